@@ -1,0 +1,37 @@
+# One entry point for people and CI. `make run` serves the demo; `make test` runs the suite.
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+TORCH  := torch==2.13.0
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install run test bench migrate clean
+
+install: $(STAMP)
+
+# torch goes first: it is a local CPU wheel, and a bare `torch` requirement would
+# otherwise pull a multi-GB CUDA build.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet $(TORCH)
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+run: install
+	$(BIN)/contexts serve --demo
+
+test: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: install
+	$(BIN)/python -m app.bench $(BENCH_ARGS)
+
+migrate: install
+	$(BIN)/contexts migrate
+
+clean:
+	rm -rf $(VENV) *.egg-info

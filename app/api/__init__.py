@@ -1,0 +1,1 @@
+"""HTTP API (Litestar): thin controllers over SQL functions and the retrieval lane."""

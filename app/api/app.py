@@ -1,0 +1,75 @@
+"""create_app(settings): the Litestar application and its start-up/shut-down."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+from litestar import Litestar, get
+from litestar.datastructures import State
+from litestar.openapi import OpenAPIConfig
+
+from app import __version__
+from app.api.documents import DocumentsController
+from app.api.errors import EXCEPTION_HANDLERS
+from app.api.fragments import FragmentsController, TracesController
+from app.api.retrieve import RetrieveController
+from app.api.state import Services
+from app.db.database import resolve_database_url
+from app.db.migrate import migrate
+from app.db.pool import open_pool
+from app.ingest.embed import embedders
+from app.ingest.pipeline import IngestPipeline
+from app.retrieve.rerank import Reranker
+from app.retrieve.service import Retriever
+from app.settings import Settings
+
+
+@get("/health", sync_to_thread=True, tags=["operations"], summary="Liveness and database reachability")
+def health(state: State) -> dict:
+    services: Services = state.services
+    with services.transaction() as conn:
+        conn.execute("select 1").fetchone()
+    return {"status": "ok", "version": __version__}
+
+
+def build_services(settings: Settings, dsn: str) -> Services:
+    models = embedders(settings)
+    reranker = Reranker(settings.reranker, settings.torch_threads) if settings.reranker else None
+    for embedder in models.values():
+        embedder.model  # load now: the first request should not pay for it
+    if reranker is not None:
+        reranker.load()
+    pipeline = IngestPipeline(settings, models)
+    pool = open_pool(dsn, settings.pool_max_size)
+    with pool.connection() as conn:
+        pipeline.register_models(conn)
+    return Services(settings=settings, pool=pool, retriever=Retriever(models, reranker), pipeline=pipeline)
+
+
+def create_app(settings: Settings, *, services: Services | None = None, run_migrations: bool = True) -> Litestar:
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        owned = services is None
+        if owned:
+            dsn = await anyio.to_thread.run_sync(resolve_database_url, settings)
+            if run_migrations:
+                await anyio.to_thread.run_sync(migrate, dsn)
+            app.state.services = await anyio.to_thread.run_sync(build_services, settings, dsn)
+        else:
+            app.state.services = services
+        try:
+            yield
+        finally:
+            if owned:
+                app.state.services.pool.close()
+
+    return Litestar(
+        route_handlers=[health, RetrieveController, DocumentsController, FragmentsController, TracesController],
+        lifespan=[lifespan],
+        exception_handlers=EXCEPTION_HANDLERS,
+        request_max_body_size=settings.max_body_bytes,
+        openapi_config=OpenAPIConfig(title="Contexts", version=__version__,
+                                     description="Durable, scoped, cited context for AI agents."),
+    )

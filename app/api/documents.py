@@ -1,0 +1,71 @@
+"""POST /documents: ingest one or more documents, all or nothing."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+import msgspec
+from litestar import Controller, post
+from litestar.datastructures import State
+
+from app.api.state import Services
+from app.ingest.normalize import SourceDocument
+from app.retrieve.models import ScopeIn
+from app.scope import Scope
+
+
+class DocumentIn(msgspec.Struct, forbid_unknown_fields=True):
+    path: Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
+    content: str
+    kind: Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9-]{0,31}$")] | None = None
+    author: Annotated[str, msgspec.Meta(max_length=256)] | None = None
+    owner: Annotated[str, msgspec.Meta(max_length=256)] | None = None
+    timestamp: datetime | None = None
+    metadata: dict[str, object] = {}
+
+
+class IngestRequest(msgspec.Struct, forbid_unknown_fields=True):
+    scope: ScopeIn
+    documents: Annotated[list[DocumentIn], msgspec.Meta(min_length=1, max_length=1000)]
+
+
+class DocumentResult(msgspec.Struct):
+    path: str
+    doc_id: int
+    version: int
+    changed: bool
+    fragments: int
+    created: int
+
+
+class IngestResponse(msgspec.Struct):
+    documents: list[DocumentResult]
+
+
+class DocumentsController(Controller):
+    path = "/documents"
+    tags = ["ingestion"]
+
+    @post("/", sync_to_thread=True, status_code=201, summary="Ingest documents")
+    def ingest(self, data: IngestRequest, state: State) -> IngestResponse:
+        """Normalize, chunk, deduplicate and embed the documents, in one transaction:
+        a document that is refused (binary, empty, too large) stores nothing at all.
+        Unchanged documents are reported with `changed: false`."""
+        services: Services = state.services
+        paths = [d.path for d in data.documents]
+        if len(set(paths)) != len(paths):
+            from litestar.exceptions import ValidationException
+
+            raise ValidationException("each document path may appear once per request")
+        prepared = [
+            services.pipeline.prepare(SourceDocument(
+                path=d.path, content=d.content, kind=d.kind, author=d.author, owner=d.owner,
+                timestamp=d.timestamp, metadata=d.metadata))
+            for d in data.documents
+        ]
+        scope = Scope(data.scope.org_id, data.scope.repo_id, data.scope.persona_id, data.scope.session_id)
+        with services.transaction() as conn:
+            results = services.pipeline.write(conn, scope, prepared)
+        return IngestResponse([DocumentResult(r.path, r.doc_id, r.version, r.changed, r.fragments, r.created)
+                               for r in results])

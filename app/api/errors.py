@@ -1,0 +1,72 @@
+"""Every error leaves as an RFC 9457 problem-details body; database text never leaks
+out of a 5xx. SQLSTATE codes raised by our SQL functions map to statuses here."""
+
+from __future__ import annotations
+
+import logging
+
+import psycopg
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+
+from app.ingest.normalize import RejectedDocument
+
+log = logging.getLogger("contexts.api")
+
+PROBLEM_JSON = "application/problem+json"
+SQLSTATE_STATUS = {
+    "P0002": 404,  # no_data_found: unknown org, fragment, trace
+    "22023": 400,  # invalid_parameter_value
+    "22P02": 400,  # invalid_text_representation (e.g. a malformed uuid)
+    "22001": 400,  # string_data_right_truncation
+    "22003": 400,  # numeric_value_out_of_range (an id beyond bigint)
+    "23505": 409,  # unique_violation
+    "42501": 403,  # insufficient_privilege
+    "55000": 409,  # object_not_in_prerequisite_state (e.g. model mismatch)
+}
+TITLES = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+          409: "Conflict", 413: "Content Too Large", 415: "Unsupported Media Type", 422: "Unprocessable Content",
+          500: "Internal Server Error", 503: "Service Unavailable"}
+
+
+def problem(status: int, detail: str, request: Request | None = None, **extra: object) -> Response:
+    body = {"type": "about:blank", "title": TITLES.get(status, "Error"), "status": status, "detail": detail}
+    if request is not None:
+        body["instance"] = request.url.path
+    body.update({k: v for k, v in extra.items() if v is not None})
+    return Response(body, status_code=status, media_type=PROBLEM_JSON)
+
+
+def on_http_exception(request: Request, exc: HTTPException) -> Response:
+    errors = None
+    if isinstance(exc, ValidationException) and exc.extra:
+        errors = exc.extra
+    detail = exc.detail if exc.status_code < 500 else "internal error"
+    return problem(exc.status_code, detail, request, errors=errors)
+
+
+def on_database_error(request: Request, exc: psycopg.Error) -> Response:
+    state = exc.sqlstate or ""
+    status = SQLSTATE_STATUS.get(state)
+    if status is None:
+        log.exception("database error %s on %s", state, request.url.path, exc_info=exc)
+        return problem(500, "internal error", request)
+    message = exc.diag.message_primary or "invalid request"
+    return problem(status, message, request, sqlstate=state)
+
+
+def on_rejected_document(request: Request, exc: RejectedDocument) -> Response:
+    return problem(422, str(exc), request)
+
+
+def on_unexpected(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error on %s", request.url.path, exc_info=exc)
+    return problem(500, "internal error", request)
+
+
+EXCEPTION_HANDLERS = {
+    HTTPException: on_http_exception,
+    psycopg.Error: on_database_error,
+    RejectedDocument: on_rejected_document,
+    Exception: on_unexpected,
+}

@@ -1,0 +1,38 @@
+"""GET /fragments/{id} and GET /traces/{trace_id}: provenance of what was retrieved."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from litestar import Controller, get
+from litestar.datastructures import State
+from psycopg.rows import dict_row
+
+from app.api.state import Services
+from app.retrieve.trace import get_trace
+
+
+class FragmentsController(Controller):
+    path = "/fragments"
+    tags = ["provenance"]
+
+    @get("/{fragment_id:int}", sync_to_thread=True, summary="A fragment and all its sources")
+    def get_fragment(self, fragment_id: int, state: State) -> dict:
+        services: Services = state.services
+        with services.transaction() as conn, conn.cursor(row_factory=dict_row) as cur:
+            row = cur.execute("select * from api.get_fragment(%s)", (fragment_id,)).fetchone()
+        row["simhash"] = f"{row['simhash'] & 0xFFFFFFFFFFFFFFFF:016x}"
+        return row
+
+
+class TracesController(Controller):
+    path = "/traces"
+    tags = ["provenance"]
+
+    @get("/{trace_id:uuid}", sync_to_thread=True, summary="A retrieval trace")
+    def get_trace(self, trace_id: UUID, state: State) -> dict:
+        """Request, pipeline versions, and every candidate's lexical rank, dense rank,
+        fused score, rerank score, final score, and whether (or why not) it was included."""
+        services: Services = state.services
+        with services.transaction() as conn:
+            return get_trace(conn, str(trace_id))

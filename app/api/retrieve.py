@@ -1,0 +1,22 @@
+"""POST /contexts/retrieve."""
+
+from __future__ import annotations
+
+from litestar import Controller, post
+from litestar.datastructures import State
+
+from app.api.state import Services
+from app.retrieve.models import RetrieveRequest, RetrieveResponse
+
+
+class RetrieveController(Controller):
+    path = "/contexts"
+    tags = ["retrieval"]
+
+    @post("/retrieve", sync_to_thread=True, status_code=200, summary="Retrieve cited fragments for a query")
+    def retrieve(self, data: RetrieveRequest, state: State) -> RetrieveResponse:
+        """Hybrid retrieval (BM25 + dense, RRF, optional cross-encoder) within a scope and
+        a token budget. Every call records a trace, returned as `trace_id`."""
+        services: Services = state.services
+        with services.transaction() as conn:
+            return services.retriever.retrieve(conn, data, services.settings.principal)

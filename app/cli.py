@@ -1,0 +1,251 @@
+"""`contexts serve | migrate | ingest PATH... | query TEXT | org create`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import msgspec
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from app.settings import Settings
+
+console = Console(stderr=True)
+ROOT = Path(__file__).resolve().parents[1]
+DEMO_ORG, DEMO_REPO = "demo", "contexts"
+
+
+def _settings(ctx: click.Context) -> Settings:
+    return ctx.obj["settings"]
+
+
+def _open(settings: Settings, migrate_first: bool = True) -> str:
+    from app.db.database import resolve_database_url
+    from app.db.migrate import migrate
+
+    dsn = resolve_database_url(settings)
+    if migrate_first:
+        migrate(dsn)
+    return dsn
+
+
+class CliError(click.ClickException):
+    def show(self, file=None) -> None:  # rich, on stderr
+        console.print(f"[bold red]error:[/] {self.message}")
+
+
+@click.group()
+@click.option("--db-url", envvar="CONTEXTS_DATABASE_URL", default=None,
+              help="PostgreSQL >= 16 with pgvector. Default: the embedded server under CONTEXTS_HOME.")
+@click.pass_context
+def main(ctx: click.Context, db_url: str | None) -> None:
+    """Contexts: durable, scoped, cited context for AI agents."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        ctx.obj = {"settings": Settings.from_env(database_url=db_url)}
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+
+
+@main.command()
+@click.pass_context
+def migrate(ctx: click.Context) -> None:
+    """Create or upgrade the schema."""
+    _open(_settings(ctx))
+    console.print("[green]schema is up to date[/]")
+
+
+@main.group()
+def org() -> None:
+    """Manage orgs (tenants)."""
+
+
+@org.command("create")
+@click.argument("org_id")
+@click.option("--name", default="", help="Display name.")
+@click.pass_context
+def org_create(ctx: click.Context, org_id: str, name: str) -> None:
+    import psycopg
+
+    dsn = _open(_settings(ctx))
+    try:
+        with psycopg.connect(dsn) as conn:
+            conn.execute("select api.create_org(%s, %s)", (org_id, name))
+    except psycopg.errors.CheckViolation as exc:
+        raise CliError(f"invalid org id {org_id!r}: use lowercase letters, digits, '.', '_' and '-'") from exc
+    console.print(f"org [bold]{org_id}[/] ready")
+
+
+def _git_identity() -> str | None:
+    try:
+        out = subprocess.run(["git", "config", "user.name"], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def ingest_paths(settings: Settings, dsn: str, paths: list[Path], org_id: str, repo: str | None,
+                 persona: str | None, session: str | None, kind: str | None, owner: str | None,
+                 create_org: bool, base: Path | None = None, quiet: bool = False) -> tuple[int, int, int, list[str]]:
+    """Ingest files; returns (documents changed, fragments, new fragments, refusals)."""
+    import psycopg
+
+    from app.ingest.embed import embedders
+    from app.ingest.files import collect
+    from app.ingest.normalize import RejectedDocument, SourceDocument
+    from app.ingest.pipeline import IngestPipeline
+    from app.scope import Scope
+
+    try:
+        entries = collect(paths, base)
+    except FileNotFoundError as exc:
+        raise CliError(str(exc)) from exc
+    pipeline = IngestPipeline(settings, embedders(settings))
+    scope = Scope(org_id, repo, persona, session)
+    author = owner or _git_identity() or os.environ.get("USER")
+    refused: list[str] = []
+    changed = fragments = created = 0
+    group_size = 64
+    with psycopg.connect(dsn) as conn, Progress(
+        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), console=console, disable=quiet,
+    ) as progress:
+        if create_org:
+            conn.execute("select api.create_org(%s)", (org_id,))
+        task = progress.add_task("ingesting", total=len(entries))
+        for start in range(0, len(entries), group_size):
+            prepared = []
+            for entry in entries[start:start + group_size]:
+                try:
+                    prepared.append(pipeline.prepare(SourceDocument(
+                        path=entry.relative, content=entry.path.read_bytes(), kind=kind,
+                        author=author, owner=owner or author, timestamp=entry.modified())))
+                except RejectedDocument as exc:
+                    refused.append(str(exc))
+                    if entry.explicit:
+                        conn.rollback()
+                        raise CliError(str(exc)) from exc
+                    progress.advance(task)
+            try:
+                for result in pipeline.write(conn, scope, prepared,
+                                             on_document=lambda _r: progress.advance(task)):
+                    changed += result.changed
+                    fragments += result.fragments
+                    created += result.created
+                conn.commit()
+            except psycopg.Error as exc:
+                conn.rollback()
+                raise CliError(exc.diag.message_primary or str(exc)) from exc
+    return changed, fragments, created, refused
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--org", "org_id", required=True, help="Org (tenant) to ingest into.")
+@click.option("--repo", default=None, help="Repository scope of these files.")
+@click.option("--persona", default=None, help="Persona scope.")
+@click.option("--session", default=None, help="Session scope.")
+@click.option("--kind", default=None, help="Document kind (code, adr, runbook, policy, ...). Default: inferred.")
+@click.option("--owner", default=None, help="Owner of the fragments. Default: git user.name or $USER.")
+@click.option("--create-org/--no-create-org", default=True, show_default=True, help="Create the org if missing.")
+@click.pass_context
+def ingest(ctx: click.Context, paths: tuple[Path, ...], org_id: str, repo: str | None, persona: str | None,
+           session: str | None, kind: str | None, owner: str | None, create_org: bool) -> None:
+    """Ingest files or directories (directories respect .gitignore)."""
+    settings = _settings(ctx)
+    dsn = _open(settings)
+    changed, fragments, created, refused = ingest_paths(
+        settings, dsn, list(paths), org_id, repo, persona, session, kind, owner, create_org)
+    for message in refused:
+        console.print(f"[yellow]skipped:[/] {message}")
+    console.print(f"{changed} document(s) changed, {fragments} fragment(s) written, "
+                  f"{created} new, {fragments - created} collapsed into existing fragments")
+
+
+@main.command()
+@click.argument("text")
+@click.option("--org", "org_id", required=True)
+@click.option("--repo", default=None)
+@click.option("--persona", default=None)
+@click.option("--session", default=None)
+@click.option("--budget", "budget_tokens", default=4000, show_default=True, type=int)
+@click.option("--k-lexical", default=100, show_default=True, type=int)
+@click.option("--k-dense", default=100, show_default=True, type=int)
+@click.option("--rerank-top", default=50, show_default=True, type=int)
+@click.option("--min-score", default=0.0, show_default=True, type=float)
+@click.option("--json", "as_json", is_flag=True, help="Print the response as JSON.")
+@click.pass_context
+def query(ctx: click.Context, text: str, org_id: str, repo: str | None, persona: str | None, session: str | None,
+          budget_tokens: int, k_lexical: int, k_dense: int, rerank_top: int, min_score: float, as_json: bool) -> None:
+    """Retrieve fragments for TEXT, exactly as POST /contexts/retrieve does."""
+    import psycopg
+
+    from app.ingest.embed import embedders
+    from app.retrieve.models import RetrieveRequest
+    from app.retrieve.rerank import Reranker
+    from app.retrieve.service import Retriever
+
+    settings = _settings(ctx)
+    payload = {"query": text, "scope": {"org_id": org_id, "repo_id": repo, "persona_id": persona,
+                                        "session_id": session},
+               "budget_tokens": budget_tokens, "k_lexical": k_lexical, "k_dense": k_dense,
+               "rerank_top": rerank_top, "min_score": min_score}
+    try:
+        request = msgspec.convert(payload, RetrieveRequest)
+    except msgspec.ValidationError as exc:
+        raise CliError(str(exc)) from exc
+    dsn = _open(settings)
+    retriever = Retriever(embedders(settings), Reranker(settings.reranker) if settings.reranker else None)
+    try:
+        with psycopg.connect(dsn) as conn:
+            response = retriever.retrieve(conn, request, settings.principal)
+    except psycopg.Error as exc:
+        raise CliError(exc.diag.message_primary or str(exc)) from exc
+    if as_json:
+        click.echo(msgspec.json.encode(response).decode())
+        return
+    for f in response.fragments:
+        console.print(f"[bold cyan]{f.source}[/]  score={f.score:.3f}  tokens={f.tokens}  id={f.id}",
+                      highlight=False)
+        click.echo(f.text)
+        click.echo()
+    console.print(f"{len(response.fragments)} fragment(s), {response.tokens_used}/{response.budget_tokens} tokens, "
+                  f"trace {response.trace_id}")
+
+
+@main.command()
+@click.option("--host", default=None, help="Default: CONTEXTS_HOST or 127.0.0.1.")
+@click.option("--port", default=None, type=int, help="Default: CONTEXTS_PORT or 8000.")
+@click.option("--demo", is_flag=True, help="Ingest this repository's README, docs and app/ as org 'demo' first.")
+@click.pass_context
+def serve(ctx: click.Context, host: str | None, port: int | None, demo: bool) -> None:
+    """Serve the HTTP API (OpenAPI at /schema)."""
+    import uvicorn
+
+    from app.api.app import create_app
+
+    settings = _settings(ctx).with_(**{k: v for k, v in (("host", host), ("port", port)) if v is not None})
+    dsn = _open(settings)
+    if demo:
+        paths = [p for p in (ROOT / "README.md", ROOT / "docs", ROOT / "app") if p.exists()]
+        console.print("ingesting the demo corpus (this repository) into org [bold]demo[/] ...")
+        changed, fragments, created, _ = ingest_paths(settings, dsn, paths, DEMO_ORG, DEMO_REPO, None, None,
+                                                      None, None, True, base=ROOT)
+        console.print(f"demo: {changed} document(s) changed, {created} new fragment(s)")
+    app = create_app(settings.with_(database_url=dsn))
+    url = f"http://{settings.host}:{settings.port}"
+    body = json.dumps({"query": "how are fragments deduplicated?", "scope": {"org_id": DEMO_ORG},
+                       "budget_tokens": 1500})
+    console.print(f"\nContexts is serving on [bold]{url}[/] (OpenAPI: {url}/schema)\nTry:\n")
+    click.echo(f"curl -s {url}/contexts/retrieve -H 'content-type: application/json' -d '{body}'\n", err=True)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Database access: the embedded server, migrations, and per-request connections."""

@@ -1,0 +1,67 @@
+"""migrate(): alembic to head, then re-apply functions, views, policies and grants."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import Connection
+
+ROOT = Path(__file__).resolve().parents[2]
+SQL_DIR = ROOT / "sql"
+ALEMBIC_DIR = ROOT / "alembic"
+# Re-applied on every migrate, in this order; each file is idempotent (create or replace).
+REAPPLIED = ("functions", "views", "policies", "grants")
+
+
+def sqlalchemy_url(dsn: str) -> str:
+    """psycopg 3 dialect URL for a libpq-style postgresql:// DSN."""
+    for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
+        if dsn.startswith(prefix):
+            return "postgresql+psycopg://" + dsn[len(prefix):]
+    raise ValueError(f"not a PostgreSQL URL: {dsn.split('@')[-1]!r}")
+
+
+def run_sql_file(conn: Connection, relative: str) -> None:
+    """Execute one SQL file (no psql meta-commands) on a SQLAlchemy connection."""
+    _execute_script(conn, (SQL_DIR / relative).read_text(encoding="utf-8"))
+
+
+def _execute_script(conn: Connection, sql: str) -> None:
+    # Straight to psycopg without parameters: `%` in SQL text (format(), comments)
+    # must not be read as a placeholder, and a file may hold many statements.
+    conn.connection.dbapi_connection.execute(sql)  # type: ignore[union-attr]
+
+
+def reapplied_files() -> list[Path]:
+    files: list[Path] = []
+    for folder in REAPPLIED:
+        files.extend(sorted((SQL_DIR / folder).glob("*.sql")))
+    return files
+
+
+def migration_checksums() -> dict[str, str]:
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted((SQL_DIR / "migrations").glob("*.sql"))
+    }
+
+
+def migrate(dsn: str) -> None:
+    """Bring the database at `dsn` to the current schema, in one transaction."""
+    engine = create_engine(sqlalchemy_url(dsn), poolclass=None)
+    try:
+        with engine.begin() as conn:
+            # One migrate at a time per database (CLI, service start-up and tests may race).
+            conn.execute(text("select pg_advisory_xact_lock(hashtext('contexts.migrate'))"))
+            cfg = Config()
+            cfg.set_main_option("script_location", str(ALEMBIC_DIR))
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+            for path in reapplied_files():
+                _execute_script(conn, path.read_text(encoding="utf-8"))
+    finally:
+        engine.dispose()

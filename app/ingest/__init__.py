@@ -1,0 +1,1 @@
+"""Ingestion lane: normalize, chunk, deduplicate, embed, write."""

@@ -1,0 +1,273 @@
+"""R-ING-2, code: fragments along syntax-tree boundaries (tree-sitter).
+
+Each top-level function, class or other definition is one fragment when it fits the
+size bound; consecutive top-level statements (imports, constants) are grouped; a
+container that does not fit (class, impl, module) is split into its members, each
+headed by the enclosing symbols; a single function that does not fit is split at its
+inner statement boundaries, never mid-line, with overlap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import tree_sitter as ts
+
+from app.ingest.chunks import Chunk, count_line_tokens, split_lines
+
+# Node types that form one code unit, per grammar.
+DEFINITIONS: dict[str, frozenset[str]] = {
+    "python": frozenset({"function_definition", "class_definition", "decorated_definition"}),
+    "javascript": frozenset({
+        "function_declaration", "generator_function_declaration", "class_declaration",
+        "method_definition", "export_statement", "lexical_declaration", "variable_declaration",
+    }),
+    "typescript": frozenset({
+        "function_declaration", "generator_function_declaration", "class_declaration",
+        "abstract_class_declaration", "method_definition", "export_statement",
+        "lexical_declaration", "variable_declaration", "interface_declaration",
+        "type_alias_declaration", "enum_declaration", "internal_module", "module",
+        "function_signature", "abstract_method_signature",
+    }),
+    "go": frozenset({"function_declaration", "method_declaration", "type_declaration"}),
+    "rust": frozenset({
+        "function_item", "impl_item", "struct_item", "enum_item", "trait_item", "mod_item",
+        "macro_definition", "union_item", "const_item", "static_item", "type_item",
+    }),
+    "java": frozenset({
+        "class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
+        "annotation_type_declaration", "method_declaration", "constructor_declaration",
+    }),
+}
+DEFINITIONS["tsx"] = DEFINITIONS["typescript"]
+COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
+# Wrappers whose meaning (and name) is in one child.
+WRAPPER_FIELDS = {"decorated_definition": "definition", "export_statement": "declaration"}
+FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
+
+
+@lru_cache(maxsize=None)
+def _parser(syntax: str) -> ts.Parser:
+    if syntax == "python":
+        import tree_sitter_python as grammar
+        language = grammar.language()
+    elif syntax == "javascript":
+        import tree_sitter_javascript as grammar
+        language = grammar.language()
+    elif syntax == "typescript":
+        import tree_sitter_typescript as grammar
+        language = grammar.language_typescript()
+    elif syntax == "tsx":
+        import tree_sitter_typescript as grammar
+        language = grammar.language_tsx()
+    elif syntax == "go":
+        import tree_sitter_go as grammar
+        language = grammar.language()
+    elif syntax == "rust":
+        import tree_sitter_rust as grammar
+        language = grammar.language()
+    elif syntax == "java":
+        import tree_sitter_java as grammar
+        language = grammar.language()
+    else:
+        raise ValueError(f"no tree-sitter grammar for {syntax!r}")
+    return ts.Parser(ts.Language(language))
+
+
+def supports(syntax: str) -> bool:
+    return syntax in DEFINITIONS
+
+
+def _unwrap(node: ts.Node) -> ts.Node:
+    while node.type in WRAPPER_FIELDS:
+        inner = node.child_by_field_name(WRAPPER_FIELDS[node.type])
+        if inner is None:
+            break
+        node = inner
+    return node
+
+
+def _text(node: ts.Node | None) -> str | None:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else None
+
+
+def symbol_name(node: ts.Node) -> str | None:
+    node = _unwrap(node)
+    name = node.child_by_field_name("name")
+    if name is not None:
+        return _text(name)
+    if node.type == "impl_item":
+        target, trait = node.child_by_field_name("type"), node.child_by_field_name("trait")
+        return f"{_text(trait)} for {_text(target)}" if trait is not None else _text(target)
+    for child in node.named_children:
+        if child.type in ("type_spec", "variable_declarator"):
+            return _text(child.child_by_field_name("name"))
+    return None
+
+
+def _is_definition(node: ts.Node, syntax: str) -> bool:
+    if node.type not in DEFINITIONS[syntax]:
+        return False
+    inner = _unwrap(node)
+    if inner.type in ("lexical_declaration", "variable_declaration"):
+        # `const f = () => ...` is a function; `const x = 1` is a plain statement.
+        return any(
+            (value := d.child_by_field_name("value")) is not None and value.type in FUNCTION_VALUES
+            for d in inner.named_children if d.type == "variable_declarator"
+        )
+    if node.type == "export_statement":
+        return inner is not node
+    return True
+
+
+def _body(node: ts.Node) -> ts.Node | None:
+    body = _unwrap(node).child_by_field_name("body")
+    if body is not None and body.named_child_count > 0:
+        return body
+    return None
+
+
+@dataclass(slots=True)
+class _Span:
+    start: int  # 0-based line, inclusive
+    end: int  # 0-based line, inclusive
+
+
+class CodeChunker:
+    def __init__(self, max_tokens: int, overlap_tokens: int) -> None:
+        self.max_tokens = max_tokens
+        self.overlap_tokens = overlap_tokens
+
+    def chunk(self, text: str, syntax: str) -> list[Chunk]:
+        tree = _parser(syntax).parse(text.encode("utf-8"))
+        self._syntax = syntax
+        self._lines = text.split("\n")
+        if self._lines and self._lines[-1] == "":
+            self._lines.pop()
+        self._tokens = count_line_tokens(self._lines)
+        self._chunks: list[Chunk] = []
+        self._members(tree.root_node.named_children, (), first_line=0, last_line=len(self._lines) - 1)
+        return self._chunks
+
+    # -- walking ---------------------------------------------------------------
+
+    def _members(self, nodes: list[ts.Node], path: tuple[str, ...], first_line: int, last_line: int) -> None:
+        """Emit fragments for the children of one container, covering first..last_line."""
+        group: _Span | None = None
+        cursor = first_line
+        pending_comments: int | None = None  # start line of comments just above a definition
+        for node in nodes:
+            start, end = max(node.start_point.row, cursor), node.end_point.row
+            if end < cursor:
+                continue
+            if node.type in COMMENTS:
+                pending_comments = start if pending_comments is None else pending_comments
+                continue
+            if _is_definition(node, self._syntax):
+                unit_start = pending_comments if pending_comments is not None else start
+                if group is not None:
+                    self._emit_span(group.start, unit_start - 1, path)
+                    group = None
+                elif unit_start > cursor:
+                    # Lines before the first member (a class line, a file header) stay
+                    # with it when they fit; otherwise they stand alone.
+                    if self._span_tokens(cursor, end) <= self.max_tokens:
+                        unit_start = cursor
+                    else:
+                        self._emit_span(cursor, unit_start - 1, path)
+                self._definition(node, path, unit_start, end)
+            else:
+                group_start = pending_comments if pending_comments is not None else start
+                if group is None:
+                    group = _Span(min(cursor, group_start), end)
+                elif self._span_tokens(group.start, end) > self.max_tokens:
+                    self._emit_span(group.start, group_start - 1, path)
+                    group = _Span(group_start, end)
+                else:
+                    group.end = end
+            pending_comments = None
+            cursor = end + 1
+        if group is not None:
+            self._emit_span(group.start, max(group.end, last_line), path)
+        elif cursor <= last_line:
+            self._emit_span(cursor, last_line, path)
+
+    def _definition(self, node: ts.Node, path: tuple[str, ...], start: int, end: int) -> None:
+        name = symbol_name(node) or _unwrap(node).type
+        symbol_path = (*path, name)
+        if self._span_tokens(start, end) <= self.max_tokens:
+            self._emit(start, end, symbol_path)
+            return
+        body = _body(node)
+        inner = _unwrap(node)
+        if body is not None and inner.type not in _FUNCTION_LIKE:
+            members = [c for c in body.named_children if c.end_point.row >= start]
+            # The container's own lines (signature, docstring, fields) go with its
+            # first statements; each member definition becomes its own fragment.
+            self._members(members, symbol_path, first_line=start, last_line=end)
+            return
+        breaks = _statement_starts(body, start) if body is not None else set()
+        self._emit_split(start, end, symbol_path, breaks)
+
+    # -- emitting --------------------------------------------------------------
+
+    def _span_tokens(self, start: int, end: int) -> int:
+        return sum(self._tokens[start:end + 1])
+
+    def _emit_span(self, start: int, end: int, path: tuple[str, ...]) -> None:
+        while start <= end and not self._lines[start].strip():
+            start += 1
+        while end >= start and not self._lines[end].strip():
+            end -= 1
+        if start > end:
+            return
+        if self._span_tokens(start, end) <= self.max_tokens:
+            self._emit(start, end, path)
+        else:
+            self._emit_split(start, end, path, set())
+
+    def _emit_split(self, start: int, end: int, path: tuple[str, ...], breaks: set[int]) -> None:
+        relative = {b - start for b in breaks if start < b <= end}
+        for a, b in split_lines(self._tokens[start:end + 1], self.max_tokens, self.overlap_tokens, relative):
+            self._emit(start + a, start + b - 1, path)
+
+    def _emit(self, start: int, end: int, path: tuple[str, ...]) -> None:
+        while start <= end and not self._lines[start].strip():
+            start += 1
+        while end >= start and not self._lines[end].strip():
+            end -= 1
+        if start > end:
+            return
+        body = "\n".join(self._lines[start:end + 1])
+        self._chunks.append(Chunk(
+            text=body,
+            heading_path=path,
+            symbol=".".join(path) if path else None,
+            start_line=start + 1,
+            end_line=end + 1,
+            anchor=f"L{start + 1}-L{end + 1}",
+            token_count=self._span_tokens(start, end),
+        ))
+
+
+_FUNCTION_LIKE = frozenset({
+    "function_definition", "function_declaration", "method_definition", "method_declaration",
+    "function_item", "constructor_declaration", "generator_function_declaration",
+    "lexical_declaration", "variable_declaration",
+})
+
+
+def _statement_starts(body: ts.Node, floor: int) -> set[int]:
+    """Lines where a statement of the body (or of a nested block) begins."""
+    starts: set[int] = set()
+    stack = list(body.named_children)
+    while stack:
+        node = stack.pop()
+        if node.start_point.row > floor:
+            starts.add(node.start_point.row)
+        if node.end_point.row - node.start_point.row > 3:
+            block = node.child_by_field_name("body") or node.child_by_field_name("consequence")
+            if block is not None:
+                stack.extend(block.named_children)
+    return starts

@@ -1,0 +1,134 @@
+"""R-ING-2, prose: fragments along the heading hierarchy, keeping the heading path.
+
+Markdown is parsed with markdown-it (so a `#` inside a fenced block is not a heading);
+reStructuredText headings are title lines underlined (optionally overlined) with
+punctuation, levels in order of first use; plain text has no headings. A section that
+exceeds the size bound is split at paragraph starts, then between lines, with overlap.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+
+from app.ingest.chunks import Chunk, count_line_tokens, split_lines
+
+_RST_ADORNMENT = re.compile(r"^([=\-`:'\"~^_*+#<>.])\1{2,}\s*$")
+_SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+_LIST_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s")
+
+
+@dataclass(frozen=True, slots=True)
+class _Heading:
+    line: int  # 0-based line where the section starts
+    level: int
+    title: str
+
+
+def github_slug(title: str) -> str:
+    return _SLUG_DROP.sub("", title.strip().lower()).replace(" ", "-")
+
+
+def markdown_headings(text: str) -> list[_Heading]:
+    tokens = MarkdownIt("commonmark").parse(text)
+    headings: list[_Heading] = []
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open" and token.map is not None:
+            inline = tokens[i + 1]
+            headings.append(_Heading(token.map[0], int(token.tag[1]), inline.content.strip()))
+    return headings
+
+
+def rst_headings(lines: list[str]) -> list[_Heading]:
+    levels: dict[str, int] = {}
+    headings: list[_Heading] = []
+    i = 0
+    while i + 1 < len(lines):
+        title, under = lines[i], lines[i + 1]
+        match = _RST_ADORNMENT.match(under)
+        if title.strip() and not _RST_ADORNMENT.match(title) and match and len(under.rstrip()) >= len(title.rstrip()):
+            over = i > 0 and _RST_ADORNMENT.match(lines[i - 1]) is not None
+            key = ("over" if over else "") + match.group(1)
+            level = levels.setdefault(key, len(levels) + 1)
+            headings.append(_Heading(i - 1 if over else i, level, title.strip()))
+            i += 2
+            continue
+        i += 1
+    return headings
+
+
+class ProseChunker:
+    def __init__(self, max_tokens: int, overlap_tokens: int) -> None:
+        self.max_tokens = max_tokens
+        self.overlap_tokens = overlap_tokens
+
+    def chunk(self, text: str, syntax: str) -> list[Chunk]:
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        if syntax == "markdown":
+            headings = markdown_headings(text)
+        elif syntax == "rst":
+            headings = rst_headings(lines)
+        else:
+            headings = []
+        tokens = count_line_tokens(lines)
+        chunks: list[Chunk] = []
+        slugs: dict[str, int] = {}
+        stack: list[_Heading] = []
+        bounds = [h.line for h in headings] + [len(lines)]
+        sections: list[tuple[int, int, tuple[str, ...], str]] = []
+        if headings and headings[0].line > 0:
+            sections.append((0, headings[0].line, (), ""))
+        elif not headings:
+            sections.append((0, len(lines), (), ""))
+        for heading, end in zip(headings, bounds[1:]):
+            while stack and stack[-1].level >= heading.level:
+                stack.pop()
+            stack.append(heading)
+            slug = github_slug(heading.title)
+            seen = slugs.get(slug, 0)
+            slugs[slug] = seen + 1
+            sections.append((heading.line, end, tuple(h.title for h in stack), f"{slug}-{seen}" if seen else slug))
+
+        carry: int | None = None  # start of a heading-only section waiting for its body
+        for index, (start, end, path, anchor) in enumerate(sections):
+            if carry is not None:
+                start = carry
+                carry = None
+            body = [ln for ln in lines[start:end] if ln.strip()]
+            is_heading_only = len(body) <= (2 if syntax == "rst" else 1) and path
+            if is_heading_only and index + 1 < len(sections):
+                carry = start
+                continue
+            self._emit_section(lines, tokens, start, end, path, anchor, chunks)
+        return chunks
+
+    def _emit_section(self, lines, tokens, start, end, path, anchor, chunks) -> None:
+        while start < end and not lines[start].strip():
+            start += 1
+        while end > start and not lines[end - 1].strip():
+            end -= 1
+        if start >= end:
+            return
+        paragraph_starts = {
+            i - start for i in range(start + 1, end)
+            if lines[i].strip() and (not lines[i - 1].strip() or _LIST_ITEM.match(lines[i]))
+        }
+        pieces = split_lines(tokens[start:end], self.max_tokens, self.overlap_tokens, paragraph_starts)
+        for a, b in pieces:
+            s, e = start + a, start + b
+            while e > s and not lines[e - 1].strip():
+                e -= 1
+            piece_anchor = anchor if len(pieces) == 1 and anchor else f"L{s + 1}-L{e}"
+            chunks.append(Chunk(
+                text="\n".join(lines[s:e]),
+                heading_path=path,
+                symbol=None,
+                start_line=s + 1,
+                end_line=e,
+                anchor=piece_anchor,
+                token_count=sum(tokens[s:e]),
+            ))

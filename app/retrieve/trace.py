@@ -1,0 +1,53 @@
+"""Every retrieval leaves a trace that explains each candidate's score (R-AUD-1)."""
+
+from __future__ import annotations
+
+import json
+
+import psycopg
+
+from app.retrieve.candidates import Candidate
+from app.retrieve.compose import Composition
+
+
+def candidate_entries(candidates: list[Candidate], ranked_ids: set[int], composition: Composition,
+                      freshness: dict[int, float]) -> list[dict]:
+    entries = []
+    for position, c in enumerate(candidates, start=1):
+        decision = composition.decisions.get(c.fragment_id)
+        entries.append({
+            "fragment_id": c.fragment_id,
+            "fused_rank": position,
+            "lexical_rank": c.lexical_rank,
+            "lexical_score": c.lexical_score,
+            "dense_rank": c.dense_rank,
+            "dense_similarity": c.dense_similarity,
+            "fused_score": c.fused_score,
+            "rerank_score": c.rerank_score,
+            "freshness": freshness.get(c.fragment_id),
+            "final_score": c.final_score if c.fragment_id in ranked_ids else None,
+            "included": bool(decision and decision.included),
+            "reason": decision.reason if decision else "beyond_rerank_top",
+            "tokens": decision.tokens if decision else c.token_count,
+            "source": c.source,
+            "doc_id": c.doc_id,
+            "doc_version": c.doc_version,
+            "namespace": c.namespace,
+            "chunker_version": c.chunker_version,
+            "embedding_model": c.embedding_model,
+        })
+    return entries
+
+
+def record_trace(conn: psycopg.Connection, org_id: str, principal_id: str | None, query: str,
+                 request: dict, pipeline: dict, entries: list[dict], duration_ms: float) -> str:
+    row = conn.execute(
+        "select api.record_trace(%s, %s, %s, %s, %s, %s, %s)",
+        (org_id, principal_id, query, json.dumps(request, default=str), json.dumps(pipeline),
+         json.dumps(entries, default=str), duration_ms),
+    ).fetchone()
+    return str(row[0])
+
+
+def get_trace(conn: psycopg.Connection, trace_id: str) -> dict:
+    return conn.execute("select api.get_trace(%s::uuid)", (trace_id,)).fetchone()[0]

@@ -1,0 +1,104 @@
+"""Frozen settings built from CONTEXTS_* environment variables, never at import time."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+import platformdirs
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def _default_home() -> Path:
+    return Path(platformdirs.user_data_dir("contexts", appauthor=False))
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    database_url: str | None = None
+    """PostgreSQL >= 16 with pgvector. Unset: the embedded server under `home`."""
+
+    home: Path = field(default_factory=_default_home)
+    """Where the embedded server keeps its data and caches live."""
+
+    host: str = "127.0.0.1"
+    """Address `contexts serve` binds to."""
+
+    port: int = 8000
+    """Port `contexts serve` binds to."""
+
+    prose_model: str = DEFAULT_MODEL
+    """Sentence-transformers model (name or local path) for the prose namespace."""
+
+    code_model: str = DEFAULT_MODEL
+    """Sentence-transformers model (name or local path) for the code namespace."""
+
+    reranker: str | None = None
+    """CrossEncoder name or local path; unset keeps the fused order (said in traces)."""
+
+    embed_dtype: str = "float32"
+    """float32 or bfloat16 (about twice the CPU throughput, cosine >= 0.998)."""
+
+    torch_threads: int = 1
+    """Intra-op threads for torch; 1 is often fastest beside a busy Postgres."""
+
+    embed_batch_size: int = 32
+    """Fragments per embedding batch."""
+
+    max_fragment_tokens: int = 512
+    """Size bound of one fragment, in cl100k tokens."""
+
+    overlap_tokens: int = 64
+    """Tokens repeated from the previous piece when a unit is split."""
+
+    max_body_bytes: int = 8 * 1024 * 1024
+    """Largest HTTP request body accepted."""
+
+    max_document_bytes: int = 2 * 1024 * 1024
+    """Largest single document accepted for ingestion."""
+
+    principal: str = "local"
+    """Principal recorded on traces until API keys bind one per request."""
+
+    pool_max_size: int = 8
+    """Upper bound of the service's connection pool."""
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None, **overrides: object) -> "Settings":
+        """Read CONTEXTS_<FIELD> for each field; explicit overrides win."""
+        env = os.environ if environ is None else environ
+        values: dict[str, object] = {}
+        for f in fields(cls):
+            raw = env.get(f"CONTEXTS_{f.name.upper()}")
+            if raw is None or raw == "":
+                continue
+            values[f.name] = _coerce(f.name, f.type, raw)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        settings = cls(**values)  # type: ignore[arg-type]
+        settings.validate()
+        return settings
+
+    def validate(self) -> None:
+        if self.embed_dtype not in ("float32", "bfloat16"):
+            raise ValueError("CONTEXTS_EMBED_DTYPE must be float32 or bfloat16")
+        if self.overlap_tokens < 0 or self.overlap_tokens >= self.max_fragment_tokens // 2:
+            raise ValueError("CONTEXTS_OVERLAP_TOKENS must be >= 0 and under half the fragment bound")
+        if self.max_fragment_tokens < 64:
+            raise ValueError("CONTEXTS_MAX_FRAGMENT_TOKENS must be at least 64")
+
+    def with_(self, **changes: object) -> "Settings":
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _coerce(name: str, annotation: object, raw: str) -> object:
+    kind = str(annotation)
+    try:
+        if "int" in kind:
+            return int(raw)
+        if "Path" in kind:
+            return Path(raw).expanduser()
+    except ValueError as exc:
+        raise ValueError(f"CONTEXTS_{name.upper()}={raw!r} is not a valid value") from exc
+    return raw

@@ -1,0 +1,150 @@
+-- BM25 statistics kept at write time: postings, document frequencies, corpus size.
+-- Maintained by a trigger on data.fragments, so every path that activates or retires
+-- a fragment keeps them exact; all of it is per org.
+
+-- data._bm25_add: index one fragment's terms and count it in its org's corpus.
+create or replace function data._bm25_add(p_org_id text, p_fragment_id bigint, p_tsv tsvector)
+returns void
+language sql
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    with terms as (
+        select t.lexeme as term, coalesce(array_length(t.positions, 1), 1) as tf
+        from unnest(p_tsv) as t
+    ), sized as (
+        select term, tf, (sum(tf) over ())::int as dl from terms
+    ), postings as (
+        insert into data.bm25_postings (org_id, term, fragment_id, tf, dl)
+        select p_org_id, term, p_fragment_id, tf, dl from sized
+        returning term, dl
+    ), df as (
+        insert into data.bm25_terms as s (org_id, term, df)
+        select p_org_id, term, 1 from postings order by term
+        on conflict (org_id, term) do update set df = s.df + 1
+    )
+    insert into data.bm25_corpus as c (org_id, fragment_count, total_length)
+    select p_org_id, 1, max(dl) from postings having count(*) > 0
+    on conflict (org_id) do update
+        set fragment_count = c.fragment_count + 1, total_length = c.total_length + excluded.total_length
+$$;
+
+-- data._bm25_remove: the exact inverse of _bm25_add.
+create or replace function data._bm25_remove(p_org_id text, p_fragment_id bigint)
+returns void
+language plpgsql
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+declare
+    removed_length int;
+begin
+    with postings as (
+        delete from data.bm25_postings p
+        where p.org_id = p_org_id and p.fragment_id = p_fragment_id
+        returning p.term, p.dl
+    ), df as (
+        update data.bm25_terms s set df = s.df - 1
+        from postings where s.org_id = p_org_id and s.term = postings.term
+    )
+    select max(dl) into removed_length from postings;
+
+    if removed_length is not null then
+        update data.bm25_corpus c
+        set fragment_count = c.fragment_count - 1, total_length = c.total_length - removed_length
+        where c.org_id = p_org_id;
+    end if;
+end
+$$;
+
+-- data._bm25_on_fragment_change: keep statistics equal to the set of active fragments.
+create or replace function data._bm25_on_fragment_change()
+returns trigger
+language plpgsql
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+begin
+    if tg_op in ('UPDATE', 'DELETE') and old.active then
+        perform data._bm25_remove(old.org_id, old.fragment_id);
+    end if;
+    if tg_op in ('INSERT', 'UPDATE') and new.active then
+        perform data._bm25_add(new.org_id, new.fragment_id, new.tsv);
+    end if;
+    return null;
+end
+$$;
+
+create or replace trigger fragments_bm25_insert
+    after insert on data.fragments
+    for each row when (new.active)
+    execute function data._bm25_on_fragment_change();
+
+create or replace trigger fragments_bm25_update
+    after update of active, tsv on data.fragments
+    for each row when (old.active is distinct from new.active or (new.active and old.tsv is distinct from new.tsv))
+    execute function data._bm25_on_fragment_change();
+
+create or replace trigger fragments_bm25_delete
+    after delete on data.fragments
+    for each row when (old.active)
+    execute function data._bm25_on_fragment_change();
+
+-- api.lexical_document: the tsvector a fragment is indexed under; queries analyse
+-- their text with the same configuration, so terms always line up.
+create or replace function api.lexical_document(p_heading text, p_body text)
+returns tsvector
+language sql immutable parallel safe
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select setweight(to_tsvector('english'::regconfig, coalesce(p_heading, '')), 'A')
+        || to_tsvector('english'::regconfig, coalesce(p_body, ''))
+$$;
+comment on function api.lexical_document(text, text) is 'tsvector of a fragment: heading (weight A) and body, english configuration.';
+
+-- api.search_lexical: Okapi BM25 top-k over an org's fragments within a scope.
+-- idf = ln(1 + (N - df + 0.5) / (df + 0.5)); tf saturates with k1; length is
+-- normalised by b against the org's average fragment length.
+create or replace function api.search_lexical(
+    p_org_id text,
+    p_query text,
+    p_k int default 100,
+    p_repo_id text default null,
+    p_persona_id text default null,
+    p_session_id text default null,
+    p_k1 float8 default 1.2,
+    p_b float8 default 0.75)
+returns table (fragment_id bigint, score float8, rank int)
+language sql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    with corpus as materialized (
+        select c.fragment_count::float8 as n,
+               c.total_length::float8 / greatest(c.fragment_count, 1)::float8 as avgdl
+        from data.bm25_corpus c
+        where c.org_id = p_org_id and c.fragment_count > 0
+    ), query_terms as materialized (
+        select distinct t.lexeme as term
+        from unnest(to_tsvector('english'::regconfig, p_query)) as t
+    ), weighted as materialized (
+        select q.term, ln(1.0::float8 + (corpus.n - s.df::float8 + 0.5) / (s.df::float8 + 0.5)) as idf
+        from query_terms q
+        join data.bm25_terms s on s.org_id = p_org_id and s.term = q.term
+        cross join corpus
+        where s.df > 0
+    ), scored as (
+        select p.fragment_id,
+               sum(w.idf * (p.tf::float8 * (p_k1 + 1.0))
+                   / (p.tf::float8 + p_k1 * (1.0 - p_b + p_b * p.dl::float8 / corpus.avgdl))) as score
+        from weighted w
+        join data.bm25_postings p on p.org_id = p_org_id and p.term = w.term
+        cross join corpus
+        join data.fragments f on f.fragment_id = p.fragment_id
+        where f.active
+          and data._in_scope(f.repo_id, f.persona_id, f.session_id, p_repo_id, p_persona_id, p_session_id)
+        group by p.fragment_id
+    )
+    select s.fragment_id, s.score, (row_number() over (order by s.score desc, s.fragment_id))::int
+    from scored s
+    order by s.score desc, s.fragment_id
+    limit p_k
+$$;
+comment on function api.search_lexical(text, text, int, text, text, text, float8, float8)
+    is 'BM25 top-k (k1=1.2, b=0.75) over the fragments in scope, from per-org statistics.';

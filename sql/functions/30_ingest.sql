@@ -1,0 +1,255 @@
+-- Ingestion: document versions, near-duplicate resolution, fragment writes, models.
+
+-- api.register_embedding_model: the active model of a namespace, created (with its
+-- own HNSW index) on first use. A different model for a namespace that already has
+-- one needs a re-embedding run, which this release does not do: refuse clearly.
+create or replace function api.register_embedding_model(p_namespace text, p_name text, p_dims int)
+returns int
+language plpgsql
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+declare
+    current data.embedding_models;
+begin
+    if not exists (select 1 from data.embedding_namespaces n where n.namespace = p_namespace) then
+        raise exception 'unknown embedding namespace: %', p_namespace using errcode = '22023';
+    end if;
+    select * into current from data.embedding_models m
+    where m.namespace = p_namespace and m.status = 'active';
+    if found then
+        if current.name = p_name and current.dims = p_dims then
+            return current.model_id;
+        end if;
+        raise exception 'namespace % is indexed with % (% dims), not % (% dims)',
+            p_namespace, current.name, current.dims, p_name, p_dims
+            using errcode = '55000',
+                  hint = 'Configure the indexed model, or re-ingest into a fresh database.';
+    end if;
+    insert into data.embedding_models (namespace, name, dims, generation)
+    values (p_namespace, p_name, p_dims,
+            coalesce((select max(generation) from data.embedding_models where namespace = p_namespace), 0) + 1)
+    returning * into current;
+    -- One partial HNSW index per model: dimensions may differ between models, and a
+    -- query for one model plans against that model's index alone.
+    execute format(
+        'create index if not exists %I on data.embeddings using hnsw ((embedding::vector(%s)) vector_cosine_ops) where model_id = %s',
+        'embeddings_hnsw_model_' || current.model_id, current.dims, current.model_id);
+    return current.model_id;
+end
+$$;
+comment on function api.register_embedding_model(text, text, int) is 'Active model of a namespace; first use creates it and its HNSW index.';
+
+-- api.begin_document: record a document's content. Unchanged content is a no-op;
+-- changed content becomes a new version and retires the previous version's fragment
+-- pointers (the old version's rows stay for history). Serialised per org so
+-- near-duplicate resolution and BM25 statistics see a consistent state.
+create or replace function api.begin_document(
+    p_org_id text, p_repo_id text, p_persona_id text, p_session_id text,
+    p_path text, p_kind text, p_content text, p_content_hash text,
+    p_language text default null, p_author text default null,
+    p_source_ts timestamptz default null, p_metadata jsonb default '{}')
+returns table (doc_id bigint, version int, changed boolean)
+language plpgsql
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+declare
+    existing data.documents;
+    current_hash text;
+    new_version int;
+begin
+    perform api.ensure_scope(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    perform pg_advisory_xact_lock(hashtextextended('contexts.ingest:' || p_org_id, 0));
+
+    select d.* into existing from data.documents d
+    where d.org_id = p_org_id
+      and coalesce(d.repo_id, '') = coalesce(p_repo_id, '')
+      and coalesce(d.persona_id, '') = coalesce(p_persona_id, '')
+      and coalesce(d.session_id, '') = coalesce(p_session_id, '')
+      and d.path = p_path
+    for update;
+
+    if found then
+        select v.content_hash into current_hash from data.document_versions v
+        where v.doc_id = existing.doc_id and v.version = existing.current_version;
+        if current_hash = p_content_hash then
+            return query select existing.doc_id, existing.current_version, false;
+            return;
+        end if;
+        new_version := existing.current_version + 1;
+        update data.documents d set current_version = new_version, kind = p_kind, updated_at = now()
+        where d.doc_id = existing.doc_id;
+    else
+        insert into data.documents (org_id, repo_id, persona_id, session_id, path, kind, current_version)
+        values (p_org_id, p_repo_id, p_persona_id, p_session_id, p_path, p_kind, 1)
+        returning * into existing;
+        new_version := 1;
+    end if;
+
+    insert into data.document_versions (doc_id, version, content_hash, content, language, author, source_ts, metadata)
+    values (existing.doc_id, new_version, p_content_hash, p_content, p_language, p_author, p_source_ts,
+            coalesce(p_metadata, '{}'));
+
+    perform data._retire_sources(existing.doc_id, new_version);
+    return query select existing.doc_id, new_version, true;
+exception when check_violation or not_null_violation then
+    raise exception 'invalid document: %', sqlerrm using errcode = '22023';
+end
+$$;
+comment on function api.begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb)
+    is 'Start ingesting a document: no-op when unchanged, else a new version that retires the old pointers.';
+
+-- data._retire_sources: pointers of versions older than p_keep_version stop counting;
+-- fragments left without a live pointer become inactive (and leave BM25 statistics).
+create or replace function data._retire_sources(p_doc_id bigint, p_keep_version int)
+returns void
+language sql
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    with retired as (
+        update data.fragment_sources s set retired_at = now()
+        where s.doc_id = p_doc_id and s.doc_version < p_keep_version and s.retired_at is null
+        returning s.fragment_id
+    )
+    update data.fragments f set active = false
+    where f.fragment_id in (select fragment_id from retired)
+      and f.active
+      and not exists (
+          select 1 from data.fragment_sources s
+          where s.fragment_id = f.fragment_id and s.retired_at is null
+            and not (s.doc_id = p_doc_id and s.doc_version < p_keep_version))
+$$;
+
+-- data._find_duplicate: the canonical fragment a new text collapses into, if any.
+-- Same org, same scope labels and namespace (collapsing across scopes would change
+-- who may read it). An identical text matches even when retired (it is revived);
+-- a near-duplicate (Hamming distance <= max_distance) must be active.
+create or replace function data._find_duplicate(
+    p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text,
+    p_content_hash text, p_simhash bigint, p_max_distance int default 3)
+returns table (fragment_id bigint, distance int)
+language sql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    with bands as (
+        select ((p_simhash >> 48) & 65535)::int as b0, ((p_simhash >> 32) & 65535)::int as b1,
+               ((p_simhash >> 16) & 65535)::int as b2, (p_simhash & 65535)::int as b3
+    ), candidates as (
+        select f.fragment_id, 0 as distance, 0 as preference
+        from data.fragments f
+        where f.org_id = p_org_id and f.content_hash = p_content_hash
+          and f.namespace = p_namespace
+          and f.repo_id is not distinct from p_repo_id
+          and f.persona_id is not distinct from p_persona_id
+          and f.session_id is not distinct from p_session_id
+        union all
+        select f.fragment_id, bit_count((f.simhash # p_simhash)::bit(64))::int, 1
+        from data.fragments f, bands
+        where f.org_id = p_org_id
+          and (f.simhash_band0 = bands.b0 or f.simhash_band1 = bands.b1
+               or f.simhash_band2 = bands.b2 or f.simhash_band3 = bands.b3)
+          and f.active
+          and f.namespace = p_namespace
+          and f.repo_id is not distinct from p_repo_id
+          and f.persona_id is not distinct from p_persona_id
+          and f.session_id is not distinct from p_session_id
+          and bit_count((f.simhash # p_simhash)::bit(64)) <= p_max_distance
+    )
+    select c.fragment_id, c.distance from candidates c
+    order by c.preference, c.distance, c.fragment_id
+    limit 1
+$$;
+
+-- api.match_fragments: for each proposed chunk, the canonical fragment it would
+-- collapse into (null: it is new and needs an embedding).
+create or replace function api.match_fragments(
+    p_org_id text, p_repo_id text, p_persona_id text, p_session_id text,
+    p_namespaces text[], p_content_hashes text[], p_simhashes bigint[])
+returns table (ordinal int, fragment_id bigint, distance int)
+language sql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select c.ordinal::int, d.fragment_id, d.distance
+    from unnest(p_namespaces, p_content_hashes, p_simhashes) with ordinality as c(namespace, content_hash, simhash, ordinal)
+    left join lateral data._find_duplicate(p_org_id, p_repo_id, p_persona_id, p_session_id,
+                                           c.namespace, c.content_hash, c.simhash) d on true
+    order by c.ordinal
+$$;
+comment on function api.match_fragments(text, text, text, text, text[], text[], bigint[])
+    is 'Which proposed chunks collapse into existing fragments (exact or SimHash distance <= 3).';
+
+-- api.add_fragments: write the chunks of one document version. Each chunk becomes a
+-- source pointer of its canonical fragment, or a new fragment (with its embedding)
+-- when none exists. Resolution is repeated here, in order, so chunks of the same
+-- document that duplicate each other collapse too.
+create or replace function api.add_fragments(p_doc_id bigint, p_doc_version int, p_chunks jsonb)
+returns table (ordinal int, fragment_id bigint, created boolean)
+language plpgsql
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+declare
+    doc data.documents;
+    ver data.document_versions;
+    chunk jsonb;
+    idx int := 0;
+    canonical bigint;
+    model record;
+    new_id bigint;
+begin
+    select d.* into doc from data.documents d where d.doc_id = p_doc_id;
+    select v.* into ver from data.document_versions v where v.doc_id = p_doc_id and v.version = p_doc_version;
+    if doc.doc_id is null or ver.doc_id is null then
+        raise exception 'unknown document version %/%', p_doc_id, p_doc_version using errcode = 'P0002';
+    end if;
+    if jsonb_typeof(p_chunks) is distinct from 'array' then
+        raise exception 'chunks must be a JSON array' using errcode = '22023';
+    end if;
+
+    for chunk in select value from jsonb_array_elements(p_chunks) loop
+        idx := idx + 1;
+        select d.fragment_id into canonical
+        from data._find_duplicate(doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
+                                  chunk->>'namespace', chunk->>'content_hash', (chunk->>'simhash')::bigint) d;
+        if canonical is null then
+            select m.model_id, m.dims, m.name into model from data.embedding_models m
+            where m.namespace = chunk->>'namespace' and m.status = 'active';
+            if model.model_id is null then
+                raise exception 'namespace % has no active embedding model', chunk->>'namespace' using errcode = '55000';
+            end if;
+            if jsonb_typeof(chunk->'embedding') is distinct from 'array'
+               or jsonb_array_length(chunk->'embedding') <> model.dims then
+                raise exception 'chunk % is new and needs a % -dimension embedding from %', idx, model.dims, model.name
+                    using errcode = '22023';
+            end if;
+            insert into data.fragments (
+                org_id, repo_id, persona_id, session_id, doc_id, doc_version, namespace, kind, owner,
+                heading_path, symbol, text, content_hash, token_count, chunker_version, simhash, tsv,
+                created_at, updated_at)
+            values (
+                doc.org_id, doc.repo_id, doc.persona_id, doc.session_id, p_doc_id, p_doc_version,
+                chunk->>'namespace', doc.kind, chunk->>'owner',
+                coalesce(array(select jsonb_array_elements_text(chunk->'heading_path')), '{}'),
+                chunk->>'symbol', chunk->>'text', chunk->>'content_hash', (chunk->>'token_count')::int,
+                chunk->>'chunker_version', (chunk->>'simhash')::bigint,
+                api.lexical_document(chunk->>'lexical_heading', chunk->>'text'),
+                coalesce(ver.source_ts, now()), coalesce(ver.source_ts, now()))
+            returning data.fragments.fragment_id into new_id;
+            insert into data.embeddings (fragment_id, model_id, org_id, embedding)
+            values (new_id, model.model_id, doc.org_id, (chunk->'embedding')::text::vector);
+            canonical := new_id;
+        else
+            update data.fragments f set active = true where f.fragment_id = canonical and not f.active;
+            new_id := null;
+        end if;
+
+        insert into data.fragment_sources (fragment_id, doc_id, doc_version, ordinal, anchor, start_line, end_line)
+        values (canonical, p_doc_id, p_doc_version, idx, coalesce(chunk->>'anchor', ''),
+                coalesce((chunk->>'start_line')::int, 1), coalesce((chunk->>'end_line')::int, 1));
+
+        ordinal := idx; fragment_id := canonical; created := new_id is not null;
+        return next;
+    end loop;
+exception when check_violation or not_null_violation or invalid_text_representation then
+    raise exception 'invalid chunk: %', sqlerrm using errcode = '22023';
+end
+$$;
+comment on function api.add_fragments(bigint, int, jsonb) is 'Write one document version''s chunks: new fragments or pointers to canonical ones.';
