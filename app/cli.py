@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from app.settings import Settings
 
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_ORG, DEMO_REPO = "demo", "contexts"
 

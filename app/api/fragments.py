@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Annotated
 from uuid import UUID
 
 from litestar import Controller, get
 from litestar.datastructures import State
+from litestar.params import Parameter
 from psycopg.rows import dict_row
 
 from app.api.state import Services
@@ -17,7 +19,7 @@ class FragmentsController(Controller):
     tags = ["provenance"]
 
     @get("/{fragment_id:int}", sync_to_thread=True, summary="A fragment and all its sources")
-    def get_fragment(self, fragment_id: int, state: State) -> dict:
+    def get_fragment(self, fragment_id: Annotated[int, Parameter(ge=1, le=2**63 - 1)], state: State) -> dict:
         services: Services = state.services
         with services.transaction() as conn, conn.cursor(row_factory=dict_row) as cur:
             row = cur.execute("select * from api.get_fragment(%s)", (fragment_id,)).fetchone()

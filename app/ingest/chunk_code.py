@@ -95,15 +95,27 @@ def _text(node: ts.Node | None) -> str | None:
 def symbol_name(node: ts.Node) -> str | None:
     node = _unwrap(node)
     name = node.child_by_field_name("name")
+    if name is not None and node.type == "method_declaration":
+        receiver = node.child_by_field_name("receiver")  # Go: func (a *Account) Debit
+        if receiver is not None:
+            base = _base_type(_text(receiver) or "")
+            return f"{base}.{_text(name)}" if base else _text(name)
     if name is not None:
         return _text(name)
     if node.type == "impl_item":
         target, trait = node.child_by_field_name("type"), node.child_by_field_name("trait")
-        return f"{_text(trait)} for {_text(target)}" if trait is not None else _text(target)
+        target_name = _base_type(_text(target) or "")
+        return f"{_base_type(_text(trait) or '')} for {target_name}" if trait is not None else target_name
     for child in node.named_children:
         if child.type in ("type_spec", "variable_declarator"):
             return _text(child.child_by_field_name("name"))
     return None
+
+
+def _base_type(text: str) -> str:
+    """`(a *Account)` -> Account, `Ring<T>` -> Ring."""
+    words = [w for w in text.strip("()").replace("*", " ").replace("&", " ").split() if w]
+    return (words[-1] if words else "").split("<")[0]
 
 
 def _is_definition(node: ts.Node, syntax: str) -> bool:

@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pathspec
 
-ALWAYS_SKIPPED = {".git", ".hg", ".svn"}
+def _hidden(name: str) -> bool:
+    """Dotfiles and dot-directories (.git, .venv, .gitignore, .env) are skipped in walks;
+    name one on the command line to ingest it."""
+    return name.startswith(".")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +62,10 @@ def _walk(root: Path, top: Path) -> Iterator[Path]:
                     return True
             return False
 
-        dirnames[:] = sorted(d for d in dirnames if d not in ALWAYS_SKIPPED and not ignored(here / d, True))
+        dirnames[:] = sorted(d for d in dirnames if not _hidden(d) and not ignored(here / d, True))
         for name in sorted(filenames):
             path = here / name
-            if not path.is_symlink() and not ignored(path, False):
+            if not _hidden(name) and not path.is_symlink() and not ignored(path, False):
                 yield path
 
 

@@ -62,6 +62,12 @@ class NormalizedDocument:
 
 def decode(content: str | bytes, path: str) -> str:
     if isinstance(content, str):
+        # Text that arrived as a string (JSON) is binary when control characters make
+        # up a tenth of it; a stray NUL in real text is only stripped.
+        sample = content[:8192]
+        controls = len(_CONTROL.findall(sample))
+        if sample and controls * 10 >= len(sample):
+            raise RejectedDocument(f"{path}: binary content ({controls} control characters), refused")
         return content
     if b"\x00" in content[:8192]:
         raise RejectedDocument(f"{path}: binary file (NUL bytes), refused")

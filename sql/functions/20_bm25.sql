@@ -87,17 +87,27 @@ create or replace trigger fragments_bm25_delete
     for each row when (old.active)
     execute function data._bm25_on_fragment_change();
 
--- api.lexical_document: the tsvector a fragment is indexed under; queries analyse
--- their text with the same configuration, so terms always line up.
+-- api.lexical_tsvector: how text becomes BM25 terms, for fragments and queries alike.
+-- The default parser reads `module.func`, `a/b/c` and `x::y` as one host or path
+-- token, which hides identifiers inside code: those separators become spaces first.
+create or replace function api.lexical_tsvector(p_text text)
+returns tsvector
+language sql immutable parallel safe
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select to_tsvector('english'::regconfig, regexp_replace(coalesce(p_text, ''), '[.:/\\@#$=<>]+', ' ', 'g'))
+$$;
+comment on function api.lexical_tsvector(text) is 'Terms of a text for BM25: english configuration, code separators split.';
+
+-- api.lexical_document: the tsvector a fragment is indexed under (heading at weight A).
 create or replace function api.lexical_document(p_heading text, p_body text)
 returns tsvector
 language sql immutable parallel safe
 set search_path = pg_catalog, extensions, pg_temp
 as $$
-    select setweight(to_tsvector('english'::regconfig, coalesce(p_heading, '')), 'A')
-        || to_tsvector('english'::regconfig, coalesce(p_body, ''))
+    select setweight(api.lexical_tsvector(p_heading), 'A') || api.lexical_tsvector(p_body)
 $$;
-comment on function api.lexical_document(text, text) is 'tsvector of a fragment: heading (weight A) and body, english configuration.';
+comment on function api.lexical_document(text, text) is 'tsvector of a fragment: heading (weight A) and body.';
 
 -- api.search_lexical: Okapi BM25 top-k over an org's fragments within a scope.
 -- idf = ln(1 + (N - df + 0.5) / (df + 0.5)); tf saturates with k1; length is
@@ -122,7 +132,7 @@ as $$
         where c.org_id = p_org_id and c.fragment_count > 0
     ), query_terms as materialized (
         select distinct t.lexeme as term
-        from unnest(to_tsvector('english'::regconfig, p_query)) as t
+        from unnest(api.lexical_tsvector(p_query)) as t
     ), weighted as materialized (
         select q.term, ln(1.0::float8 + (corpus.n - s.df::float8 + 0.5) / (s.df::float8 + 0.5)) as idf
         from query_terms q

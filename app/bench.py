@@ -1,0 +1,187 @@
+"""`make bench`: ingest throughput and retrieval latency on a corpus of >= 20,000
+fragments (the installed Python packages' sources and docs), lexical, dense and
+hybrid measured separately. Figures go to stdout and bench-results/latest.json."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import msgspec
+import psycopg
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from app.db.embedded import EmbeddedPostgres
+from app.db.migrate import migrate
+from app.ingest.embed import embedders
+from app.ingest.normalize import RejectedDocument, SourceDocument
+from app.ingest.pipeline import IngestPipeline, PreparedDocument
+from app.retrieve.models import RetrieveRequest
+from app.retrieve.service import Retriever
+from app.scope import Scope
+from app.settings import Settings
+
+console = Console(stderr=True, soft_wrap=True)
+PACKAGES = ("sqlalchemy", "litestar", "alembic", "psycopg", "rich", "click", "markdown_it", "pygments",
+            "transformers", "sentence_transformers", "tree_sitter", "httpx", "anyio", "msgspec", "pytest",
+            "_pytest", "mako", "uvicorn", "numpy", "scipy", "sklearn", "torch")
+SUFFIXES = {".py", ".md", ".rst", ".txt"}
+ORG = "bench"
+
+
+def corpus_files(site_packages: Path) -> list[Path]:
+    files: list[Path] = []
+    for package in PACKAGES:
+        root = site_packages / package
+        if root.is_dir():
+            files.extend(sorted(p for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file()
+                                and "__pycache__" not in p.parts and p.stat().st_size < 400_000))
+    return files
+
+
+def prepare_corpus(pipeline: IngestPipeline, files: list[Path], site: Path, target: int) -> list[PreparedDocument]:
+    prepared: list[PreparedDocument] = []
+    total = 0
+    for path in files:
+        try:
+            doc = pipeline.prepare(SourceDocument(path=path.relative_to(site).as_posix(), content=path.read_bytes(),
+                                                  author="bench"))
+        except RejectedDocument:
+            continue
+        prepared.append(doc)
+        total += len(doc.chunks)
+        if total >= target:
+            break
+    return prepared
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def sample_queries(conn: psycopg.Connection, n: int, seed: int) -> list[str]:
+    """Symbols (exact identifiers) and first lines of prose sections: what agents ask."""
+    rows = conn.execute("select symbol, heading_path, left(text, 200) from data.fragments where active "
+                        "order by fragment_id").fetchall()
+    rng = random.Random(seed)
+    rng.shuffle(rows)
+    queries: list[str] = []
+    for symbol, headings, text in rows:
+        if symbol and len(queries) % 2 == 0:
+            queries.append(symbol.split(".")[-1])
+        elif headings:
+            queries.append(" ".join(headings[-1:]) + " " + " ".join(text.split()[:6]))
+        if len(queries) >= n:
+            break
+    return queries
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--fragments", type=int, default=20_000, help="corpus size, in fragments")
+    parser.add_argument("--queries", type=int, default=200, help="queries per retrieval mode")
+    parser.add_argument("--home", type=Path, default=Path(".contexts/bench"), help="embedded server data")
+    parser.add_argument("--reuse", action="store_true", help="keep an already ingested bench corpus")
+    parser.add_argument("--seed", type=int, default=13)
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+    settings = Settings.from_env()
+    site = Path(psycopg.__file__).resolve().parents[1]
+    server = EmbeddedPostgres(args.home.resolve() / "pgdata")
+    with psycopg.connect(server.url(), autocommit=True) as admin:
+        exists = admin.execute("select 1 from pg_database where datname = 'bench'").fetchone()
+        if exists and not args.reuse:
+            admin.execute("drop database bench with (force)")
+        if not exists or not args.reuse:
+            admin.execute("create database bench")
+    dsn = server.url("bench")
+    migrate(dsn)
+    models = embedders(settings)
+    pipeline = IngestPipeline(settings, models)
+    results: dict = {"settings": {"embed_dtype": settings.embed_dtype, "torch_threads": settings.torch_threads,
+                                  "max_fragment_tokens": settings.max_fragment_tokens}}
+
+    with psycopg.connect(dsn) as conn:
+        conn.execute("select api.create_org(%s)", (ORG,))
+        conn.commit()
+        have = conn.execute("select count(*) from data.fragments where org_id = %s", (ORG,)).fetchone()[0]
+        if have < args.fragments:
+            started = time.perf_counter()
+            prepared = prepare_corpus(pipeline, corpus_files(site), site, args.fragments)
+            prepare_s = time.perf_counter() - started
+            chunk_count = sum(len(p.chunks) for p in prepared)
+            console.print(f"corpus: {len(prepared)} files, {chunk_count} chunks (prepared in {prepare_s:.1f}s)")
+            for model in models.values():
+                model.model
+            written = created = 0
+            started = time.perf_counter()
+            with Progress(TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          console=console) as progress:
+                task = progress.add_task("ingest", total=len(prepared))
+                for i in range(0, len(prepared), 32):
+                    for r in pipeline.write(conn, Scope(ORG, "site-packages"), prepared[i:i + 32],
+                                            on_document=lambda _r: progress.advance(task)):
+                        written += r.fragments
+                        created += r.created
+                    conn.commit()
+            write_s = time.perf_counter() - started
+            results["ingest"] = {
+                "files": len(prepared), "chunks": chunk_count, "fragments_written": written,
+                "fragments_new": created, "prepare_seconds": round(prepare_s, 2),
+                "write_embed_seconds": round(write_s, 2),
+                "fragments_per_second": round(chunk_count / (prepare_s + write_s), 2),
+            }
+        total = conn.execute("select count(*) from data.fragments where org_id = %s and active", (ORG,)).fetchone()[0]
+        results["corpus_fragments"] = total
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("vacuum analyze")
+
+    retriever = Retriever(models, None)
+    with psycopg.connect(dsn) as conn:
+        queries = sample_queries(conn, args.queries, args.seed)
+        modes = {"lexical": {"k_lexical": 100, "k_dense": 0}, "dense": {"k_lexical": 0, "k_dense": 100},
+                 "hybrid": {"k_lexical": 100, "k_dense": 100}}
+        results["retrieval"] = {}
+        for mode, ks in modes.items():
+            for q in queries[:5]:  # warm caches and the model
+                retriever.retrieve(conn, msgspec.convert({"query": q, "scope": {"org_id": ORG}, **ks}, RetrieveRequest), "bench")
+            timings = []
+            for q in queries:
+                request = msgspec.convert({"query": q, "scope": {"org_id": ORG}, "budget_tokens": 4000, **ks},
+                                          RetrieveRequest)
+                started = time.perf_counter()
+                retriever.retrieve(conn, request, "bench")
+                conn.commit()
+                timings.append((time.perf_counter() - started) * 1000)
+            results["retrieval"][mode] = {"queries": len(timings), "p50_ms": round(percentile(timings, 50), 1),
+                                          "p95_ms": round(percentile(timings, 95), 1),
+                                          "mean_ms": round(statistics.fmean(timings), 1)}
+
+    table = Table(title=f"Contexts bench: {results['corpus_fragments']} active fragments")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    if "ingest" in results:
+        table.add_row("ingest fragments/s (chunk+dedupe+embed+write)", str(results["ingest"]["fragments_per_second"]))
+    for mode, r in results["retrieval"].items():
+        table.add_row(f"{mode} retrieve p50 / p95 (ms)", f"{r['p50_ms']} / {r['p95_ms']}")
+    Console().print(table)
+    out = Path("bench-results")
+    out.mkdir(exist_ok=True)
+    (out / "latest.json").write_text(json.dumps(results, indent=2))
+    print(json.dumps(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""HTTP API: shapes of SPEC, provenance endpoints, and problem details on bad input."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from litestar.testing import TestClient
+
+from app.api.app import build_services, create_app
+from tests.retrieve.corpus import CODE, DOCS
+
+
+@pytest.fixture
+def client(settings, models, db_url):
+    local = settings.with_(database_url=db_url, max_body_bytes=256 * 1024)
+    services = build_services(local, db_url)
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.create_org('acme')")
+    try:
+        with TestClient(app=create_app(local, services=services)) as test_client:
+            yield test_client
+    finally:
+        services.pool.close()
+
+
+def ingest(client, files: dict[str, str], **scope):
+    body = {"scope": {"org_id": "acme", **scope},
+            "documents": [{"path": p, "content": c, "author": "Ada"} for p, c in files.items()]}
+    return client.post("/documents", json=body)
+
+
+def problem(response, status: int):
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    body = response.json()
+    assert body["status"] == status and body["title"] and body["detail"]
+    return body
+
+
+def test_health_and_openapi(client):
+    assert client.get("/health").json()["status"] == "ok"
+    schema = client.get("/schema/openapi.json").json()
+    assert {"/contexts/retrieve", "/documents", "/fragments/{fragment_id}", "/traces/{trace_id}"} <= set(schema["paths"])
+
+
+def test_ingest_then_retrieve_with_citations(client):
+    response = ingest(client, DOCS | CODE, repo_id="platform")
+    assert response.status_code == 201, response.text
+    assert all(d["changed"] and d["fragments"] >= 1 for d in response.json()["documents"])
+
+    body = {"query": "what to do when the storage volume is full", "scope": {"org_id": "acme"},
+            "budget_tokens": 300, "k_lexical": 50, "k_dense": 50, "rerank_top": 10}
+    result = client.post("/contexts/retrieve", json=body).json()
+    assert result["trace_id"]
+    fragments = result["fragments"]
+    assert fragments and fragments[0]["source"] == "runbooks/storage.md#storage-runbook"
+    assert set(fragments[0]) >= {"id", "doc_id", "version", "score", "tokens", "source", "updated_at", "text"}
+    assert sum(f["tokens"] for f in fragments) == result["tokens_used"] <= 300
+    assert fragments[0]["text"] == DOCS["runbooks/storage.md"].strip()
+    scores = [f["score"] for f in fragments]
+    assert scores == sorted(scores, reverse=True)
+
+    fragment = client.get(f"/fragments/{fragments[0]['id']}").json()
+    assert fragment["chunker_version"] and fragment["embedding_model"].startswith("sentence-transformers/all-MiniLM")
+    assert fragment["sources"][0]["path"] == "runbooks/storage.md" and fragment["owner"] == "Ada"
+
+
+def test_trace_explains_every_candidate(client):
+    ingest(client, DOCS | CODE)
+    body = {"query": "rotate credentials", "scope": {"org_id": "acme"}, "budget_tokens": 60, "rerank_top": 5}
+    result = client.post("/contexts/retrieve", json=body).json()
+    trace = client.get(f"/traces/{result['trace_id']}").json()
+    assert trace["query"] == "rotate credentials" and trace["request"]["budget_tokens"] == 60
+    assert trace["pipeline"]["reranker"] is None and "no reranker" in trace["pipeline"]["score_basis"]
+    assert trace["pipeline"]["fusion"] == {"method": "rrf", "k": 60}
+    candidates = trace["candidates"]
+    included = [c for c in candidates if c["included"]]
+    assert [c["fragment_id"] for c in included] == [f["id"] for f in result["fragments"]]
+    reasons = {c["reason"] for c in candidates}
+    assert reasons <= {"included", "over_budget", "below_min_score", "beyond_rerank_top", "only_boilerplate"}
+    assert "beyond_rerank_top" in reasons
+    for c in candidates:
+        assert {"lexical_rank", "dense_rank", "fused_score", "rerank_score", "final_score",
+                "chunker_version", "embedding_model", "source"} <= set(c)
+        assert c["lexical_rank"] is not None or c["dense_rank"] is not None
+
+
+@pytest.mark.parametrize(("body", "status"), [
+    ({"scope": {"org_id": "acme"}}, 400),                                        # missing query
+    ({"query": "x"}, 400),                                                        # missing scope
+    ({"query": 42, "scope": {"org_id": "acme"}}, 400),                            # wrong type
+    ({"query": "", "scope": {"org_id": "acme"}}, 400),                            # empty query
+    ({"query": "x", "scope": {"org_id": "acme"}, "budget_tokens": 0}, 400),       # budget <= 0
+    ({"query": "x", "scope": {"org_id": "acme"}, "budget_tokens": -5}, 400),
+    ({"query": "x", "scope": {"org_id": "acme"}, "k_dense": 5000}, 400),
+    ({"query": "x", "scope": {"org_id": "acme'; drop table data.fragments; --"}}, 400),
+    ({"query": "x", "scope": {"org_id": "acme"}, "unexpected": True}, 400),
+    ({"query": "x", "scope": {"org_id": "nobody"}}, 404),                         # unknown org
+    ({"query": "   ", "scope": {"org_id": "acme"}}, 400),                         # blank query
+])
+def test_bad_retrieve_requests(client, body, status):
+    problem(client.post("/contexts/retrieve", json=body), status)
+
+
+def test_malformed_json_and_oversized_body(client):
+    problem(client.post("/contexts/retrieve", content=b"{not json", headers={"content-type": "application/json"}), 400)
+    huge = {"query": "x", "scope": {"org_id": "acme"}, "pad": "y" * (300 * 1024)}
+    problem(client.post("/contexts/retrieve", json=huge), 413)
+
+
+def test_bad_documents_store_nothing(client, db_url):
+    good = {"path": "ok.md", "content": "# Fine\n\nA perfectly good document."}
+    binary = {"path": "logo.png", "content": "\x00\x01\x02PNG"}
+    response = client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": [good, binary]})
+    problem(response, 422)
+    problem(client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": []}), 400)
+    problem(client.post("/documents", json={"scope": {"org_id": "nobody"}, "documents": [good]}), 404)
+    problem(client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": [good, good]}), 400)
+    problem(client.post("/documents", json={"scope": {"org_id": "acme"},
+                                            "documents": [{"path": "a.md", "content": "x", "kind": "BAD KIND"}]}), 400)
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("select count(*) from data.documents").fetchone() == (0,)
+        assert conn.execute("select count(*) from data.fragments").fetchone() == (0,)
+
+
+def test_unknown_ids(client):
+    problem(client.get("/fragments/999999"), 404)
+    problem(client.get("/fragments/99999999999999999999999"), 400)
+    problem(client.get("/traces/00000000-0000-0000-0000-000000000000"), 404)
+    response = client.get("/traces/not-a-uuid")
+    assert response.status_code in (400, 404)
+    assert response.headers["content-type"].startswith("application/problem+json")

