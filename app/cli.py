@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -238,12 +239,15 @@ def serve(ctx: click.Context, host: str | None, port: int | None, demo: bool) ->
         changed, fragments, created, _ = ingest_paths(settings, dsn, paths, DEMO_ORG, DEMO_REPO, None, None,
                                                       None, None, True, base=ROOT)
         console.print(f"demo: {changed} document(s) changed, {created} new fragment(s)")
-    app = create_app(settings.with_(database_url=dsn))
+    app = create_app(settings.with_(database_url=dsn), run_migrations=False)
     url = f"http://{settings.host}:{settings.port}"
     body = json.dumps({"query": "how are fragments deduplicated?", "scope": {"org_id": DEMO_ORG},
                        "budget_tokens": 1500})
     console.print(f"\nContexts is serving on [bold]{url}[/] (OpenAPI: {url}/schema)\nTry:\n")
     click.echo(f"curl -s {url}/contexts/retrieve -H 'content-type: application/json' -d '{body}'\n", err=True)
+    # uvicorn re-raises SIGTERM/SIGINT after a graceful shutdown; turning them into a
+    # normal exit lets the embedded PostgreSQL server be stopped cleanly (atexit).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
 
 

