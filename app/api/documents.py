@@ -8,6 +8,7 @@ from typing import Annotated
 import msgspec
 from litestar import Controller, post
 from litestar.datastructures import State
+from litestar.exceptions import ValidationException
 
 from app.api.state import Services
 from app.ingest.normalize import SourceDocument
@@ -55,8 +56,6 @@ class DocumentsController(Controller):
         services: Services = state.services
         paths = [d.path for d in data.documents]
         if len(set(paths)) != len(paths):
-            from litestar.exceptions import ValidationException
-
             raise ValidationException("each document path may appear once per request")
         prepared = [
             services.pipeline.prepare(SourceDocument(

@@ -86,7 +86,6 @@ class IngestPipeline:
         documents: Iterable[PreparedDocument],
         on_document: Callable[[IngestResult], None] | None = None,
     ) -> list[IngestResult]:
-        self.register_models(conn)
         results: list[IngestResult] = []
         begun: list[tuple[PreparedDocument, int, int]] = []
         # Record every version first: retirements happen before any matching, so what
@@ -106,6 +105,8 @@ class IngestPipeline:
             if on_document:
                 on_document(result)
 
+        if begun:  # unchanged documents need no model at all
+            self.register_models(conn)
         pending: list[tuple[PreparedDocument, int, int, list[dict]]] = []
         for prepared, doc_id, version in begun:
             rows = [self._chunk_row(prepared, chunk) for chunk in prepared.chunks]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from app.db.migrate import SQL_DIR, migrate, migration_checksums
 
@@ -56,3 +57,10 @@ def test_hnsw_index_per_registered_model(conn):
         "select indexdef from pg_indexes where tablename = 'embeddings' and indexdef like '%hnsw%' order by 1")]
     assert len(indexes) == 2
     assert any("vector(8)" in i for i in indexes) and any("vector(4)" in i for i in indexes)
+
+
+def test_a_different_model_for_an_indexed_namespace_is_refused(conn):
+    first = conn.execute("select api.register_embedding_model('prose', 'model-a', 8)").fetchone()[0]
+    assert conn.execute("select api.register_embedding_model('prose', 'model-a', 8)").fetchone()[0] == first
+    with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState, match="indexed with model-a"):
+        conn.execute("select api.register_embedding_model('prose', 'model-b', 8)")
