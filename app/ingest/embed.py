@@ -27,7 +27,9 @@ def _load(name: str, dtype: str, threads: int):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()  # CLI progress is ours; weight loading is instant
     torch.set_num_threads(threads)
     model = SentenceTransformer(resolve_model_path(name), device="cpu")
     if dtype == "bfloat16":

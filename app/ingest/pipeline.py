@@ -33,6 +33,19 @@ class PreparedDocument:
 
 
 @dataclass(frozen=True, slots=True)
+class _Pending:
+    """A changed document between matching and writing."""
+
+    prepared: PreparedDocument
+    doc_id: int
+    version: int
+    rows: list[dict]
+    """add_fragments payload, one per chunk; new chunks get an "embedding"."""
+    inputs: list[str]
+    is_new: list[bool]
+
+
+@dataclass(frozen=True, slots=True)
 class IngestResult:
     path: str
     doc_id: int
@@ -107,7 +120,7 @@ class IngestPipeline:
 
         if begun:  # unchanged documents need no model at all
             self.register_models(conn)
-        pending: list[tuple[PreparedDocument, int, int, list[dict]]] = []
+        pending: list[_Pending] = []
         for prepared, doc_id, version in begun:
             rows = [self._chunk_row(prepared, chunk) for chunk in prepared.chunks]
             matches = conn.execute(
@@ -115,20 +128,18 @@ class IngestPipeline:
                 (*scope.as_args(), [r["namespace"] for r in rows],
                  [r["content_hash"] for r in rows], [r["simhash"] for r in rows]),
             ).fetchall()
-            for ordinal, fragment_id in matches:
-                rows[ordinal - 1]["needs_embedding"] = fragment_id is None
-            pending.append((prepared, doc_id, version, rows))
+            is_new = [fragment_id is None for _ordinal, fragment_id in matches]
+            inputs = [embedding_input(prepared.doc.path, chunk) for chunk in prepared.chunks]
+            pending.append(_Pending(prepared, doc_id, version, rows, inputs, is_new))
 
         self._embed_new(pending)
-        for prepared, doc_id, version, rows in pending:
-            for row in rows:
-                row.pop("needs_embedding", None)
+        for item in pending:
             written = conn.execute(
                 "select ordinal, fragment_id, created from api.add_fragments(%s, %s, %s)",
-                (doc_id, version, json.dumps(rows)),
+                (item.doc_id, item.version, json.dumps(item.rows)),
             ).fetchall()
             result = IngestResult(
-                prepared.doc.path, doc_id, version, True, len(written), sum(1 for r in written if r[2]))
+                item.prepared.doc.path, item.doc_id, item.version, True, len(written), sum(1 for r in written if r[2]))
             results.append(result)
             if on_document:
                 on_document(result)
@@ -150,19 +161,16 @@ class IngestPipeline:
             "anchor": chunk.anchor,
             "start_line": chunk.start_line,
             "end_line": chunk.end_line,
-            "embedding_input": embedding_input(path, chunk),
-            "needs_embedding": True,
         }
 
-    def _embed_new(self, pending: list[tuple[PreparedDocument, int, int, list[dict]]]) -> None:
-        by_namespace: dict[str, list[dict]] = {}
-        for _prepared, _doc_id, _version, rows in pending:
-            for row in rows:
-                text = row.pop("embedding_input")
-                if row["needs_embedding"]:
-                    row["_input"] = text
-                    by_namespace.setdefault(row["namespace"], []).append(row)
-        for namespace, rows in by_namespace.items():
-            vectors = self.embedders[namespace].embed([r.pop("_input") for r in rows])
-            for row, vector in zip(rows, vectors):
+    def _embed_new(self, pending: list[_Pending]) -> None:
+        """Embed the chunks SQL did not match, batched per namespace over all documents."""
+        by_namespace: dict[str, list[tuple[dict, str]]] = {}
+        for item in pending:
+            for row, text, new in zip(item.rows, item.inputs, item.is_new):
+                if new:
+                    by_namespace.setdefault(row["namespace"], []).append((row, text))
+        for namespace, work in by_namespace.items():
+            vectors = self.embedders[namespace].embed([text for _row, text in work])
+            for (row, _text), vector in zip(work, vectors):
                 row["embedding"] = vector
