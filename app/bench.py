@@ -5,12 +5,14 @@ hybrid measured separately. Figures go to stdout and bench-results/latest.json."
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
@@ -47,20 +49,13 @@ def corpus_files(site_packages: Path) -> list[Path]:
     return files
 
 
-def prepare_corpus(pipeline: IngestPipeline, files: list[Path], site: Path, target: int) -> list[PreparedDocument]:
-    prepared: list[PreparedDocument] = []
-    total = 0
+def prepared_documents(pipeline: IngestPipeline, files: list[Path], site: Path) -> Iterator[PreparedDocument]:
     for path in files:
         try:
-            doc = pipeline.prepare(SourceDocument(path=path.relative_to(site).as_posix(), content=path.read_bytes(),
+            yield pipeline.prepare(SourceDocument(path=path.relative_to(site).as_posix(), content=path.read_bytes(),
                                                   author="bench"))
         except RejectedDocument:
             continue
-        prepared.append(doc)
-        total += len(doc.chunks)
-        if total >= target:
-            break
-    return prepared
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -115,32 +110,41 @@ def main(argv: list[str] | None = None) -> int:
     with psycopg.connect(dsn) as conn:
         conn.execute("select api.create_org(%s)", (ORG,))
         conn.commit()
-        have = conn.execute("select count(*) from data.fragments where org_id = %s", (ORG,)).fetchone()[0]
+        active_sql = "select count(*) from data.fragments where org_id = %s and active"
+        have = conn.execute(active_sql, (ORG,)).fetchone()[0]
         if have < args.fragments:
-            started = time.perf_counter()
-            prepared = prepare_corpus(pipeline, corpus_files(site), site, args.fragments)
-            prepare_s = time.perf_counter() - started
-            chunk_count = sum(len(p.chunks) for p in prepared)
-            console.print(f"corpus: {len(prepared)} files, {chunk_count} chunks (prepared in {prepare_s:.1f}s)")
             for model in models.values():
                 model.model
-            written = created = 0
-            started = time.perf_counter()
+            files = corpus_files(site)
+            documents = prepared_documents(pipeline, files, site)
+            prepare_s = write_s = 0.0
+            chunks = written = created = ingested = 0
             with Progress(TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           console=console) as progress:
-                task = progress.add_task("ingest", total=len(prepared))
-                for i in range(0, len(prepared), 32):
-                    for r in pipeline.write(conn, Scope(ORG, "site-packages"), prepared[i:i + 32],
-                                            on_document=lambda _r: progress.advance(task)):
+                task = progress.add_task("ingest", total=args.fragments)
+                # Until the corpus holds the target number of *active* fragments (near
+                # duplicates collapse, so more chunks than that are written).
+                while have < args.fragments:
+                    started = time.perf_counter()
+                    batch = list(itertools.islice(documents, 16))
+                    prepare_s += time.perf_counter() - started
+                    if not batch:
+                        console.print(f"[yellow]corpus exhausted at {have} fragments[/]")
+                        break
+                    started = time.perf_counter()
+                    for r in pipeline.write(conn, Scope(ORG, "site-packages"), batch):
                         written += r.fragments
                         created += r.created
                     conn.commit()
-            write_s = time.perf_counter() - started
+                    write_s += time.perf_counter() - started
+                    chunks += sum(len(p.chunks) for p in batch)
+                    ingested += len(batch)
+                    have = conn.execute(active_sql, (ORG,)).fetchone()[0]
+                    progress.update(task, completed=have)
             results["ingest"] = {
-                "files": len(prepared), "chunks": chunk_count, "fragments_written": written,
-                "fragments_new": created, "prepare_seconds": round(prepare_s, 2),
-                "write_embed_seconds": round(write_s, 2),
-                "fragments_per_second": round(chunk_count / (prepare_s + write_s), 2),
+                "files": ingested, "chunks": chunks, "fragments_written": written, "fragments_new": created,
+                "prepare_seconds": round(prepare_s, 2), "write_embed_seconds": round(write_s, 2),
+                "fragments_per_second": round(chunks / (prepare_s + write_s), 2),
             }
         total = conn.execute("select count(*) from data.fragments where org_id = %s and active", (ORG,)).fetchone()[0]
         results["corpus_fragments"] = total

@@ -4,13 +4,14 @@
 -- Org-wide fragments (no labels) are always in scope; a repo label must match the
 -- requested repo when one is given (no repo asked: all of the org's repos); persona
 -- and session fragments are visible only when that persona or session is asked for.
--- Plain SQL and immutable so the planner inlines it into the calling query.
+-- Plain SQL, immutable and without a SET clause so the planner inlines it into the
+-- calling query (a SET clause forbids inlining and costs a call per row); it names no
+-- table or function, and inlined code resolves in the caller's pinned search_path.
 create or replace function data._in_scope(
     fragment_repo text, fragment_persona text, fragment_session text,
     want_repo text, want_persona text, want_session text)
 returns boolean
 language sql immutable parallel safe
-set search_path = pg_catalog, extensions, pg_temp
 as $$
     select (fragment_repo is null or want_repo is null or fragment_repo = want_repo)
        and (fragment_persona is null or fragment_persona = want_persona)

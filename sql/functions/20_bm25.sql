@@ -3,7 +3,9 @@
 -- a fragment keeps them exact; all of it is per org.
 
 -- data._bm25_add: index one fragment's terms and count it in its org's corpus.
-create or replace function data._bm25_add(p_org_id text, p_fragment_id bigint, p_tsv tsvector)
+create or replace function data._bm25_add(
+    p_org_id text, p_fragment_id bigint, p_tsv tsvector,
+    p_repo_id text, p_persona_id text, p_session_id text)
 returns void
 language sql
 set search_path = pg_catalog, extensions, pg_temp
@@ -14,8 +16,8 @@ as $$
     ), sized as (
         select term, tf, (sum(tf) over ())::int as dl from terms
     ), postings as (
-        insert into data.bm25_postings (org_id, term, fragment_id, tf, dl)
-        select p_org_id, term, p_fragment_id, tf, dl from sized
+        insert into data.bm25_postings (org_id, term, fragment_id, tf, dl, repo_id, persona_id, session_id)
+        select p_org_id, term, p_fragment_id, tf, dl, p_repo_id, p_persona_id, p_session_id from sized
         returning term, dl
     ), df as (
         insert into data.bm25_terms as s (org_id, term, df)
@@ -66,7 +68,7 @@ begin
         perform data._bm25_remove(old.org_id, old.fragment_id);
     end if;
     if tg_op in ('INSERT', 'UPDATE') and new.active then
-        perform data._bm25_add(new.org_id, new.fragment_id, new.tsv);
+        perform data._bm25_add(new.org_id, new.fragment_id, new.tsv, new.repo_id, new.persona_id, new.session_id);
     end if;
     return null;
 end
@@ -146,9 +148,9 @@ as $$
         from weighted w
         join data.bm25_postings p on p.org_id = p_org_id and p.term = w.term
         cross join corpus
-        join data.fragments f on f.fragment_id = p.fragment_id
-        where f.active
-          and data._in_scope(f.repo_id, f.persona_id, f.session_id, p_repo_id, p_persona_id, p_session_id)
+        -- Postings exist only for active fragments (the trigger keeps it so), and carry
+        -- their scope labels: no heap access to data.fragments at all.
+        where data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
         group by p.fragment_id
     )
     select s.fragment_id, s.score, (row_number() over (order by s.score desc, s.fragment_id))::int

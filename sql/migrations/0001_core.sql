@@ -212,10 +212,15 @@ create table data.bm25_postings (
     fragment_id bigint not null references data.fragments on delete cascade,
     tf          int not null,
     dl          int not null,
-    primary key (org_id, term, fragment_id) include (tf, dl)
+    -- The fragment's scope labels, copied (they never change for a fragment) so the
+    -- scope filter is answered from the index too.
+    repo_id     text,
+    persona_id  text,
+    session_id  text,
+    primary key (org_id, term, fragment_id) include (tf, dl, repo_id, persona_id, session_id)
 );
 create index bm25_postings_fragment on data.bm25_postings (fragment_id);
-comment on table data.bm25_postings is 'Term frequencies of active fragments; the covering key serves BM25 without heap reads.';
+comment on table data.bm25_postings is 'Term frequencies of active fragments; the covering key serves BM25 and the scope filter without heap reads.';
 
 create table data.bm25_terms (
     org_id text not null,

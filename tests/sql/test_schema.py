@@ -42,12 +42,25 @@ def test_tables_and_api_functions_are_documented(conn):
 
 
 def test_every_function_pins_its_search_path(conn):
+    """Except immutable SQL helpers written to be inlined (a SET clause prevents it)."""
     unpinned = conn.execute("""
         select n.nspname || '.' || p.proname from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+        join pg_language l on l.oid = p.prolang
         where n.nspname in ('api', 'data')
           and not exists (select 1 from unnest(p.proconfig) c where c like 'search_path=%')
+          and not (l.lanname = 'sql' and p.provolatile = 'i')
     """).fetchall()
     assert unpinned == []
+
+
+def test_scope_filter_is_inlined_into_lexical_search(conn, ingest):
+    from tests.ingest.test_write import nested_plans
+
+    ingest("acme", {"a.md": "# A\n\nrotate the journal"}, repo="r")
+    plans = nested_plans(conn, "select * from api.search_lexical('acme', 'journal', 10, 'r')")
+    assert "bm25_postings_pkey" in plans
+    assert "Filter: data._in_scope" not in plans, "the filter must not be a per-row function call"
+    assert "repo_id IS NULL" in plans, "the scope condition appears inlined in the plan"
 
 
 def test_hnsw_index_per_registered_model(conn):
