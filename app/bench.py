@@ -40,7 +40,9 @@ ORG = "bench"
 
 
 def corpus_files(site_packages: Path) -> list[Path]:
-    files: list[Path] = []
+    """Package descriptions (prose: each dist-info METADATA holds the README) first,
+    then the packages' own sources and docs."""
+    files: list[Path] = sorted(p for p in site_packages.glob("*.dist-info/METADATA") if p.stat().st_size < 400_000)
     for package in PACKAGES:
         root = site_packages / package
         if root.is_dir():

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 from app.settings import DEFAULT_MODEL, Settings
 
 _BUNDLED_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
@@ -59,14 +61,41 @@ class Embedder:
         return int(getter())
 
     def embed(self, texts: list[str]) -> list[list[float]]:
+        """Unit vectors. A text longer than the model's window (256 word pieces for
+        MiniLM, shorter than many fragments) is embedded window by window and the
+        windows averaged by length, so the end of a long function still counts."""
         if not texts:
             return []
+        windows, owners, weights = self._windows(texts)
         with _LOCK:  # torch CPU inference is not made faster by concurrent callers
             vectors = self.model.encode(
-                texts, batch_size=self.batch_size, normalize_embeddings=True,
+                windows, batch_size=self.batch_size, normalize_embeddings=True,
                 convert_to_numpy=True, show_progress_bar=False,
-            )
-        return vectors.astype("float32").tolist()
+            ).astype(np.float32)
+        pooled = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+        np.add.at(pooled, owners, vectors * np.asarray(weights, dtype=np.float32)[:, None])
+        pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return pooled.tolist()
+
+    def _windows(self, texts: list[str]) -> tuple[list[str], list[int], list[int]]:
+        model = self.model
+        limit = max(16, int(model.max_seq_length) - 2)  # room for [CLS] and [SEP]
+        windows: list[str] = []
+        owners: list[int] = []
+        weights: list[int] = []
+        encoded = model.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+        for index, (text, offsets) in enumerate(zip(texts, encoded["offset_mapping"])):
+            if len(offsets) <= limit:
+                windows.append(text)
+                owners.append(index)
+                weights.append(max(1, len(offsets)))
+                continue
+            for start in range(0, len(offsets), limit):
+                span = offsets[start:start + limit]
+                windows.append(text[span[0][0]:span[-1][1]])
+                owners.append(index)
+                weights.append(len(span))
+        return windows, owners, weights
 
 
 _LOCK = threading.Lock()

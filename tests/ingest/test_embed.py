@@ -1,0 +1,33 @@
+"""R-ING-3: the real model, offline; long texts are embedded whole, window by window."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def test_vectors_are_unit_length_and_deterministic(models):
+    embedder = models["prose"]
+    a, b = embedder.embed(["rotate the journal when the disk is full"] * 2)
+    assert len(a) == embedder.dims == 384
+    assert abs(np.linalg.norm(a) - 1) < 1e-5
+    assert a == b
+
+
+def test_short_text_is_one_window(models):
+    embedder = models["prose"]
+    text = "Certificates renew automatically thirty days before expiry."
+    direct = embedder.model.encode([text], normalize_embeddings=True)[0]
+    assert np.dot(embedder.embed([text])[0], direct) > 0.999
+
+
+def test_tail_of_a_long_text_still_counts(models):
+    embedder = models["code"]
+    filler = "\\n".join(f"    step_{i} = compute_value({i}, factor=2)" for i in range(120))
+    head = f"def pipeline():\\n{filler}\\n"
+    tail = "    send_invoice_email(customer, pdf_attachment, smtp_server)\\n"
+    windows, _owners, _weights = embedder._windows([head + tail])
+    assert len(windows) > 1 and "send_invoice_email" in windows[-1]
+    with_tail, without_tail = embedder.embed([head + tail, head])
+    assert np.dot(with_tail, without_tail) < 0.9999, "the last window changes the vector"
+    query = embedder.embed(["send the invoice by email"])[0]
+    assert np.dot(query, with_tail) > np.dot(query, without_tail)
