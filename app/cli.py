@@ -241,7 +241,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, demo: bool) ->
         console.print(f"demo: {changed} document(s) changed, {created} new fragment(s)")
     app = create_app(settings.with_(database_url=dsn), run_migrations=False)
     url = f"http://{settings.host}:{settings.port}"
-    body = json.dumps({"query": "how are fragments deduplicated?", "scope": {"org_id": DEMO_ORG},
+    body = json.dumps({"query": "how are near-duplicate fragments collapsed?", "scope": {"org_id": DEMO_ORG},
                        "budget_tokens": 1500})
     console.print(f"\nContexts is serving on [bold]{url}[/] (OpenAPI: {url}/schema)\nTry:\n")
     click.echo(f"curl -s {url}/contexts/retrieve -H 'content-type: application/json' -d '{body}'\n", err=True)
