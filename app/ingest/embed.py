@@ -83,7 +83,7 @@ class Embedder:
         windows: list[str] = []
         owners: list[int] = []
         weights: list[int] = []
-        encoded = model.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+        encoded = model.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         for index, (text, offsets) in enumerate(zip(texts, encoded["offset_mapping"])):
             if len(offsets) <= limit:
                 windows.append(text)
