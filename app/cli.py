@@ -211,9 +211,9 @@ def query(ctx: click.Context, text: str, org_id: str, repo: str | None, persona:
     if as_json:
         click.echo(msgspec.json.encode(response).decode())
         return
+    out = Console(soft_wrap=True, highlight=False)
     for f in response.fragments:
-        console.print(f"[bold cyan]{f.source}[/]  score={f.score:.3f}  tokens={f.tokens}  id={f.id}",
-                      highlight=False)
+        out.print(f"[bold cyan]{f.source}[/]  score={f.score:.3f}  tokens={f.tokens}  id={f.id}")
         click.echo(f.text)
         click.echo()
     console.print(f"{len(response.fragments)} fragment(s), {response.tokens_used}/{response.budget_tokens} tokens, "

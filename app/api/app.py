@@ -31,7 +31,7 @@ def health(state: State) -> dict:
     services: Services = state.services
     with services.transaction() as conn:
         conn.execute("select 1").fetchone()
-    return {"status": "ok", "version": __version__}
+    return {"status": "ok", "database": "ok", "version": __version__}
 
 
 def build_services(settings: Settings, dsn: str) -> Services:

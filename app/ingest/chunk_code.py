@@ -44,6 +44,7 @@ DEFINITIONS["tsx"] = DEFINITIONS["typescript"]
 COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
 # Wrappers whose meaning (and name) is in one child.
 WRAPPER_FIELDS = {"decorated_definition": "definition", "export_statement": "declaration"}
+SMALL_PRELUDE_TOKENS = 48
 FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 
 
@@ -179,7 +180,13 @@ class CodeChunker:
             if _is_definition(node, self._syntax):
                 unit_start = pending_comments if pending_comments is not None else start
                 if group is not None:
-                    self._emit_span(group.start, unit_start - 1, path)
+                    # A short prelude (an import or two, a constant) is context for the
+                    # unit after it, not a fragment of its own that would match anything.
+                    if (self._span_tokens(group.start, unit_start - 1) < SMALL_PRELUDE_TOKENS
+                            and self._span_tokens(group.start, end) <= self.max_tokens):
+                        unit_start = group.start
+                    else:
+                        self._emit_span(group.start, unit_start - 1, path)
                     group = None
                 elif unit_start > cursor:
                     # Lines before the first member (a class line, a file header) stay

@@ -30,9 +30,18 @@ def test_python_top_level_definitions_are_whole_fragments():
             expected = "\n".join(lines[first - 1:node.end_lineno])
             assert by_symbol[node.name].text.endswith(expected)
             assert by_symbol[node.name].end_line == node.end_lineno
-    # Imports and constants are grouped into the module-level fragment.
-    assert any(c.symbol is None and "DEFAULT_TTL_SECONDS = 900" in c.text and "import time" in c.text
-               for c in chunks)
+    # The short prelude (docstring, imports, a constant) travels with the first unit.
+    first = chunks[0]
+    assert first.symbol == "Reservation" and first.start_line == 1
+    assert "import time" in first.text and "DEFAULT_TTL_SECONDS = 900" in first.text
+
+
+def test_a_long_prelude_stays_a_fragment_of_its_own():
+    constants = "\n".join(f"SETTING_{i} = 'value number {i} for the service configuration'" for i in range(30))
+    source = f"import os\n{constants}\n\n\ndef main():\n    return os.environ\n"
+    chunks = CodeChunker(512, 64).chunk(source, "python")
+    assert [c.symbol for c in chunks] == [None, "main"]
+    assert chunks[1].text.startswith("def main")
 
 
 def test_every_line_is_covered_and_no_fragment_cuts_a_line():
@@ -76,10 +85,10 @@ def test_oversized_function_splits_at_statements_with_overlap():
 
 
 @pytest.mark.parametrize(("name", "expected"), [
-    ("ledger.go", {None, "Account", "Account.Debit", "Transfer"}),
-    ("ring.rs", {None, "Ring", "checksum"}),
-    ("RateLimiter.java", {None, "RateLimiter"}),
-    ("retry.ts", {None, "RetryOptions", "withRetry", "jitter", "CircuitBreaker"}),
+    ("ledger.go", {"Account", "Account.Debit", "Transfer"}),
+    ("ring.rs", {"Ring", "checksum"}),
+    ("RateLimiter.java", {"RateLimiter"}),
+    ("retry.ts", {"RetryOptions", "withRetry", "jitter", "CircuitBreaker"}),
     ("cart.js", {None, "subtotal", "total", "Cart"}),
 ])
 def test_other_languages_chunk_along_definitions(name, expected):
