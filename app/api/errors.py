@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 import psycopg
+from psycopg_pool import PoolTimeout
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
@@ -47,12 +48,20 @@ def on_http_exception(request: Request, exc: HTTPException) -> Response:
 
 def on_database_error(request: Request, exc: psycopg.Error) -> Response:
     state = exc.sqlstate or ""
+    if isinstance(exc, psycopg.OperationalError) and not state:
+        log.error("database unreachable on %s: %s", request.url.path, exc)
+        return problem(503, "database unavailable", request)
     status = SQLSTATE_STATUS.get(state)
     if status is None:
         log.exception("database error %s on %s", state, request.url.path, exc_info=exc)
         return problem(500, "internal error", request)
     message = exc.diag.message_primary or "invalid request"
     return problem(status, message, request, sqlstate=state)
+
+
+def on_pool_timeout(request: Request, exc: PoolTimeout) -> Response:
+    log.error("no database connection within the pool timeout on %s", request.url.path)
+    return problem(503, "database unavailable", request)
 
 
 def on_rejected_document(request: Request, exc: RejectedDocument) -> Response:
@@ -67,6 +76,7 @@ def on_unexpected(request: Request, exc: Exception) -> Response:
 EXCEPTION_HANDLERS = {
     HTTPException: on_http_exception,
     psycopg.Error: on_database_error,
+    PoolTimeout: on_pool_timeout,
     RejectedDocument: on_rejected_document,
     Exception: on_unexpected,
 }

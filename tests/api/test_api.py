@@ -130,3 +130,21 @@ def test_unknown_ids(client):
     response = client.get("/traces/not-a-uuid")
     assert response.status_code in (400, 404)
     assert response.headers["content-type"].startswith("application/problem+json")
+
+
+def test_unreachable_database_is_503(settings, models, db_url, pg_server):
+    from psycopg_pool import ConnectionPool
+
+    from app.api.state import Services
+
+    services = build_services(settings.with_(database_url=db_url), db_url)
+    services.pool.close()
+    # A pool whose database does not exist cannot hand out a connection.
+    broken = ConnectionPool(pg_server.url("no_such_database"), min_size=0, max_size=1, timeout=1, open=True)
+    try:
+        app = create_app(settings, services=Services(services.settings, broken, services.retriever,
+                                                     services.pipeline))
+        with TestClient(app=app) as client:
+            problem(client.get("/health"), 503)
+    finally:
+        broken.close()
