@@ -118,7 +118,10 @@ def ingest_paths(settings: Settings, dsn: str, paths: list[Path], org_id: str, r
         TimeElapsedColumn(), console=console, disable=quiet,
     ) as progress:
         if create_org:
-            conn.execute("select api.create_org(%s)", (org_id,))
+            try:
+                conn.execute("select api.create_org(%s)", (org_id,))
+            except psycopg.errors.CheckViolation as exc:
+                raise CliError(f"invalid org id {org_id!r}: use lowercase letters, digits, '.', '_' and '-'") from exc
         task = progress.add_task("ingesting", total=len(entries))
         for start in range(0, len(entries), group_size):
             prepared = []

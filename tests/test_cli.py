@@ -63,3 +63,6 @@ def test_bad_arguments_fail_cleanly(db_url, tmp_path):
     assert empty.exit_code != 0
     bad_org = run(db_url, "org", "create", "Not Valid!")
     assert bad_org.exit_code != 0 and "invalid org id" in bad_org.output
+    (tmp_path / "f.md").write_text("# F\n\ntext\n")
+    bad_ingest = run(db_url, "ingest", str(tmp_path / "f.md"), "--org", "Bad Org")
+    assert bad_ingest.exit_code != 0 and "invalid org id" in bad_ingest.output

@@ -16,12 +16,15 @@ from app.retrieve.models import ScopeIn
 from app.scope import Scope
 
 
+NO_NUL = "^[^\x00]*$"
+
+
 class DocumentIn(msgspec.Struct, forbid_unknown_fields=True):
     path: Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
     content: str
     kind: Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9-]{0,31}$")] | None = None
-    author: Annotated[str, msgspec.Meta(max_length=256)] | None = None
-    owner: Annotated[str, msgspec.Meta(max_length=256)] | None = None
+    author: Annotated[str, msgspec.Meta(max_length=256, pattern=NO_NUL)] | None = None
+    owner: Annotated[str, msgspec.Meta(max_length=256, pattern=NO_NUL)] | None = None
     timestamp: datetime | None = None
     metadata: dict[str, object] = {}
 
@@ -54,15 +57,15 @@ class DocumentsController(Controller):
         a document that is refused (binary, empty, too large) stores nothing at all.
         Unchanged documents are reported with `changed: false`."""
         services: Services = state.services
-        paths = [d.path for d in data.documents]
-        if len(set(paths)) != len(paths):
-            raise ValidationException("each document path may appear once per request")
         prepared = [
             services.pipeline.prepare(SourceDocument(
                 path=d.path, content=d.content, kind=d.kind, author=d.author, owner=d.owner,
                 timestamp=d.timestamp, metadata=d.metadata))
             for d in data.documents
         ]
+        paths = [p.doc.path for p in prepared]  # after normalization: "a.md" and "/a.md" are one path
+        if len(set(paths)) != len(paths):
+            raise ValidationException("each document path may appear once per request")
         scope = Scope(data.scope.org_id, data.scope.repo_id, data.scope.persona_id, data.scope.session_id)
         with services.transaction() as conn:
             results = services.pipeline.write(conn, scope, prepared)

@@ -21,6 +21,7 @@ SQLSTATE_STATUS = {
     "22P02": 400,  # invalid_text_representation (e.g. a malformed uuid)
     "22001": 400,  # string_data_right_truncation
     "22003": 400,  # numeric_value_out_of_range (an id beyond bigint)
+    "22P05": 400,  # untranslatable_character (e.g. \u0000 inside JSON)
     "23505": 409,  # unique_violation
     "42501": 403,  # insufficient_privilege
     "55000": 409,  # object_not_in_prerequisite_state (e.g. model mismatch)
@@ -51,6 +52,9 @@ def on_database_error(request: Request, exc: psycopg.Error) -> Response:
     if isinstance(exc, psycopg.OperationalError) and not state:
         log.error("database unreachable on %s: %s", request.url.path, exc)
         return problem(503, "database unavailable", request)
+    if isinstance(exc, psycopg.DataError) and not state:
+        # Raised by the driver before sending, e.g. a NUL character in a text value.
+        return problem(400, f"invalid value: {exc}", request)
     status = SQLSTATE_STATUS.get(state)
     if status is None:
         log.exception("database error %s on %s", state, request.url.path, exc_info=exc)
@@ -68,6 +72,10 @@ def on_rejected_document(request: Request, exc: RejectedDocument) -> Response:
     return problem(422, str(exc), request)
 
 
+def on_recursion(request: Request, exc: RecursionError) -> Response:
+    return problem(400, "request body is nested too deeply", request)
+
+
 def on_unexpected(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s", request.url.path, exc_info=exc)
     return problem(500, "internal error", request)
@@ -78,5 +86,6 @@ EXCEPTION_HANDLERS = {
     psycopg.Error: on_database_error,
     PoolTimeout: on_pool_timeout,
     RejectedDocument: on_rejected_document,
+    RecursionError: on_recursion,
     Exception: on_unexpected,
 }

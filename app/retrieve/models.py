@@ -18,7 +18,7 @@ class ScopeIn(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class RetrieveRequest(msgspec.Struct, forbid_unknown_fields=True):
-    query: Annotated[str, msgspec.Meta(min_length=1, max_length=4000)]
+    query: Annotated[str, msgspec.Meta(min_length=1, max_length=4000, pattern="^[^\x00]*$")]
     scope: ScopeIn
     budget_tokens: Annotated[int, msgspec.Meta(gt=0, le=200_000)] = 4000
     k_lexical: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 100

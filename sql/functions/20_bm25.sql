@@ -30,8 +30,10 @@ as $$
         set fragment_count = c.fragment_count + 1, total_length = c.total_length + excluded.total_length
 $$;
 
--- data._bm25_remove: the exact inverse of _bm25_add.
-create or replace function data._bm25_remove(p_org_id text, p_fragment_id bigint)
+-- data._bm25_remove: the exact inverse of _bm25_add, computed from the tsvector the
+-- fragment was indexed under (its postings may already be gone: on delete, the foreign
+-- key's cascade runs before this trigger).
+create or replace function data._bm25_remove(p_org_id text, p_fragment_id bigint, p_tsv tsvector)
 returns void
 language plpgsql
 set search_path = pg_catalog, extensions, pg_temp
@@ -39,21 +41,18 @@ as $$
 declare
     removed_length int;
 begin
-    with postings as (
-        delete from data.bm25_postings p
-        where p.org_id = p_org_id and p.fragment_id = p_fragment_id
-        returning p.term, p.dl
-    ), df as (
-        update data.bm25_terms s set df = s.df - 1
-        from postings where s.org_id = p_org_id and s.term = postings.term
-    )
-    select max(dl) into removed_length from postings;
-
-    if removed_length is not null then
-        update data.bm25_corpus c
-        set fragment_count = c.fragment_count - 1, total_length = c.total_length - removed_length
-        where c.org_id = p_org_id;
+    select sum(coalesce(array_length(t.positions, 1), 1)) into removed_length from unnest(p_tsv) as t;
+    if removed_length is null then
+        return;  -- no terms: never indexed, never counted
     end if;
+    delete from data.bm25_postings p where p.org_id = p_org_id and p.fragment_id = p_fragment_id;
+    update data.bm25_terms s set df = s.df - 1
+    where s.org_id = p_org_id and s.term in (select t.lexeme from unnest(p_tsv) as t);
+    delete from data.bm25_terms s
+    where s.org_id = p_org_id and s.df <= 0 and s.term in (select t.lexeme from unnest(p_tsv) as t);
+    update data.bm25_corpus c
+    set fragment_count = c.fragment_count - 1, total_length = c.total_length - removed_length
+    where c.org_id = p_org_id;
 end
 $$;
 
@@ -65,7 +64,7 @@ set search_path = pg_catalog, extensions, pg_temp
 as $$
 begin
     if tg_op in ('UPDATE', 'DELETE') and old.active then
-        perform data._bm25_remove(old.org_id, old.fragment_id);
+        perform data._bm25_remove(old.org_id, old.fragment_id, old.tsv);
     end if;
     if tg_op in ('INSERT', 'UPDATE') and new.active then
         perform data._bm25_add(new.org_id, new.fragment_id, new.tsv, new.repo_id, new.persona_id, new.session_id);

@@ -48,7 +48,7 @@ create or replace function api.begin_document(
     p_path text, p_kind text, p_content text, p_content_hash text,
     p_language text default null, p_author text default null,
     p_source_ts timestamptz default null, p_metadata jsonb default '{}')
-returns table (doc_id bigint, version int, changed boolean)
+returns table (doc_id bigint, version int, changed boolean, rehome jsonb)
 language plpgsql
 set search_path = pg_catalog, extensions, pg_temp
 as $$
@@ -72,7 +72,7 @@ begin
         select v.content_hash into current_hash from data.document_versions v
         where v.doc_id = existing.doc_id and v.version = existing.current_version;
         if current_hash = p_content_hash then
-            return query select existing.doc_id, existing.current_version, false;
+            return query select existing.doc_id, existing.current_version, false, '[]'::jsonb;
             return;
         end if;
         new_version := existing.current_version + 1;
@@ -89,35 +89,94 @@ begin
     values (existing.doc_id, new_version, p_content_hash, p_content, p_language, p_author, p_source_ts,
             coalesce(p_metadata, '{}'));
 
-    perform data._retire_sources(existing.doc_id, new_version);
-    return query select existing.doc_id, new_version, true;
+    return query select existing.doc_id, new_version, true, data._retire_sources(existing.doc_id, new_version);
 exception when check_violation or not_null_violation then
     raise exception 'invalid document: %', sqlerrm using errcode = '22023';
 end
 $$;
 comment on function api.begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb)
-    is 'Start ingesting a document: no-op when unchanged, else a new version that retires the old pointers.';
+    is 'Start ingesting a document: no-op when unchanged, else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
 
 -- data._retire_sources: pointers of versions older than p_keep_version stop counting;
--- fragments left without a live pointer become inactive (and leave BM25 statistics).
+-- a fragment left without a live pointer becomes inactive (and leaves BM25). A fragment
+-- left with live *near-duplicate* pointers only would cite text those sources do not
+-- contain: those pointers are detached and returned (with their own text, read back
+-- from their document version) so the caller writes them again as chunks of their own.
 create or replace function data._retire_sources(p_doc_id bigint, p_keep_version int)
-returns void
-language sql
+returns jsonb
+language plpgsql
 set search_path = pg_catalog, extensions, pg_temp
 as $$
+declare
+    affected bigint[];
+    detached jsonb;
+begin
     with retired as (
         update data.fragment_sources s set retired_at = now()
         where s.doc_id = p_doc_id and s.doc_version < p_keep_version and s.retired_at is null
         returning s.fragment_id
     )
+    select coalesce(array_agg(distinct fragment_id), '{}') into affected from retired;
+
     update data.fragments f set active = false
-    where f.fragment_id in (select fragment_id from retired)
-      and f.active
-      and not exists (
-          select 1 from data.fragment_sources s
-          where s.fragment_id = f.fragment_id and s.retired_at is null
-            and not (s.doc_id = p_doc_id and s.doc_version < p_keep_version))
+    where f.fragment_id = any(affected) and f.active
+      and not exists (select 1 from data.fragment_sources s
+                      where s.fragment_id = f.fragment_id and s.retired_at is null);
+
+    with orphaned as (
+        select f.fragment_id, f.content_hash, f.namespace, f.owner, f.heading_path, f.symbol, f.chunker_version
+        from data.fragments f
+        where f.fragment_id = any(affected) and f.active
+          and not exists (select 1 from data.fragment_sources s
+                          where s.fragment_id = f.fragment_id and s.retired_at is null
+                            and s.content_hash = f.content_hash)
+    ), gone as (
+        delete from data.fragment_sources s using orphaned o
+        where s.fragment_id = o.fragment_id and s.retired_at is null
+        returning s.doc_id, s.doc_version, s.ordinal, s.anchor, s.start_line, s.end_line, o.namespace,
+                  o.owner, o.heading_path, o.symbol, o.chunker_version
+    )
+    select coalesce(jsonb_agg(jsonb_build_object(
+               'doc_id', g.doc_id, 'doc_version', g.doc_version, 'ordinal', g.ordinal, 'anchor', g.anchor,
+               'start_line', g.start_line, 'end_line', g.end_line, 'namespace', g.namespace, 'owner', g.owner,
+               'heading_path', to_jsonb(g.heading_path), 'symbol', g.symbol, 'path', d.path,
+               'chunker_version', g.chunker_version,
+               'text', array_to_string((string_to_array(v.content, E'\n'))[g.start_line:g.end_line], E'\n'))
+               order by g.doc_id, g.ordinal), '[]'::jsonb)
+    into detached
+    from gone g
+    join data.documents d on d.doc_id = g.doc_id
+    join data.document_versions v on v.doc_id = g.doc_id and v.version = g.doc_version;
+    return detached;
+end
 $$;
+
+-- data._on_sources_deleted: a fragment whose last live exact pointer is deleted (a
+-- document or session removed) stops being retrievable; one with no pointer at all left
+-- is removed.
+create or replace function data._on_sources_deleted()
+returns trigger
+language plpgsql
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+begin
+    delete from data.fragments f
+    where f.fragment_id in (select g.fragment_id from gone g)
+      and not exists (select 1 from data.fragment_sources s where s.fragment_id = f.fragment_id);
+    update data.fragments f set active = false
+    where f.fragment_id in (select g.fragment_id from gone g) and f.active
+      and not exists (select 1 from data.fragment_sources s
+                      where s.fragment_id = f.fragment_id and s.retired_at is null
+                        and s.content_hash = f.content_hash);
+    return null;
+end
+$$;
+
+create or replace trigger fragment_sources_deleted
+    after delete on data.fragment_sources
+    referencing old table as gone
+    for each statement
+    execute function data._on_sources_deleted();
 
 -- data._find_duplicate: the canonical fragment a new text collapses into, if any.
 -- Same org, same scope labels and namespace (collapsing across scopes would change
@@ -200,12 +259,16 @@ begin
     if doc.doc_id is null or ver.doc_id is null then
         raise exception 'unknown document version %/%', p_doc_id, p_doc_version using errcode = 'P0002';
     end if;
+    if doc.current_version <> p_doc_version then
+        raise exception 'version % of % is superseded by version %', p_doc_version, doc.path, doc.current_version
+            using errcode = '22023', hint = 'Each path may appear once per ingestion.';
+    end if;
     if jsonb_typeof(p_chunks) is distinct from 'array' then
         raise exception 'chunks must be a JSON array' using errcode = '22023';
     end if;
 
     for chunk in select value from jsonb_array_elements(p_chunks) loop
-        idx := idx + 1;
+        idx := coalesce((chunk->>'ordinal')::int, idx + 1);
         select d.fragment_id into canonical
         from data._find_duplicate(doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
                                   chunk->>'namespace', chunk->>'content_hash', (chunk->>'simhash')::bigint) d;
@@ -241,14 +304,16 @@ begin
             new_id := null;
         end if;
 
-        insert into data.fragment_sources (fragment_id, doc_id, doc_version, ordinal, anchor, start_line, end_line)
+        insert into data.fragment_sources (fragment_id, doc_id, doc_version, ordinal, anchor, start_line, end_line,
+                                           content_hash)
         values (canonical, p_doc_id, p_doc_version, idx, coalesce(chunk->>'anchor', ''),
-                coalesce((chunk->>'start_line')::int, 1), coalesce((chunk->>'end_line')::int, 1));
+                coalesce((chunk->>'start_line')::int, 1), coalesce((chunk->>'end_line')::int, 1),
+                chunk->>'content_hash');
 
         ordinal := idx; fragment_id := canonical; created := new_id is not null;
         return next;
     end loop;
-exception when check_violation or not_null_violation or invalid_text_representation then
+exception when check_violation or not_null_violation or invalid_text_representation or unique_violation then
     raise exception 'invalid chunk: %', sqlerrm using errcode = '22023';
 end
 $$;

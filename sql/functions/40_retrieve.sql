@@ -120,10 +120,11 @@ begin
     join data.fragments f on f.fragment_id = fu.fragment_id
     left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
     left join lateral (
+        -- Cite a live source holding exactly this text (near-duplicates point here too).
         select s.doc_id, s.doc_version, d.path, s.anchor
         from data.fragment_sources s join data.documents d on d.doc_id = s.doc_id
         where s.fragment_id = f.fragment_id and s.retired_at is null
-        order by s.created_at desc, s.doc_id, s.ordinal
+        order by s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id, s.ordinal
         limit 1
     ) src on true
     order by fu.fused_score desc, fu.fragment_id;
@@ -153,7 +154,7 @@ begin
            coalesce((select jsonb_agg(jsonb_build_object(
                         'doc_id', s.doc_id, 'version', s.doc_version, 'path', d.path,
                         'anchor', s.anchor, 'start_line', s.start_line, 'end_line', s.end_line,
-                        'live', s.retired_at is null)
+                        'live', s.retired_at is null, 'exact', s.content_hash = f.content_hash)
                         order by s.retired_at is null desc, s.created_at desc)
                      from data.fragment_sources s join data.documents d on d.doc_id = s.doc_id
                      where s.fragment_id = f.fragment_id), '[]'::jsonb)

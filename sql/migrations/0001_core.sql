@@ -141,8 +141,8 @@ create table data.fragments (
     repo_id         text,
     persona_id      text,
     session_id      text,
-    doc_id          bigint not null references data.documents on delete cascade,
-    doc_version     int not null,
+    doc_id          bigint,
+    doc_version     int,
     namespace       text not null references data.embedding_namespaces,
     kind            text not null,
     owner           text not null,
@@ -163,7 +163,8 @@ create table data.fragments (
     active          boolean not null default true,
     created_at      timestamptz not null default now(),
     updated_at      timestamptz not null default now(),
-    foreign key (doc_id, doc_version) references data.document_versions on delete cascade
+    -- Provenance only: deleting that document keeps a fragment other sources still use.
+    foreign key (doc_id, doc_version) references data.document_versions on delete set null
 );
 create index fragments_simhash_band0 on data.fragments (org_id, simhash_band0);
 create index fragments_simhash_band1 on data.fragments (org_id, simhash_band1);
@@ -173,7 +174,7 @@ create index fragments_content_hash on data.fragments (org_id, content_hash);
 create index fragments_doc on data.fragments (doc_id);
 comment on table data.fragments is 'Canonical fragments: one decision or one code unit, deduplicated by SimHash.';
 comment on column data.fragments.active is 'True while at least one live document version points at the fragment.';
-comment on column data.fragments.doc_id is 'Document that first produced this text; all sources are in fragment_sources.';
+comment on column data.fragments.doc_id is 'Document that first produced this text (null once deleted); all sources are in fragment_sources.';
 comment on column data.fragments.heading_path is 'Headings (prose) or enclosing symbols (code) above the fragment.';
 
 create table data.fragment_sources (
@@ -184,6 +185,7 @@ create table data.fragment_sources (
     anchor      text not null,
     start_line  int not null,
     end_line    int not null,
+    content_hash text not null,
     retired_at  timestamptz,
     created_at  timestamptz not null default now(),
     primary key (doc_id, doc_version, ordinal),
@@ -192,6 +194,7 @@ create table data.fragment_sources (
 create index fragment_sources_fragment on data.fragment_sources (fragment_id) where retired_at is null;
 comment on table data.fragment_sources is 'Where each fragment occurs: one canonical fragment, many source pointers.';
 comment on column data.fragment_sources.retired_at is 'Set when a newer document version replaces this one.';
+comment on column data.fragment_sources.content_hash is 'Hash of this source''s own text: equal to the fragment''s for an exact pointer, different for a near-duplicate.';
 
 create table data.embeddings (
     fragment_id bigint not null references data.fragments on delete cascade,
@@ -207,7 +210,7 @@ comment on table data.embeddings is 'Dense vectors, one per fragment and model; 
 -- BM25 statistics, per org, maintained at write time ------------------------------
 
 create table data.bm25_postings (
-    org_id      text not null,
+    org_id      text not null references data.orgs on delete cascade,
     term        text not null,
     fragment_id bigint not null references data.fragments on delete cascade,
     tf          int not null,
@@ -223,7 +226,7 @@ create index bm25_postings_fragment on data.bm25_postings (fragment_id);
 comment on table data.bm25_postings is 'Term frequencies of active fragments; the covering key serves BM25 and the scope filter without heap reads.';
 
 create table data.bm25_terms (
-    org_id text not null,
+    org_id text not null references data.orgs on delete cascade,
     term   text not null,
     df     int not null check (df >= 0),
     primary key (org_id, term)

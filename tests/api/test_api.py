@@ -97,6 +97,7 @@ def test_trace_explains_every_candidate(client):
     ({"query": "x", "scope": {"org_id": "acme"}, "unexpected": True}, 400),
     ({"query": "x", "scope": {"org_id": "nobody"}}, 404),                         # unknown org
     ({"query": "   ", "scope": {"org_id": "acme"}}, 400),                         # blank query
+    ({"query": "nul\u0000byte", "scope": {"org_id": "acme"}}, 400),
 ])
 def test_bad_retrieve_requests(client, body, status):
     problem(client.post("/contexts/retrieve", json=body), status)
@@ -116,6 +117,16 @@ def test_bad_documents_store_nothing(client, db_url):
     problem(client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": []}), 400)
     problem(client.post("/documents", json={"scope": {"org_id": "nobody"}, "documents": [good]}), 404)
     problem(client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": [good, good]}), 400)
+    same_path = dict(good, path="/ok.md")
+    problem(client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": [good, same_path]}), 400)
+    for field, value in (("author", "A\u0000da"), ("owner", "x\u0000"), ("metadata", {"k": "v\u0000"}),
+                         ("metadata", {"k\u0000": 1})):
+        problem(client.post("/documents", json={"scope": {"org_id": "acme"},
+                                                "documents": [dict(good, **{field: value})]}), 400)
+    deep = b'{"scope": {"org_id": "acme"}, "documents": [{"path": "d.md", "content": "x", "metadata": ' + \
+        b'{"x": ' * 5000 + b'1' + b'}' * 5000 + b'}]}'
+    response = client.post("/documents", content=deep, headers={"content-type": "application/json"})
+    assert 400 <= response.status_code < 500
     problem(client.post("/documents", json={"scope": {"org_id": "acme"},
                                             "documents": [{"path": "a.md", "content": "x", "kind": "BAD KIND"}]}), 400)
     with psycopg.connect(db_url) as conn:
@@ -148,3 +159,18 @@ def test_unreachable_database_is_503(settings, models, db_url, pg_server):
             problem(client.get("/health"), 503)
     finally:
         broken.close()
+
+
+def test_failure_after_the_first_writes_rolls_everything_back(client, db_url, monkeypatch):
+    services = client.app.state.services
+
+    def fail(_pending):
+        raise RuntimeError("embedding backend crashed")
+
+    monkeypatch.setattr(services.pipeline, "_embed_new", fail)
+    response = ingest(client, DOCS)
+    problem(response, 500)
+    assert "crashed" not in response.text, "5xx bodies never echo internals"
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("select count(*) from data.documents").fetchone() == (0,)
+        assert conn.execute("select count(*) from data.document_versions").fetchone() == (0,)

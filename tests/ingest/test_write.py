@@ -110,3 +110,67 @@ def test_unknown_org_is_refused(conn, pipeline):
     prepared = [pipeline.prepare(SourceDocument(path="a.md", content="hello there"))]
     with pytest.raises(psycopg.errors.NoDataFound, match="unknown org"):
         pipeline.write(conn, Scope("nobody"), prepared)
+
+
+def live_citation(conn, symbol: str):
+    return conn.execute(
+        """select c.path, c.doc_version, c.text from api.retrieve_candidates('acme', %s, '{}'::jsonb,
+               p_k_dense => 0) c where c.symbol = %s""", (symbol, symbol)).fetchone()
+
+
+def test_exact_text_is_revived_without_a_new_embedding(conn, ingest):
+    first = ingest("acme", {"inventory.py": INVENTORY})[0]
+    ingest("acme", {"inventory.py": INVENTORY.replace("purge_expired", "purge_old")})
+    third = ingest("acme", {"inventory.py": INVENTORY})[0]
+    assert third.version == 3 and third.created == 0 and first.created == third.fragments
+    assert live_citation(conn, "purge_expired")[:2] == ("inventory.py", 3)
+    from tests.sql.test_bm25 import assert_statistics_match_active_fragments
+    assert_statistics_match_active_fragments(conn)
+
+
+def test_shared_fragment_stays_live_through_the_other_source(conn, ingest):
+    ingest("acme", {"a/inventory.py": INVENTORY, "b/inventory.py": INVENTORY})
+    fragments = counts(conn)[0]
+    ingest("acme", {"a/inventory.py": "def unrelated():\n    return 42\n"})
+    assert counts(conn)[0] == fragments + 1
+    assert live_citation(conn, "purge_expired")[:2] == ("b/inventory.py", 1)
+    conn.execute("delete from data.documents where path = 'a/inventory.py'")
+    assert live_citation(conn, "purge_expired")[:2] == ("b/inventory.py", 1), "origin deleted, text kept"
+    conn.execute("delete from data.documents where path = 'b/inventory.py'")
+    assert live_citation(conn, "purge_expired") is None
+    from tests.sql.test_bm25 import assert_statistics_match_active_fragments
+    assert_statistics_match_active_fragments(conn)
+
+
+def test_near_duplicate_pointer_is_rehomed_when_the_original_changes(conn, ingest):
+    near = INVENTORY.replace('"""Stock levels and the reservations held against them."""',
+                             '"""Stock levels and the reservations held against it."""')
+    ingest("acme", {"a/inventory.py": INVENTORY})
+    assert ingest("acme", {"b/inventory.py": near})[0].created == 0, "the near copy collapses at first"
+    ingest("acme", {"a/inventory.py": "def unrelated():\n    return 42\n"})
+    path, version, text = live_citation(conn, "Inventory")
+    assert path == "b/inventory.py" and version == 1
+    assert "held against it." in text, "the cited source holds exactly the returned text"
+    exact = conn.execute("""select bool_and(s.content_hash = f.content_hash) from data.fragments f
+                            join data.fragment_sources s using (fragment_id)
+                            where f.active and s.retired_at is null""").fetchone()[0]
+    assert exact, "every live pointer of an active fragment is exact after re-homing"
+    from tests.sql.test_bm25 import assert_statistics_match_active_fragments
+    assert_statistics_match_active_fragments(conn)
+
+
+def test_persona_fragments_only_for_that_persona(conn, ingest, retriever):
+    import msgspec
+
+    from app.retrieve.models import RetrieveRequest
+
+    ingest("acme", {"review.md": "# Accessibility review\n\nEvery icon button needs an aria-label.\n"},
+           persona="a11y-reviewer")
+
+    def paths(scope):
+        request = msgspec.convert({"query": "icon button aria-label", "scope": scope}, RetrieveRequest)
+        return {c.path for c in retriever.candidates(conn, request)}
+
+    assert "review.md" not in paths({"org_id": "acme"})
+    assert "review.md" not in paths({"org_id": "acme", "persona_id": "backend-sre"})
+    assert "review.md" in paths({"org_id": "acme", "persona_id": "a11y-reviewer"})

@@ -56,5 +56,6 @@ def test_stripped_fragment_is_counted_after_stripping():
 def test_freshness_is_a_half_life_decay():
     now = datetime(2026, 1, 1, tzinfo=timezone.utc)
     assert freshness(now, 90, now) == 1.0
-    assert freshness(now - timedelta(days=90), 90, now) == pytest.approx(0.36787944, rel=1e-6)
+    assert freshness(now - timedelta(days=90), 90, now) == pytest.approx(0.5)
+    assert freshness(now - timedelta(days=180), 90, now) == pytest.approx(0.25)
     assert freshness(now - timedelta(days=900), 90, now) > 0

@@ -79,9 +79,17 @@ def test_other_org_is_invisible(corpus, ingest, retriever):
     assert {c.fragment_id for c in candidates}.isdisjoint({c.fragment_id for c in own})
 
 
-def test_dense_top_k_is_not_capped_by_ef_search(conn, ingest, retriever):
-    docs = {f"notes/n{i}.md": f"# Note {i}\n\nObservation number {i} about queue depth {i * 7}.\n" for i in range(60)}
-    ingest("acme", docs)
-    candidates = retriever.candidates(conn, request("queue depth observation", k_lexical=0, k_dense=55))
-    assert len(candidates) == 55
-    assert [c.dense_rank for c in candidates] == list(range(1, 56))
+def test_freshness_half_life_prefers_recent_text(conn, ingest, retriever):
+    from datetime import datetime, timedelta, timezone
+
+    now = datetime.now(timezone.utc)
+    text = "# Deploy freeze\n\nNo deploys on Fridays after 15:00.\n"
+    ingest("acme", {"old/freeze.md": text}, repo="old", timestamp=now - timedelta(days=400))
+    ingest("acme", {"new/freeze.md": text}, repo="new", timestamp=now - timedelta(days=2))
+    base = {"query": "deploy freeze fridays", "scope": {"org_id": "acme"}, "budget_tokens": 1000}
+    plain = retriever.retrieve(conn, msgspec.convert(base, RetrieveRequest), "t")
+    fresh = retriever.retrieve(conn, msgspec.convert(base | {"freshness_halflife_days": 30}, RetrieveRequest), "t")
+    assert fresh.fragments[0].source.startswith("new/freeze.md")
+    old, new = sorted(fresh.fragments, key=lambda f: f.source.startswith("new/"))
+    assert new.score > old.score
+    assert {f.source for f in plain.fragments} == {f.source for f in fresh.fragments}

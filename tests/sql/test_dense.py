@@ -1,0 +1,75 @@
+"""Dense search at a size where PostgreSQL really uses the HNSW index: a top-k larger
+than hnsw.ef_search's default stays full, and a 1%-selective scope still gets k rows."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from tests.ingest.test_write import nested_plans
+
+DIMS, ROWS = 8, 10_000
+
+
+@pytest.fixture
+def vectors(conn):
+    conn.execute("select api.create_org('acme')")
+    conn.execute("select api.register_embedding_model('prose', 'synthetic', %s)", (DIMS,))
+    conn.execute("select api.ensure_scope('acme', 'wide')")
+    conn.execute("select api.ensure_scope('acme', 'narrow')")
+    doc_id = conn.execute("""insert into data.documents (org_id, path, kind, current_version)
+                             values ('acme', 'synthetic', 'doc', 1) returning doc_id""").fetchone()[0]
+    conn.execute("insert into data.document_versions (doc_id, version, content_hash, content) "
+                 "values (%s, 1, 'h', 'synthetic')", (doc_id,))
+    conn.execute("select setseed(0.42)")
+    conn.execute(f"""
+        with f as (
+            insert into data.fragments (org_id, repo_id, doc_id, doc_version, namespace, kind, owner, text,
+                                        content_hash, token_count, chunker_version, simhash, tsv)
+            select 'acme', case when g %% 100 = 0 then 'narrow' else 'wide' end, %s, 1, 'prose', 'doc', 'x',
+                   'row ' || g, md5(g::text), 2, 'test', g, ''::tsvector
+            from generate_series(1, {ROWS}) g
+            returning fragment_id)
+        insert into data.embeddings (fragment_id, model_id, org_id, embedding)
+        select f.fragment_id, m.model_id, 'acme',
+               array(select random()::float4 - 0.5 from generate_series(1, {DIMS}) where f.fragment_id > 0)::extensions.vector
+        from f, data.embedding_models m where m.name = 'synthetic'
+    """, (doc_id,))
+    conn.execute("analyze data.embeddings")
+    conn.execute("analyze data.fragments")
+    conn.commit()
+    return conn
+
+
+def exact_top(conn, query, k, repo=None):
+    conn.execute("set enable_indexscan = off")
+    rows = conn.execute(f"""
+        select e.fragment_id from data.embeddings e join data.fragments f using (fragment_id)
+        where (%s::text is null or f.repo_id = %s)
+        order by e.embedding::extensions.vector({DIMS}) operator(extensions.<=>) %s::extensions.vector({DIMS})
+        limit %s""",
+                        (repo, repo, json.dumps(query), k)).fetchall()
+    conn.execute("reset enable_indexscan")
+    return [r[0] for r in rows]
+
+
+def test_top_200_is_full_and_uses_the_hnsw_index(vectors):
+    query = [random.Random(1).uniform(-0.5, 0.5) for _ in range(DIMS)]
+    plans = nested_plans(vectors, "select * from api.search_dense('acme', %s, 200)", (json.dumps({"prose": query}),))
+    assert "embeddings_hnsw_model_" in plans
+    got = [r[0] for r in vectors.execute("select fragment_id from api.search_dense('acme', %s, 200)",
+                                         (json.dumps({"prose": query}),)).fetchall()]
+    assert len(got) == 200
+    recall = len(set(got) & set(exact_top(vectors, query, 200))) / 200
+    assert recall >= 0.9, recall
+
+
+def test_one_percent_scope_still_gets_k_rows(vectors):
+    query = [random.Random(2).uniform(-0.5, 0.5) for _ in range(DIMS)]
+    got = [r[0] for r in vectors.execute(
+        "select fragment_id from api.search_dense('acme', %s, 50, 'narrow')", (json.dumps({"prose": query}),))]
+    assert len(got) == 50
+    recall = len(set(got) & set(exact_top(vectors, query, 50, "narrow"))) / 50
+    assert recall >= 0.9, recall
