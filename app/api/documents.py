@@ -25,7 +25,8 @@ class DocumentIn(msgspec.Struct, forbid_unknown_fields=True):
     kind: Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9-]{0,31}$")] | None = None
     author: Annotated[str, msgspec.Meta(max_length=256, pattern=NO_NUL)] | None = None
     owner: Annotated[str, msgspec.Meta(max_length=256, pattern=NO_NUL)] | None = None
-    timestamp: datetime | None = None
+    timestamp: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
+    """ISO 8601 with a UTC offset; a naive time would be read in the server's zone."""
     metadata: dict[str, object] = {}
 
 

@@ -117,6 +117,8 @@ def test_bad_documents_store_nothing(client, db_url):
     problem(client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": []}), 400)
     problem(client.post("/documents", json={"scope": {"org_id": "nobody"}, "documents": [good]}), 404)
     problem(client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": [good, good]}), 400)
+    problem(client.post("/documents", json={"scope": {"org_id": "acme"},
+                                            "documents": [dict(good, timestamp="2026-01-01T10:00:00")]}), 400)
     same_path = dict(good, path="/ok.md")
     problem(client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": [good, same_path]}), 400)
     for field, value in (("author", "A\u0000da"), ("owner", "x\u0000"), ("metadata", {"k": "v\u0000"}),
