@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         have = conn.execute(active_sql, (ORG,)).fetchone()[0]
         if have < args.fragments:
             for model in models.values():
-                model.model
+                model.load()
             files = corpus_files(site)
             documents = prepared_documents(pipeline, files, site)
             prepare_s = write_s = 0.0

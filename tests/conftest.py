@@ -70,7 +70,7 @@ def models(settings: Settings):
 
     loaded = embedders(settings)
     for embedder in loaded.values():
-        embedder.model
+        embedder.load()
     return loaded
 
 

@@ -38,7 +38,7 @@ def build_services(settings: Settings, dsn: str) -> Services:
     models = embedders(settings)
     reranker = Reranker(settings.reranker, settings.torch_threads) if settings.reranker else None
     for embedder in models.values():
-        embedder.model  # load now: the first request should not pay for it
+        embedder.load()  # now: the first request should not pay for it
     if reranker is not None:
         reranker.load()
     pipeline = IngestPipeline(settings, models)

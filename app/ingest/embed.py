@@ -54,6 +54,10 @@ class Embedder:
     def model(self):
         return _load(self.name, self.dtype, self.threads)
 
+    def load(self) -> None:
+        """Load the model now (it is otherwise loaded on first use)."""
+        _load(self.name, self.dtype, self.threads)
+
     @property
     def dims(self) -> int:
         model = self.model

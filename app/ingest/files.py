@@ -45,6 +45,13 @@ def _ancestor_specs(root: Path, top: Path) -> list[tuple[Path, pathspec.PathSpec
     return specs
 
 
+def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathSpec]]) -> bool:
+    for base, spec in specs:
+        if spec.match_file(path.relative_to(base).as_posix() + ("/" if is_dir else "")):
+            return True
+    return False
+
+
 def _walk(root: Path, top: Path) -> Iterator[Path]:
     """Files under root, honouring every .gitignore from top on the way down."""
     specs = _ancestor_specs(root, top)
@@ -55,17 +62,10 @@ def _walk(root: Path, top: Path) -> Iterator[Path]:
         if spec is not None:
             specs.append((here, spec))
 
-        def ignored(path: Path, is_dir: bool) -> bool:
-            for base, s in specs:
-                rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
-                if s.match_file(rel):
-                    return True
-            return False
-
-        dirnames[:] = sorted(d for d in dirnames if not _hidden(d) and not ignored(here / d, True))
+        dirnames[:] = sorted(d for d in dirnames if not _hidden(d) and not _ignored(here / d, True, specs))
         for name in sorted(filenames):
             path = here / name
-            if not _hidden(name) and not path.is_symlink() and not ignored(path, False):
+            if not _hidden(name) and not path.is_symlink() and not _ignored(path, False, specs):
                 yield path
 
 

@@ -6,7 +6,6 @@ import msgspec
 import pytest
 
 from app.retrieve.models import RetrieveRequest
-from app.scope import Scope
 from tests.retrieve.corpus import CODE, DOCS
 
 
