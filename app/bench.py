@@ -148,8 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                 "prepare_seconds": round(prepare_s, 2), "write_embed_seconds": round(write_s, 2),
                 "fragments_per_second": round(chunks / (prepare_s + write_s), 2),
             }
-        total = conn.execute("select count(*) from data.fragments where org_id = %s and active", (ORG,)).fetchone()[0]
-        results["corpus_fragments"] = total
+        results["corpus_fragments"] = have
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("vacuum analyze")
 

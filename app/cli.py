@@ -75,12 +75,18 @@ def org_create(ctx: click.Context, org_id: str, name: str) -> None:
     import psycopg
 
     dsn = _open(_settings(ctx))
+    with psycopg.connect(dsn) as conn:
+        _create_org(conn, org_id, name)
+    console.print(f"org [bold]{org_id}[/] ready")
+
+
+def _create_org(conn, org_id: str, name: str = "") -> None:
+    import psycopg
+
     try:
-        with psycopg.connect(dsn) as conn:
-            conn.execute("select api.create_org(%s, %s)", (org_id, name))
+        conn.execute("select api.create_org(%s, %s)", (org_id, name))
     except psycopg.errors.CheckViolation as exc:
         raise CliError(f"invalid org id {org_id!r}: use lowercase letters, digits, '.', '_' and '-'") from exc
-    console.print(f"org [bold]{org_id}[/] ready")
 
 
 def _git_identity() -> str | None:
@@ -118,10 +124,7 @@ def ingest_paths(settings: Settings, dsn: str, paths: list[Path], org_id: str, r
         TimeElapsedColumn(), console=console, disable=quiet,
     ) as progress:
         if create_org:
-            try:
-                conn.execute("select api.create_org(%s)", (org_id,))
-            except psycopg.errors.CheckViolation as exc:
-                raise CliError(f"invalid org id {org_id!r}: use lowercase letters, digits, '.', '_' and '-'") from exc
+            _create_org(conn, org_id)
         task = progress.add_task("ingesting", total=len(entries))
         for start in range(0, len(entries), group_size):
             prepared = []

@@ -8,7 +8,6 @@ from typing import Annotated
 import msgspec
 from litestar import Controller, post
 from litestar.datastructures import State
-from litestar.exceptions import ValidationException
 
 from app.api.state import Services
 from app.ingest.normalize import SourceDocument
@@ -64,9 +63,6 @@ class DocumentsController(Controller):
                 timestamp=d.timestamp, metadata=d.metadata))
             for d in data.documents
         ]
-        paths = [p.doc.path for p in prepared]  # after normalization: "a.md" and "/a.md" are one path
-        if len(set(paths)) != len(paths):
-            raise ValidationException("each document path may appear once per request")
         scope = Scope(data.scope.org_id, data.scope.repo_id, data.scope.persona_id, data.scope.session_id)
         with services.transaction() as conn:
             results = services.pipeline.write(conn, scope, prepared)

@@ -11,6 +11,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
 from app.ingest.normalize import RejectedDocument
+from app.ingest.pipeline import DuplicatePaths
 
 log = logging.getLogger("contexts.api")
 
@@ -72,6 +73,10 @@ def on_rejected_document(request: Request, exc: RejectedDocument) -> Response:
     return problem(422, str(exc), request)
 
 
+def on_duplicate_paths(request: Request, exc: DuplicatePaths) -> Response:
+    return problem(400, str(exc), request)
+
+
 def on_recursion(request: Request, exc: RecursionError) -> Response:
     return problem(400, "request body is nested too deeply", request)
 
@@ -86,6 +91,7 @@ EXCEPTION_HANDLERS = {
     psycopg.Error: on_database_error,
     PoolTimeout: on_pool_timeout,
     RejectedDocument: on_rejected_document,
+    DuplicatePaths: on_duplicate_paths,
     RecursionError: on_recursion,
     Exception: on_unexpected,
 }

@@ -26,6 +26,11 @@ from app.scope import Scope
 from app.settings import Settings
 
 
+class DuplicatePaths(ValueError):
+    """Two documents of one ingestion normalize to the same path: the second would
+    supersede the first inside the same write."""
+
+
 @dataclass(frozen=True, slots=True)
 class PreparedDocument:
     doc: NormalizedDocument
@@ -127,8 +132,9 @@ class IngestPipeline:
     ) -> list[IngestResult]:
         documents = list(documents)
         paths = [p.doc.path for p in documents]
-        if len(set(paths)) != len(paths):
-            raise ValueError("each document path may appear once per ingestion")
+        repeated = sorted({p for p in paths if paths.count(p) > 1})
+        if repeated:
+            raise DuplicatePaths(f"each document path may appear once per ingestion: {', '.join(repeated)}")
         results: list[IngestResult] = []
         pending: list[_Pending] = []
         detached: list[dict] = []
