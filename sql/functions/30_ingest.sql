@@ -97,11 +97,26 @@ $$;
 comment on function api.begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb)
     is 'Start ingesting a document: no-op when unchanged, else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
 
--- data._retire_sources: pointers of versions older than p_keep_version stop counting;
--- a fragment left without a live pointer becomes inactive (and leaves BM25). A fragment
--- left with live *near-duplicate* pointers only would cite text those sources do not
--- contain: those pointers are detached and returned (with their own text, read back
--- from their document version) so the caller writes them again as chunks of their own.
+-- data._deactivate_unsourced: the one rule for `active`: a fragment is retrievable only
+-- while a live source holds exactly its text.
+create or replace function data._deactivate_unsourced(p_fragment_ids bigint[])
+returns void
+language sql
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    update data.fragments f set active = false
+    where f.fragment_id = any(p_fragment_ids) and f.active
+      and not exists (select 1 from data.fragment_sources s
+                      where s.fragment_id = f.fragment_id and s.retired_at is null
+                        and s.content_hash = f.content_hash)
+$$;
+
+-- data._retire_sources: pointers of versions older than p_keep_version stop counting.
+-- A fragment left with live *near-duplicate* pointers only would cite text those
+-- sources do not contain: those pointers are detached and returned (with their own
+-- text, read back from their document version) so the caller writes them again as
+-- chunks of their own. Fragments left without a live exact source become inactive
+-- (and leave BM25).
 create or replace function data._retire_sources(p_doc_id bigint, p_keep_version int)
 returns jsonb
 language plpgsql
@@ -118,13 +133,8 @@ begin
     )
     select coalesce(array_agg(distinct fragment_id), '{}') into affected from retired;
 
-    update data.fragments f set active = false
-    where f.fragment_id = any(affected) and f.active
-      and not exists (select 1 from data.fragment_sources s
-                      where s.fragment_id = f.fragment_id and s.retired_at is null);
-
     with orphaned as (
-        select f.fragment_id, f.content_hash, f.namespace, f.owner, f.heading_path, f.symbol, f.chunker_version
+        select f.fragment_id, f.namespace, f.owner, f.heading_path, f.symbol, f.chunker_version
         from data.fragments f
         where f.fragment_id = any(affected) and f.active
           and not exists (select 1 from data.fragment_sources s
@@ -147,27 +157,27 @@ begin
     from gone g
     join data.documents d on d.doc_id = g.doc_id
     join data.document_versions v on v.doc_id = g.doc_id and v.version = g.doc_version;
+
+    perform data._deactivate_unsourced(affected);
     return detached;
 end
 $$;
 
--- data._on_sources_deleted: a fragment whose last live exact pointer is deleted (a
--- document or session removed) stops being retrievable; one with no pointer at all left
--- is removed.
+-- data._on_sources_deleted: after pointers are deleted (a document or session removed,
+-- or near-duplicate pointers detached), a fragment with no pointer at all left is
+-- removed, and the `active` rule is applied to the rest.
 create or replace function data._on_sources_deleted()
 returns trigger
 language plpgsql
 set search_path = pg_catalog, extensions, pg_temp
 as $$
+declare
+    touched bigint[] := array(select distinct g.fragment_id from gone g);
 begin
     delete from data.fragments f
-    where f.fragment_id in (select g.fragment_id from gone g)
+    where f.fragment_id = any(touched)
       and not exists (select 1 from data.fragment_sources s where s.fragment_id = f.fragment_id);
-    update data.fragments f set active = false
-    where f.fragment_id in (select g.fragment_id from gone g) and f.active
-      and not exists (select 1 from data.fragment_sources s
-                      where s.fragment_id = f.fragment_id and s.retired_at is null
-                        and s.content_hash = f.content_hash);
+    perform data._deactivate_unsourced(touched);
     return null;
 end
 $$;
