@@ -257,5 +257,15 @@ def serve(ctx: click.Context, host: str | None, port: int | None, demo: bool) ->
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
 
 
+
+def _register_subcommands() -> None:
+    from app.eval.cli import eval_group
+
+    main.add_command(eval_group)
+
+
+_register_subcommands()
+
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -4,6 +4,7 @@ compose within the budget, and record the trace. Shared by HTTP, CLI and eval.""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import msgspec
 import psycopg
@@ -13,6 +14,7 @@ from app.ingest.embed import Embedder, model_label
 from app.retrieve import rerank
 from app.retrieve.candidates import Candidate, fetch_candidates
 from app.retrieve.compose import compose, freshness
+from app.retrieve.config import PipelineConfig
 from app.retrieve.models import FragmentOut, RetrieveRequest, RetrieveResponse
 from app.retrieve.rerank import Reranker
 from app.retrieve.trace import candidate_entries, record_trace
@@ -23,10 +25,24 @@ FRESHNESS_WEIGHT = 0.2
 """Share of the final score given to recency when a request sets a half-life."""
 
 
+@dataclass(slots=True)
+class Ranking:
+    """A retrieval before composition: what the budget and the trace start from."""
+
+    candidates: list[Candidate]
+    """Every candidate, in fused order (as the SQL call returned them)."""
+    ranked: list[Candidate]
+    """The top `rerank_top` fused candidates in final order, each with its final score."""
+    recency: dict[int, float]
+    """Freshness factor per ranked fragment, when the request set a half-life."""
+
+
 class Retriever:
-    def __init__(self, embedders: dict[str, Embedder], reranker: Reranker | None) -> None:
+    def __init__(self, embedders: dict[str, Embedder], reranker: Reranker | None,
+                 config: PipelineConfig | None = None) -> None:
         self.embedders = embedders
         self.reranker = reranker
+        self.config = config or PipelineConfig(rrf_k=RRF_K)
 
     def query_embeddings(self, query: str) -> dict[str, list[float]]:
         """One vector per namespace; namespaces sharing a model share the computation."""
@@ -44,7 +60,7 @@ class Retriever:
             "chunker_version": CHUNKER_VERSION,
             "embedding_models": {ns: model_label(e.name) for ns, e in self.embedders.items()},
             "embed_dtype": next(iter(self.embedders.values())).dtype if self.embedders else None,
-            "fusion": {"method": "rrf", "k": RRF_K},
+            "fusion": {"method": "rrf", "k": self.config.rrf_k},
             "reranker": self.reranker.name if self.reranker else None,
             "score_basis": "rerank_probability" if self.reranker else "fused_score_normalized (no reranker configured)",
         }
@@ -52,18 +68,25 @@ class Retriever:
     def candidates(self, conn: psycopg.Connection, request: RetrieveRequest) -> list[Candidate]:
         scope = Scope(request.scope.org_id, request.scope.repo_id, request.scope.persona_id, request.scope.session_id)
         embeddings = self.query_embeddings(request.query) if request.k_dense > 0 else {}
-        return fetch_candidates(conn, scope, request.query, embeddings, request.k_lexical, request.k_dense, RRF_K)
+        return fetch_candidates(conn, scope, request.query, embeddings, request.k_lexical, request.k_dense,
+                                self.config.rrf_k)
 
-    def retrieve(self, conn: psycopg.Connection, request: RetrieveRequest, principal_id: str | None) -> RetrieveResponse:
-        started = time.perf_counter()
+    def rank(self, conn: psycopg.Connection, request: RetrieveRequest) -> Ranking:
+        """Candidates, rerank and freshness: everything `retrieve` does before the budget."""
         candidates = self.candidates(conn, request)
-        ranked = rerank.order(request.query, candidates, request.rerank_top, self.reranker, RRF_K)
+        ranked = rerank.order(request.query, candidates, request.rerank_top, self.reranker, self.config.rrf_k)
         recency: dict[int, float] = {}
         if request.freshness_halflife_days:
             for c in ranked:
                 recency[c.fragment_id] = freshness(c.updated_at, request.freshness_halflife_days)
                 c.final_score = (1 - FRESHNESS_WEIGHT) * (c.final_score or 0.0) + FRESHNESS_WEIGHT * recency[c.fragment_id]
             ranked.sort(key=lambda c: (-(c.final_score or 0.0), c.fragment_id))
+        return Ranking(candidates, ranked, recency)
+
+    def retrieve(self, conn: psycopg.Connection, request: RetrieveRequest, principal_id: str | None) -> RetrieveResponse:
+        started = time.perf_counter()
+        ranking = self.rank(conn, request)
+        candidates, ranked, recency = ranking.candidates, ranking.ranked, ranking.recency
         composition = compose(ranked, request.budget_tokens, request.min_score)
         duration_ms = (time.perf_counter() - started) * 1000.0
         entries = candidate_entries(candidates, {c.fragment_id for c in ranked}, composition, recency)

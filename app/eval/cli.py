@@ -1,0 +1,145 @@
+"""`contexts eval run | replay | agent | gate`."""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from app.cli import CliError, _open, _settings, console
+from app.eval.golden import DEFAULT_DEPTH, STAGES
+from app.eval.metrics import METRICS
+
+DEFAULT_OUT = Path("eval-results")
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Measure retrieval: golden sets, regression replays, graded agent tasks, the gate."""
+
+
+@contextmanager
+def progress_bars(quiet: bool = False):
+    """A callback progress(phase, done, total) drawing one rich bar per phase (stderr)."""
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, disable=quiet) as bars:
+        tasks: dict[str, int] = {}
+
+        def update(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bars.add_task(phase, total=total)
+            bars.update(tasks[phase], completed=done, total=total)
+
+        yield update
+
+
+def resolve_dataset(settings, name_or_path: str) -> Path:
+    """A directory, or the name of a set under CONTEXTS_DATASETS."""
+    path = Path(name_or_path)
+    if path.is_dir():
+        return path
+    candidate = settings.datasets / name_or_path
+    if "/" not in name_or_path and candidate.is_dir():
+        return candidate
+    raise CliError(f"{name_or_path}: no such dataset directory (nor a set of that name under "
+                   f"CONTEXTS_DATASETS={settings.datasets})")
+
+
+def golden_components(settings, config_path: Path | None):
+    """Ingestion pipeline and retriever for a run; a configuration file may swap knobs."""
+    from app.ingest.embed import embedders
+    from app.ingest.pipeline import IngestPipeline
+    from app.retrieve.config import ConfigError, PipelineConfig
+    from app.retrieve.rerank import Reranker
+    from app.retrieve.service import Retriever
+
+    try:
+        config = PipelineConfig.load(config_path) if config_path else PipelineConfig(reranker=settings.reranker)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from exc
+    models = embedders(settings)
+    reranker = Reranker(config.reranker) if config.reranker else None
+    return IngestPipeline(settings, models), Retriever(models, reranker, config), config
+
+
+def metrics_table(title: str, rows: list[tuple[str, str, dict]], note: str | None = None) -> Table:
+    table = Table(title=title, caption=note)
+    table.add_column("dataset")
+    table.add_column("stage")
+    for metric in METRICS:
+        table.add_column(metric, justify="right")
+    for dataset, stage, values in rows:
+        table.add_row(dataset, stage, *(f"{values[m]:.4f}" if m in values else "-" for m in METRICS))
+    return table
+
+
+def run_golden_set(settings, dsn: str, path: Path, split: str | None, stages: tuple[str, ...], depth: int,
+                   rerank_top: int, kind: str, config_path: Path | None, out_dir: Path | None,
+                   quiet: bool = False, components=None) -> dict:
+    import psycopg
+
+    from app.eval import beir, golden
+
+    try:
+        dataset = beir.load(path, split)
+    except beir.DatasetError as exc:
+        raise CliError(str(exc)) from exc
+    pipeline, retriever, _config = components or golden_components(settings, config_path)
+    options = golden.GoldenOptions(stages=stages, depth=depth, rerank_top=rerank_top, kind=kind, out_dir=out_dir)
+    try:
+        with psycopg.connect(dsn) as conn, progress_bars(quiet) as progress:
+            return golden.run(conn, pipeline, retriever, dataset,
+                              options, lambda phase, done, total: progress(f"{dataset.name}: {phase}", done, total))
+    except beir.DatasetError as exc:
+        raise CliError(str(exc)) from exc
+    except psycopg.Error as exc:
+        raise CliError(exc.diag.message_primary or str(exc)) from exc
+
+
+@eval_group.command("run")
+@click.argument("dataset")
+@click.option("--split", default=None, help="qrels/SPLIT.tsv to use. Default: the only file there.")
+@click.option("--pipeline", "stage", type=click.Choice(STAGES), default=None,
+              help="Measure one stage only. Default: all four.")
+@click.option("--depth", default=DEFAULT_DEPTH, show_default=True, type=click.IntRange(100, 1000),
+              help="k_lexical and k_dense of each retrieval (candidates ranked per list).")
+@click.option("--rerank-top", default=50, show_default=True, type=click.IntRange(1, 1000),
+              help="Fused candidates the reranker scores (full stage).")
+@click.option("--kind", type=click.Choice(["auto", "code", "prose"]), default="auto", show_default=True,
+              help="Ingest the corpus as code (.py) or prose; auto decides from the documents' content.")
+@click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Pipeline configuration (JSON or TOML knobs) to evaluate instead of the current one.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=DEFAULT_OUT,
+              show_default=True, help="Where per-query results (JSONL) and the summary go.")
+@click.option("--json", "as_json", is_flag=True, help="Last line of stdout: the report as one JSON object.")
+@click.pass_context
+def run_command(ctx: click.Context, dataset: str, split: str | None, stage: str | None, depth: int, rerank_top: int,
+                kind: str, config_path: Path | None, out_dir: Path, as_json: bool) -> None:
+    """Score a labelled set (BEIR layout: DATASET dir, or a name under CONTEXTS_DATASETS)
+    at document level: nDCG@10, MRR@10, recall@10 and recall@100 per stage."""
+    settings = _settings(ctx)
+    path = resolve_dataset(settings, dataset)
+    stages = (stage,) if stage else STAGES
+    dsn = _open(settings)
+    report = run_golden_set(settings, dsn, path, split, stages, depth, rerank_top, kind, config_path, out_dir)
+    print_report(report, as_json)
+
+
+def print_report(report: dict, as_json: bool) -> None:
+    rows = [(report["dataset"], stage, values) for stage, values in report["stages"].items()]
+    for scope, block in report.get("scopes", {}).items():
+        rows.extend((f"{report['dataset']} [{scope}]", stage, values) for stage, values in block["stages"].items())
+    note = f"full stage: {report['full_stage']}" if report.get("full_stage") else None
+    title = (f"{report['dataset']} ({report['split']}, {report['queries']} queries, "
+             f"{report['corpus_documents']} documents as {report['kind']})")
+    target = console if as_json else Console(soft_wrap=True)
+    target.print(metrics_table(title, rows, note))
+    if report.get("per_query_file"):
+        console.print(f"per-query results: {report['per_query_file']}")
+    if as_json:
+        click.echo(json.dumps(report, sort_keys=False))
