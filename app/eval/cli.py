@@ -143,3 +143,76 @@ def print_report(report: dict, as_json: bool) -> None:
         console.print(f"per-query results: {report['per_query_file']}")
     if as_json:
         click.echo(json.dumps(report, sort_keys=False))
+
+
+def _retriever_for(settings, config, models):
+    from app.retrieve.rerank import Reranker
+    from app.retrieve.service import Retriever
+
+    return Retriever(models, Reranker(config.reranker) if config.reranker else None, config)
+
+
+@eval_group.command("replay")
+@click.option("--candidate", "candidate_path", required=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="Candidate pipeline configuration (JSON or TOML knobs).")
+@click.option("--current", "current_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Configuration to compare against. Default: the current pipeline (CONTEXTS_RERANKER included).")
+@click.option("--queries", "queries_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="JSONL of retrieval request bodies. Default: recorded retrieval traces.")
+@click.option("--org", "org_id", default=None, help="Traces of this org only; scope for JSONL lines without one.")
+@click.option("--limit", default=200, show_default=True, type=click.IntRange(1, 100_000),
+              help="Most recent distinct traced requests to replay.")
+@click.option("--threshold", default=0.5, show_default=True, type=click.FloatRange(0.0, 1.0),
+              help="Flag a query when the Jaccard overlap of its top texts falls below this.")
+@click.option("--top", default=3, show_default=True, type=click.IntRange(1, 50), help="Results compared per query.")
+@click.option("--out", "out_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Also write the JSON report to this file.")
+@click.option("--json", "as_json", is_flag=True, help="Last line of stdout: the report as one JSON object.")
+@click.option("--fail-on-flag", is_flag=True, help="Exit 1 when any query is flagged.")
+@click.pass_context
+def replay_command(ctx: click.Context, candidate_path: Path, current_path: Path | None, queries_path: Path | None,
+                   org_id: str | None, limit: int, threshold: float, top: int, out_path: Path | None,
+                   as_json: bool, fail_on_flag: bool) -> None:
+    """Replay recorded queries against a candidate configuration and the current one;
+    flag every query whose top results changed beyond the overlap threshold."""
+    import psycopg
+
+    from app.eval import replay
+    from app.ingest.embed import embedders
+    from app.retrieve.config import ConfigError, PipelineConfig
+
+    settings = _settings(ctx)
+    try:
+        candidate = PipelineConfig.load(candidate_path)
+        current = PipelineConfig.load(current_path) if current_path else PipelineConfig(reranker=settings.reranker)
+        recorded = replay.from_jsonl(queries_path, org_id) if queries_path else None
+    except (ConfigError, replay.ReplayError) as exc:
+        raise CliError(str(exc)) from exc
+    dsn = _open(settings)
+    models = embedders(settings)
+    with psycopg.connect(dsn) as conn:
+        if recorded is None:
+            try:
+                recorded = replay.from_traces(conn, org_id, limit)
+            except replay.ReplayError as exc:
+                raise CliError(str(exc)) from exc
+            conn.rollback()
+            if not recorded:
+                raise CliError("no recorded retrieval to replay" + (f" for org {org_id!r}" if org_id else "")
+                               + "; run some queries first or pass --queries FILE")
+        with progress_bars() as progress:
+            report = replay.replay(conn, recorded, (current, _retriever_for(settings, current, models)),
+                                   (candidate, _retriever_for(settings, candidate, models)), threshold, top,
+                                   lambda done, total: progress("replaying", done, total))
+    body = report.to_dict()
+    if out_path:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        out_path.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+    text = replay.render_text(report)
+    if as_json:
+        console.print(text, highlight=False, markup=False)
+        click.echo(json.dumps(body))
+    else:
+        click.echo(text)
+    if fail_on_flag and report.flagged:
+        ctx.exit(1)
