@@ -216,3 +216,80 @@ def replay_command(ctx: click.Context, candidate_path: Path, current_path: Path 
         click.echo(text)
     if fail_on_flag and report.flagged:
         ctx.exit(1)
+
+
+@eval_group.command("agent")
+@click.argument("tasks_path", metavar="TASKS", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--org", "org_id", default=None, help="Scope of tasks that name none.")
+@click.option("--agent-url", envvar="CONTEXTS_AGENT_URL", default=None,
+              help="OpenAI-compatible base URL (…/v1) of the agent model. Env: CONTEXTS_AGENT_URL.")
+@click.option("--agent-model", envvar="CONTEXTS_AGENT_MODEL", default=None, help="Env: CONTEXTS_AGENT_MODEL.")
+@click.option("--agent-key", envvar="CONTEXTS_AGENT_KEY", default=None, help="Env: CONTEXTS_AGENT_KEY.")
+@click.option("--judge-url", envvar="CONTEXTS_JUDGE_URL", default=None,
+              help="Judge endpoint. Env: CONTEXTS_JUDGE_URL. Default: the agent's.")
+@click.option("--judge-model", envvar="CONTEXTS_JUDGE_MODEL", default=None,
+              help="Env: CONTEXTS_JUDGE_MODEL. Default: the agent's model.")
+@click.option("--judge-key", envvar="CONTEXTS_JUDGE_KEY", default=None, help="Env: CONTEXTS_JUDGE_KEY.")
+@click.option("--budget", "budget_tokens", default=4000, show_default=True, type=click.IntRange(1, 200_000))
+@click.option("--seed", default=7, show_default=True, type=int, help="Sent to both models; picks spot checks.")
+@click.option("--spot-check", default=5, show_default=True, type=click.IntRange(0, 10_000),
+              help="Tasks picked (seeded) for a human to review.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=DEFAULT_OUT,
+              show_default=True, help="Where per-task results (JSONL) and the summary go.")
+@click.option("--json", "as_json", is_flag=True, help="Last line of stdout: the summary as one JSON object.")
+@click.pass_context
+def agent_command(ctx: click.Context, tasks_path: Path, org_id: str | None, agent_url: str | None,
+                  agent_model: str | None, agent_key: str | None, judge_url: str | None, judge_model: str | None,
+                  judge_key: str | None, budget_tokens: int, seed: int, spot_check: int, out_dir: Path,
+                  as_json: bool) -> None:
+    """Graded tasks end to end: retrieve, let an agent model answer citing fragments,
+    let a judge model grade correctness and unsupported claims (hallucination rate)."""
+    import psycopg
+
+    from app.eval import agent
+    from app.ingest.embed import embedders
+    from app.retrieve.config import PipelineConfig
+
+    if not agent_url or not agent_model:
+        raise CliError("no agent endpoint configured: set CONTEXTS_AGENT_URL and CONTEXTS_AGENT_MODEL "
+                       "(and CONTEXTS_AGENT_KEY if it needs one), or pass --agent-url and --agent-model; "
+                       "agent evals report no figure without a real model")
+    try:
+        tasks = agent.load_tasks(tasks_path, org_id)
+    except agent.TaskError as exc:
+        raise CliError(str(exc)) from exc
+    agent_endpoint = agent.Endpoint(agent_url, agent_model, agent_key)
+    judge_endpoint = agent.Endpoint(judge_url or agent_url, judge_model or agent_model,
+                                    judge_key if judge_url else (judge_key or agent_key))
+    if judge_endpoint.describe() == agent_endpoint.describe():
+        console.print("[yellow]note:[/] the judge is the agent's own model (set CONTEXTS_JUDGE_* for another)")
+    settings = _settings(ctx)
+    dsn = _open(settings)
+    config = PipelineConfig(reranker=settings.reranker)
+    retriever = _retriever_for(settings, config, embedders(settings))
+    try:
+        with psycopg.connect(dsn) as conn, progress_bars() as progress:
+            summary, records = agent.run(conn, retriever, tasks, agent_endpoint, judge_endpoint, budget_tokens, seed,
+                                         spot_check, settings.principal,
+                                         lambda done, total: progress("tasks", done, total))
+    except agent.EndpointError as exc:
+        raise CliError(f"model endpoint failed: {exc}") from exc
+    except psycopg.Error as exc:
+        raise CliError(exc.diag.message_primary or str(exc)) from exc
+    out_dir.mkdir(parents=True, exist_ok=True)
+    per_task = out_dir / f"agent-{tasks_path.stem}.jsonl"
+    per_task.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    summary["per_task_file"] = str(per_task)
+    (out_dir / f"agent-{tasks_path.stem}.summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    table = Table(title=f"agent tasks: {tasks_path.name}")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    for key in ("tasks", "graded", "ungraded", "accuracy", "mean_score", "claims", "hallucination_rate",
+                "answers_with_unsupported_claims"):
+        table.add_row(key, "n/a" if summary[key] is None else str(summary[key]))
+    (console if as_json else Console(soft_wrap=True)).print(table)
+    console.print(f"per-task results: {per_task}; for human spot check: {', '.join(summary['spot_check']) or 'none'}")
+    if as_json:
+        click.echo(json.dumps(summary))
+    if summary["graded"] == 0:
+        raise CliError("the judge graded no answer (its replies were not the JSON asked for); see " + str(per_task))
