@@ -293,3 +293,103 @@ def agent_command(ctx: click.Context, tasks_path: Path, org_id: str | None, agen
         click.echo(json.dumps(summary))
     if summary["graded"] == 0:
         raise CliError("the judge graded no answer (its replies were not the JSON asked for); see " + str(per_task))
+
+
+EVAL_DIR = Path(__file__).resolve().parents[2] / "eval"
+
+
+@eval_group.command("gate")
+@click.option("--baseline", "baseline_path", type=click.Path(path_type=Path, dir_okay=False),
+              default=EVAL_DIR / "baseline.json", show_default=True)
+@click.option("--waivers", "waivers_dir", type=click.Path(path_type=Path, file_okay=False),
+              default=EVAL_DIR / "waivers", show_default=True)
+@click.option("--dataset", "only", multiple=True,
+              help="Run only these sets (repeatable). Default: every set of the baseline.")
+@click.option("--update-baseline", is_flag=True,
+              help="Write the figures measured now as the new baseline instead of gating.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=DEFAULT_OUT,
+              show_default=True, help="Per-query results of each set, and gate.json.")
+@click.option("--json", "as_json", is_flag=True, help="Last line of stdout: every check as one JSON object.")
+@click.pass_context
+def gate_command(ctx: click.Context, baseline_path: Path, waivers_dir: Path, only: tuple[str, ...],
+                 update_baseline: bool, out_dir: Path, as_json: bool) -> None:
+    """Run the development sets and fail when a gated figure (nDCG@10, recall@100 of
+    any stage) drops more than 0.005 below the baseline without a waiver."""
+    import time
+
+    from app.eval import gate
+
+    settings = _settings(ctx)
+    baseline = None
+    try:
+        if baseline_path.exists() or not update_baseline:
+            baseline = gate.load_baseline(baseline_path)
+        waivers = gate.load_waivers(waivers_dir)
+    except gate.GateError as exc:
+        raise CliError(str(exc)) from exc
+    if only:
+        names = list(only)
+    elif baseline:
+        names = list(baseline["datasets"])
+    else:
+        names = sorted(p.name for p in settings.datasets.iterdir() if (p / "corpus.jsonl").is_file()) \
+            if settings.datasets.is_dir() else []
+    if not names:
+        raise CliError(f"no dataset to run (none in the baseline, none under CONTEXTS_DATASETS={settings.datasets})")
+    depth = (baseline or {}).get("depth", DEFAULT_DEPTH)
+    rerank_top = (baseline or {}).get("rerank_top", 50)
+    paths = {name: resolve_dataset(settings, name) for name in names}
+    dsn = _open(settings)
+    components = golden_components(settings, None)
+    reports: dict[str, dict] = {}
+    timings: dict[str, float] = {}
+    for name, path in paths.items():
+        started = time.perf_counter()
+        split = (baseline or {}).get("datasets", {}).get(name, {}).get("split")
+        reports[name] = run_golden_set(settings, dsn, path, split, STAGES, depth, rerank_top, "auto", None,
+                                       out_dir, components=components)
+        timings[name] = round(time.perf_counter() - started, 1)
+        console.print(f"{name}: {timings[name]} s (ingest {reports[name]['seconds']['ingest']} s, "
+                      f"{reports[name]['ingested_now']} documents ingested now)")
+    rows = [(name, stage, values) for name, r in reports.items() for stage, values in r["stages"].items()]
+    full_note = next(iter(reports.values())).get("full_stage")
+    target = console if as_json else Console(soft_wrap=True)
+    target.print(metrics_table("golden sets", rows, f"full stage: {full_note}" if full_note else None))
+
+    if update_baseline:
+        new = gate.baseline_from(reports, baseline if only else None)
+        baseline_path.parent.mkdir(parents=True, exist_ok=True)
+        baseline_path.write_text(json.dumps(new, indent=2) + "\n", encoding="utf-8")
+        console.print(f"[green]baseline written:[/] {baseline_path}")
+        if as_json:
+            click.echo(json.dumps({"baseline": str(baseline_path), "datasets": list(reports), "seconds": timings}))
+        return
+
+    assert baseline is not None
+    if only:
+        baseline = baseline | {"datasets": {k: v for k, v in baseline["datasets"].items() if k in only}}
+    checks = gate.compare(baseline, reports, waivers)
+    table = Table(title=f"gate: nDCG@10 and recall@100 vs {baseline_path.name} (tolerance {gate.TOLERANCE})")
+    for column in ("dataset", "stage", "metric", "baseline", "current", "delta", "status"):
+        table.add_column(column, justify="right" if column in ("baseline", "current", "delta") else "left")
+    colours = {"ok": "green", "improved": "cyan", "waived": "yellow", "regressed": "bold red", "missing": "bold red"}
+    for c in checks:
+        table.add_row(c.dataset, c.stage, c.metric, f"{c.baseline:.4f}",
+                      "-" if c.current is None else f"{c.current:.4f}",
+                      "-" if c.delta is None else f"{c.delta:+.4f}",
+                      f"[{colours[c.status]}]{c.status}[/]" + (f" ({c.waiver})" if c.waiver else ""))
+    target.print(table)
+    failed = [c for c in checks if c.failed]
+    improved = [c for c in checks if c.status == "improved"]
+    body = {"passed": not failed, "checks": [c.to_dict() for c in checks], "seconds": timings}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "gate.json").write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+    if improved:
+        console.print(f"[cyan]{len(improved)} figure(s) improved beyond the tolerance:[/] update the baseline in "
+                      "this commit (`make eval-baseline`)")
+    if as_json:
+        click.echo(json.dumps(body))
+    if failed:
+        raise CliError(f"gate failed: {len(failed)} figure(s) dropped more than {gate.TOLERANCE} below the "
+                       "baseline without a waiver: " + ", ".join(f"{c.dataset}/{c.stage}/{c.metric}" for c in failed))
+    console.print("[green]gate passed[/]")
