@@ -107,7 +107,7 @@ def run_golden_set(settings, dsn: str, path: Path, split: str | None, stages: tu
 @click.option("--pipeline", "stage", type=click.Choice(STAGES), default=None,
               help="Measure one stage only. Default: all four.")
 @click.option("--depth", default=DEFAULT_DEPTH, show_default=True, type=click.IntRange(100, 1000),
-              help="k_lexical and k_dense of each retrieval (candidates ranked per list).")
+              help="List depth of the lexical and dense stages (hybrid and full use the request defaults).")
 @click.option("--rerank-top", default=50, show_default=True, type=click.IntRange(1, 1000),
               help="Fused candidates the reranker scores (full stage).")
 @click.option("--kind", type=click.Choice(["auto", "code", "prose"]), default="auto", show_default=True,
@@ -381,7 +381,13 @@ def gate_command(ctx: click.Context, baseline_path: Path, waivers_dir: Path, onl
     target.print(table)
     failed = [c for c in checks if c.failed]
     improved = [c for c in checks if c.status == "improved"]
-    body = {"passed": not failed, "checks": [c.to_dict() for c in checks], "seconds": timings}
+    margins = gate.fusion_margins(reports)
+    for name, margin in margins.items():
+        if margin is not None:
+            verdict = "[green]above[/]" if margin > 0 else "[yellow]not above[/]"
+            console.print(f"{name}: hybrid nDCG@10 is {verdict} the better single side ({margin:+.4f})")
+    body = {"passed": not failed, "checks": [c.to_dict() for c in checks], "hybrid_margin": margins,
+            "seconds": timings}
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "gate.json").write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
     if improved:

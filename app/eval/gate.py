@@ -159,6 +159,18 @@ def compare(baseline: dict, current: dict[str, dict], waivers: list[Waiver],
     return checks
 
 
+def fusion_margins(reports: dict[str, dict]) -> dict[str, float | None]:
+    """Per set: hybrid nDCG@10 minus the better single side's (> 0: fusion earns its keep)."""
+    out: dict[str, float | None] = {}
+    for name, report in reports.items():
+        stages = report.get("stages", {})
+        if not all(s in stages for s in ("lexical", "dense", "hybrid")):
+            out[name] = None
+            continue
+        out[name] = round(stages["hybrid"]["ndcg@10"] - max(stages["lexical"]["ndcg@10"], stages["dense"]["ndcg@10"]), 4)
+    return out
+
+
 def baseline_from(reports: dict[str, dict], previous: dict | None = None) -> dict:
     """A new baseline holding every metric of every stage of these reports."""
     any_report = next(iter(reports.values()))

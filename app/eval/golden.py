@@ -42,7 +42,10 @@ STAGES = ("lexical", "dense", "hybrid", "full")
 EVAL_INGEST_VERSION = "1"
 """Bump when how a corpus document becomes a SourceDocument changes (paths, title)."""
 DEFAULT_DEPTH = 200
-"""Candidates per list: deep enough that 100 distinct documents can be ranked."""
+"""Candidates of the single-list stages: deep enough that 100 distinct documents can be
+ranked (a list's order does not depend on its depth)."""
+DEFAULT_K = msgspec.convert({"query": "q", "scope": {"org_id": "o"}}, RetrieveRequest).k_lexical
+"""List depth of the hybrid and full stages: what a request gets by default."""
 GROUP = 64
 
 Progress = Callable[[str, int, int], None]
@@ -185,7 +188,9 @@ def stage_rankings(retriever: Retriever, conn: psycopg.Connection, query: str, o
     if "dense" in options.stages:
         out["dense"] = retriever.candidates(conn, request(0, options.depth))
     if "hybrid" in options.stages or "full" in options.stages:
-        ranking = retriever.rank(conn, request(options.depth, options.depth))
+        # The production list depths (the configuration's, else the request defaults):
+        # fusion depends on them, and its fused list holds enough documents anyway.
+        ranking = retriever.rank(conn, retriever.config.apply(request(DEFAULT_K, DEFAULT_K)))
         if "hybrid" in options.stages:
             out["hybrid"] = ranking.candidates
         if "full" in options.stages:
@@ -248,6 +253,7 @@ def run(conn: psycopg.Connection, pipeline: IngestPipeline, retriever: Retriever
                                        "reranker": retriever.reranker.name if retriever.reranker else None},
         "full_stage": full_stage_label(retriever) if "full" in options.stages else None,
         "depth": options.depth,
+        "hybrid_k": {"k_lexical": retriever.config.k_lexical or DEFAULT_K, "k_dense": retriever.config.k_dense or DEFAULT_K},
         "rerank_top": options.rerank_top,
         "kind": kind,
         "org": org,

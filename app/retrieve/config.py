@@ -25,6 +25,16 @@ class PipelineConfig:
     rerank_top: int | None = None
     """Fused candidates the reranker scores; None keeps each request's own value."""
 
+    fusion: str = "weighted"
+    """"weighted": calibrated score fusion (sql/functions/45_fusion.sql); "rrf": rank fusion."""
+
+    dense_weight: float = 0.5
+    """Share of the dense side in the weighted fusion (the lexical side has the rest)."""
+
+    code_lexical_weight: float = 0.2
+    """Factor on the lexical evidence of code fragments when the query is natural
+    language: the words of a question rarely occur in the code that answers it."""
+
     rrf_k: int = 60
     """Reciprocal Rank Fusion constant: a rank r contributes 1 / (rrf_k + r)."""
 
@@ -38,6 +48,12 @@ class PipelineConfig:
                 raise ConfigError(f"{name} must be an integer between 0 and 1000, not {value!r}")
         if self.rerank_top is not None and not (isinstance(self.rerank_top, int) and 1 <= self.rerank_top <= 1000):
             raise ConfigError(f"rerank_top must be an integer between 1 and 1000, not {self.rerank_top!r}")
+        if self.fusion not in ("weighted", "rrf"):
+            raise ConfigError(f"fusion must be 'weighted' or 'rrf', not {self.fusion!r}")
+        for name in ("dense_weight", "code_lexical_weight"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                raise ConfigError(f"{name} must be a number between 0 and 1, not {value!r}")
         if not isinstance(self.rrf_k, int) or self.rrf_k < 1:
             raise ConfigError(f"rrf_k must be a positive integer, not {self.rrf_k!r}")
         if self.reranker is not None and (not isinstance(self.reranker, str) or not self.reranker.strip()):

@@ -128,3 +128,10 @@ def test_gate_command_update_then_pass_then_fail(db_url, tmp_path, monkeypatch):
     waiver_file(waivers, WAIVER.replace('"cacm"', '"geo"').replace('"lexical"', '"dense"')
                 .replace("accept = 0.47", "accept = 0.0"))
     assert gate_cmd().exit_code == 0
+
+
+def test_fusion_margin_compares_hybrid_with_the_better_single_side():
+    reports = {"a": {"stages": {"lexical": {"ndcg@10": 0.4}, "dense": {"ndcg@10": 0.5}, "hybrid": {"ndcg@10": 0.55}}},
+               "b": {"stages": {"lexical": {"ndcg@10": 0.4}, "dense": {"ndcg@10": 0.5}, "hybrid": {"ndcg@10": 0.45}}},
+               "c": {"stages": {"lexical": {"ndcg@10": 0.4}}}}
+    assert gate.fusion_margins(reports) == {"a": 0.05, "b": -0.05, "c": None}
