@@ -54,7 +54,8 @@ class Retriever:
         embeddings = self.query_embeddings(request.query) if request.k_dense > 0 else {}
         return fetch_candidates(conn, scope, request.query, embeddings, request.k_lexical, request.k_dense, RRF_K)
 
-    def retrieve(self, conn: psycopg.Connection, request: RetrieveRequest, principal_id: str | None) -> RetrieveResponse:
+    def retrieve(self, conn: psycopg.Connection, request: RetrieveRequest) -> RetrieveResponse:
+        """For the principal bound to `conn`'s transaction (see app.access)."""
         started = time.perf_counter()
         candidates = self.candidates(conn, request)
         ranked = rerank.order(request.query, candidates, request.rerank_top, self.reranker, RRF_K)
@@ -68,7 +69,7 @@ class Retriever:
         duration_ms = (time.perf_counter() - started) * 1000.0
         entries = candidate_entries(candidates, {c.fragment_id for c in ranked}, composition, recency)
         pipeline = self.pipeline_info() | {"freshness_weight": FRESHNESS_WEIGHT if recency else 0.0}
-        trace_id = record_trace(conn, request.scope.org_id, principal_id, request.query,
+        trace_id = record_trace(conn, request.scope.org_id, request.query,
                                 msgspec.to_builtins(request), pipeline, entries, duration_ms)
         fragments = [
             FragmentOut(

@@ -6,18 +6,26 @@ import psycopg
 import pytest
 from litestar.testing import TestClient
 
+from app.access import create_api_key, ensure_admin_principal
 from app.api.app import build_services, create_app
+from tests.conftest import login_url
 from tests.retrieve.corpus import CODE, DOCS
 
 
 @pytest.fixture
-def client(settings, models, db_url):
-    local = settings.with_(database_url=db_url, max_body_bytes=256 * 1024)
+def client(settings, models, db_url, logins):
+    """The API as deployed: its pool logs in as a member of contexts_service (not an
+    owner, not a superuser); requests carry the key of acme's administrator."""
+    local = settings.with_(database_url=db_url, max_body_bytes=256 * 1024,
+                           service_database_url=login_url(db_url, logins["service"]))
     services = build_services(local, db_url)
     with psycopg.connect(db_url) as conn:
         conn.execute("select api.create_org('acme')")
+        ensure_admin_principal(conn, "acme", "admin")
+        key = create_api_key(conn, "acme", "admin")
     try:
         with TestClient(app=create_app(local, services=services)) as test_client:
+            test_client.headers["Authorization"] = f"Bearer {key.token}"
             yield test_client
     finally:
         services.pool.close()
@@ -95,7 +103,7 @@ def test_trace_explains_every_candidate(client):
     ({"query": "x", "scope": {"org_id": "acme"}, "k_dense": 5000}, 400),
     ({"query": "x", "scope": {"org_id": "acme'; drop table data.fragments; --"}}, 400),
     ({"query": "x", "scope": {"org_id": "acme"}, "unexpected": True}, 400),
-    ({"query": "x", "scope": {"org_id": "nobody"}}, 404),                         # unknown org
+    ({"query": "x", "scope": {"org_id": "nobody"}}, 403),                         # not the key's org
     ({"query": "   ", "scope": {"org_id": "acme"}}, 400),                         # blank query
     ({"query": "nul\u0000byte", "scope": {"org_id": "acme"}}, 400),
 ])
@@ -115,7 +123,7 @@ def test_bad_documents_store_nothing(client, db_url):
     response = client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": [good, binary]})
     problem(response, 422)
     problem(client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": []}), 400)
-    problem(client.post("/documents", json={"scope": {"org_id": "nobody"}, "documents": [good]}), 404)
+    problem(client.post("/documents", json={"scope": {"org_id": "nobody"}, "documents": [good]}), 403)
     problem(client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": [good, good]}), 400)
     problem(client.post("/documents", json={"scope": {"org_id": "acme"},
                                             "documents": [dict(good, timestamp="2026-01-01T10:00:00")]}), 400)
