@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from app.access import act_as, ensure_admin_principal
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrate import migrate
 from app.ingest.embed import embedders
@@ -37,6 +38,7 @@ PACKAGES = ("sqlalchemy", "litestar", "alembic", "psycopg", "rich", "click", "ma
             "_pytest", "mako", "uvicorn", "numpy", "scipy", "sklearn", "torch")
 SUFFIXES = {".py", ".md", ".rst", ".txt"}
 ORG = "bench"
+ADMIN = "admin"
 
 
 def corpus_files(site_packages: Path) -> list[Path]:
@@ -111,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with psycopg.connect(dsn) as conn:
         conn.execute("select api.create_org(%s)", (ORG,))
+        ensure_admin_principal(conn, ORG, ADMIN)
         conn.commit()
         active_sql = "select count(*) from data.fragments where org_id = %s and active"
         have = conn.execute(active_sql, (ORG,)).fetchone()[0]
@@ -134,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
                         console.print(f"[yellow]corpus exhausted at {have} fragments[/]")
                         break
                     started = time.perf_counter()
+                    act_as(conn, ORG, ADMIN)
                     for r in pipeline.write(conn, Scope(ORG, "site-packages"), batch):
                         written += r.fragments
                         created += r.created
@@ -160,13 +164,17 @@ def main(argv: list[str] | None = None) -> int:
         results["retrieval"] = {}
         for mode, ks in modes.items():
             for q in queries[:5]:  # warm caches and the model
-                retriever.retrieve(conn, msgspec.convert({"query": q, "scope": {"org_id": ORG}, **ks}, RetrieveRequest), "bench")
+                act_as(conn, ORG, ADMIN)
+                retriever.retrieve(conn, msgspec.convert({"query": q, "scope": {"org_id": ORG}, **ks}, RetrieveRequest))
+                conn.commit()
             timings = []
             for q in queries:
                 request = msgspec.convert({"query": q, "scope": {"org_id": ORG}, "budget_tokens": 4000, **ks},
                                           RetrieveRequest)
                 started = time.perf_counter()
-                retriever.retrieve(conn, request, "bench")
+                # As an HTTP request does: bind the principal, read under row-level security.
+                act_as(conn, ORG, ADMIN)
+                retriever.retrieve(conn, request)
                 conn.commit()
                 timings.append((time.perf_counter() - started) * 1000)
             results["retrieval"][mode] = {"queries": len(timings), "p50_ms": round(percentile(timings, 50), 1),

@@ -1,7 +1,8 @@
-"""`contexts serve | migrate | ingest PATH... | query TEXT | org create`."""
+"""`contexts serve | migrate | ingest PATH... | query TEXT | org | principal | grant | key | sessions`."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -18,7 +19,7 @@ from app.settings import Settings
 
 console = Console(stderr=True, soft_wrap=True)
 ROOT = Path(__file__).resolve().parents[1]
-DEMO_ORG, DEMO_REPO = "demo", "contexts"
+DEMO_ORG, DEMO_REPO, DEMO_AGENT = "demo", "contexts", "demo-agent"
 
 
 def _settings(ctx: click.Context) -> Settings:
@@ -43,13 +44,15 @@ class CliError(click.ClickException):
 @click.group()
 @click.option("--db-url", envvar="CONTEXTS_DATABASE_URL", default=None,
               help="PostgreSQL >= 16 with pgvector. Default: the embedded server under CONTEXTS_HOME.")
+@click.option("--principal", "principal_id", envvar="CONTEXTS_PRINCIPAL", default=None,
+              help="Principal that ingest and query act for. Default: admin (made by `org create`).")
 @click.pass_context
-def main(ctx: click.Context, db_url: str | None) -> None:
+def main(ctx: click.Context, db_url: str | None, principal_id: str | None) -> None:
     """Contexts: durable, scoped, cited context for AI agents."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
-        ctx.obj = {"settings": Settings.from_env(database_url=db_url)}
+        ctx.obj = {"settings": Settings.from_env(database_url=db_url, principal=principal_id)}
     except ValueError as exc:
         raise CliError(str(exc)) from exc
 
@@ -70,23 +73,192 @@ def org() -> None:
 @org.command("create")
 @click.argument("org_id")
 @click.option("--name", default="", help="Display name.")
+@click.option("--session-ttl-hours", type=click.FloatRange(min=0.001), default=None,
+              help="Lifetime of new sessions (default 24).")
 @click.pass_context
-def org_create(ctx: click.Context, org_id: str, name: str) -> None:
+def org_create(ctx: click.Context, org_id: str, name: str, session_ttl_hours: float | None) -> None:
+    """Create an org, its partitions, and its administrator principal (see --principal)."""
+    settings = _settings(ctx)
+    with _admin_connection(settings) as conn:
+        _create_org(conn, org_id, settings.principal, name, session_ttl_hours)
+    console.print(f"org [bold]{org_id}[/] ready; principal [bold]{settings.principal}[/] may read and write all of it")
+
+
+def _create_org(conn, org_id: str, admin: str, name: str = "", session_ttl_hours: float | None = None) -> None:
+    import datetime
+
     import psycopg
 
-    dsn = _open(_settings(ctx))
-    with psycopg.connect(dsn) as conn:
-        _create_org(conn, org_id, name)
-    console.print(f"org [bold]{org_id}[/] ready")
+    from app.access import ensure_admin_principal
 
-
-def _create_org(conn, org_id: str, name: str = "") -> None:
-    import psycopg
-
+    ttl = datetime.timedelta(hours=session_ttl_hours) if session_ttl_hours else None
     try:
-        conn.execute("select api.create_org(%s, %s)", (org_id, name))
-    except psycopg.errors.CheckViolation as exc:
+        conn.execute("select api.create_org(%s, %s, %s)", (org_id, name, ttl))
+        ensure_admin_principal(conn, org_id, admin)
+    except psycopg.errors.InvalidParameterValue as exc:
         raise CliError(f"invalid org id {org_id!r}: use lowercase letters, digits, '.', '_' and '-'") from exc
+
+
+@contextlib.contextmanager
+def _admin_connection(settings: Settings):
+    """A connection of the migrator (it administers principals, grants and keys); one
+    transaction, committed on success. Database errors become CLI errors."""
+    import psycopg
+
+    dsn = _open(settings)
+    try:
+        with psycopg.connect(dsn) as conn:
+            yield conn
+    except psycopg.Error as exc:
+        raise CliError(exc.diag.message_primary or str(exc)) from exc
+
+
+@main.group()
+def principal() -> None:
+    """Manage principals: agents, humans and service accounts of an org."""
+
+
+@principal.command("create")
+@click.argument("org_id")
+@click.argument("principal_id")
+@click.option("--kind", type=click.Choice(["agent", "human", "service"]), default="agent", show_default=True)
+@click.option("--name", default="", help="Display name.")
+@click.option("--db-role", default=None, help="Login role whose SQL sessions act as this principal (analysts).")
+@click.pass_context
+def principal_create(ctx: click.Context, org_id: str, principal_id: str, kind: str, name: str,
+                     db_role: str | None) -> None:
+    with _admin_connection(_settings(ctx)) as conn:
+        conn.execute("select api.create_principal(%s, %s, %s, %s, %s)", (org_id, principal_id, kind, name, db_role))
+    console.print(f"principal [bold]{principal_id}[/] ready in org {org_id}; give it grants with `contexts grant add`")
+
+
+@main.group()
+def grant() -> None:
+    """Manage what principals may read and write (org, repo, persona, session, audit)."""
+
+
+def _scope_choice(org_wide: bool, repo: str | None, persona: str | None, session: str | None,
+                  audit: bool) -> tuple[str, str | None]:
+    chosen = [(k, v) for k, v in (("org", org_wide), ("repo", repo), ("persona", persona), ("session", session),
+                                  ("audit", audit)) if v]
+    if len(chosen) != 1:
+        raise CliError("name exactly one of --org-wide, --repo, --persona, --session, --audit")
+    kind, value = chosen[0]
+    return kind, value if isinstance(value, str) else None
+
+
+@grant.command("add")
+@click.argument("org_id")
+@click.argument("principal_id")
+@click.option("--org-wide", is_flag=True, help="Every repo and persona of the org.")
+@click.option("--repo", default=None)
+@click.option("--persona", default=None)
+@click.option("--session", default=None)
+@click.option("--audit", is_flag=True, help="Read the org's retrieval traces.")
+@click.option("--write", is_flag=True, help="Also write (ingest) into that scope.")
+@click.pass_context
+def grant_add(ctx: click.Context, org_id: str, principal_id: str, org_wide: bool, repo: str | None,
+              persona: str | None, session: str | None, audit: bool, write: bool) -> None:
+    kind, scope_id = _scope_choice(org_wide, repo, persona, session, audit)
+    with _admin_connection(_settings(ctx)) as conn:
+        conn.execute("select api.grant_scope(%s, %s, %s, %s, %s)", (org_id, principal_id, kind, scope_id, write))
+    console.print(f"granted {'read/write' if write else 'read'} on {kind} {scope_id or org_id} to {principal_id}")
+
+
+@grant.command("revoke")
+@click.argument("org_id")
+@click.argument("principal_id")
+@click.option("--org-wide", is_flag=True)
+@click.option("--repo", default=None)
+@click.option("--persona", default=None)
+@click.option("--session", default=None)
+@click.option("--audit", is_flag=True)
+@click.pass_context
+def grant_revoke(ctx: click.Context, org_id: str, principal_id: str, org_wide: bool, repo: str | None,
+                 persona: str | None, session: str | None, audit: bool) -> None:
+    kind, scope_id = _scope_choice(org_wide, repo, persona, session, audit)
+    with _admin_connection(_settings(ctx)) as conn:
+        found = conn.execute("select api.revoke_scope(%s, %s, %s, %s)", (org_id, principal_id, kind, scope_id)).fetchone()[0]
+    if not found:
+        raise CliError(f"{principal_id} holds no {kind} grant {scope_id or org_id}")
+    console.print(f"revoked {kind} {scope_id or org_id} from {principal_id}")
+
+
+@grant.command("list")
+@click.argument("org_id")
+@click.pass_context
+def grant_list(ctx: click.Context, org_id: str) -> None:
+    from rich.table import Table
+
+    with _admin_connection(_settings(ctx)) as conn:
+        rows = conn.execute("select * from api.list_grants(%s)", (org_id,)).fetchall()
+    table = Table("principal", "kind", "scope", "id", "write", "granted")
+    for principal_id, kind, scope_kind, scope_id, can_write, created in rows:
+        table.add_row(principal_id, kind, scope_kind or "-", scope_id or "-",
+                      "yes" if can_write else "", f"{created:%Y-%m-%d %H:%M}" if created else "")
+    Console().print(table)
+
+
+@main.group()
+def key() -> None:
+    """Manage API keys (bearer tokens for the HTTP API)."""
+
+
+@key.command("create")
+@click.argument("org_id")
+@click.argument("principal_id")
+@click.option("--label", default="", help="What the key is for.")
+@click.pass_context
+def key_create(ctx: click.Context, org_id: str, principal_id: str, label: str) -> None:
+    """Print a new key for PRINCIPAL_ID on stdout (shown once; only its hash is stored)."""
+    from app.access import create_api_key
+
+    with _admin_connection(_settings(ctx)) as conn:
+        new = create_api_key(conn, org_id, principal_id, label)
+    console.print(f"key [bold]{new.key_id}[/] for {principal_id}; store it now, it is not shown again:")
+    click.echo(new.token)
+
+
+@key.command("list")
+@click.argument("org_id")
+@click.pass_context
+def key_list(ctx: click.Context, org_id: str) -> None:
+    from rich.table import Table
+
+    with _admin_connection(_settings(ctx)) as conn:
+        rows = conn.execute("select * from api.list_api_keys(%s)", (org_id,)).fetchall()
+    table = Table("key", "principal", "label", "created", "last used", "revoked")
+    stamp = lambda t: f"{t:%Y-%m-%d %H:%M}" if t else ""  # noqa: E731
+    for key_id, principal_id, label, created, used, revoked in rows:
+        table.add_row(key_id, principal_id, label, stamp(created), stamp(used), stamp(revoked))
+    Console().print(table)
+
+
+@key.command("revoke")
+@click.argument("key_id")
+@click.pass_context
+def key_revoke(ctx: click.Context, key_id: str) -> None:
+    with _admin_connection(_settings(ctx)) as conn:
+        found = conn.execute("select api.revoke_api_key(%s)", (key_id,)).fetchone()[0]
+    if not found:
+        raise CliError(f"no live key {key_id}")
+    console.print(f"key {key_id} revoked")
+
+
+@main.group()
+def sessions() -> None:
+    """Session scopes: ephemeral, visible only inside the session, expiring."""
+
+
+@sessions.command("purge")
+@click.pass_context
+def sessions_purge(ctx: click.Context) -> None:
+    """Delete expired sessions with everything written in them."""
+    with _admin_connection(_settings(ctx)) as conn:
+        rows = conn.execute("select * from api.purge_expired_sessions()").fetchall()
+    for org_id, session_id, documents, fragments in rows:
+        console.print(f"purged {org_id}/{session_id}: {documents} document(s), {fragments} fragment(s)")
+    console.print(f"{len(rows)} expired session(s) purged")
 
 
 def _git_identity() -> str | None:
@@ -100,8 +272,11 @@ def _git_identity() -> str | None:
 def ingest_paths(settings: Settings, dsn: str, paths: list[Path], org_id: str, repo: str | None,
                  persona: str | None, session: str | None, kind: str | None, owner: str | None,
                  create_org: bool, base: Path | None = None, quiet: bool = False) -> tuple[int, int, int, list[str]]:
-    """Ingest files; returns (documents changed, fragments, new fragments, refusals)."""
+    """Ingest files as settings.principal; returns (documents changed, fragments, new
+    fragments, refusals)."""
     import psycopg
+
+    from app.access import act_as
 
     from app.ingest.embed import embedders
     from app.ingest.files import collect
@@ -123,8 +298,9 @@ def ingest_paths(settings: Settings, dsn: str, paths: list[Path], org_id: str, r
         TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TimeElapsedColumn(), console=console, disable=quiet,
     ) as progress:
-        if create_org:
-            _create_org(conn, org_id)
+        if create_org and conn.execute("select 1 from data.orgs where org_id = %s", (org_id,)).fetchone() is None:
+            _create_org(conn, org_id, settings.principal)
+            conn.commit()
         task = progress.add_task("ingesting", total=len(entries))
         for start in range(0, len(entries), group_size):
             prepared = []
@@ -140,6 +316,7 @@ def ingest_paths(settings: Settings, dsn: str, paths: list[Path], org_id: str, r
                         raise CliError(str(exc)) from exc
                     progress.advance(task)
             try:
+                act_as(conn, org_id, settings.principal)
                 for result in pipeline.write(conn, scope, prepared,
                                              on_document=lambda _r: progress.advance(task)):
                     changed += result.changed
@@ -190,8 +367,11 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], org_id: str, repo: str |
 @click.pass_context
 def query(ctx: click.Context, text: str, org_id: str, repo: str | None, persona: str | None, session: str | None,
           budget_tokens: int, k_lexical: int, k_dense: int, rerank_top: int, min_score: float, as_json: bool) -> None:
-    """Retrieve fragments for TEXT, exactly as POST /contexts/retrieve does."""
+    """Retrieve fragments for TEXT, exactly as POST /contexts/retrieve does, as the
+    principal named by --principal (its grants apply)."""
     import psycopg
+
+    from app.access import act_as
 
     from app.ingest.embed import embedders
     from app.retrieve.models import RetrieveRequest
@@ -211,7 +391,8 @@ def query(ctx: click.Context, text: str, org_id: str, repo: str | None, persona:
     retriever = Retriever(embedders(settings), Reranker(settings.reranker) if settings.reranker else None)
     try:
         with psycopg.connect(dsn) as conn:
-            response = retriever.retrieve(conn, request, settings.principal)
+            act_as(conn, org_id, settings.principal)
+            response = retriever.retrieve(conn, request)
     except psycopg.Error as exc:
         raise CliError(exc.diag.message_primary or str(exc)) from exc
     if as_json:
@@ -245,17 +426,37 @@ def serve(ctx: click.Context, host: str | None, port: int | None, demo: bool) ->
         changed, fragments, created, _ = ingest_paths(settings, dsn, paths, DEMO_ORG, DEMO_REPO, None, None,
                                                       None, None, True, base=ROOT)
         console.print(f"demo: {changed} document(s) changed, {created} new fragment(s)")
+        demo_key = _demo_key(dsn)
     app = create_app(settings.with_(database_url=dsn), run_migrations=False)
     url = f"http://{settings.host}:{settings.port}"
     body = json.dumps({"query": "how are near-duplicate fragments collapsed?", "scope": {"org_id": DEMO_ORG},
                        "budget_tokens": 1500})
-    console.print(f"\nContexts is serving on [bold]{url}[/] (OpenAPI: {url}/schema)\nTry:\n")
-    click.echo(f"curl -s {url}/contexts/retrieve -H 'content-type: application/json' -d '{body}'\n", err=True)
+    console.print(f"\nContexts is serving on [bold]{url}[/] (OpenAPI: {url}/schema)")
+    if demo:
+        console.print(f"Demo API key (principal {DEMO_AGENT}, read on org {DEMO_ORG}):\n")
+        click.echo(f"export CONTEXTS_KEY={demo_key}\n", err=True)
+        console.print("Try:\n")
+        click.echo(f"curl -s {url}/contexts/retrieve -H \"Authorization: Bearer $CONTEXTS_KEY\" "
+                   f"-H 'content-type: application/json' -d '{body}'\n", err=True)
     # uvicorn re-raises SIGTERM/SIGINT after a graceful shutdown; turning them into a
     # normal exit lets the embedded PostgreSQL server be stopped cleanly (atexit).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
 
+
+def _demo_key(dsn: str) -> str:
+    """A fresh read-only key for the demo agent (older demo keys are revoked)."""
+    import psycopg
+
+    from app.access import create_api_key
+
+    with psycopg.connect(dsn) as conn:
+        conn.execute("select api.create_principal(%s, %s, 'agent', 'demo agent')", (DEMO_ORG, DEMO_AGENT))
+        conn.execute("select api.grant_scope(%s, %s, 'org', null, false)", (DEMO_ORG, DEMO_AGENT))
+        for (key_id,) in conn.execute("select key_id from api.list_api_keys(%s) where principal_id = %s "
+                                      "and revoked_at is null", (DEMO_ORG, DEMO_AGENT)).fetchall():
+            conn.execute("select api.revoke_api_key(%s)", (key_id,))
+        return create_api_key(conn, DEMO_ORG, DEMO_AGENT, "make run demo").token
 
 
 def _register_subcommands() -> None:

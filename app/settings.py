@@ -64,8 +64,12 @@ class Settings:
     max_document_bytes: int = 2 * 1024 * 1024
     """Largest single document accepted for ingestion."""
 
-    principal: str = "local"
-    """Principal recorded on traces until API keys bind one per request."""
+    principal: str = "admin"
+    """Principal the CLI acts for (`org create` makes `admin` with org read/write)."""
+
+    service_database_url: str | None = None
+    """Login the API service connects with (a member of contexts_service). Unset: the
+    main connection, which switches to the contexts_service role on connect."""
 
     pool_max_size: int = 8
     """Upper bound of the service's connection pool."""

@@ -19,6 +19,8 @@ from app.db.migrate import migrate  # noqa: E402
 from app.settings import Settings  # noqa: E402
 
 TEMPLATE = "contexts_template"
+ADMIN = "admin"
+"""Principal the `ingest` fixture writes as (org read/write, like `contexts org create` makes)."""
 _counter = itertools.count()
 
 
@@ -43,6 +45,27 @@ def template_db(pg_server: EmbeddedPostgres):
     with janitor:
         migrate(_dsn(pg_server, TEMPLATE))
         yield TEMPLATE
+
+
+SERVICE_LOGIN = "contexts_api_test"
+ANALYST_LOGINS = ("analyst_alice", "analyst_bob")
+
+
+@pytest.fixture(scope="session")
+def logins(pg_server: EmbeddedPostgres, template_db: str) -> dict[str, str]:
+    """Login roles as deployed: the service and two analysts. None owns a table or is a
+    superuser, so row-level security applies to them (roles are cluster-wide)."""
+    with psycopg.connect(_dsn(pg_server, "postgres"), autocommit=True) as admin:
+        for name, group in ((SERVICE_LOGIN, "contexts_service"), *((a, "contexts_analyst") for a in ANALYST_LOGINS)):
+            if admin.execute("select 1 from pg_roles where rolname = %s", (name,)).fetchone() is None:
+                admin.execute(f"create role {name} login in role {group}")
+    return {"service": SERVICE_LOGIN, "analysts": ANALYST_LOGINS}
+
+
+def login_url(db_url: str, role: str) -> str:
+    from psycopg.conninfo import make_conninfo
+
+    return make_conninfo(db_url, user=role)
 
 
 @pytest.fixture
@@ -91,16 +114,31 @@ def retriever(models):
 @pytest.fixture
 def ingest(conn, pipeline):
     """ingest(org, {path: text}, repo=...) through the real lane; returns the results."""
+    from app.access import ensure_admin_principal
     from app.ingest.normalize import SourceDocument
     from app.scope import Scope
 
     def run(org: str, files: dict[str, str | bytes], repo: str | None = None, persona: str | None = None,
             session: str | None = None, **doc_fields):
         conn.execute("select api.create_org(%s)", (org,))
+        ensure_admin_principal(conn, org, ADMIN)
+        conn.execute("select api.bind_principal(%s, %s)", (org, ADMIN))
         prepared = [pipeline.prepare(SourceDocument(path=p, content=c, **doc_fields)) for p, c in files.items()]
         results = pipeline.write(conn, Scope(org, repo, persona, session), prepared)
         conn.commit()
         return results
+
+    return run
+
+
+@pytest.fixture
+def as_principal(conn):
+    """as_principal(org, principal=admin): act for a principal in the open transaction,
+    as the service role (row-level security applies), like an HTTP request does."""
+    from app.access import act_as
+
+    def run(org: str, principal: str = ADMIN):
+        return act_as(conn, org, principal)
 
     return run
 

@@ -1,7 +1,7 @@
 """weighted score fusion: api.retrieve_candidates takes p_fusion
 
 Revision ID: 0003
-Revises: 0001 (to become 0002 once the partitions / row-level-security revision lands)
+Revises: 0002
 """
 
 from alembic import op
@@ -9,7 +9,7 @@ from alembic import op
 from app.db.migrate import run_sql_file
 
 revision = "0003"
-down_revision = "0001"
+down_revision = "0002"
 branch_labels = None
 depends_on = None
 

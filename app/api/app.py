@@ -8,9 +8,12 @@ from contextlib import asynccontextmanager
 import anyio
 from litestar import Litestar, get
 from litestar.datastructures import State
+from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components, SecurityScheme
 
 from app import __version__
+from app.api.auth import bearer_token
 from app.api.documents import DocumentsController
 from app.api.errors import EXCEPTION_HANDLERS
 from app.api.fragments import FragmentsController, TracesController
@@ -42,7 +45,7 @@ def build_services(settings: Settings, dsn: str) -> Services:
     if reranker is not None:
         reranker.load()
     pipeline = IngestPipeline(settings, models)
-    pool = open_pool(dsn, settings.pool_max_size)
+    pool = open_pool(settings.service_database_url or dsn, settings.pool_max_size)
     with pool.connection() as conn:
         pipeline.register_models(conn)
     return Services(settings=settings, pool=pool, retriever=Retriever(models, reranker), pipeline=pipeline)
@@ -69,7 +72,12 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         route_handlers=[health, RetrieveController, DocumentsController, FragmentsController, TracesController],
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
+        dependencies={"token": Provide(bearer_token, sync_to_thread=False)},
         request_max_body_size=settings.max_body_bytes,
-        openapi_config=OpenAPIConfig(title="Contexts", version=__version__,
-                                     description="Durable, scoped, cited context for AI agents."),
+        openapi_config=OpenAPIConfig(
+            title="Contexts", version=__version__,
+            description="Durable, scoped, cited context for AI agents. Send `Authorization: Bearer <API key>`.",
+            components=Components(security_schemes={
+                "apiKey": SecurityScheme(type="http", scheme="bearer", description="A key from `contexts key create`.")}),
+            security=[{"apiKey": []}]),
     )

@@ -52,10 +52,11 @@ class DocumentsController(Controller):
     tags = ["ingestion"]
 
     @post("/", sync_to_thread=True, status_code=201, summary="Ingest documents")
-    def ingest(self, data: IngestRequest, state: State) -> IngestResponse:
+    def ingest(self, data: IngestRequest, state: State, token: str) -> IngestResponse:
         """Normalize, chunk, deduplicate and embed the documents, in one transaction:
         a document that is refused (binary, empty, too large) stores nothing at all.
-        Unchanged documents are reported with `changed: false`."""
+        Unchanged documents are reported with `changed: false`. The caller needs write
+        grants on the scope (403 otherwise)."""
         services: Services = state.services
         prepared = [
             services.pipeline.prepare(SourceDocument(
@@ -64,7 +65,7 @@ class DocumentsController(Controller):
             for d in data.documents
         ]
         scope = Scope(data.scope.org_id, data.scope.repo_id, data.scope.persona_id, data.scope.session_id)
-        with services.transaction() as conn:
+        with services.acting_for(token) as (conn, _principal):
             results = services.pipeline.write(conn, scope, prepared)
         return IngestResponse([DocumentResult(r.path, r.doc_id, r.version, r.changed, r.fragments, r.created)
                                for r in results])

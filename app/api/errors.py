@@ -17,7 +17,8 @@ log = logging.getLogger("contexts.api")
 
 PROBLEM_JSON = "application/problem+json"
 SQLSTATE_STATUS = {
-    "P0002": 404,  # no_data_found: unknown org, fragment, trace
+    "28000": 401,  # invalid_authorization_specification: unknown or revoked API key
+    "P0002": 404,  # no_data_found: unknown org, fragment, trace (or one you may not read)
     "22023": 400,  # invalid_parameter_value
     "22P02": 400,  # invalid_text_representation (e.g. a malformed uuid)
     "22001": 400,  # string_data_right_truncation
@@ -37,7 +38,8 @@ def problem(status: int, detail: str, request: Request | None = None, **extra: o
     if request is not None:
         body["instance"] = request.url.path
     body.update({k: v for k, v in extra.items() if v is not None})
-    return Response(body, status_code=status, media_type=PROBLEM_JSON)
+    headers = {"WWW-Authenticate": 'Bearer realm="contexts"'} if status == 401 else None
+    return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
 def on_http_exception(request: Request, exc: HTTPException) -> Response:

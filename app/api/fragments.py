@@ -19,9 +19,11 @@ class FragmentsController(Controller):
     tags = ["provenance"]
 
     @get("/{fragment_id:int}", sync_to_thread=True, summary="A fragment and all its sources")
-    def get_fragment(self, fragment_id: Annotated[int, Parameter(ge=1, le=2**63 - 1)], state: State) -> dict:
+    def get_fragment(self, fragment_id: Annotated[int, Parameter(ge=1, le=2**63 - 1)], state: State,
+                     token: str) -> dict:
+        """A fragment you may read (any other id is a 404, whether or not it exists)."""
         services: Services = state.services
-        with services.transaction() as conn, conn.cursor(row_factory=dict_row) as cur:
+        with services.acting_for(token) as (conn, _principal), conn.cursor(row_factory=dict_row) as cur:
             row = cur.execute("select * from api.get_fragment(%s)", (fragment_id,)).fetchone()
         row["simhash"] = f"{row['simhash'] & 0xFFFFFFFFFFFFFFFF:016x}"
         return row
@@ -32,9 +34,10 @@ class TracesController(Controller):
     tags = ["provenance"]
 
     @get("/{trace_id:uuid}", sync_to_thread=True, summary="A retrieval trace")
-    def get_trace(self, trace_id: UUID, state: State) -> dict:
+    def get_trace(self, trace_id: UUID, state: State, token: str) -> dict:
         """Request, pipeline versions, and every candidate's lexical rank, dense rank,
-        fused score, rerank score, final score, and whether (or why not) it was included."""
+        fused score, rerank score, final score, and whether (or why not) it was included.
+        Visible to the principal that made it and to its org's auditors."""
         services: Services = state.services
-        with services.transaction() as conn:
+        with services.acting_for(token) as (conn, _principal):
             return get_trace(conn, str(trace_id))

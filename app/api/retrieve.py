@@ -14,9 +14,10 @@ class RetrieveController(Controller):
     tags = ["retrieval"]
 
     @post("/retrieve", sync_to_thread=True, status_code=200, summary="Retrieve cited fragments for a query")
-    def retrieve(self, data: RetrieveRequest, state: State) -> RetrieveResponse:
+    def retrieve(self, data: RetrieveRequest, state: State, token: str) -> RetrieveResponse:
         """Hybrid retrieval (BM25 + dense, RRF, optional cross-encoder) within a scope and
-        a token budget. Every call records a trace, returned as `trace_id`."""
+        a token budget, over the fragments the caller's grants allow (a scope it holds no
+        grant on is a 403). Every call records a trace, returned as `trace_id`."""
         services: Services = state.services
-        with services.transaction() as conn:
-            return services.retriever.retrieve(conn, data, services.settings.principal)
+        with services.acting_for(token) as (conn, _principal):
+            return services.retriever.retrieve(conn, data)

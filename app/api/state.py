@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg_pool import ConnectionPool
 
+from app.access import Principal, authenticate
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.service import Retriever
 from app.settings import Settings
@@ -26,3 +27,9 @@ class Services:
         """One request, one transaction: commit on success, roll back on any error."""
         with self.pool.connection() as conn:
             yield conn
+
+    @contextmanager
+    def acting_for(self, token: str) -> Iterator[tuple[psycopg.Connection, Principal]]:
+        """A transaction bound to the principal of an API key (401 when it is not valid)."""
+        with self.transaction() as conn:
+            yield conn, authenticate(conn, token)

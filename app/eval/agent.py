@@ -24,6 +24,7 @@ import httpx
 import msgspec
 import psycopg
 
+from app.access import act_as
 from app.retrieve.models import RetrieveRequest, RetrieveResponse
 from app.retrieve.service import Retriever
 
@@ -163,7 +164,8 @@ def grade_task(conn: psycopg.Connection, client: httpx.Client, retriever: Retrie
                judge: Endpoint, budget_tokens: int, seed: int, principal: str) -> dict:
     request = msgspec.convert({"query": task.question, "scope": task.scope, "budget_tokens": budget_tokens},
                               RetrieveRequest)
-    response = retriever.retrieve(conn, request, principal)
+    act_as(conn, request.scope.org_id, principal)
+    response = retriever.retrieve(conn, request)
     conn.commit()
     context = context_block(response)
     answer = chat(client, agent, AGENT_SYSTEM, f"Context fragments:\n\n{context}\n\nQuestion: {task.question}", seed)
@@ -205,7 +207,7 @@ def summarize(records: list[dict], spot_check: int, seed: int) -> dict:
 
 
 def run(conn: psycopg.Connection, retriever: Retriever, tasks: list[Task], agent: Endpoint, judge: Endpoint,
-        budget_tokens: int = 4000, seed: int = 7, spot_check: int = 5, principal: str = "eval-agent",
+        budget_tokens: int = 4000, seed: int = 7, spot_check: int = 5, principal: str = "admin",
         progress: Callable[[int, int], None] | None = None, client: httpx.Client | None = None) -> tuple[dict, list[dict]]:
     records: list[dict] = []
     with client or httpx.Client() as http:

@@ -185,7 +185,7 @@ def replay_command(ctx: click.Context, candidate_path: Path, current_path: Path 
     try:
         candidate = PipelineConfig.load(candidate_path)
         current = PipelineConfig.load(current_path) if current_path else PipelineConfig(reranker=settings.reranker)
-        recorded = replay.from_jsonl(queries_path, org_id) if queries_path else None
+        recorded = replay.from_jsonl(queries_path, settings.principal, org_id) if queries_path else None
     except (ConfigError, replay.ReplayError) as exc:
         raise CliError(str(exc)) from exc
     dsn = _open(settings)

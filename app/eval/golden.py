@@ -27,6 +27,7 @@ from pathlib import Path
 import msgspec
 import psycopg
 
+from app.access import act_as, ensure_admin_principal
 from app.eval import beir
 from app.eval.metrics import METRICS, mean, score_query
 from app.ingest.chunks import CHUNKER_VERSION
@@ -47,6 +48,9 @@ ranked (a list's order does not depend on its depth)."""
 DEFAULT_K = msgspec.convert({"query": "q", "scope": {"org_id": "o"}}, RetrieveRequest).k_lexical
 """List depth of the hybrid and full stages: what a request gets by default."""
 GROUP = 64
+EVAL_PRINCIPAL = "eval"
+"""Principal of an eval org: writes the corpus, then reads it as the service does
+(bound to each transaction, under the service role, so row-level security applies)."""
 
 Progress = Callable[[str, int, int], None]
 """progress(phase, done, total)."""
@@ -114,8 +118,9 @@ def ensure_ingested(conn: psycopg.Connection, pipeline: IngestPipeline, dataset:
         "select org_id from data.orgs where starts_with(org_id, %s) and org_id <> %s order by org_id",
         (prefix, org)).fetchall() if re.fullmatch(re.escape(prefix) + "[0-9a-f]{10}", r[0])]
     for old in stale:
-        conn.execute("delete from data.orgs where org_id = %s", (old,))
+        drop_org(conn, old)
     conn.execute("select api.create_org(%s, %s)", (org, f"eval copy of {dataset.name}"))
+    ensure_admin_principal(conn, org, EVAL_PRINCIPAL)
     conn.commit()
     present = {r[0] for r in conn.execute("select path from data.documents where org_id = %s", (org,)).fetchall()}
     docs = list(dataset.corpus())
@@ -134,6 +139,7 @@ def ensure_ingested(conn: psycopg.Connection, pipeline: IngestPipeline, dataset:
                     author="eval", owner="eval")))
             except RejectedDocument as exc:
                 stats.refused.append(f"{doc.id}: {exc}")
+        conn.execute("select api.bind_principal(%s, %s)", (org, EVAL_PRINCIPAL))
         pipeline.write(conn, scope, prepared)
         conn.commit()
         stats.ingested_now += len(prepared)
@@ -142,6 +148,13 @@ def ensure_ingested(conn: psycopg.Connection, pipeline: IngestPipeline, dataset:
             progress("ingest", done, len(docs))
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+def drop_org(conn: psycopg.Connection, org: str) -> None:
+    """Delete an org (its rows cascade). Its emptied partitions stay, as for any deleted
+    org (the partition design keeps them). Needs the migrator's connection."""
+    conn.execute("delete from data.orgs where org_id = %s", (org,))
+    conn.commit()
 
 
 def fragment_documents(conn: psycopg.Connection, org: str, kind: str) -> dict[int, list[str]]:
@@ -183,6 +196,7 @@ def stage_rankings(retriever: Retriever, conn: psycopg.Connection, query: str, o
                                 "k_dense": k_dense, "rerank_top": options.rerank_top}, RetrieveRequest)
 
     out: dict[str, list[Candidate]] = {}
+    act_as(conn, org, EVAL_PRINCIPAL)
     if "lexical" in options.stages:
         out["lexical"] = retriever.candidates(conn, request(options.depth, 0))
     if "dense" in options.stages:

@@ -19,6 +19,7 @@ from pathlib import Path
 import msgspec
 import psycopg
 
+from app.access import act_as
 from app.retrieve.candidates import Candidate
 from app.retrieve.config import PipelineConfig
 from app.retrieve.models import RetrieveRequest
@@ -36,6 +37,8 @@ class Recorded:
     request: RetrieveRequest
     origin: str
     """Where it came from: a trace id or FILE:LINE."""
+    principal: str
+    """Who asked: replayed with that principal's grants (row-level security applies)."""
 
 
 @dataclass(slots=True)
@@ -68,20 +71,21 @@ def jaccard(a: set[str], b: set[str]) -> float:
 
 
 def from_traces(conn: psycopg.Connection, org_id: str | None, limit: int) -> list[Recorded]:
-    """The most recent recorded retrievals (one per distinct request), newest first."""
+    """The most recent recorded retrievals (one per distinct request and principal),
+    newest first. Reads the traces table directly: run it as the migrator."""
     rows = conn.execute(
-        "select trace_id::text, request from data.retrieval_traces "
+        "select trace_id::text, request, principal_id from data.retrieval_traces "
         "where %(org)s::text is null or org_id = %(org)s order by created_at desc, trace_id",
         {"org": org_id}).fetchall()
     out: list[Recorded] = []
     seen: set[str] = set()
-    for trace_id, request in rows:
-        key = json.dumps(request, sort_keys=True)
+    for trace_id, request, principal in rows:
+        key = json.dumps([request, principal], sort_keys=True)
         if key in seen:
             continue
         seen.add(key)
         try:
-            out.append(Recorded(msgspec.convert(request, RetrieveRequest), f"trace {trace_id}"))
+            out.append(Recorded(msgspec.convert(request, RetrieveRequest), f"trace {trace_id}", principal))
         except msgspec.ValidationError as exc:
             raise ReplayError(f"trace {trace_id}: recorded request is not a valid retrieval ({exc})") from exc
         if len(out) >= limit:
@@ -89,9 +93,9 @@ def from_traces(conn: psycopg.Connection, org_id: str | None, limit: int) -> lis
     return out
 
 
-def from_jsonl(path: Path, default_org: str | None = None) -> list[Recorded]:
-    """One request body per line (as POST /contexts/retrieve takes it); a line without a
-    scope uses `default_org`."""
+def from_jsonl(path: Path, principal: str, default_org: str | None = None) -> list[Recorded]:
+    """One request body per line (as POST /contexts/retrieve takes it), replayed for
+    `principal`; a line without a scope uses `default_org`."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -111,7 +115,7 @@ def from_jsonl(path: Path, default_org: str | None = None) -> list[Recorded]:
                 raise ReplayError(f"{path}:{number}: no scope; give one per line or use --org")
             body = body | {"scope": {"org_id": default_org}}
         try:
-            out.append(Recorded(msgspec.convert(body, RetrieveRequest), f"{path}:{number}"))
+            out.append(Recorded(msgspec.convert(body, RetrieveRequest), f"{path}:{number}", principal))
         except msgspec.ValidationError as exc:
             raise ReplayError(f"{path}:{number}: {exc}") from exc
     if not out:
@@ -130,10 +134,12 @@ def replay(conn: psycopg.Connection, recorded: Iterable[Recorded], current: tupl
     recorded = list(recorded)
     report = ReplayReport(current[0].to_dict(), candidate[0].to_dict(), threshold, top)
     for done, item in enumerate(recorded, start=1):
-        result = {"origin": item.origin, "query": item.request.query, "scope": msgspec.to_builtins(item.request.scope)}
+        result = {"origin": item.origin, "query": item.request.query, "principal": item.principal,
+                  "scope": msgspec.to_builtins(item.request.scope)}
         try:
             sides = {}
             for name, (config, retriever) in (("current", current), ("candidate", candidate)):
+                act_as(conn, item.request.scope.org_id, item.principal)
                 sides[name] = retriever.rank(conn, config.apply(item.request)).ranked[:top]
                 conn.rollback()
         except psycopg.Error as exc:

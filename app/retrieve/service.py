@@ -112,7 +112,8 @@ class Retriever:
             ranked.sort(key=lambda c: (-(c.final_score or 0.0), c.fragment_id))
         return Ranking(candidates, ranked, recency)
 
-    def retrieve(self, conn: psycopg.Connection, request: RetrieveRequest, principal_id: str | None) -> RetrieveResponse:
+    def retrieve(self, conn: psycopg.Connection, request: RetrieveRequest) -> RetrieveResponse:
+        """For the principal bound to `conn`'s transaction (see app.access)."""
         started = time.perf_counter()
         ranking = self.rank(conn, request)
         candidates, ranked, recency = ranking.candidates, ranking.ranked, ranking.recency
@@ -120,7 +121,7 @@ class Retriever:
         duration_ms = (time.perf_counter() - started) * 1000.0
         entries = candidate_entries(candidates, {c.fragment_id for c in ranked}, composition, recency)
         pipeline = self.pipeline_info(request.query) | {"freshness_weight": FRESHNESS_WEIGHT if recency else 0.0}
-        trace_id = record_trace(conn, request.scope.org_id, principal_id, request.query,
+        trace_id = record_trace(conn, request.scope.org_id, request.query,
                                 msgspec.to_builtins(request), pipeline, entries, duration_ms)
         fragments = [
             FragmentOut(

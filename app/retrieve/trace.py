@@ -43,11 +43,12 @@ def candidate_entries(candidates: list[Candidate], ranked_ids: set[int], composi
     return entries
 
 
-def record_trace(conn: psycopg.Connection, org_id: str, principal_id: str | None, query: str,
+def record_trace(conn: psycopg.Connection, org_id: str, query: str,
                  request: dict, pipeline: dict, entries: list[dict], duration_ms: float) -> str:
+    """Recorded for the principal bound to the transaction (the database stamps it)."""
     row = conn.execute(
-        "select api.record_trace(%s, %s, %s, %s, %s, %s, %s)",
-        (org_id, principal_id, query, json.dumps(request, default=str), json.dumps(pipeline),
+        "select api.record_trace(%s, %s, %s, %s, %s, %s)",
+        (org_id, query, json.dumps(request, default=str), json.dumps(pipeline),
          json.dumps(entries, default=str), duration_ms),
     ).fetchone()
     return str(row[0])

@@ -1,8 +1,10 @@
 -- BM25 statistics kept at write time: postings, document frequencies, corpus size.
 -- Maintained by a trigger on data.fragments, so every path that activates or retires
--- a fragment keeps them exact; all of it is per org.
+-- a fragment keeps them exact. Postings are per org partition; document frequencies
+-- and corpus size per scope group (org + repo/persona/session labels), summed at
+-- query time over the groups the caller may read.
 
--- data._bm25_add: index one fragment's terms and count it in its org's corpus.
+-- data._bm25_add: index one fragment's terms and count it in its scope group.
 create or replace function data._bm25_add(
     p_org_id text, p_fragment_id bigint, p_tsv tsvector,
     p_repo_id text, p_persona_id text, p_session_id text)
@@ -20,20 +22,22 @@ as $$
         select p_org_id, term, p_fragment_id, tf, dl, p_repo_id, p_persona_id, p_session_id from sized
         returning term, dl
     ), df as (
-        insert into data.bm25_terms as s (org_id, term, df)
-        select p_org_id, term, 1 from postings order by term
-        on conflict (org_id, term) do update set df = s.df + 1
+        insert into data.bm25_terms as s (org_id, term, repo_id, persona_id, session_id, df)
+        select p_org_id, term, p_repo_id, p_persona_id, p_session_id, 1 from postings order by term
+        on conflict (org_id, term, repo_id, persona_id, session_id) do update set df = s.df + 1
     )
-    insert into data.bm25_corpus as c (org_id, fragment_count, total_length)
-    select p_org_id, 1, max(dl) from postings having count(*) > 0
-    on conflict (org_id) do update
+    insert into data.bm25_corpus as c (org_id, repo_id, persona_id, session_id, fragment_count, total_length)
+    select p_org_id, p_repo_id, p_persona_id, p_session_id, 1, max(dl) from postings having count(*) > 0
+    on conflict (org_id, repo_id, persona_id, session_id) do update
         set fragment_count = c.fragment_count + 1, total_length = c.total_length + excluded.total_length
 $$;
 
 -- data._bm25_remove: the exact inverse of _bm25_add, computed from the tsvector the
 -- fragment was indexed under (its postings may already be gone: on delete, the foreign
 -- key's cascade runs before this trigger).
-create or replace function data._bm25_remove(p_org_id text, p_fragment_id bigint, p_tsv tsvector)
+create or replace function data._bm25_remove(
+    p_org_id text, p_fragment_id bigint, p_tsv tsvector,
+    p_repo_id text, p_persona_id text, p_session_id text)
 returns void
 language plpgsql
 set search_path = pg_catalog, extensions, pg_temp
@@ -47,12 +51,20 @@ begin
     end if;
     delete from data.bm25_postings p where p.org_id = p_org_id and p.fragment_id = p_fragment_id;
     update data.bm25_terms s set df = s.df - 1
-    where s.org_id = p_org_id and s.term in (select t.lexeme from unnest(p_tsv) as t);
+    where s.org_id = p_org_id and s.term in (select t.lexeme from unnest(p_tsv) as t)
+      and s.repo_id is not distinct from p_repo_id and s.persona_id is not distinct from p_persona_id
+      and s.session_id is not distinct from p_session_id;
     delete from data.bm25_terms s
-    where s.org_id = p_org_id and s.df <= 0 and s.term in (select t.lexeme from unnest(p_tsv) as t);
+    where s.org_id = p_org_id and s.df <= 0 and s.term in (select t.lexeme from unnest(p_tsv) as t)
+      and s.repo_id is not distinct from p_repo_id and s.persona_id is not distinct from p_persona_id
+      and s.session_id is not distinct from p_session_id;
     update data.bm25_corpus c
     set fragment_count = c.fragment_count - 1, total_length = c.total_length - removed_length
-    where c.org_id = p_org_id;
+    where c.org_id = p_org_id and c.repo_id is not distinct from p_repo_id
+      and c.persona_id is not distinct from p_persona_id and c.session_id is not distinct from p_session_id;
+    delete from data.bm25_corpus c
+    where c.org_id = p_org_id and c.fragment_count <= 0 and c.repo_id is not distinct from p_repo_id
+      and c.persona_id is not distinct from p_persona_id and c.session_id is not distinct from p_session_id;
 end
 $$;
 
@@ -64,7 +76,7 @@ set search_path = pg_catalog, extensions, pg_temp
 as $$
 begin
     if tg_op in ('UPDATE', 'DELETE') and old.active then
-        perform data._bm25_remove(old.org_id, old.fragment_id, old.tsv);
+        perform data._bm25_remove(old.org_id, old.fragment_id, old.tsv, old.repo_id, old.persona_id, old.session_id);
     end if;
     if tg_op in ('INSERT', 'UPDATE') and new.active then
         perform data._bm25_add(new.org_id, new.fragment_id, new.tsv, new.repo_id, new.persona_id, new.session_id);
@@ -112,7 +124,9 @@ comment on function api.lexical_document(text, text) is 'tsvector of a fragment:
 
 -- api.search_lexical: Okapi BM25 top-k over an org's fragments within a scope.
 -- idf = ln(1 + (N - df + 0.5) / (df + 0.5)); tf saturates with k1; length is
--- normalised by b against the org's average fragment length.
+-- normalised by b against the average fragment length. N, df and the average length
+-- are summed over the scope groups in the requested scope that row-level security
+-- lets the caller read: a fragment the caller cannot see is never counted.
 create or replace function api.search_lexical(
     p_org_id text,
     p_query text,
@@ -123,23 +137,31 @@ create or replace function api.search_lexical(
     p_k1 float8 default 1.2,
     p_b float8 default 0.75)
 returns table (fragment_id bigint, score float8, rank int)
-language sql stable
+language plpgsql stable
 set search_path = pg_catalog, extensions, pg_temp
 as $$
+begin
+    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    return query
     with corpus as materialized (
-        select c.fragment_count::float8 as n,
-               c.total_length::float8 / greatest(c.fragment_count, 1)::float8 as avgdl
+        select sum(c.fragment_count)::float8 as n,
+               sum(c.total_length)::float8 / greatest(sum(c.fragment_count), 1)::float8 as avgdl
         from data.bm25_corpus c
-        where c.org_id = p_org_id and c.fragment_count > 0
+        where c.org_id = p_org_id
+          and data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id)
+        having sum(c.fragment_count) > 0
     ), query_terms as materialized (
         select distinct t.lexeme as term
         from unnest(api.lexical_tsvector(p_query)) as t
     ), weighted as materialized (
-        select q.term, ln(1.0::float8 + (corpus.n - s.df::float8 + 0.5) / (s.df::float8 + 0.5)) as idf
-        from query_terms q
-        join data.bm25_terms s on s.org_id = p_org_id and s.term = q.term
+        -- `= any(array(...))`: an index condition on (org_id, term), one probe per term.
+        select s.term, ln(1.0::float8 + (corpus.n - sum(s.df)::float8 + 0.5) / (sum(s.df)::float8 + 0.5)) as idf
+        from data.bm25_terms s
         cross join corpus
-        where s.df > 0
+        where s.org_id = p_org_id and s.term = any (array(select q.term from query_terms q))
+          and s.df > 0
+          and data._in_scope(s.repo_id, s.persona_id, s.session_id, p_repo_id, p_persona_id, p_session_id)
+        group by s.term, corpus.n
     ), scored as (
         select p.fragment_id,
                sum(w.idf * (p.tf::float8 * (p_k1 + 1.0))
@@ -155,7 +177,8 @@ as $$
     select s.fragment_id, s.score, (row_number() over (order by s.score desc, s.fragment_id))::int
     from scored s
     order by s.score desc, s.fragment_id
-    limit p_k
+    limit p_k;
+end
 $$;
 comment on function api.search_lexical(text, text, int, text, text, text, float8, float8)
-    is 'BM25 top-k (k1=1.2, b=0.75) over the fragments in scope, from per-org statistics.';
+    is 'BM25 top-k (k1=1.2, b=0.75) over the fragments in scope, from the statistics of the scope groups the caller may read.';

@@ -5,7 +5,7 @@
 -- one needs a re-embedding run, which this release does not do: refuse clearly.
 create or replace function api.register_embedding_model(p_namespace text, p_name text, p_dims int)
 returns int
-language plpgsql
+language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
 declare
@@ -30,7 +30,8 @@ begin
             coalesce((select max(generation) from data.embedding_models where namespace = p_namespace), 0) + 1)
     returning * into current;
     -- One partial HNSW index per model: dimensions may differ between models, and a
-    -- query for one model plans against that model's index alone.
+    -- query for one model plans against that model's index alone. On the partitioned
+    -- table it is one index per org partition (and new partitions get theirs).
     execute format(
         'create index if not exists %I on data.embeddings using hnsw ((embedding::vector(%s)) vector_cosine_ops) where model_id = %s',
         'embeddings_hnsw_model_' || current.model_id, current.dims, current.model_id);
@@ -49,7 +50,7 @@ create or replace function api.begin_document(
     p_language text default null, p_author text default null,
     p_source_ts timestamptz default null, p_metadata jsonb default '{}')
 returns table (doc_id bigint, version int, changed boolean, rehome jsonb)
-language plpgsql
+language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
 declare
@@ -57,6 +58,7 @@ declare
     current_hash text;
     new_version int;
 begin
+    perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
     perform api.ensure_scope(p_org_id, p_repo_id, p_persona_id, p_session_id);
     perform pg_advisory_xact_lock(hashtextextended('contexts.ingest:' || p_org_id, 0));
 
@@ -95,7 +97,7 @@ exception when check_violation or not_null_violation then
 end
 $$;
 comment on function api.begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb)
-    is 'Start ingesting a document: no-op when unchanged, else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
+    is 'Start ingesting a document (the bound principal needs write grants on its scope): no-op when unchanged, else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
 
 -- data._deactivate_unsourced: the one rule for `active`: a fragment is retrievable only
 -- while a live source holds exactly its text.
@@ -234,14 +236,18 @@ create or replace function api.match_fragments(
     p_org_id text, p_repo_id text, p_persona_id text, p_session_id text,
     p_namespaces text[], p_content_hashes text[], p_simhashes bigint[])
 returns table (ordinal int, fragment_id bigint, distance int)
-language sql stable
+language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
+begin
+    perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    return query
     select c.ordinal::int, d.fragment_id, d.distance
     from unnest(p_namespaces, p_content_hashes, p_simhashes) with ordinality as c(namespace, content_hash, simhash, ordinal)
     left join lateral data._find_duplicate(p_org_id, p_repo_id, p_persona_id, p_session_id,
                                            c.namespace, c.content_hash, c.simhash) d on true
-    order by c.ordinal
+    order by c.ordinal;
+end
 $$;
 comment on function api.match_fragments(text, text, text, text, text[], text[], bigint[])
     is 'Which proposed chunks collapse into existing fragments (exact or SimHash distance <= 3).';
@@ -252,7 +258,7 @@ comment on function api.match_fragments(text, text, text, text, text[], text[], 
 -- document that duplicate each other collapse too.
 create or replace function api.add_fragments(p_doc_id bigint, p_doc_version int, p_chunks jsonb)
 returns table (ordinal int, fragment_id bigint, created boolean)
-language plpgsql
+language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
 declare
@@ -269,6 +275,7 @@ begin
     if doc.doc_id is null or ver.doc_id is null then
         raise exception 'unknown document version %/%', p_doc_id, p_doc_version using errcode = 'P0002';
     end if;
+    perform data._require_write(doc.org_id, doc.repo_id, doc.persona_id, doc.session_id);
     if doc.current_version <> p_doc_version then
         raise exception 'version % of % is superseded by version %', p_doc_version, doc.path, doc.current_version
             using errcode = '22023', hint = 'Each path may appear once per ingestion.';
@@ -306,17 +313,19 @@ begin
                 api.lexical_document(chunk->>'lexical_heading', chunk->>'text'),
                 coalesce(ver.source_ts, now()), coalesce(ver.source_ts, now()))
             returning data.fragments.fragment_id into new_id;
-            insert into data.embeddings (fragment_id, model_id, org_id, embedding)
-            values (new_id, model.model_id, doc.org_id, (chunk->'embedding')::text::vector);
+            insert into data.embeddings (fragment_id, model_id, org_id, repo_id, persona_id, session_id, embedding)
+            values (new_id, model.model_id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
+                    (chunk->'embedding')::text::vector);
             canonical := new_id;
         else
-            update data.fragments f set active = true where f.fragment_id = canonical and not f.active;
+            update data.fragments f set active = true
+            where f.fragment_id = canonical and f.org_id = doc.org_id and not f.active;
             new_id := null;
         end if;
 
-        insert into data.fragment_sources (fragment_id, doc_id, doc_version, ordinal, anchor, start_line, end_line,
-                                           content_hash)
-        values (canonical, p_doc_id, p_doc_version, idx, coalesce(chunk->>'anchor', ''),
+        insert into data.fragment_sources (fragment_id, org_id, doc_id, doc_version, ordinal, anchor, start_line,
+                                           end_line, content_hash)
+        values (canonical, doc.org_id, p_doc_id, p_doc_version, idx, coalesce(chunk->>'anchor', ''),
                 coalesce((chunk->>'start_line')::int, 1), coalesce((chunk->>'end_line')::int, 1),
                 chunk->>'content_hash');
 
@@ -327,4 +336,4 @@ exception when check_violation or not_null_violation or invalid_text_representat
     raise exception 'invalid chunk: %', sqlerrm using errcode = '22023';
 end
 $$;
-comment on function api.add_fragments(bigint, int, jsonb) is 'Write one document version''s chunks: new fragments or pointers to canonical ones.';
+comment on function api.add_fragments(bigint, int, jsonb) is 'Write one document version''s chunks (the bound principal needs write grants): new fragments or pointers to canonical ones.';

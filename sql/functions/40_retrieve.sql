@@ -1,6 +1,8 @@
 -- Retrieval: dense top-k per namespace, and the fused candidate list.
 
--- api.search_dense: cosine top-k per embedding namespace. p_query_embeddings maps a
+-- api.search_dense: cosine top-k per embedding namespace, among the fragments the
+-- caller may read (row-level security filters the HNSW scan; iterative scans keep it
+-- going until k visible rows are found). p_query_embeddings maps a
 -- namespace to its query vector ({"prose": [...], "code": [...]}); each namespace is
 -- searched with its active model's HNSW index. ef_search is raised to k (its default
 -- of 40 caps a top-100 at ~40 rows) and iterative scans keep filtered results full.
@@ -18,6 +20,7 @@ as $$
 declare
     m record;
 begin
+    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
     if jsonb_typeof(p_query_embeddings) is distinct from 'object' then
         raise exception 'query embeddings must be a JSON object keyed by namespace' using errcode = '22023';
     end if;
@@ -81,6 +84,9 @@ language plpgsql volatile
 set search_path = pg_catalog, extensions, pg_temp
 as $$
 begin
+    -- The requested scope must lie within the caller's grants (42501 otherwise);
+    -- row-level security then keeps every other fragment out of every list below.
+    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
     perform data._require_org(p_org_id);
     if p_query is null or btrim(p_query) = '' then
         raise exception 'query must not be empty' using errcode = '22023';
@@ -111,7 +117,7 @@ begin
     ), fused as (
         -- Fusion: see 45_fusion.sql.
         select fx.* from data._fuse(
-            p_org_id, p_query, p_query_embeddings,
+            p_org_id, p_repo_id, p_persona_id, p_session_id, p_query, p_query_embeddings,
             array(select l.fragment_id from lexical l order by l.rank), array(select l.score from lexical l order by l.rank),
             array(select d.fragment_id from dense d order by d.rank), array(select d.similarity from dense d order by d.rank),
             p_k_lexical > 0, p_k_dense > 0, p_fusion, p_rrf_k) fx

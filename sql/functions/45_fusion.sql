@@ -18,32 +18,43 @@
 -- Ranks alone (RRF) throw away how far ahead a side's best candidates are, so a side
 -- with no idea still pulls its arbitrary top ranks into the fused top; scores keep it.
 
--- api.score_lexical: BM25 of the given fragments for a query (the same formula and
--- statistics as api.search_lexical); fragments matching no query term are absent.
+-- api.score_lexical: BM25 of the given fragments for a query, with the same formula
+-- and the same statistics as api.search_lexical (summed over the scope groups of the
+-- requested scope that the caller may read); fragments matching no term are absent.
 create or replace function api.score_lexical(
     p_org_id text,
     p_query text,
     p_fragment_ids bigint[],
+    p_repo_id text default null,
+    p_persona_id text default null,
+    p_session_id text default null,
     p_k1 float8 default 1.2,
     p_b float8 default 0.75)
 returns table (fragment_id bigint, score float8)
-language sql stable
+language plpgsql stable
 set search_path = pg_catalog, extensions, pg_temp
 as $$
+begin
+    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    return query
     with corpus as materialized (
-        select c.fragment_count::float8 as n,
-               c.total_length::float8 / greatest(c.fragment_count, 1)::float8 as avgdl
+        select sum(c.fragment_count)::float8 as n,
+               sum(c.total_length)::float8 / greatest(sum(c.fragment_count), 1)::float8 as avgdl
         from data.bm25_corpus c
-        where c.org_id = p_org_id and c.fragment_count > 0
+        where c.org_id = p_org_id
+          and data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id)
+        having sum(c.fragment_count) > 0
     ), query_terms as materialized (
         select distinct t.lexeme as term
         from unnest(api.lexical_tsvector(p_query)) as t
     ), weighted as materialized (
-        select q.term, ln(1.0::float8 + (corpus.n - s.df::float8 + 0.5) / (s.df::float8 + 0.5)) as idf
-        from query_terms q
-        join data.bm25_terms s on s.org_id = p_org_id and s.term = q.term
+        select s.term, ln(1.0::float8 + (corpus.n - sum(s.df)::float8 + 0.5) / (sum(s.df)::float8 + 0.5)) as idf
+        from data.bm25_terms s
         cross join corpus
-        where s.df > 0
+        where s.org_id = p_org_id and s.term = any (array(select q.term from query_terms q))
+          and s.df > 0
+          and data._in_scope(s.repo_id, s.persona_id, s.session_id, p_repo_id, p_persona_id, p_session_id)
+        group by s.term, corpus.n
     )
     select p.fragment_id,
            sum(w.idf * (p.tf::float8 * (p_k1 + 1.0))
@@ -51,26 +62,36 @@ as $$
     from weighted w
     join data.bm25_postings p on p.org_id = p_org_id and p.term = w.term
     cross join corpus
-    where p.fragment_id = any(p_fragment_ids)
-    group by p.fragment_id
+    where p.fragment_id = any (p_fragment_ids)
+      and data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
+    group by p.fragment_id;
+end
 $$;
-comment on function api.score_lexical(text, text, bigint[], float8, float8)
-    is 'BM25 (k1=1.2, b=0.75) of given fragments for a query; fragments without a matching term are absent.';
+comment on function api.score_lexical(text, text, bigint[], text, text, text, float8, float8)
+    is 'BM25 (k1=1.2, b=0.75) of given fragments for a query, with api.search_lexical''s statistics; no matching term: absent.';
 
--- api.score_dense: cosine similarity of the given fragments to the query vector of
--- their namespace ({"prose": [...], "code": [...]}), with that namespace's active model.
+-- api.score_dense: cosine similarity of the given fragments (those the caller may read)
+-- to the query vector of their namespace ({"prose": [...], "code": [...]}), with that
+-- namespace's active model.
 create or replace function api.score_dense(p_org_id text, p_query_embeddings jsonb, p_fragment_ids bigint[])
 returns table (fragment_id bigint, similarity float8)
-language sql stable
+language plpgsql stable
 set search_path = pg_catalog, extensions, pg_temp
 as $$
+begin
+    perform data._require_read(p_org_id, null, null, null);
+    if jsonb_typeof(p_query_embeddings) is distinct from 'object' then
+        return;
+    end if;
+    return query
     select e.fragment_id, 1.0::float8 - (e.embedding <=> (p_query_embeddings ->> f.namespace)::vector)
     from data.fragments f
     join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
-    join data.embeddings e on e.fragment_id = f.fragment_id and e.model_id = em.model_id
-    where f.fragment_id = any(p_fragment_ids) and e.org_id = p_org_id
-      and jsonb_typeof(p_query_embeddings) = 'object' and p_query_embeddings ? f.namespace
-      and jsonb_array_length(p_query_embeddings -> f.namespace) = em.dims
+    join data.embeddings e on e.fragment_id = f.fragment_id and e.model_id = em.model_id and e.org_id = f.org_id
+    where f.org_id = p_org_id and f.fragment_id = any (p_fragment_ids)
+      and p_query_embeddings ? f.namespace
+      and jsonb_array_length(p_query_embeddings -> f.namespace) = em.dims;
+end
 $$;
 comment on function api.score_dense(text, jsonb, bigint[])
     is 'Cosine similarity of given fragments to the query vector of their namespace (active model).';
@@ -109,7 +130,7 @@ $$;
 -- (completed for "weighted"), both calibrated scores, the weights that multiply them
 -- and the fused score. A side that was not asked for (k = 0) takes no part.
 create or replace function data._fuse(
-    p_org_id text, p_query text, p_query_embeddings jsonb,
+    p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_query text, p_query_embeddings jsonb,
     p_lexical_ids bigint[], p_lexical_scores float8[],
     p_dense_ids bigint[], p_dense_scores float8[],
     p_lexical_on boolean, p_dense_on boolean,
@@ -135,7 +156,8 @@ as $$
     ), lexical_fill as materialized (
         select s.fragment_id, s.score
         from api.score_lexical(p_org_id, p_query,
-                               array(select p.fragment_id from pooled p where p.lexical_rank is null)) s
+                               array(select p.fragment_id from pooled p where p.lexical_rank is null),
+                               p_repo_id, p_persona_id, p_session_id) s
         where p_lexical_on and (select on_ from weighted)
     ), dense_fill as materialized (
         select s.fragment_id, s.similarity

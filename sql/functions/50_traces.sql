@@ -1,20 +1,32 @@
 -- Retrieval traces: every retrieval explains each candidate's scores.
 
--- api.record_trace: store one retrieval's request, pipeline versions and candidates.
+-- api.record_trace: store one retrieval's request, pipeline versions and candidates,
+-- stamped with the bound principal (never one the caller names).
 create or replace function api.record_trace(
-    p_org_id text, p_principal_id text, p_query text, p_request jsonb, p_pipeline jsonb,
+    p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb,
     p_candidates jsonb, p_duration_ms float8 default null)
 returns uuid
-language sql
+language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
+declare
+    me record;
+    id uuid;
+begin
+    select * into me from data.current_principal();
+    if me.org_id is distinct from p_org_id then
+        raise exception 'traces are recorded for the bound principal''s own org' using errcode = '42501';
+    end if;
     insert into data.retrieval_traces (org_id, principal_id, query, request, pipeline, candidates, duration_ms)
-    values (p_org_id, p_principal_id, p_query, p_request, p_pipeline, p_candidates, p_duration_ms)
-    returning trace_id
+    values (p_org_id, me.principal_id, p_query, p_request, p_pipeline, p_candidates, p_duration_ms)
+    returning trace_id into id;
+    return id;
+end
 $$;
-comment on function api.record_trace(text, text, text, jsonb, jsonb, jsonb, float8) is 'Record one retrieval and the fate of each candidate.';
+comment on function api.record_trace(text, text, jsonb, jsonb, jsonb, float8) is 'Record one retrieval (for the bound principal) and the fate of each candidate.';
 
--- api.get_trace: one trace as a JSON document.
+-- api.get_trace: one trace as a JSON document: visible to the principal that made it
+-- and to auditors of its org (row-level security); any other id is unknown.
 create or replace function api.get_trace(p_trace_id uuid)
 returns jsonb
 language plpgsql stable

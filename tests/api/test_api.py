@@ -6,18 +6,26 @@ import psycopg
 import pytest
 from litestar.testing import TestClient
 
+from app.access import create_api_key, ensure_admin_principal
 from app.api.app import build_services, create_app
+from tests.conftest import login_url
 from tests.retrieve.corpus import CODE, DOCS
 
 
 @pytest.fixture
-def client(settings, models, db_url):
-    local = settings.with_(database_url=db_url, max_body_bytes=256 * 1024)
+def client(settings, models, db_url, logins):
+    """The API as deployed: its pool logs in as a member of contexts_service (not an
+    owner, not a superuser); requests carry the key of acme's administrator."""
+    local = settings.with_(database_url=db_url, max_body_bytes=256 * 1024,
+                           service_database_url=login_url(db_url, logins["service"]))
     services = build_services(local, db_url)
     with psycopg.connect(db_url) as conn:
         conn.execute("select api.create_org('acme')")
+        ensure_admin_principal(conn, "acme", "admin")
+        key = create_api_key(conn, "acme", "admin")
     try:
         with TestClient(app=create_app(local, services=services)) as test_client:
+            test_client.headers["Authorization"] = f"Bearer {key.token}"
             yield test_client
     finally:
         services.pool.close()
@@ -72,7 +80,9 @@ def test_trace_explains_every_candidate(client):
     trace = client.get(f"/traces/{result['trace_id']}").json()
     assert trace["query"] == "rotate credentials" and trace["request"]["budget_tokens"] == 60
     assert trace["pipeline"]["reranker"] is None and "no reranker" in trace["pipeline"]["score_basis"]
-    assert trace["pipeline"]["fusion"] == {"method": "rrf", "k": 60}
+    fusion = trace["pipeline"]["fusion"]
+    assert fusion["method"] == "weighted" and fusion["query_shape"] == "prose"
+    assert fusion["dense_weight"] == 0.5 and fusion["lexical_weight"] == {"code": 0.2}
     candidates = trace["candidates"]
     included = [c for c in candidates if c["included"]]
     assert [c["fragment_id"] for c in included] == [f["id"] for f in result["fragments"]]
@@ -83,6 +93,9 @@ def test_trace_explains_every_candidate(client):
         assert {"lexical_rank", "dense_rank", "fused_score", "rerank_score", "final_score",
                 "chunker_version", "embedding_model", "source"} <= set(c)
         assert c["lexical_rank"] is not None or c["dense_rank"] is not None
+        # Every fused score can be recomputed from the trace.
+        assert c["fused_score"] == pytest.approx(c["lexical_weight"] * c["lexical_norm"]
+                                                 + c["dense_weight"] * c["dense_norm"])
 
 
 @pytest.mark.parametrize(("body", "status"), [
@@ -95,7 +108,7 @@ def test_trace_explains_every_candidate(client):
     ({"query": "x", "scope": {"org_id": "acme"}, "k_dense": 5000}, 400),
     ({"query": "x", "scope": {"org_id": "acme'; drop table data.fragments; --"}}, 400),
     ({"query": "x", "scope": {"org_id": "acme"}, "unexpected": True}, 400),
-    ({"query": "x", "scope": {"org_id": "nobody"}}, 404),                         # unknown org
+    ({"query": "x", "scope": {"org_id": "nobody"}}, 403),                         # not the key's org
     ({"query": "   ", "scope": {"org_id": "acme"}}, 400),                         # blank query
     ({"query": "nul\u0000byte", "scope": {"org_id": "acme"}}, 400),
 ])
@@ -115,7 +128,7 @@ def test_bad_documents_store_nothing(client, db_url):
     response = client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": [good, binary]})
     problem(response, 422)
     problem(client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": []}), 400)
-    problem(client.post("/documents", json={"scope": {"org_id": "nobody"}, "documents": [good]}), 404)
+    problem(client.post("/documents", json={"scope": {"org_id": "nobody"}, "documents": [good]}), 403)
     problem(client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": [good, good]}), 400)
     problem(client.post("/documents", json={"scope": {"org_id": "acme"},
                                             "documents": [dict(good, timestamp="2026-01-01T10:00:00")]}), 400)

@@ -43,14 +43,16 @@ def test_config_files_are_validated(tmp_path):
         PipelineConfig.load(unknown)
 
 
-def test_replay_flags_changed_top3_only(conn, ingest, models, retriever):
+def test_replay_flags_changed_top3_only(conn, ingest, as_principal, models, retriever):
     ingest("acme", DOCS)
     for q in ("drain idle connections", "nightly backups restore", "cache eviction"):
-        retriever.retrieve(conn, msgspec.convert({"query": q, "scope": {"org_id": "acme"}}, RetrieveRequest), "t")
+        as_principal("acme")
+        retriever.retrieve(conn, msgspec.convert({"query": q, "scope": {"org_id": "acme"}}, RetrieveRequest))
         conn.commit()  # one transaction each: distinct created_at
     recorded = replay.from_traces(conn, "acme", 10)
     assert [r.request.query for r in recorded] == ["cache eviction", "nightly backups restore",
                                                    "drain idle connections"]
+    assert {r.principal for r in recorded} == {"admin"}
     current = (PipelineConfig(), Retriever(models, None, PipelineConfig()))
 
     same = replay.replay(conn, recorded, current, current)
@@ -75,14 +77,14 @@ def test_jsonl_input_errors(tmp_path):
     path = tmp_path / "q.jsonl"
     path.write_text('{"query": "x"}\n')
     with pytest.raises(replay.ReplayError, match="no scope"):
-        replay.from_jsonl(path)
-    assert replay.from_jsonl(path, "acme")[0].request.scope.org_id == "acme"
+        replay.from_jsonl(path, "admin")
+    assert replay.from_jsonl(path, "admin", "acme")[0].request.scope.org_id == "acme"
     path.write_text('{"query": "x", "scope": {"org_id": "acme"}}\nnot json\n')
     with pytest.raises(replay.ReplayError, match="q.jsonl:2"):
-        replay.from_jsonl(path)
+        replay.from_jsonl(path, "admin")
     path.write_text('{"query": "", "scope": {"org_id": "acme"}}\n')
     with pytest.raises(replay.ReplayError, match="q.jsonl:1"):
-        replay.from_jsonl(path)
+        replay.from_jsonl(path, "admin")
 
 
 def test_cli_replay_from_jsonl(db_url, conn, ingest, tmp_path):

@@ -137,7 +137,7 @@ def test_other_org_is_invisible(corpus, ingest, retriever):
     assert {c.fragment_id for c in candidates}.isdisjoint({c.fragment_id for c in own})
 
 
-def test_freshness_half_life_prefers_recent_text(conn, ingest, retriever):
+def test_freshness_half_life_prefers_recent_text(conn, ingest, as_principal, retriever):
     from datetime import datetime, timedelta, timezone
 
     now = datetime.now(timezone.utc)
@@ -145,8 +145,9 @@ def test_freshness_half_life_prefers_recent_text(conn, ingest, retriever):
     ingest("acme", {"old/freeze.md": text}, repo="old", timestamp=now - timedelta(days=400))
     ingest("acme", {"new/freeze.md": text}, repo="new", timestamp=now - timedelta(days=2))
     base = {"query": "deploy freeze fridays", "scope": {"org_id": "acme"}, "budget_tokens": 1000}
-    plain = retriever.retrieve(conn, msgspec.convert(base, RetrieveRequest), "t")
-    fresh = retriever.retrieve(conn, msgspec.convert(base | {"freshness_halflife_days": 30}, RetrieveRequest), "t")
+    as_principal("acme")
+    plain = retriever.retrieve(conn, msgspec.convert(base, RetrieveRequest))
+    fresh = retriever.retrieve(conn, msgspec.convert(base | {"freshness_halflife_days": 30}, RetrieveRequest))
     assert fresh.fragments[0].source.startswith("new/freeze.md")
     old, new = sorted(fresh.fragments, key=lambda f: f.source.startswith("new/"))
     assert new.score > old.score

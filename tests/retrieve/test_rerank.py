@@ -31,14 +31,15 @@ def tiny_cross_encoder(tmp_path_factory) -> str:
     return str(path)
 
 
-def test_reranker_orders_the_top_candidates(conn, ingest, models, tiny_cross_encoder):
+def test_reranker_orders_the_top_candidates(conn, ingest, as_principal, models, tiny_cross_encoder):
     from sentence_transformers import CrossEncoder
 
     ingest("acme", DOCS | CODE)
     retriever = Retriever(models, Reranker(tiny_cross_encoder))
     request = msgspec.convert({"query": "rotate credentials", "scope": {"org_id": "acme"}, "rerank_top": 6,
                                "budget_tokens": 5000}, RetrieveRequest)
-    response = retriever.retrieve(conn, request, "tester")
+    as_principal("acme")
+    response = retriever.retrieve(conn, request)
     trace = get_trace(conn, response.trace_id)
     assert trace["pipeline"]["reranker"] == tiny_cross_encoder
     assert trace["pipeline"]["score_basis"] == "rerank_probability"

@@ -1,0 +1,63 @@
+"""Who a transaction acts for: API keys (made here, stored only as SHA-256) and the
+binding of a principal to the current transaction, which row-level security reads."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+import psycopg
+
+SERVICE_ROLE = "contexts_service"
+"""Group role of the API service: owns no table, is not a superuser, reads under RLS."""
+TOKEN_PREFIX = "ctx_"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    org_id: str
+    principal_id: str
+    key_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewKey:
+    key_id: str
+    token: str
+    """Shown once; only its hash is stored."""
+
+
+def key_hash(token: str) -> bytes:
+    # A high-entropy random token needs no slow hash: SHA-256 resists preimages, and
+    # Postgres recomputes it with sha256() to look the key up by an index.
+    return hashlib.sha256(token.encode("utf-8")).digest()
+
+
+def create_api_key(conn: psycopg.Connection, org_id: str, principal_id: str, label: str = "") -> NewKey:
+    key_id = secrets.token_hex(6)
+    token = f"{TOKEN_PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
+    conn.execute("select api.create_api_key(%s, %s, %s, %s, %s)",
+                 (org_id, principal_id, key_id, key_hash(token), label))
+    return NewKey(key_id, token)
+
+
+def authenticate(conn: psycopg.Connection, token: str) -> Principal:
+    """Bind the key's principal to the open transaction; 28000 when unknown or revoked."""
+    row = conn.execute("select org_id, principal_id, key_id from api.authenticate(%s)", (token,)).fetchone()
+    return Principal(*row)
+
+
+def act_as(conn: psycopg.Connection, org_id: str, principal_id: str) -> Principal:
+    """Administrators (the CLI): bind a principal, then drop to the service role for the
+    rest of the transaction so row-level security applies exactly as over HTTP."""
+    conn.execute("select api.bind_principal(%s, %s)", (org_id, principal_id))
+    conn.execute(f"set local role {SERVICE_ROLE}")
+    return Principal(org_id, principal_id)
+
+
+def ensure_admin_principal(conn: psycopg.Connection, org_id: str, principal_id: str) -> None:
+    """An org's first principal: a human with read and write on the whole org."""
+    conn.execute("select api.create_principal(%s, %s, 'human', 'org administrator')", (org_id, principal_id))
+    conn.execute("select api.grant_scope(%s, %s, 'org', null, true)", (org_id, principal_id))
+    conn.execute("select api.grant_scope(%s, %s, 'audit', null, false)", (org_id, principal_id))

@@ -1,0 +1,70 @@
+-- Row-level security: which rows of tenant data the current principal may read.
+-- Re-applied on every migrate. Every data.acl_* call sits in a scalar subquery, so it
+-- is evaluated once per statement (an InitPlan) and the comparisons left per row are
+-- plain leakproof `=` and `= any`, which keep the indexes usable. Superusers and roles
+-- with BYPASSRLS are not filtered; the service and analyst roles are neither.
+--
+-- A row labelled with scopes is visible when the principal is of its org and holds:
+--   repo label    -> an org grant or a grant on that repo,
+--   persona label -> an org grant or a grant on that persona,
+--   session label -> a grant on that session, while the session has not expired;
+-- unlabelled (org-wide) rows are visible to every principal of the org.
+
+do $$
+declare
+    t text;
+    labelled constant text := $p$
+        org_id = (select data.acl_org())
+        and (repo_id is null or (select data.acl_org_wide()) or repo_id = any ((select data.acl_repos())::text[]))
+        and (persona_id is null or (select data.acl_org_wide()) or persona_id = any ((select data.acl_personas())::text[]))
+        and (session_id is null or session_id = any ((select data.acl_sessions())::text[]))
+    $p$;
+begin
+    foreach t in array array['documents', 'fragments', 'embeddings', 'bm25_postings', 'bm25_terms', 'bm25_corpus'] loop
+        execute format('drop policy if exists scope_read on data.%I', t);
+        execute format('create policy scope_read on data.%I for select using (%s)', t, labelled);
+    end loop;
+end
+$$;
+
+-- A document version, a source pointer: visible with its document.
+drop policy if exists scope_read on data.document_versions;
+create policy scope_read on data.document_versions for select
+    using (doc_id in (select d.doc_id from data.documents d));
+
+drop policy if exists scope_read on data.fragment_sources;
+create policy scope_read on data.fragment_sources for select
+    using (org_id = (select data.acl_org()) and doc_id in (select d.doc_id from data.documents d));
+
+-- The org, its repos and personas: visible to its principals. Sessions: to those granted.
+drop policy if exists member_read on data.orgs;
+create policy member_read on data.orgs for select using (org_id = (select data.acl_org()));
+drop policy if exists member_read on data.repos;
+create policy member_read on data.repos for select using (org_id = (select data.acl_org()));
+drop policy if exists member_read on data.personas;
+create policy member_read on data.personas for select using (org_id = (select data.acl_org()));
+drop policy if exists granted_read on data.sessions;
+create policy granted_read on data.sessions for select
+    using (org_id = (select data.acl_org()) and session_id = any ((select data.acl_sessions())::text[]));
+
+-- A principal sees itself, its own grants and its own keys (the key hash column is
+-- not granted to any role; see sql/grants).
+drop policy if exists self_read on data.principals;
+create policy self_read on data.principals for select
+    using (org_id = (select data.acl_org()) and principal_id = (select data.acl_principal()));
+drop policy if exists self_read on data.grants;
+create policy self_read on data.grants for select
+    using (org_id = (select data.acl_org()) and principal_id = (select data.acl_principal()));
+drop policy if exists self_read on data.api_keys;
+create policy self_read on data.api_keys for select
+    using (org_id = (select data.acl_org()) and principal_id = (select data.acl_principal()));
+
+-- Bindings are read only by data.current_principal (security definer): deny everyone.
+drop policy if exists no_direct_access on data.principal_bindings;
+create policy no_direct_access on data.principal_bindings using (false);
+
+-- A trace: visible to the principal that made it, and to auditors of its org.
+drop policy if exists own_or_audited on data.retrieval_traces;
+create policy own_or_audited on data.retrieval_traces for select
+    using (org_id = (select data.acl_org())
+           and (principal_id = (select data.acl_principal()) or (select data.acl_audit())));

@@ -1,0 +1,79 @@
+"""The catalog says every table with tenant data is under forced row-level security,
+and the roles callers use can neither bypass it nor own what it protects."""
+
+from __future__ import annotations
+
+NON_TENANT = {"embedding_namespaces", "embedding_models"}
+"""Tables of the data schema that hold no tenant data (shared model registry)."""
+ROLES = ("contexts_service", "contexts_analyst", "contexts_auditor")
+
+
+def test_every_tenant_table_has_forced_rls_and_a_policy(conn):
+    rows = conn.execute("""
+        select c.relname, c.relrowsecurity, c.relforcerowsecurity,
+               (select count(*) from pg_policy p where p.polrelid = c.oid)
+        from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = 'data' and c.relkind in ('r', 'p')
+    """).fetchall()
+    tenant = [r for r in rows if r[0] not in NON_TENANT]
+    names = {r[0] for r in tenant}
+    assert {"documents", "document_versions", "fragments", "fragment_sources", "embeddings", "bm25_postings",
+            "bm25_terms", "bm25_corpus", "retrieval_traces", "principals", "grants", "api_keys"} <= names
+    unprotected = [name for name, enabled, forced, policies in tenant if not (enabled and forced and policies >= 1)]
+    assert unprotected == []
+
+
+def test_org_partitions_deny_direct_access(conn):
+    conn.execute("select api.create_org('acme')")
+    rows = conn.execute("""
+        select c.relname, c.relrowsecurity, c.relforcerowsecurity,
+               (select array_agg(pg_get_expr(p.polqual, p.polrelid)) from pg_policy p where p.polrelid = c.oid),
+               has_table_privilege('contexts_service', c.oid, 'select'),
+               has_table_privilege('contexts_analyst', c.oid, 'select')
+        from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = 'data' and c.relispartition and c.relkind = 'r'
+    """).fetchall()
+    assert {r[0].rsplit("_", 1)[0] for r in rows} == {"fragments", "embeddings", "bm25_postings"}
+    for name, enabled, forced, quals, service_reads, analyst_reads in rows:
+        assert enabled and forced and quals == ["false"], name
+        assert not service_reads and not analyst_reads, name
+
+
+def test_caller_roles_cannot_bypass_or_own(conn):
+    for role in ROLES:
+        superuser, bypass, owned = conn.execute("""
+            select r.rolsuper, r.rolbypassrls,
+                   (select count(*) from pg_class c where c.relowner = r.oid)
+            from pg_roles r where r.rolname = %s""", (role,)).fetchone()
+        assert (superuser, bypass, owned) == (False, False, 0), role
+
+
+def test_definer_functions_pin_their_search_path_and_policy_helpers_are_stable(conn):
+    unpinned = conn.execute("""
+        select p.proname from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+        where n.nspname in ('api', 'data') and p.prosecdef
+          and not exists (select 1 from unnest(p.proconfig) c where c like 'search_path=%%')
+    """).fetchall()
+    assert unpinned == []
+    helpers = dict(conn.execute("""
+        select p.proname, p.provolatile from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+        where n.nspname = 'data' and (p.proname like 'acl%%' or p.proname = 'current_principal')
+    """).fetchall())
+    assert set(helpers) >= {"acl_org", "acl_principal", "acl_org_wide", "acl_repos", "acl_personas",
+                            "acl_sessions", "acl_audit", "current_principal"}
+    assert set(helpers.values()) == {"s"}
+
+
+def test_nothing_is_granted_to_public(conn):
+    public_tables = conn.execute("""
+        select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = 'data' and c.relkind in ('r', 'p') and has_table_privilege('public', c.oid, 'select')
+    """).fetchall()
+    assert public_tables == []
+    admin_functions = ["api.bind_principal(text, text)", "api.create_org(text, text, interval)",
+                       "api.grant_scope(text, text, text, text, boolean)", "api.purge_expired_sessions()",
+                       "api.create_api_key(text, text, text, bytea, text)", "api.revoke_api_key(text)"]
+    for function in admin_functions:
+        for role in ("public", *ROLES):
+            assert not conn.execute("select has_function_privilege(%s, %s, 'execute')",
+                                    (role, function)).fetchone()[0], (role, function)

@@ -1,0 +1,170 @@
+"""Row-level security as analysts and the service meet it: connected as login roles
+that own nothing and are not superusers (tests as owners or superusers prove nothing)."""
+
+from __future__ import annotations
+
+import re
+
+import psycopg
+import pytest
+
+from tests.conftest import login_url
+
+JOURNAL = "# Journal\n\nRotate the write-ahead journal before the volume fills up.\n"
+
+
+@pytest.fixture
+def tenants(conn, ingest, logins):
+    """acme: org-wide, repo platform, repo secret, persona sre, a session; globex: same text."""
+    ingest("acme", {"org/policy.md": "# Policy\n\nEvery journal rotation is logged.\n"})
+    ingest("acme", {"platform/journal.md": JOURNAL}, repo="platform")
+    ingest("acme", {"secret/keys.md": "# Keys\n\nThe journal signing key lives in the vault.\n"}, repo="secret")
+    ingest("acme", {"sre/oncall.md": "# On-call\n\nPage the journal owner.\n"}, persona="sre")
+    ingest("acme", {"notes.md": "# Notes\n\nJournal rotation went fine today.\n"}, session="s-live")
+    ingest("globex", {"platform/journal.md": JOURNAL}, repo="platform")
+    conn.execute("select api.create_principal('acme', 'alice-agent', 'agent', '', %s)", (logins["analysts"][0],))
+    conn.execute("select api.grant_scope('acme', 'alice-agent', 'repo', 'platform')")
+    conn.commit()
+    return conn
+
+
+def analyst(db_url: str, login: str) -> psycopg.Connection:
+    return psycopg.connect(login_url(db_url, login))
+
+
+VISIBLE_TO_ALICE = {"org/policy.md", "platform/journal.md"}
+
+
+def test_an_analyst_reads_exactly_its_principals_rows(tenants, db_url, logins):
+    with analyst(db_url, logins["analysts"][0]) as alice:
+        assert alice.execute("select org_id, principal_id from api.whoami()").fetchone() == ("acme", "alice-agent")
+        paths = {r[0] for r in alice.execute("select path from data.documents")}
+        assert paths == VISIBLE_TO_ALICE
+        labels = set(alice.execute("select distinct org_id, repo_id, persona_id, session_id from data.fragments"))
+        assert labels == {("acme", None, None, None), ("acme", "platform", None, None)}
+        for table in ("embeddings", "bm25_postings", "bm25_terms", "bm25_corpus"):
+            rows = set(alice.execute(f"select distinct org_id, repo_id, persona_id, session_id from data.{table}"))
+            assert rows <= labels and rows, table
+        visible = {r[0] for r in alice.execute("select fragment_id from data.fragments")}
+        assert {r[0] for r in alice.execute("select fragment_id from data.fragment_sources")} == visible
+        assert alice.execute("select count(*) from data.document_versions").fetchone() == (2,)
+        assert alice.execute("select array_agg(org_id) from data.orgs").fetchone() == (["acme"],)
+        assert alice.execute("select count(*) from data.sessions").fetchone() == (0,)
+        assert alice.execute("select principal_id from data.principals").fetchall() == [("alice-agent",)]
+        # Statistics count only what alice may read: N = her two fragments.
+        assert alice.execute("select sum(fragment_count) from data.bm25_corpus").fetchone() == (2,)
+        # Searching through the api functions gives the same boundary.
+        found = {r[0] for r in alice.execute("select fragment_id from api.search_lexical('acme', 'journal', 100)")}
+        assert found and found <= visible
+
+
+def test_an_unmapped_login_reads_nothing(tenants, db_url, logins):
+    with analyst(db_url, logins["analysts"][1]) as bob:
+        for table in ("orgs", "documents", "document_versions", "fragments", "fragment_sources", "embeddings",
+                      "bm25_postings", "bm25_terms", "bm25_corpus", "retrieval_traces", "principals", "grants"):
+            assert bob.execute(f"select count(*) from data.{table}").fetchone() == (0,), table
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="no principal is bound"):
+            bob.execute("select * from api.search_lexical('acme', 'journal')")
+
+
+def test_a_forged_binding_binds_nobody(tenants, db_url, logins):
+    """A real, live binding nonce of another session is useless anywhere else."""
+    tenants.execute("select api.bind_principal('acme', 'admin')")
+    nonce = tenants.execute("select current_setting('contexts.binding')").fetchone()[0]
+    assert tenants.execute("select principal_id from api.whoami()").fetchone() == ("admin",)
+    with analyst(db_url, logins["analysts"][1]) as bob:
+        for forged in (nonce, "admin", "acme/admin", "' or true --"):
+            bob.execute("select set_config('contexts.binding', %s, false)", (forged,))
+            assert bob.execute("select org_id from api.whoami()").fetchone() == (None,)
+            assert bob.execute("select count(*) from data.fragments").fetchone() == (0,)
+        bob.rollback()
+    tenants.rollback()
+
+
+def test_analysts_cannot_escalate(tenants, db_url, logins):
+    partition = tenants.execute("select 'data.fragments_' || org_no from data.orgs where org_id = 'acme'").fetchone()[0]
+    attempts = [
+        "select api.bind_principal('acme', 'admin')",
+        "select api.grant_scope('acme', 'alice-agent', 'org')",
+        "select api.create_org('evil')",
+        "select key_hash from data.api_keys",
+        "select * from data.principal_bindings",
+        f"select * from {partition}",
+        "insert into data.grants values ('acme', 'alice-agent', 'org', 'acme', true, now())",
+        "update data.fragments set text = 'x'",
+        "delete from data.fragments",
+        "select * from api.begin_document('acme', 'platform', null, null, 'x.md', 'doc', 'x', 'h')",
+        "set role contexts_service",
+    ]
+    with analyst(db_url, logins["analysts"][0]) as alice:
+        for sql in attempts:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                alice.execute(sql)
+            alice.rollback()
+    assert tenants.execute("select count(*) from data.grants where principal_id = 'alice-agent'").fetchone() == (1,)
+
+
+def test_partitions_of_other_orgs_are_pruned(tenants, db_url, logins):
+    numbers = dict(tenants.execute("select org_id, org_no from data.orgs"))
+    with analyst(db_url, logins["analysts"][0]) as alice:
+        plan = "\n".join(r[0] for r in alice.execute(
+            "explain (costs off) select * from data.fragments where org_id = 'acme' and fragment_id > 0"))
+        assert f"fragments_{numbers['acme']}" in plan
+        assert f"fragments_{numbers['globex']}" not in plan
+        # The policy's grants are InitPlans, evaluated once: no per-row function call.
+        assert "InitPlan" in plan and "SubPlan" not in plan
+        assert not re.search(r"Filter: .*acl_\w+\(\)", plan)
+        # Without naming the org, the policy's org (an InitPlan) prunes at run time.
+        plan = "\n".join(r[0] for r in alice.execute(
+            "explain (analyze, costs off, timing off, summary off) select * from data.fragments"))
+        other = [line for line in plan.splitlines() if f"on fragments_{numbers['globex']}" in line]
+        assert other and all("(never executed)" in line for line in other), plan
+
+
+def test_the_tsquery_trap(tenants, db_url, logins):
+    """`@@` is not leakproof: under RLS an analyst's own full-text condition cannot use
+    the GIN index (measured, PostgreSQL 18); api.search_lexical scores from the postings
+    index instead, whose conditions are leakproof `=`."""
+    tenants.execute("set enable_seqscan = off")
+    plan = "\n".join(r[0] for r in tenants.execute(
+        "explain (costs off) select fragment_id from data.fragments where tsv @@ 'journal'::tsquery"))
+    assert "tsv_idx" in plan, plan  # the owner (no RLS) uses the GIN index
+    tenants.rollback()
+    with analyst(db_url, logins["analysts"][0]) as alice:
+        alice.execute("set enable_seqscan = off")
+        plan = "\n".join(r[0] for r in alice.execute(
+            "explain (costs off) select fragment_id from data.fragments where tsv @@ 'journal'::tsquery"))
+        assert "tsv_idx" not in plan, plan
+
+
+def test_expired_sessions_are_never_returned_and_are_purged(tenants, db_url, logins):
+    tenants.execute("select api.create_principal('acme', 'sess-agent', 'agent', '', %s)", (logins["analysts"][1],))
+    tenants.execute("select api.grant_scope('acme', 'sess-agent', 'session', 's-live')")
+    tenants.commit()
+    with analyst(db_url, logins["analysts"][1]) as agent:
+        assert agent.execute("select count(*) from data.fragments where session_id = 's-live'").fetchone() == (1,)
+        assert agent.execute("select count(*) from api.search_lexical('acme', 'rotation', 10, null, null, 's-live')"
+                             ).fetchone()[0] >= 1
+    tenants.execute("update data.sessions set expires_at = now() - interval '1 second' where session_id = 's-live'")
+    tenants.commit()
+    with analyst(db_url, logins["analysts"][1]) as agent:
+        assert agent.execute("select count(*) from data.fragments where session_id = 's-live'").fetchone() == (0,)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="live session"):
+            agent.execute("select * from api.search_lexical('acme', 'rotation', 10, null, null, 's-live')")
+    purged = tenants.execute("select * from api.purge_expired_sessions()").fetchall()
+    assert purged == [("acme", "s-live", 1, 1)]
+    assert tenants.execute("select count(*) from data.fragments where session_id = 's-live'").fetchone() == (0,)
+    assert tenants.execute("select count(*) from data.grants where scope_kind = 'session'").fetchone() == (0,)
+    from tests.sql.test_bm25 import assert_statistics_match_active_fragments
+
+    assert_statistics_match_active_fragments(tenants)
+
+
+def test_org_grants_cover_repos_and_personas_but_not_sessions(tenants, db_url, logins):
+    tenants.execute("update data.principals set db_role = null where db_role = %s", (logins["analysts"][0],))
+    tenants.execute("select api.create_principal('acme', 'lead', 'human', '', %s)", (logins["analysts"][0],))
+    tenants.execute("select api.grant_scope('acme', 'lead', 'org')")
+    tenants.commit()
+    with analyst(db_url, logins["analysts"][0]) as lead:
+        paths = {r[0] for r in lead.execute("select path from data.documents")}
+        assert paths == {"org/policy.md", "platform/journal.md", "secret/keys.md", "sre/oncall.md"}
