@@ -270,7 +270,7 @@ declare
 begin
     for m in select model_id, dims from data.embedding_models loop
         execute format(
-            'create index if not exists %I on data.embeddings using hnsw ((embedding::vector(%s)) vector_cosine_ops) where model_id = %s',
+            'create index if not exists %I on data.embeddings using hnsw ((embedding::extensions.vector(%s)) extensions.vector_cosine_ops) where model_id = %s',
             'embeddings_hnsw_model_' || m.model_id, m.dims, m.model_id);
     end loop;
 end
