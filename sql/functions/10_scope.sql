@@ -134,6 +134,20 @@ language sql stable
 set search_path = pg_catalog, extensions, pg_temp
 as $$ select coalesce((select r.rolsuper or r.rolbypassrls from pg_roles r where r.rolname = current_user), false) $$;
 
+-- data._principal_or_raise: the bound principal, or 42501 when none is bound.
+create or replace function data._principal_or_raise(out org_id text, out principal_id text)
+language plpgsql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+begin
+    select c.org_id, c.principal_id into org_id, principal_id from data.current_principal() c;
+    if org_id is null then
+        raise exception 'no principal is bound to this transaction' using errcode = '42501',
+            hint = 'Authenticate with an API key (HTTP), pass --principal (CLI), or log in as a mapped role (SQL).';
+    end if;
+end
+$$;
+
 -- data._require_read: the requested scope must lie within the principal's grants:
 -- asking for a scope you hold no grant on is an error (42501), not an empty answer.
 -- Called by invoker functions; a DBA who bypasses row-level security and binds
@@ -152,8 +166,7 @@ begin
             perform data._require_org(p_org_id);
             return;
         end if;
-        raise exception 'no principal is bound to this transaction' using errcode = '42501',
-            hint = 'Authenticate with an API key, or connect as a login mapped to a principal.';
+        perform data._principal_or_raise();
     end if;
     if p_org_id is distinct from me.org_id then
         raise exception 'principal % may not read org %', me.principal_id, p_org_id using errcode = '42501';
@@ -183,11 +196,7 @@ declare
     me record;
     org_write boolean;
 begin
-    select * into me from data.current_principal();
-    if me.org_id is null then
-        raise exception 'no principal is bound to this transaction' using errcode = '42501',
-            hint = 'Authenticate with an API key (HTTP), or pass --principal (CLI).';
-    end if;
+    select * into me from data._principal_or_raise();
     if p_org_id is distinct from me.org_id then
         raise exception 'principal % may not write to org %', me.principal_id, p_org_id using errcode = '42501';
     end if;
@@ -394,10 +403,7 @@ declare
     me record;
     expires timestamptz;
 begin
-    select * into me from data.current_principal();
-    if me.org_id is null then
-        raise exception 'no principal is bound to this transaction' using errcode = '42501';
-    end if;
+    select * into me from data._principal_or_raise();
     if exists (select 1 from data.sessions s where s.org_id = me.org_id and s.session_id = p_session_id)
        and not exists (select 1 from data.grants g
                        where g.org_id = me.org_id and g.principal_id = me.principal_id

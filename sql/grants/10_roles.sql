@@ -36,7 +36,7 @@ grant select on data.retrieval_traces, data.orgs, data.principals, data.grants t
 grant execute on function data.current_principal(), data.acl_org(), data.acl_principal(),
     data._acl(text, boolean), data.acl_org_wide(), data.acl_repos(), data.acl_personas(),
     data.acl_sessions(), data.acl_audit(), data._bypasses_rls(), data._in_scope(text, text, text, text, text, text),
-    data._require_org(text), data._require_read(text, text, text, text)
+    data._require_org(text), data._require_read(text, text, text, text), data._principal_or_raise()
     to contexts_service, contexts_analyst, contexts_auditor;
 
 -- Reading and searching (invoker: row-level security applies).

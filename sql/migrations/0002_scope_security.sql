@@ -211,7 +211,9 @@ create table data.bm25_corpus (
 );
 comment on table data.bm25_corpus is 'Fragment count and total length of one scope group (for idf and average length).';
 
--- Partitions of the orgs that exist (api.create_org makes them for new ones).
+-- Partitions of the orgs that exist (api.create_org makes them for new ones). This is
+-- the release's own copy of the helper: a migration must replay identically later, so it
+-- does not depend on sql/functions, which is re-applied (and may change) after it.
 create or replace function data._create_tenant_partitions(p_org_id text)
 returns void
 language plpgsql
