@@ -135,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     with psycopg.connect(dsn) as conn:
         conn.execute("select api.create_org(%s)", (ORG,))
         ensure_admin_principal(conn, ORG, ADMIN)
+        pipeline.register_models(conn)
         conn.commit()
         active_sql = "select count(*) from data.fragments where org_id = %s and active"
         have = conn.execute(active_sql, (ORG,)).fetchone()[0]

@@ -301,7 +301,8 @@ def ingest_paths(settings: Settings, dsn: str, paths: list[Path], org_id: str, r
     ) as progress:
         if create_org and conn.execute("select 1 from data.orgs where org_id = %s", (org_id,)).fetchone() is None:
             _create_org(conn, org_id, settings.principal)
-            conn.commit()
+        pipeline.register_models(conn)  # as the migrator, before acting for the principal
+        conn.commit()
         task = progress.add_task("ingesting", total=len(entries))
         for start in range(0, len(entries), group_size):
             prepared = []

@@ -50,7 +50,7 @@ grant execute on function api.whoami(), api.authenticate(text),
 grant execute on function api.whoami(), api.authenticate(text), api.get_trace(uuid) to contexts_auditor;
 
 -- The service also writes (each function checks the bound principal's write grants).
-grant execute on function api.register_embedding_model(text, text, int),
+grant execute on function api.active_model(text, text, int),
     api.begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb),
     api.match_fragments(text, text, text, text, text[], text[], bigint[]),
     api.add_fragments(bigint, int, jsonb), api.open_session(text),

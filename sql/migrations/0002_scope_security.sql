@@ -230,7 +230,7 @@ begin
         if to_regclass(format('data.%I', t || '_' || no)) is null then
             execute format('create table data.%I partition of data.%I for values in (%L)', t || '_' || no, t, p_org_id);
             execute format('comment on table data.%I is %L', t || '_' || no,
-                           format('Partition of data.%s for org %s.', t, p_org_id));
+                           format('Partition of data.%s for one org (data.orgs.org_no = %s).', t, no));
             -- Reached only through the parent (whose policies apply); direct access is denied.
             execute format('alter table data.%I enable row level security', t || '_' || no);
             execute format('alter table data.%I force row level security', t || '_' || no);
