@@ -85,6 +85,27 @@ def sample_queries(conn: psycopg.Connection, n: int, seed: int) -> list[str]:
     return queries
 
 
+def rls_overhead(conn: psycopg.Connection, retriever: Retriever, queries: list[str]) -> dict:
+    """The one SQL call of a hybrid retrieval, as a DBA who bypasses row-level security
+    and as a principal under it, interleaved query by query (same embeddings)."""
+    from app.retrieve.candidates import fetch_candidates
+
+    bypass, rls = [], []
+    for q in queries:
+        embeddings = retriever.query_embeddings(q)
+        for timings, as_principal in ((bypass, False), (rls, True)):
+            if as_principal:
+                act_as(conn, ORG, ADMIN)
+            started = time.perf_counter()
+            fetch_candidates(conn, Scope(ORG), q, embeddings, 100, 100, 60)
+            timings.append((time.perf_counter() - started) * 1000)
+            conn.rollback()
+    b50, r50 = percentile(bypass, 50), percentile(rls, 50)
+    return {"queries": len(queries), "bypass_p50_ms": round(b50, 1), "rls_p50_ms": round(r50, 1),
+            "bypass_p95_ms": round(percentile(bypass, 95), 1), "rls_p95_ms": round(percentile(rls, 95), 1),
+            "ratio_p50": round(r50 / b50, 2)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fragments", type=int, default=20_000, help="corpus size, in fragments")
@@ -114,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     with psycopg.connect(dsn) as conn:
         conn.execute("select api.create_org(%s)", (ORG,))
         ensure_admin_principal(conn, ORG, ADMIN)
+        pipeline.register_models(conn)
         conn.commit()
         active_sql = "select count(*) from data.fragments where org_id = %s and active"
         have = conn.execute(active_sql, (ORG,)).fetchone()[0]
@@ -180,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             results["retrieval"][mode] = {"queries": len(timings), "p50_ms": round(percentile(timings, 50), 1),
                                           "p95_ms": round(percentile(timings, 95), 1),
                                           "mean_ms": round(statistics.fmean(timings), 1)}
+        results["rls_overhead"] = rls_overhead(conn, retriever, queries)
 
     table = Table(title=f"Contexts bench: {results['corpus_fragments']} active fragments")
     table.add_column("measure")
@@ -188,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row("ingest fragments/s (chunk+dedupe+embed+write)", str(results["ingest"]["fragments_per_second"]))
     for mode, r in results["retrieval"].items():
         table.add_row(f"{mode} retrieve p50 / p95 (ms)", f"{r['p50_ms']} / {r['p95_ms']}")
+    r = results["rls_overhead"]
+    table.add_row("candidates SQL p50, DBA (no RLS) / principal (RLS) (ms)",
+                  f"{r['bypass_p50_ms']} / {r['rls_p50_ms']}  (x{r['ratio_p50']})")
     Console().print(table)
     out = Path("bench-results")
     out.mkdir(exist_ok=True)

@@ -147,14 +147,21 @@ def _scope_choice(org_wide: bool, repo: str | None, persona: str | None, session
     return kind, value if isinstance(value, str) else None
 
 
+def _grant_target(command):
+    """ORG PRINCIPAL and exactly one scope option (shared by grant add and revoke)."""
+    for decorator in reversed((
+        click.argument("org_id"), click.argument("principal_id"),
+        click.option("--org-wide", is_flag=True, help="Every repo and persona of the org."),
+        click.option("--repo", default=None), click.option("--persona", default=None),
+        click.option("--session", default=None),
+        click.option("--audit", is_flag=True, help="Read the org's retrieval traces."),
+    )):
+        command = decorator(command)
+    return command
+
+
 @grant.command("add")
-@click.argument("org_id")
-@click.argument("principal_id")
-@click.option("--org-wide", is_flag=True, help="Every repo and persona of the org.")
-@click.option("--repo", default=None)
-@click.option("--persona", default=None)
-@click.option("--session", default=None)
-@click.option("--audit", is_flag=True, help="Read the org's retrieval traces.")
+@_grant_target
 @click.option("--write", is_flag=True, help="Also write (ingest) into that scope.")
 @click.pass_context
 def grant_add(ctx: click.Context, org_id: str, principal_id: str, org_wide: bool, repo: str | None,
@@ -166,13 +173,7 @@ def grant_add(ctx: click.Context, org_id: str, principal_id: str, org_wide: bool
 
 
 @grant.command("revoke")
-@click.argument("org_id")
-@click.argument("principal_id")
-@click.option("--org-wide", is_flag=True)
-@click.option("--repo", default=None)
-@click.option("--persona", default=None)
-@click.option("--session", default=None)
-@click.option("--audit", is_flag=True)
+@_grant_target
 @click.pass_context
 def grant_revoke(ctx: click.Context, org_id: str, principal_id: str, org_wide: bool, repo: str | None,
                  persona: str | None, session: str | None, audit: bool) -> None:
@@ -300,7 +301,8 @@ def ingest_paths(settings: Settings, dsn: str, paths: list[Path], org_id: str, r
     ) as progress:
         if create_org and conn.execute("select 1 from data.orgs where org_id = %s", (org_id,)).fetchone() is None:
             _create_org(conn, org_id, settings.principal)
-            conn.commit()
+        pipeline.register_models(conn)  # as the migrator, before acting for the principal
+        conn.commit()
         task = progress.add_task("ingesting", total=len(entries))
         for start in range(0, len(entries), group_size):
             prepared = []

@@ -68,8 +68,12 @@ class Settings:
     """Principal the CLI acts for (`org create` makes `admin` with org read/write)."""
 
     service_database_url: str | None = None
-    """Login the API service connects with (a member of contexts_service). Unset: the
-    main connection, which switches to the contexts_service role on connect."""
+    """Login the API service connects with (a member of contexts_service, not a superuser).
+    Unset: the migrator creates the login `contexts_api` and the service uses it."""
+
+    service_password: str | None = None
+    """Password given to the `contexts_api` login when the migrator creates it (needed
+    unless the server trusts local connections, as the embedded one does)."""
 
     pool_max_size: int = 8
     """Upper bound of the service's connection pool."""

@@ -121,6 +121,7 @@ def ingest(conn, pipeline):
     def run(org: str, files: dict[str, str | bytes], repo: str | None = None, persona: str | None = None,
             session: str | None = None, **doc_fields):
         conn.execute("select api.create_org(%s)", (org,))
+        pipeline.register_models(conn)
         ensure_admin_principal(conn, org, ADMIN)
         conn.execute("select api.bind_principal(%s, %s)", (org, ADMIN))
         prepared = [pipeline.prepare(SourceDocument(path=p, content=c, **doc_fields)) for p, c in files.items()]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import psycopg
+import pytest
 from click.testing import CliRunner
 
 from app.cli import main
@@ -66,3 +67,78 @@ def test_bad_arguments_fail_cleanly(db_url, tmp_path):
     (tmp_path / "f.md").write_text("# F\n\ntext\n")
     bad_ingest = run(db_url, "ingest", str(tmp_path / "f.md"), "--org", "Bad Org")
     assert bad_ingest.exit_code != 0 and "invalid org id" in bad_ingest.output
+
+
+def test_principals_grants_and_keys_from_the_cli(db_url, tmp_path, monkeypatch):
+    tree = make_tree(tmp_path)
+    monkeypatch.chdir(tree)
+    assert run(db_url, "ingest", "README.md", "--org", "acme", "--repo", "pool").exit_code == 0
+    assert run(db_url, "ingest", "src", "--org", "acme", "--repo", "secret").exit_code == 0
+
+    assert run(db_url, "principal", "create", "acme", "bot").exit_code == 0
+    added = run(db_url, "grant", "add", "acme", "bot", "--repo", "pool")
+    assert added.exit_code == 0, added.output
+    both = run(db_url, "grant", "add", "acme", "bot", "--repo", "pool", "--org-wide")
+    assert both.exit_code != 0 and "exactly one" in both.output
+    listed = run(db_url, "grant", "list", "acme")
+    assert "bot" in listed.output and "pool" in listed.output
+
+    # The CLI acts for a principal: its grants bound what query returns, or refuses.
+    mine = run(db_url, "--principal", "bot", "query", "idle connections", "--org", "acme", "--json")
+    body = json.loads(mine.output.strip().splitlines()[-1])
+    assert body["fragments"] and {f["source"].split("#")[0] for f in body["fragments"]} == {"README.md"}
+    denied = run(db_url, "--principal", "bot", "query", "drain", "--org", "acme", "--repo", "secret")
+    assert denied.exit_code != 0 and "no grant on repo secret" in denied.output
+    nobody = run(db_url, "--principal", "ghost", "query", "drain", "--org", "acme")
+    assert nobody.exit_code != 0 and "unknown principal ghost" in nobody.output
+    readonly = run(db_url, "--principal", "bot", "ingest", "README.md", "--org", "acme", "--repo", "pool")
+    assert readonly.exit_code != 0 and "may not write" in readonly.output
+
+    created = run(db_url, "key", "create", "acme", "bot", "--label", "ci")
+    assert created.exit_code == 0, created.output
+    token = created.output.strip().splitlines()[-1]
+    assert token.startswith("ctx_")
+    key_id = token.split("_")[1]
+    assert key_id in run(db_url, "key", "list", "acme").output
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("select org_id, principal_id from api.authenticate(%s)", (token,)).fetchone() == ("acme", "bot")
+    assert run(db_url, "key", "revoke", key_id).exit_code == 0
+    again = run(db_url, "key", "revoke", key_id)
+    assert again.exit_code != 0 and "no live key" in again.output
+    with psycopg.connect(db_url) as conn, pytest.raises(psycopg.errors.InvalidAuthorizationSpecification):
+        conn.execute("select api.authenticate(%s)", (token,))
+
+    assert run(db_url, "grant", "revoke", "acme", "bot", "--repo", "pool").exit_code == 0
+    gone = run(db_url, "--principal", "bot", "query", "idle connections", "--org", "acme", "--repo", "pool")
+    assert gone.exit_code != 0 and "no grant on repo pool" in gone.output
+
+
+def test_sessions_expire_and_are_purged(db_url, tmp_path):
+    assert run(db_url, "org", "create", "acme", "--session-ttl-hours", "1").exit_code == 0
+    (tmp_path / "note.md").write_text("# Note\n\nThe flaky test is test_pool_drain.\n")
+    assert run(db_url, "ingest", str(tmp_path / "note.md"), "--org", "acme", "--session", "s1").exit_code == 0
+    found = run(db_url, "query", "flaky test", "--org", "acme", "--session", "s1", "--json")
+    assert json.loads(found.output.strip().splitlines()[-1])["fragments"]
+    assert "0 expired session(s)" in run(db_url, "sessions", "purge").output
+    with psycopg.connect(db_url) as conn:
+        ttl = conn.execute("select expires_at - created_at from data.sessions where session_id = 's1'").fetchone()[0]
+        assert ttl.total_seconds() == 3600
+        conn.execute("update data.sessions set expires_at = now() - interval '1 minute'")
+    expired = run(db_url, "query", "flaky test", "--org", "acme", "--session", "s1")
+    assert expired.exit_code != 0 and "live session" in expired.output
+    purged = run(db_url, "sessions", "purge")
+    assert "acme/s1: 1 document(s), 1 fragment(s)" in purged.output
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("select count(*) from data.fragments").fetchone() == (0,)
+
+
+def test_demo_key_reads_the_demo_org(db_url):
+    from app.cli import DEMO_ORG, _demo_key
+
+    assert run(db_url, "org", "create", DEMO_ORG).exit_code == 0
+    first, second = _demo_key(db_url), _demo_key(db_url)
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("select principal_id from api.authenticate(%s)", (second,)).fetchone() == ("demo-agent",)
+        conn.rollback()
+        with pytest.raises(psycopg.errors.InvalidAuthorizationSpecification):
+            conn.execute("select api.authenticate(%s)", (first,))  # older demo keys are revoked

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio
+import psycopg
 from litestar import Litestar, get
 from litestar.datastructures import State
 from litestar.di import Provide
@@ -22,6 +23,7 @@ from app.api.state import Services
 from app.db.database import resolve_database_url
 from app.db.migrate import migrate
 from app.db.pool import open_pool
+from app.db.service_login import service_database_url
 from app.ingest.embed import embedders
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.rerank import Reranker
@@ -45,9 +47,10 @@ def build_services(settings: Settings, dsn: str) -> Services:
     if reranker is not None:
         reranker.load()
     pipeline = IngestPipeline(settings, models)
-    pool = open_pool(settings.service_database_url or dsn, settings.pool_max_size)
-    with pool.connection() as conn:
+    with psycopg.connect(dsn) as conn:  # as the migrator: registering a model creates its index
         pipeline.register_models(conn)
+    service_url = service_database_url(settings.service_database_url, dsn, settings.service_password)
+    pool = open_pool(service_url, settings.pool_max_size)
     return Services(settings=settings, pool=pool, retriever=Retriever(models, reranker), pipeline=pipeline)
 
 

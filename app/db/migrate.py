@@ -50,8 +50,9 @@ def migration_checksums() -> dict[str, str]:
     }
 
 
-def migrate(dsn: str) -> None:
-    """Bring the database at `dsn` to the current schema, in one transaction."""
+def migrate(dsn: str, revision: str = "head", reapply: bool = True) -> None:
+    """Bring the database at `dsn` to the current schema, in one transaction. (A
+    `revision` short of head, without re-applying functions, is for upgrade tests.)"""
     engine = create_engine(sqlalchemy_url(dsn), poolclass=None)
     try:
         with engine.begin() as conn:
@@ -60,8 +61,8 @@ def migrate(dsn: str) -> None:
             cfg = Config()
             cfg.set_main_option("script_location", str(ALEMBIC_DIR))
             cfg.attributes["connection"] = conn
-            command.upgrade(cfg, "head")
-            for path in reapplied_files():
+            command.upgrade(cfg, revision)
+            for path in reapplied_files() if reapply else ():
                 _execute_script(conn, path.read_text(encoding="utf-8"))
     finally:
         engine.dispose()

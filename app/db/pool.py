@@ -1,6 +1,7 @@
 """Connection pool for the service: one request, one connection, one transaction.
-Every connection acts as contexts_service, a role that owns no table and is not a
-superuser, so row-level security applies to everything the service reads."""
+The login is checked first (app.db.service_login: never a superuser or an owner);
+every connection then acts as contexts_service, so row-level security applies to
+everything the service reads."""
 
 from __future__ import annotations
 

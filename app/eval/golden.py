@@ -121,6 +121,7 @@ def ensure_ingested(conn: psycopg.Connection, pipeline: IngestPipeline, dataset:
         drop_org(conn, old)
     conn.execute("select api.create_org(%s, %s)", (org, f"eval copy of {dataset.name}"))
     ensure_admin_principal(conn, org, EVAL_PRINCIPAL)
+    pipeline.register_models(conn)  # as the migrator; the principal then only writes
     conn.commit()
     present = {r[0] for r in conn.execute("select path from data.documents where org_id = %s", (org,)).fetchall()}
     docs = list(dataset.corpus())

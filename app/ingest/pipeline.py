@@ -115,10 +115,17 @@ class IngestPipeline:
     # -- writing (inside the caller's transaction) ------------------------------------
 
     def register_models(self, conn: psycopg.Connection) -> dict[str, int]:
+        """Administrators (the migrator): create each namespace's model and its index."""
+        return self._models(conn, "api.register_embedding_model")
+
+    def model_ids(self, conn: psycopg.Connection) -> dict[str, int]:
+        """The registered models, checked against ours (what a writer may call)."""
+        return self._models(conn, "api.active_model")
+
+    def _models(self, conn: psycopg.Connection, function: str) -> dict[str, int]:
         return {
             namespace: conn.execute(
-                "select api.register_embedding_model(%s, %s, %s)",
-                (namespace, model_label(embedder.name), embedder.dims),
+                f"select {function}(%s, %s, %s)", (namespace, model_label(embedder.name), embedder.dims),
             ).fetchone()[0]
             for namespace, embedder in self.embedders.items()
         }
@@ -165,7 +172,7 @@ class IngestPipeline:
         if not pending:
             return results
 
-        self.register_models(conn)  # unchanged documents need no model at all
+        self.model_ids(conn)  # unchanged documents need no model at all
         for item in pending:
             rows = item.rows
             matches = conn.execute(

@@ -92,7 +92,7 @@ as $$
       and (p_kind <> 'session' or exists (
               select 1 from data.sessions s
               where s.org_id = g.org_id and s.session_id = g.scope_id
-                and (s.expires_at is null or s.expires_at > now())))
+                and (s.expires_at is null or s.expires_at > statement_timestamp())))
 $$;
 
 create or replace function data.acl_org_wide()
@@ -134,6 +134,20 @@ language sql stable
 set search_path = pg_catalog, extensions, pg_temp
 as $$ select coalesce((select r.rolsuper or r.rolbypassrls from pg_roles r where r.rolname = current_user), false) $$;
 
+-- data._principal_or_raise: the bound principal, or 42501 when none is bound.
+create or replace function data._principal_or_raise(out org_id text, out principal_id text)
+language plpgsql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+begin
+    select c.org_id, c.principal_id into org_id, principal_id from data.current_principal() c;
+    if org_id is null then
+        raise exception 'no principal is bound to this transaction' using errcode = '42501',
+            hint = 'Authenticate with an API key (HTTP), pass --principal (CLI), or log in as a mapped role (SQL).';
+    end if;
+end
+$$;
+
 -- data._require_read: the requested scope must lie within the principal's grants:
 -- asking for a scope you hold no grant on is an error (42501), not an empty answer.
 -- Called by invoker functions; a DBA who bypasses row-level security and binds
@@ -152,8 +166,7 @@ begin
             perform data._require_org(p_org_id);
             return;
         end if;
-        raise exception 'no principal is bound to this transaction' using errcode = '42501',
-            hint = 'Authenticate with an API key, or connect as a login mapped to a principal.';
+        perform data._principal_or_raise();
     end if;
     if p_org_id is distinct from me.org_id then
         raise exception 'principal % may not read org %', me.principal_id, p_org_id using errcode = '42501';
@@ -183,18 +196,14 @@ declare
     me record;
     org_write boolean;
 begin
-    select * into me from data.current_principal();
-    if me.org_id is null then
-        raise exception 'no principal is bound to this transaction' using errcode = '42501',
-            hint = 'Authenticate with an API key (HTTP), or pass --principal (CLI).';
-    end if;
+    select * into me from data._principal_or_raise();
     if p_org_id is distinct from me.org_id then
         raise exception 'principal % may not write to org %', me.principal_id, p_org_id using errcode = '42501';
     end if;
     org_write := cardinality(data._acl('org', true)) > 0;
     if p_session_id is not null then
         if not exists (select 1 from data.sessions s where s.org_id = p_org_id and s.session_id = p_session_id) then
-            perform api.open_session(p_session_id);
+            perform api.open_session(p_session_id);  -- refused unless the principal may write somewhere
         end if;
         if not p_session_id = any(data._acl('session', true)) then
             raise exception 'principal % may not write to session %', me.principal_id, p_session_id
@@ -251,8 +260,12 @@ begin
     if k.key_id is null then
         raise exception 'invalid or revoked API key' using errcode = '28000';
     end if;
+    -- At most once a minute, and never waiting: a concurrent request holding the row
+    -- (until its transaction ends) just skips the refresh.
     update data.api_keys a set last_used_at = now()
-    where a.key_id = k.key_id and (a.last_used_at is null or a.last_used_at < now() - interval '1 minute');
+    where a.key_id = (select b.key_id from data.api_keys b
+                      where b.key_id = k.key_id and (b.last_used_at is null or b.last_used_at < now() - interval '1 minute')
+                      for update skip locked);
     perform data._bind(k.org_id, k.principal_id);
     return query select k.org_id, k.principal_id, k.key_id;
 end
@@ -343,7 +356,7 @@ begin
         if to_regclass(format('data.%I', t || '_' || no)) is null then
             execute format('create table data.%I partition of data.%I for values in (%L)', t || '_' || no, t, p_org_id);
             execute format('comment on table data.%I is %L', t || '_' || no,
-                           format('Partition of data.%s for org %s.', t, p_org_id));
+                           format('Partition of data.%s for one org (data.orgs.org_no = %s).', t, no));
             -- Reached only through the parent (whose policies apply); direct access is denied.
             execute format('alter table data.%I enable row level security', t || '_' || no);
             execute format('alter table data.%I force row level security', t || '_' || no);
@@ -394,25 +407,30 @@ declare
     me record;
     expires timestamptz;
 begin
-    select * into me from data.current_principal();
-    if me.org_id is null then
-        raise exception 'no principal is bound to this transaction' using errcode = '42501';
-    end if;
-    if exists (select 1 from data.sessions s where s.org_id = me.org_id and s.session_id = p_session_id)
-       and not exists (select 1 from data.grants g
+    select * into me from data._principal_or_raise();
+    if exists (select 1 from data.sessions s where s.org_id = me.org_id and s.session_id = p_session_id) then
+        -- Joining needs a write grant on it already; a read grant is never upgraded.
+        if not exists (select 1 from data.grants g
                        where g.org_id = me.org_id and g.principal_id = me.principal_id
-                         and g.scope_kind = 'session' and g.scope_id = p_session_id) then
-        raise exception 'session % belongs to another principal', p_session_id using errcode = '42501';
+                         and g.scope_kind = 'session' and g.scope_id = p_session_id and g.can_write) then
+            raise exception 'principal % may not write to session %', me.principal_id, p_session_id
+                using errcode = '42501';
+        end if;
+    elsif not exists (select 1 from data.grants g
+                      where g.org_id = me.org_id and g.principal_id = me.principal_id and g.can_write) then
+        -- Opening a session is writing: read-only principals cannot.
+        raise exception 'principal % may not open sessions (it holds no write grant)', me.principal_id
+            using errcode = '42501';
     end if;
     perform api.ensure_scope(me.org_id, null, null, p_session_id);
     insert into data.grants (org_id, principal_id, scope_kind, scope_id, can_write)
     values (me.org_id, me.principal_id, 'session', p_session_id, true)
-    on conflict (org_id, principal_id, scope_kind, scope_id) do update set can_write = true;
+    on conflict (org_id, principal_id, scope_kind, scope_id) do nothing;
     select s.expires_at into expires from data.sessions s where s.org_id = me.org_id and s.session_id = p_session_id;
     return expires;
 end
 $$;
-comment on function api.open_session(text) is 'Open (or join, when already granted) a session of the bound principal''s org.';
+comment on function api.open_session(text) is 'Open a new session of the bound principal''s org (it needs some write grant), or confirm one it may write to.';
 
 -- api.purge_expired_sessions: delete expired sessions and everything written in them.
 create or replace function api.purge_expired_sessions()

@@ -40,6 +40,32 @@ end
 $$;
 comment on function api.register_embedding_model(text, text, int) is 'Active model of a namespace; first use creates it and its HNSW index.';
 
+-- api.active_model: the id of a namespace's active model, which must be the one the
+-- caller embeds with. The service looks models up; registering one (DDL, for every
+-- tenant) is left to administrators: the service's start-up and the CLI do it as the
+-- migrator.
+create or replace function api.active_model(p_namespace text, p_name text, p_dims int)
+returns int
+language plpgsql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+declare
+    current data.embedding_models;
+begin
+    select * into current from data.embedding_models m where m.namespace = p_namespace and m.status = 'active';
+    if current.model_id is null then
+        raise exception 'namespace % has no registered model', p_namespace using errcode = '55000',
+            hint = 'Start the service, or run `contexts ingest`, once as the migrator to register it.';
+    end if;
+    if current.name <> p_name or current.dims <> p_dims then
+        raise exception 'namespace % is indexed with % (% dims), not % (% dims)',
+            p_namespace, current.name, current.dims, p_name, p_dims using errcode = '55000';
+    end if;
+    return current.model_id;
+end
+$$;
+comment on function api.active_model(text, text, int) is 'Id of the active model of a namespace, checked against the caller''s model.';
+
 -- api.begin_document: record a document's content. Unchanged content is a no-op;
 -- changed content becomes a new version and retires the previous version's fragment
 -- pointers (the old version's rows stay for history). Serialised per org so
@@ -270,12 +296,21 @@ declare
     model record;
     new_id bigint;
 begin
-    select d.* into doc from data.documents d where d.doc_id = p_doc_id;
+    -- Only documents the bound principal may write exist here: another org's id, or one
+    -- outside its write grants, is answered exactly like an unknown id.
+    select d.* into doc from data.documents d
+    where d.doc_id = p_doc_id and d.org_id = (select c.org_id from data._principal_or_raise() c);
     select v.* into ver from data.document_versions v where v.doc_id = p_doc_id and v.version = p_doc_version;
+    if doc.doc_id is not null then
+        begin
+            perform data._require_write(doc.org_id, doc.repo_id, doc.persona_id, doc.session_id);
+        exception when insufficient_privilege then
+            doc := null;
+        end;
+    end if;
     if doc.doc_id is null or ver.doc_id is null then
         raise exception 'unknown document version %/%', p_doc_id, p_doc_version using errcode = 'P0002';
     end if;
-    perform data._require_write(doc.org_id, doc.repo_id, doc.persona_id, doc.session_id);
     if doc.current_version <> p_doc_version then
         raise exception 'version % of % is superseded by version %', p_doc_version, doc.path, doc.current_version
             using errcode = '22023', hint = 'Each path may appear once per ingestion.';

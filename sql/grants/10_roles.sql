@@ -36,7 +36,7 @@ grant select on data.retrieval_traces, data.orgs, data.principals, data.grants t
 grant execute on function data.current_principal(), data.acl_org(), data.acl_principal(),
     data._acl(text, boolean), data.acl_org_wide(), data.acl_repos(), data.acl_personas(),
     data.acl_sessions(), data.acl_audit(), data._bypasses_rls(), data._in_scope(text, text, text, text, text, text),
-    data._require_org(text), data._require_read(text, text, text, text)
+    data._require_org(text), data._require_read(text, text, text, text), data._principal_or_raise()
     to contexts_service, contexts_analyst, contexts_auditor;
 -- Fusion helpers of api.retrieve_candidates (sql/functions/45_fusion.sql).
 grant execute on function data._check_fusion(jsonb),
@@ -56,7 +56,7 @@ grant execute on function api.whoami(), api.authenticate(text),
 grant execute on function api.whoami(), api.authenticate(text), api.get_trace(uuid) to contexts_auditor;
 
 -- The service also writes (each function checks the bound principal's write grants).
-grant execute on function api.register_embedding_model(text, text, int),
+grant execute on function api.active_model(text, text, int),
     api.begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb),
     api.match_fragments(text, text, text, text, text[], text[], bigint[]),
     api.add_fragments(bigint, int, jsonb), api.open_session(text),

@@ -211,7 +211,9 @@ create table data.bm25_corpus (
 );
 comment on table data.bm25_corpus is 'Fragment count and total length of one scope group (for idf and average length).';
 
--- Partitions of the orgs that exist (api.create_org makes them for new ones).
+-- Partitions of the orgs that exist (api.create_org makes them for new ones). This is
+-- the release's own copy of the helper: a migration must replay identically later, so it
+-- does not depend on sql/functions, which is re-applied (and may change) after it.
 create or replace function data._create_tenant_partitions(p_org_id text)
 returns void
 language plpgsql
@@ -228,7 +230,7 @@ begin
         if to_regclass(format('data.%I', t || '_' || no)) is null then
             execute format('create table data.%I partition of data.%I for values in (%L)', t || '_' || no, t, p_org_id);
             execute format('comment on table data.%I is %L', t || '_' || no,
-                           format('Partition of data.%s for org %s.', t, p_org_id));
+                           format('Partition of data.%s for one org (data.orgs.org_no = %s).', t, no));
             -- Reached only through the parent (whose policies apply); direct access is denied.
             execute format('alter table data.%I enable row level security', t || '_' || no);
             execute format('alter table data.%I force row level security', t || '_' || no);
@@ -270,7 +272,7 @@ declare
 begin
     for m in select model_id, dims from data.embedding_models loop
         execute format(
-            'create index if not exists %I on data.embeddings using hnsw ((embedding::vector(%s)) vector_cosine_ops) where model_id = %s',
+            'create index if not exists %I on data.embeddings using hnsw ((embedding::extensions.vector(%s)) extensions.vector_cosine_ops) where model_id = %s',
             'embeddings_hnsw_model_' || m.model_id, m.dims, m.model_id);
     end loop;
 end

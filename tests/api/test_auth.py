@@ -10,6 +10,7 @@ import pytest
 
 from app.access import create_api_key
 from tests.api.test_api import client, ingest, problem  # noqa: F401  (fixture)
+from tests.conftest import login_url
 from tests.retrieve.corpus import CODE, DOCS
 
 QUERY = {"query": "what to do when the storage volume is full", "scope": {"org_id": "acme"}}
@@ -109,3 +110,36 @@ def test_injection_strings_are_data(client, db_url, attack):
         assert conn.execute("select path from data.documents").fetchall() == [(f"inj/{attack}.md".replace("\\", "/"),)]
         assert conn.execute("select author, metadata from data.document_versions").fetchone() == (attack, {attack: attack})
         assert conn.execute("select count(*) from data.orgs").fetchone() == (1,)
+
+
+def test_reading_principals_cannot_write_or_open_sessions(client, db_url):
+    """A read grant is never a way to write: not into a new session, not by joining one."""
+    assert ingest(client, {"notes.md": "# Notes\n\nshared session notes\n"}, session_id="shared").status_code == 201
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.create_org('acme')")
+        conn.execute("select api.create_principal('acme', 'watcher')")
+        conn.execute("select api.grant_scope('acme', 'watcher', 'session', 'shared')")
+        token = create_api_key(conn, "acme", "watcher").token
+    headers = {"Authorization": f"Bearer {token}"}
+    note = [{"path": "x.md", "content": "injected instructions"}]
+    for session in ("brand-new", "shared"):
+        problem(client.post("/documents", headers=headers,
+                            json={"scope": {"org_id": "acme", "session_id": session}, "documents": note}), 403)
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.authenticate(%s)", (token,))
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("select api.open_session('shared')")
+        conn.rollback()
+        assert conn.execute("select can_write from data.grants where principal_id = 'watcher'").fetchall() == [(False,)]
+        assert conn.execute("select count(*) from data.sessions where session_id = 'brand-new'").fetchone() == (0,)
+    found = client.post("/contexts/retrieve", headers=headers,
+                        json={"query": "session notes", "scope": {"org_id": "acme", "session_id": "shared"}}).json()
+    assert [f["source"] for f in found["fragments"]] == ["notes.md#notes"]
+
+
+def test_the_service_refuses_a_login_that_bypasses_rls(db_url, logins):
+    from app.db.service_login import UnsafeServiceLogin, check_service_login
+
+    with pytest.raises(UnsafeServiceLogin, match="refusing to serve"):
+        check_service_login(db_url)  # the test superuser
+    check_service_login(login_url(db_url, logins["service"]))

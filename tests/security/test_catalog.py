@@ -64,16 +64,41 @@ def test_definer_functions_pin_their_search_path_and_policy_helpers_are_stable(c
     assert set(helpers.values()) == {"s"}
 
 
+EXECUTABLE = {
+    "contexts_service": {
+        "api.active_model", "api.add_fragments", "api.authenticate", "api.begin_document", "api.get_fragment",
+        "api.get_trace", "api.lexical_document", "api.lexical_tsvector", "api.match_fragments", "api.open_session",
+        "api.record_trace", "api.retrieve_candidates", "api.score_dense", "api.score_lexical", "api.search_dense",
+        "api.search_lexical", "api.whoami"},
+    "contexts_analyst": {
+        "api.authenticate", "api.get_fragment", "api.get_trace", "api.lexical_document", "api.lexical_tsvector",
+        "api.retrieve_candidates", "api.score_dense", "api.score_lexical", "api.search_dense", "api.search_lexical",
+        "api.whoami"},
+    "contexts_auditor": {"api.authenticate", "api.get_trace", "api.whoami"},
+    "public": set(),
+}
+"""Exactly what each role may call in `api` (administration is nobody's but the migrator's)."""
+POLICY_HELPERS = {"data.current_principal", "data.acl_org", "data.acl_principal", "data._acl", "data.acl_org_wide",
+                  "data.acl_repos", "data.acl_personas", "data.acl_sessions", "data.acl_audit",
+                  "data._bypasses_rls", "data._in_scope", "data._require_org", "data._require_read",
+                  "data._principal_or_raise"}
+FUSION_HELPERS = {"data._fuse", "data._check_fusion"}
+"""Helpers of api.retrieve_candidates (sql/functions/45_fusion.sql), for those who may call it."""
+
+
+def test_each_role_may_call_exactly_its_functions(conn):
+    for role, expected in EXECUTABLE.items():
+        callable_ = {f"{schema}.{name}" for schema, name in conn.execute("""
+            select n.nspname, p.proname from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+            where n.nspname in ('api', 'data') and has_function_privilege(%s, p.oid, 'execute')""", (role,))}
+        assert {f for f in callable_ if f.startswith("api.")} == expected, role
+        helpers = POLICY_HELPERS | (FUSION_HELPERS if "api.retrieve_candidates" in expected else set())
+        assert {f for f in callable_ if f.startswith("data.")} == (helpers if role != "public" else set()), role
+
+
 def test_nothing_is_granted_to_public(conn):
     public_tables = conn.execute("""
         select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace
         where n.nspname = 'data' and c.relkind in ('r', 'p') and has_table_privilege('public', c.oid, 'select')
     """).fetchall()
     assert public_tables == []
-    admin_functions = ["api.bind_principal(text, text)", "api.create_org(text, text, interval)",
-                       "api.grant_scope(text, text, text, text, boolean)", "api.purge_expired_sessions()",
-                       "api.create_api_key(text, text, text, bytea, text)", "api.revoke_api_key(text)"]
-    for function in admin_functions:
-        for role in ("public", *ROLES):
-            assert not conn.execute("select has_function_privilege(%s, %s, 'execute')",
-                                    (role, function)).fetchone()[0], (role, function)

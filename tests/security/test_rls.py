@@ -168,3 +168,37 @@ def test_org_grants_cover_repos_and_personas_but_not_sessions(tenants, db_url, l
     with analyst(db_url, logins["analysts"][0]) as lead:
         paths = {r[0] for r in lead.execute("select path from data.documents")}
         assert paths == {"org/policy.md", "platform/journal.md", "secret/keys.md", "sre/oncall.md"}
+
+
+def test_a_binding_lasts_one_transaction_and_follows_savepoints(tenants):
+    conn = tenants
+    conn.execute("select api.bind_principal('acme', 'alice-agent')")
+    nonce = conn.execute("select current_setting('contexts.binding')").fetchone()[0]
+    conn.commit()
+    # Same backend (a pooled connection's next request), the old nonce set by hand.
+    conn.execute("select set_config('contexts.binding', %s, false)", (nonce,))
+    assert conn.execute("select principal_id from api.whoami()").fetchone() == (None,)
+    conn.rollback()
+    with conn.transaction():
+        savepoint = conn.transaction()
+        with pytest.raises(RuntimeError), savepoint:
+            conn.execute("select api.bind_principal('acme', 'admin')")
+            raise RuntimeError("roll the savepoint back")
+        assert conn.execute("select principal_id from api.whoami()").fetchone() == (None,)
+
+
+def test_another_orgs_document_id_is_unknown_to_a_writer(tenants):
+    conn = tenants
+    globex_doc = conn.execute("select doc_id from data.documents where org_id = 'globex'").fetchone()[0]
+    secret_doc = conn.execute("select doc_id from data.documents where repo_id = 'secret'").fetchone()[0]
+    conn.execute("select api.create_principal('acme', 'platform-writer')")
+    conn.execute("select api.grant_scope('acme', 'platform-writer', 'repo', 'platform', true)")
+    conn.commit()
+    messages = []
+    for doc_id in (globex_doc, secret_doc, 10**9):
+        conn.execute("select api.bind_principal('acme', 'platform-writer')")
+        with pytest.raises(psycopg.errors.NoDataFound) as error:
+            conn.execute("select * from api.add_fragments(%s, 1, '[]')", (doc_id,))
+        messages.append(error.value.diag.message_primary.replace(str(doc_id), "ID"))
+        conn.rollback()
+    assert len(set(messages)) == 1, messages
