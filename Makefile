@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install run test bench migrate clean
+.PHONY: install run test bench migrate eval-gate eval-baseline clean
 
 install: $(STAMP)
 
@@ -32,6 +32,17 @@ bench: install
 
 migrate: install
 	$(BIN)/contexts migrate
+
+# Golden sets (R-EVAL): every development set under CONTEXTS_DATASETS (default
+# ../shared/datasets), ingested once per content and pipeline version into the
+# embedded database under .contexts/ (kept between runs), gated against eval/baseline.json.
+eval-gate eval-baseline: export CONTEXTS_HOME ?= $(CURDIR)/.contexts
+
+eval-gate: install
+	$(BIN)/contexts eval gate $(EVAL_ARGS)
+
+eval-baseline: install
+	$(BIN)/contexts eval gate --update-baseline $(EVAL_ARGS)
 
 clean:
 	rm -rf $(VENV) *.egg-info

@@ -461,5 +461,14 @@ def _demo_key(dsn: str) -> str:
         return create_api_key(conn, DEMO_ORG, DEMO_AGENT, "make run demo").token
 
 
+def _register_subcommands() -> None:
+    from app.eval.cli import eval_group
+
+    main.add_command(eval_group)
+
+
+_register_subcommands()
+
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -15,6 +15,11 @@ def _default_home() -> Path:
     return Path(platformdirs.user_data_dir("contexts", appauthor=False))
 
 
+def _default_datasets() -> Path:
+    # CI clones the repository into a fresh folder with shared/ beside it.
+    return Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     database_url: str | None = None
@@ -72,6 +77,9 @@ class Settings:
 
     pool_max_size: int = 8
     """Upper bound of the service's connection pool."""
+
+    datasets: Path = field(default_factory=_default_datasets)
+    """Labelled retrieval sets (BEIR layout) that `contexts eval` finds by name."""
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: object) -> "Settings":

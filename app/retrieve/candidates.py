@@ -1,4 +1,4 @@
-"""R-RET-1: lexical and dense candidates and their RRF fusion, in one SQL call."""
+"""R-RET-1: lexical and dense candidates and their fusion (R-RET-2), in one SQL call."""
 
 from __future__ import annotations
 
@@ -35,6 +35,13 @@ class Candidate:
     chunker_version: str
     embedding_model: str | None
     updated_at: datetime
+    lexical_norm: float | None = None
+    """BM25 score over the query's best BM25 score (weighted fusion)."""
+    dense_norm: float | None = None
+    """Cosine over the best cosine of the same model (weighted fusion)."""
+    lexical_weight: float | None = None
+    dense_weight: float | None = None
+    """Weighted fusion: fused_score = lexical_weight * lexical_norm + dense_weight * dense_norm."""
     rerank_score: float | None = None
     final_score: float | None = None
 
@@ -50,12 +57,14 @@ def fetch_candidates(
     query_embeddings: dict[str, list[float]],
     k_lexical: int,
     k_dense: int,
-    rrf_k: int = 60,
+    rrf_k: int,
+    fusion: dict,
 ) -> list[Candidate]:
+    """`fusion` is the p_fusion object of api.retrieve_candidates (method and weights)."""
     with conn.cursor(row_factory=class_row(Candidate)) as cur:
         cur.execute(
-            "select * from api.retrieve_candidates(%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            "select * from api.retrieve_candidates(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb)",
             (scope.org_id, query, json.dumps(query_embeddings), scope.repo_id, scope.persona_id,
-             scope.session_id, k_lexical, k_dense, rrf_k),
+             scope.session_id, k_lexical, k_dense, rrf_k, json.dumps(fusion)),
         )
         return cur.fetchall()

@@ -47,11 +47,11 @@ def rerank_text(candidate: Candidate) -> str:
 
 
 def order(query: str, candidates: list[Candidate], rerank_top: int, reranker: Reranker | None,
-          rrf_k: int = 60) -> list[Candidate]:
+          best_possible: float = 1.0) -> list[Candidate]:
     """The top `rerank_top` fused candidates, best first, each with its final score.
 
     With a reranker the final score is its probability; without one it is the fused
-    score scaled to [0, 1] by the best possible fused score (rank 1 in both lists).
+    score scaled to [0, 1] by the best possible fused score (first on both sides).
     """
     head = candidates[:rerank_top]
     if reranker is not None:
@@ -59,7 +59,6 @@ def order(query: str, candidates: list[Candidate], rerank_top: int, reranker: Re
             candidate.rerank_score = score
             candidate.final_score = score
         return sorted(head, key=lambda c: (-(c.final_score or 0.0), -c.fused_score, c.fragment_id))
-    best_possible = 2.0 / (rrf_k + 1)
     for candidate in head:
         candidate.final_score = min(1.0, candidate.fused_score / best_possible)
     return head

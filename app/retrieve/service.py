@@ -3,7 +3,10 @@ compose within the budget, and record the trace. Shared by HTTP, CLI and eval.""
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
+from dataclasses import dataclass
 
 import msgspec
 import psycopg
@@ -13,6 +16,8 @@ from app.ingest.embed import Embedder, model_label
 from app.retrieve import rerank
 from app.retrieve.candidates import Candidate, fetch_candidates
 from app.retrieve.compose import compose, freshness
+from app.retrieve.config import PipelineConfig
+from app.retrieve.fusion import fusion_spec
 from app.retrieve.models import FragmentOut, RetrieveRequest, RetrieveResponse
 from app.retrieve.rerank import Reranker
 from app.retrieve.trace import candidate_entries, record_trace
@@ -23,13 +28,49 @@ FRESHNESS_WEIGHT = 0.2
 """Share of the final score given to recency when a request sets a half-life."""
 
 
+@dataclass(slots=True)
+class Ranking:
+    """A retrieval before composition: what the budget and the trace start from."""
+
+    candidates: list[Candidate]
+    """Every candidate, in fused order (as the SQL call returned them)."""
+    ranked: list[Candidate]
+    """The top `rerank_top` fused candidates in final order, each with its final score."""
+    recency: dict[int, float]
+    """Freshness factor per ranked fragment, when the request set a half-life."""
+
+
+def best_fused_score(config: PipelineConfig) -> float:
+    """The fused score of a candidate ranked first by both sides."""
+    return 2.0 / (config.rrf_k + 1) if config.fusion == "rrf" else 1.0
+
+
 class Retriever:
-    def __init__(self, embedders: dict[str, Embedder], reranker: Reranker | None) -> None:
+    def __init__(self, embedders: dict[str, Embedder], reranker: Reranker | None,
+                 config: PipelineConfig | None = None) -> None:
         self.embedders = embedders
         self.reranker = reranker
+        self.config = config or PipelineConfig(rrf_k=RRF_K)
+        self._recent: OrderedDict[str, dict[str, list[float]]] = OrderedDict()
+        self._recent_lock = threading.Lock()
+
+    QUERY_CACHE = 64
+    """Recent query vectors kept (an agent often repeats a query; eval asks twice)."""
 
     def query_embeddings(self, query: str) -> dict[str, list[float]]:
         """One vector per namespace; namespaces sharing a model share the computation."""
+        with self._recent_lock:
+            if query in self._recent:
+                self._recent.move_to_end(query)
+                return self._recent[query]
+        out = self._embed_query(query)
+        with self._recent_lock:
+            self._recent[query] = out
+            while len(self._recent) > self.QUERY_CACHE:
+                self._recent.popitem(last=False)
+        return out
+
+    def _embed_query(self, query: str) -> dict[str, list[float]]:
         by_model: dict[tuple[str, str], list[float]] = {}
         out: dict[str, list[float]] = {}
         for namespace, embedder in self.embedders.items():
@@ -39,12 +80,15 @@ class Retriever:
             out[namespace] = by_model[key]
         return out
 
-    def pipeline_info(self) -> dict:
+    def pipeline_info(self, query: str | None = None) -> dict:
+        """Versions and knobs a trace records; with a query, the fusion it was given."""
         return {
             "chunker_version": CHUNKER_VERSION,
             "embedding_models": {ns: model_label(e.name) for ns, e in self.embedders.items()},
             "embed_dtype": next(iter(self.embedders.values())).dtype if self.embedders else None,
-            "fusion": {"method": "rrf", "k": RRF_K},
+            "fusion": fusion_spec(self.config, query) if query is not None else {
+                "method": self.config.fusion, "dense_weight": self.config.dense_weight,
+                "code_lexical_weight": self.config.code_lexical_weight, "rrf_k": self.config.rrf_k},
             "reranker": self.reranker.name if self.reranker else None,
             "score_basis": "rerank_probability" if self.reranker else "fused_score_normalized (no reranker configured)",
         }
@@ -52,23 +96,31 @@ class Retriever:
     def candidates(self, conn: psycopg.Connection, request: RetrieveRequest) -> list[Candidate]:
         scope = Scope(request.scope.org_id, request.scope.repo_id, request.scope.persona_id, request.scope.session_id)
         embeddings = self.query_embeddings(request.query) if request.k_dense > 0 else {}
-        return fetch_candidates(conn, scope, request.query, embeddings, request.k_lexical, request.k_dense, RRF_K)
+        return fetch_candidates(conn, scope, request.query, embeddings, request.k_lexical, request.k_dense,
+                                self.config.rrf_k, fusion_spec(self.config, request.query))
 
-    def retrieve(self, conn: psycopg.Connection, request: RetrieveRequest) -> RetrieveResponse:
-        """For the principal bound to `conn`'s transaction (see app.access)."""
-        started = time.perf_counter()
+    def rank(self, conn: psycopg.Connection, request: RetrieveRequest) -> Ranking:
+        """Candidates, rerank and freshness: everything `retrieve` does before the budget."""
         candidates = self.candidates(conn, request)
-        ranked = rerank.order(request.query, candidates, request.rerank_top, self.reranker, RRF_K)
+        ranked = rerank.order(request.query, candidates, request.rerank_top, self.reranker,
+                              best_fused_score(self.config))
         recency: dict[int, float] = {}
         if request.freshness_halflife_days:
             for c in ranked:
                 recency[c.fragment_id] = freshness(c.updated_at, request.freshness_halflife_days)
                 c.final_score = (1 - FRESHNESS_WEIGHT) * (c.final_score or 0.0) + FRESHNESS_WEIGHT * recency[c.fragment_id]
             ranked.sort(key=lambda c: (-(c.final_score or 0.0), c.fragment_id))
+        return Ranking(candidates, ranked, recency)
+
+    def retrieve(self, conn: psycopg.Connection, request: RetrieveRequest) -> RetrieveResponse:
+        """For the principal bound to `conn`'s transaction (see app.access)."""
+        started = time.perf_counter()
+        ranking = self.rank(conn, request)
+        candidates, ranked, recency = ranking.candidates, ranking.ranked, ranking.recency
         composition = compose(ranked, request.budget_tokens, request.min_score)
         duration_ms = (time.perf_counter() - started) * 1000.0
         entries = candidate_entries(candidates, {c.fragment_id for c in ranked}, composition, recency)
-        pipeline = self.pipeline_info() | {"freshness_weight": FRESHNESS_WEIGHT if recency else 0.0}
+        pipeline = self.pipeline_info(request.query) | {"freshness_weight": FRESHNESS_WEIGHT if recency else 0.0}
         trace_id = record_trace(conn, request.scope.org_id, request.query,
                                 msgspec.to_builtins(request), pipeline, entries, duration_ms)
         fragments = [

@@ -59,10 +59,10 @@ $$;
 comment on function api.search_dense(text, jsonb, int, text, text, text)
     is 'Cosine top-k per namespace with that namespace''s active model (HNSW, iterative scan).';
 
--- api.retrieve_candidates: lexical top-k and dense top-k fused by Reciprocal Rank
--- Fusion (score = sum of 1/(rrf_k + rank)), with everything the reranker, composer
--- and trace need. Dense lists of several namespaces are merged rank by rank (their
--- similarities come from different models and are not comparable).
+-- api.retrieve_candidates: lexical top-k and dense top-k, fused (data._fuse in
+-- 45_fusion.sql: weighted score fusion by default, or RRF), with everything the
+-- reranker, composer and trace need. Dense lists of several namespaces are merged
+-- rank by rank (their similarities come from different models and are not comparable).
 create or replace function api.retrieve_candidates(
     p_org_id text,
     p_query text,
@@ -72,12 +72,14 @@ create or replace function api.retrieve_candidates(
     p_session_id text default null,
     p_k_lexical int default 100,
     p_k_dense int default 100,
-    p_rrf_k int default 60)
+    p_rrf_k int default 60,
+    p_fusion jsonb default '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}')
 returns table (
     fragment_id bigint, lexical_rank int, lexical_score float8, dense_rank int, dense_similarity float8,
     fused_score float8, doc_id bigint, doc_version int, path text, anchor text, repo_id text,
     namespace text, kind text, owner text, heading_path text[], symbol text, text text,
-    token_count int, chunker_version text, embedding_model text, updated_at timestamptz)
+    token_count int, chunker_version text, embedding_model text, updated_at timestamptz,
+    lexical_norm float8, dense_norm float8, lexical_weight float8, dense_weight float8)
 language plpgsql volatile
 set search_path = pg_catalog, extensions, pg_temp
 as $$
@@ -95,6 +97,7 @@ begin
     if p_rrf_k < 1 then
         raise exception 'rrf_k must be positive' using errcode = '22023';
     end if;
+    perform data._check_fusion(p_fusion);
 
     return query
     with lexical as materialized (
@@ -112,16 +115,18 @@ begin
         order by rank
         limit p_k_dense
     ), fused as (
-        select coalesce(l.fragment_id, d.fragment_id) as fragment_id,
-               l.rank as lexical_rank, l.score as lexical_score,
-               d.rank as dense_rank, d.similarity as dense_similarity,
-               coalesce(1.0::float8 / (p_rrf_k + l.rank), 0) + coalesce(1.0::float8 / (p_rrf_k + d.rank), 0) as fused_score
-        from lexical l full join dense d on d.fragment_id = l.fragment_id
+        -- Fusion: see 45_fusion.sql.
+        select fx.* from data._fuse(
+            p_org_id, p_repo_id, p_persona_id, p_session_id, p_query, p_query_embeddings,
+            array(select l.fragment_id from lexical l order by l.rank), array(select l.score from lexical l order by l.rank),
+            array(select d.fragment_id from dense d order by d.rank), array(select d.similarity from dense d order by d.rank),
+            p_k_lexical > 0, p_k_dense > 0, p_fusion, p_rrf_k) fx
     )
     select fu.fragment_id, fu.lexical_rank, fu.lexical_score, fu.dense_rank, fu.dense_similarity,
            fu.fused_score, src.doc_id, src.doc_version, src.path, src.anchor, f.repo_id,
            f.namespace, f.kind, f.owner, f.heading_path, f.symbol, f.text,
-           f.token_count, f.chunker_version, em.name || '@' || em.generation, f.updated_at
+           f.token_count, f.chunker_version, em.name || '@' || em.generation, f.updated_at,
+           fu.lexical_norm, fu.dense_norm, fu.lexical_weight, fu.dense_weight
     from fused fu
     join data.fragments f on f.fragment_id = fu.fragment_id
     left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
@@ -133,11 +138,11 @@ begin
         order by s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id, s.ordinal
         limit 1
     ) src on true
-    order by fu.fused_score desc, fu.fragment_id;
+    order by fu.fused_score desc, fu.lexical_rank nulls last, fu.dense_rank nulls last, fu.fragment_id;
 end
 $$;
-comment on function api.retrieve_candidates(text, text, jsonb, text, text, text, int, int, int)
-    is 'Lexical and dense top-k fused by RRF (k=60), with ranks, scores and citation data per candidate.';
+comment on function api.retrieve_candidates(text, text, jsonb, text, text, text, int, int, int, jsonb)
+    is 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate.';
 
 -- api.get_fragment: one fragment with all its live and past source pointers.
 create or replace function api.get_fragment(p_fragment_id bigint)

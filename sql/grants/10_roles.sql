@@ -38,13 +38,19 @@ grant execute on function data.current_principal(), data.acl_org(), data.acl_pri
     data.acl_sessions(), data.acl_audit(), data._bypasses_rls(), data._in_scope(text, text, text, text, text, text),
     data._require_org(text), data._require_read(text, text, text, text), data._principal_or_raise()
     to contexts_service, contexts_analyst, contexts_auditor;
+-- Fusion helpers of api.retrieve_candidates (sql/functions/45_fusion.sql).
+grant execute on function data._check_fusion(jsonb),
+    data._fuse(text, text, text, text, text, jsonb, bigint[], float8[], bigint[], float8[], boolean, boolean, jsonb, int)
+    to contexts_service, contexts_analyst;
 
 -- Reading and searching (invoker: row-level security applies).
 grant execute on function api.whoami(), api.authenticate(text),
     api.lexical_tsvector(text), api.lexical_document(text, text),
     api.search_lexical(text, text, int, text, text, text, float8, float8),
     api.search_dense(text, jsonb, int, text, text, text),
-    api.retrieve_candidates(text, text, jsonb, text, text, text, int, int, int),
+    api.retrieve_candidates(text, text, jsonb, text, text, text, int, int, int, jsonb),
+    api.score_lexical(text, text, bigint[], text, text, text, float8, float8),
+    api.score_dense(text, jsonb, bigint[]),
     api.get_fragment(bigint), api.get_trace(uuid)
     to contexts_service, contexts_analyst;
 grant execute on function api.whoami(), api.authenticate(text), api.get_trace(uuid) to contexts_auditor;

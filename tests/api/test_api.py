@@ -80,7 +80,9 @@ def test_trace_explains_every_candidate(client):
     trace = client.get(f"/traces/{result['trace_id']}").json()
     assert trace["query"] == "rotate credentials" and trace["request"]["budget_tokens"] == 60
     assert trace["pipeline"]["reranker"] is None and "no reranker" in trace["pipeline"]["score_basis"]
-    assert trace["pipeline"]["fusion"] == {"method": "rrf", "k": 60}
+    fusion = trace["pipeline"]["fusion"]
+    assert fusion["method"] == "weighted" and fusion["query_shape"] == "prose"
+    assert fusion["dense_weight"] == 0.5 and fusion["lexical_weight"] == {"code": 0.2}
     candidates = trace["candidates"]
     included = [c for c in candidates if c["included"]]
     assert [c["fragment_id"] for c in included] == [f["id"] for f in result["fragments"]]
@@ -91,6 +93,9 @@ def test_trace_explains_every_candidate(client):
         assert {"lexical_rank", "dense_rank", "fused_score", "rerank_score", "final_score",
                 "chunker_version", "embedding_model", "source"} <= set(c)
         assert c["lexical_rank"] is not None or c["dense_rank"] is not None
+        # Every fused score can be recomputed from the trace.
+        assert c["fused_score"] == pytest.approx(c["lexical_weight"] * c["lexical_norm"]
+                                                 + c["dense_weight"] * c["dense_norm"])
 
 
 @pytest.mark.parametrize(("body", "status"), [

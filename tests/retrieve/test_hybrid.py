@@ -40,13 +40,72 @@ def test_paraphrase_is_found_by_dense_side_only(corpus, retriever):
     assert candidates[0].path == "runbooks/storage.md"
 
 
-def test_fused_scores_are_reciprocal_rank_fusion(corpus, retriever):
-    candidates = retriever.candidates(corpus, request("rotate credentials and keys", k_lexical=5, k_dense=5))
+def test_rrf_fusion_when_configured(corpus, models):
+    from app.retrieve.config import PipelineConfig
+    from app.retrieve.service import Retriever
+
+    rrf = Retriever(models, None, PipelineConfig(fusion="rrf"))
+    candidates = rrf.candidates(corpus, request("rotate credentials and keys", k_lexical=5, k_dense=5))
     for c in candidates:
         expected = sum(1 / (60 + r) for r in (c.lexical_rank, c.dense_rank) if r is not None)
         assert c.fused_score == pytest.approx(expected)
     assert [c.fused_score for c in candidates] == sorted((c.fused_score for c in candidates), reverse=True)
     assert len({c.fragment_id for c in candidates}) == len(candidates)
+    assert rrf.pipeline_info("rotate credentials")["fusion"] == {"method": "rrf", "k": 60}
+
+
+def test_weighted_fusion_completes_and_calibrates_scores(corpus, retriever):
+    candidates = retriever.candidates(corpus, request("rotate credentials and keys", k_lexical=3, k_dense=3))
+    assert len({c.fragment_id for c in candidates}) == len(candidates) > 3
+    for c in candidates:
+        # Found by one side only, a candidate still carries the other side's exact score.
+        assert c.dense_similarity is not None
+        assert c.lexical_score is not None and c.lexical_score >= 0
+        assert 0 <= c.lexical_norm <= 1 and 0 <= c.dense_norm <= 1
+        assert c.fused_score == pytest.approx(c.lexical_weight * c.lexical_norm + c.dense_weight * c.dense_norm)
+        assert c.dense_weight == 0.5
+        # A natural-language question discounts the lexical evidence of code only.
+        assert c.lexical_weight == pytest.approx(0.5 * (0.2 if c.namespace == "code" else 1.0))
+    assert [c.fused_score for c in candidates] == sorted((c.fused_score for c in candidates), reverse=True)
+    best_lexical = min((c for c in candidates if c.lexical_rank), key=lambda c: c.lexical_rank)
+    assert best_lexical.lexical_norm == 1.0
+    beyond = [c for c in candidates if c.lexical_rank is None]
+    assert beyond and all(c.lexical_score <= best_lexical.lexical_score for c in beyond)
+
+
+def test_single_side_requests_keep_that_sides_order(corpus, retriever):
+    lexical = retriever.candidates(corpus, request("rotate credentials and keys", k_dense=0))
+    assert [c.lexical_rank for c in lexical] == list(range(1, len(lexical) + 1))
+    assert all(c.dense_similarity is None and c.dense_weight == 0 for c in lexical)
+    dense = retriever.candidates(corpus, request("rotate credentials and keys", k_lexical=0))
+    assert sorted(c.dense_rank for c in dense) == list(range(1, len(dense) + 1))
+    assert all(c.lexical_score is None and c.lexical_weight == 0 for c in dense)
+    # Both namespaces embed with the same model here: one calibration, cosine order.
+    similarities = [c.dense_similarity for c in dense]
+    assert similarities == sorted(similarities, reverse=True)
+
+
+def test_identifier_queries_keep_lexical_evidence_on_code(corpus, retriever):
+    from app.retrieve.fusion import query_shape
+
+    assert query_shape("SessionTimeoutGuard") == "identifier"
+    assert query_shape("where is drain_pool called") == "identifier"
+    assert query_shape("os.path.join with a trailing slash") == "identifier"
+    assert query_shape("how do refunds work for annual plans") == "prose"
+    candidates = retriever.candidates(corpus, request("where is SessionTimeoutGuard raised"))
+    assert all(c.lexical_weight == 0.5 for c in candidates)
+    assert candidates[0].path == "billing/limits.py"
+
+
+def test_bad_fusion_specs_are_refused(corpus):
+    import psycopg
+
+    for spec in ('{"method": "magic"}', '{"method": "weighted", "dense_weight": 2}',
+                 '{"method": "weighted", "lexical_weight": {"code": "x"}}'):
+        with pytest.raises(psycopg.errors.InvalidParameterValue):
+            corpus.execute("select * from api.retrieve_candidates('acme', 'refund', '{}'::jsonb, "
+                           "p_k_dense => 0, p_fusion => %s::jsonb)", (spec,))
+        corpus.rollback()
 
 
 def test_scope_narrows_to_a_repo_plus_org_wide(corpus, ingest, retriever):

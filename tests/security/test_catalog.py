@@ -68,10 +68,12 @@ EXECUTABLE = {
     "contexts_service": {
         "api.active_model", "api.add_fragments", "api.authenticate", "api.begin_document", "api.get_fragment",
         "api.get_trace", "api.lexical_document", "api.lexical_tsvector", "api.match_fragments", "api.open_session",
-        "api.record_trace", "api.retrieve_candidates", "api.search_dense", "api.search_lexical", "api.whoami"},
+        "api.record_trace", "api.retrieve_candidates", "api.score_dense", "api.score_lexical", "api.search_dense",
+        "api.search_lexical", "api.whoami"},
     "contexts_analyst": {
         "api.authenticate", "api.get_fragment", "api.get_trace", "api.lexical_document", "api.lexical_tsvector",
-        "api.retrieve_candidates", "api.search_dense", "api.search_lexical", "api.whoami"},
+        "api.retrieve_candidates", "api.score_dense", "api.score_lexical", "api.search_dense", "api.search_lexical",
+        "api.whoami"},
     "contexts_auditor": {"api.authenticate", "api.get_trace", "api.whoami"},
     "public": set(),
 }
@@ -80,6 +82,8 @@ POLICY_HELPERS = {"data.current_principal", "data.acl_org", "data.acl_principal"
                   "data.acl_repos", "data.acl_personas", "data.acl_sessions", "data.acl_audit",
                   "data._bypasses_rls", "data._in_scope", "data._require_org", "data._require_read",
                   "data._principal_or_raise"}
+FUSION_HELPERS = {"data._fuse", "data._check_fusion"}
+"""Helpers of api.retrieve_candidates (sql/functions/45_fusion.sql), for those who may call it."""
 
 
 def test_each_role_may_call_exactly_its_functions(conn):
@@ -88,7 +92,8 @@ def test_each_role_may_call_exactly_its_functions(conn):
             select n.nspname, p.proname from pg_proc p join pg_namespace n on n.oid = p.pronamespace
             where n.nspname in ('api', 'data') and has_function_privilege(%s, p.oid, 'execute')""", (role,))}
         assert {f for f in callable_ if f.startswith("api.")} == expected, role
-        assert {f for f in callable_ if f.startswith("data.")} == (POLICY_HELPERS if role != "public" else set()), role
+        helpers = POLICY_HELPERS | (FUSION_HELPERS if "api.retrieve_candidates" in expected else set())
+        assert {f for f in callable_ if f.startswith("data.")} == (helpers if role != "public" else set()), role
 
 
 def test_nothing_is_granted_to_public(conn):

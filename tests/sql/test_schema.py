@@ -27,7 +27,7 @@ def test_migrate_is_idempotent(db_url):
     migrate(db_url)
     migrate(db_url)
     with psycopg.connect(db_url) as conn:
-        assert conn.execute("select version_num from alembic_version").fetchall() == [("0002",)]
+        assert conn.execute("select version_num from alembic_version").fetchall() == [("0003",)]
 
 
 def test_tables_and_api_functions_are_documented(conn):

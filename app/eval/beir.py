@@ -1,0 +1,248 @@
+"""A labelled retrieval set in the BEIR layout, read strictly.
+
+    DATASET/corpus.jsonl       {"_id", "title", "text"} per line
+    DATASET/queries.jsonl      {"_id", "text"} per line; optional "scope" (a string or
+                               an object) or "metadata": {"scope": ...} for breakdowns
+    DATASET/qrels/SPLIT.tsv    query-id <TAB> corpus-id <TAB> grade, after a header line
+
+Every malformed line is an error naming the file and line: a silently skipped label
+would move the figures.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+KINDS = ("auto", "code", "prose")
+_SAMPLE = 200
+
+
+class DatasetError(ValueError):
+    """The directory is not a usable BEIR dataset; the message says what to fix."""
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    id: str
+    text: str
+    scope: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusDoc:
+    id: str
+    title: str
+    text: str
+
+
+@dataclass(slots=True)
+class Dataset:
+    name: str
+    path: Path
+    split: str
+    queries: dict[str, Query]
+    """Queries of this split that the qrels label, in file order."""
+    qrels: dict[str, dict[str, int]]
+    skipped_queries: list[str] = field(default_factory=list)
+    """Query ids with no relevant (grade > 0) document: standard practice skips them."""
+    corpus_size: int = 0
+    unknown_labels: int = 0
+    """Relevant labels naming a document absent from the corpus (they count as misses)."""
+
+    @property
+    def corpus_path(self) -> Path:
+        return self.path / "corpus.jsonl"
+
+    def corpus(self) -> Iterator[CorpusDoc]:
+        yield from read_corpus(self.corpus_path)
+
+    def content_hash(self) -> str:
+        """SHA-256 of the corpus file: what the ingested copy depends on."""
+        digest = hashlib.sha256()
+        with self.corpus_path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    if not path.is_file():
+        raise DatasetError(f"{path} is missing (a BEIR dataset has corpus.jsonl, queries.jsonl and qrels/SPLIT.tsv)")
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
+            if not isinstance(row, dict):
+                raise DatasetError(f"{path}:{number}: each line must be a JSON object")
+            yield number, row
+
+
+def _id(row: dict, path: Path, number: int) -> str:
+    value = row.get("_id")
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not value.strip():
+        raise DatasetError(f"{path}:{number}: \"_id\" must be a non-empty string")
+    return value
+
+
+def read_corpus(path: Path) -> Iterator[CorpusDoc]:
+    seen: set[str] = set()
+    for number, row in _jsonl(path):
+        doc_id = _id(row, path, number)
+        if doc_id in seen:
+            raise DatasetError(f"{path}:{number}: duplicate _id {doc_id!r}")
+        seen.add(doc_id)
+        title, text = row.get("title") or "", row.get("text") or ""
+        if not isinstance(title, str) or not isinstance(text, str):
+            raise DatasetError(f"{path}:{number}: \"title\" and \"text\" must be strings")
+        yield CorpusDoc(doc_id, title, text)
+
+
+def _scope_label(row: dict) -> str | None:
+    scope = row.get("scope")
+    metadata = row.get("metadata")
+    if scope is None and isinstance(metadata, dict):
+        scope = metadata.get("scope")
+    if scope is None or scope == "":
+        return None
+    if isinstance(scope, dict):
+        return ",".join(f"{k}={v}" for k, v in sorted(scope.items()) if v is not None) or None
+    return str(scope)
+
+
+def resolve_split(path: Path, split: str | None) -> Path:
+    qrels_dir = path / "qrels"
+    if not qrels_dir.is_dir():
+        raise DatasetError(f"{qrels_dir} is missing: a BEIR dataset keeps its labels in qrels/SPLIT.tsv")
+    available = sorted(p.stem for p in qrels_dir.glob("*.tsv"))
+    if split is None:
+        if len(available) == 1:
+            return qrels_dir / f"{available[0]}.tsv"
+        if not available:
+            raise DatasetError(f"{qrels_dir} holds no .tsv file")
+        raise DatasetError(f"{qrels_dir} holds several splits ({', '.join(available)}): choose one with --split")
+    if split not in available:
+        raise DatasetError(f"no split {split!r} in {qrels_dir} (available: {', '.join(available) or 'none'})")
+    return qrels_dir / f"{split}.tsv"
+
+
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    with path.open(encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    if not lines:
+        raise DatasetError(f"{path} is empty")
+    header = lines[0].split("\t")
+    if len(header) < 3 or re.fullmatch(r"-?\d+", header[2].strip()):
+        raise DatasetError(f"{path}:1: expected a header line (query-id, corpus-id, score)")
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        if len(parts) != 3:
+            raise DatasetError(f"{path}:{number}: expected 3 tab-separated columns, found {len(parts)}")
+        query_id, doc_id, grade = (p.strip() for p in parts)
+        try:
+            value = int(grade)
+        except ValueError:
+            try:
+                value = float(grade)
+            except ValueError:
+                raise DatasetError(f"{path}:{number}: grade {grade!r} is not a number") from None
+            if not value.is_integer():
+                raise DatasetError(f"{path}:{number}: grade {grade!r} must be an integer")
+            value = int(value)
+        if not query_id or not doc_id:
+            raise DatasetError(f"{path}:{number}: empty query or corpus id")
+        qrels.setdefault(query_id, {})[doc_id] = value
+    return qrels
+
+
+def load(path: Path, split: str | None = None) -> Dataset:
+    path = Path(path)
+    if not path.is_dir():
+        raise DatasetError(f"{path} is not a directory")
+    if not (path / "corpus.jsonl").is_file():
+        raise DatasetError(f"{path / 'corpus.jsonl'} is missing")
+    corpus_ids = {doc.id for doc in read_corpus(path / "corpus.jsonl")}  # validates every line
+    if not corpus_ids:
+        raise DatasetError(f"{path / 'corpus.jsonl'} holds no document")
+    qrels_path = resolve_split(path, split)
+    qrels = read_qrels(qrels_path)
+    queries_path = path / "queries.jsonl"
+    texts: dict[str, Query] = {}
+    for number, row in _jsonl(queries_path):
+        query_id = _id(row, queries_path, number)
+        text = row.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise DatasetError(f"{queries_path}:{number}: query {query_id!r} has no text")
+        texts[query_id] = Query(query_id, text, _scope_label(row))
+    missing = [q for q in qrels if q not in texts]
+    if missing:
+        raise DatasetError(f"{qrels_path}: {len(missing)} labelled query id(s) are not in queries.jsonl "
+                           f"(first: {missing[0]!r})")
+    queries: dict[str, Query] = {}
+    skipped: list[str] = []
+    for query_id in texts:
+        if query_id not in qrels:
+            continue
+        if any(grade > 0 for grade in qrels[query_id].values()):
+            queries[query_id] = texts[query_id]
+        else:
+            skipped.append(query_id)
+    if not queries:
+        raise DatasetError(f"{qrels_path}: no query has a relevant (grade > 0) document")
+    unknown = sum(1 for q in queries for d, g in qrels[q].items() if g > 0 and d not in corpus_ids)
+    return Dataset(path.resolve().name, path.resolve(), qrels_path.stem, queries, qrels, skipped,
+                   len(corpus_ids), unknown)
+
+
+def looks_like_python(text: str) -> bool:
+    """Source that parses and defines or imports something at top level."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))
+               for node in tree.body)
+
+
+def detect_kind(dataset: Dataset) -> str:
+    """"code" when most of the first documents are Python source, else "prose".
+
+    Decided from the content, for the whole corpus at once (one namespace per set)."""
+    sample = []
+    for doc in dataset.corpus():
+        sample.append(doc)
+        if len(sample) >= _SAMPLE:
+            break
+    if not sample:
+        raise DatasetError(f"{dataset.corpus_path} holds no document")
+    code = sum(1 for doc in sample if looks_like_python(doc.text))
+    return "code" if code * 10 >= len(sample) * 8 else "prose"
+
+
+def document_path(doc_id: str, kind: str) -> str:
+    """Path a corpus document is ingested under: its id (quoted), and a suffix that
+    selects the chunker and namespace (.py: code; .txt: prose)."""
+    return quote(doc_id, safe="-_.") + (".py" if kind == "code" else ".txt")
+
+
+def document_text(doc: CorpusDoc, kind: str) -> str:
+    """Title then text, as BEIR evaluations join them; code keeps a title as a comment."""
+    title, text = doc.title.strip(), doc.text.strip("\n")
+    if kind == "code":
+        return f"# {title}\n{text}" if title else text
+    return f"{title}\n\n{text}" if title and text.strip() else (title or text)

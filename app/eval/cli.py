@@ -1,0 +1,401 @@
+"""`contexts eval run | replay | agent | gate`."""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from app.cli import CliError, _open, _settings, console
+from app.eval.golden import DEFAULT_DEPTH, STAGES
+from app.eval.metrics import METRICS
+
+DEFAULT_OUT = Path("eval-results")
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Measure retrieval: golden sets, regression replays, graded agent tasks, the gate."""
+
+
+@contextmanager
+def progress_bars(quiet: bool = False):
+    """A callback progress(phase, done, total) drawing one rich bar per phase (stderr)."""
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, disable=quiet) as bars:
+        tasks: dict[str, int] = {}
+
+        def update(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bars.add_task(phase, total=total)
+            bars.update(tasks[phase], completed=done, total=total)
+
+        yield update
+
+
+def resolve_dataset(settings, name_or_path: str) -> Path:
+    """A directory, or the name of a set under CONTEXTS_DATASETS."""
+    path = Path(name_or_path)
+    if path.is_dir():
+        return path
+    candidate = settings.datasets / name_or_path
+    if "/" not in name_or_path and candidate.is_dir():
+        return candidate
+    raise CliError(f"{name_or_path}: no such dataset directory (nor a set of that name under "
+                   f"CONTEXTS_DATASETS={settings.datasets})")
+
+
+def golden_components(settings, config_path: Path | None):
+    """Ingestion pipeline and retriever for a run; a configuration file may swap knobs."""
+    from app.ingest.embed import embedders
+    from app.ingest.pipeline import IngestPipeline
+    from app.retrieve.config import ConfigError, PipelineConfig
+    from app.retrieve.rerank import Reranker
+    from app.retrieve.service import Retriever
+
+    try:
+        config = PipelineConfig.load(config_path) if config_path else PipelineConfig(reranker=settings.reranker)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from exc
+    models = embedders(settings)
+    reranker = Reranker(config.reranker) if config.reranker else None
+    return IngestPipeline(settings, models), Retriever(models, reranker, config), config
+
+
+def metrics_table(title: str, rows: list[tuple[str, str, dict]], note: str | None = None) -> Table:
+    table = Table(title=title, caption=note)
+    table.add_column("dataset")
+    table.add_column("stage")
+    for metric in METRICS:
+        table.add_column(metric, justify="right")
+    for dataset, stage, values in rows:
+        table.add_row(dataset, stage, *(f"{values[m]:.4f}" if m in values else "-" for m in METRICS))
+    return table
+
+
+def run_golden_set(settings, dsn: str, path: Path, split: str | None, stages: tuple[str, ...], depth: int,
+                   rerank_top: int, kind: str, config_path: Path | None, out_dir: Path | None,
+                   quiet: bool = False, components=None) -> dict:
+    import psycopg
+
+    from app.eval import beir, golden
+
+    try:
+        dataset = beir.load(path, split)
+    except beir.DatasetError as exc:
+        raise CliError(str(exc)) from exc
+    pipeline, retriever, _config = components or golden_components(settings, config_path)
+    options = golden.GoldenOptions(stages=stages, depth=depth, rerank_top=rerank_top, kind=kind, out_dir=out_dir)
+    try:
+        with psycopg.connect(dsn) as conn, progress_bars(quiet) as progress:
+            return golden.run(conn, pipeline, retriever, dataset,
+                              options, lambda phase, done, total: progress(f"{dataset.name}: {phase}", done, total))
+    except beir.DatasetError as exc:
+        raise CliError(str(exc)) from exc
+    except psycopg.Error as exc:
+        raise CliError(exc.diag.message_primary or str(exc)) from exc
+
+
+@eval_group.command("run")
+@click.argument("dataset")
+@click.option("--split", default=None, help="qrels/SPLIT.tsv to use. Default: the only file there.")
+@click.option("--pipeline", "stage", type=click.Choice(STAGES), default=None,
+              help="Measure one stage only. Default: all four.")
+@click.option("--depth", default=DEFAULT_DEPTH, show_default=True, type=click.IntRange(100, 1000),
+              help="List depth of the lexical and dense stages (hybrid and full use the request defaults).")
+@click.option("--rerank-top", default=50, show_default=True, type=click.IntRange(1, 1000),
+              help="Fused candidates the reranker scores (full stage).")
+@click.option("--kind", type=click.Choice(["auto", "code", "prose"]), default="auto", show_default=True,
+              help="Ingest the corpus as code (.py) or prose; auto decides from the documents' content.")
+@click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Pipeline configuration (JSON or TOML knobs) to evaluate instead of the current one.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=DEFAULT_OUT,
+              show_default=True, help="Where per-query results (JSONL) and the summary go.")
+@click.option("--json", "as_json", is_flag=True, help="Last line of stdout: the report as one JSON object.")
+@click.pass_context
+def run_command(ctx: click.Context, dataset: str, split: str | None, stage: str | None, depth: int, rerank_top: int,
+                kind: str, config_path: Path | None, out_dir: Path, as_json: bool) -> None:
+    """Score a labelled set (BEIR layout: DATASET dir, or a name under CONTEXTS_DATASETS)
+    at document level: nDCG@10, MRR@10, recall@10 and recall@100 per stage."""
+    settings = _settings(ctx)
+    path = resolve_dataset(settings, dataset)
+    stages = (stage,) if stage else STAGES
+    dsn = _open(settings)
+    report = run_golden_set(settings, dsn, path, split, stages, depth, rerank_top, kind, config_path, out_dir)
+    print_report(report, as_json)
+
+
+def print_report(report: dict, as_json: bool) -> None:
+    rows = [(report["dataset"], stage, values) for stage, values in report["stages"].items()]
+    for scope, block in report.get("scopes", {}).items():
+        rows.extend((f"{report['dataset']} [{scope}]", stage, values) for stage, values in block["stages"].items())
+    note = f"full stage: {report['full_stage']}" if report.get("full_stage") else None
+    title = (f"{report['dataset']} ({report['split']}, {report['queries']} queries, "
+             f"{report['corpus_documents']} documents as {report['kind']})")
+    target = console if as_json else Console(soft_wrap=True)
+    target.print(metrics_table(title, rows, note))
+    if report.get("per_query_file"):
+        console.print(f"per-query results: {report['per_query_file']}")
+    if as_json:
+        click.echo(json.dumps(report, sort_keys=False))
+
+
+def _retriever_for(settings, config, models):
+    from app.retrieve.rerank import Reranker
+    from app.retrieve.service import Retriever
+
+    return Retriever(models, Reranker(config.reranker) if config.reranker else None, config)
+
+
+@eval_group.command("replay")
+@click.option("--candidate", "candidate_path", required=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="Candidate pipeline configuration (JSON or TOML knobs).")
+@click.option("--current", "current_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Configuration to compare against. Default: the current pipeline (CONTEXTS_RERANKER included).")
+@click.option("--queries", "queries_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="JSONL of retrieval request bodies. Default: recorded retrieval traces.")
+@click.option("--org", "org_id", default=None, help="Traces of this org only; scope for JSONL lines without one.")
+@click.option("--limit", default=200, show_default=True, type=click.IntRange(1, 100_000),
+              help="Most recent distinct traced requests to replay.")
+@click.option("--threshold", default=0.5, show_default=True, type=click.FloatRange(0.0, 1.0),
+              help="Flag a query when the Jaccard overlap of its top texts falls below this.")
+@click.option("--top", default=3, show_default=True, type=click.IntRange(1, 50), help="Results compared per query.")
+@click.option("--out", "out_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Also write the JSON report to this file.")
+@click.option("--json", "as_json", is_flag=True, help="Last line of stdout: the report as one JSON object.")
+@click.option("--fail-on-flag", is_flag=True, help="Exit 1 when any query is flagged.")
+@click.pass_context
+def replay_command(ctx: click.Context, candidate_path: Path, current_path: Path | None, queries_path: Path | None,
+                   org_id: str | None, limit: int, threshold: float, top: int, out_path: Path | None,
+                   as_json: bool, fail_on_flag: bool) -> None:
+    """Replay recorded queries against a candidate configuration and the current one;
+    flag every query whose top results changed beyond the overlap threshold."""
+    import psycopg
+
+    from app.eval import replay
+    from app.ingest.embed import embedders
+    from app.retrieve.config import ConfigError, PipelineConfig
+
+    settings = _settings(ctx)
+    try:
+        candidate = PipelineConfig.load(candidate_path)
+        current = PipelineConfig.load(current_path) if current_path else PipelineConfig(reranker=settings.reranker)
+        recorded = replay.from_jsonl(queries_path, settings.principal, org_id) if queries_path else None
+    except (ConfigError, replay.ReplayError) as exc:
+        raise CliError(str(exc)) from exc
+    dsn = _open(settings)
+    models = embedders(settings)
+    with psycopg.connect(dsn) as conn:
+        if recorded is None:
+            try:
+                recorded = replay.from_traces(conn, org_id, limit)
+            except replay.ReplayError as exc:
+                raise CliError(str(exc)) from exc
+            conn.rollback()
+            if not recorded:
+                raise CliError("no recorded retrieval to replay" + (f" for org {org_id!r}" if org_id else "")
+                               + "; run some queries first or pass --queries FILE")
+        with progress_bars() as progress:
+            report = replay.replay(conn, recorded, (current, _retriever_for(settings, current, models)),
+                                   (candidate, _retriever_for(settings, candidate, models)), threshold, top,
+                                   lambda done, total: progress("replaying", done, total))
+    body = report.to_dict()
+    if out_path:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        out_path.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+    text = replay.render_text(report)
+    if as_json:
+        console.print(text, highlight=False, markup=False)
+        click.echo(json.dumps(body))
+    else:
+        click.echo(text)
+    if fail_on_flag and report.flagged:
+        ctx.exit(1)
+
+
+@eval_group.command("agent")
+@click.argument("tasks_path", metavar="TASKS", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--org", "org_id", default=None, help="Scope of tasks that name none.")
+@click.option("--agent-url", envvar="CONTEXTS_AGENT_URL", default=None,
+              help="OpenAI-compatible base URL (…/v1) of the agent model. Env: CONTEXTS_AGENT_URL.")
+@click.option("--agent-model", envvar="CONTEXTS_AGENT_MODEL", default=None, help="Env: CONTEXTS_AGENT_MODEL.")
+@click.option("--agent-key", envvar="CONTEXTS_AGENT_KEY", default=None, help="Env: CONTEXTS_AGENT_KEY.")
+@click.option("--judge-url", envvar="CONTEXTS_JUDGE_URL", default=None,
+              help="Judge endpoint. Env: CONTEXTS_JUDGE_URL. Default: the agent's.")
+@click.option("--judge-model", envvar="CONTEXTS_JUDGE_MODEL", default=None,
+              help="Env: CONTEXTS_JUDGE_MODEL. Default: the agent's model.")
+@click.option("--judge-key", envvar="CONTEXTS_JUDGE_KEY", default=None, help="Env: CONTEXTS_JUDGE_KEY.")
+@click.option("--budget", "budget_tokens", default=4000, show_default=True, type=click.IntRange(1, 200_000))
+@click.option("--seed", default=7, show_default=True, type=int, help="Sent to both models; picks spot checks.")
+@click.option("--spot-check", default=5, show_default=True, type=click.IntRange(0, 10_000),
+              help="Tasks picked (seeded) for a human to review.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=DEFAULT_OUT,
+              show_default=True, help="Where per-task results (JSONL) and the summary go.")
+@click.option("--json", "as_json", is_flag=True, help="Last line of stdout: the summary as one JSON object.")
+@click.pass_context
+def agent_command(ctx: click.Context, tasks_path: Path, org_id: str | None, agent_url: str | None,
+                  agent_model: str | None, agent_key: str | None, judge_url: str | None, judge_model: str | None,
+                  judge_key: str | None, budget_tokens: int, seed: int, spot_check: int, out_dir: Path,
+                  as_json: bool) -> None:
+    """Graded tasks end to end: retrieve, let an agent model answer citing fragments,
+    let a judge model grade correctness and unsupported claims (hallucination rate)."""
+    import psycopg
+
+    from app.eval import agent
+    from app.ingest.embed import embedders
+    from app.retrieve.config import PipelineConfig
+
+    if not agent_url or not agent_model:
+        raise CliError("no agent endpoint configured: set CONTEXTS_AGENT_URL and CONTEXTS_AGENT_MODEL "
+                       "(and CONTEXTS_AGENT_KEY if it needs one), or pass --agent-url and --agent-model; "
+                       "agent evals report no figure without a real model")
+    try:
+        tasks = agent.load_tasks(tasks_path, org_id)
+    except agent.TaskError as exc:
+        raise CliError(str(exc)) from exc
+    agent_endpoint = agent.Endpoint(agent_url, agent_model, agent_key)
+    judge_endpoint = agent.Endpoint(judge_url or agent_url, judge_model or agent_model,
+                                    judge_key if judge_url else (judge_key or agent_key))
+    if judge_endpoint.describe() == agent_endpoint.describe():
+        console.print("[yellow]note:[/] the judge is the agent's own model (set CONTEXTS_JUDGE_* for another)")
+    settings = _settings(ctx)
+    dsn = _open(settings)
+    config = PipelineConfig(reranker=settings.reranker)
+    retriever = _retriever_for(settings, config, embedders(settings))
+    try:
+        with psycopg.connect(dsn) as conn, progress_bars() as progress:
+            summary, records = agent.run(conn, retriever, tasks, agent_endpoint, judge_endpoint, budget_tokens, seed,
+                                         spot_check, settings.principal,
+                                         lambda done, total: progress("tasks", done, total))
+    except agent.EndpointError as exc:
+        raise CliError(f"model endpoint failed: {exc}") from exc
+    except psycopg.Error as exc:
+        raise CliError(exc.diag.message_primary or str(exc)) from exc
+    out_dir.mkdir(parents=True, exist_ok=True)
+    per_task = out_dir / f"agent-{tasks_path.stem}.jsonl"
+    per_task.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    summary["per_task_file"] = str(per_task)
+    (out_dir / f"agent-{tasks_path.stem}.summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    table = Table(title=f"agent tasks: {tasks_path.name}")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    for key in ("tasks", "graded", "ungraded", "accuracy", "mean_score", "claims", "hallucination_rate",
+                "answers_with_unsupported_claims"):
+        table.add_row(key, "n/a" if summary[key] is None else str(summary[key]))
+    (console if as_json else Console(soft_wrap=True)).print(table)
+    console.print(f"per-task results: {per_task}; for human spot check: {', '.join(summary['spot_check']) or 'none'}")
+    if as_json:
+        click.echo(json.dumps(summary))
+    if summary["graded"] == 0:
+        raise CliError("the judge graded no answer (its replies were not the JSON asked for); see " + str(per_task))
+
+
+EVAL_DIR = Path(__file__).resolve().parents[2] / "eval"
+
+
+@eval_group.command("gate")
+@click.option("--baseline", "baseline_path", type=click.Path(path_type=Path, dir_okay=False),
+              default=EVAL_DIR / "baseline.json", show_default=True)
+@click.option("--waivers", "waivers_dir", type=click.Path(path_type=Path, file_okay=False),
+              default=EVAL_DIR / "waivers", show_default=True)
+@click.option("--dataset", "only", multiple=True,
+              help="Run only these sets (repeatable). Default: every set of the baseline.")
+@click.option("--update-baseline", is_flag=True,
+              help="Write the figures measured now as the new baseline instead of gating.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=DEFAULT_OUT,
+              show_default=True, help="Per-query results of each set, and gate.json.")
+@click.option("--json", "as_json", is_flag=True, help="Last line of stdout: every check as one JSON object.")
+@click.pass_context
+def gate_command(ctx: click.Context, baseline_path: Path, waivers_dir: Path, only: tuple[str, ...],
+                 update_baseline: bool, out_dir: Path, as_json: bool) -> None:
+    """Run the development sets and fail when a gated figure (nDCG@10, recall@100 of
+    any stage) drops more than 0.005 below the baseline without a waiver."""
+    import time
+
+    from app.eval import gate
+
+    settings = _settings(ctx)
+    baseline = None
+    try:
+        if baseline_path.exists() or not update_baseline:
+            baseline = gate.load_baseline(baseline_path)
+        waivers = gate.load_waivers(waivers_dir)
+    except gate.GateError as exc:
+        raise CliError(str(exc)) from exc
+    if only:
+        names = list(only)
+    elif baseline:
+        names = list(baseline["datasets"])
+    else:
+        names = sorted(p.name for p in settings.datasets.iterdir() if (p / "corpus.jsonl").is_file()) \
+            if settings.datasets.is_dir() else []
+    if not names:
+        raise CliError(f"no dataset to run (none in the baseline, none under CONTEXTS_DATASETS={settings.datasets})")
+    depth = (baseline or {}).get("depth", DEFAULT_DEPTH)
+    rerank_top = (baseline or {}).get("rerank_top", 50)
+    paths = {name: resolve_dataset(settings, name) for name in names}
+    dsn = _open(settings)
+    components = golden_components(settings, None)
+    reports: dict[str, dict] = {}
+    timings: dict[str, float] = {}
+    for name, path in paths.items():
+        started = time.perf_counter()
+        split = (baseline or {}).get("datasets", {}).get(name, {}).get("split")
+        reports[name] = run_golden_set(settings, dsn, path, split, STAGES, depth, rerank_top, "auto", None,
+                                       out_dir, components=components)
+        timings[name] = round(time.perf_counter() - started, 1)
+        console.print(f"{name}: {timings[name]} s (ingest {reports[name]['seconds']['ingest']} s, "
+                      f"{reports[name]['ingested_now']} documents ingested now)")
+    rows = [(name, stage, values) for name, r in reports.items() for stage, values in r["stages"].items()]
+    full_note = next(iter(reports.values())).get("full_stage")
+    target = console if as_json else Console(soft_wrap=True)
+    target.print(metrics_table("golden sets", rows, f"full stage: {full_note}" if full_note else None))
+
+    if update_baseline:
+        new = gate.baseline_from(reports, baseline if only else None)
+        baseline_path.parent.mkdir(parents=True, exist_ok=True)
+        baseline_path.write_text(json.dumps(new, indent=2) + "\n", encoding="utf-8")
+        console.print(f"[green]baseline written:[/] {baseline_path}")
+        if as_json:
+            click.echo(json.dumps({"baseline": str(baseline_path), "datasets": list(reports), "seconds": timings}))
+        return
+
+    assert baseline is not None
+    if only:
+        baseline = baseline | {"datasets": {k: v for k, v in baseline["datasets"].items() if k in only}}
+    checks = gate.compare(baseline, reports, waivers)
+    table = Table(title=f"gate: nDCG@10 and recall@100 vs {baseline_path.name} (tolerance {gate.TOLERANCE})")
+    for column in ("dataset", "stage", "metric", "baseline", "current", "delta", "status"):
+        table.add_column(column, justify="right" if column in ("baseline", "current", "delta") else "left")
+    colours = {"ok": "green", "improved": "cyan", "waived": "yellow", "regressed": "bold red", "missing": "bold red"}
+    for c in checks:
+        table.add_row(c.dataset, c.stage, c.metric, f"{c.baseline:.4f}",
+                      "-" if c.current is None else f"{c.current:.4f}",
+                      "-" if c.delta is None else f"{c.delta:+.4f}",
+                      f"[{colours[c.status]}]{c.status}[/]" + (f" ({c.waiver})" if c.waiver else ""))
+    target.print(table)
+    failed = [c for c in checks if c.failed]
+    improved = [c for c in checks if c.status == "improved"]
+    margins = gate.fusion_margins(reports)
+    for name, margin in margins.items():
+        if margin is not None:
+            verdict = "[green]above[/]" if margin > 0 else "[yellow]not above[/]"
+            console.print(f"{name}: hybrid nDCG@10 is {verdict} the better single side ({margin:+.4f})")
+    body = {"passed": not failed, "checks": [c.to_dict() for c in checks], "hybrid_margin": margins,
+            "seconds": timings}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "gate.json").write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+    if improved:
+        console.print(f"[cyan]{len(improved)} figure(s) improved beyond the tolerance:[/] update the baseline in "
+                      "this commit (`make eval-baseline`)")
+    if as_json:
+        click.echo(json.dumps(body))
+    if failed:
+        raise CliError(f"gate failed: {len(failed)} figure(s) dropped more than {gate.TOLERANCE} below the "
+                       "baseline without a waiver: " + ", ".join(f"{c.dataset}/{c.stage}/{c.metric}" for c in failed))
+    console.print("[green]gate passed[/]")

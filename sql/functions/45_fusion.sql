@@ -1,0 +1,195 @@
+-- Fusion of the lexical and dense candidate lists (R-RET-2). The math lives here,
+-- apart from the retrieval plumbing in 40_retrieve.sql, which calls data._fuse once.
+--
+-- Two methods, chosen per call by p_fusion (a JSON object):
+--   {"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}   (default)
+--   {"method": "rrf"}                                            Reciprocal Rank Fusion
+-- "weighted" first completes the scores: a candidate found by one side only gets its
+-- exact score from the other side too (BM25 of that fragment, cosine with its
+-- namespace's active model), so no candidate is penalised for falling just outside
+-- the other list's top k. Each side is then calibrated per query by its best score:
+-- lexical_norm = BM25 / best BM25; dense_norm = cosine / best cosine of the same
+-- model (namespaces with different models are not comparable). The fused score is
+--     fused = lexical_weight * lexical_norm + dense_weight * dense_norm
+-- with dense_weight = w and lexical_weight = (1 - w) * f(namespace), f = 1 unless
+-- p_fusion's "lexical_weight" discounts a namespace's lexical evidence (the service
+-- discounts code for natural-language questions: a question's words rarely occur in
+-- the code that answers it). Scores lie in [0, 1], 1 for the best on both sides.
+-- Ranks alone (RRF) throw away how far ahead a side's best candidates are, so a side
+-- with no idea still pulls its arbitrary top ranks into the fused top; scores keep it.
+
+-- api.score_lexical: BM25 of the given fragments for a query, with the same formula
+-- and the same statistics as api.search_lexical (summed over the scope groups of the
+-- requested scope that the caller may read); fragments matching no term are absent.
+create or replace function api.score_lexical(
+    p_org_id text,
+    p_query text,
+    p_fragment_ids bigint[],
+    p_repo_id text default null,
+    p_persona_id text default null,
+    p_session_id text default null,
+    p_k1 float8 default 1.2,
+    p_b float8 default 0.75)
+returns table (fragment_id bigint, score float8)
+language plpgsql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+begin
+    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    return query
+    with corpus as materialized (
+        select sum(c.fragment_count)::float8 as n,
+               sum(c.total_length)::float8 / greatest(sum(c.fragment_count), 1)::float8 as avgdl
+        from data.bm25_corpus c
+        where c.org_id = p_org_id
+          and data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id)
+        having sum(c.fragment_count) > 0
+    ), query_terms as materialized (
+        select distinct t.lexeme as term
+        from unnest(api.lexical_tsvector(p_query)) as t
+    ), weighted as materialized (
+        select s.term, ln(1.0::float8 + (corpus.n - sum(s.df)::float8 + 0.5) / (sum(s.df)::float8 + 0.5)) as idf
+        from data.bm25_terms s
+        cross join corpus
+        where s.org_id = p_org_id and s.term = any (array(select q.term from query_terms q))
+          and s.df > 0
+          and data._in_scope(s.repo_id, s.persona_id, s.session_id, p_repo_id, p_persona_id, p_session_id)
+        group by s.term, corpus.n
+    )
+    select p.fragment_id,
+           sum(w.idf * (p.tf::float8 * (p_k1 + 1.0))
+               / (p.tf::float8 + p_k1 * (1.0 - p_b + p_b * p.dl::float8 / corpus.avgdl)))
+    from weighted w
+    join data.bm25_postings p on p.org_id = p_org_id and p.term = w.term
+    cross join corpus
+    where p.fragment_id = any (p_fragment_ids)
+      and data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
+    group by p.fragment_id;
+end
+$$;
+comment on function api.score_lexical(text, text, bigint[], text, text, text, float8, float8)
+    is 'BM25 (k1=1.2, b=0.75) of given fragments for a query, with api.search_lexical''s statistics; no matching term: absent.';
+
+-- api.score_dense: cosine similarity of the given fragments (those the caller may read)
+-- to the query vector of their namespace ({"prose": [...], "code": [...]}), with that
+-- namespace's active model.
+create or replace function api.score_dense(p_org_id text, p_query_embeddings jsonb, p_fragment_ids bigint[])
+returns table (fragment_id bigint, similarity float8)
+language plpgsql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+begin
+    perform data._require_read(p_org_id, null, null, null);
+    if jsonb_typeof(p_query_embeddings) is distinct from 'object' then
+        return;
+    end if;
+    return query
+    select e.fragment_id, 1.0::float8 - (e.embedding <=> (p_query_embeddings ->> f.namespace)::vector)
+    from data.fragments f
+    join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
+    join data.embeddings e on e.fragment_id = f.fragment_id and e.model_id = em.model_id and e.org_id = f.org_id
+    where f.org_id = p_org_id and f.fragment_id = any (p_fragment_ids)
+      and p_query_embeddings ? f.namespace
+      and jsonb_array_length(p_query_embeddings -> f.namespace) = em.dims;
+end
+$$;
+comment on function api.score_dense(text, jsonb, bigint[])
+    is 'Cosine similarity of given fragments to the query vector of their namespace (active model).';
+
+-- data._check_fusion: reject an unusable fusion specification (22023).
+create or replace function data._check_fusion(p_fusion jsonb)
+returns void
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    w record;
+begin
+    if jsonb_typeof(p_fusion) is distinct from 'object' or p_fusion ->> 'method' not in ('weighted', 'rrf') then
+        raise exception 'fusion must be {"method": "weighted" | "rrf", ...}' using errcode = '22023';
+    end if;
+    if p_fusion ? 'dense_weight' and (jsonb_typeof(p_fusion -> 'dense_weight') <> 'number'
+                                      or (p_fusion ->> 'dense_weight')::float8 not between 0 and 1) then
+        raise exception 'fusion dense_weight must be a number in [0, 1]' using errcode = '22023';
+    end if;
+    if p_fusion ? 'lexical_weight' then
+        if jsonb_typeof(p_fusion -> 'lexical_weight') <> 'object' then
+            raise exception 'fusion lexical_weight must map a namespace to a number' using errcode = '22023';
+        end if;
+        for w in select key, value from jsonb_each(p_fusion -> 'lexical_weight') loop
+            if jsonb_typeof(w.value) <> 'number' or (w.value)::text::float8 not between 0 and 1 then
+                raise exception 'fusion lexical_weight of % must be a number in [0, 1]', w.key using errcode = '22023';
+            end if;
+        end loop;
+    end if;
+end
+$$;
+
+-- data._fuse: the fused list. Inputs are the two ranked lists (ids and scores in rank
+-- order); out come both ranks (null outside that list's top k), both raw scores
+-- (completed for "weighted"), both calibrated scores, the weights that multiply them
+-- and the fused score. A side that was not asked for (k = 0) takes no part.
+create or replace function data._fuse(
+    p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_query text, p_query_embeddings jsonb,
+    p_lexical_ids bigint[], p_lexical_scores float8[],
+    p_dense_ids bigint[], p_dense_scores float8[],
+    p_lexical_on boolean, p_dense_on boolean,
+    p_fusion jsonb, p_rrf_k int)
+returns table (fragment_id bigint, lexical_rank int, lexical_score float8, dense_rank int,
+               dense_similarity float8, lexical_norm float8, dense_norm float8, lexical_weight float8,
+               dense_weight float8, fused_score float8)
+language sql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    with lexical as (
+        select l.id as fragment_id, l.score, l.rank::int
+        from unnest(p_lexical_ids, p_lexical_scores) with ordinality as l(id, score, rank)
+    ), dense as (
+        select d.id as fragment_id, d.score as similarity, d.rank::int
+        from unnest(p_dense_ids, p_dense_scores) with ordinality as d(id, score, rank)
+    ), pooled as materialized (
+        select coalesce(l.fragment_id, d.fragment_id) as fragment_id,
+               l.rank as lexical_rank, l.score as lexical_score, d.rank as dense_rank, d.similarity
+        from lexical l full join dense d on d.fragment_id = l.fragment_id
+    ), weighted as (
+        select p_fusion ->> 'method' = 'weighted' as on_
+    ), lexical_fill as materialized (
+        select s.fragment_id, s.score
+        from api.score_lexical(p_org_id, p_query,
+                               array(select p.fragment_id from pooled p where p.lexical_rank is null),
+                               p_repo_id, p_persona_id, p_session_id) s
+        where p_lexical_on and (select on_ from weighted)
+    ), dense_fill as materialized (
+        select s.fragment_id, s.similarity
+        from api.score_dense(p_org_id, p_query_embeddings,
+                             array(select p.fragment_id from pooled p where p.dense_rank is null)) s
+        where p_dense_on and (select on_ from weighted)
+    ), completed as (
+        select p.fragment_id, p.lexical_rank, p.dense_rank, f.namespace, em.name as model,
+               case when p_lexical_on and (select on_ from weighted)
+                    then coalesce(p.lexical_score, lf.score, 0.0) else p.lexical_score end as lexical_score,
+               coalesce(p.similarity, df.similarity) as dense_similarity
+        from pooled p
+        join data.fragments f on f.fragment_id = p.fragment_id
+        left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
+        left join lexical_fill lf on lf.fragment_id = p.fragment_id
+        left join dense_fill df on df.fragment_id = p.fragment_id
+    ), calibrated as (
+        select c.*,
+               greatest(c.lexical_score, 0.0) / nullif(max(c.lexical_score) over (), 0.0) as lexical_norm,
+               greatest(c.dense_similarity, 0.0)
+                   / nullif(max(c.dense_similarity) over (partition by c.model), 0.0) as dense_norm,
+               case when not p_dense_on then 0.0 when not p_lexical_on then 1.0
+                    else coalesce((p_fusion ->> 'dense_weight')::float8, 0.5) end as w_dense,
+               case when not p_lexical_on then 0.0 when not p_dense_on then 1.0
+                    else (1.0 - coalesce((p_fusion ->> 'dense_weight')::float8, 0.5))
+                         * coalesce((p_fusion -> 'lexical_weight' ->> c.namespace)::float8, 1.0) end as w_lexical
+        from completed c
+    )
+    select c.fragment_id, c.lexical_rank, c.lexical_score, c.dense_rank, c.dense_similarity,
+           c.lexical_norm, c.dense_norm, c.w_lexical, c.w_dense,
+           case when p_fusion ->> 'method' = 'rrf'
+                then coalesce(1.0::float8 / (p_rrf_k + c.lexical_rank), 0) + coalesce(1.0::float8 / (p_rrf_k + c.dense_rank), 0)
+                else c.w_lexical * coalesce(c.lexical_norm, 0) + c.w_dense * coalesce(c.dense_norm, 0) end
+    from calibrated c
+$$;

@@ -1,0 +1,148 @@
+"""Golden-set runs end to end on a tiny BEIR directory made here: strict loading,
+ingestion through the real lane (cached per content and pipeline version), every
+stage through the Retriever, document-level metrics, and the CLI's contract."""
+
+from __future__ import annotations
+
+import json
+
+import psycopg
+import pytest
+from click.testing import CliRunner
+
+from app.cli import main
+from app.eval import beir, golden
+
+CORPUS = [
+    {"_id": "d1", "title": "Volcano eruptions", "text": "Magma chambers under the volcano feed basalt lava flows."},
+    {"_id": "d2", "title": "Glaciers", "text": "Glacier ice carves fjords and moraines over millennia."},
+    {"_id": "d3", "title": "Coral reefs", "text": "Reef-building coral polyps bleach when ocean water warms."},
+    {"_id": "d4", "title": "Desert dunes", "text": "Wind sorts sand into barchan dunes in arid deserts."},
+    {"_id": "d/5", "title": "Tides", "text": "The moon's gravity raises ocean tides twice a day."},
+]
+QUERIES = [
+    {"_id": "q1", "text": "basalt lava from magma chambers", "scope": "geology"},
+    {"_id": "q2", "text": "coral polyps bleach", "metadata": {"scope": "ocean"}},
+    {"_id": "q3", "text": "why do ocean tides follow the moon", "scope": "ocean"},
+    {"_id": "q4", "text": "unlabelled query"},
+    {"_id": "q5", "text": "a query whose only label is not relevant"},
+]
+QRELS = "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t2\nq3\td/5\t1\nq5\td2\t0\n"
+
+
+def write_set(root, corpus=CORPUS, queries=QUERIES, qrels=QRELS, splits=("test",)):
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in corpus))
+    (root / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    (root / "qrels").mkdir(exist_ok=True)
+    for split in splits:
+        (root / "qrels" / f"{split}.tsv").write_text(qrels)
+    return root
+
+
+def test_load_reads_labels_and_skips_queries_without_relevant_documents(tmp_path):
+    dataset = beir.load(write_set(tmp_path / "geo"))
+    assert dataset.split == "test"
+    assert list(dataset.queries) == ["q1", "q2", "q3"]
+    assert dataset.skipped_queries == ["q5"]
+    assert dataset.queries["q2"].scope == "ocean"
+    assert dataset.qrels["q2"] == {"d3": 2}
+
+
+@pytest.mark.parametrize("breakage, message", [
+    (lambda root: (root / "qrels" / "dev.tsv").write_text(QRELS), "several splits"),
+    (lambda root: (root / "corpus.jsonl").write_text('{"_id": "x", "text": "a"}\n{broken\n'), "corpus.jsonl:2"),
+    (lambda root: (root / "qrels" / "test.tsv").write_text("q1\td1\t1\n"), "header"),
+    (lambda root: (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\tyes\n"),
+     "not a number"),
+    (lambda root: (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq9\td1\t1\n"),
+     "not in queries.jsonl"),
+    (lambda root: (root / "queries.jsonl").unlink(), "queries.jsonl is missing"),
+])
+def test_malformed_sets_fail_with_a_message(tmp_path, breakage, message):
+    root = write_set(tmp_path / "geo")
+    breakage(root)
+    with pytest.raises(beir.DatasetError, match=message):
+        beir.load(root)
+
+
+def test_named_split_and_unknown_split(tmp_path):
+    root = write_set(tmp_path / "geo", splits=("dev", "test"))
+    assert beir.load(root, "dev").split == "dev"
+    with pytest.raises(beir.DatasetError, match="no split 'train'"):
+        beir.load(root, "train")
+
+
+def test_kind_is_detected_from_content(tmp_path):
+    code = [{"_id": f"c{i}", "title": "", "text": f"def f{i}(x):\n    return x + {i}\n"} for i in range(5)]
+    assert beir.detect_kind(beir.load(write_set(tmp_path / "code", corpus=code, qrels="a\tb\tc\nq1\tc1\t1\n"))) == "code"
+    assert beir.detect_kind(beir.load(write_set(tmp_path / "prose"))) == "prose"
+    assert beir.document_path("d/5", "prose") == "d%2F5.txt"
+    assert beir.document_path("c1", "code") == "c1.py"
+
+
+def test_golden_run_scores_every_stage_and_caches_the_corpus(conn, pipeline, retriever, tmp_path):
+    dataset = beir.load(write_set(tmp_path / "geo"))
+    options = golden.GoldenOptions(depth=100, out_dir=tmp_path / "out")
+    report = golden.run(conn, pipeline, retriever, dataset, options)
+
+    assert report["queries"] == 3 and report["skipped_queries"] == 1
+    assert set(report["stages"]) == {"lexical", "dense", "hybrid", "full"}
+    # Each query's words are its document's own: BM25 ranks the labelled one first.
+    assert report["stages"]["lexical"] == {"ndcg@10": 1.0, "mrr@10": 1.0, "recall@10": 1.0, "recall@100": 1.0}
+    for stage in ("dense", "hybrid", "full"):
+        assert report["stages"][stage]["recall@100"] == 1.0  # five documents, all ranked
+    assert report["stages"]["full"] == report["stages"]["hybrid"]
+    assert report["full_stage"] == "no reranker configured: full = hybrid order"
+    assert report["kind"] == "prose" and report["ingested_now"] == 5
+    assert set(report["scopes"]) == {"geology", "ocean"}
+    assert report["scopes"]["ocean"]["queries"] == 2
+
+    lines = (tmp_path / "out" / "geo-test.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    assert first["query_id"] == "q1" and first["stages"]["lexical"]["top10"][0] == "d1"
+    assert first["stages"]["lexical"]["first_relevant_rank"] == 1
+    # Corpus ids with characters a path cannot carry as is map back exactly.
+    third = json.loads(lines[2])
+    assert third["stages"]["lexical"]["top10"][0] == "d/5"
+
+    again = golden.run(conn, pipeline, retriever, dataset, options)
+    assert again["ingested_now"] == 0 and again["org"] == report["org"]
+    assert again["stages"] == report["stages"]
+
+    # Changed content: a new org, and the stale copy is dropped.
+    write_set(tmp_path / "geo", corpus=CORPUS + [{"_id": "d6", "title": "Rivers", "text": "Rivers meander."}])
+    changed = golden.run(conn, pipeline, retriever, beir.load(tmp_path / "geo"), options)
+    assert changed["org"] != report["org"] and changed["ingested_now"] == 6
+    orgs = [r[0] for r in conn.execute("select org_id from data.orgs order by org_id")]
+    assert orgs == [changed["org"]]
+
+
+def test_near_duplicate_documents_both_count_as_retrieved(conn, pipeline, retriever, tmp_path):
+    text = "Quantum annealing schedules tune the transverse field across many qubits in the device."
+    corpus = [{"_id": "a", "title": "", "text": text}, {"_id": "b", "title": "", "text": text},
+              {"_id": "c", "title": "", "text": "Sourdough bread rises slowly with wild yeast."}]
+    qrels = "query-id\tcorpus-id\tscore\nq1\ta\t1\nq1\tb\t1\n"
+    dataset = beir.load(write_set(tmp_path / "dup", corpus=corpus,
+                                  queries=[{"_id": "q1", "text": "quantum annealing transverse field"}], qrels=qrels))
+    report = golden.run(conn, pipeline, retriever, dataset, golden.GoldenOptions(stages=("lexical",), depth=100))
+    assert report["stages"]["lexical"]["ndcg@10"] == pytest.approx(1.0)
+    assert set(report["stages"]) == {"lexical"}
+
+
+def test_cli_json_contract_and_errors(db_url, tmp_path):
+    root = write_set(tmp_path / "geo")
+    result = CliRunner().invoke(main, ["--db-url", db_url, "eval", "run", str(root), "--pipeline", "lexical",
+                                       "--json", "--out", str(tmp_path / "out")], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout.strip().splitlines()[-1])
+    assert body["dataset"] == "geo" and body["split"] == "test" and body["queries"] == 3
+    assert list(body["stages"]) == ["lexical"]
+    assert set(body["stages"]["lexical"]) == {"ndcg@10", "mrr@10", "recall@10", "recall@100"}
+    assert "pipeline_version" in body
+
+    (root / "qrels" / "dev.tsv").write_text(QRELS)
+    several = CliRunner().invoke(main, ["--db-url", db_url, "eval", "run", str(root)])
+    assert several.exit_code != 0 and "several splits" in several.output
+    missing = CliRunner().invoke(main, ["--db-url", db_url, "eval", "run", str(tmp_path / "nowhere")])
+    assert missing.exit_code != 0 and "no such dataset" in missing.output
