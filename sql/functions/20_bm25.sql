@@ -122,27 +122,20 @@ as $$
 $$;
 comment on function api.lexical_document(text, text) is 'tsvector of a fragment: heading (weight A) and body.';
 
--- api.search_lexical: Okapi BM25 top-k over an org's fragments within a scope.
+-- data._bm25_scores: Okapi BM25 of the fragments matching a query within a scope (all
+-- of them, or only p_fragment_ids), the one place the formula lives.
 -- idf = ln(1 + (N - df + 0.5) / (df + 0.5)); tf saturates with k1; length is
 -- normalised by b against the average fragment length. N, df and the average length
 -- are summed over the scope groups in the requested scope that row-level security
--- lets the caller read: a fragment the caller cannot see is never counted.
-create or replace function api.search_lexical(
-    p_org_id text,
-    p_query text,
-    p_k int default 100,
-    p_repo_id text default null,
-    p_persona_id text default null,
-    p_session_id text default null,
-    p_k1 float8 default 1.2,
-    p_b float8 default 0.75)
-returns table (fragment_id bigint, score float8, rank int)
-language plpgsql stable
+-- lets the caller read: a fragment the caller cannot see is never counted. Callers
+-- check the requested scope first.
+create or replace function data._bm25_scores(
+    p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text,
+    p_fragment_ids bigint[], p_k1 float8, p_b float8)
+returns table (fragment_id bigint, score float8)
+language sql stable
 set search_path = pg_catalog, extensions, pg_temp
 as $$
-begin
-    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
-    return query
     with corpus as materialized (
         select sum(c.fragment_count)::float8 as n,
                sum(c.total_length)::float8 / greatest(sum(c.fragment_count), 1)::float8 as avgdl
@@ -162,20 +155,39 @@ begin
           and s.df > 0
           and data._in_scope(s.repo_id, s.persona_id, s.session_id, p_repo_id, p_persona_id, p_session_id)
         group by s.term, corpus.n
-    ), scored as (
-        select p.fragment_id,
-               sum(w.idf * (p.tf::float8 * (p_k1 + 1.0))
-                   / (p.tf::float8 + p_k1 * (1.0 - p_b + p_b * p.dl::float8 / corpus.avgdl))) as score
-        from weighted w
-        join data.bm25_postings p on p.org_id = p_org_id and p.term = w.term
-        cross join corpus
-        -- Postings exist only for active fragments (the trigger keeps it so), and carry
-        -- their scope labels: no heap access to data.fragments at all.
-        where data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
-        group by p.fragment_id
     )
+    select p.fragment_id,
+           sum(w.idf * (p.tf::float8 * (p_k1 + 1.0))
+               / (p.tf::float8 + p_k1 * (1.0 - p_b + p_b * p.dl::float8 / corpus.avgdl)))
+    from weighted w
+    join data.bm25_postings p on p.org_id = p_org_id and p.term = w.term
+    cross join corpus
+    -- Postings exist only for active fragments (the trigger keeps it so), and carry
+    -- their scope labels: no heap access to data.fragments at all.
+    where data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
+      and (p_fragment_ids is null or p.fragment_id = any (p_fragment_ids))
+    group by p.fragment_id
+$$;
+
+-- api.search_lexical: Okapi BM25 top-k over an org's fragments within a scope.
+create or replace function api.search_lexical(
+    p_org_id text,
+    p_query text,
+    p_k int default 100,
+    p_repo_id text default null,
+    p_persona_id text default null,
+    p_session_id text default null,
+    p_k1 float8 default 1.2,
+    p_b float8 default 0.75)
+returns table (fragment_id bigint, score float8, rank int)
+language plpgsql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+begin
+    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    return query
     select s.fragment_id, s.score, (row_number() over (order by s.score desc, s.fragment_id))::int
-    from scored s
+    from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, null, p_k1, p_b) s
     order by s.score desc, s.fragment_id
     limit p_k;
 end

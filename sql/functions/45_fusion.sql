@@ -37,34 +37,8 @@ as $$
 begin
     perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
     return query
-    with corpus as materialized (
-        select sum(c.fragment_count)::float8 as n,
-               sum(c.total_length)::float8 / greatest(sum(c.fragment_count), 1)::float8 as avgdl
-        from data.bm25_corpus c
-        where c.org_id = p_org_id
-          and data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id)
-        having sum(c.fragment_count) > 0
-    ), query_terms as materialized (
-        select distinct t.lexeme as term
-        from unnest(api.lexical_tsvector(p_query)) as t
-    ), weighted as materialized (
-        select s.term, ln(1.0::float8 + (corpus.n - sum(s.df)::float8 + 0.5) / (sum(s.df)::float8 + 0.5)) as idf
-        from data.bm25_terms s
-        cross join corpus
-        where s.org_id = p_org_id and s.term = any (array(select q.term from query_terms q))
-          and s.df > 0
-          and data._in_scope(s.repo_id, s.persona_id, s.session_id, p_repo_id, p_persona_id, p_session_id)
-        group by s.term, corpus.n
-    )
-    select p.fragment_id,
-           sum(w.idf * (p.tf::float8 * (p_k1 + 1.0))
-               / (p.tf::float8 + p_k1 * (1.0 - p_b + p_b * p.dl::float8 / corpus.avgdl)))
-    from weighted w
-    join data.bm25_postings p on p.org_id = p_org_id and p.term = w.term
-    cross join corpus
-    where p.fragment_id = any (p_fragment_ids)
-      and data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
-    group by p.fragment_id;
+    select s.fragment_id, s.score
+    from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, p_fragment_ids, p_k1, p_b) s;
 end
 $$;
 comment on function api.score_lexical(text, text, bigint[], text, text, text, float8, float8)

@@ -38,8 +38,9 @@ grant execute on function data.current_principal(), data.acl_org(), data.acl_pri
     data.acl_sessions(), data.acl_audit(), data._bypasses_rls(), data._in_scope(text, text, text, text, text, text),
     data._require_org(text), data._require_read(text, text, text, text), data._principal_or_raise()
     to contexts_service, contexts_analyst, contexts_auditor;
--- Fusion helpers of api.retrieve_candidates (sql/functions/45_fusion.sql).
-grant execute on function data._check_fusion(jsonb),
+-- BM25 (sql/functions/20_bm25.sql) and fusion helpers (45_fusion.sql) of the searches.
+grant execute on function data._bm25_scores(text, text, text, text, text, bigint[], float8, float8),
+    data._check_fusion(jsonb),
     data._fuse(text, text, text, text, text, jsonb, bigint[], float8[], bigint[], float8[], boolean, boolean, jsonb, int)
     to contexts_service, contexts_analyst;
 

@@ -82,8 +82,8 @@ POLICY_HELPERS = {"data.current_principal", "data.acl_org", "data.acl_principal"
                   "data.acl_repos", "data.acl_personas", "data.acl_sessions", "data.acl_audit",
                   "data._bypasses_rls", "data._in_scope", "data._require_org", "data._require_read",
                   "data._principal_or_raise"}
-FUSION_HELPERS = {"data._fuse", "data._check_fusion"}
-"""Helpers of api.retrieve_candidates (sql/functions/45_fusion.sql), for those who may call it."""
+FUSION_HELPERS = {"data._fuse", "data._check_fusion", "data._bm25_scores"}
+"""Helpers of the searches (BM25 and fusion), for those who may call them."""
 
 
 def test_each_role_may_call_exactly_its_functions(conn):
