@@ -25,6 +25,7 @@ import msgspec
 import psycopg
 
 from app.access import act_as
+from app.eval.jsonl import json_objects
 from app.retrieve.models import RetrieveRequest, RetrieveResponse
 from app.retrieve.service import Retriever
 
@@ -76,21 +77,9 @@ class Task:
 
 
 def load_tasks(path: Path, default_org: str | None = None) -> list[Task]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise TaskError(f"{path}: {exc.strerror or exc}") from exc
     tasks: list[Task] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for number, row in json_objects(path, TaskError):
         where = f"{path}:{number}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise TaskError(f"{where}: not valid JSON ({exc.msg})") from exc
-        if not isinstance(row, dict):
-            raise TaskError(f"{where}: each line must be a JSON object")
         question, expected = row.get("question"), row.get("expected_answer")
         if not isinstance(question, str) or not question.strip():
             raise TaskError(f"{where}: \"question\" must be a non-empty string")

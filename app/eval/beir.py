@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
+
+from app.eval.jsonl import json_objects
 
 KINDS = ("auto", "code", "prose")
 _SAMPLE = 200
@@ -75,17 +76,7 @@ class Dataset:
 def _jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     if not path.is_file():
         raise DatasetError(f"{path} is missing (a BEIR dataset has corpus.jsonl, queries.jsonl and qrels/SPLIT.tsv)")
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
-            if not isinstance(row, dict):
-                raise DatasetError(f"{path}:{number}: each line must be a JSON object")
-            yield number, row
+    return json_objects(path, DatasetError)
 
 
 def _id(row: dict, path: Path, number: int) -> str:

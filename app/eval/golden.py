@@ -29,7 +29,7 @@ import psycopg
 
 from app.access import act_as, ensure_admin_principal
 from app.eval import beir
-from app.eval.metrics import METRICS, mean, score_query
+from app.eval.metrics import mean, score_query
 from app.ingest.chunks import CHUNKER_VERSION
 from app.ingest.embed import model_label
 from app.ingest.normalize import RejectedDocument, SourceDocument

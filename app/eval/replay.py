@@ -20,6 +20,7 @@ import msgspec
 import psycopg
 
 from app.access import act_as
+from app.eval.jsonl import json_objects
 from app.retrieve.candidates import Candidate
 from app.retrieve.config import PipelineConfig
 from app.retrieve.models import RetrieveRequest
@@ -96,20 +97,8 @@ def from_traces(conn: psycopg.Connection, org_id: str | None, limit: int) -> lis
 def from_jsonl(path: Path, principal: str, default_org: str | None = None) -> list[Recorded]:
     """One request body per line (as POST /contexts/retrieve takes it), replayed for
     `principal`; a line without a scope uses `default_org`."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise ReplayError(f"{path}: {exc.strerror or exc}") from exc
     out: list[Recorded] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            body = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ReplayError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
-        if not isinstance(body, dict):
-            raise ReplayError(f"{path}:{number}: each line must be a JSON object with a query")
+    for number, body in json_objects(path, ReplayError):
         if "scope" not in body:
             if default_org is None:
                 raise ReplayError(f"{path}:{number}: no scope; give one per line or use --org")

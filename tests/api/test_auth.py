@@ -11,7 +11,7 @@ import pytest
 from app.access import create_api_key
 from tests.api.test_api import client, ingest, problem  # noqa: F401  (fixture)
 from tests.conftest import login_url
-from tests.retrieve.corpus import CODE, DOCS
+from tests.retrieve.corpus import DOCS
 
 QUERY = {"query": "what to do when the storage volume is full", "scope": {"org_id": "acme"}}
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import psycopg
 import pytest
 from click.testing import CliRunner
 
