@@ -374,10 +374,9 @@ def query(ctx: click.Context, text: str, org_id: str, repo: str | None, persona:
     import psycopg
 
     from app.access import act_as
-
     from app.ingest.embed import embedders
+    from app.retrieve.config import PipelineConfig
     from app.retrieve.models import RetrieveRequest
-    from app.retrieve.rerank import Reranker
     from app.retrieve.service import Retriever
 
     settings = _settings(ctx)
@@ -390,7 +389,8 @@ def query(ctx: click.Context, text: str, org_id: str, repo: str | None, persona:
     except msgspec.ValidationError as exc:
         raise CliError(str(exc)) from exc
     dsn = _open(settings)
-    retriever = Retriever(embedders(settings), Reranker(settings.reranker) if settings.reranker else None)
+    retriever = Retriever.build(embedders(settings), PipelineConfig(reranker=settings.reranker),
+                                settings.torch_threads)
     try:
         with psycopg.connect(dsn) as conn:
             act_as(conn, org_id, settings.principal)

@@ -26,7 +26,7 @@ from app.db.pool import open_pool
 from app.db.service_login import service_database_url
 from app.ingest.embed import embedders
 from app.ingest.pipeline import IngestPipeline
-from app.retrieve.rerank import Reranker
+from app.retrieve.config import PipelineConfig
 from app.retrieve.service import Retriever
 from app.settings import Settings
 
@@ -41,17 +41,17 @@ def health(state: State) -> dict:
 
 def build_services(settings: Settings, dsn: str) -> Services:
     models = embedders(settings)
-    reranker = Reranker(settings.reranker, settings.torch_threads) if settings.reranker else None
+    retriever = Retriever.build(models, PipelineConfig(reranker=settings.reranker), settings.torch_threads)
     for embedder in models.values():
         embedder.load()  # now: the first request should not pay for it
-    if reranker is not None:
-        reranker.load()
+    if retriever.reranker is not None:
+        retriever.reranker.load()
     pipeline = IngestPipeline(settings, models)
     with psycopg.connect(dsn) as conn:  # as the migrator: registering a model creates its index
         pipeline.register_models(conn)
     service_url = service_database_url(settings.service_database_url, dsn, settings.service_password)
     pool = open_pool(service_url, settings.pool_max_size)
-    return Services(settings=settings, pool=pool, retriever=Retriever(models, reranker), pipeline=pipeline)
+    return Services(settings=settings, pool=pool, retriever=retriever, pipeline=pipeline)
 
 
 def create_app(settings: Settings, *, services: Services | None = None, run_migrations: bool = True) -> Litestar:

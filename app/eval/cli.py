@@ -55,7 +55,6 @@ def golden_components(settings, config_path: Path | None):
     from app.ingest.embed import embedders
     from app.ingest.pipeline import IngestPipeline
     from app.retrieve.config import ConfigError, PipelineConfig
-    from app.retrieve.rerank import Reranker
     from app.retrieve.service import Retriever
 
     try:
@@ -63,8 +62,7 @@ def golden_components(settings, config_path: Path | None):
     except ConfigError as exc:
         raise CliError(str(exc)) from exc
     models = embedders(settings)
-    reranker = Reranker(config.reranker) if config.reranker else None
-    return IngestPipeline(settings, models), Retriever(models, reranker, config), config
+    return IngestPipeline(settings, models), Retriever.build(models, config, settings.torch_threads), config
 
 
 def metrics_table(title: str, rows: list[tuple[str, str, dict]], note: str | None = None) -> Table:
@@ -145,13 +143,6 @@ def print_report(report: dict, as_json: bool) -> None:
         click.echo(json.dumps(report, sort_keys=False))
 
 
-def _retriever_for(settings, config, models):
-    from app.retrieve.rerank import Reranker
-    from app.retrieve.service import Retriever
-
-    return Retriever(models, Reranker(config.reranker) if config.reranker else None, config)
-
-
 @eval_group.command("replay")
 @click.option("--candidate", "candidate_path", required=True, type=click.Path(path_type=Path, dir_okay=False),
               help="Candidate pipeline configuration (JSON or TOML knobs).")
@@ -180,6 +171,7 @@ def replay_command(ctx: click.Context, candidate_path: Path, current_path: Path 
     from app.eval import replay
     from app.ingest.embed import embedders
     from app.retrieve.config import ConfigError, PipelineConfig
+    from app.retrieve.service import Retriever
 
     settings = _settings(ctx)
     try:
@@ -201,8 +193,9 @@ def replay_command(ctx: click.Context, candidate_path: Path, current_path: Path 
                 raise CliError("no recorded retrieval to replay" + (f" for org {org_id!r}" if org_id else "")
                                + "; run some queries first or pass --queries FILE")
         with progress_bars() as progress:
-            report = replay.replay(conn, recorded, (current, _retriever_for(settings, current, models)),
-                                   (candidate, _retriever_for(settings, candidate, models)), threshold, top,
+            report = replay.replay(conn, recorded,
+                                   (current, Retriever.build(models, current, settings.torch_threads)),
+                                   (candidate, Retriever.build(models, candidate, settings.torch_threads)), threshold, top,
                                    lambda done, total: progress("replaying", done, total))
     body = report.to_dict()
     if out_path:
@@ -249,6 +242,7 @@ def agent_command(ctx: click.Context, tasks_path: Path, org_id: str | None, agen
     from app.eval import agent
     from app.ingest.embed import embedders
     from app.retrieve.config import PipelineConfig
+    from app.retrieve.service import Retriever
 
     if not agent_url or not agent_model:
         raise CliError("no agent endpoint configured: set CONTEXTS_AGENT_URL and CONTEXTS_AGENT_MODEL "
@@ -266,7 +260,7 @@ def agent_command(ctx: click.Context, tasks_path: Path, org_id: str | None, agen
     settings = _settings(ctx)
     dsn = _open(settings)
     config = PipelineConfig(reranker=settings.reranker)
-    retriever = _retriever_for(settings, config, embedders(settings))
+    retriever = Retriever.build(embedders(settings), config, settings.torch_threads)
     try:
         with psycopg.connect(dsn) as conn, progress_bars() as progress:
             summary, records = agent.run(conn, retriever, tasks, agent_endpoint, judge_endpoint, budget_tokens, seed,

@@ -54,6 +54,12 @@ class Retriever:
         self._recent: OrderedDict[str, dict[str, list[float]]] = OrderedDict()
         self._recent_lock = threading.Lock()
 
+    @classmethod
+    def build(cls, embedders: dict[str, Embedder], config: PipelineConfig, threads: int = 1) -> "Retriever":
+        """With the reranker the configuration names (none: the fused order stands)."""
+        reranker = Reranker(config.reranker, threads) if config.reranker else None
+        return cls(embedders, reranker, config)
+
     QUERY_CACHE = 64
     """Recent query vectors kept (an agent often repeats a query; eval asks twice)."""
 
