@@ -272,6 +272,30 @@ end
 $$;
 comment on function api.authenticate(text) is 'Bind the principal of an API key to the current transaction.';
 
+-- data._require_principal: P0002 for a principal that is not in the org (or, with
+-- p_enabled, that is disabled).
+create or replace function data._require_principal(p_org_id text, p_principal_id text, p_enabled boolean default false)
+returns void
+language plpgsql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+begin
+    perform data._require_org(p_org_id);
+    if not exists (select 1 from data.principals p
+                   where p.org_id = p_org_id and p.principal_id = p_principal_id
+                     and (p.disabled_at is null or not p_enabled)) then
+        raise exception 'unknown principal % in org %', p_principal_id, p_org_id using errcode = 'P0002',
+            hint = 'Create it with `contexts principal create ORG PRINCIPAL`.';
+    end if;
+end
+$$;
+
+-- data._grant_target: the scope id a grant names; org and audit grants name the org.
+create or replace function data._grant_target(p_org_id text, p_scope_kind text, p_scope_id text)
+returns text
+language sql immutable
+as $$ select case when p_scope_kind in ('org', 'audit') then coalesce(p_scope_id, p_org_id) else p_scope_id end $$;
+
 -- api.bind_principal: act as a principal without a key. Administrators only (the CLI
 -- connects as the migrator); no role is granted it.
 create or replace function api.bind_principal(p_org_id text, p_principal_id text)
@@ -280,12 +304,7 @@ language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
 begin
-    perform data._require_org(p_org_id);
-    if not exists (select 1 from data.principals p
-                   where p.org_id = p_org_id and p.principal_id = p_principal_id and p.disabled_at is null) then
-        raise exception 'unknown principal % in org %', p_principal_id, p_org_id using errcode = 'P0002',
-            hint = 'Create it with `contexts principal create ORG PRINCIPAL`.';
-    end if;
+    perform data._require_principal(p_org_id, p_principal_id, p_enabled => true);
     perform data._bind(p_org_id, p_principal_id);
 end
 $$;
@@ -366,8 +385,6 @@ begin
 end
 $$;
 
-drop trigger if exists orgs_drop_partitions on data.orgs;
-drop function if exists data._drop_tenant_partitions();
 
 -- api.ensure_scope: create the repo and persona rows a write names, inside an org that
 -- must already exist. Sessions are opened by api.open_session (with their expiry).
@@ -491,11 +508,9 @@ language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
 declare
-    target text := case when p_scope_kind in ('org', 'audit') then coalesce(p_scope_id, p_org_id) else p_scope_id end;
+    target text := data._grant_target(p_org_id, p_scope_kind, p_scope_id);
 begin
-    if not exists (select 1 from data.principals p where p.org_id = p_org_id and p.principal_id = p_principal_id) then
-        raise exception 'unknown principal % in org %', p_principal_id, p_org_id using errcode = 'P0002';
-    end if;
+    perform data._require_principal(p_org_id, p_principal_id);
     if target is null then
         raise exception 'a % grant names the %', p_scope_kind, p_scope_kind using errcode = '22023';
     end if;
@@ -520,7 +535,7 @@ as $$
     with gone as (
         delete from data.grants g
         where g.org_id = p_org_id and g.principal_id = p_principal_id and g.scope_kind = p_scope_kind
-          and g.scope_id = case when p_scope_kind in ('org', 'audit') then coalesce(p_scope_id, p_org_id) else p_scope_id end
+          and g.scope_id = data._grant_target(p_org_id, p_scope_kind, p_scope_id)
         returning 1
     )
     select exists (select 1 from gone)
@@ -550,9 +565,7 @@ as $$
 declare
     created timestamptz;
 begin
-    if not exists (select 1 from data.principals p where p.org_id = p_org_id and p.principal_id = p_principal_id) then
-        raise exception 'unknown principal % in org %', p_principal_id, p_org_id using errcode = 'P0002';
-    end if;
+    perform data._require_principal(p_org_id, p_principal_id);
     insert into data.api_keys (key_id, org_id, principal_id, key_hash, label)
     values (p_key_id, p_org_id, p_principal_id, p_key_hash, coalesce(p_label, ''))
     returning api_keys.created_at into created;
