@@ -15,13 +15,6 @@ TOKEN_PREFIX = "ctx_"
 
 
 @dataclass(frozen=True, slots=True)
-class Principal:
-    org_id: str
-    principal_id: str
-    key_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class NewKey:
     key_id: str
     token: str
@@ -42,18 +35,16 @@ def create_api_key(conn: psycopg.Connection, org_id: str, principal_id: str, lab
     return NewKey(key_id, token)
 
 
-def authenticate(conn: psycopg.Connection, token: str) -> Principal:
+def authenticate(conn: psycopg.Connection, token: str) -> None:
     """Bind the key's principal to the open transaction; 28000 when unknown or revoked."""
-    row = conn.execute("select org_id, principal_id, key_id from api.authenticate(%s)", (token,)).fetchone()
-    return Principal(*row)
+    conn.execute("select api.authenticate(%s)", (token,))
 
 
-def act_as(conn: psycopg.Connection, org_id: str, principal_id: str) -> Principal:
+def act_as(conn: psycopg.Connection, org_id: str, principal_id: str) -> None:
     """Administrators (the CLI): bind a principal, then drop to the service role for the
     rest of the transaction so row-level security applies exactly as over HTTP."""
     conn.execute("select api.bind_principal(%s, %s)", (org_id, principal_id))
     conn.execute(f"set local role {SERVICE_ROLE}")
-    return Principal(org_id, principal_id)
 
 
 def ensure_admin_principal(conn: psycopg.Connection, org_id: str, principal_id: str) -> None:

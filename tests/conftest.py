@@ -139,7 +139,7 @@ def as_principal(conn):
     from app.access import act_as
 
     def run(org: str, principal: str = ADMIN):
-        return act_as(conn, org, principal)
+        act_as(conn, org, principal)
 
     return run
 

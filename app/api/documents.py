@@ -65,7 +65,7 @@ class DocumentsController(Controller):
             for d in data.documents
         ]
         scope = Scope(data.scope.org_id, data.scope.repo_id, data.scope.persona_id, data.scope.session_id)
-        with services.acting_for(token) as (conn, _principal):
+        with services.acting_for(token) as conn:
             results = services.pipeline.write(conn, scope, prepared)
         return IngestResponse([DocumentResult(r.path, r.doc_id, r.version, r.changed, r.fragments, r.created)
                                for r in results])

@@ -23,7 +23,7 @@ class FragmentsController(Controller):
                      token: str) -> dict:
         """A fragment you may read (any other id is a 404, whether or not it exists)."""
         services: Services = state.services
-        with services.acting_for(token) as (conn, _principal), conn.cursor(row_factory=dict_row) as cur:
+        with services.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
             row = cur.execute("select * from api.get_fragment(%s)", (fragment_id,)).fetchone()
         row["simhash"] = f"{row['simhash'] & 0xFFFFFFFFFFFFFFFF:016x}"
         return row
@@ -39,5 +39,5 @@ class TracesController(Controller):
         fused score, rerank score, final score, and whether (or why not) it was included.
         Visible to the principal that made it and to its org's auditors."""
         services: Services = state.services
-        with services.acting_for(token) as (conn, _principal):
+        with services.acting_for(token) as conn:
             return get_trace(conn, str(trace_id))

@@ -19,5 +19,5 @@ class RetrieveController(Controller):
         a token budget, over the fragments the caller's grants allow (a scope it holds no
         grant on is a 403). Every call records a trace, returned as `trace_id`."""
         services: Services = state.services
-        with services.acting_for(token) as (conn, _principal):
+        with services.acting_for(token) as conn:
             return services.retriever.retrieve(conn, data)

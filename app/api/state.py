@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from app.access import Principal, authenticate
+from app.access import authenticate
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.service import Retriever
 from app.settings import Settings
@@ -29,7 +29,8 @@ class Services:
             yield conn
 
     @contextmanager
-    def acting_for(self, token: str) -> Iterator[tuple[psycopg.Connection, Principal]]:
+    def acting_for(self, token: str) -> Iterator[psycopg.Connection]:
         """A transaction bound to the principal of an API key (401 when it is not valid)."""
         with self.transaction() as conn:
-            yield conn, authenticate(conn, token)
+            authenticate(conn, token)
+            yield conn
