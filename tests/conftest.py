@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import psycopg
@@ -24,14 +26,47 @@ ADMIN = "admin"
 _counter = itertools.count()
 
 
+JANITOR_CONNECT_SECONDS = 5
+"""How long creating or dropping a test database retries a refused connection."""
+
+
+def new_server_root() -> Path:
+    """A private folder for one run's server, outside pytest's base temp: a second
+    pytest of the same OS user re-applies mode 0700 to that base temp, which would lock
+    the server's own OS user out of its data directory (PANIC on pg_control)."""
+    return Path(tempfile.mkdtemp(prefix="contexts-test-pg-"))
+
+
 @pytest.fixture(scope="session")
-def pg_server(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedPostgres:
-    return EmbeddedPostgres(tmp_path_factory.mktemp("pg") / "pgdata")
+def pg_server():
+    root = new_server_root()
+    server = EmbeddedPostgres(root / "pgdata", cleanup_mode="delete")
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def require_running(server: EmbeddedPostgres) -> None:
+    """A dead or broken server ends the run now, with its log, instead of every later
+    test waiting on connection retries."""
+    problem = None if server.is_running() else "its postmaster is gone"
+    if problem is None:
+        try:
+            with psycopg.connect(server.url(), connect_timeout=3, autocommit=True) as probe:
+                probe.execute("select 1")
+        except psycopg.OperationalError as exc:
+            problem = f"it refuses connections ({str(exc).strip()})"
+    if problem is not None:
+        pytest.exit(f"the test PostgreSQL server is unusable: {problem}; last lines of its log:\n"
+                    f"{server.log_tail()}", returncode=3)
 
 
 def _janitor(server: EmbeddedPostgres, dbname: str, **kwargs) -> DatabaseJanitor:
+    require_running(server)
     return DatabaseJanitor(user="postgres", host=server.socket_dir, port=5432, dbname=dbname,
-                           password=None, **kwargs)
+                           password=None, connection_timeout=JANITOR_CONNECT_SECONDS, **kwargs)
 
 
 def _dsn(server: EmbeddedPostgres, dbname: str) -> str:

