@@ -27,6 +27,8 @@ from app.db.migrate import migrate
 from app.ingest.embed import embedders
 from app.ingest.normalize import RejectedDocument, SourceDocument
 from app.ingest.pipeline import IngestPipeline, PreparedDocument
+from app.retrieve.candidates import fetch_candidates
+from app.retrieve.fusion import fusion_spec
 from app.retrieve.models import RetrieveRequest
 from app.retrieve.service import Retriever
 from app.scope import Scope
@@ -78,8 +80,8 @@ def sample_queries(conn: psycopg.Connection, n: int, seed: int) -> list[str]:
     for symbol, headings, text in rows:
         if symbol and len(queries) % 2 == 0:
             queries.append(symbol.split(".")[-1])
-        elif headings:
-            queries.append(" ".join(headings[-1:]) + " " + " ".join(text.split()[:6]))
+        elif len(text.split()) >= 3:
+            queries.append(" ".join([*headings[-1:], *text.split()[:6]]))
         if len(queries) >= n:
             break
     return queries
@@ -88,16 +90,15 @@ def sample_queries(conn: psycopg.Connection, n: int, seed: int) -> list[str]:
 def rls_overhead(conn: psycopg.Connection, retriever: Retriever, queries: list[str]) -> dict:
     """The one SQL call of a hybrid retrieval, as a DBA who bypasses row-level security
     and as a principal under it, interleaved query by query (same embeddings)."""
-    from app.retrieve.candidates import fetch_candidates
-
     bypass, rls = [], []
     for q in queries:
         embeddings = retriever.query_embeddings(q)
+        fusion = fusion_spec(retriever.config, q)
         for timings, as_principal in ((bypass, False), (rls, True)):
             if as_principal:
                 act_as(conn, ORG, ADMIN)
             started = time.perf_counter()
-            fetch_candidates(conn, Scope(ORG), q, embeddings, 100, 100, 60)
+            fetch_candidates(conn, Scope(ORG), q, embeddings, 100, 100, retriever.config.rrf_k, fusion)
             timings.append((time.perf_counter() - started) * 1000)
             conn.rollback()
     b50, r50 = percentile(bypass, 50), percentile(rls, 50)
@@ -106,26 +107,34 @@ def rls_overhead(conn: psycopg.Connection, retriever: Retriever, queries: list[s
             "ratio_p50": round(r50 / b50, 2)}
 
 
+def bench_database(home: Path, reuse: bool) -> str:
+    """The `bench` database of the embedded server under `home`, new unless reused."""
+    server = EmbeddedPostgres(home.resolve() / "pgdata")
+    with psycopg.connect(server.url(), autocommit=True) as admin:
+        exists = admin.execute("select 1 from pg_database where datname = 'bench'").fetchone()
+        if exists and not reuse:
+            admin.execute("drop database bench with (force)")
+        if not exists or not reuse:
+            admin.execute("create database bench")
+    return server.url("bench")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fragments", type=int, default=20_000, help="corpus size, in fragments")
     parser.add_argument("--queries", type=int, default=200, help="queries per retrieval mode")
     parser.add_argument("--home", type=Path, default=Path(".contexts/bench"), help="embedded server data")
+    parser.add_argument("--db-url", default=None,
+                        help="an existing database to bench in (as the migrator) instead of the embedded server")
     parser.add_argument("--reuse", action="store_true", help="keep an already ingested bench corpus")
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--out", type=Path, default=Path("bench-results"), help="where latest.json goes")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
     settings = Settings.from_env()
     site = Path(psycopg.__file__).resolve().parents[1]
-    server = EmbeddedPostgres(args.home.resolve() / "pgdata")
-    with psycopg.connect(server.url(), autocommit=True) as admin:
-        exists = admin.execute("select 1 from pg_database where datname = 'bench'").fetchone()
-        if exists and not args.reuse:
-            admin.execute("drop database bench with (force)")
-        if not exists or not args.reuse:
-            admin.execute("create database bench")
-    dsn = server.url("bench")
+    dsn = args.db_url or bench_database(args.home, args.reuse)
     migrate(dsn)
     models = embedders(settings)
     pipeline = IngestPipeline(settings, models)
@@ -215,8 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     table.add_row("candidates SQL p50, DBA (no RLS) / principal (RLS) (ms)",
                   f"{r['bypass_p50_ms']} / {r['rls_p50_ms']}  (x{r['ratio_p50']})")
     Console().print(table)
-    out = Path("bench-results")
-    out.mkdir(exist_ok=True)
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
     (out / "latest.json").write_text(json.dumps(results, indent=2))
     print(json.dumps(results))
     return 0
