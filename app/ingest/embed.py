@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -24,8 +24,18 @@ def resolve_model_path(name: str) -> str:
     return name
 
 
+LANES = ("ingest", "query")
+"""Each lane has its own model instance and lock, so a query never waits behind a
+document being embedded (one 512 KiB document held a shared lock for a minute)."""
+
+
 @lru_cache(maxsize=None)
-def _load(name: str, dtype: str, threads: int):
+def _lock(name: str, dtype: str, lane: str) -> threading.Lock:
+    return threading.Lock()
+
+
+@lru_cache(maxsize=None)
+def _load(name: str, dtype: str, threads: int, lane: str = "ingest"):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     from sentence_transformers import SentenceTransformer
@@ -49,14 +59,19 @@ class Embedder:
     dtype: str
     threads: int
     batch_size: int
+    lane: str = "ingest"
+    """"ingest" or "query": which model instance (and lock) this embedder uses."""
+
+    def for_queries(self) -> "Embedder":
+        return replace(self, lane="query")
 
     @property
     def model(self):
-        return _load(self.name, self.dtype, self.threads)
+        return _load(self.name, self.dtype, self.threads, self.lane)
 
     def load(self) -> None:
         """Load the model now (it is otherwise loaded on first use)."""
-        _load(self.name, self.dtype, self.threads)
+        _load(self.name, self.dtype, self.threads, self.lane)
 
     @property
     def dims(self) -> int:
@@ -70,12 +85,21 @@ class Embedder:
         windows averaged by length, so the end of a long function still counts."""
         if not texts:
             return []
-        windows, owners, weights = self._windows(texts)
-        with _LOCK:  # torch CPU inference is not made faster by concurrent callers
-            vectors = self.model.encode(
-                windows, batch_size=self.batch_size, normalize_embeddings=True,
-                convert_to_numpy=True, show_progress_bar=False,
-            ).astype(np.float32)
+        lock = _lock(self.name, self.dtype, self.lane)
+        with lock:  # fast tokenizers refuse concurrent use ("Already borrowed")
+            windows, owners, weights = self._windows(texts)
+        # Longest first, so each batch pads to similar lengths (as encode() does within
+        # one call). The lane's lock is taken per batch, not per call: concurrent
+        # writers take turns batch by batch instead of one large document holding it.
+        order = sorted(range(len(windows)), key=lambda i: -len(windows[i]))
+        vectors = np.empty((len(windows), self.dims), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start:start + self.batch_size]
+            with lock:
+                vectors[batch] = self.model.encode(
+                    [windows[i] for i in batch], batch_size=self.batch_size, normalize_embeddings=True,
+                    convert_to_numpy=True, show_progress_bar=False,
+                ).astype(np.float32)
         pooled = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
         np.add.at(pooled, owners, vectors * np.asarray(weights, dtype=np.float32)[:, None])
         pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
@@ -101,8 +125,6 @@ class Embedder:
                 weights.append(len(span))
         return windows, owners, weights
 
-
-_LOCK = threading.Lock()
 
 
 def embedders(settings: Settings) -> dict[str, Embedder]:

@@ -48,7 +48,7 @@ def best_fused_score(config: PipelineConfig) -> float:
 class Retriever:
     def __init__(self, embedders: dict[str, Embedder], reranker: Reranker | None,
                  config: PipelineConfig | None = None) -> None:
-        self.embedders = embedders
+        self.embedders = {namespace: e.for_queries() for namespace, e in embedders.items()}
         self.reranker = reranker
         self.config = config or PipelineConfig(rrf_k=RRF_K)
         self._recent: OrderedDict[str, dict[str, list[float]]] = OrderedDict()

@@ -31,3 +31,35 @@ def test_tail_of_a_long_text_still_counts(models):
     assert np.dot(with_tail, without_tail) < 0.9999, "the last window changes the vector"
     query = embedder.embed(["send the invoice by email"])[0]
     assert np.dot(query, with_tail) > np.dot(query, without_tail)
+
+
+def test_a_query_never_waits_behind_an_ingestion(models):
+    """An ingestion mid-encode (held here until released) must not block query
+    embedding: the query lane has its own model instance and lock."""
+    import threading
+
+    from app.retrieve.service import Retriever
+
+    ingest_model = models["prose"].model
+    entered, release = threading.Event(), threading.Event()
+    original = ingest_model.encode
+
+    def slow_encode(*args, **kwargs):
+        entered.set()
+        release.wait(60)
+        return original(*args, **kwargs)
+
+    ingest_model.encode = slow_encode
+    try:
+        writer = threading.Thread(target=models["prose"].embed, args=(["a long document being ingested"],))
+        writer.start()
+        assert entered.wait(30)
+        done: list = []
+        reader = threading.Thread(target=lambda: done.append(Retriever(models, None).query_embeddings("a query")))
+        reader.start()
+        reader.join(30)
+        assert done, "query embedding waited for the ingestion to finish"
+    finally:
+        release.set()
+        del ingest_model.encode
+        writer.join(60)
