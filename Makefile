@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install run test bench migrate eval-gate eval-baseline clean
+.PHONY: install run test goldens bench migrate eval-gate eval-baseline clean
 
 install: $(STAMP)
 
@@ -26,6 +26,11 @@ run: install
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Rewrites the schema and privilege goldens (tests/sql/golden/) from a fresh migrate;
+# review and commit their diff with the change that caused it.
+goldens: install
+	CONTEXTS_UPDATE_GOLDENS=1 $(BIN)/python -m pytest -q tests/sql/test_goldens.py
 
 bench: install
 	$(BIN)/python -m app.bench $(BENCH_ARGS)

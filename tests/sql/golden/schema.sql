@@ -1,0 +1,4063 @@
+-- Golden: pg_dump --schema-only of a fresh migrate (tests/sql/test_goldens.py), without
+-- \restrict keys and version lines; <migrator> is the role that ran the migrations.
+-- Regenerate: make goldens  (or: CONTEXTS_UPDATE_GOLDENS=1 python -m pytest tests/sql/test_goldens.py), then review and commit the diff of tests/sql/golden/
+
+--
+-- PostgreSQL database dump
+--
+
+
+
+SET statement_timeout = 0;
+SET lock_timeout = 0;
+SET idle_in_transaction_session_timeout = 0;
+SET transaction_timeout = 0;
+SET client_encoding = 'UTF8';
+SET standard_conforming_strings = on;
+SELECT pg_catalog.set_config('search_path', '', false);
+SET check_function_bodies = false;
+SET xmloption = content;
+SET client_min_messages = warning;
+SET row_security = off;
+
+--
+-- Name: api; Type: SCHEMA; Schema: -; Owner: <migrator>
+--
+
+CREATE SCHEMA api;
+
+
+ALTER SCHEMA api OWNER TO <migrator>;
+
+--
+-- Name: SCHEMA api; Type: COMMENT; Schema: -; Owner: <migrator>
+--
+
+COMMENT ON SCHEMA api IS 'Contexts functions: what the service and analysts call.';
+
+
+--
+-- Name: data; Type: SCHEMA; Schema: -; Owner: <migrator>
+--
+
+CREATE SCHEMA data;
+
+
+ALTER SCHEMA data OWNER TO <migrator>;
+
+--
+-- Name: SCHEMA data; Type: COMMENT; Schema: -; Owner: <migrator>
+--
+
+COMMENT ON SCHEMA data IS 'Contexts tables. Read and write them through the api schema.';
+
+
+--
+-- Name: extensions; Type: SCHEMA; Schema: -; Owner: <migrator>
+--
+
+CREATE SCHEMA extensions;
+
+
+ALTER SCHEMA extensions OWNER TO <migrator>;
+
+--
+-- Name: vector; Type: EXTENSION; Schema: -; Owner: -
+--
+
+CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA extensions;
+
+
+--
+-- Name: EXTENSION vector; Type: COMMENT; Schema: -; Owner: 
+--
+
+COMMENT ON EXTENSION vector IS 'vector data type and ivfflat and hnsw access methods';
+
+
+--
+-- Name: active_model(text, text, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.active_model(p_namespace text, p_name text, p_dims integer) RETURNS integer
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    current data.embedding_models;
+begin
+    select * into current from data.embedding_models m where m.namespace = p_namespace and m.status = 'active';
+    if current.model_id is null then
+        raise exception 'namespace % has no registered model', p_namespace using errcode = '55000',
+            hint = 'Start the service, or run `contexts ingest`, once as the migrator to register it.';
+    end if;
+    if current.name <> p_name or current.dims <> p_dims then
+        raise exception 'namespace % is indexed with % (% dims), not % (% dims)',
+            p_namespace, current.name, current.dims, p_name, p_dims using errcode = '55000';
+    end if;
+    return current.model_id;
+end
+$$;
+
+
+ALTER FUNCTION api.active_model(p_namespace text, p_name text, p_dims integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION active_model(p_namespace text, p_name text, p_dims integer); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.active_model(p_namespace text, p_name text, p_dims integer) IS 'Id of the active model of a namespace, checked against the caller''s model.';
+
+
+--
+-- Name: add_fragments(bigint, integer, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb) RETURNS TABLE(ordinal integer, fragment_id bigint, created boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    doc data.documents;
+    ver data.document_versions;
+    chunk jsonb;
+    idx int := 0;
+    canonical bigint;
+    model record;
+    new_id bigint;
+begin
+    -- Only documents the bound principal may write exist here: another org's id, or one
+    -- outside its write grants, is answered exactly like an unknown id.
+    select d.* into doc from data.documents d
+    where d.doc_id = p_doc_id and d.org_id = (select c.org_id from data._principal_or_raise() c);
+    select v.* into ver from data.document_versions v where v.doc_id = p_doc_id and v.version = p_doc_version;
+    if doc.doc_id is not null then
+        begin
+            perform data._require_write(doc.org_id, doc.repo_id, doc.persona_id, doc.session_id);
+        exception when insufficient_privilege then
+            doc := null;
+        end;
+    end if;
+    if doc.doc_id is null or ver.doc_id is null then
+        raise exception 'unknown document version %/%', p_doc_id, p_doc_version using errcode = 'P0002';
+    end if;
+    if doc.current_version <> p_doc_version then
+        raise exception 'version % of % is superseded by version %', p_doc_version, doc.path, doc.current_version
+            using errcode = '22023', hint = 'Each path may appear once per ingestion.';
+    end if;
+    if jsonb_typeof(p_chunks) is distinct from 'array' then
+        raise exception 'chunks must be a JSON array' using errcode = '22023';
+    end if;
+
+    for chunk in select value from jsonb_array_elements(p_chunks) loop
+        idx := coalesce((chunk->>'ordinal')::int, idx + 1);
+        select d.fragment_id into canonical
+        from data._find_duplicate(doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
+                                  chunk->>'namespace', chunk->>'content_hash', (chunk->>'simhash')::bigint) d;
+        if canonical is null then
+            select m.model_id, m.dims, m.name into model from data.embedding_models m
+            where m.namespace = chunk->>'namespace' and m.status = 'active';
+            if model.model_id is null then
+                raise exception 'namespace % has no active embedding model', chunk->>'namespace' using errcode = '55000';
+            end if;
+            if jsonb_typeof(chunk->'embedding') is distinct from 'array'
+               or jsonb_array_length(chunk->'embedding') <> model.dims then
+                raise exception 'chunk % is new and needs a % -dimension embedding from %', idx, model.dims, model.name
+                    using errcode = '22023';
+            end if;
+            insert into data.fragments (
+                org_id, repo_id, persona_id, session_id, doc_id, doc_version, namespace, kind, owner,
+                heading_path, symbol, text, content_hash, token_count, chunker_version, simhash, tsv,
+                created_at, updated_at)
+            values (
+                doc.org_id, doc.repo_id, doc.persona_id, doc.session_id, p_doc_id, p_doc_version,
+                chunk->>'namespace', doc.kind, chunk->>'owner',
+                coalesce(array(select jsonb_array_elements_text(chunk->'heading_path')), '{}'),
+                chunk->>'symbol', chunk->>'text', chunk->>'content_hash', (chunk->>'token_count')::int,
+                chunk->>'chunker_version', (chunk->>'simhash')::bigint,
+                api.lexical_document(chunk->>'lexical_heading', chunk->>'text'),
+                coalesce(ver.source_ts, now()), coalesce(ver.source_ts, now()))
+            returning data.fragments.fragment_id into new_id;
+            insert into data.embeddings (fragment_id, model_id, org_id, repo_id, persona_id, session_id, embedding)
+            values (new_id, model.model_id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
+                    (chunk->'embedding')::text::vector);
+            canonical := new_id;
+        else
+            update data.fragments f set active = true
+            where f.fragment_id = canonical and f.org_id = doc.org_id and not f.active;
+            new_id := null;
+        end if;
+
+        insert into data.fragment_sources (fragment_id, org_id, doc_id, doc_version, ordinal, anchor, start_line,
+                                           end_line, content_hash)
+        values (canonical, doc.org_id, p_doc_id, p_doc_version, idx, coalesce(chunk->>'anchor', ''),
+                coalesce((chunk->>'start_line')::int, 1), coalesce((chunk->>'end_line')::int, 1),
+                chunk->>'content_hash');
+
+        ordinal := idx; fragment_id := canonical; created := new_id is not null;
+        return next;
+    end loop;
+exception when check_violation or not_null_violation or invalid_text_representation or unique_violation then
+    raise exception 'invalid chunk: %', sqlerrm using errcode = '22023';
+end
+$$;
+
+
+ALTER FUNCTION api.add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb) IS 'Write one document version''s chunks (the bound principal needs write grants): new fragments or pointers to canonical ones.';
+
+
+--
+-- Name: authenticate(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.authenticate(p_token text) RETURNS TABLE(org_id text, principal_id text, key_id text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    k record;
+begin
+    select a.key_id, a.org_id, a.principal_id into k
+    from data.api_keys a
+    join data.principals p on p.org_id = a.org_id and p.principal_id = a.principal_id
+    where a.key_hash = sha256(convert_to(coalesce(p_token, ''), 'UTF8'))
+      and a.revoked_at is null and p.disabled_at is null;
+    if k.key_id is null then
+        raise exception 'invalid or revoked API key' using errcode = '28000';
+    end if;
+    -- At most once a minute, and never waiting: a concurrent request holding the row
+    -- (until its transaction ends) just skips the refresh.
+    update data.api_keys a set last_used_at = now()
+    where a.key_id = (select b.key_id from data.api_keys b
+                      where b.key_id = k.key_id and (b.last_used_at is null or b.last_used_at < now() - interval '1 minute')
+                      for update skip locked);
+    perform data._bind(k.org_id, k.principal_id);
+    return query select k.org_id, k.principal_id, k.key_id;
+end
+$$;
+
+
+ALTER FUNCTION api.authenticate(p_token text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION authenticate(p_token text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.authenticate(p_token text) IS 'Bind the principal of an API key to the current transaction.';
+
+
+--
+-- Name: begin_document(text, text, text, text, text, text, text, text, text, text, timestamp with time zone, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text DEFAULT NULL::text, p_author text DEFAULT NULL::text, p_source_ts timestamp with time zone DEFAULT NULL::timestamp with time zone, p_metadata jsonb DEFAULT '{}'::jsonb) RETURNS TABLE(doc_id bigint, version integer, changed boolean, rehome jsonb)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    existing data.documents;
+    current_hash text;
+    new_version int;
+begin
+    perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    perform api.ensure_scope(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    perform pg_advisory_xact_lock(hashtextextended('contexts.ingest:' || p_org_id, 0));
+
+    select d.* into existing from data.documents d
+    where d.org_id = p_org_id
+      and coalesce(d.repo_id, '') = coalesce(p_repo_id, '')
+      and coalesce(d.persona_id, '') = coalesce(p_persona_id, '')
+      and coalesce(d.session_id, '') = coalesce(p_session_id, '')
+      and d.path = p_path
+    for update;
+
+    if found then
+        select v.content_hash into current_hash from data.document_versions v
+        where v.doc_id = existing.doc_id and v.version = existing.current_version;
+        if current_hash = p_content_hash then
+            return query select existing.doc_id, existing.current_version, false, '[]'::jsonb;
+            return;
+        end if;
+        new_version := existing.current_version + 1;
+        update data.documents d set current_version = new_version, kind = p_kind, updated_at = now()
+        where d.doc_id = existing.doc_id;
+    else
+        insert into data.documents (org_id, repo_id, persona_id, session_id, path, kind, current_version)
+        values (p_org_id, p_repo_id, p_persona_id, p_session_id, p_path, p_kind, 1)
+        returning * into existing;
+        new_version := 1;
+    end if;
+
+    insert into data.document_versions (doc_id, version, content_hash, content, language, author, source_ts, metadata)
+    values (existing.doc_id, new_version, p_content_hash, p_content, p_language, p_author, p_source_ts,
+            coalesce(p_metadata, '{}'));
+
+    return query select existing.doc_id, new_version, true, data._retire_sources(existing.doc_id, new_version);
+exception when check_violation or not_null_violation then
+    raise exception 'invalid document: %', sqlerrm using errcode = '22023';
+end
+$$;
+
+
+ALTER FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb) IS 'Start ingesting a document (the bound principal needs write grants on its scope): no-op when unchanged, else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
+
+
+--
+-- Name: bind_principal(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.bind_principal(p_org_id text, p_principal_id text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    perform data._require_principal(p_org_id, p_principal_id, p_enabled => true);
+    perform data._bind(p_org_id, p_principal_id);
+end
+$$;
+
+
+ALTER FUNCTION api.bind_principal(p_org_id text, p_principal_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION bind_principal(p_org_id text, p_principal_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.bind_principal(p_org_id text, p_principal_id text) IS 'Administrators: act as a principal for the rest of this transaction.';
+
+
+--
+-- Name: create_api_key(text, text, text, bytea, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text DEFAULT ''::text) RETURNS timestamp with time zone
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    created timestamptz;
+begin
+    perform data._require_principal(p_org_id, p_principal_id);
+    insert into data.api_keys (key_id, org_id, principal_id, key_hash, label)
+    values (p_key_id, p_org_id, p_principal_id, p_key_hash, coalesce(p_label, ''))
+    returning api_keys.created_at into created;
+    return created;
+exception when check_violation then
+    raise exception 'invalid API key: %', sqlerrm using errcode = '22023';
+end
+$$;
+
+
+ALTER FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text) IS 'Store a new key (its SHA-256) for a principal.';
+
+
+--
+-- Name: create_org(text, text, interval); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.create_org(p_org_id text, p_display_name text DEFAULT ''::text, p_session_ttl interval DEFAULT NULL::interval) RETURNS text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    insert into data.orgs (org_id, display_name, session_ttl)
+    values (p_org_id, coalesce(p_display_name, ''), coalesce(p_session_ttl, interval '24 hours'))
+    on conflict (org_id) do update
+        set display_name = coalesce(nullif(excluded.display_name, ''), orgs.display_name),
+            session_ttl = coalesce(p_session_ttl, orgs.session_ttl);
+    perform data._create_tenant_partitions(p_org_id);
+    return p_org_id;
+exception when check_violation then
+    raise exception 'invalid org: %', sqlerrm using errcode = '22023';
+end
+$$;
+
+
+ALTER FUNCTION api.create_org(p_org_id text, p_display_name text, p_session_ttl interval) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION create_org(p_org_id text, p_display_name text, p_session_ttl interval); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.create_org(p_org_id text, p_display_name text, p_session_ttl interval) IS 'Create (or rename) a tenant org and its partitions.';
+
+
+--
+-- Name: create_principal(text, text, text, text, name); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.create_principal(p_org_id text, p_principal_id text, p_kind text DEFAULT 'agent'::text, p_display_name text DEFAULT ''::text, p_db_role name DEFAULT NULL::name) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    perform data._require_org(p_org_id);
+    if p_db_role is not null and not exists (select 1 from pg_roles r where r.rolname = p_db_role) then
+        raise exception 'no such login role: %', p_db_role using errcode = '22023';
+    end if;
+    insert into data.principals (org_id, principal_id, kind, display_name, db_role)
+    values (p_org_id, p_principal_id, coalesce(p_kind, 'agent'), coalesce(p_display_name, ''), p_db_role)
+    on conflict (org_id, principal_id) do update
+        set kind = excluded.kind, display_name = coalesce(nullif(excluded.display_name, ''), principals.display_name),
+            db_role = coalesce(excluded.db_role, principals.db_role), disabled_at = null;
+exception when check_violation then
+    raise exception 'invalid principal: %', sqlerrm using errcode = '22023';
+end
+$$;
+
+
+ALTER FUNCTION api.create_principal(p_org_id text, p_principal_id text, p_kind text, p_display_name text, p_db_role name) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION create_principal(p_org_id text, p_principal_id text, p_kind text, p_display_name text, p_db_role name); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.create_principal(p_org_id text, p_principal_id text, p_kind text, p_display_name text, p_db_role name) IS 'Create or update a principal (agent, human or service), optionally mapped to a login role.';
+
+
+--
+-- Name: ensure_scope(text, text, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.ensure_scope(p_org_id text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    perform data._require_org(p_org_id);
+    if p_repo_id is not null then
+        insert into data.repos (org_id, repo_id) values (p_org_id, p_repo_id) on conflict do nothing;
+    end if;
+    if p_persona_id is not null then
+        insert into data.personas (org_id, persona_id) values (p_org_id, p_persona_id) on conflict do nothing;
+    end if;
+    if p_session_id is not null and not exists (
+            select 1 from data.sessions s where s.org_id = p_org_id and s.session_id = p_session_id) then
+        insert into data.sessions (org_id, session_id, expires_at)
+        select p_org_id, p_session_id, now() + o.session_ttl from data.orgs o where o.org_id = p_org_id;
+    end if;
+exception when check_violation then
+    raise exception 'invalid scope identifier: %', sqlerrm using errcode = '22023';
+end
+$$;
+
+
+ALTER FUNCTION api.ensure_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION ensure_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.ensure_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) IS 'Create missing repo/persona/session rows of an existing org.';
+
+
+--
+-- Name: get_fragment(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.get_fragment(p_fragment_id bigint) RETURNS TABLE(fragment_id bigint, org_id text, repo_id text, persona_id text, session_id text, doc_id bigint, doc_version integer, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, simhash bigint, active boolean, created_at timestamp with time zone, updated_at timestamp with time zone, embedding_model text, sources jsonb)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    return query
+    select f.fragment_id, f.org_id, f.repo_id, f.persona_id, f.session_id, f.doc_id, f.doc_version,
+           f.namespace, f.kind, f.owner, f.heading_path, f.symbol, f.text, f.token_count,
+           f.chunker_version, f.simhash, f.active, f.created_at, f.updated_at,
+           (select em.name || '@' || em.generation from data.embeddings e
+              join data.embedding_models em on em.model_id = e.model_id
+             where e.fragment_id = f.fragment_id order by em.generation desc limit 1),
+           coalesce((select jsonb_agg(jsonb_build_object(
+                        'doc_id', s.doc_id, 'version', s.doc_version, 'path', d.path,
+                        'anchor', s.anchor, 'start_line', s.start_line, 'end_line', s.end_line,
+                        'live', s.retired_at is null, 'exact', s.content_hash = f.content_hash)
+                        order by s.retired_at is null desc, s.created_at desc)
+                     from data.fragment_sources s join data.documents d on d.doc_id = s.doc_id
+                     where s.fragment_id = f.fragment_id), '[]'::jsonb)
+    from data.fragments f
+    where f.fragment_id = p_fragment_id;
+    if not found then
+        raise exception 'unknown fragment: %', p_fragment_id using errcode = 'P0002';
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION api.get_fragment(p_fragment_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION get_fragment(p_fragment_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.get_fragment(p_fragment_id bigint) IS 'A fragment, its provenance and every source pointer.';
+
+
+--
+-- Name: get_trace(uuid); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.get_trace(p_trace_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    result jsonb;
+begin
+    select jsonb_build_object(
+               'trace_id', t.trace_id, 'org_id', t.org_id, 'principal_id', t.principal_id,
+               'query', t.query, 'request', t.request, 'pipeline', t.pipeline,
+               'candidates', t.candidates, 'duration_ms', t.duration_ms, 'created_at', t.created_at)
+    into result
+    from data.retrieval_traces t where t.trace_id = p_trace_id;
+    if result is null then
+        raise exception 'unknown trace: %', p_trace_id using errcode = 'P0002';
+    end if;
+    return result;
+end
+$$;
+
+
+ALTER FUNCTION api.get_trace(p_trace_id uuid) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION get_trace(p_trace_id uuid); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.get_trace(p_trace_id uuid) IS 'A retrieval trace: request, pipeline versions, every candidate''s ranks and scores.';
+
+
+--
+-- Name: grant_scope(text, text, text, text, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text DEFAULT NULL::text, p_can_write boolean DEFAULT false) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    target text := data._grant_target(p_org_id, p_scope_kind, p_scope_id);
+begin
+    perform data._require_principal(p_org_id, p_principal_id);
+    if target is null then
+        raise exception 'a % grant names the %', p_scope_kind, p_scope_kind using errcode = '22023';
+    end if;
+    perform api.ensure_scope(p_org_id,
+        case when p_scope_kind = 'repo' then target end,
+        case when p_scope_kind = 'persona' then target end,
+        case when p_scope_kind = 'session' then target end);
+    insert into data.grants (org_id, principal_id, scope_kind, scope_id, can_write)
+    values (p_org_id, p_principal_id, p_scope_kind, target, coalesce(p_can_write, false))
+    on conflict (org_id, principal_id, scope_kind, scope_id) do update set can_write = excluded.can_write;
+exception when check_violation then
+    raise exception 'invalid grant: %', sqlerrm using errcode = '22023';
+end
+$$;
+
+
+ALTER FUNCTION api.grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text, p_can_write boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text, p_can_write boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text, p_can_write boolean) IS 'Grant a principal read (and optionally write) on an org, repo, persona or session, or audit on the org.';
+
+
+--
+-- Name: lexical_document(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.lexical_document(p_heading text, p_body text) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select setweight(api.lexical_tsvector(p_heading), 'A') || api.lexical_tsvector(p_body)
+$$;
+
+
+ALTER FUNCTION api.lexical_document(p_heading text, p_body text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION lexical_document(p_heading text, p_body text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.lexical_document(p_heading text, p_body text) IS 'tsvector of a fragment: heading (weight A) and body.';
+
+
+--
+-- Name: lexical_tsvector(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.lexical_tsvector(p_text text) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $_$
+    select to_tsvector('english'::regconfig, regexp_replace(coalesce(p_text, ''), '[.:/\\@#$=<>]+', ' ', 'g'))
+$_$;
+
+
+ALTER FUNCTION api.lexical_tsvector(p_text text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION lexical_tsvector(p_text text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.lexical_tsvector(p_text text) IS 'Terms of a text for BM25: english configuration, code separators split.';
+
+
+--
+-- Name: list_api_keys(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.list_api_keys(p_org_id text) RETURNS TABLE(key_id text, principal_id text, label text, created_at timestamp with time zone, last_used_at timestamp with time zone, revoked_at timestamp with time zone)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select k.key_id, k.principal_id, k.label, k.created_at, k.last_used_at, k.revoked_at
+    from data.api_keys k where k.org_id = p_org_id order by k.created_at, k.key_id
+$$;
+
+
+ALTER FUNCTION api.list_api_keys(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION list_api_keys(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.list_api_keys(p_org_id text) IS 'Keys of an org (never their hashes).';
+
+
+--
+-- Name: list_grants(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.list_grants(p_org_id text) RETURNS TABLE(principal_id text, kind text, scope_kind text, scope_id text, can_write boolean, created_at timestamp with time zone)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select p.principal_id, p.kind, g.scope_kind, g.scope_id, g.can_write, g.created_at
+    from data.principals p left join data.grants g on g.org_id = p.org_id and g.principal_id = p.principal_id
+    where p.org_id = p_org_id
+    order by p.principal_id, g.scope_kind, g.scope_id
+$$;
+
+
+ALTER FUNCTION api.list_grants(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION list_grants(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.list_grants(p_org_id text) IS 'Every principal of an org with its grants.';
+
+
+--
+-- Name: match_fragments(text, text, text, text, text[], text[], bigint[]); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) RETURNS TABLE(ordinal integer, fragment_id bigint, distance integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    return query
+    select c.ordinal::int, d.fragment_id, d.distance
+    from unnest(p_namespaces, p_content_hashes, p_simhashes) with ordinality as c(namespace, content_hash, simhash, ordinal)
+    left join lateral data._find_duplicate(p_org_id, p_repo_id, p_persona_id, p_session_id,
+                                           c.namespace, c.content_hash, c.simhash) d on true
+    order by c.ordinal;
+end
+$$;
+
+
+ALTER FUNCTION api.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) IS 'Which proposed chunks collapse into existing fragments (exact or SimHash distance <= 3).';
+
+
+--
+-- Name: open_session(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.open_session(p_session_id text) RETURNS timestamp with time zone
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    expires timestamptz;
+begin
+    select * into me from data._principal_or_raise();
+    if exists (select 1 from data.sessions s where s.org_id = me.org_id and s.session_id = p_session_id) then
+        -- Joining needs a write grant on it already; a read grant is never upgraded.
+        if not exists (select 1 from data.grants g
+                       where g.org_id = me.org_id and g.principal_id = me.principal_id
+                         and g.scope_kind = 'session' and g.scope_id = p_session_id and g.can_write) then
+            raise exception 'principal % may not write to session %', me.principal_id, p_session_id
+                using errcode = '42501';
+        end if;
+    elsif not exists (select 1 from data.grants g
+                      where g.org_id = me.org_id and g.principal_id = me.principal_id and g.can_write) then
+        -- Opening a session is writing: read-only principals cannot.
+        raise exception 'principal % may not open sessions (it holds no write grant)', me.principal_id
+            using errcode = '42501';
+    end if;
+    perform api.ensure_scope(me.org_id, null, null, p_session_id);
+    insert into data.grants (org_id, principal_id, scope_kind, scope_id, can_write)
+    values (me.org_id, me.principal_id, 'session', p_session_id, true)
+    on conflict (org_id, principal_id, scope_kind, scope_id) do nothing;
+    select s.expires_at into expires from data.sessions s where s.org_id = me.org_id and s.session_id = p_session_id;
+    return expires;
+end
+$$;
+
+
+ALTER FUNCTION api.open_session(p_session_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION open_session(p_session_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.open_session(p_session_id text) IS 'Open a new session of the bound principal''s org (it needs some write grant), or confirm one it may write to.';
+
+
+--
+-- Name: purge_expired_sessions(); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.purge_expired_sessions() RETURNS TABLE(org_id text, session_id text, documents bigint, fragments bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    return query
+    with expired as (
+        select s.org_id, s.session_id from data.sessions s where s.expires_at <= now()
+    ), counted as (
+        select e.org_id, e.session_id,
+               (select count(*) from data.documents d where d.org_id = e.org_id and d.session_id = e.session_id) as documents,
+               (select count(*) from data.fragments f where f.org_id = e.org_id and f.session_id = e.session_id) as fragments
+        from expired e
+    ), dropped_fragments as (
+        -- Sources go with their documents (cascade); fragments are labelled, not sourced, by session.
+        delete from data.fragments f using expired e where f.org_id = e.org_id and f.session_id = e.session_id
+    ), dropped_grants as (
+        delete from data.grants g using expired e
+        where g.org_id = e.org_id and g.scope_kind = 'session' and g.scope_id = e.session_id
+    ), dropped_sessions as (
+        delete from data.sessions s using expired e where s.org_id = e.org_id and s.session_id = e.session_id
+    )
+    select c.org_id, c.session_id, c.documents, c.fragments from counted c order by c.org_id, c.session_id;
+end
+$$;
+
+
+ALTER FUNCTION api.purge_expired_sessions() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION purge_expired_sessions(); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.purge_expired_sessions() IS 'Delete expired sessions with their documents, fragments and grants.';
+
+
+--
+-- Name: record_trace(text, text, jsonb, jsonb, jsonb, double precision); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision DEFAULT NULL::double precision) RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    id uuid;
+begin
+    select * into me from data.current_principal();
+    if me.org_id is distinct from p_org_id then
+        raise exception 'traces are recorded for the bound principal''s own org' using errcode = '42501';
+    end if;
+    insert into data.retrieval_traces (org_id, principal_id, query, request, pipeline, candidates, duration_ms)
+    values (p_org_id, me.principal_id, p_query, p_request, p_pipeline, p_candidates, p_duration_ms)
+    returning trace_id into id;
+    return id;
+end
+$$;
+
+
+ALTER FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision) IS 'Record one retrieval (for the bound principal) and the fate of each candidate.';
+
+
+--
+-- Name: register_embedding_model(text, text, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.register_embedding_model(p_namespace text, p_name text, p_dims integer) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    current data.embedding_models;
+begin
+    if not exists (select 1 from data.embedding_namespaces n where n.namespace = p_namespace) then
+        raise exception 'unknown embedding namespace: %', p_namespace using errcode = '22023';
+    end if;
+    select * into current from data.embedding_models m
+    where m.namespace = p_namespace and m.status = 'active';
+    if found then
+        if current.name = p_name and current.dims = p_dims then
+            return current.model_id;
+        end if;
+        raise exception 'namespace % is indexed with % (% dims), not % (% dims)',
+            p_namespace, current.name, current.dims, p_name, p_dims
+            using errcode = '55000',
+                  hint = 'Configure the indexed model, or re-ingest into a fresh database.';
+    end if;
+    insert into data.embedding_models (namespace, name, dims, generation)
+    values (p_namespace, p_name, p_dims,
+            coalesce((select max(generation) from data.embedding_models where namespace = p_namespace), 0) + 1)
+    returning * into current;
+    -- One partial HNSW index per model: dimensions may differ between models, and a
+    -- query for one model plans against that model's index alone. On the partitioned
+    -- table it is one index per org partition (and new partitions get theirs).
+    execute format(
+        'create index if not exists %I on data.embeddings using hnsw ((embedding::vector(%s)) vector_cosine_ops) where model_id = %s',
+        'embeddings_hnsw_model_' || current.model_id, current.dims, current.model_id);
+    return current.model_id;
+end
+$$;
+
+
+ALTER FUNCTION api.register_embedding_model(p_namespace text, p_name text, p_dims integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION register_embedding_model(p_namespace text, p_name text, p_dims integer); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.register_embedding_model(p_namespace text, p_name text, p_dims integer) IS 'Active model of a namespace; first use creates it and its HNSW index.';
+
+
+--
+-- Name: retrieve_candidates(text, text, jsonb, text, text, text, integer, integer, integer, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_rrf_k integer DEFAULT 60, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision)
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    -- The requested scope must lie within the caller's grants (42501 otherwise);
+    -- row-level security then keeps every other fragment out of every list below.
+    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    perform data._require_org(p_org_id);
+    if p_query is null or btrim(p_query) = '' then
+        raise exception 'query must not be empty' using errcode = '22023';
+    end if;
+    if p_k_lexical not between 0 and 1000 or p_k_dense not between 0 and 1000 then
+        raise exception 'k_lexical and k_dense must be between 0 and 1000' using errcode = '22023';
+    end if;
+    if p_rrf_k < 1 then
+        raise exception 'rrf_k must be positive' using errcode = '22023';
+    end if;
+    perform data._check_fusion(p_fusion);
+
+    return query
+    with lexical as materialized (
+        select l.fragment_id, l.score, l.rank
+        from api.search_lexical(p_org_id, p_query, p_k_lexical, p_repo_id, p_persona_id, p_session_id) l
+        where p_k_lexical > 0
+    ), dense_by_namespace as materialized (
+        select d.fragment_id, d.similarity, d.rank
+        from api.search_dense(p_org_id, case when p_k_dense > 0 then p_query_embeddings else '{}'::jsonb end,
+                              p_k_dense, p_repo_id, p_persona_id, p_session_id) d
+    ), dense as (
+        select d.fragment_id, d.similarity,
+               (row_number() over (order by d.rank, d.similarity desc, d.fragment_id))::int as rank
+        from dense_by_namespace d
+        order by rank
+        limit p_k_dense
+    ), fused as (
+        -- Fusion: see 45_fusion.sql.
+        select fx.* from data._fuse(
+            p_org_id, p_repo_id, p_persona_id, p_session_id, p_query, p_query_embeddings,
+            array(select l.fragment_id from lexical l order by l.rank), array(select l.score from lexical l order by l.rank),
+            array(select d.fragment_id from dense d order by d.rank), array(select d.similarity from dense d order by d.rank),
+            p_k_lexical > 0, p_k_dense > 0, p_fusion, p_rrf_k) fx
+    )
+    select fu.fragment_id, fu.lexical_rank, fu.lexical_score, fu.dense_rank, fu.dense_similarity,
+           fu.fused_score, src.doc_id, src.doc_version, src.path, src.anchor, f.repo_id,
+           f.namespace, f.kind, f.owner, f.heading_path, f.symbol, f.text,
+           f.token_count, f.chunker_version, em.name || '@' || em.generation, f.updated_at,
+           fu.lexical_norm, fu.dense_norm, fu.lexical_weight, fu.dense_weight
+    from fused fu
+    join data.fragments f on f.fragment_id = fu.fragment_id
+    left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
+    left join lateral (
+        -- Cite a live source holding exactly this text (near-duplicates point here too).
+        select s.doc_id, s.doc_version, d.path, s.anchor
+        from data.fragment_sources s join data.documents d on d.doc_id = s.doc_id
+        where s.fragment_id = f.fragment_id and s.retired_at is null
+        order by s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id, s.ordinal
+        limit 1
+    ) src on true
+    order by fu.fused_score desc, fu.lexical_rank nulls last, fu.dense_rank nulls last, fu.fragment_id;
+end
+$$;
+
+
+ALTER FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb) IS 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate.';
+
+
+--
+-- Name: revoke_api_key(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.revoke_api_key(p_key_id text) RETURNS boolean
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    with revoked as (
+        update data.api_keys k set revoked_at = now() where k.key_id = p_key_id and k.revoked_at is null
+        returning 1
+    )
+    select exists (select 1 from revoked)
+$$;
+
+
+ALTER FUNCTION api.revoke_api_key(p_key_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION revoke_api_key(p_key_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.revoke_api_key(p_key_id text) IS 'Revoke a key for good; false when unknown or already revoked.';
+
+
+--
+-- Name: revoke_scope(text, text, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text DEFAULT NULL::text) RETURNS boolean
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    with gone as (
+        delete from data.grants g
+        where g.org_id = p_org_id and g.principal_id = p_principal_id and g.scope_kind = p_scope_kind
+          and g.scope_id = data._grant_target(p_org_id, p_scope_kind, p_scope_id)
+        returning 1
+    )
+    select exists (select 1 from gone)
+$$;
+
+
+ALTER FUNCTION api.revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text) IS 'Revoke one grant; false when there was none.';
+
+
+--
+-- Name: score_dense(text, jsonb, bigint[]); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.score_dense(p_org_id text, p_query_embeddings jsonb, p_fragment_ids bigint[]) RETURNS TABLE(fragment_id bigint, similarity double precision)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    perform data._require_read(p_org_id, null, null, null);
+    if jsonb_typeof(p_query_embeddings) is distinct from 'object' then
+        return;
+    end if;
+    return query
+    select e.fragment_id, 1.0::float8 - (e.embedding <=> (p_query_embeddings ->> f.namespace)::vector)
+    from data.fragments f
+    join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
+    join data.embeddings e on e.fragment_id = f.fragment_id and e.model_id = em.model_id and e.org_id = f.org_id
+    where f.org_id = p_org_id and f.fragment_id = any (p_fragment_ids)
+      and p_query_embeddings ? f.namespace
+      and jsonb_array_length(p_query_embeddings -> f.namespace) = em.dims;
+end
+$$;
+
+
+ALTER FUNCTION api.score_dense(p_org_id text, p_query_embeddings jsonb, p_fragment_ids bigint[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION score_dense(p_org_id text, p_query_embeddings jsonb, p_fragment_ids bigint[]); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.score_dense(p_org_id text, p_query_embeddings jsonb, p_fragment_ids bigint[]) IS 'Cosine similarity of given fragments to the query vector of their namespace (active model).';
+
+
+--
+-- Name: score_lexical(text, text, bigint[], text, text, text, double precision, double precision); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.score_lexical(p_org_id text, p_query text, p_fragment_ids bigint[], p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k1 double precision DEFAULT 1.2, p_b double precision DEFAULT 0.75) RETURNS TABLE(fragment_id bigint, score double precision)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    return query
+    select s.fragment_id, s.score
+    from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, p_fragment_ids, p_k1, p_b) s;
+end
+$$;
+
+
+ALTER FUNCTION api.score_lexical(p_org_id text, p_query text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_k1 double precision, p_b double precision) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION score_lexical(p_org_id text, p_query text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_k1 double precision, p_b double precision); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.score_lexical(p_org_id text, p_query text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_k1 double precision, p_b double precision) IS 'BM25 (k1=1.2, b=0.75) of given fragments for a query, with api.search_lexical''s statistics; no matching term: absent.';
+
+
+--
+-- Name: search_dense(text, jsonb, integer, text, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.search_dense(p_org_id text, p_query_embeddings jsonb, p_k integer DEFAULT 100, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text) RETURNS TABLE(fragment_id bigint, namespace text, model_id integer, similarity double precision, rank integer)
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $_$
+declare
+    m record;
+begin
+    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    if jsonb_typeof(p_query_embeddings) is distinct from 'object' then
+        raise exception 'query embeddings must be a JSON object keyed by namespace' using errcode = '22023';
+    end if;
+    perform set_config('hnsw.ef_search', least(greatest(p_k, 40), 1000)::text, true);
+    perform set_config('hnsw.iterative_scan', 'relaxed_order', true);
+    for m in
+        select em.model_id, em.namespace, em.dims from data.embedding_models em
+        where em.status = 'active' and p_query_embeddings ? em.namespace
+        order by em.namespace
+    loop
+        if jsonb_typeof(p_query_embeddings -> m.namespace) is distinct from 'array'
+           or jsonb_array_length(p_query_embeddings -> m.namespace) <> m.dims then
+            raise exception 'query embedding for namespace % must have % dimensions', m.namespace, m.dims
+                using errcode = '22023';
+        end if;
+        -- Literal model id and dims so the partial expression index matches.
+        return query execute format($query$
+            with nearest as materialized (
+                select e.fragment_id, (e.embedding::vector(%1$s) <=> $1::vector(%1$s)) as distance
+                from data.embeddings e
+                join data.fragments f on f.fragment_id = e.fragment_id
+                where e.model_id = %2$s and e.org_id = $2 and f.active
+                  and data._in_scope(f.repo_id, f.persona_id, f.session_id, $3, $4, $5)
+                order by e.embedding::vector(%1$s) <=> $1::vector(%1$s)
+                limit $6
+            )
+            select n.fragment_id, %3$L::text, %2$s::int, 1.0::float8 - n.distance,
+                   (row_number() over (order by n.distance, n.fragment_id))::int
+            from nearest n
+            order by n.distance, n.fragment_id
+            $query$, m.dims, m.model_id, m.namespace)
+        using (p_query_embeddings -> m.namespace)::text, p_org_id, p_repo_id, p_persona_id, p_session_id, p_k;
+    end loop;
+end
+$_$;
+
+
+ALTER FUNCTION api.search_dense(p_org_id text, p_query_embeddings jsonb, p_k integer, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION search_dense(p_org_id text, p_query_embeddings jsonb, p_k integer, p_repo_id text, p_persona_id text, p_session_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.search_dense(p_org_id text, p_query_embeddings jsonb, p_k integer, p_repo_id text, p_persona_id text, p_session_id text) IS 'Cosine top-k per namespace with that namespace''s active model (HNSW, iterative scan).';
+
+
+--
+-- Name: search_lexical(text, text, integer, text, text, text, double precision, double precision); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.search_lexical(p_org_id text, p_query text, p_k integer DEFAULT 100, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k1 double precision DEFAULT 1.2, p_b double precision DEFAULT 0.75) RETURNS TABLE(fragment_id bigint, score double precision, rank integer)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    return query
+    select s.fragment_id, s.score, (row_number() over (order by s.score desc, s.fragment_id))::int
+    from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, null, p_k1, p_b) s
+    order by s.score desc, s.fragment_id
+    limit p_k;
+end
+$$;
+
+
+ALTER FUNCTION api.search_lexical(p_org_id text, p_query text, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_k1 double precision, p_b double precision) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION search_lexical(p_org_id text, p_query text, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_k1 double precision, p_b double precision); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.search_lexical(p_org_id text, p_query text, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_k1 double precision, p_b double precision) IS 'BM25 top-k (k1=1.2, b=0.75) over the fragments in scope, from the statistics of the scope groups the caller may read.';
+
+
+--
+-- Name: whoami(); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.whoami() RETURNS TABLE(org_id text, principal_id text, org_wide boolean, repos text[], personas text[], sessions text[], audit boolean)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select data.acl_org(), data.acl_principal(), data.acl_org_wide(), data.acl_repos(),
+           data.acl_personas(), data.acl_sessions(), data.acl_audit()
+$$;
+
+
+ALTER FUNCTION api.whoami() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION whoami(); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.whoami() IS 'The principal this transaction acts for, and its read ACL.';
+
+
+--
+-- Name: _acl(text, boolean); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._acl(p_kind text, p_write boolean DEFAULT false) RETURNS text[]
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select coalesce(array_agg(g.scope_id order by g.scope_id), '{}')
+    from data.current_principal() me
+    join data.grants g on g.org_id = me.org_id and g.principal_id = me.principal_id
+    where g.scope_kind = p_kind
+      and (g.can_write or not p_write)
+      -- A session grant lasts as long as the session.
+      and (p_kind <> 'session' or exists (
+              select 1 from data.sessions s
+              where s.org_id = g.org_id and s.session_id = g.scope_id
+                and (s.expires_at is null or s.expires_at > statement_timestamp())))
+$$;
+
+
+ALTER FUNCTION data._acl(p_kind text, p_write boolean) OWNER TO <migrator>;
+
+--
+-- Name: _bind(text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._bind(p_org_id text, p_principal_id text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    nonce text := gen_random_uuid()::text || gen_random_uuid()::text;
+begin
+    -- Earlier transactions' bindings of this backend are dead; so are old ones of others.
+    delete from data.principal_bindings b
+    where b.backend_pid = pg_backend_pid() or b.created_at < now() - interval '1 day';
+    insert into data.principal_bindings (nonce, backend_pid, xact_id, org_id, principal_id)
+    values (nonce, pg_backend_pid(), pg_current_xact_id(), p_org_id, p_principal_id);
+    perform set_config('contexts.binding', nonce, true);
+end
+$$;
+
+
+ALTER FUNCTION data._bind(p_org_id text, p_principal_id text) OWNER TO <migrator>;
+
+--
+-- Name: _bm25_add(text, bigint, tsvector, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._bm25_add(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    with terms as (
+        select t.lexeme as term, coalesce(array_length(t.positions, 1), 1) as tf
+        from unnest(p_tsv) as t
+    ), sized as (
+        select term, tf, (sum(tf) over ())::int as dl from terms
+    ), postings as (
+        insert into data.bm25_postings (org_id, term, fragment_id, tf, dl, repo_id, persona_id, session_id)
+        select p_org_id, term, p_fragment_id, tf, dl, p_repo_id, p_persona_id, p_session_id from sized
+        returning term, dl
+    ), df as (
+        insert into data.bm25_terms as s (org_id, term, repo_id, persona_id, session_id, df)
+        select p_org_id, term, p_repo_id, p_persona_id, p_session_id, 1 from postings order by term
+        on conflict (org_id, term, repo_id, persona_id, session_id) do update set df = s.df + 1
+    )
+    insert into data.bm25_corpus as c (org_id, repo_id, persona_id, session_id, fragment_count, total_length)
+    select p_org_id, p_repo_id, p_persona_id, p_session_id, 1, max(dl) from postings having count(*) > 0
+    on conflict (org_id, repo_id, persona_id, session_id) do update
+        set fragment_count = c.fragment_count + 1, total_length = c.total_length + excluded.total_length
+$$;
+
+
+ALTER FUNCTION data._bm25_add(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
+
+--
+-- Name: _bm25_on_fragment_change(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._bm25_on_fragment_change() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    if tg_op in ('UPDATE', 'DELETE') and old.active then
+        perform data._bm25_remove(old.org_id, old.fragment_id, old.tsv, old.repo_id, old.persona_id, old.session_id);
+    end if;
+    if tg_op in ('INSERT', 'UPDATE') and new.active then
+        perform data._bm25_add(new.org_id, new.fragment_id, new.tsv, new.repo_id, new.persona_id, new.session_id);
+    end if;
+    return null;
+end
+$$;
+
+
+ALTER FUNCTION data._bm25_on_fragment_change() OWNER TO <migrator>;
+
+--
+-- Name: _bm25_remove(text, bigint, tsvector, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._bm25_remove(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    removed_length int;
+begin
+    select sum(coalesce(array_length(t.positions, 1), 1)) into removed_length from unnest(p_tsv) as t;
+    if removed_length is null then
+        return;  -- no terms: never indexed, never counted
+    end if;
+    delete from data.bm25_postings p where p.org_id = p_org_id and p.fragment_id = p_fragment_id;
+    update data.bm25_terms s set df = s.df - 1
+    where s.org_id = p_org_id and s.term in (select t.lexeme from unnest(p_tsv) as t)
+      and s.repo_id is not distinct from p_repo_id and s.persona_id is not distinct from p_persona_id
+      and s.session_id is not distinct from p_session_id;
+    delete from data.bm25_terms s
+    where s.org_id = p_org_id and s.df <= 0 and s.term in (select t.lexeme from unnest(p_tsv) as t)
+      and s.repo_id is not distinct from p_repo_id and s.persona_id is not distinct from p_persona_id
+      and s.session_id is not distinct from p_session_id;
+    update data.bm25_corpus c
+    set fragment_count = c.fragment_count - 1, total_length = c.total_length - removed_length
+    where c.org_id = p_org_id and c.repo_id is not distinct from p_repo_id
+      and c.persona_id is not distinct from p_persona_id and c.session_id is not distinct from p_session_id;
+    delete from data.bm25_corpus c
+    where c.org_id = p_org_id and c.fragment_count <= 0 and c.repo_id is not distinct from p_repo_id
+      and c.persona_id is not distinct from p_persona_id and c.session_id is not distinct from p_session_id;
+end
+$$;
+
+
+ALTER FUNCTION data._bm25_remove(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
+
+--
+-- Name: _bm25_scores(text, text, text, text, text, bigint[], double precision, double precision); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k1 double precision, p_b double precision) RETURNS TABLE(fragment_id bigint, score double precision)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    with corpus as materialized (
+        select sum(c.fragment_count)::float8 as n,
+               sum(c.total_length)::float8 / greatest(sum(c.fragment_count), 1)::float8 as avgdl
+        from data.bm25_corpus c
+        where c.org_id = p_org_id
+          and data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id)
+        having sum(c.fragment_count) > 0
+    ), query_terms as materialized (
+        select distinct t.lexeme as term
+        from unnest(api.lexical_tsvector(p_query)) as t
+    ), weighted as materialized (
+        -- `= any(array(...))`: an index condition on (org_id, term), one probe per term.
+        select s.term, ln(1.0::float8 + (corpus.n - sum(s.df)::float8 + 0.5) / (sum(s.df)::float8 + 0.5)) as idf
+        from data.bm25_terms s
+        cross join corpus
+        where s.org_id = p_org_id and s.term = any (array(select q.term from query_terms q))
+          and s.df > 0
+          and data._in_scope(s.repo_id, s.persona_id, s.session_id, p_repo_id, p_persona_id, p_session_id)
+        group by s.term, corpus.n
+    )
+    select p.fragment_id,
+           sum(w.idf * (p.tf::float8 * (p_k1 + 1.0))
+               / (p.tf::float8 + p_k1 * (1.0 - p_b + p_b * p.dl::float8 / corpus.avgdl)))
+    from weighted w
+    join data.bm25_postings p on p.org_id = p_org_id and p.term = w.term
+    cross join corpus
+    -- Postings exist only for active fragments (the trigger keeps it so), and carry
+    -- their scope labels: no heap access to data.fragments at all.
+    where data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
+      and (p_fragment_ids is null or p.fragment_id = any (p_fragment_ids))
+    group by p.fragment_id
+$$;
+
+
+ALTER FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k1 double precision, p_b double precision) OWNER TO <migrator>;
+
+--
+-- Name: _bypasses_rls(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._bypasses_rls() RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$ select coalesce((select r.rolsuper or r.rolbypassrls from pg_roles r where r.rolname = current_user), false) $$;
+
+
+ALTER FUNCTION data._bypasses_rls() OWNER TO <migrator>;
+
+--
+-- Name: _check_fusion(jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._check_fusion(p_fusion jsonb) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    w record;
+begin
+    if jsonb_typeof(p_fusion) is distinct from 'object' or p_fusion ->> 'method' not in ('weighted', 'rrf') then
+        raise exception 'fusion must be {"method": "weighted" | "rrf", ...}' using errcode = '22023';
+    end if;
+    if p_fusion ? 'dense_weight' and (jsonb_typeof(p_fusion -> 'dense_weight') <> 'number'
+                                      or (p_fusion ->> 'dense_weight')::float8 not between 0 and 1) then
+        raise exception 'fusion dense_weight must be a number in [0, 1]' using errcode = '22023';
+    end if;
+    if p_fusion ? 'lexical_weight' then
+        if jsonb_typeof(p_fusion -> 'lexical_weight') <> 'object' then
+            raise exception 'fusion lexical_weight must map a namespace to a number' using errcode = '22023';
+        end if;
+        for w in select key, value from jsonb_each(p_fusion -> 'lexical_weight') loop
+            if jsonb_typeof(w.value) <> 'number' or (w.value)::text::float8 not between 0 and 1 then
+                raise exception 'fusion lexical_weight of % must be a number in [0, 1]', w.key using errcode = '22023';
+            end if;
+        end loop;
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION data._check_fusion(p_fusion jsonb) OWNER TO <migrator>;
+
+--
+-- Name: _create_tenant_partitions(text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._create_tenant_partitions(p_org_id text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    no int := (select o.org_no from data.orgs o where o.org_id = p_org_id);
+    t text;
+    stale name;
+begin
+    if no is null then
+        raise exception 'unknown org: %', p_org_id using errcode = 'P0002';
+    end if;
+    foreach t in array array['fragments', 'embeddings', 'bm25_postings'] loop
+        -- A deleted org leaves its (emptied) partitions; an org created again under the
+        -- same id takes them over under its new number.
+        select c.relname into stale
+        from pg_inherits i join pg_class c on c.oid = i.inhrelid
+        where i.inhparent = format('data.%I', t)::regclass
+          and pg_get_expr(c.relpartbound, c.oid) = format('FOR VALUES IN (%L)', p_org_id)
+          and c.relname <> t || '_' || no;
+        if stale is not null then
+            execute format('alter table data.%I rename to %I', stale, t || '_' || no);
+        end if;
+        if to_regclass(format('data.%I', t || '_' || no)) is null then
+            execute format('create table data.%I partition of data.%I for values in (%L)', t || '_' || no, t, p_org_id);
+            execute format('comment on table data.%I is %L', t || '_' || no,
+                           format('Partition of data.%s for one org (data.orgs.org_no = %s).', t, no));
+            -- Reached only through the parent (whose policies apply); direct access is denied.
+            execute format('alter table data.%I enable row level security', t || '_' || no);
+            execute format('alter table data.%I force row level security', t || '_' || no);
+            execute format('create policy direct_access_denied on data.%I using (false)', t || '_' || no);
+        end if;
+    end loop;
+end
+$$;
+
+
+ALTER FUNCTION data._create_tenant_partitions(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: _deactivate_unsourced(bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._deactivate_unsourced(p_fragment_ids bigint[]) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    update data.fragments f set active = false
+    where f.fragment_id = any(p_fragment_ids) and f.active
+      and not exists (select 1 from data.fragment_sources s
+                      where s.fragment_id = f.fragment_id and s.retired_at is null
+                        and s.content_hash = f.content_hash)
+$$;
+
+
+ALTER FUNCTION data._deactivate_unsourced(p_fragment_ids bigint[]) OWNER TO <migrator>;
+
+--
+-- Name: _find_duplicate(text, text, text, text, text, text, bigint, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text, p_content_hash text, p_simhash bigint, p_max_distance integer DEFAULT 3) RETURNS TABLE(fragment_id bigint, distance integer)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    with bands as (
+        select ((p_simhash >> 48) & 65535)::int as b0, ((p_simhash >> 32) & 65535)::int as b1,
+               ((p_simhash >> 16) & 65535)::int as b2, (p_simhash & 65535)::int as b3
+    ), candidates as (
+        select f.fragment_id, 0 as distance, 0 as preference
+        from data.fragments f
+        where f.org_id = p_org_id and f.content_hash = p_content_hash
+          and f.namespace = p_namespace
+          and f.repo_id is not distinct from p_repo_id
+          and f.persona_id is not distinct from p_persona_id
+          and f.session_id is not distinct from p_session_id
+        union all
+        select f.fragment_id, bit_count((f.simhash # p_simhash)::bit(64))::int, 1
+        from data.fragments f, bands
+        where f.org_id = p_org_id
+          and (f.simhash_band0 = bands.b0 or f.simhash_band1 = bands.b1
+               or f.simhash_band2 = bands.b2 or f.simhash_band3 = bands.b3)
+          and f.active
+          and f.namespace = p_namespace
+          and f.repo_id is not distinct from p_repo_id
+          and f.persona_id is not distinct from p_persona_id
+          and f.session_id is not distinct from p_session_id
+          and bit_count((f.simhash # p_simhash)::bit(64)) <= p_max_distance
+    )
+    select c.fragment_id, c.distance from candidates c
+    order by c.preference, c.distance, c.fragment_id
+    limit 1
+$$;
+
+
+ALTER FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text, p_content_hash text, p_simhash bigint, p_max_distance integer) OWNER TO <migrator>;
+
+--
+-- Name: _fuse(text, text, text, text, text, jsonb, bigint[], double precision[], bigint[], double precision[], boolean, boolean, jsonb, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._fuse(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_query text, p_query_embeddings jsonb, p_lexical_ids bigint[], p_lexical_scores double precision[], p_dense_ids bigint[], p_dense_scores double precision[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, fused_score double precision)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    with lexical as (
+        select l.id as fragment_id, l.score, l.rank::int
+        from unnest(p_lexical_ids, p_lexical_scores) with ordinality as l(id, score, rank)
+    ), dense as (
+        select d.id as fragment_id, d.score as similarity, d.rank::int
+        from unnest(p_dense_ids, p_dense_scores) with ordinality as d(id, score, rank)
+    ), pooled as materialized (
+        select coalesce(l.fragment_id, d.fragment_id) as fragment_id,
+               l.rank as lexical_rank, l.score as lexical_score, d.rank as dense_rank, d.similarity
+        from lexical l full join dense d on d.fragment_id = l.fragment_id
+    ), weighted as (
+        select p_fusion ->> 'method' = 'weighted' as on_
+    ), lexical_fill as materialized (
+        select s.fragment_id, s.score
+        from api.score_lexical(p_org_id, p_query,
+                               array(select p.fragment_id from pooled p where p.lexical_rank is null),
+                               p_repo_id, p_persona_id, p_session_id) s
+        where p_lexical_on and (select on_ from weighted)
+    ), dense_fill as materialized (
+        select s.fragment_id, s.similarity
+        from api.score_dense(p_org_id, p_query_embeddings,
+                             array(select p.fragment_id from pooled p where p.dense_rank is null)) s
+        where p_dense_on and (select on_ from weighted)
+    ), completed as (
+        select p.fragment_id, p.lexical_rank, p.dense_rank, f.namespace, em.name as model,
+               case when p_lexical_on and (select on_ from weighted)
+                    then coalesce(p.lexical_score, lf.score, 0.0) else p.lexical_score end as lexical_score,
+               coalesce(p.similarity, df.similarity) as dense_similarity
+        from pooled p
+        join data.fragments f on f.fragment_id = p.fragment_id
+        left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
+        left join lexical_fill lf on lf.fragment_id = p.fragment_id
+        left join dense_fill df on df.fragment_id = p.fragment_id
+    ), calibrated as (
+        select c.*,
+               greatest(c.lexical_score, 0.0) / nullif(max(c.lexical_score) over (), 0.0) as lexical_norm,
+               greatest(c.dense_similarity, 0.0)
+                   / nullif(max(c.dense_similarity) over (partition by c.model), 0.0) as dense_norm,
+               case when not p_dense_on then 0.0 when not p_lexical_on then 1.0
+                    else coalesce((p_fusion ->> 'dense_weight')::float8, 0.5) end as w_dense,
+               case when not p_lexical_on then 0.0 when not p_dense_on then 1.0
+                    else (1.0 - coalesce((p_fusion ->> 'dense_weight')::float8, 0.5))
+                         * coalesce((p_fusion -> 'lexical_weight' ->> c.namespace)::float8, 1.0) end as w_lexical
+        from completed c
+    )
+    select c.fragment_id, c.lexical_rank, c.lexical_score, c.dense_rank, c.dense_similarity,
+           c.lexical_norm, c.dense_norm, c.w_lexical, c.w_dense,
+           case when p_fusion ->> 'method' = 'rrf'
+                then coalesce(1.0::float8 / (p_rrf_k + c.lexical_rank), 0) + coalesce(1.0::float8 / (p_rrf_k + c.dense_rank), 0)
+                else c.w_lexical * coalesce(c.lexical_norm, 0) + c.w_dense * coalesce(c.dense_norm, 0) end
+    from calibrated c
+$$;
+
+
+ALTER FUNCTION data._fuse(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_query text, p_query_embeddings jsonb, p_lexical_ids bigint[], p_lexical_scores double precision[], p_dense_ids bigint[], p_dense_scores double precision[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) OWNER TO <migrator>;
+
+--
+-- Name: _grant_target(text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._grant_target(p_org_id text, p_scope_kind text, p_scope_id text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    AS $$ select case when p_scope_kind in ('org', 'audit') then coalesce(p_scope_id, p_org_id) else p_scope_id end $$;
+
+
+ALTER FUNCTION data._grant_target(p_org_id text, p_scope_kind text, p_scope_id text) OWNER TO <migrator>;
+
+--
+-- Name: _in_scope(text, text, text, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._in_scope(fragment_repo text, fragment_persona text, fragment_session text, want_repo text, want_persona text, want_session text) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    select (fragment_repo is null or want_repo is null or fragment_repo = want_repo)
+       and (fragment_persona is null or fragment_persona = want_persona)
+       and (fragment_session is null or fragment_session = want_session)
+$$;
+
+
+ALTER FUNCTION data._in_scope(fragment_repo text, fragment_persona text, fragment_session text, want_repo text, want_persona text, want_session text) OWNER TO <migrator>;
+
+--
+-- Name: _on_sources_deleted(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._on_sources_deleted() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    touched bigint[] := array(select distinct g.fragment_id from gone g);
+begin
+    delete from data.fragments f
+    where f.fragment_id = any(touched)
+      and not exists (select 1 from data.fragment_sources s where s.fragment_id = f.fragment_id);
+    perform data._deactivate_unsourced(touched);
+    return null;
+end
+$$;
+
+
+ALTER FUNCTION data._on_sources_deleted() OWNER TO <migrator>;
+
+--
+-- Name: _principal_or_raise(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._principal_or_raise(OUT org_id text, OUT principal_id text) RETURNS record
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    select c.org_id, c.principal_id into org_id, principal_id from data.current_principal() c;
+    if org_id is null then
+        raise exception 'no principal is bound to this transaction' using errcode = '42501',
+            hint = 'Authenticate with an API key (HTTP), pass --principal (CLI), or log in as a mapped role (SQL).';
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION data._principal_or_raise(OUT org_id text, OUT principal_id text) OWNER TO <migrator>;
+
+--
+-- Name: _require_org(text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._require_org(p_org_id text) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    if p_org_id is null or not exists (select 1 from data.orgs o where o.org_id = p_org_id) then
+        raise exception 'unknown org: %', coalesce(p_org_id, '(null)')
+            using errcode = 'P0002', hint = 'Create it with `contexts org create ORG`.';
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION data._require_org(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: _require_principal(text, text, boolean); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._require_principal(p_org_id text, p_principal_id text, p_enabled boolean DEFAULT false) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    perform data._require_org(p_org_id);
+    if not exists (select 1 from data.principals p
+                   where p.org_id = p_org_id and p.principal_id = p_principal_id
+                     and (p.disabled_at is null or not p_enabled)) then
+        raise exception 'unknown principal % in org %', p_principal_id, p_org_id using errcode = 'P0002',
+            hint = 'Create it with `contexts principal create ORG PRINCIPAL`.';
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION data._require_principal(p_org_id text, p_principal_id text, p_enabled boolean) OWNER TO <migrator>;
+
+--
+-- Name: _require_read(text, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._require_read(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+begin
+    select * into me from data.current_principal();
+    if me.org_id is null then
+        if data._bypasses_rls() then
+            perform data._require_org(p_org_id);
+            return;
+        end if;
+        perform data._principal_or_raise();
+    end if;
+    if p_org_id is distinct from me.org_id then
+        raise exception 'principal % may not read org %', me.principal_id, p_org_id using errcode = '42501';
+    end if;
+    if p_repo_id is not null and not (data.acl_org_wide() or p_repo_id = any(data.acl_repos())) then
+        raise exception 'principal % holds no grant on repo %', me.principal_id, p_repo_id using errcode = '42501';
+    end if;
+    if p_persona_id is not null and not (data.acl_org_wide() or p_persona_id = any(data.acl_personas())) then
+        raise exception 'principal % holds no grant on persona %', me.principal_id, p_persona_id using errcode = '42501';
+    end if;
+    if p_session_id is not null and not (p_session_id = any(data.acl_sessions())) then
+        raise exception 'principal % holds no grant on a live session %', me.principal_id, p_session_id
+            using errcode = '42501';
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION data._require_read(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
+
+--
+-- Name: _require_write(text, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._require_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    org_write boolean;
+begin
+    select * into me from data._principal_or_raise();
+    if p_org_id is distinct from me.org_id then
+        raise exception 'principal % may not write to org %', me.principal_id, p_org_id using errcode = '42501';
+    end if;
+    org_write := cardinality(data._acl('org', true)) > 0;
+    if p_session_id is not null then
+        if not exists (select 1 from data.sessions s where s.org_id = p_org_id and s.session_id = p_session_id) then
+            perform api.open_session(p_session_id);  -- refused unless the principal may write somewhere
+        end if;
+        if not p_session_id = any(data._acl('session', true)) then
+            raise exception 'principal % may not write to session %', me.principal_id, p_session_id
+                using errcode = '42501';
+        end if;
+    end if;
+    if p_repo_id is not null and not (org_write or p_repo_id = any(data._acl('repo', true))) then
+        raise exception 'principal % may not write to repo %', me.principal_id, p_repo_id using errcode = '42501';
+    end if;
+    if p_persona_id is not null and not (org_write or p_persona_id = any(data._acl('persona', true))) then
+        raise exception 'principal % may not write to persona %', me.principal_id, p_persona_id using errcode = '42501';
+    end if;
+    if p_repo_id is null and p_persona_id is null and p_session_id is null and not org_write then
+        raise exception 'principal % may not write org-wide knowledge in %', me.principal_id, p_org_id
+            using errcode = '42501';
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION data._require_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
+
+--
+-- Name: _retire_sources(bigint, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._retire_sources(p_doc_id bigint, p_keep_version integer) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    affected bigint[];
+    detached jsonb;
+begin
+    with retired as (
+        update data.fragment_sources s set retired_at = now()
+        where s.doc_id = p_doc_id and s.doc_version < p_keep_version and s.retired_at is null
+        returning s.fragment_id
+    )
+    select coalesce(array_agg(distinct fragment_id), '{}') into affected from retired;
+
+    with orphaned as (
+        select f.fragment_id, f.namespace, f.owner, f.heading_path, f.symbol, f.chunker_version
+        from data.fragments f
+        where f.fragment_id = any(affected) and f.active
+          and not exists (select 1 from data.fragment_sources s
+                          where s.fragment_id = f.fragment_id and s.retired_at is null
+                            and s.content_hash = f.content_hash)
+    ), gone as (
+        delete from data.fragment_sources s using orphaned o
+        where s.fragment_id = o.fragment_id and s.retired_at is null
+        returning s.doc_id, s.doc_version, s.ordinal, s.anchor, s.start_line, s.end_line, o.namespace,
+                  o.owner, o.heading_path, o.symbol, o.chunker_version
+    )
+    select coalesce(jsonb_agg(jsonb_build_object(
+               'doc_id', g.doc_id, 'doc_version', g.doc_version, 'ordinal', g.ordinal, 'anchor', g.anchor,
+               'start_line', g.start_line, 'end_line', g.end_line, 'namespace', g.namespace, 'owner', g.owner,
+               'heading_path', to_jsonb(g.heading_path), 'symbol', g.symbol, 'path', d.path,
+               'chunker_version', g.chunker_version,
+               'text', array_to_string((string_to_array(v.content, E'\n'))[g.start_line:g.end_line], E'\n'))
+               order by g.doc_id, g.ordinal), '[]'::jsonb)
+    into detached
+    from gone g
+    join data.documents d on d.doc_id = g.doc_id
+    join data.document_versions v on v.doc_id = g.doc_id and v.version = g.doc_version;
+
+    perform data._deactivate_unsourced(affected);
+    return detached;
+end
+$$;
+
+
+ALTER FUNCTION data._retire_sources(p_doc_id bigint, p_keep_version integer) OWNER TO <migrator>;
+
+--
+-- Name: acl_audit(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data.acl_audit() RETURNS boolean
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$ select cardinality(data._acl('audit')) > 0 $$;
+
+
+ALTER FUNCTION data.acl_audit() OWNER TO <migrator>;
+
+--
+-- Name: acl_org(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data.acl_org() RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$ select (data.current_principal()).org_id $$;
+
+
+ALTER FUNCTION data.acl_org() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION acl_org(); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data.acl_org() IS 'The current principal''s org (null: none bound, nothing visible).';
+
+
+--
+-- Name: acl_org_wide(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data.acl_org_wide() RETURNS boolean
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$ select cardinality(data._acl('org')) > 0 $$;
+
+
+ALTER FUNCTION data.acl_org_wide() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION acl_org_wide(); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data.acl_org_wide() IS 'True when the current principal holds an org grant (every repo and persona).';
+
+
+--
+-- Name: acl_personas(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data.acl_personas() RETURNS text[]
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$ select data._acl('persona') $$;
+
+
+ALTER FUNCTION data.acl_personas() OWNER TO <migrator>;
+
+--
+-- Name: acl_principal(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data.acl_principal() RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$ select (data.current_principal()).principal_id $$;
+
+
+ALTER FUNCTION data.acl_principal() OWNER TO <migrator>;
+
+--
+-- Name: acl_repos(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data.acl_repos() RETURNS text[]
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$ select data._acl('repo') $$;
+
+
+ALTER FUNCTION data.acl_repos() OWNER TO <migrator>;
+
+--
+-- Name: acl_sessions(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data.acl_sessions() RETURNS text[]
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$ select data._acl('session') $$;
+
+
+ALTER FUNCTION data.acl_sessions() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION acl_sessions(); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data.acl_sessions() IS 'Live (unexpired) sessions the current principal holds a grant on.';
+
+
+--
+-- Name: current_principal(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) RETURNS record
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select p.org_id, p.principal_id
+    from (
+        select b.org_id, b.principal_id, 1 as preference
+        from data.principal_bindings b
+        where b.nonce = nullif(current_setting('contexts.binding', true), '')
+          and b.backend_pid = pg_backend_pid()
+          and b.xact_id = pg_current_xact_id_if_assigned()
+        union all
+        select p.org_id, p.principal_id, 2
+        from data.principals p
+        where p.db_role = session_user
+    ) c
+    join data.principals p on p.org_id = c.org_id and p.principal_id = c.principal_id
+    where p.disabled_at is null
+    order by c.preference
+    limit 1
+$$;
+
+
+ALTER FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION current_principal(OUT org_id text, OUT principal_id text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) IS 'Org and principal the current transaction acts for (null: nobody).';
+
+
+SET default_tablespace = '';
+
+SET default_table_access_method = heap;
+
+--
+-- Name: api_keys; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.api_keys (
+    key_id text NOT NULL,
+    org_id text NOT NULL,
+    principal_id text NOT NULL,
+    key_hash bytea NOT NULL,
+    label text DEFAULT ''::text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_used_at timestamp with time zone,
+    revoked_at timestamp with time zone,
+    CONSTRAINT api_keys_key_hash_check CHECK ((length(key_hash) = 32)),
+    CONSTRAINT api_keys_key_id_check CHECK ((key_id ~ '^[a-f0-9]{12}$'::text))
+);
+
+ALTER TABLE ONLY data.api_keys FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.api_keys OWNER TO <migrator>;
+
+--
+-- Name: TABLE api_keys; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.api_keys IS 'Bearer keys: only the SHA-256 of the token is stored; a key acts as its principal until revoked.';
+
+
+--
+-- Name: bm25_corpus; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.bm25_corpus (
+    org_id text NOT NULL,
+    repo_id text,
+    persona_id text,
+    session_id text,
+    fragment_count bigint DEFAULT 0 NOT NULL,
+    total_length bigint DEFAULT 0 NOT NULL
+);
+
+ALTER TABLE ONLY data.bm25_corpus FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.bm25_corpus OWNER TO <migrator>;
+
+--
+-- Name: TABLE bm25_corpus; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.bm25_corpus IS 'Fragment count and total length of one scope group (for idf and average length).';
+
+
+--
+-- Name: bm25_postings; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.bm25_postings (
+    org_id text NOT NULL,
+    term text NOT NULL,
+    fragment_id bigint NOT NULL,
+    tf integer NOT NULL,
+    dl integer NOT NULL,
+    repo_id text,
+    persona_id text,
+    session_id text
+)
+PARTITION BY LIST (org_id);
+
+ALTER TABLE ONLY data.bm25_postings FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.bm25_postings OWNER TO <migrator>;
+
+--
+-- Name: TABLE bm25_postings; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.bm25_postings IS 'Term frequencies of active fragments; the covering key serves BM25 and the scope filter without heap reads.';
+
+
+--
+-- Name: bm25_terms; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.bm25_terms (
+    org_id text NOT NULL,
+    term text NOT NULL,
+    repo_id text,
+    persona_id text,
+    session_id text,
+    df integer NOT NULL,
+    CONSTRAINT bm25_terms_df_check CHECK ((df >= 0))
+);
+
+ALTER TABLE ONLY data.bm25_terms FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.bm25_terms OWNER TO <migrator>;
+
+--
+-- Name: TABLE bm25_terms; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.bm25_terms IS 'Document frequency of each term among the active fragments of one scope group.';
+
+
+--
+-- Name: document_versions; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.document_versions (
+    doc_id bigint NOT NULL,
+    version integer NOT NULL,
+    content_hash text NOT NULL,
+    content text NOT NULL,
+    language text,
+    author text,
+    source_ts timestamp with time zone,
+    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT document_versions_version_check CHECK ((version >= 1))
+);
+
+ALTER TABLE ONLY data.document_versions FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.document_versions OWNER TO <migrator>;
+
+--
+-- Name: TABLE document_versions; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.document_versions IS 'Every distinct content a document has had; a new content hash makes a new version.';
+
+
+--
+-- Name: documents; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.documents (
+    doc_id bigint NOT NULL,
+    org_id text NOT NULL,
+    repo_id text,
+    persona_id text,
+    session_id text,
+    path text NOT NULL,
+    kind text NOT NULL,
+    current_version integer DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT documents_kind_check CHECK ((kind ~ '^[a-z][a-z0-9-]{0,31}$'::text)),
+    CONSTRAINT documents_path_check CHECK (((length(path) >= 1) AND (length(path) <= 1024)))
+);
+
+ALTER TABLE ONLY data.documents FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.documents OWNER TO <migrator>;
+
+--
+-- Name: TABLE documents; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.documents IS 'Sources (files, ADRs, transcripts, agent output), identified by org, scope and path.';
+
+
+--
+-- Name: COLUMN documents.current_version; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.documents.current_version IS 'Version whose fragments are live; older versions are kept.';
+
+
+--
+-- Name: documents_doc_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.documents ALTER COLUMN doc_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.documents_doc_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: embedding_models; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.embedding_models (
+    model_id integer NOT NULL,
+    namespace text NOT NULL,
+    name text NOT NULL,
+    dims integer NOT NULL,
+    generation integer NOT NULL,
+    status text DEFAULT 'active'::text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT embedding_models_dims_check CHECK (((dims >= 1) AND (dims <= 16000))),
+    CONSTRAINT embedding_models_generation_check CHECK ((generation >= 1)),
+    CONSTRAINT embedding_models_status_check CHECK ((status = ANY (ARRAY['active'::text, 'shadow'::text, 'retired'::text])))
+);
+
+
+ALTER TABLE data.embedding_models OWNER TO <migrator>;
+
+--
+-- Name: TABLE embedding_models; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.embedding_models IS 'One row per (namespace, model generation); each has its own HNSW index.';
+
+
+--
+-- Name: embedding_models_model_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.embedding_models ALTER COLUMN model_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.embedding_models_model_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: embedding_namespaces; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.embedding_namespaces (
+    namespace text NOT NULL,
+    description text DEFAULT ''::text NOT NULL,
+    CONSTRAINT embedding_namespaces_namespace_check CHECK ((namespace ~ '^[a-z][a-z0-9_]{0,31}$'::text))
+);
+
+
+ALTER TABLE data.embedding_namespaces OWNER TO <migrator>;
+
+--
+-- Name: TABLE embedding_namespaces; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.embedding_namespaces IS 'Prose and code are embedded by separate models in separate vector spaces.';
+
+
+--
+-- Name: embeddings; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.embeddings (
+    fragment_id bigint CONSTRAINT embeddings_fragment_id_not_null1 NOT NULL,
+    model_id integer CONSTRAINT embeddings_model_id_not_null1 NOT NULL,
+    org_id text CONSTRAINT embeddings_org_id_not_null1 NOT NULL,
+    repo_id text,
+    persona_id text,
+    session_id text,
+    embedding extensions.vector CONSTRAINT embeddings_embedding_not_null1 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() CONSTRAINT embeddings_created_at_not_null1 NOT NULL
+)
+PARTITION BY LIST (org_id);
+
+ALTER TABLE ONLY data.embeddings FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.embeddings OWNER TO <migrator>;
+
+--
+-- Name: TABLE embeddings; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.embeddings IS 'Dense vectors, one per fragment and model; HNSW indexes per model and per org partition.';
+
+
+--
+-- Name: fragments; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.fragments (
+    fragment_id bigint CONSTRAINT fragments_fragment_id_not_null1 NOT NULL,
+    org_id text CONSTRAINT fragments_org_id_not_null1 NOT NULL,
+    repo_id text,
+    persona_id text,
+    session_id text,
+    doc_id bigint,
+    doc_version integer,
+    namespace text CONSTRAINT fragments_namespace_not_null1 NOT NULL,
+    kind text CONSTRAINT fragments_kind_not_null1 NOT NULL,
+    owner text CONSTRAINT fragments_owner_not_null1 NOT NULL,
+    heading_path text[] DEFAULT '{}'::text[] CONSTRAINT fragments_heading_path_not_null1 NOT NULL,
+    symbol text,
+    text text CONSTRAINT fragments_text_not_null1 NOT NULL,
+    content_hash text CONSTRAINT fragments_content_hash_not_null1 NOT NULL,
+    token_count integer CONSTRAINT fragments_token_count_not_null1 NOT NULL,
+    chunker_version text CONSTRAINT fragments_chunker_version_not_null1 NOT NULL,
+    simhash bigint CONSTRAINT fragments_simhash_not_null1 NOT NULL,
+    simhash_band0 integer GENERATED ALWAYS AS ((((simhash >> 48) & (65535)::bigint))::integer) STORED,
+    simhash_band1 integer GENERATED ALWAYS AS ((((simhash >> 32) & (65535)::bigint))::integer) STORED,
+    simhash_band2 integer GENERATED ALWAYS AS ((((simhash >> 16) & (65535)::bigint))::integer) STORED,
+    simhash_band3 integer GENERATED ALWAYS AS (((simhash & (65535)::bigint))::integer) STORED,
+    tsv tsvector CONSTRAINT fragments_tsv_not_null1 NOT NULL,
+    active boolean DEFAULT true CONSTRAINT fragments_active_not_null1 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() CONSTRAINT fragments_created_at_not_null1 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() CONSTRAINT fragments_updated_at_not_null1 NOT NULL,
+    CONSTRAINT fragments_token_count_check1 CHECK ((token_count >= 0))
+)
+PARTITION BY LIST (org_id);
+
+ALTER TABLE ONLY data.fragments FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.fragments OWNER TO <migrator>;
+
+--
+-- Name: TABLE fragments; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.fragments IS 'Canonical fragments: one decision or one code unit, deduplicated by SimHash. One partition per org.';
+
+
+--
+-- Name: COLUMN fragments.doc_id; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.doc_id IS 'Document that first produced this text (null once deleted); all sources are in fragment_sources.';
+
+
+--
+-- Name: COLUMN fragments.heading_path; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.heading_path IS 'Headings (prose) or enclosing symbols (code) above the fragment.';
+
+
+--
+-- Name: COLUMN fragments.active; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.active IS 'True while at least one live document version points at the fragment.';
+
+
+--
+-- Name: fragment_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+CREATE SEQUENCE data.fragment_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+ALTER SEQUENCE data.fragment_id_seq OWNER TO <migrator>;
+
+--
+-- Name: fragment_id_seq; Type: SEQUENCE OWNED BY; Schema: data; Owner: <migrator>
+--
+
+ALTER SEQUENCE data.fragment_id_seq OWNED BY data.fragments.fragment_id;
+
+
+--
+-- Name: fragment_sources; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.fragment_sources (
+    fragment_id bigint NOT NULL,
+    doc_id bigint NOT NULL,
+    doc_version integer NOT NULL,
+    ordinal integer NOT NULL,
+    anchor text NOT NULL,
+    start_line integer NOT NULL,
+    end_line integer NOT NULL,
+    content_hash text NOT NULL,
+    retired_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    org_id text NOT NULL
+);
+
+ALTER TABLE ONLY data.fragment_sources FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.fragment_sources OWNER TO <migrator>;
+
+--
+-- Name: TABLE fragment_sources; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.fragment_sources IS 'Where each fragment occurs: one canonical fragment, many source pointers.';
+
+
+--
+-- Name: COLUMN fragment_sources.content_hash; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragment_sources.content_hash IS 'Hash of this source''s own text: equal to the fragment''s for an exact pointer, different for a near-duplicate.';
+
+
+--
+-- Name: COLUMN fragment_sources.retired_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragment_sources.retired_at IS 'Set when a newer document version replaces this one.';
+
+
+--
+-- Name: grants; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.grants (
+    org_id text NOT NULL,
+    principal_id text NOT NULL,
+    scope_kind text NOT NULL,
+    scope_id text NOT NULL,
+    can_write boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT audit_is_read_only CHECK (((scope_kind <> 'audit'::text) OR (NOT can_write))),
+    CONSTRAINT grants_scope_kind_check CHECK ((scope_kind = ANY (ARRAY['org'::text, 'repo'::text, 'persona'::text, 'session'::text, 'audit'::text]))),
+    CONSTRAINT org_grants_name_the_org CHECK (((scope_kind <> ALL (ARRAY['org'::text, 'audit'::text])) OR (scope_id = org_id)))
+);
+
+ALTER TABLE ONLY data.grants FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.grants OWNER TO <migrator>;
+
+--
+-- Name: TABLE grants; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.grants IS 'A principal''s ACL. org: every repo and persona of the org; repo/persona/session: that one; audit: the org''s traces.';
+
+
+--
+-- Name: orgs; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.orgs (
+    org_id text NOT NULL,
+    display_name text DEFAULT ''::text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    org_no integer NOT NULL,
+    session_ttl interval DEFAULT '24:00:00'::interval NOT NULL,
+    CONSTRAINT org_id_format CHECK ((org_id ~ '^[a-z0-9][a-z0-9_.-]{0,62}$'::text)),
+    CONSTRAINT session_ttl_positive CHECK ((session_ttl > '00:00:00'::interval))
+);
+
+ALTER TABLE ONLY data.orgs FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.orgs OWNER TO <migrator>;
+
+--
+-- Name: TABLE orgs; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.orgs IS 'Tenants. Every other row belongs to exactly one org.';
+
+
+--
+-- Name: COLUMN orgs.session_ttl; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.orgs.session_ttl IS 'Lifetime of a new session; expired sessions are never returned and are purged by `contexts sessions purge`.';
+
+
+--
+-- Name: orgs_org_no_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.orgs ALTER COLUMN org_no ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.orgs_org_no_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: personas; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.personas (
+    org_id text NOT NULL,
+    persona_id text NOT NULL,
+    description text DEFAULT ''::text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT persona_id_format CHECK ((persona_id ~ '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$'::text))
+);
+
+ALTER TABLE ONLY data.personas FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.personas OWNER TO <migrator>;
+
+--
+-- Name: TABLE personas; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.personas IS 'Persona scope, e.g. backend-sre: knowledge for one role of agent.';
+
+
+--
+-- Name: principal_bindings; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE UNLOGGED TABLE data.principal_bindings (
+    nonce text NOT NULL,
+    backend_pid integer NOT NULL,
+    xact_id xid8 NOT NULL,
+    org_id text NOT NULL,
+    principal_id text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE ONLY data.principal_bindings FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.principal_bindings OWNER TO <migrator>;
+
+--
+-- Name: TABLE principal_bindings; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.principal_bindings IS 'Per-transaction principal bindings (unlogged, short-lived).';
+
+
+--
+-- Name: principals; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.principals (
+    org_id text NOT NULL,
+    principal_id text NOT NULL,
+    kind text DEFAULT 'agent'::text NOT NULL,
+    display_name text DEFAULT ''::text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    db_role name,
+    disabled_at timestamp with time zone,
+    CONSTRAINT principal_id_format CHECK ((principal_id ~ '^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$'::text)),
+    CONSTRAINT principals_kind_check CHECK ((kind = ANY (ARRAY['agent'::text, 'human'::text, 'service'::text])))
+);
+
+ALTER TABLE ONLY data.principals FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.principals OWNER TO <migrator>;
+
+--
+-- Name: TABLE principals; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.principals IS 'Who asks: agents, humans and service accounts of an org.';
+
+
+--
+-- Name: COLUMN principals.db_role; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.principals.db_role IS 'Login role mapped to this principal (analysts, auditors): its SQL sessions act as this principal.';
+
+
+--
+-- Name: repos; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.repos (
+    org_id text NOT NULL,
+    repo_id text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT repo_id_format CHECK ((repo_id ~ '^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$'::text))
+);
+
+ALTER TABLE ONLY data.repos FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.repos OWNER TO <migrator>;
+
+--
+-- Name: TABLE repos; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.repos IS 'Repository scope: knowledge that inherits a repository''s access policy.';
+
+
+--
+-- Name: retrieval_traces; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.retrieval_traces (
+    trace_id uuid DEFAULT gen_random_uuid() NOT NULL,
+    org_id text NOT NULL,
+    principal_id text,
+    query text NOT NULL,
+    request jsonb NOT NULL,
+    pipeline jsonb NOT NULL,
+    candidates jsonb NOT NULL,
+    duration_ms double precision,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE ONLY data.retrieval_traces FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.retrieval_traces OWNER TO <migrator>;
+
+--
+-- Name: TABLE retrieval_traces; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.retrieval_traces IS 'One row per retrieval: every candidate''s ranks and scores, and why it was or was not included.';
+
+
+--
+-- Name: sessions; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.sessions (
+    org_id text NOT NULL,
+    session_id text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone,
+    CONSTRAINT session_id_format CHECK ((session_id ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$'::text))
+);
+
+ALTER TABLE ONLY data.sessions FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.sessions OWNER TO <migrator>;
+
+--
+-- Name: TABLE sessions; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.sessions IS 'Session scope: ephemeral notes visible only inside that session.';
+
+
+--
+-- Name: alembic_version; Type: TABLE; Schema: public; Owner: <migrator>
+--
+
+CREATE TABLE public.alembic_version (
+    version_num character varying(32) NOT NULL
+);
+
+
+ALTER TABLE public.alembic_version OWNER TO <migrator>;
+
+--
+-- Name: fragments fragment_id; Type: DEFAULT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.fragments ALTER COLUMN fragment_id SET DEFAULT nextval('data.fragment_id_seq'::regclass);
+
+
+--
+-- Name: api_keys api_keys_key_hash_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.api_keys
+    ADD CONSTRAINT api_keys_key_hash_key UNIQUE (key_hash);
+
+
+--
+-- Name: api_keys api_keys_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.api_keys
+    ADD CONSTRAINT api_keys_pkey PRIMARY KEY (key_id);
+
+
+--
+-- Name: bm25_corpus bm25_corpus_group_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.bm25_corpus
+    ADD CONSTRAINT bm25_corpus_group_key UNIQUE NULLS NOT DISTINCT (org_id, repo_id, persona_id, session_id);
+
+
+--
+-- Name: bm25_postings bm25_postings_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.bm25_postings
+    ADD CONSTRAINT bm25_postings_pkey PRIMARY KEY (org_id, term, fragment_id) INCLUDE (tf, dl, repo_id, persona_id, session_id);
+
+
+--
+-- Name: bm25_terms bm25_terms_group_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.bm25_terms
+    ADD CONSTRAINT bm25_terms_group_key UNIQUE NULLS NOT DISTINCT (org_id, term, repo_id, persona_id, session_id);
+
+
+--
+-- Name: document_versions document_versions_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.document_versions
+    ADD CONSTRAINT document_versions_pkey PRIMARY KEY (doc_id, version);
+
+
+--
+-- Name: documents documents_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.documents
+    ADD CONSTRAINT documents_pkey PRIMARY KEY (doc_id);
+
+
+--
+-- Name: embedding_models embedding_models_namespace_generation_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.embedding_models
+    ADD CONSTRAINT embedding_models_namespace_generation_key UNIQUE (namespace, generation);
+
+
+--
+-- Name: embedding_models embedding_models_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.embedding_models
+    ADD CONSTRAINT embedding_models_pkey PRIMARY KEY (model_id);
+
+
+--
+-- Name: embedding_namespaces embedding_namespaces_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.embedding_namespaces
+    ADD CONSTRAINT embedding_namespaces_pkey PRIMARY KEY (namespace);
+
+
+--
+-- Name: embeddings embeddings_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.embeddings
+    ADD CONSTRAINT embeddings_pkey PRIMARY KEY (fragment_id, model_id, org_id);
+
+
+--
+-- Name: fragment_sources fragment_sources_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.fragment_sources
+    ADD CONSTRAINT fragment_sources_pkey PRIMARY KEY (doc_id, doc_version, ordinal);
+
+
+--
+-- Name: fragments fragments_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.fragments
+    ADD CONSTRAINT fragments_pkey PRIMARY KEY (fragment_id, org_id);
+
+
+--
+-- Name: grants grants_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.grants
+    ADD CONSTRAINT grants_pkey PRIMARY KEY (org_id, principal_id, scope_kind, scope_id);
+
+
+--
+-- Name: orgs orgs_org_no_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.orgs
+    ADD CONSTRAINT orgs_org_no_key UNIQUE (org_no);
+
+
+--
+-- Name: orgs orgs_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.orgs
+    ADD CONSTRAINT orgs_pkey PRIMARY KEY (org_id);
+
+
+--
+-- Name: personas personas_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.personas
+    ADD CONSTRAINT personas_pkey PRIMARY KEY (org_id, persona_id);
+
+
+--
+-- Name: principal_bindings principal_bindings_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.principal_bindings
+    ADD CONSTRAINT principal_bindings_pkey PRIMARY KEY (nonce);
+
+
+--
+-- Name: principals principals_db_role_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.principals
+    ADD CONSTRAINT principals_db_role_key UNIQUE (db_role);
+
+
+--
+-- Name: principals principals_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.principals
+    ADD CONSTRAINT principals_pkey PRIMARY KEY (org_id, principal_id);
+
+
+--
+-- Name: repos repos_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.repos
+    ADD CONSTRAINT repos_pkey PRIMARY KEY (org_id, repo_id);
+
+
+--
+-- Name: retrieval_traces retrieval_traces_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.retrieval_traces
+    ADD CONSTRAINT retrieval_traces_pkey PRIMARY KEY (trace_id);
+
+
+--
+-- Name: sessions sessions_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.sessions
+    ADD CONSTRAINT sessions_pkey PRIMARY KEY (org_id, session_id);
+
+
+--
+-- Name: alembic_version alembic_version_pkc; Type: CONSTRAINT; Schema: public; Owner: <migrator>
+--
+
+ALTER TABLE ONLY public.alembic_version
+    ADD CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num);
+
+
+--
+-- Name: bm25_postings_fragment; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX bm25_postings_fragment ON ONLY data.bm25_postings USING btree (fragment_id);
+
+
+--
+-- Name: documents_identity; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE UNIQUE INDEX documents_identity ON data.documents USING btree (org_id, COALESCE(repo_id, ''::text), COALESCE(persona_id, ''::text), COALESCE(session_id, ''::text), path);
+
+
+--
+-- Name: embedding_models_one_active; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE UNIQUE INDEX embedding_models_one_active ON data.embedding_models USING btree (namespace) WHERE (status = 'active'::text);
+
+
+--
+-- Name: embeddings_model_org; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX embeddings_model_org ON ONLY data.embeddings USING btree (model_id, org_id);
+
+
+--
+-- Name: fragment_sources_fragment; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX fragment_sources_fragment ON data.fragment_sources USING btree (fragment_id) WHERE (retired_at IS NULL);
+
+
+--
+-- Name: fragment_sources_fragment_all; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX fragment_sources_fragment_all ON data.fragment_sources USING btree (fragment_id);
+
+
+--
+-- Name: fragments_content_hash; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX fragments_content_hash ON ONLY data.fragments USING btree (org_id, content_hash);
+
+
+--
+-- Name: fragments_doc; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX fragments_doc ON ONLY data.fragments USING btree (doc_id);
+
+
+--
+-- Name: fragments_simhash_band0; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX fragments_simhash_band0 ON ONLY data.fragments USING btree (org_id, simhash_band0);
+
+
+--
+-- Name: fragments_simhash_band1; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX fragments_simhash_band1 ON ONLY data.fragments USING btree (org_id, simhash_band1);
+
+
+--
+-- Name: fragments_simhash_band2; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX fragments_simhash_band2 ON ONLY data.fragments USING btree (org_id, simhash_band2);
+
+
+--
+-- Name: fragments_simhash_band3; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX fragments_simhash_band3 ON ONLY data.fragments USING btree (org_id, simhash_band3);
+
+
+--
+-- Name: fragments_tsv; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX fragments_tsv ON ONLY data.fragments USING gin (tsv);
+
+
+--
+-- Name: principal_bindings_backend; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX principal_bindings_backend ON data.principal_bindings USING btree (backend_pid);
+
+
+--
+-- Name: retrieval_traces_org_created; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX retrieval_traces_org_created ON data.retrieval_traces USING btree (org_id, created_at DESC);
+
+
+--
+-- Name: fragment_sources fragment_sources_deleted; Type: TRIGGER; Schema: data; Owner: <migrator>
+--
+
+CREATE TRIGGER fragment_sources_deleted AFTER DELETE ON data.fragment_sources REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION data._on_sources_deleted();
+
+
+--
+-- Name: fragments fragments_bm25_delete; Type: TRIGGER; Schema: data; Owner: <migrator>
+--
+
+CREATE TRIGGER fragments_bm25_delete AFTER DELETE ON data.fragments FOR EACH ROW WHEN (old.active) EXECUTE FUNCTION data._bm25_on_fragment_change();
+
+
+--
+-- Name: fragments fragments_bm25_insert; Type: TRIGGER; Schema: data; Owner: <migrator>
+--
+
+CREATE TRIGGER fragments_bm25_insert AFTER INSERT ON data.fragments FOR EACH ROW WHEN (new.active) EXECUTE FUNCTION data._bm25_on_fragment_change();
+
+
+--
+-- Name: fragments fragments_bm25_update; Type: TRIGGER; Schema: data; Owner: <migrator>
+--
+
+CREATE TRIGGER fragments_bm25_update AFTER UPDATE OF active, tsv ON data.fragments FOR EACH ROW WHEN (((old.active IS DISTINCT FROM new.active) OR (new.active AND (old.tsv IS DISTINCT FROM new.tsv)))) EXECUTE FUNCTION data._bm25_on_fragment_change();
+
+
+--
+-- Name: api_keys api_keys_org_id_principal_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.api_keys
+    ADD CONSTRAINT api_keys_org_id_principal_id_fkey FOREIGN KEY (org_id, principal_id) REFERENCES data.principals(org_id, principal_id) ON DELETE CASCADE;
+
+
+--
+-- Name: bm25_corpus bm25_corpus_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.bm25_corpus
+    ADD CONSTRAINT bm25_corpus_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: bm25_postings bm25_postings_fragment_id_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.bm25_postings
+    ADD CONSTRAINT bm25_postings_fragment_id_org_id_fkey FOREIGN KEY (fragment_id, org_id) REFERENCES data.fragments(fragment_id, org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: bm25_postings bm25_postings_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.bm25_postings
+    ADD CONSTRAINT bm25_postings_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: bm25_terms bm25_terms_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.bm25_terms
+    ADD CONSTRAINT bm25_terms_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: document_versions document_versions_doc_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.document_versions
+    ADD CONSTRAINT document_versions_doc_id_fkey FOREIGN KEY (doc_id) REFERENCES data.documents(doc_id) ON DELETE CASCADE;
+
+
+--
+-- Name: documents documents_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.documents
+    ADD CONSTRAINT documents_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: documents documents_org_id_persona_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.documents
+    ADD CONSTRAINT documents_org_id_persona_id_fkey FOREIGN KEY (org_id, persona_id) REFERENCES data.personas(org_id, persona_id) ON DELETE CASCADE;
+
+
+--
+-- Name: documents documents_org_id_repo_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.documents
+    ADD CONSTRAINT documents_org_id_repo_id_fkey FOREIGN KEY (org_id, repo_id) REFERENCES data.repos(org_id, repo_id) ON DELETE CASCADE;
+
+
+--
+-- Name: documents documents_org_id_session_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.documents
+    ADD CONSTRAINT documents_org_id_session_id_fkey FOREIGN KEY (org_id, session_id) REFERENCES data.sessions(org_id, session_id) ON DELETE CASCADE;
+
+
+--
+-- Name: embedding_models embedding_models_namespace_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.embedding_models
+    ADD CONSTRAINT embedding_models_namespace_fkey FOREIGN KEY (namespace) REFERENCES data.embedding_namespaces(namespace);
+
+
+--
+-- Name: embeddings embeddings_fragment_id_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.embeddings
+    ADD CONSTRAINT embeddings_fragment_id_org_id_fkey FOREIGN KEY (fragment_id, org_id) REFERENCES data.fragments(fragment_id, org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: embeddings embeddings_model_id_fkey1; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.embeddings
+    ADD CONSTRAINT embeddings_model_id_fkey1 FOREIGN KEY (model_id) REFERENCES data.embedding_models(model_id);
+
+
+--
+-- Name: embeddings embeddings_org_id_fkey1; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.embeddings
+    ADD CONSTRAINT embeddings_org_id_fkey1 FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: fragment_sources fragment_sources_doc_id_doc_version_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.fragment_sources
+    ADD CONSTRAINT fragment_sources_doc_id_doc_version_fkey FOREIGN KEY (doc_id, doc_version) REFERENCES data.document_versions(doc_id, version) ON DELETE CASCADE;
+
+
+--
+-- Name: fragment_sources fragment_sources_fragment_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.fragment_sources
+    ADD CONSTRAINT fragment_sources_fragment_fkey FOREIGN KEY (fragment_id, org_id) REFERENCES data.fragments(fragment_id, org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: fragments fragments_doc_id_doc_version_fkey1; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.fragments
+    ADD CONSTRAINT fragments_doc_id_doc_version_fkey1 FOREIGN KEY (doc_id, doc_version) REFERENCES data.document_versions(doc_id, version) ON DELETE SET NULL;
+
+
+--
+-- Name: fragments fragments_namespace_fkey1; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.fragments
+    ADD CONSTRAINT fragments_namespace_fkey1 FOREIGN KEY (namespace) REFERENCES data.embedding_namespaces(namespace);
+
+
+--
+-- Name: fragments fragments_org_id_fkey1; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.fragments
+    ADD CONSTRAINT fragments_org_id_fkey1 FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: grants grants_org_id_principal_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.grants
+    ADD CONSTRAINT grants_org_id_principal_id_fkey FOREIGN KEY (org_id, principal_id) REFERENCES data.principals(org_id, principal_id) ON DELETE CASCADE;
+
+
+--
+-- Name: personas personas_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.personas
+    ADD CONSTRAINT personas_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: principals principals_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.principals
+    ADD CONSTRAINT principals_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: repos repos_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.repos
+    ADD CONSTRAINT repos_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: retrieval_traces retrieval_traces_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.retrieval_traces
+    ADD CONSTRAINT retrieval_traces_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: sessions sessions_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.sessions
+    ADD CONSTRAINT sessions_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: api_keys; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.api_keys ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: bm25_corpus; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.bm25_corpus ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: bm25_postings; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.bm25_postings ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: bm25_terms; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.bm25_terms ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: document_versions; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.document_versions ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: documents; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.documents ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: embeddings; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.embeddings ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: fragment_sources; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.fragment_sources ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: fragments; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.fragments ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: sessions granted_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY granted_read ON data.sessions FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[]))));
+
+
+--
+-- Name: grants; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.grants ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: orgs member_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY member_read ON data.orgs FOR SELECT USING ((org_id = ( SELECT data.acl_org() AS acl_org)));
+
+
+--
+-- Name: personas member_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY member_read ON data.personas FOR SELECT USING ((org_id = ( SELECT data.acl_org() AS acl_org)));
+
+
+--
+-- Name: repos member_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY member_read ON data.repos FOR SELECT USING ((org_id = ( SELECT data.acl_org() AS acl_org)));
+
+
+--
+-- Name: principal_bindings no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY no_direct_access ON data.principal_bindings USING (false);
+
+
+--
+-- Name: orgs; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.orgs ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: retrieval_traces own_or_audited; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY own_or_audited ON data.retrieval_traces FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((principal_id = ( SELECT data.acl_principal() AS acl_principal)) OR ( SELECT data.acl_audit() AS acl_audit))));
+
+
+--
+-- Name: personas; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.personas ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: principal_bindings; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.principal_bindings ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: principals; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.principals ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: repos; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.repos ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: retrieval_traces; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.retrieval_traces ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: bm25_corpus scope_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY scope_read ON data.bm25_corpus FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
+
+
+--
+-- Name: bm25_postings scope_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY scope_read ON data.bm25_postings FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
+
+
+--
+-- Name: bm25_terms scope_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY scope_read ON data.bm25_terms FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
+
+
+--
+-- Name: document_versions scope_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY scope_read ON data.document_versions FOR SELECT USING ((doc_id IN ( SELECT d.doc_id
+   FROM data.documents d)));
+
+
+--
+-- Name: documents scope_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY scope_read ON data.documents FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
+
+
+--
+-- Name: embeddings scope_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY scope_read ON data.embeddings FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
+
+
+--
+-- Name: fragment_sources scope_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY scope_read ON data.fragment_sources FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND (doc_id IN ( SELECT d.doc_id
+   FROM data.documents d))));
+
+
+--
+-- Name: fragments scope_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY scope_read ON data.fragments FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
+
+
+--
+-- Name: api_keys self_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY self_read ON data.api_keys FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND (principal_id = ( SELECT data.acl_principal() AS acl_principal))));
+
+
+--
+-- Name: grants self_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY self_read ON data.grants FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND (principal_id = ( SELECT data.acl_principal() AS acl_principal))));
+
+
+--
+-- Name: principals self_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY self_read ON data.principals FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND (principal_id = ( SELECT data.acl_principal() AS acl_principal))));
+
+
+--
+-- Name: sessions; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.sessions ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: SCHEMA api; Type: ACL; Schema: -; Owner: <migrator>
+--
+
+GRANT USAGE ON SCHEMA api TO contexts_service;
+GRANT USAGE ON SCHEMA api TO contexts_analyst;
+GRANT USAGE ON SCHEMA api TO contexts_auditor;
+
+
+--
+-- Name: SCHEMA data; Type: ACL; Schema: -; Owner: <migrator>
+--
+
+GRANT USAGE ON SCHEMA data TO contexts_service;
+GRANT USAGE ON SCHEMA data TO contexts_analyst;
+GRANT USAGE ON SCHEMA data TO contexts_auditor;
+
+
+--
+-- Name: SCHEMA extensions; Type: ACL; Schema: -; Owner: <migrator>
+--
+
+GRANT USAGE ON SCHEMA extensions TO contexts_service;
+GRANT USAGE ON SCHEMA extensions TO contexts_analyst;
+GRANT USAGE ON SCHEMA extensions TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION active_model(p_namespace text, p_name text, p_dims integer); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.active_model(p_namespace text, p_name text, p_dims integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.active_model(p_namespace text, p_name text, p_dims integer) TO contexts_service;
+
+
+--
+-- Name: FUNCTION add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb) TO contexts_service;
+
+
+--
+-- Name: FUNCTION authenticate(p_token text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.authenticate(p_token text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.authenticate(p_token text) TO contexts_service;
+GRANT ALL ON FUNCTION api.authenticate(p_token text) TO contexts_analyst;
+GRANT ALL ON FUNCTION api.authenticate(p_token text) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb) TO contexts_service;
+
+
+--
+-- Name: FUNCTION bind_principal(p_org_id text, p_principal_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.bind_principal(p_org_id text, p_principal_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION create_org(p_org_id text, p_display_name text, p_session_ttl interval); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.create_org(p_org_id text, p_display_name text, p_session_ttl interval) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION create_principal(p_org_id text, p_principal_id text, p_kind text, p_display_name text, p_db_role name); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.create_principal(p_org_id text, p_principal_id text, p_kind text, p_display_name text, p_db_role name) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION ensure_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.ensure_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION get_fragment(p_fragment_id bigint); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.get_fragment(p_fragment_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.get_fragment(p_fragment_id bigint) TO contexts_service;
+GRANT ALL ON FUNCTION api.get_fragment(p_fragment_id bigint) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION get_trace(p_trace_id uuid); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.get_trace(p_trace_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.get_trace(p_trace_id uuid) TO contexts_service;
+GRANT ALL ON FUNCTION api.get_trace(p_trace_id uuid) TO contexts_analyst;
+GRANT ALL ON FUNCTION api.get_trace(p_trace_id uuid) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text, p_can_write boolean); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text, p_can_write boolean) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION lexical_document(p_heading text, p_body text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.lexical_document(p_heading text, p_body text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.lexical_document(p_heading text, p_body text) TO contexts_service;
+GRANT ALL ON FUNCTION api.lexical_document(p_heading text, p_body text) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION lexical_tsvector(p_text text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.lexical_tsvector(p_text text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.lexical_tsvector(p_text text) TO contexts_service;
+GRANT ALL ON FUNCTION api.lexical_tsvector(p_text text) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION list_api_keys(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.list_api_keys(p_org_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION list_grants(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.list_grants(p_org_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) TO contexts_service;
+
+
+--
+-- Name: FUNCTION open_session(p_session_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.open_session(p_session_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.open_session(p_session_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION purge_expired_sessions(); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.purge_expired_sessions() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision) TO contexts_service;
+
+
+--
+-- Name: FUNCTION register_embedding_model(p_namespace text, p_name text, p_dims integer); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.register_embedding_model(p_namespace text, p_name text, p_dims integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb) TO contexts_service;
+GRANT ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION revoke_api_key(p_key_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.revoke_api_key(p_key_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION score_dense(p_org_id text, p_query_embeddings jsonb, p_fragment_ids bigint[]); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.score_dense(p_org_id text, p_query_embeddings jsonb, p_fragment_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.score_dense(p_org_id text, p_query_embeddings jsonb, p_fragment_ids bigint[]) TO contexts_service;
+GRANT ALL ON FUNCTION api.score_dense(p_org_id text, p_query_embeddings jsonb, p_fragment_ids bigint[]) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION score_lexical(p_org_id text, p_query text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_k1 double precision, p_b double precision); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.score_lexical(p_org_id text, p_query text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_k1 double precision, p_b double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.score_lexical(p_org_id text, p_query text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_k1 double precision, p_b double precision) TO contexts_service;
+GRANT ALL ON FUNCTION api.score_lexical(p_org_id text, p_query text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_k1 double precision, p_b double precision) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION search_dense(p_org_id text, p_query_embeddings jsonb, p_k integer, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.search_dense(p_org_id text, p_query_embeddings jsonb, p_k integer, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.search_dense(p_org_id text, p_query_embeddings jsonb, p_k integer, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_service;
+GRANT ALL ON FUNCTION api.search_dense(p_org_id text, p_query_embeddings jsonb, p_k integer, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION search_lexical(p_org_id text, p_query text, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_k1 double precision, p_b double precision); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.search_lexical(p_org_id text, p_query text, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_k1 double precision, p_b double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.search_lexical(p_org_id text, p_query text, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_k1 double precision, p_b double precision) TO contexts_service;
+GRANT ALL ON FUNCTION api.search_lexical(p_org_id text, p_query text, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_k1 double precision, p_b double precision) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION whoami(); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.whoami() FROM PUBLIC;
+GRANT ALL ON FUNCTION api.whoami() TO contexts_service;
+GRANT ALL ON FUNCTION api.whoami() TO contexts_analyst;
+GRANT ALL ON FUNCTION api.whoami() TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _acl(p_kind text, p_write boolean); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._acl(p_kind text, p_write boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._acl(p_kind text, p_write boolean) TO contexts_service;
+GRANT ALL ON FUNCTION data._acl(p_kind text, p_write boolean) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._acl(p_kind text, p_write boolean) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _bind(p_org_id text, p_principal_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._bind(p_org_id text, p_principal_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _bm25_add(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._bm25_add(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _bm25_on_fragment_change(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._bm25_on_fragment_change() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _bm25_remove(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._bm25_remove(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _bm25_scores(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k1 double precision, p_b double precision); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k1 double precision, p_b double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k1 double precision, p_b double precision) TO contexts_service;
+GRANT ALL ON FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k1 double precision, p_b double precision) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _bypasses_rls(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._bypasses_rls() FROM PUBLIC;
+GRANT ALL ON FUNCTION data._bypasses_rls() TO contexts_service;
+GRANT ALL ON FUNCTION data._bypasses_rls() TO contexts_analyst;
+GRANT ALL ON FUNCTION data._bypasses_rls() TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _check_fusion(p_fusion jsonb); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._check_fusion(p_fusion jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._check_fusion(p_fusion jsonb) TO contexts_service;
+GRANT ALL ON FUNCTION data._check_fusion(p_fusion jsonb) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _create_tenant_partitions(p_org_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._create_tenant_partitions(p_org_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _deactivate_unsourced(p_fragment_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._deactivate_unsourced(p_fragment_ids bigint[]) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _find_duplicate(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text, p_content_hash text, p_simhash bigint, p_max_distance integer); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text, p_content_hash text, p_simhash bigint, p_max_distance integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _fuse(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_query text, p_query_embeddings jsonb, p_lexical_ids bigint[], p_lexical_scores double precision[], p_dense_ids bigint[], p_dense_scores double precision[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._fuse(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_query text, p_query_embeddings jsonb, p_lexical_ids bigint[], p_lexical_scores double precision[], p_dense_ids bigint[], p_dense_scores double precision[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._fuse(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_query text, p_query_embeddings jsonb, p_lexical_ids bigint[], p_lexical_scores double precision[], p_dense_ids bigint[], p_dense_scores double precision[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) TO contexts_service;
+GRANT ALL ON FUNCTION data._fuse(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_query text, p_query_embeddings jsonb, p_lexical_ids bigint[], p_lexical_scores double precision[], p_dense_ids bigint[], p_dense_scores double precision[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _grant_target(p_org_id text, p_scope_kind text, p_scope_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._grant_target(p_org_id text, p_scope_kind text, p_scope_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _in_scope(fragment_repo text, fragment_persona text, fragment_session text, want_repo text, want_persona text, want_session text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._in_scope(fragment_repo text, fragment_persona text, fragment_session text, want_repo text, want_persona text, want_session text) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._in_scope(fragment_repo text, fragment_persona text, fragment_session text, want_repo text, want_persona text, want_session text) TO contexts_service;
+GRANT ALL ON FUNCTION data._in_scope(fragment_repo text, fragment_persona text, fragment_session text, want_repo text, want_persona text, want_session text) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._in_scope(fragment_repo text, fragment_persona text, fragment_session text, want_repo text, want_persona text, want_session text) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _on_sources_deleted(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._on_sources_deleted() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _principal_or_raise(OUT org_id text, OUT principal_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._principal_or_raise(OUT org_id text, OUT principal_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._principal_or_raise(OUT org_id text, OUT principal_id text) TO contexts_service;
+GRANT ALL ON FUNCTION data._principal_or_raise(OUT org_id text, OUT principal_id text) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._principal_or_raise(OUT org_id text, OUT principal_id text) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _require_org(p_org_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._require_org(p_org_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._require_org(p_org_id text) TO contexts_service;
+GRANT ALL ON FUNCTION data._require_org(p_org_id text) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._require_org(p_org_id text) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _require_principal(p_org_id text, p_principal_id text, p_enabled boolean); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._require_principal(p_org_id text, p_principal_id text, p_enabled boolean) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _require_read(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._require_read(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._require_read(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_service;
+GRANT ALL ON FUNCTION data._require_read(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._require_read(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _require_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._require_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _retire_sources(p_doc_id bigint, p_keep_version integer); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._retire_sources(p_doc_id bigint, p_keep_version integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION acl_audit(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data.acl_audit() FROM PUBLIC;
+GRANT ALL ON FUNCTION data.acl_audit() TO contexts_service;
+GRANT ALL ON FUNCTION data.acl_audit() TO contexts_analyst;
+GRANT ALL ON FUNCTION data.acl_audit() TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION acl_org(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data.acl_org() FROM PUBLIC;
+GRANT ALL ON FUNCTION data.acl_org() TO contexts_service;
+GRANT ALL ON FUNCTION data.acl_org() TO contexts_analyst;
+GRANT ALL ON FUNCTION data.acl_org() TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION acl_org_wide(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data.acl_org_wide() FROM PUBLIC;
+GRANT ALL ON FUNCTION data.acl_org_wide() TO contexts_service;
+GRANT ALL ON FUNCTION data.acl_org_wide() TO contexts_analyst;
+GRANT ALL ON FUNCTION data.acl_org_wide() TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION acl_personas(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data.acl_personas() FROM PUBLIC;
+GRANT ALL ON FUNCTION data.acl_personas() TO contexts_service;
+GRANT ALL ON FUNCTION data.acl_personas() TO contexts_analyst;
+GRANT ALL ON FUNCTION data.acl_personas() TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION acl_principal(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data.acl_principal() FROM PUBLIC;
+GRANT ALL ON FUNCTION data.acl_principal() TO contexts_service;
+GRANT ALL ON FUNCTION data.acl_principal() TO contexts_analyst;
+GRANT ALL ON FUNCTION data.acl_principal() TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION acl_repos(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data.acl_repos() FROM PUBLIC;
+GRANT ALL ON FUNCTION data.acl_repos() TO contexts_service;
+GRANT ALL ON FUNCTION data.acl_repos() TO contexts_analyst;
+GRANT ALL ON FUNCTION data.acl_repos() TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION acl_sessions(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data.acl_sessions() FROM PUBLIC;
+GRANT ALL ON FUNCTION data.acl_sessions() TO contexts_service;
+GRANT ALL ON FUNCTION data.acl_sessions() TO contexts_analyst;
+GRANT ALL ON FUNCTION data.acl_sessions() TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION current_principal(OUT org_id text, OUT principal_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) TO contexts_service;
+GRANT ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) TO contexts_analyst;
+GRANT ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) TO contexts_auditor;
+
+
+--
+-- Name: COLUMN api_keys.key_id; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT(key_id) ON TABLE data.api_keys TO contexts_service;
+GRANT SELECT(key_id) ON TABLE data.api_keys TO contexts_analyst;
+
+
+--
+-- Name: COLUMN api_keys.org_id; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT(org_id) ON TABLE data.api_keys TO contexts_service;
+GRANT SELECT(org_id) ON TABLE data.api_keys TO contexts_analyst;
+
+
+--
+-- Name: COLUMN api_keys.principal_id; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT(principal_id) ON TABLE data.api_keys TO contexts_service;
+GRANT SELECT(principal_id) ON TABLE data.api_keys TO contexts_analyst;
+
+
+--
+-- Name: COLUMN api_keys.label; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT(label) ON TABLE data.api_keys TO contexts_service;
+GRANT SELECT(label) ON TABLE data.api_keys TO contexts_analyst;
+
+
+--
+-- Name: COLUMN api_keys.created_at; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT(created_at) ON TABLE data.api_keys TO contexts_service;
+GRANT SELECT(created_at) ON TABLE data.api_keys TO contexts_analyst;
+
+
+--
+-- Name: COLUMN api_keys.last_used_at; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT(last_used_at) ON TABLE data.api_keys TO contexts_service;
+GRANT SELECT(last_used_at) ON TABLE data.api_keys TO contexts_analyst;
+
+
+--
+-- Name: COLUMN api_keys.revoked_at; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT(revoked_at) ON TABLE data.api_keys TO contexts_service;
+GRANT SELECT(revoked_at) ON TABLE data.api_keys TO contexts_analyst;
+
+
+--
+-- Name: TABLE bm25_corpus; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.bm25_corpus TO contexts_service;
+GRANT SELECT ON TABLE data.bm25_corpus TO contexts_analyst;
+
+
+--
+-- Name: TABLE bm25_postings; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.bm25_postings TO contexts_service;
+GRANT SELECT ON TABLE data.bm25_postings TO contexts_analyst;
+
+
+--
+-- Name: TABLE bm25_terms; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.bm25_terms TO contexts_service;
+GRANT SELECT ON TABLE data.bm25_terms TO contexts_analyst;
+
+
+--
+-- Name: TABLE document_versions; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.document_versions TO contexts_service;
+GRANT SELECT ON TABLE data.document_versions TO contexts_analyst;
+
+
+--
+-- Name: TABLE documents; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.documents TO contexts_service;
+GRANT SELECT ON TABLE data.documents TO contexts_analyst;
+
+
+--
+-- Name: TABLE embedding_models; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.embedding_models TO contexts_service;
+GRANT SELECT ON TABLE data.embedding_models TO contexts_analyst;
+
+
+--
+-- Name: TABLE embedding_namespaces; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.embedding_namespaces TO contexts_service;
+GRANT SELECT ON TABLE data.embedding_namespaces TO contexts_analyst;
+
+
+--
+-- Name: TABLE embeddings; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.embeddings TO contexts_service;
+GRANT SELECT ON TABLE data.embeddings TO contexts_analyst;
+
+
+--
+-- Name: TABLE fragments; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.fragments TO contexts_service;
+GRANT SELECT ON TABLE data.fragments TO contexts_analyst;
+
+
+--
+-- Name: TABLE fragment_sources; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.fragment_sources TO contexts_service;
+GRANT SELECT ON TABLE data.fragment_sources TO contexts_analyst;
+
+
+--
+-- Name: TABLE grants; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.grants TO contexts_service;
+GRANT SELECT ON TABLE data.grants TO contexts_analyst;
+GRANT SELECT ON TABLE data.grants TO contexts_auditor;
+
+
+--
+-- Name: TABLE orgs; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.orgs TO contexts_service;
+GRANT SELECT ON TABLE data.orgs TO contexts_analyst;
+GRANT SELECT ON TABLE data.orgs TO contexts_auditor;
+
+
+--
+-- Name: TABLE personas; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.personas TO contexts_service;
+GRANT SELECT ON TABLE data.personas TO contexts_analyst;
+
+
+--
+-- Name: TABLE principals; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.principals TO contexts_service;
+GRANT SELECT ON TABLE data.principals TO contexts_analyst;
+GRANT SELECT ON TABLE data.principals TO contexts_auditor;
+
+
+--
+-- Name: TABLE repos; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.repos TO contexts_service;
+GRANT SELECT ON TABLE data.repos TO contexts_analyst;
+
+
+--
+-- Name: TABLE retrieval_traces; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.retrieval_traces TO contexts_service;
+GRANT SELECT ON TABLE data.retrieval_traces TO contexts_analyst;
+GRANT SELECT ON TABLE data.retrieval_traces TO contexts_auditor;
+
+
+--
+-- Name: TABLE sessions; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.sessions TO contexts_service;
+GRANT SELECT ON TABLE data.sessions TO contexts_analyst;
+
+
+--
+-- PostgreSQL database dump complete
+--
