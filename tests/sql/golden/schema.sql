@@ -449,10 +449,11 @@ begin
     if p_persona_id is not null then
         insert into data.personas (org_id, persona_id) values (p_org_id, p_persona_id) on conflict do nothing;
     end if;
-    if p_session_id is not null and not exists (
-            select 1 from data.sessions s where s.org_id = p_org_id and s.session_id = p_session_id) then
+    if p_session_id is not null then
+        -- on conflict: concurrent first writes into one new session all succeed.
         insert into data.sessions (org_id, session_id, expires_at)
-        select p_org_id, p_session_id, now() + o.session_ttl from data.orgs o where o.org_id = p_org_id;
+        select p_org_id, p_session_id, now() + o.session_ttl from data.orgs o where o.org_id = p_org_id
+        on conflict (org_id, session_id) do nothing;
     end if;
 exception when check_violation then
     raise exception 'invalid scope identifier: %', sqlerrm using errcode = '22023';
@@ -708,29 +709,38 @@ CREATE FUNCTION api.open_session(p_session_id text) RETURNS timestamp with time 
     AS $$
 declare
     me record;
+    opened int;
     expires timestamptz;
 begin
     select * into me from data._principal_or_raise();
-    if exists (select 1 from data.sessions s where s.org_id = me.org_id and s.session_id = p_session_id) then
-        -- Joining needs a write grant on it already; a read grant is never upgraded.
-        if not exists (select 1 from data.grants g
-                       where g.org_id = me.org_id and g.principal_id = me.principal_id
-                         and g.scope_kind = 'session' and g.scope_id = p_session_id and g.can_write) then
-            raise exception 'principal % may not write to session %', me.principal_id, p_session_id
-                using errcode = '42501';
-        end if;
-    elsif not exists (select 1 from data.grants g
-                      where g.org_id = me.org_id and g.principal_id = me.principal_id and g.can_write) then
+    if not exists (select 1 from data.grants g
+                   where g.org_id = me.org_id and g.principal_id = me.principal_id and g.can_write) then
         -- Opening a session is writing: read-only principals cannot.
         raise exception 'principal % may not open sessions (it holds no write grant)', me.principal_id
             using errcode = '42501';
     end if;
-    perform api.ensure_scope(me.org_id, null, null, p_session_id);
+    perform data._require_org(me.org_id);
+    -- Insert first, then decide: a concurrent opener of the same new session waits here
+    -- for the first one's commit, and then joins only if it holds a write grant on it.
+    insert into data.sessions (org_id, session_id, expires_at)
+    select me.org_id, p_session_id, now() + o.session_ttl from data.orgs o where o.org_id = me.org_id
+    on conflict (org_id, session_id) do nothing;
+    get diagnostics opened = row_count;
+    if opened = 0 and not exists (
+            select 1 from data.grants g
+            where g.org_id = me.org_id and g.principal_id = me.principal_id
+              and g.scope_kind = 'session' and g.scope_id = p_session_id and g.can_write) then
+        -- Joining needs a write grant on it already; a read grant is never upgraded.
+        raise exception 'principal % may not write to session %', me.principal_id, p_session_id
+            using errcode = '42501';
+    end if;
     insert into data.grants (org_id, principal_id, scope_kind, scope_id, can_write)
     values (me.org_id, me.principal_id, 'session', p_session_id, true)
     on conflict (org_id, principal_id, scope_kind, scope_id) do nothing;
     select s.expires_at into expires from data.sessions s where s.org_id = me.org_id and s.session_id = p_session_id;
     return expires;
+exception when check_violation then
+    raise exception 'invalid session identifier: %', sqlerrm using errcode = '22023';
 end
 $$;
 
