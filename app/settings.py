@@ -76,7 +76,10 @@ class Settings:
     unless the server trusts local connections, as the embedded one does)."""
 
     pool_max_size: int = 8
-    """Upper bound of the service's connection pool."""
+    """Connections (and worker threads) for reads: retrievals, fragments, traces."""
+
+    write_workers: int = 2
+    """Connections (and worker threads) for ingestion; writers of one org take turns."""
 
     datasets: Path = field(default_factory=_default_datasets)
     """Labelled retrieval sets (BEIR layout) that `contexts eval` finds by name."""
@@ -101,6 +104,8 @@ class Settings:
             raise ValueError("CONTEXTS_EMBED_DTYPE must be float32 or bfloat16")
         if self.overlap_tokens < 0 or self.overlap_tokens >= self.max_fragment_tokens // 2:
             raise ValueError("CONTEXTS_OVERLAP_TOKENS must be >= 0 and under half the fragment bound")
+        if self.pool_max_size < 1 or self.write_workers < 1:
+            raise ValueError("CONTEXTS_POOL_MAX_SIZE and CONTEXTS_WRITE_WORKERS must be at least 1")
         if self.max_fragment_tokens < 64:
             raise ValueError("CONTEXTS_MAX_FRAGMENT_TOKENS must be at least 64")
 

@@ -6,8 +6,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio
+import msgspec
 import psycopg
-from litestar import Litestar, get
+from litestar import Litestar, Request, Response, get
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
@@ -15,11 +16,13 @@ from litestar.openapi.spec import Components, SecurityScheme
 
 from app import __version__
 from app.api.auth import bearer_token
-from app.api.documents import DocumentsController
-from app.api.errors import EXCEPTION_HANDLERS
+from app.api.documents import DocumentIn, DocumentsController, IngestRequest
+from app.api.errors import EXCEPTION_HANDLERS, problem
+from app.api.openapi import close_request_objects, problem_response
 from app.api.fragments import FragmentsController, TracesController
 from app.api.retrieve import RetrieveController
 from app.api.state import Services
+from app.db.availability import DatabaseMonitor
 from app.db.database import resolve_database_url
 from app.db.migrate import migrate
 from app.db.pool import open_pool
@@ -27,22 +30,32 @@ from app.db.service_login import service_database_url
 from app.ingest.embed import embedders
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.config import PipelineConfig
+from app.retrieve.models import RetrieveRequest, ScopeIn
 from app.retrieve.service import Retriever
 from app.settings import Settings
 
 
-@get("/health", sync_to_thread=True, tags=["operations"], summary="Liveness and database reachability")
-def health(state: State) -> dict:
+class HealthOut(msgspec.Struct):
+    status: str
+    database: str
+    version: str
+
+
+@get("/health", tags=["operations"], summary="Liveness and database reachability", security=[{}],
+     responses={503: problem_response("The database is unreachable")})
+async def health(state: State) -> Response[HealthOut]:
+    """Answers from the database monitor (pinged a few times a second on its own
+    connection), so it needs no worker thread and no pooled connection."""
     services: Services = state.services
-    with services.transaction() as conn:
-        conn.execute("select 1").fetchone()
-    return {"status": "ok", "database": "ok", "version": __version__}
+    if services.monitor is not None and not services.monitor.available:
+        return problem(503, "database unavailable")
+    return Response(HealthOut("ok", "ok", __version__))
 
 
 def build_services(settings: Settings, dsn: str) -> Services:
     models = embedders(settings)
     retriever = Retriever.build(models, PipelineConfig(reranker=settings.reranker), settings.torch_threads)
-    for embedder in models.values():
+    for embedder in (*models.values(), *retriever.embedders.values()):
         embedder.load()  # now: the first request should not pay for it
     if retriever.reranker is not None:
         retriever.reranker.load()
@@ -50,8 +63,15 @@ def build_services(settings: Settings, dsn: str) -> Services:
     with psycopg.connect(dsn) as conn:  # as the migrator: registering a model creates its index
         pipeline.register_models(conn)
     service_url = service_database_url(settings.service_database_url, dsn, settings.service_password)
-    pool = open_pool(service_url, settings.pool_max_size)
-    return Services(settings=settings, pool=pool, retriever=retriever, pipeline=pipeline)
+    pool = open_pool(service_url, settings.pool_max_size, name="contexts-read")
+    write_pool = open_pool(service_url, settings.write_workers, name="contexts-write")
+
+    def drop_stale_connections() -> None:
+        pool.check()
+        write_pool.check()
+
+    monitor = DatabaseMonitor(service_url, on_recovery=drop_stale_connections).start()
+    return Services(settings, pool, retriever, pipeline, write_pool=write_pool, monitor=monitor)
 
 
 def create_app(settings: Settings, *, services: Services | None = None, run_migrations: bool = True) -> Litestar:
@@ -69,11 +89,12 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             yield
         finally:
             if owned:
-                app.state.services.pool.close()
+                app.state.services.close()
 
-    return Litestar(
+    app = Litestar(
         route_handlers=[health, RetrieveController, DocumentsController, FragmentsController, TracesController],
         lifespan=[lifespan],
+        before_request=require_json_body,
         exception_handlers=EXCEPTION_HANDLERS,
         dependencies={"token": Provide(bearer_token, sync_to_thread=False)},
         request_max_body_size=settings.max_body_bytes,
@@ -84,3 +105,15 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
                 "apiKey": SecurityScheme(type="http", scheme="bearer", description="A key from `contexts key create`.")}),
             security=[{"apiKey": []}]),
     )
+    close_request_objects(app, [RetrieveRequest, ScopeIn, IngestRequest, DocumentIn])
+    return app
+
+
+async def require_json_body(request: Request) -> Response | None:
+    """A body is read only as the content type the endpoint declares (415 otherwise),
+    before anything else is done with it."""
+    if request.method in ("POST", "PUT", "PATCH"):
+        media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media_type != "application/json":
+            return problem(415, "send the body as application/json", request)
+    return None

@@ -10,6 +10,7 @@ from psycopg_pool import PoolTimeout
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
+from app.db.availability import DatabaseUnavailable, is_connection_failure
 from app.ingest.normalize import RejectedDocument
 from app.ingest.pipeline import DuplicatePaths
 
@@ -33,12 +34,22 @@ TITLES = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not F
           500: "Internal Server Error", 503: "Service Unavailable"}
 
 
+GENERIC_DETAIL = {
+    "23505": "the write conflicts with a concurrent or existing one; retry it",
+}
+"""Messages PostgreSQL writes for these name internal objects (constraints, indexes)."""
+RETRY_AFTER_SECONDS = "1"
+
+
 def problem(status: int, detail: str, request: Request | None = None, **extra: object) -> Response:
-    body = {"type": "about:blank", "title": TITLES.get(status, "Error"), "status": status, "detail": detail}
+    body: dict[str, object] = {"type": "about:blank", "title": TITLES.get(status, "Error"), "status": status,
+                               "detail": detail}
     if request is not None:
         body["instance"] = request.url.path
     body.update({k: v for k, v in extra.items() if v is not None})
     headers = {"WWW-Authenticate": 'Bearer realm="contexts"'} if status == 401 else None
+    if status == 503:
+        headers = {"Retry-After": RETRY_AFTER_SECONDS}
     return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
@@ -52,7 +63,7 @@ def on_http_exception(request: Request, exc: HTTPException) -> Response:
 
 def on_database_error(request: Request, exc: psycopg.Error) -> Response:
     state = exc.sqlstate or ""
-    if isinstance(exc, psycopg.OperationalError) and not state:
+    if is_connection_failure(exc) or isinstance(exc, psycopg.InterfaceError):
         log.error("database unreachable on %s: %s", request.url.path, exc)
         return problem(503, "database unavailable", request)
     if isinstance(exc, psycopg.DataError) and not state:
@@ -62,12 +73,16 @@ def on_database_error(request: Request, exc: psycopg.Error) -> Response:
     if status is None:
         log.exception("database error %s on %s", state, request.url.path, exc_info=exc)
         return problem(500, "internal error", request)
-    message = exc.diag.message_primary or "invalid request"
+    message = GENERIC_DETAIL.get(state) or exc.diag.message_primary or "invalid request"
     return problem(status, message, request, sqlstate=state)
 
 
 def on_pool_timeout(request: Request, exc: PoolTimeout) -> Response:
     log.error("no database connection within the pool timeout on %s", request.url.path)
+    return problem(503, "database unavailable", request)
+
+
+def on_database_unavailable(request: Request, exc: DatabaseUnavailable) -> Response:
     return problem(503, "database unavailable", request)
 
 
@@ -92,6 +107,7 @@ EXCEPTION_HANDLERS = {
     HTTPException: on_http_exception,
     psycopg.Error: on_database_error,
     PoolTimeout: on_pool_timeout,
+    DatabaseUnavailable: on_database_unavailable,
     RejectedDocument: on_rejected_document,
     DuplicatePaths: on_duplicate_paths,
     RecursionError: on_recursion,

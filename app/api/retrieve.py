@@ -5,6 +5,7 @@ from __future__ import annotations
 from litestar import Controller, post
 from litestar.datastructures import State
 
+from app.api.openapi import BODY_ERRORS, problems
 from app.api.state import Services
 from app.retrieve.models import RetrieveRequest, RetrieveResponse
 
@@ -13,11 +14,16 @@ class RetrieveController(Controller):
     path = "/contexts"
     tags = ["retrieval"]
 
-    @post("/retrieve", sync_to_thread=True, status_code=200, summary="Retrieve cited fragments for a query")
-    def retrieve(self, data: RetrieveRequest, state: State, token: str) -> RetrieveResponse:
-        """Hybrid retrieval (BM25 + dense, RRF, optional cross-encoder) within a scope and
-        a token budget, over the fragments the caller's grants allow (a scope it holds no
-        grant on is a 403). Every call records a trace, returned as `trace_id`."""
+    @post("/retrieve", status_code=200, summary="Retrieve cited fragments for a query",
+          responses=problems(*BODY_ERRORS, 404))
+    async def retrieve(self, data: RetrieveRequest, state: State, token: str) -> RetrieveResponse:
+        """Hybrid retrieval (BM25 + dense, weighted fusion, optional cross-encoder) within
+        a scope and a token budget, over the fragments the caller's grants allow (a scope
+        it holds no grant on is a 403). Every call records a trace, returned as `trace_id`."""
         services: Services = state.services
-        with services.acting_for(token) as conn:
-            return services.retriever.retrieve(conn, data)
+
+        def run() -> RetrieveResponse:
+            with services.acting_for(token) as conn:
+                return services.retriever.retrieve(conn, data)
+
+        return await services.read(run)

@@ -1,36 +1,107 @@
-"""What the controllers share: pool, retrieval lane, ingestion lane, settings."""
+"""What the controllers share: pools, worker threads, the retrieval and ingestion lanes.
+
+Reads and writes run on separate thread pools with separate connection pools, so
+writers waiting on an org's lock never take the threads or connections that reads
+need; a writer waits for its org's turn on an asyncio lock, holding no thread.
+/health takes neither: it reads the database monitor (app.db.availability).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+import contextvars
+import functools
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from typing import TypeVar
 
 import psycopg
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from app.access import authenticate
+from app.db.availability import DatabaseMonitor, DatabaseUnavailable, is_connection_failure
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.service import Retriever
+from app.scope import Scope
 from app.settings import Settings
 
+T = TypeVar("T")
 
-@dataclass(slots=True)
+
 class Services:
-    settings: Settings
-    pool: ConnectionPool
-    retriever: Retriever
-    pipeline: IngestPipeline
+    def __init__(self, settings: Settings, pool: ConnectionPool, retriever: Retriever, pipeline: IngestPipeline,
+                 write_pool: ConnectionPool | None = None, monitor: DatabaseMonitor | None = None) -> None:
+        self.settings = settings
+        self.pool = pool
+        """Connections of reads (retrieve, fragments, traces, authorisation checks)."""
+        self.write_pool = write_pool or pool
+        self.retriever = retriever
+        self.pipeline = pipeline
+        self.monitor = monitor
+        # One thread per read connection: a read thread never waits for a connection.
+        self.read_executor = ThreadPoolExecutor(settings.pool_max_size, thread_name_prefix="contexts-read")
+        self.write_executor = ThreadPoolExecutor(settings.write_workers, thread_name_prefix="contexts-write")
+        self._org_locks: dict[str, asyncio.Lock] = {}
+
+    def close(self) -> None:
+        if self.monitor is not None:
+            self.monitor.close()
+        self.read_executor.shutdown(wait=False, cancel_futures=True)
+        self.write_executor.shutdown(wait=False, cancel_futures=True)
+        for pool in {id(self.pool): self.pool, id(self.write_pool): self.write_pool}.values():
+            pool.close()
+
+    # -- threads -------------------------------------------------------------------
+
+    async def read(self, fn: Callable[..., T], *args: object) -> T:
+        return await self._run(self.read_executor, fn, *args)
+
+    async def write(self, fn: Callable[..., T], *args: object) -> T:
+        return await self._run(self.write_executor, fn, *args)
+
+    @staticmethod
+    async def _run(executor: ThreadPoolExecutor, fn: Callable[..., T], *args: object) -> T:
+        call = functools.partial(contextvars.copy_context().run, fn, *args)
+        return await asyncio.get_running_loop().run_in_executor(executor, call)
+
+    def org_lock(self, org_id: str) -> asyncio.Lock:
+        """Writers of one org take turns here (the database serialises them too, with an
+        advisory lock, for writers in other processes)."""
+        lock = self._org_locks.get(org_id)
+        if lock is None:
+            lock = self._org_locks[org_id] = asyncio.Lock()
+        return lock
+
+    # -- transactions --------------------------------------------------------------
 
     @contextmanager
-    def transaction(self) -> Iterator[psycopg.Connection]:
-        """One request, one transaction: commit on success, roll back on any error."""
-        with self.pool.connection() as conn:
-            yield conn
+    def transaction(self, pool: ConnectionPool | None = None) -> Iterator[psycopg.Connection]:
+        """One request, one transaction: commit on success, roll back on any error.
+        A database known to be down fails at once (503), without waiting on the pool."""
+        if self.monitor is not None:
+            self.monitor.require()
+        try:
+            with (pool or self.pool).connection() as conn:
+                yield conn
+        except PoolTimeout as exc:
+            if self.monitor is not None and not self.monitor.available:
+                raise DatabaseUnavailable("database unavailable") from exc
+            raise
+        except psycopg.OperationalError as exc:
+            if is_connection_failure(exc) and self.monitor is not None:
+                self.monitor.report_failure(exc)
+            raise
 
     @contextmanager
-    def acting_for(self, token: str) -> Iterator[psycopg.Connection]:
+    def acting_for(self, token: str, write: bool = False) -> Iterator[psycopg.Connection]:
         """A transaction bound to the principal of an API key (401 when it is not valid)."""
-        with self.transaction() as conn:
+        with self.transaction(self.write_pool if write else self.pool) as conn:
             authenticate(conn, token)
             yield conn
+
+    def authorize_write(self, token: str, scope: Scope) -> None:
+        """401 / 403 before any work on the request body; changes nothing."""
+        with self.acting_for(token) as conn:
+            conn.execute("select api.authorize_write(%s, %s, %s, %s)", scope.as_args())
+            conn.rollback()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated
 
 import msgspec
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
 
 Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:@/-]*$")]
 
@@ -26,6 +29,15 @@ class RetrieveRequest(msgspec.Struct, forbid_unknown_fields=True):
     rerank_top: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 50
     freshness_halflife_days: Annotated[float, msgspec.Meta(gt=0, le=36500)] | None = None
     min_score: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.0
+
+    def __post_init__(self) -> None:
+        """What the fields mean, beyond their types (msgspec reports these as invalid)."""
+        if _CONTROL.search(self.query):
+            raise ValueError("query must not contain control characters")
+        if not any(ch.isalnum() for ch in self.query):
+            raise ValueError("query must contain at least one letter or digit")
+        if self.k_lexical == 0 and self.k_dense == 0:
+            raise ValueError("k_lexical and k_dense are both 0: nothing would be retrieved")
 
 
 class FragmentOut(msgspec.Struct):

@@ -223,6 +223,25 @@ begin
 end
 $$;
 
+-- api.authorize_write: raise as a write into this scope would (42501, P0002), and
+-- otherwise do nothing; lets the service refuse a request before reading its body.
+create or replace function api.authorize_write(
+    p_org_id text, p_repo_id text default null, p_persona_id text default null, p_session_id text default null)
+returns void
+language plpgsql security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+begin
+    -- The very check a write makes; the block's own error undoes what it did (opening
+    -- a new session), while a refusal (42501) passes through to the caller.
+    perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    raise exception 'authorized' using errcode = 'CTXOK';
+exception when sqlstate 'CTXOK' then
+    null;
+end
+$$;
+comment on function api.authorize_write(text, text, text, text) is 'Raise unless the bound principal may write into this scope; changes nothing.';
+
 -- Binding a principal to the transaction -----------------------------------------
 
 create or replace function data._bind(p_org_id text, p_principal_id text)

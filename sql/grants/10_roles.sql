@@ -60,7 +60,7 @@ grant execute on function api.whoami(), api.authenticate(text), api.get_trace(uu
 grant execute on function api.active_model(text, text, int),
     api.begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb),
     api.match_fragments(text, text, text, text, text[], text[], bigint[]),
-    api.add_fragments(bigint, int, jsonb), api.open_session(text),
+    api.add_fragments(bigint, int, jsonb), api.open_session(text), api.authorize_write(text, text, text, text),
     api.record_trace(text, text, jsonb, jsonb, jsonb, float8)
     to contexts_service;
 -- Administration (create_org, principals, grants, keys, bind_principal, purge) is left

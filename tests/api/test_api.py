@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import psycopg
 import pytest
 from litestar.testing import TestClient
@@ -28,7 +30,7 @@ def client(settings, models, db_url, logins):
             test_client.headers["Authorization"] = f"Bearer {key.token}"
             yield test_client
     finally:
-        services.pool.close()
+        services.close()
 
 
 def ingest(client, files: dict[str, str], **scope):
@@ -162,17 +164,30 @@ def test_unreachable_database_is_503(settings, models, db_url, pg_server):
     from psycopg_pool import ConnectionPool
 
     from app.api.state import Services
+    from app.db.availability import DatabaseMonitor
 
     services = build_services(settings.with_(database_url=db_url), db_url)
-    services.pool.close()
-    # A pool whose database does not exist cannot hand out a connection.
-    broken = ConnectionPool(pg_server.url("no_such_database"), min_size=0, max_size=1, timeout=1, open=True)
+    services.close()
+    # A pool whose database does not exist cannot hand out a connection, and the
+    # monitor finds it unreachable.
+    missing = pg_server.url("no_such_database")
+    broken = ConnectionPool(missing, min_size=0, max_size=1, timeout=1, open=True)
+    monitor = DatabaseMonitor(missing, interval_s=0.05).start()
     try:
         app = create_app(settings, services=Services(services.settings, broken, services.retriever,
-                                                     services.pipeline))
+                                                     services.pipeline, monitor=monitor))
         with TestClient(app=app) as client:
+            for _ in range(100):
+                if not monitor.available:
+                    break
+                time.sleep(0.05)
             problem(client.get("/health"), 503)
+            response = client.post("/contexts/retrieve", json={"query": "q", "scope": {"org_id": "acme"}},
+                                   headers={"Authorization": "Bearer ctx_x"})
+            problem(response, 503)
+            assert response.headers["retry-after"]
     finally:
+        monitor.close()
         broken.close()
 
 

@@ -253,6 +253,34 @@ COMMENT ON FUNCTION api.authenticate(p_token text) IS 'Bind the principal of an 
 
 
 --
+-- Name: authorize_write(text, text, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.authorize_write(p_org_id text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    -- The very check a write makes; the block's own error undoes what it did (opening
+    -- a new session), while a refusal (42501) passes through to the caller.
+    perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    raise exception 'authorized' using errcode = 'CTXOK';
+exception when sqlstate 'CTXOK' then
+    null;
+end
+$$;
+
+
+ALTER FUNCTION api.authorize_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION authorize_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.authorize_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) IS 'Raise unless the bound principal may write into this scope; changes nothing.';
+
+
+--
 -- Name: begin_document(text, text, text, text, text, text, text, text, text, text, timestamp with time zone, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -3411,6 +3439,14 @@ REVOKE ALL ON FUNCTION api.authenticate(p_token text) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.authenticate(p_token text) TO contexts_service;
 GRANT ALL ON FUNCTION api.authenticate(p_token text) TO contexts_analyst;
 GRANT ALL ON FUNCTION api.authenticate(p_token text) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION authorize_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.authorize_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.authorize_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_service;
 
 
 --

@@ -1,0 +1,97 @@
+"""Whether the database answers, known without waiting on it: a monitor thread pings
+it a few times a second on a connection of its own. While it is down, requests fail
+at once with 503 (no pool timeout to sit through) and /health says so without taking
+a worker thread; when it is back, the pools' stale connections are dropped."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+import psycopg
+
+log = logging.getLogger("contexts.db")
+
+CONNECTION_FAILURE_STATES = ("08", "57P01", "57P02", "57P03", "53300")
+"""SQLSTATE prefixes of a lost or refused connection: admin shutdown, crash shutdown,
+cannot connect now, too many connections, and the whole connection-exception class."""
+
+
+class DatabaseUnavailable(RuntimeError):
+    """The database is down or refusing connections (HTTP 503)."""
+
+
+def is_connection_failure(exc: BaseException) -> bool:
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    state = exc.sqlstate or ""
+    return not state or state.startswith(CONNECTION_FAILURE_STATES)
+
+
+class DatabaseMonitor:
+    def __init__(self, dsn: str, interval_s: float = 0.25, on_recovery: Callable[[], None] | None = None) -> None:
+        self.dsn = dsn
+        self.interval_s = interval_s
+        self.on_recovery = on_recovery
+        self._available = True
+        self._since = time.monotonic()
+        self._reason = ""
+        self._stop = threading.Event()
+        self._conn: psycopg.Connection | None = None
+        self._thread = threading.Thread(target=self._run, name="contexts-db-monitor", daemon=True)
+
+    def start(self) -> "DatabaseMonitor":
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    @property
+    def available(self) -> bool:
+        return self._available
+
+    @property
+    def reason(self) -> str:
+        return self._reason
+
+    def require(self) -> None:
+        if not self._available:
+            raise DatabaseUnavailable(f"database unavailable for {time.monotonic() - self._since:.1f} s")
+
+    def report_failure(self, exc: BaseException) -> None:
+        """A request saw the connection fail: believe it now, the next ping confirms."""
+        self._set(False, str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+
+    def _set(self, available: bool, reason: str = "") -> None:
+        changed = available != self._available
+        self._available, self._reason = available, reason
+        if changed:
+            self._since = time.monotonic()
+            log.warning("database %s%s", "available again" if available else "unavailable: ", reason)
+            if available and self.on_recovery is not None:
+                self.on_recovery()
+
+    def _ping(self) -> None:
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            self._conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=1,
+                                         application_name="contexts-monitor",
+                                         options="-c statement_timeout=1000")
+        self._conn.execute("select 1")
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._ping()
+                self._set(True)
+            except psycopg.Error as exc:
+                self.report_failure(exc)
+                if self._conn is not None:
+                    self._conn.close()
+                    self._conn = None
+            self._stop.wait(self.interval_s)
+        if self._conn is not None:
+            self._conn.close()

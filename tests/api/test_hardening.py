@@ -1,0 +1,135 @@
+"""Hostile and concurrent HTTP use: strict ids and content types, requests validated
+for what their fields mean, authentication before any work on a body, concurrent
+first writes into a session, and /health and reads that never queue behind writers."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import psycopg
+import pytest
+
+from tests.api.test_api import client, ingest, problem  # noqa: F401  (fixture)
+from tests.retrieve.corpus import CODE, DOCS
+
+QUERY = {"query": "what to do when the storage volume is full", "scope": {"org_id": "acme"}}
+
+
+@pytest.mark.parametrize("raw", ["+1", "%201", "1%20", "\u0661", "01", "1_0", "0", "-1", "1.0", "0x1",
+                                 "9223372036854775808", "99999999999999999999"])
+def test_fragment_ids_are_read_strictly(client, raw):
+    ingest(client, DOCS)
+    assert client.get("/fragments/1").status_code == 200
+    response = client.get(f"/fragments/{raw}")
+    assert response.status_code in (400, 404), response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+
+
+@pytest.mark.parametrize("raw", ["{00000000-0000-0000-0000-000000000000}", "00000000000000000000000000000000",
+                                 "urn:uuid:00000000-0000-0000-0000-000000000000",
+                                 "%2000000000-0000-0000-0000-000000000000"])
+def test_trace_ids_are_read_strictly(client, raw):
+    problem(client.get(f"/traces/{raw}"), 400)
+
+
+def test_trace_ids_accept_either_case(client):
+    trace_id = client.post("/contexts/retrieve", json=QUERY).json()["trace_id"]
+    assert client.get(f"/traces/{trace_id.upper()}").json()["trace_id"] == trace_id
+
+
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded",
+                                          "multipart/form-data; boundary=x", "application/jsonx"])
+def test_bodies_are_read_only_as_json(client, content_type):
+    headers = {"content-type": content_type} if content_type else {}
+    for path in ("/contexts/retrieve", "/documents"):
+        response = client.post(path, content=b'{"query": "x"', headers=headers)
+        if content_type is None:
+            # httpx sends no content-type for raw bytes
+            assert response.status_code == 415, response.text
+        problem(response, 415)
+    ok = client.post("/contexts/retrieve", json=QUERY, headers={"content-type": "application/json; charset=utf-8"})
+    assert ok.status_code == 200
+
+
+@pytest.mark.parametrize("change", [
+    {"query": "   "}, {"query": "?!. ,;"}, {"query": "\t\n"}, {"query": "rotate\u0007journal"},
+    {"query": "a\u2028b"}, {"k_lexical": 0, "k_dense": 0}, {"min_score": float("nan")},
+    {"budget_tokens": 0}, {"rerank_top": 0}, {"freshness_halflife_days": 0},
+    {"scope": {"org_id": "acme", "repo_id": ""}}, {"scope": {"org_id": "acme", "session_id": "a b"}},
+])
+def test_retrieve_requests_are_validated_for_meaning(client, change):
+    body = QUERY | change
+    problem(client.post("/contexts/retrieve", content=_json(body), headers={"content-type": "application/json"}), 400)
+
+
+def _json(body: dict) -> bytes:
+    import json
+
+    return json.dumps(body, allow_nan=True).encode()
+
+
+def test_metadata_is_bounded(client, db_url):
+    body = {"scope": {"org_id": "acme"}, "documents": [
+        {"path": "big.md", "content": "# Big\n\nSome text.\n", "metadata": {"blob": "x" * 20_000}}]}
+    detail = problem(client.post("/documents", json=body), 400)["detail"]
+    assert "metadata" in detail
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("select count(*) from data.documents").fetchone() == (0,)
+
+
+def test_a_bad_key_costs_no_parsing(client, monkeypatch):
+    services = client.app.state.services
+    prepared: list[str] = []
+    original = services.pipeline.prepare
+    monkeypatch.setattr(services.pipeline, "prepare", lambda doc: prepared.append(doc.path) or original(doc))
+    body = {"scope": {"org_id": "acme"},
+            "documents": [{"path": f"src/f{i}.py", "content": CODE["billing/limits.py"]} for i in range(50)]}
+    problem(client.post("/documents", json=body, headers={"Authorization": "Bearer ctx_bogus_key"}), 401)
+    problem(client.post("/documents", json=body | {"scope": {"org_id": "globex"}}), 403)
+    assert prepared == [], "documents were chunked before the key and grants were checked"
+
+
+def test_concurrent_first_writes_into_a_new_session_all_succeed(client, db_url):
+    def write(i: int):
+        return ingest(client, {f"notes/n{i}.md": f"# Note {i}\n\nFinding number {i} about the journal.\n"},
+                      session_id="s-fresh")
+
+    with ThreadPoolExecutor(8) as pool:
+        responses = list(pool.map(write, range(8)))
+    assert [r.status_code for r in responses] == [201] * 8, [r.text for r in responses]
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("select count(*) from data.sessions where session_id = 's-fresh'").fetchone() == (1,)
+        assert conn.execute("select count(*) from data.documents where session_id = 's-fresh'").fetchone() == (8,)
+
+
+def test_health_and_reads_do_not_queue_behind_waiting_writers(client, monkeypatch):
+    """Twelve writers stuck in their write (as if waiting on the org's lock) take no
+    thread that /health or a read needs."""
+    assert ingest(client, DOCS).status_code == 201
+    services = client.app.state.services
+    release = threading.Event()
+    original = services.pipeline.write
+
+    def stuck_write(*args, **kwargs):
+        release.wait(60)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(services.pipeline, "write", stuck_write)
+    writers = ThreadPoolExecutor(12)
+    try:
+        pending = [writers.submit(ingest, client, {f"w/{i}.md": f"# W{i}\n\nWriter {i} text.\n"}) for i in range(12)]
+        outcome: dict = {}
+
+        def probe() -> None:
+            outcome["health"] = client.get("/health").status_code
+            outcome["read"] = client.post("/contexts/retrieve", json=QUERY).status_code
+
+        reader = threading.Thread(target=probe)
+        reader.start()
+        reader.join(30)
+        assert outcome == {"health": 200, "read": 200}, "health or a read waited behind the writers"
+    finally:
+        release.set()
+        assert all(f.result(120).status_code == 201 for f in pending)
+        writers.shutdown()
