@@ -35,9 +35,12 @@ def create_api_key(conn: psycopg.Connection, org_id: str, principal_id: str, lab
     return NewKey(key_id, token)
 
 
-def authenticate(conn: psycopg.Connection, token: str) -> None:
-    """Bind the key's principal to the open transaction; 28000 when unknown or revoked."""
-    conn.execute("select api.authenticate(%s)", (token,))
+def authenticate(conn: psycopg.Connection, token: str) -> tuple[str, str]:
+    """Bind the key's principal to the open transaction; 28000 when unknown or revoked.
+    Returns (org, principal)."""
+    row = conn.execute("select org_id, principal_id from api.authenticate(%s)", (token,)).fetchone()
+    assert row is not None  # api.authenticate raises instead
+    return row[0], row[1]
 
 
 def act_as(conn: psycopg.Connection, org_id: str, principal_id: str) -> None:

@@ -81,6 +81,9 @@ class Settings:
     write_workers: int = 2
     """Connections (and worker threads) for ingestion; writers of one org take turns."""
 
+    log_level: str = "info"
+    """Level of the service's JSON log lines (debug, info, warning, error)."""
+
     datasets: Path = field(default_factory=_default_datasets)
     """Labelled retrieval sets (BEIR layout) that `contexts eval` finds by name."""
 
@@ -104,6 +107,8 @@ class Settings:
             raise ValueError("CONTEXTS_EMBED_DTYPE must be float32 or bfloat16")
         if self.overlap_tokens < 0 or self.overlap_tokens >= self.max_fragment_tokens // 2:
             raise ValueError("CONTEXTS_OVERLAP_TOKENS must be >= 0 and under half the fragment bound")
+        if self.log_level.lower() not in ("debug", "info", "warning", "error"):
+            raise ValueError("CONTEXTS_LOG_LEVEL must be debug, info, warning or error")
         if self.pool_max_size < 1 or self.write_workers < 1:
             raise ValueError("CONTEXTS_POOL_MAX_SIZE and CONTEXTS_WRITE_WORKERS must be at least 1")
         if self.max_fragment_tokens < 64:

@@ -20,6 +20,7 @@ from app.api.documents import DocumentIn, DocumentsController, IngestRequest
 from app.api.errors import EXCEPTION_HANDLERS, problem
 from app.api.openapi import close_request_objects, problem_response
 from app.api.fragments import FragmentsController, TracesController
+from app.api.request_log import request_log_middleware
 from app.api.retrieve import RetrieveController
 from app.api.state import Services
 from app.db.availability import DatabaseMonitor
@@ -95,6 +96,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         route_handlers=[health, RetrieveController, DocumentsController, FragmentsController, TracesController],
         lifespan=[lifespan],
         before_request=require_json_body,
+        middleware=[request_log_middleware],
         exception_handlers=EXCEPTION_HANDLERS,
         dependencies={"token": Provide(bearer_token, sync_to_thread=False)},
         request_max_body_size=settings.max_body_bytes,

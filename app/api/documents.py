@@ -11,6 +11,7 @@ from litestar.datastructures import State
 from litestar.exceptions import ValidationException
 
 from app.api.openapi import BODY_ERRORS, problems
+from app.api.request_log import note
 from app.api.state import Services
 from app.ingest.normalize import SourceDocument
 from app.ingest.pipeline import IngestResult, PreparedDocument
@@ -91,5 +92,6 @@ class DocumentsController(Controller):
         prepared = await services.write(prepare)
         async with services.org_lock(scope.org_id):  # waiting here holds no thread
             results = await services.write(write, prepared)
+        note(repo=scope.repo_id, persona=scope.persona_id, session=scope.session_id, documents=len(results))
         return IngestResponse([DocumentResult(r.path, r.doc_id, r.version, r.changed, r.fragments, r.created)
                                for r in results])

@@ -6,6 +6,7 @@ from litestar import Controller, post
 from litestar.datastructures import State
 
 from app.api.openapi import BODY_ERRORS, problems
+from app.api.request_log import note
 from app.api.state import Services
 from app.retrieve.models import RetrieveRequest, RetrieveResponse
 
@@ -26,4 +27,8 @@ class RetrieveController(Controller):
             with services.acting_for(token) as conn:
                 return services.retriever.retrieve(conn, data)
 
-        return await services.read(run)
+        scope = data.scope
+        note(repo=scope.repo_id, persona=scope.persona_id, session=scope.session_id)
+        response = await services.read(run)
+        note(trace_id=response.trace_id, fragments=len(response.fragments))
+        return response

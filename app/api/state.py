@@ -20,6 +20,7 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from app.access import authenticate
+from app.api.request_log import note
 from app.db.availability import DatabaseMonitor, DatabaseUnavailable, is_connection_failure
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.service import Retriever
@@ -97,7 +98,8 @@ class Services:
     def acting_for(self, token: str, write: bool = False) -> Iterator[psycopg.Connection]:
         """A transaction bound to the principal of an API key (401 when it is not valid)."""
         with self.transaction(self.write_pool if write else self.pool) as conn:
-            authenticate(conn, token)
+            org_id, principal_id = authenticate(conn, token)
+            note(org=org_id, principal=principal_id)
             yield conn
 
     def authorize_write(self, token: str, scope: Scope) -> None:

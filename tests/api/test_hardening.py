@@ -133,3 +133,24 @@ def test_health_and_reads_do_not_queue_behind_waiting_writers(client, monkeypatc
         release.set()
         assert all(f.result(120).status_code == 201 for f in pending)
         writers.shutdown()
+
+
+def test_one_structured_log_line_per_request_without_query_text(client, caplog):
+    import json
+    import logging
+
+    from app.api.request_log import JsonFormatter
+
+    secret_query = "zebra-7731 rotation of the payroll journal"
+    with caplog.at_level(logging.INFO):
+        response = client.post("/contexts/retrieve", json=QUERY | {"query": secret_query})
+    assert response.status_code == 200
+    lines = [r for r in caplog.records if r.name == "contexts.request"]
+    assert len(lines) == 1
+    entry = json.loads(JsonFormatter().format(lines[0]))
+    assert entry | {"ms": 0} == entry | {
+        "method": "POST", "path": "/contexts/retrieve", "status": 200, "org": "acme", "principal": "admin",
+        "trace_id": response.json()["trace_id"], "ms": 0}
+    assert entry["ms"] > 0
+    assert not any("zebra-7731" in r.getMessage() or "zebra-7731" in JsonFormatter().format(r)
+                   for r in caplog.records if r.levelno >= logging.INFO)
