@@ -467,8 +467,11 @@ def _register_subcommands() -> None:
     main.add_command(eval_group)
 
 
-_register_subcommands()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m app.cli`: this copy runs as __main__, while app.eval.cli imports (and
+    # registers its commands on) the module app.cli; run that one.
+    from app.cli import main as package_main
+
+    sys.exit(package_main())
+else:
+    _register_subcommands()

@@ -142,3 +142,14 @@ def test_demo_key_reads_the_demo_org(db_url):
         conn.rollback()
         with pytest.raises(psycopg.errors.InvalidAuthorizationSpecification):
             conn.execute("select api.authenticate(%s)", (first,))  # older demo keys are revoked
+
+
+def test_the_cli_runs_as_a_module():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run([sys.executable, "-m", "app.cli", "--help"], cwd=Path(__file__).resolve().parents[1],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "eval" in done.stdout and "serve" in done.stdout
