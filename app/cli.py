@@ -416,9 +416,8 @@ def query(ctx: click.Context, text: str, org_id: str, repo: str | None, persona:
 @click.pass_context
 def serve(ctx: click.Context, host: str | None, port: int | None, demo: bool) -> None:
     """Serve the HTTP API (OpenAPI at /schema)."""
-    import uvicorn
-
     from app.api.app import create_app
+    from app.api.server import build_server
 
     settings = _settings(ctx).with_(**{k: v for k, v in (("host", host), ("port", port)) if v is not None})
     dsn = _open(settings)
@@ -443,7 +442,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, demo: bool) ->
     # uvicorn re-raises SIGTERM/SIGINT after a graceful shutdown; turning them into a
     # normal exit lets the embedded PostgreSQL server be stopped cleanly (atexit).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
+    build_server(app, settings).run()
 
 
 def _demo_key(dsn: str) -> str:
