@@ -1,4 +1,5 @@
-"""The HTTP server `contexts serve` runs: uvicorn with bounded waits on clients.
+"""The HTTP server `contexts serve` runs: uvicorn on a socket bound before anything else
+happens, with bounded waits on clients.
 
 - Request headers must be complete within `header_timeout_s` of connecting (or of the
   first byte of the next request on a kept-alive connection): uvicorn's protocols have no
@@ -7,9 +8,11 @@
   read (`BodyDeadline`); otherwise 408, or a closed connection once the response has begun.
 - At most `max_connections` connections are open; one more is answered 503 and closed.
 """
+
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import socket
 from collections.abc import Callable
@@ -17,6 +20,7 @@ from typing import Any, ClassVar
 
 import anyio
 import h11
+import httpx
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -24,6 +28,8 @@ from app.settings import Settings
 
 BACKLOG = 128
 """Kernel queue of connections not yet accepted (the event loop accepts them at once)."""
+PROBE_TIMEOUT_S = 2.0
+"""How long to wait for /health of whatever already holds the port."""
 PROBLEM_JSON = "application/problem+json"  # as app.api.errors answers
 
 
@@ -172,10 +178,54 @@ class _Server(uvicorn.Server):
 
 
 def build_server(app: Any, settings: Settings, on_started: Callable[[], None] | None = None) -> uvicorn.Server:
-    """uvicorn around `app` with the deadlines and the connection cap of `settings`.
-    `on_started` runs once the application has started and the socket listens."""
+    """uvicorn around `app` with the deadlines and the connection cap of `settings`; call
+    `.run(sockets=[bind(...)])`. `on_started` runs once the application has started and
+    the socket listens."""
     config = uvicorn.Config(
         BodyDeadline(app, settings.body_timeout_s), host=settings.host, port=settings.port,
         http=protocol_class(settings), ws="none", lifespan="on", backlog=BACKLOG, log_level="info")
     return _Server(config, on_started)
 
+
+def bind(host: str, port: int) -> socket.socket:
+    """A socket listening on host:port from now on (port 0: any free one); connections
+    wait in its queue until the server starts. OSError (errno EADDRINUSE) when something
+    holds the port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        # SO_REUSEADDR skips connections of an earlier run in TIME_WAIT; listening at
+        # once keeps a second server from binding the same port while this one starts.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(BACKLOG)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def base_url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def why_unavailable(host: str, port: int, exc: OSError) -> str:
+    """Say what holds host:port (a Contexts server answers /health with its version)."""
+    if exc.errno != errno.EADDRINUSE:
+        return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    local = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    url = base_url(host, port)
+    version = silent = None
+    try:
+        with httpx.Client(trust_env=False, timeout=PROBE_TIMEOUT_S) as client:
+            body = client.get(f"{base_url(local, port)}/health").json()
+        if isinstance(body, dict) and body.get("status") == "ok" and isinstance(body.get("version"), str):
+            version = body["version"]
+    except httpx.ReadTimeout:
+        silent = " (it does not answer HTTP; a Contexts server still starting looks the same)"
+    except (httpx.HTTPError, ValueError):
+        pass
+    advice = "stop it or choose another port (--port or CONTEXTS_PORT)"
+    if version is not None:
+        return f"a Contexts server (version {version}) is already serving on {url}; {advice}"
+    return f"port {port} on {host} is in use by another program{silent or ''}; {advice}"
