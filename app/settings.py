@@ -34,6 +34,17 @@ class Settings:
     port: int = 8000
     """Port `contexts serve` binds to."""
 
+    header_timeout_s: float = 10.0
+    """Seconds a connection has to send complete request headers (counted from connecting,
+    or from the first byte of its next request); then it gets 408 and is closed."""
+
+    body_timeout_s: float = 30.0
+    """Seconds a request body has to arrive in full, counted from the first read; then 408
+    (or, when the response has begun, the connection is closed)."""
+
+    max_connections: int = 100
+    """Open HTTP connections served at once; one more is answered 503 and closed."""
+
     prose_model: str = DEFAULT_MODEL
     """Sentence-transformers model (name or local path) for the prose namespace."""
 
@@ -113,6 +124,10 @@ class Settings:
             raise ValueError("CONTEXTS_POOL_MAX_SIZE and CONTEXTS_WRITE_WORKERS must be at least 1")
         if self.max_fragment_tokens < 64:
             raise ValueError("CONTEXTS_MAX_FRAGMENT_TOKENS must be at least 64")
+        if self.header_timeout_s <= 0 or self.body_timeout_s <= 0:
+            raise ValueError("CONTEXTS_HEADER_TIMEOUT_S and CONTEXTS_BODY_TIMEOUT_S must be positive")
+        if self.max_connections < 1:
+            raise ValueError("CONTEXTS_MAX_CONNECTIONS must be at least 1")
 
     def with_(self, **changes: object) -> "Settings":
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -123,6 +138,8 @@ def _coerce(name: str, annotation: object, raw: str) -> object:
     try:
         if "int" in kind:
             return int(raw)
+        if "float" in kind:
+            return float(raw)
         if "Path" in kind:
             return Path(raw).expanduser()
     except ValueError as exc:

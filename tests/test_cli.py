@@ -132,13 +132,21 @@ def test_sessions_expire_and_are_purged(db_url, tmp_path):
         assert conn.execute("select count(*) from data.fragments").fetchone() == (0,)
 
 
-def test_demo_key_reads_the_demo_org(db_url):
+def test_demo_key_reads_the_demo_org(db_url, tmp_path):
     from app.cli import DEMO_ORG, _demo_key
 
     assert run(db_url, "org", "create", DEMO_ORG).exit_code == 0
-    first, second = _demo_key(db_url), _demo_key(db_url)
+    token = _demo_key(db_url, tmp_path)  # kept and replaced as tests/test_serve.py shows
     with psycopg.connect(db_url) as conn:
-        assert conn.execute("select principal_id from api.authenticate(%s)", (second,)).fetchone() == ("demo-agent",)
-        conn.rollback()
-        with pytest.raises(psycopg.errors.InvalidAuthorizationSpecification):
-            conn.execute("select api.authenticate(%s)", (first,))  # older demo keys are revoked
+        assert conn.execute("select principal_id from api.authenticate(%s)", (token,)).fetchone() == ("demo-agent",)
+
+
+def test_the_cli_runs_as_a_module():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run([sys.executable, "-m", "app.cli", "--help"], cwd=Path(__file__).resolve().parents[1],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "eval" in done.stdout and "serve" in done.stdout

@@ -1,0 +1,231 @@
+"""The HTTP server `contexts serve` runs: uvicorn on a socket bound before anything else
+happens, with bounded waits on clients.
+
+- Request headers must be complete within `header_timeout_s` of connecting (or of the
+  first byte of the next request on a kept-alive connection): uvicorn's protocols have no
+  such deadline, so a client sending headers byte by byte held its connection forever.
+- A request body must arrive in full within `body_timeout_s` of the application's first
+  read (`BodyDeadline`); otherwise 408, or a closed connection once the response has begun.
+- At most `max_connections` connections are open; one more is answered 503 and closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import socket
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import anyio
+import h11
+import httpx
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from app.settings import Settings
+
+BACKLOG = 128
+"""Kernel queue of connections not yet accepted (the event loop accepts them at once)."""
+PROBE_TIMEOUT_S = 2.0
+"""How long to wait for /health of whatever already holds the port."""
+PROBLEM_JSON = "application/problem+json"  # as app.api.errors answers
+
+
+def _problem(status: int, title: str, detail: str) -> bytes:
+    return json.dumps({"type": "about:blank", "title": title, "status": status, "detail": detail}).encode()
+
+
+def _problem_bytes(status: int, reason: str, detail: str, extra_headers: str = "") -> bytes:
+    """A complete HTTP/1.1 response that closes the connection, written straight to the
+    transport (there is no request to answer through h11 yet)."""
+    body = _problem(status, reason, detail)
+    head = (f"HTTP/1.1 {status} {reason}\r\ncontent-type: {PROBLEM_JSON}\r\ncontent-length: {len(body)}\r\n"
+            f"{extra_headers}connection: close\r\n\r\n")
+    return head.encode("ascii") + body
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a deadline on request headers and a cap on open
+    connections. `protocol_class(settings)` makes one with the configured numbers."""
+
+    header_timeout_s: ClassVar[float] = 10.0
+    max_connections: ClassVar[int] = 100
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.read_deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        if len(self.connections) >= self.max_connections:
+            self.transport = transport
+            transport.write(_problem_bytes(503, "Service Unavailable", "too many open connections; retry shortly",
+                                           "retry-after: 1\r\n"))
+            transport.close()
+            return
+        super().connection_made(transport)
+        self._arm_read_deadline()
+
+    def data_received(self, data: bytes) -> None:
+        if self.flow is None:  # refused in connection_made
+            return
+        super().data_received(data)
+        if self.transport.is_closing() or not self._client_unwatched():
+            self._cancel_read_deadline()
+        else:
+            self._arm_read_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_read_deadline()
+        super().connection_lost(exc)
+
+    def _client_unwatched(self) -> bool:
+        """The client owes bytes that no application waits for under its own deadline:
+        the headers of a request, or a body still arriving after the response was sent."""
+        state = self.conn.their_state
+        if state is h11.IDLE:
+            return True
+        return state is h11.SEND_BODY and (self.cycle is None or self.cycle.response_complete)
+
+    def _arm_read_deadline(self) -> None:
+        if self.read_deadline is None:  # a deadline, not an idle timer: bytes do not extend it
+            self.read_deadline = self.loop.call_later(self.header_timeout_s, self._read_deadline_passed)
+
+    def _cancel_read_deadline(self) -> None:
+        if self.read_deadline is not None:
+            self.read_deadline.cancel()
+            self.read_deadline = None
+
+    def _read_deadline_passed(self) -> None:
+        self.read_deadline = None
+        if self.transport.is_closing():
+            return
+        if self.conn.their_state is h11.IDLE and self.conn.trailing_data[0]:  # part of a request came
+            self.transport.write(_problem_bytes(
+                408, "Request Timeout", f"request headers did not arrive within {self.header_timeout_s:g} s"))
+        self.logger.debug("closing a connection that sent no complete request in %g s", self.header_timeout_s)
+        self.transport.close()
+
+
+def protocol_class(settings: Settings) -> type[GuardedH11Protocol]:
+    class Configured(GuardedH11Protocol):
+        header_timeout_s = settings.header_timeout_s
+        max_connections = settings.max_connections
+
+    return Configured
+
+
+class BodyDeadline:
+    """ASGI middleware: the request body must arrive in full within `timeout_s` of the
+    application's first read. Then the application is cancelled and the client gets 408
+    (problem+json, connection closed), or, when the response has begun, a closed connection."""
+
+    def __init__(self, app: Any, timeout_s: float) -> None:
+        self.app = app
+        self.timeout_s = timeout_s
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        deadline: float | None = None
+        body_done = response_started = timed_out = False
+
+        async def guarded_send(message: dict) -> None:
+            nonlocal response_started
+            if timed_out:
+                return
+            if message["type"] == "http.response.start":
+                response_started = True
+            await send(message)
+
+        async def guarded_receive() -> dict:
+            nonlocal deadline, body_done, response_started, timed_out
+            if body_done:  # waiting for a disconnect is not reading the body
+                return await receive()
+            if deadline is None:
+                deadline = anyio.current_time() + self.timeout_s
+            with anyio.move_on_after(deadline - anyio.current_time()):
+                message = await receive()
+                body_done = message["type"] != "http.request" or not message.get("more_body", False)
+                return message
+            timed_out = True
+            if not response_started:
+                response_started = True
+                body = _problem(408, "Request Timeout", f"the request body did not arrive within {self.timeout_s:g} s")
+                await send({"type": "http.response.start", "status": 408, "headers": [
+                    (b"content-type", PROBLEM_JSON.encode()), (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close")]})
+                await send({"type": "http.response.body", "body": body})
+            cancel.cancel()
+            await anyio.lowlevel.checkpoint()  # the cancellation lands here, in the application
+            return {"type": "http.disconnect"}
+
+        with anyio.CancelScope() as cancel:
+            await self.app(scope, guarded_receive, guarded_send)
+
+
+class _Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, on_started: Callable[[], None] | None) -> None:
+        super().__init__(config)
+        self.on_started = on_started
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)  # the application's start-up, then listening
+        if self.started and self.on_started is not None:
+            self.on_started()
+
+
+def build_server(app: Any, settings: Settings, on_started: Callable[[], None] | None = None) -> uvicorn.Server:
+    """uvicorn around `app` with the deadlines and the connection cap of `settings`; call
+    `.run(sockets=[bind(...)])`. `on_started` runs once the application has started and
+    the socket listens."""
+    config = uvicorn.Config(
+        BodyDeadline(app, settings.body_timeout_s), host=settings.host, port=settings.port,
+        http=protocol_class(settings), ws="none", lifespan="on", backlog=BACKLOG, log_level="info")
+    return _Server(config, on_started)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A socket listening on host:port from now on (port 0: any free one); connections
+    wait in its queue until the server starts. OSError (errno EADDRINUSE) when something
+    holds the port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        # SO_REUSEADDR skips connections of an earlier run in TIME_WAIT; listening at
+        # once keeps a second server from binding the same port while this one starts.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(BACKLOG)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def base_url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def why_unavailable(host: str, port: int, exc: OSError) -> str:
+    """Say what holds host:port (a Contexts server answers /health with its version)."""
+    if exc.errno != errno.EADDRINUSE:
+        return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    local = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    url = base_url(host, port)
+    version = silent = None
+    try:
+        with httpx.Client(trust_env=False, timeout=PROBE_TIMEOUT_S) as client:
+            body = client.get(f"{base_url(local, port)}/health").json()
+        if isinstance(body, dict) and body.get("status") == "ok" and isinstance(body.get("version"), str):
+            version = body["version"]
+    except httpx.ReadTimeout:
+        silent = " (it does not answer HTTP; a Contexts server still starting looks the same)"
+    except (httpx.HTTPError, ValueError):
+        pass
+    advice = "stop it or choose another port (--port or CONTEXTS_PORT)"
+    if version is not None:
+        return f"a Contexts server (version {version}) is already serving on {url}; {advice}"
+    return f"port {port} on {host} is in use by another program{silent or ''}; {advice}"

@@ -1,0 +1,381 @@
+"""`contexts serve`: the port is taken before anything else happens (a busy port changes
+nothing), the demo key survives restarts, and slow clients cannot hold connections."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+from click.testing import CliRunner
+
+from app.cli import DEMO_AGENT, DEMO_ORG, main
+from app.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+MARGIN_S = 3.0
+"""Slack on every timing assertion: two shared cores, other tests running beside."""
+
+
+def cli(db_url: str, *args: str):
+    return CliRunner().invoke(main, ["--db-url", db_url, *args])
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def live_demo_keys(db_url: str) -> list[str]:
+    with psycopg.connect(db_url) as conn:
+        return [r[0] for r in conn.execute(
+            "select key_id from api.list_api_keys(%s) where principal_id = %s and revoked_at is null",
+            (DEMO_ORG, DEMO_AGENT))]
+
+
+def authenticates(db_url: str, token: str) -> bool:
+    with psycopg.connect(db_url) as conn:
+        try:
+            conn.execute("select api.authenticate(%s)", (token,))
+        except psycopg.errors.InvalidAuthorizationSpecification:
+            return False
+        return True
+
+
+# --- a busy port ------------------------------------------------------------------------
+
+
+def test_busy_port_exits_before_ingesting_or_touching_keys(db_url, tmp_path, monkeypatch):
+    monkeypatch.setenv("CONTEXTS_HOME", str(tmp_path))
+    assert cli(db_url, "org", "create", DEMO_ORG).exit_code == 0
+    assert cli(db_url, "principal", "create", DEMO_ORG, DEMO_AGENT).exit_code == 0
+    token = cli(db_url, "key", "create", DEMO_ORG, DEMO_AGENT).output.strip().splitlines()[-1]
+
+    with socket.socket() as other:  # another program: accepts connections, never answers
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        started = time.monotonic()
+        result = cli(db_url, "serve", "--demo", "--port", str(port))
+        elapsed = time.monotonic() - started
+
+    assert result.exit_code != 0
+    assert f"port {port} on 127.0.0.1 is in use by another program" in result.output
+    assert "serving on" not in result.output
+    assert elapsed < 10, elapsed
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("select count(*) from data.documents").fetchone() == (0,)
+        assert conn.execute("select count(*) from data.api_keys").fetchone() == (1,)
+    assert authenticates(db_url, token)  # the running server's clients keep their key
+    assert not (tmp_path / "demo-key").exists()
+
+
+def test_a_bound_port_is_listened_on_at_once_so_a_second_server_cannot_take_it():
+    import errno
+
+    from app.api.server import bind
+
+    with bind("127.0.0.1", 0) as first, pytest.raises(OSError) as taken:
+        bind("127.0.0.1", first.getsockname()[1])
+    assert taken.value.errno == errno.EADDRINUSE
+
+
+class FakeContexts(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802
+        body = json.dumps({"status": "ok", "database": "ok", "version": "9.9.9"}).encode()
+        self.send_response(200 if self.path == "/health" else 404)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_busy_port_names_the_contexts_server_already_there(db_url, tmp_path, monkeypatch):
+    monkeypatch.setenv("CONTEXTS_HOME", str(tmp_path))
+    fake = ThreadingHTTPServer(("127.0.0.1", 0), FakeContexts)
+    thread = threading.Thread(target=fake.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = fake.server_address[1]
+        result = cli(db_url, "serve", "--demo", "--port", str(port))
+    finally:
+        fake.shutdown()
+        fake.server_close()
+        thread.join(5)
+    assert result.exit_code != 0
+    assert f"a Contexts server (version 9.9.9) is already serving on http://127.0.0.1:{port}" in result.output
+    assert "serving on http" not in result.output.replace("already serving on http", "")
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("select count(*) from data.api_keys").fetchone() == (0,)
+
+
+# --- the demo key -------------------------------------------------------------------------
+
+
+def test_demo_key_is_kept_while_valid_and_replaced_when_not(db_url, tmp_path):
+    from app.cli import _demo_key
+
+    assert cli(db_url, "org", "create", DEMO_ORG).exit_code == 0
+    first = _demo_key(db_url, tmp_path)
+    assert _demo_key(db_url, tmp_path) == first
+    stored = tmp_path / "demo-key"
+    assert stored.read_text().strip() == first
+    assert stored.stat().st_mode & 0o777 == 0o600
+    assert authenticates(db_url, first)
+    assert live_demo_keys(db_url) == [first.split("_")[1]]
+
+    assert cli(db_url, "key", "revoke", first.split("_")[1]).exit_code == 0
+    second = _demo_key(db_url, tmp_path)  # revoked: a new one
+    assert second != first and authenticates(db_url, second)
+
+    stored.unlink()
+    third = _demo_key(db_url, tmp_path)  # lost: a new one, and the stale one is revoked
+    assert third != second and not authenticates(db_url, second)
+    assert live_demo_keys(db_url) == [third.split("_")[1]]
+
+    stored.write_text("ctx_000000000000_not-a-key\n")
+    fourth = _demo_key(db_url, tmp_path)  # unknown to this database: a new one
+    assert fourth not in (third, "ctx_000000000000_not-a-key") and live_demo_keys(db_url) == [fourth.split("_")[1]]
+
+
+# --- the whole command, as `make run` starts it --------------------------------------------
+
+# The demo corpus is this repository; its ingestion has its own tests, so these starts skip it.
+NO_INGEST = "import sys, app.cli as c; c.ingest_paths = lambda *a, **k: (0, 0, 0, []); sys.exit(c.main())"
+
+
+@contextlib.contextmanager
+def serve_demo(db_url: str, port: int, env: dict[str, str], log: Path):
+    """`contexts serve --demo` in a subprocess; yields (demo key, log text) once it says
+    it is serving; always stopped (SIGTERM, then SIGKILL)."""
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-c", NO_INGEST, "--db-url", db_url, "serve", "--demo",
+                                 "--port", str(port)], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while "serving on" not in log.read_text():
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        text = log.read_text()
+        key = next(line.split("=", 1)[1] for line in text.splitlines() if line.startswith("export CONTEXTS_KEY="))
+        yield key, text
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+def test_serve_demo_twice_keeps_its_key_and_a_second_server_is_refused(db_url, tmp_path):
+    assert cli(db_url, "org", "create", DEMO_ORG).exit_code == 0
+    port = free_port()
+    env = {**os.environ, "CONTEXTS_HOME": str(tmp_path), "CONTEXTS_HEADER_TIMEOUT_S": "1",
+           "CONTEXTS_BODY_TIMEOUT_S": "1"}
+    base = f"http://127.0.0.1:{port}"
+    retrieve = {"query": "anything", "scope": {"org_id": DEMO_ORG}, "budget_tokens": 200}
+    with serve_demo(db_url, port, env, tmp_path / "first.log") as (key, _), httpx.Client(trust_env=False) as http:
+        assert http.get(f"{base}/health", timeout=10).json()["status"] == "ok"  # serving means bound and ready
+        auth = {"Authorization": f"Bearer {key}"}
+        assert http.post(f"{base}/contexts/retrieve", json=retrieve, headers=auth, timeout=30).status_code == 200
+
+        again = subprocess.run([sys.executable, "-c", NO_INGEST, "--db-url", db_url, "serve", "--demo",
+                                "--port", str(port)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+        assert again.returncode != 0
+        assert f"is already serving on {base}" in again.stderr and "a Contexts server (version" in again.stderr
+        assert http.post(f"{base}/contexts/retrieve", json=retrieve, headers=auth, timeout=30).status_code == 200
+
+        # Slow clients of the real server are cut off (CONTEXTS_*_TIMEOUT_S=1 above).
+        with socket.create_connection(("127.0.0.1", port)) as slow:
+            slow.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+            data, closed_after = read_until_closed(slow, 1 + MARGIN_S)
+            assert closed_after is not None and data.startswith(b"HTTP/1.1 408")
+        with socket.create_connection(("127.0.0.1", port)) as short:
+            short.sendall(b"POST /contexts/retrieve HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + key.encode()
+                          + b"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"query\"")
+            data, closed_after = read_until_closed(short, 1 + MARGIN_S)
+            assert closed_after is not None and data.startswith(b"HTTP/1.1 408"), data
+            assert b"application/problem+json" in data
+        assert http.get(f"{base}/health", timeout=10).status_code == 200
+
+    with serve_demo(db_url, port, env, tmp_path / "second.log") as (key_again, _):
+        assert key_again == key
+    assert live_demo_keys(db_url) == [key.split("_")[1]]
+
+
+# --- slow clients, on a trivial application -----------------------------------------------
+
+
+async def echo_app(scope, receive, send) -> None:
+    """Reads the whole body and says how long it was; /early answers without reading it."""
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    size = 0
+    if scope["path"] != "/early":
+        while True:
+            message = await receive()
+            size += len(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+    body = b"got %d bytes" % size
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(body))]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def read_response(sock: socket.socket) -> bytes:
+    """One whole response of echo_app (it always says how long its body is)."""
+    sock.settimeout(5)
+    data = b""
+    while not data.endswith(b" bytes"):
+        chunk = sock.recv(65536)
+        assert chunk, data
+        data += chunk
+    return data
+
+
+@contextlib.contextmanager
+def running(**changes: object):
+    """The server `contexts serve` runs, around echo_app, in a thread on a free port."""
+    from app.api.server import bind, build_server
+
+    settings = Settings(**{"header_timeout_s": 0.5, "body_timeout_s": 0.5, **changes})  # type: ignore[arg-type]
+    sock = bind("127.0.0.1", 0)
+    started = threading.Event()
+    server = build_server(echo_app, settings, on_started=started.set)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        assert started.wait(10)
+        yield sock.getsockname()[1], settings
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        assert not thread.is_alive()
+
+
+def read_until_closed(sock: socket.socket, limit_s: float) -> tuple[bytes, float | None]:
+    """Everything the server sends until it closes; None as the time when it did not
+    close within limit_s."""
+    started = time.monotonic()
+    data = b""
+    while (left := limit_s - (time.monotonic() - started)) > 0:
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(65536)
+        except TimeoutError:
+            break
+        except ConnectionResetError:
+            return data, time.monotonic() - started
+        if not chunk:
+            return data, time.monotonic() - started
+        data += chunk
+    return data, None
+
+
+def test_partial_headers_are_cut_off_after_the_header_timeout():
+    with running() as (port, settings), socket.create_connection(("127.0.0.1", port)) as slow:
+        slow.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        data, closed_after = read_until_closed(slow, settings.header_timeout_s + MARGIN_S)
+    assert closed_after is not None and closed_after >= settings.header_timeout_s * 0.8
+    assert data.startswith(b"HTTP/1.1 408 ") and b"connection: close" in data.lower()
+
+
+def test_a_silent_connection_is_closed_after_the_header_timeout():
+    with running() as (port, settings), socket.create_connection(("127.0.0.1", port)) as silent:
+        data, closed_after = read_until_closed(silent, settings.header_timeout_s + MARGIN_S)
+    assert closed_after is not None and data == b""
+
+
+def test_a_kept_alive_connection_gets_the_same_deadline_for_its_next_request():
+    with running() as (port, settings), socket.create_connection(("127.0.0.1", port)) as conn:
+        conn.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert read_response(conn).startswith(b"HTTP/1.1 200 ")
+        conn.sendall(b"GET / HTTP/1.1\r\nHo")
+        data, closed_after = read_until_closed(conn, settings.header_timeout_s + MARGIN_S)
+    assert closed_after is not None and data.startswith(b"HTTP/1.1 408 ")
+
+
+def test_a_body_shorter_than_its_content_length_gets_408():
+    with running() as (port, settings), socket.create_connection(("127.0.0.1", port)) as short:
+        short.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+        data, closed_after = read_until_closed(short, settings.body_timeout_s + MARGIN_S)
+    assert closed_after is not None and closed_after >= settings.body_timeout_s * 0.8
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 ") and b"application/problem+json" in head
+    assert json.loads(body)["status"] == 408
+
+
+@contextlib.contextmanager
+def dribbling(sock: socket.socket):
+    """Send one byte every 0.1 s from a thread until the block ends or the server closes."""
+    stop = threading.Event()
+
+    def dribble() -> None:
+        with contextlib.suppress(OSError):
+            while not stop.wait(0.1):
+                sock.sendall(b"x")
+
+    thread = threading.Thread(target=dribble, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(5)
+
+
+def test_a_body_dripping_in_is_cut_off_at_the_body_deadline():
+    with running(body_timeout_s=1.0) as (port, settings), socket.create_connection(("127.0.0.1", port)) as drip:
+        drip.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+        with dribbling(drip):  # never idle, never done
+            data, closed_after = read_until_closed(drip, settings.body_timeout_s + MARGIN_S)
+    # Closing with unread bytes may reset the connection before the 408 is read.
+    assert closed_after is not None and closed_after >= settings.body_timeout_s * 0.8
+    assert data == b"" or data.startswith(b"HTTP/1.1 408 ")
+
+
+def test_a_body_still_arriving_after_the_response_is_cut_off():
+    with running() as (port, settings), socket.create_connection(("127.0.0.1", port)) as late:
+        late.sendall(b"POST /early HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+        assert read_response(late).startswith(b"HTTP/1.1 200 ")
+        with dribbling(late):
+            _, closed_after = read_until_closed(late, settings.header_timeout_s + MARGIN_S)
+    assert closed_after is not None
+
+
+def test_normal_requests_still_work_and_connections_are_capped():
+    with running(max_connections=2, header_timeout_s=5.0) as (port, _), httpx.Client(trust_env=False) as http:
+        base = f"http://127.0.0.1:{port}"
+        assert http.post(f"{base}/", content=b"x" * 300_000, timeout=10).text == "got 300000 bytes"
+        assert http.post(f"{base}/", content=b"y" * 10, timeout=10).text == "got 10 bytes"  # kept alive
+        with socket.create_connection(("127.0.0.1", port)) as idle:
+            time.sleep(0.2)  # the server has accepted it: two connections now
+            with socket.create_connection(("127.0.0.1", port)) as third:
+                data, closed_after = read_until_closed(third, MARGIN_S)
+            assert data.startswith(b"HTTP/1.1 503 ") and closed_after is not None
+            idle.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert read_response(idle).startswith(b"HTTP/1.1 200 ")
