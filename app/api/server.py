@@ -24,6 +24,7 @@ import httpx
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from app.api.request_log import logging_config
 from app.settings import Settings
 
 BACKLOG = 128
@@ -183,7 +184,8 @@ def build_server(app: Any, settings: Settings, on_started: Callable[[], None] | 
     the socket listens."""
     config = uvicorn.Config(
         BodyDeadline(app, settings.body_timeout_s), host=settings.host, port=settings.port,
-        http=protocol_class(settings), ws="none", lifespan="on", backlog=BACKLOG, log_level="info")
+        http=protocol_class(settings), ws="none", lifespan="on", backlog=BACKLOG, log_level=settings.log_level,
+        log_config=logging_config(settings.log_level), access_log=False)
     return _Server(config, on_started)
 
 
