@@ -66,7 +66,8 @@ def test_definer_functions_pin_their_search_path_and_policy_helpers_are_stable(c
 
 EXECUTABLE = {
     "contexts_service": {
-        "api.active_model", "api.add_fragments", "api.authenticate", "api.begin_document", "api.get_fragment",
+        "api.active_model", "api.add_fragments", "api.authenticate", "api.authorize_write", "api.begin_document",
+        "api.get_fragment",
         "api.get_trace", "api.lexical_document", "api.lexical_tsvector", "api.match_fragments", "api.open_session",
         "api.record_trace", "api.retrieve_candidates", "api.score_dense", "api.score_lexical", "api.search_dense",
         "api.search_lexical", "api.whoami"},
