@@ -31,7 +31,8 @@ def _ignore_spec(directory: Path) -> pathspec.PathSpec | None:
     gitignore = directory / ".gitignore"
     if not gitignore.is_file():
         return None
-    return pathspec.PathSpec.from_lines("gitwildmatch", gitignore.read_text(encoding="utf-8", errors="replace").splitlines())
+    # GitIgnoreSpec follows git's own rules (last match wins, re-included files).
+    return pathspec.GitIgnoreSpec.from_lines(gitignore.read_text(encoding="utf-8", errors="replace").splitlines())
 
 
 def _ancestor_specs(root: Path, top: Path) -> list[tuple[Path, pathspec.PathSpec]]:
