@@ -29,7 +29,7 @@ from app.ingest.normalize import RejectedDocument, SourceDocument
 from app.ingest.pipeline import IngestPipeline, PreparedDocument
 from app.retrieve.candidates import fetch_candidates
 from app.retrieve.fusion import fusion_spec
-from app.retrieve.models import RetrieveRequest
+from app.retrieve.models import DEFAULT_BUDGET_TOKENS, DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, RetrieveRequest
 from app.retrieve.service import Retriever
 from app.scope import Scope
 from app.settings import Settings
@@ -98,7 +98,7 @@ def rls_overhead(conn: psycopg.Connection, retriever: Retriever, queries: list[s
             if as_principal:
                 act_as(conn, ORG, ADMIN)
             started = time.perf_counter()
-            fetch_candidates(conn, Scope(ORG), q, embeddings, 100, 100, retriever.config.rrf_k, fusion)
+            fetch_candidates(conn, Scope(ORG), q, embeddings, DEFAULT_K_LEXICAL, DEFAULT_K_DENSE, retriever.config.rrf_k, fusion)
             timings.append((time.perf_counter() - started) * 1000)
             conn.rollback()
     b50, r50 = percentile(bypass, 50), percentile(rls, 50)
@@ -190,8 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     retriever = Retriever(models, None)
     with psycopg.connect(dsn) as conn:
         queries = sample_queries(conn, args.queries, args.seed)
-        modes = {"lexical": {"k_lexical": 100, "k_dense": 0}, "dense": {"k_lexical": 0, "k_dense": 100},
-                 "hybrid": {"k_lexical": 100, "k_dense": 100}}
+        modes = {"lexical": {"k_lexical": DEFAULT_K_LEXICAL, "k_dense": 0},
+                 "dense": {"k_lexical": 0, "k_dense": DEFAULT_K_DENSE},
+                 "hybrid": {"k_lexical": DEFAULT_K_LEXICAL, "k_dense": DEFAULT_K_DENSE}}
         results["retrieval"] = {}
         for mode, ks in modes.items():
             for q in queries[:5]:  # warm caches and the model
@@ -200,8 +201,8 @@ def main(argv: list[str] | None = None) -> int:
                 conn.commit()
             timings = []
             for q in queries:
-                request = msgspec.convert({"query": q, "scope": {"org_id": ORG}, "budget_tokens": 4000, **ks},
-                                          RetrieveRequest)
+                request = msgspec.convert({"query": q, "scope": {"org_id": ORG},
+                                           "budget_tokens": DEFAULT_BUDGET_TOKENS, **ks}, RetrieveRequest)
                 started = time.perf_counter()
                 # As an HTTP request does: bind the principal, read under row-level security.
                 act_as(conn, ORG, ADMIN)

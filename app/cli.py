@@ -15,6 +15,7 @@ import msgspec
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from app.retrieve.models import DEFAULT_BUDGET_TOKENS, DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, DEFAULT_RERANK_TOP
 from app.settings import Settings
 
 console = Console(stderr=True, soft_wrap=True)
@@ -360,10 +361,10 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], org_id: str, repo: str |
 @click.option("--repo", default=None)
 @click.option("--persona", default=None)
 @click.option("--session", default=None)
-@click.option("--budget", "budget_tokens", default=4000, show_default=True, type=int)
-@click.option("--k-lexical", default=100, show_default=True, type=int)
-@click.option("--k-dense", default=100, show_default=True, type=int)
-@click.option("--rerank-top", default=50, show_default=True, type=int)
+@click.option("--budget", "budget_tokens", default=DEFAULT_BUDGET_TOKENS, show_default=True, type=int)
+@click.option("--k-lexical", default=DEFAULT_K_LEXICAL, show_default=True, type=int)
+@click.option("--k-dense", default=DEFAULT_K_DENSE, show_default=True, type=int)
+@click.option("--rerank-top", default=DEFAULT_RERANK_TOP, show_default=True, type=int)
 @click.option("--min-score", default=0.0, show_default=True, type=float)
 @click.option("--json", "as_json", is_flag=True, help="Print the response as JSON.")
 @click.pass_context

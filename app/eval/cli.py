@@ -14,6 +14,7 @@ from rich.table import Table
 from app.cli import CliError, _open, _settings, console
 from app.eval.golden import DEFAULT_DEPTH, STAGES
 from app.eval.metrics import METRICS
+from app.retrieve.models import DEFAULT_BUDGET_TOKENS, DEFAULT_RERANK_TOP
 
 DEFAULT_OUT = Path("eval-results")
 
@@ -106,7 +107,7 @@ def run_golden_set(settings, dsn: str, path: Path, split: str | None, stages: tu
               help="Measure one stage only. Default: all four.")
 @click.option("--depth", default=DEFAULT_DEPTH, show_default=True, type=click.IntRange(100, 1000),
               help="List depth of the lexical and dense stages (hybrid and full use the request defaults).")
-@click.option("--rerank-top", default=50, show_default=True, type=click.IntRange(1, 1000),
+@click.option("--rerank-top", default=DEFAULT_RERANK_TOP, show_default=True, type=click.IntRange(1, 1000),
               help="Fused candidates the reranker scores (full stage).")
 @click.option("--kind", type=click.Choice(["auto", "code", "prose"]), default="auto", show_default=True,
               help="Ingest the corpus as code (.py) or prose; auto decides from the documents' content.")
@@ -223,7 +224,7 @@ def replay_command(ctx: click.Context, candidate_path: Path, current_path: Path 
 @click.option("--judge-model", envvar="CONTEXTS_JUDGE_MODEL", default=None,
               help="Env: CONTEXTS_JUDGE_MODEL. Default: the agent's model.")
 @click.option("--judge-key", envvar="CONTEXTS_JUDGE_KEY", default=None, help="Env: CONTEXTS_JUDGE_KEY.")
-@click.option("--budget", "budget_tokens", default=4000, show_default=True, type=click.IntRange(1, 200_000))
+@click.option("--budget", "budget_tokens", default=DEFAULT_BUDGET_TOKENS, show_default=True, type=click.IntRange(1, 200_000))
 @click.option("--seed", default=7, show_default=True, type=int, help="Sent to both models; picks spot checks.")
 @click.option("--spot-check", default=5, show_default=True, type=click.IntRange(0, 10_000),
               help="Tasks picked (seeded) for a human to review.")
@@ -331,7 +332,7 @@ def gate_command(ctx: click.Context, baseline_path: Path, waivers_dir: Path, onl
     if not names:
         raise CliError(f"no dataset to run (none in the baseline, none under CONTEXTS_DATASETS={settings.datasets})")
     depth = (baseline or {}).get("depth", DEFAULT_DEPTH)
-    rerank_top = (baseline or {}).get("rerank_top", 50)
+    rerank_top = (baseline or {}).get("rerank_top", DEFAULT_RERANK_TOP)
     paths = {name: resolve_dataset(settings, name) for name in names}
     dsn = _open(settings)
     components = golden_components(settings, None)

@@ -35,7 +35,7 @@ from app.ingest.embed import model_label
 from app.ingest.normalize import RejectedDocument, SourceDocument
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.candidates import Candidate
-from app.retrieve.models import RetrieveRequest
+from app.retrieve.models import DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, DEFAULT_RERANK_TOP, RetrieveRequest
 from app.retrieve.service import Retriever
 from app.scope import Scope
 
@@ -45,8 +45,6 @@ EVAL_INGEST_VERSION = "1"
 DEFAULT_DEPTH = 200
 """Candidates of the single-list stages: deep enough that 100 distinct documents can be
 ranked (a list's order does not depend on its depth)."""
-DEFAULT_K = msgspec.convert({"query": "q", "scope": {"org_id": "o"}}, RetrieveRequest).k_lexical
-"""List depth of the hybrid and full stages: what a request gets by default."""
 GROUP = 64
 EVAL_PRINCIPAL = "eval"
 """Principal of an eval org: writes the corpus, then reads it as the service does
@@ -60,7 +58,7 @@ Progress = Callable[[str, int, int], None]
 class GoldenOptions:
     stages: tuple[str, ...] = STAGES
     depth: int = DEFAULT_DEPTH
-    rerank_top: int = 50
+    rerank_top: int = DEFAULT_RERANK_TOP
     kind: str = "auto"
     out_dir: Path | None = None
 
@@ -205,7 +203,7 @@ def stage_rankings(retriever: Retriever, conn: psycopg.Connection, query: str, o
     if "hybrid" in options.stages or "full" in options.stages:
         # The production list depths (the configuration's, else the request defaults):
         # fusion depends on them, and its fused list holds enough documents anyway.
-        ranking = retriever.rank(conn, retriever.config.apply(request(DEFAULT_K, DEFAULT_K)))
+        ranking = retriever.rank(conn, retriever.config.apply(request(DEFAULT_K_LEXICAL, DEFAULT_K_DENSE)))
         if "hybrid" in options.stages:
             out["hybrid"] = ranking.candidates
         if "full" in options.stages:
@@ -268,7 +266,8 @@ def run(conn: psycopg.Connection, pipeline: IngestPipeline, retriever: Retriever
                                        "reranker": retriever.reranker.name if retriever.reranker else None},
         "full_stage": full_stage_label(retriever) if "full" in options.stages else None,
         "depth": options.depth,
-        "hybrid_k": {"k_lexical": retriever.config.k_lexical or DEFAULT_K, "k_dense": retriever.config.k_dense or DEFAULT_K},
+        "hybrid_k": {"k_lexical": retriever.config.k_lexical or DEFAULT_K_LEXICAL,
+                     "k_dense": retriever.config.k_dense or DEFAULT_K_DENSE},
         "rerank_top": options.rerank_top,
         "kind": kind,
         "org": org,
