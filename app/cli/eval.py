@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from app.cli import CliError, _open, _settings, console
+from app.cli.common import CliError, console, context_settings, database_error, open_database
 from app.eval.golden import DEFAULT_DEPTH, STAGES
 from app.eval.metrics import METRICS
 from app.retrieve.models import DEFAULT_BUDGET_TOKENS, DEFAULT_RERANK_TOP
@@ -97,7 +97,7 @@ def run_golden_set(settings, dsn: str, path: Path, split: str | None, stages: tu
     except beir.DatasetError as exc:
         raise CliError(str(exc)) from exc
     except psycopg.Error as exc:
-        raise CliError(exc.diag.message_primary or str(exc)) from exc
+        raise database_error(exc) from exc
 
 
 @eval_group.command("run")
@@ -121,10 +121,10 @@ def run_command(ctx: click.Context, dataset: str, split: str | None, stage: str 
                 kind: str, config_path: Path | None, out_dir: Path, as_json: bool) -> None:
     """Score a labelled set (BEIR layout: DATASET dir, or a name under CONTEXTS_DATASETS)
     at document level: nDCG@10, MRR@10, recall@10 and recall@100 per stage."""
-    settings = _settings(ctx)
+    settings = context_settings(ctx)
     path = resolve_dataset(settings, dataset)
     stages = (stage,) if stage else STAGES
-    dsn = _open(settings)
+    dsn = open_database(settings)
     report = run_golden_set(settings, dsn, path, split, stages, depth, rerank_top, kind, config_path, out_dir)
     print_report(report, as_json)
 
@@ -174,14 +174,14 @@ def replay_command(ctx: click.Context, candidate_path: Path, current_path: Path 
     from app.retrieve.config import ConfigError, PipelineConfig
     from app.retrieve.service import Retriever
 
-    settings = _settings(ctx)
+    settings = context_settings(ctx)
     try:
         candidate = PipelineConfig.load(candidate_path)
         current = PipelineConfig.load(current_path) if current_path else PipelineConfig(reranker=settings.reranker)
         recorded = replay.from_jsonl(queries_path, settings.principal, org_id) if queries_path else None
     except (ConfigError, replay.ReplayError) as exc:
         raise CliError(str(exc)) from exc
-    dsn = _open(settings)
+    dsn = open_database(settings)
     models = embedders(settings)
     with psycopg.connect(dsn) as conn:
         if recorded is None:
@@ -258,8 +258,8 @@ def agent_command(ctx: click.Context, tasks_path: Path, org_id: str | None, agen
                                     judge_key if judge_url else (judge_key or agent_key))
     if judge_endpoint.describe() == agent_endpoint.describe():
         console.print("[yellow]note:[/] the judge is the agent's own model (set CONTEXTS_JUDGE_* for another)")
-    settings = _settings(ctx)
-    dsn = _open(settings)
+    settings = context_settings(ctx)
+    dsn = open_database(settings)
     config = PipelineConfig(reranker=settings.reranker)
     retriever = Retriever.build(embedders(settings), config, settings.torch_threads)
     try:
@@ -270,7 +270,7 @@ def agent_command(ctx: click.Context, tasks_path: Path, org_id: str | None, agen
     except agent.EndpointError as exc:
         raise CliError(f"model endpoint failed: {exc}") from exc
     except psycopg.Error as exc:
-        raise CliError(exc.diag.message_primary or str(exc)) from exc
+        raise database_error(exc) from exc
     out_dir.mkdir(parents=True, exist_ok=True)
     per_task = out_dir / f"agent-{tasks_path.stem}.jsonl"
     per_task.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
@@ -314,7 +314,7 @@ def gate_command(ctx: click.Context, baseline_path: Path, waivers_dir: Path, onl
 
     from app.eval import gate
 
-    settings = _settings(ctx)
+    settings = context_settings(ctx)
     baseline = None
     try:
         if baseline_path.exists() or not update_baseline:
@@ -334,7 +334,7 @@ def gate_command(ctx: click.Context, baseline_path: Path, waivers_dir: Path, onl
     depth = (baseline or {}).get("depth", DEFAULT_DEPTH)
     rerank_top = (baseline or {}).get("rerank_top", DEFAULT_RERANK_TOP)
     paths = {name: resolve_dataset(settings, name) for name in names}
-    dsn = _open(settings)
+    dsn = open_database(settings)
     components = golden_components(settings, None)
     reports: dict[str, dict] = {}
     timings: dict[str, float] = {}
@@ -394,3 +394,6 @@ def gate_command(ctx: click.Context, baseline_path: Path, waivers_dir: Path, onl
         raise CliError(f"gate failed: {len(failed)} figure(s) dropped more than {gate.TOLERANCE} below the "
                        "baseline without a waiver: " + ", ".join(f"{c.dataset}/{c.stage}/{c.metric}" for c in failed))
     console.print("[green]gate passed[/]")
+
+
+COMMANDS = (eval_group,)
