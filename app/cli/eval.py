@@ -41,14 +41,12 @@ def progress_bars(quiet: bool = False):
 
 def resolve_dataset(settings, name_or_path: str) -> Path:
     """A directory, or the name of a set under CONTEXTS_DATASETS."""
-    path = Path(name_or_path)
-    if path.is_dir():
-        return path
-    candidate = settings.datasets / name_or_path
-    if "/" not in name_or_path and candidate.is_dir():
-        return candidate
-    raise CliError(f"{name_or_path}: no such dataset directory (nor a set of that name under "
-                   f"CONTEXTS_DATASETS={settings.datasets})")
+    from app.eval import beir
+
+    try:
+        return beir.locate(settings.datasets, name_or_path)
+    except beir.DatasetError as exc:
+        raise CliError(str(exc)) from exc
 
 
 def golden_components(settings, config_path: Path | None):
@@ -310,89 +308,58 @@ def gate_command(ctx: click.Context, baseline_path: Path, waivers_dir: Path, onl
                  update_baseline: bool, out_dir: Path, as_json: bool) -> None:
     """Run the development sets and fail when a gated figure (nDCG@10, recall@100 of
     any stage) drops more than 0.005 below the baseline without a waiver."""
-    import time
-
-    from app.eval import gate
+    from app.eval import beir, gate
 
     settings = context_settings(ctx)
-    baseline = None
     try:
-        if baseline_path.exists() or not update_baseline:
-            baseline = gate.load_baseline(baseline_path)
-        waivers = gate.load_waivers(waivers_dir)
-    except gate.GateError as exc:
+        plan = gate.plan(baseline_path, waivers_dir, settings.datasets, only, update_baseline)
+    except (gate.GateError, beir.DatasetError) as exc:
         raise CliError(str(exc)) from exc
-    if only:
-        names = list(only)
-    elif baseline:
-        names = list(baseline["datasets"])
-    else:
-        names = sorted(p.name for p in settings.datasets.iterdir() if (p / "corpus.jsonl").is_file()) \
-            if settings.datasets.is_dir() else []
-    if not names:
-        raise CliError(f"no dataset to run (none in the baseline, none under CONTEXTS_DATASETS={settings.datasets})")
-    depth = (baseline or {}).get("depth", DEFAULT_DEPTH)
-    rerank_top = (baseline or {}).get("rerank_top", DEFAULT_RERANK_TOP)
-    paths = {name: resolve_dataset(settings, name) for name in names}
     dsn = open_database(settings)
     components = golden_components(settings, None)
-    reports: dict[str, dict] = {}
-    timings: dict[str, float] = {}
-    for name, path in paths.items():
-        started = time.perf_counter()
-        split = (baseline or {}).get("datasets", {}).get(name, {}).get("split")
-        reports[name] = run_golden_set(settings, dsn, path, split, STAGES, depth, rerank_top, "auto", None,
-                                       out_dir, components=components)
-        timings[name] = round(time.perf_counter() - started, 1)
-        console.print(f"{name}: {timings[name]} s (ingest {reports[name]['seconds']['ingest']} s, "
-                      f"{reports[name]['ingested_now']} documents ingested now)")
-    rows = [(name, stage, values) for name, r in reports.items() for stage, values in r["stages"].items()]
-    full_note = next(iter(reports.values())).get("full_stage")
+
+    def run_set(path: Path, split: str | None) -> dict:
+        return run_golden_set(settings, dsn, path, split, STAGES, plan.depth, plan.rerank_top, "auto", None,
+                              out_dir, components=components)
+
+    def ran(name: str, report: dict, seconds: float) -> None:
+        console.print(f"{name}: {seconds} s (ingest {report['seconds']['ingest']} s, "
+                      f"{report['ingested_now']} documents ingested now)")
+
+    measured = gate.measure(plan, run_set, ran)
     target = console if as_json else Console(soft_wrap=True)
-    target.print(metrics_table("golden sets", rows, f"full stage: {full_note}" if full_note else None))
+    full_note = measured.full_stage
+    target.print(metrics_table("golden sets", measured.rows(), f"full stage: {full_note}" if full_note else None))
 
     if update_baseline:
-        new = gate.baseline_from(reports, baseline if only else None)
-        baseline_path.parent.mkdir(parents=True, exist_ok=True)
-        baseline_path.write_text(json.dumps(new, indent=2) + "\n", encoding="utf-8")
+        gate.write_baseline(plan, measured, baseline_path)
         console.print(f"[green]baseline written:[/] {baseline_path}")
         if as_json:
-            click.echo(json.dumps({"baseline": str(baseline_path), "datasets": list(reports), "seconds": timings}))
+            click.echo(json.dumps({"baseline": str(baseline_path), "datasets": list(measured.reports),
+                                   "seconds": measured.seconds}))
         return
 
-    assert baseline is not None
-    if only:
-        baseline = baseline | {"datasets": {k: v for k, v in baseline["datasets"].items() if k in only}}
-    checks = gate.compare(baseline, reports, waivers)
+    verdict = gate.judge(plan, measured)
     table = Table(title=f"gate: nDCG@10 and recall@100 vs {baseline_path.name} (tolerance {gate.TOLERANCE})")
     for column in ("dataset", "stage", "metric", "baseline", "current", "delta", "status"):
         table.add_column(column, justify="right" if column in ("baseline", "current", "delta") else "left")
     colours = {"ok": "green", "improved": "cyan", "waived": "yellow", "regressed": "bold red", "missing": "bold red"}
-    for c in checks:
-        table.add_row(c.dataset, c.stage, c.metric, f"{c.baseline:.4f}",
-                      "-" if c.current is None else f"{c.current:.4f}",
-                      "-" if c.delta is None else f"{c.delta:+.4f}",
-                      f"[{colours[c.status]}]{c.status}[/]" + (f" ({c.waiver})" if c.waiver else ""))
+    for c in verdict.checks:
+        table.add_row(*c.cells(), f"[{colours[c.status]}]{c.status}[/]" + (f" ({c.waiver})" if c.waiver else ""))
     target.print(table)
-    failed = [c for c in checks if c.failed]
-    improved = [c for c in checks if c.status == "improved"]
-    margins = gate.fusion_margins(reports)
-    for name, margin in margins.items():
+    for name, margin in verdict.margins.items():
         if margin is not None:
-            verdict = "[green]above[/]" if margin > 0 else "[yellow]not above[/]"
-            console.print(f"{name}: hybrid nDCG@10 is {verdict} the better single side ({margin:+.4f})")
-    body = {"passed": not failed, "checks": [c.to_dict() for c in checks], "hybrid_margin": margins,
-            "seconds": timings}
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "gate.json").write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
-    if improved:
-        console.print(f"[cyan]{len(improved)} figure(s) improved beyond the tolerance:[/] update the baseline in "
-                      "this commit (`make eval-baseline`)")
+            verdict_word = "[green]above[/]" if margin > 0 else "[yellow]not above[/]"
+            console.print(f"{name}: hybrid nDCG@10 is {verdict_word} the better single side ({margin:+.4f})")
+    gate.write_verdict(verdict, out_dir)
+    if verdict.improved:
+        console.print(f"[cyan]{len(verdict.improved)} figure(s) improved beyond the tolerance:[/] update the "
+                      "baseline in this commit (`make eval-baseline`)")
     if as_json:
-        click.echo(json.dumps(body))
-    if failed:
-        raise CliError(f"gate failed: {len(failed)} figure(s) dropped more than {gate.TOLERANCE} below the "
-                       "baseline without a waiver: " + ", ".join(f"{c.dataset}/{c.stage}/{c.metric}" for c in failed))
+        click.echo(json.dumps(verdict.to_dict()))
+    failure = verdict.failure()
+    if failure:
+        raise CliError(failure)
     console.print("[green]gate passed[/]")
 
 
