@@ -39,9 +39,9 @@ def ingest_paths(settings: Settings, dsn: str, paths: list[Path], org_id: str, r
     fragments, refusals)."""
     import psycopg
 
-    from app.access import act_as
+    from app.ingest.batches import ingest_groups
     from app.ingest.embed import embedders
-    from app.ingest.files import collect
+    from app.ingest.files import FileEntry, collect
     from app.ingest.normalize import RejectedDocument, SourceDocument
     from app.ingest.pipeline import IngestPipeline
     from app.scope import Scope
@@ -55,7 +55,11 @@ def ingest_paths(settings: Settings, dsn: str, paths: list[Path], org_id: str, r
     author = owner or _git_identity() or os.environ.get("USER")
     refused: list[str] = []
     changed = fragments = created = 0
-    group_size = 64
+
+    def source(entry: FileEntry) -> SourceDocument:
+        return SourceDocument(path=entry.relative, content=entry.path.read_bytes(), kind=kind, author=author,
+                              owner=owner or author, timestamp=entry.modified())
+
     with psycopg.connect(dsn) as conn, Progress(
         TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TimeElapsedColumn(), console=console, disable=quiet,
@@ -65,30 +69,21 @@ def ingest_paths(settings: Settings, dsn: str, paths: list[Path], org_id: str, r
         pipeline.register_models(conn)  # as the migrator, before acting for the principal
         conn.commit()
         task = progress.add_task("ingesting", total=len(entries))
-        for start in range(0, len(entries), group_size):
-            prepared = []
-            for entry in entries[start:start + group_size]:
-                try:
-                    prepared.append(pipeline.prepare(SourceDocument(
-                        path=entry.relative, content=entry.path.read_bytes(), kind=kind,
-                        author=author, owner=owner or author, timestamp=entry.modified())))
-                except RejectedDocument as exc:
-                    refused.append(str(exc))
-                    if entry.explicit:
-                        conn.rollback()
-                        raise CliError(str(exc)) from exc
-                    progress.advance(task)
-            try:
-                act_as(conn, org_id, settings.principal)
-                for result in pipeline.write(conn, scope, prepared,
-                                             on_document=lambda _r: progress.advance(task)):
-                    changed += result.changed
-                    fragments += result.fragments
-                    created += result.created
-                conn.commit()
-            except psycopg.Error as exc:
-                conn.rollback()
-                raise database_error(exc) from exc
+
+        def refuse(entry: FileEntry, exc: RejectedDocument) -> None:
+            refused.append(str(exc))
+            if entry.explicit:  # named on the command line: an error, not a skip
+                raise CliError(str(exc)) from exc
+            progress.advance(task)
+
+        try:
+            for group in ingest_groups(conn, pipeline, scope, settings.principal, entries, source,
+                                       on_refused=refuse, on_document=lambda _r: progress.advance(task)):
+                changed += group.changed
+                fragments += group.fragments
+                created += group.created
+        except psycopg.Error as exc:
+            raise database_error(exc) from exc
     return changed, fragments, created, refused
 
 
