@@ -5,7 +5,6 @@ hybrid measured separately. Figures go to stdout and bench-results/latest.json."
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import random
@@ -24,12 +23,13 @@ from rich.table import Table
 from app.access import act_as, ensure_admin_principal
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrate import migrate
+from app.ingest.batches import ingest_groups
 from app.ingest.embed import embedders
 from app.ingest.normalize import RejectedDocument, SourceDocument
 from app.ingest.pipeline import IngestPipeline, PreparedDocument
 from app.retrieve.candidates import fetch_candidates
 from app.retrieve.fusion import fusion_spec
-from app.retrieve.models import RetrieveRequest
+from app.retrieve.models import DEFAULT_BUDGET_TOKENS, DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, RetrieveRequest
 from app.retrieve.service import Retriever
 from app.scope import Scope
 from app.settings import Settings
@@ -55,11 +55,15 @@ def corpus_files(site_packages: Path) -> list[Path]:
     return files
 
 
+def source_document(path: Path, site: Path) -> SourceDocument:
+    """A corpus file as the bench ingests it: named relative to site-packages."""
+    return SourceDocument(path=path.relative_to(site).as_posix(), content=path.read_bytes(), author="bench")
+
+
 def prepared_documents(pipeline: IngestPipeline, files: list[Path], site: Path) -> Iterator[PreparedDocument]:
     for path in files:
         try:
-            yield pipeline.prepare(SourceDocument(path=path.relative_to(site).as_posix(), content=path.read_bytes(),
-                                                  author="bench"))
+            yield pipeline.prepare(source_document(path, site))
         except RejectedDocument:
             continue
 
@@ -98,7 +102,7 @@ def rls_overhead(conn: psycopg.Connection, retriever: Retriever, queries: list[s
             if as_principal:
                 act_as(conn, ORG, ADMIN)
             started = time.perf_counter()
-            fetch_candidates(conn, Scope(ORG), q, embeddings, 100, 100, retriever.config.rrf_k, fusion)
+            fetch_candidates(conn, Scope(ORG), q, embeddings, DEFAULT_K_LEXICAL, DEFAULT_K_DENSE, retriever.config.rrf_k, fusion)
             timings.append((time.perf_counter() - started) * 1000)
             conn.rollback()
     b50, r50 = percentile(bypass, 50), percentile(rls, 50)
@@ -152,7 +156,6 @@ def main(argv: list[str] | None = None) -> int:
             for model in models.values():
                 model.load()
             files = corpus_files(site)
-            documents = prepared_documents(pipeline, files, site)
             prepare_s = write_s = 0.0
             chunks = written = created = ingested = 0
             with Progress(TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -160,24 +163,20 @@ def main(argv: list[str] | None = None) -> int:
                 task = progress.add_task("ingest", total=args.fragments)
                 # Until the corpus holds the target number of *active* fragments (near
                 # duplicates collapse, so more chunks than that are written).
-                while have < args.fragments:
-                    started = time.perf_counter()
-                    batch = list(itertools.islice(documents, 16))
-                    prepare_s += time.perf_counter() - started
-                    if not batch:
-                        console.print(f"[yellow]corpus exhausted at {have} fragments[/]")
-                        break
-                    started = time.perf_counter()
-                    act_as(conn, ORG, ADMIN)
-                    for r in pipeline.write(conn, Scope(ORG, "site-packages"), batch):
-                        written += r.fragments
-                        created += r.created
-                    conn.commit()
-                    write_s += time.perf_counter() - started
-                    chunks += sum(len(p.chunks) for p in batch)
-                    ingested += len(batch)
+                for group in ingest_groups(conn, pipeline, Scope(ORG, "site-packages"), ADMIN, files,
+                                           lambda path: source_document(path, site), size=16):
+                    prepare_s += group.prepare_seconds
+                    write_s += group.write_seconds
+                    written += group.fragments
+                    created += group.created
+                    chunks += sum(len(p.chunks) for p in group.prepared)
+                    ingested += len(group.prepared)
                     have = conn.execute(active_sql, (ORG,)).fetchone()[0]
                     progress.update(task, completed=have)
+                    if have >= args.fragments:
+                        break
+                else:
+                    console.print(f"[yellow]corpus exhausted at {have} fragments[/]")
             results["ingest"] = {
                 "files": ingested, "chunks": chunks, "fragments_written": written, "fragments_new": created,
                 "prepare_seconds": round(prepare_s, 2), "write_embed_seconds": round(write_s, 2),
@@ -190,8 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     retriever = Retriever(models, None)
     with psycopg.connect(dsn) as conn:
         queries = sample_queries(conn, args.queries, args.seed)
-        modes = {"lexical": {"k_lexical": 100, "k_dense": 0}, "dense": {"k_lexical": 0, "k_dense": 100},
-                 "hybrid": {"k_lexical": 100, "k_dense": 100}}
+        modes = {"lexical": {"k_lexical": DEFAULT_K_LEXICAL, "k_dense": 0},
+                 "dense": {"k_lexical": 0, "k_dense": DEFAULT_K_DENSE},
+                 "hybrid": {"k_lexical": DEFAULT_K_LEXICAL, "k_dense": DEFAULT_K_DENSE}}
         results["retrieval"] = {}
         for mode, ks in modes.items():
             for q in queries[:5]:  # warm caches and the model
@@ -200,8 +200,8 @@ def main(argv: list[str] | None = None) -> int:
                 conn.commit()
             timings = []
             for q in queries:
-                request = msgspec.convert({"query": q, "scope": {"org_id": ORG}, "budget_tokens": 4000, **ks},
-                                          RetrieveRequest)
+                request = msgspec.convert({"query": q, "scope": {"org_id": ORG},
+                                           "budget_tokens": DEFAULT_BUDGET_TOKENS, **ks}, RetrieveRequest)
                 started = time.perf_counter()
                 # As an HTTP request does: bind the principal, read under row-level security.
                 act_as(conn, ORG, ADMIN)

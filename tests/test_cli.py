@@ -133,7 +133,7 @@ def test_sessions_expire_and_are_purged(db_url, tmp_path):
 
 
 def test_demo_key_reads_the_demo_org(db_url, tmp_path):
-    from app.cli import DEMO_ORG, _demo_key
+    from app.cli.serve import DEMO_ORG, _demo_key
 
     assert run(db_url, "org", "create", DEMO_ORG).exit_code == 0
     token = _demo_key(db_url, tmp_path)  # kept and replaced as tests/test_serve.py shows

@@ -20,7 +20,8 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
-from app.cli import DEMO_AGENT, DEMO_ORG, main
+from app.cli import main
+from app.cli.serve import DEMO_AGENT, DEMO_ORG
 from app.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,7 +129,7 @@ def test_busy_port_names_the_contexts_server_already_there(db_url, tmp_path, mon
 
 
 def test_demo_key_is_kept_while_valid_and_replaced_when_not(db_url, tmp_path):
-    from app.cli import _demo_key
+    from app.cli.serve import _demo_key
 
     assert cli(db_url, "org", "create", DEMO_ORG).exit_code == 0
     first = _demo_key(db_url, tmp_path)
@@ -156,7 +157,8 @@ def test_demo_key_is_kept_while_valid_and_replaced_when_not(db_url, tmp_path):
 # --- the whole command, as `make run` starts it --------------------------------------------
 
 # The demo corpus is this repository; its ingestion has its own tests, so these starts skip it.
-NO_INGEST = "import sys, app.cli as c; c.ingest_paths = lambda *a, **k: (0, 0, 0, []); sys.exit(c.main())"
+NO_INGEST = ("import sys, app.cli, app.cli.serve as s; s.ingest_paths = lambda *a, **k: (0, 0, 0, []); "
+             "sys.exit(app.cli.main())")
 
 
 @contextlib.contextmanager

@@ -26,7 +26,7 @@ import psycopg
 
 from app.access import act_as
 from app.eval.jsonl import json_objects
-from app.retrieve.models import RetrieveRequest, RetrieveResponse
+from app.retrieve.models import DEFAULT_BUDGET_TOKENS, RetrieveRequest, RetrieveResponse
 from app.retrieve.service import Retriever
 
 AGENT_SYSTEM = (
@@ -196,7 +196,7 @@ def summarize(records: list[dict], spot_check: int, seed: int) -> dict:
 
 
 def run(conn: psycopg.Connection, retriever: Retriever, tasks: list[Task], agent: Endpoint, judge: Endpoint,
-        budget_tokens: int = 4000, seed: int = 7, spot_check: int = 5, principal: str = "admin",
+        budget_tokens: int = DEFAULT_BUDGET_TOKENS, seed: int = 7, spot_check: int = 5, principal: str = "admin",
         progress: Callable[[int, int], None] | None = None, client: httpx.Client | None = None) -> tuple[dict, list[dict]]:
     records: list[dict] = []
     with client or httpx.Client() as http:

@@ -161,6 +161,18 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     return qrels
 
 
+def locate(datasets: Path, name_or_path: str) -> Path:
+    """A dataset directory, or the name of a set under `datasets` (CONTEXTS_DATASETS)."""
+    path = Path(name_or_path)
+    if path.is_dir():
+        return path
+    candidate = datasets / name_or_path
+    if "/" not in name_or_path and candidate.is_dir():
+        return candidate
+    raise DatasetError(f"{name_or_path}: no such dataset directory (nor a set of that name under "
+                       f"CONTEXTS_DATASETS={datasets})")
+
+
 def load(path: Path, split: str | None = None) -> Dataset:
     path = Path(path)
     if not path.is_dir():

@@ -16,17 +16,25 @@ is a TOML file under `eval/waivers/`:
 A waiver covers only drops down to `accept`: a later, larger drop fails again. Improving
 a figure beyond the tolerance is reported so the baseline is updated in the same commit
 (`make eval-baseline`).
+
+One run of `contexts eval gate`: `plan` (which sets, at which depth, against which
+figures), `measure` (each set through a caller's runner), then `write_baseline`, or
+`judge` and `write_verdict` (gate.json). The command only parses options and prints.
 """
 
 from __future__ import annotations
 
 import json
+import time
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.eval.golden import STAGES
+from app.eval import beir
+from app.eval.golden import DEFAULT_DEPTH, STAGES
 from app.eval.metrics import METRICS
+from app.retrieve.models import DEFAULT_RERANK_TOP
 
 TOLERANCE = 0.005
 GATED = ("ndcg@10", "recall@100")
@@ -69,6 +77,13 @@ class Check:
     @property
     def failed(self) -> bool:
         return self.status in ("regressed", "missing")
+
+    def cells(self) -> tuple[str, str, str, str, str, str]:
+        """dataset, stage, metric, baseline, current and delta as the gate's table shows
+        them (the status column is the caller's to style)."""
+        return (self.dataset, self.stage, self.metric, f"{self.baseline:.4f}",
+                "-" if self.current is None else f"{self.current:.4f}",
+                "-" if self.delta is None else f"{self.delta:+.4f}")
 
     def to_dict(self) -> dict:
         return {"dataset": self.dataset, "stage": self.stage, "metric": self.metric, "baseline": self.baseline,
@@ -187,3 +202,140 @@ def baseline_from(reports: dict[str, dict], previous: dict | None = None) -> dic
         "pipeline_version": any_report["pipeline_version"],
         "datasets": dict(sorted(datasets.items())),
     }
+
+
+# -- one gate run ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GatePlan:
+    """What one gate run measures."""
+
+    datasets: dict[str, Path]
+    """Set name -> its directory, in the order they run."""
+    baseline: dict | None
+    """None only when a first baseline is being written."""
+    waivers: list[Waiver]
+    only: tuple[str, ...]
+    """Sets named on the command line (the rest of the baseline is then left alone)."""
+    depth: int
+    rerank_top: int
+
+    def split(self, name: str) -> str | None:
+        """The qrels split the baseline measured for this set (None: the set's only one)."""
+        return (self.baseline or {}).get("datasets", {}).get(name, {}).get("split")
+
+
+def plan(baseline_path: Path, waivers_dir: Path, datasets_dir: Path, only: tuple[str, ...] = (),
+         update_baseline: bool = False) -> GatePlan:
+    """The sets to run: those named, else the baseline's, else (for a first baseline)
+    every set under `datasets_dir`; depth and rerank_top as the baseline measured them.
+    Raises GateError (or beir.DatasetError for a set that cannot be found)."""
+    baseline = None
+    if baseline_path.exists() or not update_baseline:
+        baseline = load_baseline(baseline_path)
+    waivers = load_waivers(waivers_dir)
+    if only:
+        names = list(only)
+    elif baseline:
+        names = list(baseline["datasets"])
+    else:
+        names = sorted(p.name for p in datasets_dir.iterdir() if (p / "corpus.jsonl").is_file()) \
+            if datasets_dir.is_dir() else []
+    if not names:
+        raise GateError(f"no dataset to run (none in the baseline, none under CONTEXTS_DATASETS={datasets_dir})")
+    return GatePlan(datasets={name: beir.locate(datasets_dir, name) for name in names}, baseline=baseline,
+                    waivers=waivers, only=tuple(only), depth=(baseline or {}).get("depth", DEFAULT_DEPTH),
+                    rerank_top=(baseline or {}).get("rerank_top", DEFAULT_RERANK_TOP))
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    reports: dict[str, dict]
+    """Set name -> its `golden.run` report."""
+    seconds: dict[str, float]
+    """Set name -> wall time of its run (ingestion included), rounded to 0.1 s."""
+
+    def rows(self) -> list[tuple[str, str, dict]]:
+        """(set, stage, metrics) for the table of every figure measured."""
+        return [(name, stage, values) for name, r in self.reports.items() for stage, values in r["stages"].items()]
+
+    @property
+    def full_stage(self) -> str | None:
+        return next(iter(self.reports.values())).get("full_stage")
+
+
+def measure(plan: GatePlan, run_set: Callable[[Path, str | None], dict],
+            on_set: Callable[[str, dict, float], None] | None = None) -> Measured:
+    """Run each planned set through `run_set(directory, split)` (a `golden.run` report);
+    `on_set(name, report, seconds)` after each."""
+    reports: dict[str, dict] = {}
+    seconds: dict[str, float] = {}
+    for name, path in plan.datasets.items():
+        started = time.perf_counter()
+        reports[name] = run_set(path, plan.split(name))
+        seconds[name] = round(time.perf_counter() - started, 1)
+        if on_set:
+            on_set(name, reports[name], seconds[name])
+    return Measured(reports, seconds)
+
+
+def write_baseline(plan: GatePlan, measured: Measured, path: Path) -> dict:
+    """The figures measured now as the baseline at `path` (sets not run now are kept
+    when only some were named)."""
+    new = baseline_from(measured.reports, plan.baseline if plan.only else None)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(new, indent=2) + "\n", encoding="utf-8")
+    return new
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    checks: list[Check]
+    margins: dict[str, float | None]
+    """Per set: hybrid nDCG@10 minus the better single side's (see fusion_margins)."""
+    seconds: dict[str, float]
+
+    @property
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if c.failed]
+
+    @property
+    def improved(self) -> list[Check]:
+        return [c for c in self.checks if c.status == "improved"]
+
+    @property
+    def passed(self) -> bool:
+        return not self.failed
+
+    def failure(self) -> str | None:
+        """Why the gate fails, or None when it passes."""
+        failed = self.failed
+        if not failed:
+            return None
+        return (f"gate failed: {len(failed)} figure(s) dropped more than {TOLERANCE} below the baseline "
+                "without a waiver: " + ", ".join(f"{c.dataset}/{c.stage}/{c.metric}" for c in failed))
+
+    def to_dict(self) -> dict:
+        """gate.json, and the command's --json line."""
+        return {"passed": self.passed, "checks": [c.to_dict() for c in self.checks], "hybrid_margin": self.margins,
+                "seconds": self.seconds}
+
+
+def judge(plan: GatePlan, measured: Measured) -> Verdict:
+    """Every gated figure of the baseline (of the named sets only, when some were named)
+    against what was measured."""
+    if plan.baseline is None:
+        raise GateError("no baseline to gate against (create it with `make eval-baseline`)")
+    baseline = plan.baseline
+    if plan.only:
+        baseline = baseline | {"datasets": {k: v for k, v in baseline["datasets"].items() if k in plan.only}}
+    return Verdict(compare(baseline, measured.reports, plan.waivers), fusion_margins(measured.reports),
+                   measured.seconds)
+
+
+def write_verdict(verdict: Verdict, out_dir: Path) -> Path:
+    path = out_dir / "gate.json"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(verdict.to_dict(), indent=2) + "\n", encoding="utf-8")
+    return path

@@ -30,12 +30,13 @@ import psycopg
 from app.access import act_as, ensure_admin_principal
 from app.eval import beir
 from app.eval.metrics import mean, score_query
+from app.ingest.batches import ingest_groups
 from app.ingest.chunks import CHUNKER_VERSION
 from app.ingest.embed import model_label
-from app.ingest.normalize import RejectedDocument, SourceDocument
+from app.ingest.normalize import SourceDocument
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.candidates import Candidate
-from app.retrieve.models import RetrieveRequest
+from app.retrieve.models import DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, DEFAULT_RERANK_TOP, RetrieveRequest
 from app.retrieve.service import Retriever
 from app.scope import Scope
 
@@ -45,12 +46,9 @@ EVAL_INGEST_VERSION = "1"
 DEFAULT_DEPTH = 200
 """Candidates of the single-list stages: deep enough that 100 distinct documents can be
 ranked (a list's order does not depend on its depth)."""
-DEFAULT_K = msgspec.convert({"query": "q", "scope": {"org_id": "o"}}, RetrieveRequest).k_lexical
-"""List depth of the hybrid and full stages: what a request gets by default."""
-GROUP = 64
 EVAL_PRINCIPAL = "eval"
-"""Principal of an eval org: writes the corpus, then reads it as the service does
-(bound to each transaction, under the service role, so row-level security applies)."""
+"""Principal of an eval org: writes the corpus and reads it as the service does (bound
+to each transaction, under the service role, so row-level security applies)."""
 
 Progress = Callable[[str, int, int], None]
 """progress(phase, done, total)."""
@@ -60,7 +58,7 @@ Progress = Callable[[str, int, int], None]
 class GoldenOptions:
     stages: tuple[str, ...] = STAGES
     depth: int = DEFAULT_DEPTH
-    rerank_top: int = 50
+    rerank_top: int = DEFAULT_RERANK_TOP
     kind: str = "auto"
     out_dir: Path | None = None
 
@@ -131,20 +129,15 @@ def ensure_ingested(conn: psycopg.Connection, pipeline: IngestPipeline, dataset:
     done = len(docs) - len(todo)
     if progress:
         progress("ingest", done, len(docs))
-    for start in range(0, len(todo), GROUP):
-        prepared = []
-        for doc in todo[start:start + GROUP]:
-            try:
-                prepared.append(pipeline.prepare(SourceDocument(
-                    path=beir.document_path(doc.id, kind), content=beir.document_text(doc, kind),
-                    author="eval", owner="eval")))
-            except RejectedDocument as exc:
-                stats.refused.append(f"{doc.id}: {exc}")
-        conn.execute("select api.bind_principal(%s, %s)", (org, EVAL_PRINCIPAL))
-        pipeline.write(conn, scope, prepared)
-        conn.commit()
-        stats.ingested_now += len(prepared)
-        done += len(todo[start:start + GROUP])
+
+    def source(doc: beir.CorpusDoc) -> SourceDocument:
+        return SourceDocument(path=beir.document_path(doc.id, kind), content=beir.document_text(doc, kind),
+                              author="eval", owner="eval")
+
+    for group in ingest_groups(conn, pipeline, scope, EVAL_PRINCIPAL, todo, source):
+        stats.refused.extend(f"{doc.id}: {exc}" for doc, exc in group.refused)
+        stats.ingested_now += len(group.prepared)
+        done += group.items
         if progress:
             progress("ingest", done, len(docs))
     stats.seconds = time.perf_counter() - started
@@ -205,7 +198,7 @@ def stage_rankings(retriever: Retriever, conn: psycopg.Connection, query: str, o
     if "hybrid" in options.stages or "full" in options.stages:
         # The production list depths (the configuration's, else the request defaults):
         # fusion depends on them, and its fused list holds enough documents anyway.
-        ranking = retriever.rank(conn, retriever.config.apply(request(DEFAULT_K, DEFAULT_K)))
+        ranking = retriever.rank(conn, retriever.config.apply(request(DEFAULT_K_LEXICAL, DEFAULT_K_DENSE)))
         if "hybrid" in options.stages:
             out["hybrid"] = ranking.candidates
         if "full" in options.stages:
@@ -268,7 +261,8 @@ def run(conn: psycopg.Connection, pipeline: IngestPipeline, retriever: Retriever
                                        "reranker": retriever.reranker.name if retriever.reranker else None},
         "full_stage": full_stage_label(retriever) if "full" in options.stages else None,
         "depth": options.depth,
-        "hybrid_k": {"k_lexical": retriever.config.k_lexical or DEFAULT_K, "k_dense": retriever.config.k_dense or DEFAULT_K},
+        "hybrid_k": {"k_lexical": retriever.config.k_lexical or DEFAULT_K_LEXICAL,
+                     "k_dense": retriever.config.k_dense or DEFAULT_K_DENSE},
         "rerank_top": options.rerank_top,
         "kind": kind,
         "org": org,

@@ -10,6 +10,15 @@ import msgspec
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
 
+DEFAULT_BUDGET_TOKENS = 4000
+"""Tokens of fragment text a response may hold, unless the request says otherwise."""
+DEFAULT_K_LEXICAL = 100
+"""Depth of the BM25 candidate list."""
+DEFAULT_K_DENSE = 100
+"""Depth of the cosine candidate list."""
+DEFAULT_RERANK_TOP = 50
+"""Fused candidates the reranker scores."""
+
 Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:@/-]*$")]
 
 
@@ -23,10 +32,10 @@ class ScopeIn(msgspec.Struct, forbid_unknown_fields=True):
 class RetrieveRequest(msgspec.Struct, forbid_unknown_fields=True):
     query: Annotated[str, msgspec.Meta(min_length=1, max_length=4000, pattern="^[^\x00]*$")]
     scope: ScopeIn
-    budget_tokens: Annotated[int, msgspec.Meta(gt=0, le=200_000)] = 4000
-    k_lexical: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 100
-    k_dense: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 100
-    rerank_top: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 50
+    budget_tokens: Annotated[int, msgspec.Meta(gt=0, le=200_000)] = DEFAULT_BUDGET_TOKENS
+    k_lexical: Annotated[int, msgspec.Meta(ge=0, le=1000)] = DEFAULT_K_LEXICAL
+    k_dense: Annotated[int, msgspec.Meta(ge=0, le=1000)] = DEFAULT_K_DENSE
+    rerank_top: Annotated[int, msgspec.Meta(ge=1, le=1000)] = DEFAULT_RERANK_TOP
     freshness_halflife_days: Annotated[float, msgspec.Meta(gt=0, le=36500)] | None = None
     min_score: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.0
 

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import main
-from app.eval import gate
+from app.eval import beir, gate
 from tests.eval.test_golden import write_set
 
 FIGURES = {"ndcg@10": 0.50, "mrr@10": 0.40, "recall@10": 0.60, "recall@100": 0.90}
@@ -98,6 +98,36 @@ def test_bad_baselines_are_refused(tmp_path):
     path.write_text(json.dumps(baseline(lexical={"ndcg@10": 0.5})))
     with pytest.raises(gate.GateError, match="recall@100"):
         gate.load_baseline(path)
+
+
+def test_a_gate_run_plans_measures_and_judges_without_the_command(tmp_path):
+    sets = tmp_path / "sets"
+    for name in ("cacm", "geo"):
+        write_set(sets / name)
+    path = tmp_path / "baseline.json"
+    with pytest.raises(gate.GateError, match="no dataset to run"):
+        gate.plan(path, tmp_path / "waivers", tmp_path / "none", update_baseline=True)
+    first = gate.plan(path, tmp_path / "waivers", sets, update_baseline=True)  # no baseline yet: every set
+    assert list(first.datasets) == ["cacm", "geo"] and first.baseline is None
+    assert (first.depth, first.rerank_top) == (200, 50)
+
+    def run_set(figures):
+        return lambda directory, split: {"split": split or "test", "queries": 3, "depth": 200, "rerank_top": 50,
+                                         "pipeline_version": {}, "stages": {"lexical": dict(figures)}}
+
+    measured = gate.measure(first, run_set(FIGURES))
+    assert measured.rows() == [("cacm", "lexical", FIGURES), ("geo", "lexical", FIGURES)]
+    gate.write_baseline(first, measured, path)
+
+    with pytest.raises(beir.DatasetError, match="no such dataset"):
+        gate.plan(path, tmp_path / "waivers", sets, only=("trec",))
+    only_geo = gate.plan(path, tmp_path / "waivers", sets, only=("geo",))
+    assert list(only_geo.datasets) == ["geo"] and only_geo.split("geo") == "test"
+    verdict = gate.judge(only_geo, gate.measure(only_geo, run_set(FIGURES | {"ndcg@10": 0.4})))
+    assert {c.dataset for c in verdict.checks} == {"geo"}  # cacm was not run, so it is not missing
+    assert not verdict.passed and verdict.failure().startswith("gate failed: 1 figure(s)")
+    assert json.loads(gate.write_verdict(verdict, tmp_path / "out").read_text())["passed"] is False
+    assert verdict.checks[0].cells() == ("geo", "lexical", "ndcg@10", "0.5000", "0.4000", "-0.1000")
 
 
 def test_gate_command_update_then_pass_then_fail(db_url, tmp_path, monkeypatch):

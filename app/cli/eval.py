@@ -11,9 +11,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from app.cli import CliError, _open, _settings, console
+from app.cli.common import CliError, console, context_settings, database_error, open_database
 from app.eval.golden import DEFAULT_DEPTH, STAGES
 from app.eval.metrics import METRICS
+from app.retrieve.models import DEFAULT_BUDGET_TOKENS, DEFAULT_RERANK_TOP
 
 DEFAULT_OUT = Path("eval-results")
 
@@ -40,14 +41,12 @@ def progress_bars(quiet: bool = False):
 
 def resolve_dataset(settings, name_or_path: str) -> Path:
     """A directory, or the name of a set under CONTEXTS_DATASETS."""
-    path = Path(name_or_path)
-    if path.is_dir():
-        return path
-    candidate = settings.datasets / name_or_path
-    if "/" not in name_or_path and candidate.is_dir():
-        return candidate
-    raise CliError(f"{name_or_path}: no such dataset directory (nor a set of that name under "
-                   f"CONTEXTS_DATASETS={settings.datasets})")
+    from app.eval import beir
+
+    try:
+        return beir.locate(settings.datasets, name_or_path)
+    except beir.DatasetError as exc:
+        raise CliError(str(exc)) from exc
 
 
 def golden_components(settings, config_path: Path | None):
@@ -96,7 +95,7 @@ def run_golden_set(settings, dsn: str, path: Path, split: str | None, stages: tu
     except beir.DatasetError as exc:
         raise CliError(str(exc)) from exc
     except psycopg.Error as exc:
-        raise CliError(exc.diag.message_primary or str(exc)) from exc
+        raise database_error(exc) from exc
 
 
 @eval_group.command("run")
@@ -106,7 +105,7 @@ def run_golden_set(settings, dsn: str, path: Path, split: str | None, stages: tu
               help="Measure one stage only. Default: all four.")
 @click.option("--depth", default=DEFAULT_DEPTH, show_default=True, type=click.IntRange(100, 1000),
               help="List depth of the lexical and dense stages (hybrid and full use the request defaults).")
-@click.option("--rerank-top", default=50, show_default=True, type=click.IntRange(1, 1000),
+@click.option("--rerank-top", default=DEFAULT_RERANK_TOP, show_default=True, type=click.IntRange(1, 1000),
               help="Fused candidates the reranker scores (full stage).")
 @click.option("--kind", type=click.Choice(["auto", "code", "prose"]), default="auto", show_default=True,
               help="Ingest the corpus as code (.py) or prose; auto decides from the documents' content.")
@@ -120,10 +119,10 @@ def run_command(ctx: click.Context, dataset: str, split: str | None, stage: str 
                 kind: str, config_path: Path | None, out_dir: Path, as_json: bool) -> None:
     """Score a labelled set (BEIR layout: DATASET dir, or a name under CONTEXTS_DATASETS)
     at document level: nDCG@10, MRR@10, recall@10 and recall@100 per stage."""
-    settings = _settings(ctx)
+    settings = context_settings(ctx)
     path = resolve_dataset(settings, dataset)
     stages = (stage,) if stage else STAGES
-    dsn = _open(settings)
+    dsn = open_database(settings)
     report = run_golden_set(settings, dsn, path, split, stages, depth, rerank_top, kind, config_path, out_dir)
     print_report(report, as_json)
 
@@ -173,14 +172,14 @@ def replay_command(ctx: click.Context, candidate_path: Path, current_path: Path 
     from app.retrieve.config import ConfigError, PipelineConfig
     from app.retrieve.service import Retriever
 
-    settings = _settings(ctx)
+    settings = context_settings(ctx)
     try:
         candidate = PipelineConfig.load(candidate_path)
         current = PipelineConfig.load(current_path) if current_path else PipelineConfig(reranker=settings.reranker)
         recorded = replay.from_jsonl(queries_path, settings.principal, org_id) if queries_path else None
     except (ConfigError, replay.ReplayError) as exc:
         raise CliError(str(exc)) from exc
-    dsn = _open(settings)
+    dsn = open_database(settings)
     models = embedders(settings)
     with psycopg.connect(dsn) as conn:
         if recorded is None:
@@ -223,7 +222,7 @@ def replay_command(ctx: click.Context, candidate_path: Path, current_path: Path 
 @click.option("--judge-model", envvar="CONTEXTS_JUDGE_MODEL", default=None,
               help="Env: CONTEXTS_JUDGE_MODEL. Default: the agent's model.")
 @click.option("--judge-key", envvar="CONTEXTS_JUDGE_KEY", default=None, help="Env: CONTEXTS_JUDGE_KEY.")
-@click.option("--budget", "budget_tokens", default=4000, show_default=True, type=click.IntRange(1, 200_000))
+@click.option("--budget", "budget_tokens", default=DEFAULT_BUDGET_TOKENS, show_default=True, type=click.IntRange(1, 200_000))
 @click.option("--seed", default=7, show_default=True, type=int, help="Sent to both models; picks spot checks.")
 @click.option("--spot-check", default=5, show_default=True, type=click.IntRange(0, 10_000),
               help="Tasks picked (seeded) for a human to review.")
@@ -257,8 +256,8 @@ def agent_command(ctx: click.Context, tasks_path: Path, org_id: str | None, agen
                                     judge_key if judge_url else (judge_key or agent_key))
     if judge_endpoint.describe() == agent_endpoint.describe():
         console.print("[yellow]note:[/] the judge is the agent's own model (set CONTEXTS_JUDGE_* for another)")
-    settings = _settings(ctx)
-    dsn = _open(settings)
+    settings = context_settings(ctx)
+    dsn = open_database(settings)
     config = PipelineConfig(reranker=settings.reranker)
     retriever = Retriever.build(embedders(settings), config, settings.torch_threads)
     try:
@@ -269,7 +268,7 @@ def agent_command(ctx: click.Context, tasks_path: Path, org_id: str | None, agen
     except agent.EndpointError as exc:
         raise CliError(f"model endpoint failed: {exc}") from exc
     except psycopg.Error as exc:
-        raise CliError(exc.diag.message_primary or str(exc)) from exc
+        raise database_error(exc) from exc
     out_dir.mkdir(parents=True, exist_ok=True)
     per_task = out_dir / f"agent-{tasks_path.stem}.jsonl"
     per_task.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
@@ -309,87 +308,59 @@ def gate_command(ctx: click.Context, baseline_path: Path, waivers_dir: Path, onl
                  update_baseline: bool, out_dir: Path, as_json: bool) -> None:
     """Run the development sets and fail when a gated figure (nDCG@10, recall@100 of
     any stage) drops more than 0.005 below the baseline without a waiver."""
-    import time
+    from app.eval import beir, gate
 
-    from app.eval import gate
-
-    settings = _settings(ctx)
-    baseline = None
+    settings = context_settings(ctx)
     try:
-        if baseline_path.exists() or not update_baseline:
-            baseline = gate.load_baseline(baseline_path)
-        waivers = gate.load_waivers(waivers_dir)
-    except gate.GateError as exc:
+        plan = gate.plan(baseline_path, waivers_dir, settings.datasets, only, update_baseline)
+    except (gate.GateError, beir.DatasetError) as exc:
         raise CliError(str(exc)) from exc
-    if only:
-        names = list(only)
-    elif baseline:
-        names = list(baseline["datasets"])
-    else:
-        names = sorted(p.name for p in settings.datasets.iterdir() if (p / "corpus.jsonl").is_file()) \
-            if settings.datasets.is_dir() else []
-    if not names:
-        raise CliError(f"no dataset to run (none in the baseline, none under CONTEXTS_DATASETS={settings.datasets})")
-    depth = (baseline or {}).get("depth", DEFAULT_DEPTH)
-    rerank_top = (baseline or {}).get("rerank_top", 50)
-    paths = {name: resolve_dataset(settings, name) for name in names}
-    dsn = _open(settings)
+    dsn = open_database(settings)
     components = golden_components(settings, None)
-    reports: dict[str, dict] = {}
-    timings: dict[str, float] = {}
-    for name, path in paths.items():
-        started = time.perf_counter()
-        split = (baseline or {}).get("datasets", {}).get(name, {}).get("split")
-        reports[name] = run_golden_set(settings, dsn, path, split, STAGES, depth, rerank_top, "auto", None,
-                                       out_dir, components=components)
-        timings[name] = round(time.perf_counter() - started, 1)
-        console.print(f"{name}: {timings[name]} s (ingest {reports[name]['seconds']['ingest']} s, "
-                      f"{reports[name]['ingested_now']} documents ingested now)")
-    rows = [(name, stage, values) for name, r in reports.items() for stage, values in r["stages"].items()]
-    full_note = next(iter(reports.values())).get("full_stage")
+
+    def run_set(path: Path, split: str | None) -> dict:
+        return run_golden_set(settings, dsn, path, split, STAGES, plan.depth, plan.rerank_top, "auto", None,
+                              out_dir, components=components)
+
+    def ran(name: str, report: dict, seconds: float) -> None:
+        console.print(f"{name}: {seconds} s (ingest {report['seconds']['ingest']} s, "
+                      f"{report['ingested_now']} documents ingested now)")
+
+    measured = gate.measure(plan, run_set, ran)
     target = console if as_json else Console(soft_wrap=True)
-    target.print(metrics_table("golden sets", rows, f"full stage: {full_note}" if full_note else None))
+    full_note = measured.full_stage
+    target.print(metrics_table("golden sets", measured.rows(), f"full stage: {full_note}" if full_note else None))
 
     if update_baseline:
-        new = gate.baseline_from(reports, baseline if only else None)
-        baseline_path.parent.mkdir(parents=True, exist_ok=True)
-        baseline_path.write_text(json.dumps(new, indent=2) + "\n", encoding="utf-8")
+        gate.write_baseline(plan, measured, baseline_path)
         console.print(f"[green]baseline written:[/] {baseline_path}")
         if as_json:
-            click.echo(json.dumps({"baseline": str(baseline_path), "datasets": list(reports), "seconds": timings}))
+            click.echo(json.dumps({"baseline": str(baseline_path), "datasets": list(measured.reports),
+                                   "seconds": measured.seconds}))
         return
 
-    assert baseline is not None
-    if only:
-        baseline = baseline | {"datasets": {k: v for k, v in baseline["datasets"].items() if k in only}}
-    checks = gate.compare(baseline, reports, waivers)
+    verdict = gate.judge(plan, measured)
     table = Table(title=f"gate: nDCG@10 and recall@100 vs {baseline_path.name} (tolerance {gate.TOLERANCE})")
     for column in ("dataset", "stage", "metric", "baseline", "current", "delta", "status"):
         table.add_column(column, justify="right" if column in ("baseline", "current", "delta") else "left")
     colours = {"ok": "green", "improved": "cyan", "waived": "yellow", "regressed": "bold red", "missing": "bold red"}
-    for c in checks:
-        table.add_row(c.dataset, c.stage, c.metric, f"{c.baseline:.4f}",
-                      "-" if c.current is None else f"{c.current:.4f}",
-                      "-" if c.delta is None else f"{c.delta:+.4f}",
-                      f"[{colours[c.status]}]{c.status}[/]" + (f" ({c.waiver})" if c.waiver else ""))
+    for c in verdict.checks:
+        table.add_row(*c.cells(), f"[{colours[c.status]}]{c.status}[/]" + (f" ({c.waiver})" if c.waiver else ""))
     target.print(table)
-    failed = [c for c in checks if c.failed]
-    improved = [c for c in checks if c.status == "improved"]
-    margins = gate.fusion_margins(reports)
-    for name, margin in margins.items():
+    for name, margin in verdict.margins.items():
         if margin is not None:
-            verdict = "[green]above[/]" if margin > 0 else "[yellow]not above[/]"
-            console.print(f"{name}: hybrid nDCG@10 is {verdict} the better single side ({margin:+.4f})")
-    body = {"passed": not failed, "checks": [c.to_dict() for c in checks], "hybrid_margin": margins,
-            "seconds": timings}
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "gate.json").write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
-    if improved:
-        console.print(f"[cyan]{len(improved)} figure(s) improved beyond the tolerance:[/] update the baseline in "
-                      "this commit (`make eval-baseline`)")
+            verdict_word = "[green]above[/]" if margin > 0 else "[yellow]not above[/]"
+            console.print(f"{name}: hybrid nDCG@10 is {verdict_word} the better single side ({margin:+.4f})")
+    gate.write_verdict(verdict, out_dir)
+    if verdict.improved:
+        console.print(f"[cyan]{len(verdict.improved)} figure(s) improved beyond the tolerance:[/] update the "
+                      "baseline in this commit (`make eval-baseline`)")
     if as_json:
-        click.echo(json.dumps(body))
-    if failed:
-        raise CliError(f"gate failed: {len(failed)} figure(s) dropped more than {gate.TOLERANCE} below the "
-                       "baseline without a waiver: " + ", ".join(f"{c.dataset}/{c.stage}/{c.metric}" for c in failed))
+        click.echo(json.dumps(verdict.to_dict()))
+    failure = verdict.failure()
+    if failure:
+        raise CliError(failure)
     console.print("[green]gate passed[/]")
+
+
+COMMANDS = (eval_group,)

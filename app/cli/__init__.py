@@ -1,0 +1,42 @@
+"""`contexts ...`: the root group (database and principal options) and its commands,
+one module per command group:
+
+- admin.py      migrate, org, principal, grant, key, sessions (the operator, as the migrator)
+- documents.py  ingest PATH..., query TEXT (as a principal)
+- serve.py      serve [--demo]
+- eval.py       eval run | replay | agent | gate
+- common.py     what they share: CliError, the stderr console, settings, open_database
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from app.cli import admin, documents, eval as eval_commands, serve
+from app.cli.common import CliError
+from app.settings import Settings
+
+
+@click.group()
+@click.option("--db-url", envvar="CONTEXTS_DATABASE_URL", default=None,
+              help="PostgreSQL >= 16 with pgvector. Default: the embedded server under CONTEXTS_HOME.")
+@click.option("--principal", "principal_id", envvar="CONTEXTS_PRINCIPAL", default=None,
+              help="Principal that ingest and query act for. Default: admin (made by `org create`).")
+@click.pass_context
+def main(ctx: click.Context, db_url: str | None, principal_id: str | None) -> None:
+    """Contexts: durable, scoped, cited context for AI agents."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        ctx.obj = {"settings": Settings.from_env(database_url=db_url, principal=principal_id)}
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+
+
+for _module in (admin, documents, serve, eval_commands):
+    for _command in _module.COMMANDS:
+        main.add_command(_command)
+
+__all__ = ["main"]

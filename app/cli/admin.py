@@ -1,0 +1,222 @@
+"""`contexts migrate | org | principal | grant | key | sessions`: the operator's commands,
+run as the migrator (it administers orgs, principals, grants and keys)."""
+
+from __future__ import annotations
+
+import contextlib
+
+import click
+from rich.console import Console
+
+from app.cli.common import CliError, console, context_settings, database_error, open_database
+from app.settings import Settings
+
+
+@click.command()
+@click.pass_context
+def migrate(ctx: click.Context) -> None:
+    """Create or upgrade the schema."""
+    open_database(context_settings(ctx))
+    console.print("[green]schema is up to date[/]")
+
+
+@click.group()
+def org() -> None:
+    """Manage orgs (tenants)."""
+
+
+@org.command("create")
+@click.argument("org_id")
+@click.option("--name", default="", help="Display name.")
+@click.option("--session-ttl-hours", type=click.FloatRange(min=0.001), default=None,
+              help="Lifetime of new sessions (default 24).")
+@click.pass_context
+def org_create(ctx: click.Context, org_id: str, name: str, session_ttl_hours: float | None) -> None:
+    """Create an org, its partitions, and its administrator principal (see --principal)."""
+    settings = context_settings(ctx)
+    with admin_connection(settings) as conn:
+        create_org(conn, org_id, settings.principal, name, session_ttl_hours)
+    console.print(f"org [bold]{org_id}[/] ready; principal [bold]{settings.principal}[/] may read and write all of it")
+
+
+def create_org(conn, org_id: str, admin: str, name: str = "", session_ttl_hours: float | None = None) -> None:
+    """The org and its administrator principal `admin` (also what `ingest` does for a
+    missing org)."""
+    import datetime
+
+    import psycopg
+
+    from app.access import ensure_admin_principal
+
+    ttl = datetime.timedelta(hours=session_ttl_hours) if session_ttl_hours else None
+    try:
+        conn.execute("select api.create_org(%s, %s, %s)", (org_id, name, ttl))
+        ensure_admin_principal(conn, org_id, admin)
+    except psycopg.errors.InvalidParameterValue as exc:
+        raise CliError(f"invalid org id {org_id!r}: use lowercase letters, digits, '.', '_' and '-'") from exc
+
+
+@contextlib.contextmanager
+def admin_connection(settings: Settings):
+    """A connection of the migrator (it administers principals, grants and keys); one
+    transaction, committed on success. Database errors become CLI errors."""
+    import psycopg
+
+    dsn = open_database(settings)
+    try:
+        with psycopg.connect(dsn) as conn:
+            yield conn
+    except psycopg.Error as exc:
+        raise database_error(exc) from exc
+
+
+@click.group()
+def principal() -> None:
+    """Manage principals: agents, humans and service accounts of an org."""
+
+
+@principal.command("create")
+@click.argument("org_id")
+@click.argument("principal_id")
+@click.option("--kind", type=click.Choice(["agent", "human", "service"]), default="agent", show_default=True)
+@click.option("--name", default="", help="Display name.")
+@click.option("--db-role", default=None, help="Login role whose SQL sessions act as this principal (analysts).")
+@click.pass_context
+def principal_create(ctx: click.Context, org_id: str, principal_id: str, kind: str, name: str,
+                     db_role: str | None) -> None:
+    with admin_connection(context_settings(ctx)) as conn:
+        conn.execute("select api.create_principal(%s, %s, %s, %s, %s)", (org_id, principal_id, kind, name, db_role))
+    console.print(f"principal [bold]{principal_id}[/] ready in org {org_id}; give it grants with `contexts grant add`")
+
+
+@click.group()
+def grant() -> None:
+    """Manage what principals may read and write (org, repo, persona, session, audit)."""
+
+
+def _scope_choice(org_wide: bool, repo: str | None, persona: str | None, session: str | None,
+                  audit: bool) -> tuple[str, str | None]:
+    chosen = [(k, v) for k, v in (("org", org_wide), ("repo", repo), ("persona", persona), ("session", session),
+                                  ("audit", audit)) if v]
+    if len(chosen) != 1:
+        raise CliError("name exactly one of --org-wide, --repo, --persona, --session, --audit")
+    kind, value = chosen[0]
+    return kind, value if isinstance(value, str) else None
+
+
+def _grant_target(command):
+    """ORG PRINCIPAL and exactly one scope option (shared by grant add and revoke)."""
+    for decorator in reversed((
+        click.argument("org_id"), click.argument("principal_id"),
+        click.option("--org-wide", is_flag=True, help="Every repo and persona of the org."),
+        click.option("--repo", default=None), click.option("--persona", default=None),
+        click.option("--session", default=None),
+        click.option("--audit", is_flag=True, help="Read the org's retrieval traces."),
+    )):
+        command = decorator(command)
+    return command
+
+
+@grant.command("add")
+@_grant_target
+@click.option("--write", is_flag=True, help="Also write (ingest) into that scope.")
+@click.pass_context
+def grant_add(ctx: click.Context, org_id: str, principal_id: str, org_wide: bool, repo: str | None,
+              persona: str | None, session: str | None, audit: bool, write: bool) -> None:
+    kind, scope_id = _scope_choice(org_wide, repo, persona, session, audit)
+    with admin_connection(context_settings(ctx)) as conn:
+        conn.execute("select api.grant_scope(%s, %s, %s, %s, %s)", (org_id, principal_id, kind, scope_id, write))
+    console.print(f"granted {'read/write' if write else 'read'} on {kind} {scope_id or org_id} to {principal_id}")
+
+
+@grant.command("revoke")
+@_grant_target
+@click.pass_context
+def grant_revoke(ctx: click.Context, org_id: str, principal_id: str, org_wide: bool, repo: str | None,
+                 persona: str | None, session: str | None, audit: bool) -> None:
+    kind, scope_id = _scope_choice(org_wide, repo, persona, session, audit)
+    with admin_connection(context_settings(ctx)) as conn:
+        found = conn.execute("select api.revoke_scope(%s, %s, %s, %s)", (org_id, principal_id, kind, scope_id)).fetchone()[0]
+    if not found:
+        raise CliError(f"{principal_id} holds no {kind} grant {scope_id or org_id}")
+    console.print(f"revoked {kind} {scope_id or org_id} from {principal_id}")
+
+
+@grant.command("list")
+@click.argument("org_id")
+@click.pass_context
+def grant_list(ctx: click.Context, org_id: str) -> None:
+    from rich.table import Table
+
+    with admin_connection(context_settings(ctx)) as conn:
+        rows = conn.execute("select * from api.list_grants(%s)", (org_id,)).fetchall()
+    table = Table("principal", "kind", "scope", "id", "write", "granted")
+    for principal_id, kind, scope_kind, scope_id, can_write, created in rows:
+        table.add_row(principal_id, kind, scope_kind or "-", scope_id or "-",
+                      "yes" if can_write else "", f"{created:%Y-%m-%d %H:%M}" if created else "")
+    Console().print(table)
+
+
+@click.group()
+def key() -> None:
+    """Manage API keys (bearer tokens for the HTTP API)."""
+
+
+@key.command("create")
+@click.argument("org_id")
+@click.argument("principal_id")
+@click.option("--label", default="", help="What the key is for.")
+@click.pass_context
+def key_create(ctx: click.Context, org_id: str, principal_id: str, label: str) -> None:
+    """Print a new key for PRINCIPAL_ID on stdout (shown once; only its hash is stored)."""
+    from app.access import create_api_key
+
+    with admin_connection(context_settings(ctx)) as conn:
+        new = create_api_key(conn, org_id, principal_id, label)
+    console.print(f"key [bold]{new.key_id}[/] for {principal_id}; store it now, it is not shown again:")
+    click.echo(new.token)
+
+
+@key.command("list")
+@click.argument("org_id")
+@click.pass_context
+def key_list(ctx: click.Context, org_id: str) -> None:
+    from rich.table import Table
+
+    with admin_connection(context_settings(ctx)) as conn:
+        rows = conn.execute("select * from api.list_api_keys(%s)", (org_id,)).fetchall()
+    table = Table("key", "principal", "label", "created", "last used", "revoked")
+    stamp = lambda t: f"{t:%Y-%m-%d %H:%M}" if t else ""  # noqa: E731
+    for key_id, principal_id, label, created, used, revoked in rows:
+        table.add_row(key_id, principal_id, label, stamp(created), stamp(used), stamp(revoked))
+    Console().print(table)
+
+
+@key.command("revoke")
+@click.argument("key_id")
+@click.pass_context
+def key_revoke(ctx: click.Context, key_id: str) -> None:
+    with admin_connection(context_settings(ctx)) as conn:
+        found = conn.execute("select api.revoke_api_key(%s)", (key_id,)).fetchone()[0]
+    if not found:
+        raise CliError(f"no live key {key_id}")
+    console.print(f"key {key_id} revoked")
+
+
+@click.group()
+def sessions() -> None:
+    """Session scopes: ephemeral, visible only inside the session, expiring."""
+
+
+@sessions.command("purge")
+@click.pass_context
+def sessions_purge(ctx: click.Context) -> None:
+    """Delete expired sessions with everything written in them."""
+    with admin_connection(context_settings(ctx)) as conn:
+        rows = conn.execute("select * from api.purge_expired_sessions()").fetchall()
+    for org_id, session_id, documents, fragments in rows:
+        console.print(f"purged {org_id}/{session_id}: {documents} document(s), {fragments} fragment(s)")
+    console.print(f"{len(rows)} expired session(s) purged")
+
+
+COMMANDS = (migrate, org, principal, grant, key, sessions)

@@ -1,0 +1,42 @@
+"""What every command group shares: the error type, the stderr console, the settings
+the root group built, and opening (and migrating) the database."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+from rich.console import Console
+
+from app.settings import Settings
+
+if TYPE_CHECKING:
+    import psycopg
+
+console = Console(stderr=True, soft_wrap=True)
+"""Messages, progress and summaries go to stderr; stdout carries results (JSON, keys)."""
+
+
+class CliError(click.ClickException):
+    def show(self, file=None) -> None:  # rich, on stderr
+        console.print(f"[bold red]error:[/] {self.message}")
+
+
+def database_error(exc: psycopg.Error) -> CliError:
+    """A psycopg error as a CLI error: the server's primary message, no traceback."""
+    return CliError(exc.diag.message_primary or str(exc))
+
+
+def context_settings(ctx: click.Context) -> Settings:
+    """The settings the root group built from its options and the environment."""
+    return ctx.obj["settings"]
+
+
+def open_database(settings: Settings) -> str:
+    """The database URL (the embedded server unless one is configured), migrated to head."""
+    from app.db.database import resolve_database_url
+    from app.db.migrate import migrate
+
+    dsn = resolve_database_url(settings)
+    migrate(dsn)
+    return dsn

@@ -1,0 +1,120 @@
+"""`contexts serve [--demo]`: the HTTP API on the embedded default (or --db-url), and the
+demo that `make run` starts: this repository ingested, a read-only key printed."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import click
+
+from app.cli.common import CliError, console, context_settings, open_database
+from app.cli.documents import ingest_paths
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO_ORG, DEMO_REPO, DEMO_AGENT = "demo", "contexts", "demo-agent"
+
+
+@click.command()
+@click.option("--host", default=None, help="Default: CONTEXTS_HOST or 127.0.0.1.")
+@click.option("--port", default=None, type=int, help="Default: CONTEXTS_PORT or 8000 (0: any free port).")
+@click.option("--demo", is_flag=True, help="Ingest this repository's README, docs and app/ as org 'demo' first, "
+                                           "and print the demo agent's key (kept under CONTEXTS_HOME).")
+@click.pass_context
+def serve(ctx: click.Context, host: str | None, port: int | None, demo: bool) -> None:
+    """Serve the HTTP API (OpenAPI at /schema)."""
+    from app.api.app import create_app
+    from app.api.server import base_url, bind, build_server, why_unavailable
+
+    settings = context_settings(ctx).with_(**{k: v for k, v in (("host", host), ("port", port)) if v is not None})
+    # The port first: when it is taken, nothing else (ingest, demo key) may happen.
+    try:
+        sock = bind(settings.host, settings.port)
+    except OSError as exc:
+        raise CliError(why_unavailable(settings.host, settings.port, exc)) from exc
+    with contextlib.closing(sock):
+        settings = settings.with_(port=sock.getsockname()[1])
+        dsn = open_database(settings)
+        demo_key = None
+        if demo:
+            paths = [p for p in (ROOT / "README.md", ROOT / "docs", ROOT / "app") if p.exists()]
+            console.print("ingesting the demo corpus (this repository) into org [bold]demo[/] ...")
+            changed, fragments, created, _ = ingest_paths(settings, dsn, paths, DEMO_ORG, DEMO_REPO, None, None,
+                                                          None, None, True, base=ROOT)
+            console.print(f"demo: {changed} document(s) changed, {created} new fragment(s)")
+            demo_key = _demo_key(dsn, settings.home)
+        app = create_app(settings.with_(database_url=dsn), run_migrations=False)
+        url = base_url(settings.host, settings.port)
+
+        def announce() -> None:  # once the application has started and the socket listens
+            console.print(f"\nContexts is serving on [bold]{url}[/] (OpenAPI: {url}/schema)")
+            if demo_key is None:
+                return
+            body = json.dumps({"query": "how are near-duplicate fragments collapsed?",
+                               "scope": {"org_id": DEMO_ORG}, "budget_tokens": 1500})
+            console.print(f"Demo API key (principal {DEMO_AGENT}, read on org {DEMO_ORG}; "
+                          f"the same on every start, kept in {settings.home / DEMO_KEY_FILE}):\n")
+            click.echo(f"export CONTEXTS_KEY={demo_key}\n", err=True)
+            console.print("Try:\n")
+            click.echo(f"curl -s {url}/contexts/retrieve -H \"Authorization: Bearer $CONTEXTS_KEY\" "
+                       f"-H 'content-type: application/json' -d '{body}'\n", err=True)
+
+        # uvicorn re-raises SIGTERM/SIGINT after a graceful shutdown; turning them into a
+        # normal exit lets the embedded PostgreSQL server be stopped cleanly (atexit).
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        server = build_server(app, settings, on_started=announce)
+        server.run(sockets=[sock])
+    if not server.started:
+        raise CliError("the server did not start (see the log above)")
+
+
+DEMO_KEY_FILE = "demo-key"
+"""Under CONTEXTS_HOME: the demo agent's token, so that `make run` prints the same key
+on every start."""
+
+
+def _demo_key(dsn: str, home: Path) -> str:
+    """The demo agent's read-only key: the one stored under `home` while the database
+    knows it as live; otherwise a new one (stored, mode 0600), and older demo keys are
+    revoked."""
+    import psycopg
+
+    from app.access import create_api_key
+
+    stored = home / DEMO_KEY_FILE
+    try:
+        token: str | None = stored.read_text().strip()
+    except OSError:
+        token = None
+    with psycopg.connect(dsn) as conn:
+        conn.execute("select api.create_principal(%s, %s, 'agent', 'demo agent')", (DEMO_ORG, DEMO_AGENT))
+        conn.execute("select api.grant_scope(%s, %s, 'org', null, false)", (DEMO_ORG, DEMO_AGENT))
+        live = [key_id for (key_id,) in conn.execute(
+            "select key_id from api.list_api_keys(%s) where principal_id = %s and revoked_at is null",
+            (DEMO_ORG, DEMO_AGENT))]
+        parts = token.split("_", 2) if token else []
+        if len(parts) == 3 and parts[1] in live:
+            return token  # type: ignore[return-value]
+        for key_id in live:
+            conn.execute("select api.revoke_api_key(%s)", (key_id,))
+        token = create_api_key(conn, DEMO_ORG, DEMO_AGENT, "make run demo").token
+        _write_private(stored, token + "\n")  # before the commit: a failed write changes nothing
+    return token
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Replace `path` with `text`, readable by its owner only."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    os.chmod(partial, 0o600)  # also when it was left behind with a wider mode
+    os.replace(partial, path)
+
+
+COMMANDS = (serve,)

@@ -1,0 +1,77 @@
+"""The one batched-ingest loop (CLI, eval corpora, bench): groups of prepared documents,
+each committed as the principal; refusals reported, not written; a caller may stop."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.access import ensure_admin_principal
+from app.ingest.batches import ingest_groups
+from app.ingest.normalize import SourceDocument
+from app.scope import Scope
+
+DOCS = {f"notes/n{i}.md": f"# Note {i}\n\nFinding number {i} about the journal and its checkpoints.\n"
+        for i in range(5)}
+ITEMS = [("notes/n0.md", DOCS["notes/n0.md"]), ("logo.png", b"\x89PNG\r\n\x1a\n\x00\x00"),
+         *((p, t) for p, t in DOCS.items() if p != "notes/n0.md"), ("empty.md", "")]
+
+
+def source(item) -> SourceDocument:
+    path, content = item
+    return SourceDocument(path=path, content=content.encode() if isinstance(content, str) else content)
+
+
+@pytest.fixture
+def org(conn, pipeline):
+    conn.execute("select api.create_org('acme')")
+    ensure_admin_principal(conn, "acme", "admin")
+    pipeline.register_models(conn)
+    conn.commit()
+    return Scope("acme", "docs")
+
+
+def documents(conn) -> list[str]:
+    return [r[0] for r in conn.execute("select path from data.documents order by path")]
+
+
+def test_groups_fill_with_prepared_documents_and_report_refusals(conn, pipeline, org):
+    refused, written = [], []
+    groups = list(ingest_groups(conn, pipeline, org, "admin", ITEMS, source, size=2,
+                                on_refused=lambda item, exc: refused.append(item[0]),
+                                on_document=lambda r: written.append(r.path)))
+    assert [len(g.prepared) for g in groups] == [2, 2, 1]
+    assert [g.items for g in groups] == [3, 2, 2]  # a refusal does not shorten a group
+    assert [item[0] for g in groups for item, _exc in g.refused] == refused == ["logo.png", "empty.md"]
+    assert written == sorted(DOCS) and documents(conn) == sorted(DOCS)
+    assert sum(g.changed for g in groups) == 5 and sum(g.fragments for g in groups) >= 5
+    assert all(g.write_seconds > 0 for g in groups)
+    # Once there, nothing changes; the principal wrote under row-level security.
+    again = list(ingest_groups(conn, pipeline, org, "admin", ITEMS, source))
+    assert len(again) == 1 and again[0].changed == 0 and again[0].items == len(ITEMS)
+
+
+def test_a_caller_may_stop_between_groups_or_at_a_refusal(conn, pipeline, org):
+    for group in ingest_groups(conn, pipeline, org, "admin", ITEMS, source, size=2):
+        break  # the first group is committed before it is handed back
+    assert documents(conn) == ["notes/n0.md", "notes/n1.md"]
+
+    class Stop(Exception):
+        pass
+
+    def stop(item, exc):
+        raise Stop(item[0])
+
+    with pytest.raises(Stop, match="logo.png"):
+        list(ingest_groups(conn, pipeline, Scope("acme", "other"), "admin", ITEMS, source, size=2, on_refused=stop))
+    assert documents(conn) == ["notes/n0.md", "notes/n1.md"]  # nothing of the stopped group
+
+
+def test_a_principal_without_write_grant_writes_nothing(conn, pipeline, org):
+    import psycopg
+
+    conn.execute("select api.create_principal('acme', 'reader', 'agent', 'reader')")
+    conn.execute("select api.grant_scope('acme', 'reader', 'org', null, false)")
+    conn.commit()
+    with pytest.raises(psycopg.Error):
+        list(ingest_groups(conn, pipeline, org, "reader", ITEMS, source))
+    assert documents(conn) == []
