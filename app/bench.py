@@ -22,6 +22,7 @@ from rich.table import Table
 
 from app.access import act_as, ensure_admin_principal
 from app.db.embedded import EmbeddedPostgres
+from app.db.sql import scalar
 from app.db.migrate import migrate
 from app.ingest.batches import ingest_groups
 from app.ingest.embed import embedders
@@ -94,7 +95,8 @@ def sample_queries(conn: psycopg.Connection, n: int, seed: int) -> list[str]:
 def rls_overhead(conn: psycopg.Connection, retriever: Retriever, queries: list[str]) -> dict:
     """The one SQL call of a hybrid retrieval, as a DBA who bypasses row-level security
     and as a principal under it, interleaved query by query (same embeddings)."""
-    bypass, rls = [], []
+    bypass: list[float] = []
+    rls: list[float] = []
     for q in queries:
         embeddings = retriever.query_embeddings(q)
         fusion = fusion_spec(retriever.config, q)
@@ -151,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         pipeline.register_models(conn)
         conn.commit()
         active_sql = "select count(*) from data.fragments where org_id = %s and active"
-        have = conn.execute(active_sql, (ORG,)).fetchone()[0]
+        have = scalar(conn, active_sql, (ORG,))
         if have < args.fragments:
             for model in models.values():
                 model.load()
@@ -171,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                     created += group.created
                     chunks += sum(len(p.chunks) for p in group.prepared)
                     ingested += len(group.prepared)
-                    have = conn.execute(active_sql, (ORG,)).fetchone()[0]
+                    have = scalar(conn, active_sql, (ORG,))
                     progress.update(task, completed=have)
                     if have >= args.fragments:
                         break

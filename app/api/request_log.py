@@ -32,7 +32,7 @@ def request_log_middleware(app: ASGIApp) -> ASGIApp:
         if scope["type"] != "http":
             await app(scope, receive, send)
             return
-        fields: dict[str, Any] = {"method": scope["method"], "path": scope["path"]}
+        fields: dict[str, Any] = {"method": scope.get("method"), "path": scope["path"]}
         token = _fields.set(fields)
         started = time.perf_counter()
 
@@ -55,7 +55,7 @@ def request_log_middleware(app: ASGIApp) -> ASGIApp:
 class JsonFormatter(logging.Formatter):
     """A JSON object per line: time (UTC), level, logger, message, structured fields."""
 
-    converter = time.gmtime
+    converter = staticmethod(time.gmtime)  # type: ignore[assignment]
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {

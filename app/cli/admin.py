@@ -4,10 +4,13 @@ run as the migrator (it administers orgs, principals, grants and keys)."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 
 import click
+import psycopg
 from rich.console import Console
 
+from app.db.sql import scalar
 from app.cli.common import CliError, console, context_settings, database_error, open_database
 from app.settings import Settings
 
@@ -39,7 +42,7 @@ def org_create(ctx: click.Context, org_id: str, name: str, session_ttl_hours: fl
     console.print(f"org [bold]{org_id}[/] ready; principal [bold]{settings.principal}[/] may read and write all of it")
 
 
-def create_org(conn, org_id: str, admin: str, name: str = "", session_ttl_hours: float | None = None) -> None:
+def create_org(conn: psycopg.Connection, org_id: str, admin: str, name: str = "", session_ttl_hours: float | None = None) -> None:
     """The org and its administrator principal `admin` (also what `ingest` does for a
     missing org)."""
     import datetime
@@ -57,7 +60,7 @@ def create_org(conn, org_id: str, admin: str, name: str = "", session_ttl_hours:
 
 
 @contextlib.contextmanager
-def admin_connection(settings: Settings):
+def admin_connection(settings: Settings) -> Iterator[psycopg.Connection]:
     """A connection of the migrator (it administers principals, grants and keys); one
     transaction, committed on success. Database errors become CLI errors."""
     import psycopg
@@ -136,7 +139,7 @@ def grant_revoke(ctx: click.Context, org_id: str, principal_id: str, org_wide: b
                  persona: str | None, session: str | None, audit: bool) -> None:
     kind, scope_id = _scope_choice(org_wide, repo, persona, session, audit)
     with admin_connection(context_settings(ctx)) as conn:
-        found = conn.execute("select api.revoke_scope(%s, %s, %s, %s)", (org_id, principal_id, kind, scope_id)).fetchone()[0]
+        found = scalar(conn, "select api.revoke_scope(%s, %s, %s, %s)", (org_id, principal_id, kind, scope_id))
     if not found:
         raise CliError(f"{principal_id} holds no {kind} grant {scope_id or org_id}")
     console.print(f"revoked {kind} {scope_id or org_id} from {principal_id}")
@@ -197,7 +200,7 @@ def key_list(ctx: click.Context, org_id: str) -> None:
 @click.pass_context
 def key_revoke(ctx: click.Context, key_id: str) -> None:
     with admin_connection(context_settings(ctx)) as conn:
-        found = conn.execute("select api.revoke_api_key(%s)", (key_id,)).fetchone()[0]
+        found = scalar(conn, "select api.revoke_api_key(%s)", (key_id,))
     if not found:
         raise CliError(f"no live key {key_id}")
     console.print(f"key {key_id} revoked")

@@ -3,6 +3,8 @@ the root group built, and opening (and migrating) the database."""
 
 from __future__ import annotations
 
+from typing import IO, Any
+
 from typing import TYPE_CHECKING
 
 import click
@@ -18,7 +20,7 @@ console = Console(stderr=True, soft_wrap=True)
 
 
 class CliError(click.ClickException):
-    def show(self, file=None) -> None:  # rich, on stderr
+    def show(self, file: IO[Any] | None = None) -> None:  # rich, on stderr
         console.print(f"[bold red]error:[/] {self.message}")
 
 

@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 from rich.table import Table
 
 from app.cli.common import CliError, console, context_settings, database_error, open_database
 from app.eval.golden import DEFAULT_DEPTH, STAGES
 from app.eval.metrics import METRICS
 from app.retrieve.models import DEFAULT_BUDGET_TOKENS, DEFAULT_RERANK_TOP
+from app.settings import Settings
+
+if TYPE_CHECKING:  # loaded lazily: `contexts --help` should not import torch
+    from app.ingest.pipeline import IngestPipeline
+    from app.retrieve.config import PipelineConfig
+    from app.retrieve.service import Retriever
 
 DEFAULT_OUT = Path("eval-results")
 
@@ -25,11 +34,11 @@ def eval_group() -> None:
 
 
 @contextmanager
-def progress_bars(quiet: bool = False):
+def progress_bars(quiet: bool = False) -> Iterator[Callable[[str, int, int], None]]:
     """A callback progress(phase, done, total) drawing one rich bar per phase (stderr)."""
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), TimeRemainingColumn(), console=console, disable=quiet) as bars:
-        tasks: dict[str, int] = {}
+        tasks: dict[str, TaskID] = {}
 
         def update(phase: str, done: int, total: int) -> None:
             if phase not in tasks:
@@ -39,7 +48,7 @@ def progress_bars(quiet: bool = False):
         yield update
 
 
-def resolve_dataset(settings, name_or_path: str) -> Path:
+def resolve_dataset(settings: Settings, name_or_path: str) -> Path:
     """A directory, or the name of a set under CONTEXTS_DATASETS."""
     from app.eval import beir
 
@@ -49,7 +58,8 @@ def resolve_dataset(settings, name_or_path: str) -> Path:
         raise CliError(str(exc)) from exc
 
 
-def golden_components(settings, config_path: Path | None):
+def golden_components(settings: Settings, config_path: Path | None
+                      ) -> tuple[IngestPipeline, Retriever, PipelineConfig]:
     """Ingestion pipeline and retriever for a run; a configuration file may swap knobs."""
     from app.ingest.embed import embedders
     from app.ingest.pipeline import IngestPipeline
@@ -75,9 +85,10 @@ def metrics_table(title: str, rows: list[tuple[str, str, dict]], note: str | Non
     return table
 
 
-def run_golden_set(settings, dsn: str, path: Path, split: str | None, stages: tuple[str, ...], depth: int,
+def run_golden_set(settings: Settings, dsn: str, path: Path, split: str | None, stages: tuple[str, ...], depth: int,
                    rerank_top: int, kind: str, config_path: Path | None, out_dir: Path | None,
-                   quiet: bool = False, components=None) -> dict:
+                   quiet: bool = False,
+                   components: tuple[IngestPipeline, Retriever, PipelineConfig] | None = None) -> dict:
     import psycopg
 
     from app.eval import beir, golden

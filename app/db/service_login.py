@@ -9,6 +9,8 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
+from app.db.sql import one
+
 SERVICE_LOGIN = "contexts_api"
 
 
@@ -31,10 +33,10 @@ def ensure_service_login(migrator_dsn: str, password: str | None) -> str:
 
 def check_service_login(url: str) -> None:
     with psycopg.connect(url) as conn:
-        superuser, bypass, member, owns = conn.execute("""
+        superuser, bypass, member, owns = one(conn, """
             select r.rolsuper, r.rolbypassrls, pg_has_role(session_user, 'contexts_service', 'member'),
                    exists (select 1 from pg_class c where c.relowner = r.oid)
-            from pg_roles r where r.rolname = session_user""").fetchone()
+            from pg_roles r where r.rolname = session_user""")
         login = conn.info.user
     if superuser or bypass or owns:
         raise UnsafeServiceLogin(

@@ -149,12 +149,12 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
             value = int(grade)
         except ValueError:
             try:
-                value = float(grade)
+                as_float = float(grade)
             except ValueError:
                 raise DatasetError(f"{path}:{number}: grade {grade!r} is not a number") from None
-            if not value.is_integer():
+            if not as_float.is_integer():
                 raise DatasetError(f"{path}:{number}: grade {grade!r} must be an integer")
-            value = int(value)
+            value = int(as_float)
         if not query_id or not doc_id:
             raise DatasetError(f"{path}:{number}: empty query or corpus id")
         qrels.setdefault(query_id, {})[doc_id] = value

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import psycopg
@@ -79,7 +80,7 @@ def lexical_version(conn: psycopg.Connection) -> str:
         "select md5(string_agg(pg_get_functiondef(p.oid), E'\\n' order by p.oid::regprocedure::text)) "
         "from pg_proc p where p.pronamespace = 'api'::regnamespace "
         "and p.proname in ('lexical_tsvector', 'lexical_document')").fetchone()
-    return (row[0] or "none")[:12]
+    return ((row[0] if row else None) or "none")[:12]
 
 
 def pipeline_version(conn: psycopg.Connection, pipeline: IngestPipeline) -> dict:
@@ -235,7 +236,7 @@ def run(conn: psycopg.Connection, pipeline: IngestPipeline, retriever: Retriever
     for done, query in enumerate(dataset.queries.values(), start=1):
         qrels = dataset.qrels[query.id]
         rankings = stage_rankings(retriever, conn, query.text, org, options)
-        record = {"query_id": query.id, "query": query.text, "scope": query.scope,
+        record: dict[str, Any] = {"query_id": query.id, "query": query.text, "scope": query.scope,
                   "relevant": {d: g for d, g in qrels.items() if g > 0}, "stages": {}}
         for stage in options.stages:
             docs = document_ranking(rankings[stage], sources, suffix)

@@ -7,6 +7,7 @@ import threading
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,7 @@ def _lock(name: str, dtype: str, lane: str) -> threading.Lock:
 
 
 @lru_cache(maxsize=None)
-def _load(name: str, dtype: str, threads: int, lane: str = "ingest"):
+def _load(name: str, dtype: str, threads: int, lane: str = "ingest") -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     from sentence_transformers import SentenceTransformer
@@ -66,7 +67,7 @@ class Embedder:
         return replace(self, lane="query")
 
     @property
-    def model(self):
+    def model(self) -> Any:
         return _load(self.name, self.dtype, self.threads, self.lane)
 
     def load(self) -> None:

@@ -123,12 +123,13 @@ class IngestPipeline:
         return self._models(conn, "api.active_model")
 
     def _models(self, conn: psycopg.Connection, function: str) -> dict[str, int]:
-        return {
-            namespace: conn.execute(
-                f"select {function}(%s, %s, %s)", (namespace, model_label(embedder.name), embedder.dims),
-            ).fetchone()[0]
-            for namespace, embedder in self.embedders.items()
-        }
+        ids = {}
+        for namespace, embedder in self.embedders.items():
+            row = conn.execute(f"select {function}(%s, %s, %s)",
+                               (namespace, model_label(embedder.name), embedder.dims)).fetchone()
+            assert row is not None
+            ids[namespace] = row[0]
+        return ids
 
     def write(
         self,
@@ -149,11 +150,13 @@ class IngestPipeline:
         # SQL says now about duplicates still holds when the fragments are written.
         for prepared in documents:
             doc = prepared.doc
-            doc_id, version, changed, rehome = conn.execute(
+            begun = conn.execute(
                 "select * from api.begin_document(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (*scope.as_args(), doc.path, doc.kind, doc.text, doc.content_hash, doc.language,
                  doc.author, doc.timestamp, json.dumps(doc.metadata)),
             ).fetchone()
+            assert begun is not None  # the function returns one row or raises
+            doc_id, version, changed, rehome = begun
             detached.extend(rehome)
             if not changed:
                 result = IngestResult(doc.path, doc_id, version, False, 0, 0)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import threading
 from functools import lru_cache
+from typing import Any
 
 from app.retrieve.candidates import Candidate
 
 
 @lru_cache(maxsize=4)
-def _load(name_or_path: str, threads: int):
+def _load(name_or_path: str, threads: int) -> Any:
     import torch
     from sentence_transformers import CrossEncoder
 
