@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet $(TORCH)
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,lint]'
 	touch $(STAMP)
 
 run: install
@@ -31,6 +31,16 @@ test: install
 # review and commit their diff with the change that caused it.
 goldens: install
 	CONTEXTS_UPDATE_GOLDENS=1 $(BIN)/python -m pytest -q tests/sql/test_goldens.py
+
+# The same checks as the pre-commit hooks (.pre-commit-config.yaml) and CI.
+lint: install
+	$(BIN)/ruff check app tests
+	$(BIN)/ruff format --check app tests
+	$(BIN)/mypy
+
+format: install
+	$(BIN)/ruff check --fix app tests
+	$(BIN)/ruff format app tests
 
 bench: install
 	$(BIN)/python -m app.bench $(BENCH_ARGS)
