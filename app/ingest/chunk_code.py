@@ -9,7 +9,7 @@ inner statement boundaries, never mid-line, with overlap.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import tree_sitter as ts
@@ -49,7 +49,7 @@ FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function"
 
 
 @lru_cache(maxsize=None)
-def _parser(syntax: str) -> ts.Parser:
+def _language(syntax: str) -> ts.Language:
     if syntax == "python":
         import tree_sitter_python as grammar
         language = grammar.language()
@@ -73,7 +73,7 @@ def _parser(syntax: str) -> ts.Parser:
         language = grammar.language()
     else:
         raise ValueError(f"no tree-sitter grammar for {syntax!r}")
-    return ts.Parser(ts.Language(language))
+    return ts.Language(language)
 
 
 def supports(syntax: str) -> bool:
@@ -148,24 +148,38 @@ class _Span:
 
 
 class CodeChunker:
+    """Chunks code files; one instance serves every thread, so each call walks with
+    state of its own (a `_Walk`) and the chunker keeps only its settings."""
+
     def __init__(self, max_tokens: int, overlap_tokens: int) -> None:
         self.max_tokens = max_tokens
         self.overlap_tokens = overlap_tokens
 
     def chunk(self, text: str, syntax: str) -> list[Chunk]:
-        tree = _parser(syntax).parse(text.encode("utf-8"))
-        self._syntax = syntax
-        self._lines = text.split("\n")
-        if self._lines and self._lines[-1] == "":
-            self._lines.pop()
-        self._tokens = count_line_tokens(self._lines)
-        self._chunks: list[Chunk] = []
-        self._members(tree.root_node.named_children, (), first_line=0, last_line=len(self._lines) - 1)
-        return self._chunks
+        # A parser per call: they cost a microsecond and hold per-parse state.
+        tree = ts.Parser(_language(syntax)).parse(text.encode("utf-8"))
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        walk = _Walk(syntax, lines, count_line_tokens(lines), self.max_tokens, self.overlap_tokens)
+        walk.members(tree.root_node.named_children, (), first_line=0, last_line=len(lines) - 1)
+        return walk.chunks
+
+
+@dataclass(slots=True)
+class _Walk:
+    """One file's walk over its syntax tree, and the fragments it has emitted so far."""
+
+    syntax: str
+    lines: list[str]
+    tokens: list[int]
+    max_tokens: int
+    overlap_tokens: int
+    chunks: list[Chunk] = field(default_factory=list)
 
     # -- walking ---------------------------------------------------------------
 
-    def _members(self, nodes: list[ts.Node], path: tuple[str, ...], first_line: int, last_line: int) -> None:
+    def members(self, nodes: list[ts.Node], path: tuple[str, ...], first_line: int, last_line: int) -> None:
         """Emit fragments for the children of one container, covering first..last_line."""
         group: _Span | None = None
         cursor = first_line
@@ -177,7 +191,7 @@ class CodeChunker:
             if node.type in COMMENTS:
                 pending_comments = start if pending_comments is None else pending_comments
                 continue
-            if _is_definition(node, self._syntax):
+            if _is_definition(node, self.syntax):
                 unit_start = pending_comments if pending_comments is not None else start
                 if group is not None:
                     # A short prelude (an import or two, a constant) is context for the
@@ -224,7 +238,7 @@ class CodeChunker:
             members = [c for c in body.named_children if c.end_point.row >= start]
             # The container's own lines (signature, docstring, fields) go with its
             # first statements; each member definition becomes its own fragment.
-            self._members(members, symbol_path, first_line=start, last_line=end)
+            self.members(members, symbol_path, first_line=start, last_line=end)
             return
         breaks = _statement_starts(body, start) if body is not None else set()
         self._emit_split(start, end, symbol_path, breaks)
@@ -232,12 +246,12 @@ class CodeChunker:
     # -- emitting --------------------------------------------------------------
 
     def _span_tokens(self, start: int, end: int) -> int:
-        return sum(self._tokens[start:end + 1])
+        return sum(self.tokens[start:end + 1])
 
     def _emit_span(self, start: int, end: int, path: tuple[str, ...]) -> None:
-        while start <= end and not self._lines[start].strip():
+        while start <= end and not self.lines[start].strip():
             start += 1
-        while end >= start and not self._lines[end].strip():
+        while end >= start and not self.lines[end].strip():
             end -= 1
         if start > end:
             return
@@ -248,18 +262,18 @@ class CodeChunker:
 
     def _emit_split(self, start: int, end: int, path: tuple[str, ...], breaks: set[int]) -> None:
         relative = {b - start for b in breaks if start < b <= end}
-        for a, b in split_lines(self._tokens[start:end + 1], self.max_tokens, self.overlap_tokens, relative):
+        for a, b in split_lines(self.tokens[start:end + 1], self.max_tokens, self.overlap_tokens, relative):
             self._emit(start + a, start + b - 1, path)
 
     def _emit(self, start: int, end: int, path: tuple[str, ...]) -> None:
-        while start <= end and not self._lines[start].strip():
+        while start <= end and not self.lines[start].strip():
             start += 1
-        while end >= start and not self._lines[end].strip():
+        while end >= start and not self.lines[end].strip():
             end -= 1
         if start > end:
             return
-        body = "\n".join(self._lines[start:end + 1])
-        self._chunks.append(Chunk(
+        body = "\n".join(self.lines[start:end + 1])
+        self.chunks.append(Chunk(
             text=body,
             heading_path=path,
             symbol=".".join(path) if path else None,
