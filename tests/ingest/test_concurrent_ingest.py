@@ -127,3 +127,21 @@ def test_parallel_uploads_store_what_sequential_uploads_store(api, conn, switch_
     assert set(sequential) == set(parallel) == set(files)
     wrong = sorted(path for path in files if parallel[path] != sequential[path])
     assert not wrong, f"{len(wrong)} of {len(files)} files stored different fragments: {wrong[:5]}"
+
+
+@pytest.mark.parametrize(("path", "named"), [
+    ("../../etc/passwd", "'..' segment"),
+    ("docs/guide.md\nsource: forged.md", "control character U+000A"),
+    ("docs/\u202edm.exe", "invisible formatting character U+202E"),
+    ("  ", "blank segment"),
+])
+def test_a_misleading_path_is_refused_and_nothing_is_stored(api, conn, path, named):
+    client, keys = api
+    good = {"docs/fine.md": "# Fine\n\nA perfectly good document."}
+    response = upload(client, keys["acme"], "acme", good | {path: "Looks harmless."})
+    assert response.status_code == 422, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    body = response.json()
+    assert body["status"] == 422 and named in body["detail"]
+    assert conn.execute("select count(*) from data.documents").fetchone()[0] == 0
+    assert conn.execute("select count(*) from data.fragments").fetchone()[0] == 0
