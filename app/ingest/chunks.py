@@ -190,6 +190,8 @@ class Lines:
             if match.end() - bounds[-1] >= shortest and match.end() < hi:
                 bounds.append(match.end())
         bounds.append(hi)
+        if len(bounds) == 2:
+            return self._parts(lo, hi, rank, level + 1)  # nothing to cut here: no need to count again
         units: list[_Unit] = []
         for i, (a, b) in enumerate(pairwise(bounds)):
             here = rank if i == 0 else cut_rank
