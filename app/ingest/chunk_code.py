@@ -4,17 +4,18 @@ Each top-level function, class or other definition is one fragment when it fits 
 size bound; consecutive top-level statements (imports, constants) are grouped; a
 container that does not fit (class, impl, module) is split into its members, each
 headed by the enclosing symbols; a single function that does not fit is split at its
-inner statement boundaries, never mid-line, with overlap.
+inner statement boundaries, with overlap. Lines are cut only when one line alone is over
+the bound (minified code; see `Lines.pieces`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
+from functools import cache
 
 import tree_sitter as ts
 
-from app.ingest.chunks import Chunk, count_line_tokens, split_lines
+from app.ingest.chunks import Chunk, Lines
 
 # Node types that form one code unit, per grammar.
 DEFINITIONS: dict[str, frozenset[str]] = {
@@ -48,8 +49,8 @@ SMALL_PRELUDE_TOKENS = 48
 FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 
 
-@lru_cache(maxsize=None)
-def _parser(syntax: str) -> ts.Parser:
+@cache
+def _language(syntax: str) -> ts.Language:
     if syntax == "python":
         import tree_sitter_python as grammar
         language = grammar.language()
@@ -73,7 +74,7 @@ def _parser(syntax: str) -> ts.Parser:
         language = grammar.language()
     else:
         raise ValueError(f"no tree-sitter grammar for {syntax!r}")
-    return ts.Parser(ts.Language(language))
+    return ts.Language(language)
 
 
 def supports(syntax: str) -> bool:
@@ -148,28 +149,41 @@ class _Span:
 
 
 class CodeChunker:
+    """Chunks code files; one instance serves every thread, so each call walks with
+    state of its own (a `_Walk`) and the chunker keeps only its settings."""
+
     def __init__(self, max_tokens: int, overlap_tokens: int) -> None:
         self.max_tokens = max_tokens
         self.overlap_tokens = overlap_tokens
 
     def chunk(self, text: str, syntax: str) -> list[Chunk]:
-        tree = _parser(syntax).parse(text.encode("utf-8"))
-        self._syntax = syntax
-        self._lines = text.split("\n")
-        if self._lines and self._lines[-1] == "":
-            self._lines.pop()
-        self._tokens = count_line_tokens(self._lines)
-        self._chunks: list[Chunk] = []
-        self._members(tree.root_node.named_children, (), first_line=0, last_line=len(self._lines) - 1)
-        return self._chunks
+        # A parser per call: they cost a microsecond and hold per-parse state.
+        tree = ts.Parser(_language(syntax)).parse(text.encode("utf-8"))
+        walk = _Walk(syntax, Lines(text, self.max_tokens, self.overlap_tokens))
+        walk.members(tree.root_node.named_children, (), first_line=0, last_line=len(walk.doc) - 1)
+        return walk.chunks
+
+
+@dataclass(slots=True)
+class _Walk:
+    """One file's walk over its syntax tree, and the fragments it has emitted so far."""
+
+    syntax: str
+    doc: Lines
+    chunks: list[Chunk] = field(default_factory=list)
+
+    @property
+    def max_tokens(self) -> int:
+        return self.doc.max_tokens
 
     # -- walking ---------------------------------------------------------------
 
-    def _members(self, nodes: list[ts.Node], path: tuple[str, ...], first_line: int, last_line: int) -> None:
+    def members(self, nodes: list[ts.Node], path: tuple[str, ...], first_line: int, last_line: int) -> None:
         """Emit fragments for the children of one container, covering first..last_line."""
         group: _Span | None = None
         cursor = first_line
         pending_comments: int | None = None  # start line of comments just above a definition
+        shared = _sharing_a_line(nodes)
         for node in nodes:
             start, end = max(node.start_point.row, cursor), node.end_point.row
             if end < cursor:
@@ -177,7 +191,7 @@ class CodeChunker:
             if node.type in COMMENTS:
                 pending_comments = start if pending_comments is None else pending_comments
                 continue
-            if _is_definition(node, self._syntax):
+            if _is_definition(node, self.syntax) and node.id not in shared:
                 unit_start = pending_comments if pending_comments is not None else start
                 if group is not None:
                     # A short prelude (an import or two, a constant) is context for the
@@ -186,7 +200,7 @@ class CodeChunker:
                             and self._span_tokens(group.start, end) <= self.max_tokens):
                         unit_start = group.start
                     else:
-                        self._emit_span(group.start, unit_start - 1, path)
+                        self._emit(group.start, unit_start - 1, path)
                     group = None
                 elif unit_start > cursor:
                     # Lines before the first member (a class line, a file header) stay
@@ -194,23 +208,23 @@ class CodeChunker:
                     if self._span_tokens(cursor, end) <= self.max_tokens:
                         unit_start = cursor
                     else:
-                        self._emit_span(cursor, unit_start - 1, path)
+                        self._emit(cursor, unit_start - 1, path)
                 self._definition(node, path, unit_start, end)
             else:
                 group_start = pending_comments if pending_comments is not None else start
                 if group is None:
                     group = _Span(min(cursor, group_start), end)
                 elif self._span_tokens(group.start, end) > self.max_tokens:
-                    self._emit_span(group.start, group_start - 1, path)
+                    self._emit(group.start, group_start - 1, path)
                     group = _Span(group_start, end)
                 else:
                     group.end = end
             pending_comments = None
             cursor = end + 1
         if group is not None:
-            self._emit_span(group.start, max(group.end, last_line), path)
+            self._emit(group.start, max(group.end, last_line), path)
         elif cursor <= last_line:
-            self._emit_span(cursor, last_line, path)
+            self._emit(cursor, last_line, path)
 
     def _definition(self, node: ts.Node, path: tuple[str, ...], start: int, end: int) -> None:
         name = symbol_name(node) or _unwrap(node).type
@@ -224,50 +238,35 @@ class CodeChunker:
             members = [c for c in body.named_children if c.end_point.row >= start]
             # The container's own lines (signature, docstring, fields) go with its
             # first statements; each member definition becomes its own fragment.
-            self._members(members, symbol_path, first_line=start, last_line=end)
+            self.members(members, symbol_path, first_line=start, last_line=end)
             return
-        breaks = _statement_starts(body, start) if body is not None else set()
-        self._emit_split(start, end, symbol_path, breaks)
+        breaks = _statement_starts(body, start) if body is not None else frozenset()
+        self._emit(start, end, symbol_path, breaks)
 
     # -- emitting --------------------------------------------------------------
 
     def _span_tokens(self, start: int, end: int) -> int:
-        return sum(self._tokens[start:end + 1])
+        return self.doc.span_tokens(start, end + 1)
 
-    def _emit_span(self, start: int, end: int, path: tuple[str, ...]) -> None:
-        while start <= end and not self._lines[start].strip():
+    def _emit(self, start: int, end: int, path: tuple[str, ...], breaks: frozenset[int] = frozenset()) -> None:
+        """Lines start..end as one fragment, or as several when over the bound, cut at
+        `breaks` (lines where a statement starts) when it can."""
+        lines = self.doc.lines
+        end = min(end, len(lines) - 1)  # a node left open at the end reaches the row after the last newline
+        while start <= end and not lines[start].strip():
             start += 1
-        while end >= start and not self._lines[end].strip():
+        while end >= start and not lines[end].strip():
             end -= 1
-        if start > end:
-            return
-        if self._span_tokens(start, end) <= self.max_tokens:
-            self._emit(start, end, path)
-        else:
-            self._emit_split(start, end, path, set())
-
-    def _emit_split(self, start: int, end: int, path: tuple[str, ...], breaks: set[int]) -> None:
-        relative = {b - start for b in breaks if start < b <= end}
-        for a, b in split_lines(self._tokens[start:end + 1], self.max_tokens, self.overlap_tokens, relative):
-            self._emit(start + a, start + b - 1, path)
-
-    def _emit(self, start: int, end: int, path: tuple[str, ...]) -> None:
-        while start <= end and not self._lines[start].strip():
-            start += 1
-        while end >= start and not self._lines[end].strip():
-            end -= 1
-        if start > end:
-            return
-        body = "\n".join(self._lines[start:end + 1])
-        self._chunks.append(Chunk(
-            text=body,
-            heading_path=path,
-            symbol=".".join(path) if path else None,
-            start_line=start + 1,
-            end_line=end + 1,
-            anchor=f"L{start + 1}-L{end + 1}",
-            token_count=self._span_tokens(start, end),
-        ))
+        for piece in self.doc.pieces(start, end + 1, breaks):
+            self.chunks.append(Chunk(
+                text=piece.text,
+                heading_path=path,
+                symbol=".".join(path) if path else None,
+                start_line=piece.start_line,
+                end_line=piece.end_line,
+                anchor=f"L{piece.start_line}-L{piece.end_line}",
+                token_count=piece.token_count,
+            ))
 
 
 _FUNCTION_LIKE = frozenset({
@@ -277,7 +276,21 @@ _FUNCTION_LIKE = frozenset({
 })
 
 
-def _statement_starts(body: ts.Node, floor: int) -> set[int]:
+def _sharing_a_line(nodes: list[ts.Node]) -> set[int]:
+    """Ids of one-line nodes followed on their line by another node (minified code): a
+    fragment of that line holds more than their symbol."""
+    shared: set[int] = set()
+    next_start: int | None = None
+    for node in reversed(nodes):
+        if node.type in COMMENTS:
+            continue
+        if node.start_point.row == node.end_point.row == next_start:
+            shared.add(node.id)
+        next_start = node.start_point.row
+    return shared
+
+
+def _statement_starts(body: ts.Node, floor: int) -> frozenset[int]:
     """Lines where a statement of the body (or of a nested block) begins."""
     starts: set[int] = set()
     stack = list(body.named_children)
@@ -289,4 +302,4 @@ def _statement_starts(body: ts.Node, floor: int) -> set[int]:
             block = node.child_by_field_name("body") or node.child_by_field_name("consequence")
             if block is not None:
                 stack.extend(block.named_children)
-    return starts
+    return frozenset(starts)

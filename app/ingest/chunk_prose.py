@@ -3,7 +3,8 @@
 Markdown is parsed with markdown-it (so a `#` inside a fenced block is not a heading);
 reStructuredText headings are title lines underlined (optionally overlined) with
 punctuation, levels in order of first use; plain text has no headings. A section that
-exceeds the size bound is split at paragraph starts, then between lines, with overlap.
+exceeds the size bound is split at paragraph starts, then between lines, with overlap;
+an over-long line at sentence, then word boundaries (see `Lines.pieces`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
-from app.ingest.chunks import Chunk, count_line_tokens, split_lines
+from app.ingest.chunks import Chunk, Lines
 
 _RST_ADORNMENT = re.compile(r"^([=\-`:'\"~^_*+#<>.])\1{2,}\s*$")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
@@ -60,21 +61,21 @@ def rst_headings(lines: list[str]) -> list[_Heading]:
 
 
 class ProseChunker:
+    """Chunks prose; it keeps only its settings, so one instance serves every thread."""
+
     def __init__(self, max_tokens: int, overlap_tokens: int) -> None:
         self.max_tokens = max_tokens
         self.overlap_tokens = overlap_tokens
 
     def chunk(self, text: str, syntax: str) -> list[Chunk]:
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
+        doc = Lines(text, self.max_tokens, self.overlap_tokens)
+        lines = doc.lines
         if syntax == "markdown":
             headings = markdown_headings(text)
         elif syntax == "rst":
             headings = rst_headings(lines)
         else:
             headings = []
-        tokens = count_line_tokens(lines)
         chunks: list[Chunk] = []
         slugs: dict[str, int] = {}
         stack: list[_Heading] = []
@@ -103,32 +104,30 @@ class ProseChunker:
             if is_heading_only and index + 1 < len(sections):
                 carry = start
                 continue
-            self._emit_section(lines, tokens, start, end, path, anchor, chunks)
+            chunks.extend(_section_chunks(doc, start, end, path, anchor))
         return chunks
 
-    def _emit_section(self, lines, tokens, start, end, path, anchor, chunks) -> None:
-        while start < end and not lines[start].strip():
-            start += 1
-        while end > start and not lines[end - 1].strip():
-            end -= 1
-        if start >= end:
-            return
-        paragraph_starts = {
-            i - start for i in range(start + 1, end)
-            if lines[i].strip() and (not lines[i - 1].strip() or _LIST_ITEM.match(lines[i]))
-        }
-        pieces = split_lines(tokens[start:end], self.max_tokens, self.overlap_tokens, paragraph_starts)
-        for a, b in pieces:
-            s, e = start + a, start + b
-            while e > s and not lines[e - 1].strip():
-                e -= 1
-            piece_anchor = anchor if len(pieces) == 1 and anchor else f"L{s + 1}-L{e}"
-            chunks.append(Chunk(
-                text="\n".join(lines[s:e]),
-                heading_path=path,
-                symbol=None,
-                start_line=s + 1,
-                end_line=e,
-                anchor=piece_anchor,
-                token_count=sum(tokens[s:e]),
-            ))
+
+def _section_chunks(doc: Lines, start: int, end: int, path: tuple[str, ...], anchor: str) -> list[Chunk]:
+    lines = doc.lines
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    paragraph_starts = {
+        i for i in range(start + 1, end)
+        if lines[i].strip() and (not lines[i - 1].strip() or _LIST_ITEM.match(lines[i]))
+    }
+    pieces = doc.pieces(start, end, paragraph_starts)
+    return [
+        Chunk(
+            text=piece.text,
+            heading_path=path,
+            symbol=None,
+            start_line=piece.start_line,
+            end_line=piece.end_line,
+            anchor=anchor if len(pieces) == 1 and anchor else f"L{piece.start_line}-L{piece.end_line}",
+            token_count=piece.token_count,
+        )
+        for piece in pieces
+    ]

@@ -26,8 +26,17 @@ CODE_LANGUAGES = {
 PROSE_FORMATS = {".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text"}
 
 
+PATH_MAX_CHARS = 1024
+# Characters a reader of a citation cannot see or that break its line: controls (C0, C1,
+# newline, tab), formatting (bidi overrides and isolates, zero-width, BOM), surrogates,
+# line and paragraph separators.
+_HIDDEN_IN_PATHS = {"Cc": "a control character", "Cf": "an invisible formatting character", "Cs": "a surrogate",
+                    "Zl": "a line separator", "Zp": "a paragraph separator"}
+
+
 class RejectedDocument(ValueError):
-    """Raised for binary or undecodable input: it is refused, never stored."""
+    """Raised for input that is refused, never stored: binary or undecodable content, or
+    a path that could make a citation point somewhere it does not."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,23 +118,44 @@ def detect_language(text: str) -> str | None:
     return lang
 
 
+def normalize_path(given: str) -> str:
+    """The path a document is stored and cited under: NFC, `/` between segments, relative,
+    no `.` segments or repeated slashes. A path that could mislead whoever reads the
+    citation (escaping with `..`, hidden or line-breaking characters, blank parts) is
+    refused rather than repaired."""
+    path = unicodedata.normalize("NFC", given)
+    for char in path:
+        kind = _HIDDEN_IN_PATHS.get(unicodedata.category(char))
+        if kind is not None:
+            name = unicodedata.name(char, "")
+            raise RejectedDocument(f"path {given!r} contains {kind} U+{ord(char):04X}"
+                                   f"{f' ({name})' if name else ''}, refused")
+    segments = [s for s in path.replace("\\", "/").split("/") if s not in ("", ".")]
+    if any(s.strip() == ".." for s in segments):
+        raise RejectedDocument(f"path {given!r} has a '..' segment, refused: paths stay inside their scope")
+    if not segments:
+        raise RejectedDocument(f"path {given!r} is empty once '.' segments and slashes are removed, refused")
+    if any(not s.strip() for s in segments):
+        raise RejectedDocument(f"path {given!r} has a blank segment, refused")
+    path = "/".join(segments)
+    if len(path) > PATH_MAX_CHARS:
+        raise RejectedDocument(f"path of {len(path)} characters is over the {PATH_MAX_CHARS}-character limit, refused")
+    return path
+
+
 def normalize(doc: SourceDocument, max_bytes: int | None = None) -> NormalizedDocument:
+    path = normalize_path(doc.path)
     size = len(doc.content.encode("utf-8") if isinstance(doc.content, str) else doc.content)
     if max_bytes is not None and size > max_bytes:
-        raise RejectedDocument(f"{doc.path}: {size} bytes is over the {max_bytes}-byte limit, refused")
-    if not doc.path or len(doc.path) > 1024:
-        raise RejectedDocument("a document path must have 1 to 1024 characters")
-    raw = decode(doc.content, doc.path)
+        raise RejectedDocument(f"{path}: {size} bytes is over the {max_bytes}-byte limit, refused")
+    raw = decode(doc.content, path)
     text = canonical_text(raw)
     if not text:
-        raise RejectedDocument(f"{doc.path}: empty after normalization, nothing to index")
-    path = doc.path.replace("\\", "/").lstrip("/")
+        raise RejectedDocument(f"{path}: empty after normalization, nothing to index")
     syntax = syntax_of(path)
-    if "\x00" in path or not path.strip("/"):
-        raise RejectedDocument(f"{doc.path!r}: invalid path")
     kind = doc.kind or default_kind(syntax, path)
     if not KIND_FORMAT.match(kind):
-        raise RejectedDocument(f"{doc.path}: kind {kind!r} must be lowercase letters, digits and dashes")
+        raise RejectedDocument(f"{path}: kind {kind!r} must be lowercase letters, digits and dashes")
     is_code = syntax in CODE_LANGUAGES.values()
     return NormalizedDocument(
         path=path,

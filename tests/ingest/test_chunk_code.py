@@ -58,14 +58,18 @@ def test_every_line_is_covered_and_no_fragment_cuts_a_line():
 
 
 def test_large_class_splits_into_methods_headed_by_class():
-    path = REPO_APP / "ingest" / "chunk_code.py"
-    chunks = chunk(path, max_tokens=300)
+    methods = "\n".join(
+        f"    # -- step {i} --\n\n    def step_{i}(self, value):\n"
+        + "".join(f"        value = self.adjust(value, {i}, {j})  # adjustment {j}\n" for j in range(8))
+        + "        return value\n"
+        for i in range(12))
+    source = f'class Pipeline:\n    """Runs twelve steps."""\n\n{methods}'
+    chunks = CodeChunker(300, 64).chunk(source, "python")
     symbols = [c.symbol for c in chunks]
-    assert "CodeChunker._members" in symbols
-    assert "CodeChunker._emit" in symbols
-    members = next(c for c in chunks if c.symbol == "CodeChunker._members")
-    assert members.heading_path == ("CodeChunker", "_members")
-    assert members.text.lstrip().startswith(("def _members", "# --"))
+    assert {f"Pipeline.step_{i}" for i in range(12)} <= set(symbols)
+    step = next(c for c in chunks if c.symbol == "Pipeline.step_5")
+    assert step.heading_path == ("Pipeline", "step_5")
+    assert step.text.lstrip().startswith(("def step_5", "# -- step 5"))
 
 
 def test_oversized_function_splits_at_statements_with_overlap():

@@ -49,3 +49,55 @@ def test_size_limit_and_kind_format():
         normalize(SourceDocument(path="big.md", content="x" * 100), max_bytes=10)
     with pytest.raises(RejectedDocument, match="kind"):
         normalize(SourceDocument(path="a.md", content="x", kind="Not A Kind"))
+
+
+# -- paths: what a citation shows must be what the document is --------------------------
+
+
+@pytest.mark.parametrize(("given", "stored"), [
+    ("docs/guide.md", "docs/guide.md"),
+    ("docs\\adr\\0001.md", "docs/adr/0001.md"),
+    ("/etc/service.md", "etc/service.md"),
+    ("./docs/./guide.md", "docs/guide.md"),
+    ("docs//api///retrieve.md", "docs/api/retrieve.md"),
+    ("docs/notes/", "docs/notes"),
+    ("docs/cafe\u0301.md", "docs/caf\u00e9.md"),
+    ("docs/r\u00e9sum\u00e9 v2.md", "docs/r\u00e9sum\u00e9 v2.md"),
+    ("docs/...md", "docs/...md"),
+    ("\u6587\u6863/\u8bf4\u660e.md", "\u6587\u6863/\u8bf4\u660e.md"),
+])
+def test_paths_are_normalized(given, stored):
+    assert normalize(SourceDocument(path=given, content="Some text.")).path == stored
+
+
+@pytest.mark.parametrize(("given", "problem"), [
+    ("../../etc/passwd", "'..'"),
+    ("..", "'..'"),
+    ("docs/../../secrets.md", "'..'"),
+    ("docs\\..\\..\\secrets.md", "'..'"),
+    ("docs/.. /secrets.md", "'..'"),
+    ("", "empty"),
+    ("   ", "blank"),
+    ("/", "empty"),
+    ("./.", "empty"),
+    ("docs/ /guide.md", "blank"),
+    ("docs/guide.md\nInjected: yes", "control character U\\+000A"),
+    ("docs/\tguide.md", "control character U\\+0009"),
+    ("docs/guide\x00.md", "control character U\\+0000"),
+    ("docs/guide\x85.md", "control character U\\+0085"),
+    ("docs/\u202edm.exe", "invisible formatting character U\\+202E"),
+    ("docs/guide\u2066.md", "invisible formatting character U\\+2066"),
+    ("docs/gu\u200bide.md", "invisible formatting character U\\+200B"),
+    ("\ufeffdocs/guide.md", "invisible formatting character U\\+FEFF"),
+    ("docs/guide\u2028.md", "line separator U\\+2028"),
+    ("d/" * 600 + "x.md", "1024"),
+])
+def test_misleading_paths_are_refused(given, problem):
+    with pytest.raises(RejectedDocument, match=problem):
+        normalize(SourceDocument(path=given, content="Some text."))
+
+
+def test_a_refusal_shows_the_path_escaped():
+    with pytest.raises(RejectedDocument) as refused:
+        normalize(SourceDocument(path="a\u202eb\nc.md", content="Some text."))
+    assert "\n" not in str(refused.value) and "\u202e" not in str(refused.value)
