@@ -37,7 +37,10 @@ class TracesController(Controller):
     def get_trace(self, trace_id: UUID, state: State, token: str) -> dict:
         """Request, pipeline versions, and every candidate's lexical rank, dense rank,
         fused score, rerank score, final score, and whether (or why not) it was included.
-        Visible to the principal that made it and to its org's auditors."""
+        Visible to the principal that made it and to its org's auditors, showing what
+        the caller's grants let it read now: a candidate it may not read keeps only its
+        ranks and scores, a request in a scope it holds no grant on loses its query and
+        scope ids, and `redacted` lists what was withheld."""
         services: Services = state.services
         with services.acting_for(token) as conn:
             return get_trace(conn, str(trace_id))
