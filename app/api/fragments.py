@@ -65,7 +65,10 @@ class TracesController(Controller):
     ) -> dict[str, Any]:
         """Request, pipeline versions, and every candidate's lexical rank, dense rank,
         fused score, rerank score, final score, and whether (or why not) it was included.
-        Visible to the principal that made it and to its org's auditors."""
+        Visible to the principal that made it and to its org's auditors, showing what
+        the caller's grants let it read now: a candidate it may not read keeps only its
+        ranks and scores, a request in a scope it holds no grant on loses its query and
+        scope ids, and `redacted` lists what was withheld."""
         if not re.fullmatch(UUID_PATTERN, trace_id):
             raise ValidationException("trace id must be a UUID written 8-4-4-4-12 in hexadecimal")
         services: Services = state.services

@@ -12,6 +12,10 @@ from app.retrieve.compose import Composition
 
 def candidate_entries(candidates: list[Candidate], ranked_ids: set[int], composition: Composition,
                       freshness: dict[int, float]) -> list[dict]:
+    """One entry per candidate, in fused order. Readers get them through SQL, which
+    keeps only the ranks, scores and fate of a candidate the reader may not read (an
+    allow-list in sql/functions/50_traces.sql: a key added here is withheld from such
+    readers unless it is added there)."""
     entries = []
     for position, c in enumerate(candidates, start=1):
         decision = composition.decisions.get(c.fragment_id)
@@ -55,4 +59,6 @@ def record_trace(conn: psycopg.Connection, org_id: str, query: str,
 
 
 def get_trace(conn: psycopg.Connection, trace_id: str) -> dict:
+    """The trace as the principal bound to `conn` may see it now (redacted in SQL; the
+    withheld fields are listed under "redacted"). P0002 when it may not see it at all."""
     return conn.execute("select api.get_trace(%s::uuid)", (trace_id,)).fetchone()[0]

@@ -1,4 +1,16 @@
 -- Retrieval traces: every retrieval explains each candidate's scores.
+--
+-- A trace is read only through api.retrieval_traces (sql/views) and api.get_trace, which
+-- show a reader what that reader could read directly now, judged against its grants at
+-- the moment it reads (a revoked grant or an expired session hides again what it showed):
+--   * the rows: the principal's own traces, and every trace of its org with an audit grant;
+--   * a candidate whose fragment the reader may not read (under the same rule as the
+--     row-level policies of data.fragments, sql/policies) keeps only its ranks, scores and
+--     fate ("redacted": true); its fragment id, source, document, version, tokens, namespace
+--     and models are dropped;
+--   * a request naming a repo, persona or session the reader holds no grant on loses its
+--     query and those scope ids (null), and lists them in "redacted".
+-- The caller roles hold no privilege on data.retrieval_traces itself.
 
 -- api.record_trace: store one retrieval's request, pipeline versions and candidates,
 -- stamped with the bound principal (never one the caller names).
@@ -17,6 +29,10 @@ begin
     if me.org_id is distinct from p_org_id then
         raise exception 'traces are recorded for the bound principal''s own org' using errcode = '42501';
     end if;
+    if jsonb_typeof(p_request) is distinct from 'object' or jsonb_typeof(p_candidates) is distinct from 'array'
+       or jsonb_path_exists(p_candidates, '$[*] ? (@.type() != "object")') then
+        raise exception 'a trace records a request object and an array of candidate objects' using errcode = '22023';
+    end if;
     insert into data.retrieval_traces (org_id, principal_id, query, request, pipeline, candidates, duration_ms)
     values (p_org_id, me.principal_id, p_query, p_request, p_pipeline, p_candidates, p_duration_ms)
     returning trace_id into id;
@@ -25,8 +41,128 @@ end
 $$;
 comment on function api.record_trace(text, text, jsonb, jsonb, jsonb, float8) is 'Record one retrieval (for the bound principal) and the fate of each candidate.';
 
--- api.get_trace: one trace as a JSON document: visible to the principal that made it
--- and to auditors of its org (row-level security); any other id is unknown.
+-- data._readable_fragments: the fragments among p_ids the current principal may read
+-- now. The predicate of the row-level policy on data.fragments (sql/policies), restated:
+-- a security definer, it reads past row-level security so that a reader whose role
+-- holds no privilege on data.fragments (contexts_auditor) is judged by its principal's
+-- grants all the same. It only ever answers for the caller's own principal, so it tells
+-- nothing a `select fragment_id from data.fragments` under its grants would not.
+create or replace function data._readable_fragments(p_org_id text, p_ids bigint[])
+returns bigint[]
+language sql stable security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select coalesce(array_agg(f.fragment_id order by f.fragment_id), '{}')
+    from data.fragments f
+    where f.org_id = p_org_id
+      and f.org_id = (select data.acl_org())
+      and f.fragment_id = any (p_ids)
+      and (f.repo_id is null or (select data.acl_org_wide())
+           or f.repo_id = any ((select data.acl_repos())::text[]))
+      and (f.persona_id is null or (select data.acl_org_wide())
+           or f.persona_id = any ((select data.acl_personas())::text[]))
+      and (f.session_id is null or f.session_id = any ((select data.acl_sessions())::text[]))
+$$;
+comment on function data._readable_fragments(text, bigint[]) is 'Fragments among the given ids the current principal may read now (the data.fragments policy).';
+
+-- data._redact_candidates: a trace's candidates as the current principal may see them.
+-- A readable candidate is shown whole ("redacted": false); any other keeps only the keys
+-- below (ranks, scores, fate), whatever else its writer put in it ("redacted": true).
+-- Dropping the fragment id is deliberate: an id the reader cannot open would still let it
+-- follow one hidden fragment from trace to trace, and confirm that it exists.
+create or replace function data._redact_candidates(p_org_id text, p_candidates jsonb)
+returns jsonb
+language sql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    with listed as (
+        select e.c, e.n,
+               case when jsonb_typeof(e.c -> 'fragment_id') = 'number' and e.c ->> 'fragment_id' ~ '^[0-9]{1,18}$'
+                    then (e.c ->> 'fragment_id')::bigint end as fragment_id
+        from jsonb_array_elements(case when jsonb_typeof(p_candidates) = 'array' then p_candidates else '[]' end)
+             with ordinality as e(c, n)
+    ), readable as (
+        select data._readable_fragments(p_org_id, array(select l.fragment_id from listed l
+                                                         where l.fragment_id is not null)) as ids
+    )
+    select coalesce(jsonb_agg(
+               case when l.fragment_id = any (r.ids) and jsonb_typeof(l.c) = 'object'
+                    then l.c || '{"redacted": false}'
+                    else coalesce((select jsonb_object_agg(k.key, k.value) from jsonb_each(
+                                       case when jsonb_typeof(l.c) = 'object' then l.c else '{}' end) k
+                                   where k.key in ('fused_rank', 'lexical_rank', 'lexical_score', 'dense_rank',
+                                                   'dense_similarity', 'lexical_norm', 'dense_norm',
+                                                   'lexical_weight', 'dense_weight', 'fused_score', 'rerank_score',
+                                                   'freshness', 'final_score', 'included', 'reason')),
+                                  '{}') || '{"redacted": true}'
+               end order by l.n), '[]')
+    from listed l cross join readable r
+$$;
+comment on function data._redact_candidates(text, jsonb) is 'A trace''s candidates for the current principal: unreadable ones reduced to ranks, scores and fate.';
+
+-- data._redact_request: a recorded request as a reader with the given read grants may
+-- see it. When it names a repo, persona or session the grants do not cover (or another
+-- org), the query and those ids become null, only the retrieval knobs stay, and
+-- `redacted` lists every field withheld ("query", "request.query", "request.scope.session_id",
+-- ...), so a withheld query is never mistaken for an empty one. Pure: it trusts the
+-- grants it is given (api.retrieval_traces passes the caller's own, from api.whoami()).
+create or replace function data._redact_request(
+    p_org_id text, p_query text, p_request jsonb,
+    p_org_wide boolean, p_repos text[], p_personas text[], p_sessions text[],
+    out query text, out request jsonb, out redacted text[])
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    knobs constant text[] := array['budget_tokens', 'k_lexical', 'k_dense', 'rerank_top',
+                                   'freshness_halflife_days', 'min_score'];
+    scope jsonb := case when jsonb_typeof(p_request -> 'scope') = 'object' then p_request -> 'scope' else '{}' end;
+    hidden text[] := '{}';
+    k text;
+begin
+    if scope ? 'org_id' and scope ->> 'org_id' is distinct from p_org_id then
+        hidden := hidden || 'org_id'::text;
+    end if;
+    if scope ->> 'repo_id' is not null
+       and not (coalesce(p_org_wide, false) or scope ->> 'repo_id' = any (coalesce(p_repos, '{}'))) then
+        hidden := hidden || 'repo_id'::text;
+    end if;
+    if scope ->> 'persona_id' is not null
+       and not (coalesce(p_org_wide, false) or scope ->> 'persona_id' = any (coalesce(p_personas, '{}'))) then
+        hidden := hidden || 'persona_id'::text;
+    end if;
+    if scope ->> 'session_id' is not null and not (scope ->> 'session_id' = any (coalesce(p_sessions, '{}'))) then
+        hidden := hidden || 'session_id'::text;
+    end if;
+    if cardinality(hidden) = 0 then
+        query := p_query;
+        request := p_request;
+        redacted := '{}';
+        return;
+    end if;
+    query := null;
+    redacted := array['query', 'request.query'];
+    scope := jsonb_build_object('org_id', scope -> 'org_id', 'repo_id', scope -> 'repo_id',
+                                'persona_id', scope -> 'persona_id', 'session_id', scope -> 'session_id');
+    foreach k in array hidden loop
+        scope := jsonb_set(scope, array[k], 'null');
+        redacted := redacted || ('request.scope.' || k);
+    end loop;
+    request := jsonb_build_object('query', null, 'scope', scope);
+    for k in select j.key from jsonb_each(p_request) j order by j.key loop
+        if k = any (knobs) then
+            request := request || jsonb_build_object(k, p_request -> k);
+        elsif k not in ('query', 'scope') then
+            redacted := redacted || ('request.' || k);
+        end if;
+    end loop;
+end
+$$;
+comment on function data._redact_request(text, text, jsonb, boolean, text[], text[], text[]) is 'A recorded request as a reader with the given grants may see it: withheld query and scope ids, listed.';
+
+-- api.get_trace: one trace as a JSON document, read through api.retrieval_traces: the
+-- principal's own, or any of its org's with an audit grant, each field as that view
+-- redacts it for the caller; any other id is unknown.
 create or replace function api.get_trace(p_trace_id uuid)
 returns jsonb
 language plpgsql stable
@@ -35,16 +171,11 @@ as $$
 declare
     result jsonb;
 begin
-    select jsonb_build_object(
-               'trace_id', t.trace_id, 'org_id', t.org_id, 'principal_id', t.principal_id,
-               'query', t.query, 'request', t.request, 'pipeline', t.pipeline,
-               'candidates', t.candidates, 'duration_ms', t.duration_ms, 'created_at', t.created_at)
-    into result
-    from data.retrieval_traces t where t.trace_id = p_trace_id;
+    select to_jsonb(v) into result from api.retrieval_traces v where v.trace_id = p_trace_id;
     if result is null then
         raise exception 'unknown trace: %', p_trace_id using errcode = 'P0002';
     end if;
     return result;
 end
 $$;
-comment on function api.get_trace(uuid) is 'A retrieval trace: request, pipeline versions, every candidate''s ranks and scores.';
+comment on function api.get_trace(uuid) is 'A retrieval trace as the caller may see it: request, pipeline versions, every candidate''s ranks and scores; what its grants do not cover is redacted and listed.';

@@ -5,10 +5,12 @@
 --   contexts_service : the API service (HTTP, MCP) and the CLI when it acts for a principal
 --   contexts_analyst : read-only SQL, filtered by the principal mapped to the login
 --   contexts_auditor : reads retrieval traces (its principal needs an audit grant)
+-- Retrieval traces are read through the redacting view api.retrieval_traces (and
+-- api.get_trace); no caller role holds any privilege on data.retrieval_traces.
 -- The owner/migrator is the role that runs `contexts migrate` (a superuser).
 
 revoke all on schema data, api from public;
-revoke all on all tables in schema data from public;
+revoke all on all tables in schema data, api from public;
 revoke all on all sequences in schema data from public;
 revoke execute on all functions in schema data, api from public;
 
@@ -21,7 +23,7 @@ declare
 begin
     for t in select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace
              where n.nspname = 'data' and c.relkind in ('r', 'p') and not c.relispartition
-               and c.relname not in ('principal_bindings', 'api_keys') loop
+               and c.relname not in ('principal_bindings', 'api_keys', 'retrieval_traces') loop
         execute format('revoke all on data.%I from contexts_service, contexts_analyst, contexts_auditor', t.relname);
         execute format('grant select on data.%I to contexts_service, contexts_analyst', t.relname);
     end loop;
@@ -30,13 +32,19 @@ $$;
 revoke all on data.api_keys from contexts_service, contexts_analyst, contexts_auditor;
 grant select (key_id, org_id, principal_id, label, created_at, last_used_at, revoked_at)
     on data.api_keys to contexts_service, contexts_analyst;
-grant select on data.retrieval_traces, data.orgs, data.principals, data.grants to contexts_auditor;
+revoke all on data.retrieval_traces from contexts_service, contexts_analyst, contexts_auditor;
+grant select on data.orgs, data.principals, data.grants to contexts_auditor;
+grant select on api.retrieval_traces to contexts_service, contexts_analyst, contexts_auditor;
 
 -- Policy helpers: every role evaluates them (they only ever describe the caller).
 grant execute on function data.current_principal(), data.acl_org(), data.acl_principal(),
     data._acl(text, boolean), data.acl_org_wide(), data.acl_repos(), data.acl_personas(),
     data.acl_sessions(), data.acl_audit(), data._bypasses_rls(), data._in_scope(text, text, text, text, text, text),
     data._require_org(text), data._require_read(text, text, text, text), data._principal_or_raise()
+    to contexts_service, contexts_analyst, contexts_auditor;
+-- Redaction helpers of api.retrieval_traces (its callers evaluate them).
+grant execute on function data._readable_fragments(text, bigint[]), data._redact_candidates(text, jsonb),
+    data._redact_request(text, text, jsonb, boolean, text[], text[], text[])
     to contexts_service, contexts_analyst, contexts_auditor;
 -- BM25 (sql/functions/20_bm25.sql) and fusion helpers (45_fusion.sql) of the searches.
 grant execute on function data._bm25_scores(text, text, text, text, text, bigint[], float8, float8),

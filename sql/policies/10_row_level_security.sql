@@ -63,8 +63,10 @@ create policy self_read on data.api_keys for select
 drop policy if exists no_direct_access on data.principal_bindings;
 create policy no_direct_access on data.principal_bindings using (false);
 
--- A trace: visible to the principal that made it, and to auditors of its org.
+-- Traces are read through api.retrieval_traces (sql/views), which redacts what the
+-- reader's grants do not cover; no caller role may select the table. Should one ever be
+-- granted it, a principal sees its own rows only (auditors never the raw ones).
 drop policy if exists own_or_audited on data.retrieval_traces;
-create policy own_or_audited on data.retrieval_traces for select
-    using (org_id = (select data.acl_org())
-           and (principal_id = (select data.acl_principal()) or (select data.acl_audit())));
+drop policy if exists own_only on data.retrieval_traces;
+create policy own_only on data.retrieval_traces for select
+    using (org_id = (select data.acl_org()) and principal_id = (select data.acl_principal()));

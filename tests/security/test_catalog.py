@@ -85,6 +85,8 @@ POLICY_HELPERS = {"data.current_principal", "data.acl_org", "data.acl_principal"
                   "data._principal_or_raise"}
 FUSION_HELPERS = {"data._fuse", "data._check_fusion", "data._bm25_scores"}
 """Helpers of the searches (BM25 and fusion), for those who may call them."""
+TRACE_HELPERS = {"data._readable_fragments", "data._redact_candidates", "data._redact_request"}
+"""Redaction helpers of api.retrieval_traces, which every caller role reads."""
 
 
 def test_each_role_may_call_exactly_its_functions(conn):
@@ -93,7 +95,7 @@ def test_each_role_may_call_exactly_its_functions(conn):
             select n.nspname, p.proname from pg_proc p join pg_namespace n on n.oid = p.pronamespace
             where n.nspname in ('api', 'data') and has_function_privilege(%s, p.oid, 'execute')""", (role,))}
         assert {f for f in callable_ if f.startswith("api.")} == expected, role
-        helpers = POLICY_HELPERS | (FUSION_HELPERS if "api.retrieve_candidates" in expected else set())
+        helpers = POLICY_HELPERS | TRACE_HELPERS | (FUSION_HELPERS if "api.retrieve_candidates" in expected else set())
         assert {f for f in callable_ if f.startswith("data.")} == (helpers if role != "public" else set()), role
 
 
@@ -103,3 +105,16 @@ def test_nothing_is_granted_to_public(conn):
         where n.nspname = 'data' and c.relkind in ('r', 'p') and has_table_privilege('public', c.oid, 'select')
     """).fetchall()
     assert public_tables == []
+
+
+def test_traces_are_read_only_through_the_redacting_view(conn):
+    """No caller role reads data.retrieval_traces itself (it would see raw queries and
+    candidates); all of them read api.retrieval_traces, which redacts per reader."""
+    for role in ROLES:
+        assert not conn.execute("select has_table_privilege(%s, 'data.retrieval_traces', 'select')",
+                                (role,)).fetchone()[0], role
+        assert conn.execute("select has_table_privilege(%s, 'api.retrieval_traces', 'select')", (role,)).fetchone()[0]
+    options = conn.execute("select c.reloptions from pg_class c where c.oid = 'api.retrieval_traces'::regclass"
+                           ).fetchone()[0]
+    assert "security_barrier=true" in options
+    assert not conn.execute("select has_table_privilege('public', 'api.retrieval_traces', 'select')").fetchone()[0]

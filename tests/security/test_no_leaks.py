@@ -2,20 +2,31 @@
 fragments (shared vocabulary, near-identical embeddings across tenants: the worst case).
 For every principal, lexical, dense and hybrid search, fragment and trace reads, and
 plain SQL as an analyst return exactly the rows its grants allow, and its scores do not
-move when data it cannot see is added or removed."""
+move when data it cannot see is added or removed. And every trace, read by the principal
+that made it or by an auditor of its org, shows exactly what the reader's grants allow
+now (a second property, on worlds of its own)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
 from dataclasses import dataclass, field
 
+import msgspec
 import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from app.access import act_as
+from app.retrieve.candidates import fetch_candidates
+from app.retrieve.compose import compose
+from app.retrieve.config import PipelineConfig
+from app.retrieve.fusion import fusion_spec
+from app.retrieve.models import RetrieveRequest
+from app.retrieve.trace import candidate_entries, record_trace
+from app.scope import Scope
 from tests.conftest import login_url
 
 VOCAB = ["journal", "rotate", "volume", "vault", "signing", "deploy", "freeze", "pager", "owner", "storage",
@@ -25,7 +36,13 @@ GRANTS = [("org", None), ("repo", "r1"), ("repo", "r2"), ("persona", "p1"), ("se
           ("audit", None)]
 BASE = [0.9, 0.3, 0.2, 0.1]
 DIMS = len(BASE)
-TALLY = {"examples": 0, "orgs": 0, "principals": 0, "fragments": 0, "queries": 0, "reads": 0, "leaks": 0}
+TALLY = {"examples": 0, "orgs": 0, "principals": 0, "fragments": 0, "queries": 0, "reads": 0, "traces": 0,
+         "trace_reads": 0, "redacted_candidates": 0, "redacted_requests": 0, "leaks": 0}
+SCORE_KEYS = {"fused_rank", "lexical_rank", "lexical_score", "dense_rank", "dense_similarity", "lexical_norm",
+              "dense_norm", "lexical_weight", "dense_weight", "fused_score", "rerank_score", "freshness",
+              "final_score", "included", "reason", "redacted"}
+"""All that a trace shows of a candidate its reader may not read."""
+SCOPE_KEYS = ("repo_id", "persona_id", "session_id")
 _names = itertools.count()
 
 
@@ -45,7 +62,24 @@ class Org:
     fragments: list[Fragment]
     principals: list[set[tuple[str, str | None]]]
     expired: set[str]
+    expire_later: set[str] = field(default_factory=set)
+    """Sessions that expire after the traces are recorded (before they are read)."""
+    revoke_later: set[tuple[str, str | None]] = field(default_factory=set)
+    """Grants of principal p0 revoked after the traces are recorded."""
     ids: dict[str, set[int]] = field(default_factory=dict)
+
+
+@dataclass
+class Trace:
+    org: str
+    maker: int
+    query: str
+    scope: tuple[str | None, str | None, str | None]
+    """(repo_id, persona_id, session_id) of the request."""
+    request: dict
+    fragment_ids: list[int]
+    """Candidates in recorded order."""
+    trace_id: str = ""
 
 
 fragment = st.builds(
@@ -69,6 +103,78 @@ def visible(o: Org, grants: set[tuple[str, str | None]], f: Fragment) -> bool:
     return ((f.repo is None or "org" in kinds or ("repo", f.repo) in grants)
             and (f.persona is None or "org" in kinds or ("persona", f.persona) in grants)
             and (f.session is None or (("session", f.session) in grants and f.session not in o.expired)))
+
+
+def readable_scope(o: Org, grants: set[tuple[str, str | None]], key: str, scope_id: str) -> bool:
+    """Whether a request naming this repo, persona or session lies within the grants now."""
+    kinds = {k for k, _ in grants}
+    if key == "session_id":
+        return ("session", scope_id) in grants and scope_id not in o.expired
+    return "org" in kinds or (key.removesuffix("_id"), scope_id) in grants
+
+
+def trace_scopes(o: Org, grants: set[tuple[str, str | None]]) -> list[tuple[str | None, str | None, str | None]]:
+    """The org, and the narrowest scope the grants allow: a live session, else the
+    persona, else a repo."""
+    narrower = ([(None, None, s) for s in SESSIONS if readable_scope(o, grants, "session_id", s)]
+                + [(None, p, None) for p in PERSONAS if readable_scope(o, grants, "persona_id", p)]
+                + [(r, None, None) for r in REPOS if readable_scope(o, grants, "repo_id", r)])
+    return [(None, None, None), *narrower[:1]]
+
+
+def record(conn: psycopg.Connection, o: Org, maker: int, query: str,
+           scope: tuple[str | None, str | None, str | None]) -> Trace:
+    """A real retrieval's trace, recorded by the retrieval lane's own writer (app.retrieve.trace)."""
+    body = {"query": query, "scope": {"org_id": o.name, **dict(zip(SCOPE_KEYS, scope))}}
+    request = msgspec.convert(body, RetrieveRequest)
+    config = PipelineConfig()
+    candidates = fetch_candidates(conn, Scope(o.name, *scope), query, {"prose": BASE}, 1000, 1000, 60,
+                                  fusion_spec(config, query))
+    for c in candidates:
+        c.final_score = c.fused_score
+    entries = candidate_entries(candidates, {c.fragment_id for c in candidates},
+                                compose(candidates, request.budget_tokens, 0.0), {})
+    trace = Trace(o.name, maker, query, scope, msgspec.to_builtins(request), [c.fragment_id for c in candidates])
+    trace.trace_id = record_trace(conn, o.name, query, trace.request, {"fusion": fusion_spec(config, query)},
+                                  entries, 1.0)
+    TALLY["traces"] += 1
+    return trace
+
+
+def check_trace(o: Org, grants: set[tuple[str, str | None]], trace: Trace, shown: dict) -> None:
+    """`shown` (one trace as this reader got it) holds exactly what the reader's grants
+    allow now: readable candidates whole, the others reduced to ranks and scores; the
+    query and scope ids only when the reader could make the same request itself."""
+    fragments = {f.id: f for f in o.fragments}
+    candidates = shown["candidates"]
+    assert len(candidates) == len(trace.fragment_ids)
+    readable = [visible(o, grants, fragments[fragment_id]) for fragment_id in trace.fragment_ids]
+    hidden = [k for k, v in zip(SCOPE_KEYS, trace.scope) if v and not readable_scope(o, grants, k, v)]
+    # Nothing it may not read: no session named, no identifying field of an unreadable
+    # candidate, no query of a request in a scope it holds no grant on.
+    dumped = json.dumps(shown)
+    named = [s for s in SESSIONS if not readable_scope(o, grants, "session_id", s) and f'"{s}"' in dumped]
+    shows = sorted({k for c, ok in zip(candidates, readable) if not ok for k in set(c) - SCORE_KEYS})
+    queried = bool(hidden) and (shown["query"] is not None or shown["request"]["query"] is not None)
+    TALLY["leaks"] += len(named) + len(shows) + queried
+    assert not named and not shows and not queried, (named, shows, queried, dumped)
+    TALLY["redacted_candidates"] += readable.count(False)
+    # And all it may read, with every withheld field marked as such.
+    for fragment_id, c, ok in zip(trace.fragment_ids, candidates, readable):
+        if ok:
+            assert c.get("fragment_id") == fragment_id and c.get("source") and c.get("redacted") is False, c
+        else:
+            assert c.get("redacted") is True, c
+    if hidden:
+        TALLY["redacted_requests"] += 1
+        assert shown["request"]["scope"] == {"org_id": o.name} | {k: None if k in hidden else v
+                                                                  for k, v in zip(SCOPE_KEYS, trace.scope)}
+        assert sorted(shown.get("redacted", [])) == sorted(["query", "request.query",
+                                                            *(f"request.scope.{k}" for k in hidden)])
+        assert shown["request"]["budget_tokens"] == trace.request["budget_tokens"]
+    else:
+        assert shown["query"] == trace.query and shown["request"] == trace.request
+        assert shown.get("redacted") == []
 
 
 def write(conn: psycopg.Connection, o: Org, fragments: list[Fragment], prefix: str = "f") -> None:
@@ -254,3 +360,77 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
     assert TALLY["leaks"] == 0
 
 
+traced_org = st.builds(
+    lambda o, auditor, expire_later, revoke_later: dataclasses.replace(
+        o, principals=[*o.principals, auditor | {("audit", None)}], expire_later=expire_later,
+        revoke_later=revoke_later),
+    org, st.sets(st.sampled_from(GRANTS), max_size=2), st.sets(st.sampled_from(SESSIONS), max_size=1),
+    st.sets(st.sampled_from(GRANTS), max_size=1))
+"""An org whose last principal is an auditor (with a few read grants of its own); some
+sessions expire, and p0 loses a grant, once the traces are recorded."""
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                 HealthCheck.data_too_large])
+@given(orgs=st.lists(traced_org, min_size=1, max_size=3),
+       query=st.lists(st.sampled_from(VOCAB), min_size=1, max_size=3).map(" ".join))
+def test_every_trace_shows_each_reader_exactly_what_its_grants_allow(world_db, db_url, logins, orgs, query):
+    """Real traces (the retrieval lane's writer; org, session, persona and repo scopes),
+    read after some grants are revoked and sessions expire, by every principal: the one
+    that made a trace and the auditors of its org read it (nobody else), each exactly as
+    its grants allow now, over api.get_trace as the service and over api.retrieval_traces
+    as an analyst, who may not select data.retrieval_traces at all."""
+    conn = world_db
+    conn.rollback()
+    for o in orgs:
+        write(conn, o, o.fragments)
+        grant_principals(conn, o)
+    traces: list[Trace] = []
+    for o in orgs:
+        for p, grants in enumerate(o.principals):
+            act_as(conn, o.name, f"p{p}")
+            traces += [record(conn, o, p, query, scope) for scope in trace_scopes(o, grants)]
+            conn.commit()
+    for o in orgs:
+        for kind, scope_id in o.revoke_later:
+            conn.execute("select api.revoke_scope(%s, 'p0', %s, %s)", (o.name, kind, scope_id))
+        o.principals[0] = o.principals[0] - o.revoke_later
+        for session in o.expire_later:
+            conn.execute("update data.sessions set expires_at = now() - interval '1 second' "
+                         "where org_id = %s and session_id = %s", (o.name, session))
+        o.expired = o.expired | o.expire_later
+    conn.commit()
+
+    analyst_login = logins["analysts"][0]
+    for o in orgs:
+        for p, grants in enumerate(o.principals):
+            expected = {t.trace_id: t for t in traces
+                        if t.org == o.name and (t.maker == p or ("audit", None) in grants)}
+            act_as(conn, o.name, f"p{p}")
+            for t in traces:
+                try:
+                    with conn.transaction():
+                        shown = conn.execute("select api.get_trace(%s::uuid)", (t.trace_id,)).fetchone()[0]
+                except psycopg.errors.NoDataFound:
+                    shown = None
+                TALLY["trace_reads"] += 1
+                TALLY["leaks"] += shown is not None and t.trace_id not in expected
+                assert (shown is not None) == (t.trace_id in expected)
+                if shown is not None:
+                    check_trace(o, grants, t, shown)
+            conn.rollback()
+            conn.execute("update data.principals set db_role = null where db_role = %s", (analyst_login,))
+            conn.execute("update data.principals set db_role = %s where org_id = %s and principal_id = %s",
+                         (analyst_login, o.name, f"p{p}"))
+            conn.commit()
+            with psycopg.connect(login_url(db_url, analyst_login)) as sql:
+                rows = {r[0]["trace_id"]: r[0] for r in sql.execute("select to_jsonb(t) from api.retrieval_traces t")}
+                TALLY["leaks"] += len(set(rows) - set(expected))
+                assert set(rows) == set(expected)
+                for trace_id, shown in rows.items():
+                    check_trace(o, grants, expected[trace_id], shown)
+                with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                    sql.execute("select query, request, candidates from data.retrieval_traces")
+    print("\ntrace redaction proof so far:", json.dumps(TALLY))  # with -s: the counts for the record
+    assert TALLY["leaks"] == 0

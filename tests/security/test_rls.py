@@ -61,8 +61,9 @@ def test_an_analyst_reads_exactly_its_principals_rows(tenants, db_url, logins):
 def test_an_unmapped_login_reads_nothing(tenants, db_url, logins):
     with analyst(db_url, logins["analysts"][1]) as bob:
         for table in ("orgs", "documents", "document_versions", "fragments", "fragment_sources", "embeddings",
-                      "bm25_postings", "bm25_terms", "bm25_corpus", "retrieval_traces", "principals", "grants"):
+                      "bm25_postings", "bm25_terms", "bm25_corpus", "principals", "grants"):
             assert bob.execute(f"select count(*) from data.{table}").fetchone() == (0,), table
+        assert bob.execute("select count(*) from api.retrieval_traces").fetchone() == (0,)
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="no principal is bound"):
             bob.execute("select * from api.search_lexical('acme', 'journal')")
 
