@@ -550,12 +550,7 @@ CREATE FUNCTION api.get_trace(p_trace_id uuid) RETURNS jsonb
 declare
     result jsonb;
 begin
-    select jsonb_build_object(
-               'trace_id', t.trace_id, 'org_id', t.org_id, 'principal_id', t.principal_id,
-               'query', t.query, 'request', t.request, 'pipeline', t.pipeline,
-               'candidates', t.candidates, 'duration_ms', t.duration_ms, 'created_at', t.created_at)
-    into result
-    from data.retrieval_traces t where t.trace_id = p_trace_id;
+    select to_jsonb(v) into result from api.retrieval_traces v where v.trace_id = p_trace_id;
     if result is null then
         raise exception 'unknown trace: %', p_trace_id using errcode = 'P0002';
     end if;
@@ -570,7 +565,7 @@ ALTER FUNCTION api.get_trace(p_trace_id uuid) OWNER TO <migrator>;
 -- Name: FUNCTION get_trace(p_trace_id uuid); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.get_trace(p_trace_id uuid) IS 'A retrieval trace: request, pipeline versions, every candidate''s ranks and scores.';
+COMMENT ON FUNCTION api.get_trace(p_trace_id uuid) IS 'A retrieval trace as the caller may see it: request, pipeline versions, every candidate''s ranks and scores; what its grants do not cover is redacted and listed.';
 
 
 --
@@ -829,7 +824,7 @@ COMMENT ON FUNCTION api.purge_expired_sessions() IS 'Delete expired sessions wit
 CREATE FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision DEFAULT NULL::double precision) RETURNS uuid
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS $$
+    AS $_$
 declare
     me record;
     id uuid;
@@ -838,12 +833,16 @@ begin
     if me.org_id is distinct from p_org_id then
         raise exception 'traces are recorded for the bound principal''s own org' using errcode = '42501';
     end if;
+    if jsonb_typeof(p_request) is distinct from 'object' or jsonb_typeof(p_candidates) is distinct from 'array'
+       or jsonb_path_exists(p_candidates, '$[*] ? (@.type() != "object")') then
+        raise exception 'a trace records a request object and an array of candidate objects' using errcode = '22023';
+    end if;
     insert into data.retrieval_traces (org_id, principal_id, query, request, pipeline, candidates, duration_ms)
     values (p_org_id, me.principal_id, p_query, p_request, p_pipeline, p_candidates, p_duration_ms)
     returning trace_id into id;
     return id;
 end
-$$;
+$_$;
 
 
 ALTER FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision) OWNER TO <migrator>;
@@ -1661,6 +1660,142 @@ $$;
 ALTER FUNCTION data._principal_or_raise(OUT org_id text, OUT principal_id text) OWNER TO <migrator>;
 
 --
+-- Name: _readable_fragments(text, bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) RETURNS bigint[]
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select coalesce(array_agg(f.fragment_id order by f.fragment_id), '{}')
+    from data.fragments f
+    where f.org_id = p_org_id
+      and f.org_id = (select data.acl_org())
+      and f.fragment_id = any (p_ids)
+      and (f.repo_id is null or (select data.acl_org_wide())
+           or f.repo_id = any ((select data.acl_repos())::text[]))
+      and (f.persona_id is null or (select data.acl_org_wide())
+           or f.persona_id = any ((select data.acl_personas())::text[]))
+      and (f.session_id is null or f.session_id = any ((select data.acl_sessions())::text[]))
+$$;
+
+
+ALTER FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _readable_fragments(p_org_id text, p_ids bigint[]); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) IS 'Fragments among the given ids the current principal may read now (the data.fragments policy).';
+
+
+--
+-- Name: _redact_candidates(text, jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._redact_candidates(p_org_id text, p_candidates jsonb) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $_$
+    with listed as (
+        select e.c, e.n,
+               case when jsonb_typeof(e.c -> 'fragment_id') = 'number' and e.c ->> 'fragment_id' ~ '^[0-9]{1,18}$'
+                    then (e.c ->> 'fragment_id')::bigint end as fragment_id
+        from jsonb_array_elements(case when jsonb_typeof(p_candidates) = 'array' then p_candidates else '[]' end)
+             with ordinality as e(c, n)
+    ), readable as (
+        select data._readable_fragments(p_org_id, array(select l.fragment_id from listed l
+                                                         where l.fragment_id is not null)) as ids
+    )
+    select coalesce(jsonb_agg(
+               case when l.fragment_id = any (r.ids) and jsonb_typeof(l.c) = 'object'
+                    then l.c || '{"redacted": false}'
+                    else coalesce((select jsonb_object_agg(k.key, k.value) from jsonb_each(
+                                       case when jsonb_typeof(l.c) = 'object' then l.c else '{}' end) k
+                                   where k.key in ('fused_rank', 'lexical_rank', 'lexical_score', 'dense_rank',
+                                                   'dense_similarity', 'lexical_norm', 'dense_norm',
+                                                   'lexical_weight', 'dense_weight', 'fused_score', 'rerank_score',
+                                                   'freshness', 'final_score', 'included', 'reason')),
+                                  '{}') || '{"redacted": true}'
+               end order by l.n), '[]')
+    from listed l cross join readable r
+$_$;
+
+
+ALTER FUNCTION data._redact_candidates(p_org_id text, p_candidates jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _redact_candidates(p_org_id text, p_candidates jsonb); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._redact_candidates(p_org_id text, p_candidates jsonb) IS 'A trace''s candidates for the current principal: unreadable ones reduced to ranks, scores and fate.';
+
+
+--
+-- Name: _redact_request(text, text, jsonb, boolean, text[], text[], text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._redact_request(p_org_id text, p_query text, p_request jsonb, p_org_wide boolean, p_repos text[], p_personas text[], p_sessions text[], OUT query text, OUT request jsonb, OUT redacted text[]) RETURNS record
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    knobs constant text[] := array['budget_tokens', 'k_lexical', 'k_dense', 'rerank_top',
+                                   'freshness_halflife_days', 'min_score'];
+    scope jsonb := case when jsonb_typeof(p_request -> 'scope') = 'object' then p_request -> 'scope' else '{}' end;
+    hidden text[] := '{}';
+    k text;
+begin
+    if scope ? 'org_id' and scope ->> 'org_id' is distinct from p_org_id then
+        hidden := hidden || 'org_id'::text;
+    end if;
+    if scope ->> 'repo_id' is not null
+       and not (coalesce(p_org_wide, false) or scope ->> 'repo_id' = any (coalesce(p_repos, '{}'))) then
+        hidden := hidden || 'repo_id'::text;
+    end if;
+    if scope ->> 'persona_id' is not null
+       and not (coalesce(p_org_wide, false) or scope ->> 'persona_id' = any (coalesce(p_personas, '{}'))) then
+        hidden := hidden || 'persona_id'::text;
+    end if;
+    if scope ->> 'session_id' is not null and not (scope ->> 'session_id' = any (coalesce(p_sessions, '{}'))) then
+        hidden := hidden || 'session_id'::text;
+    end if;
+    if cardinality(hidden) = 0 then
+        query := p_query;
+        request := p_request;
+        redacted := '{}';
+        return;
+    end if;
+    query := null;
+    redacted := array['query', 'request.query'];
+    scope := jsonb_build_object('org_id', scope -> 'org_id', 'repo_id', scope -> 'repo_id',
+                                'persona_id', scope -> 'persona_id', 'session_id', scope -> 'session_id');
+    foreach k in array hidden loop
+        scope := jsonb_set(scope, array[k], 'null');
+        redacted := redacted || ('request.scope.' || k);
+    end loop;
+    request := jsonb_build_object('query', null, 'scope', scope);
+    for k in select j.key from jsonb_each(p_request) j order by j.key loop
+        if k = any (knobs) then
+            request := request || jsonb_build_object(k, p_request -> k);
+        elsif k not in ('query', 'scope') then
+            redacted := redacted || ('request.' || k);
+        end if;
+    end loop;
+end
+$$;
+
+
+ALTER FUNCTION data._redact_request(p_org_id text, p_query text, p_request jsonb, p_org_wide boolean, p_repos text[], p_personas text[], p_sessions text[], OUT query text, OUT request jsonb, OUT redacted text[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _redact_request(p_org_id text, p_query text, p_request jsonb, p_org_wide boolean, p_repos text[], p_personas text[], p_sessions text[], OUT query text, OUT request jsonb, OUT redacted text[]); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._redact_request(p_org_id text, p_query text, p_request jsonb, p_org_wide boolean, p_repos text[], p_personas text[], p_sessions text[], OUT query text, OUT request jsonb, OUT redacted text[]) IS 'A recorded request as a reader with the given grants may see it: withheld query and scope ids, listed.';
+
+
+--
 -- Name: _require_org(text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -1977,6 +2112,91 @@ COMMENT ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id tex
 SET default_tablespace = '';
 
 SET default_table_access_method = heap;
+
+--
+-- Name: retrieval_traces; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.retrieval_traces (
+    trace_id uuid DEFAULT gen_random_uuid() NOT NULL,
+    org_id text NOT NULL,
+    principal_id text,
+    query text NOT NULL,
+    request jsonb NOT NULL,
+    pipeline jsonb NOT NULL,
+    candidates jsonb NOT NULL,
+    duration_ms double precision,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE ONLY data.retrieval_traces FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.retrieval_traces OWNER TO <migrator>;
+
+--
+-- Name: TABLE retrieval_traces; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.retrieval_traces IS 'One row per retrieval: every candidate''s ranks and scores, and why it was or was not included.';
+
+
+--
+-- Name: retrieval_traces; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.retrieval_traces WITH (security_barrier='true') AS
+ SELECT t.trace_id,
+    t.org_id,
+    t.principal_id,
+    r.query,
+    r.request,
+    t.pipeline,
+    data._redact_candidates(t.org_id, t.candidates) AS candidates,
+    t.duration_ms,
+    t.created_at,
+    r.redacted
+   FROM ((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
+     JOIN data.retrieval_traces t ON (((t.org_id = me.org_id) AND ((t.principal_id = me.principal_id) OR me.audit))))
+     CROSS JOIN LATERAL data._redact_request(t.org_id, t.query, t.request, me.org_wide, me.repos, me.personas, me.sessions) r(query, request, redacted));
+
+
+ALTER VIEW api.retrieval_traces OWNER TO <migrator>;
+
+--
+-- Name: VIEW retrieval_traces; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.retrieval_traces IS 'Retrieval traces the caller may read (its own; its org''s with an audit grant), each redacted to what its grants let it read now: see redacted, and candidates[].redacted.';
+
+
+--
+-- Name: COLUMN retrieval_traces.query; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_traces.query IS 'The query; null when withheld (then listed in redacted).';
+
+
+--
+-- Name: COLUMN retrieval_traces.request; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_traces.request IS 'The request body; a scope id the caller holds no grant on is null and listed in redacted, with the query.';
+
+
+--
+-- Name: COLUMN retrieval_traces.candidates; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_traces.candidates IS 'Each candidate''s ranks, scores and fate; one whose fragment the caller may not read has "redacted": true and nothing that identifies it.';
+
+
+--
+-- Name: COLUMN retrieval_traces.redacted; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_traces.redacted IS 'Fields withheld from this caller (query, request.query, request.scope.session_id, ...); empty when none.';
+
 
 --
 -- Name: api_keys; Type: TABLE; Schema: data; Owner: <migrator>
@@ -2568,34 +2788,6 @@ ALTER TABLE data.repos OWNER TO <migrator>;
 --
 
 COMMENT ON TABLE data.repos IS 'Repository scope: knowledge that inherits a repository''s access policy.';
-
-
---
--- Name: retrieval_traces; Type: TABLE; Schema: data; Owner: <migrator>
---
-
-CREATE TABLE data.retrieval_traces (
-    trace_id uuid DEFAULT gen_random_uuid() NOT NULL,
-    org_id text NOT NULL,
-    principal_id text,
-    query text NOT NULL,
-    request jsonb NOT NULL,
-    pipeline jsonb NOT NULL,
-    candidates jsonb NOT NULL,
-    duration_ms double precision,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
-);
-
-ALTER TABLE ONLY data.retrieval_traces FORCE ROW LEVEL SECURITY;
-
-
-ALTER TABLE data.retrieval_traces OWNER TO <migrator>;
-
---
--- Name: TABLE retrieval_traces; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON TABLE data.retrieval_traces IS 'One row per retrieval: every candidate''s ranks and scores, and why it was or was not included.';
 
 
 --
@@ -3267,10 +3459,10 @@ CREATE POLICY no_direct_access ON data.principal_bindings USING (false);
 ALTER TABLE data.orgs ENABLE ROW LEVEL SECURITY;
 
 --
--- Name: retrieval_traces own_or_audited; Type: POLICY; Schema: data; Owner: <migrator>
+-- Name: retrieval_traces own_only; Type: POLICY; Schema: data; Owner: <migrator>
 --
 
-CREATE POLICY own_or_audited ON data.retrieval_traces FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((principal_id = ( SELECT data.acl_principal() AS acl_principal)) OR ( SELECT data.acl_audit() AS acl_audit))));
+CREATE POLICY own_only ON data.retrieval_traces FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND (principal_id = ( SELECT data.acl_principal() AS acl_principal))));
 
 
 --
@@ -3788,6 +3980,36 @@ GRANT ALL ON FUNCTION data._principal_or_raise(OUT org_id text, OUT principal_id
 
 
 --
+-- Name: FUNCTION _readable_fragments(p_org_id text, p_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) TO contexts_service;
+GRANT ALL ON FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _redact_candidates(p_org_id text, p_candidates jsonb); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._redact_candidates(p_org_id text, p_candidates jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._redact_candidates(p_org_id text, p_candidates jsonb) TO contexts_service;
+GRANT ALL ON FUNCTION data._redact_candidates(p_org_id text, p_candidates jsonb) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._redact_candidates(p_org_id text, p_candidates jsonb) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _redact_request(p_org_id text, p_query text, p_request jsonb, p_org_wide boolean, p_repos text[], p_personas text[], p_sessions text[], OUT query text, OUT request jsonb, OUT redacted text[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._redact_request(p_org_id text, p_query text, p_request jsonb, p_org_wide boolean, p_repos text[], p_personas text[], p_sessions text[], OUT query text, OUT request jsonb, OUT redacted text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._redact_request(p_org_id text, p_query text, p_request jsonb, p_org_wide boolean, p_repos text[], p_personas text[], p_sessions text[], OUT query text, OUT request jsonb, OUT redacted text[]) TO contexts_service;
+GRANT ALL ON FUNCTION data._redact_request(p_org_id text, p_query text, p_request jsonb, p_org_wide boolean, p_repos text[], p_personas text[], p_sessions text[], OUT query text, OUT request jsonb, OUT redacted text[]) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._redact_request(p_org_id text, p_query text, p_request jsonb, p_org_wide boolean, p_repos text[], p_personas text[], p_sessions text[], OUT query text, OUT request jsonb, OUT redacted text[]) TO contexts_auditor;
+
+
+--
 -- Name: FUNCTION _require_org(p_org_id text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -3906,6 +4128,15 @@ REVOKE ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id 
 GRANT ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) TO contexts_service;
 GRANT ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) TO contexts_analyst;
 GRANT ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) TO contexts_auditor;
+
+
+--
+-- Name: TABLE retrieval_traces; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.retrieval_traces TO contexts_service;
+GRANT SELECT ON TABLE api.retrieval_traces TO contexts_analyst;
+GRANT SELECT ON TABLE api.retrieval_traces TO contexts_auditor;
 
 
 --
@@ -4085,15 +4316,6 @@ GRANT SELECT ON TABLE data.principals TO contexts_auditor;
 
 GRANT SELECT ON TABLE data.repos TO contexts_service;
 GRANT SELECT ON TABLE data.repos TO contexts_analyst;
-
-
---
--- Name: TABLE retrieval_traces; Type: ACL; Schema: data; Owner: <migrator>
---
-
-GRANT SELECT ON TABLE data.retrieval_traces TO contexts_service;
-GRANT SELECT ON TABLE data.retrieval_traces TO contexts_analyst;
-GRANT SELECT ON TABLE data.retrieval_traces TO contexts_auditor;
 
 
 --
