@@ -18,8 +18,9 @@ from app import __version__
 from app.api.auth import bearer_token
 from app.api.documents import DocumentIn, DocumentsController, IngestRequest
 from app.api.errors import EXCEPTION_HANDLERS, problem
-from app.api.openapi import close_request_objects, problem_response
 from app.api.fragments import FragmentsController, TracesController
+from app.api.openapi import (close_request_objects, declare_problem_headers, forbid_empty_retrieval, problem_response,
+                             restore_zero_bounds)
 from app.api.request_log import request_log_middleware
 from app.api.retrieve import RetrieveController
 from app.api.state import Services
@@ -107,7 +108,11 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
                 "apiKey": SecurityScheme(type="http", scheme="bearer", description="A key from `contexts key create`.")}),
             security=[{"apiKey": []}]),
     )
-    close_request_objects(app, [RetrieveRequest, ScopeIn, IngestRequest, DocumentIn])
+    requests: list[type[msgspec.Struct]] = [RetrieveRequest, ScopeIn, IngestRequest, DocumentIn]
+    close_request_objects(app, requests)
+    restore_zero_bounds(app, requests)
+    forbid_empty_retrieval(app, RetrieveRequest)
+    declare_problem_headers(app)
     return app
 
 

@@ -65,7 +65,8 @@ class DocumentsController(Controller):
     path = "/documents"
     tags = ["ingestion"]
 
-    @post("/", status_code=201, summary="Ingest documents", responses=problems(*BODY_ERRORS, 404, 409, 422))
+    @post("/", status_code=201, summary="Ingest documents", responses=problems(*BODY_ERRORS, 404, 409, 422),
+          response_description="Stored, or found unchanged: one result per document")
     async def ingest(self, data: IngestRequest, state: State, token: str) -> IngestResponse:
         """Normalize, chunk, deduplicate and embed the documents, in one transaction:
         a document that is refused (binary, empty, too large) stores nothing at all.

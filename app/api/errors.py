@@ -41,16 +41,19 @@ GENERIC_DETAIL = {
 RETRY_AFTER_SECONDS = "1"
 
 
-def problem(status: int, detail: str, request: Request | None = None, **extra: object) -> Response:
+def problem(status: int, detail: str, request: Request | None = None, *,
+            headers: dict[str, str] | None = None, **extra: object) -> Response:
     body: dict[str, object] = {"type": "about:blank", "title": TITLES.get(status, "Error"), "status": status,
                                "detail": detail}
     if request is not None:
         body["instance"] = request.url.path
     body.update({k: v for k, v in extra.items() if v is not None})
-    headers = {"WWW-Authenticate": 'Bearer realm="contexts"'} if status == 401 else None
+    headers = dict(headers or {})
+    if status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="contexts"'
     if status == 503:
-        headers = {"Retry-After": RETRY_AFTER_SECONDS}
-    return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+        headers["Retry-After"] = RETRY_AFTER_SECONDS
+    return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers or None)
 
 
 def on_http_exception(request: Request, exc: HTTPException) -> Response:
@@ -58,7 +61,9 @@ def on_http_exception(request: Request, exc: HTTPException) -> Response:
     if isinstance(exc, ValidationException) and exc.extra:
         errors = exc.extra
     detail = exc.detail if exc.status_code < 500 else "internal error"
-    return problem(exc.status_code, detail, request, errors=errors)
+    # The exception's own headers stay: `Allow` on a 405 (RFC 9110 requires it).
+    headers = dict(exc.headers or {}) if exc.status_code < 500 else None
+    return problem(exc.status_code, detail, request, headers=headers, errors=errors)
 
 
 def on_database_error(request: Request, exc: psycopg.Error) -> Response:

@@ -6,8 +6,11 @@ another spelling of fragment 1."""
 from __future__ import annotations
 
 import re
+import uuid
+from datetime import datetime
 from typing import Annotated, Any
 
+import msgspec
 from litestar import Controller, get
 from litestar.datastructures import State
 from litestar.exceptions import ValidationException
@@ -21,6 +24,94 @@ from app.retrieve.trace import get_trace
 FRAGMENT_ID = r"^[1-9][0-9]{0,18}$"
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 MAX_BIGINT = 2**63 - 1
+
+
+class FragmentSource(msgspec.Struct):
+    """Where a fragment is cited from: one version of one document."""
+
+    doc_id: int
+    version: int
+    path: str
+    anchor: str
+    start_line: int
+    end_line: int
+    live: bool
+    """False once a later version of the document no longer holds this fragment."""
+    exact: bool
+    """False when the source holds a near-duplicate of the fragment's text, not the text itself."""
+
+
+class FragmentDetail(msgspec.Struct):
+    """A fragment, its provenance and every source pointer, live ones first (api.get_fragment)."""
+
+    fragment_id: int
+    org_id: str
+    repo_id: str | None
+    persona_id: str | None
+    session_id: str | None
+    doc_id: int | None
+    doc_version: int | None
+    namespace: str
+    kind: str
+    owner: str
+    heading_path: list[str]
+    symbol: str | None
+    text: str
+    token_count: int
+    chunker_version: str
+    simhash: Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{16}$")]
+    """The 64-bit SimHash, as 16 hexadecimal digits."""
+    active: bool
+    created_at: datetime
+    updated_at: datetime
+    embedding_model: str | None
+    """`name@generation` of its newest embedding."""
+    sources: list[FragmentSource]
+
+
+class TraceCandidate(msgspec.Struct):
+    """One candidate of a retrieval and what became of it (app.retrieve.trace)."""
+
+    fragment_id: int
+    fused_rank: int
+    lexical_rank: int | None
+    lexical_score: float | None
+    dense_rank: int | None
+    dense_similarity: float | None
+    fused_score: float
+    rerank_score: float | None
+    freshness: float | None
+    final_score: float | None
+    included: bool
+    reason: str
+    """included, over_budget, below_min_score, beyond_rerank_top or only_boilerplate."""
+    tokens: int
+    source: str
+    doc_id: int
+    doc_version: int
+    namespace: str
+    chunker_version: str
+    embedding_model: str | None
+    lexical_norm: float | None = None
+    dense_norm: float | None = None
+    lexical_weight: float | None = None
+    dense_weight: float | None = None
+    """Weighted fusion: fused_score = lexical_weight * lexical_norm + dense_weight * dense_norm
+    (all four are null under reciprocal rank fusion)."""
+
+
+class TraceOut(msgspec.Struct):
+    trace_id: uuid.UUID
+    org_id: str
+    principal_id: str | None
+    query: str
+    request: dict[str, Any]
+    """The retrieval request as it was received, defaults filled in."""
+    pipeline: dict[str, Any]
+    """Chunker version, embedding models, fusion method and weights, reranker, score basis."""
+    candidates: list[TraceCandidate]
+    duration_ms: float | None
+    created_at: datetime
 
 
 def parse_fragment_id(raw: str) -> int:
@@ -39,17 +130,17 @@ class FragmentsController(Controller):
         self, fragment_id: Annotated[str, Parameter(pattern=FRAGMENT_ID, max_length=19,
                                                     description="A positive decimal integer")],
         state: State, token: str,
-    ) -> dict[str, Any]:
+    ) -> FragmentDetail:
         """A fragment you may read (any other id is a 404, whether or not it exists)."""
         number = parse_fragment_id(fragment_id)
         services: Services = state.services
 
-        def run() -> dict[str, Any]:
+        def run() -> FragmentDetail:
             with services.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
                 row = cur.execute("select * from api.get_fragment(%s)", (number,)).fetchone()
             assert row is not None  # api.get_fragment raises P0002 instead
             row["simhash"] = f"{row['simhash'] & 0xFFFFFFFFFFFFFFFF:016x}"
-            return row
+            return msgspec.convert(row, FragmentDetail)
 
         return await services.read(run)
 
@@ -62,7 +153,7 @@ class TracesController(Controller):
     async def get_trace(
         self, trace_id: Annotated[str, Parameter(pattern=UUID_PATTERN, description="A UUID, 8-4-4-4-12 hex")],
         state: State, token: str,
-    ) -> dict[str, Any]:
+    ) -> TraceOut:
         """Request, pipeline versions, and every candidate's lexical rank, dense rank,
         fused score, rerank score, final score, and whether (or why not) it was included.
         Visible to the principal that made it and to its org's auditors, showing what
@@ -73,8 +164,8 @@ class TracesController(Controller):
             raise ValidationException("trace id must be a UUID written 8-4-4-4-12 in hexadecimal")
         services: Services = state.services
 
-        def run() -> dict[str, Any]:
+        def run() -> TraceOut:
             with services.acting_for(token) as conn:
-                return get_trace(conn, trace_id.lower())
+                return msgspec.convert(get_trace(conn, trace_id.lower()), TraceOut)
 
         return await services.read(run)

@@ -1,5 +1,7 @@
 """What the OpenAPI document promises beyond what Litestar infers: every error status
-an endpoint answers (as problem+json), closed request objects, a public /health."""
+an endpoint answers (as problem+json) with the headers it carries, closed request
+objects, bounds of zero, a public /health. tests/api/test_openapi_conformance.py holds
+the served document to what the endpoints do."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import Any
 import msgspec
 from litestar import Litestar
 from litestar.openapi.datastructures import ResponseSpec
+from litestar.openapi.spec import OpenAPIHeader, OpenAPIType, Reference, Schema
 
 PROBLEM_JSON = "application/problem+json"
 
@@ -50,11 +53,70 @@ READ_ERRORS = (400, 401, 404, 503)
 BODY_ERRORS = (400, 401, 403, 408, 413, 415, 503)
 
 
-def close_request_objects(app: Litestar, structs: list[type[msgspec.Struct]]) -> None:
-    """Request structs refuse unknown fields; say so in the schema (Litestar does not)."""
+PROBLEM_HEADERS = {
+    401: {"WWW-Authenticate": OpenAPIHeader(schema=Schema(type=OpenAPIType.STRING), required=True,
+                                            description='`Bearer realm="contexts"`')},
+    503: {"Retry-After": OpenAPIHeader(schema=Schema(type=OpenAPIType.STRING, pattern="^[0-9]+$"), required=True,
+                                       description="Seconds to wait before retrying")},
+}
+"""Headers errors.problem() sets on every response of these statuses."""
+
+BOUNDS = {"gt": "exclusive_minimum", "ge": "minimum", "lt": "exclusive_maximum", "le": "maximum"}
+
+
+def _components(app: Litestar, structs: list[type[msgspec.Struct]]) -> dict[type[msgspec.Struct], Schema]:
     components = app.openapi_schema.components
     schemas = components.schemas if components is not None and components.schemas else {}
-    names = {struct.__name__ for struct in structs}
+    by_name = {struct.__name__: struct for struct in structs}
+    found = {}
     for key, schema in schemas.items():
-        if key.split("_")[-1] in names or key in names:
-            schema.additional_properties = False  # type: ignore[union-attr]
+        struct = by_name.get(key) or by_name.get(key.split("_")[-1])
+        if struct is not None and isinstance(schema, Schema):
+            found[struct] = schema
+    return found
+
+
+def close_request_objects(app: Litestar, structs: list[type[msgspec.Struct]]) -> None:
+    """Request structs refuse unknown fields; say so in the schema (Litestar does not)."""
+    for schema in _components(app, structs).values():
+        schema.additional_properties = False
+
+
+def restore_zero_bounds(app: Litestar, structs: list[type[msgspec.Struct]]) -> None:
+    """Litestar drops a bound that is zero (`gt=0`) on an optional number: put it back,
+    so the document says `freshness_halflife_days` must be above 0, as the struct does."""
+    for struct, schema in _components(app, structs).items():
+        info = msgspec.inspect.type_info(struct)
+        assert isinstance(info, msgspec.inspect.StructType)
+        for field in info.fields:
+            prop = (schema.properties or {}).get(field.encode_name)
+            if not isinstance(prop, Schema):
+                continue
+            types = field.type.types if isinstance(field.type, msgspec.inspect.UnionType) else (field.type,)
+            for t in types:
+                if isinstance(t, (msgspec.inspect.IntType, msgspec.inspect.FloatType)):
+                    for bound, key in BOUNDS.items():
+                        value = getattr(t, bound)
+                        if value is not None and getattr(prop, key) is None:
+                            setattr(prop, key, value)
+
+
+def forbid_empty_retrieval(app: Litestar, request: type[msgspec.Struct]) -> None:
+    """RetrieveRequest refuses k_lexical and k_dense both 0 (nothing would be retrieved)."""
+    for schema in _components(app, [request]).values():
+        schema.schema_not = Schema(required=["k_lexical", "k_dense"],
+                                  properties={"k_lexical": Schema(const=0), "k_dense": Schema(const=0)},
+                                  description="k_lexical and k_dense are not both 0")
+
+
+def declare_problem_headers(app: Litestar) -> None:
+    """Litestar's ResponseSpec has no headers: add those problem() sends to each response."""
+    for path_item in (app.openapi_schema.paths or {}).values():
+        for method in ("get", "put", "post", "delete", "options", "head", "patch", "trace"):
+            operation = getattr(path_item, method, None)
+            if operation is None:
+                continue
+            for status, response in (operation.responses or {}).items():
+                headers = PROBLEM_HEADERS.get(int(status))
+                if headers and not isinstance(response, Reference):
+                    response.headers = {**(response.headers or {}), **headers}

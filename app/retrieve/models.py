@@ -8,7 +8,9 @@ from typing import Annotated
 
 import msgspec
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
+CONTROL_CHARACTERS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029"
+"""A class of characters a query may not hold (tab, newline and carriage return it may)."""
+_CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
 
 DEFAULT_BUDGET_TOKENS = 4000
 """Tokens of fragment text a response may hold, unless the request says otherwise."""
@@ -30,7 +32,7 @@ class ScopeIn(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class RetrieveRequest(msgspec.Struct, forbid_unknown_fields=True):
-    query: Annotated[str, msgspec.Meta(min_length=1, max_length=4000, pattern="^[^\x00]*$")]
+    query: Annotated[str, msgspec.Meta(min_length=1, max_length=4000, pattern=f"^[^{CONTROL_CHARACTERS}]*$")]
     scope: ScopeIn
     budget_tokens: Annotated[int, msgspec.Meta(gt=0, le=200_000)] = DEFAULT_BUDGET_TOKENS
     k_lexical: Annotated[int, msgspec.Meta(ge=0, le=1000)] = DEFAULT_K_LEXICAL
@@ -40,7 +42,9 @@ class RetrieveRequest(msgspec.Struct, forbid_unknown_fields=True):
     min_score: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.0
 
     def __post_init__(self) -> None:
-        """What the fields mean, beyond their types (msgspec reports these as invalid)."""
+        """What the fields mean, beyond their types (msgspec reports these as invalid).
+        Control characters are refused by the pattern too (the OpenAPI document states it);
+        this also covers a request built without decoding, which skips the pattern."""
         if _CONTROL.search(self.query):
             raise ValueError("query must not contain control characters")
         if not any(ch.isalnum() for ch in self.query):

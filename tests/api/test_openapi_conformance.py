@@ -1,0 +1,215 @@
+"""The OpenAPI document the app serves is true to what the app does.
+
+schemathesis loads /schema/openapi.json from the app in-process (ASGI, no socket), then,
+for every operation, sends examples from the document, boundary and invalid values
+(coverage phase) and a bounded number of generated requests, valid and invalid
+(fuzzing phase), as acme's administrator over a corpus of real documents. Every response
+is checked against the document; any failure names the check, the operation and a
+curl command that reproduces it. Seeded and deterministic, so a failure in CI is a
+failure on a laptop too. For a longer hunt: CONTEXTS_OPENAPI_EXAMPLES=500
+CONTEXTS_OPENAPI_SEED=7 pytest tests/api/test_openapi_conformance.py
+
+The run goes through schemathesis's engine (what `st run` drives) and reports every
+failure at once; its pytest integration (`schemathesis.pytest.from_fixture`) would need a
+node attribute, `_nodeid`, that pytest 9.2 no longer has.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+import schemathesis
+from schemathesis.config import SchemathesisConfig
+from schemathesis.engine import events, from_schema
+from schemathesis.python.asgi import shutdown_lifespans
+
+from app.retrieve.models import CONTROL_CHARACTERS
+from tests.api.test_api import client, ingest  # noqa: F401  (fixture)
+from tests.retrieve.corpus import CODE, DOCS
+
+MAX_EXAMPLES = int(os.environ.get("CONTEXTS_OPENAPI_EXAMPLES", "50"))
+"""Generated requests per operation in the fuzzing phase, valid and invalid ones drawn
+together; the coverage phase adds its boundary and invalid values (a hundred or so for
+each request body) and undeclared methods."""
+SEED = int(os.environ.get("CONTEXTS_OPENAPI_SEED", "20261201"))
+
+CHECKS = [
+    "not_a_server_error",             # no 5xx, whatever is sent
+    "status_code_conformance",        # every status answered is declared for the operation
+    "content_type_conformance",       # and with the declared media type (problem+json for errors)
+    "response_schema_conformance",    # bodies match their declared schemas
+    "response_headers_conformance",   # declared headers (WWW-Authenticate, Retry-After) are sent
+    "positive_data_acceptance",       # what the document allows is not refused as invalid
+    "negative_data_rejection",        # what it forbids (unknown fields, bad ids, bounds) is a 4xx
+    "missing_required_header",        # no Authorization header: 401
+    "ignored_auth",                   # a request without (or with a wrong) key is refused
+    "unsupported_method",             # undeclared methods: 405 with an Allow header
+]
+"""use_after_free and ensure_resource_availability need DELETE operations or links
+between operations; the API declares neither."""
+
+IDENTIFIER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@/-]*$")
+QUERY = re.compile(f"^[^{CONTROL_CHARACTERS}]*$")
+
+
+def schema_config(token: str) -> SchemathesisConfig:
+    return SchemathesisConfig.from_dict({
+        "seed": SEED,
+        "generation": {"mode": "all", "max-examples": MAX_EXAMPLES, "deterministic": True, "database": "none"},
+        # No links between operations are declared, so the stateful phase would only
+        # repeat the fuzzing phase; real fragment and trace ids are tried below instead.
+        "phases": {"stateful": {"enabled": False}},
+        "checks": {"enabled": False, **{name: {"enabled": True} for name in CHECKS}},
+        "operations": [{
+            # A document is judged for what it holds (binary or empty content, an unusable
+            # path: the declared 422) and its paths must differ within one request (400):
+            # JSON Schema cannot say either, so a schema-valid body may rightly be refused.
+            # The statuses are declared, and status_code_conformance holds them to that.
+            "include-path": "/documents",
+            "checks": {"positive_data_acceptance": {"enabled": False}},
+        }],
+        "auth": {"openapi": {"apiKey": {"bearer": token}}},
+        "workers": 1,
+    })
+
+
+def in_granted_scope(body: dict) -> None:
+    """About half of the bodies get a scope in the key's org, so granted requests reach
+    validation, chunking and retrieval; the others stay in orgs the key cannot use (403).
+    Only a valid org id is replaced: an invalid one is what makes its request invalid."""
+    scope = body.get("scope")
+    if isinstance(scope, dict):
+        org = scope.get("org_id")
+        if isinstance(org, str) and IDENTIFIER.match(org) and len(org) <= 128 and len(org) % 2 == 0:
+            scope["org_id"] = "acme"
+
+
+def with_a_word(body: dict) -> None:
+    """A query must hold a letter or a digit, in any script: the document's pattern
+    dialect has no Unicode classes to say so. A schema-valid query without one gets a
+    letter, so positive_data_acceptance checks every other field; an invalid query is
+    left as it is."""
+    query = body.get("query")
+    if (isinstance(query, str) and 1 <= len(query) < 4000 and QUERY.match(query)
+            and not any(ch.isalnum() for ch in query)):
+        body["query"] = query + "q"
+
+
+@pytest.fixture
+def api(client):
+    """The served document, loaded as schemathesis sees it, over a corpus of documents."""
+    assert ingest(client, DOCS | CODE).status_code == 201
+    token = client.headers["Authorization"].removeprefix("Bearer ")
+    schema = schemathesis.openapi.from_asgi("/schema/openapi.json", client.app, config=schema_config(token))
+
+    @schema.hook
+    def map_body(context, body):
+        if isinstance(body, dict):
+            in_granted_scope(body)
+            if context.operation is not None and context.operation.path == "/contexts/retrieve":
+                with_a_word(body)
+        return body
+
+    try:
+        yield schema
+    finally:
+        shutdown_lifespans()  # schemathesis keeps the app's lifespan running until told
+
+
+def run(schema) -> tuple[list[str], dict[str, set[int]]]:
+    """Every phase for every operation: the failures (one per operation, check and kind,
+    with a curl command) and the statuses each operation answered."""
+    failures: dict[tuple[str, str, str], str] = {}
+    errors: list[str] = []
+    statuses: dict[str, set[int]] = {}
+    for event in from_schema(schema).execute():
+        if isinstance(event, events.ScenarioFinished):
+            recorder = event.recorder
+            for interaction in recorder.interactions.values():
+                if interaction.response is not None:
+                    statuses.setdefault(recorder.label, set()).add(interaction.response.status_code)
+            for checks in recorder.checks.values():
+                for check in checks:
+                    info = check.failure_info
+                    if info is not None:
+                        key = (recorder.label, check.name, info.failure.title)
+                        failures.setdefault(key, f"{info.failure.message}\n    {info.code_sample}")
+        elif isinstance(event, events.NonFatalError):
+            errors.append(f"{event.label}: {event.info.format()}")
+        elif isinstance(event, events.FatalError):
+            raise event.exception
+    report = [f"{label} [{check}] {title}\n    {detail}" for (label, check, title), detail in sorted(failures.items())]
+    return errors + report, statuses
+
+
+def test_served_schema_holds_for_generated_requests(api):
+    problems, statuses = run(api)
+    assert not problems, "\n\n".join(problems)
+    # The run reached each operation's answers, not only its refusals.
+    assert 200 in statuses["POST /contexts/retrieve"] and 201 in statuses["POST /documents"], statuses
+    assert {400, 401, 404} <= statuses["GET /fragments/{fragment_id}"], statuses
+
+
+def test_served_schema_holds_for_known_fragments_and_traces(api, client):
+    """Generated ids rarely exist: these are real ones, under the same checks."""
+    auth = {"Authorization": client.headers["Authorization"]}
+    body = {"query": "what to do when the storage volume is full", "scope": {"org_id": "acme"}, "budget_tokens": 300}
+    retrieve = api["/contexts/retrieve"]["POST"].Case(body=body, media_type="application/json")
+    result = retrieve.call_and_validate(headers=auth).json()
+    assert result["fragments"], result
+    for fragment in result["fragments"]:
+        case = api["/fragments/{fragment_id}"]["GET"].Case(path_parameters={"fragment_id": str(fragment["id"])})
+        assert case.call_and_validate(headers=auth).json()["sources"]
+    for trace_id in (result["trace_id"], result["trace_id"].upper()):
+        case = api["/traces/{trace_id}"]["GET"].Case(path_parameters={"trace_id": trace_id})
+        assert case.call_and_validate(headers=auth).json()["trace_id"] == result["trace_id"]
+    assert api["/health"]["GET"].Case().call_and_validate().json()["status"] == "ok"
+
+
+def test_served_schema_declares_errors_closed_requests_and_public_health(client):
+    """What the generated requests cannot show: every error status is declared as
+    problem+json with the headers it carries, request objects are closed, and /health is
+    the only operation that needs no key."""
+    document = client.get("/schema/openapi.json").json()
+    components = document["components"]["schemas"]
+    assert document["security"] == [{"apiKey": []}]
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            label = f"{method.upper()} {path}"
+            responses = operation["responses"]
+            errors = {int(status) for status in responses if int(status) >= 400}
+            for status in errors:
+                assert responses[str(status)]["content"] == {
+                    "application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}, label
+            assert 503 in errors and responses["503"]["headers"]["Retry-After"]["required"], label
+            if path == "/health":
+                assert operation["security"] == [{}], label
+                continue
+            assert "security" not in operation, label  # the document's apiKey applies
+            assert {400, 401} <= errors and responses["401"]["headers"]["WWW-Authenticate"]["required"], label
+            if "requestBody" in operation:
+                assert {413, 415} <= errors, label
+                content = operation["requestBody"]["content"]
+                assert list(content) == ["application/json"], label
+                for name in referenced(content["application/json"]["schema"], components):
+                    assert components[name].get("additionalProperties") is False, f"{label}: {name} is open"
+
+
+def referenced(schema: object, components: dict, seen: set[str] | None = None) -> set[str]:
+    """Names of the component schemas `schema` refers to, directly or not."""
+    seen = set() if seen is None else seen
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            name = ref.rsplit("/", 1)[-1]
+            if name not in seen:
+                seen.add(name)
+                referenced(components[name], components, seen)
+        for value in schema.values():
+            referenced(value, components, seen)
+    elif isinstance(schema, list):
+        for value in schema:
+            referenced(value, components, seen)
+    return seen
