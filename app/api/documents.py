@@ -8,6 +8,8 @@ from typing import Annotated
 import msgspec
 from litestar import Controller, post
 from litestar.datastructures import State
+from litestar.params import JSONBody
+from litestar.di import NamedDependency
 from litestar.exceptions import ValidationException
 
 from app.api.openapi import BODY_ERRORS, problems
@@ -67,7 +69,7 @@ class DocumentsController(Controller):
 
     @post("/", status_code=201, summary="Ingest documents", responses=problems(*BODY_ERRORS, 404, 409, 422),
           response_description="Stored, or found unchanged: one result per document")
-    async def ingest(self, data: IngestRequest, state: State, token: str) -> IngestResponse:
+    async def ingest(self, data: JSONBody[IngestRequest], state: State, token: NamedDependency[str]) -> IngestResponse:
         """Normalize, chunk, deduplicate and embed the documents, in one transaction:
         a document that is refused (binary, empty, too large) stores nothing at all.
         Unchanged documents are reported with `changed: false`. The caller needs write

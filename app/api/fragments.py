@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import msgspec
 from litestar import Controller, get
 from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.exceptions import ValidationException
 from litestar.params import Parameter
 from psycopg.rows import dict_row
@@ -129,7 +130,7 @@ class FragmentsController(Controller):
     async def get_fragment(
         self, fragment_id: Annotated[str, Parameter(pattern=FRAGMENT_ID, max_length=19,
                                                     description="A positive decimal integer")],
-        state: State, token: str,
+        state: State, token: NamedDependency[str],
     ) -> FragmentDetail:
         """A fragment you may read (any other id is a 404, whether or not it exists)."""
         number = parse_fragment_id(fragment_id)
@@ -152,7 +153,7 @@ class TracesController(Controller):
     @get("/{trace_id:str}", summary="A retrieval trace", responses=problems(*READ_ERRORS))
     async def get_trace(
         self, trace_id: Annotated[str, Parameter(pattern=UUID_PATTERN, description="A UUID, 8-4-4-4-12 hex")],
-        state: State, token: str,
+        state: State, token: NamedDependency[str],
     ) -> TraceOut:
         """Request, pipeline versions, and every candidate's lexical rank, dense rank,
         fused score, rerank score, final score, and whether (or why not) it was included.
