@@ -30,8 +30,9 @@ def key_hash(token: str) -> bytes:
 def create_api_key(conn: psycopg.Connection, org_id: str, principal_id: str, label: str = "") -> NewKey:
     key_id = secrets.token_hex(6)
     token = f"{TOKEN_PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
-    conn.execute("select api.create_api_key(%s, %s, %s, %s, %s)",
-                 (org_id, principal_id, key_id, key_hash(token), label))
+    conn.execute(
+        "select api.create_api_key(%s, %s, %s, %s, %s)", (org_id, principal_id, key_id, key_hash(token), label)
+    )
     return NewKey(key_id, token)
 
 

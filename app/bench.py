@@ -22,8 +22,8 @@ from rich.table import Table
 
 from app.access import act_as, ensure_admin_principal
 from app.db.embedded import EmbeddedPostgres
-from app.db.sql import scalar
 from app.db.migrate import migrate
+from app.db.sql import scalar
 from app.ingest.batches import ingest_groups
 from app.ingest.embed import embedders
 from app.ingest.normalize import RejectedDocument, SourceDocument
@@ -36,9 +36,30 @@ from app.scope import Scope
 from app.settings import Settings
 
 console = Console(stderr=True, soft_wrap=True)
-PACKAGES = ("sqlalchemy", "litestar", "alembic", "psycopg", "rich", "click", "markdown_it", "pygments",
-            "transformers", "sentence_transformers", "tree_sitter", "httpx", "anyio", "msgspec", "pytest",
-            "_pytest", "mako", "uvicorn", "numpy", "scipy", "sklearn", "torch")
+PACKAGES = (
+    "sqlalchemy",
+    "litestar",
+    "alembic",
+    "psycopg",
+    "rich",
+    "click",
+    "markdown_it",
+    "pygments",
+    "transformers",
+    "sentence_transformers",
+    "tree_sitter",
+    "httpx",
+    "anyio",
+    "msgspec",
+    "pytest",
+    "_pytest",
+    "mako",
+    "uvicorn",
+    "numpy",
+    "scipy",
+    "sklearn",
+    "torch",
+)
 SUFFIXES = {".py", ".md", ".rst", ".txt"}
 ORG = "bench"
 ADMIN = "admin"
@@ -51,8 +72,16 @@ def corpus_files(site_packages: Path) -> list[Path]:
     for package in PACKAGES:
         root = site_packages / package
         if root.is_dir():
-            files.extend(sorted(p for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file()
-                                and "__pycache__" not in p.parts and p.stat().st_size < 400_000))
+            files.extend(
+                sorted(
+                    p
+                    for p in root.rglob("*")
+                    if p.suffix in SUFFIXES
+                    and p.is_file()
+                    and "__pycache__" not in p.parts
+                    and p.stat().st_size < 400_000
+                )
+            )
     return files
 
 
@@ -77,8 +106,9 @@ def percentile(values: list[float], q: float) -> float:
 
 def sample_queries(conn: psycopg.Connection, n: int, seed: int) -> list[str]:
     """Symbols (exact identifiers) and first lines of prose sections: what agents ask."""
-    rows = conn.execute("select symbol, heading_path, left(text, 200) from data.fragments where active "
-                        "order by fragment_id").fetchall()
+    rows = conn.execute(
+        "select symbol, heading_path, left(text, 200) from data.fragments where active order by fragment_id"
+    ).fetchall()
     rng = random.Random(seed)
     rng.shuffle(rows)
     queries: list[str] = []
@@ -104,13 +134,20 @@ def rls_overhead(conn: psycopg.Connection, retriever: Retriever, queries: list[s
             if as_principal:
                 act_as(conn, ORG, ADMIN)
             started = time.perf_counter()
-            fetch_candidates(conn, Scope(ORG), q, embeddings, DEFAULT_K_LEXICAL, DEFAULT_K_DENSE, retriever.config.rrf_k, fusion)
+            fetch_candidates(
+                conn, Scope(ORG), q, embeddings, DEFAULT_K_LEXICAL, DEFAULT_K_DENSE, retriever.config.rrf_k, fusion
+            )
             timings.append((time.perf_counter() - started) * 1000)
             conn.rollback()
     b50, r50 = percentile(bypass, 50), percentile(rls, 50)
-    return {"queries": len(queries), "bypass_p50_ms": round(b50, 1), "rls_p50_ms": round(r50, 1),
-            "bypass_p95_ms": round(percentile(bypass, 95), 1), "rls_p95_ms": round(percentile(rls, 95), 1),
-            "ratio_p50": round(r50 / b50, 2)}
+    return {
+        "queries": len(queries),
+        "bypass_p50_ms": round(b50, 1),
+        "rls_p50_ms": round(r50, 1),
+        "bypass_p95_ms": round(percentile(bypass, 95), 1),
+        "rls_p95_ms": round(percentile(rls, 95), 1),
+        "ratio_p50": round(r50 / b50, 2),
+    }
 
 
 def bench_database(home: Path, reuse: bool) -> str:
@@ -130,8 +167,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fragments", type=int, default=20_000, help="corpus size, in fragments")
     parser.add_argument("--queries", type=int, default=200, help="queries per retrieval mode")
     parser.add_argument("--home", type=Path, default=Path(".contexts/bench"), help="embedded server data")
-    parser.add_argument("--db-url", default=None,
-                        help="an existing database to bench in (as the migrator) instead of the embedded server")
+    parser.add_argument(
+        "--db-url",
+        default=None,
+        help="an existing database to bench in (as the migrator) instead of the embedded server",
+    )
     parser.add_argument("--reuse", action="store_true", help="keep an already ingested bench corpus")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--out", type=Path, default=Path("bench-results"), help="where latest.json goes")
@@ -144,8 +184,13 @@ def main(argv: list[str] | None = None) -> int:
     migrate(dsn)
     models = embedders(settings)
     pipeline = IngestPipeline(settings, models)
-    results: dict = {"settings": {"embed_dtype": settings.embed_dtype, "torch_threads": settings.torch_threads,
-                                  "max_fragment_tokens": settings.max_fragment_tokens}}
+    results: dict = {
+        "settings": {
+            "embed_dtype": settings.embed_dtype,
+            "torch_threads": settings.torch_threads,
+            "max_fragment_tokens": settings.max_fragment_tokens,
+        }
+    }
 
     with psycopg.connect(dsn) as conn:
         conn.execute("select api.create_org(%s)", (ORG,))
@@ -160,13 +205,21 @@ def main(argv: list[str] | None = None) -> int:
             files = corpus_files(site)
             prepare_s = write_s = 0.0
             chunks = written = created = ingested = 0
-            with Progress(TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                          console=console) as progress:
+            with Progress(
+                TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+            ) as progress:
                 task = progress.add_task("ingest", total=args.fragments)
                 # Until the corpus holds the target number of *active* fragments (near
                 # duplicates collapse, so more chunks than that are written).
-                for group in ingest_groups(conn, pipeline, Scope(ORG, "site-packages"), ADMIN, files,
-                                           lambda path: source_document(path, site), size=16):
+                for group in ingest_groups(
+                    conn,
+                    pipeline,
+                    Scope(ORG, "site-packages"),
+                    ADMIN,
+                    files,
+                    lambda path: source_document(path, site),
+                    size=16,
+                ):
                     prepare_s += group.prepare_seconds
                     write_s += group.write_seconds
                     written += group.fragments
@@ -180,8 +233,12 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     console.print(f"[yellow]corpus exhausted at {have} fragments[/]")
             results["ingest"] = {
-                "files": ingested, "chunks": chunks, "fragments_written": written, "fragments_new": created,
-                "prepare_seconds": round(prepare_s, 2), "write_embed_seconds": round(write_s, 2),
+                "files": ingested,
+                "chunks": chunks,
+                "fragments_written": written,
+                "fragments_new": created,
+                "prepare_seconds": round(prepare_s, 2),
+                "write_embed_seconds": round(write_s, 2),
                 "fragments_per_second": round(chunks / (prepare_s + write_s), 2),
             }
         results["corpus_fragments"] = have
@@ -191,9 +248,11 @@ def main(argv: list[str] | None = None) -> int:
     retriever = Retriever(models, None)
     with psycopg.connect(dsn) as conn:
         queries = sample_queries(conn, args.queries, args.seed)
-        modes = {"lexical": {"k_lexical": DEFAULT_K_LEXICAL, "k_dense": 0},
-                 "dense": {"k_lexical": 0, "k_dense": DEFAULT_K_DENSE},
-                 "hybrid": {"k_lexical": DEFAULT_K_LEXICAL, "k_dense": DEFAULT_K_DENSE}}
+        modes = {
+            "lexical": {"k_lexical": DEFAULT_K_LEXICAL, "k_dense": 0},
+            "dense": {"k_lexical": 0, "k_dense": DEFAULT_K_DENSE},
+            "hybrid": {"k_lexical": DEFAULT_K_LEXICAL, "k_dense": DEFAULT_K_DENSE},
+        }
         results["retrieval"] = {}
         for mode, ks in modes.items():
             for q in queries[:5]:  # warm caches and the model
@@ -202,17 +261,22 @@ def main(argv: list[str] | None = None) -> int:
                 conn.commit()
             timings = []
             for q in queries:
-                request = msgspec.convert({"query": q, "scope": {"org_id": ORG},
-                                           "budget_tokens": DEFAULT_BUDGET_TOKENS, **ks}, RetrieveRequest)
+                request = msgspec.convert(
+                    {"query": q, "scope": {"org_id": ORG}, "budget_tokens": DEFAULT_BUDGET_TOKENS, **ks},
+                    RetrieveRequest,
+                )
                 started = time.perf_counter()
                 # As an HTTP request does: bind the principal, read under row-level security.
                 act_as(conn, ORG, ADMIN)
                 retriever.retrieve(conn, request)
                 conn.commit()
                 timings.append((time.perf_counter() - started) * 1000)
-            results["retrieval"][mode] = {"queries": len(timings), "p50_ms": round(percentile(timings, 50), 1),
-                                          "p95_ms": round(percentile(timings, 95), 1),
-                                          "mean_ms": round(statistics.fmean(timings), 1)}
+            results["retrieval"][mode] = {
+                "queries": len(timings),
+                "p50_ms": round(percentile(timings, 50), 1),
+                "p95_ms": round(percentile(timings, 95), 1),
+                "mean_ms": round(statistics.fmean(timings), 1),
+            }
         results["rls_overhead"] = rls_overhead(conn, retriever, queries)
 
     table = Table(title=f"Contexts bench: {results['corpus_fragments']} active fragments")
@@ -223,8 +287,10 @@ def main(argv: list[str] | None = None) -> int:
     for mode, r in results["retrieval"].items():
         table.add_row(f"{mode} retrieve p50 / p95 (ms)", f"{r['p50_ms']} / {r['p95_ms']}")
     r = results["rls_overhead"]
-    table.add_row("candidates SQL p50, DBA (no RLS) / principal (RLS) (ms)",
-                  f"{r['bypass_p50_ms']} / {r['rls_p50_ms']}  (x{r['ratio_p50']})")
+    table.add_row(
+        "candidates SQL p50, DBA (no RLS) / principal (RLS) (ms)",
+        f"{r['bypass_p50_ms']} / {r['rls_p50_ms']}  (x{r['ratio_p50']})",
+    )
     Console().print(table)
     out = args.out
     out.mkdir(parents=True, exist_ok=True)

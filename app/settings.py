@@ -99,7 +99,7 @@ class Settings:
     """Labelled retrieval sets (BEIR layout) that `contexts eval` finds by name."""
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None, **overrides: object) -> "Settings":
+    def from_env(cls, environ: dict[str, str] | None = None, **overrides: object) -> Settings:
         """Read CONTEXTS_<FIELD> for each field; explicit overrides win."""
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
@@ -129,7 +129,7 @@ class Settings:
         if self.max_connections < 1:
             raise ValueError("CONTEXTS_MAX_CONNECTIONS must be at least 1")
 
-    def with_(self, **changes: object) -> "Settings":
+    def with_(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
 
 

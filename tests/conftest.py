@@ -59,14 +59,23 @@ def require_running(server: EmbeddedPostgres) -> None:
         except psycopg.OperationalError as exc:
             problem = f"it refuses connections ({str(exc).strip()})"
     if problem is not None:
-        pytest.exit(f"the test PostgreSQL server is unusable: {problem}; last lines of its log:\n"
-                    f"{server.log_tail()}", returncode=3)
+        pytest.exit(
+            f"the test PostgreSQL server is unusable: {problem}; last lines of its log:\n{server.log_tail()}",
+            returncode=3,
+        )
 
 
 def _janitor(server: EmbeddedPostgres, dbname: str, **kwargs) -> DatabaseJanitor:
     require_running(server)
-    return DatabaseJanitor(user="postgres", host=server.socket_dir, port=5432, dbname=dbname,
-                           password=None, connection_timeout=JANITOR_CONNECT_SECONDS, **kwargs)
+    return DatabaseJanitor(
+        user="postgres",
+        host=server.socket_dir,
+        port=5432,
+        dbname=dbname,
+        password=None,
+        connection_timeout=JANITOR_CONNECT_SECONDS,
+        **kwargs,
+    )
 
 
 def _dsn(server: EmbeddedPostgres, dbname: str) -> str:
@@ -153,8 +162,14 @@ def ingest(conn, pipeline):
     from app.ingest.normalize import SourceDocument
     from app.scope import Scope
 
-    def run(org: str, files: dict[str, str | bytes], repo: str | None = None, persona: str | None = None,
-            session: str | None = None, **doc_fields):
+    def run(
+        org: str,
+        files: dict[str, str | bytes],
+        repo: str | None = None,
+        persona: str | None = None,
+        session: str | None = None,
+        **doc_fields,
+    ):
         conn.execute("select api.create_org(%s)", (org,))
         pipeline.register_models(conn)
         ensure_admin_principal(conn, org, ADMIN)
@@ -180,3 +195,28 @@ def as_principal(conn):
 
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def client(settings, models, db_url, logins):
+    """The API as deployed: its pool logs in as a member of contexts_service (not an
+    owner, not a superuser); requests carry the key of acme's administrator."""
+    from litestar.testing import TestClient
+
+    from app.access import create_api_key, ensure_admin_principal
+    from app.api.app import build_services, create_app
+
+    local = settings.with_(
+        database_url=db_url, max_body_bytes=256 * 1024, service_database_url=login_url(db_url, logins["service"])
+    )
+    services = build_services(local, db_url)
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.create_org('acme')")
+        ensure_admin_principal(conn, "acme", "admin")
+        key = create_api_key(conn, "acme", "admin")
+    try:
+        with TestClient(app=create_app(local, services=services)) as test_client:
+            test_client.headers["Authorization"] = f"Bearer {key.token}"
+            yield test_client
+    finally:
+        services.close()

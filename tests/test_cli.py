@@ -21,8 +21,9 @@ def make_tree(tmp_path):
     (tmp_path / "build" / "out.md").write_text("# Generated\n\nshould be ignored\n")
     (tmp_path / "debug.log").write_text("ignored log line\n")
     (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "pool.py").write_text("def drain_pool(pool):\n    \"\"\"Close idle connections.\"\"\"\n"
-                                               "    for conn in pool.idle:\n        conn.close()\n")
+    (tmp_path / "src" / "pool.py").write_text(
+        'def drain_pool(pool):\n    """Close idle connections."""\n    for conn in pool.idle:\n        conn.close()\n'
+    )
     (tmp_path / "README.md").write_text("# Pool service\n\nDrains idle connections every minute.\n")
     (tmp_path / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     return tmp_path
@@ -101,7 +102,10 @@ def test_principals_grants_and_keys_from_the_cli(db_url, tmp_path, monkeypatch):
     key_id = token.split("_")[1]
     assert key_id in run(db_url, "key", "list", "acme").output
     with psycopg.connect(db_url) as conn:
-        assert conn.execute("select org_id, principal_id from api.authenticate(%s)", (token,)).fetchone() == ("acme", "bot")
+        assert conn.execute("select org_id, principal_id from api.authenticate(%s)", (token,)).fetchone() == (
+            "acme",
+            "bot",
+        )
     assert run(db_url, "key", "revoke", key_id).exit_code == 0
     again = run(db_url, "key", "revoke", key_id)
     assert again.exit_code != 0 and "no live key" in again.output
@@ -146,7 +150,12 @@ def test_the_cli_runs_as_a_module():
     import sys
     from pathlib import Path
 
-    done = subprocess.run([sys.executable, "-m", "app.cli", "--help"], cwd=Path(__file__).resolve().parents[1],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "--help"],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "eval" in done.stdout and "serve" in done.stdout

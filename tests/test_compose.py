@@ -15,7 +15,11 @@ def test_compose_file_wires_api_to_a_pgvector_database():
     assert "pgvector" in db["image"]
     assert api["depends_on"]["db"]["condition"] == "service_healthy"
     url = api["environment"]["CONTEXTS_DATABASE_URL"]
-    user, password, name = db["environment"]["POSTGRES_USER"], db["environment"]["POSTGRES_PASSWORD"], db["environment"]["POSTGRES_DB"]
+    user, password, name = (
+        db["environment"]["POSTGRES_USER"],
+        db["environment"]["POSTGRES_PASSWORD"],
+        db["environment"]["POSTGRES_DB"],
+    )
     assert url == f"postgresql://{user}:{password}@db:5432/{name}"
     assert api["command"][:2] == ["contexts", "serve"]
     dockerfile = (ROOT / "Dockerfile").read_text()

@@ -37,7 +37,12 @@ def test_a_dead_server_ends_the_run_within_seconds():
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/harness/kill_server_case.py"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     elapsed = time.monotonic() - started
     out = run.stdout + run.stderr
     assert run.returncode != 0, out

@@ -41,9 +41,13 @@ def free_port() -> int:
 
 def live_demo_keys(db_url: str) -> list[str]:
     with psycopg.connect(db_url) as conn:
-        return [r[0] for r in conn.execute(
-            "select key_id from api.list_api_keys(%s) where principal_id = %s and revoked_at is null",
-            (DEMO_ORG, DEMO_AGENT))]
+        return [
+            r[0]
+            for r in conn.execute(
+                "select key_id from api.list_api_keys(%s) where principal_id = %s and revoked_at is null",
+                (DEMO_ORG, DEMO_AGENT),
+            )
+        ]
 
 
 def authenticates(db_url: str, token: str) -> bool:
@@ -157,8 +161,9 @@ def test_demo_key_is_kept_while_valid_and_replaced_when_not(db_url, tmp_path):
 # --- the whole command, as `make run` starts it --------------------------------------------
 
 # The demo corpus is this repository; its ingestion has its own tests, so these starts skip it.
-NO_INGEST = ("import sys, app.cli, app.cli.serve as s; s.ingest_paths = lambda *a, **k: (0, 0, 0, []); "
-             "sys.exit(app.cli.main())")
+NO_INGEST = (
+    "import sys, app.cli, app.cli.serve as s; s.ingest_paths = lambda *a, **k: (0, 0, 0, []); sys.exit(app.cli.main())"
+)
 
 
 @contextlib.contextmanager
@@ -166,8 +171,13 @@ def serve_demo(db_url: str, port: int, env: dict[str, str], log: Path):
     """`contexts serve --demo` in a subprocess; yields (demo key, log text) once it says
     it is serving; always stopped (SIGTERM, then SIGKILL)."""
     with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, "-c", NO_INGEST, "--db-url", db_url, "serve", "--demo",
-                                 "--port", str(port)], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", NO_INGEST, "--db-url", db_url, "serve", "--demo", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
         deadline = time.monotonic() + 120
         while "serving on" not in log.read_text():
@@ -189,8 +199,12 @@ def serve_demo(db_url: str, port: int, env: dict[str, str], log: Path):
 def test_serve_demo_twice_keeps_its_key_and_a_second_server_is_refused(db_url, tmp_path):
     assert cli(db_url, "org", "create", DEMO_ORG).exit_code == 0
     port = free_port()
-    env = {**os.environ, "CONTEXTS_HOME": str(tmp_path), "CONTEXTS_HEADER_TIMEOUT_S": "1",
-           "CONTEXTS_BODY_TIMEOUT_S": "1"}
+    env = {
+        **os.environ,
+        "CONTEXTS_HOME": str(tmp_path),
+        "CONTEXTS_HEADER_TIMEOUT_S": "1",
+        "CONTEXTS_BODY_TIMEOUT_S": "1",
+    }
     base = f"http://127.0.0.1:{port}"
     retrieve = {"query": "anything", "scope": {"org_id": DEMO_ORG}, "budget_tokens": 200}
     with serve_demo(db_url, port, env, tmp_path / "first.log") as (key, _), httpx.Client(trust_env=False) as http:
@@ -198,8 +212,14 @@ def test_serve_demo_twice_keeps_its_key_and_a_second_server_is_refused(db_url, t
         auth = {"Authorization": f"Bearer {key}"}
         assert http.post(f"{base}/contexts/retrieve", json=retrieve, headers=auth, timeout=30).status_code == 200
 
-        again = subprocess.run([sys.executable, "-c", NO_INGEST, "--db-url", db_url, "serve", "--demo",
-                                "--port", str(port)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+        again = subprocess.run(
+            [sys.executable, "-c", NO_INGEST, "--db-url", db_url, "serve", "--demo", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert again.returncode != 0
         assert f"is already serving on {base}" in again.stderr and "a Contexts server (version" in again.stderr
         assert http.post(f"{base}/contexts/retrieve", json=retrieve, headers=auth, timeout=30).status_code == 200
@@ -210,8 +230,11 @@ def test_serve_demo_twice_keeps_its_key_and_a_second_server_is_refused(db_url, t
             data, closed_after = read_until_closed(slow, 1 + MARGIN_S)
             assert closed_after is not None and data.startswith(b"HTTP/1.1 408")
         with socket.create_connection(("127.0.0.1", port)) as short:
-            short.sendall(b"POST /contexts/retrieve HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + key.encode()
-                          + b"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"query\"")
+            short.sendall(
+                b"POST /contexts/retrieve HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                + key.encode()
+                + b'\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"query"'
+            )
             data, closed_after = read_until_closed(short, 1 + MARGIN_S)
             assert closed_after is not None and data.startswith(b"HTTP/1.1 408"), data
             assert b"application/problem+json" in data
@@ -243,8 +266,13 @@ async def echo_app(scope, receive, send) -> None:
             if not message.get("more_body"):
                 break
     body = b"got %d bytes" % size
-    await send({"type": "http.response.start", "status": 200,
-                "headers": [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(body))]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(body))],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 

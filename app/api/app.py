@@ -19,8 +19,13 @@ from app.api.auth import bearer_token
 from app.api.documents import DocumentIn, DocumentsController, IngestRequest
 from app.api.errors import EXCEPTION_HANDLERS, problem
 from app.api.fragments import FragmentsController, TracesController
-from app.api.openapi import (close_request_objects, declare_problem_headers, forbid_empty_retrieval, problem_response,
-                             restore_zero_bounds)
+from app.api.openapi import (
+    close_request_objects,
+    declare_problem_headers,
+    forbid_empty_retrieval,
+    problem_response,
+    restore_zero_bounds,
+)
 from app.api.request_log import request_log_middleware
 from app.api.retrieve import RetrieveController
 from app.api.state import Services
@@ -43,8 +48,13 @@ class HealthOut(msgspec.Struct):
     version: str
 
 
-@get("/health", tags=["operations"], summary="Liveness and database reachability", security=[{}],
-     responses={503: problem_response("The database is unreachable")})
+@get(
+    "/health",
+    tags=["operations"],
+    summary="Liveness and database reachability",
+    security=[{}],
+    responses={503: problem_response("The database is unreachable")},
+)
 async def health(state: State) -> Response[HealthOut]:
     """Answers from the database monitor (pinged a few times a second on its own
     connection), so it needs no worker thread and no pooled connection."""
@@ -102,11 +112,18 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         dependencies={"token": Provide(bearer_token, sync_to_thread=False)},
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
-            title="Contexts", version=__version__,
+            title="Contexts",
+            version=__version__,
             description="Durable, scoped, cited context for AI agents. Send `Authorization: Bearer <API key>`.",
-            components=Components(security_schemes={
-                "apiKey": SecurityScheme(type="http", scheme="bearer", description="A key from `contexts key create`.")}),
-            security=[{"apiKey": []}]),
+            components=Components(
+                security_schemes={
+                    "apiKey": SecurityScheme(
+                        type="http", scheme="bearer", description="A key from `contexts key create`."
+                    )
+                }
+            ),
+            security=[{"apiKey": []}],
+        ),
     )
     requests: list[type[msgspec.Struct]] = [RetrieveRequest, ScopeIn, IngestRequest, DocumentIn]
     close_request_objects(app, requests)

@@ -8,9 +8,9 @@ from typing import Annotated
 import msgspec
 from litestar import Controller, post
 from litestar.datastructures import State
-from litestar.params import JSONBody
 from litestar.di import NamedDependency
 from litestar.exceptions import ValidationException
+from litestar.params import JSONBody
 
 from app.api.openapi import BODY_ERRORS, problems
 from app.api.request_log import note
@@ -60,15 +60,21 @@ def check_metadata(documents: list[DocumentIn]) -> None:
         size = len(msgspec.json.encode(d.metadata))
         if size > MAX_METADATA_BYTES:
             raise ValidationException(
-                f"documents[{index}].metadata is {size} bytes as JSON; at most {MAX_METADATA_BYTES} are accepted")
+                f"documents[{index}].metadata is {size} bytes as JSON; at most {MAX_METADATA_BYTES} are accepted"
+            )
 
 
 class DocumentsController(Controller):
     path = "/documents"
     tags = ["ingestion"]
 
-    @post("/", status_code=201, summary="Ingest documents", responses=problems(*BODY_ERRORS, 404, 409, 422),
-          response_description="Stored, or found unchanged: one result per document")
+    @post(
+        "/",
+        status_code=201,
+        summary="Ingest documents",
+        responses=problems(*BODY_ERRORS, 404, 409, 422),
+        response_description="Stored, or found unchanged: one result per document",
+    )
     async def ingest(self, data: JSONBody[IngestRequest], state: State, token: NamedDependency[str]) -> IngestResponse:
         """Normalize, chunk, deduplicate and embed the documents, in one transaction:
         a document that is refused (binary, empty, too large) stores nothing at all.
@@ -82,9 +88,17 @@ class DocumentsController(Controller):
 
         def prepare() -> list[PreparedDocument]:
             return [
-                services.pipeline.prepare(SourceDocument(
-                    path=d.path, content=d.content, kind=d.kind, author=d.author, owner=d.owner,
-                    timestamp=d.timestamp, metadata=d.metadata))
+                services.pipeline.prepare(
+                    SourceDocument(
+                        path=d.path,
+                        content=d.content,
+                        kind=d.kind,
+                        author=d.author,
+                        owner=d.owner,
+                        timestamp=d.timestamp,
+                        metadata=d.metadata,
+                    )
+                )
                 for d in data.documents
             ]
 
@@ -96,5 +110,6 @@ class DocumentsController(Controller):
         async with services.org_lock(scope.org_id):  # waiting here holds no thread
             results = await services.write(write, prepared)
         note(repo=scope.repo_id, persona=scope.persona_id, session=scope.session_id, documents=len(results))
-        return IngestResponse([DocumentResult(r.path, r.doc_id, r.version, r.changed, r.fragments, r.created)
-                               for r in results])
+        return IngestResponse(
+            [DocumentResult(r.path, r.doc_id, r.version, r.changed, r.fragments, r.created) for r in results]
+        )

@@ -6,9 +6,10 @@ from __future__ import annotations
 import logging
 
 import psycopg
-from psycopg_pool import PoolTimeout
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.types import ExceptionHandlersMap
+from psycopg_pool import PoolTimeout
 
 from app.db.availability import DatabaseUnavailable, is_connection_failure
 from app.ingest.normalize import RejectedDocument
@@ -29,9 +30,19 @@ SQLSTATE_STATUS = {
     "42501": 403,  # insufficient_privilege
     "55000": 409,  # object_not_in_prerequisite_state (e.g. model mismatch)
 }
-TITLES = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-          409: "Conflict", 413: "Content Too Large", 415: "Unsupported Media Type", 422: "Unprocessable Content",
-          500: "Internal Server Error", 503: "Service Unavailable"}
+TITLES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    409: "Conflict",
+    413: "Content Too Large",
+    415: "Unsupported Media Type",
+    422: "Unprocessable Content",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
 
 
 GENERIC_DETAIL = {
@@ -41,10 +52,15 @@ GENERIC_DETAIL = {
 RETRY_AFTER_SECONDS = "1"
 
 
-def problem(status: int, detail: str, request: Request | None = None, *,
-            headers: dict[str, str] | None = None, **extra: object) -> Response:
-    body: dict[str, object] = {"type": "about:blank", "title": TITLES.get(status, "Error"), "status": status,
-                               "detail": detail}
+def problem(
+    status: int, detail: str, request: Request | None = None, *, headers: dict[str, str] | None = None, **extra: object
+) -> Response:
+    body: dict[str, object] = {
+        "type": "about:blank",
+        "title": TITLES.get(status, "Error"),
+        "status": status,
+        "detail": detail,
+    }
     if request is not None:
         body["instance"] = request.url.path
     body.update({k: v for k, v in extra.items() if v is not None})
@@ -108,7 +124,7 @@ def on_unexpected(request: Request, exc: Exception) -> Response:
     return problem(500, "internal error", request)
 
 
-EXCEPTION_HANDLERS = {
+EXCEPTION_HANDLERS: ExceptionHandlersMap = {
     HTTPException: on_http_exception,
     psycopg.Error: on_database_error,
     PoolTimeout: on_pool_timeout,

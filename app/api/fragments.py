@@ -128,9 +128,12 @@ class FragmentsController(Controller):
 
     @get("/{fragment_id:str}", summary="A fragment and all its sources", responses=problems(*READ_ERRORS))
     async def get_fragment(
-        self, fragment_id: Annotated[str, Parameter(pattern=FRAGMENT_ID, max_length=19,
-                                                    description="A positive decimal integer")],
-        state: State, token: NamedDependency[str],
+        self,
+        fragment_id: Annotated[
+            str, Parameter(pattern=FRAGMENT_ID, max_length=19, description="A positive decimal integer")
+        ],
+        state: State,
+        token: NamedDependency[str],
     ) -> FragmentDetail:
         """A fragment you may read (any other id is a 404, whether or not it exists)."""
         number = parse_fragment_id(fragment_id)
@@ -152,8 +155,10 @@ class TracesController(Controller):
 
     @get("/{trace_id:str}", summary="A retrieval trace", responses=problems(*READ_ERRORS))
     async def get_trace(
-        self, trace_id: Annotated[str, Parameter(pattern=UUID_PATTERN, description="A UUID, 8-4-4-4-12 hex")],
-        state: State, token: NamedDependency[str],
+        self,
+        trace_id: Annotated[str, Parameter(pattern=UUID_PATTERN, description="A UUID, 8-4-4-4-12 hex")],
+        state: State,
+        token: NamedDependency[str],
     ) -> TraceOut:
         """Request, pipeline versions, and every candidate's lexical rank, dense rank,
         fused score, rerank score, final score, and whether (or why not) it was included.

@@ -41,8 +41,9 @@ class Problem(msgspec.Struct, omit_defaults=True):
 
 
 def problem_response(description: str) -> ResponseSpec:
-    return ResponseSpec(data_container=Problem, description=description, media_type=PROBLEM_JSON,
-                        generate_examples=False)
+    return ResponseSpec(
+        data_container=Problem, description=description, media_type=PROBLEM_JSON, generate_examples=False
+    )
 
 
 def problems(*statuses: int) -> dict[int, ResponseSpec]:
@@ -54,10 +55,18 @@ BODY_ERRORS = (400, 401, 403, 408, 413, 415, 503)
 
 
 PROBLEM_HEADERS = {
-    401: {"WWW-Authenticate": OpenAPIHeader(schema=Schema(type=OpenAPIType.STRING), required=True,
-                                            description='`Bearer realm="contexts"`')},
-    503: {"Retry-After": OpenAPIHeader(schema=Schema(type=OpenAPIType.STRING, pattern="^[0-9]+$"), required=True,
-                                       description="Seconds to wait before retrying")},
+    401: {
+        "WWW-Authenticate": OpenAPIHeader(
+            schema=Schema(type=OpenAPIType.STRING), required=True, description='`Bearer realm="contexts"`'
+        )
+    },
+    503: {
+        "Retry-After": OpenAPIHeader(
+            schema=Schema(type=OpenAPIType.STRING, pattern="^[0-9]+$"),
+            required=True,
+            description="Seconds to wait before retrying",
+        )
+    },
 }
 """Headers errors.problem() sets on every response of these statuses."""
 
@@ -104,9 +113,11 @@ def restore_zero_bounds(app: Litestar, structs: list[type[msgspec.Struct]]) -> N
 def forbid_empty_retrieval(app: Litestar, request: type[msgspec.Struct]) -> None:
     """RetrieveRequest refuses k_lexical and k_dense both 0 (nothing would be retrieved)."""
     for schema in _components(app, [request]).values():
-        schema.schema_not = Schema(required=["k_lexical", "k_dense"],
-                                  properties={"k_lexical": Schema(const=0), "k_dense": Schema(const=0)},
-                                  description="k_lexical and k_dense are not both 0")
+        schema.schema_not = Schema(
+            required=["k_lexical", "k_dense"],
+            properties={"k_lexical": Schema(const=0), "k_dense": Schema(const=0)},
+            description="k_lexical and k_dense are not both 0",
+        )
 
 
 def declare_problem_headers(app: Litestar) -> None:

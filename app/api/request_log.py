@@ -55,12 +55,14 @@ def request_log_middleware(app: ASGIApp) -> ASGIApp:
 class JsonFormatter(logging.Formatter):
     """A JSON object per line: time (UTC), level, logger, message, structured fields."""
 
-    converter = staticmethod(time.gmtime)  # type: ignore[assignment]
+    converter = staticmethod(time.gmtime)
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
             "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
-            "level": record.levelname.lower(), "logger": record.name, "message": record.getMessage(),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
         }
         entry.update(getattr(record, "fields", {}))
         if record.exc_info:
@@ -77,6 +79,8 @@ def logging_config(level: str = "info") -> dict[str, Any]:
         "disable_existing_loggers": False,
         "formatters": {"json": {"()": f"{__name__}.JsonFormatter"}},
         "handlers": {"stderr": handler},
-        "loggers": {name: {"handlers": ["stderr"], "level": level.upper(), "propagate": False}
-                    for name in ("contexts", "uvicorn", "uvicorn.error")},
+        "loggers": {
+            name: {"handlers": ["stderr"], "level": level.upper(), "propagate": False}
+            for name in ("contexts", "uvicorn", "uvicorn.error")
+        },
     }

@@ -42,8 +42,10 @@ def _problem_bytes(status: int, reason: str, detail: str, extra_headers: str = "
     """A complete HTTP/1.1 response that closes the connection, written straight to the
     transport (there is no request to answer through h11 yet)."""
     body = _problem(status, reason, detail)
-    head = (f"HTTP/1.1 {status} {reason}\r\ncontent-type: {PROBLEM_JSON}\r\ncontent-length: {len(body)}\r\n"
-            f"{extra_headers}connection: close\r\n\r\n")
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: {PROBLEM_JSON}\r\ncontent-length: {len(body)}\r\n"
+        f"{extra_headers}connection: close\r\n\r\n"
+    )
     return head.encode("ascii") + body
 
 
@@ -61,8 +63,11 @@ class GuardedH11Protocol(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         if len(self.connections) >= self.max_connections:
             self.transport = transport
-            transport.write(_problem_bytes(503, "Service Unavailable", "too many open connections; retry shortly",
-                                           "retry-after: 1\r\n"))
+            transport.write(
+                _problem_bytes(
+                    503, "Service Unavailable", "too many open connections; retry shortly", "retry-after: 1\r\n"
+                )
+            )
             transport.close()
             return
         super().connection_made(transport)
@@ -103,8 +108,11 @@ class GuardedH11Protocol(H11Protocol):
         if self.transport.is_closing():
             return
         if self.conn.their_state is h11.IDLE and self.conn.trailing_data[0]:  # part of a request came
-            self.transport.write(_problem_bytes(
-                408, "Request Timeout", f"request headers did not arrive within {self.header_timeout_s:g} s"))
+            self.transport.write(
+                _problem_bytes(
+                    408, "Request Timeout", f"request headers did not arrive within {self.header_timeout_s:g} s"
+                )
+            )
         self.logger.debug("closing a connection that sent no complete request in %g s", self.header_timeout_s)
         self.transport.close()
 
@@ -155,9 +163,17 @@ class BodyDeadline:
             if not response_started:
                 response_started = True
                 body = _problem(408, "Request Timeout", f"the request body did not arrive within {self.timeout_s:g} s")
-                await send({"type": "http.response.start", "status": 408, "headers": [
-                    (b"content-type", PROBLEM_JSON.encode()), (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close")]})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 408,
+                        "headers": [
+                            (b"content-type", PROBLEM_JSON.encode()),
+                            (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close"),
+                        ],
+                    }
+                )
                 await send({"type": "http.response.body", "body": body})
             cancel.cancel()
             await anyio.lowlevel.checkpoint()  # the cancellation lands here, in the application
@@ -183,9 +199,17 @@ def build_server(app: Any, settings: Settings, on_started: Callable[[], None] | 
     `.run(sockets=[bind(...)])`. `on_started` runs once the application has started and
     the socket listens."""
     config = uvicorn.Config(
-        BodyDeadline(app, settings.body_timeout_s), host=settings.host, port=settings.port,
-        http=protocol_class(settings), ws="none", lifespan="on", backlog=BACKLOG, log_level=settings.log_level,
-        log_config=logging_config(settings.log_level), access_log=False)
+        BodyDeadline(app, settings.body_timeout_s),
+        host=settings.host,
+        port=settings.port,
+        http=protocol_class(settings),
+        ws="none",
+        lifespan="on",
+        backlog=BACKLOG,
+        log_level=settings.log_level,
+        log_config=logging_config(settings.log_level),
+        access_log=False,
+    )
     return _Server(config, on_started)
 
 

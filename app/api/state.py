@@ -31,8 +31,15 @@ T = TypeVar("T")
 
 
 class Services:
-    def __init__(self, settings: Settings, pool: ConnectionPool, retriever: Retriever, pipeline: IngestPipeline,
-                 write_pool: ConnectionPool | None = None, monitor: DatabaseMonitor | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        pool: ConnectionPool,
+        retriever: Retriever,
+        pipeline: IngestPipeline,
+        write_pool: ConnectionPool | None = None,
+        monitor: DatabaseMonitor | None = None,
+    ) -> None:
         self.settings = settings
         self.pool = pool
         """Connections of reads (retrieve, fragments, traces, authorisation checks)."""

@@ -14,16 +14,26 @@ import os
 
 import click
 
-from app.cli import admin, documents, eval as eval_commands, serve
+from app.cli import admin, documents, serve
+from app.cli import eval as eval_commands
 from app.cli.common import CliError
 from app.settings import Settings
 
 
 @click.group()
-@click.option("--db-url", envvar="CONTEXTS_DATABASE_URL", default=None,
-              help="PostgreSQL >= 16 with pgvector. Default: the embedded server under CONTEXTS_HOME.")
-@click.option("--principal", "principal_id", envvar="CONTEXTS_PRINCIPAL", default=None,
-              help="Principal that ingest and query act for. Default: admin (made by `org create`).")
+@click.option(
+    "--db-url",
+    envvar="CONTEXTS_DATABASE_URL",
+    default=None,
+    help="PostgreSQL >= 16 with pgvector. Default: the embedded server under CONTEXTS_HOME.",
+)
+@click.option(
+    "--principal",
+    "principal_id",
+    envvar="CONTEXTS_PRINCIPAL",
+    default=None,
+    help="Principal that ingest and query act for. Default: admin (made by `org create`).",
+)
 @click.pass_context
 def main(ctx: click.Context, db_url: str | None, principal_id: str | None) -> None:
     """Contexts: durable, scoped, cited context for AI agents."""

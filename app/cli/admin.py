@@ -10,8 +10,8 @@ import click
 import psycopg
 from rich.console import Console
 
-from app.db.sql import scalar
 from app.cli.common import CliError, console, context_settings, database_error, open_database
+from app.db.sql import scalar
 from app.settings import Settings
 
 
@@ -31,8 +31,9 @@ def org() -> None:
 @org.command("create")
 @click.argument("org_id")
 @click.option("--name", default="", help="Display name.")
-@click.option("--session-ttl-hours", type=click.FloatRange(min=0.001), default=None,
-              help="Lifetime of new sessions (default 24).")
+@click.option(
+    "--session-ttl-hours", type=click.FloatRange(min=0.001), default=None, help="Lifetime of new sessions (default 24)."
+)
 @click.pass_context
 def org_create(ctx: click.Context, org_id: str, name: str, session_ttl_hours: float | None) -> None:
     """Create an org, its partitions, and its administrator principal (see --principal)."""
@@ -42,7 +43,9 @@ def org_create(ctx: click.Context, org_id: str, name: str, session_ttl_hours: fl
     console.print(f"org [bold]{org_id}[/] ready; principal [bold]{settings.principal}[/] may read and write all of it")
 
 
-def create_org(conn: psycopg.Connection, org_id: str, admin: str, name: str = "", session_ttl_hours: float | None = None) -> None:
+def create_org(
+    conn: psycopg.Connection, org_id: str, admin: str, name: str = "", session_ttl_hours: float | None = None
+) -> None:
     """The org and its administrator principal `admin` (also what `ingest` does for a
     missing org)."""
     import datetime
@@ -85,8 +88,9 @@ def principal() -> None:
 @click.option("--name", default="", help="Display name.")
 @click.option("--db-role", default=None, help="Login role whose SQL sessions act as this principal (analysts).")
 @click.pass_context
-def principal_create(ctx: click.Context, org_id: str, principal_id: str, kind: str, name: str,
-                     db_role: str | None) -> None:
+def principal_create(
+    ctx: click.Context, org_id: str, principal_id: str, kind: str, name: str, db_role: str | None
+) -> None:
     with admin_connection(context_settings(ctx)) as conn:
         conn.execute("select api.create_principal(%s, %s, %s, %s, %s)", (org_id, principal_id, kind, name, db_role))
     console.print(f"principal [bold]{principal_id}[/] ready in org {org_id}; give it grants with `contexts grant add`")
@@ -97,10 +101,14 @@ def grant() -> None:
     """Manage what principals may read and write (org, repo, persona, session, audit)."""
 
 
-def _scope_choice(org_wide: bool, repo: str | None, persona: str | None, session: str | None,
-                  audit: bool) -> tuple[str, str | None]:
-    chosen = [(k, v) for k, v in (("org", org_wide), ("repo", repo), ("persona", persona), ("session", session),
-                                  ("audit", audit)) if v]
+def _scope_choice(
+    org_wide: bool, repo: str | None, persona: str | None, session: str | None, audit: bool
+) -> tuple[str, str | None]:
+    chosen = [
+        (k, v)
+        for k, v in (("org", org_wide), ("repo", repo), ("persona", persona), ("session", session), ("audit", audit))
+        if v
+    ]
     if len(chosen) != 1:
         raise CliError("name exactly one of --org-wide, --repo, --persona, --session, --audit")
     kind, value = chosen[0]
@@ -109,13 +117,17 @@ def _scope_choice(org_wide: bool, repo: str | None, persona: str | None, session
 
 def _grant_target(command):
     """ORG PRINCIPAL and exactly one scope option (shared by grant add and revoke)."""
-    for decorator in reversed((
-        click.argument("org_id"), click.argument("principal_id"),
-        click.option("--org-wide", is_flag=True, help="Every repo and persona of the org."),
-        click.option("--repo", default=None), click.option("--persona", default=None),
-        click.option("--session", default=None),
-        click.option("--audit", is_flag=True, help="Read the org's retrieval traces."),
-    )):
+    for decorator in reversed(
+        (
+            click.argument("org_id"),
+            click.argument("principal_id"),
+            click.option("--org-wide", is_flag=True, help="Every repo and persona of the org."),
+            click.option("--repo", default=None),
+            click.option("--persona", default=None),
+            click.option("--session", default=None),
+            click.option("--audit", is_flag=True, help="Read the org's retrieval traces."),
+        )
+    ):
         command = decorator(command)
     return command
 
@@ -124,8 +136,17 @@ def _grant_target(command):
 @_grant_target
 @click.option("--write", is_flag=True, help="Also write (ingest) into that scope.")
 @click.pass_context
-def grant_add(ctx: click.Context, org_id: str, principal_id: str, org_wide: bool, repo: str | None,
-              persona: str | None, session: str | None, audit: bool, write: bool) -> None:
+def grant_add(
+    ctx: click.Context,
+    org_id: str,
+    principal_id: str,
+    org_wide: bool,
+    repo: str | None,
+    persona: str | None,
+    session: str | None,
+    audit: bool,
+    write: bool,
+) -> None:
     kind, scope_id = _scope_choice(org_wide, repo, persona, session, audit)
     with admin_connection(context_settings(ctx)) as conn:
         conn.execute("select api.grant_scope(%s, %s, %s, %s, %s)", (org_id, principal_id, kind, scope_id, write))
@@ -135,8 +156,16 @@ def grant_add(ctx: click.Context, org_id: str, principal_id: str, org_wide: bool
 @grant.command("revoke")
 @_grant_target
 @click.pass_context
-def grant_revoke(ctx: click.Context, org_id: str, principal_id: str, org_wide: bool, repo: str | None,
-                 persona: str | None, session: str | None, audit: bool) -> None:
+def grant_revoke(
+    ctx: click.Context,
+    org_id: str,
+    principal_id: str,
+    org_wide: bool,
+    repo: str | None,
+    persona: str | None,
+    session: str | None,
+    audit: bool,
+) -> None:
     kind, scope_id = _scope_choice(org_wide, repo, persona, session, audit)
     with admin_connection(context_settings(ctx)) as conn:
         found = scalar(conn, "select api.revoke_scope(%s, %s, %s, %s)", (org_id, principal_id, kind, scope_id))
@@ -155,8 +184,14 @@ def grant_list(ctx: click.Context, org_id: str) -> None:
         rows = conn.execute("select * from api.list_grants(%s)", (org_id,)).fetchall()
     table = Table("principal", "kind", "scope", "id", "write", "granted")
     for principal_id, kind, scope_kind, scope_id, can_write, created in rows:
-        table.add_row(principal_id, kind, scope_kind or "-", scope_id or "-",
-                      "yes" if can_write else "", f"{created:%Y-%m-%d %H:%M}" if created else "")
+        table.add_row(
+            principal_id,
+            kind,
+            scope_kind or "-",
+            scope_id or "-",
+            "yes" if can_write else "",
+            f"{created:%Y-%m-%d %H:%M}" if created else "",
+        )
     Console().print(table)
 
 

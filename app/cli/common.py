@@ -3,9 +3,7 @@ the root group built, and opening (and migrating) the database."""
 
 from __future__ import annotations
 
-from typing import IO, Any
-
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 from rich.console import Console

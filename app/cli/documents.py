@@ -32,9 +32,20 @@ def _git_identity() -> str | None:
     return out.stdout.strip() or None
 
 
-def ingest_paths(settings: Settings, dsn: str, paths: list[Path], org_id: str, repo: str | None,
-                 persona: str | None, session: str | None, kind: str | None, owner: str | None,
-                 create_org: bool, base: Path | None = None, quiet: bool = False) -> tuple[int, int, int, list[str]]:
+def ingest_paths(
+    settings: Settings,
+    dsn: str,
+    paths: list[Path],
+    org_id: str,
+    repo: str | None,
+    persona: str | None,
+    session: str | None,
+    kind: str | None,
+    owner: str | None,
+    create_org: bool,
+    base: Path | None = None,
+    quiet: bool = False,
+) -> tuple[int, int, int, list[str]]:
     """Ingest files as settings.principal; returns (documents changed, fragments, new
     fragments, refusals)."""
     import psycopg
@@ -57,13 +68,26 @@ def ingest_paths(settings: Settings, dsn: str, paths: list[Path], org_id: str, r
     changed = fragments = created = 0
 
     def source(entry: FileEntry) -> SourceDocument:
-        return SourceDocument(path=entry.relative, content=entry.path.read_bytes(), kind=kind, author=author,
-                              owner=owner or author, timestamp=entry.modified())
+        return SourceDocument(
+            path=entry.relative,
+            content=entry.path.read_bytes(),
+            kind=kind,
+            author=author,
+            owner=owner or author,
+            timestamp=entry.modified(),
+        )
 
-    with psycopg.connect(dsn) as conn, Progress(
-        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=console, disable=quiet,
-    ) as progress:
+    with (
+        psycopg.connect(dsn) as conn,
+        Progress(
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            disable=quiet,
+        ) as progress,
+    ):
         if create_org and conn.execute("select 1 from data.orgs where org_id = %s", (org_id,)).fetchone() is None:
             admin.create_org(conn, org_id, settings.principal)
         pipeline.register_models(conn)  # as the migrator, before acting for the principal
@@ -77,8 +101,16 @@ def ingest_paths(settings: Settings, dsn: str, paths: list[Path], org_id: str, r
             progress.advance(task)
 
         try:
-            for group in ingest_groups(conn, pipeline, scope, settings.principal, entries, source,
-                                       on_refused=refuse, on_document=lambda _r: progress.advance(task)):
+            for group in ingest_groups(
+                conn,
+                pipeline,
+                scope,
+                settings.principal,
+                entries,
+                source,
+                on_refused=refuse,
+                on_document=lambda _r: progress.advance(task),
+            ):
                 changed += group.changed
                 fragments += group.fragments
                 created += group.created
@@ -97,17 +129,29 @@ def ingest_paths(settings: Settings, dsn: str, paths: list[Path], org_id: str, r
 @click.option("--owner", default=None, help="Owner of the fragments. Default: git user.name or $USER.")
 @click.option("--create-org/--no-create-org", default=True, show_default=True, help="Create the org if missing.")
 @click.pass_context
-def ingest(ctx: click.Context, paths: tuple[Path, ...], org_id: str, repo: str | None, persona: str | None,
-           session: str | None, kind: str | None, owner: str | None, create_org: bool) -> None:
+def ingest(
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    org_id: str,
+    repo: str | None,
+    persona: str | None,
+    session: str | None,
+    kind: str | None,
+    owner: str | None,
+    create_org: bool,
+) -> None:
     """Ingest files or directories (directories respect .gitignore)."""
     settings = context_settings(ctx)
     dsn = open_database(settings)
     changed, fragments, created, refused = ingest_paths(
-        settings, dsn, list(paths), org_id, repo, persona, session, kind, owner, create_org)
+        settings, dsn, list(paths), org_id, repo, persona, session, kind, owner, create_org
+    )
     for message in refused:
         console.print(f"[yellow]skipped:[/] {message}")
-    console.print(f"{changed} document(s) changed, {fragments} fragment(s) written, "
-                  f"{created} new, {fragments - created} collapsed into existing fragments")
+    console.print(
+        f"{changed} document(s) changed, {fragments} fragment(s) written, "
+        f"{created} new, {fragments - created} collapsed into existing fragments"
+    )
 
 
 @click.command()
@@ -123,8 +167,20 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], org_id: str, repo: str |
 @click.option("--min-score", default=0.0, show_default=True, type=float)
 @click.option("--json", "as_json", is_flag=True, help="Print the response as JSON.")
 @click.pass_context
-def query(ctx: click.Context, text: str, org_id: str, repo: str | None, persona: str | None, session: str | None,
-          budget_tokens: int, k_lexical: int, k_dense: int, rerank_top: int, min_score: float, as_json: bool) -> None:
+def query(
+    ctx: click.Context,
+    text: str,
+    org_id: str,
+    repo: str | None,
+    persona: str | None,
+    session: str | None,
+    budget_tokens: int,
+    k_lexical: int,
+    k_dense: int,
+    rerank_top: int,
+    min_score: float,
+    as_json: bool,
+) -> None:
     """Retrieve fragments for TEXT, exactly as POST /contexts/retrieve does, as the
     principal named by --principal (its grants apply)."""
     import psycopg
@@ -135,17 +191,21 @@ def query(ctx: click.Context, text: str, org_id: str, repo: str | None, persona:
     from app.retrieve.service import Retriever
 
     settings = context_settings(ctx)
-    payload = {"query": text, "scope": {"org_id": org_id, "repo_id": repo, "persona_id": persona,
-                                        "session_id": session},
-               "budget_tokens": budget_tokens, "k_lexical": k_lexical, "k_dense": k_dense,
-               "rerank_top": rerank_top, "min_score": min_score}
+    payload = {
+        "query": text,
+        "scope": {"org_id": org_id, "repo_id": repo, "persona_id": persona, "session_id": session},
+        "budget_tokens": budget_tokens,
+        "k_lexical": k_lexical,
+        "k_dense": k_dense,
+        "rerank_top": rerank_top,
+        "min_score": min_score,
+    }
     try:
         request = msgspec.convert(payload, RetrieveRequest)
     except msgspec.ValidationError as exc:
         raise CliError(str(exc)) from exc
     dsn = open_database(settings)
-    retriever = Retriever.build(embedders(settings), PipelineConfig(reranker=settings.reranker),
-                                settings.torch_threads)
+    retriever = Retriever.build(embedders(settings), PipelineConfig(reranker=settings.reranker), settings.torch_threads)
     try:
         with psycopg.connect(dsn) as conn:
             act_as(conn, org_id, settings.principal)
@@ -160,8 +220,10 @@ def query(ctx: click.Context, text: str, org_id: str, repo: str | None, persona:
         out.print(f"[bold cyan]{f.source}[/]  score={f.score:.3f}  tokens={f.tokens}  id={f.id}")
         click.echo(f.text)
         click.echo()
-    console.print(f"{len(response.fragments)} fragment(s), {response.tokens_used}/{response.budget_tokens} tokens, "
-                  f"trace {response.trace_id}")
+    console.print(
+        f"{len(response.fragments)} fragment(s), {response.tokens_used}/{response.budget_tokens} tokens, "
+        f"trace {response.trace_id}"
+    )
 
 
 COMMANDS = (ingest, query)

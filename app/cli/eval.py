@@ -10,8 +10,15 @@ from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn,
-                           TimeRemainingColumn)
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from app.cli.common import CliError, console, context_settings, database_error, open_database
@@ -36,8 +43,15 @@ def eval_group() -> None:
 @contextmanager
 def progress_bars(quiet: bool = False) -> Iterator[Callable[[str, int, int], None]]:
     """A callback progress(phase, done, total) drawing one rich bar per phase (stderr)."""
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, disable=quiet) as bars:
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        disable=quiet,
+    ) as bars:
         tasks: dict[str, TaskID] = {}
 
         def update(phase: str, done: int, total: int) -> None:
@@ -58,8 +72,7 @@ def resolve_dataset(settings: Settings, name_or_path: str) -> Path:
         raise CliError(str(exc)) from exc
 
 
-def golden_components(settings: Settings, config_path: Path | None
-                      ) -> tuple[IngestPipeline, Retriever, PipelineConfig]:
+def golden_components(settings: Settings, config_path: Path | None) -> tuple[IngestPipeline, Retriever, PipelineConfig]:
     """Ingestion pipeline and retriever for a run; a configuration file may swap knobs."""
     from app.ingest.embed import embedders
     from app.ingest.pipeline import IngestPipeline
@@ -85,10 +98,20 @@ def metrics_table(title: str, rows: list[tuple[str, str, dict]], note: str | Non
     return table
 
 
-def run_golden_set(settings: Settings, dsn: str, path: Path, split: str | None, stages: tuple[str, ...], depth: int,
-                   rerank_top: int, kind: str, config_path: Path | None, out_dir: Path | None,
-                   quiet: bool = False,
-                   components: tuple[IngestPipeline, Retriever, PipelineConfig] | None = None) -> dict:
+def run_golden_set(
+    settings: Settings,
+    dsn: str,
+    path: Path,
+    split: str | None,
+    stages: tuple[str, ...],
+    depth: int,
+    rerank_top: int,
+    kind: str,
+    config_path: Path | None,
+    out_dir: Path | None,
+    quiet: bool = False,
+    components: tuple[IngestPipeline, Retriever, PipelineConfig] | None = None,
+) -> dict:
     import psycopg
 
     from app.eval import beir, golden
@@ -101,8 +124,14 @@ def run_golden_set(settings: Settings, dsn: str, path: Path, split: str | None, 
     options = golden.GoldenOptions(stages=stages, depth=depth, rerank_top=rerank_top, kind=kind, out_dir=out_dir)
     try:
         with psycopg.connect(dsn) as conn, progress_bars(quiet) as progress:
-            return golden.run(conn, pipeline, retriever, dataset,
-                              options, lambda phase, done, total: progress(f"{dataset.name}: {phase}", done, total))
+            return golden.run(
+                conn,
+                pipeline,
+                retriever,
+                dataset,
+                options,
+                lambda phase, done, total: progress(f"{dataset.name}: {phase}", done, total),
+            )
     except beir.DatasetError as exc:
         raise CliError(str(exc)) from exc
     except psycopg.Error as exc:
@@ -112,22 +141,59 @@ def run_golden_set(settings: Settings, dsn: str, path: Path, split: str | None, 
 @eval_group.command("run")
 @click.argument("dataset")
 @click.option("--split", default=None, help="qrels/SPLIT.tsv to use. Default: the only file there.")
-@click.option("--pipeline", "stage", type=click.Choice(STAGES), default=None,
-              help="Measure one stage only. Default: all four.")
-@click.option("--depth", default=DEFAULT_DEPTH, show_default=True, type=click.IntRange(100, 1000),
-              help="List depth of the lexical and dense stages (hybrid and full use the request defaults).")
-@click.option("--rerank-top", default=DEFAULT_RERANK_TOP, show_default=True, type=click.IntRange(1, 1000),
-              help="Fused candidates the reranker scores (full stage).")
-@click.option("--kind", type=click.Choice(["auto", "code", "prose"]), default="auto", show_default=True,
-              help="Ingest the corpus as code (.py) or prose; auto decides from the documents' content.")
-@click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Pipeline configuration (JSON or TOML knobs) to evaluate instead of the current one.")
-@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=DEFAULT_OUT,
-              show_default=True, help="Where per-query results (JSONL) and the summary go.")
+@click.option(
+    "--pipeline", "stage", type=click.Choice(STAGES), default=None, help="Measure one stage only. Default: all four."
+)
+@click.option(
+    "--depth",
+    default=DEFAULT_DEPTH,
+    show_default=True,
+    type=click.IntRange(100, 1000),
+    help="List depth of the lexical and dense stages (hybrid and full use the request defaults).",
+)
+@click.option(
+    "--rerank-top",
+    default=DEFAULT_RERANK_TOP,
+    show_default=True,
+    type=click.IntRange(1, 1000),
+    help="Fused candidates the reranker scores (full stage).",
+)
+@click.option(
+    "--kind",
+    type=click.Choice(["auto", "code", "prose"]),
+    default="auto",
+    show_default=True,
+    help="Ingest the corpus as code (.py) or prose; auto decides from the documents' content.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Pipeline configuration (JSON or TOML knobs) to evaluate instead of the current one.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=DEFAULT_OUT,
+    show_default=True,
+    help="Where per-query results (JSONL) and the summary go.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Last line of stdout: the report as one JSON object.")
 @click.pass_context
-def run_command(ctx: click.Context, dataset: str, split: str | None, stage: str | None, depth: int, rerank_top: int,
-                kind: str, config_path: Path | None, out_dir: Path, as_json: bool) -> None:
+def run_command(
+    ctx: click.Context,
+    dataset: str,
+    split: str | None,
+    stage: str | None,
+    depth: int,
+    rerank_top: int,
+    kind: str,
+    config_path: Path | None,
+    out_dir: Path,
+    as_json: bool,
+) -> None:
     """Score a labelled set (BEIR layout: DATASET dir, or a name under CONTEXTS_DATASETS)
     at document level: nDCG@10, MRR@10, recall@10 and recall@100 per stage."""
     settings = context_settings(ctx)
@@ -143,8 +209,10 @@ def print_report(report: dict, as_json: bool) -> None:
     for scope, block in report.get("scopes", {}).items():
         rows.extend((f"{report['dataset']} [{scope}]", stage, values) for stage, values in block["stages"].items())
     note = f"full stage: {report['full_stage']}" if report.get("full_stage") else None
-    title = (f"{report['dataset']} ({report['split']}, {report['queries']} queries, "
-             f"{report['corpus_documents']} documents as {report['kind']})")
+    title = (
+        f"{report['dataset']} ({report['split']}, {report['queries']} queries, "
+        f"{report['corpus_documents']} documents as {report['kind']})"
+    )
     target = console if as_json else Console(soft_wrap=True)
     target.print(metrics_table(title, rows, note))
     if report.get("per_query_file"):
@@ -154,26 +222,66 @@ def print_report(report: dict, as_json: bool) -> None:
 
 
 @eval_group.command("replay")
-@click.option("--candidate", "candidate_path", required=True, type=click.Path(path_type=Path, dir_okay=False),
-              help="Candidate pipeline configuration (JSON or TOML knobs).")
-@click.option("--current", "current_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Configuration to compare against. Default: the current pipeline (CONTEXTS_RERANKER included).")
-@click.option("--queries", "queries_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="JSONL of retrieval request bodies. Default: recorded retrieval traces.")
+@click.option(
+    "--candidate",
+    "candidate_path",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Candidate pipeline configuration (JSON or TOML knobs).",
+)
+@click.option(
+    "--current",
+    "current_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Configuration to compare against. Default: the current pipeline (CONTEXTS_RERANKER included).",
+)
+@click.option(
+    "--queries",
+    "queries_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="JSONL of retrieval request bodies. Default: recorded retrieval traces.",
+)
 @click.option("--org", "org_id", default=None, help="Traces of this org only; scope for JSONL lines without one.")
-@click.option("--limit", default=200, show_default=True, type=click.IntRange(1, 100_000),
-              help="Most recent distinct traced requests to replay.")
-@click.option("--threshold", default=0.5, show_default=True, type=click.FloatRange(0.0, 1.0),
-              help="Flag a query when the Jaccard overlap of its top texts falls below this.")
+@click.option(
+    "--limit",
+    default=200,
+    show_default=True,
+    type=click.IntRange(1, 100_000),
+    help="Most recent distinct traced requests to replay.",
+)
+@click.option(
+    "--threshold",
+    default=0.5,
+    show_default=True,
+    type=click.FloatRange(0.0, 1.0),
+    help="Flag a query when the Jaccard overlap of its top texts falls below this.",
+)
 @click.option("--top", default=3, show_default=True, type=click.IntRange(1, 50), help="Results compared per query.")
-@click.option("--out", "out_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Also write the JSON report to this file.")
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write the JSON report to this file.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Last line of stdout: the report as one JSON object.")
 @click.option("--fail-on-flag", is_flag=True, help="Exit 1 when any query is flagged.")
 @click.pass_context
-def replay_command(ctx: click.Context, candidate_path: Path, current_path: Path | None, queries_path: Path | None,
-                   org_id: str | None, limit: int, threshold: float, top: int, out_path: Path | None,
-                   as_json: bool, fail_on_flag: bool) -> None:
+def replay_command(
+    ctx: click.Context,
+    candidate_path: Path,
+    current_path: Path | None,
+    queries_path: Path | None,
+    org_id: str | None,
+    limit: int,
+    threshold: float,
+    top: int,
+    out_path: Path | None,
+    as_json: bool,
+    fail_on_flag: bool,
+) -> None:
     """Replay recorded queries against a candidate configuration and the current one;
     flag every query whose top results changed beyond the overlap threshold."""
     import psycopg
@@ -200,13 +308,21 @@ def replay_command(ctx: click.Context, candidate_path: Path, current_path: Path 
                 raise CliError(str(exc)) from exc
             conn.rollback()
             if not recorded:
-                raise CliError("no recorded retrieval to replay" + (f" for org {org_id!r}" if org_id else "")
-                               + "; run some queries first or pass --queries FILE")
+                raise CliError(
+                    "no recorded retrieval to replay"
+                    + (f" for org {org_id!r}" if org_id else "")
+                    + "; run some queries first or pass --queries FILE"
+                )
         with progress_bars() as progress:
-            report = replay.replay(conn, recorded,
-                                   (current, Retriever.build(models, current, settings.torch_threads)),
-                                   (candidate, Retriever.build(models, candidate, settings.torch_threads)), threshold, top,
-                                   lambda done, total: progress("replaying", done, total))
+            report = replay.replay(
+                conn,
+                recorded,
+                (current, Retriever.build(models, current, settings.torch_threads)),
+                (candidate, Retriever.build(models, candidate, settings.torch_threads)),
+                threshold,
+                top,
+                lambda done, total: progress("replaying", done, total),
+            )
     body = report.to_dict()
     if out_path:
         out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -224,27 +340,64 @@ def replay_command(ctx: click.Context, candidate_path: Path, current_path: Path 
 @eval_group.command("agent")
 @click.argument("tasks_path", metavar="TASKS", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--org", "org_id", default=None, help="Scope of tasks that name none.")
-@click.option("--agent-url", envvar="CONTEXTS_AGENT_URL", default=None,
-              help="OpenAI-compatible base URL (…/v1) of the agent model. Env: CONTEXTS_AGENT_URL.")
+@click.option(
+    "--agent-url",
+    envvar="CONTEXTS_AGENT_URL",
+    default=None,
+    help="OpenAI-compatible base URL (…/v1) of the agent model. Env: CONTEXTS_AGENT_URL.",
+)
 @click.option("--agent-model", envvar="CONTEXTS_AGENT_MODEL", default=None, help="Env: CONTEXTS_AGENT_MODEL.")
 @click.option("--agent-key", envvar="CONTEXTS_AGENT_KEY", default=None, help="Env: CONTEXTS_AGENT_KEY.")
-@click.option("--judge-url", envvar="CONTEXTS_JUDGE_URL", default=None,
-              help="Judge endpoint. Env: CONTEXTS_JUDGE_URL. Default: the agent's.")
-@click.option("--judge-model", envvar="CONTEXTS_JUDGE_MODEL", default=None,
-              help="Env: CONTEXTS_JUDGE_MODEL. Default: the agent's model.")
+@click.option(
+    "--judge-url",
+    envvar="CONTEXTS_JUDGE_URL",
+    default=None,
+    help="Judge endpoint. Env: CONTEXTS_JUDGE_URL. Default: the agent's.",
+)
+@click.option(
+    "--judge-model",
+    envvar="CONTEXTS_JUDGE_MODEL",
+    default=None,
+    help="Env: CONTEXTS_JUDGE_MODEL. Default: the agent's model.",
+)
 @click.option("--judge-key", envvar="CONTEXTS_JUDGE_KEY", default=None, help="Env: CONTEXTS_JUDGE_KEY.")
-@click.option("--budget", "budget_tokens", default=DEFAULT_BUDGET_TOKENS, show_default=True, type=click.IntRange(1, 200_000))
+@click.option(
+    "--budget", "budget_tokens", default=DEFAULT_BUDGET_TOKENS, show_default=True, type=click.IntRange(1, 200_000)
+)
 @click.option("--seed", default=7, show_default=True, type=int, help="Sent to both models; picks spot checks.")
-@click.option("--spot-check", default=5, show_default=True, type=click.IntRange(0, 10_000),
-              help="Tasks picked (seeded) for a human to review.")
-@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=DEFAULT_OUT,
-              show_default=True, help="Where per-task results (JSONL) and the summary go.")
+@click.option(
+    "--spot-check",
+    default=5,
+    show_default=True,
+    type=click.IntRange(0, 10_000),
+    help="Tasks picked (seeded) for a human to review.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=DEFAULT_OUT,
+    show_default=True,
+    help="Where per-task results (JSONL) and the summary go.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Last line of stdout: the summary as one JSON object.")
 @click.pass_context
-def agent_command(ctx: click.Context, tasks_path: Path, org_id: str | None, agent_url: str | None,
-                  agent_model: str | None, agent_key: str | None, judge_url: str | None, judge_model: str | None,
-                  judge_key: str | None, budget_tokens: int, seed: int, spot_check: int, out_dir: Path,
-                  as_json: bool) -> None:
+def agent_command(
+    ctx: click.Context,
+    tasks_path: Path,
+    org_id: str | None,
+    agent_url: str | None,
+    agent_model: str | None,
+    agent_key: str | None,
+    judge_url: str | None,
+    judge_model: str | None,
+    judge_key: str | None,
+    budget_tokens: int,
+    seed: int,
+    spot_check: int,
+    out_dir: Path,
+    as_json: bool,
+) -> None:
     """Graded tasks end to end: retrieve, let an agent model answer citing fragments,
     let a judge model grade correctness and unsupported claims (hallucination rate)."""
     import psycopg
@@ -255,16 +408,19 @@ def agent_command(ctx: click.Context, tasks_path: Path, org_id: str | None, agen
     from app.retrieve.service import Retriever
 
     if not agent_url or not agent_model:
-        raise CliError("no agent endpoint configured: set CONTEXTS_AGENT_URL and CONTEXTS_AGENT_MODEL "
-                       "(and CONTEXTS_AGENT_KEY if it needs one), or pass --agent-url and --agent-model; "
-                       "agent evals report no figure without a real model")
+        raise CliError(
+            "no agent endpoint configured: set CONTEXTS_AGENT_URL and CONTEXTS_AGENT_MODEL "
+            "(and CONTEXTS_AGENT_KEY if it needs one), or pass --agent-url and --agent-model; "
+            "agent evals report no figure without a real model"
+        )
     try:
         tasks = agent.load_tasks(tasks_path, org_id)
     except agent.TaskError as exc:
         raise CliError(str(exc)) from exc
     agent_endpoint = agent.Endpoint(agent_url, agent_model, agent_key)
-    judge_endpoint = agent.Endpoint(judge_url or agent_url, judge_model or agent_model,
-                                    judge_key if judge_url else (judge_key or agent_key))
+    judge_endpoint = agent.Endpoint(
+        judge_url or agent_url, judge_model or agent_model, judge_key if judge_url else (judge_key or agent_key)
+    )
     if judge_endpoint.describe() == agent_endpoint.describe():
         console.print("[yellow]note:[/] the judge is the agent's own model (set CONTEXTS_JUDGE_* for another)")
     settings = context_settings(ctx)
@@ -273,9 +429,18 @@ def agent_command(ctx: click.Context, tasks_path: Path, org_id: str | None, agen
     retriever = Retriever.build(embedders(settings), config, settings.torch_threads)
     try:
         with psycopg.connect(dsn) as conn, progress_bars() as progress:
-            summary, records = agent.run(conn, retriever, tasks, agent_endpoint, judge_endpoint, budget_tokens, seed,
-                                         spot_check, settings.principal,
-                                         lambda done, total: progress("tasks", done, total))
+            summary, records = agent.run(
+                conn,
+                retriever,
+                tasks,
+                agent_endpoint,
+                judge_endpoint,
+                budget_tokens,
+                seed,
+                spot_check,
+                settings.principal,
+                lambda done, total: progress("tasks", done, total),
+            )
     except agent.EndpointError as exc:
         raise CliError(f"model endpoint failed: {exc}") from exc
     except psycopg.Error as exc:
@@ -288,8 +453,16 @@ def agent_command(ctx: click.Context, tasks_path: Path, org_id: str | None, agen
     table = Table(title=f"agent tasks: {tasks_path.name}")
     table.add_column("measure")
     table.add_column("value", justify="right")
-    for key in ("tasks", "graded", "ungraded", "accuracy", "mean_score", "claims", "hallucination_rate",
-                "answers_with_unsupported_claims"):
+    for key in (
+        "tasks",
+        "graded",
+        "ungraded",
+        "accuracy",
+        "mean_score",
+        "claims",
+        "hallucination_rate",
+        "answers_with_unsupported_claims",
+    ):
         table.add_row(key, "n/a" if summary[key] is None else str(summary[key]))
     (console if as_json else Console(soft_wrap=True)).print(table)
     console.print(f"per-task results: {per_task}; for human spot check: {', '.join(summary['spot_check']) or 'none'}")
@@ -303,20 +476,45 @@ EVAL_DIR = Path(__file__).resolve().parents[2] / "eval"
 
 
 @eval_group.command("gate")
-@click.option("--baseline", "baseline_path", type=click.Path(path_type=Path, dir_okay=False),
-              default=EVAL_DIR / "baseline.json", show_default=True)
-@click.option("--waivers", "waivers_dir", type=click.Path(path_type=Path, file_okay=False),
-              default=EVAL_DIR / "waivers", show_default=True)
-@click.option("--dataset", "only", multiple=True,
-              help="Run only these sets (repeatable). Default: every set of the baseline.")
-@click.option("--update-baseline", is_flag=True,
-              help="Write the figures measured now as the new baseline instead of gating.")
-@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=DEFAULT_OUT,
-              show_default=True, help="Per-query results of each set, and gate.json.")
+@click.option(
+    "--baseline",
+    "baseline_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=EVAL_DIR / "baseline.json",
+    show_default=True,
+)
+@click.option(
+    "--waivers",
+    "waivers_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=EVAL_DIR / "waivers",
+    show_default=True,
+)
+@click.option(
+    "--dataset", "only", multiple=True, help="Run only these sets (repeatable). Default: every set of the baseline."
+)
+@click.option(
+    "--update-baseline", is_flag=True, help="Write the figures measured now as the new baseline instead of gating."
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=DEFAULT_OUT,
+    show_default=True,
+    help="Per-query results of each set, and gate.json.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Last line of stdout: every check as one JSON object.")
 @click.pass_context
-def gate_command(ctx: click.Context, baseline_path: Path, waivers_dir: Path, only: tuple[str, ...],
-                 update_baseline: bool, out_dir: Path, as_json: bool) -> None:
+def gate_command(
+    ctx: click.Context,
+    baseline_path: Path,
+    waivers_dir: Path,
+    only: tuple[str, ...],
+    update_baseline: bool,
+    out_dir: Path,
+    as_json: bool,
+) -> None:
     """Run the development sets and fail when a gated figure (nDCG@10, recall@100 of
     any stage) drops more than 0.005 below the baseline without a waiver."""
     from app.eval import beir, gate
@@ -330,12 +528,25 @@ def gate_command(ctx: click.Context, baseline_path: Path, waivers_dir: Path, onl
     components = golden_components(settings, None)
 
     def run_set(path: Path, split: str | None) -> dict:
-        return run_golden_set(settings, dsn, path, split, STAGES, plan.depth, plan.rerank_top, "auto", None,
-                              out_dir, components=components)
+        return run_golden_set(
+            settings,
+            dsn,
+            path,
+            split,
+            STAGES,
+            plan.depth,
+            plan.rerank_top,
+            "auto",
+            None,
+            out_dir,
+            components=components,
+        )
 
     def ran(name: str, report: dict, seconds: float) -> None:
-        console.print(f"{name}: {seconds} s (ingest {report['seconds']['ingest']} s, "
-                      f"{report['ingested_now']} documents ingested now)")
+        console.print(
+            f"{name}: {seconds} s (ingest {report['seconds']['ingest']} s, "
+            f"{report['ingested_now']} documents ingested now)"
+        )
 
     measured = gate.measure(plan, run_set, ran)
     target = console if as_json else Console(soft_wrap=True)
@@ -346,8 +557,11 @@ def gate_command(ctx: click.Context, baseline_path: Path, waivers_dir: Path, onl
         gate.write_baseline(plan, measured, baseline_path)
         console.print(f"[green]baseline written:[/] {baseline_path}")
         if as_json:
-            click.echo(json.dumps({"baseline": str(baseline_path), "datasets": list(measured.reports),
-                                   "seconds": measured.seconds}))
+            click.echo(
+                json.dumps(
+                    {"baseline": str(baseline_path), "datasets": list(measured.reports), "seconds": measured.seconds}
+                )
+            )
         return
 
     verdict = gate.judge(plan, measured)
@@ -364,8 +578,10 @@ def gate_command(ctx: click.Context, baseline_path: Path, waivers_dir: Path, onl
             console.print(f"{name}: hybrid nDCG@10 is {verdict_word} the better single side ({margin:+.4f})")
     gate.write_verdict(verdict, out_dir)
     if verdict.improved:
-        console.print(f"[cyan]{len(verdict.improved)} figure(s) improved beyond the tolerance:[/] update the "
-                      "baseline in this commit (`make eval-baseline`)")
+        console.print(
+            f"[cyan]{len(verdict.improved)} figure(s) improved beyond the tolerance:[/] update the "
+            "baseline in this commit (`make eval-baseline`)"
+        )
     if as_json:
         click.echo(json.dumps(verdict.to_dict()))
     failure = verdict.failure()

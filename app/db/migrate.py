@@ -5,10 +5,11 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from alembic import command
 from alembic.config import Config
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Connection
+
+from alembic import command
 
 ROOT = Path(__file__).resolve().parents[2]
 SQL_DIR = ROOT / "sql"
@@ -21,7 +22,7 @@ def sqlalchemy_url(dsn: str) -> str:
     """psycopg 3 dialect URL for a libpq-style postgresql:// DSN."""
     for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
         if dsn.startswith(prefix):
-            return "postgresql+psycopg://" + dsn[len(prefix):]
+            return "postgresql+psycopg://" + dsn[len(prefix) :]
     raise ValueError(f"not a PostgreSQL URL: {dsn.split('@')[-1]!r}")
 
 
@@ -44,10 +45,7 @@ def reapplied_files() -> list[Path]:
 
 
 def migration_checksums() -> dict[str, str]:
-    return {
-        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted((SQL_DIR / "migrations").glob("*.sql"))
-    }
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((SQL_DIR / "migrations").glob("*.sql"))}
 
 
 def migrate(dsn: str, revision: str = "head", reapply: bool = True) -> None:

@@ -33,15 +33,19 @@ def ensure_service_login(migrator_dsn: str, password: str | None) -> str:
 
 def check_service_login(url: str) -> None:
     with psycopg.connect(url) as conn:
-        superuser, bypass, member, owns = one(conn, """
+        superuser, bypass, member, owns = one(
+            conn,
+            """
             select r.rolsuper, r.rolbypassrls, pg_has_role(session_user, 'contexts_service', 'member'),
                    exists (select 1 from pg_class c where c.relowner = r.oid)
-            from pg_roles r where r.rolname = session_user""")
+            from pg_roles r where r.rolname = session_user""",
+        )
         login = conn.info.user
     if superuser or bypass or owns:
         raise UnsafeServiceLogin(
             f"refusing to serve as {login!r}: it is a superuser, has BYPASSRLS or owns tables, so row-level "
-            "security would not apply; set CONTEXTS_SERVICE_DATABASE_URL to a login in contexts_service")
+            "security would not apply; set CONTEXTS_SERVICE_DATABASE_URL to a login in contexts_service"
+        )
     if not member:
         raise UnsafeServiceLogin(f"login {login!r} is not a member of contexts_service")
 

@@ -82,14 +82,14 @@ def load_tasks(path: Path, default_org: str | None = None) -> list[Task]:
         where = f"{path}:{number}"
         question, expected = row.get("question"), row.get("expected_answer")
         if not isinstance(question, str) or not question.strip():
-            raise TaskError(f"{where}: \"question\" must be a non-empty string")
+            raise TaskError(f'{where}: "question" must be a non-empty string')
         if not isinstance(expected, str) or not expected.strip():
-            raise TaskError(f"{where}: \"expected_answer\" must be a non-empty string")
+            raise TaskError(f'{where}: "expected_answer" must be a non-empty string')
         scope = row.get("scope", default_org)
         if isinstance(scope, str):
             scope = {"org_id": scope}
         if not isinstance(scope, dict) or not scope.get("org_id"):
-            raise TaskError(f"{where}: \"scope\" must name an org (an org id or {{\"org_id\": ...}}); or use --org")
+            raise TaskError(f'{where}: "scope" must name an org (an org id or {{"org_id": ...}}); or use --org')
         tasks.append(Task(str(row.get("id", number)), question, expected, scope))
     if not tasks:
         raise TaskError(f"{path}: no task")
@@ -99,8 +99,12 @@ def load_tasks(path: Path, default_org: str | None = None) -> list[Task]:
 def chat(client: httpx.Client, endpoint: Endpoint, system: str, user: str, seed: int, retries: int = 2) -> str:
     """One chat completion at temperature 0; the text of the first choice."""
     headers = {"authorization": f"Bearer {endpoint.key}"} if endpoint.key else {}
-    body = {"model": endpoint.model, "temperature": 0, "seed": seed,
-            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+    body = {
+        "model": endpoint.model,
+        "temperature": 0,
+        "seed": seed,
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+    }
     last = ""
     for attempt in range(retries + 1):
         try:
@@ -136,7 +140,7 @@ def parse_judgement(text: str) -> dict | None:
             depth += {"{": 1, "}": -1}.get(text[end], 0)
             if depth == 0:
                 try:
-                    value = json.loads(text[start:end + 1])
+                    value = json.loads(text[start : end + 1])
                 except json.JSONDecodeError:
                     break
                 if isinstance(value, dict) and isinstance(value.get("correct"), bool):
@@ -149,31 +153,57 @@ def parse_judgement(text: str) -> dict | None:
 _CITATION = re.compile(r"\[(\d+)\]")
 
 
-def grade_task(conn: psycopg.Connection, client: httpx.Client, retriever: Retriever, task: Task, agent: Endpoint,
-               judge: Endpoint, budget_tokens: int, seed: int, principal: str) -> dict:
-    request = msgspec.convert({"query": task.question, "scope": task.scope, "budget_tokens": budget_tokens},
-                              RetrieveRequest)
+def grade_task(
+    conn: psycopg.Connection,
+    client: httpx.Client,
+    retriever: Retriever,
+    task: Task,
+    agent: Endpoint,
+    judge: Endpoint,
+    budget_tokens: int,
+    seed: int,
+    principal: str,
+) -> dict:
+    request = msgspec.convert(
+        {"query": task.question, "scope": task.scope, "budget_tokens": budget_tokens}, RetrieveRequest
+    )
     act_as(conn, request.scope.org_id, principal)
     response = retriever.retrieve(conn, request)
     conn.commit()
     context = context_block(response)
     answer = chat(client, agent, AGENT_SYSTEM, f"Context fragments:\n\n{context}\n\nQuestion: {task.question}", seed)
-    verdict_text = chat(client, judge, JUDGE_SYSTEM,
-                        f"Question: {task.question}\n\nExpected answer: {task.expected_answer}\n\n"
-                        f"Context fragments:\n\n{context}\n\nAssistant's answer:\n{answer}", seed)
+    verdict_text = chat(
+        client,
+        judge,
+        JUDGE_SYSTEM,
+        f"Question: {task.question}\n\nExpected answer: {task.expected_answer}\n\n"
+        f"Context fragments:\n\n{context}\n\nAssistant's answer:\n{answer}",
+        seed,
+    )
     verdict = parse_judgement(verdict_text)
-    record = {"id": task.id, "question": task.question, "expected_answer": task.expected_answer,
-              "scope": task.scope, "trace_id": response.trace_id,
-              "fragments": [{"n": i, "id": f.id, "source": f.source} for i, f in enumerate(response.fragments, 1)],
-              "answer": answer, "cited": sorted({int(n) for n in _CITATION.findall(answer)})}
+    record = {
+        "id": task.id,
+        "question": task.question,
+        "expected_answer": task.expected_answer,
+        "scope": task.scope,
+        "trace_id": response.trace_id,
+        "fragments": [{"n": i, "id": f.id, "source": f.source} for i, f in enumerate(response.fragments, 1)],
+        "answer": answer,
+        "cited": sorted({int(n) for n in _CITATION.findall(answer)}),
+    }
     if verdict is None:
         return record | {"graded": False, "judge_raw": verdict_text[:2000]}
     claims = [c for c in verdict.get("claims") or [] if isinstance(c, dict)]
     unsupported = [c for c in claims if c.get("supported") is not True]
     score = verdict.get("score")
-    return record | {"graded": True, "correct": verdict["correct"],
-                     "score": float(score) if isinstance(score, (int, float)) else float(verdict["correct"]),
-                     "claims": claims, "unsupported_claims": len(unsupported), "notes": verdict.get("notes", "")}
+    return record | {
+        "graded": True,
+        "correct": verdict["correct"],
+        "score": float(score) if isinstance(score, (int, float)) else float(verdict["correct"]),
+        "claims": claims,
+        "unsupported_claims": len(unsupported),
+        "notes": verdict.get("notes", ""),
+    }
 
 
 def summarize(records: list[dict], spot_check: int, seed: int) -> dict:
@@ -190,20 +220,36 @@ def summarize(records: list[dict], spot_check: int, seed: int) -> dict:
         "claims": claims,
         "hallucination_rate": round(unsupported / claims, 4) if claims else None,
         "answers_with_unsupported_claims": sum(1 for r in graded if r["unsupported_claims"]),
-        "spot_check": sorted(rng.sample([r["id"] for r in records], min(spot_check, len(records))),
-                             key=lambda i: [r["id"] for r in records].index(i)),
+        "spot_check": sorted(
+            rng.sample([r["id"] for r in records], min(spot_check, len(records))),
+            key=lambda i: [r["id"] for r in records].index(i),
+        ),
     }
 
 
-def run(conn: psycopg.Connection, retriever: Retriever, tasks: list[Task], agent: Endpoint, judge: Endpoint,
-        budget_tokens: int = DEFAULT_BUDGET_TOKENS, seed: int = 7, spot_check: int = 5, principal: str = "admin",
-        progress: Callable[[int, int], None] | None = None, client: httpx.Client | None = None) -> tuple[dict, list[dict]]:
+def run(
+    conn: psycopg.Connection,
+    retriever: Retriever,
+    tasks: list[Task],
+    agent: Endpoint,
+    judge: Endpoint,
+    budget_tokens: int = DEFAULT_BUDGET_TOKENS,
+    seed: int = 7,
+    spot_check: int = 5,
+    principal: str = "admin",
+    progress: Callable[[int, int], None] | None = None,
+    client: httpx.Client | None = None,
+) -> tuple[dict, list[dict]]:
     records: list[dict] = []
     with client or httpx.Client() as http:
         for done, task in enumerate(tasks, start=1):
             records.append(grade_task(conn, http, retriever, task, agent, judge, budget_tokens, seed, principal))
             if progress:
                 progress(done, len(tasks))
-    summary = summarize(records, spot_check, seed) | {"agent": agent.describe(), "judge": judge.describe(),
-                                                        "pipeline": retriever.pipeline_info(), "seed": seed}
+    summary = summarize(records, spot_check, seed) | {
+        "agent": agent.describe(),
+        "judge": judge.describe(),
+        "pipeline": retriever.pipeline_info(),
+        "seed": seed,
+    }
     return summary, records

@@ -84,7 +84,7 @@ def _id(row: dict, path: Path, number: int) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str) or not value.strip():
-        raise DatasetError(f"{path}:{number}: \"_id\" must be a non-empty string")
+        raise DatasetError(f'{path}:{number}: "_id" must be a non-empty string')
     return value
 
 
@@ -97,7 +97,7 @@ def read_corpus(path: Path) -> Iterator[CorpusDoc]:
         seen.add(doc_id)
         title, text = row.get("title") or "", row.get("text") or ""
         if not isinstance(title, str) or not isinstance(text, str):
-            raise DatasetError(f"{path}:{number}: \"title\" and \"text\" must be strings")
+            raise DatasetError(f'{path}:{number}: "title" and "text" must be strings')
         yield CorpusDoc(doc_id, title, text)
 
 
@@ -153,7 +153,7 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
             except ValueError:
                 raise DatasetError(f"{path}:{number}: grade {grade!r} is not a number") from None
             if not as_float.is_integer():
-                raise DatasetError(f"{path}:{number}: grade {grade!r} must be an integer")
+                raise DatasetError(f"{path}:{number}: grade {grade!r} must be an integer") from None
             value = int(as_float)
         if not query_id or not doc_id:
             raise DatasetError(f"{path}:{number}: empty query or corpus id")
@@ -169,8 +169,9 @@ def locate(datasets: Path, name_or_path: str) -> Path:
     candidate = datasets / name_or_path
     if "/" not in name_or_path and candidate.is_dir():
         return candidate
-    raise DatasetError(f"{name_or_path}: no such dataset directory (nor a set of that name under "
-                       f"CONTEXTS_DATASETS={datasets})")
+    raise DatasetError(
+        f"{name_or_path}: no such dataset directory (nor a set of that name under CONTEXTS_DATASETS={datasets})"
+    )
 
 
 def load(path: Path, split: str | None = None) -> Dataset:
@@ -194,8 +195,9 @@ def load(path: Path, split: str | None = None) -> Dataset:
         texts[query_id] = Query(query_id, text, _scope_label(row))
     missing = [q for q in qrels if q not in texts]
     if missing:
-        raise DatasetError(f"{qrels_path}: {len(missing)} labelled query id(s) are not in queries.jsonl "
-                           f"(first: {missing[0]!r})")
+        raise DatasetError(
+            f"{qrels_path}: {len(missing)} labelled query id(s) are not in queries.jsonl (first: {missing[0]!r})"
+        )
     queries: dict[str, Query] = {}
     skipped: list[str] = []
     for query_id in texts:
@@ -208,8 +210,9 @@ def load(path: Path, split: str | None = None) -> Dataset:
     if not queries:
         raise DatasetError(f"{qrels_path}: no query has a relevant (grade > 0) document")
     unknown = sum(1 for q in queries for d, g in qrels[q].items() if g > 0 and d not in corpus_ids)
-    return Dataset(path.resolve().name, path.resolve(), qrels_path.stem, queries, qrels, skipped,
-                   len(corpus_ids), unknown)
+    return Dataset(
+        path.resolve().name, path.resolve(), qrels_path.stem, queries, qrels, skipped, len(corpus_ids), unknown
+    )
 
 
 def looks_like_python(text: str) -> bool:
@@ -218,12 +221,14 @@ def looks_like_python(text: str) -> bool:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return False
-    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))
-               for node in tree.body)
+    return any(
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))
+        for node in tree.body
+    )
 
 
 def detect_kind(dataset: Dataset) -> str:
-    """"code" when most of the first documents are Python source, else "prose".
+    """ "code" when most of the first documents are Python source, else "prose".
 
     Decided from the content, for the whole corpus at once (one namespace per set)."""
     sample = []

@@ -81,14 +81,26 @@ class Check:
     def cells(self) -> tuple[str, str, str, str, str, str]:
         """dataset, stage, metric, baseline, current and delta as the gate's table shows
         them (the status column is the caller's to style)."""
-        return (self.dataset, self.stage, self.metric, f"{self.baseline:.4f}",
-                "-" if self.current is None else f"{self.current:.4f}",
-                "-" if self.delta is None else f"{self.delta:+.4f}")
+        return (
+            self.dataset,
+            self.stage,
+            self.metric,
+            f"{self.baseline:.4f}",
+            "-" if self.current is None else f"{self.current:.4f}",
+            "-" if self.delta is None else f"{self.delta:+.4f}",
+        )
 
     def to_dict(self) -> dict:
-        return {"dataset": self.dataset, "stage": self.stage, "metric": self.metric, "baseline": self.baseline,
-                "current": self.current, "delta": None if self.delta is None else round(self.delta, 4),
-                "status": self.status, "waiver": self.waiver}
+        return {
+            "dataset": self.dataset,
+            "stage": self.stage,
+            "metric": self.metric,
+            "baseline": self.baseline,
+            "current": self.current,
+            "delta": None if self.delta is None else round(self.delta, 4),
+            "status": self.status,
+            "waiver": self.waiver,
+        }
 
 
 def load_baseline(path: Path) -> dict:
@@ -100,7 +112,7 @@ def load_baseline(path: Path) -> dict:
         raise GateError(f"{path}: not valid JSON ({exc})") from exc
     datasets = data.get("datasets") if isinstance(data, dict) else None
     if not isinstance(datasets, dict) or not datasets:
-        raise GateError(f"{path}: expected {{\"datasets\": {{NAME: {{\"stages\": ...}}}}}}")
+        raise GateError(f'{path}: expected {{"datasets": {{NAME: {{"stages": ...}}}}}}')
     for name, entry in datasets.items():
         stages = entry.get("stages") if isinstance(entry, dict) else None
         if not isinstance(stages, dict):
@@ -143,13 +155,23 @@ def load_waivers(folder: Path) -> list[Waiver]:
             accept = entry["accept"]
             if not isinstance(accept, (int, float)) or isinstance(accept, bool) or not 0 <= accept <= 1:
                 raise GateError(f"{where}: accept must be a number between 0 and 1")
-            waivers.append(Waiver(str(entry["dataset"]), entry["stage"], entry["metric"], float(accept),
-                                  data["change"].strip(), data["reason"].strip(), path.name))
+            waivers.append(
+                Waiver(
+                    str(entry["dataset"]),
+                    entry["stage"],
+                    entry["metric"],
+                    float(accept),
+                    data["change"].strip(),
+                    data["reason"].strip(),
+                    path.name,
+                )
+            )
     return waivers
 
 
-def compare(baseline: dict, current: dict[str, dict], waivers: list[Waiver],
-            tolerance: float = TOLERANCE) -> list[Check]:
+def compare(
+    baseline: dict, current: dict[str, dict], waivers: list[Waiver], tolerance: float = TOLERANCE
+) -> list[Check]:
     """One check per gated figure of the baseline. `current` maps a dataset name to its
     `golden.run` report (or lacks it: that set is then missing)."""
     checks: list[Check] = []
@@ -182,7 +204,9 @@ def fusion_margins(reports: dict[str, dict]) -> dict[str, float | None]:
         if not all(s in stages for s in ("lexical", "dense", "hybrid")):
             out[name] = None
             continue
-        out[name] = round(stages["hybrid"]["ndcg@10"] - max(stages["lexical"]["ndcg@10"], stages["dense"]["ndcg@10"]), 4)
+        out[name] = round(
+            stages["hybrid"]["ndcg@10"] - max(stages["lexical"]["ndcg@10"], stages["dense"]["ndcg@10"]), 4
+        )
     return out
 
 
@@ -191,12 +215,15 @@ def baseline_from(reports: dict[str, dict], previous: dict | None = None) -> dic
     any_report = next(iter(reports.values()))
     datasets = dict((previous or {}).get("datasets", {}))
     for name, report in reports.items():
-        datasets[name] = {"split": report["split"], "queries": report["queries"],
-                          "stages": {s: {m: report["stages"][s][m] for m in METRICS} for s in report["stages"]}}
+        datasets[name] = {
+            "split": report["split"],
+            "queries": report["queries"],
+            "stages": {s: {m: report["stages"][s][m] for m in METRICS} for s in report["stages"]},
+        }
     return {
         "about": "Golden-set figures of the current pipeline on the development sets; `make eval-gate` "
-                 "fails when nDCG@10 or recall@100 of any stage drops by more than "
-                 f"{TOLERANCE} (unless eval/waivers/ says why). Regenerate: `make eval-baseline`.",
+        "fails when nDCG@10 or recall@100 of any stage drops by more than "
+        f"{TOLERANCE} (unless eval/waivers/ says why). Regenerate: `make eval-baseline`.",
         "depth": any_report["depth"],
         "rerank_top": any_report["rerank_top"],
         "pipeline_version": any_report["pipeline_version"],
@@ -226,8 +253,13 @@ class GatePlan:
         return (self.baseline or {}).get("datasets", {}).get(name, {}).get("split")
 
 
-def plan(baseline_path: Path, waivers_dir: Path, datasets_dir: Path, only: tuple[str, ...] = (),
-         update_baseline: bool = False) -> GatePlan:
+def plan(
+    baseline_path: Path,
+    waivers_dir: Path,
+    datasets_dir: Path,
+    only: tuple[str, ...] = (),
+    update_baseline: bool = False,
+) -> GatePlan:
     """The sets to run: those named, else the baseline's, else (for a first baseline)
     every set under `datasets_dir`; depth and rerank_top as the baseline measured them.
     Raises GateError (or beir.DatasetError for a set that cannot be found)."""
@@ -240,13 +272,21 @@ def plan(baseline_path: Path, waivers_dir: Path, datasets_dir: Path, only: tuple
     elif baseline:
         names = list(baseline["datasets"])
     else:
-        names = sorted(p.name for p in datasets_dir.iterdir() if (p / "corpus.jsonl").is_file()) \
-            if datasets_dir.is_dir() else []
+        names = (
+            sorted(p.name for p in datasets_dir.iterdir() if (p / "corpus.jsonl").is_file())
+            if datasets_dir.is_dir()
+            else []
+        )
     if not names:
         raise GateError(f"no dataset to run (none in the baseline, none under CONTEXTS_DATASETS={datasets_dir})")
-    return GatePlan(datasets={name: beir.locate(datasets_dir, name) for name in names}, baseline=baseline,
-                    waivers=waivers, only=tuple(only), depth=(baseline or {}).get("depth", DEFAULT_DEPTH),
-                    rerank_top=(baseline or {}).get("rerank_top", DEFAULT_RERANK_TOP))
+    return GatePlan(
+        datasets={name: beir.locate(datasets_dir, name) for name in names},
+        baseline=baseline,
+        waivers=waivers,
+        only=tuple(only),
+        depth=(baseline or {}).get("depth", DEFAULT_DEPTH),
+        rerank_top=(baseline or {}).get("rerank_top", DEFAULT_RERANK_TOP),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,8 +305,11 @@ class Measured:
         return next(iter(self.reports.values())).get("full_stage")
 
 
-def measure(plan: GatePlan, run_set: Callable[[Path, str | None], dict],
-            on_set: Callable[[str, dict, float], None] | None = None) -> Measured:
+def measure(
+    plan: GatePlan,
+    run_set: Callable[[Path, str | None], dict],
+    on_set: Callable[[str, dict, float], None] | None = None,
+) -> Measured:
     """Run each planned set through `run_set(directory, split)` (a `golden.run` report);
     `on_set(name, report, seconds)` after each."""
     reports: dict[str, dict] = {}
@@ -313,13 +356,19 @@ class Verdict:
         failed = self.failed
         if not failed:
             return None
-        return (f"gate failed: {len(failed)} figure(s) dropped more than {TOLERANCE} below the baseline "
-                "without a waiver: " + ", ".join(f"{c.dataset}/{c.stage}/{c.metric}" for c in failed))
+        return (
+            f"gate failed: {len(failed)} figure(s) dropped more than {TOLERANCE} below the baseline "
+            "without a waiver: " + ", ".join(f"{c.dataset}/{c.stage}/{c.metric}" for c in failed)
+        )
 
     def to_dict(self) -> dict:
         """gate.json, and the command's --json line."""
-        return {"passed": self.passed, "checks": [c.to_dict() for c in self.checks], "hybrid_margin": self.margins,
-                "seconds": self.seconds}
+        return {
+            "passed": self.passed,
+            "checks": [c.to_dict() for c in self.checks],
+            "hybrid_margin": self.margins,
+            "seconds": self.seconds,
+        }
 
 
 def judge(plan: GatePlan, measured: Measured) -> Verdict:
@@ -330,8 +379,9 @@ def judge(plan: GatePlan, measured: Measured) -> Verdict:
     baseline = plan.baseline
     if plan.only:
         baseline = baseline | {"datasets": {k: v for k, v in baseline["datasets"].items() if k in plan.only}}
-    return Verdict(compare(baseline, measured.reports, plan.waivers), fusion_margins(measured.reports),
-                   measured.seconds)
+    return Verdict(
+        compare(baseline, measured.reports, plan.waivers), fusion_margins(measured.reports), measured.seconds
+    )
 
 
 def write_verdict(verdict: Verdict, out_dir: Path) -> Path:

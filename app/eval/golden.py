@@ -79,7 +79,8 @@ def lexical_version(conn: psycopg.Connection) -> str:
     row = conn.execute(
         "select md5(string_agg(pg_get_functiondef(p.oid), E'\\n' order by p.oid::regprocedure::text)) "
         "from pg_proc p where p.pronamespace = 'api'::regnamespace "
-        "and p.proname in ('lexical_tsvector', 'lexical_document')").fetchone()
+        "and p.proname in ('lexical_tsvector', 'lexical_document')"
+    ).fetchone()
     return ((row[0] if row else None) or "none")[:12]
 
 
@@ -107,15 +108,25 @@ def org_prefix(slug: str) -> str:
     return f"eval-{slug}-"
 
 
-def ensure_ingested(conn: psycopg.Connection, pipeline: IngestPipeline, dataset: beir.Dataset, org: str,
-                    kind: str, progress: Progress | None = None) -> IngestStats:
+def ensure_ingested(
+    conn: psycopg.Connection,
+    pipeline: IngestPipeline,
+    dataset: beir.Dataset,
+    org: str,
+    kind: str,
+    progress: Progress | None = None,
+) -> IngestStats:
     """Ingest the corpus into `org` unless it is there already; resume an interrupted
     ingestion (documents already present are skipped); drop this dataset's stale orgs."""
     started = time.perf_counter()
     prefix = org[: org.rindex("-") + 1]
-    stale = [r[0] for r in conn.execute(
-        "select org_id from data.orgs where starts_with(org_id, %s) and org_id <> %s order by org_id",
-        (prefix, org)).fetchall() if re.fullmatch(re.escape(prefix) + "[0-9a-f]{10}", r[0])]
+    stale = [
+        r[0]
+        for r in conn.execute(
+            "select org_id from data.orgs where starts_with(org_id, %s) and org_id <> %s order by org_id", (prefix, org)
+        ).fetchall()
+        if re.fullmatch(re.escape(prefix) + "[0-9a-f]{10}", r[0])
+    ]
     for old in stale:
         drop_org(conn, old)
     conn.execute("select api.create_org(%s, %s)", (org, f"eval copy of {dataset.name}"))
@@ -132,8 +143,9 @@ def ensure_ingested(conn: psycopg.Connection, pipeline: IngestPipeline, dataset:
         progress("ingest", done, len(docs))
 
     def source(doc: beir.CorpusDoc) -> SourceDocument:
-        return SourceDocument(path=beir.document_path(doc.id, kind), content=beir.document_text(doc, kind),
-                              author="eval", owner="eval")
+        return SourceDocument(
+            path=beir.document_path(doc.id, kind), content=beir.document_text(doc, kind), author="eval", owner="eval"
+        )
 
     for group in ingest_groups(conn, pipeline, scope, EVAL_PRINCIPAL, todo, source):
         stats.refused.extend(f"{doc.id}: {exc}" for doc, exc in group.refused)
@@ -158,8 +170,10 @@ def fragment_documents(conn: psycopg.Connection, org: str, kind: str) -> dict[in
     suffix = ".py" if kind == "code" else ".txt"
     out: dict[int, list[str]] = {}
     for fragment_id, path in conn.execute(
-            "select s.fragment_id, d.path from data.fragment_sources s join data.documents d using (doc_id) "
-            "where d.org_id = %s and s.retired_at is null order by s.fragment_id, d.path", (org,)):
+        "select s.fragment_id, d.path from data.fragment_sources s join data.documents d using (doc_id) "
+        "where d.org_id = %s and s.retired_at is null order by s.fragment_id, d.path",
+        (org,),
+    ):
         out.setdefault(fragment_id, []).append(corpus_id(path, suffix))
     return out
 
@@ -184,11 +198,20 @@ def document_ranking(candidates: list[Candidate], sources: dict[int, list[str]],
     return out
 
 
-def stage_rankings(retriever: Retriever, conn: psycopg.Connection, query: str, org: str,
-                   options: GoldenOptions) -> dict[str, list[Candidate]]:
+def stage_rankings(
+    retriever: Retriever, conn: psycopg.Connection, query: str, org: str, options: GoldenOptions
+) -> dict[str, list[Candidate]]:
     def request(k_lexical: int, k_dense: int) -> RetrieveRequest:
-        return msgspec.convert({"query": query, "scope": {"org_id": org}, "k_lexical": k_lexical,
-                                "k_dense": k_dense, "rerank_top": options.rerank_top}, RetrieveRequest)
+        return msgspec.convert(
+            {
+                "query": query,
+                "scope": {"org_id": org},
+                "k_lexical": k_lexical,
+                "k_dense": k_dense,
+                "rerank_top": options.rerank_top,
+            },
+            RetrieveRequest,
+        )
 
     out: dict[str, list[Candidate]] = {}
     act_as(conn, org, EVAL_PRINCIPAL)
@@ -215,8 +238,14 @@ def full_stage_label(retriever: Retriever) -> str:
     return f"hybrid, then top rerank_top reranked by {retriever.reranker.name}"
 
 
-def run(conn: psycopg.Connection, pipeline: IngestPipeline, retriever: Retriever, dataset: beir.Dataset,
-        options: GoldenOptions, progress: Progress | None = None) -> dict:
+def run(
+    conn: psycopg.Connection,
+    pipeline: IngestPipeline,
+    retriever: Retriever,
+    dataset: beir.Dataset,
+    options: GoldenOptions,
+    progress: Progress | None = None,
+) -> dict:
     """Ingest (or reuse) the corpus, run every labelled query, return the report."""
     kind = options.kind if options.kind != "auto" else beir.detect_kind(dataset)
     content_hash = dataset.content_hash()
@@ -236,8 +265,13 @@ def run(conn: psycopg.Connection, pipeline: IngestPipeline, retriever: Retriever
     for done, query in enumerate(dataset.queries.values(), start=1):
         qrels = dataset.qrels[query.id]
         rankings = stage_rankings(retriever, conn, query.text, org, options)
-        record: dict[str, Any] = {"query_id": query.id, "query": query.text, "scope": query.scope,
-                  "relevant": {d: g for d, g in qrels.items() if g > 0}, "stages": {}}
+        record: dict[str, Any] = {
+            "query_id": query.id,
+            "query": query.text,
+            "scope": query.scope,
+            "relevant": {d: g for d, g in qrels.items() if g > 0},
+            "stages": {},
+        }
         for stage in options.stages:
             docs = document_ranking(rankings[stage], sources, suffix)
             metrics = score_query(docs, qrels)
@@ -246,8 +280,11 @@ def run(conn: psycopg.Connection, pipeline: IngestPipeline, retriever: Retriever
             if query.scope is not None:
                 by_scope.setdefault(query.scope, {s: [] for s in options.stages})[stage].append(metrics)
             first = next((i for i, d in enumerate(docs, start=1) if qrels.get(d, 0) > 0), None)
-            record["stages"][stage] = {"metrics": {k: round(v, 6) for k, v in metrics.items()},
-                                       "first_relevant_rank": first, "top10": docs[:10]}
+            record["stages"][stage] = {
+                "metrics": {k: round(v, 6) for k, v in metrics.items()},
+                "first_relevant_rank": first,
+                "top10": docs[:10],
+            }
         per_query.append(record)
         if progress:
             progress("queries", done, total)
@@ -258,12 +295,17 @@ def run(conn: psycopg.Connection, pipeline: IngestPipeline, retriever: Retriever
         "split": dataset.split,
         "queries": total,
         "stages": {s: {m: round(v, 4) for m, v in mean(scores[s]).items()} for s in options.stages},
-        "pipeline_version": version | {"fusion": retriever.pipeline_info()["fusion"],
-                                       "reranker": retriever.reranker.name if retriever.reranker else None},
+        "pipeline_version": version
+        | {
+            "fusion": retriever.pipeline_info()["fusion"],
+            "reranker": retriever.reranker.name if retriever.reranker else None,
+        },
         "full_stage": full_stage_label(retriever) if "full" in options.stages else None,
         "depth": options.depth,
-        "hybrid_k": {"k_lexical": retriever.config.k_lexical or DEFAULT_K_LEXICAL,
-                     "k_dense": retriever.config.k_dense or DEFAULT_K_DENSE},
+        "hybrid_k": {
+            "k_lexical": retriever.config.k_lexical or DEFAULT_K_LEXICAL,
+            "k_dense": retriever.config.k_dense or DEFAULT_K_DENSE,
+        },
         "rerank_top": options.rerank_top,
         "kind": kind,
         "org": org,
@@ -276,8 +318,10 @@ def run(conn: psycopg.Connection, pipeline: IngestPipeline, retriever: Retriever
     }
     if by_scope:
         report["scopes"] = {
-            scope: {"queries": len(next(iter(stages.values()))),
-                    "stages": {s: {m: round(v, 4) for m, v in mean(rows).items()} for s, rows in stages.items()}}
+            scope: {
+                "queries": len(next(iter(stages.values()))),
+                "stages": {s: {m: round(v, 4) for m, v in mean(rows).items()} for s, rows in stages.items()},
+            }
             for scope, stages in sorted(by_scope.items())
         }
     if options.out_dir is not None:
@@ -287,7 +331,7 @@ def run(conn: psycopg.Connection, pipeline: IngestPipeline, retriever: Retriever
             for record in per_query:
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
         (options.out_dir / f"{dataset.name}-{dataset.split}.summary.json").write_text(
-            json.dumps(report, indent=2) + "\n", encoding="utf-8")
+            json.dumps(report, indent=2) + "\n", encoding="utf-8"
+        )
         report["per_query_file"] = str(path)
     return report
-

@@ -55,9 +55,16 @@ class ReplayReport:
         return [r for r in self.results if r["flagged"]]
 
     def to_dict(self) -> dict:
-        return {"current": self.current, "candidate": self.candidate, "threshold": self.threshold, "top": self.top,
-                "queries": len(self.results), "flagged": len(self.flagged),
-                "errors": sum(1 for r in self.results if r.get("error")), "results": self.results}
+        return {
+            "current": self.current,
+            "candidate": self.candidate,
+            "threshold": self.threshold,
+            "top": self.top,
+            "queries": len(self.results),
+            "flagged": len(self.flagged),
+            "errors": sum(1 for r in self.results if r.get("error")),
+            "results": self.results,
+        }
 
 
 def tokens(text: str) -> set[str]:
@@ -77,7 +84,8 @@ def from_traces(conn: psycopg.Connection, org_id: str | None, limit: int) -> lis
     rows = conn.execute(
         "select trace_id::text, request, principal_id from data.retrieval_traces "
         "where %(org)s::text is null or org_id = %(org)s order by created_at desc, trace_id",
-        {"org": org_id}).fetchall()
+        {"org": org_id},
+    ).fetchall()
     out: list[Recorded] = []
     seen: set[str] = set()
     for trace_id, request, principal in rows:
@@ -113,18 +121,32 @@ def from_jsonl(path: Path, principal: str, default_org: str | None = None) -> li
 
 
 def _summary(c: Candidate) -> dict:
-    return {"fragment_id": c.fragment_id, "source": c.source, "score": round(c.final_score or 0.0, 6),
-            "preview": " ".join(c.text.split())[:160]}
+    return {
+        "fragment_id": c.fragment_id,
+        "source": c.source,
+        "score": round(c.final_score or 0.0, 6),
+        "preview": " ".join(c.text.split())[:160],
+    }
 
 
-def replay(conn: psycopg.Connection, recorded: Iterable[Recorded], current: tuple[PipelineConfig, Retriever],
-           candidate: tuple[PipelineConfig, Retriever], threshold: float = 0.5, top: int = 3,
-           progress: Callable[[int, int], None] | None = None) -> ReplayReport:
+def replay(
+    conn: psycopg.Connection,
+    recorded: Iterable[Recorded],
+    current: tuple[PipelineConfig, Retriever],
+    candidate: tuple[PipelineConfig, Retriever],
+    threshold: float = 0.5,
+    top: int = 3,
+    progress: Callable[[int, int], None] | None = None,
+) -> ReplayReport:
     recorded = list(recorded)
     report = ReplayReport(current[0].to_dict(), candidate[0].to_dict(), threshold, top)
     for done, item in enumerate(recorded, start=1):
-        result = {"origin": item.origin, "query": item.request.query, "principal": item.principal,
-                  "scope": msgspec.to_builtins(item.request.scope)}
+        result = {
+            "origin": item.origin,
+            "query": item.request.query,
+            "principal": item.principal,
+            "scope": msgspec.to_builtins(item.request.scope),
+        }
         try:
             sides = {}
             for name, (config, retriever) in (("current", current), ("candidate", candidate)):
@@ -138,12 +160,17 @@ def replay(conn: psycopg.Connection, recorded: Iterable[Recorded], current: tupl
             if progress:
                 progress(done, len(recorded))
             continue
-        overlap = jaccard(tokens("\n".join(c.text for c in sides["current"])),
-                          tokens("\n".join(c.text for c in sides["candidate"])))
+        overlap = jaccard(
+            tokens("\n".join(c.text for c in sides["current"])), tokens("\n".join(c.text for c in sides["candidate"]))
+        )
         same_ids = [c.fragment_id for c in sides["current"]] == [c.fragment_id for c in sides["candidate"]]
-        result |= {"overlap": round(overlap, 4), "flagged": overlap < threshold, "same_order": same_ids,
-                   "current": [_summary(c) for c in sides["current"]],
-                   "candidate": [_summary(c) for c in sides["candidate"]]}
+        result |= {
+            "overlap": round(overlap, 4),
+            "flagged": overlap < threshold,
+            "same_order": same_ids,
+            "current": [_summary(c) for c in sides["current"]],
+            "candidate": [_summary(c) for c in sides["candidate"]],
+        }
         report.results.append(result)
         if progress:
             progress(done, len(recorded))
@@ -152,11 +179,15 @@ def replay(conn: psycopg.Connection, recorded: Iterable[Recorded], current: tupl
 
 def render_text(report: ReplayReport) -> str:
     """The diff report for people: one block per flagged query, current vs candidate."""
-    lines = [f"replayed {len(report.results)} quer{'y' if len(report.results) == 1 else 'ies'}; "
-             f"{len(report.flagged)} flagged (top-{report.top} token overlap < {report.threshold})"]
+    lines = [
+        f"replayed {len(report.results)} quer{'y' if len(report.results) == 1 else 'ies'}; "
+        f"{len(report.flagged)} flagged (top-{report.top} token overlap < {report.threshold})"
+    ]
     changed = {k: v for k, v in report.candidate.items() if report.current.get(k) != v}
-    lines.append("candidate changes: " + (", ".join(f"{k}: {report.current.get(k)!r} -> {v!r}"
-                                                    for k, v in changed.items()) or "none"))
+    lines.append(
+        "candidate changes: "
+        + (", ".join(f"{k}: {report.current.get(k)!r} -> {v!r}" for k, v in changed.items()) or "none")
+    )
     for r in report.flagged:
         lines.append("")
         if r.get("error"):
@@ -165,8 +196,10 @@ def render_text(report: ReplayReport) -> str:
         lines.append(f"! {r['query']!r} ({r['origin']}): overlap {r['overlap']:.2f}")
         for side in ("current", "candidate"):
             lines.append(f"  {side}:")
-            lines.extend(f"    {i}. {c['source']} (id {c['fragment_id']}, score {c['score']:.3f}) {c['preview'][:80]}"
-                         for i, c in enumerate(r[side], start=1))
+            lines.extend(
+                f"    {i}. {c['source']} (id {c['fragment_id']}, score {c['score']:.3f}) {c['preview'][:80]}"
+                for i, c in enumerate(r[side], start=1)
+            )
             if not r[side]:
                 lines.append("    (nothing retrieved)")
     return "\n".join(lines)

@@ -10,6 +10,7 @@ the bound (minified code; see `Lines.pieces`).
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -20,26 +21,63 @@ from app.ingest.chunks import Chunk, Lines
 # Node types that form one code unit, per grammar.
 DEFINITIONS: dict[str, frozenset[str]] = {
     "python": frozenset({"function_definition", "class_definition", "decorated_definition"}),
-    "javascript": frozenset({
-        "function_declaration", "generator_function_declaration", "class_declaration",
-        "method_definition", "export_statement", "lexical_declaration", "variable_declaration",
-    }),
-    "typescript": frozenset({
-        "function_declaration", "generator_function_declaration", "class_declaration",
-        "abstract_class_declaration", "method_definition", "export_statement",
-        "lexical_declaration", "variable_declaration", "interface_declaration",
-        "type_alias_declaration", "enum_declaration", "internal_module", "module",
-        "function_signature", "abstract_method_signature",
-    }),
+    "javascript": frozenset(
+        {
+            "function_declaration",
+            "generator_function_declaration",
+            "class_declaration",
+            "method_definition",
+            "export_statement",
+            "lexical_declaration",
+            "variable_declaration",
+        }
+    ),
+    "typescript": frozenset(
+        {
+            "function_declaration",
+            "generator_function_declaration",
+            "class_declaration",
+            "abstract_class_declaration",
+            "method_definition",
+            "export_statement",
+            "lexical_declaration",
+            "variable_declaration",
+            "interface_declaration",
+            "type_alias_declaration",
+            "enum_declaration",
+            "internal_module",
+            "module",
+            "function_signature",
+            "abstract_method_signature",
+        }
+    ),
     "go": frozenset({"function_declaration", "method_declaration", "type_declaration"}),
-    "rust": frozenset({
-        "function_item", "impl_item", "struct_item", "enum_item", "trait_item", "mod_item",
-        "macro_definition", "union_item", "const_item", "static_item", "type_item",
-    }),
-    "java": frozenset({
-        "class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
-        "annotation_type_declaration", "method_declaration", "constructor_declaration",
-    }),
+    "rust": frozenset(
+        {
+            "function_item",
+            "impl_item",
+            "struct_item",
+            "enum_item",
+            "trait_item",
+            "mod_item",
+            "macro_definition",
+            "union_item",
+            "const_item",
+            "static_item",
+            "type_item",
+        }
+    ),
+    "java": frozenset(
+        {
+            "class_declaration",
+            "interface_declaration",
+            "enum_declaration",
+            "record_declaration",
+            "annotation_type_declaration",
+            "method_declaration",
+            "constructor_declaration",
+        }
+    ),
 }
 DEFINITIONS["tsx"] = DEFINITIONS["typescript"]
 COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
@@ -49,32 +87,25 @@ SMALL_PRELUDE_TOKENS = 48
 FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 
 
+GRAMMARS = {
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "java": ("tree_sitter_java", "language"),
+}
+"""Grammar wheel and the function that returns its language, per syntax."""
+
+
 @cache
 def _language(syntax: str) -> ts.Language:
-    if syntax == "python":
-        import tree_sitter_python as grammar
-        language = grammar.language()
-    elif syntax == "javascript":
-        import tree_sitter_javascript as grammar
-        language = grammar.language()
-    elif syntax == "typescript":
-        import tree_sitter_typescript as grammar
-        language = grammar.language_typescript()
-    elif syntax == "tsx":
-        import tree_sitter_typescript as grammar
-        language = grammar.language_tsx()
-    elif syntax == "go":
-        import tree_sitter_go as grammar
-        language = grammar.language()
-    elif syntax == "rust":
-        import tree_sitter_rust as grammar
-        language = grammar.language()
-    elif syntax == "java":
-        import tree_sitter_java as grammar
-        language = grammar.language()
-    else:
-        raise ValueError(f"no tree-sitter grammar for {syntax!r}")
-    return ts.Language(language)
+    try:
+        module, function = GRAMMARS[syntax]
+    except KeyError:
+        raise ValueError(f"no tree-sitter grammar for {syntax!r}") from None
+    return ts.Language(getattr(importlib.import_module(module), function)())
 
 
 def supports(syntax: str) -> bool:
@@ -128,7 +159,8 @@ def _is_definition(node: ts.Node, syntax: str) -> bool:
         # `const f = () => ...` is a function; `const x = 1` is a plain statement.
         return any(
             (value := d.child_by_field_name("value")) is not None and value.type in FUNCTION_VALUES
-            for d in inner.named_children if d.type == "variable_declarator"
+            for d in inner.named_children
+            if d.type == "variable_declarator"
         )
     if node.type == "export_statement":
         return inner is not node
@@ -196,8 +228,10 @@ class _Walk:
                 if group is not None:
                     # A short prelude (an import or two, a constant) is context for the
                     # unit after it, not a fragment of its own that would match anything.
-                    if (self._span_tokens(group.start, unit_start - 1) < SMALL_PRELUDE_TOKENS
-                            and self._span_tokens(group.start, end) <= self.max_tokens):
+                    if (
+                        self._span_tokens(group.start, unit_start - 1) < SMALL_PRELUDE_TOKENS
+                        and self._span_tokens(group.start, end) <= self.max_tokens
+                    ):
                         unit_start = group.start
                     else:
                         self._emit(group.start, unit_start - 1, path)
@@ -258,22 +292,32 @@ class _Walk:
         while end >= start and not lines[end].strip():
             end -= 1
         for piece in self.doc.pieces(start, end + 1, breaks):
-            self.chunks.append(Chunk(
-                text=piece.text,
-                heading_path=path,
-                symbol=".".join(path) if path else None,
-                start_line=piece.start_line,
-                end_line=piece.end_line,
-                anchor=f"L{piece.start_line}-L{piece.end_line}",
-                token_count=piece.token_count,
-            ))
+            self.chunks.append(
+                Chunk(
+                    text=piece.text,
+                    heading_path=path,
+                    symbol=".".join(path) if path else None,
+                    start_line=piece.start_line,
+                    end_line=piece.end_line,
+                    anchor=f"L{piece.start_line}-L{piece.end_line}",
+                    token_count=piece.token_count,
+                )
+            )
 
 
-_FUNCTION_LIKE = frozenset({
-    "function_definition", "function_declaration", "method_definition", "method_declaration",
-    "function_item", "constructor_declaration", "generator_function_declaration",
-    "lexical_declaration", "variable_declaration",
-})
+_FUNCTION_LIKE = frozenset(
+    {
+        "function_definition",
+        "function_declaration",
+        "method_definition",
+        "method_declaration",
+        "function_item",
+        "constructor_declaration",
+        "generator_function_declaration",
+        "lexical_declaration",
+        "variable_declaration",
+    }
+)
 
 
 def _sharing_a_line(nodes: list[ts.Node]) -> set[int]:

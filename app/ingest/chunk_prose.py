@@ -115,7 +115,8 @@ def _section_chunks(doc: Lines, start: int, end: int, path: tuple[str, ...], anc
     while end > start and not lines[end - 1].strip():
         end -= 1
     paragraph_starts = {
-        i for i in range(start + 1, end)
+        i
+        for i in range(start + 1, end)
         if lines[i].strip() and (not lines[i - 1].strip() or _LIST_ITEM.match(lines[i]))
     }
     pieces = doc.pieces(start, end, paragraph_starts)

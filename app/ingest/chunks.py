@@ -31,15 +31,21 @@ _CLUSTER_CONTINUES = r"(?<!\p{GCB=Prepend}|\u200d)(?![\p{GCB=Extend}\p{GCB=ZWJ}\
 
 # Inside an over-long line, each pattern's matches end where a cut may go; a part still
 # over the bound is taken apart by the next pattern.
-_CUTS = tuple((rank, regex.compile(f"(?:{pattern}){_CLUSTER_CONTINUES}")) for rank, pattern in (
-    # After a sentence's full stop (and closing quotes), before the space that follows;
-    # CJK full stops need no space.
-    (SENTENCE, r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=[^\S\n])|[\u3002\uff01\uff1f]+[\u300d\u300f\u201d\u2019\uff09)]*"),
-    (STATEMENT, r"[;{}]+"),
-    # Before a run of spaces, which cl100k counts with the word after it.
-    (WORD, r"\S(?=[^\S\n])"),
-    (PUNCTUATION, r"[^\w\s]+|\w(?=[^\w\s])"),
-))
+_CUTS = tuple(
+    (rank, regex.compile(f"(?:{pattern}){_CLUSTER_CONTINUES}"))
+    for rank, pattern in (
+        # After a sentence's full stop (and closing quotes), before the space that follows;
+        # CJK full stops need no space.
+        (
+            SENTENCE,
+            r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=[^\S\n])|[\u3002\uff01\uff1f]+[\u300d\u300f\u201d\u2019\uff09)]*",
+        ),
+        (STATEMENT, r"[;{}]+"),
+        # Before a run of spaces, which cl100k counts with the word after it.
+        (WORD, r"\S(?=[^\S\n])"),
+        (PUNCTUATION, r"[^\w\s]+|\w(?=[^\w\s])"),
+    )
+)
 _LEADING_BLANK_LINES = regex.compile(r"(?:[^\S\n]*\n)+")
 _LEADING_SPACES = regex.compile(f"[^\\S\\n]+{_CLUSTER_CONTINUES}")
 
@@ -137,7 +143,7 @@ class Lines:
 
     def _visible(self, units: list[_Unit], i: int) -> int:
         """The first unit from i on that is not blank."""
-        while i < len(units) and not self.text[units[i].start:units[i].end].strip():
+        while i < len(units) and not self.text[units[i].start : units[i].end].strip():
             i += 1
         return i
 
@@ -215,7 +221,7 @@ class Lines:
                 # at most four UTF-8 bytes each, so max_tokens // 4 of them always fit.
                 step = max(1, self.max_tokens // 4)
                 for c in range(a, b, step):
-                    units.append(_Unit(c, min(c + step, b), count_tokens(self.text[c:min(c + step, b)]), here))
+                    units.append(_Unit(c, min(c + step, b), count_tokens(self.text[c : min(c + step, b)]), here))
                     here = GRAPHEME
             else:
                 units.append(_Unit(a, b, tokens, here))
@@ -254,4 +260,3 @@ class Lines:
             return None
         span = text[lo:hi]
         return Piece(span, bisect_right(self.starts, lo), bisect_right(self.starts, hi - 1), count_tokens(span))
-

@@ -22,7 +22,7 @@ def _features(text: str) -> Counter[str]:
     words = [w.lower() for w in _WORD.findall(text)]
     if len(words) < 3:
         return Counter(words)
-    return Counter(" ".join(words[i:i + 3]) for i in range(len(words) - 2))
+    return Counter(" ".join(words[i : i + 3]) for i in range(len(words) - 2))
 
 
 def simhash64(text: str) -> int:

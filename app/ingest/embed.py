@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +30,12 @@ LANES = ("ingest", "query")
 document being embedded (one 512 KiB document held a shared lock for a minute)."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _lock(name: str, dtype: str, lane: str) -> threading.Lock:
     return threading.Lock()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(name: str, dtype: str, threads: int, lane: str = "ingest") -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
@@ -63,7 +63,7 @@ class Embedder:
     lane: str = "ingest"
     """"ingest" or "query": which model instance (and lock) this embedder uses."""
 
-    def for_queries(self) -> "Embedder":
+    def for_queries(self) -> Embedder:
         return replace(self, lane="query")
 
     @property
@@ -95,11 +95,14 @@ class Embedder:
         order = sorted(range(len(windows)), key=lambda i: -len(windows[i]))
         vectors = np.empty((len(windows), self.dims), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
-            batch = order[start:start + self.batch_size]
+            batch = order[start : start + self.batch_size]
             with lock:
                 vectors[batch] = self.model.encode(
-                    [windows[i] for i in batch], batch_size=self.batch_size, normalize_embeddings=True,
-                    convert_to_numpy=True, show_progress_bar=False,
+                    [windows[i] for i in batch],
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
                 ).astype(np.float32)
         pooled = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
         np.add.at(pooled, owners, vectors * np.asarray(weights, dtype=np.float32)[:, None])
@@ -120,12 +123,11 @@ class Embedder:
                 weights.append(max(1, len(offsets)))
                 continue
             for start in range(0, len(offsets), limit):
-                span = offsets[start:start + limit]
-                windows.append(text[span[0][0]:span[-1][1]])
+                span = offsets[start : start + limit]
+                windows.append(text[span[0][0] : span[-1][1]])
                 owners.append(index)
                 weights.append(len(span))
         return windows, owners, weights
-
 
 
 def embedders(settings: Settings) -> dict[str, Embedder]:

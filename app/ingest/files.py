@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pathspec
+
 
 def _hidden(name: str) -> bool:
     """Dotfiles and dot-directories (.git, .venv, .gitignore, .env) are skipped in walks;
@@ -24,7 +25,7 @@ class FileEntry:
     """Named on the command line (a refusal is an error) rather than found in a walk."""
 
     def modified(self) -> datetime:
-        return datetime.fromtimestamp(self.path.stat().st_mtime, tz=timezone.utc)
+        return datetime.fromtimestamp(self.path.stat().st_mtime, tz=UTC)
 
 
 def _ignore_spec(directory: Path) -> pathspec.PathSpec | None:

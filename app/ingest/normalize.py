@@ -18,10 +18,19 @@ _BLANK_RUNS = re.compile(r"\n{4,}")
 KIND_FORMAT = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 
 CODE_LANGUAGES = {
-    ".py": "python", ".pyi": "python",
-    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
-    ".ts": "typescript", ".tsx": "tsx", ".mts": "typescript", ".cts": "typescript",
-    ".go": "go", ".rs": "rust", ".java": "java",
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".ts": "typescript",
+    ".tsx": "tsx",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
 }
 PROSE_FORMATS = {".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text"}
 
@@ -30,8 +39,13 @@ PATH_MAX_CHARS = 1024
 # Characters a reader of a citation cannot see or that break its line: controls (C0, C1,
 # newline, tab), formatting (bidi overrides and isolates, zero-width, BOM), surrogates,
 # line and paragraph separators.
-_HIDDEN_IN_PATHS = {"Cc": "a control character", "Cf": "an invisible formatting character", "Cs": "a surrogate",
-                    "Zl": "a line separator", "Zp": "a paragraph separator"}
+_HIDDEN_IN_PATHS = {
+    "Cc": "a control character",
+    "Cf": "an invisible formatting character",
+    "Cs": "a surrogate",
+    "Zl": "a line separator",
+    "Zp": "a paragraph separator",
+}
 
 
 class RejectedDocument(ValueError):
@@ -128,8 +142,9 @@ def normalize_path(given: str) -> str:
         kind = _HIDDEN_IN_PATHS.get(unicodedata.category(char))
         if kind is not None:
             name = unicodedata.name(char, "")
-            raise RejectedDocument(f"path {given!r} contains {kind} U+{ord(char):04X}"
-                                   f"{f' ({name})' if name else ''}, refused")
+            raise RejectedDocument(
+                f"path {given!r} contains {kind} U+{ord(char):04X}{f' ({name})' if name else ''}, refused"
+            )
     segments = [s for s in path.replace("\\", "/").split("/") if s not in ("", ".")]
     if any(s.strip() == ".." for s in segments):
         raise RejectedDocument(f"path {given!r} has a '..' segment, refused: paths stay inside their scope")

@@ -74,9 +74,20 @@ def lexical_heading(path: str, heading_path: Iterable[str]) -> str:
     return " ".join((path.replace("/", " ").replace(".", " "), *heading_path))
 
 
-def chunk_row(namespace: str, owner: str, path: str, heading_path: list[str], symbol: str | None, text: str,
-              token_count: int, chunker_version: str, anchor: str, start_line: int, end_line: int,
-              ordinal: int | None = None) -> dict:
+def chunk_row(
+    namespace: str,
+    owner: str,
+    path: str,
+    heading_path: list[str],
+    symbol: str | None,
+    text: str,
+    token_count: int,
+    chunker_version: str,
+    anchor: str,
+    start_line: int,
+    end_line: int,
+    ordinal: int | None = None,
+) -> dict:
     row = {
         "namespace": namespace,
         "owner": owner,
@@ -125,8 +136,9 @@ class IngestPipeline:
     def _models(self, conn: psycopg.Connection, function: str) -> dict[str, int]:
         ids = {}
         for namespace, embedder in self.embedders.items():
-            row = conn.execute(f"select {function}(%s, %s, %s)",
-                               (namespace, model_label(embedder.name), embedder.dims)).fetchone()
+            row = conn.execute(
+                f"select {function}(%s, %s, %s)", (namespace, model_label(embedder.name), embedder.dims)
+            ).fetchone()
             assert row is not None
             ids[namespace] = row[0]
         return ids
@@ -152,8 +164,17 @@ class IngestPipeline:
             doc = prepared.doc
             begun = conn.execute(
                 "select * from api.begin_document(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (*scope.as_args(), doc.path, doc.kind, doc.text, doc.content_hash, doc.language,
-                 doc.author, doc.timestamp, json.dumps(doc.metadata)),
+                (
+                    *scope.as_args(),
+                    doc.path,
+                    doc.kind,
+                    doc.text,
+                    doc.content_hash,
+                    doc.language,
+                    doc.author,
+                    doc.timestamp,
+                    json.dumps(doc.metadata),
+                ),
             ).fetchone()
             assert begun is not None  # the function returns one row or raises
             doc_id, version, changed, rehome = begun
@@ -166,9 +187,21 @@ class IngestPipeline:
                 continue
             item = _Pending(doc.path, doc_id, version)
             for chunk in prepared.chunks:
-                item.rows.append(chunk_row(
-                    prepared.namespace, doc.owner, doc.path, list(chunk.heading_path), chunk.symbol, chunk.text,
-                    chunk.token_count, CHUNKER_VERSION, chunk.anchor, chunk.start_line, chunk.end_line))
+                item.rows.append(
+                    chunk_row(
+                        prepared.namespace,
+                        doc.owner,
+                        doc.path,
+                        list(chunk.heading_path),
+                        chunk.symbol,
+                        chunk.text,
+                        chunk.token_count,
+                        CHUNKER_VERSION,
+                        chunk.anchor,
+                        chunk.start_line,
+                        chunk.end_line,
+                    )
+                )
                 item.inputs.append(embedding_input(doc.path, chunk.heading_path, chunk.text))
             pending.append(item)
         pending.extend(self._rehomed(detached, {p.doc_id: p.version for p in pending}))
@@ -180,8 +213,12 @@ class IngestPipeline:
             rows = item.rows
             matches = conn.execute(
                 "select ordinal, fragment_id from api.match_fragments(%s, %s, %s, %s, %s, %s, %s)",
-                (*scope.as_args(), [r["namespace"] for r in rows],
-                 [r["content_hash"] for r in rows], [r["simhash"] for r in rows]),
+                (
+                    *scope.as_args(),
+                    [r["namespace"] for r in rows],
+                    [r["content_hash"] for r in rows],
+                    [r["simhash"] for r in rows],
+                ),
             ).fetchall()
             item.is_new = [fragment_id is None for _ordinal, fragment_id in matches]
 
@@ -193,8 +230,9 @@ class IngestPipeline:
             ).fetchall()
             if not item.report:
                 continue
-            result = IngestResult(item.path, item.doc_id, item.version, True, len(written),
-                                  sum(1 for r in written if r[2]))
+            result = IngestResult(
+                item.path, item.doc_id, item.version, True, len(written), sum(1 for r in written if r[2])
+            )
             results.append(result)
             if on_document:
                 on_document(result)
@@ -210,10 +248,22 @@ class IngestPipeline:
                 continue  # that document gets a new version in this same write
             key = (d["doc_id"], d["doc_version"])
             item = by_version.setdefault(key, _Pending(d["path"], d["doc_id"], d["doc_version"], report=False))
-            item.rows.append(chunk_row(
-                d["namespace"], d["owner"], d["path"], d["heading_path"], d["symbol"], d["text"],
-                count_tokens(d["text"]), d["chunker_version"], d["anchor"], d["start_line"], d["end_line"],
-                ordinal=d["ordinal"]))
+            item.rows.append(
+                chunk_row(
+                    d["namespace"],
+                    d["owner"],
+                    d["path"],
+                    d["heading_path"],
+                    d["symbol"],
+                    d["text"],
+                    count_tokens(d["text"]),
+                    d["chunker_version"],
+                    d["anchor"],
+                    d["start_line"],
+                    d["end_line"],
+                    ordinal=d["ordinal"],
+                )
+            )
             item.inputs.append(embedding_input(d["path"], d["heading_path"], d["text"]))
         return list(by_version.values())
 

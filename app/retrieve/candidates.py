@@ -64,7 +64,17 @@ def fetch_candidates(
     with conn.cursor(row_factory=class_row(Candidate)) as cur:
         cur.execute(
             "select * from api.retrieve_candidates(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb)",
-            (scope.org_id, query, json.dumps(query_embeddings), scope.repo_id, scope.persona_id,
-             scope.session_id, k_lexical, k_dense, rrf_k, json.dumps(fusion)),
+            (
+                scope.org_id,
+                query,
+                json.dumps(query_embeddings),
+                scope.repo_id,
+                scope.persona_id,
+                scope.session_id,
+                k_lexical,
+                k_dense,
+                rrf_k,
+                json.dumps(fusion),
+            ),
         )
         return cur.fetchall()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from app.ingest.tokens import count_tokens
 from app.retrieve.candidates import Candidate
@@ -31,7 +31,7 @@ def strip_boilerplate(text: str) -> str:
     if lines and lines[0].strip() == "---":
         for i in range(1, min(len(lines), 60)):
             if lines[i].strip() in ("---", "..."):
-                lines = lines[i + 1:]
+                lines = lines[i + 1 :]
                 break
     end = 0
     while end < len(lines) and (_COMMENT_LINE.match(lines[end]) or (end > 0 and not lines[end].strip())):
@@ -62,7 +62,7 @@ def freshness(updated_at: datetime, halflife_days: float, now: datetime | None =
     """Half-life decay (R-RANK-1): 1.0 for fresh text, 0.5 at one half-life, never a
     cut-off. SPEC writes exp(-age/halflife); with that, the weight at one "half-life"
     would be 0.37, so the parameter is honoured as a true half-life."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     age_days = max(0.0, (now - updated_at).total_seconds() / 86400.0)
     return math.pow(0.5, age_days / halflife_days)
 

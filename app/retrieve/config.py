@@ -41,7 +41,7 @@ class PipelineConfig:
     reranker: str | None = None
     """CrossEncoder name or local path; None keeps the fused order."""
 
-    def validate(self) -> "PipelineConfig":
+    def validate(self) -> PipelineConfig:
         for name in ("k_lexical", "k_dense"):
             value = getattr(self, name)
             if value is not None and not (isinstance(value, int) and 0 <= value <= 1000):
@@ -64,7 +64,7 @@ class PipelineConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict, origin: str = "configuration") -> "PipelineConfig":
+    def from_dict(cls, data: dict, origin: str = "configuration") -> PipelineConfig:
         if not isinstance(data, dict):
             raise ConfigError(f"{origin}: a pipeline configuration is a JSON or TOML object")
         known = {f.name for f in fields(cls)}
@@ -77,7 +77,7 @@ class PipelineConfig:
             raise ConfigError(f"{origin}: {exc}") from exc
 
     @classmethod
-    def load(cls, path: Path) -> "PipelineConfig":
+    def load(cls, path: Path) -> PipelineConfig:
         """Read a .json or .toml file of knobs; anything not named keeps its default."""
         try:
             raw = path.read_text(encoding="utf-8")
@@ -86,13 +86,18 @@ class PipelineConfig:
         try:
             data = tomllib.loads(raw) if path.suffix.lower() == ".toml" else json.loads(raw)
         except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"{path}: not valid {'TOML' if path.suffix.lower() == '.toml' else 'JSON'}: {exc}") from exc
+            raise ConfigError(
+                f"{path}: not valid {'TOML' if path.suffix.lower() == '.toml' else 'JSON'}: {exc}"
+            ) from exc
         return cls.from_dict(data, str(path))
 
     def apply(self, request):
         """The request with this configuration's list depths and rerank width, where set."""
         import msgspec
 
-        overrides = {name: getattr(self, name) for name in ("k_lexical", "k_dense", "rerank_top")
-                     if getattr(self, name) is not None}
+        overrides = {
+            name: getattr(self, name)
+            for name in ("k_lexical", "k_dense", "rerank_top")
+            if getattr(self, name) is not None
+        }
         return msgspec.structs.replace(request, **overrides) if overrides else request

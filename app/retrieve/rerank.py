@@ -38,7 +38,8 @@ class Reranker:
         pairs = [(query, rerank_text(c)) for c in candidates]
         with _LOCK:
             scores = _load(self.name, self.threads).predict(
-                pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True)
+                pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True
+            )
         return [float(s) for s in scores]
 
 
@@ -47,8 +48,9 @@ def rerank_text(candidate: Candidate) -> str:
     return f"{header}\n{candidate.text}"
 
 
-def order(query: str, candidates: list[Candidate], rerank_top: int, reranker: Reranker | None,
-          best_possible: float = 1.0) -> list[Candidate]:
+def order(
+    query: str, candidates: list[Candidate], rerank_top: int, reranker: Reranker | None, best_possible: float = 1.0
+) -> list[Candidate]:
     """The top `rerank_top` fused candidates, best first, each with its final score.
 
     With a reranker the final score is its probability; without one it is the fused

@@ -46,8 +46,9 @@ def best_fused_score(config: PipelineConfig) -> float:
 
 
 class Retriever:
-    def __init__(self, embedders: dict[str, Embedder], reranker: Reranker | None,
-                 config: PipelineConfig | None = None) -> None:
+    def __init__(
+        self, embedders: dict[str, Embedder], reranker: Reranker | None, config: PipelineConfig | None = None
+    ) -> None:
         self.embedders = {namespace: e.for_queries() for namespace, e in embedders.items()}
         self.reranker = reranker
         self.config = config or PipelineConfig(rrf_k=RRF_K)
@@ -55,7 +56,7 @@ class Retriever:
         self._recent_lock = threading.Lock()
 
     @classmethod
-    def build(cls, embedders: dict[str, Embedder], config: PipelineConfig, threads: int = 1) -> "Retriever":
+    def build(cls, embedders: dict[str, Embedder], config: PipelineConfig, threads: int = 1) -> Retriever:
         """With the reranker the configuration names (none: the fused order stands)."""
         reranker = Reranker(config.reranker, threads) if config.reranker else None
         return cls(embedders, reranker, config)
@@ -92,9 +93,14 @@ class Retriever:
             "chunker_version": CHUNKER_VERSION,
             "embedding_models": {ns: model_label(e.name) for ns, e in self.embedders.items()},
             "embed_dtype": next(iter(self.embedders.values())).dtype if self.embedders else None,
-            "fusion": fusion_spec(self.config, query) if query is not None else {
-                "method": self.config.fusion, "dense_weight": self.config.dense_weight,
-                "code_lexical_weight": self.config.code_lexical_weight, "rrf_k": self.config.rrf_k},
+            "fusion": fusion_spec(self.config, query)
+            if query is not None
+            else {
+                "method": self.config.fusion,
+                "dense_weight": self.config.dense_weight,
+                "code_lexical_weight": self.config.code_lexical_weight,
+                "rrf_k": self.config.rrf_k,
+            },
             "reranker": self.reranker.name if self.reranker else None,
             "score_basis": "rerank_probability" if self.reranker else "fused_score_normalized (no reranker configured)",
         }
@@ -102,19 +108,30 @@ class Retriever:
     def candidates(self, conn: psycopg.Connection, request: RetrieveRequest) -> list[Candidate]:
         scope = Scope(request.scope.org_id, request.scope.repo_id, request.scope.persona_id, request.scope.session_id)
         embeddings = self.query_embeddings(request.query) if request.k_dense > 0 else {}
-        return fetch_candidates(conn, scope, request.query, embeddings, request.k_lexical, request.k_dense,
-                                self.config.rrf_k, fusion_spec(self.config, request.query))
+        return fetch_candidates(
+            conn,
+            scope,
+            request.query,
+            embeddings,
+            request.k_lexical,
+            request.k_dense,
+            self.config.rrf_k,
+            fusion_spec(self.config, request.query),
+        )
 
     def rank(self, conn: psycopg.Connection, request: RetrieveRequest) -> Ranking:
         """Candidates, rerank and freshness: everything `retrieve` does before the budget."""
         candidates = self.candidates(conn, request)
-        ranked = rerank.order(request.query, candidates, request.rerank_top, self.reranker,
-                              best_fused_score(self.config))
+        ranked = rerank.order(
+            request.query, candidates, request.rerank_top, self.reranker, best_fused_score(self.config)
+        )
         recency: dict[int, float] = {}
         if request.freshness_halflife_days:
             for c in ranked:
                 recency[c.fragment_id] = freshness(c.updated_at, request.freshness_halflife_days)
-                c.final_score = (1 - FRESHNESS_WEIGHT) * (c.final_score or 0.0) + FRESHNESS_WEIGHT * recency[c.fragment_id]
+                c.final_score = (1 - FRESHNESS_WEIGHT) * (c.final_score or 0.0) + FRESHNESS_WEIGHT * recency[
+                    c.fragment_id
+                ]
             ranked.sort(key=lambda c: (-(c.final_score or 0.0), c.fragment_id))
         return Ranking(candidates, ranked, recency)
 
@@ -127,16 +144,28 @@ class Retriever:
         duration_ms = (time.perf_counter() - started) * 1000.0
         entries = candidate_entries(candidates, {c.fragment_id for c in ranked}, composition, recency)
         pipeline = self.pipeline_info(request.query) | {"freshness_weight": FRESHNESS_WEIGHT if recency else 0.0}
-        trace_id = record_trace(conn, request.scope.org_id, request.query,
-                                msgspec.to_builtins(request), pipeline, entries, duration_ms)
+        trace_id = record_trace(
+            conn, request.scope.org_id, request.query, msgspec.to_builtins(request), pipeline, entries, duration_ms
+        )
         fragments = [
             FragmentOut(
-                id=c.fragment_id, doc_id=c.doc_id, version=c.doc_version, score=round(c.final_score or 0.0, 6),
-                tokens=composition.decisions[c.fragment_id].tokens, source=c.source, updated_at=c.updated_at,
-                text=composition.decisions[c.fragment_id].text or c.text, heading_path=list(c.heading_path),
-                kind=c.kind, owner=c.owner,
+                id=c.fragment_id,
+                doc_id=c.doc_id,
+                version=c.doc_version,
+                score=round(c.final_score or 0.0, 6),
+                tokens=composition.decisions[c.fragment_id].tokens,
+                source=c.source,
+                updated_at=c.updated_at,
+                text=composition.decisions[c.fragment_id].text or c.text,
+                heading_path=list(c.heading_path),
+                kind=c.kind,
+                owner=c.owner,
             )
             for c in composition.included
         ]
-        return RetrieveResponse(fragments=fragments, trace_id=trace_id, tokens_used=composition.tokens_used,
-                                budget_tokens=request.budget_tokens)
+        return RetrieveResponse(
+            fragments=fragments,
+            trace_id=trace_id,
+            tokens_used=composition.tokens_used,
+            budget_tokens=request.budget_tokens,
+        )

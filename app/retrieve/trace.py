@@ -6,12 +6,14 @@ import json
 
 import psycopg
 
+from app.db.sql import scalar
 from app.retrieve.candidates import Candidate
 from app.retrieve.compose import Composition
 
 
-def candidate_entries(candidates: list[Candidate], ranked_ids: set[int], composition: Composition,
-                      freshness: dict[int, float]) -> list[dict]:
+def candidate_entries(
+    candidates: list[Candidate], ranked_ids: set[int], composition: Composition, freshness: dict[int, float]
+) -> list[dict]:
     """One entry per candidate, in fused order. Readers get them through SQL, which
     keeps only the ranks, scores and fate of a candidate the reader may not read (an
     allow-list in sql/functions/50_traces.sql: a key added here is withheld from such
@@ -19,46 +21,62 @@ def candidate_entries(candidates: list[Candidate], ranked_ids: set[int], composi
     entries = []
     for position, c in enumerate(candidates, start=1):
         decision = composition.decisions.get(c.fragment_id)
-        entries.append({
-            "fragment_id": c.fragment_id,
-            "fused_rank": position,
-            "lexical_rank": c.lexical_rank,
-            "lexical_score": c.lexical_score,
-            "dense_rank": c.dense_rank,
-            "dense_similarity": c.dense_similarity,
-            "lexical_norm": c.lexical_norm,
-            "dense_norm": c.dense_norm,
-            "lexical_weight": c.lexical_weight,
-            "dense_weight": c.dense_weight,
-            "fused_score": c.fused_score,
-            "rerank_score": c.rerank_score,
-            "freshness": freshness.get(c.fragment_id),
-            "final_score": c.final_score if c.fragment_id in ranked_ids else None,
-            "included": bool(decision and decision.included),
-            "reason": decision.reason if decision else "beyond_rerank_top",
-            "tokens": decision.tokens if decision else c.token_count,
-            "source": c.source,
-            "doc_id": c.doc_id,
-            "doc_version": c.doc_version,
-            "namespace": c.namespace,
-            "chunker_version": c.chunker_version,
-            "embedding_model": c.embedding_model,
-        })
+        entries.append(
+            {
+                "fragment_id": c.fragment_id,
+                "fused_rank": position,
+                "lexical_rank": c.lexical_rank,
+                "lexical_score": c.lexical_score,
+                "dense_rank": c.dense_rank,
+                "dense_similarity": c.dense_similarity,
+                "lexical_norm": c.lexical_norm,
+                "dense_norm": c.dense_norm,
+                "lexical_weight": c.lexical_weight,
+                "dense_weight": c.dense_weight,
+                "fused_score": c.fused_score,
+                "rerank_score": c.rerank_score,
+                "freshness": freshness.get(c.fragment_id),
+                "final_score": c.final_score if c.fragment_id in ranked_ids else None,
+                "included": bool(decision and decision.included),
+                "reason": decision.reason if decision else "beyond_rerank_top",
+                "tokens": decision.tokens if decision else c.token_count,
+                "source": c.source,
+                "doc_id": c.doc_id,
+                "doc_version": c.doc_version,
+                "namespace": c.namespace,
+                "chunker_version": c.chunker_version,
+                "embedding_model": c.embedding_model,
+            }
+        )
     return entries
 
 
-def record_trace(conn: psycopg.Connection, org_id: str, query: str,
-                 request: dict, pipeline: dict, entries: list[dict], duration_ms: float) -> str:
+def record_trace(
+    conn: psycopg.Connection,
+    org_id: str,
+    query: str,
+    request: dict,
+    pipeline: dict,
+    entries: list[dict],
+    duration_ms: float,
+) -> str:
     """Recorded for the principal bound to the transaction (the database stamps it)."""
     row = conn.execute(
         "select api.record_trace(%s, %s, %s, %s, %s, %s)",
-        (org_id, query, json.dumps(request, default=str), json.dumps(pipeline),
-         json.dumps(entries, default=str), duration_ms),
+        (
+            org_id,
+            query,
+            json.dumps(request, default=str),
+            json.dumps(pipeline),
+            json.dumps(entries, default=str),
+            duration_ms,
+        ),
     ).fetchone()
+    assert row is not None  # the function returns the new id or raises
     return str(row[0])
 
 
 def get_trace(conn: psycopg.Connection, trace_id: str) -> dict:
     """The trace as the principal bound to `conn` may see it now (redacted in SQL; the
     withheld fields are listed under "redacted"). P0002 when it may not see it at all."""
-    return conn.execute("select api.get_trace(%s::uuid)", (trace_id,)).fetchone()[0]
+    return scalar(conn, "select api.get_trace(%s::uuid)", (trace_id,))

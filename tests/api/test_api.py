@@ -8,34 +8,15 @@ import psycopg
 import pytest
 from litestar.testing import TestClient
 
-from app.access import create_api_key, ensure_admin_principal
 from app.api.app import build_services, create_app
-from tests.conftest import login_url
 from tests.retrieve.corpus import CODE, DOCS
 
 
-@pytest.fixture
-def client(settings, models, db_url, logins):
-    """The API as deployed: its pool logs in as a member of contexts_service (not an
-    owner, not a superuser); requests carry the key of acme's administrator."""
-    local = settings.with_(database_url=db_url, max_body_bytes=256 * 1024,
-                           service_database_url=login_url(db_url, logins["service"]))
-    services = build_services(local, db_url)
-    with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_org('acme')")
-        ensure_admin_principal(conn, "acme", "admin")
-        key = create_api_key(conn, "acme", "admin")
-    try:
-        with TestClient(app=create_app(local, services=services)) as test_client:
-            test_client.headers["Authorization"] = f"Bearer {key.token}"
-            yield test_client
-    finally:
-        services.close()
-
-
 def ingest(client, files: dict[str, str], **scope):
-    body = {"scope": {"org_id": "acme", **scope},
-            "documents": [{"path": p, "content": c, "author": "Ada"} for p, c in files.items()]}
+    body = {
+        "scope": {"org_id": "acme", **scope},
+        "documents": [{"path": p, "content": c, "author": "Ada"} for p, c in files.items()],
+    }
     return client.post("/documents", json=body)
 
 
@@ -50,7 +31,9 @@ def problem(response, status: int):
 def test_health_and_openapi(client):
     assert client.get("/health").json()["status"] == "ok"
     schema = client.get("/schema/openapi.json").json()
-    assert {"/contexts/retrieve", "/documents", "/fragments/{fragment_id}", "/traces/{trace_id}"} <= set(schema["paths"])
+    assert {"/contexts/retrieve", "/documents", "/fragments/{fragment_id}", "/traces/{trace_id}"} <= set(
+        schema["paths"]
+    )
 
 
 def test_ingest_then_retrieve_with_citations(client):
@@ -58,8 +41,14 @@ def test_ingest_then_retrieve_with_citations(client):
     assert response.status_code == 201, response.text
     assert all(d["changed"] and d["fragments"] >= 1 for d in response.json()["documents"])
 
-    body = {"query": "what to do when the storage volume is full", "scope": {"org_id": "acme"},
-            "budget_tokens": 300, "k_lexical": 50, "k_dense": 50, "rerank_top": 10}
+    body = {
+        "query": "what to do when the storage volume is full",
+        "scope": {"org_id": "acme"},
+        "budget_tokens": 300,
+        "k_lexical": 50,
+        "k_dense": 50,
+        "rerank_top": 10,
+    }
     result = client.post("/contexts/retrieve", json=body).json()
     assert result["trace_id"]
     fragments = result["fragments"]
@@ -92,28 +81,40 @@ def test_trace_explains_every_candidate(client):
     assert reasons <= {"included", "over_budget", "below_min_score", "beyond_rerank_top", "only_boilerplate"}
     assert "beyond_rerank_top" in reasons
     for c in candidates:
-        assert {"lexical_rank", "dense_rank", "fused_score", "rerank_score", "final_score",
-                "chunker_version", "embedding_model", "source"} <= set(c)
+        assert {
+            "lexical_rank",
+            "dense_rank",
+            "fused_score",
+            "rerank_score",
+            "final_score",
+            "chunker_version",
+            "embedding_model",
+            "source",
+        } <= set(c)
         assert c["lexical_rank"] is not None or c["dense_rank"] is not None
         # Every fused score can be recomputed from the trace.
-        assert c["fused_score"] == pytest.approx(c["lexical_weight"] * c["lexical_norm"]
-                                                 + c["dense_weight"] * c["dense_norm"])
+        assert c["fused_score"] == pytest.approx(
+            c["lexical_weight"] * c["lexical_norm"] + c["dense_weight"] * c["dense_norm"]
+        )
 
 
-@pytest.mark.parametrize(("body", "status"), [
-    ({"scope": {"org_id": "acme"}}, 400),                                        # missing query
-    ({"query": "x"}, 400),                                                        # missing scope
-    ({"query": 42, "scope": {"org_id": "acme"}}, 400),                            # wrong type
-    ({"query": "", "scope": {"org_id": "acme"}}, 400),                            # empty query
-    ({"query": "x", "scope": {"org_id": "acme"}, "budget_tokens": 0}, 400),       # budget <= 0
-    ({"query": "x", "scope": {"org_id": "acme"}, "budget_tokens": -5}, 400),
-    ({"query": "x", "scope": {"org_id": "acme"}, "k_dense": 5000}, 400),
-    ({"query": "x", "scope": {"org_id": "acme'; drop table data.fragments; --"}}, 400),
-    ({"query": "x", "scope": {"org_id": "acme"}, "unexpected": True}, 400),
-    ({"query": "x", "scope": {"org_id": "nobody"}}, 403),                         # not the key's org
-    ({"query": "   ", "scope": {"org_id": "acme"}}, 400),                         # blank query
-    ({"query": "nul\u0000byte", "scope": {"org_id": "acme"}}, 400),
-])
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ({"scope": {"org_id": "acme"}}, 400),  # missing query
+        ({"query": "x"}, 400),  # missing scope
+        ({"query": 42, "scope": {"org_id": "acme"}}, 400),  # wrong type
+        ({"query": "", "scope": {"org_id": "acme"}}, 400),  # empty query
+        ({"query": "x", "scope": {"org_id": "acme"}, "budget_tokens": 0}, 400),  # budget <= 0
+        ({"query": "x", "scope": {"org_id": "acme"}, "budget_tokens": -5}, 400),
+        ({"query": "x", "scope": {"org_id": "acme"}, "k_dense": 5000}, 400),
+        ({"query": "x", "scope": {"org_id": "acme'; drop table data.fragments; --"}}, 400),
+        ({"query": "x", "scope": {"org_id": "acme"}, "unexpected": True}, 400),
+        ({"query": "x", "scope": {"org_id": "nobody"}}, 403),  # not the key's org
+        ({"query": "   ", "scope": {"org_id": "acme"}}, 400),  # blank query
+        ({"query": "nul\u0000byte", "scope": {"org_id": "acme"}}, 400),
+    ],
+)
 def test_bad_retrieve_requests(client, body, status):
     problem(client.post("/contexts/retrieve", json=body), status)
 
@@ -132,20 +133,40 @@ def test_bad_documents_store_nothing(client, db_url):
     problem(client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": []}), 400)
     problem(client.post("/documents", json={"scope": {"org_id": "nobody"}, "documents": [good]}), 403)
     problem(client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": [good, good]}), 400)
-    problem(client.post("/documents", json={"scope": {"org_id": "acme"},
-                                            "documents": [dict(good, timestamp="2026-01-01T10:00:00")]}), 400)
+    problem(
+        client.post(
+            "/documents", json={"scope": {"org_id": "acme"}, "documents": [dict(good, timestamp="2026-01-01T10:00:00")]}
+        ),
+        400,
+    )
     same_path = dict(good, path="/ok.md")
     problem(client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": [good, same_path]}), 400)
-    for field, value in (("author", "A\u0000da"), ("owner", "x\u0000"), ("metadata", {"k": "v\u0000"}),
-                         ("metadata", {"k\u0000": 1})):
-        problem(client.post("/documents", json={"scope": {"org_id": "acme"},
-                                                "documents": [dict(good, **{field: value})]}), 400)
-    deep = b'{"scope": {"org_id": "acme"}, "documents": [{"path": "d.md", "content": "x", "metadata": ' + \
-        b'{"x": ' * 5000 + b'1' + b'}' * 5000 + b'}]}'
+    for field, value in (
+        ("author", "A\u0000da"),
+        ("owner", "x\u0000"),
+        ("metadata", {"k": "v\u0000"}),
+        ("metadata", {"k\u0000": 1}),
+    ):
+        problem(
+            client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": [dict(good, **{field: value})]}),
+            400,
+        )
+    deep = (
+        b'{"scope": {"org_id": "acme"}, "documents": [{"path": "d.md", "content": "x", "metadata": '
+        + b'{"x": ' * 5000
+        + b"1"
+        + b"}" * 5000
+        + b"}]}"
+    )
     response = client.post("/documents", content=deep, headers={"content-type": "application/json"})
     assert 400 <= response.status_code < 500
-    problem(client.post("/documents", json={"scope": {"org_id": "acme"},
-                                            "documents": [{"path": "a.md", "content": "x", "kind": "BAD KIND"}]}), 400)
+    problem(
+        client.post(
+            "/documents",
+            json={"scope": {"org_id": "acme"}, "documents": [{"path": "a.md", "content": "x", "kind": "BAD KIND"}]},
+        ),
+        400,
+    )
     with psycopg.connect(db_url) as conn:
         assert conn.execute("select count(*) from data.documents").fetchone() == (0,)
         assert conn.execute("select count(*) from data.fragments").fetchone() == (0,)
@@ -174,16 +195,21 @@ def test_unreachable_database_is_503(settings, models, db_url, pg_server):
     broken = ConnectionPool(missing, min_size=0, max_size=1, timeout=1, open=True)
     monitor = DatabaseMonitor(missing, interval_s=0.05).start()
     try:
-        app = create_app(settings, services=Services(services.settings, broken, services.retriever,
-                                                     services.pipeline, monitor=monitor))
+        app = create_app(
+            settings,
+            services=Services(services.settings, broken, services.retriever, services.pipeline, monitor=monitor),
+        )
         with TestClient(app=app) as client:
             for _ in range(100):
                 if not monitor.available:
                     break
                 time.sleep(0.05)
             problem(client.get("/health"), 503)
-            response = client.post("/contexts/retrieve", json={"query": "q", "scope": {"org_id": "acme"}},
-                                   headers={"Authorization": "Bearer ctx_x"})
+            response = client.post(
+                "/contexts/retrieve",
+                json={"query": "q", "scope": {"org_id": "acme"}},
+                headers={"Authorization": "Bearer ctx_x"},
+            )
             problem(response, 503)
             assert response.headers["retry-after"]
     finally:

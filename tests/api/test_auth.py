@@ -10,7 +10,7 @@ import pytest
 
 from app.access import create_api_key
 from app.ingest.normalize import normalize_path
-from tests.api.test_api import client, ingest, problem  # noqa: F401  (fixture)
+from tests.api.test_api import ingest, problem
 from tests.conftest import login_url
 from tests.retrieve.corpus import DOCS
 
@@ -41,8 +41,9 @@ def test_revoked_key_is_401_and_last_use_is_recorded(client, db_url):
     assert client.post("/contexts/retrieve", json=QUERY, headers=headers).status_code == 200
     key_id = token.split("_")[1]
     with psycopg.connect(db_url) as conn:
-        used, stored = conn.execute("select last_used_at, key_hash from data.api_keys where key_id = %s",
-                                    (key_id,)).fetchone()
+        used, stored = conn.execute(
+            "select last_used_at, key_hash from data.api_keys where key_id = %s", (key_id,)
+        ).fetchone()
         assert used is not None
         assert bytes(stored) == hashlib.sha256(token.encode()).digest()  # the token itself is never stored
         assert conn.execute("select api.revoke_api_key(%s)", (key_id,)).fetchone() == (True,)
@@ -55,24 +56,44 @@ def test_key_of_another_org_is_403(client, db_url):
     token = key_for(db_url, "globex", "intruder", ("org", None))
     headers = {"Authorization": f"Bearer {token}"}
     problem(client.post("/contexts/retrieve", json=QUERY, headers=headers), 403)
-    problem(client.post("/documents", headers=headers,
-                        json={"scope": {"org_id": "acme"}, "documents": [{"path": "x.md", "content": "pwned"}]}), 403)
+    problem(
+        client.post(
+            "/documents",
+            headers=headers,
+            json={"scope": {"org_id": "acme"}, "documents": [{"path": "x.md", "content": "pwned"}]},
+        ),
+        403,
+    )
 
 
 def test_grants_bound_every_endpoint(client, db_url):
     assert ingest(client, {"runbooks/storage.md": DOCS["runbooks/storage.md"]}, repo_id="platform").status_code == 201
-    assert ingest(client, {"secret/storage.md": DOCS["runbooks/storage.md"] + "\nVault: s3cr3t.\n"},
-                  repo_id="secret").status_code == 201
+    assert (
+        ingest(
+            client, {"secret/storage.md": DOCS["runbooks/storage.md"] + "\nVault: s3cr3t.\n"}, repo_id="secret"
+        ).status_code
+        == 201
+    )
     admin = client.post("/contexts/retrieve", json=QUERY).json()
     secret_ids = {f["id"] for f in admin["fragments"] if f["source"].startswith("secret/")}
     assert secret_ids
     token = key_for(db_url, "acme", "reader", ("repo", "platform"))
     headers = {"Authorization": f"Bearer {token}"}
     # Asking for a scope without a grant is a 403, not an empty answer.
-    problem(client.post("/contexts/retrieve", headers=headers,
-                        json=QUERY | {"scope": {"org_id": "acme", "repo_id": "secret"}}), 403)
-    problem(client.post("/contexts/retrieve", headers=headers,
-                        json=QUERY | {"scope": {"org_id": "acme", "session_id": "someone-else"}}), 403)
+    problem(
+        client.post(
+            "/contexts/retrieve", headers=headers, json=QUERY | {"scope": {"org_id": "acme", "repo_id": "secret"}}
+        ),
+        403,
+    )
+    problem(
+        client.post(
+            "/contexts/retrieve",
+            headers=headers,
+            json=QUERY | {"scope": {"org_id": "acme", "session_id": "someone-else"}},
+        ),
+        403,
+    )
     # Org-wide request: only what the grants allow, never scored or counted otherwise.
     mine = client.post("/contexts/retrieve", json=QUERY, headers=headers).json()
     assert mine["fragments"] and all(f["source"].startswith("runbooks/") for f in mine["fragments"])
@@ -84,14 +105,27 @@ def test_grants_bound_every_endpoint(client, db_url):
         problem(client.get(f"/fragments/{fragment_id}", headers=headers), 404)
     problem(client.get(f"/traces/{admin['trace_id']}", headers=headers), 404)
     # Reading is not writing.
-    problem(client.post("/documents", headers=headers, json={"scope": {"org_id": "acme", "repo_id": "platform"},
-                                                              "documents": [{"path": "n.md", "content": "x"}]}), 403)
+    problem(
+        client.post(
+            "/documents",
+            headers=headers,
+            json={"scope": {"org_id": "acme", "repo_id": "platform"}, "documents": [{"path": "n.md", "content": "x"}]},
+        ),
+        403,
+    )
     # The admin holds an audit grant: it reads the reader's trace.
     assert client.get(f"/traces/{mine['trace_id']}").status_code == 200
 
 
-INJECTIONS = ["'; drop table data.fragments; --", "acme' or '1'='1", "\" or 1=1 --", "$$; select pg_sleep(5); $$",
-              "%s %s %(x)s", "') union select key_hash from data.api_keys --", "\\x00\\'"]
+INJECTIONS = [
+    "'; drop table data.fragments; --",
+    "acme' or '1'='1",
+    '" or 1=1 --',
+    "$$; select pg_sleep(5); $$",
+    "%s %s %(x)s",
+    "') union select key_hash from data.api_keys --",
+    "\\x00\\'",
+]
 
 
 @pytest.mark.parametrize("attack", INJECTIONS)
@@ -100,8 +134,13 @@ def test_injection_strings_are_data(client, db_url, attack):
     for field in ("org_id", "repo_id", "persona_id", "session_id"):
         problem(client.post("/contexts/retrieve", json={"query": "x", "scope": {"org_id": "acme", field: attack}}), 400)
     # Free text is stored and searched as text.
-    document = {"path": f"inj/{attack}.md", "content": f"# {attack}\n\nvolume {attack}\n", "author": attack,
-                "owner": attack, "metadata": {attack: attack}}
+    document = {
+        "path": f"inj/{attack}.md",
+        "content": f"# {attack}\n\nvolume {attack}\n",
+        "author": attack,
+        "owner": attack,
+        "metadata": {attack: attack},
+    }
     assert client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": [document]}).status_code == 201
     result = client.post("/contexts/retrieve", json={"query": attack, "scope": {"org_id": "acme"}})
     assert result.status_code == 200
@@ -109,7 +148,10 @@ def test_injection_strings_are_data(client, db_url, attack):
     with psycopg.connect(db_url) as conn:
         # (paths are normalised: a backslash is a separator, repeated slashes are one)
         assert conn.execute("select path from data.documents").fetchall() == [(normalize_path(f"inj/{attack}.md"),)]
-        assert conn.execute("select author, metadata from data.document_versions").fetchone() == (attack, {attack: attack})
+        assert conn.execute("select author, metadata from data.document_versions").fetchone() == (
+            attack,
+            {attack: attack},
+        )
         assert conn.execute("select count(*) from data.orgs").fetchone() == (1,)
 
 
@@ -124,8 +166,14 @@ def test_reading_principals_cannot_write_or_open_sessions(client, db_url):
     headers = {"Authorization": f"Bearer {token}"}
     note = [{"path": "x.md", "content": "injected instructions"}]
     for session in ("brand-new", "shared"):
-        problem(client.post("/documents", headers=headers,
-                            json={"scope": {"org_id": "acme", "session_id": session}, "documents": note}), 403)
+        problem(
+            client.post(
+                "/documents",
+                headers=headers,
+                json={"scope": {"org_id": "acme", "session_id": session}, "documents": note},
+            ),
+            403,
+        )
     with psycopg.connect(db_url) as conn:
         conn.execute("select api.authenticate(%s)", (token,))
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
@@ -133,8 +181,11 @@ def test_reading_principals_cannot_write_or_open_sessions(client, db_url):
         conn.rollback()
         assert conn.execute("select can_write from data.grants where principal_id = 'watcher'").fetchall() == [(False,)]
         assert conn.execute("select count(*) from data.sessions where session_id = 'brand-new'").fetchone() == (0,)
-    found = client.post("/contexts/retrieve", headers=headers,
-                        json={"query": "session notes", "scope": {"org_id": "acme", "session_id": "shared"}}).json()
+    found = client.post(
+        "/contexts/retrieve",
+        headers=headers,
+        json={"query": "session notes", "scope": {"org_id": "acme", "session_id": "shared"}},
+    ).json()
     assert [f["source"] for f in found["fragments"]] == ["notes.md#notes"]
 
 

@@ -10,14 +10,29 @@ from concurrent.futures import ThreadPoolExecutor
 import psycopg
 import pytest
 
-from tests.api.test_api import client, ingest, problem  # noqa: F401  (fixture)
+from tests.api.test_api import ingest, problem
 from tests.retrieve.corpus import CODE, DOCS
 
 QUERY = {"query": "what to do when the storage volume is full", "scope": {"org_id": "acme"}}
 
 
-@pytest.mark.parametrize("raw", ["+1", "%201", "1%20", "\u0661", "01", "1_0", "0", "-1", "1.0", "0x1",
-                                 "9223372036854775808", "99999999999999999999"])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "+1",
+        "%201",
+        "1%20",
+        "\u0661",
+        "01",
+        "1_0",
+        "0",
+        "-1",
+        "1.0",
+        "0x1",
+        "9223372036854775808",
+        "99999999999999999999",
+    ],
+)
 def test_fragment_ids_are_read_strictly(client, raw):
     ingest(client, DOCS)
     assert client.get("/fragments/1").status_code == 200
@@ -26,9 +41,15 @@ def test_fragment_ids_are_read_strictly(client, raw):
     assert response.headers["content-type"].startswith("application/problem+json")
 
 
-@pytest.mark.parametrize("raw", ["{00000000-0000-0000-0000-000000000000}", "00000000000000000000000000000000",
-                                 "urn:uuid:00000000-0000-0000-0000-000000000000",
-                                 "%2000000000-0000-0000-0000-000000000000"])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "{00000000-0000-0000-0000-000000000000}",
+        "00000000000000000000000000000000",
+        "urn:uuid:00000000-0000-0000-0000-000000000000",
+        "%2000000000-0000-0000-0000-000000000000",
+    ],
+)
 def test_trace_ids_are_read_strictly(client, raw):
     problem(client.get(f"/traces/{raw}"), 400)
 
@@ -38,8 +59,10 @@ def test_trace_ids_accept_either_case(client):
     assert client.get(f"/traces/{trace_id.upper()}").json()["trace_id"] == trace_id
 
 
-@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded",
-                                          "multipart/form-data; boundary=x", "application/jsonx"])
+@pytest.mark.parametrize(
+    "content_type",
+    [None, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonx"],
+)
 def test_bodies_are_read_only_as_json(client, content_type):
     headers = {"content-type": content_type} if content_type else {}
     for path in ("/contexts/retrieve", "/documents"):
@@ -52,12 +75,23 @@ def test_bodies_are_read_only_as_json(client, content_type):
     assert ok.status_code == 200
 
 
-@pytest.mark.parametrize("change", [
-    {"query": "   "}, {"query": "?!. ,;"}, {"query": "\t\n"}, {"query": "rotate\u0007journal"},
-    {"query": "a\u2028b"}, {"k_lexical": 0, "k_dense": 0}, {"min_score": float("nan")},
-    {"budget_tokens": 0}, {"rerank_top": 0}, {"freshness_halflife_days": 0},
-    {"scope": {"org_id": "acme", "repo_id": ""}}, {"scope": {"org_id": "acme", "session_id": "a b"}},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"query": "   "},
+        {"query": "?!. ,;"},
+        {"query": "\t\n"},
+        {"query": "rotate\u0007journal"},
+        {"query": "a\u2028b"},
+        {"k_lexical": 0, "k_dense": 0},
+        {"min_score": float("nan")},
+        {"budget_tokens": 0},
+        {"rerank_top": 0},
+        {"freshness_halflife_days": 0},
+        {"scope": {"org_id": "acme", "repo_id": ""}},
+        {"scope": {"org_id": "acme", "session_id": "a b"}},
+    ],
+)
 def test_retrieve_requests_are_validated_for_meaning(client, change):
     body = QUERY | change
     problem(client.post("/contexts/retrieve", content=_json(body), headers={"content-type": "application/json"}), 400)
@@ -70,8 +104,10 @@ def _json(body: dict) -> bytes:
 
 
 def test_metadata_is_bounded(client, db_url):
-    body = {"scope": {"org_id": "acme"}, "documents": [
-        {"path": "big.md", "content": "# Big\n\nSome text.\n", "metadata": {"blob": "x" * 20_000}}]}
+    body = {
+        "scope": {"org_id": "acme"},
+        "documents": [{"path": "big.md", "content": "# Big\n\nSome text.\n", "metadata": {"blob": "x" * 20_000}}],
+    }
     detail = problem(client.post("/documents", json=body), 400)["detail"]
     assert "metadata" in detail
     with psycopg.connect(db_url) as conn:
@@ -83,8 +119,10 @@ def test_a_bad_key_costs_no_parsing(client, monkeypatch):
     prepared: list[str] = []
     original = services.pipeline.prepare
     monkeypatch.setattr(services.pipeline, "prepare", lambda doc: prepared.append(doc.path) or original(doc))
-    body = {"scope": {"org_id": "acme"},
-            "documents": [{"path": f"src/f{i}.py", "content": CODE["billing/limits.py"]} for i in range(50)]}
+    body = {
+        "scope": {"org_id": "acme"},
+        "documents": [{"path": f"src/f{i}.py", "content": CODE["billing/limits.py"]} for i in range(50)],
+    }
     problem(client.post("/documents", json=body, headers={"Authorization": "Bearer ctx_bogus_key"}), 401)
     problem(client.post("/documents", json=body | {"scope": {"org_id": "globex"}}), 403)
     assert prepared == [], "documents were chunked before the key and grants were checked"
@@ -92,8 +130,9 @@ def test_a_bad_key_costs_no_parsing(client, monkeypatch):
 
 def test_concurrent_first_writes_into_a_new_session_all_succeed(client, db_url):
     def write(i: int):
-        return ingest(client, {f"notes/n{i}.md": f"# Note {i}\n\nFinding number {i} about the journal.\n"},
-                      session_id="s-fresh")
+        return ingest(
+            client, {f"notes/n{i}.md": f"# Note {i}\n\nFinding number {i} about the journal.\n"}, session_id="s-fresh"
+        )
 
     with ThreadPoolExecutor(8) as pool:
         responses = list(pool.map(write, range(8)))
@@ -149,8 +188,17 @@ def test_one_structured_log_line_per_request_without_query_text(client, caplog):
     assert len(lines) == 1
     entry = json.loads(JsonFormatter().format(lines[0]))
     assert entry | {"ms": 0} == entry | {
-        "method": "POST", "path": "/contexts/retrieve", "status": 200, "org": "acme", "principal": "admin",
-        "trace_id": response.json()["trace_id"], "ms": 0}
+        "method": "POST",
+        "path": "/contexts/retrieve",
+        "status": 200,
+        "org": "acme",
+        "principal": "admin",
+        "trace_id": response.json()["trace_id"],
+        "ms": 0,
+    }
     assert entry["ms"] > 0
-    assert not any("zebra-7731" in r.getMessage() or "zebra-7731" in JsonFormatter().format(r)
-                   for r in caplog.records if r.levelno >= logging.INFO)
+    assert not any(
+        "zebra-7731" in r.getMessage() or "zebra-7731" in JsonFormatter().format(r)
+        for r in caplog.records
+        if r.levelno >= logging.INFO
+    )

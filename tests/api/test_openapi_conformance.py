@@ -26,7 +26,7 @@ from schemathesis.engine import events, from_schema
 from schemathesis.python.asgi import shutdown_lifespans
 
 from app.retrieve.models import CONTROL_CHARACTERS
-from tests.api.test_api import client, ingest  # noqa: F401  (fixture)
+from tests.api.test_api import ingest
 from tests.retrieve.corpus import CODE, DOCS
 
 MAX_EXAMPLES = int(os.environ.get("CONTEXTS_OPENAPI_EXAMPLES", "50"))
@@ -36,16 +36,16 @@ each request body) and undeclared methods."""
 SEED = int(os.environ.get("CONTEXTS_OPENAPI_SEED", "20261201"))
 
 CHECKS = [
-    "not_a_server_error",             # no 5xx, whatever is sent
-    "status_code_conformance",        # every status answered is declared for the operation
-    "content_type_conformance",       # and with the declared media type (problem+json for errors)
-    "response_schema_conformance",    # bodies match their declared schemas
-    "response_headers_conformance",   # declared headers (WWW-Authenticate, Retry-After) are sent
-    "positive_data_acceptance",       # what the document allows is not refused as invalid
-    "negative_data_rejection",        # what it forbids (unknown fields, bad ids, bounds) is a 4xx
-    "missing_required_header",        # no Authorization header: 401
-    "ignored_auth",                   # a request without (or with a wrong) key is refused
-    "unsupported_method",             # undeclared methods: 405 with an Allow header
+    "not_a_server_error",  # no 5xx, whatever is sent
+    "status_code_conformance",  # every status answered is declared for the operation
+    "content_type_conformance",  # and with the declared media type (problem+json for errors)
+    "response_schema_conformance",  # bodies match their declared schemas
+    "response_headers_conformance",  # declared headers (WWW-Authenticate, Retry-After) are sent
+    "positive_data_acceptance",  # what the document allows is not refused as invalid
+    "negative_data_rejection",  # what it forbids (unknown fields, bad ids, bounds) is a 4xx
+    "missing_required_header",  # no Authorization header: 401
+    "ignored_auth",  # a request without (or with a wrong) key is refused
+    "unsupported_method",  # undeclared methods: 405 with an Allow header
 ]
 """use_after_free and ensure_resource_availability need DELETE operations or links
 between operations; the API declares neither."""
@@ -55,24 +55,28 @@ QUERY = re.compile(f"^[^{CONTROL_CHARACTERS}]*$")
 
 
 def schema_config(token: str) -> SchemathesisConfig:
-    return SchemathesisConfig.from_dict({
-        "seed": SEED,
-        "generation": {"mode": "all", "max-examples": MAX_EXAMPLES, "deterministic": True, "database": "none"},
-        # No links between operations are declared, so the stateful phase would only
-        # repeat the fuzzing phase; real fragment and trace ids are tried below instead.
-        "phases": {"stateful": {"enabled": False}},
-        "checks": {"enabled": False, **{name: {"enabled": True} for name in CHECKS}},
-        "operations": [{
-            # A document is judged for what it holds (binary or empty content, an unusable
-            # path: the declared 422) and its paths must differ within one request (400):
-            # JSON Schema cannot say either, so a schema-valid body may rightly be refused.
-            # The statuses are declared, and status_code_conformance holds them to that.
-            "include-path": "/documents",
-            "checks": {"positive_data_acceptance": {"enabled": False}},
-        }],
-        "auth": {"openapi": {"apiKey": {"bearer": token}}},
-        "workers": 1,
-    })
+    return SchemathesisConfig.from_dict(
+        {
+            "seed": SEED,
+            "generation": {"mode": "all", "max-examples": MAX_EXAMPLES, "deterministic": True, "database": "none"},
+            # No links between operations are declared, so the stateful phase would only
+            # repeat the fuzzing phase; real fragment and trace ids are tried below instead.
+            "phases": {"stateful": {"enabled": False}},
+            "checks": {"enabled": False, **{name: {"enabled": True} for name in CHECKS}},
+            "operations": [
+                {
+                    # A document is judged for what it holds (binary or empty content, an unusable
+                    # path: the declared 422) and its paths must differ within one request (400):
+                    # JSON Schema cannot say either, so a schema-valid body may rightly be refused.
+                    # The statuses are declared, and status_code_conformance holds them to that.
+                    "include-path": "/documents",
+                    "checks": {"positive_data_acceptance": {"enabled": False}},
+                }
+            ],
+            "auth": {"openapi": {"apiKey": {"bearer": token}}},
+            "workers": 1,
+        }
+    )
 
 
 def in_granted_scope(body: dict) -> None:
@@ -92,8 +96,12 @@ def with_a_word(body: dict) -> None:
     letter, so positive_data_acceptance checks every other field; an invalid query is
     left as it is."""
     query = body.get("query")
-    if (isinstance(query, str) and 1 <= len(query) < 4000 and QUERY.match(query)
-            and not any(ch.isalnum() for ch in query)):
+    if (
+        isinstance(query, str)
+        and 1 <= len(query) < 4000
+        and QUERY.match(query)
+        and not any(ch.isalnum() for ch in query)
+    ):
         body["query"] = query + "q"
 
 
@@ -178,7 +186,9 @@ def test_served_schema_holds_for_generated_requests(api):
     problems, statuses = run(api)
     assert not problems, "\n\n".join(problems)
     # The run reached each operation's answers, not only its refusals.
-    assert 200 in statuses["POST /contexts/retrieve"] and 201 in statuses["POST /documents"], str(sorted(statuses["POST /documents"]))
+    assert 200 in statuses["POST /contexts/retrieve"] and 201 in statuses["POST /documents"], str(
+        sorted(statuses["POST /documents"])
+    )
     assert {400, 401, 404} <= statuses["GET /fragments/{fragment_id}"], statuses
 
 
@@ -212,7 +222,8 @@ def test_served_schema_declares_errors_closed_requests_and_public_health(client)
             errors = {int(status) for status in responses if int(status) >= 400}
             for status in errors:
                 assert responses[str(status)]["content"] == {
-                    "application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}, label
+                    "application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}
+                }, label
             assert 503 in errors and responses["503"]["headers"]["Retry-After"]["required"], label
             if path == "/health":
                 assert operation["security"] == [{}], label

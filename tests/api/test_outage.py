@@ -16,8 +16,10 @@ from app.db.embedded import EmbeddedPostgres
 from app.db.migrate import migrate
 from tests.conftest import new_server_root
 
-DOC = {"scope": {"org_id": "acme"}, "documents": [
-    {"path": "runbooks/disk.md", "content": "# Disk\n\nRotate the journal when the volume is full.\n"}]}
+DOC = {
+    "scope": {"org_id": "acme"},
+    "documents": [{"path": "runbooks/disk.md", "content": "# Disk\n\nRotate the journal when the volume is full.\n"}],
+}
 QUERY = {"query": "the volume is full", "scope": {"org_id": "acme"}}
 
 
@@ -46,8 +48,12 @@ def _start(server: EmbeddedPostgres) -> None:
 def _requests(client: TestClient) -> list[tuple[int, float]]:
     """One of each kind of request: (status, seconds)."""
     out = []
-    for call in (lambda: client.post("/contexts/retrieve", json=QUERY), lambda: client.get("/fragments/1"),
-                 lambda: client.post("/documents", json=DOC), lambda: client.get("/health")):
+    for call in (
+        lambda: client.post("/contexts/retrieve", json=QUERY),
+        lambda: client.get("/fragments/1"),
+        lambda: client.post("/documents", json=DOC),
+        lambda: client.get("/health"),
+    ):
         started = time.monotonic()
         status = call().status_code
         out.append((status, time.monotonic() - started))

@@ -84,7 +84,7 @@ class LLMDouble:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "LLMDouble":
+    def __enter__(self) -> LLMDouble:
         self.thread.start()
         return self
 

@@ -16,10 +16,18 @@ DOCS = {
     "runbooks/backup.md": "# Backups\n\nBackups are verified nightly by a restore into a scratch cluster.\n",
 }
 TASKS = [
-    {"id": "pool", "question": "How often are idle connections drained?",
-     "expected_answer": "every 60 seconds", "scope": {"org_id": "acme"}},
-    {"id": "backup", "question": "How are backups verified?", "expected_answer": "by a weekly tape audit",
-     "scope": "acme"},
+    {
+        "id": "pool",
+        "question": "How often are idle connections drained?",
+        "expected_answer": "every 60 seconds",
+        "scope": {"org_id": "acme"},
+    },
+    {
+        "id": "backup",
+        "question": "How are backups verified?",
+        "expected_answer": "by a weekly tape audit",
+        "scope": "acme",
+    },
 ]
 
 
@@ -42,13 +50,16 @@ def test_task_file_errors(tmp_path):
         agent.load_tasks(write_tasks(tmp_path / "t.jsonl", [{"question": "q", "scope": "acme"}]))
     with pytest.raises(agent.TaskError, match="must name an org"):
         agent.load_tasks(write_tasks(tmp_path / "t.jsonl", [{"question": "q", "expected_answer": "a"}]))
-    assert agent.load_tasks(write_tasks(tmp_path / "t.jsonl", [{"question": "q", "expected_answer": "a"}]),
-                            "acme")[0].scope == {"org_id": "acme"}
+    assert agent.load_tasks(write_tasks(tmp_path / "t.jsonl", [{"question": "q", "expected_answer": "a"}]), "acme")[
+        0
+    ].scope == {"org_id": "acme"}
 
 
 def test_judgement_parsing():
     assert agent.parse_judgement('Sure! ```json\n{"correct": false, "claims": []}\n```') == {
-        "correct": False, "claims": []}
+        "correct": False,
+        "claims": [],
+    }
     assert agent.parse_judgement("I think it is right.") is None
     assert agent.parse_judgement('{"score": 1}') is None  # no verdict
 
@@ -59,10 +70,28 @@ def test_agent_run_grades_answers_and_counts_unsupported_claims(db_url, conn, in
     ingest("acme", DOCS)
     tasks = write_tasks(tmp_path / "tasks.jsonl")
     with LLMDouble() as double:
-        result = CliRunner().invoke(main, [
-            "--db-url", db_url, "eval", "agent", str(tasks), "--agent-url", double.url, "--agent-model", "m-agent",
-            "--agent-key", "sk-test", "--judge-model", "m-judge", "--out", str(tmp_path / "out"), "--json"],
-            catch_exceptions=False)
+        result = CliRunner().invoke(
+            main,
+            [
+                "--db-url",
+                db_url,
+                "eval",
+                "agent",
+                str(tasks),
+                "--agent-url",
+                double.url,
+                "--agent-model",
+                "m-agent",
+                "--agent-key",
+                "sk-test",
+                "--judge-model",
+                "m-judge",
+                "--out",
+                str(tmp_path / "out"),
+                "--json",
+            ],
+            catch_exceptions=False,
+        )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     # Task "pool" answers from its fragment; "backup" expects what no fragment says.

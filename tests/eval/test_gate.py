@@ -61,11 +61,19 @@ def test_missing_dataset_or_stage_fails():
 
 def test_waiver_covers_only_its_figure_down_to_accept(tmp_path):
     waivers = gate.load_waivers(waiver_file(tmp_path / "waivers", WAIVER))
-    assert waivers == [gate.Waiver("cacm", "lexical", "ndcg@10", 0.47, "weighted fusion (change 42)",
-                                   "lexical-only runs lose a little when code tokens are split", "w.toml")]
+    assert waivers == [
+        gate.Waiver(
+            "cacm",
+            "lexical",
+            "ndcg@10",
+            0.47,
+            "weighted fusion (change 42)",
+            "lexical-only runs lose a little when code tokens are split",
+            "w.toml",
+        )
+    ]
     base = baseline(lexical=FIGURES, dense=FIGURES)
-    checks = gate.compare(base, report(lexical=FIGURES | {"ndcg@10": 0.48}, dense=FIGURES | {"ndcg@10": 0.48}),
-                          waivers)
+    checks = gate.compare(base, report(lexical=FIGURES | {"ndcg@10": 0.48}, dense=FIGURES | {"ndcg@10": 0.48}), waivers)
     status = {(c.stage, c.metric): c.status for c in checks}
     assert status[("lexical", "ndcg@10")] == "waived"
     assert status[("dense", "ndcg@10")] == "regressed"  # another stage is not covered
@@ -74,18 +82,23 @@ def test_waiver_covers_only_its_figure_down_to_accept(tmp_path):
     assert [c.status for c in deeper if c.stage == "lexical"] == ["regressed", "ok"]
 
 
-@pytest.mark.parametrize("body, message", [
-    (WAIVER.replace('reason = "lexical-only runs lose a little when code tokens are split"', 'reason = "  "'),
-     "must say 'reason'"),
-    (WAIVER.replace('change = "weighted fusion (change 42)"', ""), "must say 'change'"),
-    (WAIVER.replace('metric = "ndcg@10"', 'metric = "mrr@10"'), "only gated metrics"),
-    (WAIVER.replace('stage = "lexical"', 'stage = "best"'), "stage must be one of"),
-    (WAIVER.replace("accept = 0.47", "accept = 47"), "between 0 and 1"),
-    (WAIVER.replace("accept = 0.47", ""), "needs exactly"),
-    ("extra = 1\n" + WAIVER, "unknown key"),
-    ('change = "x"\nreason = "y"\n', "lists what it waives"),
-    ("change = ", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            WAIVER.replace('reason = "lexical-only runs lose a little when code tokens are split"', 'reason = "  "'),
+            "must say 'reason'",
+        ),
+        (WAIVER.replace('change = "weighted fusion (change 42)"', ""), "must say 'change'"),
+        (WAIVER.replace('metric = "ndcg@10"', 'metric = "mrr@10"'), "only gated metrics"),
+        (WAIVER.replace('stage = "lexical"', 'stage = "best"'), "stage must be one of"),
+        (WAIVER.replace("accept = 0.47", "accept = 47"), "between 0 and 1"),
+        (WAIVER.replace("accept = 0.47", ""), "needs exactly"),
+        ("extra = 1\n" + WAIVER, "unknown key"),
+        ('change = "x"\nreason = "y"\n', "lists what it waives"),
+        ("change = ", "not valid TOML"),
+    ],
+)
 def test_bad_waivers_are_refused(tmp_path, body, message):
     with pytest.raises(gate.GateError, match=message):
         gate.load_waivers(waiver_file(tmp_path / "waivers", body))
@@ -112,8 +125,14 @@ def test_a_gate_run_plans_measures_and_judges_without_the_command(tmp_path):
     assert (first.depth, first.rerank_top) == (200, 50)
 
     def run_set(figures):
-        return lambda directory, split: {"split": split or "test", "queries": 3, "depth": 200, "rerank_top": 50,
-                                         "pipeline_version": {}, "stages": {"lexical": dict(figures)}}
+        return lambda directory, split: {
+            "split": split or "test",
+            "queries": 3,
+            "depth": 200,
+            "rerank_top": 50,
+            "pipeline_version": {},
+            "stages": {"lexical": dict(figures)},
+        }
 
     measured = gate.measure(first, run_set(FIGURES))
     assert measured.rows() == [("cacm", "lexical", FIGURES), ("geo", "lexical", FIGURES)]
@@ -137,8 +156,22 @@ def test_gate_command_update_then_pass_then_fail(db_url, tmp_path, monkeypatch):
     path, waivers, out = tmp_path / "baseline.json", tmp_path / "waivers", tmp_path / "out"
 
     def gate_cmd(*extra):
-        return CliRunner().invoke(main, ["--db-url", db_url, "eval", "gate", "--baseline", str(path),
-                                         "--waivers", str(waivers), "--out", str(out), *extra])
+        return CliRunner().invoke(
+            main,
+            [
+                "--db-url",
+                db_url,
+                "eval",
+                "gate",
+                "--baseline",
+                str(path),
+                "--waivers",
+                str(waivers),
+                "--out",
+                str(out),
+                *extra,
+            ],
+        )
 
     created = gate_cmd("--update-baseline", "--dataset", "geo")
     assert created.exit_code == 0, created.output
@@ -155,13 +188,17 @@ def test_gate_command_update_then_pass_then_fail(db_url, tmp_path, monkeypatch):
     path.write_text(json.dumps(written))
     failed = gate_cmd()
     assert failed.exit_code != 0 and "gate failed" in failed.output and "geo/dense/ndcg@10" in failed.output
-    waiver_file(waivers, WAIVER.replace('"cacm"', '"geo"').replace('"lexical"', '"dense"')
-                .replace("accept = 0.47", "accept = 0.0"))
+    waiver_file(
+        waivers,
+        WAIVER.replace('"cacm"', '"geo"').replace('"lexical"', '"dense"').replace("accept = 0.47", "accept = 0.0"),
+    )
     assert gate_cmd().exit_code == 0
 
 
 def test_fusion_margin_compares_hybrid_with_the_better_single_side():
-    reports = {"a": {"stages": {"lexical": {"ndcg@10": 0.4}, "dense": {"ndcg@10": 0.5}, "hybrid": {"ndcg@10": 0.55}}},
-               "b": {"stages": {"lexical": {"ndcg@10": 0.4}, "dense": {"ndcg@10": 0.5}, "hybrid": {"ndcg@10": 0.45}}},
-               "c": {"stages": {"lexical": {"ndcg@10": 0.4}}}}
+    reports = {
+        "a": {"stages": {"lexical": {"ndcg@10": 0.4}, "dense": {"ndcg@10": 0.5}, "hybrid": {"ndcg@10": 0.55}}},
+        "b": {"stages": {"lexical": {"ndcg@10": 0.4}, "dense": {"ndcg@10": 0.5}, "hybrid": {"ndcg@10": 0.45}}},
+        "c": {"stages": {"lexical": {"ndcg@10": 0.4}}},
+    }
     assert gate.fusion_margins(reports) == {"a": 0.05, "b": -0.05, "c": None}

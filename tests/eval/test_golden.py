@@ -48,16 +48,23 @@ def test_load_reads_labels_and_skips_queries_without_relevant_documents(tmp_path
     assert dataset.qrels["q2"] == {"d3": 2}
 
 
-@pytest.mark.parametrize("breakage, message", [
-    (lambda root: (root / "qrels" / "dev.tsv").write_text(QRELS), "several splits"),
-    (lambda root: (root / "corpus.jsonl").write_text('{"_id": "x", "text": "a"}\n{broken\n'), "corpus.jsonl:2"),
-    (lambda root: (root / "qrels" / "test.tsv").write_text("q1\td1\t1\n"), "header"),
-    (lambda root: (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\tyes\n"),
-     "not a number"),
-    (lambda root: (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq9\td1\t1\n"),
-     "not in queries.jsonl"),
-    (lambda root: (root / "queries.jsonl").unlink(), "queries.jsonl is missing"),
-])
+@pytest.mark.parametrize(
+    "breakage, message",
+    [
+        (lambda root: (root / "qrels" / "dev.tsv").write_text(QRELS), "several splits"),
+        (lambda root: (root / "corpus.jsonl").write_text('{"_id": "x", "text": "a"}\n{broken\n'), "corpus.jsonl:2"),
+        (lambda root: (root / "qrels" / "test.tsv").write_text("q1\td1\t1\n"), "header"),
+        (
+            lambda root: (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\tyes\n"),
+            "not a number",
+        ),
+        (
+            lambda root: (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq9\td1\t1\n"),
+            "not in queries.jsonl",
+        ),
+        (lambda root: (root / "queries.jsonl").unlink(), "queries.jsonl is missing"),
+    ],
+)
 def test_malformed_sets_fail_with_a_message(tmp_path, breakage, message):
     root = write_set(tmp_path / "geo")
     breakage(root)
@@ -74,7 +81,9 @@ def test_named_split_and_unknown_split(tmp_path):
 
 def test_kind_is_detected_from_content(tmp_path):
     code = [{"_id": f"c{i}", "title": "", "text": f"def f{i}(x):\n    return x + {i}\n"} for i in range(5)]
-    assert beir.detect_kind(beir.load(write_set(tmp_path / "code", corpus=code, qrels="a\tb\tc\nq1\tc1\t1\n"))) == "code"
+    assert (
+        beir.detect_kind(beir.load(write_set(tmp_path / "code", corpus=code, qrels="a\tb\tc\nq1\tc1\t1\n"))) == "code"
+    )
     assert beir.detect_kind(beir.load(write_set(tmp_path / "prose"))) == "prose"
     assert beir.document_path("d/5", "prose") == "d%2F5.txt"
     assert beir.document_path("c1", "code") == "c1.py"
@@ -119,11 +128,20 @@ def test_golden_run_scores_every_stage_and_caches_the_corpus(conn, pipeline, ret
 
 def test_near_duplicate_documents_both_count_as_retrieved(conn, pipeline, retriever, tmp_path):
     text = "Quantum annealing schedules tune the transverse field across many qubits in the device."
-    corpus = [{"_id": "a", "title": "", "text": text}, {"_id": "b", "title": "", "text": text},
-              {"_id": "c", "title": "", "text": "Sourdough bread rises slowly with wild yeast."}]
+    corpus = [
+        {"_id": "a", "title": "", "text": text},
+        {"_id": "b", "title": "", "text": text},
+        {"_id": "c", "title": "", "text": "Sourdough bread rises slowly with wild yeast."},
+    ]
     qrels = "query-id\tcorpus-id\tscore\nq1\ta\t1\nq1\tb\t1\n"
-    dataset = beir.load(write_set(tmp_path / "dup", corpus=corpus,
-                                  queries=[{"_id": "q1", "text": "quantum annealing transverse field"}], qrels=qrels))
+    dataset = beir.load(
+        write_set(
+            tmp_path / "dup",
+            corpus=corpus,
+            queries=[{"_id": "q1", "text": "quantum annealing transverse field"}],
+            qrels=qrels,
+        )
+    )
     report = golden.run(conn, pipeline, retriever, dataset, golden.GoldenOptions(stages=("lexical",), depth=100))
     assert report["stages"]["lexical"]["ndcg@10"] == pytest.approx(1.0)
     assert set(report["stages"]) == {"lexical"}
@@ -131,8 +149,22 @@ def test_near_duplicate_documents_both_count_as_retrieved(conn, pipeline, retrie
 
 def test_cli_json_contract_and_errors(db_url, tmp_path):
     root = write_set(tmp_path / "geo")
-    result = CliRunner().invoke(main, ["--db-url", db_url, "eval", "run", str(root), "--pipeline", "lexical",
-                                       "--json", "--out", str(tmp_path / "out")], catch_exceptions=False)
+    result = CliRunner().invoke(
+        main,
+        [
+            "--db-url",
+            db_url,
+            "eval",
+            "run",
+            str(root),
+            "--pipeline",
+            "lexical",
+            "--json",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     body = json.loads(result.stdout.strip().splitlines()[-1])
     assert body["dataset"] == "geo" and body["split"] == "test" and body["queries"] == 3

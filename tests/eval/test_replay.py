@@ -15,7 +15,9 @@ from app.retrieve.models import RetrieveRequest
 from app.retrieve.service import Retriever
 
 DOCS = {
-    "runbooks/pool.md": "# Connection pool\n\nDrain idle connections from the pool every minute; never kill busy ones.\n",
+    "runbooks/pool.md": (
+        "# Connection pool\n\nDrain idle connections from the pool every minute; never kill busy ones.\n"
+    ),
     "runbooks/cache.md": "# Cache\n\nThe cache evicts least recently used entries when memory runs low.\n",
     "runbooks/deploy.md": "# Deploys\n\nDeploys roll out one zone at a time and pause on error budgets.\n",
     "runbooks/backup.md": "# Backups\n\nNightly backups are verified by restoring into a scratch cluster.\n",
@@ -50,8 +52,11 @@ def test_replay_flags_changed_top3_only(conn, ingest, as_principal, models, retr
         retriever.retrieve(conn, msgspec.convert({"query": q, "scope": {"org_id": "acme"}}, RetrieveRequest))
         conn.commit()  # one transaction each: distinct created_at
     recorded = replay.from_traces(conn, "acme", 10)
-    assert [r.request.query for r in recorded] == ["cache eviction", "nightly backups restore",
-                                                   "drain idle connections"]
+    assert [r.request.query for r in recorded] == [
+        "cache eviction",
+        "nightly backups restore",
+        "drain idle connections",
+    ]
     assert {r.principal for r in recorded} == {"admin"}
     current = (PipelineConfig(), Retriever(models, None, PipelineConfig()))
 
@@ -69,7 +74,9 @@ def test_replay_flags_changed_top3_only(conn, ingest, as_principal, models, retr
     text = replay.render_text(report)
     assert "3 flagged" in text and "k_lexical: None -> 1" in text
     # A permissive threshold flags nothing.
-    assert replay.replay(conn, recorded, current, (narrow, Retriever(models, None, narrow)), threshold=0.0).flagged == []
+    assert (
+        replay.replay(conn, recorded, current, (narrow, Retriever(models, None, narrow)), threshold=0.0).flagged == []
+    )
     assert conn.execute("select count(*) from data.retrieval_traces").fetchone()[0] == 3  # replays leave none
 
 
@@ -94,8 +101,21 @@ def test_cli_replay_from_jsonl(db_url, conn, ingest, tmp_path):
     candidate = tmp_path / "candidate.json"
     candidate.write_text('{"k_lexical": 1, "k_dense": 0}')
     out = tmp_path / "report.json"
-    args = ["--db-url", db_url, "eval", "replay", "--candidate", str(candidate), "--queries", str(queries),
-            "--org", "acme", "--json", "--out", str(out)]
+    args = [
+        "--db-url",
+        db_url,
+        "eval",
+        "replay",
+        "--candidate",
+        str(candidate),
+        "--queries",
+        str(queries),
+        "--org",
+        "acme",
+        "--json",
+        "--out",
+        str(out),
+    ]
     result = CliRunner().invoke(main, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     body = json.loads(result.stdout.strip().splitlines()[-1])

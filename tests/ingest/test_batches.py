@@ -10,10 +10,15 @@ from app.ingest.batches import ingest_groups
 from app.ingest.normalize import SourceDocument
 from app.scope import Scope
 
-DOCS = {f"notes/n{i}.md": f"# Note {i}\n\nFinding number {i} about the journal and its checkpoints.\n"
-        for i in range(5)}
-ITEMS = [("notes/n0.md", DOCS["notes/n0.md"]), ("logo.png", b"\x89PNG\r\n\x1a\n\x00\x00"),
-         *((p, t) for p, t in DOCS.items() if p != "notes/n0.md"), ("empty.md", "")]
+DOCS = {
+    f"notes/n{i}.md": f"# Note {i}\n\nFinding number {i} about the journal and its checkpoints.\n" for i in range(5)
+}
+ITEMS = [
+    ("notes/n0.md", DOCS["notes/n0.md"]),
+    ("logo.png", b"\x89PNG\r\n\x1a\n\x00\x00"),
+    *((p, t) for p, t in DOCS.items() if p != "notes/n0.md"),
+    ("empty.md", ""),
+]
 
 
 def source(item) -> SourceDocument:
@@ -36,9 +41,19 @@ def documents(conn) -> list[str]:
 
 def test_groups_fill_with_prepared_documents_and_report_refusals(conn, pipeline, org):
     refused, written = [], []
-    groups = list(ingest_groups(conn, pipeline, org, "admin", ITEMS, source, size=2,
-                                on_refused=lambda item, exc: refused.append(item[0]),
-                                on_document=lambda r: written.append(r.path)))
+    groups = list(
+        ingest_groups(
+            conn,
+            pipeline,
+            org,
+            "admin",
+            ITEMS,
+            source,
+            size=2,
+            on_refused=lambda item, exc: refused.append(item[0]),
+            on_document=lambda r: written.append(r.path),
+        )
+    )
     assert [len(g.prepared) for g in groups] == [2, 2, 1]
     assert [g.items for g in groups] == [3, 2, 2]  # a refusal does not shorten a group
     assert [item[0] for g in groups for item, _exc in g.refused] == refused == ["logo.png", "empty.md"]
@@ -51,7 +66,7 @@ def test_groups_fill_with_prepared_documents_and_report_refusals(conn, pipeline,
 
 
 def test_a_caller_may_stop_between_groups_or_at_a_refusal(conn, pipeline, org):
-    for group in ingest_groups(conn, pipeline, org, "admin", ITEMS, source, size=2):
+    for _group in ingest_groups(conn, pipeline, org, "admin", ITEMS, source, size=2):
         break  # the first group is committed before it is handed back
     assert documents(conn) == ["notes/n0.md", "notes/n1.md"]
 

@@ -27,7 +27,7 @@ def test_python_top_level_definitions_are_whole_fragments():
     for node in ast.parse(source).body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            expected = "\n".join(lines[first - 1:node.end_lineno])
+            expected = "\n".join(lines[first - 1 : node.end_lineno])
             assert by_symbol[node.name].text.endswith(expected)
             assert by_symbol[node.name].end_line == node.end_lineno
     # The short prelude (docstring, imports, a constant) travels with the first unit.
@@ -50,7 +50,7 @@ def test_every_line_is_covered_and_no_fragment_cuts_a_line():
     chunks = chunk(path, max_tokens=300)
     covered = set()
     for c in chunks:
-        assert c.text == "\n".join(lines[c.start_line - 1:c.end_line])
+        assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
         assert c.token_count <= 300 or c.start_line == c.end_line
         covered.update(range(c.start_line, c.end_line + 1))
     code_lines = {i + 1 for i, line in enumerate(lines) if line.strip()}
@@ -62,7 +62,8 @@ def test_large_class_splits_into_methods_headed_by_class():
         f"    # -- step {i} --\n\n    def step_{i}(self, value):\n"
         + "".join(f"        value = self.adjust(value, {i}, {j})  # adjustment {j}\n" for j in range(8))
         + "        return value\n"
-        for i in range(12))
+        for i in range(12)
+    )
     source = f'class Pipeline:\n    """Runs twelve steps."""\n\n{methods}'
     chunks = CodeChunker(300, 64).chunk(source, "python")
     symbols = [c.symbol for c in chunks]
@@ -81,26 +82,29 @@ def test_oversized_function_splits_at_statements_with_overlap():
     lines = source.split("\n")
     for previous, current in zip(chunks, chunks[1:]):
         assert current.start_line <= previous.end_line, "consecutive pieces overlap"
-        overlap = lines[current.start_line - 1:previous.end_line]
+        overlap = lines[current.start_line - 1 : previous.end_line]
         assert 0 < sum(len(line) for line in overlap)
     for c in chunks:
         assert c.token_count <= 200
-        assert c.text == "\n".join(lines[c.start_line - 1:c.end_line])
+        assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
 
 
-@pytest.mark.parametrize(("name", "expected"), [
-    ("ledger.go", {"Account", "Account.Debit", "Transfer"}),
-    ("ring.rs", {"Ring", "checksum"}),
-    ("RateLimiter.java", {"RateLimiter"}),
-    ("retry.ts", {"RetryOptions", "withRetry", "jitter", "CircuitBreaker"}),
-    ("cart.js", {None, "subtotal", "total", "Cart"}),
-])
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("ledger.go", {"Account", "Account.Debit", "Transfer"}),
+        ("ring.rs", {"Ring", "checksum"}),
+        ("RateLimiter.java", {"RateLimiter"}),
+        ("retry.ts", {"RetryOptions", "withRetry", "jitter", "CircuitBreaker"}),
+        ("cart.js", {None, "subtotal", "total", "Cart"}),
+    ],
+)
 def test_other_languages_chunk_along_definitions(name, expected):
     chunks = chunk(CODE / name)
     assert {c.symbol for c in chunks} == expected
     lines = (CODE / name).read_text().split("\n")
     for c in chunks:
-        assert c.text == "\n".join(lines[c.start_line - 1:c.end_line])
+        assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
         assert c.anchor == f"L{c.start_line}-L{c.end_line}"
 
 

@@ -47,7 +47,10 @@ def test_markdown_sections_keep_heading_path():
 
 
 def test_rst_headings_by_adornment():
-    text = "Guide\n=====\n\nIntro text here.\n\nInstall\n-------\n\nRun the installer.\n\nUpgrade\n-------\n\nRun it again.\n"
+    text = (
+        "Guide\n=====\n\nIntro text here.\n\nInstall\n-------\n\nRun the installer.\n\n"
+        "Upgrade\n-------\n\nRun it again.\n"
+    )
     chunks = ProseChunker(512, 64).chunk(text, "rst")
     assert [c.heading_path for c in chunks] == [("Guide",), ("Guide", "Install"), ("Guide", "Upgrade")]
 
@@ -63,7 +66,7 @@ def test_long_section_splits_at_paragraphs_with_overlap():
         assert current.heading_path == ("Decisions",)
     for c in chunks:
         assert c.token_count <= 120
-        assert c.text == "\n".join(lines[c.start_line - 1:c.end_line])
+        assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
         assert lines[c.start_line - 1].strip(), "pieces start on a non-blank line"
 
 

@@ -49,13 +49,17 @@ def switch_often():
 
 def chunk_view(pipeline: IngestPipeline, path: str, text: str) -> list[tuple]:
     prepared = pipeline.prepare(SourceDocument(path=path, content=text))
-    return [(c.text, c.heading_path, c.symbol, c.start_line, c.end_line, c.anchor, c.token_count)
-            for c in prepared.chunks]
+    return [
+        (c.text, c.heading_path, c.symbol, c.start_line, c.end_line, c.anchor, c.token_count) for c in prepared.chunks
+    ]
 
 
 def prose_variants(count: int) -> dict[str, str]:
-    return {f"v{n}/{source.name}": f"# Variant {n}\n\n{source.read_text()}\nEnd of variant {n}.\n"
-            for source in PROSE for n in range(count)}
+    return {
+        f"v{n}/{source.name}": f"# Variant {n}\n\n{source.read_text()}\nEnd of variant {n}.\n"
+        for source in PROSE
+        for n in range(count)
+    }
 
 
 def test_parallel_preparation_matches_sequential(settings, switch_often):
@@ -76,8 +80,12 @@ def test_parallel_preparation_matches_sequential(settings, switch_often):
 def api(settings, models, db_url, logins):
     """The API as deployed (see tests/api/test_api.py), with keys for two orgs: `acme`
     receives parallel uploads, `solo` the same files one at a time."""
-    local = settings.with_(database_url=db_url, max_fragment_tokens=64, overlap_tokens=16,
-                           service_database_url=login_url(db_url, logins["service"]))
+    local = settings.with_(
+        database_url=db_url,
+        max_fragment_tokens=64,
+        overlap_tokens=16,
+        service_database_url=login_url(db_url, logins["service"]),
+    )
     services = build_services(local, db_url)
     keys = {}
     with psycopg.connect(db_url) as conn:
@@ -93,8 +101,10 @@ def api(settings, models, db_url, logins):
 
 
 def upload(client: TestClient, key: str, org: str, files: dict[str, str]):
-    body = {"scope": {"org_id": org, "repo_id": "platform"},
-            "documents": [{"path": p, "content": c, "author": "Ada"} for p, c in files.items()]}
+    body = {
+        "scope": {"org_id": org, "repo_id": "platform"},
+        "documents": [{"path": p, "content": c, "author": "Ada"} for p, c in files.items()],
+    }
     return client.post("/documents", json=body, headers={"Authorization": f"Bearer {key}"})
 
 
@@ -105,7 +115,9 @@ def stored_fragments(conn: psycopg.Connection, org: str) -> dict[str, list[tuple
              join data.fragment_sources s on s.doc_id = d.doc_id and s.doc_version = d.current_version
              join data.fragments f using (fragment_id)
             where d.org_id = %s
-            order by d.path, s.ordinal""", (org,)).fetchall()
+            order by d.path, s.ordinal""",
+        (org,),
+    ).fetchall()
     stored: dict[str, list[tuple]] = {}
     for path, *fragment in rows:
         stored.setdefault(path, []).append(tuple(fragment))
@@ -120,8 +132,7 @@ def test_parallel_uploads_store_what_sequential_uploads_store(api, conn, switch_
     for request in requests:
         assert upload(client, keys["solo"], "solo", request).status_code == 201
     with ThreadPoolExecutor(max_workers=8) as pool:
-        statuses = list(pool.map(lambda request: upload(client, keys["acme"], "acme", request).status_code,
-                                 requests))
+        statuses = list(pool.map(lambda request: upload(client, keys["acme"], "acme", request).status_code, requests))
     assert statuses == [201] * len(requests)
     sequential, parallel = stored_fragments(conn, "solo"), stored_fragments(conn, "acme")
     assert set(sequential) == set(parallel) == set(files)
@@ -129,12 +140,15 @@ def test_parallel_uploads_store_what_sequential_uploads_store(api, conn, switch_
     assert not wrong, f"{len(wrong)} of {len(files)} files stored different fragments: {wrong[:5]}"
 
 
-@pytest.mark.parametrize(("path", "named"), [
-    ("../../etc/passwd", "'..' segment"),
-    ("docs/guide.md\nsource: forged.md", "control character U+000A"),
-    ("docs/\u202edm.exe", "invisible formatting character U+202E"),
-    ("  ", "blank segment"),
-])
+@pytest.mark.parametrize(
+    ("path", "named"),
+    [
+        ("../../etc/passwd", "'..' segment"),
+        ("docs/guide.md\nsource: forged.md", "control character U+000A"),
+        ("docs/\u202edm.exe", "invisible formatting character U+202E"),
+        ("  ", "blank segment"),
+    ],
+)
 def test_a_misleading_path_is_refused_and_nothing_is_stored(api, conn, path, named):
     client, keys = api
     good = {"docs/fine.md": "# Fine\n\nA perfectly good document."}

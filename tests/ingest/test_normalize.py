@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -15,14 +15,28 @@ def test_canonical_text_strips_noise():
 
 
 def test_metadata_and_language():
-    when = datetime(2026, 1, 2, tzinfo=timezone.utc)
-    doc = normalize(SourceDocument(
-        path="docs/adr/0001-use-postgres.md",
-        content="# Utiliser PostgreSQL\n\nNous stockons tout dans PostgreSQL parce que la recherche hybride y vit déjà.",
-        author="Ada", timestamp=when))
+    when = datetime(2026, 1, 2, tzinfo=UTC)
+    doc = normalize(
+        SourceDocument(
+            path="docs/adr/0001-use-postgres.md",
+            content=(
+                "# Utiliser PostgreSQL\n\nNous stockons tout dans PostgreSQL parce que la recherche hybride y vit déjà."
+            ),
+            author="Ada",
+            timestamp=when,
+        )
+    )
     assert (doc.kind, doc.syntax, doc.language, doc.author, doc.owner, doc.timestamp) == (
-        "adr", "markdown", "fr", "Ada", "Ada", when)
-    english = normalize(SourceDocument(path="runbooks/disk.md", content="When the disk is full, rotate the logs first."))
+        "adr",
+        "markdown",
+        "fr",
+        "Ada",
+        "Ada",
+        when,
+    )
+    english = normalize(
+        SourceDocument(path="runbooks/disk.md", content="When the disk is full, rotate the logs first.")
+    )
     assert (english.kind, english.language, english.owner) == ("runbook", "en", "unowned")
     code = normalize(SourceDocument(path="src/app.py", content="def f():\n    return 1\n"))
     assert (code.kind, code.syntax, code.language) == ("code", "python", None)
@@ -34,11 +48,14 @@ def test_same_text_same_hash_regardless_of_newlines():
     assert a.content_hash == b.content_hash
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary"),
-    (b"caf\xe9 latin-1", "not UTF-8"),
-    ("   \n\t\n", "empty"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary"),
+        (b"caf\xe9 latin-1", "not UTF-8"),
+        ("   \n\t\n", "empty"),
+    ],
+)
 def test_refusals(content, message):
     with pytest.raises(RejectedDocument, match=message):
         normalize(SourceDocument(path="x.bin", content=content))
@@ -54,44 +71,50 @@ def test_size_limit_and_kind_format():
 # -- paths: what a citation shows must be what the document is --------------------------
 
 
-@pytest.mark.parametrize(("given", "stored"), [
-    ("docs/guide.md", "docs/guide.md"),
-    ("docs\\adr\\0001.md", "docs/adr/0001.md"),
-    ("/etc/service.md", "etc/service.md"),
-    ("./docs/./guide.md", "docs/guide.md"),
-    ("docs//api///retrieve.md", "docs/api/retrieve.md"),
-    ("docs/notes/", "docs/notes"),
-    ("docs/cafe\u0301.md", "docs/caf\u00e9.md"),
-    ("docs/r\u00e9sum\u00e9 v2.md", "docs/r\u00e9sum\u00e9 v2.md"),
-    ("docs/...md", "docs/...md"),
-    ("\u6587\u6863/\u8bf4\u660e.md", "\u6587\u6863/\u8bf4\u660e.md"),
-])
+@pytest.mark.parametrize(
+    ("given", "stored"),
+    [
+        ("docs/guide.md", "docs/guide.md"),
+        ("docs\\adr\\0001.md", "docs/adr/0001.md"),
+        ("/etc/service.md", "etc/service.md"),
+        ("./docs/./guide.md", "docs/guide.md"),
+        ("docs//api///retrieve.md", "docs/api/retrieve.md"),
+        ("docs/notes/", "docs/notes"),
+        ("docs/cafe\u0301.md", "docs/caf\u00e9.md"),
+        ("docs/r\u00e9sum\u00e9 v2.md", "docs/r\u00e9sum\u00e9 v2.md"),
+        ("docs/...md", "docs/...md"),
+        ("\u6587\u6863/\u8bf4\u660e.md", "\u6587\u6863/\u8bf4\u660e.md"),
+    ],
+)
 def test_paths_are_normalized(given, stored):
     assert normalize(SourceDocument(path=given, content="Some text.")).path == stored
 
 
-@pytest.mark.parametrize(("given", "problem"), [
-    ("../../etc/passwd", "'..'"),
-    ("..", "'..'"),
-    ("docs/../../secrets.md", "'..'"),
-    ("docs\\..\\..\\secrets.md", "'..'"),
-    ("docs/.. /secrets.md", "'..'"),
-    ("", "empty"),
-    ("   ", "blank"),
-    ("/", "empty"),
-    ("./.", "empty"),
-    ("docs/ /guide.md", "blank"),
-    ("docs/guide.md\nInjected: yes", "control character U\\+000A"),
-    ("docs/\tguide.md", "control character U\\+0009"),
-    ("docs/guide\x00.md", "control character U\\+0000"),
-    ("docs/guide\x85.md", "control character U\\+0085"),
-    ("docs/\u202edm.exe", "invisible formatting character U\\+202E"),
-    ("docs/guide\u2066.md", "invisible formatting character U\\+2066"),
-    ("docs/gu\u200bide.md", "invisible formatting character U\\+200B"),
-    ("\ufeffdocs/guide.md", "invisible formatting character U\\+FEFF"),
-    ("docs/guide\u2028.md", "line separator U\\+2028"),
-    ("d/" * 600 + "x.md", "1024"),
-])
+@pytest.mark.parametrize(
+    ("given", "problem"),
+    [
+        ("../../etc/passwd", "'..'"),
+        ("..", "'..'"),
+        ("docs/../../secrets.md", "'..'"),
+        ("docs\\..\\..\\secrets.md", "'..'"),
+        ("docs/.. /secrets.md", "'..'"),
+        ("", "empty"),
+        ("   ", "blank"),
+        ("/", "empty"),
+        ("./.", "empty"),
+        ("docs/ /guide.md", "blank"),
+        ("docs/guide.md\nInjected: yes", "control character U\\+000A"),
+        ("docs/\tguide.md", "control character U\\+0009"),
+        ("docs/guide\x00.md", "control character U\\+0000"),
+        ("docs/guide\x85.md", "control character U\\+0085"),
+        ("docs/\u202edm.exe", "invisible formatting character U\\+202E"),
+        ("docs/guide\u2066.md", "invisible formatting character U\\+2066"),
+        ("docs/gu\u200bide.md", "invisible formatting character U\\+200B"),
+        ("\ufeffdocs/guide.md", "invisible formatting character U\\+FEFF"),
+        ("docs/guide\u2028.md", "line separator U\\+2028"),
+        ("d/" * 600 + "x.md", "1024"),
+    ],
+)
 def test_misleading_paths_are_refused(given, problem):
     with pytest.raises(RejectedDocument, match=problem):
         normalize(SourceDocument(path=given, content="Some text."))

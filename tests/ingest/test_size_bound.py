@@ -21,8 +21,29 @@ from app.ingest.pipeline import IngestPipeline, PreparedDocument
 from app.ingest.tokens import count_tokens
 
 BOUND, OVERLAP = 64, 16
-WORDS = ("postgres", "stores", "every", "fragment", "with", "its", "citation", "while", "the", "ranker",
-         "fuses", "lexical", "and", "dense", "scores", "for", "agents", "that", "need", "durable", "context")
+WORDS = (
+    "postgres",
+    "stores",
+    "every",
+    "fragment",
+    "with",
+    "its",
+    "citation",
+    "while",
+    "the",
+    "ranker",
+    "fuses",
+    "lexical",
+    "and",
+    "dense",
+    "scores",
+    "for",
+    "agents",
+    "that",
+    "need",
+    "durable",
+    "context",
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +69,7 @@ def checked(pipeline: IngestPipeline, path: str, content: str) -> PreparedDocume
     def whole_characters(at: int) -> bool:
         for cut in (at, at + len(chunk.text)):
             i = bisect_right(clusters, cut) - 1
-            if clusters[i] != cut and count_tokens(text[clusters[i]:clusters[i + 1]]) <= bound:
+            if clusters[i] != cut and count_tokens(text[clusters[i] : clusters[i + 1]]) <= bound:
                 return False
         return True
 
@@ -66,8 +87,11 @@ def checked(pipeline: IngestPipeline, path: str, content: str) -> PreparedDocume
             places.append(at)
             at = text.find(chunk.text, at + 1, last)
         assert places, f"{chunk.anchor}: not a verbatim span of its lines"
-        assert any(bisect_right(starts, at) == chunk.start_line
-                   and bisect_right(starts, at + len(chunk.text) - 1) == chunk.end_line for at in places)
+        assert any(
+            bisect_right(starts, at) == chunk.start_line
+            and bisect_right(starts, at + len(chunk.text) - 1) == chunk.end_line
+            for at in places
+        )
         assert any(whole_characters(at) for at in places), f"{chunk.anchor}: cuts a character"
         if len(places) == 1:
             at, end = places[0], places[0] + len(chunk.text)
@@ -77,7 +101,7 @@ def checked(pipeline: IngestPipeline, path: str, content: str) -> PreparedDocume
         ambiguous = ambiguous or len(places) > 1
     if not ambiguous:
         missed = [m.start() for m in re.finditer(r"\S", text) if not covered[m.start()]]
-        assert not missed, f"{len(missed)} visible characters in no chunk: {text[missed[0]:missed[0] + 40]!r}"
+        assert not missed, f"{len(missed)} visible characters in no chunk: {text[missed[0] : missed[0] + 40]!r}"
     return prepared
 
 
@@ -100,8 +124,10 @@ def minified_js(rng: random.Random, size: int) -> str:
     length = 0
     while length < size:
         i = rng.randint(0, 10**6)
-        out.append(f"function f{i}(a,b){{var c=a*{i}+b;if(c>{i % 97}){{return c-{i}}}"
-                   f"else{{return g{i}(c,[{i},{rng.randint(0, 99)}])}}}};")
+        out.append(
+            f"function f{i}(a,b){{var c=a*{i}+b;if(c>{i % 97}){{return c-{i}}}"
+            f"else{{return g{i}(c,[{i},{rng.randint(0, 99)}])}}}};"
+        )
         length += len(out[-1])
     return "".join(out)[:size]
 
@@ -123,17 +149,30 @@ def shapes() -> dict[str, tuple[str, str]]:
         "CJK without spaces or stops": ("zh.txt", cjk(rng, 8_000, stops=False)),
         "CJK sentences without spaces": ("zh.md", "# 说明\n\n" + cjk(rng, 8_000, stops=True)),
         "minified JS": ("bundle.min.js", minified_js(rng, 30_000)),
-        "combining marks and emoji joins": ("marks.txt", "".join(
-            rng.choice(("e\u0301\u0302", "\U0001f469\u200d\U0001f4bb", "a", "\u0915\u094d\u0937")) for _ in range(6_000))),
-        "long and short lines": ("mixed.md", "\n".join(
-            sentences(rng, rng.choice((40, 80, 6_000))) for _ in range(30))),
-        "long line in a markdown section": ("guide.md", (
-            "# Guide\n\nShort intro.\n\n## Details\n\n" + sentences(rng, 12_000)
-            + "\n\n- a list item\n- another\n\n## After\n\nThe end.\n")),
-        "long line in a Python function": ("svc.py", (
-            "import os\n\n\ndef render(value):\n    prefix = os.sep\n"
-            f"    template = {sentences(rng, 12_000)!r}\n    return prefix + template.format(value)\n\n\n"
-            "def other():\n    return 1\n")),
+        "combining marks and emoji joins": (
+            "marks.txt",
+            "".join(
+                rng.choice(("e\u0301\u0302", "\U0001f469\u200d\U0001f4bb", "a", "\u0915\u094d\u0937"))
+                for _ in range(6_000)
+            ),
+        ),
+        "long and short lines": ("mixed.md", "\n".join(sentences(rng, rng.choice((40, 80, 6_000))) for _ in range(30))),
+        "long line in a markdown section": (
+            "guide.md",
+            (
+                "# Guide\n\nShort intro.\n\n## Details\n\n"
+                + sentences(rng, 12_000)
+                + "\n\n- a list item\n- another\n\n## After\n\nThe end.\n"
+            ),
+        ),
+        "long line in a Python function": (
+            "svc.py",
+            (
+                "import os\n\n\ndef render(value):\n    prefix = os.sep\n"
+                f"    template = {sentences(rng, 12_000)!r}\n    return prefix + template.format(value)\n\n\n"
+                "def other():\n    return 1\n"
+            ),
+        ),
     }
 
 
@@ -167,7 +206,7 @@ def test_sentences_are_preferred_and_pieces_overlap(default):
     overlap = default.settings.overlap_tokens
     for previous, current in pairwise(chunks):
         previous_end = text.find(previous.text) + len(previous.text)
-        repeated = text[text.find(current.text):previous_end]
+        repeated = text[text.find(current.text) : previous_end]
         assert repeated and count_tokens(repeated) <= overlap + 1
 
 
@@ -201,7 +240,8 @@ def test_a_one_line_document_is_stored_as_bounded_fragments(ingest, conn, settin
 # -- any input ---------------------------------------------------------------------------
 
 _pieces = st.one_of(
-    st.sampled_from(WORDS), st.sampled_from([" ", " ", "  ", "\n", "\n\n", ". ", "; ", "{", "}", "# ", "\t"]),
+    st.sampled_from(WORDS),
+    st.sampled_from([" ", " ", "  ", "\n", "\n\n", ". ", "; ", "{", "}", "# ", "\t"]),
     st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=12),
     st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=200, max_size=1_500),
     st.text(alphabet=st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF), min_size=50, max_size=800),
@@ -209,8 +249,10 @@ _pieces = st.one_of(
 
 
 @hypothesis_settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(parts=st.lists(_pieces, min_size=1, max_size=120),
-       path=st.sampled_from(["a.txt", "a.md", "a.rst", "a.py", "a.js", "a.go"]))
+@given(
+    parts=st.lists(_pieces, min_size=1, max_size=120),
+    path=st.sampled_from(["a.txt", "a.md", "a.rst", "a.py", "a.js", "a.go"]),
+)
 def test_any_text_stays_within_the_bound(small, parts, path):
     content = "".join(parts)
     if not content.strip():

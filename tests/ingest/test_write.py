@@ -14,15 +14,19 @@ INVENTORY = (Path(__file__).parents[1] / "fixtures" / "code" / "inventory.py").r
 
 
 def counts(conn):
-    return conn.execute("select (select count(*) from data.fragments), (select count(*) from data.fragment_sources),"
-                        " (select count(*) from data.embeddings)").fetchone()
+    return conn.execute(
+        "select (select count(*) from data.fragments), (select count(*) from data.fragment_sources),"
+        " (select count(*) from data.embeddings)"
+    ).fetchone()
 
 
 def test_near_copy_collapses_into_one_fragment_with_two_sources(conn, ingest):
     ingest("acme", {"svc/inventory.py": INVENTORY}, repo="shop")
     fragments_before, sources_before, embeddings_before = counts(conn)
-    near = INVENTORY.replace('"""Stock levels and the reservations held against them."""',
-                             '"""Stock levels and the reservations held against it."""')
+    near = INVENTORY.replace(
+        '"""Stock levels and the reservations held against them."""',
+        '"""Stock levels and the reservations held against it."""',
+    )
     results = ingest("acme", {"vendored/inventory_copy.py": near}, repo="shop")
     assert results[0].created == 0 and results[0].fragments > 0
     fragments, sources, embeddings = counts(conn)
@@ -49,8 +53,11 @@ def nested_plans(conn, sql: str, params=(), principal: tuple[str, str] | None = 
     notices: list[str] = []
     conn.add_notice_handler(lambda diag: notices.append(diag.message_primary or ""))
     conn.execute("load 'auto_explain'")  # superuser-only settings: before dropping the role
-    for setting in ("auto_explain.log_min_duration = 0", "auto_explain.log_nested_statements = on",
-                    "auto_explain.log_level = notice"):
+    for setting in (
+        "auto_explain.log_min_duration = 0",
+        "auto_explain.log_nested_statements = on",
+        "auto_explain.log_level = notice",
+    ):
         conn.execute(f"set {setting}")
     if principal:
         act_as(conn, *principal)
@@ -71,8 +78,11 @@ def test_near_duplicate_lookup_uses_band_indexes(conn, ingest):
                     from data.documents d, generate_series(1, 20000) g""")
     conn.execute("analyze data.fragments")
     conn.execute("select api.bind_principal('acme', 'admin')")
-    plans = nested_plans(conn, "select * from api.match_fragments('acme', null, null, null, %s, %s, %s)",
-                         (["code"], ["nohash"], [123456789]))
+    plans = nested_plans(
+        conn,
+        "select * from api.match_fragments('acme', null, null, null, %s, %s, %s)",
+        (["code"], ["nohash"], [123456789]),
+    )
     assert "BitmapOr" in plans
     for band in range(4):
         assert f"simhash_band{band}" in plans
@@ -90,8 +100,9 @@ def test_unchanged_file_changes_nothing(conn, ingest):
 
 def test_changed_file_makes_a_new_version_that_replaces_fragments(conn, ingest):
     ingest("acme", {"inventory.py": INVENTORY}, repo="shop")
-    edited = INVENTORY.replace("def purge_expired(inventory: Inventory) -> int:",
-                               "def purge_stale_reservations(inventory: Inventory) -> int:")
+    edited = INVENTORY.replace(
+        "def purge_expired(inventory: Inventory) -> int:", "def purge_stale_reservations(inventory: Inventory) -> int:"
+    )
     result = ingest("acme", {"inventory.py": edited}, repo="shop")[0]
     assert result.version == 2 and result.changed
     # Unchanged units are reused (no new embedding), only the edited one is new.
@@ -100,8 +111,9 @@ def test_changed_file_makes_a_new_version_that_replaces_fragments(conn, ingest):
     assert "purge_stale_reservations" in live and "purge_expired" not in live
     versions = conn.execute("select version from data.document_versions order by version").fetchall()
     assert versions == [(1,), (2,)]
-    hits = conn.execute("select f.symbol from api.search_lexical('acme', 'purge_expired') s "
-                        "join data.fragments f using (fragment_id)").fetchall()
+    hits = conn.execute(
+        "select f.symbol from api.search_lexical('acme', 'purge_expired') s join data.fragments f using (fragment_id)"
+    ).fetchall()
     assert ("purge_expired",) not in hits
 
 
@@ -128,7 +140,9 @@ def test_writing_needs_a_principal_of_that_org(conn, ingest, pipeline):
 def live_citation(conn, symbol: str):
     return conn.execute(
         """select c.path, c.doc_version, c.text from api.retrieve_candidates('acme', %s, '{}'::jsonb,
-               p_k_dense => 0) c where c.symbol = %s""", (symbol, symbol)).fetchone()
+               p_k_dense => 0) c where c.symbol = %s""",
+        (symbol, symbol),
+    ).fetchone()
 
 
 def test_exact_text_is_revived_without_a_new_embedding(conn, ingest):
@@ -138,6 +152,7 @@ def test_exact_text_is_revived_without_a_new_embedding(conn, ingest):
     assert third.version == 3 and third.created == 0 and first.created == third.fragments
     assert live_citation(conn, "purge_expired")[:2] == ("inventory.py", 3)
     from tests.sql.test_bm25 import assert_statistics_match_active_fragments
+
     assert_statistics_match_active_fragments(conn)
 
 
@@ -152,12 +167,15 @@ def test_shared_fragment_stays_live_through_the_other_source(conn, ingest):
     conn.execute("delete from data.documents where path = 'b/inventory.py'")
     assert live_citation(conn, "purge_expired") is None
     from tests.sql.test_bm25 import assert_statistics_match_active_fragments
+
     assert_statistics_match_active_fragments(conn)
 
 
 def test_near_duplicate_pointer_is_rehomed_when_the_original_changes(conn, ingest):
-    near = INVENTORY.replace('"""Stock levels and the reservations held against them."""',
-                             '"""Stock levels and the reservations held against it."""')
+    near = INVENTORY.replace(
+        '"""Stock levels and the reservations held against them."""',
+        '"""Stock levels and the reservations held against it."""',
+    )
     ingest("acme", {"a/inventory.py": INVENTORY})
     assert ingest("acme", {"b/inventory.py": near})[0].created == 0, "the near copy collapses at first"
     ingest("acme", {"a/inventory.py": "def unrelated():\n    return 42\n"})
@@ -169,6 +187,7 @@ def test_near_duplicate_pointer_is_rehomed_when_the_original_changes(conn, inges
                             where f.active and s.retired_at is null""").fetchone()[0]
     assert exact, "every live pointer of an active fragment is exact after re-homing"
     from tests.sql.test_bm25 import assert_statistics_match_active_fragments
+
     assert_statistics_match_active_fragments(conn)
 
 
@@ -177,8 +196,11 @@ def test_persona_fragments_only_for_that_persona(conn, ingest, retriever):
 
     from app.retrieve.models import RetrieveRequest
 
-    ingest("acme", {"review.md": "# Accessibility review\n\nEvery icon button needs an aria-label.\n"},
-           persona="a11y-reviewer")
+    ingest(
+        "acme",
+        {"review.md": "# Accessibility review\n\nEvery icon button needs an aria-label.\n"},
+        persona="a11y-reviewer",
+    )
 
     def paths(scope):
         request = msgspec.convert({"query": "icon button aria-label", "scope": scope}, RetrieveRequest)

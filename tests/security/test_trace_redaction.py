@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from app.access import act_as, create_api_key
-from tests.api.test_api import client, ingest  # noqa: F401  (fixture)
+from tests.api.test_api import ingest
 from tests.conftest import login_url
 from tests.retrieve.corpus import DOCS
 
@@ -24,9 +24,24 @@ QUERY = "payroll override kestrel storage volume"
 SECRETS = (SESSION, NOTE_PATH, "payroll", "kestrel", "Payroll")
 """Nothing of these may appear anywhere in what a reader without the session sees."""
 AUDITOR_LOGIN = "auditor_carol"
-SCORE_KEYS = {"fused_rank", "lexical_rank", "lexical_score", "dense_rank", "dense_similarity", "lexical_norm",
-              "dense_norm", "lexical_weight", "dense_weight", "fused_score", "rerank_score", "freshness",
-              "final_score", "included", "reason", "redacted"}
+SCORE_KEYS = {
+    "fused_rank",
+    "lexical_rank",
+    "lexical_score",
+    "dense_rank",
+    "dense_similarity",
+    "lexical_norm",
+    "dense_norm",
+    "lexical_weight",
+    "dense_weight",
+    "fused_score",
+    "rerank_score",
+    "freshness",
+    "final_score",
+    "included",
+    "reason",
+    "redacted",
+}
 
 
 def key_for(db_url: str, principal: str, *grants: tuple[str, str | None, bool], db_role: str | None = None) -> str:
@@ -47,18 +62,27 @@ def world(client, db_url, logins):
             admin.execute(f"create role {AUDITOR_LOGIN} login in role contexts_auditor")
     assert ingest(client, DOCS).status_code == 201
     alice = {"Authorization": "Bearer " + key_for(db_url, "alice", ("repo", "platform", True))}
-    written = client.post("/documents", headers=alice, json={
-        "scope": {"org_id": "acme", "session_id": SESSION}, "documents": [{"path": NOTE_PATH, "content": NOTE}]})
+    written = client.post(
+        "/documents",
+        headers=alice,
+        json={"scope": {"org_id": "acme", "session_id": SESSION}, "documents": [{"path": NOTE_PATH, "content": NOTE}]},
+    )
     assert written.status_code == 201, written.text
-    retrieved = client.post("/contexts/retrieve", headers=alice,
-                            json={"query": QUERY, "scope": {"org_id": "acme", "session_id": SESSION}}).json()
+    retrieved = client.post(
+        "/contexts/retrieve", headers=alice, json={"query": QUERY, "scope": {"org_id": "acme", "session_id": SESSION}}
+    ).json()
     assert NOTE_PATH + "#payroll-incident" in {f["source"] for f in retrieved["fragments"]}
-    carol = {"Authorization": "Bearer " + key_for(db_url, "carol", ("audit", None, False), ("repo", "platform", False),
-                                                  db_role=logins["analysts"][0])}
+    carol = {
+        "Authorization": "Bearer "
+        + key_for(db_url, "carol", ("audit", None, False), ("repo", "platform", False), db_role=logins["analysts"][0])
+    }
     key_for(db_url, "dave", ("audit", None, False), ("repo", "platform", False), db_role=AUDITOR_LOGIN)
     with psycopg.connect(db_url) as conn:
-        note = conn.execute("select f.fragment_id, f.doc_id from data.fragments f join data.documents d "
-                            "using (doc_id) where d.path = %s", (NOTE_PATH,)).fetchone()
+        note = conn.execute(
+            "select f.fragment_id, f.doc_id from data.fragments f join data.documents d "
+            "using (doc_id) where d.path = %s",
+            (NOTE_PATH,),
+        ).fetchone()
     return {"trace_id": retrieved["trace_id"], "alice": alice, "carol": carol, "note": note}
 
 
@@ -153,8 +177,9 @@ def test_the_maker_reads_its_trace_in_full_only_while_its_grants_cover_it(world,
     assert not any(c["redacted"] for c in trace["candidates"])
     # The session expires: alice can no longer read it, nor what her trace said of it.
     with psycopg.connect(db_url) as conn:
-        conn.execute("update data.sessions set expires_at = now() - interval '1 second' where session_id = %s",
-                     (SESSION,))
+        conn.execute(
+            "update data.sessions set expires_at = now() - interval '1 second' where session_id = %s", (SESSION,)
+        )
     trace = client.get(f"/traces/{trace_id}", headers=world["alice"]).json()
     assert_hides_the_session(trace, note)
     assert trace["query"] is None and "request.scope.session_id" in trace["redacted"]

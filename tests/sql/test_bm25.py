@@ -20,12 +20,24 @@ def add_doc(conn, org: str, path: str, text: str, repo: str | None = None) -> in
     conn.execute("select api.bind_principal(%s, 'admin')", (org,))
     doc_id, version, _changed, _rehome = conn.execute(
         "select * from api.begin_document(%s, %s, null, null, %s, 'doc', %s, %s)",
-        (org, repo, path, text, hashlib.sha256(text.encode()).hexdigest())).fetchone()
-    chunk = {"namespace": "prose", "owner": "tester", "heading_path": [], "lexical_heading": "",
-             "symbol": None, "text": text, "content_hash": hashlib.sha256(text.encode()).hexdigest(),
-             "token_count": len(text.split()), "chunker_version": "test",
-             "simhash": int(hashlib.sha256(text.encode()).hexdigest()[:15], 16), "anchor": "",
-             "start_line": 1, "end_line": 1, "embedding": [1.0, 0.0, 0.0]}
+        (org, repo, path, text, hashlib.sha256(text.encode()).hexdigest()),
+    ).fetchone()
+    chunk = {
+        "namespace": "prose",
+        "owner": "tester",
+        "heading_path": [],
+        "lexical_heading": "",
+        "symbol": None,
+        "text": text,
+        "content_hash": hashlib.sha256(text.encode()).hexdigest(),
+        "token_count": len(text.split()),
+        "chunker_version": "test",
+        "simhash": int(hashlib.sha256(text.encode()).hexdigest()[:15], 16),
+        "anchor": "",
+        "start_line": 1,
+        "end_line": 1,
+        "embedding": [1.0, 0.0, 0.0],
+    }
     conn.execute("select * from api.add_fragments(%s, %s, %s)", (doc_id, version, json.dumps([chunk])))
     return doc_id
 
@@ -46,8 +58,10 @@ def bm25(tf: int, dl: int, df: int, n: int, avgdl: float) -> float:
 
 
 def test_scores_match_hand_computation(corpus):
-    rows = corpus.execute("select f.text, s.score, s.rank from api.search_lexical('acme', 'apple') s "
-                          "join data.fragments f using (fragment_id) order by s.rank").fetchall()
+    rows = corpus.execute(
+        "select f.text, s.score, s.rank from api.search_lexical('acme', 'apple') s "
+        "join data.fragments f using (fragment_id) order by s.rank"
+    ).fetchall()
     # N = 3 fragments, total length 2 + 3 + 4 = 9, avgdl = 3; "apple" in 2 of them.
     expected = {"apple apple cherry": bm25(2, 3, 2, 3, 3.0), "apple banana": bm25(1, 2, 2, 3, 3.0)}
     assert [r[0] for r in rows] == ["apple apple cherry", "apple banana"]
@@ -57,8 +71,10 @@ def test_scores_match_hand_computation(corpus):
 
 
 def test_multi_term_query_sums_terms(corpus):
-    score = corpus.execute("select s.score from api.search_lexical('acme', 'banana and kiwi apples') s "
-                           "join data.fragments f using (fragment_id) where f.text = 'apple banana'").fetchone()[0]
+    score = corpus.execute(
+        "select s.score from api.search_lexical('acme', 'banana and kiwi apples') s "
+        "join data.fragments f using (fragment_id) where f.text = 'apple banana'"
+    ).fetchone()[0]
     assert score == pytest.approx(bm25(1, 2, 2, 3, 3.0) + bm25(1, 2, 1, 3, 3.0), rel=1e-12)
 
 
@@ -71,8 +87,9 @@ def test_statistics_follow_retired_versions(corpus):
     df = dict(corpus.execute("select term, df from data.bm25_terms where org_id = 'acme'").fetchall())
     assert "durian" not in df and df["kiwi"] == 1 and df["appl"] == 2
     assert_statistics_match_active_fragments(corpus)
-    rows = corpus.execute("select count(*) from data.bm25_postings p join data.fragments f using (fragment_id) "
-                          "where not f.active").fetchone()
+    rows = corpus.execute(
+        "select count(*) from data.bm25_postings p join data.fragments f using (fragment_id) where not f.active"
+    ).fetchone()
     assert rows == (0,)
 
 
@@ -90,7 +107,9 @@ def test_statistics_are_per_org(corpus):
 def assert_statistics_match_active_fragments(conn) -> None:
     """The maintained BM25 tables equal a recount from scratch over active fragments,
     per scope group (org and repo/persona/session labels)."""
-    group = "org_id || '|' || coalesce(repo_id, '') || '|' || coalesce(persona_id, '') || '|' || coalesce(session_id, '')"
+    group = (
+        "org_id || '|' || coalesce(repo_id, '') || '|' || coalesce(persona_id, '') || '|' || coalesce(session_id, '')"
+    )
     recount = conn.execute(f"""
         with terms as (
             select f.org_id, f.repo_id, f.persona_id, f.session_id, f.fragment_id, t.lexeme,
@@ -116,8 +135,9 @@ def test_deletes_keep_statistics_exact(corpus):
     add_doc(corpus, "other", "o1", "apple share")
     corpus.execute("delete from data.documents where org_id = 'acme' and path = 'd1'")
     assert_statistics_match_active_fragments(corpus)
-    assert corpus.execute("select fragment_count, total_length from data.bm25_corpus "
-                          "where org_id = 'acme'").fetchone() == (2, 7)
+    assert corpus.execute(
+        "select fragment_count, total_length from data.bm25_corpus where org_id = 'acme'"
+    ).fetchone() == (2, 7)
     corpus.execute("delete from data.orgs where org_id = 'acme'")
     assert_statistics_match_active_fragments(corpus)
     corpus.execute("select api.create_org('acme')")
@@ -134,4 +154,6 @@ def test_lexical_search_reads_the_postings_index(corpus):
     corpus.commit()
     plans = nested_plans(corpus, "select * from api.search_lexical('acme', 'apple', 10)", principal=("acme", "admin"))
     assert re.search(r"Index (Only )?Scan using bm25_postings_\d+_pkey on bm25_postings_\d+", plans)
-    assert re.search(r"Index Scan using bm25_terms_group_key on bm25_terms s[^\n]*\n\s+Index Cond: [^\n]*term = ANY", plans)
+    assert re.search(
+        r"Index Scan using bm25_terms_group_key on bm25_terms s[^\n]*\n\s+Index Cond: [^\n]*term = ANY", plans
+    )

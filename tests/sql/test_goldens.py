@@ -56,9 +56,14 @@ def test_upgrade_from_the_previous_revision_equals_a_fresh_install(pg_server, fr
         with psycopg.connect(url) as conn:
             assert conn.execute("select version_num from alembic_version").fetchall() == [(head_revision(),)]
         upgraded = {"schema": schema_dump(url), "privileges": privilege_matrix(url)}
-    differences = [f"{kind}:\n" + unified_diff(fresh[kind], upgraded[kind], "fresh install", "upgraded")
-                   for kind in fresh if upgraded[kind] != fresh[kind]]
+    differences = [
+        f"{kind}:\n" + unified_diff(fresh[kind], upgraded[kind], "fresh install", "upgraded")
+        for kind in fresh
+        if upgraded[kind] != fresh[kind]
+    ]
     if differences:
-        pytest.fail(f"upgrading {previous} -> {head_revision()} does not give a fresh install (a migration misses "
-                    "a change, or leaves behind what a fresh install lacks):\n" + "\n".join(differences),
-                    pytrace=False)
+        pytest.fail(
+            f"upgrading {previous} -> {head_revision()} does not give a fresh install (a migration misses "
+            "a change, or leaves behind what a fresh install lacks):\n" + "\n".join(differences),
+            pytrace=False,
+        )

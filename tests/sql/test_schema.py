@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-
 from pathlib import Path
 
 import psycopg
@@ -60,7 +59,9 @@ def test_scope_filter_is_inlined_into_lexical_search(conn, ingest):
     from tests.ingest.test_write import nested_plans
 
     ingest("acme", {"a.md": "# A\n\nrotate the journal"}, repo="r")
-    plans = nested_plans(conn, "select * from api.search_lexical('acme', 'journal', 10, 'r')", principal=("acme", "admin"))
+    plans = nested_plans(
+        conn, "select * from api.search_lexical('acme', 'journal', 10, 'r')", principal=("acme", "admin")
+    )
     assert re.search(r"Index Only Scan using bm25_postings_\d+_pkey", plans)
     assert "Filter: data._in_scope" not in plans, "the filter must not be a per-row function call"
     assert "repo_id IS NULL" in plans, "the scope condition appears inlined in the plan"
@@ -69,8 +70,12 @@ def test_scope_filter_is_inlined_into_lexical_search(conn, ingest):
 def test_hnsw_index_per_registered_model(conn):
     conn.execute("select api.register_embedding_model('prose', 'model-a', 8)")
     conn.execute("select api.register_embedding_model('code', 'model-b', 4)")
-    indexes = [r[0] for r in conn.execute(
-        "select indexdef from pg_indexes where tablename = 'embeddings' and indexdef like '%hnsw%' order by 1")]
+    indexes = [
+        r[0]
+        for r in conn.execute(
+            "select indexdef from pg_indexes where tablename = 'embeddings' and indexdef like '%hnsw%' order by 1"
+        )
+    ]
     assert len(indexes) == 2
     assert any("vector(8)" in i for i in indexes) and any("vector(4)" in i for i in indexes)
 

@@ -28,6 +28,7 @@ def _open_in_thread(db_url: str, principal: str, session: str, outcome: dict) ->
                 outcome["expires"] = conn.execute("select api.open_session(%s)", (session,)).fetchone()[0]
         except psycopg.Error as exc:
             outcome["error"] = exc
+
     thread = threading.Thread(target=run)
     thread.start()
     return thread
@@ -37,8 +38,9 @@ def _wait_until_blocked(db_url: str) -> None:
     """Until the second opener waits on the first one's uncommitted session row."""
     with psycopg.connect(db_url, autocommit=True) as watcher:
         for _ in range(200):
-            if watcher.execute("select count(*) from pg_stat_activity where wait_event_type = 'Lock' "
-                               "and datname = current_database()").fetchone()[0]:
+            if watcher.execute(
+                "select count(*) from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()"
+            ).fetchone()[0]:
                 return
             threading.Event().wait(0.05)
     raise AssertionError("the second opener never waited on the first")

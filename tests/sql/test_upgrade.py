@@ -14,8 +14,9 @@ from tests.sql.test_bm25 import assert_statistics_match_active_fragments
 
 @pytest.fixture
 def v1_db(pg_server):
-    janitor = DatabaseJanitor(user="postgres", host=pg_server.socket_dir, port=5432, dbname="contexts_upgrade_v1",
-                              password=None)
+    janitor = DatabaseJanitor(
+        user="postgres", host=pg_server.socket_dir, port=5432, dbname="contexts_upgrade_v1", password=None
+    )
     janitor.drop()
     with janitor:
         url = pg_server.url("contexts_upgrade_v1")
@@ -27,34 +28,54 @@ def test_0001_data_survives_the_upgrade(v1_db):
     with psycopg.connect(v1_db) as conn:
         conn.execute("insert into data.orgs (org_id) values ('acme'), ('globex')")
         conn.execute("insert into data.repos values ('acme', 'platform', now())")
-        model = conn.execute("insert into data.embedding_models (namespace, name, dims, generation) "
-                             "values ('prose', 'v1-model', 3, 1) returning model_id").fetchone()[0]
-        conn.execute(f"create index embeddings_hnsw_model_{model} on data.embeddings "
-                     f"using hnsw ((embedding::extensions.vector(3)) extensions.vector_cosine_ops) "
-                     f"where model_id = {model}")
-        for org, repo, path, text, vector in (("acme", "platform", "a.md", "rotate the journal", "[1,0,0]"),
-                                              ("acme", None, "b.md", "journal policy", "[0,1,0]"),
-                                              ("globex", None, "c.md", "journal", "[0,0,1]")):
-            doc = conn.execute("insert into data.documents (org_id, repo_id, path, kind, current_version) "
-                               "values (%s, %s, %s, 'doc', 1) returning doc_id", (org, repo, path)).fetchone()[0]
-            conn.execute("insert into data.document_versions (doc_id, version, content_hash, content) "
-                         "values (%s, 1, md5(%s), %s)", (doc, text, text))
+        model = conn.execute(
+            "insert into data.embedding_models (namespace, name, dims, generation) "
+            "values ('prose', 'v1-model', 3, 1) returning model_id"
+        ).fetchone()[0]
+        conn.execute(
+            f"create index embeddings_hnsw_model_{model} on data.embeddings "
+            f"using hnsw ((embedding::extensions.vector(3)) extensions.vector_cosine_ops) "
+            f"where model_id = {model}"
+        )
+        for org, repo, path, text, vector in (
+            ("acme", "platform", "a.md", "rotate the journal", "[1,0,0]"),
+            ("acme", None, "b.md", "journal policy", "[0,1,0]"),
+            ("globex", None, "c.md", "journal", "[0,0,1]"),
+        ):
+            doc = conn.execute(
+                "insert into data.documents (org_id, repo_id, path, kind, current_version) "
+                "values (%s, %s, %s, 'doc', 1) returning doc_id",
+                (org, repo, path),
+            ).fetchone()[0]
+            conn.execute(
+                "insert into data.document_versions (doc_id, version, content_hash, content) "
+                "values (%s, 1, md5(%s), %s)",
+                (doc, text, text),
+            )
             fragment = conn.execute(
                 "insert into data.fragments (org_id, repo_id, doc_id, doc_version, namespace, kind, owner, text, "
                 "content_hash, token_count, chunker_version, simhash, tsv) values (%s, %s, %s, 1, 'prose', 'doc', "
                 "'o', %s, md5(%s), 3, 'v1', 7, to_tsvector('english', %s)) returning fragment_id",
-                (org, repo, doc, text, text, text)).fetchone()[0]
-            conn.execute("insert into data.fragment_sources (fragment_id, doc_id, doc_version, ordinal, anchor, "
-                         "start_line, end_line, content_hash) values (%s, %s, 1, 1, '', 1, 1, md5(%s))",
-                         (fragment, doc, text))
-            conn.execute("insert into data.embeddings (fragment_id, model_id, org_id, embedding) values "
-                         "(%s, %s, %s, %s)", (fragment, model, org, vector))
+                (org, repo, doc, text, text, text),
+            ).fetchone()[0]
+            conn.execute(
+                "insert into data.fragment_sources (fragment_id, doc_id, doc_version, ordinal, anchor, "
+                "start_line, end_line, content_hash) values (%s, %s, 1, 1, '', 1, 1, md5(%s))",
+                (fragment, doc, text),
+            )
+            conn.execute(
+                "insert into data.embeddings (fragment_id, model_id, org_id, embedding) values (%s, %s, %s, %s)",
+                (fragment, model, org, vector),
+            )
         before = conn.execute("select fragment_id, org_id, repo_id, text from data.fragments order by 1").fetchall()
 
     migrate(v1_db)
 
     with psycopg.connect(v1_db) as conn:
-        assert conn.execute("select fragment_id, org_id, repo_id, text from data.fragments order by 1").fetchall() == before
+        assert (
+            conn.execute("select fragment_id, org_id, repo_id, text from data.fragments order by 1").fetchall()
+            == before
+        )
         partitions = dict(conn.execute("select tableoid::regclass::text, count(*) from data.fragments group by 1"))
         numbers = dict(conn.execute("select org_id, org_no from data.orgs"))
         assert partitions == {f"data.fragments_{numbers['acme']}": 2, f"data.fragments_{numbers['globex']}": 1}
@@ -67,9 +88,12 @@ def test_0001_data_survives_the_upgrade(v1_db):
         conn.execute("select api.grant_scope('acme', 'reader', 'repo', 'platform')")
         conn.execute("select api.bind_principal('acme', 'reader')")
         conn.execute("set local role contexts_service")
-        found = conn.execute("select f.text from api.search_lexical('acme', 'journal') s "
-                             "join data.fragments f using (fragment_id) order by s.rank").fetchall()
+        found = conn.execute(
+            "select f.text from api.search_lexical('acme', 'journal') s "
+            "join data.fragments f using (fragment_id) order by s.rank"
+        ).fetchall()
         assert sorted(found) == [("journal policy",), ("rotate the journal",)]
-        nearest = conn.execute("select fragment_id from api.search_dense('acme', '{\"prose\": [1, 0, 0]}', 5)"
-                               ).fetchall()
+        nearest = conn.execute(
+            "select fragment_id from api.search_dense('acme', '{\"prose\": [1, 0, 0]}', 5)"
+        ).fetchall()
         assert len(nearest) == 2
