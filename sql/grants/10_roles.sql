@@ -8,6 +8,17 @@
 -- Retrieval traces are read through the redacting view api.retrieval_traces (and
 -- api.get_trace); no caller role holds any privilege on data.retrieval_traces.
 -- The owner/migrator is the role that runs `contexts migrate` (a superuser).
+--
+-- Tables: every parent table of schema data is readable by the service and analysts,
+-- but for the few named below (read from the catalog: a new table needs no line here).
+-- Functions: the rule at the end names, for each set of roles, the functions (schema
+-- and name, never a signature) they may execute. A name covers every overload, so a
+-- signature change touches only the function's file and its migration. Each migrate
+-- makes the catalog match the rule for every function of schemas api and data: a role
+-- the rule names gets execute, a caller role it does not name loses it (a grant taken
+-- out of the rule, or made by hand, is revoked). A function the rule does not name is
+-- the owner's alone: administration and internal helpers need no line. A name that
+-- matches no function, or a role that is not a caller role, fails the migrate.
 
 revoke all on schema data, api from public;
 revoke all on all tables in schema data, api from public;
@@ -36,40 +47,76 @@ revoke all on data.retrieval_traces from contexts_service, contexts_analyst, con
 grant select on data.orgs, data.principals, data.grants to contexts_auditor;
 grant select on api.retrieval_traces to contexts_service, contexts_analyst, contexts_auditor;
 
--- Policy helpers: every role evaluates them (they only ever describe the caller).
-grant execute on function data.current_principal(), data.acl_org(), data.acl_principal(),
-    data._acl(text, boolean), data.acl_org_wide(), data.acl_repos(), data.acl_personas(),
-    data.acl_sessions(), data.acl_audit(), data._bypasses_rls(), data._in_scope(text, text, text, text, text, text),
-    data._require_org(text), data._require_read(text, text, text, text), data._principal_or_raise()
-    to contexts_service, contexts_analyst, contexts_auditor;
--- Redaction helpers of api.retrieval_traces (its callers evaluate them).
-grant execute on function data._readable_fragments(text, bigint[]), data._redact_candidates(text, jsonb),
-    data._redact_request(text, text, jsonb, boolean, text[], text[], text[])
-    to contexts_service, contexts_analyst, contexts_auditor;
--- BM25 (sql/functions/20_bm25.sql) and fusion helpers (45_fusion.sql) of the searches.
-grant execute on function data._bm25_scores(text, text, text, text, text, bigint[], float8, float8),
-    data._check_fusion(jsonb),
-    data._fuse(text, text, text, text, text, jsonb, bigint[], float8[], bigint[], float8[], boolean, boolean, jsonb, int)
-    to contexts_service, contexts_analyst;
-
--- Reading and searching (invoker: row-level security applies).
-grant execute on function api.whoami(), api.authenticate(text),
-    api.lexical_tsvector(text), api.lexical_document(text, text),
-    api.search_lexical(text, text, int, text, text, text, float8, float8),
-    api.search_dense(text, jsonb, int, text, text, text),
-    api.retrieve_candidates(text, text, jsonb, text, text, text, int, int, int, jsonb),
-    api.score_lexical(text, text, bigint[], text, text, text, float8, float8),
-    api.score_dense(text, jsonb, bigint[]),
-    api.get_fragment(bigint), api.get_trace(uuid)
-    to contexts_service, contexts_analyst;
-grant execute on function api.whoami(), api.authenticate(text), api.get_trace(uuid) to contexts_auditor;
-
--- The service also writes (each function checks the bound principal's write grants).
-grant execute on function api.active_model(text, text, int),
-    api.begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb),
-    api.match_fragments(text, text, text, text, text[], text[], bigint[]),
-    api.add_fragments(bigint, int, jsonb), api.open_session(text), api.authorize_write(text, text, text, text),
-    api.record_trace(text, text, jsonb, jsonb, jsonb, float8)
-    to contexts_service;
--- Administration (create_org, principals, grants, keys, bind_principal, purge) is left
--- to the owner/migrator: no role is granted it.
+-- Functions: who may execute what, by name (see the header). Each row gives a set of
+-- roles and the functions they may execute.
+do $$
+declare
+    callers constant text[] := array['contexts_service', 'contexts_analyst', 'contexts_auditor'];
+    f record;
+    grant_to text[];
+    revoke_from text[];
+begin
+    for f in
+        with rule (roles, functions) as (values
+            -- Policy helpers: every role evaluates them (they only ever describe the caller).
+            (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array[
+                'data.current_principal', 'data.acl_org', 'data.acl_principal', 'data._acl', 'data.acl_org_wide',
+                'data.acl_repos', 'data.acl_personas', 'data.acl_sessions', 'data.acl_audit', 'data._bypasses_rls',
+                'data._in_scope', 'data._require_org', 'data._require_read', 'data._principal_or_raise']),
+            -- Redaction helpers of api.retrieval_traces (its callers evaluate them).
+            (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array[
+                'data._readable_fragments', 'data._redact_candidates', 'data._redact_request']),
+            -- Who am I, and traces (invoker: row-level security applies).
+            (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array[
+                'api.whoami', 'api.authenticate', 'api.get_trace']),
+            -- BM25 (sql/functions/20_bm25.sql) and fusion helpers (45_fusion.sql) of the searches.
+            (array['contexts_service', 'contexts_analyst'], array[
+                'data._bm25_scores', 'data._check_fusion', 'data._fuse']),
+            -- Reading and searching (invoker: row-level security applies).
+            (array['contexts_service', 'contexts_analyst'], array[
+                'api.lexical_tsvector', 'api.lexical_document', 'api.search_lexical', 'api.search_dense',
+                'api.retrieve_candidates', 'api.score_lexical', 'api.score_dense', 'api.get_fragment']),
+            -- The service also writes (each function checks the bound principal's write grants).
+            (array['contexts_service'], array[
+                'api.active_model', 'api.begin_document', 'api.match_fragments', 'api.add_fragments',
+                'api.open_session', 'api.authorize_write', 'api.record_trace'])
+            -- Administration (create_org, principals, grants, keys, bind_principal, purge) is
+            -- left to the owner/migrator: it is named nowhere above.
+        ), wanted (name, roles) as (
+            select fn, array_agg(distinct role)
+            from rule, unnest(rule.functions) fn, unnest(rule.roles) role
+            group by fn
+        ), catalog (fn, name, held) as (
+            select p.oid::regprocedure, n.nspname || '.' || p.proname,
+                   array(select r.rolname::text from aclexplode(p.proacl) a join pg_roles r on r.oid = a.grantee
+                         where a.privilege_type = 'EXECUTE')
+            from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+            where n.nspname in ('api', 'data')
+        )
+        select c.fn, coalesce(c.name, w.name) as name, coalesce(w.roles, '{}') as roles, coalesce(c.held, '{}') as held
+        from catalog c full join wanted w on w.name = c.name
+    loop
+        if f.fn is null then
+            raise exception 'sql/grants: the function rule names %, which is no function of schema api or data', f.name
+                using errcode = '42883';
+        end if;
+        if not f.roles <@ callers then
+            raise exception 'sql/grants: the function rule names a role that is not a caller role: %', f.roles
+                using errcode = '22023';
+        end if;
+        -- In the order of `callers` (the order of the ACL, hence of pg_dump's GRANT lines).
+        grant_to := array(select r from unnest(callers) with ordinality c(r, i)
+                          where r = any(f.roles) and not r = any(f.held) order by i);
+        revoke_from := array(select r from unnest(callers) with ordinality c(r, i)
+                             where r = any(f.held) and not r = any(f.roles) order by i);
+        if cardinality(grant_to) > 0 then
+            execute format('grant execute on routine %s to %s', f.fn,
+                           (select string_agg(quote_ident(r), ', ' order by i) from unnest(grant_to) with ordinality g(r, i)));
+        end if;
+        if cardinality(revoke_from) > 0 then
+            execute format('revoke execute on routine %s from %s', f.fn,
+                           (select string_agg(quote_ident(r), ', ' order by i) from unnest(revoke_from) with ordinality g(r, i)));
+        end if;
+    end loop;
+end
+$$;

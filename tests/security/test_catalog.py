@@ -1,7 +1,14 @@
 """The catalog says every table with tenant data is under forced row-level security,
-and the roles callers use can neither bypass it nor own what it protects."""
+the roles callers use can neither bypass it nor own what it protects, and each migrate
+makes their function privileges exactly what sql/grants/10_roles.sql's rule says."""
 
 from __future__ import annotations
+
+import psycopg
+import pytest
+
+from app.db.migrate import SQL_DIR, migrate
+from tests.sql.snapshot import privilege_matrix, schema_dump, unified_diff
 
 NON_TENANT = {"embedding_namespaces", "embedding_models"}
 """Tables of the data schema that hold no tenant data (shared model registry)."""
@@ -186,3 +193,62 @@ def test_traces_are_read_only_through_the_redacting_view(conn):
     ).fetchone()[0]
     assert "security_barrier=true" in options
     assert not conn.execute("select has_table_privilege('public', 'api.retrieval_traces', 'select')").fetchone()[0]
+
+
+# -- function grants follow the rule in sql/grants/10_roles.sql on every migrate -------
+
+def _executors(url: str, function: str) -> set[str]:
+    with psycopg.connect(url) as c:
+        return {role for role in (*ROLES, "public")
+                if c.execute("select has_function_privilege(%s, %s, 'execute')", (role, function)).fetchone()[0]}
+
+
+def test_migrate_twice_changes_nothing(db_url):
+    """A fresh install (a clone of the migrated template) migrated twice more: the same
+    schema, grants and policies (no privilege is dropped and granted again, which
+    would reorder the ACLs pg_dump prints)."""
+    before = {"schema": schema_dump(db_url), "privileges": privilege_matrix(db_url)}
+    migrate(db_url)
+    migrate(db_url)
+    after = {"schema": schema_dump(db_url), "privileges": privilege_matrix(db_url)}
+    for kind in before:
+        assert after[kind] == before[kind], kind + ":\n" + unified_diff(before[kind], after[kind], "fresh", "migrated twice")
+
+
+def test_function_grants_outside_the_rule_are_revoked_by_migrate(db_url):
+    """A grant the rule does not make (by hand, or left by an older rule) is gone after
+    migrate, and one the rule makes but that was revoked is back: the function
+    privileges are exactly the fresh install's again."""
+    fresh = privilege_matrix(db_url)
+    with psycopg.connect(db_url, autocommit=True) as c:
+        c.execute("grant execute on function api.create_org(text, text, interval) to contexts_service")
+        c.execute("grant execute on function data._bind(text, text) to contexts_analyst, contexts_auditor")
+        c.execute("revoke execute on function api.whoami() from contexts_auditor")
+    assert "contexts_service" in _executors(db_url, "api.create_org(text, text, interval)")
+    assert _executors(db_url, "data._bind(text, text)") == {"contexts_analyst", "contexts_auditor"}
+    assert "contexts_auditor" not in _executors(db_url, "api.whoami()")
+
+    migrate(db_url)
+
+    assert _executors(db_url, "api.create_org(text, text, interval)") == set()
+    assert _executors(db_url, "data._bind(text, text)") == set()
+    assert _executors(db_url, "api.whoami()") == set(ROLES)
+    assert privilege_matrix(db_url) == fresh
+
+
+def test_a_function_the_rule_does_not_name_is_the_owners_alone(db_url):
+    """New functions need no line to stay closed: migrate leaves them to the owner."""
+    with psycopg.connect(db_url, autocommit=True) as c:
+        c.execute("create function api.probe() returns int language sql as 'select 1'")
+        c.execute("grant execute on function api.probe() to contexts_service")
+    migrate(db_url)
+    assert _executors(db_url, "api.probe()") == set()
+
+
+def test_the_rule_refuses_a_name_that_is_no_function(conn):
+    """A function renamed or dropped but still named by the rule fails the migrate,
+    instead of silently granting nothing."""
+    rule = (SQL_DIR / "grants" / "10_roles.sql").read_text(encoding="utf-8")
+    assert "'api.get_fragment'" in rule
+    with pytest.raises(psycopg.errors.UndefinedFunction, match="api.get_fragments"):
+        conn.execute(rule.replace("'api.get_fragment'", "'api.get_fragments'"))

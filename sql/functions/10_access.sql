@@ -1,0 +1,243 @@
+-- Access checks: who the current transaction acts for, and what it may read and write.
+-- Row-level policies (sql/policies) call the data.acl_* functions in scalar subqueries,
+-- so each is one InitPlan per statement, not a call per row. Binding a principal is in
+-- 11_auth.sql, administration in 12_admin.sql.
+
+-- data._in_scope: bottom-up visibility of a fragment's labels for a requested scope.
+-- Org-wide fragments (no labels) are always in scope; a repo label must match the
+-- requested repo when one is given (no repo asked: all of the org's repos); persona
+-- and session fragments are visible only when that persona or session is asked for.
+-- Plain SQL, immutable and without a SET clause so the planner inlines it into the
+-- calling query (a SET clause forbids inlining and costs a call per row); it names no
+-- table or function, and inlined code resolves in the caller's pinned search_path.
+create or replace function data._in_scope(
+    fragment_repo text, fragment_persona text, fragment_session text,
+    want_repo text, want_persona text, want_session text)
+returns boolean
+language sql immutable parallel safe
+as $$
+    select (fragment_repo is null or want_repo is null or fragment_repo = want_repo)
+       and (fragment_persona is null or fragment_persona = want_persona)
+       and (fragment_session is null or fragment_session = want_session)
+$$;
+
+-- data._require_org: raise no_data_found (P0002) for an org that does not exist.
+create or replace function data._require_org(p_org_id text)
+returns void
+language plpgsql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+begin
+    if p_org_id is null or not exists (select 1 from data.orgs o where o.org_id = p_org_id) then
+        raise exception 'unknown org: %', coalesce(p_org_id, '(null)')
+            using errcode = 'P0002', hint = 'Create it with `contexts org create ORG`.';
+    end if;
+end
+$$;
+
+-- data._require_principal: P0002 for a principal that is not in the org (or, with
+-- p_enabled, that is disabled).
+create or replace function data._require_principal(p_org_id text, p_principal_id text, p_enabled boolean default false)
+returns void
+language plpgsql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+begin
+    perform data._require_org(p_org_id);
+    if not exists (select 1 from data.principals p
+                   where p.org_id = p_org_id and p.principal_id = p_principal_id
+                     and (p.disabled_at is null or not p_enabled)) then
+        raise exception 'unknown principal % in org %', p_principal_id, p_org_id using errcode = 'P0002',
+            hint = 'Create it with `contexts principal create ORG PRINCIPAL`.';
+    end if;
+end
+$$;
+
+-- The current principal ----------------------------------------------------------
+
+-- data.current_principal: the principal this transaction acts for. First a binding
+-- made in this very transaction and backend (api.authenticate, api.bind_principal),
+-- named by the nonce in contexts.binding; else the principal mapped to the login
+-- (session_user cannot be changed without superuser). Disabled principals bind nobody.
+-- Security definer: it reads bindings and principals past their own policies.
+create or replace function data.current_principal(out org_id text, out principal_id text)
+language sql stable security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select p.org_id, p.principal_id
+    from (
+        select b.org_id, b.principal_id, 1 as preference
+        from data.principal_bindings b
+        where b.nonce = nullif(current_setting('contexts.binding', true), '')
+          and b.backend_pid = pg_backend_pid()
+          and b.xact_id = pg_current_xact_id_if_assigned()
+        union all
+        select p.org_id, p.principal_id, 2
+        from data.principals p
+        where p.db_role = session_user
+    ) c
+    join data.principals p on p.org_id = c.org_id and p.principal_id = c.principal_id
+    where p.disabled_at is null
+    order by c.preference
+    limit 1
+$$;
+comment on function data.current_principal() is 'Org and principal the current transaction acts for (null: nobody).';
+
+create or replace function data.acl_org()
+returns text
+language sql stable security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$ select (data.current_principal()).org_id $$;
+comment on function data.acl_org() is 'The current principal''s org (null: none bound, nothing visible).';
+
+create or replace function data.acl_principal()
+returns text
+language sql stable security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$ select (data.current_principal()).principal_id $$;
+
+-- data._acl: the current principal's grants of one kind (read or write).
+create or replace function data._acl(p_kind text, p_write boolean default false)
+returns text[]
+language sql stable security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select coalesce(array_agg(g.scope_id order by g.scope_id), '{}')
+    from data.current_principal() me
+    join data.grants g on g.org_id = me.org_id and g.principal_id = me.principal_id
+    where g.scope_kind = p_kind
+      and (g.can_write or not p_write)
+      -- A session grant lasts as long as the session.
+      and (p_kind <> 'session' or exists (
+              select 1 from data.sessions s
+              where s.org_id = g.org_id and s.session_id = g.scope_id
+                and (s.expires_at is null or s.expires_at > statement_timestamp())))
+$$;
+
+create or replace function data.acl_org_wide()
+returns boolean
+language sql stable security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$ select cardinality(data._acl('org')) > 0 $$;
+comment on function data.acl_org_wide() is 'True when the current principal holds an org grant (every repo and persona).';
+
+create or replace function data.acl_repos()
+returns text[]
+language sql stable security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$ select data._acl('repo') $$;
+
+create or replace function data.acl_personas()
+returns text[]
+language sql stable security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$ select data._acl('persona') $$;
+
+create or replace function data.acl_sessions()
+returns text[]
+language sql stable security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$ select data._acl('session') $$;
+comment on function data.acl_sessions() is 'Live (unexpired) sessions the current principal holds a grant on.';
+
+create or replace function data.acl_audit()
+returns boolean
+language sql stable security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$ select cardinality(data._acl('audit')) > 0 $$;
+
+-- data._bypasses_rls: the invoker is a superuser or has BYPASSRLS (a DBA at psql).
+create or replace function data._bypasses_rls()
+returns boolean
+language sql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$ select coalesce((select r.rolsuper or r.rolbypassrls from pg_roles r where r.rolname = current_user), false) $$;
+
+-- data._principal_or_raise: the bound principal, or 42501 when none is bound.
+create or replace function data._principal_or_raise(out org_id text, out principal_id text)
+language plpgsql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+begin
+    select c.org_id, c.principal_id into org_id, principal_id from data.current_principal() c;
+    if org_id is null then
+        raise exception 'no principal is bound to this transaction' using errcode = '42501',
+            hint = 'Authenticate with an API key (HTTP), pass --principal (CLI), or log in as a mapped role (SQL).';
+    end if;
+end
+$$;
+
+-- data._require_read: the requested scope must lie within the principal's grants:
+-- asking for a scope you hold no grant on is an error (42501), not an empty answer.
+-- Called by invoker functions; a DBA who bypasses row-level security and binds
+-- nobody reads as a DBA.
+create or replace function data._require_read(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text)
+returns void
+language plpgsql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+declare
+    me record;
+begin
+    select * into me from data.current_principal();
+    if me.org_id is null then
+        if data._bypasses_rls() then
+            perform data._require_org(p_org_id);
+            return;
+        end if;
+        perform data._principal_or_raise();
+    end if;
+    if p_org_id is distinct from me.org_id then
+        raise exception 'principal % may not read org %', me.principal_id, p_org_id using errcode = '42501';
+    end if;
+    if p_repo_id is not null and not (data.acl_org_wide() or p_repo_id = any(data.acl_repos())) then
+        raise exception 'principal % holds no grant on repo %', me.principal_id, p_repo_id using errcode = '42501';
+    end if;
+    if p_persona_id is not null and not (data.acl_org_wide() or p_persona_id = any(data.acl_personas())) then
+        raise exception 'principal % holds no grant on persona %', me.principal_id, p_persona_id using errcode = '42501';
+    end if;
+    if p_session_id is not null and not (p_session_id = any(data.acl_sessions())) then
+        raise exception 'principal % holds no grant on a live session %', me.principal_id, p_session_id
+            using errcode = '42501';
+    end if;
+end
+$$;
+
+-- data._require_write: the bound principal must hold write grants covering every
+-- label of what it writes (org-level knowledge needs an org write grant). Writing
+-- into a session that does not exist yet opens it for the writer.
+create or replace function data._require_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text)
+returns void
+language plpgsql
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+declare
+    me record;
+    org_write boolean;
+begin
+    select * into me from data._principal_or_raise();
+    if p_org_id is distinct from me.org_id then
+        raise exception 'principal % may not write to org %', me.principal_id, p_org_id using errcode = '42501';
+    end if;
+    org_write := cardinality(data._acl('org', true)) > 0;
+    if p_session_id is not null then
+        if not exists (select 1 from data.sessions s where s.org_id = p_org_id and s.session_id = p_session_id) then
+            perform api.open_session(p_session_id);  -- refused unless the principal may write somewhere
+        end if;
+        if not p_session_id = any(data._acl('session', true)) then
+            raise exception 'principal % may not write to session %', me.principal_id, p_session_id
+                using errcode = '42501';
+        end if;
+    end if;
+    if p_repo_id is not null and not (org_write or p_repo_id = any(data._acl('repo', true))) then
+        raise exception 'principal % may not write to repo %', me.principal_id, p_repo_id using errcode = '42501';
+    end if;
+    if p_persona_id is not null and not (org_write or p_persona_id = any(data._acl('persona', true))) then
+        raise exception 'principal % may not write to persona %', me.principal_id, p_persona_id using errcode = '42501';
+    end if;
+    if p_repo_id is null and p_persona_id is null and p_session_id is null and not org_write then
+        raise exception 'principal % may not write org-wide knowledge in %', me.principal_id, p_org_id
+            using errcode = '42501';
+    end if;
+end
+$$;
