@@ -16,6 +16,7 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.exceptions import ValidationException
 from litestar.params import Parameter
+from msgspec import UNSET, UnsetType
 from psycopg.rows import dict_row
 
 from app.api.openapi import READ_ERRORS, problems
@@ -70,10 +71,11 @@ class FragmentDetail(msgspec.Struct):
     sources: list[FragmentSource]
 
 
-class TraceCandidate(msgspec.Struct):
-    """One candidate of a retrieval and what became of it (app.retrieve.trace)."""
+class TraceCandidate(msgspec.Struct, kw_only=True):
+    """One candidate of a retrieval and what became of it (app.retrieve.trace). A field
+    left out is one withheld from this reader (`redacted`), never a null."""
 
-    fragment_id: int
+    fragment_id: int | UnsetType = UNSET
     fused_rank: int
     lexical_rank: int | None
     lexical_score: float | None
@@ -86,26 +88,30 @@ class TraceCandidate(msgspec.Struct):
     included: bool
     reason: str
     """included, over_budget, below_min_score, beyond_rerank_top or only_boilerplate."""
-    tokens: int
-    source: str
-    doc_id: int
-    doc_version: int
-    namespace: str
-    chunker_version: str
-    embedding_model: str | None
-    lexical_norm: float | None = None
-    dense_norm: float | None = None
-    lexical_weight: float | None = None
-    dense_weight: float | None = None
+    tokens: int | UnsetType = UNSET
+    source: str | UnsetType = UNSET
+    doc_id: int | UnsetType = UNSET
+    doc_version: int | UnsetType = UNSET
+    namespace: str | UnsetType = UNSET
+    chunker_version: str | UnsetType = UNSET
+    embedding_model: str | None | UnsetType = UNSET
+    lexical_norm: float | None | UnsetType = UNSET
+    dense_norm: float | None | UnsetType = UNSET
+    lexical_weight: float | None | UnsetType = UNSET
+    dense_weight: float | None | UnsetType = UNSET
     """Weighted fusion: fused_score = lexical_weight * lexical_norm + dense_weight * dense_norm
     (all four are null under reciprocal rank fusion)."""
+    redacted: bool = False
+    """True when the reader may not read this fragment now: only its ranks, scores and
+    fate are shown (no id, source, document or text)."""
 
 
 class TraceOut(msgspec.Struct):
     trace_id: uuid.UUID
     org_id: str
     principal_id: str | None
-    query: str
+    query: str | None
+    """Null when withheld from this reader (listed in `redacted`)."""
     request: dict[str, Any]
     """The retrieval request as it was received, defaults filled in."""
     pipeline: dict[str, Any]
@@ -113,6 +119,8 @@ class TraceOut(msgspec.Struct):
     candidates: list[TraceCandidate]
     duration_ms: float | None
     created_at: datetime
+    redacted: list[str] = []
+    """Fields withheld from this reader, e.g. "query", "request.scope.session_id"."""
 
 
 def parse_fragment_id(raw: str) -> int:

@@ -197,10 +197,14 @@ def test_traces_are_read_only_through_the_redacting_view(conn):
 
 # -- function grants follow the rule in sql/grants/10_roles.sql on every migrate -------
 
+
 def _executors(url: str, function: str) -> set[str]:
     with psycopg.connect(url) as c:
-        return {role for role in (*ROLES, "public")
-                if c.execute("select has_function_privilege(%s, %s, 'execute')", (role, function)).fetchone()[0]}
+        return {
+            role
+            for role in (*ROLES, "public")
+            if c.execute("select has_function_privilege(%s, %s, 'execute')", (role, function)).fetchone()[0]
+        }
 
 
 def test_migrate_twice_changes_nothing(db_url):
@@ -212,7 +216,9 @@ def test_migrate_twice_changes_nothing(db_url):
     migrate(db_url)
     after = {"schema": schema_dump(db_url), "privileges": privilege_matrix(db_url)}
     for kind in before:
-        assert after[kind] == before[kind], kind + ":\n" + unified_diff(before[kind], after[kind], "fresh", "migrated twice")
+        assert after[kind] == before[kind], (
+            kind + ":\n" + unified_diff(before[kind], after[kind], "fresh", "migrated twice")
+        )
 
 
 def test_function_grants_outside_the_rule_are_revoked_by_migrate(db_url):
