@@ -6,9 +6,14 @@ import psutil
 
 def test_kills_the_server(db_url, pg_server):
     postmaster = psutil.Process(pg_server.pid)
-    for process in [*postmaster.children(recursive=True), postmaster]:
-        process.kill()
-    psutil.wait_procs([postmaster], timeout=10)
+    children = postmaster.children(recursive=True)
+    postmaster.kill()  # first: a postmaster left alive would restart its children
+    for process in children:
+        try:
+            process.kill()
+        except psutil.NoSuchProcess:
+            pass  # exited on its own once the postmaster was gone
+    psutil.wait_procs([postmaster, *children], timeout=10)
 
 
 def test_after_the_server_died_one(db_url):
