@@ -23,6 +23,7 @@ import asyncio
 import json
 import os
 import random
+import signal
 import socket
 import subprocess
 import sys
@@ -155,6 +156,8 @@ def serve_child(spec: dict) -> int:
         os._exit(3)  # shutdown hung
 
     threading.Thread(target=watchdog, daemon=True).start()
+    # uvicorn re-raises SIGTERM after its graceful shutdown: make that a normal exit.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     server.run(sockets=[socket.socket(fileno=spec["fd"])])
     return 0
 
@@ -358,13 +361,14 @@ async def run_phases(url: str, load_args: dict, args: argparse.Namespace, meter:
                 continue
             reads, writes = Stats(), Stats()
             console.print(f"{name}: {args.readers} readers, {writers} writers for {args.seconds:g} s ...")
-            before = meter.snapshot()
+            before, started_at = meter.snapshot(), time.time()
             stop_at = time.monotonic() + args.seconds
             await asyncio.gather(*(load.loop("read", reads, stop_at) for _ in range(args.readers)),
                                  *(load.loop("write", writes, stop_at) for _ in range(writers)))
             after = meter.snapshot()
             elapsed = after["at"] - before["at"]  # includes the requests in flight at the end
             phases[name] = {"clients": {"readers": args.readers, "writers": writers}, "seconds": round(elapsed, 1),
+                            "unix_time": [round(started_at, 1), round(time.time(), 1)],
                             "read": reads.summary(elapsed), "write": writes.summary(elapsed),
                             "cpu": CpuMeter.used(before, after)}
             r = phases[name]["read"]
