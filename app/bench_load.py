@@ -117,11 +117,15 @@ def write_files(site: Path) -> list[Path]:
 
 
 class Documents:
-    """Writers take the next file in turn. A rerun on a reused corpus starts after the
-    files earlier runs wrote, so its documents are new too (until all have been written)."""
+    """Writers take the next file in turn. Files an earlier run on a reused corpus wrote
+    come last, so each write is a new document until every file has been written once."""
 
-    def __init__(self, files: list[Path], site: Path, already_written: int) -> None:
-        self.files, self.site, self._next = files, site, already_written
+    def __init__(self, files: list[Path], site: Path, written: set[str]) -> None:
+        def done(path: Path) -> bool:
+            return path.relative_to(site).as_posix() in written
+
+        self.files, self.site, self._next = sorted(files, key=done), site, 0
+        self.new = sum(not done(f) for f in files)
 
     def next(self) -> dict:
         if not self.files:
@@ -497,10 +501,13 @@ def main(argv: list[str] | None = None) -> int:
         for principal, kind, scope_id, can_write in ((READER, "org", None, False), (WRITER, "repo", WRITE_REPO, True)):
             conn.execute("select api.create_principal(%s, %s, 'agent', 'bench load')", (ORG, principal))
             conn.execute("select api.grant_scope(%s, %s, %s, %s, %s)", (ORG, principal, kind, scope_id, can_write))
+        for (key_id,) in conn.execute("select key_id from api.list_api_keys(%s) where principal_id = any(%s) "
+                                      "and revoked_at is null", (ORG, [READER, WRITER])).fetchall():
+            conn.execute("select api.revoke_api_key(%s)", (key_id,))  # an earlier run's
         read_key = create_api_key(conn, ORG, READER, "bench load").token
         write_key = create_api_key(conn, ORG, WRITER, "bench load").token
-        written = conn.execute("select count(*) from data.documents where org_id = %s and repo_id = %s",
-                               (ORG, WRITE_REPO)).fetchone()[0]
+        written = {path for (path,) in conn.execute(
+            "select path from data.documents where org_id = %s and repo_id = %s", (ORG, WRITE_REPO))}
         org_fragments = conn.execute("select count(*) from data.fragments where org_id = %s and active",
                                      (ORG,)).fetchone()[0]
         queries = sample_queries(conn, 50_000, args.seed)
@@ -524,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
                  "reads": {"scope": {"org_id": ORG}, **mix.describe()},
                  "writes": {"scope": {"org_id": ORG, "repo_id": WRITE_REPO}, "documents_per_request": 1,
                             "document_bytes": list(WRITE_SIZE), "source": "installed packages outside the corpus",
-                            "written_before": written}},
+                            "written_before": len(written), "new_files_left": documents.new}},
         "corpus": {"fragments": corpus["corpus_fragments"], "org_fragments_at_start": org_fragments,
                    "repo": CORPUS_REPO, "built": "ingested now" if "ingest" in corpus else "reused",
                    "source": "app.bench corpus: installed packages' sources and docs",

@@ -38,3 +38,13 @@ def test_query_mix_repeats_the_share_it_is_given():
     fresh = [q for q in asked if q not in mix.hot]
     assert len(fresh) == len(set(fresh))  # none asked twice until the pool runs out
     assert mix.describe()["fresh_asked_again"] == 0
+
+
+def test_documents_written_by_an_earlier_run_come_last(tmp_path):
+    files = []
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text(f"# {name}\n")
+        files.append(tmp_path / name)
+    documents = bench_load.Documents(files, tmp_path, written={"a.py"})
+    assert documents.new == 2
+    assert [documents.next()["path"] for _ in range(4)] == ["b.py", "c.py", "a.py", "b.py"]
