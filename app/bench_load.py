@@ -67,6 +67,8 @@ TARGETS = {"readers": 50, "writers": 10, "seconds": 60, "read_rps": 100.0, "read
 retrievals/s; with 10 writers added, read p95 at most 2x the readers-only p95."""
 WRITE_SIZE = (2_000, 8_000)
 """Bytes of a written document."""
+SERVE_SPEC = "CONTEXTS_BENCH_LOAD_SERVE"
+"""Environment variable that hands the service process its database URL and socket."""
 
 
 # -- what clients send ----------------------------------------------------------------
@@ -185,11 +187,13 @@ def running_service(dsn: str, log: Path, max_seconds: float, start_timeout: floa
     url = f"http://127.0.0.1:{listener.getsockname()[1]}"
     spec = {"dsn": dsn, "fd": listener.fileno(), "parent": os.getpid(), "max_seconds": max_seconds}
     here = str(Path(__file__).resolve().parents[1])  # the child imports this very `app`
+    # The spec (a database URL, perhaps with a password) goes in the environment, which
+    # other users cannot read, not on the command line, which they can.
     env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, (here, os.environ.get("PYTHONPATH")))),
-                        "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+                        "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", SERVE_SPEC: json.dumps(spec)}
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as sink:
-        process = subprocess.Popen([sys.executable, "-m", "app.bench_load", "--serve-child", json.dumps(spec)],
+        process = subprocess.Popen([sys.executable, "-m", "app.bench_load", "--serve-child"],
                                    pass_fds=[listener.fileno()], stdout=sink, stderr=subprocess.STDOUT, env=env)
     service = Service(url, process, log)
     try:
@@ -482,10 +486,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--out", type=Path, default=Path("bench-results"), help="where load.json goes")
     parser.add_argument("--check", action="store_true", help="exit 1 when a load target is missed")
-    parser.add_argument("--serve-child", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_child:
-        return serve_child(json.loads(args.serve_child))
+        return serve_child(json.loads(os.environ.pop(SERVE_SPEC)))
     if args.readers < 1 or args.writers < 0 or args.seconds <= 0:
         parser.error("--readers must be at least 1, --writers at least 0 and --seconds positive")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
