@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install run test goldens bench migrate eval-gate eval-baseline clean
+.PHONY: install run test goldens bench bench-load migrate eval-gate eval-baseline clean
 
 install: $(STAMP)
 
@@ -44,6 +44,11 @@ format: install
 
 bench: install
 	$(BIN)/python -m app.bench $(BENCH_ARGS)
+
+# The HTTP service under load: 50 readers, then 50 readers + 10 writers, 60 s each
+# (bench-results/load.json). A quick run: BENCH_ARGS="--fragments 2000 --seconds 20".
+bench-load: install
+	$(BIN)/python -m app.bench_load $(BENCH_ARGS)
 
 migrate: install
 	$(BIN)/contexts migrate

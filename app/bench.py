@@ -63,6 +63,8 @@ PACKAGES = (
 SUFFIXES = {".py", ".md", ".rst", ".txt"}
 ORG = "bench"
 ADMIN = "admin"
+CORPUS_REPO = "site-packages"
+"""The repo of the bench org that holds the corpus (`bench --load` writes elsewhere)."""
 
 
 def corpus_files(site_packages: Path) -> list[Path]:
@@ -162,6 +164,66 @@ def bench_database(home: Path, reuse: bool) -> str:
     return server.url("bench")
 
 
+def build_corpus(dsn: str, pipeline: IngestPipeline, target: int, site: Path) -> dict:
+    """The bench org with at least `target` active fragments in its corpus repo: what is
+    missing is ingested from `site` (the installed packages), then the database is
+    vacuumed and analysed. Returns `corpus_fragments`, and `ingest` figures when it ingested."""
+    results: dict = {}
+    with psycopg.connect(dsn) as conn:
+        conn.execute("select api.create_org(%s)", (ORG,))
+        ensure_admin_principal(conn, ORG, ADMIN)
+        pipeline.register_models(conn)
+        conn.commit()
+        active_sql = "select count(*) from data.fragments where org_id = %s and repo_id = %s and active"
+        have = scalar(conn, active_sql, (ORG, CORPUS_REPO))
+        if have < target:
+            for model in pipeline.embedders.values():
+                model.load()
+            files = corpus_files(site)
+            prepare_s = write_s = 0.0
+            chunks = written = created = ingested = 0
+            with Progress(
+                TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+            ) as progress:
+                task = progress.add_task("ingest", total=target)
+                # Until the corpus holds the target number of *active* fragments (near
+                # duplicates collapse, so more chunks than that are written).
+                for group in ingest_groups(
+                    conn,
+                    pipeline,
+                    Scope(ORG, CORPUS_REPO),
+                    ADMIN,
+                    files,
+                    lambda path: source_document(path, site),
+                    size=16,
+                ):
+                    prepare_s += group.prepare_seconds
+                    write_s += group.write_seconds
+                    written += group.fragments
+                    created += group.created
+                    chunks += sum(len(p.chunks) for p in group.prepared)
+                    ingested += len(group.prepared)
+                    have = scalar(conn, active_sql, (ORG, CORPUS_REPO))
+                    progress.update(task, completed=have)
+                    if have >= target:
+                        break
+                else:
+                    console.print(f"[yellow]corpus exhausted at {have} fragments[/]")
+            results["ingest"] = {
+                "files": ingested,
+                "chunks": chunks,
+                "fragments_written": written,
+                "fragments_new": created,
+                "prepare_seconds": round(prepare_s, 2),
+                "write_embed_seconds": round(write_s, 2),
+                "fragments_per_second": round(chunks / (prepare_s + write_s), 2),
+            }
+        results["corpus_fragments"] = have
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("vacuum analyze")
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fragments", type=int, default=20_000, help="corpus size, in fragments")
@@ -192,58 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         }
     }
 
-    with psycopg.connect(dsn) as conn:
-        conn.execute("select api.create_org(%s)", (ORG,))
-        ensure_admin_principal(conn, ORG, ADMIN)
-        pipeline.register_models(conn)
-        conn.commit()
-        active_sql = "select count(*) from data.fragments where org_id = %s and active"
-        have = scalar(conn, active_sql, (ORG,))
-        if have < args.fragments:
-            for model in models.values():
-                model.load()
-            files = corpus_files(site)
-            prepare_s = write_s = 0.0
-            chunks = written = created = ingested = 0
-            with Progress(
-                TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
-            ) as progress:
-                task = progress.add_task("ingest", total=args.fragments)
-                # Until the corpus holds the target number of *active* fragments (near
-                # duplicates collapse, so more chunks than that are written).
-                for group in ingest_groups(
-                    conn,
-                    pipeline,
-                    Scope(ORG, "site-packages"),
-                    ADMIN,
-                    files,
-                    lambda path: source_document(path, site),
-                    size=16,
-                ):
-                    prepare_s += group.prepare_seconds
-                    write_s += group.write_seconds
-                    written += group.fragments
-                    created += group.created
-                    chunks += sum(len(p.chunks) for p in group.prepared)
-                    ingested += len(group.prepared)
-                    have = scalar(conn, active_sql, (ORG,))
-                    progress.update(task, completed=have)
-                    if have >= args.fragments:
-                        break
-                else:
-                    console.print(f"[yellow]corpus exhausted at {have} fragments[/]")
-            results["ingest"] = {
-                "files": ingested,
-                "chunks": chunks,
-                "fragments_written": written,
-                "fragments_new": created,
-                "prepare_seconds": round(prepare_s, 2),
-                "write_embed_seconds": round(write_s, 2),
-                "fragments_per_second": round(chunks / (prepare_s + write_s), 2),
-            }
-        results["corpus_fragments"] = have
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("vacuum analyze")
+    results.update(build_corpus(dsn, pipeline, args.fragments, site))
 
     retriever = Retriever(models, None)
     with psycopg.connect(dsn) as conn:
