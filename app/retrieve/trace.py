@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
+import msgspec
 import psycopg
 
 from app.db.sql import scalar
@@ -61,19 +60,18 @@ def record_trace(
     duration_ms: float,
 ) -> str:
     """Recorded for the principal bound to the transaction (the database stamps it)."""
+    # msgspec encodes a trace of a few hundred candidates several times faster than
+    # json.dumps: on a busy service that encoding was a large share of a read's CPU.
     row = conn.execute(
         "select api.record_trace(%s, %s, %s, %s, %s, %s)",
-        (
-            org_id,
-            query,
-            json.dumps(request, default=str),
-            json.dumps(pipeline),
-            json.dumps(entries, default=str),
-            duration_ms,
-        ),
+        (org_id, query, _json(request), _json(pipeline), _json(entries), duration_ms),
     ).fetchone()
     assert row is not None  # the function returns the new id or raises
     return str(row[0])
+
+
+def _json(value: object) -> str:
+    return msgspec.json.encode(value, enc_hook=str).decode()
 
 
 def get_trace(conn: psycopg.Connection, trace_id: str) -> dict:
