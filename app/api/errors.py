@@ -29,6 +29,11 @@ SQLSTATE_STATUS = {
     "23505": 409,  # unique_violation
     "42501": 403,  # insufficient_privilege
     "55000": 409,  # object_not_in_prerequisite_state (e.g. model mismatch)
+    # Transient: the same request may succeed when retried (503 with Retry-After).
+    "40001": 503,  # serialization_failure
+    "40P01": 503,  # deadlock_detected
+    "55P03": 503,  # lock_not_available
+    "57014": 503,  # query_canceled (a statement timeout)
 }
 TITLES = {
     400: "Bad Request",
@@ -47,6 +52,10 @@ TITLES = {
 
 GENERIC_DETAIL = {
     "23505": "the write conflicts with a concurrent or existing one; retry it",
+    "40001": "the request conflicted with a concurrent one; retry it",
+    "40P01": "the request conflicted with a concurrent one; retry it",
+    "55P03": "the database is busy; retry the request",
+    "57014": "the database cancelled the request; retry it",
 }
 """Messages PostgreSQL writes for these name internal objects (constraints, indexes)."""
 RETRY_AFTER_SECONDS = "1"

@@ -202,3 +202,19 @@ def test_one_structured_log_line_per_request_without_query_text(client, caplog):
         for r in caplog.records
         if r.levelno >= logging.INFO
     )
+
+
+@pytest.mark.parametrize("sqlstate", ["40001", "40P01", "55P03", "57014"])
+def test_transient_database_errors_are_503_not_500(client, monkeypatch, sqlstate):
+    """A statement timeout, deadlock, lock timeout or serialization failure is worth a
+    retry: 503 with Retry-After, never a 500, and no database text."""
+    services = client.app.state.services
+
+    def fail(conn, request):
+        conn.execute(f"do $$ begin raise exception 'internal detail' using errcode = '{sqlstate}'; end $$")
+
+    monkeypatch.setattr(services.retriever, "retrieve", fail)
+    response = client.post("/contexts/retrieve", json=QUERY)
+    body = problem(response, 503)
+    assert response.headers["retry-after"]
+    assert "internal detail" not in body["detail"]
