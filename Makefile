@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install run test goldens bench bench-load migrate eval-gate eval-baseline clean
+.PHONY: install run test lint format goldens bench bench-load migrate eval-gate eval-baseline clean
 
 install: $(STAMP)
 
