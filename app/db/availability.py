@@ -37,7 +37,6 @@ class DatabaseMonitor:
         self.on_recovery = on_recovery
         self._available = True
         self._since = time.monotonic()
-        self._reason = ""
         self._stop = threading.Event()
         self._conn: psycopg.Connection | None = None
         self._thread = threading.Thread(target=self._run, name="contexts-db-monitor", daemon=True)
@@ -54,10 +53,6 @@ class DatabaseMonitor:
     def available(self) -> bool:
         return self._available
 
-    @property
-    def reason(self) -> str:
-        return self._reason
-
     def require(self) -> None:
         if not self._available:
             raise DatabaseUnavailable(f"database unavailable for {time.monotonic() - self._since:.1f} s")
@@ -68,7 +63,7 @@ class DatabaseMonitor:
 
     def _set(self, available: bool, reason: str = "") -> None:
         changed = available != self._available
-        self._available, self._reason = available, reason
+        self._available = available
         if changed:
             self._since = time.monotonic()
             log.warning("database %s%s", "available again" if available else "unavailable: ", reason)
