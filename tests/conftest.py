@@ -3,10 +3,12 @@ into a template database, and each test gets a fresh clone of it."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -30,22 +32,24 @@ JANITOR_CONNECT_SECONDS = 5
 """How long creating or dropping a test database retries a refused connection."""
 
 
-def new_server_root() -> Path:
-    """A private folder for one run's server, outside pytest's base temp: a second
-    pytest of the same OS user re-applies mode 0700 to that base temp, which would lock
-    the server's own OS user out of its data directory (PANIC on pg_control)."""
-    return Path(tempfile.mkdtemp(prefix="contexts-test-pg-"))
-
-
-@pytest.fixture(scope="session")
-def pg_server():
-    root = new_server_root()
+@contextlib.contextmanager
+def private_server() -> Iterator[EmbeddedPostgres]:
+    """A server in a private folder outside pytest's base temp (a second pytest of the
+    same OS user re-applies mode 0700 to that base temp, which would lock the server's
+    own OS user out of its data directory: PANIC on pg_control); removed afterwards."""
+    root = Path(tempfile.mkdtemp(prefix="contexts-test-pg-"))
     server = EmbeddedPostgres(root / "pgdata", cleanup_mode="delete")
     try:
         yield server
     finally:
         server.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    with private_server() as server:
+        yield server
 
 
 def require_running(server: EmbeddedPostgres) -> None:

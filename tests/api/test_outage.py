@@ -3,7 +3,6 @@ while it is down, and the service recovers without a restart once it is back."""
 
 from __future__ import annotations
 
-import shutil
 import time
 
 import psycopg
@@ -14,7 +13,7 @@ from app.access import create_api_key, ensure_admin_principal
 from app.api.app import build_services, create_app
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrate import migrate
-from tests.conftest import new_server_root
+from tests.conftest import private_server
 
 DOC = {
     "scope": {"org_id": "acme"},
@@ -26,13 +25,8 @@ QUERY = {"query": "the volume is full", "scope": {"org_id": "acme"}}
 @pytest.fixture
 def own_server():
     """A server of this test's own: stopping the shared one would break other tests."""
-    root = new_server_root()
-    server = EmbeddedPostgres(root / "pgdata", cleanup_mode="delete")
-    try:
+    with private_server() as server:
         yield server
-    finally:
-        server.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def _stop(server: EmbeddedPostgres) -> None:
