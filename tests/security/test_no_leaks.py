@@ -29,6 +29,7 @@ from app.retrieve.models import RetrieveRequest
 from app.retrieve.trace import candidate_entries, record_trace
 from app.scope import Scope
 from tests.conftest import login_url
+from tests.security.test_trace_redaction import SCORE_KEYS
 
 VOCAB = [
     "journal",
@@ -69,25 +70,6 @@ TALLY = {
     "redacted_requests": 0,
     "leaks": 0,
 }
-SCORE_KEYS = {
-    "fused_rank",
-    "lexical_rank",
-    "lexical_score",
-    "dense_rank",
-    "dense_similarity",
-    "lexical_norm",
-    "dense_norm",
-    "lexical_weight",
-    "dense_weight",
-    "fused_score",
-    "rerank_score",
-    "freshness",
-    "final_score",
-    "included",
-    "reason",
-    "redacted",
-}
-"""All that a trace shows of a candidate its reader may not read."""
 SCOPE_KEYS = ("repo_id", "persona_id", "session_id")
 _names = itertools.count()
 

@@ -42,6 +42,7 @@ SCORE_KEYS = {
     "reason",
     "redacted",
 }
+"""All that a trace shows of a candidate its reader may not read (the property test uses it too)."""
 
 
 def key_for(db_url: str, principal: str, *grants: tuple[str, str | None, bool], db_role: str | None = None) -> str:
