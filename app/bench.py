@@ -224,10 +224,9 @@ def build_corpus(dsn: str, pipeline: IngestPipeline, target: int, site: Path) ->
     return results
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+def add_corpus_arguments(parser: argparse.ArgumentParser, report: str) -> None:
+    """Where the bench corpus lives and how big it is (make bench and make bench-load)."""
     parser.add_argument("--fragments", type=int, default=20_000, help="corpus size, in fragments")
-    parser.add_argument("--queries", type=int, default=200, help="queries per retrieval mode")
     parser.add_argument("--home", type=Path, default=Path(".contexts/bench"), help="embedded server data")
     parser.add_argument(
         "--db-url",
@@ -236,7 +235,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--reuse", action="store_true", help="keep an already ingested bench corpus")
     parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--out", type=Path, default=Path("bench-results"), help="where latest.json goes")
+    parser.add_argument("--out", type=Path, default=Path("bench-results"), help=f"where {report} goes")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--queries", type=int, default=200, help="queries per retrieval mode")
+    add_corpus_arguments(parser, "latest.json")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

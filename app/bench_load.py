@@ -47,6 +47,7 @@ from app.bench import (
     ORG,
     PACKAGES,
     SUFFIXES,
+    add_corpus_arguments,
     bench_database,
     build_corpus,
     percentile,
@@ -56,6 +57,7 @@ from app.db.migrate import migrate
 from app.db.sql import scalar
 from app.ingest.embed import embedders
 from app.ingest.pipeline import IngestPipeline
+from app.retrieve.models import DEFAULT_BUDGET_TOKENS
 from app.settings import Settings
 
 console = Console(stderr=True, soft_wrap=True)
@@ -161,15 +163,13 @@ class Documents:
 def serve_child(spec: dict) -> int:
     """The service on an inherited listening socket. It stops when its parent is gone or
     after `max_seconds`, whichever comes first, and is killed 30 s after that at the latest."""
-    import uvicorn
-
     from app.api.app import create_app
+    from app.api.server import build_server
 
     settings = Settings.from_env().with_(database_url=spec["dsn"])
-    app = create_app(settings, run_migrations=False)
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5)
-    )
+    # The server `contexts serve` runs (deadlines, connection cap, request log lines).
+    server = build_server(create_app(settings, run_migrations=False), settings)
+    server.config.timeout_graceful_shutdown = 5
     deadline = time.monotonic() + spec["max_seconds"]
 
     def watchdog() -> None:
@@ -557,18 +557,9 @@ def main(argv: list[str] | None = None) -> int:
         "--repeat-share", type=float, default=0.3, help="share of reads that repeat one of the popular queries"
     )
     parser.add_argument("--hot-queries", type=int, default=16, help="how many popular queries there are")
-    parser.add_argument("--budget-tokens", type=int, default=4000, help="budget of each retrieval")
+    parser.add_argument("--budget-tokens", type=int, default=DEFAULT_BUDGET_TOKENS, help="budget of each retrieval")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a request counts as failed")
-    parser.add_argument("--fragments", type=int, default=20_000, help="corpus size, in fragments")
-    parser.add_argument("--home", type=Path, default=Path(".contexts/bench"), help="embedded server data")
-    parser.add_argument(
-        "--db-url",
-        default=None,
-        help="an existing database to bench in (as the migrator) instead of the embedded server",
-    )
-    parser.add_argument("--reuse", action="store_true", help="keep an already ingested bench corpus")
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--out", type=Path, default=Path("bench-results"), help="where load.json goes")
+    add_corpus_arguments(parser, "load.json")
     parser.add_argument("--check", action="store_true", help="exit 1 when a load target is missed")
     parser.add_argument("--serve-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
