@@ -42,6 +42,7 @@ from rich.console import Console
 from rich.table import Table
 
 from app.access import create_api_key
+from app.api.server import base_url, bind
 from app.bench import (
     CORPUS_REPO,
     ORG,
@@ -198,11 +199,9 @@ class Service:
 
 @contextmanager
 def running_service(dsn: str, log: Path, max_seconds: float, start_timeout: float = 300) -> Iterator[Service]:
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(2048)
+    listener = bind("127.0.0.1", 0)  # as `contexts serve` listens, on a free port
     listener.set_inheritable(True)
-    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    url = base_url("127.0.0.1", listener.getsockname()[1])
     spec = {"dsn": dsn, "fd": listener.fileno(), "parent": os.getpid(), "max_seconds": max_seconds}
     here = str(Path(__file__).resolve().parents[1])  # the child imports this very `app`
     # The spec (a database URL, perhaps with a password) goes in the environment, which
