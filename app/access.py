@@ -36,6 +36,13 @@ def create_api_key(conn: psycopg.Connection, org_id: str, principal_id: str, lab
     return NewKey(key_id, token)
 
 
+def key_id_of(token: str) -> str | None:
+    """The key id a token made by create_api_key carries (ctx_<key id>_<secret>)."""
+    prefix, _, rest = token.partition(TOKEN_PREFIX)
+    key_id, sep, secret = rest.partition("_")
+    return key_id if not prefix and sep and key_id and secret else None
+
+
 def authenticate(conn: psycopg.Connection, token: str) -> tuple[str, str]:
     """Bind the key's principal to the open transaction; 28000 when unknown or revoked.
     Returns (org, principal)."""

@@ -98,7 +98,7 @@ def _demo_key(dsn: str, home: Path) -> str:
     revoked."""
     import psycopg
 
-    from app.access import create_api_key
+    from app.access import create_api_key, key_id_of
 
     stored = home / DEMO_KEY_FILE
     try:
@@ -115,9 +115,8 @@ def _demo_key(dsn: str, home: Path) -> str:
                 (DEMO_ORG, DEMO_AGENT),
             )
         ]
-        parts = token.split("_", 2) if token else []
-        if len(parts) == 3 and parts[1] in live:
-            return token  # type: ignore[return-value]
+        if token and key_id_of(token) in live:
+            return token
         for key_id in live:
             conn.execute("select api.revoke_api_key(%s)", (key_id,))
         token = create_api_key(conn, DEMO_ORG, DEMO_AGENT, "make run demo").token
