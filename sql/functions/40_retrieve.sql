@@ -63,6 +63,11 @@ comment on function api.search_dense(text, jsonb, int, text, text, text)
 -- 45_fusion.sql: weighted score fusion by default, or RRF), with everything the
 -- reranker, composer and trace need. Dense lists of several namespaces are merged
 -- rank by rank (their similarities come from different models and are not comparable).
+--
+-- Each side's work is done once: BM25 scores every matching fragment in one pass (the
+-- top k are the lexical list; the rest complete the dense candidates' scores), and
+-- each namespace's query vector is parsed once, then both searches its HNSW index and
+-- scores the lexical candidates of that namespace. Access is checked once, up front.
 create or replace function api.retrieve_candidates(
     p_org_id text,
     p_query text,
@@ -83,6 +88,28 @@ returns table (
 language plpgsql volatile
 set search_path = pg_catalog, extensions, pg_temp
 as $$
+declare
+    weighted constant boolean := p_fusion ->> 'method' = 'weighted';
+    lexical_on constant boolean := p_k_lexical > 0;
+    dense_on constant boolean := p_k_dense > 0;
+    m record;
+    query_vector vector;
+    -- Every fragment matching a query term, best first (BM25), and the lexical top k.
+    bm25_ids bigint[] := '{}';
+    bm25_scores float8[] := '{}';
+    lexical_ids bigint[] := '{}';
+    -- Dense hits of every namespace (rank within its namespace), and the cosine of the
+    -- lexical candidates with their namespace's model (to complete weighted fusion).
+    dense_ids bigint[] := '{}';
+    dense_sims float8[] := '{}';
+    dense_ranks int[] := '{}';
+    hit_ids bigint[];
+    hit_sims float8[];
+    candidate_ids bigint[];
+    bm25_fill_ids bigint[] := '{}';
+    bm25_fill_scores float8[] := '{}';
+    fill_ids bigint[] := '{}';
+    fill_sims float8[] := '{}';
 begin
     -- The requested scope must lie within the caller's grants (42501 otherwise);
     -- row-level security then keeps every other fragment out of every list below.
@@ -98,46 +125,130 @@ begin
         raise exception 'rrf_k must be positive' using errcode = '22023';
     end if;
     perform data._check_fusion(p_fusion);
+    if dense_on and jsonb_typeof(p_query_embeddings) is distinct from 'object' then
+        raise exception 'query embeddings must be a JSON object keyed by namespace' using errcode = '22023';
+    end if;
+
+    if lexical_on then
+        select coalesce(array_agg(s.fragment_id), '{}'), coalesce(array_agg(s.score), '{}')
+          into bm25_ids, bm25_scores
+        from (select b.fragment_id, b.score
+              from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, null, 1.2, 0.75) b
+              order by b.score desc, b.fragment_id) s;
+        lexical_ids := bm25_ids[1:p_k_lexical];
+    end if;
+
+    if dense_on then
+        perform set_config('hnsw.ef_search', least(greatest(p_k_dense, 40), 1000)::text, true);
+        perform set_config('hnsw.iterative_scan', 'relaxed_order', true);
+        for m in
+            select em.model_id, em.namespace, em.dims from data.embedding_models em
+            where em.status = 'active' and p_query_embeddings ? em.namespace
+            order by em.namespace
+        loop
+            if jsonb_typeof(p_query_embeddings -> m.namespace) is distinct from 'array'
+               or jsonb_array_length(p_query_embeddings -> m.namespace) <> m.dims then
+                raise exception 'query embedding for namespace % must have % dimensions', m.namespace, m.dims
+                    using errcode = '22023';
+            end if;
+            query_vector := (p_query_embeddings -> m.namespace)::text::vector;
+            -- Literal model id and dims so the partial expression index matches.
+            execute format($query$
+                select coalesce(array_agg(n.fragment_id order by n.distance, n.fragment_id), '{}'),
+                       coalesce(array_agg(1.0::float8 - n.distance order by n.distance, n.fragment_id), '{}')
+                from (
+                    select e.fragment_id, (e.embedding::vector(%1$s) <=> $1::vector(%1$s)) as distance
+                    from data.embeddings e
+                    join data.fragments f on f.fragment_id = e.fragment_id and f.org_id = e.org_id
+                    where e.model_id = %2$s and e.org_id = $2 and f.active
+                      and data._in_scope(f.repo_id, f.persona_id, f.session_id, $3, $4, $5)
+                    order by e.embedding::vector(%1$s) <=> $1::vector(%1$s)
+                    limit $6
+                ) n
+                $query$, m.dims, m.model_id)
+            into hit_ids, hit_sims
+            using query_vector, p_org_id, p_repo_id, p_persona_id, p_session_id, p_k_dense;
+            dense_ids := dense_ids || hit_ids;
+            dense_sims := dense_sims || hit_sims;
+            dense_ranks := dense_ranks || array(select generate_series(1, cardinality(hit_ids)));
+            if weighted and lexical_on then
+                select fill_ids || coalesce(array_agg(e.fragment_id), '{}'),
+                       fill_sims || coalesce(array_agg(1.0::float8 - (e.embedding <=> query_vector)), '{}')
+                  into fill_ids, fill_sims
+                from data.embeddings e
+                where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (lexical_ids);
+            end if;
+        end loop;
+    end if;
+
+    candidate_ids := lexical_ids || dense_ids;
+    if weighted and lexical_on and dense_on then
+        -- The BM25 of dense hits outside the lexical top k (absent: no query term, 0).
+        select coalesce(array_agg(l.id), '{}'), coalesce(array_agg(l.score), '{}')
+          into bm25_fill_ids, bm25_fill_scores
+        from unnest(bm25_ids[p_k_lexical + 1:], bm25_scores[p_k_lexical + 1:]) as l(id, score)
+        join unnest(dense_ids) as d(id) on d.id = l.id;
+    end if;
 
     return query
-    with lexical as materialized (
-        select l.fragment_id, l.score, l.rank
-        from api.search_lexical(p_org_id, p_query, p_k_lexical, p_repo_id, p_persona_id, p_session_id) l
-        where p_k_lexical > 0
-    ), dense_by_namespace as materialized (
-        select d.fragment_id, d.similarity, d.rank
-        from api.search_dense(p_org_id, case when p_k_dense > 0 then p_query_embeddings else '{}'::jsonb end,
-                              p_k_dense, p_repo_id, p_persona_id, p_session_id) d
+    with lexical as (
+        select l.id as fragment_id, l.score, l.rank::int as rank
+        from unnest(bm25_ids[1:p_k_lexical], bm25_scores[1:p_k_lexical]) with ordinality as l(id, score, rank)
     ), dense as (
-        select d.fragment_id, d.similarity,
-               (row_number() over (order by d.rank, d.similarity desc, d.fragment_id))::int as rank
-        from dense_by_namespace d
+        select d.id as fragment_id, d.similarity,
+               (row_number() over (order by d.rank, d.similarity desc, d.id))::int as rank
+        from unnest(dense_ids, dense_sims, dense_ranks) as d(id, similarity, rank)
         order by rank
         limit p_k_dense
+    ), pooled as (
+        select coalesce(l.fragment_id, d.fragment_id) as fragment_id,
+               l.rank as lexical_rank, l.score as lexical_score, d.rank as dense_rank, d.similarity
+        from lexical l full join dense d on d.fragment_id = l.fragment_id
+    ), candidate_rows as materialized (
+        -- One scan probing the index once per id (joined per candidate instead, a
+        -- nested loop would re-sort the id list for every probe).
+        select f.fragment_id, f.namespace, f.repo_id, f.kind, f.owner, f.heading_path, f.symbol, f.text,
+               f.token_count, f.chunker_version, f.updated_at, f.content_hash
+        from data.fragments f
+        where f.org_id = p_org_id and f.fragment_id = any (candidate_ids)
+    ), completed as materialized (
+        -- Weighted fusion scores each candidate on both sides: a dense hit matching no
+        -- query term has BM25 0; a lexical hit's cosine comes from its namespace's model.
+        select p.fragment_id, p.lexical_rank, p.dense_rank, f.namespace, em.name as model,
+               em.name || '@' || em.generation as model_label,
+               case when lexical_on and weighted
+                    then coalesce(p.lexical_score, lf.score, 0.0) else p.lexical_score end as lexical_score,
+               coalesce(p.similarity, df.similarity) as dense_similarity,
+               f.repo_id, f.kind, f.owner, f.heading_path, f.symbol, f.text, f.token_count,
+               f.chunker_version, f.updated_at, f.content_hash
+        from pooled p
+        join candidate_rows f on f.fragment_id = p.fragment_id
+        left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
+        left join unnest(bm25_fill_ids, bm25_fill_scores) as lf(fragment_id, score) on lf.fragment_id = p.fragment_id
+        left join unnest(fill_ids, fill_sims) as df(fragment_id, similarity) on df.fragment_id = p.fragment_id
     ), fused as (
-        -- Fusion: see 45_fusion.sql.
         select fx.* from data._fuse(
-            p_org_id, p_repo_id, p_persona_id, p_session_id, p_query, p_query_embeddings,
-            array(select l.fragment_id from lexical l order by l.rank), array(select l.score from lexical l order by l.rank),
-            array(select d.fragment_id from dense d order by d.rank), array(select d.similarity from dense d order by d.rank),
-            p_k_lexical > 0, p_k_dense > 0, p_fusion, p_rrf_k) fx
+            array(select c.fragment_id from completed c), array(select c.lexical_rank from completed c),
+            array(select c.lexical_score from completed c), array(select c.dense_rank from completed c),
+            array(select c.dense_similarity from completed c), array(select c.namespace from completed c),
+            array(select c.model from completed c), lexical_on, dense_on, p_fusion, p_rrf_k) fx
+    ), cited as (
+        -- Cite a live source holding exactly this text (near-duplicates point here too).
+        select distinct on (s.fragment_id) s.fragment_id, s.doc_id, s.doc_version, d.path, s.anchor
+        from (select s.* from data.fragment_sources s
+              where s.fragment_id = any (candidate_ids) and s.retired_at is null offset 0) s
+        join candidate_rows f on f.fragment_id = s.fragment_id
+        join data.documents d on d.doc_id = s.doc_id
+        order by s.fragment_id, s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id, s.ordinal
     )
     select fu.fragment_id, fu.lexical_rank, fu.lexical_score, fu.dense_rank, fu.dense_similarity,
-           fu.fused_score, src.doc_id, src.doc_version, src.path, src.anchor, f.repo_id,
-           f.namespace, f.kind, f.owner, f.heading_path, f.symbol, f.text,
-           f.token_count, f.chunker_version, em.name || '@' || em.generation, f.updated_at,
+           fu.fused_score, src.doc_id, src.doc_version, src.path, src.anchor, c.repo_id,
+           c.namespace, c.kind, c.owner, c.heading_path, c.symbol, c.text,
+           c.token_count, c.chunker_version, c.model_label, c.updated_at,
            fu.lexical_norm, fu.dense_norm, fu.lexical_weight, fu.dense_weight
     from fused fu
-    join data.fragments f on f.fragment_id = fu.fragment_id
-    left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
-    left join lateral (
-        -- Cite a live source holding exactly this text (near-duplicates point here too).
-        select s.doc_id, s.doc_version, d.path, s.anchor
-        from data.fragment_sources s join data.documents d on d.doc_id = s.doc_id
-        where s.fragment_id = f.fragment_id and s.retired_at is null
-        order by s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id, s.ordinal
-        limit 1
-    ) src on true
+    join completed c on c.fragment_id = fu.fragment_id
+    left join cited src on src.fragment_id = fu.fragment_id
     order by fu.fused_score desc, fu.lexical_rank nulls last, fu.dense_rank nulls last, fu.fragment_id;
 end
 $$;

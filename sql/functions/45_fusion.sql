@@ -58,13 +58,18 @@ begin
         return;
     end if;
     return query
-    select e.fragment_id, 1.0::float8 - (e.embedding <=> (p_query_embeddings ->> f.namespace)::vector)
-    from data.fragments f
-    join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
-    join data.embeddings e on e.fragment_id = f.fragment_id and e.model_id = em.model_id and e.org_id = f.org_id
-    where f.org_id = p_org_id and f.fragment_id = any (p_fragment_ids)
-      and p_query_embeddings ? f.namespace
-      and jsonb_array_length(p_query_embeddings -> f.namespace) = em.dims;
+    with query_vectors as materialized (
+        -- Each namespace's vector is parsed once, not once per fragment.
+        select em.model_id, em.namespace, (p_query_embeddings -> em.namespace)::text::vector as v
+        from data.embedding_models em
+        where em.status = 'active' and p_query_embeddings ? em.namespace
+          and jsonb_typeof(p_query_embeddings -> em.namespace) = 'array'
+          and jsonb_array_length(p_query_embeddings -> em.namespace) = em.dims
+    )
+    select e.fragment_id, 1.0::float8 - (e.embedding <=> q.v)
+    from query_vectors q
+    join data.fragments f on f.org_id = p_org_id and f.namespace = q.namespace and f.fragment_id = any (p_fragment_ids)
+    join data.embeddings e on e.org_id = p_org_id and e.fragment_id = f.fragment_id and e.model_id = q.model_id;
 end
 $$;
 comment on function api.score_dense(text, jsonb, bigint[])
@@ -99,55 +104,26 @@ begin
 end
 $$;
 
--- data._fuse: the fused list. Inputs are the two ranked lists (ids and scores in rank
--- order); out come both ranks (null outside that list's top k), both raw scores
--- (completed for "weighted"), both calibrated scores, the weights that multiply them
--- and the fused score. A side that was not asked for (k = 0) takes no part.
+-- data._fuse: the fused list, from the pooled candidates with both sides' scores
+-- (arrays aligned by position; for "weighted", scores already completed on both
+-- sides by the caller). Out come both ranks (null outside that list's top k), both
+-- raw scores, both calibrated scores, the weights that multiply them and the fused
+-- score. A side that was not asked for (k = 0) takes no part. Pure arithmetic: the
+-- caller has read every number under its own row-level security.
 create or replace function data._fuse(
-    p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_query text, p_query_embeddings jsonb,
-    p_lexical_ids bigint[], p_lexical_scores float8[],
-    p_dense_ids bigint[], p_dense_scores float8[],
-    p_lexical_on boolean, p_dense_on boolean,
-    p_fusion jsonb, p_rrf_k int)
+    p_ids bigint[], p_lexical_ranks int[], p_lexical_scores float8[], p_dense_ranks int[], p_dense_scores float8[],
+    p_namespaces text[], p_models text[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k int)
 returns table (fragment_id bigint, lexical_rank int, lexical_score float8, dense_rank int,
                dense_similarity float8, lexical_norm float8, dense_norm float8, lexical_weight float8,
                dense_weight float8, fused_score float8)
-language sql stable
-set search_path = pg_catalog, extensions, pg_temp
+language sql immutable
+set search_path = pg_catalog, pg_temp
 as $$
-    with lexical as (
-        select l.id as fragment_id, l.score, l.rank::int
-        from unnest(p_lexical_ids, p_lexical_scores) with ordinality as l(id, score, rank)
-    ), dense as (
-        select d.id as fragment_id, d.score as similarity, d.rank::int
-        from unnest(p_dense_ids, p_dense_scores) with ordinality as d(id, score, rank)
-    ), pooled as materialized (
-        select coalesce(l.fragment_id, d.fragment_id) as fragment_id,
-               l.rank as lexical_rank, l.score as lexical_score, d.rank as dense_rank, d.similarity
-        from lexical l full join dense d on d.fragment_id = l.fragment_id
-    ), weighted as (
-        select p_fusion ->> 'method' = 'weighted' as on_
-    ), lexical_fill as materialized (
-        select s.fragment_id, s.score
-        from api.score_lexical(p_org_id, p_query,
-                               array(select p.fragment_id from pooled p where p.lexical_rank is null),
-                               p_repo_id, p_persona_id, p_session_id) s
-        where p_lexical_on and (select on_ from weighted)
-    ), dense_fill as materialized (
-        select s.fragment_id, s.similarity
-        from api.score_dense(p_org_id, p_query_embeddings,
-                             array(select p.fragment_id from pooled p where p.dense_rank is null)) s
-        where p_dense_on and (select on_ from weighted)
-    ), completed as (
-        select p.fragment_id, p.lexical_rank, p.dense_rank, f.namespace, em.name as model,
-               case when p_lexical_on and (select on_ from weighted)
-                    then coalesce(p.lexical_score, lf.score, 0.0) else p.lexical_score end as lexical_score,
-               coalesce(p.similarity, df.similarity) as dense_similarity
-        from pooled p
-        join data.fragments f on f.fragment_id = p.fragment_id
-        left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
-        left join lexical_fill lf on lf.fragment_id = p.fragment_id
-        left join dense_fill df on df.fragment_id = p.fragment_id
+    with completed as (
+        select c.fragment_id, c.lexical_rank, c.lexical_score, c.dense_rank, c.dense_similarity,
+               c.namespace, c.model
+        from unnest(p_ids, p_lexical_ranks, p_lexical_scores, p_dense_ranks, p_dense_scores, p_namespaces, p_models)
+             as c(fragment_id, lexical_rank, lexical_score, dense_rank, dense_similarity, namespace, model)
     ), calibrated as (
         select c.*,
                greatest(c.lexical_score, 0.0) / nullif(max(c.lexical_score) over (), 0.0) as lexical_norm,

@@ -910,7 +910,29 @@ COMMENT ON FUNCTION api.register_embedding_model(p_namespace text, p_name text, 
 CREATE FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_rrf_k integer DEFAULT 60, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS $$
+    AS $_$
+declare
+    weighted constant boolean := p_fusion ->> 'method' = 'weighted';
+    lexical_on constant boolean := p_k_lexical > 0;
+    dense_on constant boolean := p_k_dense > 0;
+    m record;
+    query_vector vector;
+    -- Every fragment matching a query term, best first (BM25), and the lexical top k.
+    bm25_ids bigint[] := '{}';
+    bm25_scores float8[] := '{}';
+    lexical_ids bigint[] := '{}';
+    -- Dense hits of every namespace (rank within its namespace), and the cosine of the
+    -- lexical candidates with their namespace's model (to complete weighted fusion).
+    dense_ids bigint[] := '{}';
+    dense_sims float8[] := '{}';
+    dense_ranks int[] := '{}';
+    hit_ids bigint[];
+    hit_sims float8[];
+    candidate_ids bigint[];
+    bm25_fill_ids bigint[] := '{}';
+    bm25_fill_scores float8[] := '{}';
+    fill_ids bigint[] := '{}';
+    fill_sims float8[] := '{}';
 begin
     -- The requested scope must lie within the caller's grants (42501 otherwise);
     -- row-level security then keeps every other fragment out of every list below.
@@ -926,49 +948,133 @@ begin
         raise exception 'rrf_k must be positive' using errcode = '22023';
     end if;
     perform data._check_fusion(p_fusion);
+    if dense_on and jsonb_typeof(p_query_embeddings) is distinct from 'object' then
+        raise exception 'query embeddings must be a JSON object keyed by namespace' using errcode = '22023';
+    end if;
+
+    if lexical_on then
+        select coalesce(array_agg(s.fragment_id), '{}'), coalesce(array_agg(s.score), '{}')
+          into bm25_ids, bm25_scores
+        from (select b.fragment_id, b.score
+              from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, null, 1.2, 0.75) b
+              order by b.score desc, b.fragment_id) s;
+        lexical_ids := bm25_ids[1:p_k_lexical];
+    end if;
+
+    if dense_on then
+        perform set_config('hnsw.ef_search', least(greatest(p_k_dense, 40), 1000)::text, true);
+        perform set_config('hnsw.iterative_scan', 'relaxed_order', true);
+        for m in
+            select em.model_id, em.namespace, em.dims from data.embedding_models em
+            where em.status = 'active' and p_query_embeddings ? em.namespace
+            order by em.namespace
+        loop
+            if jsonb_typeof(p_query_embeddings -> m.namespace) is distinct from 'array'
+               or jsonb_array_length(p_query_embeddings -> m.namespace) <> m.dims then
+                raise exception 'query embedding for namespace % must have % dimensions', m.namespace, m.dims
+                    using errcode = '22023';
+            end if;
+            query_vector := (p_query_embeddings -> m.namespace)::text::vector;
+            -- Literal model id and dims so the partial expression index matches.
+            execute format($query$
+                select coalesce(array_agg(n.fragment_id order by n.distance, n.fragment_id), '{}'),
+                       coalesce(array_agg(1.0::float8 - n.distance order by n.distance, n.fragment_id), '{}')
+                from (
+                    select e.fragment_id, (e.embedding::vector(%1$s) <=> $1::vector(%1$s)) as distance
+                    from data.embeddings e
+                    join data.fragments f on f.fragment_id = e.fragment_id and f.org_id = e.org_id
+                    where e.model_id = %2$s and e.org_id = $2 and f.active
+                      and data._in_scope(f.repo_id, f.persona_id, f.session_id, $3, $4, $5)
+                    order by e.embedding::vector(%1$s) <=> $1::vector(%1$s)
+                    limit $6
+                ) n
+                $query$, m.dims, m.model_id)
+            into hit_ids, hit_sims
+            using query_vector, p_org_id, p_repo_id, p_persona_id, p_session_id, p_k_dense;
+            dense_ids := dense_ids || hit_ids;
+            dense_sims := dense_sims || hit_sims;
+            dense_ranks := dense_ranks || array(select generate_series(1, cardinality(hit_ids)));
+            if weighted and lexical_on then
+                select fill_ids || coalesce(array_agg(e.fragment_id), '{}'),
+                       fill_sims || coalesce(array_agg(1.0::float8 - (e.embedding <=> query_vector)), '{}')
+                  into fill_ids, fill_sims
+                from data.embeddings e
+                where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (lexical_ids);
+            end if;
+        end loop;
+    end if;
+
+    candidate_ids := lexical_ids || dense_ids;
+    if weighted and lexical_on and dense_on then
+        -- The BM25 of dense hits outside the lexical top k (absent: no query term, 0).
+        select coalesce(array_agg(l.id), '{}'), coalesce(array_agg(l.score), '{}')
+          into bm25_fill_ids, bm25_fill_scores
+        from unnest(bm25_ids[p_k_lexical + 1:], bm25_scores[p_k_lexical + 1:]) as l(id, score)
+        join unnest(dense_ids) as d(id) on d.id = l.id;
+    end if;
 
     return query
-    with lexical as materialized (
-        select l.fragment_id, l.score, l.rank
-        from api.search_lexical(p_org_id, p_query, p_k_lexical, p_repo_id, p_persona_id, p_session_id) l
-        where p_k_lexical > 0
-    ), dense_by_namespace as materialized (
-        select d.fragment_id, d.similarity, d.rank
-        from api.search_dense(p_org_id, case when p_k_dense > 0 then p_query_embeddings else '{}'::jsonb end,
-                              p_k_dense, p_repo_id, p_persona_id, p_session_id) d
+    with lexical as (
+        select l.id as fragment_id, l.score, l.rank::int as rank
+        from unnest(bm25_ids[1:p_k_lexical], bm25_scores[1:p_k_lexical]) with ordinality as l(id, score, rank)
     ), dense as (
-        select d.fragment_id, d.similarity,
-               (row_number() over (order by d.rank, d.similarity desc, d.fragment_id))::int as rank
-        from dense_by_namespace d
+        select d.id as fragment_id, d.similarity,
+               (row_number() over (order by d.rank, d.similarity desc, d.id))::int as rank
+        from unnest(dense_ids, dense_sims, dense_ranks) as d(id, similarity, rank)
         order by rank
         limit p_k_dense
+    ), pooled as (
+        select coalesce(l.fragment_id, d.fragment_id) as fragment_id,
+               l.rank as lexical_rank, l.score as lexical_score, d.rank as dense_rank, d.similarity
+        from lexical l full join dense d on d.fragment_id = l.fragment_id
+    ), candidate_rows as materialized (
+        -- One scan probing the index once per id (joined per candidate instead, a
+        -- nested loop would re-sort the id list for every probe).
+        select f.fragment_id, f.namespace, f.repo_id, f.kind, f.owner, f.heading_path, f.symbol, f.text,
+               f.token_count, f.chunker_version, f.updated_at, f.content_hash
+        from data.fragments f
+        where f.org_id = p_org_id and f.fragment_id = any (candidate_ids)
+    ), completed as materialized (
+        -- Weighted fusion scores each candidate on both sides: a dense hit matching no
+        -- query term has BM25 0; a lexical hit's cosine comes from its namespace's model.
+        select p.fragment_id, p.lexical_rank, p.dense_rank, f.namespace, em.name as model,
+               em.name || '@' || em.generation as model_label,
+               case when lexical_on and weighted
+                    then coalesce(p.lexical_score, lf.score, 0.0) else p.lexical_score end as lexical_score,
+               coalesce(p.similarity, df.similarity) as dense_similarity,
+               f.repo_id, f.kind, f.owner, f.heading_path, f.symbol, f.text, f.token_count,
+               f.chunker_version, f.updated_at, f.content_hash
+        from pooled p
+        join candidate_rows f on f.fragment_id = p.fragment_id
+        left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
+        left join unnest(bm25_fill_ids, bm25_fill_scores) as lf(fragment_id, score) on lf.fragment_id = p.fragment_id
+        left join unnest(fill_ids, fill_sims) as df(fragment_id, similarity) on df.fragment_id = p.fragment_id
     ), fused as (
-        -- Fusion: see 45_fusion.sql.
         select fx.* from data._fuse(
-            p_org_id, p_repo_id, p_persona_id, p_session_id, p_query, p_query_embeddings,
-            array(select l.fragment_id from lexical l order by l.rank), array(select l.score from lexical l order by l.rank),
-            array(select d.fragment_id from dense d order by d.rank), array(select d.similarity from dense d order by d.rank),
-            p_k_lexical > 0, p_k_dense > 0, p_fusion, p_rrf_k) fx
+            array(select c.fragment_id from completed c), array(select c.lexical_rank from completed c),
+            array(select c.lexical_score from completed c), array(select c.dense_rank from completed c),
+            array(select c.dense_similarity from completed c), array(select c.namespace from completed c),
+            array(select c.model from completed c), lexical_on, dense_on, p_fusion, p_rrf_k) fx
+    ), cited as (
+        -- Cite a live source holding exactly this text (near-duplicates point here too).
+        select distinct on (s.fragment_id) s.fragment_id, s.doc_id, s.doc_version, d.path, s.anchor
+        from (select s.* from data.fragment_sources s
+              where s.fragment_id = any (candidate_ids) and s.retired_at is null offset 0) s
+        join candidate_rows f on f.fragment_id = s.fragment_id
+        join data.documents d on d.doc_id = s.doc_id
+        order by s.fragment_id, s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id, s.ordinal
     )
     select fu.fragment_id, fu.lexical_rank, fu.lexical_score, fu.dense_rank, fu.dense_similarity,
-           fu.fused_score, src.doc_id, src.doc_version, src.path, src.anchor, f.repo_id,
-           f.namespace, f.kind, f.owner, f.heading_path, f.symbol, f.text,
-           f.token_count, f.chunker_version, em.name || '@' || em.generation, f.updated_at,
+           fu.fused_score, src.doc_id, src.doc_version, src.path, src.anchor, c.repo_id,
+           c.namespace, c.kind, c.owner, c.heading_path, c.symbol, c.text,
+           c.token_count, c.chunker_version, c.model_label, c.updated_at,
            fu.lexical_norm, fu.dense_norm, fu.lexical_weight, fu.dense_weight
     from fused fu
-    join data.fragments f on f.fragment_id = fu.fragment_id
-    left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
-    left join lateral (
-        -- Cite a live source holding exactly this text (near-duplicates point here too).
-        select s.doc_id, s.doc_version, d.path, s.anchor
-        from data.fragment_sources s join data.documents d on d.doc_id = s.doc_id
-        where s.fragment_id = f.fragment_id and s.retired_at is null
-        order by s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id, s.ordinal
-        limit 1
-    ) src on true
+    join completed c on c.fragment_id = fu.fragment_id
+    left join cited src on src.fragment_id = fu.fragment_id
     order by fu.fused_score desc, fu.lexical_rank nulls last, fu.dense_rank nulls last, fu.fragment_id;
 end
-$$;
+$_$;
 
 
 ALTER FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb) OWNER TO <migrator>;
@@ -1046,13 +1152,18 @@ begin
         return;
     end if;
     return query
-    select e.fragment_id, 1.0::float8 - (e.embedding <=> (p_query_embeddings ->> f.namespace)::vector)
-    from data.fragments f
-    join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
-    join data.embeddings e on e.fragment_id = f.fragment_id and e.model_id = em.model_id and e.org_id = f.org_id
-    where f.org_id = p_org_id and f.fragment_id = any (p_fragment_ids)
-      and p_query_embeddings ? f.namespace
-      and jsonb_array_length(p_query_embeddings -> f.namespace) = em.dims;
+    with query_vectors as materialized (
+        -- Each namespace's vector is parsed once, not once per fragment.
+        select em.model_id, em.namespace, (p_query_embeddings -> em.namespace)::text::vector as v
+        from data.embedding_models em
+        where em.status = 'active' and p_query_embeddings ? em.namespace
+          and jsonb_typeof(p_query_embeddings -> em.namespace) = 'array'
+          and jsonb_array_length(p_query_embeddings -> em.namespace) = em.dims
+    )
+    select e.fragment_id, 1.0::float8 - (e.embedding <=> q.v)
+    from query_vectors q
+    join data.fragments f on f.org_id = p_org_id and f.namespace = q.namespace and f.fragment_id = any (p_fragment_ids)
+    join data.embeddings e on e.org_id = p_org_id and e.fragment_id = f.fragment_id and e.model_id = q.model_id;
 end
 $$;
 
@@ -1528,46 +1639,18 @@ $$;
 ALTER FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text, p_content_hash text, p_simhash bigint, p_max_distance integer) OWNER TO <migrator>;
 
 --
--- Name: _fuse(text, text, text, text, text, jsonb, bigint[], double precision[], bigint[], double precision[], boolean, boolean, jsonb, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
+-- Name: _fuse(bigint[], integer[], double precision[], integer[], double precision[], text[], text[], boolean, boolean, jsonb, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._fuse(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_query text, p_query_embeddings jsonb, p_lexical_ids bigint[], p_lexical_scores double precision[], p_dense_ids bigint[], p_dense_scores double precision[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, fused_score double precision)
-    LANGUAGE sql STABLE
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+CREATE FUNCTION data._fuse(p_ids bigint[], p_lexical_ranks integer[], p_lexical_scores double precision[], p_dense_ranks integer[], p_dense_scores double precision[], p_namespaces text[], p_models text[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, fused_score double precision)
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-    with lexical as (
-        select l.id as fragment_id, l.score, l.rank::int
-        from unnest(p_lexical_ids, p_lexical_scores) with ordinality as l(id, score, rank)
-    ), dense as (
-        select d.id as fragment_id, d.score as similarity, d.rank::int
-        from unnest(p_dense_ids, p_dense_scores) with ordinality as d(id, score, rank)
-    ), pooled as materialized (
-        select coalesce(l.fragment_id, d.fragment_id) as fragment_id,
-               l.rank as lexical_rank, l.score as lexical_score, d.rank as dense_rank, d.similarity
-        from lexical l full join dense d on d.fragment_id = l.fragment_id
-    ), weighted as (
-        select p_fusion ->> 'method' = 'weighted' as on_
-    ), lexical_fill as materialized (
-        select s.fragment_id, s.score
-        from api.score_lexical(p_org_id, p_query,
-                               array(select p.fragment_id from pooled p where p.lexical_rank is null),
-                               p_repo_id, p_persona_id, p_session_id) s
-        where p_lexical_on and (select on_ from weighted)
-    ), dense_fill as materialized (
-        select s.fragment_id, s.similarity
-        from api.score_dense(p_org_id, p_query_embeddings,
-                             array(select p.fragment_id from pooled p where p.dense_rank is null)) s
-        where p_dense_on and (select on_ from weighted)
-    ), completed as (
-        select p.fragment_id, p.lexical_rank, p.dense_rank, f.namespace, em.name as model,
-               case when p_lexical_on and (select on_ from weighted)
-                    then coalesce(p.lexical_score, lf.score, 0.0) else p.lexical_score end as lexical_score,
-               coalesce(p.similarity, df.similarity) as dense_similarity
-        from pooled p
-        join data.fragments f on f.fragment_id = p.fragment_id
-        left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
-        left join lexical_fill lf on lf.fragment_id = p.fragment_id
-        left join dense_fill df on df.fragment_id = p.fragment_id
+    with completed as (
+        select c.fragment_id, c.lexical_rank, c.lexical_score, c.dense_rank, c.dense_similarity,
+               c.namespace, c.model
+        from unnest(p_ids, p_lexical_ranks, p_lexical_scores, p_dense_ranks, p_dense_scores, p_namespaces, p_models)
+             as c(fragment_id, lexical_rank, lexical_score, dense_rank, dense_similarity, namespace, model)
     ), calibrated as (
         select c.*,
                greatest(c.lexical_score, 0.0) / nullif(max(c.lexical_score) over (), 0.0) as lexical_norm,
@@ -1589,7 +1672,7 @@ CREATE FUNCTION data._fuse(p_org_id text, p_repo_id text, p_persona_id text, p_s
 $$;
 
 
-ALTER FUNCTION data._fuse(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_query text, p_query_embeddings jsonb, p_lexical_ids bigint[], p_lexical_scores double precision[], p_dense_ids bigint[], p_dense_scores double precision[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) OWNER TO <migrator>;
+ALTER FUNCTION data._fuse(p_ids bigint[], p_lexical_ranks integer[], p_lexical_scores double precision[], p_dense_ranks integer[], p_dense_scores double precision[], p_namespaces text[], p_models text[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) OWNER TO <migrator>;
 
 --
 -- Name: _grant_target(text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -3937,12 +4020,12 @@ REVOKE ALL ON FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_per
 
 
 --
--- Name: FUNCTION _fuse(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_query text, p_query_embeddings jsonb, p_lexical_ids bigint[], p_lexical_scores double precision[], p_dense_ids bigint[], p_dense_scores double precision[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer); Type: ACL; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _fuse(p_ids bigint[], p_lexical_ranks integer[], p_lexical_scores double precision[], p_dense_ranks integer[], p_dense_scores double precision[], p_namespaces text[], p_models text[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer); Type: ACL; Schema: data; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION data._fuse(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_query text, p_query_embeddings jsonb, p_lexical_ids bigint[], p_lexical_scores double precision[], p_dense_ids bigint[], p_dense_scores double precision[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION data._fuse(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_query text, p_query_embeddings jsonb, p_lexical_ids bigint[], p_lexical_scores double precision[], p_dense_ids bigint[], p_dense_scores double precision[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) TO contexts_service;
-GRANT ALL ON FUNCTION data._fuse(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_query text, p_query_embeddings jsonb, p_lexical_ids bigint[], p_lexical_scores double precision[], p_dense_ids bigint[], p_dense_scores double precision[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) TO contexts_analyst;
+REVOKE ALL ON FUNCTION data._fuse(p_ids bigint[], p_lexical_ranks integer[], p_lexical_scores double precision[], p_dense_ranks integer[], p_dense_scores double precision[], p_namespaces text[], p_models text[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._fuse(p_ids bigint[], p_lexical_ranks integer[], p_lexical_scores double precision[], p_dense_ranks integer[], p_dense_scores double precision[], p_namespaces text[], p_models text[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) TO contexts_service;
+GRANT ALL ON FUNCTION data._fuse(p_ids bigint[], p_lexical_ranks integer[], p_lexical_scores double precision[], p_dense_ranks integer[], p_dense_scores double precision[], p_namespaces text[], p_models text[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) TO contexts_analyst;
 
 
 --
