@@ -3,9 +3,7 @@ compose within the budget, and record the trace. Shared by HTTP, CLI and eval.""
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import msgspec
@@ -19,6 +17,7 @@ from app.retrieve.compose import compose, freshness
 from app.retrieve.config import PipelineConfig
 from app.retrieve.fusion import fusion_spec
 from app.retrieve.models import FragmentOut, RetrieveRequest, RetrieveResponse
+from app.retrieve.query_vectors import QueryEmbedder, QueryVectors
 from app.retrieve.rerank import Reranker
 from app.retrieve.trace import candidate_entries, record_trace
 from app.scope import Scope
@@ -49,11 +48,10 @@ class Retriever:
     def __init__(
         self, embedders: dict[str, Embedder], reranker: Reranker | None, config: PipelineConfig | None = None
     ) -> None:
-        self.embedders = {namespace: e.for_queries() for namespace, e in embedders.items()}
+        self.query_embedder = QueryEmbedder(embedders)
+        self.embedders = self.query_embedder.embedders
         self.reranker = reranker
         self.config = config or PipelineConfig(rrf_k=RRF_K)
-        self._recent: OrderedDict[str, dict[str, list[float]]] = OrderedDict()
-        self._recent_lock = threading.Lock()
 
     @classmethod
     def build(cls, embedders: dict[str, Embedder], config: PipelineConfig, threads: int = 1) -> Retriever:
@@ -61,31 +59,9 @@ class Retriever:
         reranker = Reranker(config.reranker, threads) if config.reranker else None
         return cls(embedders, reranker, config)
 
-    QUERY_CACHE = 64
-    """Recent query vectors kept (an agent often repeats a query; eval asks twice)."""
-
-    def query_embeddings(self, query: str) -> dict[str, list[float]]:
-        """One vector per namespace; namespaces sharing a model share the computation."""
-        with self._recent_lock:
-            if query in self._recent:
-                self._recent.move_to_end(query)
-                return self._recent[query]
-        out = self._embed_query(query)
-        with self._recent_lock:
-            self._recent[query] = out
-            while len(self._recent) > self.QUERY_CACHE:
-                self._recent.popitem(last=False)
-        return out
-
-    def _embed_query(self, query: str) -> dict[str, list[float]]:
-        by_model: dict[tuple[str, str], list[float]] = {}
-        out: dict[str, list[float]] = {}
-        for namespace, embedder in self.embedders.items():
-            key = (embedder.name, embedder.dtype)
-            if key not in by_model:
-                by_model[key] = embedder.embed([query])[0]
-            out[namespace] = by_model[key]
-        return out
+    def query_embeddings(self, query: str) -> QueryVectors:
+        """One vector per namespace; concurrent retrievals share embedding calls."""
+        return self.query_embedder.vectors(query)
 
     def pipeline_info(self, query: str | None = None) -> dict:
         """Versions and knobs a trace records; with a query, the fusion it was given."""
