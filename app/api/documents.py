@@ -80,36 +80,41 @@ class DocumentsController(Controller):
         a document that is refused (binary, empty, too large) stores nothing at all.
         Unchanged documents are reported with `changed: false`. The caller needs write
         grants on the scope (403 otherwise)."""
-        services: Services = state.services
-        scope = Scope(data.scope.org_id, data.scope.repo_id, data.scope.persona_id, data.scope.session_id)
-        check_metadata(data.documents)
-        # Key and grants first: an unauthorised body costs no parsing or chunking.
-        await services.read(services.authorize_write, token, scope)
+        return await ingest_documents(state.services, token, data)
 
-        def prepare() -> list[PreparedDocument]:
-            return [
-                services.pipeline.prepare(
-                    SourceDocument(
-                        path=d.path,
-                        content=d.content,
-                        kind=d.kind,
-                        author=d.author,
-                        owner=d.owner,
-                        timestamp=d.timestamp,
-                        metadata=d.metadata,
-                    )
+
+async def ingest_documents(services: Services, token: str, data: IngestRequest) -> IngestResponse:
+    """POST /documents and the MCP tool `write_note`: key and grants first, then prepare
+    (chunk, embed) and write in one transaction, the org's writers taking turns."""
+    scope = Scope(data.scope.org_id, data.scope.repo_id, data.scope.persona_id, data.scope.session_id)
+    check_metadata(data.documents)
+    # Key and grants first: an unauthorised body costs no parsing or chunking.
+    await services.read(services.authorize_write, token, scope)
+
+    def prepare() -> list[PreparedDocument]:
+        return [
+            services.pipeline.prepare(
+                SourceDocument(
+                    path=d.path,
+                    content=d.content,
+                    kind=d.kind,
+                    author=d.author,
+                    owner=d.owner,
+                    timestamp=d.timestamp,
+                    metadata=d.metadata,
                 )
-                for d in data.documents
-            ]
+            )
+            for d in data.documents
+        ]
 
-        def write(prepared: list[PreparedDocument]) -> list[IngestResult]:
-            with services.acting_for(token, write=True) as conn:
-                return services.pipeline.write(conn, scope, prepared)
+    def write(prepared: list[PreparedDocument]) -> list[IngestResult]:
+        with services.acting_for(token, write=True) as conn:
+            return services.pipeline.write(conn, scope, prepared)
 
-        prepared = await services.write(prepare)
-        async with services.org_lock(scope.org_id):  # waiting here holds no thread
-            results = await services.write(write, prepared)
-        note(repo=scope.repo_id, persona=scope.persona_id, session=scope.session_id, documents=len(results))
-        return IngestResponse(
-            [DocumentResult(r.path, r.doc_id, r.version, r.changed, r.fragments, r.created) for r in results]
-        )
+    prepared = await services.write(prepare)
+    async with services.org_lock(scope.org_id):  # waiting here holds no thread
+        results = await services.write(write, prepared)
+    note(repo=scope.repo_id, persona=scope.persona_id, session=scope.session_id, documents=len(results))
+    return IngestResponse(
+        [DocumentResult(r.path, r.doc_id, r.version, r.changed, r.fragments, r.created) for r in results]
+    )
