@@ -29,6 +29,7 @@ from app.api.openapi import (
 from app.api.request_log import request_log_middleware
 from app.api.retrieve import RetrieveController
 from app.api.state import Services
+from app.api.whoami import whoami_handler
 from app.db.availability import DatabaseMonitor
 from app.db.database import resolve_database_url
 from app.db.migrate import migrate
@@ -104,7 +105,14 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
                 app.state.services.close()
 
     app = Litestar(
-        route_handlers=[health, RetrieveController, DocumentsController, FragmentsController, TracesController],
+        route_handlers=[
+            health,
+            whoami_handler,
+            RetrieveController,
+            DocumentsController,
+            FragmentsController,
+            TracesController,
+        ],
         lifespan=[lifespan],
         before_request=require_json_body,
         middleware=[request_log_middleware],
