@@ -37,6 +37,8 @@ from app.db.pool import open_pool
 from app.db.service_login import service_database_url
 from app.ingest.embed import embedders
 from app.ingest.pipeline import IngestPipeline
+from app.mcp import http_lifespan as mcp_http_lifespan
+from app.mcp import mcp_endpoint
 from app.retrieve.config import PipelineConfig
 from app.retrieve.models import RetrieveRequest, ScopeIn
 from app.retrieve.service import Retriever
@@ -112,8 +114,10 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             DocumentsController,
             FragmentsController,
             TracesController,
+            mcp_endpoint,
         ],
-        lifespan=[lifespan],
+        # In order: the services, then the MCP session manager that uses them.
+        lifespan=[lifespan, mcp_http_lifespan],
         before_request=require_json_body,
         middleware=[request_log_middleware],
         exception_handlers=EXCEPTION_HANDLERS,
