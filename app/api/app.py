@@ -29,6 +29,7 @@ from app.api.openapi import (
 from app.api.request_log import request_log_middleware
 from app.api.retrieve import RetrieveController
 from app.api.state import Services
+from app.api.whoami import whoami_handler
 from app.db.availability import DatabaseMonitor
 from app.db.database import resolve_database_url
 from app.db.migrate import migrate
@@ -36,6 +37,8 @@ from app.db.pool import open_pool
 from app.db.service_login import service_database_url
 from app.ingest.embed import embedders
 from app.ingest.pipeline import IngestPipeline
+from app.mcp import http_lifespan as mcp_http_lifespan
+from app.mcp import mcp_endpoint
 from app.retrieve.config import PipelineConfig
 from app.retrieve.models import RetrieveRequest, ScopeIn
 from app.retrieve.service import Retriever
@@ -104,8 +107,17 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
                 app.state.services.close()
 
     app = Litestar(
-        route_handlers=[health, RetrieveController, DocumentsController, FragmentsController, TracesController],
-        lifespan=[lifespan],
+        route_handlers=[
+            health,
+            whoami_handler,
+            RetrieveController,
+            DocumentsController,
+            FragmentsController,
+            TracesController,
+            mcp_endpoint,
+        ],
+        # In order: the services, then the MCP session manager that uses them.
+        lifespan=[lifespan, mcp_http_lifespan],
         before_request=require_json_body,
         middleware=[request_log_middleware],
         exception_handlers=EXCEPTION_HANDLERS,

@@ -10,7 +10,11 @@ MAX_TOKEN_LENGTH = 256
 
 
 def bearer_token(request: Request) -> str:
-    header = request.headers.get("authorization")
+    return token_from_header(request.headers.get("authorization"))
+
+
+def token_from_header(header: str | None) -> str:
+    """The key of an `Authorization: Bearer <key>` header (HTTP API and /mcp alike)."""
     if not header:
         raise NotAuthorizedException("missing Authorization header: send `Authorization: Bearer <API key>`")
     scheme, _, token = header.partition(" ")

@@ -4,6 +4,8 @@ out of a 5xx. SQLSTATE codes raised by our SQL functions map to statuses here.""
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from typing import Any
 
 import psycopg
 from litestar import Request, Response
@@ -81,65 +83,87 @@ def problem(
     return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers or None)
 
 
-def on_http_exception(request: Request, exc: HTTPException) -> Response:
-    errors = None
-    if isinstance(exc, ValidationException) and exc.extra:
-        errors = exc.extra
-    detail = exc.detail if exc.status_code < 500 else "internal error"
-    # The exception's own headers stay: `Allow` on a 405 (RFC 9110 requires it).
-    headers = dict(exc.headers or {}) if exc.status_code < 500 else None
-    return problem(exc.status_code, detail, request, headers=headers, errors=errors)
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """An error as every door reports it (HTTP problem details, MCP tool errors): a
+    status, a message safe to show the caller, and what goes with them."""
+
+    status: int
+    detail: str
+    headers: dict[str, str] | None = None
+    errors: list[dict[str, Any]] | None = None
+    sqlstate: str | None = None
+
+    @property
+    def title(self) -> str:
+        return TITLES.get(self.status, "Error")
 
 
-def on_database_error(request: Request, exc: psycopg.Error) -> Response:
+def failure_of(exc: BaseException, where: str) -> Failure:
+    """The one mapping from exceptions (SQLSTATEs included) to statuses; `where` names
+    the request or tool in the log. Database text never leaves with a 5xx."""
+    if isinstance(exc, HTTPException):
+        errors = exc.extra if isinstance(exc, ValidationException) and exc.extra else None
+        if exc.status_code >= 500:
+            return Failure(exc.status_code, "internal error")
+        # The exception's own headers stay: `Allow` on a 405 (RFC 9110 requires it).
+        return Failure(exc.status_code, exc.detail, dict(exc.headers or {}), errors)  # type: ignore[arg-type]
+    if isinstance(exc, PoolTimeout):
+        log.error("no database connection within the pool timeout on %s", where)
+        return Failure(503, "database unavailable")
+    if isinstance(exc, DatabaseUnavailable):
+        return Failure(503, "database unavailable")
+    if isinstance(exc, psycopg.Error):
+        return _database_failure(exc, where)
+    if isinstance(exc, RejectedDocument):
+        return Failure(422, str(exc))
+    if isinstance(exc, DuplicatePaths):
+        return Failure(400, str(exc))
+    if isinstance(exc, RecursionError):
+        return Failure(400, "request body is nested too deeply")
+    log.exception("unhandled error on %s", where, exc_info=exc)
+    return Failure(500, "internal error")
+
+
+def _database_failure(exc: psycopg.Error, where: str) -> Failure:
     state = exc.sqlstate or ""
     if is_connection_failure(exc) or isinstance(exc, psycopg.InterfaceError):
-        log.error("database unreachable on %s: %s", request.url.path, exc)
-        return problem(503, "database unavailable", request)
+        log.error("database unreachable on %s: %s", where, exc)
+        return Failure(503, "database unavailable")
     if isinstance(exc, psycopg.DataError) and not state:
         # Raised by the driver before sending, e.g. a NUL character in a text value.
-        return problem(400, f"invalid value: {exc}", request)
+        return Failure(400, f"invalid value: {exc}")
     status = SQLSTATE_STATUS.get(state)
     if status is None:
-        log.exception("database error %s on %s", state, request.url.path, exc_info=exc)
-        return problem(500, "internal error", request)
+        log.exception("database error %s on %s", state, where, exc_info=exc)
+        return Failure(500, "internal error")
     message = GENERIC_DETAIL.get(state) or exc.diag.message_primary or "invalid request"
-    return problem(status, message, request, sqlstate=state)
+    return Failure(status, message, sqlstate=state)
 
 
-def on_pool_timeout(request: Request, exc: PoolTimeout) -> Response:
-    log.error("no database connection within the pool timeout on %s", request.url.path)
-    return problem(503, "database unavailable", request)
-
-
-def on_database_unavailable(request: Request, exc: DatabaseUnavailable) -> Response:
-    return problem(503, "database unavailable", request)
-
-
-def on_rejected_document(request: Request, exc: RejectedDocument) -> Response:
-    return problem(422, str(exc), request)
-
-
-def on_duplicate_paths(request: Request, exc: DuplicatePaths) -> Response:
-    return problem(400, str(exc), request)
-
-
-def on_recursion(request: Request, exc: RecursionError) -> Response:
-    return problem(400, "request body is nested too deeply", request)
-
-
-def on_unexpected(request: Request, exc: Exception) -> Response:
-    log.exception("unhandled error on %s", request.url.path, exc_info=exc)
-    return problem(500, "internal error", request)
+def on_error(request: Request, exc: Exception) -> Response:
+    failure = failure_of(exc, request.url.path)
+    return problem(
+        failure.status,
+        failure.detail,
+        request,
+        headers=failure.headers,
+        errors=failure.errors,
+        sqlstate=failure.sqlstate,
+    )
 
 
 EXCEPTION_HANDLERS: ExceptionHandlersMap = {
-    HTTPException: on_http_exception,
-    psycopg.Error: on_database_error,
-    PoolTimeout: on_pool_timeout,
-    DatabaseUnavailable: on_database_unavailable,
-    RejectedDocument: on_rejected_document,
-    DuplicatePaths: on_duplicate_paths,
-    RecursionError: on_recursion,
-    Exception: on_unexpected,
+    # One handler; the keys keep Litestar from preferring its own for these types.
+    kind: on_error
+    for kind in (
+        HTTPException,
+        psycopg.Error,
+        PoolTimeout,
+        DatabaseUnavailable,
+        RejectedDocument,
+        DuplicatePaths,
+        RecursionError,
+        Exception,
+    )
 }

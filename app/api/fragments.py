@@ -22,7 +22,8 @@ from app.api.openapi import READ_ERRORS, problems
 from app.api.state import Services
 from app.retrieve.trace import get_trace
 
-FRAGMENT_ID = r"^[1-9][0-9]{0,18}$"
+POSITIVE_ID = r"^[1-9][0-9]{0,18}$"
+"""A fragment or document id in a path: canonical decimal, 1 to 19 digits."""
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 MAX_BIGINT = 2**63 - 1
 
@@ -122,12 +123,12 @@ class TraceOut(msgspec.Struct):
     """Fields withheld from this reader, e.g. "query", "request.scope.session_id"."""
 
 
-def parse_fragment_id(raw: str) -> int:
-    """The path parameter already matched FRAGMENT_ID (ASCII digits only: int() alone
+def parse_id(raw: str, what: str = "fragment id") -> int:
+    """The path parameter already matched POSITIVE_ID (ASCII digits only: int() alone
     would take other scripts' digits, signs and spaces); 19 digits may still exceed bigint."""
     number = int(raw)
     if number > MAX_BIGINT:
-        raise ValidationException(f"fragment id must be a decimal integer from 1 to {MAX_BIGINT}")
+        raise ValidationException(f"{what} must be a decimal integer from 1 to {MAX_BIGINT}")
     return number
 
 
@@ -139,23 +140,26 @@ class FragmentsController(Controller):
     async def get_fragment(
         self,
         fragment_id: Annotated[
-            str, Parameter(pattern=FRAGMENT_ID, max_length=19, description="A positive decimal integer")
+            str, Parameter(pattern=POSITIVE_ID, max_length=19, description="A positive decimal integer")
         ],
         state: State,
         token: NamedDependency[str],
     ) -> FragmentDetail:
         """A fragment you may read (any other id is a 404, whether or not it exists)."""
-        number = parse_fragment_id(fragment_id)
-        services: Services = state.services
+        return await read_fragment(state.services, token, parse_id(fragment_id))
 
-        def run() -> FragmentDetail:
-            with services.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
-                row = cur.execute("select * from api.get_fragment(%s)", (number,)).fetchone()
-            assert row is not None  # api.get_fragment raises P0002 instead
-            row["simhash"] = f"{row['simhash'] & 0xFFFFFFFFFFFFFFFF:016x}"
-            return msgspec.convert(row, FragmentDetail)
 
-        return await services.read(run)
+async def read_fragment(services: Services, token: str, fragment_id: int) -> FragmentDetail:
+    """GET /fragments/{id} and the MCP tool `get_fragment`: P0002 (404) unless readable."""
+
+    def run() -> FragmentDetail:
+        with services.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
+            row = cur.execute("select * from api.get_fragment(%s)", (fragment_id,)).fetchone()
+        assert row is not None  # api.get_fragment raises P0002 instead
+        row["simhash"] = f"{row['simhash'] & 0xFFFFFFFFFFFFFFFF:016x}"
+        return msgspec.convert(row, FragmentDetail)
+
+    return await services.read(run)
 
 
 class TracesController(Controller):
@@ -175,10 +179,14 @@ class TracesController(Controller):
         the caller's grants let it read now: a candidate it may not read keeps only its
         ranks and scores, a request in a scope it holds no grant on loses its query and
         scope ids, and `redacted` lists what was withheld."""
-        services: Services = state.services
+        return await read_trace(state.services, token, trace_id)
 
-        def run() -> TraceOut:
-            with services.acting_for(token) as conn:
-                return msgspec.convert(get_trace(conn, trace_id.lower()), TraceOut)
 
-        return await services.read(run)
+async def read_trace(services: Services, token: str, trace_id: str) -> TraceOut:
+    """GET /traces/{id} and the MCP tool `get_trace` (`trace_id` already a UUID's text)."""
+
+    def run() -> TraceOut:
+        with services.acting_for(token) as conn:
+            return msgspec.convert(get_trace(conn, trace_id.lower()), TraceOut)
+
+    return await services.read(run)

@@ -80,7 +80,11 @@ def logging_config(level: str = "info") -> dict[str, Any]:
         "formatters": {"json": {"()": f"{__name__}.JsonFormatter"}},
         "handlers": {"stderr": handler},
         "loggers": {
-            name: {"handlers": ["stderr"], "level": level.upper(), "propagate": False}
-            for name in ("contexts", "uvicorn", "uvicorn.error")
+            **{
+                name: {"handlers": ["stderr"], "level": level.upper(), "propagate": False}
+                for name in ("contexts", "uvicorn", "uvicorn.error")
+            },
+            # The MCP SDK logs every message at info; the request line already says it.
+            "mcp": {"handlers": ["stderr"], "level": "WARNING", "propagate": False},
         },
     }

@@ -29,14 +29,19 @@ class RetrieveController(Controller):
         """Hybrid retrieval (BM25 + dense, weighted fusion, optional cross-encoder) within
         a scope and a token budget, over the fragments the caller's grants allow (a scope
         it holds no grant on is a 403). Every call records a trace, returned as `trace_id`."""
-        services: Services = state.services
+        return await run_retrieval(state.services, token, data)
 
-        def run() -> RetrieveResponse:
-            with services.acting_for(token) as conn:
-                return services.retriever.retrieve(conn, data)
 
-        scope = data.scope
-        note(repo=scope.repo_id, persona=scope.persona_id, session=scope.session_id)
-        response = await services.read(run)
-        note(trace_id=response.trace_id, fragments=len(response.fragments))
-        return response
+async def run_retrieval(services: Services, token: str, data: RetrieveRequest) -> RetrieveResponse:
+    """A retrieval for the key's principal, on a read thread: what POST /contexts/retrieve
+    and the MCP tool `retrieve` both run."""
+
+    def run() -> RetrieveResponse:
+        with services.acting_for(token) as conn:
+            return services.retriever.retrieve(conn, data)
+
+    scope = data.scope
+    note(repo=scope.repo_id, persona=scope.persona_id, session=scope.session_id)
+    response = await services.read(run)
+    note(trace_id=response.trace_id, fragments=len(response.fragments))
+    return response

@@ -101,6 +101,14 @@ class Services:
                 self.monitor.report_failure(exc)
             raise
 
+    def authenticate(self, token: str) -> tuple[str, str]:
+        """(org, principal) of a valid API key, 401 otherwise: the check the MCP door
+        makes before a request reaches an MCP session."""
+        with self.transaction() as conn:
+            org_id, principal_id = authenticate(conn, token)
+            note(org=org_id, principal=principal_id)
+            return org_id, principal_id
+
     @contextmanager
     def acting_for(self, token: str, write: bool = False) -> Iterator[psycopg.Connection]:
         """A transaction bound to the principal of an API key (401 when it is not valid)."""

@@ -4,6 +4,7 @@ one module per command group:
 - admin.py      migrate, org, principal, grant, key, sessions (the operator, as the migrator)
 - documents.py  ingest PATH..., query TEXT (as a principal)
 - serve.py      serve [--demo]
+- mcp.py        mcp (the MCP server on stdio, as the key in CONTEXTS_KEY)
 - eval.py       eval run | replay | agent | gate
 - common.py     what they share: CliError, the stderr console, settings, open_database
 """
@@ -14,7 +15,7 @@ import os
 
 import click
 
-from app.cli import admin, documents, serve
+from app.cli import admin, documents, mcp, serve
 from app.cli import eval as eval_commands
 from app.cli.common import CliError
 from app.settings import Settings
@@ -45,7 +46,7 @@ def main(ctx: click.Context, db_url: str | None, principal_id: str | None) -> No
         raise CliError(str(exc)) from exc
 
 
-for _module in (admin, documents, serve, eval_commands):
+for _module in (admin, documents, serve, mcp, eval_commands):
     for _command in _module.COMMANDS:
         main.add_command(_command)
 

@@ -21,7 +21,9 @@ DEFAULT_K_DENSE = 100
 DEFAULT_RERANK_TOP = 50
 """Fused candidates the reranker scores."""
 
-Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:@/-]*$")]
+IDENTIFIER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/-]*$"
+"""An org, repo, persona or session id (1 to 128 characters)."""
+Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern=IDENTIFIER_PATTERN)]
 
 
 class ScopeIn(msgspec.Struct, forbid_unknown_fields=True):

@@ -75,7 +75,8 @@ begin
             -- Reading and searching (invoker: row-level security applies).
             (array['contexts_service', 'contexts_analyst'], array[
                 'api.lexical_tsvector', 'api.lexical_document', 'api.search_lexical', 'api.search_dense',
-                'api.retrieve_candidates', 'api.score_lexical', 'api.score_dense', 'api.get_fragment']),
+                'api.retrieve_candidates', 'api.score_lexical', 'api.score_dense', 'api.get_fragment',
+                'api.list_documents', 'api.get_document']),
             -- The service also writes (each function checks the bound principal's write grants).
             (array['contexts_service'], array[
                 'api.active_model', 'api.begin_document', 'api.match_fragments', 'api.add_fragments',

@@ -8,6 +8,7 @@ import psycopg
 import pytest
 from litestar.testing import TestClient
 
+from app.access import create_api_key, ensure_admin_principal
 from app.api.app import build_services, create_app
 from tests.retrieve.corpus import CODE, DOCS
 
@@ -170,6 +171,58 @@ def test_bad_documents_store_nothing(client, db_url):
     with psycopg.connect(db_url) as conn:
         assert conn.execute("select count(*) from data.documents").fetchone() == (0,)
         assert conn.execute("select count(*) from data.fragments").fetchone() == (0,)
+
+
+def test_whoami_and_documents_list_and_read(client, db_url):
+    me = client.get("/whoami").json()
+    assert me == {
+        "org_id": "acme",
+        "principal_id": "admin",
+        "org_wide": True,
+        "repos": [],
+        "personas": [],
+        "sessions": [],
+        "audit": True,
+    }
+    ingest(client, DOCS, repo_id="platform")
+    ingest(client, {"notes/today.md": "# Today\n\nThe deploy went out at noon."}, session_id="s1")
+    first = client.get("/documents", params={"org_id": "acme", "limit": 4}).json()
+    assert len(first["documents"]) == 4 and first["next_after"] == first["documents"][-1]["doc_id"]
+    rest = client.get("/documents", params={"org_id": "acme", "after": first["next_after"]}).json()
+    assert rest["next_after"] is None
+    listed = first["documents"] + rest["documents"]
+    # The session's note is listed only when the session is named, as retrieval reads it.
+    assert {d["path"] for d in listed} == set(DOCS) and all(d["repo_id"] == "platform" for d in listed)
+    session = client.get("/documents", params={"org_id": "acme", "session_id": "s1", "path_prefix": "notes/"}).json()
+    assert [d["path"] for d in session["documents"]] == ["notes/today.md"]
+    assert session["documents"][0]["version"] == 1 and session["documents"][0]["fragments"] == 1
+
+    doc_id = next(d["doc_id"] for d in listed if d["path"] == "runbooks/storage.md")
+    document = client.get(f"/documents/{doc_id}").json()
+    assert document["content"] == DOCS["runbooks/storage.md"] and document["version"] == 1
+    assert [f["anchor"] for f in document["fragments"]] == ["storage-runbook"]
+    fragment = client.get(f"/fragments/{document['fragments'][0]['fragment_id']}").json()
+    assert fragment["sources"][0]["doc_id"] == doc_id
+    part = client.get(f"/documents/{doc_id}", params={"offset": 2, "max_chars": 7}).json()
+    assert part["content"] == "Storage" and part["content_chars"] == len(DOCS["runbooks/storage.md"])
+
+    problem(client.get("/documents/999999"), 404)
+    problem(client.get(f"/documents/{doc_id}", params={"version": 2}), 404)
+    problem(client.get("/documents/01"), 400)
+    problem(client.get("/documents", params={"org_id": "acme", "limit": 0}), 400)
+    problem(client.get("/documents", params={"org_id": "globex"}), 403)
+    problem(client.get("/documents", params={"org_id": "acme", "session_id": "s2"}), 403)
+
+    # Another org's key reads none of it.
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.create_org('globex')")
+        ensure_admin_principal(conn, "globex", "admin")
+        other = create_api_key(conn, "globex", "admin").token
+    as_globex = {"Authorization": f"Bearer {other}"}
+    assert client.get("/whoami", headers=as_globex).json()["org_id"] == "globex"
+    problem(client.get(f"/documents/{doc_id}", headers=as_globex), 404)
+    problem(client.get("/documents", params={"org_id": "acme"}, headers=as_globex), 403)
+    assert client.get("/documents", params={"org_id": "globex"}, headers=as_globex).json()["documents"] == []
 
 
 def test_unknown_ids(client):

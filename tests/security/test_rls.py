@@ -58,6 +58,27 @@ def test_an_analyst_reads_exactly_its_principals_rows(tenants, db_url, logins):
         assert found and found <= visible
 
 
+def test_documents_are_listed_and_read_within_the_principals_grants(tenants, db_url, logins):
+    ids = dict(tenants.execute("select org_id || ':' || path, doc_id from data.documents"))
+    with analyst(db_url, logins["analysts"][0]) as alice:
+        listed = alice.execute("select path from api.list_documents('acme')").fetchall()
+        assert {r[0] for r in listed} == VISIBLE_TO_ALICE
+        by_repo = alice.execute("select path from api.list_documents('acme', 'platform', p_limit => 1)").fetchall()
+        assert by_repo == [("org/policy.md",)]  # doc_id order, one page of one
+        readable = alice.execute("select path, content from api.get_document(%s)", (ids["acme:platform/journal.md"],))
+        assert readable.fetchone() == ("platform/journal.md", JOURNAL)
+        for other in ("acme:secret/keys.md", "acme:sre/oncall.md", "acme:notes.md", "globex:platform/journal.md"):
+            with pytest.raises(psycopg.errors.NoDataFound, match="unknown document"):
+                alice.execute("select * from api.get_document(%s)", (ids[other],))
+            alice.rollback()
+        for scope in ("p_repo_id => 'secret'", "p_persona_id => 'sre'", "p_session_id => 's-live'"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                alice.execute(f"select * from api.list_documents('acme', {scope})")
+            alice.rollback()
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="may not read org globex"):
+            alice.execute("select * from api.list_documents('globex')")
+
+
 def test_an_unmapped_login_reads_nothing(tenants, db_url, logins):
     with analyst(db_url, logins["analysts"][1]) as bob:
         for table in (

@@ -499,6 +499,57 @@ COMMENT ON FUNCTION api.ensure_scope(p_org_id text, p_repo_id text, p_persona_id
 
 
 --
+-- Name: get_document(bigint, integer, integer, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.get_document(p_doc_id bigint, p_version integer DEFAULT NULL::integer, p_offset integer DEFAULT 0, p_max_chars integer DEFAULT NULL::integer) RETURNS TABLE(doc_id bigint, org_id text, repo_id text, persona_id text, session_id text, path text, kind text, version integer, current_version integer, language text, author text, source_ts timestamp with time zone, metadata jsonb, content_hash text, content text, content_chars integer, content_offset integer, created_at timestamp with time zone, fragments jsonb)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    d data.documents;
+    v data.document_versions;
+begin
+    if p_offset is null or p_offset < 0 or (p_max_chars is not null and p_max_chars < 1) then
+        raise exception 'offset must be >= 0 and max_chars >= 1' using errcode = '22023';
+    end if;
+    select * into d from data.documents x where x.doc_id = p_doc_id;
+    if not found then
+        raise exception 'unknown document: %', p_doc_id using errcode = 'P0002';
+    end if;
+    select * into v from data.document_versions x
+    where x.doc_id = p_doc_id and x.version = coalesce(p_version, d.current_version);
+    if not found then
+        raise exception 'document % has no version %', p_doc_id, p_version using errcode = 'P0002';
+    end if;
+    return query
+    select d.doc_id, d.org_id, d.repo_id, d.persona_id, d.session_id, d.path, d.kind,
+           v.version, d.current_version, v.language, v.author, v.source_ts, v.metadata,
+           v.content_hash,
+           -- p_offset + 1 cannot overflow past the end test; least() keeps start + count in int.
+           case when p_offset >= length(v.content) then ''
+                when p_max_chars is null then substr(v.content, p_offset + 1)
+                else substr(v.content, p_offset + 1, least(p_max_chars, length(v.content) - p_offset)) end,
+           length(v.content), p_offset, v.created_at,
+           coalesce((select jsonb_agg(jsonb_build_object(
+                        'fragment_id', s.fragment_id, 'anchor', s.anchor, 'start_line', s.start_line,
+                        'end_line', s.end_line, 'live', s.retired_at is null) order by s.ordinal)
+                     from data.fragment_sources s
+                     where s.doc_id = d.doc_id and s.doc_version = v.version), '[]'::jsonb);
+end
+$$;
+
+
+ALTER FUNCTION api.get_document(p_doc_id bigint, p_version integer, p_offset integer, p_max_chars integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION get_document(p_doc_id bigint, p_version integer, p_offset integer, p_max_chars integer); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.get_document(p_doc_id bigint, p_version integer, p_offset integer, p_max_chars integer) IS 'One version of a readable document (current by default), its text or a slice of it, and its fragments.';
+
+
+--
 -- Name: get_fragment(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -667,6 +718,47 @@ ALTER FUNCTION api.list_api_keys(p_org_id text) OWNER TO <migrator>;
 --
 
 COMMENT ON FUNCTION api.list_api_keys(p_org_id text) IS 'Keys of an org (never their hashes).';
+
+
+--
+-- Name: list_documents(text, text, text, text, text, integer, bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.list_documents(p_org_id text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_path_prefix text DEFAULT NULL::text, p_limit integer DEFAULT 50, p_after bigint DEFAULT NULL::bigint) RETURNS TABLE(doc_id bigint, org_id text, repo_id text, persona_id text, session_id text, path text, kind text, version integer, language text, author text, source_ts timestamp with time zone, fragments integer, created_at timestamp with time zone, updated_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    perform data._require_org(p_org_id);
+    if p_limit is null or p_limit not between 1 and 1000 then
+        raise exception 'limit must be between 1 and 1000' using errcode = '22023';
+    end if;
+    return query
+    select d.doc_id, d.org_id, d.repo_id, d.persona_id, d.session_id, d.path, d.kind,
+           d.current_version, v.language, v.author, v.source_ts,
+           (select count(*)::int from data.fragment_sources s
+             where s.doc_id = d.doc_id and s.doc_version = d.current_version and s.retired_at is null),
+           d.created_at, d.updated_at
+    from data.documents d
+    join data.document_versions v on v.doc_id = d.doc_id and v.version = d.current_version
+    where d.org_id = p_org_id
+      and data._in_scope(d.repo_id, d.persona_id, d.session_id, p_repo_id, p_persona_id, p_session_id)
+      and (p_path_prefix is null or starts_with(d.path, p_path_prefix))
+      and (p_after is null or d.doc_id > p_after)
+    order by d.doc_id
+    limit p_limit;
+end
+$$;
+
+
+ALTER FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint) IS 'A page of the documents a scope holds (those the caller may read), in doc_id order; p_after is the last doc_id of the previous page.';
 
 
 --
@@ -3768,6 +3860,15 @@ REVOKE ALL ON FUNCTION api.ensure_scope(p_org_id text, p_repo_id text, p_persona
 
 
 --
+-- Name: FUNCTION get_document(p_doc_id bigint, p_version integer, p_offset integer, p_max_chars integer); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.get_document(p_doc_id bigint, p_version integer, p_offset integer, p_max_chars integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.get_document(p_doc_id bigint, p_version integer, p_offset integer, p_max_chars integer) TO contexts_service;
+GRANT ALL ON FUNCTION api.get_document(p_doc_id bigint, p_version integer, p_offset integer, p_max_chars integer) TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION get_fragment(p_fragment_id bigint); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -3816,6 +3917,15 @@ GRANT ALL ON FUNCTION api.lexical_tsvector(p_text text) TO contexts_analyst;
 --
 
 REVOKE ALL ON FUNCTION api.list_api_keys(p_org_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint) TO contexts_service;
+GRANT ALL ON FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint) TO contexts_analyst;
 
 
 --

@@ -1,0 +1,328 @@
+"""The MCP door (Model Context Protocol): the service's capabilities as tools, over
+Streamable HTTP at /mcp in the service itself and over stdio (`contexts mcp`).
+
+Each tool runs what the matching HTTP endpoint runs (app.api.*), with the same argument
+structs and the same validation, as the principal of the caller's API key: every call
+authenticates the key in its own transaction (the `Authorization: Bearer` header of the
+HTTP request; CONTEXTS_KEY over stdio), so row-level security bounds a tool exactly as
+it bounds an HTTP request, and a key revoked mid-session fails the next call. Errors
+are tool results with `isError` (the HTTP status, title and message of the same
+failure over HTTP, from app.api.errors), never a traceback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import anyio
+import msgspec
+from litestar import Litestar, Request
+from litestar.handlers import asgi
+from litestar.types import Receive, Scope, Send
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+from app import __version__
+from app.api.auth import token_from_header
+from app.api.documents import (
+    DocumentDetail,
+    DocumentPage,
+    DocumentPath,
+    DocumentQuery,
+    DocumentRead,
+    DocumentResult,
+    IngestRequest,
+    Kind,
+    PersonName,
+    ingest_documents,
+    list_documents,
+    read_document,
+)
+from app.api.errors import Failure, failure_of, problem
+from app.api.fragments import MAX_BIGINT, UUID_PATTERN, FragmentDetail, TraceOut, read_fragment, read_trace
+from app.api.retrieve import run_retrieval
+from app.api.state import Services
+from app.api.whoami import WhoamiOut, whoami
+from app.retrieve.models import RetrieveRequest, RetrieveResponse, ScopeIn
+
+MOUNT_PATH = "/mcp"
+
+INSTRUCTIONS = """\
+Contexts holds your organisation's durable knowledge (code, ADRs, runbooks, policies,
+earlier session notes), each fragment cited as path#anchor at a document version.
+Call `whoami` first: it gives your org_id (every other tool names it in `scope`) and the
+repos, personas and sessions you may read. `retrieve` returns cited fragments within a
+token budget; quote their text exactly and cite `source`. Write what you learn in a
+session with `write_note` (scope.session_id required)."""
+
+
+class NoArguments(msgspec.Struct, forbid_unknown_fields=True):
+    pass
+
+
+class FragmentRef(msgspec.Struct, forbid_unknown_fields=True):
+    fragment_id: Annotated[int, msgspec.Meta(ge=1, le=MAX_BIGINT)]
+
+
+class TraceRef(msgspec.Struct, forbid_unknown_fields=True):
+    trace_id: Annotated[str, msgspec.Meta(pattern=UUID_PATTERN)]
+    """The `trace_id` a retrieval returned."""
+
+
+class NoteIn(msgspec.Struct, forbid_unknown_fields=True):
+    """A session note: written as a document of the session through POST /documents's path."""
+
+    scope: ScopeIn
+    """scope.session_id is required: a note lives in its session (and expires with it)."""
+    text: Annotated[str, msgspec.Meta(min_length=1)]
+    """Markdown or plain text; normalized, chunked and indexed like any document."""
+    path: DocumentPath | None = None
+    """Its name in citations. Default: notes/<hash of the text>.md, so writing the same
+    note twice stores it once; a path already used in the session makes a new version."""
+    kind: Kind = "note"
+    owner: PersonName | None = None
+    """Default: the principal of the key (also recorded as the author)."""
+    metadata: dict[str, Any] = {}
+
+
+async def _write_note(services: Services, token: str, note: NoteIn) -> DocumentResult:
+    if note.scope.session_id is None:
+        raise msgspec.ValidationError("a note needs `scope.session_id`: notes are written into a session")
+    _, principal_id = await services.read(services.authenticate, token)
+    document = {
+        "path": note.path or f"notes/{hashlib.sha256(note.text.encode()).hexdigest()[:16]}.md",
+        "content": note.text,
+        "kind": note.kind,
+        "author": principal_id,
+        "owner": note.owner or principal_id,
+        "metadata": note.metadata,
+    }
+    # From plain data, so the request is validated exactly as a POST /documents body is.
+    body = {"scope": msgspec.to_builtins(note.scope), "documents": [document]}
+    response = await ingest_documents(services, token, msgspec.convert(body, IngestRequest))
+    return response.documents[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    name: str
+    description: str
+    arguments: type[msgspec.Struct]
+    result: type[msgspec.Struct]
+    run: Callable[[Services, str, Any], Awaitable[msgspec.Struct]]
+    writes: bool = False
+
+    def definition(self) -> types.Tool:
+        return types.Tool(
+            name=self.name,
+            description=self.description,
+            inputSchema=object_schema(self.arguments),
+            outputSchema=object_schema(self.result),
+            annotations=types.ToolAnnotations(
+                readOnlyHint=not self.writes, destructiveHint=False, idempotentHint=True, openWorldHint=False
+            ),
+        )
+
+
+def object_schema(struct: type[msgspec.Struct]) -> dict[str, Any]:
+    """msgspec's JSON Schema of a struct with the struct itself at the top (MCP wants an
+    object schema there, not a `$ref`); the structs it uses stay under `$defs`."""
+    schema = msgspec.json.schema(struct)
+    defs: dict[str, Any] = schema.pop("$defs", {})
+    top = defs.pop(schema["$ref"].rsplit("/", 1)[-1]) if "$ref" in schema else schema
+    if defs:
+        top["$defs"] = defs
+    return top
+
+
+async def _whoami(services: Services, token: str, _: NoArguments) -> msgspec.Struct:
+    return await whoami(services, token)
+
+
+async def _fragment(services: Services, token: str, ref: FragmentRef) -> msgspec.Struct:
+    return await read_fragment(services, token, ref.fragment_id)
+
+
+async def _trace(services: Services, token: str, ref: TraceRef) -> msgspec.Struct:
+    return await read_trace(services, token, ref.trace_id)
+
+
+TOOLS = [
+    Tool(
+        "whoami",
+        "Your org_id and principal, and the repos, personas and sessions you may read "
+        "(org_wide: every repo and persona). Every other tool names the org in scope.org_id.",
+        NoArguments,
+        WhoamiOut,
+        _whoami,
+    ),
+    Tool(
+        "retrieve",
+        "Hybrid (BM25 + dense) retrieval of cited fragments for a query within a scope and a "
+        "token budget: each fragment's exact text, `source` (path#anchor), document id and "
+        "version, score, and the request's `trace_id` (see get_trace). Same arguments as "
+        "POST /contexts/retrieve. Persona and session fragments are included only when "
+        "scope names that persona or session.",
+        RetrieveRequest,
+        RetrieveResponse,
+        run_retrieval,
+    ),
+    Tool(
+        "get_fragment",
+        "A fragment you may read, with its provenance (owner, chunker version, embedding "
+        "model) and every source pointer; any other id is 'not found'.",
+        FragmentRef,
+        FragmentDetail,
+        _fragment,
+    ),
+    Tool(
+        "get_trace",
+        "A retrieval trace: every candidate's lexical and dense rank, fused, rerank and final "
+        "score, and whether (or why not) it was included. Yours, or your org's with an audit grant.",
+        TraceRef,
+        TraceOut,
+        _trace,
+    ),
+    Tool(
+        "list_documents",
+        "A page of the documents a retrieval in this scope reads from (those you may read), in "
+        "doc_id order; pass `next_after` as `after` for the next page.",
+        DocumentQuery,
+        DocumentPage,
+        list_documents,
+    ),
+    Tool(
+        "read_document",
+        "One version of a document (the current one by default): its text, or a slice of it "
+        "(offset, max_chars), and the fragments it was cut into.",
+        DocumentRead,
+        DocumentDetail,
+        read_document,
+    ),
+    Tool(
+        "write_note",
+        "Write a note into a session (scope.session_id required; a session you may write, or a "
+        "new one, which is then opened for you): stored as a document of the session, indexed "
+        "at once, readable by retrieve in that session, and expiring with it.",
+        NoteIn,
+        DocumentResult,
+        _write_note,
+        writes=True,
+    ),
+]
+
+
+TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
+
+
+def error_result(failure: Failure) -> types.CallToolResult:
+    """A failed call: the status and message an HTTP client would get, as text and structured."""
+    body: dict[str, Any] = {"status": failure.status, "title": failure.title, "detail": failure.detail}
+    if failure.sqlstate:
+        body["sqlstate"] = failure.sqlstate
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"{failure.title} ({failure.status}): {failure.detail}")],
+        structuredContent=body,
+        isError=True,
+    )
+
+
+def build_server(services: Callable[[], Services], key: str | None = None) -> Server:
+    """The MCP server. With `key` (stdio) every call acts for that key; without it (HTTP),
+    for the key in the `Authorization` header of the request that carries the call."""
+    server: Server = Server("contexts", version=__version__, instructions=INSTRUCTIONS)
+
+    def token() -> str:
+        if key is not None:
+            return key
+        request = server.request_context.request
+        return token_from_header(request.headers.get("authorization") if request is not None else None)
+
+    @server.list_tools()
+    async def list_tools() -> list[types.Tool]:
+        return [tool.definition() for tool in TOOLS]
+
+    # Arguments are validated below by the same msgspec structs as the HTTP bodies, so
+    # the messages are the HTTP API's; the SDK's own jsonschema pass would only differ.
+    @server.call_tool(validate_input=False)
+    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        tool = TOOLS_BY_NAME.get(name)
+        if tool is None:
+            return error_result(Failure(404, f"unknown tool {name!r}; tools: {', '.join(TOOLS_BY_NAME)}"))
+        try:
+            args = msgspec.convert(arguments, tool.arguments)
+            result = await tool.run(services(), token(), args)
+        except msgspec.ValidationError as exc:
+            return error_result(Failure(400, f"invalid arguments: {exc}"))
+        except Exception as exc:
+            return error_result(failure_of(exc, f"mcp tool {name}"))
+        data = msgspec.to_builtins(result)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
+            structuredContent=data,
+        )
+
+    return server
+
+
+# -- Streamable HTTP, mounted in the Litestar app -------------------------------------
+
+
+@asynccontextmanager
+async def http_lifespan(app: Litestar) -> AsyncIterator[None]:
+    """Runs the MCP session manager for as long as the app runs (a manager runs once:
+    each start of the app makes its own)."""
+    manager = StreamableHTTPSessionManager(
+        build_server(lambda: app.state.services),
+        # Every call is authenticated on its own, so no state is kept between requests:
+        # any worker can answer any request, and responses are plain JSON.
+        stateless=True,
+        json_response=True,
+        max_request_body_size=app.state.services.settings.max_body_bytes,
+    )
+    async with manager.run():
+        app.state.mcp = manager
+        yield
+
+
+@asgi(MOUNT_PATH, is_mount=True, copy_scope=True)
+async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+    """Streamable HTTP. The key is checked before the request reaches the MCP session
+    manager: a missing, unknown or revoked key is a 401 problem, as on every endpoint."""
+    app = Litestar.from_scope(scope)
+    services: Services = app.state.services
+    headers = dict(scope["headers"])
+    header = headers.get(b"authorization")
+    try:
+        token = token_from_header(header.decode("latin-1") if header is not None else None)
+        await services.read(services.authenticate, token)
+    except Exception as exc:
+        failure = failure_of(exc, MOUNT_PATH)
+        response = problem(
+            failure.status, failure.detail, headers=failure.headers, sqlstate=failure.sqlstate, instance=MOUNT_PATH
+        )
+        await response.to_asgi_response(None, Request(scope, receive, send))(scope, receive, send)
+        return
+    await app.state.mcp.handle_request(scope, receive, send)
+
+
+# -- stdio ------------------------------------------------------------------------------
+
+
+async def serve_stdio(services: Services, key: str) -> None:
+    """Serve one MCP client on stdin/stdout as the key's principal. Stray writes to file
+    descriptor 1 (a library's print) would corrupt the protocol: the protocol keeps its
+    own copy of stdout and fd 1 is pointed at stderr."""
+    protocol_out = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
+    os.dup2(2, 1)
+    server = build_server(lambda: services, key)
+    async with stdio_server(stdout=anyio.wrap_file(protocol_out)) as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
