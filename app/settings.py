@@ -34,6 +34,13 @@ class Settings:
     port: int = 8000
     """Port `contexts serve` binds to."""
 
+    db_host: str = "127.0.0.1"
+    """Address `contexts db serve` opens the embedded PostgreSQL on, for SQL clients
+    (psql, BI tools); `*` or 0.0.0.0 for every interface."""
+
+    db_port: int = 5432
+    """Port of that TCP door (and the URLs `contexts analyst create` prints)."""
+
     header_timeout_s: float = 10.0
     """Seconds a connection has to send complete request headers (counted from connecting,
     or from the first byte of its next request); then it gets 408 and is closed."""
@@ -83,8 +90,9 @@ class Settings:
     Unset: the migrator creates the login `contexts_api` and the service uses it."""
 
     service_password: str | None = None
-    """Password given to the `contexts_api` login when the migrator creates it (needed
-    unless the server trusts local connections, as the embedded one does)."""
+    """Password given to the `contexts_api` login when the migrator creates it. Unset:
+    none on an external server; on the embedded one (which asks every login but the
+    superuser for its password) a generated one kept in CONTEXTS_HOME/service-password."""
 
     pool_max_size: int = 8
     """Connections (and worker threads) for reads: retrievals, fragments, traces."""
@@ -128,6 +136,8 @@ class Settings:
             raise ValueError("CONTEXTS_HEADER_TIMEOUT_S and CONTEXTS_BODY_TIMEOUT_S must be positive")
         if self.max_connections < 1:
             raise ValueError("CONTEXTS_MAX_CONNECTIONS must be at least 1")
+        if not 1 <= self.db_port <= 65535:
+            raise ValueError("CONTEXTS_DB_PORT must be a port number (1 to 65535)")
 
     def with_(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]

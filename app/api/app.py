@@ -31,7 +31,7 @@ from app.api.retrieve import RetrieveController
 from app.api.state import Services
 from app.api.whoami import whoami_handler
 from app.db.availability import DatabaseMonitor
-from app.db.database import resolve_database_url
+from app.db.database import resolve_database_url, service_password
 from app.db.migrate import migrate
 from app.db.pool import open_pool
 from app.db.service_login import service_database_url
@@ -77,7 +77,7 @@ def build_services(settings: Settings, dsn: str) -> Services:
     pipeline = IngestPipeline(settings, models)
     with psycopg.connect(dsn) as conn:  # as the migrator: registering a model creates its index
         pipeline.register_models(conn)
-    service_url = service_database_url(settings.service_database_url, dsn, settings.service_password)
+    service_url = service_database_url(settings.service_database_url, dsn, service_password(settings, dsn))
     pool = open_pool(service_url, settings.pool_max_size, name="contexts-read")
     write_pool = open_pool(service_url, settings.write_workers, name="contexts-write")
 

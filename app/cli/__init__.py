@@ -2,6 +2,9 @@
 one module per command group:
 
 - admin.py      migrate, org, principal, grant, key, sessions (the operator, as the migrator)
+- analysts.py   analyst create | list | password | revoke (SQL logins mapped to principals)
+- db.py         db serve (the embedded server open over TCP), psql [--as NAME]
+- policy.py     policy check (row-level security and privileges, from the catalog)
 - documents.py  ingest PATH..., query TEXT (as a principal)
 - serve.py      serve [--demo]
 - mcp.py        mcp (the MCP server on stdio, as the key in CONTEXTS_KEY)
@@ -15,7 +18,7 @@ import os
 
 import click
 
-from app.cli import admin, documents, mcp, serve
+from app.cli import admin, analysts, db, documents, mcp, policy, serve
 from app.cli import eval as eval_commands
 from app.cli.common import CliError
 from app.settings import Settings
@@ -46,7 +49,7 @@ def main(ctx: click.Context, db_url: str | None, principal_id: str | None) -> No
         raise CliError(str(exc)) from exc
 
 
-for _module in (admin, documents, serve, mcp, eval_commands):
+for _module in (admin, analysts, db, policy, documents, serve, mcp, eval_commands):
     for _command in _module.COMMANDS:
         main.add_command(_command)
 

@@ -63,9 +63,10 @@ def create_org(
 
 
 @contextlib.contextmanager
-def admin_connection(settings: Settings) -> Iterator[psycopg.Connection]:
+def admin_connection(settings: Settings, hints: bool = False) -> Iterator[psycopg.Connection]:
     """A connection of the migrator (it administers principals, grants and keys); one
-    transaction, committed on success. Database errors become CLI errors."""
+    transaction, committed on success. Database errors become CLI errors (with the
+    server's detail and hint when `hints`)."""
     import psycopg
 
     dsn = open_database(settings)
@@ -73,7 +74,7 @@ def admin_connection(settings: Settings) -> Iterator[psycopg.Connection]:
         with psycopg.connect(dsn) as conn:
             yield conn
     except psycopg.Error as exc:
-        raise database_error(exc) from exc
+        raise database_error(exc, hint=hints) from exc
 
 
 @click.group()
@@ -86,14 +87,28 @@ def principal() -> None:
 @click.argument("principal_id")
 @click.option("--kind", type=click.Choice(["agent", "human", "service"]), default="agent", show_default=True)
 @click.option("--name", default="", help="Display name.")
-@click.option("--db-role", default=None, help="Login role whose SQL sessions act as this principal (analysts).")
+@click.option(
+    "--db-role",
+    default=None,
+    help="Login whose SQL sessions act as this principal (analysts); created, with a password "
+    "printed once, when it does not exist.",
+)
 @click.pass_context
 def principal_create(
     ctx: click.Context, org_id: str, principal_id: str, kind: str, name: str, db_role: str | None
 ) -> None:
-    with admin_connection(context_settings(ctx)) as conn:
+    from app.cli.analysts import print_login
+    from app.db.logins import create_login, login_exists
+
+    settings = context_settings(ctx)
+    password = None
+    with admin_connection(settings, hints=True) as conn:
+        if db_role is not None and not login_exists(conn, db_role):
+            password = create_login(conn, db_role)
         conn.execute("select api.create_principal(%s, %s, %s, %s, %s)", (org_id, principal_id, kind, name, db_role))
     console.print(f"principal [bold]{principal_id}[/] ready in org {org_id}; give it grants with `contexts grant add`")
+    if password is not None and db_role is not None:
+        print_login(settings, db_role, password, f"login {db_role} created (in contexts_analyst)")
 
 
 @click.group()

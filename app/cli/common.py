@@ -22,9 +22,13 @@ class CliError(click.ClickException):
         console.print(f"[bold red]error:[/] {self.message}")
 
 
-def database_error(exc: psycopg.Error) -> CliError:
-    """A psycopg error as a CLI error: the server's primary message, no traceback."""
-    return CliError(exc.diag.message_primary or str(exc))
+def database_error(exc: psycopg.Error, hint: bool = False) -> CliError:
+    """A psycopg error as a CLI error: the server's primary message (and, with `hint`,
+    its detail and hint), no traceback."""
+    parts = [exc.diag.message_primary or str(exc)]
+    if hint:
+        parts += [p for p in (exc.diag.message_detail, exc.diag.message_hint) if p]
+    return CliError("\n".join(parts))
 
 
 def context_settings(ctx: click.Context) -> Settings:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import signal
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ import click
 
 from app.cli.common import CliError, console, context_settings, open_database
 from app.cli.documents import ingest_paths
+from app.private import write_private
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_ORG, DEMO_REPO, DEMO_AGENT = "demo", "contexts", "demo-agent"
@@ -120,19 +120,8 @@ def _demo_key(dsn: str, home: Path) -> str:
         for key_id in live:
             conn.execute("select api.revoke_api_key(%s)", (key_id,))
         token = create_api_key(conn, DEMO_ORG, DEMO_AGENT, "make run demo").token
-        _write_private(stored, token + "\n")  # before the commit: a failed write changes nothing
+        write_private(stored, token + "\n")  # before the commit: a failed write changes nothing
     return token
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Replace `path` with `text`, readable by its owner only."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write(text)
-    os.chmod(partial, 0o600)  # also when it was left behind with a wider mode
-    os.replace(partial, path)
 
 
 COMMANDS = (serve,)

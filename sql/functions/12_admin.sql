@@ -174,6 +174,8 @@ returns text
 language sql immutable
 as $$ select case when p_scope_kind in ('org', 'audit') then coalesce(p_scope_id, p_org_id) else p_scope_id end $$;
 
+-- api.create_principal: create or update a principal; p_db_role maps an existing login
+-- to it (sql/functions/13_logins.sql creates logins and checks them).
 create or replace function api.create_principal(
     p_org_id text, p_principal_id text, p_kind text default 'agent', p_display_name text default '',
     p_db_role name default null)
@@ -184,7 +186,16 @@ as $$
 begin
     perform data._require_org(p_org_id);
     if p_db_role is not null and not exists (select 1 from pg_roles r where r.rolname = p_db_role) then
-        raise exception 'no such login role: %', p_db_role using errcode = '22023';
+        raise exception 'no such login role: %', p_db_role using errcode = '22023',
+            hint = '`contexts principal create ORG NAME --db-role LOGIN` creates it.';
+    end if;
+    -- A role row-level security does not bind would read every org whatever it maps to.
+    perform data._require_rls_login(p_db_role) where p_db_role is not null;
+    if exists (select 1 from data.principals p
+               where p.db_role = p_db_role and (p.org_id, p.principal_id) <> (p_org_id, p_principal_id)) then
+        raise exception 'login % is already mapped to principal %', p_db_role,
+            (select p.org_id || '/' || p.principal_id from data.principals p where p.db_role = p_db_role)
+            using errcode = '23505';
     end if;
     insert into data.principals (org_id, principal_id, kind, display_name, db_role)
     values (p_org_id, p_principal_id, coalesce(p_kind, 'agent'), coalesce(p_display_name, ''), p_db_role)

@@ -367,6 +367,55 @@ COMMENT ON FUNCTION api.bind_principal(p_org_id text, p_principal_id text) IS 'A
 
 
 --
+-- Name: create_analyst(text, text, text, text, text[], text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.create_analyst(p_org_id text, p_principal_id text, p_login text, p_verifier text, p_grants text[] DEFAULT '{}'::text[], p_display_name text DEFAULT ''::text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    g text;
+    kind text;
+    created boolean := false;
+begin
+    perform data._require_org(p_org_id);
+    if exists (select 1 from data.principals p where p.org_id = p_org_id and p.principal_id = p_principal_id) then
+        raise exception 'principal % already exists in org %', p_principal_id, p_org_id using errcode = '23505',
+            hint = 'Choose another name, or map a login to it with `contexts principal create ORG NAME --db-role LOGIN`.';
+    end if;
+    perform data._valid_login(p_login);
+    if exists (select 1 from pg_roles r where r.rolname = p_login) then
+        perform data._adopt_login(p_login);
+    else
+        perform api.create_login(p_login, p_verifier);
+        created := true;
+    end if;
+    perform api.create_principal(p_org_id, p_principal_id, 'human', coalesce(p_display_name, ''), p_login::name);
+    foreach g in array coalesce(p_grants, '{}') loop
+        kind := split_part(g, ':', 1);
+        if kind not in ('org', 'audit', 'repo', 'persona', 'session')
+           or (kind in ('org', 'audit') and g <> kind)
+           or (kind in ('repo', 'persona', 'session') and length(g) <= length(kind) + 1) then
+            raise exception 'invalid grant: % (org, audit, repo:ID, persona:ID or session:ID)', g using errcode = '22023';
+        end if;
+        perform api.grant_scope(p_org_id, p_principal_id, kind, nullif(substr(g, length(kind) + 2), ''), false);
+    end loop;
+    return created;
+end
+$$;
+
+
+ALTER FUNCTION api.create_analyst(p_org_id text, p_principal_id text, p_login text, p_verifier text, p_grants text[], p_display_name text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION create_analyst(p_org_id text, p_principal_id text, p_login text, p_verifier text, p_grants text[], p_display_name text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.create_analyst(p_org_id text, p_principal_id text, p_login text, p_verifier text, p_grants text[], p_display_name text) IS 'Create (or adopt) a login, its human principal and its read grants in one step.';
+
+
+--
 -- Name: create_api_key(text, text, text, bytea, text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -395,6 +444,45 @@ ALTER FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id t
 --
 
 COMMENT ON FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text) IS 'Store a new key (its SHA-256) for a principal.';
+
+
+--
+-- Name: create_login(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.create_login(p_login text, p_verifier text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    perform data._valid_login(p_login);
+    perform data._require_scram(p_verifier);
+    if exists (select 1 from pg_roles r where r.rolname = p_login) then
+        raise exception 'login % already exists', p_login using errcode = '42710';
+    end if;
+    begin
+        -- Exactly an analyst: no attribute beyond LOGIN, one group role.
+        execute format('create role %I login nosuperuser nocreatedb nocreaterole noreplication nobypassrls '
+                       'password %L in role contexts_analyst', p_login, p_verifier);
+    exception when insufficient_privilege then
+        raise exception 'role % may not create logins', current_user using errcode = '42501',
+            detail = 'Creating a login needs CREATEROLE and ADMIN OPTION on contexts_analyst (or a superuser).',
+            hint = format('A DBA runs: create role %I login in role contexts_analyst; then sets its password '
+                          '(psql: \password %I), and the same contexts command maps the existing login.',
+                          p_login, p_login);
+    end;
+    execute format('comment on role %I is %L', p_login, 'Contexts analyst login (contexts analyst create).');
+end
+$$;
+
+
+ALTER FUNCTION api.create_login(p_login text, p_verifier text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION create_login(p_login text, p_verifier text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.create_login(p_login text, p_verifier text) IS 'Create an analyst login (member of contexts_analyst only) from a SCRAM-SHA-256 verifier.';
 
 
 --
@@ -439,7 +527,16 @@ CREATE FUNCTION api.create_principal(p_org_id text, p_principal_id text, p_kind 
 begin
     perform data._require_org(p_org_id);
     if p_db_role is not null and not exists (select 1 from pg_roles r where r.rolname = p_db_role) then
-        raise exception 'no such login role: %', p_db_role using errcode = '22023';
+        raise exception 'no such login role: %', p_db_role using errcode = '22023',
+            hint = '`contexts principal create ORG NAME --db-role LOGIN` creates it.';
+    end if;
+    -- A role row-level security does not bind would read every org whatever it maps to.
+    perform data._require_rls_login(p_db_role) where p_db_role is not null;
+    if exists (select 1 from data.principals p
+               where p.db_role = p_db_role and (p.org_id, p.principal_id) <> (p_org_id, p_principal_id)) then
+        raise exception 'login % is already mapped to principal %', p_db_role,
+            (select p.org_id || '/' || p.principal_id from data.principals p where p.db_role = p_db_role)
+            using errcode = '23505';
     end if;
     insert into data.principals (org_id, principal_id, kind, display_name, db_role)
     values (p_org_id, p_principal_id, coalesce(p_kind, 'agent'), coalesce(p_display_name, ''), p_db_role)
@@ -459,6 +556,35 @@ ALTER FUNCTION api.create_principal(p_org_id text, p_principal_id text, p_kind t
 --
 
 COMMENT ON FUNCTION api.create_principal(p_org_id text, p_principal_id text, p_kind text, p_display_name text, p_db_role name) IS 'Create or update a principal (agent, human or service), optionally mapped to a login role.';
+
+
+--
+-- Name: disable_principal(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.disable_principal(p_org_id text, p_principal_id text) RETURNS text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    login text;
+begin
+    perform data._require_principal(p_org_id, p_principal_id);
+    update data.principals p set disabled_at = coalesce(p.disabled_at, now())
+    where p.org_id = p_org_id and p.principal_id = p_principal_id
+    returning p.db_role into login;
+    return login;
+end
+$$;
+
+
+ALTER FUNCTION api.disable_principal(p_org_id text, p_principal_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION disable_principal(p_org_id text, p_principal_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.disable_principal(p_org_id text, p_principal_id text) IS 'Disable a principal for good (rows, grants and traces are kept).';
 
 
 --
@@ -699,6 +825,38 @@ COMMENT ON FUNCTION api.lexical_tsvector(p_text text) IS 'Terms of a text for BM
 
 
 --
+-- Name: list_analysts(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.list_analysts(p_org_id text DEFAULT NULL::text) RETURNS TABLE(org_id text, principal_id text, login text, can_login boolean, member_of text[], disabled_at timestamp with time zone, grants text[])
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select p.org_id, p.principal_id, p.db_role::text, coalesce(r.rolcanlogin, false),
+           array(select grp.rolname::text from pg_auth_members m join pg_roles grp on grp.oid = m.roleid
+                 where m.member = r.oid order by 1),
+           p.disabled_at,
+           array(select case when g.scope_kind in ('org', 'audit') then g.scope_kind
+                             else g.scope_kind || ':' || g.scope_id end
+                 from data.grants g
+                 where g.org_id = p.org_id and g.principal_id = p.principal_id
+                 order by g.scope_kind, g.scope_id)
+    from data.principals p left join pg_roles r on r.rolname = p.db_role
+    where p.db_role is not null and (p_org_id is null or p.org_id = p_org_id)
+    order by p.org_id, p.principal_id
+$$;
+
+
+ALTER FUNCTION api.list_analysts(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION list_analysts(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.list_analysts(p_org_id text) IS 'Principals mapped to a login: the login''s state, groups and the principal''s grants.';
+
+
+--
 -- Name: list_api_keys(text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -867,6 +1025,96 @@ ALTER FUNCTION api.open_session(p_session_id text) OWNER TO <migrator>;
 --
 
 COMMENT ON FUNCTION api.open_session(p_session_id text) IS 'Open a new session of the bound principal''s org (it needs some write grant), or confirm one it may write to.';
+
+
+--
+-- Name: policy_bypass(); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.policy_bypass() RETURNS TABLE(role_name text, superuser boolean, bypassrls boolean, can_login boolean)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    select r.rolname::text, r.rolsuper, r.rolbypassrls, r.rolcanlogin
+    from pg_roles r where (r.rolsuper or r.rolbypassrls) and r.rolname !~ '^pg_'
+    order by 1
+$$;
+
+
+ALTER FUNCTION api.policy_bypass() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION policy_bypass(); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.policy_bypass() IS 'Roles that bypass row-level security (superusers, BYPASSRLS).';
+
+
+--
+-- Name: policy_report(); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.policy_report() RETURNS TABLE(table_name text, tenant boolean, rls_enabled boolean, rls_forced boolean, policies jsonb, may_select text[], may_insert text[], may_update text[], may_delete text[], partitions integer, unprotected_partitions text[])
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    with tables as (
+        select c.oid, c.relname::text as relname, c.relrowsecurity, c.relforcerowsecurity, c.relowner, c.relacl
+        from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = 'data' and c.relkind in ('r', 'p') and not c.relispartition
+    ), acl as (
+        -- Table-level grants (a NULL acl is the owner's default), then column-level ones.
+        select t.oid, a.privilege_type, a.grantee, false as some_columns
+        from tables t, aclexplode(coalesce(t.relacl, acldefault('r', t.relowner))) a
+        union
+        select t.oid, a.privilege_type, a.grantee, true
+        from tables t join pg_attribute att on att.attrelid = t.oid and att.attnum > 0 and not att.attisdropped,
+             aclexplode(att.attacl) a
+    ), holders as (
+        select acl.oid, acl.privilege_type,
+               array_agg(distinct case when acl.grantee = 0 then 'public' else pg_get_userbyid(acl.grantee) end
+                         || case when acl.some_columns then ' (some columns)' else '' end
+                         || case when acl.grantee = t.relowner then ' (owner)' else '' end) as roles
+        from acl join tables t on t.oid = acl.oid
+        where not (acl.some_columns and exists (
+                select 1 from acl whole where whole.oid = acl.oid and whole.grantee = acl.grantee
+                  and whole.privilege_type = acl.privilege_type and not whole.some_columns))
+        group by acl.oid, acl.privilege_type
+    )
+    select t.relname,
+           t.relname not in ('embedding_namespaces', 'embedding_models'),
+           t.relrowsecurity,
+           t.relforcerowsecurity,
+           coalesce((select jsonb_agg(jsonb_build_object(
+                        'name', p.polname,
+                        'command', case p.polcmd when 'r' then 'select' when 'a' then 'insert' when 'w' then 'update'
+                                                 when 'd' then 'delete' else 'all' end,
+                        'permissive', p.polpermissive,
+                        'roles', array(select case when r = 0 then 'public' else pg_get_userbyid(r) end
+                                       from unnest(p.polroles) r order by 1),
+                        'using', pg_get_expr(p.polqual, p.polrelid),
+                        'check', pg_get_expr(p.polwithcheck, p.polrelid)) order by p.polname)
+                     from pg_policy p where p.polrelid = t.oid), '[]'::jsonb),
+           coalesce((select h.roles from holders h where h.oid = t.oid and h.privilege_type = 'SELECT'), '{}'),
+           coalesce((select h.roles from holders h where h.oid = t.oid and h.privilege_type = 'INSERT'), '{}'),
+           coalesce((select h.roles from holders h where h.oid = t.oid and h.privilege_type = 'UPDATE'), '{}'),
+           coalesce((select h.roles from holders h where h.oid = t.oid and h.privilege_type = 'DELETE'), '{}'),
+           (select count(*)::int from pg_inherits i where i.inhparent = t.oid),
+           array(select c.relname::text from pg_inherits i join pg_class c on c.oid = i.inhrelid
+                 where i.inhparent = t.oid and not (c.relrowsecurity and c.relforcerowsecurity)
+                 order by 1)
+    from tables t
+    order by t.relname
+$$;
+
+
+ALTER FUNCTION api.policy_report() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION policy_report(); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.policy_report() IS 'Every table of schema data: tenant data or not, row-level security (enabled, forced), policies, who may select/insert/update/delete.';
 
 
 --
@@ -1179,6 +1427,51 @@ COMMENT ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query
 
 
 --
+-- Name: revoke_analyst(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.revoke_analyst(p_org_id text, p_principal_id text) RETURNS text
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    login text := api.disable_principal(p_org_id, p_principal_id);
+    grp text;
+begin
+    if login is null then
+        raise exception 'principal % of org % has no login', p_principal_id, p_org_id using errcode = 'P0002';
+    end if;
+    perform data._require_rls_login(login);
+    if exists (select 1 from pg_roles r where r.rolname = login) then
+        execute format('alter role %I nologin password null', login);
+        foreach grp in array array['contexts_analyst', 'contexts_auditor'] loop
+            if exists (select 1 from pg_auth_members m
+                       join pg_roles g on g.oid = m.roleid join pg_roles r on r.oid = m.member
+                       where g.rolname = grp and r.rolname = login) then
+                execute format('revoke %I from %I', grp, login);
+            end if;
+        end loop;
+        begin
+            perform pg_terminate_backend(a.pid) from pg_stat_activity a where a.usename = login;
+        exception when insufficient_privilege then
+            raise notice 'open sessions of % go on until they end (% may not end them)', login, current_user;
+        end;
+    end if;
+    return login;
+end
+$$;
+
+
+ALTER FUNCTION api.revoke_analyst(p_org_id text, p_principal_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION revoke_analyst(p_org_id text, p_principal_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.revoke_analyst(p_org_id text, p_principal_id text) IS 'End a login''s access (NOLOGIN, sessions ended) and disable its principal; history is kept.';
+
+
+--
 -- Name: revoke_api_key(text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -1382,6 +1675,44 @@ COMMENT ON FUNCTION api.search_lexical(p_org_id text, p_query text, p_k integer,
 
 
 --
+-- Name: set_login_password(text, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p_verifier text) RETURNS text
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    login text;
+begin
+    perform data._require_principal(p_org_id, p_principal_id);
+    perform data._require_scram(p_verifier);
+    select p.db_role into login from data.principals p where p.org_id = p_org_id and p.principal_id = p_principal_id;
+    if exists (select 1 from data.principals p
+               where p.org_id = p_org_id and p.principal_id = p_principal_id and p.disabled_at is not null) then
+        raise exception 'principal % of org % is disabled (its access was revoked)', p_principal_id, p_org_id
+            using errcode = '55000', hint = 'Give access again with a new analyst: `contexts analyst create`.';
+    end if;
+    if login is null then
+        raise exception 'principal % of org % has no login', p_principal_id, p_org_id using errcode = 'P0002';
+    end if;
+    perform data._require_rls_login(login);
+    execute format('alter role %I password %L', login, p_verifier);
+    return login;
+end
+$$;
+
+
+ALTER FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p_verifier text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION set_login_password(p_org_id text, p_principal_id text, p_verifier text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p_verifier text) IS 'Set a new password (as its SCRAM-SHA-256 verifier) on a principal''s login.';
+
+
+--
 -- Name: whoami(); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -1425,6 +1756,38 @@ $$;
 
 
 ALTER FUNCTION data._acl(p_kind text, p_write boolean) OWNER TO <migrator>;
+
+--
+-- Name: _adopt_login(text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._adopt_login(p_login text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    r pg_roles;
+    mapped text;
+begin
+    select * into r from pg_roles where rolname = p_login;
+    if not found then
+        raise exception 'no such login: %', p_login using errcode = 'P0002';
+    end if;
+    perform data._require_rls_login(p_login);
+    select p.org_id || '/' || p.principal_id into mapped from data.principals p where p.db_role = p_login;
+    if mapped is not null then
+        raise exception 'login % is already mapped to principal %', p_login, mapped using errcode = '23505';
+    end if;
+    if pg_has_role(r.oid, 'contexts_analyst', 'member') or pg_has_role(r.oid, 'contexts_auditor', 'member') then
+        return false;
+    end if;
+    execute format('grant contexts_analyst to %I', p_login);
+    return true;
+end
+$$;
+
+
+ALTER FUNCTION data._adopt_login(p_login text) OWNER TO <migrator>;
 
 --
 -- Name: _bind(text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -2050,6 +2413,49 @@ $$;
 ALTER FUNCTION data._require_read(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
 
 --
+-- Name: _require_rls_login(text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._require_rls_login(p_login text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    if exists (select 1 from pg_roles r
+               where r.rolname = p_login
+                 and (r.rolsuper or r.rolbypassrls or exists (
+                        select 1 from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                        where c.relowner = r.oid and n.nspname in ('data', 'api')))) then
+        raise exception 'login % bypasses row-level security (superuser, BYPASSRLS or owner): it cannot be an analyst',
+            p_login using errcode = '22023';
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION data._require_rls_login(p_login text) OWNER TO <migrator>;
+
+--
+-- Name: _require_scram(text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._require_scram(p_verifier text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+begin
+    if p_verifier is null or p_verifier !~ '^SCRAM-SHA-256\$[0-9]+:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$' then
+        raise exception 'a login''s password is given as its SCRAM-SHA-256 verifier, never in clear'
+            using errcode = '22023';
+    end if;
+    return p_verifier;
+end
+$_$;
+
+
+ALTER FUNCTION data._require_scram(p_verifier text) OWNER TO <migrator>;
+
+--
 -- Name: _require_write(text, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -2142,6 +2548,26 @@ $$;
 
 
 ALTER FUNCTION data._retire_sources(p_doc_id bigint, p_keep_version integer) OWNER TO <migrator>;
+
+--
+-- Name: _valid_login(text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._valid_login(p_login text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+begin
+    if p_login is null or p_login !~ '^[a-z_][a-z0-9_.-]{0,62}$' or p_login like 'pg\_%' then
+        raise exception 'invalid login name: % (lowercase letters, digits, _ . -, at most 63, not pg_...)',
+            coalesce(p_login, '(null)') using errcode = '22023';
+    end if;
+    return p_login;
+end
+$_$;
+
+
+ALTER FUNCTION data._valid_login(p_login text) OWNER TO <migrator>;
 
 --
 -- Name: acl_audit(); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -3832,10 +4258,24 @@ REVOKE ALL ON FUNCTION api.bind_principal(p_org_id text, p_principal_id text) FR
 
 
 --
+-- Name: FUNCTION create_analyst(p_org_id text, p_principal_id text, p_login text, p_verifier text, p_grants text[], p_display_name text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.create_analyst(p_org_id text, p_principal_id text, p_login text, p_verifier text, p_grants text[], p_display_name text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
 REVOKE ALL ON FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION create_login(p_login text, p_verifier text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.create_login(p_login text, p_verifier text) FROM PUBLIC;
 
 
 --
@@ -3850,6 +4290,13 @@ REVOKE ALL ON FUNCTION api.create_org(p_org_id text, p_display_name text, p_sess
 --
 
 REVOKE ALL ON FUNCTION api.create_principal(p_org_id text, p_principal_id text, p_kind text, p_display_name text, p_db_role name) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION disable_principal(p_org_id text, p_principal_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.disable_principal(p_org_id text, p_principal_id text) FROM PUBLIC;
 
 
 --
@@ -3913,6 +4360,13 @@ GRANT ALL ON FUNCTION api.lexical_tsvector(p_text text) TO contexts_analyst;
 
 
 --
+-- Name: FUNCTION list_analysts(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.list_analysts(p_org_id text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION list_api_keys(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -3952,6 +4406,20 @@ GRANT ALL ON FUNCTION api.open_session(p_session_id text) TO contexts_service;
 
 
 --
+-- Name: FUNCTION policy_bypass(); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.policy_bypass() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION policy_report(); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.policy_report() FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION purge_expired_sessions(); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -3980,6 +4448,13 @@ REVOKE ALL ON FUNCTION api.register_embedding_model(p_namespace text, p_name tex
 REVOKE ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb) TO contexts_service;
 GRANT ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION revoke_analyst(p_org_id text, p_principal_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.revoke_analyst(p_org_id text, p_principal_id text) FROM PUBLIC;
 
 
 --
@@ -4033,6 +4508,13 @@ GRANT ALL ON FUNCTION api.search_lexical(p_org_id text, p_query text, p_k intege
 
 
 --
+-- Name: FUNCTION set_login_password(p_org_id text, p_principal_id text, p_verifier text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p_verifier text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION whoami(); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -4050,6 +4532,13 @@ REVOKE ALL ON FUNCTION data._acl(p_kind text, p_write boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._acl(p_kind text, p_write boolean) TO contexts_service;
 GRANT ALL ON FUNCTION data._acl(p_kind text, p_write boolean) TO contexts_analyst;
 GRANT ALL ON FUNCTION data._acl(p_kind text, p_write boolean) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _adopt_login(p_login text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._adopt_login(p_login text) FROM PUBLIC;
 
 
 --
@@ -4230,6 +4719,20 @@ GRANT ALL ON FUNCTION data._require_read(p_org_id text, p_repo_id text, p_person
 
 
 --
+-- Name: FUNCTION _require_rls_login(p_login text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._require_rls_login(p_login text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _require_scram(p_verifier text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._require_scram(p_verifier text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _require_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -4241,6 +4744,13 @@ REVOKE ALL ON FUNCTION data._require_write(p_org_id text, p_repo_id text, p_pers
 --
 
 REVOKE ALL ON FUNCTION data._retire_sources(p_doc_id bigint, p_keep_version integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _valid_login(p_login text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._valid_login(p_login text) FROM PUBLIC;
 
 
 --

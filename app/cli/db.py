@@ -1,0 +1,146 @@
+"""`contexts db serve | psql`: the SQL door. `db serve` keeps the embedded PostgreSQL
+running and open to SQL clients over TCP (every login proves its password); `psql`
+opens the shipped psql on the Contexts database, as the DBA or as an analyst."""
+
+from __future__ import annotations
+
+import errno
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import click
+from rich.markup import escape
+
+from app.cli.common import CliError, console, context_settings, open_database
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why PostgreSQL could not listen on host:port now (None: it can)."""
+    advice = "stop it or choose another port (--port or CONTEXTS_DB_PORT)"
+    try:
+        addresses = socket.getaddrinfo(
+            None if host in ("*", "") else host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except socket.gaierror as exc:
+        return f"cannot listen on {host}:{port}: {exc.strerror}"
+    for family, kind, proto, _, address in addresses:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as PostgreSQL does
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    return f"port {port} on {host} is in use by another program; {advice}"
+                return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    return None
+
+
+@click.group("db")
+def db_group() -> None:
+    """The embedded PostgreSQL server, opened to SQL clients."""
+
+
+@db_group.command("serve")
+@click.option("--host", default=None, help="Default: CONTEXTS_DB_HOST or 127.0.0.1 ('*': every interface).")
+@click.option("--port", default=None, type=click.IntRange(1, 65535), help="Default: CONTEXTS_DB_PORT or 5432.")
+@click.pass_context
+def db_serve(ctx: click.Context, host: str | None, port: int | None) -> None:
+    """Run the embedded PostgreSQL open to SQL clients on HOST:PORT until interrupted.
+    Every login proves its password (SCRAM-SHA-256) and none is trusted over TCP; start
+    it before `contexts serve`, which then joins it."""
+    from app.db.database import embedded_server, resolve_database_url
+    from app.db.embedded import ServerUnavailable, running_postmaster
+    from app.db.migrate import migrate
+
+    settings = context_settings(ctx)
+    settings = settings.with_(**{k: v for k, v in (("db_host", host), ("db_port", port)) if v is not None})
+    if settings.database_url:
+        raise CliError(
+            "`contexts db serve` opens the embedded server; with CONTEXTS_DATABASE_URL (or --db-url) your "
+            "PostgreSQL is a server already, whose DBA decides who connects (see docs/dba.md)"
+        )
+    listen = (settings.db_host, settings.db_port)
+    pgdata = settings.home / "pgdata"
+    try:
+        running = running_postmaster(pgdata)
+        if running is None:
+            problem = port_problem(*listen)
+            if problem:
+                raise CliError(problem)
+        elif running[1] != listen:
+            raise CliError(_already_running(pgdata, running[0], running[1]))
+        dsn = resolve_database_url(settings, listen=listen)
+    except ServerUnavailable as exc:
+        raise CliError(str(exc)) from exc
+    server = embedded_server(settings)
+    assert server is not None
+    if server.tcp_address != listen:  # another command started it first, without TCP
+        raise CliError(_already_running(pgdata, server.pid, server.tcp_address))
+    migrate(dsn)
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a normal exit stops the server (atexit)
+    shown = f"[{listen[0]}]" if ":" in listen[0] else listen[0]
+    console.print(
+        f"PostgreSQL accepts SQL clients on {escape(shown)}:{listen[1]}, database contexts "
+        f"(pid {server.pid}, data in {escape(str(pgdata))}). Every login needs its password "
+        "(SCRAM-SHA-256); none is trusted over TCP.\n"
+        "  an analyst:  contexts analyst create ORG NAME --grant org   (prints the login's URL)\n"
+        "  the DBA:     contexts psql\n"
+        "Ctrl-C stops it (the server itself stops once no other contexts command uses it)."
+    )
+    click.echo(f"postgresql://{shown}:{listen[1]}/contexts")
+    try:
+        while server.is_running():
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        console.print("stopped")
+        return
+    raise CliError(f"the PostgreSQL server stopped; its log: {pgdata / 'log'}\n{server.log_tail(5)}")
+
+
+def _already_running(pgdata: object, pid: int | None, address: tuple[str, int] | None) -> str:
+    where = f"on {address[0]}:{address[1]}" if address else "on its Unix socket only"
+    return (
+        f"the embedded server under {pgdata} is already running {where} (pid {pid}), started by another "
+        "contexts command (`contexts serve`, `make run`, or another `db serve`); stop it first, then start "
+        "`contexts db serve` before the others: they join it"
+    )
+
+
+@click.command("psql", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option(
+    "--as",
+    "login",
+    default=None,
+    metavar="NAME",
+    help="Connect as this login; psql asks for its password (or reads PGPASSWORD). Default: the migrator (DBA).",
+)
+@click.argument("psql_args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def psql_command(ctx: click.Context, login: str | None, psql_args: tuple[str, ...]) -> None:
+    """Open psql (the embedded server's own build) on the Contexts database; arguments
+    after the options go to psql, e.g. `contexts psql -c 'select * from api.whoami()'`."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    from app.pgtools import binary
+
+    dsn = open_database(context_settings(ctx))
+    params = {k: str(v) for k, v in conninfo_to_dict(dsn).items() if v is not None}
+    if login is not None:
+        params.pop("password", None)  # the analyst's own: asked for, or PGPASSWORD
+        params["user"] = login
+    # A child, not exec: this process holds the embedded server, which stops when the
+    # last contexts process using it exits.
+    child = subprocess.Popen([str(binary("psql")), "-d", make_conninfo(**params), *psql_args])
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # psql handles Ctrl-C (cancels the query)
+    try:
+        status = child.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    ctx.exit(status)
+
+
+COMMANDS = (db_group, psql_command)

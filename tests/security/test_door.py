@@ -1,0 +1,299 @@
+"""The SQL door: `contexts db serve` opens an embedded server of its own (under a fresh
+CONTEXTS_HOME, as a user would run it) over TCP. Every login proves its password with
+SCRAM-SHA-256, nothing is trusted over TCP, and an analyst made by `contexts analyst
+create` connects with the URL it printed and reads exactly what its grants allow."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import queue
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg.conninfo import conninfo_to_dict
+
+ROOT = Path(__file__).resolve().parents[2]
+START_TIMEOUT_S = 180
+"""initdb, start and migrate on two shared cores."""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class Door:
+    home: Path
+    port: int
+    env: dict[str, str]
+    announced: str
+
+    def cli(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        """`contexts ...` as a user runs it: a process of its own, joining the server."""
+        return subprocess.run(
+            [sys.executable, "-m", "app.cli", *args],
+            cwd=ROOT,
+            env={**self.env, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    def superuser(self) -> psycopg.Connection:
+        """The migrator, over the server's Unix socket (the one trusted entry)."""
+        return psycopg.connect(f"postgresql://postgres@/contexts?host={self.home / 'pgdata'}&port={self.port}")
+
+    def tcp(self, user: str, password: str | None = None) -> psycopg.Connection:
+        return psycopg.connect(
+            host="127.0.0.1", port=self.port, dbname="contexts", user=user, password=password, connect_timeout=10
+        )
+
+
+def _read_lines(stream, lines: queue.Queue) -> None:
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
+
+
+@pytest.fixture(scope="module")
+def door():
+    # Outside pytest's base temp, like tests/conftest.py's private_server (a second pytest
+    # run re-applies mode 0700 there, locking the server's OS user out).
+    home = Path(tempfile.mkdtemp(prefix="contexts-door-"))
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONTEXTS_", "PG"))}
+    env.update(CONTEXTS_HOME=str(home), CONTEXTS_DB_PORT=str(port))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "db", "serve"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=_read_lines, args=(server.stdout, lines), daemon=True).start()
+    try:
+        try:
+            announced = lines.get(timeout=START_TIMEOUT_S)
+        except queue.Empty:
+            announced = None
+        if not announced:
+            server.kill()
+            pytest.fail(f"contexts db serve did not start:\n{server.stderr.read() if server.stderr else ''}")
+        yield Door(home, port, env, announced.strip())
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def tenants(door: Door):
+    """acme: an org-wide document, one in repo platform, one in repo secret; globex: one
+    in its own repo platform. Written as each org's administrator."""
+    from app.access import ensure_admin_principal
+
+    documents = {
+        "acme": [(None, "policy.md"), ("platform", "platform/journal.md"), ("secret", "secret/keys.md")],
+        "globex": [("platform", "globex/journal.md")],
+    }
+    with door.superuser() as conn:
+        for org, docs in documents.items():
+            conn.execute("select api.create_org(%s)", (org,))
+            ensure_admin_principal(conn, org, "admin")
+            conn.execute("select api.bind_principal(%s, 'admin')", (org,))
+            for repo, path in docs:
+                text = f"# {path}\n\nThe journal of {org}.\n"
+                conn.execute(
+                    "select api.begin_document(%s, %s, null, null, %s, 'runbook', %s, %s)",
+                    (org, repo, path, text, hashlib.sha256(text.encode()).hexdigest()),
+                )
+            conn.commit()
+    return documents
+
+
+def create_analyst(door: Door, org: str, name: str, *grants: str) -> tuple[str, str]:
+    """`contexts analyst create`: (the URL it printed, the password it printed)."""
+    done = door.cli("analyst", "create", org, name, *(a for g in grants for a in ("--grant", g)))
+    assert done.returncode == 0, done.stderr
+    url = done.stdout.strip().splitlines()[-1]
+    password = conninfo_to_dict(url)["password"]
+    assert f"shown this once (store it now): {password}" in done.stderr
+    return url, str(password)
+
+
+def test_the_door_listens_on_tcp_and_announces_itself(door):
+    assert door.announced == f"postgresql://127.0.0.1:{door.port}/contexts"
+    with socket.create_connection(("127.0.0.1", door.port), timeout=5):
+        pass
+
+
+def test_an_analyst_connects_with_the_printed_url_and_reads_exactly_its_grants(door, tenants):
+    url, password = create_analyst(door, "acme", "alice", "repo:platform")
+    assert url == f"postgresql://alice:{password}@127.0.0.1:{door.port}/contexts"
+    assert len(password) >= 32
+    with psycopg.connect(url) as alice:
+        # Over TCP, authenticated by SCRAM, as herself.
+        assert alice.execute("select system_user, current_user").fetchone() == ("scram-sha-256:alice", "alice")
+        assert alice.execute("select org_id, principal_id, org_wide, repos from api.whoami()").fetchone() == (
+            "acme",
+            "alice",
+            False,
+            ["platform"],
+        )
+        paths = {r[0] for r in alice.execute("select path from data.documents")}
+        assert paths == {"policy.md", "platform/journal.md"}
+        assert alice.execute("select array_agg(org_id) from data.orgs").fetchone() == (["acme"],)
+        assert alice.execute("select array_agg(principal_id) from data.principals").fetchone() == (["alice"],)
+        assert alice.execute("select count(*) from api.retrieval_traces").fetchone() == (0,)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            alice.execute("select * from data.retrieval_traces")
+        alice.rollback()
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            alice.execute("select * from api.search_lexical('globex', 'journal', 10)")
+        alice.rollback()
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            alice.execute("select api.bind_principal('globex', 'admin')")
+    # The login holds exactly an analyst's rights: LOGIN, one group, nothing else.
+    with door.superuser() as conn:
+        role = conn.execute(
+            """select rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls, rolcanlogin,
+                      array(select g.rolname::text from pg_auth_members m join pg_roles g on g.oid = m.roleid
+                            where m.member = r.oid)
+               from pg_roles r where rolname = 'alice'"""
+        ).fetchone()
+        assert role == (False, False, False, False, False, True, ["contexts_analyst"])
+        stored = conn.execute("select rolpassword from pg_authid where rolname = 'alice'").fetchone()[0]
+        assert stored.startswith("SCRAM-SHA-256$") and password not in stored
+
+
+def test_a_wrong_password_is_refused(door, tenants):
+    create_analyst(door, "acme", "amy", "org")
+    for password in ("wrong", "", None):
+        with pytest.raises(psycopg.OperationalError, match="password authentication failed|no password supplied"):
+            door.tcp("amy", password)
+
+
+def test_nobody_is_trusted_over_tcp(door, tenants):
+    with door.superuser() as conn:
+        rules = conn.execute("select type, database, user_name, auth_method from pg_hba_file_rules").fetchall()
+        assert conn.execute("show password_encryption").fetchone() == ("scram-sha-256",)
+        assert conn.execute("show unix_socket_permissions").fetchone() == ("0700",)
+        roles = [r[0] for r in conn.execute("select rolname from pg_roles where rolname !~ '^pg_' order by 1")]
+    trusted = [r for r in rules if r[3] != "scram-sha-256"]
+    assert trusted == [("local", ["all"], ["postgres"], "trust")]
+    assert any(r[0] == "host" for r in rules)
+    assert "contexts_analyst" in roles and "postgres" in roles
+    for role in roles:  # the superuser, the group roles, every analyst: none gets in without its password
+        with pytest.raises(psycopg.OperationalError, match="password authentication failed|no password supplied"):
+            door.tcp(role)
+        with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+            door.tcp(role, "postgres")
+
+
+def test_analysts_need_their_password_on_the_socket_too(door, tenants):
+    _, password = create_analyst(door, "acme", "ann", "org")
+    socket_url = f"postgresql://ann@/contexts?host={door.home / 'pgdata'}&port={door.port}"
+    with pytest.raises(psycopg.OperationalError, match="no password supplied|password authentication failed"):
+        psycopg.connect(socket_url)
+    with psycopg.connect(socket_url, password=password) as ann:
+        assert ann.execute("select principal_id from api.whoami()").fetchone() == ("ann",)
+
+
+def test_contexts_psql_as_an_analyst_asks_for_her_password(door, tenants):
+    _, password = create_analyst(door, "acme", "pia", "org")
+    args = ("psql", "--as", "pia", "-X", "-At", "-c", "select current_user, org_id from api.whoami()")
+    done = door.cli(*args, env={"PGPASSWORD": password})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "pia|acme"
+    refused = door.cli(*args, env={"PGPASSWORD": "not-hers"})
+    assert refused.returncode != 0 and "password authentication failed" in refused.stderr
+    dba = door.cli("psql", "-X", "-At", "-c", "select current_user, count(*) from data.orgs")
+    assert dba.returncode == 0, dba.stderr
+    assert dba.stdout.strip() == "postgres|2"
+
+
+def test_rotating_a_password_and_revoking_a_login(door, tenants):
+    old_url, _ = create_analyst(door, "acme", "rob", "repo:platform", "audit")
+    rotated = door.cli("analyst", "password", "acme", "rob")
+    assert rotated.returncode == 0, rotated.stderr
+    new_url = rotated.stdout.strip().splitlines()[-1]
+    assert new_url != old_url
+    with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+        psycopg.connect(old_url)
+    with psycopg.connect(new_url, autocommit=True) as rob:
+        assert rob.execute("select principal_id from api.whoami()").fetchone() == ("rob",)
+        listed = door.cli("analyst", "list", "acme")
+        assert listed.returncode == 0 and "rob" in listed.stdout
+
+        revoked = door.cli("analyst", "revoke", "acme", "rob")
+        assert revoked.returncode == 0, revoked.stderr
+        assert "may no longer connect" in revoked.stderr
+        with pytest.raises(psycopg.OperationalError):  # its open session was ended
+            rob.execute("select 1")
+    with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+        psycopg.connect(new_url)
+    with door.superuser() as conn:
+        # The history stays: the principal (disabled), its grants, the role (NOLOGIN).
+        assert conn.execute(
+            "select disabled_at is not null from data.principals where org_id = 'acme' and principal_id = 'rob'"
+        ).fetchone() == (True,)
+        assert conn.execute(
+            "select count(*) from data.grants where org_id = 'acme' and principal_id = 'rob'"
+        ).fetchone() == (2,)
+        assert conn.execute("select rolcanlogin from pg_roles where rolname = 'rob'").fetchone() == (False,)
+    again = door.cli("analyst", "password", "acme", "rob")
+    assert again.returncode != 0 and "revoked" in again.stderr and "Traceback" not in again.stderr
+
+
+def test_principal_create_makes_the_missing_login(door, tenants):
+    done = door.cli("principal", "create", "acme", "carol", "--kind", "human", "--db-role", "carol")
+    assert done.returncode == 0, done.stderr
+    url = done.stdout.strip().splitlines()[-1]
+    assert url.startswith("postgresql://carol:") and url.endswith(f"@127.0.0.1:{door.port}/contexts")
+    assert door.cli("grant", "add", "acme", "carol", "--repo", "secret").returncode == 0
+    with psycopg.connect(url) as carol:
+        assert {r[0] for r in carol.execute("select path from data.documents")} == {"policy.md", "secret/keys.md"}
+    # Mapping an existing login leaves its password alone and prints none.
+    again = door.cli("principal", "create", "acme", "carol", "--db-role", "carol")
+    assert again.returncode == 0 and again.stdout == ""
+    with psycopg.connect(url):
+        pass
+
+
+def test_a_second_door_on_a_busy_port_is_refused(door):
+    other = tempfile.mkdtemp(prefix="contexts-door-2-")
+    try:
+        done = door.cli("db", "serve", "--port", str(door.port), env={"CONTEXTS_HOME": other})
+        assert done.returncode != 0
+        assert f"port {door.port} on 127.0.0.1 is in use by another program" in done.stderr
+        assert "Traceback" not in done.stderr
+        assert not (Path(other) / "pgdata").exists()  # refused before starting anything
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
+
+
+def test_db_serve_leaves_an_external_database_to_its_dba(db_url):
+    from click.testing import CliRunner
+
+    from app.cli import main
+
+    done = CliRunner().invoke(main, ["--db-url", db_url, "db", "serve"])
+    assert done.exit_code != 0
+    assert "opens the embedded server" in done.stderr and "Traceback" not in done.output
