@@ -638,6 +638,7 @@ def main(argv: list[str] | None = None) -> int:
         "settings": {
             "pool_max_size": settings.pool_max_size,
             "write_workers": settings.write_workers,
+            "query_embed_waiters": settings.query_embed_waiters,
             "torch_threads": settings.torch_threads,
             "embed_dtype": settings.embed_dtype,
             "reranker": settings.reranker,

@@ -100,6 +100,10 @@ class Settings:
     write_workers: int = 2
     """Connections (and worker threads) for ingestion; writers of one org take turns."""
 
+    query_embed_waiters: int = 64
+    """Requests that may wait for their query vector at once (threads holding no
+    connection): those waiting together share one model call."""
+
     log_level: str = "info"
     """Level of the service's JSON log lines (debug, info, warning, error)."""
 
@@ -128,8 +132,10 @@ class Settings:
             raise ValueError("CONTEXTS_OVERLAP_TOKENS must be >= 0 and under half the fragment bound")
         if self.log_level.lower() not in ("debug", "info", "warning", "error"):
             raise ValueError("CONTEXTS_LOG_LEVEL must be debug, info, warning or error")
-        if self.pool_max_size < 1 or self.write_workers < 1:
-            raise ValueError("CONTEXTS_POOL_MAX_SIZE and CONTEXTS_WRITE_WORKERS must be at least 1")
+        if self.pool_max_size < 1 or self.write_workers < 1 or self.query_embed_waiters < 1:
+            raise ValueError(
+                "CONTEXTS_POOL_MAX_SIZE, CONTEXTS_WRITE_WORKERS and CONTEXTS_QUERY_EMBED_WAITERS must be at least 1"
+            )
         if self.max_fragment_tokens < 64:
             raise ValueError("CONTEXTS_MAX_FRAGMENT_TOKENS must be at least 64")
         if self.header_timeout_s <= 0 or self.body_timeout_s <= 0:

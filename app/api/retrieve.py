@@ -11,6 +11,7 @@ from app.api.openapi import BODY_ERRORS, problems
 from app.api.request_log import note
 from app.api.state import Services
 from app.retrieve.models import RetrieveRequest, RetrieveResponse
+from app.retrieve.query_vectors import QueryVectors
 
 
 class RetrieveController(Controller):
@@ -33,15 +34,21 @@ class RetrieveController(Controller):
 
 
 async def run_retrieval(services: Services, token: str, data: RetrieveRequest) -> RetrieveResponse:
-    """A retrieval for the key's principal, on a read thread: what POST /contexts/retrieve
-    and the MCP tool `retrieve` both run."""
+    """A retrieval for the key's principal: what POST /contexts/retrieve and the MCP tool
+    `retrieve` both run. The key is checked first (an unknown key costs no model time),
+    the query embedded next without holding a connection (concurrent requests share
+    one model call), then candidates, composition and trace in one read transaction."""
 
-    def run() -> RetrieveResponse:
+    def run(vectors: QueryVectors | None) -> RetrieveResponse:
         with services.acting_for(token) as conn:
-            return services.retriever.retrieve(conn, data)
+            return services.retriever.retrieve(conn, data, vectors)
 
     scope = data.scope
     note(repo=scope.repo_id, persona=scope.persona_id, session=scope.session_id)
-    response = await services.read(run)
+    vectors = None
+    if data.k_dense > 0:
+        await services.read(services.authenticate, token)
+        vectors = await services.query_vectors(data.query)
+    response = await services.read(run, vectors)
     note(trace_id=response.trace_id, fragments=len(response.fragments))
     return response

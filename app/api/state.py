@@ -23,6 +23,7 @@ from app.access import authenticate
 from app.api.request_log import note
 from app.db.availability import DatabaseMonitor, DatabaseUnavailable, is_connection_failure
 from app.ingest.pipeline import IngestPipeline
+from app.retrieve.query_vectors import QueryVectors
 from app.retrieve.service import Retriever
 from app.scope import Scope
 from app.settings import Settings
@@ -50,6 +51,10 @@ class Services:
         # One thread per read connection: a read thread never waits for a connection.
         self.read_executor = ThreadPoolExecutor(settings.pool_max_size, thread_name_prefix="contexts-read")
         self.write_executor = ThreadPoolExecutor(settings.write_workers, thread_name_prefix="contexts-write")
+        # Threads that wait for a query vector (app.retrieve.query_vectors): as many as
+        # requests may be in flight, so that all of them can join one model call. They
+        # hold no connection, and sleep while a call runs.
+        self.embed_executor = ThreadPoolExecutor(settings.query_embed_waiters, thread_name_prefix="contexts-embed")
         self._org_locks: dict[str, asyncio.Lock] = {}
 
     def close(self) -> None:
@@ -57,6 +62,7 @@ class Services:
             self.monitor.close()
         self.read_executor.shutdown(wait=False, cancel_futures=True)
         self.write_executor.shutdown(wait=False, cancel_futures=True)
+        self.embed_executor.shutdown(wait=False, cancel_futures=True)
         for pool in {id(self.pool): self.pool, id(self.write_pool): self.write_pool}.values():
             pool.close()
 
@@ -67,6 +73,10 @@ class Services:
 
     async def write(self, fn: Callable[..., T], *args: object) -> T:
         return await self._run(self.write_executor, fn, *args)
+
+    async def query_vectors(self, query: str) -> QueryVectors:
+        """The query's vectors, computed with those of the other requests waiting."""
+        return await self._run(self.embed_executor, self.retriever.query_embeddings, query)
 
     @staticmethod
     async def _run(executor: ThreadPoolExecutor, fn: Callable[..., T], *args: object) -> T:

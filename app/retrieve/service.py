@@ -81,9 +81,16 @@ class Retriever:
             "score_basis": "rerank_probability" if self.reranker else "fused_score_normalized (no reranker configured)",
         }
 
-    def candidates(self, conn: psycopg.Connection, request: RetrieveRequest) -> list[Candidate]:
+    def candidates(
+        self, conn: psycopg.Connection, request: RetrieveRequest, vectors: QueryVectors | None = None
+    ) -> list[Candidate]:
+        """`vectors`: the query's, when the caller computed them already (the API does,
+        before it takes a connection, so that concurrent requests share model calls)."""
         scope = Scope(request.scope.org_id, request.scope.repo_id, request.scope.persona_id, request.scope.session_id)
-        embeddings = self.query_embeddings(request.query) if request.k_dense > 0 else {}
+        if request.k_dense == 0:
+            embeddings: QueryVectors = {}
+        else:
+            embeddings = vectors if vectors is not None else self.query_embeddings(request.query)
         return fetch_candidates(
             conn,
             scope,
@@ -95,9 +102,9 @@ class Retriever:
             fusion_spec(self.config, request.query),
         )
 
-    def rank(self, conn: psycopg.Connection, request: RetrieveRequest) -> Ranking:
+    def rank(self, conn: psycopg.Connection, request: RetrieveRequest, vectors: QueryVectors | None = None) -> Ranking:
         """Candidates, rerank and freshness: everything `retrieve` does before the budget."""
-        candidates = self.candidates(conn, request)
+        candidates = self.candidates(conn, request, vectors)
         ranked = rerank.order(
             request.query, candidates, request.rerank_top, self.reranker, best_fused_score(self.config)
         )
@@ -111,10 +118,12 @@ class Retriever:
             ranked.sort(key=lambda c: (-(c.final_score or 0.0), c.fragment_id))
         return Ranking(candidates, ranked, recency)
 
-    def retrieve(self, conn: psycopg.Connection, request: RetrieveRequest) -> RetrieveResponse:
+    def retrieve(
+        self, conn: psycopg.Connection, request: RetrieveRequest, vectors: QueryVectors | None = None
+    ) -> RetrieveResponse:
         """For the principal bound to `conn`'s transaction (see app.access)."""
         started = time.perf_counter()
-        ranking = self.rank(conn, request)
+        ranking = self.rank(conn, request, vectors)
         candidates, ranked, recency = ranking.candidates, ranking.ranked, ranking.recency
         composition = compose(ranked, request.budget_tokens, request.min_score)
         duration_ms = (time.perf_counter() - started) * 1000.0

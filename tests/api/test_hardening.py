@@ -128,6 +128,19 @@ def test_a_bad_key_costs_no_parsing(client, monkeypatch):
     assert prepared == [], "documents were chunked before the key and grants were checked"
 
 
+def test_a_bad_key_costs_no_query_embedding(client, monkeypatch):
+    """The query is embedded only once the key is known: a flood of requests with bogus
+    keys must not make the service run its model."""
+    services = client.app.state.services
+    embedded: list[str] = []
+    original = services.retriever.query_embedder.vectors
+    monkeypatch.setattr(services.retriever.query_embedder, "vectors", lambda q: embedded.append(q) or original(q))
+    problem(client.post("/contexts/retrieve", json=QUERY, headers={"Authorization": "Bearer ctx_bogus_key"}), 401)
+    assert embedded == [], "the query was embedded before the key was checked"
+    assert client.post("/contexts/retrieve", json=QUERY).status_code == 200
+    assert embedded == [QUERY["query"]]
+
+
 def test_concurrent_first_writes_into_a_new_session_all_succeed(client, db_url):
     def write(i: int):
         return ingest(
@@ -210,7 +223,7 @@ def test_transient_database_errors_are_503_not_500(client, monkeypatch, sqlstate
     retry: 503 with Retry-After, never a 500, and no database text."""
     services = client.app.state.services
 
-    def fail(conn, request):
+    def fail(conn, request, vectors=None):
         conn.execute(f"do $$ begin raise exception 'internal detail' using errcode = '{sqlstate}'; end $$")
 
     monkeypatch.setattr(services.retriever, "retrieve", fail)
