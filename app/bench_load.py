@@ -262,6 +262,11 @@ class Stats:
     examples: dict[str, str] = field(default_factory=dict)
     """The first error of each kind: what was answered, or what failed."""
 
+    @property
+    def count(self) -> int:
+        """Requests answered or failed."""
+        return len(self.latencies_ms) + sum(self.errors.values())
+
     def error(self, kind: str, example: str) -> None:
         self.errors[kind] += 1
         self.examples.setdefault(kind, example)
@@ -374,7 +379,9 @@ class CpuMeter:
         }
 
     @staticmethod
-    def used(start: dict, end: dict) -> dict:
+    def used(start: dict, end: dict, requests: int) -> dict:
+        """CPU seconds per party, and per request (reads and writes together): the cost
+        that bounds throughput, whatever the latency (cores / CPU per request)."""
         seconds = end["at"] - start["at"]
         postgres = sum(v - start["postgres"].get(pid, 0.0) for pid, v in end["postgres"].items())
         parts = {
@@ -388,6 +395,7 @@ class CpuMeter:
             "cores_busy": round(machine / seconds, 2),
             "cores": psutil.cpu_count(),
             "seconds": {k: round(v, 1) for k, v in parts.items()},
+            "ms_per_request": {k: round(v * 1000 / max(requests, 1), 1) for k, v in parts.items()},
         }
 
 
@@ -411,10 +419,12 @@ async def run_phases(load: Load, args: argparse.Namespace, meter: CpuMeter) -> d
         for _ in range(5):
             await load.read(client, warm)
         reads, writes = Stats(), Stats()
+        before = meter.snapshot()
         started = time.monotonic()
         for _ in range(args.idle_queries):
             await load.read(client, reads)
         read_seconds = time.monotonic() - started
+        idle_read_cpu = CpuMeter.used(before, meter.snapshot(), args.idle_queries)
         started = time.monotonic()
         for _ in range(args.idle_writes if args.writers else 0):
             await load.write(client, writes)
@@ -424,6 +434,7 @@ async def run_phases(load: Load, args: argparse.Namespace, meter: CpuMeter) -> d
             "read": reads.summary(read_seconds),
             "write": writes.summary(write_seconds),
             "warmup_errors": dict(warm.errors),
+            "cpu": idle_read_cpu,
         }
         console.print(
             f"idle: read p50 {phases['idle']['read'].get('p50_ms')} ms, p95 {phases['idle']['read'].get('p95_ms')} ms"
@@ -448,7 +459,7 @@ async def run_phases(load: Load, args: argparse.Namespace, meter: CpuMeter) -> d
                 "unix_time": [round(started_at, 1), round(time.time(), 1)],
                 "read": reads.summary(elapsed),
                 "write": writes.summary(elapsed),
-                "cpu": CpuMeter.used(before, after),
+                "cpu": CpuMeter.used(before, after, reads.count + writes.count),
             }
             r = phases[name]["read"]
             console.print(f"{name}: {r['per_second']} reads/s, p95 {r.get('p95_ms')} ms, errors {r['errors']}")
@@ -504,7 +515,7 @@ def report_tables(results: dict) -> list[Table]:
         latency.add_column(
             column, justify="left" if column in ("phase", "kind") else "right", no_wrap=column == "phase"
         )
-    cpu = Table(title="CPU seconds used during each loaded phase")
+    cpu = Table(title="CPU used in each phase: seconds (ms per request); the idle phase's reads only")
     for column in ("phase", "cores busy", "service", "postgres", "load gen.", "others"):
         cpu.add_column(column, justify="left" if column == "phase" else "right", no_wrap=column == "phase")
     for name, phase in results["phases"].items():
@@ -522,8 +533,11 @@ def report_tables(results: dict) -> list[Table]:
                 )
         if "cpu" in phase:
             used = phase["cpu"]
+            per = used["ms_per_request"]
             cpu.add_row(
-                name, f"{used['cores_busy']:g} of {used['cores']}", *(f"{v:g}" for v in used["seconds"].values())
+                name,
+                f"{used['cores_busy']:g} of {used['cores']}",
+                *(f"{v:g} ({per[k]:g})" for k, v in used["seconds"].items()),
             )
     ratio = results["ratios"]
     latency.caption = (

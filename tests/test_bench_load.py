@@ -39,6 +39,9 @@ def test_load_bench_runs_every_phase(db_url, tmp_path):
         assert phase["write"]["errors"] == {}, (name, phase)
     assert report["phases"]["readers+writers"]["write"]["ok"] >= 1
     assert report["phases"]["readers"]["cpu"]["seconds"]["service"] > 0
+    for name in ("idle", "readers"):
+        per_request = report["phases"][name]["cpu"]["ms_per_request"]
+        assert per_request["service"] > 0 and per_request["postgres"] > 0, (name, per_request)
     assert set(report["ratios"]) == {
         "read_p95_readers_over_idle",
         "read_p95_with_writers_over_readers",
