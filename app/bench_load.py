@@ -654,6 +654,7 @@ def main(argv: list[str] | None = None) -> int:
             "write_workers": settings.write_workers,
             "query_embed_waiters": settings.query_embed_waiters,
             "torch_threads": settings.torch_threads,
+            "service_torch_threads": settings.service_torch_threads,
             "embed_dtype": settings.embed_dtype,
             "reranker": settings.reranker,
             "cpu_count": psutil.cpu_count(),

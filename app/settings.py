@@ -65,7 +65,13 @@ class Settings:
     """float32 or bfloat16 (about twice the CPU throughput, cosine >= 0.998)."""
 
     torch_threads: int = 2
-    """Intra-op threads for torch (set 1 when Postgres shares the same two cores)."""
+    """Intra-op threads for torch in the CLI, eval and bench (bulk embedding)."""
+
+    service_torch_threads: int = 1
+    """Intra-op threads for torch inside the API service, where requests run beside
+    PostgreSQL and each other: a second thread then mostly spins waiting for a core
+    (measured on a busy 2-core machine: 20 ms of CPU per query embedding with one
+    thread, 70-170 ms with two). Concurrent requests still use both cores."""
 
     embed_batch_size: int = 32
     """Fragments per embedding batch."""
@@ -132,6 +138,8 @@ class Settings:
             raise ValueError("CONTEXTS_OVERLAP_TOKENS must be >= 0 and under half the fragment bound")
         if self.log_level.lower() not in ("debug", "info", "warning", "error"):
             raise ValueError("CONTEXTS_LOG_LEVEL must be debug, info, warning or error")
+        if self.torch_threads < 1 or self.service_torch_threads < 1:
+            raise ValueError("CONTEXTS_TORCH_THREADS and CONTEXTS_SERVICE_TORCH_THREADS must be at least 1")
         if self.pool_max_size < 1 or self.write_workers < 1 or self.query_embed_waiters < 1:
             raise ValueError(
                 "CONTEXTS_POOL_MAX_SIZE, CONTEXTS_WRITE_WORKERS and CONTEXTS_QUERY_EMBED_WAITERS must be at least 1"

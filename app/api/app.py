@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 
 import anyio
 import msgspec
@@ -68,6 +69,7 @@ async def health(state: State) -> Response[HealthOut]:
 
 
 def build_services(settings: Settings, dsn: str) -> Services:
+    settings = replace(settings, torch_threads=settings.service_torch_threads)
     models = embedders(settings)
     retriever = Retriever.build(models, PipelineConfig(reranker=settings.reranker), settings.torch_threads)
     for embedder in (*models.values(), *retriever.embedders.values()):
