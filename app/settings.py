@@ -67,6 +67,11 @@ class Settings:
     torch_threads: int = 2
     """Intra-op threads for torch in the CLI, eval and bench (bulk embedding)."""
 
+    query_embed_backend: str = "onnx-int8"
+    """How query vectors are computed: "onnx-int8" (the bundled MiniLM's int8 ONNX
+    export: under half the CPU of torch, cosine >= 0.999 to torch's vectors; other
+    models always use torch) or "torch" (the same runtime as fragments)."""
+
     service_torch_threads: int = 1
     """Intra-op threads for torch inside the API service, where requests run beside
     PostgreSQL and each other: a second thread then mostly spins waiting for a core
@@ -134,6 +139,8 @@ class Settings:
     def validate(self) -> None:
         if self.embed_dtype not in ("float32", "bfloat16"):
             raise ValueError("CONTEXTS_EMBED_DTYPE must be float32 or bfloat16")
+        if self.query_embed_backend not in ("torch", "onnx-int8"):
+            raise ValueError("CONTEXTS_QUERY_EMBED_BACKEND must be torch or onnx-int8")
         if self.overlap_tokens < 0 or self.overlap_tokens >= self.max_fragment_tokens // 2:
             raise ValueError("CONTEXTS_OVERLAP_TOKENS must be >= 0 and under half the fragment bound")
         if self.log_level.lower() not in ("debug", "info", "warning", "error"):

@@ -30,14 +30,23 @@ LANES = ("ingest", "query")
 document being embedded (one 512 KiB document held a shared lock for a minute)."""
 
 
+BACKENDS = ("torch", "onnx-int8")
+"""How a model runs: sentence-transformers on torch (every model), or the int8 ONNX
+export of the bundled MiniLM (app/ingest/onnx_minilm.py; queries only by default)."""
+
+
 @cache
 def _lock(name: str, dtype: str, lane: str) -> threading.Lock:
     return threading.Lock()
 
 
 @cache
-def _load(name: str, dtype: str, threads: int, lane: str = "ingest") -> Any:
+def _load(name: str, dtype: str, threads: int, lane: str = "ingest", backend: str = "torch") -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if backend == "onnx-int8":
+        from app.ingest.onnx_minilm import OnnxMiniLM
+
+        return OnnxMiniLM(threads)
     import torch
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
@@ -62,17 +71,26 @@ class Embedder:
     batch_size: int
     lane: str = "ingest"
     """"ingest" or "query": which model instance (and lock) this embedder uses."""
+    backend: str = "torch"
+    query_backend: str = "torch"
+    """The backend of the query lane: "onnx-int8" applies to the bundled MiniLM only."""
 
     def for_queries(self) -> Embedder:
-        return replace(self, lane="query")
+        backend = self.query_backend if self.name in _BUNDLED_ALIASES else "torch"
+        return replace(self, lane="query", backend=backend)
 
     @property
     def model(self) -> Any:
-        return _load(self.name, self.dtype, self.threads, self.lane)
+        return _load(self.name, self.dtype, self.threads, self.lane, self.backend)
+
+    @property
+    def runtime(self) -> str:
+        """What computes the vectors, for traces: "torch/bfloat16", "onnx-int8"."""
+        return self.backend if self.backend != "torch" else f"torch/{self.dtype}"
 
     def load(self) -> None:
         """Load the model now (it is otherwise loaded on first use)."""
-        _load(self.name, self.dtype, self.threads, self.lane)
+        _load(self.name, self.dtype, self.threads, self.lane, self.backend)
 
     @property
     def dims(self) -> int:
@@ -132,7 +150,14 @@ class Embedder:
 
 def embedders(settings: Settings) -> dict[str, Embedder]:
     return {
-        namespace: Embedder(namespace, model, settings.embed_dtype, settings.torch_threads, settings.embed_batch_size)
+        namespace: Embedder(
+            namespace,
+            model,
+            settings.embed_dtype,
+            settings.torch_threads,
+            settings.embed_batch_size,
+            query_backend=settings.query_embed_backend,
+        )
         for namespace, model in (("prose", settings.prose_model), ("code", settings.code_model))
     }
 

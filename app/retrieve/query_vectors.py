@@ -91,7 +91,7 @@ class QueryEmbedder:
         by_model: dict[tuple[str, str], list[list[float]]] = {}
         out: dict[str, QueryVectors] = {q: {} for q in queries}
         for namespace, embedder in self.embedders.items():
-            key = (embedder.name, embedder.dtype)
+            key = (embedder.name, embedder.runtime)
             if key not in by_model:
                 by_model[key] = embedder.embed(queries)
             for q, vector in zip(queries, by_model[key]):

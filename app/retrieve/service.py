@@ -69,6 +69,7 @@ class Retriever:
             "chunker_version": CHUNKER_VERSION,
             "embedding_models": {ns: model_label(e.name) for ns, e in self.embedders.items()},
             "embed_dtype": next(iter(self.embedders.values())).dtype if self.embedders else None,
+            "query_embedding": {ns: e.runtime for ns, e in self.embedders.items()},
             "fusion": fusion_spec(self.config, query)
             if query is not None
             else {
