@@ -18,8 +18,9 @@ from app.settings import Settings
 @click.command()
 @click.pass_context
 def migrate(ctx: click.Context) -> None:
-    """Create or upgrade the schema."""
-    open_database(context_settings(ctx))
+    """Create or upgrade the schema; re-apply every function, view, policy and grant
+    (which also undoes privileges changed by hand)."""
+    open_database(context_settings(ctx), force_reapply=True)
     console.print("[green]schema is up to date[/]")
 
 

@@ -36,11 +36,12 @@ def context_settings(ctx: click.Context) -> Settings:
     return ctx.obj["settings"]
 
 
-def open_database(settings: Settings) -> str:
-    """The database URL (the embedded server unless one is configured), migrated to head."""
+def open_database(settings: Settings, force_reapply: bool = False) -> str:
+    """The database URL (the embedded server unless one is configured), migrated to head
+    (functions, views, policies and grants re-applied when changed, or when forced)."""
     from app.db.database import resolve_database_url
     from app.db.migrate import migrate
 
     dsn = resolve_database_url(settings)
-    migrate(dsn)
+    migrate(dsn, force=force_reapply)
     return dsn

@@ -48,9 +48,21 @@ def migration_checksums() -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((SQL_DIR / "migrations").glob("*.sql"))}
 
 
-def migrate(dsn: str, revision: str = "head", reapply: bool = True) -> None:
-    """Bring the database at `dsn` to the current schema, in one transaction. (A
-    `revision` short of head, without re-applying functions, is for upgrade tests.)"""
+def reapplied_digest() -> str:
+    """One digest of the re-applied files, names and contents, in the order they run."""
+    digest = hashlib.sha256()
+    for path in reapplied_files():
+        digest.update(path.relative_to(SQL_DIR).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def migrate(dsn: str, revision: str = "head", reapply: bool = True, force: bool = False) -> None:
+    """Bring the database at `dsn` to the current schema, in one transaction. Functions,
+    views, policies and grants are re-applied when their files changed since the last
+    migrate, or with `force` (`contexts migrate`, which also puts back any privilege
+    changed by hand): re-creating policies locks tenant tables, and a process that
+    does it while others read can deadlock with them. (A `revision` short of head,
+    without re-applying functions, is for upgrade tests.)"""
     engine = create_engine(sqlalchemy_url(dsn), poolclass=None)
     try:
         with engine.begin() as conn:
@@ -60,7 +72,20 @@ def migrate(dsn: str, revision: str = "head", reapply: bool = True) -> None:
             cfg.set_main_option("script_location", str(ALEMBIC_DIR))
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, revision)
-            for path in reapplied_files() if reapply else ():
+            if not reapply:
+                return
+            digest = reapplied_digest()
+            applied = conn.execute(text("select digest from public.contexts_reapplied")).scalar()
+            if applied == digest and not force:
+                return
+            for path in reapplied_files():
                 _execute_script(conn, path.read_text(encoding="utf-8"))
+            conn.execute(
+                text(
+                    "insert into public.contexts_reapplied (digest) values (:digest) on conflict (singleton) "
+                    "do update set digest = excluded.digest, applied_at = now()"
+                ),
+                {"digest": digest},
+            )
     finally:
         engine.dispose()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 
 import psycopg
@@ -28,6 +29,26 @@ def test_migrate_is_idempotent(db_url):
     migrate(db_url)
     with psycopg.connect(db_url) as conn:
         assert conn.execute("select version_num from alembic_version").fetchall() == [(head_revision(),)]
+
+
+def test_an_unchanged_migrate_does_not_wait_for_readers(db_url):
+    """With the SQL files as last applied, migrate re-creates no policy, so a reader
+    holding tenant tables (an eval run, the service) neither blocks it nor deadlocks
+    with it; a forced migrate re-applies and has to wait for the reader."""
+    done = threading.Event()
+    with psycopg.connect(db_url) as reader:
+        reader.execute("select count(*) from data.fragments")  # holds AccessShare until rollback
+        worker = threading.Thread(target=lambda: (migrate(db_url), done.set()))
+        worker.start()
+        worker.join(30)
+        assert done.is_set(), "an unchanged migrate waited for a reader"
+        forced = threading.Thread(target=migrate, args=(db_url,), kwargs={"force": True})
+        forced.start()
+        forced.join(2)
+        assert forced.is_alive(), "a forced migrate should wait for the reader's lock"
+        reader.rollback()
+    forced.join(60)
+    assert not forced.is_alive()
 
 
 def test_tables_and_api_functions_are_documented(conn):

@@ -3427,6 +3427,27 @@ CREATE TABLE public.alembic_version (
 ALTER TABLE public.alembic_version OWNER TO <migrator>;
 
 --
+-- Name: contexts_reapplied; Type: TABLE; Schema: public; Owner: <migrator>
+--
+
+CREATE TABLE public.contexts_reapplied (
+    singleton boolean DEFAULT true NOT NULL,
+    digest text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT contexts_reapplied_singleton_check CHECK (singleton)
+);
+
+
+ALTER TABLE public.contexts_reapplied OWNER TO <migrator>;
+
+--
+-- Name: TABLE contexts_reapplied; Type: COMMENT; Schema: public; Owner: <migrator>
+--
+
+COMMENT ON TABLE public.contexts_reapplied IS 'Digest of the SQL files migrate() last re-applied (functions, views, policies, grants).';
+
+
+--
 -- Name: fragments fragment_id; Type: DEFAULT; Schema: data; Owner: <migrator>
 --
 
@@ -3623,6 +3644,14 @@ ALTER TABLE ONLY data.sessions
 
 ALTER TABLE ONLY public.alembic_version
     ADD CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num);
+
+
+--
+-- Name: contexts_reapplied contexts_reapplied_pkey; Type: CONSTRAINT; Schema: public; Owner: <migrator>
+--
+
+ALTER TABLE ONLY public.contexts_reapplied
+    ADD CONSTRAINT contexts_reapplied_pkey PRIMARY KEY (singleton);
 
 
 --
