@@ -93,7 +93,8 @@ as $$
                                    where k.key in ('fused_rank', 'lexical_rank', 'lexical_score', 'dense_rank',
                                                    'dense_similarity', 'lexical_norm', 'dense_norm',
                                                    'lexical_weight', 'dense_weight', 'fused_score', 'rerank_score',
-                                                   'freshness', 'final_score', 'included', 'reason')),
+                                                   'freshness', 'final_score', 'relevance', 'included',
+                                                   'reason')),
                                   '{}') || '{"redacted": true}'
                end order by l.n), '[]')
     from listed l cross join readable r
@@ -115,7 +116,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
     knobs constant text[] := array['budget_tokens', 'k_lexical', 'k_dense', 'rerank_top',
-                                   'freshness_halflife_days', 'min_score'];
+                                   'freshness_halflife_days', 'min_score', 'top_k', 'min_relevance'];
     scope jsonb := case when jsonb_typeof(p_request -> 'scope') = 'object' then p_request -> 'scope' else '{}' end;
     hidden text[] := '{}';
     k text;
