@@ -27,7 +27,18 @@ from tests.conftest import login_url
 from tests.retrieve.corpus import CODE, DOCS
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = {"whoami", "retrieve", "get_fragment", "get_trace", "list_documents", "read_document", "write_note"}
+TOOLS = {
+    "whoami",
+    "retrieve",
+    "get_fragment",
+    "get_trace",
+    "list_documents",
+    "read_document",
+    "write_note",
+    "open_session",
+    "promote_note",
+    "delete_document",
+}
 STORAGE_QUERY = "what to do when the storage volume is full"
 
 
