@@ -335,10 +335,9 @@ def documents_list(
     if as_json:
         _print_json(page)
         return
-    out = Console(soft_wrap=True, highlight=False)
     for d in page.documents:
         scope = "/".join(x for x in (d.repo_id, d.persona_id, d.session_id) if x) or "org"
-        out.print(
+        click.echo(
             f"{d.doc_id}\t{d.path}\tv{d.version}\t{d.kind}\t{d.owner or '-'}\t{scope}\t{d.updated_at:%Y-%m-%d %H:%M}"
         )
     console.print(
