@@ -70,8 +70,9 @@ Contexts holds your organisation's durable knowledge (code, ADRs, runbooks, poli
 earlier session notes), each fragment cited as path#anchor at a document version.
 Call `whoami` first: it gives your org_id (every other tool names it in `scope`) and the
 repos, personas and sessions you may read. `retrieve` returns cited fragments within a
-token budget; quote their text exactly and cite `source`. Write what you learn in a
-session with `write_note` (scope.session_id required)."""
+token budget; quote their text exactly and cite `source`. Starting a task, call
+`open_session` with the task: it opens a session and returns its context pack. Write what
+you learn in that session with `write_note` (scope.session_id required)."""
 
 
 class NoArguments(msgspec.Struct, forbid_unknown_fields=True):

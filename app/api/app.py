@@ -26,6 +26,7 @@ from app.api.openapi import (
     declare_problem_headers,
     forbid_empty_retrieval,
     problem_response,
+    restore_item_patterns,
     restore_zero_bounds,
 )
 from app.api.request_log import request_log_middleware
@@ -180,6 +181,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
     ]
     close_request_objects(app, requests)
     restore_zero_bounds(app, requests)
+    restore_item_patterns(app, requests)
     forbid_empty_retrieval(app, RetrieveRequest)
     declare_problem_headers(app)
     return app

@@ -71,14 +71,12 @@ class RetrieveRequest(msgspec.Struct, forbid_unknown_fields=True):
     updated_since: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
     """Only fragments updated at or after this time (ISO 8601 with an offset)."""
     updated_until: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
-    """Only fragments updated before this time."""
+    """Only fragments updated before this time (a window that ends before it starts holds nothing)."""
 
     def __post_init__(self) -> None:
         check_text("query", self.query)
         if self.k_lexical == 0 and self.k_dense == 0:
             raise ValueError("k_lexical and k_dense are both 0: nothing would be retrieved")
-        if self.updated_since and self.updated_until and self.updated_since >= self.updated_until:
-            raise ValueError("updated_since must be before updated_until")
 
 
 class FragmentOut(msgspec.Struct):

@@ -1356,9 +1356,6 @@ begin
     if dense_on and jsonb_typeof(p_query_embeddings) is distinct from 'object' then
         raise exception 'query embeddings must be a JSON object keyed by namespace' using errcode = '22023';
     end if;
-    if p_updated_since >= p_updated_until then
-        raise exception 'updated_since must be before updated_until' using errcode = '22023';
-    end if;
     if p_path_prefix is not null then
         select coalesce(array_agg(distinct s.fragment_id), '{}') into path_ids
         from data.fragment_sources s
