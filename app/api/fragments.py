@@ -11,7 +11,7 @@ import msgspec
 from litestar import Controller, get
 from litestar.datastructures import State
 from litestar.di import NamedDependency
-from litestar.exceptions import ValidationException
+from litestar.exceptions import NotFoundException
 from litestar.params import Parameter
 from psycopg.rows import dict_row
 
@@ -23,10 +23,12 @@ from app.retrieve.trace import get_trace
 
 def parse_id(raw: str, what: str = "fragment id") -> int:
     """The path parameter already matched POSITIVE_ID (ASCII digits only: int() alone
-    would take other scripts' digits, signs and spaces); 19 digits may still exceed bigint."""
+    would take other scripts' digits, signs and spaces). 19 digits may still exceed
+    bigint: the pattern allows it, and no such id can exist, so it is unknown (404),
+    as the document promises for any well-formed id."""
     number = int(raw)
     if number > MAX_BIGINT:
-        raise ValidationException(f"{what} must be a decimal integer from 1 to {MAX_BIGINT}")
+        raise NotFoundException(f"unknown {what}: {raw}")
     return number
 
 
