@@ -151,7 +151,9 @@ begin
     end loop;
     request := jsonb_build_object('query', null, 'scope', scope);
     for k in select j.key from jsonb_each(p_request) j order by j.key loop
-        if k = any (knobs) then
+        -- Knobs stay; so does a filter left unset (null tells nothing); any other field
+        -- (a path prefix, kinds, a time window) is withheld and listed.
+        if k = any (knobs) or jsonb_typeof(p_request -> k) = 'null' then
             request := request || jsonb_build_object(k, p_request -> k);
         elsif k not in ('query', 'scope') then
             redacted := redacted || ('request.' || k);
