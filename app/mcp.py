@@ -12,7 +12,6 @@ failure over HTTP, from app.api.errors), never a traceback.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -32,25 +31,36 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from app import __version__
 from app.api.auth import token_from_header
-from app.api.documents import (
+from app.api.documents import delete_document, list_documents, read_document
+from app.api.errors import Failure, failure_of, problem
+from app.api.fragments import read_fragment, read_trace
+from app.api.retrieve import run_retrieval
+from app.api.sessions import SESSION_PATTERN, open_session, promote_note, write_note
+from app.api.state import Services
+from app.api.whoami import whoami
+from app.models import (
+    MAX_BIGINT,
+    UUID_PATTERN,
+    ContextPack,
+    DocumentDeleted,
     DocumentDetail,
     DocumentPage,
     DocumentPath,
     DocumentQuery,
     DocumentRead,
-    DocumentResult,
-    IngestRequest,
+    DocumentRef,
+    FragmentDetail,
+    Identifier,
     Kind,
+    NotePromote,
+    NoteResult,
+    NoteWrite,
     PersonName,
-    ingest_documents,
-    list_documents,
-    read_document,
+    PromotedNote,
+    SessionOpen,
+    TraceOut,
+    WhoamiOut,
 )
-from app.api.errors import Failure, failure_of, problem
-from app.api.fragments import MAX_BIGINT, UUID_PATTERN, FragmentDetail, TraceOut, read_fragment, read_trace
-from app.api.retrieve import run_retrieval
-from app.api.state import Services
-from app.api.whoami import WhoamiOut, whoami
 from app.retrieve.models import RetrieveRequest, RetrieveResponse, ScopeIn
 
 MOUNT_PATH = "/mcp"
@@ -60,8 +70,9 @@ Contexts holds your organisation's durable knowledge (code, ADRs, runbooks, poli
 earlier session notes), each fragment cited as path#anchor at a document version.
 Call `whoami` first: it gives your org_id (every other tool names it in `scope`) and the
 repos, personas and sessions you may read. `retrieve` returns cited fragments within a
-token budget; quote their text exactly and cite `source`. Write what you learn in a
-session with `write_note` (scope.session_id required)."""
+token budget; quote their text exactly and cite `source`. Starting a task, call
+`open_session` with the task: it opens a session and returns its context pack. Write what
+you learn in that session with `write_note` (scope.session_id required)."""
 
 
 class NoArguments(msgspec.Struct, forbid_unknown_fields=True):
@@ -93,22 +104,33 @@ class NoteIn(msgspec.Struct, forbid_unknown_fields=True):
     metadata: dict[str, Any] = {}
 
 
-async def _write_note(services: Services, token: str, note: NoteIn) -> DocumentResult:
+async def _write_note(services: Services, token: str, note: NoteIn) -> NoteResult:
     if note.scope.session_id is None:
         raise msgspec.ValidationError("a note needs `scope.session_id`: notes are written into a session")
-    _, principal_id = await services.read(services.authenticate, token)
-    document = {
-        "path": note.path or f"notes/{hashlib.sha256(note.text.encode()).hexdigest()[:16]}.md",
-        "content": note.text,
-        "kind": note.kind,
-        "author": principal_id,
-        "owner": note.owner or principal_id,
-        "metadata": note.metadata,
-    }
-    # From plain data, so the request is validated exactly as a POST /documents body is.
-    body = {"scope": msgspec.to_builtins(note.scope), "documents": [document]}
-    response = await ingest_documents(services, token, msgspec.convert(body, IngestRequest))
-    return response.documents[0]
+    body = NoteWrite(note.text, note.path, note.kind, note.owner, note.metadata)
+    return await write_note(services, token, note.scope.org_id, note.scope.session_id, body)
+
+
+class NoteRef(msgspec.Struct, forbid_unknown_fields=True):
+    """The MCP tool `promote_note`'s arguments: which note, and where it goes."""
+
+    session_id: Annotated[str, msgspec.Meta(pattern=SESSION_PATTERN)]
+    note_id: Annotated[int, msgspec.Meta(ge=1, le=MAX_BIGINT)]
+    """The `note_id` write_note returned."""
+    repo_id: Identifier | None = None
+    """Target repo; absent: org-wide (needs an org write grant)."""
+    owner: PersonName | None = None
+    path: DocumentPath | None = None
+
+
+async def _promote(services: Services, token: str, ref: NoteRef) -> msgspec.Struct:
+    return await promote_note(
+        services, token, ref.session_id, ref.note_id, NotePromote(ref.repo_id, ref.owner, ref.path)
+    )
+
+
+async def _delete(services: Services, token: str, ref: DocumentRef) -> msgspec.Struct:
+    return await delete_document(services, token, ref.doc_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +141,7 @@ class Tool:
     result: type[msgspec.Struct]
     run: Callable[[Services, str, Any], Awaitable[msgspec.Struct]]
     writes: bool = False
+    destructive: bool = False
 
     def definition(self) -> types.Tool:
         return types.Tool(
@@ -127,7 +150,10 @@ class Tool:
             inputSchema=object_schema(self.arguments),
             outputSchema=object_schema(self.result),
             annotations=types.ToolAnnotations(
-                readOnlyHint=not self.writes, destructiveHint=False, idempotentHint=True, openWorldHint=False
+                readOnlyHint=not self.writes,
+                destructiveHint=self.destructive,
+                idempotentHint=not self.destructive,
+                openWorldHint=False,
             ),
         )
 
@@ -213,9 +239,38 @@ TOOLS = [
         "new one, which is then opened for you): stored as a document of the session, indexed "
         "at once, readable by retrieve in that session, and expiring with it.",
         NoteIn,
-        DocumentResult,
+        NoteResult,
         _write_note,
         writes=True,
+    ),
+    Tool(
+        "open_session",
+        "Start a task: open a session (or join scope.session_id) and get its context pack, the "
+        "fragments best matching `task` within `budget_tokens`, each cited, also rendered as one "
+        "Markdown block. Write what you learn with write_note in that session.",
+        SessionOpen,
+        ContextPack,
+        open_session,
+        writes=True,
+    ),
+    Tool(
+        "promote_note",
+        "Promote a session note to a repo (repo_id) or to the whole org: it becomes canonical "
+        "knowledge there, with an owner and its provenance. Needs a write grant on the target.",
+        NoteRef,
+        PromotedNote,
+        _promote,
+        writes=True,
+    ),
+    Tool(
+        "delete_document",
+        "Delete a document you may write: its fragments leave retrieval at once (its history is "
+        "kept for audit). Needs a write grant on its scope.",
+        DocumentRef,
+        DocumentDeleted,
+        _delete,
+        writes=True,
+        destructive=True,
     ),
 ]
 

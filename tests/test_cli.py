@@ -159,3 +159,23 @@ def test_the_cli_runs_as_a_module():
     )
     assert done.returncode == 0, done.stderr
     assert "eval" in done.stdout and "serve" in done.stdout
+
+
+def test_documents_list_show_and_delete_on_the_database(db_url, tmp_path, monkeypatch):
+    tree = make_tree(tmp_path)
+    monkeypatch.chdir(tree)
+    assert run(db_url, "ingest", ".", "--org", "acme", "--repo", "pool", "--owner", "Grace").exit_code == 0
+    listed = CliRunner().invoke(main, ["--db-url", db_url, "documents", "list", "--org", "acme", "--kind", "code"])
+    assert listed.exit_code == 0, listed.output
+    rows = [line.split("\t") for line in listed.stdout.splitlines() if "\t" in line]
+    assert [(r[1], r[3], r[4]) for r in rows] == [("src/pool.py", "code", "Grace")]
+    shown = run(db_url, "documents", "show", rows[0][0], "--org", "acme", "--json")
+    assert json.loads(shown.stdout)["versions"][0]["current"] is True
+    deleted = run(db_url, "documents", "delete", rows[0][0], "--org", "acme")
+    assert deleted.exit_code == 0 and "deleted src/pool.py" in deleted.output
+    gone = CliRunner().invoke(main, ["--db-url", db_url, "documents", "delete", rows[0][0], "--org", "acme"])
+    assert gone.exit_code != 0 and "unknown document" in gone.output
+    missing_org = CliRunner().invoke(main, ["--db-url", db_url, "documents", "show", rows[0][0]])
+    assert missing_org.exit_code != 0 and "--org is required" in missing_org.output
+    result = run(db_url, "query", "drain_pool", "--org", "acme", "--json")
+    assert "src/pool.py" not in result.output

@@ -13,11 +13,13 @@ from litestar import Litestar, Request, Response, get
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
+from litestar.static_files import create_static_files_router
 
 from app import __version__
 from app.api.auth import bearer_token
-from app.api.documents import DocumentIn, DocumentsController, IngestRequest
+from app.api.documents import DocumentsController
 from app.api.errors import EXCEPTION_HANDLERS, problem
 from app.api.fragments import FragmentsController, TracesController
 from app.api.openapi import (
@@ -25,10 +27,12 @@ from app.api.openapi import (
     declare_problem_headers,
     forbid_empty_retrieval,
     problem_response,
+    restore_item_patterns,
     restore_zero_bounds,
 )
 from app.api.request_log import request_log_middleware
 from app.api.retrieve import RetrieveController
+from app.api.sessions import SessionsController
 from app.api.state import Services
 from app.api.whoami import whoami_handler
 from app.db.availability import DatabaseMonitor
@@ -40,10 +44,33 @@ from app.ingest.embed import embedders
 from app.ingest.pipeline import IngestPipeline
 from app.mcp import http_lifespan as mcp_http_lifespan
 from app.mcp import mcp_endpoint
+from app.models import DocumentIn, IngestRequest, NotePromote, NoteWrite, RetrieveRequest, ScopeIn, SessionOpen
 from app.retrieve.config import PipelineConfig
-from app.retrieve.models import RetrieveRequest, ScopeIn
 from app.retrieve.service import Retriever
 from app.settings import Settings
+
+DOCS_PATH = "/schema"
+"""The OpenAPI document is at /schema/openapi.json; the interactive docs at /schema and
+/schema/swagger."""
+DOCS_ASSETS = f"{DOCS_PATH}/assets"
+
+
+def docs_assets_dir() -> str:
+    """Swagger UI's files, from the swagger-ui-bundle package: the docs page loads
+    nothing from a CDN, so it works on a machine without internet access."""
+    import swagger_ui_bundle
+
+    return str(swagger_ui_bundle.swagger_ui_path)
+
+
+def docs_plugin() -> SwaggerRenderPlugin:
+    return SwaggerRenderPlugin(
+        js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+        css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+        standalone_preset_js_url=f"{DOCS_ASSETS}/swagger-ui-standalone-preset.js",
+        favicon=f"<link rel='icon' type='image/png' href='{DOCS_ASSETS}/favicon-32x32.png'>",
+        path=["/", "/swagger"],
+    )
 
 
 class HealthOut(msgspec.Struct):
@@ -114,9 +141,13 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             whoami_handler,
             RetrieveController,
             DocumentsController,
+            SessionsController,
             FragmentsController,
             TracesController,
             mcp_endpoint,
+            create_static_files_router(
+                path=DOCS_ASSETS, directories=[docs_assets_dir()], include_in_schema=False, name="docs-assets"
+            ),
         ],
         # In order: the services, then the MCP session manager that uses them.
         lifespan=[lifespan, mcp_http_lifespan],
@@ -137,11 +168,22 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
                 }
             ),
             security=[{"apiKey": []}],
+            path=DOCS_PATH,
+            render_plugins=[docs_plugin()],
         ),
     )
-    requests: list[type[msgspec.Struct]] = [RetrieveRequest, ScopeIn, IngestRequest, DocumentIn]
+    requests: list[type[msgspec.Struct]] = [
+        RetrieveRequest,
+        ScopeIn,
+        IngestRequest,
+        DocumentIn,
+        SessionOpen,
+        NoteWrite,
+        NotePromote,
+    ]
     close_request_objects(app, requests)
     restore_zero_bounds(app, requests)
+    restore_item_patterns(app, requests)
     forbid_empty_retrieval(app, RetrieveRequest)
     declare_problem_headers(app)
     return app

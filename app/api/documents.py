@@ -1,154 +1,49 @@
-"""POST /documents: ingest one or more documents, all or nothing."""
+"""/documents: ingest (all or nothing), list with filters, read one with its versions,
+delete (the fragments leave retrieval; the history stays)."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 import msgspec
-from litestar import Controller, get, post
+import psycopg
+from litestar import Controller, delete, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.exceptions import ValidationException
 from litestar.params import JSONBody, Parameter
-from psycopg.rows import dict_row
 
-from app.api.fragments import MAX_BIGINT, POSITIVE_ID, parse_id
+from app.api.fragments import parse_id
 from app.api.openapi import BODY_ERRORS, READ_ERRORS, problems
+from app.api.queries import list_documents_on, read_document_on
 from app.api.request_log import note
 from app.api.state import Services
 from app.ingest.normalize import SourceDocument
-from app.ingest.pipeline import IngestResult, PreparedDocument
-from app.retrieve.models import IDENTIFIER_PATTERN, ScopeIn
+from app.ingest.pipeline import IngestPipeline, IngestResult, PreparedDocument
+from app.models import (
+    DEFAULT_PAGE,
+    IDENTIFIER_PATTERN,
+    MAX_BIGINT,
+    MAX_INT,
+    MAX_METADATA_BYTES,
+    MAX_PAGE,
+    NO_NUL,
+    POSITIVE_ID,
+    DocumentDeleted,
+    DocumentDetail,
+    DocumentIn,
+    DocumentPage,
+    DocumentQuery,
+    DocumentRead,
+    DocumentResult,
+    IngestRequest,
+    IngestResponse,
+    ScopeIn,
+)
 from app.scope import Scope
 
-NO_NUL = "^[^\x00]*$"
-MAX_METADATA_BYTES = 16 * 1024
-"""A document's metadata, as JSON: it is stored again with every version."""
-DEFAULT_PAGE, MAX_PAGE = 50, 1000
-"""Documents in a page of a listing (api.list_documents refuses more)."""
-MAX_INT = 2**31 - 1
-
-
-DocumentPath = Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
-Kind = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9-]{0,31}$")]
-PersonName = Annotated[str, msgspec.Meta(max_length=256, pattern=NO_NUL)]
-
-
-class DocumentIn(msgspec.Struct, forbid_unknown_fields=True):
-    path: DocumentPath
-    content: str
-    kind: Kind | None = None
-    author: PersonName | None = None
-    owner: PersonName | None = None
-    timestamp: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
-    """ISO 8601 with a UTC offset; a naive time would be read in the server's zone."""
-    metadata: dict[str, object] = {}
-    """Free-form JSON object, at most 16 KiB once encoded."""
-
-
-class IngestRequest(msgspec.Struct, forbid_unknown_fields=True):
-    scope: ScopeIn
-    documents: Annotated[list[DocumentIn], msgspec.Meta(min_length=1, max_length=1000)]
-
-
-class DocumentResult(msgspec.Struct):
-    path: str
-    doc_id: int
-    version: int
-    changed: bool
-    fragments: int
-    created: int
-
-
-class IngestResponse(msgspec.Struct):
-    documents: list[DocumentResult]
-
-
-class DocumentSummary(msgspec.Struct):
-    """A document of a listing: its scope, path and current version (api.list_documents)."""
-
-    doc_id: int
-    org_id: str
-    repo_id: str | None
-    persona_id: str | None
-    session_id: str | None
-    path: str
-    kind: str
-    version: int
-    """The current version."""
-    language: str | None
-    author: str | None
-    source_ts: datetime | None
-    fragments: int
-    """Live fragments of the current version."""
-    created_at: datetime
-    updated_at: datetime
-
-
-class DocumentPage(msgspec.Struct):
-    documents: list[DocumentSummary]
-    next_after: int | None
-    """Pass as `after` for the next page; null when this page was the last."""
-
-
-class DocumentFragment(msgspec.Struct):
-    """A fragment a document version was cut into, where it sits (GET /fragments/{id})."""
-
-    fragment_id: int
-    anchor: str
-    start_line: int
-    end_line: int
-    live: bool
-
-
-class DocumentDetail(msgspec.Struct):
-    """One version of a document (api.get_document), its text or a slice of it."""
-
-    doc_id: int
-    org_id: str
-    repo_id: str | None
-    persona_id: str | None
-    session_id: str | None
-    path: str
-    kind: str
-    version: int
-    current_version: int
-    language: str | None
-    author: str | None
-    source_ts: datetime | None
-    metadata: dict[str, Any]
-    content_hash: str
-    content: str
-    """The normalized text from `content_offset`, at most `max_chars` characters of it."""
-    content_chars: int
-    """Length of the whole text, in characters."""
-    content_offset: int
-    created_at: datetime
-    """When this version was stored."""
-    fragments: list[DocumentFragment]
-
-
-class DocumentQuery(msgspec.Struct, forbid_unknown_fields=True):
-    """A page of a listing: GET /documents's parameters, the MCP tool `list_documents`'s arguments."""
-
-    scope: ScopeIn
-    path_prefix: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern=NO_NUL)] | None = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_PAGE)] = DEFAULT_PAGE
-    after: Annotated[int, msgspec.Meta(ge=1, le=MAX_BIGINT)] | None = None
-    """The last doc_id of the previous page."""
-
-
-class DocumentRead(msgspec.Struct, forbid_unknown_fields=True):
-    """GET /documents/{id}'s parameters, the MCP tool `read_document`'s arguments."""
-
-    doc_id: Annotated[int, msgspec.Meta(ge=1, le=MAX_BIGINT)]
-    version: Annotated[int, msgspec.Meta(ge=1, le=MAX_INT)] | None = None
-    """Default: the current version."""
-    offset: Annotated[int, msgspec.Meta(ge=0, le=MAX_INT)] = 0
-    """First character of the text returned."""
-    max_chars: Annotated[int, msgspec.Meta(ge=1, le=MAX_INT)] | None = None
-    """Characters of text returned at most (default: to the end)."""
+KIND_PATTERN = r"^[a-z][a-z0-9-]{0,31}$"
 
 
 def check_metadata(documents: list[DocumentIn]) -> None:
@@ -196,11 +91,24 @@ class DocumentsController(Controller):
         after: Annotated[
             int | None, Parameter(ge=1, le=MAX_BIGINT, description="Last doc_id of the previous page")
         ] = None,
+        kind: Annotated[str | None, Parameter(pattern=KIND_PATTERN, description="Only this kind")] = None,
+        owner: Annotated[
+            str | None, Parameter(min_length=1, max_length=256, pattern=NO_NUL, description="Only this owner")
+        ] = None,
+        updated_since: Annotated[
+            datetime | None, Parameter(description="Changed at or after (ISO 8601 with an offset)")
+        ] = None,
     ) -> DocumentPage:
         """The documents a retrieval in this scope reads from (org-wide ones, the repo's,
-        and a persona's or session's only when it is named), those the key may read, in
-        doc_id order; `next_after` is the `after` of the next page (null after the last)."""
-        query = DocumentQuery(ScopeIn(org_id, repo_id, persona_id, session_id), path_prefix, limit, after)
+        and a persona's or session's only when it is named), those the key may read and
+        not deleted, in doc_id order, optionally filtered by path prefix, kind, owner and
+        update time; `next_after` is the `after` of the next page (null after the last).
+        A repo or persona the org does not have is a 404."""
+        if updated_since is not None and updated_since.tzinfo is None:
+            raise ValidationException("updated_since needs a UTC offset (e.g. 2026-01-31T00:00:00Z)")
+        query = DocumentQuery(
+            ScopeIn(org_id, repo_id, persona_id, session_id), path_prefix, limit, after, kind, owner, updated_since
+        )
         return await list_documents(state.services, token, query)
 
     @get("/{doc_id:str}", summary="A document's text and fragments", responses=problems(*READ_ERRORS))
@@ -213,10 +121,30 @@ class DocumentsController(Controller):
         offset: Annotated[int, Parameter(ge=0, le=MAX_INT, description="First character returned")] = 0,
         max_chars: Annotated[int | None, Parameter(ge=1, le=MAX_INT, description="Default: to the end")] = None,
     ) -> DocumentDetail:
-        """One version of a document you may read (any other id is a 404), its text (or
-        the slice `offset`, `max_chars`, in characters) and the fragments it was cut into."""
+        """One version of a document you may read (any other id, or a deleted document,
+        is a 404), its text (or the slice `offset`, `max_chars`, in characters), the
+        fragments it was cut into, and the list of all its versions."""
         query = DocumentRead(parse_id(doc_id, "document id"), version, offset, max_chars)
         return await read_document(state.services, token, query)
+
+    @delete(
+        "/{doc_id:str}",
+        status_code=200,
+        summary="Delete a document",
+        responses=problems(400, 401, 403, 404, 409, 503),
+    )
+    async def remove(
+        self,
+        doc_id: Annotated[str, Parameter(pattern=POSITIVE_ID, max_length=19, description="A positive decimal integer")],
+        state: State,
+        token: NamedDependency[str],
+    ) -> DocumentDeleted:
+        """Its fragments leave retrieval at once (lexical and dense lists, BM25
+        statistics), but for those another document still holds; its versions, source
+        pointers and the traces citing it stay for audit. Needs a write grant on its scope
+        (403); a document you may not read, or already deleted, is a 404. Writing the
+        same path again brings it back as a new version."""
+        return await delete_document(state.services, token, parse_id(doc_id, "document id"))
 
 
 async def ingest_documents(services: Services, token: str, data: IngestRequest) -> IngestResponse:
@@ -261,21 +189,8 @@ async def list_documents(services: Services, token: str, query: DocumentQuery) -
     scope = query.scope
 
     def run() -> DocumentPage:
-        with services.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
-            rows = cur.execute(
-                "select * from api.list_documents(%s, %s, %s, %s, %s, %s, %s)",
-                (
-                    scope.org_id,
-                    scope.repo_id,
-                    scope.persona_id,
-                    scope.session_id,
-                    query.path_prefix,
-                    query.limit,
-                    query.after,
-                ),
-            ).fetchall()
-        documents = [msgspec.convert(row, DocumentSummary) for row in rows]
-        return DocumentPage(documents, documents[-1].doc_id if len(documents) == query.limit else None)
+        with services.acting_for(token) as conn:
+            return list_documents_on(conn, query)
 
     note(repo=scope.repo_id, persona=scope.persona_id, session=scope.session_id)
     return await services.read(run)
@@ -285,12 +200,37 @@ async def read_document(services: Services, token: str, query: DocumentRead) -> 
     """GET /documents/{id} and the MCP tool `read_document`: P0002 (404) unless readable."""
 
     def run() -> DocumentDetail:
-        with services.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
-            row = cur.execute(
-                "select * from api.get_document(%s, %s, %s, %s)",
-                (query.doc_id, query.version, query.offset, query.max_chars),
-            ).fetchone()
-        assert row is not None  # api.get_document raises P0002 instead
-        return msgspec.convert(row, DocumentDetail)
+        with services.acting_for(token) as conn:
+            return read_document_on(conn, query)
 
     return await services.read(run)
+
+
+def delete_on(conn: psycopg.Connection, pipeline: IngestPipeline, doc_id: int) -> DocumentDeleted:
+    """api.delete_document in the caller's transaction (bound to a principal), then the
+    near-duplicate pointers it detached written again: what HTTP, MCP and the CLI run."""
+    row = conn.execute("select * from api.delete_document(%s)", (doc_id,)).fetchone()
+    assert row is not None  # the function returns one row or raises
+    deleted_id, org_id, path, version, retired, detached = row
+    scope_row = conn.execute(
+        "select repo_id, persona_id, session_id from data.documents where doc_id = %s", (deleted_id,)
+    ).fetchone()
+    rehomed = 0
+    if detached and scope_row is not None:
+        rehomed = pipeline.rehome(conn, Scope(org_id, *scope_row), detached)
+    return DocumentDeleted(deleted_id, org_id, path, version, retired, rehomed)
+
+
+async def delete_document(services: Services, token: str, doc_id: int) -> DocumentDeleted:
+    """DELETE /documents/{id} and the MCP tool `delete_document`: a write (the org's
+    writers take turns, as for ingestion)."""
+    org_id, _ = await services.read(services.authenticate, token)
+
+    def run() -> DocumentDeleted:
+        with services.acting_for(token, write=True) as conn:
+            return delete_on(conn, services.pipeline, doc_id)
+
+    async with services.org_lock(org_id):
+        deleted = await services.write(run)
+    note(documents=1)
+    return deleted

@@ -110,6 +110,26 @@ def restore_zero_bounds(app: Litestar, structs: list[type[msgspec.Struct]]) -> N
                             setattr(prop, key, value)
 
 
+def restore_item_patterns(app: Litestar, structs: list[type[msgspec.Struct]]) -> None:
+    """Litestar drops the pattern of a list's items (`kinds: list[Kind] | None`): put it
+    back, so the document refuses what the struct refuses."""
+    for struct, schema in _components(app, structs).items():
+        info = msgspec.inspect.type_info(struct)
+        assert isinstance(info, msgspec.inspect.StructType)
+        for field in info.fields:
+            prop = (schema.properties or {}).get(field.encode_name)
+            if not isinstance(prop, Schema):
+                continue
+            types = field.type.types if isinstance(field.type, msgspec.inspect.UnionType) else (field.type,)
+            for t in types:
+                if not isinstance(t, msgspec.inspect.ListType) or not isinstance(t.item_type, msgspec.inspect.StrType):
+                    continue
+                pattern = t.item_type.pattern
+                for variant in (prop, *(prop.one_of or ())):
+                    if isinstance(variant, Schema) and isinstance(variant.items, Schema) and pattern:
+                        variant.items.pattern = pattern
+
+
 def forbid_empty_retrieval(app: Litestar, request: type[msgspec.Struct]) -> None:
     """RetrieveRequest refuses k_lexical and k_dense both 0 (nothing would be retrieved)."""
     for schema in _components(app, [request]).values():

@@ -11,20 +11,7 @@ from psycopg.rows import dict_row
 
 from app.api.openapi import problems
 from app.api.state import Services
-
-
-class WhoamiOut(msgspec.Struct):
-    """api.whoami: who this key acts for and its read grants (expired sessions left out)."""
-
-    org_id: str
-    principal_id: str
-    org_wide: bool
-    """True with an org grant: every repo and persona of the org."""
-    repos: list[str]
-    personas: list[str]
-    sessions: list[str]
-    audit: bool
-    """True when it may read the retrieval traces of its whole org."""
+from app.models import WhoamiOut
 
 
 @get("/whoami", tags=["access"], summary="The key's principal and read grants", responses=problems(401, 503))

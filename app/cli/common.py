@@ -3,7 +3,8 @@ the root group built, and opening (and migrating) the database."""
 
 from __future__ import annotations
 
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
@@ -12,6 +13,10 @@ from app.settings import Settings
 
 if TYPE_CHECKING:
     import psycopg
+
+    from app.client import Client
+
+T = TypeVar("T")
 
 console = Console(stderr=True, soft_wrap=True)
 """Messages, progress and summaries go to stderr; stdout carries results (JSON, keys)."""
@@ -45,3 +50,31 @@ def open_database(settings: Settings, force_reapply: bool = False) -> str:
     dsn = resolve_database_url(settings)
     migrate(dsn, force=force_reapply)
     return dsn
+
+
+def remote_options(command: Callable) -> Callable:
+    """--url and --key (CONTEXTS_URL, CONTEXTS_KEY): talk to a running service instead
+    of the database."""
+    command = click.option("--key", envvar="CONTEXTS_KEY", default=None, help="API key for --url (env CONTEXTS_KEY).")(
+        command
+    )
+    return click.option(
+        "--url",
+        envvar="CONTEXTS_URL",
+        default=None,
+        help="A running Contexts service, e.g. http://127.0.0.1:8000 (env CONTEXTS_URL); with --key.",
+    )(command)
+
+
+def remote(url: str, key: str | None, call: Callable[[Client], T]) -> T:
+    """One call through the Python client; a refusal is a CLI error with the service's
+    status and message (non-zero exit)."""
+    from app.client import Client, ContextsError
+
+    if not key:
+        raise CliError("--url needs --key (or CONTEXTS_KEY): the service acts for the key's principal")
+    try:
+        with Client(url, key) as client:
+            return call(client)
+    except ContextsError as exc:
+        raise CliError(str(exc)) from exc

@@ -1,11 +1,16 @@
-"""`contexts ingest PATH... | query TEXT`: write and read documents as a principal
-(--principal), its grants applying exactly as over HTTP."""
+"""`contexts ingest PATH... | query TEXT | documents list|show|delete`: write and read
+documents as a principal (--principal), its grants applying exactly as over HTTP; or,
+with --url and --key (CONTEXTS_URL, CONTEXTS_KEY), through a running service with the
+Python client (app.client), which loads no model: a query answers in well under a
+second."""
 
 from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import msgspec
@@ -13,15 +18,20 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from app.cli import admin
-from app.cli.common import CliError, console, context_settings, database_error, open_database
+from app.cli.common import CliError, T, console, context_settings, database_error, open_database, remote, remote_options
+from app.models import DocumentQuery, DocumentRead
 from app.retrieve.models import (
     DEFAULT_BUDGET_TOKENS,
     DEFAULT_K_DENSE,
     DEFAULT_K_LEXICAL,
     DEFAULT_RERANK_TOP,
     RetrieveRequest,
+    RetrieveResponse,
 )
 from app.settings import Settings
+
+if TYPE_CHECKING:
+    import psycopg
 
 
 def _git_identity() -> str | None:
@@ -165,7 +175,12 @@ def ingest(
 @click.option("--k-dense", default=DEFAULT_K_DENSE, show_default=True, type=int)
 @click.option("--rerank-top", default=DEFAULT_RERANK_TOP, show_default=True, type=int)
 @click.option("--min-score", default=0.0, show_default=True, type=float)
+@click.option("--min-relevance", default=0.0, show_default=True, type=float, help="Absolute floor (0 to 1).")
+@click.option("--top-k", default=None, type=int, help="At most this many fragments.")
+@click.option("--kind", "kinds", multiple=True, help="Only fragments of this kind (repeatable).")
+@click.option("--path-prefix", default=None, help="Only fragments of documents under this path.")
 @click.option("--json", "as_json", is_flag=True, help="Print the response as JSON.")
+@remote_options
 @click.pass_context
 def query(
     ctx: click.Context,
@@ -179,18 +194,17 @@ def query(
     k_dense: int,
     rerank_top: int,
     min_score: float,
+    min_relevance: float,
+    top_k: int | None,
+    kinds: tuple[str, ...],
+    path_prefix: str | None,
     as_json: bool,
+    url: str | None,
+    key: str | None,
 ) -> None:
-    """Retrieve fragments for TEXT, exactly as POST /contexts/retrieve does, as the
-    principal named by --principal (its grants apply)."""
-    import psycopg
-
-    from app.access import act_as
-    from app.ingest.embed import embedders
-    from app.retrieve.config import PipelineConfig
-    from app.retrieve.service import Retriever
-
-    settings = context_settings(ctx)
+    """Retrieve fragments for TEXT, exactly as POST /contexts/retrieve does: through the
+    service at --url with --key, or else on the database as the principal named by
+    --principal (its grants apply)."""
     payload = {
         "query": text,
         "scope": {"org_id": org_id, "repo_id": repo, "persona_id": persona, "session_id": session},
@@ -199,19 +213,19 @@ def query(
         "k_dense": k_dense,
         "rerank_top": rerank_top,
         "min_score": min_score,
+        "min_relevance": min_relevance,
+        "top_k": top_k,
+        "kinds": list(kinds) or None,
+        "path_prefix": path_prefix,
     }
     try:
         request = msgspec.convert(payload, RetrieveRequest)
     except msgspec.ValidationError as exc:
         raise CliError(str(exc)) from exc
-    dsn = open_database(settings)
-    retriever = Retriever.build(embedders(settings), PipelineConfig(reranker=settings.reranker), settings.torch_threads)
-    try:
-        with psycopg.connect(dsn) as conn:
-            act_as(conn, org_id, settings.principal)
-            response = retriever.retrieve(conn, request)
-    except psycopg.Error as exc:
-        raise database_error(exc) from exc
+    if url:
+        response = remote(url, key, lambda client: client.send(request))
+    else:
+        response = _query_database(context_settings(ctx), org_id, request)
     if as_json:
         click.echo(msgspec.json.encode(response).decode())
         return
@@ -226,4 +240,201 @@ def query(
     )
 
 
-COMMANDS = (ingest, query)
+def _query_database(settings: Settings, org_id: str, request: RetrieveRequest) -> RetrieveResponse:
+    """The retrieval in this process: loads the embedding models (seconds)."""
+    import psycopg
+
+    from app.access import act_as
+    from app.ingest.embed import embedders
+    from app.retrieve.config import PipelineConfig
+    from app.retrieve.service import Retriever
+
+    dsn = open_database(settings)
+    retriever = Retriever.build(embedders(settings), PipelineConfig(reranker=settings.reranker), settings.torch_threads)
+    try:
+        with psycopg.connect(dsn) as conn:
+            act_as(conn, org_id, settings.principal)
+            return retriever.retrieve(conn, request)
+    except psycopg.Error as exc:
+        raise database_error(exc) from exc
+
+
+# -- documents list | show | delete -------------------------------------------------
+
+
+@click.group()
+def documents() -> None:
+    """List, show and delete documents (as --principal, or through --url with --key)."""
+
+
+def _print_json(value: object) -> None:
+    click.echo(msgspec.json.encode(value).decode())
+
+
+@documents.command("list")
+@click.option("--org", "org_id", required=True)
+@click.option("--repo", default=None)
+@click.option("--persona", default=None)
+@click.option("--session", default=None)
+@click.option("--path-prefix", default=None)
+@click.option("--kind", default=None)
+@click.option("--owner", default=None)
+@click.option("--updated-since", default=None, help="ISO 8601 with an offset, e.g. 2026-11-01T00:00:00Z.")
+@click.option("--limit", default=50, show_default=True, type=int)
+@click.option("--after", default=None, type=int, help="Last doc_id of the previous page.")
+@click.option("--json", "as_json", is_flag=True)
+@remote_options
+@click.pass_context
+def documents_list(
+    ctx: click.Context,
+    org_id: str,
+    repo: str | None,
+    persona: str | None,
+    session: str | None,
+    path_prefix: str | None,
+    kind: str | None,
+    owner: str | None,
+    updated_since: str | None,
+    limit: int,
+    after: int | None,
+    as_json: bool,
+    url: str | None,
+    key: str | None,
+) -> None:
+    """A page of the documents a scope holds (GET /documents)."""
+    payload = {
+        "scope": {"org_id": org_id, "repo_id": repo, "persona_id": persona, "session_id": session},
+        "path_prefix": path_prefix,
+        "limit": limit,
+        "after": after,
+        "kind": kind,
+        "owner": owner,
+        "updated_since": updated_since,
+    }
+    try:
+        q = msgspec.convert(payload, DocumentQuery)
+    except msgspec.ValidationError as exc:
+        raise CliError(str(exc)) from exc
+    if url:
+        filters = {
+            "repo_id": repo,
+            "persona_id": persona,
+            "session_id": session,
+            "path_prefix": path_prefix,
+            "kind": kind,
+            "owner": owner,
+            "updated_since": q.updated_since,
+            "limit": limit,
+            "after": after,
+        }
+        page = remote(url, key, lambda client: client.list_documents(org_id, **filters))
+    else:
+        from app.api.queries import list_documents_on
+
+        page = as_principal(context_settings(ctx), org_id, lambda conn: list_documents_on(conn, q))
+    if as_json:
+        _print_json(page)
+        return
+    for d in page.documents:
+        scope = "/".join(x for x in (d.repo_id, d.persona_id, d.session_id) if x) or "org"
+        click.echo(
+            f"{d.doc_id}\t{d.path}\tv{d.version}\t{d.kind}\t{d.owner or '-'}\t{scope}\t{d.updated_at:%Y-%m-%d %H:%M}"
+        )
+    console.print(
+        f"{len(page.documents)} document(s)" + (f"; next page: --after {page.next_after}" if page.next_after else "")
+    )
+
+
+@documents.command("show")
+@click.argument("doc_id", type=int)
+@click.option("--org", "org_id", default=None, help="Org of --principal (database mode).")
+@click.option("--version", default=None, type=int, help="Default: the current one.")
+@click.option("--json", "as_json", is_flag=True)
+@remote_options
+@click.pass_context
+def documents_show(
+    ctx: click.Context,
+    doc_id: int,
+    org_id: str | None,
+    version: int | None,
+    as_json: bool,
+    url: str | None,
+    key: str | None,
+) -> None:
+    """A document's text, versions and fragments (GET /documents/{id})."""
+    try:
+        read = msgspec.convert({"doc_id": doc_id, "version": version}, DocumentRead)
+    except msgspec.ValidationError as exc:
+        raise CliError(str(exc)) from exc
+    if url:
+        detail = remote(url, key, lambda client: client.get_document(doc_id, version=version))
+    else:
+        from app.api.queries import read_document_on
+
+        detail = as_principal(context_settings(ctx), _org(org_id), lambda conn: read_document_on(conn, read))
+    if as_json:
+        _print_json(detail)
+        return
+    console.print(
+        f"{detail.path}  document {detail.doc_id}, version {detail.version} of {detail.current_version}, "
+        f"kind {detail.kind}, owner {detail.owner or '-'}"
+    )
+    for v in detail.versions:
+        console.print(
+            f"  v{v.version}  {v.created_at:%Y-%m-%d %H:%M}  {v.chars} chars  {v.author or '-'}"
+            + ("  (current)" if v.current else "")
+        )
+    click.echo(detail.content)
+
+
+@documents.command("delete")
+@click.argument("doc_id", type=int)
+@click.option("--org", "org_id", default=None, help="Org of --principal (database mode).")
+@click.option("--json", "as_json", is_flag=True)
+@remote_options
+@click.pass_context
+def documents_delete(
+    ctx: click.Context, doc_id: int, org_id: str | None, as_json: bool, url: str | None, key: str | None
+) -> None:
+    """Delete a document: its fragments leave retrieval; its history stays (DELETE /documents/{id})."""
+    if url:
+        deleted = remote(url, key, lambda client: client.delete_document(doc_id))
+    else:
+        from app.api.documents import delete_on
+        from app.ingest.embed import embedders
+        from app.ingest.pipeline import IngestPipeline
+
+        settings = context_settings(ctx)
+        pipeline = IngestPipeline(settings, embedders(settings))  # loads a model only to re-home pointers
+        deleted = as_principal(settings, _org(org_id), lambda conn: delete_on(conn, pipeline, doc_id))
+    if as_json:
+        _print_json(deleted)
+        return
+    console.print(
+        f"deleted {deleted.path} (document {deleted.doc_id}, version {deleted.version}): "
+        f"{deleted.fragments_retired} fragment(s) retired, {deleted.rehomed} pointer(s) re-homed"
+    )
+
+
+def _org(org_id: str | None) -> str:
+    if not org_id:
+        raise CliError("--org is required without --url (the principal's org)")
+    return org_id
+
+
+def as_principal(settings: Settings, org_id: str, run: Callable[[psycopg.Connection], T]) -> T:
+    """One transaction on the database as --principal (row-level security applies)."""
+    import psycopg
+
+    from app.access import act_as
+
+    dsn = open_database(settings)
+    try:
+        with psycopg.connect(dsn) as conn:
+            act_as(conn, org_id, settings.principal)
+            return run(conn)
+    except psycopg.Error as exc:
+        raise database_error(exc) from exc
+
+
+COMMANDS = (ingest, query, documents)

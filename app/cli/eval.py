@@ -22,8 +22,8 @@ from rich.progress import (
 from rich.table import Table
 
 from app.cli.common import CliError, console, context_settings, database_error, open_database
-from app.eval.golden import DEFAULT_DEPTH, STAGES
 from app.eval.metrics import METRICS
+from app.eval.stages import DEFAULT_DEPTH, STAGES
 from app.retrieve.models import DEFAULT_BUDGET_TOKENS, DEFAULT_RERANK_TOP
 from app.settings import Settings
 

@@ -31,6 +31,7 @@ import psycopg
 from app.access import act_as, ensure_admin_principal
 from app.eval import beir
 from app.eval.metrics import mean, score_query
+from app.eval.stages import DEFAULT_DEPTH, STAGES
 from app.ingest.batches import ingest_groups
 from app.ingest.chunks import CHUNKER_VERSION
 from app.ingest.embed import model_label
@@ -41,12 +42,8 @@ from app.retrieve.models import DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, DEFAULT_RERA
 from app.retrieve.service import Retriever
 from app.scope import Scope
 
-STAGES = ("lexical", "dense", "hybrid", "full")
 EVAL_INGEST_VERSION = "1"
 """Bump when how a corpus document becomes a SourceDocument changes (paths, title)."""
-DEFAULT_DEPTH = 200
-"""Candidates of the single-list stages: deep enough that 100 distinct documents can be
-ranked (a list's order does not depend on its depth)."""
 EVAL_PRINCIPAL = "eval"
 """Principal of an eval org: writes the corpus and reads it as the service does (bound
 to each transaction, under the service role, so row-level security applies)."""

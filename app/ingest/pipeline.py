@@ -163,7 +163,7 @@ class IngestPipeline:
         for prepared in documents:
             doc = prepared.doc
             begun = conn.execute(
-                "select * from api.begin_document(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                "select * from api.begin_document(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (
                     *scope.as_args(),
                     doc.path,
@@ -174,6 +174,7 @@ class IngestPipeline:
                     doc.author,
                     doc.timestamp,
                     json.dumps(doc.metadata),
+                    doc.owner,
                 ),
             ).fetchone()
             assert begun is not None  # the function returns one row or raises
@@ -207,7 +208,27 @@ class IngestPipeline:
         pending.extend(self._rehomed(detached, {p.doc_id: p.version for p in pending}))
         if not pending:
             return results
+        results.extend(self._write_pending(conn, scope, pending, on_document))
+        return results
 
+    def rehome(self, conn: psycopg.Connection, scope: Scope, detached: list[dict]) -> int:
+        """Write again, as chunks of their own document versions, the near-duplicate
+        pointers a retirement detached (api.delete_document returns them as a new version
+        does); `scope` is the retired document's, which deduplication shares with them.
+        Returns the pointers written."""
+        pending = self._rehomed(detached, {})
+        if pending:
+            self._write_pending(conn, scope, pending, None)
+        return sum(len(item.rows) for item in pending)
+
+    def _write_pending(
+        self,
+        conn: psycopg.Connection,
+        scope: Scope,
+        pending: list[_Pending],
+        on_document: Callable[[IngestResult], None] | None,
+    ) -> list[IngestResult]:
+        results: list[IngestResult] = []
         self.model_ids(conn)  # unchanged documents need no model at all
         for item in pending:
             rows = item.rows

@@ -44,10 +44,25 @@ class Candidate:
     """Weighted fusion: fused_score = lexical_weight * lexical_norm + dense_weight * dense_norm."""
     rerank_score: float | None = None
     final_score: float | None = None
+    relevance: float | None = None
+    """Absolute relevance (app.retrieve.relevance), set for the ranked candidates."""
 
     @property
     def source(self) -> str:
         return f"{self.path}#{self.anchor}" if self.anchor else self.path
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Optional narrowing of the candidates (api.retrieve_candidates' filter arguments)."""
+
+    path_prefix: str | None = None
+    kinds: list[str] | None = None
+    updated_since: datetime | None = None
+    updated_until: datetime | None = None
+
+
+NO_FILTERS = Filters()
 
 
 def fetch_candidates(
@@ -59,11 +74,12 @@ def fetch_candidates(
     k_dense: int,
     rrf_k: int,
     fusion: dict,
+    filters: Filters = NO_FILTERS,
 ) -> list[Candidate]:
     """`fusion` is the p_fusion object of api.retrieve_candidates (method and weights)."""
     with conn.cursor(row_factory=class_row(Candidate)) as cur:
         cur.execute(
-            "select * from api.retrieve_candidates(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb)",
+            "select * from api.retrieve_candidates(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s)",
             (
                 scope.org_id,
                 query,
@@ -75,6 +91,23 @@ def fetch_candidates(
                 k_dense,
                 rrf_k,
                 json.dumps(fusion),
+                filters.path_prefix,
+                filters.kinds,
+                filters.updated_since,
+                filters.updated_until,
             ),
         )
         return cur.fetchall()
+
+
+def version_metadata(conn: psycopg.Connection, candidates: list[Candidate]) -> dict[tuple[int, int], dict]:
+    """The stored metadata of the document versions these candidates are cited from
+    (api.version_metadata): read for the few fragments of an answer, not for every
+    candidate (metadata may be 16 KiB a version)."""
+    if not candidates:
+        return {}
+    rows = conn.execute(
+        "select doc_id, version, metadata from api.version_metadata(%s, %s)",
+        ([c.doc_id for c in candidates], [c.doc_version for c in candidates]),
+    ).fetchall()
+    return {(doc_id, version): metadata for doc_id, version, metadata in rows}

@@ -1,6 +1,6 @@
 """R-RET-3: turn ranked candidates into the prompt-ready set.
 
-Drops what scores under min_score, fits the token budget without ever cutting a
+Drops what scores under min_score or min_relevance, stops at top_k, fits the token budget without ever cutting a
 fragment (one that does not fit is skipped and the next one tried), strips boilerplate
 headers (licence banners, generated-file notices, front matter) but keeps the heading
 path, and otherwise returns the exact stored text: agents quote it or nothing.
@@ -67,12 +67,26 @@ def freshness(updated_at: datetime, halflife_days: float, now: datetime | None =
     return math.pow(0.5, age_days / halflife_days)
 
 
-def compose(ranked: list[Candidate], budget_tokens: int, min_score: float) -> Composition:
+def compose(
+    ranked: list[Candidate],
+    budget_tokens: int,
+    min_score: float,
+    min_relevance: float = 0.0,
+    top_k: int | None = None,
+) -> Composition:
+    """Best first: a candidate under `min_score` or `min_relevance` is dropped, then
+    each one that fits the budget is taken, until `top_k` are (if set)."""
     out = Composition()
     for candidate in ranked:
         score = candidate.final_score or 0.0
         if score < min_score:
             out.decisions[candidate.fragment_id] = Decision(False, "below_min_score", candidate.token_count)
+            continue
+        if min_relevance > 0.0 and (candidate.relevance or 0.0) < min_relevance:
+            out.decisions[candidate.fragment_id] = Decision(False, "below_min_relevance", candidate.token_count)
+            continue
+        if top_k is not None and len(out.included) >= top_k:
+            out.decisions[candidate.fragment_id] = Decision(False, "beyond_top_k", candidate.token_count)
             continue
         text = strip_boilerplate(candidate.text)
         tokens = candidate.token_count if text == candidate.text else count_tokens(text)

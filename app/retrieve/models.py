@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
@@ -26,6 +26,23 @@ IDENTIFIER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/-]*$"
 Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern=IDENTIFIER_PATTERN)]
 
 
+Kind = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9-]{0,31}$")]
+"""A document kind: code, adr, runbook, policy, note, ..."""
+Task = Annotated[str, msgspec.Meta(min_length=1, max_length=4000, pattern=f"^[^{CONTROL_CHARACTERS}]*$")]
+"""A query, or the task a session pack is retrieved for."""
+MAX_TOP_K = 1000
+
+
+def check_text(name: str, value: str) -> None:
+    """What a query means beyond its pattern (msgspec reports these as invalid).
+    Control characters are refused by the pattern too (the OpenAPI document states it);
+    this also covers a request built without decoding, which skips the pattern."""
+    if _CONTROL.search(value):
+        raise ValueError(f"{name} must not contain control characters")
+    if not any(ch.isalnum() for ch in value):
+        raise ValueError(f"{name} must contain at least one letter or digit")
+
+
 class ScopeIn(msgspec.Struct, forbid_unknown_fields=True):
     org_id: Identifier
     repo_id: Identifier | None = None
@@ -34,7 +51,7 @@ class ScopeIn(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class RetrieveRequest(msgspec.Struct, forbid_unknown_fields=True):
-    query: Annotated[str, msgspec.Meta(min_length=1, max_length=4000, pattern=f"^[^{CONTROL_CHARACTERS}]*$")]
+    query: Task
     scope: ScopeIn
     budget_tokens: Annotated[int, msgspec.Meta(gt=0, le=200_000)] = DEFAULT_BUDGET_TOKENS
     k_lexical: Annotated[int, msgspec.Meta(ge=0, le=1000)] = DEFAULT_K_LEXICAL
@@ -42,15 +59,22 @@ class RetrieveRequest(msgspec.Struct, forbid_unknown_fields=True):
     rerank_top: Annotated[int, msgspec.Meta(ge=1, le=1000)] = DEFAULT_RERANK_TOP
     freshness_halflife_days: Annotated[float, msgspec.Meta(gt=0, le=36500)] | None = None
     min_score: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.0
+    top_k: Annotated[int, msgspec.Meta(ge=1, le=MAX_TOP_K)] | None = None
+    """At most this many fragments, besides the token budget (default: as many as fit)."""
+    min_relevance: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.0
+    """Floor on `relevance`, the absolute score (docs/adr/0009): unlike `min_score` it
+    means the same for every query, so a query with nothing relevant gets nothing."""
+    path_prefix: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern="^[^\x00]*$")] | None = None
+    """Only fragments with a live source under this document path prefix."""
+    kinds: Annotated[list[Kind], msgspec.Meta(min_length=1, max_length=32)] | None = None
+    """Only fragments of these document kinds."""
+    updated_since: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
+    """Only fragments updated at or after this time (ISO 8601 with an offset)."""
+    updated_until: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
+    """Only fragments updated before this time (a window that ends before it starts holds nothing)."""
 
     def __post_init__(self) -> None:
-        """What the fields mean, beyond their types (msgspec reports these as invalid).
-        Control characters are refused by the pattern too (the OpenAPI document states it);
-        this also covers a request built without decoding, which skips the pattern."""
-        if _CONTROL.search(self.query):
-            raise ValueError("query must not contain control characters")
-        if not any(ch.isalnum() for ch in self.query):
-            raise ValueError("query must contain at least one letter or digit")
+        check_text("query", self.query)
         if self.k_lexical == 0 and self.k_dense == 0:
             raise ValueError("k_lexical and k_dense are both 0: nothing would be retrieved")
 
@@ -60,6 +84,10 @@ class FragmentOut(msgspec.Struct):
     doc_id: int
     version: int
     score: float
+    """Relative to this query's candidates (docs/adr/0005); see `relevance`."""
+    relevance: float
+    """Absolute, in [0, 1], from the raw cosine and BM25 against fixed reference points
+    (docs/adr/0009): comparable across queries."""
     tokens: int
     source: str
     """path#anchor of the live source this fragment is cited from."""
@@ -68,6 +96,8 @@ class FragmentOut(msgspec.Struct):
     heading_path: list[str]
     kind: str
     owner: str
+    metadata: dict[str, Any]
+    """The cited document version's metadata, as stored at ingestion."""
 
 
 class RetrieveResponse(msgspec.Struct):

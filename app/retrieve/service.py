@@ -12,12 +12,13 @@ import psycopg
 from app.ingest.chunks import CHUNKER_VERSION
 from app.ingest.embed import Embedder, model_label
 from app.retrieve import rerank
-from app.retrieve.candidates import Candidate, fetch_candidates
+from app.retrieve.candidates import Candidate, Filters, fetch_candidates, version_metadata
 from app.retrieve.compose import compose, freshness
 from app.retrieve.config import PipelineConfig
 from app.retrieve.fusion import fusion_spec
 from app.retrieve.models import FragmentOut, RetrieveRequest, RetrieveResponse
 from app.retrieve.query_vectors import QueryEmbedder, QueryVectors
+from app.retrieve.relevance import relevance
 from app.retrieve.rerank import Reranker
 from app.retrieve.trace import candidate_entries, record_trace
 from app.scope import Scope
@@ -101,6 +102,7 @@ class Retriever:
             request.k_dense,
             self.config.rrf_k,
             fusion_spec(self.config, request.query),
+            Filters(request.path_prefix, request.kinds, request.updated_since, request.updated_until),
         )
 
     def rank(self, conn: psycopg.Connection, request: RetrieveRequest, vectors: QueryVectors | None = None) -> Ranking:
@@ -109,6 +111,8 @@ class Retriever:
         ranked = rerank.order(
             request.query, candidates, request.rerank_top, self.reranker, best_fused_score(self.config)
         )
+        for c in ranked:
+            c.relevance = relevance(c)
         recency: dict[int, float] = {}
         if request.freshness_halflife_days:
             for c in ranked:
@@ -126,7 +130,8 @@ class Retriever:
         started = time.perf_counter()
         ranking = self.rank(conn, request, vectors)
         candidates, ranked, recency = ranking.candidates, ranking.ranked, ranking.recency
-        composition = compose(ranked, request.budget_tokens, request.min_score)
+        composition = compose(ranked, request.budget_tokens, request.min_score, request.min_relevance, request.top_k)
+        metadata = version_metadata(conn, composition.included)
         duration_ms = (time.perf_counter() - started) * 1000.0
         entries = candidate_entries(candidates, {c.fragment_id for c in ranked}, composition, recency)
         pipeline = self.pipeline_info(request.query) | {"freshness_weight": FRESHNESS_WEIGHT if recency else 0.0}
@@ -139,6 +144,7 @@ class Retriever:
                 doc_id=c.doc_id,
                 version=c.doc_version,
                 score=round(c.final_score or 0.0, 6),
+                relevance=round(c.relevance or 0.0, 6),
                 tokens=composition.decisions[c.fragment_id].tokens,
                 source=c.source,
                 updated_at=c.updated_at,
@@ -146,6 +152,7 @@ class Retriever:
                 heading_path=list(c.heading_path),
                 kind=c.kind,
                 owner=c.owner,
+                metadata=metadata.get((c.doc_id, c.doc_version), {}),
             )
             for c in composition.included
         ]

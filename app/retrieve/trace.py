@@ -36,6 +36,7 @@ def candidate_entries(
                 "rerank_score": c.rerank_score,
                 "freshness": freshness.get(c.fragment_id),
                 "final_score": c.final_score if c.fragment_id in ranked_ids else None,
+                "relevance": c.relevance if c.fragment_id in ranked_ids else None,
                 "included": bool(decision and decision.included),
                 "reason": decision.reason if decision else "beyond_rerank_top",
                 "tokens": decision.tokens if decision else c.token_count,

@@ -35,6 +35,26 @@ begin
 end
 $$;
 
+-- data._require_scope: P0002 for a repo or persona the org does not have: a misspelled
+-- scope in a read is an error, not an empty answer. (Repos and personas are created by
+-- writes and grants; sessions are checked by the grants, data._require_read.)
+create or replace function data._require_scope(p_org_id text, p_repo_id text, p_persona_id text)
+returns void
+language plpgsql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+begin
+    if p_repo_id is not null
+       and not exists (select 1 from data.repos r where r.org_id = p_org_id and r.repo_id = p_repo_id) then
+        raise exception 'unknown repo % in org %', p_repo_id, p_org_id using errcode = 'P0002';
+    end if;
+    if p_persona_id is not null
+       and not exists (select 1 from data.personas p where p.org_id = p_org_id and p.persona_id = p_persona_id) then
+        raise exception 'unknown persona % in org %', p_persona_id, p_org_id using errcode = 'P0002';
+    end if;
+end
+$$;
+
 -- data._require_principal: P0002 for a principal that is not in the org (or, with
 -- p_enabled, that is disabled).
 create or replace function data._require_principal(p_org_id text, p_principal_id text, p_enabled boolean default false)

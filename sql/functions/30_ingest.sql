@@ -74,7 +74,7 @@ create or replace function api.begin_document(
     p_org_id text, p_repo_id text, p_persona_id text, p_session_id text,
     p_path text, p_kind text, p_content text, p_content_hash text,
     p_language text default null, p_author text default null,
-    p_source_ts timestamptz default null, p_metadata jsonb default '{}')
+    p_source_ts timestamptz default null, p_metadata jsonb default '{}', p_owner text default null)
 returns table (doc_id bigint, version int, changed boolean, rehome jsonb)
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -99,16 +99,19 @@ begin
     if found then
         select v.content_hash into current_hash from data.document_versions v
         where v.doc_id = existing.doc_id and v.version = existing.current_version;
-        if current_hash = p_content_hash then
+        -- A deleted document written again comes back as a new version, even unchanged.
+        if current_hash = p_content_hash and existing.deleted_at is null then
             return query select existing.doc_id, existing.current_version, false, '[]'::jsonb;
             return;
         end if;
         new_version := existing.current_version + 1;
-        update data.documents d set current_version = new_version, kind = p_kind, updated_at = now()
+        update data.documents d
+        set current_version = new_version, kind = p_kind, owner = coalesce(p_owner, d.owner), updated_at = now(),
+            deleted_at = null, deleted_by = null
         where d.doc_id = existing.doc_id;
     else
-        insert into data.documents (org_id, repo_id, persona_id, session_id, path, kind, current_version)
-        values (p_org_id, p_repo_id, p_persona_id, p_session_id, p_path, p_kind, 1)
+        insert into data.documents (org_id, repo_id, persona_id, session_id, path, kind, current_version, owner)
+        values (p_org_id, p_repo_id, p_persona_id, p_session_id, p_path, p_kind, 1, p_owner)
         returning * into existing;
         new_version := 1;
     end if;
@@ -122,8 +125,8 @@ exception when check_violation or not_null_violation then
     raise exception 'invalid document: %', sqlerrm using errcode = '22023';
 end
 $$;
-comment on function api.begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb)
-    is 'Start ingesting a document (the bound principal needs write grants on its scope): no-op when unchanged, else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
+comment on function api.begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb, text)
+    is 'Start ingesting a document (the bound principal needs write grants on its scope): no-op when unchanged (and not deleted), else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
 
 -- data._deactivate_unsourced: the one rule for `active`: a fragment is retrievable only
 -- while a live source holds exactly its text.
@@ -372,3 +375,50 @@ exception when check_violation or not_null_violation or invalid_text_representat
 end
 $$;
 comment on function api.add_fragments(bigint, int, jsonb) is 'Write one document version''s chunks (the bound principal needs write grants): new fragments or pointers to canonical ones.';
+
+-- api.delete_document: a document leaves retrieval at once. Every live source pointer
+-- of its current version is retired (data._retire_sources), so a fragment no other
+-- live source holds exactly becomes inactive: out of BM25 (the triggers), out of the
+-- dense and lexical lists (both read active fragments only). Its versions, pointers and
+-- the traces citing it stay for audit; the row is marked deleted (hidden from listings
+-- and reads; writing the path again revives it as a new version). Near-duplicate
+-- pointers of other documents that leaned on its text are returned as `rehome`, for
+-- the caller to write again as chunks of their own (as a new version does). A document
+-- the principal may not read is unknown (P0002); one it may read but not write is 42501.
+create or replace function api.delete_document(p_doc_id bigint)
+returns table (doc_id bigint, org_id text, path text, version int, fragments_retired int, rehome jsonb)
+language plpgsql security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+declare
+    me record;
+    doc data.documents;
+    retired int;
+    detached jsonb;
+begin
+    select * into me from data._principal_or_raise();
+    -- The scope_read policy of data.documents, restated (a definer reads past it).
+    select d.* into doc from data.documents d
+    where d.doc_id = p_doc_id and d.org_id = me.org_id and d.deleted_at is null
+      and (d.repo_id is null or data.acl_org_wide() or d.repo_id = any(data.acl_repos()))
+      and (d.persona_id is null or data.acl_org_wide() or d.persona_id = any(data.acl_personas()))
+      and (d.session_id is null or d.session_id = any(data.acl_sessions()));
+    if doc.doc_id is null then
+        raise exception 'unknown document: %', p_doc_id using errcode = 'P0002';
+    end if;
+    perform data._require_write(doc.org_id, doc.repo_id, doc.persona_id, doc.session_id);
+    perform pg_advisory_xact_lock(hashtextextended('contexts.ingest:' || doc.org_id, 0));
+    select * into doc from data.documents d where d.doc_id = p_doc_id for update;
+    if doc.deleted_at is not null then  -- a concurrent delete got here first
+        raise exception 'unknown document: %', p_doc_id using errcode = 'P0002';
+    end if;
+    select count(distinct s.fragment_id)::int into retired from data.fragment_sources s
+    where s.doc_id = doc.doc_id and s.retired_at is null;
+    detached := data._retire_sources(doc.doc_id, doc.current_version + 1);
+    update data.documents d set deleted_at = now(), deleted_by = me.principal_id, updated_at = now()
+    where d.doc_id = doc.doc_id;
+    return query select doc.doc_id, doc.org_id, doc.path, doc.current_version, retired, detached;
+end
+$$;
+comment on function api.delete_document(bigint)
+    is 'Delete a document the bound principal may write: its fragments leave retrieval and BM25 at once; versions, sources and traces stay; returns near-duplicate pointers to re-home.';

@@ -68,6 +68,16 @@ comment on function api.search_dense(text, jsonb, int, text, text, text)
 -- top k are the lexical list; the rest complete the dense candidates' scores), and
 -- each namespace's query vector is parsed once, then both searches its HNSW index and
 -- scores the lexical candidates of that namespace. Access is checked once, up front.
+--
+-- Optional filters narrow the candidates, never the statistics (BM25's N, df and
+-- average length stay those of the requested scope): p_path_prefix keeps fragments with
+-- a live exact source in a document under that path (computed once, up front, and then
+-- cited from such a source); p_kinds and the half-open [p_updated_since,
+-- p_updated_until) window test the fragment's kind and updated_at. Each side applies
+-- them inside its own step: BM25 scores only the path's fragments and drops the other
+-- kinds and dates in one scan of the scored ids before its top k is taken; the HNSW
+-- scan tests them with the scope, so iterative scans keep a filtered top k full.
+-- Without filters every added test is a constant and the plans are those of before.
 create or replace function api.retrieve_candidates(
     p_org_id text,
     p_query text,
@@ -78,7 +88,11 @@ create or replace function api.retrieve_candidates(
     p_k_lexical int default 100,
     p_k_dense int default 100,
     p_rrf_k int default 60,
-    p_fusion jsonb default '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}')
+    p_fusion jsonb default '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}',
+    p_path_prefix text default null,
+    p_kinds text[] default null,
+    p_updated_since timestamptz default null,
+    p_updated_until timestamptz default null)
 returns table (
     fragment_id bigint, lexical_rank int, lexical_score float8, dense_rank int, dense_similarity float8,
     fused_score float8, doc_id bigint, doc_version int, path text, anchor text, repo_id text,
@@ -110,11 +124,14 @@ declare
     bm25_fill_scores float8[] := '{}';
     fill_ids bigint[] := '{}';
     fill_sims float8[] := '{}';
+    -- Fragments with a live exact source under p_path_prefix (null: no path filter).
+    path_ids bigint[];
 begin
     -- The requested scope must lie within the caller's grants (42501 otherwise);
     -- row-level security then keeps every other fragment out of every list below.
     perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
     perform data._require_org(p_org_id);
+    perform data._require_scope(p_org_id, p_repo_id, p_persona_id);
     if p_query is null or btrim(p_query) = '' then
         raise exception 'query must not be empty' using errcode = '22023';
     end if;
@@ -128,13 +145,36 @@ begin
     if dense_on and jsonb_typeof(p_query_embeddings) is distinct from 'object' then
         raise exception 'query embeddings must be a JSON object keyed by namespace' using errcode = '22023';
     end if;
+    if p_path_prefix is not null then
+        select coalesce(array_agg(distinct s.fragment_id), '{}') into path_ids
+        from data.fragment_sources s
+        join data.documents d on d.doc_id = s.doc_id
+        join data.fragments f on f.fragment_id = s.fragment_id and f.org_id = s.org_id
+        where s.org_id = p_org_id and s.retired_at is null and s.content_hash = f.content_hash
+          and d.org_id = p_org_id and starts_with(d.path, p_path_prefix);
+        if cardinality(path_ids) = 0 then
+            return;  -- nothing under that path: no index scan needed
+        end if;
+    end if;
 
     if lexical_on then
         select coalesce(array_agg(s.fragment_id), '{}'), coalesce(array_agg(s.score), '{}')
           into bm25_ids, bm25_scores
         from (select b.fragment_id, b.score
-              from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, null, 1.2, 0.75) b
+              from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, path_ids, 1.2, 0.75) b
               order by b.score desc, b.fragment_id) s;
+        if p_kinds is not null or p_updated_since is not null or p_updated_until is not null then
+            -- One scan of the scored ids (postings carry no kind or date); order kept.
+            select coalesce(array_agg(b.id order by b.ord), '{}'), coalesce(array_agg(b.score order by b.ord), '{}')
+              into bm25_ids, bm25_scores
+            from unnest(bm25_ids, bm25_scores) with ordinality as b(id, score, ord)
+            join (select f.fragment_id from data.fragments f
+                  where f.org_id = p_org_id and f.fragment_id = any (bm25_ids)
+                    and (p_kinds is null or f.kind = any (p_kinds))
+                    and (p_updated_since is null or f.updated_at >= p_updated_since)
+                    and (p_updated_until is null or f.updated_at < p_updated_until)) kept
+              on kept.fragment_id = b.id;
+        end if;
         lexical_ids := bm25_ids[1:p_k_lexical];
     end if;
 
@@ -162,12 +202,17 @@ begin
                     join data.fragments f on f.fragment_id = e.fragment_id and f.org_id = e.org_id
                     where e.model_id = %2$s and e.org_id = $2 and f.active
                       and data._in_scope(f.repo_id, f.persona_id, f.session_id, $3, $4, $5)
+                      and ($7::bigint[] is null or e.fragment_id = any ($7::bigint[]))
+                      and ($8::text[] is null or f.kind = any ($8::text[]))
+                      and ($9::timestamptz is null or f.updated_at >= $9::timestamptz)
+                      and ($10::timestamptz is null or f.updated_at < $10::timestamptz)
                     order by e.embedding::vector(%1$s) <=> $1::vector(%1$s)
                     limit $6
                 ) n
                 $query$, m.dims, m.model_id)
             into hit_ids, hit_sims
-            using query_vector, p_org_id, p_repo_id, p_persona_id, p_session_id, p_k_dense;
+            using query_vector, p_org_id, p_repo_id, p_persona_id, p_session_id, p_k_dense,
+                  path_ids, p_kinds, p_updated_since, p_updated_until;
             dense_ids := dense_ids || hit_ids;
             dense_sims := dense_sims || hit_sims;
             dense_ranks := dense_ranks || array(select generate_series(1, cardinality(hit_ids)));
@@ -239,7 +284,9 @@ begin
               where s.fragment_id = any (candidate_ids) and s.retired_at is null offset 0) s
         join candidate_rows f on f.fragment_id = s.fragment_id
         join data.documents d on d.doc_id = s.doc_id
-        order by s.fragment_id, s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id, s.ordinal
+        order by s.fragment_id, s.content_hash = f.content_hash desc,
+                 (p_path_prefix is null or starts_with(d.path, p_path_prefix)) desc,
+                 s.created_at desc, s.doc_id, s.ordinal
     )
     select fu.fragment_id, fu.lexical_rank, fu.lexical_score, fu.dense_rank, fu.dense_similarity,
            fu.fused_score, src.doc_id, src.doc_version, src.path, src.anchor, c.repo_id,
@@ -252,8 +299,8 @@ begin
     order by fu.fused_score desc, fu.lexical_rank nulls last, fu.dense_rank nulls last, fu.fragment_id;
 end
 $$;
-comment on function api.retrieve_candidates(text, text, jsonb, text, text, text, int, int, int, jsonb)
-    is 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate.';
+comment on function api.retrieve_candidates(text, text, jsonb, text, text, text, int, int, int, jsonb, text, text[], timestamptz, timestamptz)
+    is 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate; optional path prefix, kinds and updated-at window filters.';
 
 -- api.get_fragment: one fragment with all its live and past source pointers.
 create or replace function api.get_fragment(p_fragment_id bigint)

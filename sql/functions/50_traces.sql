@@ -93,7 +93,8 @@ as $$
                                    where k.key in ('fused_rank', 'lexical_rank', 'lexical_score', 'dense_rank',
                                                    'dense_similarity', 'lexical_norm', 'dense_norm',
                                                    'lexical_weight', 'dense_weight', 'fused_score', 'rerank_score',
-                                                   'freshness', 'final_score', 'included', 'reason')),
+                                                   'freshness', 'final_score', 'relevance', 'included',
+                                                   'reason')),
                                   '{}') || '{"redacted": true}'
                end order by l.n), '[]')
     from listed l cross join readable r
@@ -115,7 +116,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
     knobs constant text[] := array['budget_tokens', 'k_lexical', 'k_dense', 'rerank_top',
-                                   'freshness_halflife_days', 'min_score'];
+                                   'freshness_halflife_days', 'min_score', 'top_k', 'min_relevance'];
     scope jsonb := case when jsonb_typeof(p_request -> 'scope') = 'object' then p_request -> 'scope' else '{}' end;
     hidden text[] := '{}';
     k text;
@@ -150,7 +151,9 @@ begin
     end loop;
     request := jsonb_build_object('query', null, 'scope', scope);
     for k in select j.key from jsonb_each(p_request) j order by j.key loop
-        if k = any (knobs) then
+        -- Knobs stay; so does a filter left unset (null tells nothing); any other field
+        -- (a path prefix, kinds, a time window) is withheld and listed.
+        if k = any (knobs) or jsonb_typeof(p_request -> k) = 'null' then
             request := request || jsonb_build_object(k, p_request -> k);
         elsif k not in ('query', 'scope') then
             redacted := redacted || ('request.' || k);

@@ -62,7 +62,8 @@ begin
             (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array[
                 'data.current_principal', 'data.acl_org', 'data.acl_principal', 'data._acl', 'data.acl_org_wide',
                 'data.acl_repos', 'data.acl_personas', 'data.acl_sessions', 'data.acl_audit', 'data._bypasses_rls',
-                'data._in_scope', 'data._require_org', 'data._require_read', 'data._principal_or_raise']),
+                'data._in_scope', 'data._require_org', 'data._require_read', 'data._principal_or_raise',
+                'data._require_scope']),
             -- Redaction helpers of api.retrieval_traces (its callers evaluate them).
             (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array[
                 'data._readable_fragments', 'data._redact_candidates', 'data._redact_request']),
@@ -76,11 +77,11 @@ begin
             (array['contexts_service', 'contexts_analyst'], array[
                 'api.lexical_tsvector', 'api.lexical_document', 'api.search_lexical', 'api.search_dense',
                 'api.retrieve_candidates', 'api.score_lexical', 'api.score_dense', 'api.get_fragment',
-                'api.list_documents', 'api.get_document']),
+                'api.list_documents', 'api.get_document', 'api.version_metadata']),
             -- The service also writes (each function checks the bound principal's write grants).
             (array['contexts_service'], array[
                 'api.active_model', 'api.begin_document', 'api.match_fragments', 'api.add_fragments',
-                'api.open_session', 'api.authorize_write', 'api.record_trace'])
+                'api.open_session', 'api.authorize_write', 'api.record_trace', 'api.delete_document'])
             -- Administration (create_org, principals, grants, keys, bind_principal, purge) is
             -- left to the owner/migrator: it is named nowhere above.
         ), wanted (name, roles) as (

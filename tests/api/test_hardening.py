@@ -187,14 +187,17 @@ def test_health_and_reads_do_not_queue_behind_waiting_writers(client, monkeypatc
         writers.shutdown()
 
 
-def test_one_structured_log_line_per_request_without_query_text(client, caplog):
+def test_one_structured_log_line_per_request_without_query_text(client, caplog, monkeypatch):
     import json
     import logging
 
     from app.api.request_log import JsonFormatter
 
+    # A served app earlier in the run (uvicorn's dictConfig) may have stopped this logger
+    # propagating to the root, where caplog listens: undo that for this test.
+    monkeypatch.setattr(logging.getLogger("contexts.request"), "propagate", True)
     secret_query = "zebra-7731 rotation of the payroll journal"
-    with caplog.at_level(logging.INFO):
+    with caplog.at_level(logging.INFO), caplog.at_level(logging.INFO, logger="contexts.request"):
         response = client.post("/contexts/retrieve", json=QUERY | {"query": secret_query})
     assert response.status_code == 200
     lines = [r for r in caplog.records if r.name == "contexts.request"]

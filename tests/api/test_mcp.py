@@ -27,7 +27,18 @@ from tests.conftest import login_url
 from tests.retrieve.corpus import CODE, DOCS
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = {"whoami", "retrieve", "get_fragment", "get_trace", "list_documents", "read_document", "write_note"}
+TOOLS = {
+    "whoami",
+    "retrieve",
+    "get_fragment",
+    "get_trace",
+    "list_documents",
+    "read_document",
+    "write_note",
+    "open_session",
+    "promote_note",
+    "delete_document",
+}
 STORAGE_QUERY = "what to do when the storage volume is full"
 
 
@@ -281,6 +292,43 @@ def test_http_session_note_is_written_and_retrieved_only_in_its_session(served, 
         failure(await session.call_tool("retrieve", {"query": "payments", "scope": in_session}), 403)
 
     over_http(served, tenants.acme_reader, as_reader)
+
+
+def test_http_sessions_promotion_and_deletion_follow_the_keys_grants(served, tenants):
+    async def as_admin(session: ClientSession) -> None:
+        pack = data(await session.call_tool("open_session", {"scope": {"org_id": "acme"}, "task": STORAGE_QUERY}))
+        assert pack["fragments"][0]["source"] in pack["markdown"] and pack["session_id"]
+        note = data(
+            await session.call_tool(
+                "write_note",
+                {
+                    "scope": {"org_id": "acme", "session_id": pack["session_id"]},
+                    "text": "# Finding\n\nNode 7 never rotates its journal.\n",
+                },
+            )
+        )
+        promoted = data(
+            await session.call_tool("promote_note", {"session_id": pack["session_id"], "note_id": note["doc_id"]})
+        )
+        assert promoted["org_id"] == "acme" and promoted["provenance"]["note_id"] == note["doc_id"]
+        failure(await session.call_tool("promote_note", {"session_id": "elsewhere", "note_id": note["doc_id"]}), 404)
+        return promoted["doc_id"]
+
+    doc_id = over_http(served, tenants.acme_admin, as_admin)
+
+    async def as_reader(session: ClientSession) -> None:
+        failure(await session.call_tool("delete_document", {"doc_id": doc_id}), 403)
+        failure(await session.call_tool("open_session", {"scope": {"org_id": "acme"}, "task": "anything"}), 403)
+
+    over_http(served, tenants.acme_reader, as_reader)
+
+    async def deleting(session: ClientSession) -> None:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert tools["delete_document"].annotations.destructiveHint is True
+        assert data(await session.call_tool("delete_document", {"doc_id": doc_id}))["doc_id"] == doc_id
+        failure(await session.call_tool("read_document", {"doc_id": doc_id}), 404)
+
+    over_http(served, tenants.acme_admin, deleting)
 
 
 # --- stdio ------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from app.ingest.normalize import RejectedDocument, SourceDocument
@@ -207,5 +208,9 @@ def test_persona_fragments_only_for_that_persona(conn, ingest, retriever):
         return {c.path for c in retriever.candidates(conn, request)}
 
     assert "review.md" not in paths({"org_id": "acme"})
+    with pytest.raises(psycopg.errors.NoDataFound, match="unknown persona backend-sre"):
+        paths({"org_id": "acme", "persona_id": "backend-sre"})  # a misspelled persona is no empty answer
+    conn.rollback()
+    conn.execute("select api.ensure_scope('acme', null, 'backend-sre')")
     assert "review.md" not in paths({"org_id": "acme", "persona_id": "backend-sre"})
     assert "review.md" in paths({"org_id": "acme", "persona_id": "a11y-reviewer"})

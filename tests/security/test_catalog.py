@@ -103,6 +103,7 @@ EXECUTABLE = {
         "api.authenticate",
         "api.authorize_write",
         "api.begin_document",
+        "api.delete_document",
         "api.get_document",
         "api.get_fragment",
         "api.get_trace",
@@ -117,6 +118,7 @@ EXECUTABLE = {
         "api.score_lexical",
         "api.search_dense",
         "api.search_lexical",
+        "api.version_metadata",
         "api.whoami",
     },
     "contexts_analyst": {
@@ -132,6 +134,7 @@ EXECUTABLE = {
         "api.score_lexical",
         "api.search_dense",
         "api.search_lexical",
+        "api.version_metadata",
         "api.whoami",
     },
     "contexts_auditor": {"api.authenticate", "api.get_trace", "api.whoami"},
@@ -153,6 +156,7 @@ POLICY_HELPERS = {
     "data._require_org",
     "data._require_read",
     "data._principal_or_raise",
+    "data._require_scope",
 }
 FUSION_HELPERS = {"data._fuse", "data._check_fusion", "data._bm25_scores"}
 """Helpers of the searches (BM25 and fusion), for those who may call them."""

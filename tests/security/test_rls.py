@@ -253,3 +253,21 @@ def test_another_orgs_document_id_is_unknown_to_a_writer(tenants):
         messages.append(error.value.diag.message_primary.replace(str(doc_id), "ID"))
         conn.rollback()
     assert len(set(messages)) == 1, messages
+
+
+def test_metadata_scope_checks_and_deletion_stay_within_the_principals_grants(tenants, db_url, logins):
+    versions = tenants.execute("select array_agg(doc_id), array_agg(current_version) from data.documents").fetchone()
+    with analyst(db_url, logins["analysts"][0]) as alice:
+        readable = alice.execute(
+            "select d.path from api.version_metadata(%s, %s) m join data.documents d using (doc_id)", versions
+        ).fetchall()
+        assert {r[0] for r in readable} == VISIBLE_TO_ALICE
+        # Grants are checked before existence: without an org grant, any other repo is a
+        # refusal (existing or not), so its existence is not probed through this door.
+        for repo in ("secret", "nope"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match=f"no grant on repo {repo}"):
+                alice.execute("select * from api.list_documents('acme', %s)", (repo,))
+            alice.rollback()
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):  # analysts never write
+            alice.execute("select * from api.delete_document(%s)", (versions[0][0],))
+    assert tenants.execute("select count(*) from data.documents where deleted_at is not null").fetchone() == (0,)

@@ -37,6 +37,7 @@ SCORE_KEYS = {
     "fused_score",
     "rerank_score",
     "freshness",
+    "relevance",
     "final_score",
     "included",
     "reason",

@@ -281,10 +281,10 @@ COMMENT ON FUNCTION api.authorize_write(p_org_id text, p_repo_id text, p_persona
 
 
 --
--- Name: begin_document(text, text, text, text, text, text, text, text, text, text, timestamp with time zone, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: begin_document(text, text, text, text, text, text, text, text, text, text, timestamp with time zone, jsonb, text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text DEFAULT NULL::text, p_author text DEFAULT NULL::text, p_source_ts timestamp with time zone DEFAULT NULL::timestamp with time zone, p_metadata jsonb DEFAULT '{}'::jsonb) RETURNS TABLE(doc_id bigint, version integer, changed boolean, rehome jsonb)
+CREATE FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text DEFAULT NULL::text, p_author text DEFAULT NULL::text, p_source_ts timestamp with time zone DEFAULT NULL::timestamp with time zone, p_metadata jsonb DEFAULT '{}'::jsonb, p_owner text DEFAULT NULL::text) RETURNS TABLE(doc_id bigint, version integer, changed boolean, rehome jsonb)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -308,16 +308,19 @@ begin
     if found then
         select v.content_hash into current_hash from data.document_versions v
         where v.doc_id = existing.doc_id and v.version = existing.current_version;
-        if current_hash = p_content_hash then
+        -- A deleted document written again comes back as a new version, even unchanged.
+        if current_hash = p_content_hash and existing.deleted_at is null then
             return query select existing.doc_id, existing.current_version, false, '[]'::jsonb;
             return;
         end if;
         new_version := existing.current_version + 1;
-        update data.documents d set current_version = new_version, kind = p_kind, updated_at = now()
+        update data.documents d
+        set current_version = new_version, kind = p_kind, owner = coalesce(p_owner, d.owner), updated_at = now(),
+            deleted_at = null, deleted_by = null
         where d.doc_id = existing.doc_id;
     else
-        insert into data.documents (org_id, repo_id, persona_id, session_id, path, kind, current_version)
-        values (p_org_id, p_repo_id, p_persona_id, p_session_id, p_path, p_kind, 1)
+        insert into data.documents (org_id, repo_id, persona_id, session_id, path, kind, current_version, owner)
+        values (p_org_id, p_repo_id, p_persona_id, p_session_id, p_path, p_kind, 1, p_owner)
         returning * into existing;
         new_version := 1;
     end if;
@@ -333,13 +336,13 @@ end
 $$;
 
 
-ALTER FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb) OWNER TO <migrator>;
+ALTER FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb) IS 'Start ingesting a document (the bound principal needs write grants on its scope): no-op when unchanged, else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
+COMMENT ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text) IS 'Start ingesting a document (the bound principal needs write grants on its scope): no-op when unchanged (and not deleted), else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
 
 
 --
@@ -559,6 +562,55 @@ COMMENT ON FUNCTION api.create_principal(p_org_id text, p_principal_id text, p_k
 
 
 --
+-- Name: delete_document(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.delete_document(p_doc_id bigint) RETURNS TABLE(doc_id bigint, org_id text, path text, version integer, fragments_retired integer, rehome jsonb)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    doc data.documents;
+    retired int;
+    detached jsonb;
+begin
+    select * into me from data._principal_or_raise();
+    -- The scope_read policy of data.documents, restated (a definer reads past it).
+    select d.* into doc from data.documents d
+    where d.doc_id = p_doc_id and d.org_id = me.org_id and d.deleted_at is null
+      and (d.repo_id is null or data.acl_org_wide() or d.repo_id = any(data.acl_repos()))
+      and (d.persona_id is null or data.acl_org_wide() or d.persona_id = any(data.acl_personas()))
+      and (d.session_id is null or d.session_id = any(data.acl_sessions()));
+    if doc.doc_id is null then
+        raise exception 'unknown document: %', p_doc_id using errcode = 'P0002';
+    end if;
+    perform data._require_write(doc.org_id, doc.repo_id, doc.persona_id, doc.session_id);
+    perform pg_advisory_xact_lock(hashtextextended('contexts.ingest:' || doc.org_id, 0));
+    select * into doc from data.documents d where d.doc_id = p_doc_id for update;
+    if doc.deleted_at is not null then  -- a concurrent delete got here first
+        raise exception 'unknown document: %', p_doc_id using errcode = 'P0002';
+    end if;
+    select count(distinct s.fragment_id)::int into retired from data.fragment_sources s
+    where s.doc_id = doc.doc_id and s.retired_at is null;
+    detached := data._retire_sources(doc.doc_id, doc.current_version + 1);
+    update data.documents d set deleted_at = now(), deleted_by = me.principal_id, updated_at = now()
+    where d.doc_id = doc.doc_id;
+    return query select doc.doc_id, doc.org_id, doc.path, doc.current_version, retired, detached;
+end
+$$;
+
+
+ALTER FUNCTION api.delete_document(p_doc_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION delete_document(p_doc_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.delete_document(p_doc_id bigint) IS 'Delete a document the bound principal may write: its fragments leave retrieval and BM25 at once; versions, sources and traces stay; returns near-duplicate pointers to re-home.';
+
+
+--
 -- Name: disable_principal(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -628,7 +680,7 @@ COMMENT ON FUNCTION api.ensure_scope(p_org_id text, p_repo_id text, p_persona_id
 -- Name: get_document(bigint, integer, integer, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.get_document(p_doc_id bigint, p_version integer DEFAULT NULL::integer, p_offset integer DEFAULT 0, p_max_chars integer DEFAULT NULL::integer) RETURNS TABLE(doc_id bigint, org_id text, repo_id text, persona_id text, session_id text, path text, kind text, version integer, current_version integer, language text, author text, source_ts timestamp with time zone, metadata jsonb, content_hash text, content text, content_chars integer, content_offset integer, created_at timestamp with time zone, fragments jsonb)
+CREATE FUNCTION api.get_document(p_doc_id bigint, p_version integer DEFAULT NULL::integer, p_offset integer DEFAULT 0, p_max_chars integer DEFAULT NULL::integer) RETURNS TABLE(doc_id bigint, org_id text, repo_id text, persona_id text, session_id text, path text, kind text, version integer, current_version integer, language text, author text, owner text, source_ts timestamp with time zone, metadata jsonb, content_hash text, content text, content_chars integer, content_offset integer, created_at timestamp with time zone, updated_at timestamp with time zone, fragments jsonb, versions jsonb)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -639,7 +691,7 @@ begin
     if p_offset is null or p_offset < 0 or (p_max_chars is not null and p_max_chars < 1) then
         raise exception 'offset must be >= 0 and max_chars >= 1' using errcode = '22023';
     end if;
-    select * into d from data.documents x where x.doc_id = p_doc_id;
+    select * into d from data.documents x where x.doc_id = p_doc_id and x.deleted_at is null;
     if not found then
         raise exception 'unknown document: %', p_doc_id using errcode = 'P0002';
     end if;
@@ -650,18 +702,23 @@ begin
     end if;
     return query
     select d.doc_id, d.org_id, d.repo_id, d.persona_id, d.session_id, d.path, d.kind,
-           v.version, d.current_version, v.language, v.author, v.source_ts, v.metadata,
+           v.version, d.current_version, v.language, v.author, d.owner, v.source_ts, v.metadata,
            v.content_hash,
            -- p_offset + 1 cannot overflow past the end test; least() keeps start + count in int.
            case when p_offset >= length(v.content) then ''
                 when p_max_chars is null then substr(v.content, p_offset + 1)
                 else substr(v.content, p_offset + 1, least(p_max_chars, length(v.content) - p_offset)) end,
-           length(v.content), p_offset, v.created_at,
+           length(v.content), p_offset, v.created_at, d.updated_at,
            coalesce((select jsonb_agg(jsonb_build_object(
                         'fragment_id', s.fragment_id, 'anchor', s.anchor, 'start_line', s.start_line,
                         'end_line', s.end_line, 'live', s.retired_at is null) order by s.ordinal)
                      from data.fragment_sources s
-                     where s.doc_id = d.doc_id and s.doc_version = v.version), '[]'::jsonb);
+                     where s.doc_id = d.doc_id and s.doc_version = v.version), '[]'::jsonb),
+           (select jsonb_agg(jsonb_build_object(
+                       'version', x.version, 'content_hash', x.content_hash, 'chars', length(x.content),
+                       'author', x.author, 'source_ts', x.source_ts, 'created_at', x.created_at,
+                       'current', x.version = d.current_version) order by x.version)
+            from data.document_versions x where x.doc_id = d.doc_id);
 end
 $$;
 
@@ -672,7 +729,7 @@ ALTER FUNCTION api.get_document(p_doc_id bigint, p_version integer, p_offset int
 -- Name: FUNCTION get_document(p_doc_id bigint, p_version integer, p_offset integer, p_max_chars integer); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.get_document(p_doc_id bigint, p_version integer, p_offset integer, p_max_chars integer) IS 'One version of a readable document (current by default), its text or a slice of it, and its fragments.';
+COMMENT ON FUNCTION api.get_document(p_doc_id bigint, p_version integer, p_offset integer, p_max_chars integer) IS 'One version of a readable document (current by default), its text or a slice of it, its fragments, and every version it has had.';
 
 
 --
@@ -879,30 +936,35 @@ COMMENT ON FUNCTION api.list_api_keys(p_org_id text) IS 'Keys of an org (never t
 
 
 --
--- Name: list_documents(text, text, text, text, text, integer, bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: list_documents(text, text, text, text, text, integer, bigint, text, text, timestamp with time zone); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.list_documents(p_org_id text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_path_prefix text DEFAULT NULL::text, p_limit integer DEFAULT 50, p_after bigint DEFAULT NULL::bigint) RETURNS TABLE(doc_id bigint, org_id text, repo_id text, persona_id text, session_id text, path text, kind text, version integer, language text, author text, source_ts timestamp with time zone, fragments integer, created_at timestamp with time zone, updated_at timestamp with time zone)
+CREATE FUNCTION api.list_documents(p_org_id text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_path_prefix text DEFAULT NULL::text, p_limit integer DEFAULT 50, p_after bigint DEFAULT NULL::bigint, p_kind text DEFAULT NULL::text, p_owner text DEFAULT NULL::text, p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(doc_id bigint, org_id text, repo_id text, persona_id text, session_id text, path text, kind text, version integer, language text, author text, owner text, source_ts timestamp with time zone, fragments integer, created_at timestamp with time zone, updated_at timestamp with time zone)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
 begin
     perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
     perform data._require_org(p_org_id);
+    perform data._require_scope(p_org_id, p_repo_id, p_persona_id);
     if p_limit is null or p_limit not between 1 and 1000 then
         raise exception 'limit must be between 1 and 1000' using errcode = '22023';
     end if;
     return query
     select d.doc_id, d.org_id, d.repo_id, d.persona_id, d.session_id, d.path, d.kind,
-           d.current_version, v.language, v.author, v.source_ts,
+           d.current_version, v.language, v.author, d.owner, v.source_ts,
            (select count(*)::int from data.fragment_sources s
              where s.doc_id = d.doc_id and s.doc_version = d.current_version and s.retired_at is null),
            d.created_at, d.updated_at
     from data.documents d
     join data.document_versions v on v.doc_id = d.doc_id and v.version = d.current_version
     where d.org_id = p_org_id
+      and d.deleted_at is null
       and data._in_scope(d.repo_id, d.persona_id, d.session_id, p_repo_id, p_persona_id, p_session_id)
       and (p_path_prefix is null or starts_with(d.path, p_path_prefix))
+      and (p_kind is null or d.kind = p_kind)
+      and (p_owner is null or d.owner = p_owner)
+      and (p_updated_since is null or d.updated_at >= p_updated_since)
       and (p_after is null or d.doc_id > p_after)
     order by d.doc_id
     limit p_limit;
@@ -910,13 +972,13 @@ end
 $$;
 
 
-ALTER FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint) OWNER TO <migrator>;
+ALTER FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint, p_kind text, p_owner text, p_updated_since timestamp with time zone) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint, p_kind text, p_owner text, p_updated_since timestamp with time zone); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint) IS 'A page of the documents a scope holds (those the caller may read), in doc_id order; p_after is the last doc_id of the previous page.';
+COMMENT ON FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint, p_kind text, p_owner text, p_updated_since timestamp with time zone) IS 'A page of the documents a scope holds (those the caller may read, not deleted), in doc_id order, filtered by path prefix, kind, owner and update time; p_after is the last doc_id of the previous page.';
 
 
 --
@@ -1244,10 +1306,10 @@ COMMENT ON FUNCTION api.register_embedding_model(p_namespace text, p_name text, 
 
 
 --
--- Name: retrieve_candidates(text, text, jsonb, text, text, text, integer, integer, integer, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: retrieve_candidates(text, text, jsonb, text, text, text, integer, integer, integer, jsonb, text, text[], timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_rrf_k integer DEFAULT 60, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision)
+CREATE FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_rrf_k integer DEFAULT 60, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_path_prefix text DEFAULT NULL::text, p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $_$
@@ -1273,11 +1335,14 @@ declare
     bm25_fill_scores float8[] := '{}';
     fill_ids bigint[] := '{}';
     fill_sims float8[] := '{}';
+    -- Fragments with a live exact source under p_path_prefix (null: no path filter).
+    path_ids bigint[];
 begin
     -- The requested scope must lie within the caller's grants (42501 otherwise);
     -- row-level security then keeps every other fragment out of every list below.
     perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
     perform data._require_org(p_org_id);
+    perform data._require_scope(p_org_id, p_repo_id, p_persona_id);
     if p_query is null or btrim(p_query) = '' then
         raise exception 'query must not be empty' using errcode = '22023';
     end if;
@@ -1291,13 +1356,36 @@ begin
     if dense_on and jsonb_typeof(p_query_embeddings) is distinct from 'object' then
         raise exception 'query embeddings must be a JSON object keyed by namespace' using errcode = '22023';
     end if;
+    if p_path_prefix is not null then
+        select coalesce(array_agg(distinct s.fragment_id), '{}') into path_ids
+        from data.fragment_sources s
+        join data.documents d on d.doc_id = s.doc_id
+        join data.fragments f on f.fragment_id = s.fragment_id and f.org_id = s.org_id
+        where s.org_id = p_org_id and s.retired_at is null and s.content_hash = f.content_hash
+          and d.org_id = p_org_id and starts_with(d.path, p_path_prefix);
+        if cardinality(path_ids) = 0 then
+            return;  -- nothing under that path: no index scan needed
+        end if;
+    end if;
 
     if lexical_on then
         select coalesce(array_agg(s.fragment_id), '{}'), coalesce(array_agg(s.score), '{}')
           into bm25_ids, bm25_scores
         from (select b.fragment_id, b.score
-              from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, null, 1.2, 0.75) b
+              from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, path_ids, 1.2, 0.75) b
               order by b.score desc, b.fragment_id) s;
+        if p_kinds is not null or p_updated_since is not null or p_updated_until is not null then
+            -- One scan of the scored ids (postings carry no kind or date); order kept.
+            select coalesce(array_agg(b.id order by b.ord), '{}'), coalesce(array_agg(b.score order by b.ord), '{}')
+              into bm25_ids, bm25_scores
+            from unnest(bm25_ids, bm25_scores) with ordinality as b(id, score, ord)
+            join (select f.fragment_id from data.fragments f
+                  where f.org_id = p_org_id and f.fragment_id = any (bm25_ids)
+                    and (p_kinds is null or f.kind = any (p_kinds))
+                    and (p_updated_since is null or f.updated_at >= p_updated_since)
+                    and (p_updated_until is null or f.updated_at < p_updated_until)) kept
+              on kept.fragment_id = b.id;
+        end if;
         lexical_ids := bm25_ids[1:p_k_lexical];
     end if;
 
@@ -1325,12 +1413,17 @@ begin
                     join data.fragments f on f.fragment_id = e.fragment_id and f.org_id = e.org_id
                     where e.model_id = %2$s and e.org_id = $2 and f.active
                       and data._in_scope(f.repo_id, f.persona_id, f.session_id, $3, $4, $5)
+                      and ($7::bigint[] is null or e.fragment_id = any ($7::bigint[]))
+                      and ($8::text[] is null or f.kind = any ($8::text[]))
+                      and ($9::timestamptz is null or f.updated_at >= $9::timestamptz)
+                      and ($10::timestamptz is null or f.updated_at < $10::timestamptz)
                     order by e.embedding::vector(%1$s) <=> $1::vector(%1$s)
                     limit $6
                 ) n
                 $query$, m.dims, m.model_id)
             into hit_ids, hit_sims
-            using query_vector, p_org_id, p_repo_id, p_persona_id, p_session_id, p_k_dense;
+            using query_vector, p_org_id, p_repo_id, p_persona_id, p_session_id, p_k_dense,
+                  path_ids, p_kinds, p_updated_since, p_updated_until;
             dense_ids := dense_ids || hit_ids;
             dense_sims := dense_sims || hit_sims;
             dense_ranks := dense_ranks || array(select generate_series(1, cardinality(hit_ids)));
@@ -1402,7 +1495,9 @@ begin
               where s.fragment_id = any (candidate_ids) and s.retired_at is null offset 0) s
         join candidate_rows f on f.fragment_id = s.fragment_id
         join data.documents d on d.doc_id = s.doc_id
-        order by s.fragment_id, s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id, s.ordinal
+        order by s.fragment_id, s.content_hash = f.content_hash desc,
+                 (p_path_prefix is null or starts_with(d.path, p_path_prefix)) desc,
+                 s.created_at desc, s.doc_id, s.ordinal
     )
     select fu.fragment_id, fu.lexical_rank, fu.lexical_score, fu.dense_rank, fu.dense_similarity,
            fu.fused_score, src.doc_id, src.doc_version, src.path, src.anchor, c.repo_id,
@@ -1417,13 +1512,13 @@ end
 $_$;
 
 
-ALTER FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb) OWNER TO <migrator>;
+ALTER FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb) IS 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate.';
+COMMENT ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) IS 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate; optional path prefix, kinds and updated-at window filters.';
 
 
 --
@@ -1710,6 +1805,29 @@ ALTER FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p_veri
 --
 
 COMMENT ON FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p_verifier text) IS 'Set a new password (as its SCRAM-SHA-256 verifier) on a principal''s login.';
+
+
+--
+-- Name: version_metadata(bigint[], integer[]); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) RETURNS TABLE(doc_id bigint, version integer, metadata jsonb)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select v.doc_id, v.version, v.metadata
+    from data.document_versions v
+    join unnest(p_doc_ids, p_versions) as w(doc_id, version) on w.doc_id = v.doc_id and w.version = v.version
+$$;
+
+
+ALTER FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION version_metadata(p_doc_ids bigint[], p_versions integer[]); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) IS 'Metadata of readable document versions, as stored at ingestion.';
 
 
 --
@@ -2253,7 +2371,8 @@ CREATE FUNCTION data._redact_candidates(p_org_id text, p_candidates jsonb) RETUR
                                    where k.key in ('fused_rank', 'lexical_rank', 'lexical_score', 'dense_rank',
                                                    'dense_similarity', 'lexical_norm', 'dense_norm',
                                                    'lexical_weight', 'dense_weight', 'fused_score', 'rerank_score',
-                                                   'freshness', 'final_score', 'included', 'reason')),
+                                                   'freshness', 'final_score', 'relevance', 'included',
+                                                   'reason')),
                                   '{}') || '{"redacted": true}'
                end order by l.n), '[]')
     from listed l cross join readable r
@@ -2279,7 +2398,7 @@ CREATE FUNCTION data._redact_request(p_org_id text, p_query text, p_request json
     AS $$
 declare
     knobs constant text[] := array['budget_tokens', 'k_lexical', 'k_dense', 'rerank_top',
-                                   'freshness_halflife_days', 'min_score'];
+                                   'freshness_halflife_days', 'min_score', 'top_k', 'min_relevance'];
     scope jsonb := case when jsonb_typeof(p_request -> 'scope') = 'object' then p_request -> 'scope' else '{}' end;
     hidden text[] := '{}';
     k text;
@@ -2314,7 +2433,9 @@ begin
     end loop;
     request := jsonb_build_object('query', null, 'scope', scope);
     for k in select j.key from jsonb_each(p_request) j order by j.key loop
-        if k = any (knobs) then
+        -- Knobs stay; so does a filter left unset (null tells nothing); any other field
+        -- (a path prefix, kinds, a time window) is withheld and listed.
+        if k = any (knobs) or jsonb_typeof(p_request -> k) = 'null' then
             request := request || jsonb_build_object(k, p_request -> k);
         elsif k not in ('query', 'scope') then
             redacted := redacted || ('request.' || k);
@@ -2434,6 +2555,29 @@ $$;
 
 
 ALTER FUNCTION data._require_rls_login(p_login text) OWNER TO <migrator>;
+
+--
+-- Name: _require_scope(text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._require_scope(p_org_id text, p_repo_id text, p_persona_id text) RETURNS void
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    if p_repo_id is not null
+       and not exists (select 1 from data.repos r where r.org_id = p_org_id and r.repo_id = p_repo_id) then
+        raise exception 'unknown repo % in org %', p_repo_id, p_org_id using errcode = 'P0002';
+    end if;
+    if p_persona_id is not null
+       and not exists (select 1 from data.personas p where p.org_id = p_org_id and p.persona_id = p_persona_id) then
+        raise exception 'unknown persona % in org %', p_persona_id, p_org_id using errcode = 'P0002';
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION data._require_scope(p_org_id text, p_repo_id text, p_persona_id text) OWNER TO <migrator>;
 
 --
 -- Name: _require_scram(text); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -2951,6 +3095,9 @@ CREATE TABLE data.documents (
     current_version integer DEFAULT 0 NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    owner text,
+    deleted_at timestamp with time zone,
+    deleted_by text,
     CONSTRAINT documents_kind_check CHECK ((kind ~ '^[a-z][a-z0-9-]{0,31}$'::text)),
     CONSTRAINT documents_path_check CHECK (((length(path) >= 1) AND (length(path) <= 1024)))
 );
@@ -2972,6 +3119,27 @@ COMMENT ON TABLE data.documents IS 'Sources (files, ADRs, transcripts, agent out
 --
 
 COMMENT ON COLUMN data.documents.current_version IS 'Version whose fragments are live; older versions are kept.';
+
+
+--
+-- Name: COLUMN documents.owner; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.documents.owner IS 'Named owner of the current version (R-DOC-3); its fragments carry it too.';
+
+
+--
+-- Name: COLUMN documents.deleted_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.documents.deleted_at IS 'Set by api.delete_document: the document is gone from listings and retrieval; its versions and sources stay for audit.';
+
+
+--
+-- Name: COLUMN documents.deleted_by; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.documents.deleted_by IS 'Principal that deleted the document.';
 
 
 --
@@ -4272,11 +4440,11 @@ GRANT ALL ON FUNCTION api.authorize_write(p_org_id text, p_repo_id text, p_perso
 
 
 --
--- Name: FUNCTION begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb) TO contexts_service;
+REVOKE ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text) TO contexts_service;
 
 
 --
@@ -4319,6 +4487,14 @@ REVOKE ALL ON FUNCTION api.create_org(p_org_id text, p_display_name text, p_sess
 --
 
 REVOKE ALL ON FUNCTION api.create_principal(p_org_id text, p_principal_id text, p_kind text, p_display_name text, p_db_role name) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION delete_document(p_doc_id bigint); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.delete_document(p_doc_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.delete_document(p_doc_id bigint) TO contexts_service;
 
 
 --
@@ -4403,12 +4579,12 @@ REVOKE ALL ON FUNCTION api.list_api_keys(p_org_id text) FROM PUBLIC;
 
 
 --
--- Name: FUNCTION list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint, p_kind text, p_owner text, p_updated_since timestamp with time zone); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint) TO contexts_service;
-GRANT ALL ON FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint) TO contexts_analyst;
+REVOKE ALL ON FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint, p_kind text, p_owner text, p_updated_since timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint, p_kind text, p_owner text, p_updated_since timestamp with time zone) TO contexts_service;
+GRANT ALL ON FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint, p_kind text, p_owner text, p_updated_since timestamp with time zone) TO contexts_analyst;
 
 
 --
@@ -4471,12 +4647,12 @@ REVOKE ALL ON FUNCTION api.register_embedding_model(p_namespace text, p_name tex
 
 
 --
--- Name: FUNCTION retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb) TO contexts_service;
-GRANT ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb) TO contexts_analyst;
+REVOKE ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) TO contexts_service;
+GRANT ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) TO contexts_analyst;
 
 
 --
@@ -4541,6 +4717,15 @@ GRANT ALL ON FUNCTION api.search_lexical(p_org_id text, p_query text, p_k intege
 --
 
 REVOKE ALL ON FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p_verifier text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION version_metadata(p_doc_ids bigint[], p_versions integer[]); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) TO contexts_service;
+GRANT ALL ON FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) TO contexts_analyst;
 
 
 --
@@ -4752,6 +4937,16 @@ GRANT ALL ON FUNCTION data._require_read(p_org_id text, p_repo_id text, p_person
 --
 
 REVOKE ALL ON FUNCTION data._require_rls_login(p_login text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _require_scope(p_org_id text, p_repo_id text, p_persona_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._require_scope(p_org_id text, p_repo_id text, p_persona_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._require_scope(p_org_id text, p_repo_id text, p_persona_id text) TO contexts_service;
+GRANT ALL ON FUNCTION data._require_scope(p_org_id text, p_repo_id text, p_persona_id text) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._require_scope(p_org_id text, p_repo_id text, p_persona_id text) TO contexts_auditor;
 
 
 --

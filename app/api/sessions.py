@@ -1,0 +1,256 @@
+"""/sessions: an agent's working session. Opening one returns its context pack (the
+fragments best matching the task, within a budget, structured and as Markdown);
+notes written into it are retrievable inside it only and expire with it; a principal
+with a write grant on a repo (or the org) promotes a note there as canonical knowledge.
+
+Each function here is what the HTTP endpoint and the MCP tool of the same name run."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from datetime import UTC, datetime
+from typing import Annotated
+
+import msgspec
+from litestar import Controller, post
+from litestar.datastructures import State
+from litestar.di import NamedDependency
+from litestar.exceptions import NotFoundException
+from litestar.params import JSONBody, Parameter
+from psycopg.rows import dict_row
+
+from app.api.documents import ingest_documents
+from app.api.fragments import parse_id
+from app.api.openapi import BODY_ERRORS, problems
+from app.api.request_log import note as log_note
+from app.api.state import Services
+from app.models import (
+    POSITIVE_ID,
+    ContextPack,
+    DocumentIn,
+    FragmentOut,
+    IngestRequest,
+    NotePromote,
+    NoteProvenance,
+    NoteResult,
+    NoteWrite,
+    PromotedNote,
+    RetrieveRequest,
+    ScopeIn,
+    SessionOpen,
+)
+
+SESSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
+"""data.sessions.session_id's format."""
+SessionId = Annotated[str, Parameter(pattern=SESSION_PATTERN, min_length=1, max_length=128)]
+
+
+def new_session_id() -> str:
+    return f"s-{uuid.uuid4().hex[:20]}"
+
+
+def fence(text: str) -> str:
+    """A backtick fence longer than any run of backticks in `text`, so the text is
+    quoted exactly whatever it holds."""
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    return "`" * max(3, longest + 1)
+
+
+def render_markdown(task: str, session_id: str, fragments: list[FragmentOut], trace_id: str) -> str:
+    """One block an agent pastes into its prompt: each fragment's citation (path#anchor,
+    document and version) above its exact text."""
+    lines = [f"# Context for: {task}", "", f"Session `{session_id}`; retrieval trace `{trace_id}`.", ""]
+    if not fragments:
+        lines += ["No stored knowledge matched this task.", ""]
+    for n, f in enumerate(fragments, start=1):
+        where = " > ".join(f.heading_path)
+        lines.append(f"## [{n}] {f.source} (document {f.doc_id}, version {f.version})")
+        lines.append("")
+        lines.append(
+            f"kind {f.kind}, owner {f.owner}, relevance {f.relevance:.2f}" + (f", under {where}" if where else "")
+        )
+        lines.append("")
+        marks = fence(f.text)
+        lines += [marks, f.text.rstrip("\n"), marks, ""]
+    return "\n".join(lines)
+
+
+async def open_session(services: Services, token: str, data: SessionOpen) -> ContextPack:
+    """POST /sessions and the MCP tool `open_session`: opens the session (or joins one
+    the key may write: api.open_session) and retrieves for the task in its scope, in one
+    transaction, so a refused retrieval (unknown repo, no grant) opens nothing. The
+    retrieval is traced like any other."""
+    session_id = data.scope.session_id or new_session_id()
+    scope = ScopeIn(data.scope.org_id, data.scope.repo_id, data.scope.persona_id, session_id)
+    request = RetrieveRequest(
+        query=data.task,
+        scope=scope,
+        budget_tokens=data.budget_tokens,
+        top_k=data.top_k,
+        min_relevance=data.min_relevance,
+    )
+
+    def run() -> ContextPack:
+        with services.acting_for(token) as conn:
+            row = conn.execute("select api.open_session(%s)", (session_id,)).fetchone()
+            expires_at = row[0] if row else None
+            response = services.retriever.retrieve(conn, request)
+        return ContextPack(
+            session_id=session_id,
+            org_id=scope.org_id,
+            expires_at=expires_at,
+            task=data.task,
+            fragments=response.fragments,
+            markdown=render_markdown(data.task, session_id, response.fragments, response.trace_id),
+            tokens_used=response.tokens_used,
+            budget_tokens=response.budget_tokens,
+            trace_id=response.trace_id,
+        )
+
+    log_note(repo=scope.repo_id, persona=scope.persona_id, session=session_id)
+    pack = await services.read(run)
+    log_note(trace_id=pack.trace_id, fragments=len(pack.fragments))
+    return pack
+
+
+async def write_note(
+    services: Services, token: str, org_id: str | None, session_id: str, note: NoteWrite
+) -> NoteResult:
+    """POST /sessions/{id}/notes and the MCP tool `write_note`: a document of the session,
+    through the ingestion path of POST /documents (a session that does not exist yet is
+    opened for the writer, as any first write into it). `org_id` None: the key's org."""
+    key_org, principal_id = await services.read(services.authenticate, token)
+    document = {
+        "path": note.path or f"notes/{hashlib.sha256(note.text.encode()).hexdigest()[:16]}.md",
+        "content": note.text,
+        "kind": note.kind,
+        "author": principal_id,
+        "owner": note.owner or principal_id,
+        "metadata": note.metadata,
+    }
+    # From plain data, so the request is validated exactly as a POST /documents body is.
+    body = {"scope": {"org_id": org_id or key_org, "session_id": session_id}, "documents": [document]}
+    result = (await ingest_documents(services, token, msgspec.convert(body, IngestRequest))).documents[0]
+    return NoteResult(
+        session_id, result.doc_id, result.path, result.version, result.changed, result.fragments, result.created
+    )
+
+
+async def promote_note(
+    services: Services, token: str, session_id: str, note_id: int, data: NotePromote
+) -> PromotedNote:
+    """POST /sessions/{id}/notes/{note}/promote and the MCP tool `promote_note`. The note
+    must be readable in that session (404 otherwise); the copy is ingested into the
+    target scope like any document (write grant there, or 403), so deduplication applies
+    and its fragments are canonical there, with an owner and the provenance in the new
+    version's metadata (`promoted_from`)."""
+    org_id, principal_id = await services.read(services.authenticate, token)
+
+    def read() -> dict:
+        with services.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
+            row = cur.execute(
+                "select session_id, path, kind, author, content, metadata, version, created_at, source_ts"
+                " from api.get_document(%s)",
+                (note_id,),
+            ).fetchone()
+        assert row is not None  # api.get_document raises P0002 instead
+        if row["session_id"] != session_id:
+            raise NotFoundException(f"no note {note_id} in session {session_id}")
+        return row
+
+    row = await services.read(read)
+    provenance = NoteProvenance(
+        session_id=session_id,
+        note_id=note_id,
+        version=row["version"],
+        author=row["author"],
+        written_at=row["source_ts"] or row["created_at"],
+        promoted_by=principal_id,
+        promoted_at=datetime.now(UTC),
+    )
+    owner = data.owner or principal_id
+    metadata = {**row["metadata"], "promoted_from": msgspec.to_builtins(provenance)}
+    request = IngestRequest(
+        scope=ScopeIn(org_id, data.repo_id),
+        documents=[
+            DocumentIn(
+                path=data.path or row["path"],
+                content=row["content"],
+                kind=row["kind"],
+                author=row["author"],
+                owner=owner,
+                timestamp=provenance.written_at,
+                metadata=metadata,
+            )
+        ],
+    )
+    result = (await ingest_documents(services, token, request)).documents[0]
+    return PromotedNote(
+        doc_id=result.doc_id,
+        org_id=org_id,
+        repo_id=data.repo_id,
+        path=result.path,
+        version=result.version,
+        owner=owner,
+        fragments=result.fragments,
+        created=result.created,
+        provenance=provenance,
+    )
+
+
+class SessionsController(Controller):
+    path = "/sessions"
+    tags = ["sessions"]
+
+    @post(
+        "/",
+        status_code=200,
+        summary="Open a session and get its context pack",
+        responses=problems(*BODY_ERRORS, 404, 409),
+    )
+    async def open(self, data: JSONBody[SessionOpen], state: State, token: NamedDependency[str]) -> ContextPack:
+        """Opens a new session (or, with `scope.session_id`, joins one the key may write;
+        opening needs some write grant: 403 otherwise) and returns the fragments best
+        matching `task` within `budget_tokens`, structured and as one Markdown block with
+        each citation. Pins and negative contexts are not included: the service has none
+        yet. An unknown repo or persona is a 404. Recorded as a retrieval trace."""
+        return await open_session(state.services, token, data)
+
+    @post(
+        "/{session_id:str}/notes",
+        status_code=201,
+        summary="Write a note into a session",
+        responses=problems(*BODY_ERRORS, 404, 409, 422),
+    )
+    async def notes(
+        self, session_id: SessionId, data: JSONBody[NoteWrite], state: State, token: NamedDependency[str]
+    ) -> NoteResult:
+        """Stored as a document of the session (in the key's org), indexed at once,
+        retrievable only in that session and expiring with it. A session that does not
+        exist yet is opened for the writer; one it may not write is a 403."""
+        return await write_note(state.services, token, None, session_id, data)
+
+    @post(
+        "/{session_id:str}/notes/{note_id:str}/promote",
+        status_code=201,
+        summary="Promote a session note to repo or org scope",
+        responses=problems(*BODY_ERRORS, 404, 409, 422),
+    )
+    async def promote(
+        self,
+        session_id: SessionId,
+        note_id: Annotated[str, Parameter(pattern=POSITIVE_ID, max_length=19, description="The note's document id")],
+        data: JSONBody[NotePromote],
+        state: State,
+        token: NamedDependency[str],
+    ) -> PromotedNote:
+        """Copies the note into `repo_id` (or org-wide without one) as a document of that
+        scope: canonical fragments there, near-duplicates collapsed, with an owner and
+        its provenance (session, note, author, when written, who promoted it and when).
+        Needs a write grant on the target (403); a note not readable in that session is
+        a 404."""
+        return await promote_note(state.services, token, session_id, parse_id(note_id, "note id"), data)

@@ -1,0 +1,425 @@
+"""Request and response bodies of the HTTP API, shared by the server (app.api), the
+MCP door (app.mcp) and the Python client (app.client): one definition, so what a client
+decodes is what the server encodes. Plain msgspec structs, no server imports: the CLI
+and the client load this module without Litestar, psycopg or the models."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from app.retrieve.models import (
+    IDENTIFIER_PATTERN,
+    FragmentOut,
+    Identifier,
+    Kind,
+    RetrieveRequest,
+    RetrieveResponse,
+    ScopeIn,
+    Task,
+    check_text,
+)
+
+__all__ = [
+    "IDENTIFIER_PATTERN",
+    "FragmentOut",
+    "Identifier",
+    "Kind",
+    "RetrieveRequest",
+    "RetrieveResponse",
+    "ScopeIn",
+    "Task",
+]
+
+POSITIVE_ID = r"^[1-9][0-9]{0,18}$"
+"""A fragment or document id in a path: canonical decimal, 1 to 19 digits."""
+UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+MAX_BIGINT = 2**63 - 1
+
+
+NO_NUL = "^[^\x00]*$"
+MAX_METADATA_BYTES = 16 * 1024
+"""A document's metadata, as JSON: it is stored again with every version."""
+DEFAULT_PAGE, MAX_PAGE = 50, 1000
+"""Documents in a page of a listing (api.list_documents refuses more)."""
+MAX_INT = 2**31 - 1
+
+
+DocumentPath = Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
+PersonName = Annotated[str, msgspec.Meta(max_length=256, pattern=NO_NUL)]
+
+
+class DocumentIn(msgspec.Struct, forbid_unknown_fields=True):
+    path: DocumentPath
+    content: str
+    kind: Kind | None = None
+    author: PersonName | None = None
+    owner: PersonName | None = None
+    timestamp: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
+    """ISO 8601 with a UTC offset; a naive time would be read in the server's zone."""
+    metadata: dict[str, object] = {}
+    """Free-form JSON object, at most 16 KiB once encoded."""
+
+
+class IngestRequest(msgspec.Struct, forbid_unknown_fields=True):
+    scope: ScopeIn
+    documents: Annotated[list[DocumentIn], msgspec.Meta(min_length=1, max_length=1000)]
+
+
+class DocumentResult(msgspec.Struct):
+    path: str
+    doc_id: int
+    version: int
+    changed: bool
+    fragments: int
+    created: int
+
+
+class IngestResponse(msgspec.Struct):
+    documents: list[DocumentResult]
+
+
+class DocumentSummary(msgspec.Struct):
+    """A document of a listing: its scope, path and current version (api.list_documents)."""
+
+    doc_id: int
+    org_id: str
+    repo_id: str | None
+    persona_id: str | None
+    session_id: str | None
+    path: str
+    kind: str
+    version: int
+    """The current version."""
+    language: str | None
+    author: str | None
+    owner: str | None
+    """Named owner of the current version (R-DOC-3)."""
+    source_ts: datetime | None
+    fragments: int
+    """Live fragments of the current version."""
+    created_at: datetime
+    updated_at: datetime
+
+
+class DocumentPage(msgspec.Struct):
+    documents: list[DocumentSummary]
+    next_after: int | None
+    """Pass as `after` for the next page; null when this page was the last."""
+
+
+class DocumentFragment(msgspec.Struct):
+    """A fragment a document version was cut into, where it sits (GET /fragments/{id})."""
+
+    fragment_id: int
+    anchor: str
+    start_line: int
+    end_line: int
+    live: bool
+
+
+class DocumentVersion(msgspec.Struct):
+    """One version a document has had (every one is kept)."""
+
+    version: int
+    content_hash: str
+    chars: int
+    author: str | None
+    source_ts: datetime | None
+    created_at: datetime
+    current: bool
+
+
+class DocumentDetail(msgspec.Struct):
+    """One version of a document (api.get_document), its text or a slice of it."""
+
+    doc_id: int
+    org_id: str
+    repo_id: str | None
+    persona_id: str | None
+    session_id: str | None
+    path: str
+    kind: str
+    version: int
+    current_version: int
+    language: str | None
+    author: str | None
+    owner: str | None
+    source_ts: datetime | None
+    metadata: dict[str, Any]
+    content_hash: str
+    content: str
+    """The normalized text from `content_offset`, at most `max_chars` characters of it."""
+    content_chars: int
+    """Length of the whole text, in characters."""
+    content_offset: int
+    created_at: datetime
+    """When this version was stored."""
+    updated_at: datetime
+    """When the document last changed."""
+    fragments: list[DocumentFragment]
+    versions: list[DocumentVersion]
+    """Every version of the document, oldest first."""
+
+
+class DocumentQuery(msgspec.Struct, forbid_unknown_fields=True):
+    """A page of a listing: GET /documents's parameters, the MCP tool `list_documents`'s arguments."""
+
+    scope: ScopeIn
+    path_prefix: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern=NO_NUL)] | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_PAGE)] = DEFAULT_PAGE
+    after: Annotated[int, msgspec.Meta(ge=1, le=MAX_BIGINT)] | None = None
+    """The last doc_id of the previous page."""
+    kind: Kind | None = None
+    owner: PersonName | None = None
+    updated_since: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
+    """Documents changed at or after this time (ISO 8601 with an offset)."""
+
+
+class DocumentRead(msgspec.Struct, forbid_unknown_fields=True):
+    """GET /documents/{id}'s parameters, the MCP tool `read_document`'s arguments."""
+
+    doc_id: Annotated[int, msgspec.Meta(ge=1, le=MAX_BIGINT)]
+    version: Annotated[int, msgspec.Meta(ge=1, le=MAX_INT)] | None = None
+    """Default: the current version."""
+    offset: Annotated[int, msgspec.Meta(ge=0, le=MAX_INT)] = 0
+    """First character of the text returned."""
+    max_chars: Annotated[int, msgspec.Meta(ge=1, le=MAX_INT)] | None = None
+    """Characters of text returned at most (default: to the end)."""
+
+
+class FragmentSource(msgspec.Struct):
+    """Where a fragment is cited from: one version of one document."""
+
+    doc_id: int
+    version: int
+    path: str
+    anchor: str
+    start_line: int
+    end_line: int
+    live: bool
+    """False once a later version of the document no longer holds this fragment."""
+    exact: bool
+    """False when the source holds a near-duplicate of the fragment's text, not the text itself."""
+
+
+class FragmentDetail(msgspec.Struct):
+    """A fragment, its provenance and every source pointer, live ones first (api.get_fragment)."""
+
+    fragment_id: int
+    org_id: str
+    repo_id: str | None
+    persona_id: str | None
+    session_id: str | None
+    doc_id: int | None
+    doc_version: int | None
+    namespace: str
+    kind: str
+    owner: str
+    heading_path: list[str]
+    symbol: str | None
+    text: str
+    token_count: int
+    chunker_version: str
+    simhash: Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{16}$")]
+    """The 64-bit SimHash, as 16 hexadecimal digits."""
+    active: bool
+    created_at: datetime
+    updated_at: datetime
+    embedding_model: str | None
+    """`name@generation` of its newest embedding."""
+    sources: list[FragmentSource]
+
+
+class TraceCandidate(msgspec.Struct, kw_only=True):
+    """One candidate of a retrieval and what became of it (app.retrieve.trace). A field
+    left out is one withheld from this reader (`redacted`), never a null."""
+
+    fragment_id: int | UnsetType = UNSET
+    fused_rank: int
+    lexical_rank: int | None
+    lexical_score: float | None
+    dense_rank: int | None
+    dense_similarity: float | None
+    fused_score: float
+    rerank_score: float | None
+    freshness: float | None
+    final_score: float | None
+    relevance: float | None = None
+    """Absolute relevance (docs/adr/0009) of a ranked candidate; absent in older traces."""
+    included: bool
+    reason: str
+    """included, over_budget, below_min_score, below_min_relevance, beyond_top_k,
+    beyond_rerank_top or only_boilerplate."""
+    tokens: int | UnsetType = UNSET
+    source: str | UnsetType = UNSET
+    doc_id: int | UnsetType = UNSET
+    doc_version: int | UnsetType = UNSET
+    namespace: str | UnsetType = UNSET
+    chunker_version: str | UnsetType = UNSET
+    embedding_model: str | None | UnsetType = UNSET
+    lexical_norm: float | None | UnsetType = UNSET
+    dense_norm: float | None | UnsetType = UNSET
+    lexical_weight: float | None | UnsetType = UNSET
+    dense_weight: float | None | UnsetType = UNSET
+    """Weighted fusion: fused_score = lexical_weight * lexical_norm + dense_weight * dense_norm
+    (all four are null under reciprocal rank fusion)."""
+    redacted: bool = False
+    """True when the reader may not read this fragment now: only its ranks, scores and
+    fate are shown (no id, source, document or text)."""
+
+
+class TraceOut(msgspec.Struct):
+    trace_id: uuid.UUID
+    org_id: str
+    principal_id: str | None
+    query: str | None
+    """Null when withheld from this reader (listed in `redacted`)."""
+    request: dict[str, Any]
+    """The retrieval request as it was received, defaults filled in."""
+    pipeline: dict[str, Any]
+    """Chunker version, embedding models, fusion method and weights, reranker, score basis."""
+    candidates: list[TraceCandidate]
+    duration_ms: float | None
+    created_at: datetime
+    redacted: list[str] = []
+    """Fields withheld from this reader, e.g. "query", "request.scope.session_id"."""
+
+
+class WhoamiOut(msgspec.Struct):
+    """api.whoami: who this key acts for and its read grants (expired sessions left out)."""
+
+    org_id: str
+    principal_id: str
+    org_wide: bool
+    """True with an org grant: every repo and persona of the org."""
+    repos: list[str]
+    personas: list[str]
+    sessions: list[str]
+    audit: bool
+    """True when it may read the retrieval traces of its whole org."""
+
+
+class DocumentRef(msgspec.Struct, forbid_unknown_fields=True):
+    """A document by id: the MCP tool `delete_document`'s arguments."""
+
+    doc_id: Annotated[int, msgspec.Meta(ge=1, le=MAX_BIGINT)]
+
+
+class DocumentDeleted(msgspec.Struct):
+    """DELETE /documents/{id}: what left retrieval (the history stays, for audit)."""
+
+    doc_id: int
+    org_id: str
+    path: str
+    version: int
+    """The version that was current."""
+    fragments_retired: int
+    """Fragments it held; those no other document holds left every index."""
+    rehomed: int
+    """Near-duplicate pointers of other documents written again as fragments of their own."""
+
+
+# -- sessions ---------------------------------------------------------------------
+
+
+class SessionOpen(msgspec.Struct, forbid_unknown_fields=True):
+    """POST /sessions: open (or, with scope.session_id, reuse) a session and get the
+    context pack for a task."""
+
+    scope: ScopeIn
+    """org_id, optionally repo_id and persona_id; session_id reuses that session (one you
+    may write), absent opens a new one."""
+    task: Task
+    """What the agent is about to do: the pack is retrieved for it."""
+    budget_tokens: Annotated[int, msgspec.Meta(gt=0, le=200_000)] = 4000
+    top_k: Annotated[int, msgspec.Meta(ge=1, le=1000)] | None = None
+    min_relevance: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.0
+
+    def __post_init__(self) -> None:
+        check_text("task", self.task)
+
+
+class ContextPack(msgspec.Struct):
+    """A session's opening context: the fragments best matching the task within the
+    budget, structured and rendered as one Markdown block with each citation. (Pins and
+    negative contexts are not part of it: the schema has neither yet.)"""
+
+    session_id: str
+    org_id: str
+    expires_at: datetime | None
+    task: str
+    fragments: list[FragmentOut]
+    markdown: str
+    """The fragments in order, each under its citation (path#anchor, document version)
+    and its exact text in a fence."""
+    tokens_used: int
+    budget_tokens: int
+    trace_id: str
+    """The pack's retrieval trace (GET /traces/{id})."""
+
+
+class NoteWrite(msgspec.Struct, forbid_unknown_fields=True):
+    """POST /sessions/{id}/notes: a note, stored as a document of the session."""
+
+    text: Annotated[str, msgspec.Meta(min_length=1)]
+    """Markdown or plain text; normalized, chunked and indexed like any document."""
+    path: DocumentPath | None = None
+    """Its name in citations. Default: notes/<hash of the text>.md, so writing the same
+    note twice stores it once; a path already used in the session makes a new version."""
+    kind: Kind = "note"
+    owner: PersonName | None = None
+    """Default: the principal of the key (also recorded as the author)."""
+    metadata: dict[str, Any] = {}
+
+
+class NoteResult(msgspec.Struct):
+    session_id: str
+    doc_id: int
+    """The note's id: a document id (GET /documents/{id}), the `note` to promote."""
+    path: str
+    version: int
+    changed: bool
+    fragments: int
+    created: int
+
+
+class NotePromote(msgspec.Struct, forbid_unknown_fields=True):
+    """POST /sessions/{id}/notes/{note}/promote: copy a note to repo or org scope."""
+
+    repo_id: Identifier | None = None
+    """Target repo; absent: org-wide knowledge (needs an org write grant)."""
+    owner: PersonName | None = None
+    """Named owner of the promoted knowledge. Default: the promoting principal."""
+    path: DocumentPath | None = None
+    """Its path in the target scope. Default: the note's path."""
+
+
+class NoteProvenance(msgspec.Struct):
+    session_id: str
+    note_id: int
+    version: int
+    author: str | None
+    written_at: datetime
+    promoted_by: str
+    promoted_at: datetime
+
+
+class PromotedNote(msgspec.Struct):
+    """The canonical document the note became (deduplication applied: `created` counts
+    fragments new to the target scope, the rest collapsed into existing ones)."""
+
+    doc_id: int
+    org_id: str
+    repo_id: str | None
+    path: str
+    version: int
+    owner: str
+    fragments: int
+    created: int
+    provenance: NoteProvenance
+    """Also stored in the new version's metadata under `promoted_from`."""

@@ -1,0 +1,129 @@
+"""The Python client (app.client), sync and async, against the real service on a free
+loopback port (uvicorn, as `contexts serve` runs it), and the CLI's remote mode that
+uses it: typed results, problems as ContextsError, a CLI message and a non-zero exit."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import anyio
+import pytest
+
+from app.client import AsyncClient, Client, ContextsError
+from app.models import ContextPack, DocumentDeleted, DocumentPage, RetrieveResponse, WhoamiOut
+from tests.api.test_mcp import ROOT, STORAGE_QUERY, served, tenants  # noqa: F401  (fixtures)
+
+
+@pytest.fixture
+def base_url(served: str) -> str:  # noqa: F811
+    return served.removesuffix("/mcp")
+
+
+def test_sync_client_reads_writes_and_raises_problems(base_url, tenants):  # noqa: F811
+    with Client(base_url, tenants.acme_admin) as contexts:
+        me = contexts.whoami()
+        assert isinstance(me, WhoamiOut) and me.org_id == "acme"
+        found = contexts.retrieve(STORAGE_QUERY, "acme", budget_tokens=400, top_k=1)
+        assert isinstance(found, RetrieveResponse) and len(found.fragments) == 1
+        assert found.fragments[0].source == "runbooks/storage.md#storage-runbook"
+        assert contexts.get_trace(found.trace_id).query == STORAGE_QUERY
+        page = contexts.list_documents("acme", path_prefix="runbooks/")
+        assert isinstance(page, DocumentPage) and {d.path for d in page.documents} >= {"runbooks/storage.md"}
+        storage = next(d for d in page.documents if d.path == "runbooks/storage.md")
+        assert contexts.get_document(storage.doc_id).versions[0].current
+
+        pack = contexts.open_session("acme", "the storage volume is full", budget_tokens=300)
+        assert isinstance(pack, ContextPack) and pack.fragments and "## [1]" in pack.markdown
+        note = contexts.write_note(pack.session_id, "# Note\n\nNode 7's journal cron is commented out.\n")
+        promoted = contexts.promote_note(pack.session_id, note.doc_id, owner="Grace")
+        assert promoted.owner == "Grace" and promoted.provenance.session_id == pack.session_id
+
+        deleted = contexts.delete_document(storage.doc_id)
+        assert isinstance(deleted, DocumentDeleted) and deleted.path == "runbooks/storage.md"
+        with pytest.raises(ContextsError) as gone:
+            contexts.get_document(storage.doc_id)
+        assert gone.value.status == 404 and gone.value.title == "Not Found"
+        with pytest.raises(ContextsError) as unknown_repo:
+            contexts.retrieve(STORAGE_QUERY, "acme", repo_id="no-such-repo")
+        assert unknown_repo.value.status == 404 and "unknown repo" in unknown_repo.value.detail
+
+    with Client(base_url, tenants.acme_reader) as reader, pytest.raises(ContextsError) as refused:
+        reader.open_session("acme", "anything at all")
+    assert refused.value.status == 403
+    with Client(base_url, "ctx_not_a_key") as stranger, pytest.raises(ContextsError) as unauthorized:
+        stranger.whoami()
+    assert unauthorized.value.status == 401
+    with Client("http://127.0.0.1:9", tenants.acme_admin, timeout=2) as nowhere, pytest.raises(ContextsError) as down:
+        nowhere.whoami()
+    assert down.value.status == 0
+
+
+def test_async_client_makes_the_same_calls(base_url, tenants):  # noqa: F811
+    async def main() -> None:
+        async with AsyncClient(base_url, tenants.acme_admin) as contexts:
+            found = await contexts.retrieve(STORAGE_QUERY, "acme", budget_tokens=400)
+            assert found.fragments[0].source == "runbooks/storage.md#storage-runbook"
+            fragment = await contexts.get_fragment(found.fragments[0].id)
+            assert fragment.sources[0].path == "runbooks/storage.md"
+            with pytest.raises(ContextsError) as bad:
+                await contexts.get_trace("00000000-0000-0000-0000-000000000000")
+            assert bad.value.status == 404
+
+    anyio.run(main)
+
+
+def cli(*args: str, **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("CONTEXTS_")}
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=clean | env | {"CONTEXTS_DATABASE_URL": "postgresql://nobody@127.0.0.1:9/none"},
+        timeout=60,
+    )
+
+
+def test_the_cli_queries_and_manages_documents_through_a_running_service(base_url, tenants):  # noqa: F811
+    """The database URL given points nowhere: everything goes through the service."""
+    started = time.perf_counter()
+    done = cli("query", STORAGE_QUERY, "--org", "acme", "--top-k", "1", "--url", base_url, "--key", tenants.acme_admin)
+    elapsed = time.perf_counter() - started
+    assert done.returncode == 0, done.stderr
+    assert "runbooks/storage.md#storage-runbook" in done.stdout and "1 fragment(s)" in done.stderr
+    print(f"remote query, whole process: {elapsed:.2f} s")
+
+    listed = cli(
+        "documents", "list", "--org", "acme", "--kind", "code", CONTEXTS_URL=base_url, CONTEXTS_KEY=tenants.acme_admin
+    )
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.strip().splitlines()
+    assert lines and all("\tcode\t" in line for line in lines)
+    doc_id = lines[0].split("\t")[0]
+    shown = cli("documents", "show", doc_id, "--json", CONTEXTS_URL=base_url, CONTEXTS_KEY=tenants.acme_admin)
+    assert shown.returncode == 0 and '"versions"' in shown.stdout
+    refused = cli("documents", "delete", doc_id, CONTEXTS_URL=base_url, CONTEXTS_KEY=tenants.acme_reader)
+    assert refused.returncode != 0 and "403" in refused.stderr and "Traceback" not in refused.stderr
+    deleted = cli("documents", "delete", doc_id, CONTEXTS_URL=base_url, CONTEXTS_KEY=tenants.acme_admin)
+    assert deleted.returncode == 0 and "deleted" in deleted.stderr
+    again = cli("documents", "delete", doc_id, CONTEXTS_URL=base_url, CONTEXTS_KEY=tenants.acme_admin)
+    assert again.returncode != 0 and "404" in again.stderr
+    bad = cli("query", "x", "--org", "acme", "--top-k", "0", "--url", base_url, "--key", tenants.acme_admin)
+    assert bad.returncode != 0 and "top_k" in bad.stderr
+    no_key = cli("query", "storage", "--org", "acme", "--url", base_url)
+    assert no_key.returncode != 0 and "--key" in no_key.stderr
+
+
+def test_the_cli_remote_path_loads_no_model():
+    """What makes a remote query fast: the command path imports neither torch nor the server."""
+    code = (
+        "import sys; import app.cli, app.client; "
+        "names = ('torch', 'sentence_transformers', 'litestar', 'app.ingest.pipeline'); "
+        "heavy = [m for m in names if m in sys.modules]; "
+        "print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
