@@ -38,6 +38,8 @@ class Ranking:
     """The top `rerank_top` fused candidates in final order, each with its final score."""
     recency: dict[int, float]
     """Freshness factor per ranked fragment, when the request set a half-life."""
+    query_vectors: QueryVectors
+    """The query's vector per namespace (empty when the request searched no dense list)."""
 
 
 def best_fused_score(config: PipelineConfig) -> float:
@@ -107,7 +109,10 @@ class Retriever:
 
     def rank(self, conn: psycopg.Connection, request: RetrieveRequest, vectors: QueryVectors | None = None) -> Ranking:
         """Candidates, rerank and freshness: everything `retrieve` does before the budget."""
-        candidates = self.candidates(conn, request, vectors)
+        embeddings: QueryVectors = {}
+        if request.k_dense > 0:
+            embeddings = vectors if vectors is not None else self.query_embeddings(request.query)
+        candidates = self.candidates(conn, request, embeddings)
         ranked = rerank.order(
             request.query, candidates, request.rerank_top, self.reranker, best_fused_score(self.config)
         )
@@ -121,7 +126,7 @@ class Retriever:
                     c.fragment_id
                 ]
             ranked.sort(key=lambda c: (-(c.final_score or 0.0), c.fragment_id))
-        return Ranking(candidates, ranked, recency)
+        return Ranking(candidates, ranked, recency, embeddings)
 
     def retrieve(
         self, conn: psycopg.Connection, request: RetrieveRequest, vectors: QueryVectors | None = None
@@ -136,7 +141,14 @@ class Retriever:
         entries = candidate_entries(candidates, {c.fragment_id for c in ranked}, composition, recency)
         pipeline = self.pipeline_info(request.query) | {"freshness_weight": FRESHNESS_WEIGHT if recency else 0.0}
         trace_id = record_trace(
-            conn, request.scope.org_id, request.query, msgspec.to_builtins(request), pipeline, entries, duration_ms
+            conn,
+            request.scope.org_id,
+            request.query,
+            msgspec.to_builtins(request),
+            pipeline,
+            entries,
+            duration_ms,
+            ranking.query_vectors,
         )
         fragments = [
             FragmentOut(

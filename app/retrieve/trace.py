@@ -59,16 +59,41 @@ def record_trace(
     pipeline: dict,
     entries: list[dict],
     duration_ms: float,
+    query_vectors: dict[str, list[float]] | None = None,
 ) -> str:
-    """Recorded for the principal bound to the transaction (the database stamps it)."""
+    """Recorded for the principal bound to the transaction (the database stamps it),
+    with the query vectors the retrieval searched with ({namespace: vector}; the
+    database keeps one per distinct model), so SQL can run the query again
+    (api.retrieve)."""
     # msgspec encodes a trace of a few hundred candidates several times faster than
     # json.dumps: on a busy service that encoding was a large share of a read's CPU.
     row = conn.execute(
-        "select api.record_trace(%s, %s, %s, %s, %s, %s)",
-        (org_id, query, _json(request), _json(pipeline), _json(entries), duration_ms),
+        "select api.record_trace(%s, %s, %s, %s, %s, %s, %s)",
+        (
+            org_id,
+            query,
+            _json(request),
+            _json(pipeline),
+            _json(entries),
+            duration_ms,
+            _json(distinct_vectors(query_vectors)) if query_vectors else None,
+        ),
     ).fetchone()
     assert row is not None  # the function returns the new id or raises
     return str(row[0])
+
+
+def distinct_vectors(query_vectors: dict[str, list[float]]) -> dict[str, list[float]]:
+    """One namespace per distinct vector. Namespaces sharing a model share one vector
+    (app.retrieve.query_vectors hands them the same list) and the database stores a
+    vector once per model, so the others would only cost parsing (~0.1 ms each)."""
+    seen: list[list[float]] = []
+    out: dict[str, list[float]] = {}
+    for namespace, vector in sorted(query_vectors.items()):
+        if not any(vector is other or vector == other for other in seen):
+            seen.append(vector)
+            out[namespace] = vector
+    return out
 
 
 def _json(value: object) -> str:

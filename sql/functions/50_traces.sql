@@ -13,10 +13,14 @@
 -- The caller roles hold no privilege on data.retrieval_traces itself.
 
 -- api.record_trace: store one retrieval's request, pipeline versions and candidates,
--- stamped with the bound principal (never one the caller names).
+-- stamped with the bound principal (never one the caller names), and the query vectors
+-- it was searched with ({"prose": [...], "code": [...]}, as api.retrieve_candidates
+-- took them). A vector is stored once per distinct model (namespaces sharing a model
+-- share it), under the name of the namespace's active model; a namespace without an
+-- active model is skipped, as retrieval skips it.
 create or replace function api.record_trace(
     p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb,
-    p_candidates jsonb, p_duration_ms float8 default null)
+    p_candidates jsonb, p_duration_ms float8 default null, p_query_vectors jsonb default null)
 returns uuid
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -24,6 +28,11 @@ as $$
 declare
     me record;
     id uuid;
+    m record;
+    v vector;
+    at int;
+    models text[];
+    vectors vector[];
 begin
     select * into me from data.current_principal();
     if me.org_id is distinct from p_org_id then
@@ -33,13 +42,47 @@ begin
        or jsonb_path_exists(p_candidates, '$[*] ? (@.type() != "object")') then
         raise exception 'a trace records a request object and an array of candidate objects' using errcode = '22023';
     end if;
-    insert into data.retrieval_traces (org_id, principal_id, query, request, pipeline, candidates, duration_ms)
-    values (p_org_id, me.principal_id, p_query, p_request, p_pipeline, p_candidates, p_duration_ms)
+    if jsonb_typeof(p_query_vectors) not in ('object', 'null') then
+        raise exception 'query vectors must be a JSON object keyed by namespace' using errcode = '22023';
+    end if;
+    if jsonb_typeof(p_query_vectors) = 'object' then
+        if exists (select 1 from jsonb_object_keys(p_query_vectors) k
+                   where not exists (select 1 from data.embedding_namespaces n where n.namespace = k)) then
+            raise exception 'query vectors name an unknown embedding namespace: %',
+                (select string_agg(k, ', ' order by k) from jsonb_object_keys(p_query_vectors) k
+                 where not exists (select 1 from data.embedding_namespaces n where n.namespace = k))
+                using errcode = '22023';
+        end if;
+        for m in
+            select em.namespace, em.name, em.dims from data.embedding_models em
+            where em.status = 'active' and p_query_vectors ? em.namespace
+            order by em.namespace
+        loop
+            if jsonb_typeof(p_query_vectors -> m.namespace) is distinct from 'array'
+               or jsonb_array_length(p_query_vectors -> m.namespace) <> m.dims then
+                raise exception 'query vector for namespace % must have % dimensions', m.namespace, m.dims
+                    using errcode = '22023';
+            end if;
+            v := (p_query_vectors -> m.namespace)::text::vector;
+            at := array_position(models, m.name);
+            if at is null then
+                models := models || m.name;
+                vectors := vectors || v;
+            elsif vectors[at] <> v then
+                raise exception 'namespaces sharing model % were given different query vectors', m.name
+                    using errcode = '22023';
+            end if;
+        end loop;
+    end if;
+    insert into data.retrieval_traces (org_id, principal_id, query, request, pipeline, candidates, duration_ms,
+                                       query_models, query_vectors)
+    values (p_org_id, me.principal_id, p_query, p_request, p_pipeline, p_candidates, p_duration_ms,
+            models, vectors)
     returning trace_id into id;
     return id;
 end
 $$;
-comment on function api.record_trace(text, text, jsonb, jsonb, jsonb, float8) is 'Record one retrieval (for the bound principal) and the fate of each candidate.';
+comment on function api.record_trace(text, text, jsonb, jsonb, jsonb, float8, jsonb) is 'Record one retrieval (for the bound principal), the fate of each candidate, and its query vectors.';
 
 -- data._readable_fragments: the fragments among p_ids the current principal may read
 -- now. The predicate of the row-level policy on data.fragments (sql/policies), restated:

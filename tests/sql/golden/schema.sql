@@ -1220,16 +1220,21 @@ COMMENT ON FUNCTION api.purge_expired_sessions() IS 'Delete expired sessions wit
 
 
 --
--- Name: record_trace(text, text, jsonb, jsonb, jsonb, double precision); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: record_trace(text, text, jsonb, jsonb, jsonb, double precision, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision DEFAULT NULL::double precision) RETURNS uuid
+CREATE FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision DEFAULT NULL::double precision, p_query_vectors jsonb DEFAULT NULL::jsonb) RETURNS uuid
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $_$
 declare
     me record;
     id uuid;
+    m record;
+    v vector;
+    at int;
+    models text[];
+    vectors vector[];
 begin
     select * into me from data.current_principal();
     if me.org_id is distinct from p_org_id then
@@ -1239,21 +1244,55 @@ begin
        or jsonb_path_exists(p_candidates, '$[*] ? (@.type() != "object")') then
         raise exception 'a trace records a request object and an array of candidate objects' using errcode = '22023';
     end if;
-    insert into data.retrieval_traces (org_id, principal_id, query, request, pipeline, candidates, duration_ms)
-    values (p_org_id, me.principal_id, p_query, p_request, p_pipeline, p_candidates, p_duration_ms)
+    if jsonb_typeof(p_query_vectors) not in ('object', 'null') then
+        raise exception 'query vectors must be a JSON object keyed by namespace' using errcode = '22023';
+    end if;
+    if jsonb_typeof(p_query_vectors) = 'object' then
+        if exists (select 1 from jsonb_object_keys(p_query_vectors) k
+                   where not exists (select 1 from data.embedding_namespaces n where n.namespace = k)) then
+            raise exception 'query vectors name an unknown embedding namespace: %',
+                (select string_agg(k, ', ' order by k) from jsonb_object_keys(p_query_vectors) k
+                 where not exists (select 1 from data.embedding_namespaces n where n.namespace = k))
+                using errcode = '22023';
+        end if;
+        for m in
+            select em.namespace, em.name, em.dims from data.embedding_models em
+            where em.status = 'active' and p_query_vectors ? em.namespace
+            order by em.namespace
+        loop
+            if jsonb_typeof(p_query_vectors -> m.namespace) is distinct from 'array'
+               or jsonb_array_length(p_query_vectors -> m.namespace) <> m.dims then
+                raise exception 'query vector for namespace % must have % dimensions', m.namespace, m.dims
+                    using errcode = '22023';
+            end if;
+            v := (p_query_vectors -> m.namespace)::text::vector;
+            at := array_position(models, m.name);
+            if at is null then
+                models := models || m.name;
+                vectors := vectors || v;
+            elsif vectors[at] <> v then
+                raise exception 'namespaces sharing model % were given different query vectors', m.name
+                    using errcode = '22023';
+            end if;
+        end loop;
+    end if;
+    insert into data.retrieval_traces (org_id, principal_id, query, request, pipeline, candidates, duration_ms,
+                                       query_models, query_vectors)
+    values (p_org_id, me.principal_id, p_query, p_request, p_pipeline, p_candidates, p_duration_ms,
+            models, vectors)
     returning trace_id into id;
     return id;
 end
 $_$;
 
 
-ALTER FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision) OWNER TO <migrator>;
+ALTER FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision) IS 'Record one retrieval (for the bound principal) and the fate of each candidate.';
+COMMENT ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb) IS 'Record one retrieval (for the bound principal), the fate of each candidate, and its query vectors.';
 
 
 --
@@ -2871,7 +2910,10 @@ CREATE TABLE data.retrieval_traces (
     pipeline jsonb NOT NULL,
     candidates jsonb NOT NULL,
     duration_ms double precision,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    query_models text[],
+    query_vectors extensions.vector[],
+    CONSTRAINT retrieval_traces_query_vectors_match CHECK ((cardinality(query_models) = cardinality(query_vectors)))
 );
 
 ALTER TABLE ONLY data.retrieval_traces FORCE ROW LEVEL SECURITY;
@@ -2884,6 +2926,20 @@ ALTER TABLE data.retrieval_traces OWNER TO <migrator>;
 --
 
 COMMENT ON TABLE data.retrieval_traces IS 'One row per retrieval: every candidate''s ranks and scores, and why it was or was not included.';
+
+
+--
+-- Name: COLUMN retrieval_traces.query_models; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.query_models IS 'Embedding model of each query vector (data.embedding_models.name).';
+
+
+--
+-- Name: COLUMN retrieval_traces.query_vectors; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.query_vectors IS 'The query''s vector for each model of query_models, as the service computed it.';
 
 
 --
@@ -4632,11 +4688,11 @@ REVOKE ALL ON FUNCTION api.purge_expired_sessions() FROM PUBLIC;
 
 
 --
--- Name: FUNCTION record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision) TO contexts_service;
+REVOKE ALL ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb) TO contexts_service;
 
 
 --
