@@ -208,6 +208,15 @@ end
 $$;
 comment on function data._redact_request(text, text, jsonb, boolean, text[], text[], text[]) is 'A recorded request as a reader with the given grants may see it: withheld query and scope ids, listed.';
 
+-- data._json_number: a JSON number as float8, anything else (null, a string) as null.
+-- Trace candidates are JSON written by the service; the usage views (sql/views) read
+-- their scores with it so that one odd value cannot fail a whole aggregate.
+create or replace function data._json_number(p_value jsonb)
+returns float8
+language sql immutable
+set search_path = pg_catalog, pg_temp
+as $$ select case when jsonb_typeof(p_value) = 'number' then (p_value #>> '{}')::float8 end $$;
+
 -- api.get_trace: one trace as a JSON document, read through api.retrieval_traces: the
 -- principal's own, or any of its org's with an audit grant, each field as that view
 -- redacts it for the caller; any other id is unknown.

@@ -11,6 +11,8 @@
 --
 -- Tables: every parent table of schema data is readable by the service and analysts,
 -- but for the few named below (read from the catalog: a new table needs no line here).
+-- Views: a rule like the functions' one (below) names, for each set of roles, the views
+-- of schema api they may select; a view it does not name is the owner's alone.
 -- Functions: the rule at the end names, for each set of roles, the functions (schema
 -- and name, never a signature) they may execute. A name covers every overload, so a
 -- signature change touches only the function's file and its migration. Each migrate
@@ -45,7 +47,73 @@ grant select (key_id, org_id, principal_id, label, created_at, last_used_at, rev
     on data.api_keys to contexts_service, contexts_analyst;
 revoke all on data.retrieval_traces from contexts_service, contexts_analyst, contexts_auditor;
 grant select on data.orgs, data.principals, data.grants to contexts_auditor;
-grant select on api.retrieval_traces to contexts_service, contexts_analyst, contexts_auditor;
+
+-- Views: who may select which view of schema api, by name. Each migrate makes the catalog
+-- match: a role the rule names gets select, a caller role it does not name loses every
+-- privilege on the view; a name that matches no view fails the migrate (42P01).
+do $$
+declare
+    callers constant text[] := array['contexts_service', 'contexts_analyst', 'contexts_auditor'];
+    v record;
+    grant_to text[];
+    revoke_from text[];
+begin
+    for v in
+        with rule (roles, views) as (values
+            -- Traces, redacted per reader (sql/views/10_traces.sql).
+            (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array['api.retrieval_traces']),
+            -- Read only api.retrieval_traces, or redact as it does: what an auditor (who
+            -- reads no data table) may read too.
+            (array['contexts_analyst', 'contexts_auditor'], array[
+                'api.query_vectors', 'api.retrieval_summaries', 'api.retrievals_per_day',
+                'api.retrievals_below_floor', 'api.fragment_retrievals']),
+            -- Read data tables under row-level security as well (security invoker).
+            (array['contexts_analyst'], array[
+                'api.document_retrievals', 'api.fragments_never_retrieved', 'api.fragments_by_owner',
+                'api.near_duplicate_clusters', 'api.near_duplicate_pairs', 'api.document_version_counts'])
+        ), wanted (name, roles) as (
+            select vw, array_agg(distinct role)
+            from rule, unnest(rule.views) vw, unnest(rule.roles) role
+            group by vw
+        ), catalog (rel, name, held, anything) as (
+            select c.oid::regclass, n.nspname || '.' || c.relname,
+                   array(select r.rolname::text from aclexplode(c.relacl) a join pg_roles r on r.oid = a.grantee
+                         where a.privilege_type = 'SELECT'),
+                   array(select distinct r.rolname::text from aclexplode(c.relacl) a
+                         join pg_roles r on r.oid = a.grantee where a.privilege_type <> 'SELECT')
+            from pg_class c join pg_namespace n on n.oid = c.relnamespace
+            where n.nspname = 'api' and c.relkind in ('v', 'm')
+        )
+        select c.rel, coalesce(c.name, w.name) as name, coalesce(w.roles, '{}') as roles,
+               coalesce(c.held, '{}') as held, coalesce(c.anything, '{}') as anything
+        from catalog c full join wanted w on w.name = c.name
+    loop
+        if v.rel is null then
+            raise exception 'sql/grants: the view rule names %, which is no view of schema api', v.name
+                using errcode = '42P01';
+        end if;
+        if not v.roles <@ callers then
+            raise exception 'sql/grants: the view rule names a role that is not a caller role: %', v.roles
+                using errcode = '22023';
+        end if;
+        grant_to := array(select r from unnest(callers) with ordinality c(r, i)
+                          where r = any(v.roles) and not r = any(v.held) order by i);
+        revoke_from := array(select r from unnest(callers) with ordinality c(r, i)
+                             where (r = any(v.held) and not r = any(v.roles)) or r = any(v.anything) order by i);
+        if cardinality(revoke_from) > 0 then
+            execute format('revoke all on %s from %s', v.rel,
+                           (select string_agg(quote_ident(r), ', ' order by i) from unnest(revoke_from) with ordinality g(r, i)));
+            -- A revoke of everything takes select too: grant it again where the rule wants it.
+            grant_to := array(select r from unnest(callers) with ordinality c(r, i)
+                              where r = any(v.roles) and (r = any(grant_to) or r = any(revoke_from)) order by i);
+        end if;
+        if cardinality(grant_to) > 0 then
+            execute format('grant select on %s to %s', v.rel,
+                           (select string_agg(quote_ident(r), ', ' order by i) from unnest(grant_to) with ordinality g(r, i)));
+        end if;
+    end loop;
+end
+$$;
 
 -- Functions: who may execute what, by name (see the header). Each row gives a set of
 -- roles and the functions they may execute.
@@ -67,6 +135,8 @@ begin
             -- Redaction helpers of api.retrieval_traces (its callers evaluate them).
             (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array[
                 'data._readable_fragments', 'data._redact_candidates', 'data._redact_request']),
+            -- Read by the usage views (security invoker) of analysts and auditors.
+            (array['contexts_analyst', 'contexts_auditor'], array['data._json_number']),
             -- Who am I, and traces (invoker: row-level security applies).
             (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array[
                 'api.whoami', 'api.authenticate', 'api.get_trace']),
@@ -78,6 +148,8 @@ begin
                 'api.lexical_tsvector', 'api.lexical_document', 'api.search_lexical', 'api.search_dense',
                 'api.retrieve_candidates', 'api.score_lexical', 'api.score_dense', 'api.get_fragment',
                 'api.list_documents', 'api.get_document', 'api.version_metadata']),
+            -- Retrieval from SQL (sql/functions/55_sql_retrieval.sql): analysts at psql.
+            (array['contexts_analyst'], array['api.retrieve']),
             -- The service also writes (each function checks the bound principal's write grants).
             (array['contexts_service'], array[
                 'api.active_model', 'api.begin_document', 'api.match_fragments', 'api.add_fragments',

@@ -21,3 +21,24 @@ comment on column api.retrieval_traces.query is 'The query; null when withheld (
 comment on column api.retrieval_traces.request is 'The request body; a scope id the caller holds no grant on is null and listed in redacted, with the query.';
 comment on column api.retrieval_traces.candidates is 'Each candidate''s ranks, scores and fate; one whose fragment the caller may not read has "redacted": true and nothing that identifies it.';
 comment on column api.retrieval_traces.redacted is 'Fields withheld from this caller (query, request.query, request.scope.session_id, ...); empty when none.';
+
+-- api.query_vectors: the query vectors of the traces in api.retrieval_traces whose query
+-- the caller may read there (a vector stands for its query text, so it is withheld
+-- exactly when the query is), one row per trace and model. The rows and the redaction
+-- are api.retrieval_traces' own (its org and own-or-audit rule, data._redact_request
+-- with the caller's grants); the table supplies only the vectors of those rows. Written
+-- on the helpers rather than on the view so that a filter on the query text (texteq is
+-- leakproof) reaches the table scan before any redaction runs: api.retrieve looks a
+-- query up this way.
+create or replace view api.query_vectors with (security_barrier) as
+select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, v.model, v.embedding
+from api.whoami() me
+join data.retrieval_traces t
+  on t.org_id = me.org_id and (t.principal_id = me.principal_id or me.audit)
+cross join lateral data._redact_request(t.org_id, t.query, t.request,
+                                        me.org_wide, me.repos, me.personas, me.sessions) r
+cross join lateral unnest(t.query_models, t.query_vectors) as v(model, embedding)
+where r.query is not null;
+comment on view api.query_vectors is 'Query vectors of the traces whose query the caller may read (api.retrieval_traces), one row per trace and embedding model; api.retrieve uses the newest of a query text.';
+comment on column api.query_vectors.model is 'The embedding model (data.embedding_models.name) that computed the vector.';
+comment on column api.query_vectors.embedding is 'The query''s vector as the service searched with it.';

@@ -129,6 +129,7 @@ EXECUTABLE = {
         "api.get_trace",
         "api.lexical_document",
         "api.lexical_tsvector",
+        "api.retrieve",
         "api.retrieve_candidates",
         "api.score_dense",
         "api.score_lexical",
@@ -162,6 +163,8 @@ FUSION_HELPERS = {"data._fuse", "data._check_fusion", "data._bm25_scores"}
 """Helpers of the searches (BM25 and fusion), for those who may call them."""
 TRACE_HELPERS = {"data._readable_fragments", "data._redact_candidates", "data._redact_request"}
 """Redaction helpers of api.retrieval_traces, which every caller role reads."""
+VIEW_HELPERS = {"data._json_number"}
+"""Read by the usage views (security invoker), which analysts and auditors select."""
 
 
 def test_each_role_may_call_exactly_its_functions(conn):
@@ -176,8 +179,92 @@ def test_each_role_may_call_exactly_its_functions(conn):
             )
         }
         assert {f for f in callable_ if f.startswith("api.")} == expected, role
-        helpers = POLICY_HELPERS | TRACE_HELPERS | (FUSION_HELPERS if "api.retrieve_candidates" in expected else set())
+        helpers = (
+            POLICY_HELPERS
+            | TRACE_HELPERS
+            | (FUSION_HELPERS if "api.retrieve_candidates" in expected else set())
+            | (VIEW_HELPERS if role in ("contexts_analyst", "contexts_auditor") else set())
+        )
         assert {f for f in callable_ if f.startswith("data.")} == (helpers if role != "public" else set()), role
+
+
+TRACE_VIEWS = {
+    "api.query_vectors",
+    "api.retrieval_summaries",
+    "api.retrievals_per_day",
+    "api.retrievals_below_floor",
+    "api.fragment_retrievals",
+}
+"""Views that read only traces (through api.retrieval_traces or its helpers): auditors,
+who read no data table, may select them too."""
+TABLE_VIEWS = {
+    "api.document_retrievals",
+    "api.fragments_never_retrieved",
+    "api.fragments_by_owner",
+    "api.near_duplicate_clusters",
+    "api.near_duplicate_pairs",
+    "api.document_version_counts",
+}
+"""Views that also read data tables under the caller's row-level security."""
+SELECTABLE = {
+    "contexts_service": {"api.retrieval_traces"},
+    "contexts_analyst": {"api.retrieval_traces"} | TRACE_VIEWS | TABLE_VIEWS,
+    "contexts_auditor": {"api.retrieval_traces"} | TRACE_VIEWS,
+    "public": set(),
+}
+"""Exactly what each role may select in `api` (the view rule of sql/grants/10_roles.sql)."""
+
+
+def test_each_role_may_select_exactly_its_views_and_nothing_else_of_them(conn):
+    views = {
+        r[0]
+        for r in conn.execute(
+            "select c.oid::regclass::text from pg_class c where c.relnamespace = 'api'::regnamespace "
+            "and c.relkind in ('v', 'm')"
+        )
+    }
+    assert views == SELECTABLE["contexts_analyst"]  # a new view is named here, and in the rule
+    for role, expected in SELECTABLE.items():
+        rows = conn.execute(
+            """
+            select c.oid::regclass::text, has_table_privilege(%(role)s, c.oid, 'select'),
+                   has_table_privilege(%(role)s, c.oid, 'insert, update, delete, truncate, references, trigger')
+            from pg_class c where c.relnamespace = 'api'::regnamespace and c.relkind in ('v', 'm')""",
+            {"role": role},
+        ).fetchall()
+        assert {name for name, select, _ in rows if select} == expected, role
+        assert [name for name, _, other in rows if other] == [], role
+    options = dict(
+        conn.execute(
+            "select c.oid::regclass::text, c.reloptions from pg_class c "
+            "where c.relnamespace = 'api'::regnamespace and c.relkind = 'v'"
+        ).fetchall()
+    )
+    # A view that reads what its caller may not is a barrier that filters itself; every
+    # other one reads as its caller (row-level security applies), or reads global data.
+    barriers = {"api.retrieval_traces", "api.query_vectors"}
+    for name, opts in options.items():
+        if name in barriers:
+            assert "security_barrier=true" in (opts or []), name
+        else:
+            assert "security_invoker=true" in (opts or []), name
+
+
+def test_view_grants_outside_the_rule_are_revoked_by_migrate(db_url):
+    fresh = privilege_matrix(db_url)
+    with psycopg.connect(db_url, autocommit=True) as c:
+        c.execute("grant select on api.fragments_by_owner to contexts_auditor, contexts_service")
+        c.execute("grant insert on api.near_duplicate_pairs to contexts_analyst")
+        c.execute("revoke select on api.retrieval_summaries from contexts_analyst")
+    migrate(db_url, force=True)  # what `contexts migrate` does
+    assert privilege_matrix(db_url) == fresh
+
+
+def test_the_view_rule_refuses_a_name_that_is_no_view(conn):
+    rule = (SQL_DIR / "grants" / "10_roles.sql").read_text(encoding="utf-8")
+    assert "'api.fragments_by_owner'" in rule
+    with pytest.raises(psycopg.errors.UndefinedTable, match="api.fragments_by_owners"):
+        conn.execute(rule.replace("'api.fragments_by_owner'", "'api.fragments_by_owners'"))
 
 
 def test_nothing_is_granted_to_public(conn):
@@ -192,9 +279,11 @@ def test_traces_are_read_only_through_the_redacting_view(conn):
     """No caller role reads data.retrieval_traces itself (it would see raw queries and
     candidates); all of them read api.retrieval_traces, which redacts per reader."""
     for role in ROLES:
-        assert not conn.execute(
-            "select has_table_privilege(%s, 'data.retrieval_traces', 'select')", (role,)
-        ).fetchone()[0], role
+        for table in ("data.retrieval_traces",):
+            assert not conn.execute("select has_table_privilege(%s, %s, 'select')", (role, table)).fetchone()[0], (
+                role,
+                table,
+            )
         assert conn.execute("select has_table_privilege(%s, 'api.retrieval_traces', 'select')", (role,)).fetchone()[0]
     options = conn.execute(
         "select c.reloptions from pg_class c where c.oid = 'api.retrieval_traces'::regclass"

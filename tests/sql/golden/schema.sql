@@ -1345,6 +1345,100 @@ COMMENT ON FUNCTION api.register_embedding_model(p_namespace text, p_name text, 
 
 
 --
+-- Name: retrieve(text, text, text, text, text, integer, integer, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_fusion jsonb DEFAULT NULL::jsonb) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision)
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    vectors jsonb := '{}';
+    missing text[] := '{}';
+    source_trace uuid;
+    fusion jsonb := p_fusion;
+    rrf_k int := 60;
+    k_dense int := p_k_dense;
+    m record;
+    hit record;
+begin
+    -- Checked before any notice, so a refusal is never preceded by one.
+    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    perform data._require_org(p_org_id);
+    if p_query is null or btrim(p_query) = '' then
+        raise exception 'query must not be empty' using errcode = '22023';
+    end if;
+    if p_k_lexical is null or p_k_dense is null or p_k_lexical not between 0 and 1000
+       or p_k_dense not between 0 and 1000 then
+        raise exception 'k_lexical and k_dense must be between 0 and 1000' using errcode = '22023';
+    end if;
+    if p_k_lexical = 0 and p_k_dense = 0 then
+        raise exception 'k_lexical and k_dense are both 0: nothing would be retrieved' using errcode = '22023';
+    end if;
+    if p_fusion is not null then
+        perform data._check_fusion(p_fusion);
+    end if;
+
+    if p_k_dense > 0 then
+        for m in select em.namespace, em.name, em.dims from data.embedding_models em
+                 where em.status = 'active' order by em.namespace loop
+            select q.trace_id, q.embedding into hit
+            from api.query_vectors q
+            where q.query = p_query and q.org_id = p_org_id and q.model = m.name
+              and vector_dims(q.embedding) = m.dims
+            order by q.created_at desc, q.trace_id
+            limit 1;
+            if hit.trace_id is null then
+                missing := missing || m.namespace;
+            else
+                vectors := vectors || jsonb_build_object(m.namespace, hit.embedding::text::jsonb);
+                source_trace := coalesce(source_trace, hit.trace_id);
+            end if;
+        end loop;
+        if vectors = '{}' then
+            k_dense := 0;
+            raise notice 'no stored query vector for this exact text: lexical search only (BM25)'
+                using hint = 'Retrieve the text once through the service (POST /contexts/retrieve, or '
+                             '`contexts query TEXT --org ORG`) as a principal whose traces you may read; '
+                             'its trace keeps the query vector (docs/analysts.md).';
+        elsif cardinality(missing) > 0 then
+            raise notice 'no stored query vector for namespace(s) %: dense search skips them',
+                array_to_string(missing, ', ');
+        end if;
+    end if;
+
+    if fusion is null and source_trace is not null then
+        -- The fusion the service used for this very text (its weights depend on the
+        -- query's shape), when the trace recorded a usable one.
+        select t.pipeline -> 'fusion' into fusion from api.retrieval_traces t where t.trace_id = source_trace;
+        begin
+            perform data._check_fusion(fusion);
+        exception when sqlstate '22023' then
+            fusion := null;
+        end;
+    end if;
+    if fusion ->> 'method' = 'rrf' and jsonb_typeof(fusion -> 'k') = 'number' then
+        rrf_k := greatest(1, (fusion ->> 'k')::numeric::int);
+    end if;
+
+    return query
+    select c.* from api.retrieve_candidates(
+        p_org_id, p_query, vectors, p_repo_id, p_persona_id, p_session_id, p_k_lexical, k_dense, rrf_k,
+        coalesce(fusion, '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}')) c;
+end
+$$;
+
+
+ALTER FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_fusion jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION retrieve(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_fusion jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_fusion jsonb) IS 'Hybrid retrieval of a query text from SQL: api.retrieve_candidates with the newest stored query vector of that text you may read (traces keep them), else BM25 only with a notice.';
+
+
+--
 -- Name: retrieve_candidates(text, text, jsonb, text, text, text, integer, integer, integer, jsonb, text, text[], timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -2313,6 +2407,18 @@ $$;
 ALTER FUNCTION data._in_scope(fragment_repo text, fragment_persona text, fragment_session text, want_repo text, want_persona text, want_session text) OWNER TO <migrator>;
 
 --
+-- Name: _json_number(jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._json_number(p_value jsonb) RETURNS double precision
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$ select case when jsonb_typeof(p_value) = 'number' then (p_value #>> '{}')::float8 end $$;
+
+
+ALTER FUNCTION data._json_number(p_value jsonb) OWNER TO <migrator>;
+
+--
 -- Name: _on_sources_deleted(); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -2895,6 +3001,77 @@ ALTER FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) OW
 COMMENT ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) IS 'Org and principal the current transaction acts for (null: nobody).';
 
 
+--
+-- Name: document_retrievals; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.document_retrievals AS
+SELECT
+    NULL::text AS org_id,
+    NULL::bigint AS doc_id,
+    NULL::text AS path,
+    NULL::text AS kind,
+    NULL::text AS repo_id,
+    NULL::text AS persona_id,
+    NULL::text AS session_id,
+    NULL::integer AS current_version,
+    NULL::bigint AS fragments_returned,
+    NULL::bigint AS fragments_retrieved,
+    NULL::bigint AS candidacies,
+    NULL::timestamp with time zone AS last_retrieved_at;
+
+
+ALTER VIEW api.document_retrievals OWNER TO <migrator>;
+
+--
+-- Name: VIEW document_retrievals; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.document_retrievals IS 'Per document you may read: how often the retrievals you may read returned its fragments. Most retrieved: order by fragments_returned desc.';
+
+
+--
+-- Name: COLUMN document_retrievals.fragments_returned; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.document_retrievals.fragments_returned IS 'Fragments of this document returned, summed over retrievals.';
+
+
+--
+-- Name: COLUMN document_retrievals.fragments_retrieved; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.document_retrievals.fragments_retrieved IS 'Distinct fragments of this document ever returned.';
+
+
+--
+-- Name: document_version_counts; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.document_version_counts AS
+SELECT
+    NULL::bigint AS doc_id,
+    NULL::text AS org_id,
+    NULL::text AS repo_id,
+    NULL::text AS persona_id,
+    NULL::text AS session_id,
+    NULL::text AS path,
+    NULL::text AS kind,
+    NULL::integer AS current_version,
+    NULL::bigint AS versions,
+    NULL::timestamp with time zone AS first_version_at,
+    NULL::timestamp with time zone AS last_version_at;
+
+
+ALTER VIEW api.document_version_counts OWNER TO <migrator>;
+
+--
+-- Name: VIEW document_version_counts; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.document_version_counts IS 'Documents you may read with their number of stored versions and when the first and last were written. Most versions: order by versions desc.';
+
+
 SET default_tablespace = '';
 
 SET default_table_access_method = heap;
@@ -2999,6 +3176,614 @@ COMMENT ON COLUMN api.retrieval_traces.candidates IS 'Each candidate''s ranks, s
 --
 
 COMMENT ON COLUMN api.retrieval_traces.redacted IS 'Fields withheld from this caller (query, request.query, request.scope.session_id, ...); empty when none.';
+
+
+--
+-- Name: fragment_retrievals; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.fragment_retrievals WITH (security_invoker='true') AS
+ SELECT t.org_id,
+    ((e.value ->> 'fragment_id'::text))::bigint AS fragment_id,
+    (array_agg((e.value ->> 'source'::text) ORDER BY t.created_at DESC, t.trace_id))[1] AS source,
+    (array_agg((data._json_number((e.value -> 'doc_id'::text)))::bigint ORDER BY t.created_at DESC, t.trace_id))[1] AS doc_id,
+    count(*) FILTER (WHERE ((e.value ->> 'included'::text) = 'true'::text)) AS retrievals,
+    count(*) AS candidacies,
+    (min(data._json_number((e.value -> 'fused_rank'::text))))::integer AS best_fused_rank,
+    max(t.created_at) FILTER (WHERE ((e.value ->> 'included'::text) = 'true'::text)) AS last_retrieved_at,
+    max(t.created_at) AS last_candidate_at
+   FROM (api.retrieval_traces t
+     CROSS JOIN LATERAL jsonb_array_elements(t.candidates) e(value))
+  WHERE (((e.value ->> 'redacted'::text) = 'false'::text) AND (jsonb_typeof((e.value -> 'fragment_id'::text)) = 'number'::text))
+  GROUP BY t.org_id, ((e.value ->> 'fragment_id'::text))::bigint;
+
+
+ALTER VIEW api.fragment_retrievals OWNER TO <migrator>;
+
+--
+-- Name: VIEW fragment_retrievals; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.fragment_retrievals IS 'Per fragment you may read: how many of the retrievals you may read returned it (retrievals) or ranked it as a candidate (candidacies), and when last. Most retrieved: order by retrievals desc.';
+
+
+--
+-- Name: COLUMN fragment_retrievals.source; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.fragment_retrievals.source IS 'path#anchor the newest retrieval cited it from.';
+
+
+--
+-- Name: fragments; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.fragments (
+    fragment_id bigint CONSTRAINT fragments_fragment_id_not_null1 NOT NULL,
+    org_id text CONSTRAINT fragments_org_id_not_null1 NOT NULL,
+    repo_id text,
+    persona_id text,
+    session_id text,
+    doc_id bigint,
+    doc_version integer,
+    namespace text CONSTRAINT fragments_namespace_not_null1 NOT NULL,
+    kind text CONSTRAINT fragments_kind_not_null1 NOT NULL,
+    owner text CONSTRAINT fragments_owner_not_null1 NOT NULL,
+    heading_path text[] DEFAULT '{}'::text[] CONSTRAINT fragments_heading_path_not_null1 NOT NULL,
+    symbol text,
+    text text CONSTRAINT fragments_text_not_null1 NOT NULL,
+    content_hash text CONSTRAINT fragments_content_hash_not_null1 NOT NULL,
+    token_count integer CONSTRAINT fragments_token_count_not_null1 NOT NULL,
+    chunker_version text CONSTRAINT fragments_chunker_version_not_null1 NOT NULL,
+    simhash bigint CONSTRAINT fragments_simhash_not_null1 NOT NULL,
+    simhash_band0 integer GENERATED ALWAYS AS ((((simhash >> 48) & (65535)::bigint))::integer) STORED,
+    simhash_band1 integer GENERATED ALWAYS AS ((((simhash >> 32) & (65535)::bigint))::integer) STORED,
+    simhash_band2 integer GENERATED ALWAYS AS ((((simhash >> 16) & (65535)::bigint))::integer) STORED,
+    simhash_band3 integer GENERATED ALWAYS AS (((simhash & (65535)::bigint))::integer) STORED,
+    tsv tsvector CONSTRAINT fragments_tsv_not_null1 NOT NULL,
+    active boolean DEFAULT true CONSTRAINT fragments_active_not_null1 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() CONSTRAINT fragments_created_at_not_null1 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() CONSTRAINT fragments_updated_at_not_null1 NOT NULL,
+    CONSTRAINT fragments_token_count_check1 CHECK ((token_count >= 0))
+)
+PARTITION BY LIST (org_id);
+
+ALTER TABLE ONLY data.fragments FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.fragments OWNER TO <migrator>;
+
+--
+-- Name: TABLE fragments; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.fragments IS 'Canonical fragments: one decision or one code unit, deduplicated by SimHash. One partition per org.';
+
+
+--
+-- Name: COLUMN fragments.doc_id; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.doc_id IS 'Document that first produced this text (null once deleted); all sources are in fragment_sources.';
+
+
+--
+-- Name: COLUMN fragments.heading_path; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.heading_path IS 'Headings (prose) or enclosing symbols (code) above the fragment.';
+
+
+--
+-- Name: COLUMN fragments.active; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.active IS 'True while at least one live document version points at the fragment.';
+
+
+--
+-- Name: fragments_by_owner; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.fragments_by_owner WITH (security_invoker='true') AS
+ WITH aged AS (
+         SELECT f.org_id,
+            f.owner,
+            f.kind,
+            f.namespace,
+            f.token_count,
+            f.updated_at,
+                CASE
+                    WHEN (f.updated_at > (now() - '30 days'::interval)) THEN 0
+                    WHEN (f.updated_at > (now() - '90 days'::interval)) THEN 30
+                    WHEN (f.updated_at > (now() - '180 days'::interval)) THEN 90
+                    WHEN (f.updated_at > (now() - '365 days'::interval)) THEN 180
+                    ELSE 365
+                END AS age_from_days
+           FROM data.fragments f
+          WHERE f.active
+        )
+ SELECT org_id,
+    owner,
+    kind,
+    namespace,
+        CASE age_from_days
+            WHEN 0 THEN 'under 30 days'::text
+            WHEN 30 THEN '30 to 90 days'::text
+            WHEN 90 THEN '90 to 180 days'::text
+            WHEN 180 THEN '180 to 365 days'::text
+            ELSE 'over a year'::text
+        END AS age,
+    age_from_days,
+    count(*) AS fragments,
+    sum(token_count) AS tokens,
+    min(updated_at) AS oldest_update,
+    max(updated_at) AS newest_update
+   FROM aged a
+  GROUP BY org_id, owner, kind, namespace, age_from_days;
+
+
+ALTER VIEW api.fragments_by_owner OWNER TO <migrator>;
+
+--
+-- Name: VIEW fragments_by_owner; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.fragments_by_owner IS 'Active fragments you may read per org, owner, kind, namespace and age bucket (since last written; age_from_days sorts the buckets: 0, 30, 90, 180, 365).';
+
+
+--
+-- Name: documents; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.documents (
+    doc_id bigint NOT NULL,
+    org_id text NOT NULL,
+    repo_id text,
+    persona_id text,
+    session_id text,
+    path text NOT NULL,
+    kind text NOT NULL,
+    current_version integer DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    owner text,
+    deleted_at timestamp with time zone,
+    deleted_by text,
+    CONSTRAINT documents_kind_check CHECK ((kind ~ '^[a-z][a-z0-9-]{0,31}$'::text)),
+    CONSTRAINT documents_path_check CHECK (((length(path) >= 1) AND (length(path) <= 1024)))
+);
+
+ALTER TABLE ONLY data.documents FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.documents OWNER TO <migrator>;
+
+--
+-- Name: TABLE documents; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.documents IS 'Sources (files, ADRs, transcripts, agent output), identified by org, scope and path.';
+
+
+--
+-- Name: COLUMN documents.current_version; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.documents.current_version IS 'Version whose fragments are live; older versions are kept.';
+
+
+--
+-- Name: COLUMN documents.owner; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.documents.owner IS 'Named owner of the current version (R-DOC-3); its fragments carry it too.';
+
+
+--
+-- Name: COLUMN documents.deleted_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.documents.deleted_at IS 'Set by api.delete_document: the document is gone from listings and retrieval; its versions and sources stay for audit.';
+
+
+--
+-- Name: COLUMN documents.deleted_by; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.documents.deleted_by IS 'Principal that deleted the document.';
+
+
+--
+-- Name: fragment_sources; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.fragment_sources (
+    fragment_id bigint NOT NULL,
+    doc_id bigint NOT NULL,
+    doc_version integer NOT NULL,
+    ordinal integer NOT NULL,
+    anchor text NOT NULL,
+    start_line integer NOT NULL,
+    end_line integer NOT NULL,
+    content_hash text NOT NULL,
+    retired_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    org_id text NOT NULL
+);
+
+ALTER TABLE ONLY data.fragment_sources FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.fragment_sources OWNER TO <migrator>;
+
+--
+-- Name: TABLE fragment_sources; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.fragment_sources IS 'Where each fragment occurs: one canonical fragment, many source pointers.';
+
+
+--
+-- Name: COLUMN fragment_sources.content_hash; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragment_sources.content_hash IS 'Hash of this source''s own text: equal to the fragment''s for an exact pointer, different for a near-duplicate.';
+
+
+--
+-- Name: COLUMN fragment_sources.retired_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragment_sources.retired_at IS 'Set when a newer document version replaces this one.';
+
+
+--
+-- Name: fragments_never_retrieved; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.fragments_never_retrieved WITH (security_invoker='true') AS
+ SELECT f.fragment_id,
+    f.org_id,
+    f.repo_id,
+    f.persona_id,
+    f.session_id,
+    f.namespace,
+    f.kind,
+    f.owner,
+    f.token_count,
+    f.created_at,
+    f.updated_at,
+    COALESCE(r.candidacies, (0)::bigint) AS candidacies,
+    ( SELECT d.path
+           FROM (data.fragment_sources s
+             JOIN data.documents d ON ((d.doc_id = s.doc_id)))
+          WHERE ((s.fragment_id = f.fragment_id) AND (s.retired_at IS NULL))
+          ORDER BY (s.content_hash = f.content_hash) DESC, s.created_at DESC, s.doc_id, s.ordinal
+         LIMIT 1) AS path
+   FROM (data.fragments f
+     LEFT JOIN api.fragment_retrievals r ON (((r.fragment_id = f.fragment_id) AND (r.org_id = f.org_id))))
+  WHERE (f.active AND (COALESCE(r.retrievals, (0)::bigint) = 0));
+
+
+ALTER VIEW api.fragments_never_retrieved OWNER TO <migrator>;
+
+--
+-- Name: VIEW fragments_never_retrieved; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.fragments_never_retrieved IS 'Active fragments you may read that no retrieval you may read returned (your own retrievals; your org''s with an audit grant). candidacies: how often one was ranked but not returned.';
+
+
+--
+-- Name: near_duplicate_clusters; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.near_duplicate_clusters AS
+SELECT
+    NULL::bigint AS fragment_id,
+    NULL::text AS org_id,
+    NULL::text AS repo_id,
+    NULL::text AS persona_id,
+    NULL::text AS session_id,
+    NULL::text AS namespace,
+    NULL::text AS kind,
+    NULL::text AS owner,
+    NULL::bigint AS sources,
+    NULL::bigint AS exact_sources,
+    NULL::bigint AS near_sources,
+    NULL::bigint AS documents,
+    NULL::text[] AS paths;
+
+
+ALTER VIEW api.near_duplicate_clusters OWNER TO <migrator>;
+
+--
+-- Name: VIEW near_duplicate_clusters; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.near_duplicate_clusters IS 'Near-duplicate clusters deduplication collapsed: each canonical fragment you may read with more than one live source (exact copies and near-duplicates, Hamming distance <= 3), and the paths of their documents.';
+
+
+--
+-- Name: COLUMN near_duplicate_clusters.paths; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.near_duplicate_clusters.paths IS 'Paths of the documents holding the text (those you may read).';
+
+
+--
+-- Name: near_duplicate_pairs; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.near_duplicate_pairs WITH (security_invoker='true') AS
+ WITH banded AS (
+         SELECT a_1.fragment_id AS a_id,
+            b_1.fragment_id AS b_id,
+            a_1.org_id
+           FROM (data.fragments a_1
+             JOIN data.fragments b_1 ON (((b_1.org_id = a_1.org_id) AND (b_1.simhash_band0 = a_1.simhash_band0) AND (b_1.fragment_id > a_1.fragment_id))))
+          WHERE (a_1.active AND b_1.active)
+        UNION
+         SELECT a_1.fragment_id,
+            b_1.fragment_id,
+            a_1.org_id
+           FROM (data.fragments a_1
+             JOIN data.fragments b_1 ON (((b_1.org_id = a_1.org_id) AND (b_1.simhash_band1 = a_1.simhash_band1) AND (b_1.fragment_id > a_1.fragment_id))))
+          WHERE (a_1.active AND b_1.active)
+        UNION
+         SELECT a_1.fragment_id,
+            b_1.fragment_id,
+            a_1.org_id
+           FROM (data.fragments a_1
+             JOIN data.fragments b_1 ON (((b_1.org_id = a_1.org_id) AND (b_1.simhash_band2 = a_1.simhash_band2) AND (b_1.fragment_id > a_1.fragment_id))))
+          WHERE (a_1.active AND b_1.active)
+        UNION
+         SELECT a_1.fragment_id,
+            b_1.fragment_id,
+            a_1.org_id
+           FROM (data.fragments a_1
+             JOIN data.fragments b_1 ON (((b_1.org_id = a_1.org_id) AND (b_1.simhash_band3 = a_1.simhash_band3) AND (b_1.fragment_id > a_1.fragment_id))))
+          WHERE (a_1.active AND b_1.active)
+        )
+ SELECT p.org_id,
+    a.fragment_id,
+    b.fragment_id AS near_fragment_id,
+    (bit_count(((a.simhash # b.simhash))::bit(64)))::integer AS distance,
+        CASE
+            WHEN (a.namespace <> b.namespace) THEN 'different namespace'::text
+            WHEN (((a.repo_id IS DISTINCT FROM b.repo_id) OR (a.persona_id IS DISTINCT FROM b.persona_id)) OR (a.session_id IS DISTINCT FROM b.session_id)) THEN 'different scope'::text
+            ELSE 'same scope'::text
+        END AS why_not_collapsed,
+    a.namespace,
+    a.repo_id,
+    a.persona_id,
+    a.session_id,
+    b.namespace AS near_namespace,
+    b.repo_id AS near_repo_id,
+    b.persona_id AS near_persona_id,
+    b.session_id AS near_session_id
+   FROM ((banded p
+     JOIN data.fragments a ON (((a.fragment_id = p.a_id) AND (a.org_id = p.org_id))))
+     JOIN data.fragments b ON (((b.fragment_id = p.b_id) AND (b.org_id = p.org_id))))
+  WHERE (bit_count(((a.simhash # b.simhash))::bit(64)) <= 3);
+
+
+ALTER VIEW api.near_duplicate_pairs OWNER TO <migrator>;
+
+--
+-- Name: VIEW near_duplicate_pairs; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.near_duplicate_pairs IS 'Pairs of active fragments you may read within SimHash Hamming distance 3 that deduplication kept apart (another scope or namespace: it never collapses across them), e.g. a repo copying org-wide text.';
+
+
+--
+-- Name: query_vectors; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.query_vectors WITH (security_barrier='true') AS
+ SELECT t.trace_id,
+    t.org_id,
+    t.principal_id,
+    t.created_at,
+    t.query,
+    v.model,
+    v.embedding
+   FROM (((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
+     JOIN data.retrieval_traces t ON (((t.org_id = me.org_id) AND ((t.principal_id = me.principal_id) OR me.audit))))
+     CROSS JOIN LATERAL data._redact_request(t.org_id, t.query, t.request, me.org_wide, me.repos, me.personas, me.sessions) r(query, request, redacted))
+     CROSS JOIN LATERAL UNNEST(t.query_models, t.query_vectors) v(model, embedding))
+  WHERE (r.query IS NOT NULL);
+
+
+ALTER VIEW api.query_vectors OWNER TO <migrator>;
+
+--
+-- Name: VIEW query_vectors; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.query_vectors IS 'Query vectors of the traces whose query the caller may read (api.retrieval_traces), one row per trace and embedding model; api.retrieve uses the newest of a query text.';
+
+
+--
+-- Name: COLUMN query_vectors.model; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.query_vectors.model IS 'The embedding model (data.embedding_models.name) that computed the vector.';
+
+
+--
+-- Name: COLUMN query_vectors.embedding; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.query_vectors.embedding IS 'The query''s vector as the service searched with it.';
+
+
+--
+-- Name: retrieval_summaries; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.retrieval_summaries WITH (security_invoker='true') AS
+ WITH summarized AS (
+         SELECT t.trace_id,
+            t.org_id,
+            t.principal_id,
+            t.created_at,
+            t.query,
+            ((t.request -> 'scope'::text) ->> 'repo_id'::text) AS repo_id,
+            ((t.request -> 'scope'::text) ->> 'persona_id'::text) AS persona_id,
+            ((t.request -> 'scope'::text) ->> 'session_id'::text) AS session_id,
+            (cardinality(t.redacted) > 0) AS withheld,
+            COALESCE(data._json_number((t.request -> 'min_score'::text)), (0.0)::double precision) AS min_score,
+            COALESCE(data._json_number((t.request -> 'min_relevance'::text)), (0.0)::double precision) AS min_relevance,
+            c.candidates,
+            c.included,
+            c.best_score,
+            c.best_relevance,
+            t.duration_ms
+           FROM (api.retrieval_traces t
+             CROSS JOIN LATERAL ( SELECT (count(*))::integer AS candidates,
+                    (count(*) FILTER (WHERE ((e.value ->> 'included'::text) = 'true'::text)))::integer AS included,
+                    max(data._json_number((e.value -> 'final_score'::text))) AS best_score,
+                    max(data._json_number((e.value -> 'relevance'::text))) AS best_relevance
+                   FROM jsonb_array_elements(t.candidates) e(value)) c)
+        )
+ SELECT trace_id,
+    org_id,
+    principal_id,
+    created_at,
+    query,
+    repo_id,
+    persona_id,
+    session_id,
+    withheld,
+    min_score,
+    min_relevance,
+        CASE
+            WHEN (min_relevance > (0)::double precision) THEN min_relevance
+            ELSE (0.3)::double precision
+        END AS relevance_floor,
+    candidates,
+    included,
+    best_score,
+    best_relevance,
+        CASE
+            WHEN (candidates = 0) THEN true
+            WHEN (best_relevance IS NULL) THEN NULL::boolean
+            ELSE (best_relevance <
+            CASE
+                WHEN (min_relevance > (0)::double precision) THEN min_relevance
+                ELSE (0.3)::double precision
+            END)
+        END AS nothing_above_floor,
+    duration_ms
+   FROM summarized s;
+
+
+ALTER VIEW api.retrieval_summaries OWNER TO <migrator>;
+
+--
+-- Name: VIEW retrieval_summaries; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.retrieval_summaries IS 'One row per retrieval trace you may read (api.retrieval_traces): who asked, when, the scope, candidates found and included, best final score and best relevance, and whether any candidate reached the relevance floor.';
+
+
+--
+-- Name: COLUMN retrieval_summaries.withheld; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_summaries.withheld IS 'True when the request named a scope you hold no grant on now: its query and those scope ids are null (api.retrieval_traces.redacted).';
+
+
+--
+-- Name: COLUMN retrieval_summaries.relevance_floor; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_summaries.relevance_floor IS 'The request''s min_relevance when it set one, else 0.3 (docs/adr/0009-absolute-relevance.md).';
+
+
+--
+-- Name: COLUMN retrieval_summaries.best_relevance; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_summaries.best_relevance IS 'Best absolute relevance among the ranked candidates (null: none ranked, or a trace from before relevance was recorded).';
+
+
+--
+-- Name: COLUMN retrieval_summaries.nothing_above_floor; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_summaries.nothing_above_floor IS 'No ranked candidate reached relevance_floor (true when nothing was found at all; null for a trace that recorded no relevance).';
+
+
+--
+-- Name: retrievals_below_floor; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.retrievals_below_floor WITH (security_invoker='true') AS
+ SELECT trace_id,
+    org_id,
+    principal_id,
+    created_at,
+    query,
+    repo_id,
+    persona_id,
+    session_id,
+    withheld,
+    relevance_floor,
+    best_relevance,
+    best_score,
+    candidates
+   FROM api.retrieval_summaries s
+  WHERE nothing_above_floor;
+
+
+ALTER VIEW api.retrievals_below_floor OWNER TO <migrator>;
+
+--
+-- Name: VIEW retrievals_below_floor; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.retrievals_below_floor IS 'Retrievals you may read in which no candidate reached the relevance floor (the request''s min_relevance, else 0.3), or that found nothing. For another floor: api.retrieval_summaries where best_relevance < x.';
+
+
+--
+-- Name: retrievals_per_day; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.retrievals_per_day WITH (security_invoker='true') AS
+ SELECT ((created_at AT TIME ZONE 'UTC'::text))::date AS day,
+    org_id,
+    principal_id,
+    repo_id,
+    persona_id,
+    session_id,
+    withheld,
+    count(*) AS retrievals,
+    count(*) FILTER (WHERE (included = 0)) AS empty,
+    count(*) FILTER (WHERE nothing_above_floor) AS nothing_above_floor,
+    avg(duration_ms) AS mean_ms,
+    percentile_cont((0.95)::double precision) WITHIN GROUP (ORDER BY duration_ms) AS p95_ms
+   FROM api.retrieval_summaries s
+  GROUP BY (((created_at AT TIME ZONE 'UTC'::text))::date), org_id, principal_id, repo_id, persona_id, session_id, withheld;
+
+
+ALTER VIEW api.retrievals_per_day OWNER TO <migrator>;
+
+--
+-- Name: VIEW retrievals_per_day; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.retrievals_per_day IS 'Retrievals you may read per UTC day, org, principal and requested scope (repo, persona, session; withheld: a scope you hold no grant on), with empty answers and latency.';
+
+
+--
+-- Name: COLUMN retrievals_per_day.empty; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrievals_per_day.empty IS 'Retrievals that returned no fragment.';
 
 
 --
@@ -3139,68 +3924,6 @@ COMMENT ON TABLE data.document_versions IS 'Every distinct content a document ha
 
 
 --
--- Name: documents; Type: TABLE; Schema: data; Owner: <migrator>
---
-
-CREATE TABLE data.documents (
-    doc_id bigint NOT NULL,
-    org_id text NOT NULL,
-    repo_id text,
-    persona_id text,
-    session_id text,
-    path text NOT NULL,
-    kind text NOT NULL,
-    current_version integer DEFAULT 0 NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    owner text,
-    deleted_at timestamp with time zone,
-    deleted_by text,
-    CONSTRAINT documents_kind_check CHECK ((kind ~ '^[a-z][a-z0-9-]{0,31}$'::text)),
-    CONSTRAINT documents_path_check CHECK (((length(path) >= 1) AND (length(path) <= 1024)))
-);
-
-ALTER TABLE ONLY data.documents FORCE ROW LEVEL SECURITY;
-
-
-ALTER TABLE data.documents OWNER TO <migrator>;
-
---
--- Name: TABLE documents; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON TABLE data.documents IS 'Sources (files, ADRs, transcripts, agent output), identified by org, scope and path.';
-
-
---
--- Name: COLUMN documents.current_version; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.documents.current_version IS 'Version whose fragments are live; older versions are kept.';
-
-
---
--- Name: COLUMN documents.owner; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.documents.owner IS 'Named owner of the current version (R-DOC-3); its fragments carry it too.';
-
-
---
--- Name: COLUMN documents.deleted_at; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.documents.deleted_at IS 'Set by api.delete_document: the document is gone from listings and retrieval; its versions and sources stay for audit.';
-
-
---
--- Name: COLUMN documents.deleted_by; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.documents.deleted_by IS 'Principal that deleted the document.';
-
-
---
 -- Name: documents_doc_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
 --
 
@@ -3304,73 +4027,6 @@ COMMENT ON TABLE data.embeddings IS 'Dense vectors, one per fragment and model; 
 
 
 --
--- Name: fragments; Type: TABLE; Schema: data; Owner: <migrator>
---
-
-CREATE TABLE data.fragments (
-    fragment_id bigint CONSTRAINT fragments_fragment_id_not_null1 NOT NULL,
-    org_id text CONSTRAINT fragments_org_id_not_null1 NOT NULL,
-    repo_id text,
-    persona_id text,
-    session_id text,
-    doc_id bigint,
-    doc_version integer,
-    namespace text CONSTRAINT fragments_namespace_not_null1 NOT NULL,
-    kind text CONSTRAINT fragments_kind_not_null1 NOT NULL,
-    owner text CONSTRAINT fragments_owner_not_null1 NOT NULL,
-    heading_path text[] DEFAULT '{}'::text[] CONSTRAINT fragments_heading_path_not_null1 NOT NULL,
-    symbol text,
-    text text CONSTRAINT fragments_text_not_null1 NOT NULL,
-    content_hash text CONSTRAINT fragments_content_hash_not_null1 NOT NULL,
-    token_count integer CONSTRAINT fragments_token_count_not_null1 NOT NULL,
-    chunker_version text CONSTRAINT fragments_chunker_version_not_null1 NOT NULL,
-    simhash bigint CONSTRAINT fragments_simhash_not_null1 NOT NULL,
-    simhash_band0 integer GENERATED ALWAYS AS ((((simhash >> 48) & (65535)::bigint))::integer) STORED,
-    simhash_band1 integer GENERATED ALWAYS AS ((((simhash >> 32) & (65535)::bigint))::integer) STORED,
-    simhash_band2 integer GENERATED ALWAYS AS ((((simhash >> 16) & (65535)::bigint))::integer) STORED,
-    simhash_band3 integer GENERATED ALWAYS AS (((simhash & (65535)::bigint))::integer) STORED,
-    tsv tsvector CONSTRAINT fragments_tsv_not_null1 NOT NULL,
-    active boolean DEFAULT true CONSTRAINT fragments_active_not_null1 NOT NULL,
-    created_at timestamp with time zone DEFAULT now() CONSTRAINT fragments_created_at_not_null1 NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() CONSTRAINT fragments_updated_at_not_null1 NOT NULL,
-    CONSTRAINT fragments_token_count_check1 CHECK ((token_count >= 0))
-)
-PARTITION BY LIST (org_id);
-
-ALTER TABLE ONLY data.fragments FORCE ROW LEVEL SECURITY;
-
-
-ALTER TABLE data.fragments OWNER TO <migrator>;
-
---
--- Name: TABLE fragments; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON TABLE data.fragments IS 'Canonical fragments: one decision or one code unit, deduplicated by SimHash. One partition per org.';
-
-
---
--- Name: COLUMN fragments.doc_id; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.fragments.doc_id IS 'Document that first produced this text (null once deleted); all sources are in fragment_sources.';
-
-
---
--- Name: COLUMN fragments.heading_path; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.fragments.heading_path IS 'Headings (prose) or enclosing symbols (code) above the fragment.';
-
-
---
--- Name: COLUMN fragments.active; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.fragments.active IS 'True while at least one live document version points at the fragment.';
-
-
---
 -- Name: fragment_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
 --
 
@@ -3389,50 +4045,6 @@ ALTER SEQUENCE data.fragment_id_seq OWNER TO <migrator>;
 --
 
 ALTER SEQUENCE data.fragment_id_seq OWNED BY data.fragments.fragment_id;
-
-
---
--- Name: fragment_sources; Type: TABLE; Schema: data; Owner: <migrator>
---
-
-CREATE TABLE data.fragment_sources (
-    fragment_id bigint NOT NULL,
-    doc_id bigint NOT NULL,
-    doc_version integer NOT NULL,
-    ordinal integer NOT NULL,
-    anchor text NOT NULL,
-    start_line integer NOT NULL,
-    end_line integer NOT NULL,
-    content_hash text NOT NULL,
-    retired_at timestamp with time zone,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    org_id text NOT NULL
-);
-
-ALTER TABLE ONLY data.fragment_sources FORCE ROW LEVEL SECURITY;
-
-
-ALTER TABLE data.fragment_sources OWNER TO <migrator>;
-
---
--- Name: TABLE fragment_sources; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON TABLE data.fragment_sources IS 'Where each fragment occurs: one canonical fragment, many source pointers.';
-
-
---
--- Name: COLUMN fragment_sources.content_hash; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.fragment_sources.content_hash IS 'Hash of this source''s own text: equal to the fragment''s for an exact pointer, different for a near-duplicate.';
-
-
---
--- Name: COLUMN fragment_sources.retired_at; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.fragment_sources.retired_at IS 'Set when a newer document version replaces this one.';
 
 
 --
@@ -3983,6 +4595,75 @@ CREATE INDEX principal_bindings_backend ON data.principal_bindings USING btree (
 --
 
 CREATE INDEX retrieval_traces_org_created ON data.retrieval_traces USING btree (org_id, created_at DESC);
+
+
+--
+-- Name: document_retrievals _RETURN; Type: RULE; Schema: api; Owner: <migrator>
+--
+
+CREATE OR REPLACE VIEW api.document_retrievals WITH (security_invoker='true') AS
+ SELECT r.org_id,
+    r.doc_id,
+    d.path,
+    d.kind,
+    d.repo_id,
+    d.persona_id,
+    d.session_id,
+    d.current_version,
+    (sum(r.retrievals))::bigint AS fragments_returned,
+    count(*) FILTER (WHERE (r.retrievals > 0)) AS fragments_retrieved,
+    (sum(r.candidacies))::bigint AS candidacies,
+    max(r.last_retrieved_at) AS last_retrieved_at
+   FROM (api.fragment_retrievals r
+     JOIN data.documents d ON ((d.doc_id = r.doc_id)))
+  GROUP BY r.org_id, r.doc_id, d.doc_id;
+
+
+--
+-- Name: document_version_counts _RETURN; Type: RULE; Schema: api; Owner: <migrator>
+--
+
+CREATE OR REPLACE VIEW api.document_version_counts WITH (security_invoker='true') AS
+ SELECT d.doc_id,
+    d.org_id,
+    d.repo_id,
+    d.persona_id,
+    d.session_id,
+    d.path,
+    d.kind,
+    d.current_version,
+    count(*) AS versions,
+    min(v.created_at) AS first_version_at,
+    max(v.created_at) AS last_version_at
+   FROM (data.documents d
+     JOIN data.document_versions v ON ((v.doc_id = d.doc_id)))
+  GROUP BY d.doc_id;
+
+
+--
+-- Name: near_duplicate_clusters _RETURN; Type: RULE; Schema: api; Owner: <migrator>
+--
+
+CREATE OR REPLACE VIEW api.near_duplicate_clusters WITH (security_invoker='true') AS
+ SELECT f.fragment_id,
+    f.org_id,
+    f.repo_id,
+    f.persona_id,
+    f.session_id,
+    f.namespace,
+    f.kind,
+    f.owner,
+    count(*) AS sources,
+    count(*) FILTER (WHERE (s.content_hash = f.content_hash)) AS exact_sources,
+    count(*) FILTER (WHERE (s.content_hash <> f.content_hash)) AS near_sources,
+    count(DISTINCT s.doc_id) AS documents,
+    array_agg(DISTINCT d.path ORDER BY d.path) AS paths
+   FROM ((data.fragments f
+     JOIN data.fragment_sources s ON (((s.fragment_id = f.fragment_id) AND (s.org_id = f.org_id) AND (s.retired_at IS NULL))))
+     JOIN data.documents d ON ((d.doc_id = s.doc_id)))
+  WHERE f.active
+  GROUP BY f.org_id, f.fragment_id
+ HAVING (count(*) > 1);
 
 
 --
@@ -4705,6 +5386,14 @@ REVOKE ALL ON FUNCTION api.register_embedding_model(p_namespace text, p_name tex
 
 
 --
+-- Name: FUNCTION retrieve(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_fusion jsonb); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_fusion jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_fusion jsonb) TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -4917,6 +5606,15 @@ GRANT ALL ON FUNCTION data._in_scope(fragment_repo text, fragment_persona text, 
 
 
 --
+-- Name: FUNCTION _json_number(p_value jsonb); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._json_number(p_value jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._json_number(p_value jsonb) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._json_number(p_value jsonb) TO contexts_auditor;
+
+
+--
 -- Name: FUNCTION _on_sources_deleted(); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -5116,12 +5814,118 @@ GRANT ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id t
 
 
 --
+-- Name: TABLE document_retrievals; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.document_retrievals TO contexts_analyst;
+
+
+--
+-- Name: TABLE document_version_counts; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.document_version_counts TO contexts_analyst;
+
+
+--
 -- Name: TABLE retrieval_traces; Type: ACL; Schema: api; Owner: <migrator>
 --
 
 GRANT SELECT ON TABLE api.retrieval_traces TO contexts_service;
 GRANT SELECT ON TABLE api.retrieval_traces TO contexts_analyst;
 GRANT SELECT ON TABLE api.retrieval_traces TO contexts_auditor;
+
+
+--
+-- Name: TABLE fragment_retrievals; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.fragment_retrievals TO contexts_analyst;
+GRANT SELECT ON TABLE api.fragment_retrievals TO contexts_auditor;
+
+
+--
+-- Name: TABLE fragments; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.fragments TO contexts_service;
+GRANT SELECT ON TABLE data.fragments TO contexts_analyst;
+
+
+--
+-- Name: TABLE fragments_by_owner; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.fragments_by_owner TO contexts_analyst;
+
+
+--
+-- Name: TABLE documents; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.documents TO contexts_service;
+GRANT SELECT ON TABLE data.documents TO contexts_analyst;
+
+
+--
+-- Name: TABLE fragment_sources; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.fragment_sources TO contexts_service;
+GRANT SELECT ON TABLE data.fragment_sources TO contexts_analyst;
+
+
+--
+-- Name: TABLE fragments_never_retrieved; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.fragments_never_retrieved TO contexts_analyst;
+
+
+--
+-- Name: TABLE near_duplicate_clusters; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.near_duplicate_clusters TO contexts_analyst;
+
+
+--
+-- Name: TABLE near_duplicate_pairs; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.near_duplicate_pairs TO contexts_analyst;
+
+
+--
+-- Name: TABLE query_vectors; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.query_vectors TO contexts_analyst;
+GRANT SELECT ON TABLE api.query_vectors TO contexts_auditor;
+
+
+--
+-- Name: TABLE retrieval_summaries; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.retrieval_summaries TO contexts_analyst;
+GRANT SELECT ON TABLE api.retrieval_summaries TO contexts_auditor;
+
+
+--
+-- Name: TABLE retrievals_below_floor; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.retrievals_below_floor TO contexts_analyst;
+GRANT SELECT ON TABLE api.retrievals_below_floor TO contexts_auditor;
+
+
+--
+-- Name: TABLE retrievals_per_day; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.retrievals_per_day TO contexts_analyst;
+GRANT SELECT ON TABLE api.retrievals_per_day TO contexts_auditor;
 
 
 --
@@ -5213,14 +6017,6 @@ GRANT SELECT ON TABLE data.document_versions TO contexts_analyst;
 
 
 --
--- Name: TABLE documents; Type: ACL; Schema: data; Owner: <migrator>
---
-
-GRANT SELECT ON TABLE data.documents TO contexts_service;
-GRANT SELECT ON TABLE data.documents TO contexts_analyst;
-
-
---
 -- Name: TABLE embedding_models; Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -5242,22 +6038,6 @@ GRANT SELECT ON TABLE data.embedding_namespaces TO contexts_analyst;
 
 GRANT SELECT ON TABLE data.embeddings TO contexts_service;
 GRANT SELECT ON TABLE data.embeddings TO contexts_analyst;
-
-
---
--- Name: TABLE fragments; Type: ACL; Schema: data; Owner: <migrator>
---
-
-GRANT SELECT ON TABLE data.fragments TO contexts_service;
-GRANT SELECT ON TABLE data.fragments TO contexts_analyst;
-
-
---
--- Name: TABLE fragment_sources; Type: ACL; Schema: data; Owner: <migrator>
---
-
-GRANT SELECT ON TABLE data.fragment_sources TO contexts_service;
-GRANT SELECT ON TABLE data.fragment_sources TO contexts_analyst;
 
 
 --
