@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -85,6 +86,30 @@ def golden_components(settings: Settings, config_path: Path | None) -> tuple[Ing
         raise CliError(str(exc)) from exc
     models = embedders(settings)
     return IngestPipeline(settings, models), Retriever.build(models, config, settings.torch_threads), config
+
+
+def record_run(
+    dsn: str,
+    command: str,
+    pipeline: dict,
+    options: dict,
+    started_at: datetime,
+    figures: list[dict] | None = None,
+    replays: list[dict] | None = None,
+    outcome: str | None = None,
+) -> int:
+    """Store the run in the database (api.eval_runs, api.eval_figures, api.eval_replay_diffs)."""
+    import psycopg
+
+    from app.eval import history
+
+    try:
+        with psycopg.connect(dsn) as conn:
+            run_id = history.record(conn, command, pipeline, options, started_at, figures, replays, outcome)
+    except psycopg.Error as exc:
+        raise database_error(exc) from exc
+    console.print(f"recorded as eval run {run_id} (api.eval_runs)")
+    return run_id
 
 
 def metrics_table(title: str, rows: list[tuple[str, str, dict]], note: str | None = None) -> Table:
@@ -196,11 +221,18 @@ def run_command(
 ) -> None:
     """Score a labelled set (BEIR layout: DATASET dir, or a name under CONTEXTS_DATASETS)
     at document level: nDCG@10, MRR@10, recall@10 and recall@100 per stage."""
+    from app.eval.history import figures_of
+
+    started_at = datetime.now(UTC)
     settings = context_settings(ctx)
     path = resolve_dataset(settings, dataset)
     stages = (stage,) if stage else STAGES
     dsn = open_database(settings)
     report = run_golden_set(settings, dsn, path, split, stages, depth, rerank_top, kind, config_path, out_dir)
+    options = {"depth": depth, "rerank_top": rerank_top, "kind": report["kind"], "stages": list(stages)}
+    report["eval_run_id"] = record_run(
+        dsn, "run", report["pipeline_version"], options, started_at, figures=figures_of(report)
+    )
     print_report(report, as_json)
 
 
@@ -287,10 +319,12 @@ def replay_command(
     import psycopg
 
     from app.eval import replay
+    from app.eval.history import replay_rows
     from app.ingest.embed import embedders
     from app.retrieve.config import ConfigError, PipelineConfig
     from app.retrieve.service import Retriever
 
+    started_at = datetime.now(UTC)
     settings = context_settings(ctx)
     try:
         candidate = PipelineConfig.load(candidate_path)
@@ -313,17 +347,32 @@ def replay_command(
                     + (f" for org {org_id!r}" if org_id else "")
                     + "; run some queries first or pass --queries FILE"
                 )
+        current_retriever = Retriever.build(models, current, settings.torch_threads)
         with progress_bars() as progress:
             report = replay.replay(
                 conn,
                 recorded,
-                (current, Retriever.build(models, current, settings.torch_threads)),
+                (current, current_retriever),
                 (candidate, Retriever.build(models, candidate, settings.torch_threads)),
                 threshold,
                 top,
                 lambda done, total: progress("replaying", done, total),
             )
-    body = report.to_dict()
+    options = {
+        "candidate": candidate.to_dict(),
+        "threshold": threshold,
+        "top": top,
+        "queries": str(queries_path) if queries_path else "traces",
+    }
+    run_id = record_run(
+        dsn,
+        "replay",
+        current_retriever.pipeline_info() | {"config": current.to_dict()},
+        options,
+        started_at,
+        replays=replay_rows(recorded, report),
+    )
+    body = report.to_dict() | {"eval_run_id": run_id}
     if out_path:
         out_path.parent.mkdir(parents=True, exist_ok=True)
         out_path.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
@@ -518,7 +567,9 @@ def gate_command(
     """Run the development sets and fail when a gated figure (nDCG@10, recall@100 of
     any stage) drops more than 0.005 below the baseline without a waiver."""
     from app.eval import beir, gate
+    from app.eval.history import gate_figures
 
+    started_at = datetime.now(UTC)
     settings = context_settings(ctx)
     try:
         plan = gate.plan(baseline_path, waivers_dir, settings.datasets, only, update_baseline)
@@ -549,6 +600,13 @@ def gate_command(
         )
 
     measured = gate.measure(plan, run_set, ran)
+    pipeline = next(iter(measured.reports.values()))["pipeline_version"]
+    options = {
+        "depth": plan.depth,
+        "rerank_top": plan.rerank_top,
+        "baseline": str(baseline_path),
+        "datasets": list(plan.datasets),
+    }
     target = console if as_json else Console(soft_wrap=True)
     full_note = measured.full_stage
     target.print(metrics_table("golden sets", measured.rows(), f"full stage: {full_note}" if full_note else None))
@@ -556,6 +614,9 @@ def gate_command(
     if update_baseline:
         gate.write_baseline(plan, measured, baseline_path)
         console.print(f"[green]baseline written:[/] {baseline_path}")
+        record_run(
+            dsn, "gate", pipeline, options, started_at, figures=gate_figures(plan, measured, None), outcome="baseline"
+        )
         if as_json:
             click.echo(
                 json.dumps(
@@ -565,6 +626,15 @@ def gate_command(
         return
 
     verdict = gate.judge(plan, measured)
+    run_id = record_run(
+        dsn,
+        "gate",
+        pipeline,
+        options,
+        started_at,
+        figures=gate_figures(plan, measured, verdict),
+        outcome="passed" if verdict.passed else "failed",
+    )
     table = Table(title=f"gate: nDCG@10 and recall@100 vs {baseline_path.name} (tolerance {gate.TOLERANCE})")
     for column in ("dataset", "stage", "metric", "baseline", "current", "delta", "status"):
         table.add_column(column, justify="right" if column in ("baseline", "current", "delta") else "left")
@@ -583,7 +653,7 @@ def gate_command(
             "baseline in this commit (`make eval-baseline`)"
         )
     if as_json:
-        click.echo(json.dumps(verdict.to_dict()))
+        click.echo(json.dumps(verdict.to_dict() | {"eval_run_id": run_id}))
     failure = verdict.failure()
     if failure:
         raise CliError(failure)

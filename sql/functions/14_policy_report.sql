@@ -5,8 +5,9 @@
 
 -- api.policy_report: one row per table of schema data (partitions are folded into
 -- their parent: how many, and which lack forced row-level security). Every table
--- holds tenant data but the shared model registry, so a new table must be protected
--- before the check passes.
+-- holds tenant data but the shared model registry and the eval history of the pipeline
+-- (runs and figures: no tenant's rows; see migration 0008), so a new table must be
+-- protected before the check passes.
 create or replace function api.policy_report()
 returns table (table_name text, tenant boolean, rls_enabled boolean, rls_forced boolean, policies jsonb,
                may_select text[], may_insert text[], may_update text[], may_delete text[],
@@ -38,7 +39,7 @@ as $$
         group by acl.oid, acl.privilege_type
     )
     select t.relname,
-           t.relname not in ('embedding_namespaces', 'embedding_models'),
+           t.relname not in ('embedding_namespaces', 'embedding_models', 'eval_runs', 'eval_figures'),
            t.relrowsecurity,
            t.relforcerowsecurity,
            coalesce((select jsonb_agg(jsonb_build_object(

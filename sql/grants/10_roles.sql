@@ -6,7 +6,8 @@
 --   contexts_analyst : read-only SQL, filtered by the principal mapped to the login
 --   contexts_auditor : reads retrieval traces (its principal needs an audit grant)
 -- Retrieval traces are read through the redacting view api.retrieval_traces (and
--- api.get_trace); no caller role holds any privilege on data.retrieval_traces.
+-- api.get_trace), replay diffs through api.eval_replay_diffs; no caller role holds any
+-- privilege on data.retrieval_traces or data.eval_replays.
 -- The owner/migrator is the role that runs `contexts migrate` (a superuser).
 --
 -- Tables: every parent table of schema data is readable by the service and analysts,
@@ -36,7 +37,7 @@ declare
 begin
     for t in select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace
              where n.nspname = 'data' and c.relkind in ('r', 'p') and not c.relispartition
-               and c.relname not in ('principal_bindings', 'api_keys', 'retrieval_traces') loop
+               and c.relname not in ('principal_bindings', 'api_keys', 'retrieval_traces', 'eval_replays') loop
         execute format('revoke all on data.%I from contexts_service, contexts_analyst, contexts_auditor', t.relname);
         execute format('grant select on data.%I to contexts_service, contexts_analyst', t.relname);
     end loop;
@@ -45,7 +46,7 @@ $$;
 revoke all on data.api_keys from contexts_service, contexts_analyst, contexts_auditor;
 grant select (key_id, org_id, principal_id, label, created_at, last_used_at, revoked_at)
     on data.api_keys to contexts_service, contexts_analyst;
-revoke all on data.retrieval_traces from contexts_service, contexts_analyst, contexts_auditor;
+revoke all on data.retrieval_traces, data.eval_replays from contexts_service, contexts_analyst, contexts_auditor;
 grant select on data.orgs, data.principals, data.grants to contexts_auditor;
 
 -- Views: who may select which view of schema api, by name. Each migrate makes the catalog
@@ -62,11 +63,12 @@ begin
         with rule (roles, views) as (values
             -- Traces, redacted per reader (sql/views/10_traces.sql).
             (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array['api.retrieval_traces']),
-            -- Read only api.retrieval_traces, or redact as it does: what an auditor (who
-            -- reads no data table) may read too.
+            -- Read only api.retrieval_traces and eval history, or redact as it does: what an
+            -- auditor (who reads no data table) may read too.
             (array['contexts_analyst', 'contexts_auditor'], array[
                 'api.query_vectors', 'api.retrieval_summaries', 'api.retrievals_per_day',
-                'api.retrievals_below_floor', 'api.fragment_retrievals']),
+                'api.retrievals_below_floor', 'api.fragment_retrievals',
+                'api.eval_runs', 'api.eval_figures', 'api.eval_replay_diffs']),
             -- Read data tables under row-level security as well (security invoker).
             (array['contexts_analyst'], array[
                 'api.document_retrievals', 'api.fragments_never_retrieved', 'api.fragments_by_owner',

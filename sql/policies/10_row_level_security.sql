@@ -70,3 +70,10 @@ drop policy if exists own_or_audited on data.retrieval_traces;
 drop policy if exists own_only on data.retrieval_traces;
 create policy own_only on data.retrieval_traces for select
     using (org_id = (select data.acl_org()) and principal_id = (select data.acl_principal()));
+
+-- Replay diffs carry tenants' queries and fragments: read through api.eval_replay_diffs
+-- (sql/views), which redacts them as api.retrieval_traces redacts traces; no caller role
+-- may select the table. Should one ever be granted it: the principal's own rows only.
+drop policy if exists own_only on data.eval_replays;
+create policy own_only on data.eval_replays for select
+    using (org_id = (select data.acl_org()) and principal_id = (select data.acl_principal()));

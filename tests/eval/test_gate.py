@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import psycopg
 import pytest
 from click.testing import CliRunner
 
@@ -193,6 +194,32 @@ def test_gate_command_update_then_pass_then_fail(db_url, tmp_path, monkeypatch):
         WAIVER.replace('"cacm"', '"geo"').replace('"lexical"', '"dense"').replace("accept = 0.47", "accept = 0.0"),
     )
     assert gate_cmd().exit_code == 0
+    # Each gate run is stored with its outcome and, per gated figure, baseline and status.
+    with psycopg.connect(db_url) as conn:
+        runs = conn.execute("select run_id, command, outcome from api.eval_runs order by run_id").fetchall()
+        assert [r[1:] for r in runs] == [
+            ("gate", "baseline"),
+            ("gate", "passed"),
+            ("gate", "failed"),
+            ("gate", "passed"),
+        ]
+        regressed = conn.execute(
+            "select stage, metric, baseline, status, waiver is not null from api.eval_figures "
+            "where run_id = %s and status <> 'ok'",
+            (runs[2][0],),
+        ).fetchall()
+        assert regressed == [("dense", "ndcg@10", 1.01, "regressed", False)]
+        waived = conn.execute(
+            "select status, waiver from api.eval_figures where run_id = %s and status = 'waived'", (runs[3][0],)
+        ).fetchall()
+        assert len(waived) == 1 and waived[0][1]
+        assert (
+            conn.execute(
+                "select count(*) from api.eval_figures where run_id = %s and status is null", (runs[0][0],)
+            ).fetchone()[0]
+            == 4 * 4 * 3
+        )  # stages x metrics x (all queries, two scopes); nothing gated
+    assert json.loads(passed.stdout.strip().splitlines()[-1])["eval_run_id"] == runs[1][0]
 
 
 def test_fusion_margin_compares_hybrid_with_the_better_single_side():

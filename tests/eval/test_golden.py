@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import psycopg
 import pytest
 from click.testing import CliRunner
 
@@ -171,6 +172,25 @@ def test_cli_json_contract_and_errors(db_url, tmp_path):
     assert list(body["stages"]) == ["lexical"]
     assert set(body["stages"]["lexical"]) == {"ndcg@10", "mrr@10", "recall@10", "recall@100"}
     assert "pipeline_version" in body
+    # Stored for charting: one figure per stage, query scope (none: all) and metric.
+    with psycopg.connect(db_url) as conn:
+        run = conn.execute(
+            "select command, datasets, pipeline = %s::jsonb, options ->> 'depth' from api.eval_runs where run_id = %s",
+            (json.dumps(body["pipeline_version"]), body["eval_run_id"]),
+        ).fetchone()
+        assert run == ("run", ["geo"], True, "200")
+        figures = conn.execute(
+            "select scope, metric, value, queries from api.eval_figures where run_id = %s and stage = 'lexical'",
+            (body["eval_run_id"],),
+        ).fetchall()
+    assert sorted((s or "", m, v, q) for s, m, v, q in figures) == sorted(
+        [("", m, v, 3) for m, v in body["stages"]["lexical"].items()]
+        + [
+            (scope, m, v, block["queries"])
+            for scope, block in body["scopes"].items()
+            for m, v in block["stages"]["lexical"].items()
+        ]
+    )
 
     (root / "qrels" / "dev.tsv").write_text(QRELS)
     several = CliRunner().invoke(main, ["--db-url", db_url, "eval", "run", str(root)])

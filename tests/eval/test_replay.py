@@ -120,6 +120,16 @@ def test_cli_replay_from_jsonl(db_url, conn, ingest, tmp_path):
     assert result.exit_code == 0, result.output
     body = json.loads(result.stdout.strip().splitlines()[-1])
     assert body["queries"] == 2 and body["flagged"] == 2 and json.loads(out.read_text()) == body
+    # Stored per query, for the principal it was replayed for (admin, the default).
+    conn.execute("select api.bind_principal('acme', 'admin')")
+    conn.execute("set local role contexts_analyst")
+    stored = conn.execute(
+        "select query, flagged, jsonb_array_length(current), jsonb_array_length(candidate), redacted "
+        "from api.eval_replay_diffs where run_id = %s order by ordinal",
+        (body["eval_run_id"],),
+    ).fetchall()
+    assert stored == [("drain idle connections", True, 3, 1, []), ("deploy zones", True, 3, 1, [])]
+    conn.rollback()
     failing = CliRunner().invoke(main, [*args, "--fail-on-flag"])
     assert failing.exit_code == 1
 

@@ -10,8 +10,9 @@ import pytest
 from app.db.migrate import SQL_DIR, migrate
 from tests.sql.snapshot import privilege_matrix, schema_dump, unified_diff
 
-NON_TENANT = {"embedding_namespaces", "embedding_models"}
-"""Tables of the data schema that hold no tenant data (shared model registry)."""
+NON_TENANT = {"embedding_namespaces", "embedding_models", "eval_runs", "eval_figures"}
+"""Tables of the data schema that hold no tenant data (shared model registry, eval
+history of the pipeline: figures on labelled sets, no tenant's rows)."""
 ROLES = ("contexts_service", "contexts_analyst", "contexts_auditor")
 
 
@@ -34,6 +35,7 @@ def test_every_tenant_table_has_forced_rls_and_a_policy(conn):
         "bm25_terms",
         "bm25_corpus",
         "retrieval_traces",
+        "eval_replays",
         "principals",
         "grants",
         "api_keys",
@@ -194,9 +196,12 @@ TRACE_VIEWS = {
     "api.retrievals_per_day",
     "api.retrievals_below_floor",
     "api.fragment_retrievals",
+    "api.eval_runs",
+    "api.eval_figures",
+    "api.eval_replay_diffs",
 }
-"""Views that read only traces (through api.retrieval_traces or its helpers): auditors,
-who read no data table, may select them too."""
+"""Views that read only traces (through api.retrieval_traces or its helpers) and eval
+history: auditors, who read no data table, may select them too."""
 TABLE_VIEWS = {
     "api.document_retrievals",
     "api.fragments_never_retrieved",
@@ -242,11 +247,11 @@ def test_each_role_may_select_exactly_its_views_and_nothing_else_of_them(conn):
     )
     # A view that reads what its caller may not is a barrier that filters itself; every
     # other one reads as its caller (row-level security applies), or reads global data.
-    barriers = {"api.retrieval_traces", "api.query_vectors"}
+    barriers = {"api.retrieval_traces", "api.query_vectors", "api.eval_replay_diffs"}
     for name, opts in options.items():
         if name in barriers:
             assert "security_barrier=true" in (opts or []), name
-        else:
+        elif name not in ("api.eval_runs", "api.eval_figures"):
             assert "security_invoker=true" in (opts or []), name
 
 
@@ -254,7 +259,7 @@ def test_view_grants_outside_the_rule_are_revoked_by_migrate(db_url):
     fresh = privilege_matrix(db_url)
     with psycopg.connect(db_url, autocommit=True) as c:
         c.execute("grant select on api.fragments_by_owner to contexts_auditor, contexts_service")
-        c.execute("grant insert on api.near_duplicate_pairs to contexts_analyst")
+        c.execute("grant insert on api.eval_runs to contexts_analyst")
         c.execute("revoke select on api.retrieval_summaries from contexts_analyst")
     migrate(db_url, force=True)  # what `contexts migrate` does
     assert privilege_matrix(db_url) == fresh
@@ -277,9 +282,10 @@ def test_nothing_is_granted_to_public(conn):
 
 def test_traces_are_read_only_through_the_redacting_view(conn):
     """No caller role reads data.retrieval_traces itself (it would see raw queries and
-    candidates); all of them read api.retrieval_traces, which redacts per reader."""
+    candidates), nor data.eval_replays (replayed queries and results); all of them read
+    api.retrieval_traces, which redacts per reader."""
     for role in ROLES:
-        for table in ("data.retrieval_traces",):
+        for table in ("data.retrieval_traces", "data.eval_replays"):
             assert not conn.execute("select has_table_privilege(%s, %s, 'select')", (role, table)).fetchone()[0], (
                 role,
                 table,

@@ -1144,7 +1144,7 @@ CREATE FUNCTION api.policy_report() RETURNS TABLE(table_name text, tenant boolea
         group by acl.oid, acl.privilege_type
     )
     select t.relname,
-           t.relname not in ('embedding_namespaces', 'embedding_models'),
+           t.relname not in ('embedding_namespaces', 'embedding_models', 'eval_runs', 'eval_figures'),
            t.relrowsecurity,
            t.relforcerowsecurity,
            coalesce((select jsonb_agg(jsonb_build_object(
@@ -1217,6 +1217,109 @@ ALTER FUNCTION api.purge_expired_sessions() OWNER TO <migrator>;
 --
 
 COMMENT ON FUNCTION api.purge_expired_sessions() IS 'Delete expired sessions with their documents, fragments and grants.';
+
+
+--
+-- Name: record_eval_run(text, jsonb, jsonb, timestamp with time zone, text, jsonb, jsonb, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb DEFAULT '[]'::jsonb, p_replays jsonb DEFAULT '[]'::jsonb, p_outcome text DEFAULT NULL::text) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $_$
+declare
+    id bigint;
+    e record;
+begin
+    if p_command is null or p_command not in ('run', 'gate', 'replay') then
+        raise exception 'eval command must be run, gate or replay, not %', coalesce(p_command, 'null')
+            using errcode = '22023';
+    end if;
+    if jsonb_typeof(p_pipeline) is distinct from 'object' or jsonb_typeof(p_options) is distinct from 'object' then
+        raise exception 'an eval run records its pipeline and options as JSON objects' using errcode = '22023';
+    end if;
+    if p_started_at is null then
+        raise exception 'an eval run records when it started' using errcode = '22023';
+    end if;
+    if jsonb_typeof(p_figures) is distinct from 'array' or jsonb_typeof(p_replays) is distinct from 'array' then
+        raise exception 'figures and replays are JSON arrays' using errcode = '22023';
+    end if;
+    if p_outcome is not null and (p_command <> 'gate' or p_outcome not in ('passed', 'failed', 'baseline')) then
+        raise exception 'only a gate run has an outcome (passed, failed or baseline), not %', p_outcome
+            using errcode = '22023';
+    end if;
+    insert into data.eval_runs (command, pipeline, options, outcome, contexts_version, started_at)
+    values (p_command, p_pipeline, p_options, p_outcome, coalesce(p_contexts_version, ''), p_started_at)
+    returning run_id into id;
+
+    for e in select f.value as v, f.n from jsonb_array_elements(p_figures) with ordinality as f(value, n) loop
+        if jsonb_typeof(e.v) is distinct from 'object'
+           or jsonb_typeof(e.v -> 'dataset') is distinct from 'string'
+           or jsonb_typeof(e.v -> 'split') is distinct from 'string'
+           or jsonb_typeof(e.v -> 'stage') is distinct from 'string'
+           or jsonb_typeof(e.v -> 'metric') is distinct from 'string'
+           or coalesce(jsonb_typeof(e.v -> 'value'), 'null') not in ('number', 'null')
+           or (e.v ? 'scope' and jsonb_typeof(e.v -> 'scope') not in ('string', 'null'))
+           or (e.v ? 'queries' and jsonb_typeof(e.v -> 'queries') not in ('number', 'null'))
+           or (e.v ? 'baseline' and jsonb_typeof(e.v -> 'baseline') not in ('number', 'null')) then
+            raise exception 'figure %: needs dataset, split, stage and metric (strings) and value (a number)', e.n
+                using errcode = '22023';
+        end if;
+        begin
+            insert into data.eval_figures (run_id, dataset, split, stage, scope, metric, value, queries,
+                                           baseline, status, waiver)
+            values (id, e.v ->> 'dataset', e.v ->> 'split', e.v ->> 'stage', e.v ->> 'scope', e.v ->> 'metric',
+                    (e.v ->> 'value')::float8, (e.v ->> 'queries')::numeric::int, (e.v ->> 'baseline')::float8,
+                    e.v ->> 'status', e.v ->> 'waiver');
+        exception when check_violation or unique_violation or numeric_value_out_of_range then
+            raise exception 'figure %: %', e.n, sqlerrm using errcode = '22023';
+        end;
+    end loop;
+
+    for e in select r.value as v, r.n from jsonb_array_elements(p_replays) with ordinality as r(value, n) loop
+        if jsonb_typeof(e.v) is distinct from 'object'
+           or jsonb_typeof(e.v -> 'org_id') is distinct from 'string'
+           or jsonb_typeof(e.v -> 'principal_id') is distinct from 'string'
+           or jsonb_typeof(e.v -> 'origin') is distinct from 'string'
+           or jsonb_typeof(e.v -> 'query') is distinct from 'string'
+           or jsonb_typeof(e.v -> 'request') is distinct from 'object'
+           or jsonb_typeof(e.v -> 'flagged') is distinct from 'boolean'
+           or jsonb_typeof(coalesce(e.v -> 'current', '[]')) <> 'array'
+           or jsonb_typeof(coalesce(e.v -> 'candidate', '[]')) <> 'array'
+           or jsonb_path_exists(coalesce(e.v -> 'current', '[]') || coalesce(e.v -> 'candidate', '[]'),
+                                '$[*] ? (@.type() != "object")')
+           or (e.v ? 'trace_id' and jsonb_typeof(e.v -> 'trace_id') not in ('string', 'null'))
+           or (e.v ? 'overlap' and jsonb_typeof(e.v -> 'overlap') not in ('number', 'null'))
+           or (e.v ? 'same_order' and jsonb_typeof(e.v -> 'same_order') not in ('boolean', 'null'))
+           or (e.v ? 'error' and jsonb_typeof(e.v -> 'error') not in ('string', 'null')) then
+            raise exception 'replay %: needs org_id, principal_id, origin, query (strings), request (an object), '
+                            'flagged (a boolean), and current and candidate lists of objects', e.n
+                using errcode = '22023';
+        end if;
+        perform data._require_org(e.v ->> 'org_id');
+        begin
+            insert into data.eval_replays (run_id, ordinal, org_id, principal_id, trace_id, origin, query, request,
+                                           overlap, flagged, same_order, current, candidate, error)
+            values (id, e.n, e.v ->> 'org_id', e.v ->> 'principal_id', (e.v ->> 'trace_id')::uuid,
+                    e.v ->> 'origin', e.v ->> 'query', e.v -> 'request', (e.v ->> 'overlap')::float8,
+                    (e.v ->> 'flagged')::boolean, (e.v ->> 'same_order')::boolean,
+                    coalesce(e.v -> 'current', '[]'), coalesce(e.v -> 'candidate', '[]'), e.v ->> 'error');
+        exception when check_violation or invalid_text_representation then
+            raise exception 'replay %: %', e.n, sqlerrm using errcode = '22023';
+        end;
+    end loop;
+    return id;
+end
+$_$;
+
+
+ALTER FUNCTION api.record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text) IS 'Store one eval run (run, gate or replay) with its golden-set figures and replayed queries; returns its run_id. The operator''s, called by the eval commands.';
 
 
 --
@@ -3077,6 +3180,297 @@ SET default_tablespace = '';
 SET default_table_access_method = heap;
 
 --
+-- Name: eval_figures; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.eval_figures (
+    run_id bigint NOT NULL,
+    dataset text NOT NULL,
+    split text NOT NULL,
+    stage text NOT NULL,
+    scope text,
+    metric text NOT NULL,
+    value double precision,
+    queries integer,
+    baseline double precision,
+    status text,
+    waiver text,
+    CONSTRAINT eval_figures_check CHECK (((value IS NOT NULL) OR COALESCE((status = 'missing'::text), false))),
+    CONSTRAINT eval_figures_queries_check CHECK ((queries >= 0)),
+    CONSTRAINT eval_figures_status_check CHECK ((status = ANY (ARRAY['ok'::text, 'improved'::text, 'regressed'::text, 'waived'::text, 'missing'::text])))
+);
+
+
+ALTER TABLE data.eval_figures OWNER TO <migrator>;
+
+--
+-- Name: TABLE eval_figures; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.eval_figures IS 'Golden-set figures of an eval run: one per set, stage, query scope and metric; gate runs add the baseline and the check''s status. Global: no tenant data (see 0008).';
+
+
+--
+-- Name: COLUMN eval_figures.scope; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.eval_figures.scope IS 'A query scope label of the labelled set (per-scope breakdown); null: every query of the set.';
+
+
+--
+-- Name: COLUMN eval_figures.value; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.eval_figures.value IS 'The figure measured; null only for a gated figure the run did not measure (status missing).';
+
+
+--
+-- Name: eval_runs; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.eval_runs (
+    run_id bigint NOT NULL,
+    command text NOT NULL,
+    pipeline jsonb NOT NULL,
+    pipeline_version text GENERATED ALWAYS AS ("left"(md5((pipeline)::text), 12)) STORED NOT NULL,
+    options jsonb DEFAULT '{}'::jsonb NOT NULL,
+    outcome text,
+    contexts_version text NOT NULL,
+    started_at timestamp with time zone NOT NULL,
+    finished_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT eval_runs_command_check CHECK ((command = ANY (ARRAY['run'::text, 'gate'::text, 'replay'::text]))),
+    CONSTRAINT eval_runs_options_check CHECK ((jsonb_typeof(options) = 'object'::text)),
+    CONSTRAINT eval_runs_outcome_check CHECK ((outcome = ANY (ARRAY['passed'::text, 'failed'::text, 'baseline'::text]))),
+    CONSTRAINT eval_runs_pipeline_check CHECK ((jsonb_typeof(pipeline) = 'object'::text))
+);
+
+
+ALTER TABLE data.eval_runs OWNER TO <migrator>;
+
+--
+-- Name: TABLE eval_runs; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.eval_runs IS 'One row per `contexts eval run|gate|replay`: the pipeline measured, the options, when. Global: no tenant data (see 0008).';
+
+
+--
+-- Name: COLUMN eval_runs.pipeline; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.eval_runs.pipeline IS 'Versions and knobs the figures depend on (chunker, models, dtype, fragment size, BM25 analysis, fusion, reranker).';
+
+
+--
+-- Name: COLUMN eval_runs.pipeline_version; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.eval_runs.pipeline_version IS 'Short digest of pipeline: runs with the same value measured the same pipeline.';
+
+
+--
+-- Name: COLUMN eval_runs.outcome; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.eval_runs.outcome IS 'gate: passed, failed, or baseline (the figures were written as the new baseline); null otherwise.';
+
+
+--
+-- Name: COLUMN eval_runs.started_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.eval_runs.started_at IS 'When the command started, by the clock of the machine that ran it.';
+
+
+--
+-- Name: COLUMN eval_runs.finished_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.eval_runs.finished_at IS 'When the run was recorded, by the database''s clock.';
+
+
+--
+-- Name: eval_figures; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.eval_figures AS
+ SELECT f.run_id,
+    r.command,
+    r.finished_at AS measured_at,
+    r.pipeline_version,
+    f.dataset,
+    f.split,
+    f.stage,
+    f.scope,
+    f.metric,
+    f.value,
+    f.queries,
+    f.baseline,
+    (f.value - f.baseline) AS delta,
+    f.status,
+    f.waiver
+   FROM (data.eval_figures f
+     JOIN data.eval_runs r ON ((r.run_id = f.run_id)));
+
+
+ALTER VIEW api.eval_figures OWNER TO <migrator>;
+
+--
+-- Name: VIEW eval_figures; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.eval_figures IS 'Golden-set figures per eval run, set, stage, query scope (null: all queries) and metric (ndcg@10, mrr@10, recall@10, recall@100); gate runs add baseline, delta and status. Chart value over measured_at.';
+
+
+--
+-- Name: eval_replays; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.eval_replays (
+    run_id bigint NOT NULL,
+    ordinal integer NOT NULL,
+    org_id text NOT NULL,
+    principal_id text NOT NULL,
+    trace_id uuid,
+    origin text NOT NULL,
+    query text NOT NULL,
+    request jsonb NOT NULL,
+    overlap double precision,
+    flagged boolean NOT NULL,
+    same_order boolean,
+    current jsonb DEFAULT '[]'::jsonb NOT NULL,
+    candidate jsonb DEFAULT '[]'::jsonb NOT NULL,
+    error text,
+    CONSTRAINT eval_replays_candidate_check CHECK ((jsonb_typeof(candidate) = 'array'::text)),
+    CONSTRAINT eval_replays_current_check CHECK ((jsonb_typeof(current) = 'array'::text)),
+    CONSTRAINT eval_replays_ordinal_check CHECK ((ordinal >= 1)),
+    CONSTRAINT eval_replays_overlap_check CHECK (((overlap >= (0)::double precision) AND (overlap <= (1)::double precision))),
+    CONSTRAINT eval_replays_request_check CHECK ((jsonb_typeof(request) = 'object'::text))
+);
+
+ALTER TABLE ONLY data.eval_replays FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.eval_replays OWNER TO <migrator>;
+
+--
+-- Name: TABLE eval_replays; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.eval_replays IS 'One replayed query of an eval replay run: the top results under the current and the candidate pipeline, their token overlap, flagged or not. Read through api.eval_replay_diffs.';
+
+
+--
+-- Name: COLUMN eval_replays.principal_id; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.eval_replays.principal_id IS 'Who the query was replayed for (the principal that asked, for a recorded trace).';
+
+
+--
+-- Name: COLUMN eval_replays.trace_id; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.eval_replays.trace_id IS 'The recorded retrieval replayed; null for a query read from a file.';
+
+
+--
+-- Name: eval_replay_diffs; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.eval_replay_diffs WITH (security_barrier='true') AS
+ SELECT x.run_id,
+    x.finished_at AS replayed_at,
+    x.pipeline_version,
+    (x.options -> 'candidate'::text) AS candidate_config,
+    e.ordinal,
+    e.org_id,
+    e.principal_id,
+    e.trace_id,
+    e.origin,
+    r.query,
+    r.request,
+    e.overlap,
+    e.flagged,
+    e.same_order,
+    data._redact_candidates(e.org_id, e.current) AS current,
+    data._redact_candidates(e.org_id, e.candidate) AS candidate,
+        CASE
+            WHEN (r.query IS NOT NULL) THEN e.error
+            ELSE NULL::text
+        END AS error,
+    (r.redacted ||
+        CASE
+            WHEN ((r.query IS NULL) AND (e.error IS NOT NULL)) THEN ARRAY['error'::text]
+            ELSE '{}'::text[]
+        END) AS redacted
+   FROM (((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
+     JOIN data.eval_replays e ON (((e.org_id = me.org_id) AND ((e.principal_id = me.principal_id) OR me.audit))))
+     JOIN data.eval_runs x ON ((x.run_id = e.run_id)))
+     CROSS JOIN LATERAL data._redact_request(e.org_id, e.query, e.request, me.org_wide, me.repos, me.personas, me.sessions) r(query, request, redacted));
+
+
+ALTER VIEW api.eval_replay_diffs OWNER TO <migrator>;
+
+--
+-- Name: VIEW eval_replay_diffs; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.eval_replay_diffs IS 'Queries replayed by contexts eval replay that you may read (replayed for you; your org''s with an audit grant): top results under the current and the candidate pipeline, their token overlap and whether it was flagged, redacted as api.retrieval_traces redacts traces.';
+
+
+--
+-- Name: COLUMN eval_replay_diffs.current; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.eval_replay_diffs.current IS 'Top results under the current pipeline, best first: fragment_id, source, final_score, preview; a fragment you may not read keeps only its final_score ("redacted": true).';
+
+
+--
+-- Name: COLUMN eval_replay_diffs.candidate; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.eval_replay_diffs.candidate IS 'Top results under the candidate pipeline, as current.';
+
+
+--
+-- Name: COLUMN eval_replay_diffs.redacted; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.eval_replay_diffs.redacted IS 'Fields withheld from you (query, request.query, request.scope.session_id, error, ...); empty when none.';
+
+
+--
+-- Name: eval_runs; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.eval_runs AS
+ SELECT run_id,
+    command,
+    started_at,
+    finished_at,
+    pipeline_version,
+    outcome,
+    ARRAY( SELECT DISTINCT f.dataset
+           FROM data.eval_figures f
+          WHERE (f.run_id = r.run_id)
+          ORDER BY f.dataset) AS datasets,
+    pipeline,
+    options,
+    contexts_version
+   FROM data.eval_runs r;
+
+
+ALTER VIEW api.eval_runs OWNER TO <migrator>;
+
+--
+-- Name: VIEW eval_runs; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.eval_runs IS 'Eval runs (contexts eval run, gate, replay): when, which pipeline (pipeline_version groups runs of the same one), which labelled sets, and the gate''s outcome.';
+
+
+--
 -- Name: retrieval_traces; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -4027,6 +4421,20 @@ COMMENT ON TABLE data.embeddings IS 'Dense vectors, one per fragment and model; 
 
 
 --
+-- Name: eval_runs_run_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.eval_runs ALTER COLUMN run_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.eval_runs_run_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
 -- Name: fragment_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
 --
 
@@ -4381,6 +4789,30 @@ ALTER TABLE ONLY data.embeddings
 
 
 --
+-- Name: eval_figures eval_figures_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.eval_figures
+    ADD CONSTRAINT eval_figures_key UNIQUE NULLS NOT DISTINCT (run_id, dataset, split, stage, scope, metric);
+
+
+--
+-- Name: eval_replays eval_replays_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.eval_replays
+    ADD CONSTRAINT eval_replays_pkey PRIMARY KEY (run_id, ordinal);
+
+
+--
+-- Name: eval_runs eval_runs_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.eval_runs
+    ADD CONSTRAINT eval_runs_pkey PRIMARY KEY (run_id);
+
+
+--
 -- Name: fragment_sources fragment_sources_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -4518,6 +4950,20 @@ CREATE UNIQUE INDEX embedding_models_one_active ON data.embedding_models USING b
 --
 
 CREATE INDEX embeddings_model_org ON ONLY data.embeddings USING btree (model_id, org_id);
+
+
+--
+-- Name: eval_replays_org; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX eval_replays_org ON data.eval_replays USING btree (org_id, run_id);
+
+
+--
+-- Name: eval_runs_finished; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX eval_runs_finished ON data.eval_runs USING btree (finished_at);
 
 
 --
@@ -4807,6 +5253,30 @@ ALTER TABLE data.embeddings
 
 
 --
+-- Name: eval_figures eval_figures_run_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.eval_figures
+    ADD CONSTRAINT eval_figures_run_id_fkey FOREIGN KEY (run_id) REFERENCES data.eval_runs(run_id) ON DELETE CASCADE;
+
+
+--
+-- Name: eval_replays eval_replays_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.eval_replays
+    ADD CONSTRAINT eval_replays_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: eval_replays eval_replays_run_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.eval_replays
+    ADD CONSTRAINT eval_replays_run_id_fkey FOREIGN KEY (run_id) REFERENCES data.eval_runs(run_id) ON DELETE CASCADE;
+
+
+--
 -- Name: fragment_sources fragment_sources_doc_id_doc_version_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -4937,6 +5407,12 @@ ALTER TABLE data.documents ENABLE ROW LEVEL SECURITY;
 ALTER TABLE data.embeddings ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: eval_replays; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.eval_replays ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: fragment_sources; Type: ROW SECURITY; Schema: data; Owner: <migrator>
 --
 
@@ -4994,6 +5470,13 @@ CREATE POLICY no_direct_access ON data.principal_bindings USING (false);
 --
 
 ALTER TABLE data.orgs ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: eval_replays own_only; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY own_only ON data.eval_replays FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND (principal_id = ( SELECT data.acl_principal() AS acl_principal))));
+
 
 --
 -- Name: retrieval_traces own_only; Type: POLICY; Schema: data; Owner: <migrator>
@@ -5368,6 +5851,13 @@ REVOKE ALL ON FUNCTION api.policy_report() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION api.purge_expired_sessions() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text) FROM PUBLIC;
 
 
 --
@@ -5825,6 +6315,46 @@ GRANT SELECT ON TABLE api.document_retrievals TO contexts_analyst;
 --
 
 GRANT SELECT ON TABLE api.document_version_counts TO contexts_analyst;
+
+
+--
+-- Name: TABLE eval_figures; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.eval_figures TO contexts_service;
+GRANT SELECT ON TABLE data.eval_figures TO contexts_analyst;
+
+
+--
+-- Name: TABLE eval_runs; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.eval_runs TO contexts_service;
+GRANT SELECT ON TABLE data.eval_runs TO contexts_analyst;
+
+
+--
+-- Name: TABLE eval_figures; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.eval_figures TO contexts_analyst;
+GRANT SELECT ON TABLE api.eval_figures TO contexts_auditor;
+
+
+--
+-- Name: TABLE eval_replay_diffs; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.eval_replay_diffs TO contexts_analyst;
+GRANT SELECT ON TABLE api.eval_replay_diffs TO contexts_auditor;
+
+
+--
+-- Name: TABLE eval_runs; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.eval_runs TO contexts_analyst;
+GRANT SELECT ON TABLE api.eval_runs TO contexts_auditor;
 
 
 --
