@@ -1,10 +1,13 @@
 """Property-based proof of R-SEC-1/2: random orgs, scopes, principals, grants and
 fragments (shared vocabulary, near-identical embeddings across tenants: the worst case).
 For every principal, lexical, dense and hybrid search, fragment and trace reads, and
-plain SQL as an analyst return exactly the rows its grants allow, and its scores do not
-move when data it cannot see is added or removed. And every trace, read by the principal
-that made it or by an auditor of its org, shows exactly what the reader's grants allow
-now (a second property, on worlds of its own)."""
+plain SQL as an analyst (tables, and the knowledge-health views) return exactly the rows
+its grants allow, and its scores do not move when data it cannot see is added or
+removed. And every trace, read by the principal that made it or by an auditor of its
+org, shows exactly what the reader's grants allow now, through api.get_trace, the
+redacting view, every usage view built on it, the query vectors and retrieval from SQL
+(api.retrieve), and the replay diffs of an eval run (a second property, on worlds of
+its own)."""
 
 from __future__ import annotations
 
@@ -59,6 +62,7 @@ BASE = [0.9, 0.3, 0.2, 0.1]
 DIMS = len(BASE)
 TALLY = {
     "examples": 0,
+    "view_reads": 0,
     "orgs": 0,
     "principals": 0,
     "fragments": 0,
@@ -82,6 +86,7 @@ class Fragment:
     session: str | None
     noise: list[float]
     id: int | None = None
+    text: str = ""
 
 
 @dataclass
@@ -172,7 +177,7 @@ def record(
     )
     trace = Trace(o.name, maker, query, scope, msgspec.to_builtins(request), [c.fragment_id for c in candidates])
     trace.trace_id = record_trace(
-        conn, o.name, query, trace.request, {"fusion": fusion_spec(config, query)}, entries, 1.0
+        conn, o.name, query, trace.request, {"fusion": fusion_spec(config, query)}, entries, 1.0, {"prose": BASE}
     )
     TALLY["traces"] += 1
     return trace
@@ -224,6 +229,7 @@ def write(conn: psycopg.Connection, o: Org, fragments: list[Fragment], prefix: s
     conn.execute("select api.bind_principal(%s, 'writer')", (o.name,))
     for n, f in enumerate(fragments):
         text = " ".join(f.words) + f" ({prefix}{n})" * (n % 2)  # some exact duplicates collapse, others do not
+        f.text = text
         digest = hashlib.sha256(text.encode()).hexdigest()
         doc_id, version, _, _ = conn.execute(
             "select * from api.begin_document(%s, %s, %s, %s, %s, 'doc', %s, %s)",
@@ -282,6 +288,180 @@ def searches(conn: psycopg.Connection, o: Org, query: str) -> dict:
     )
     TALLY["queries"] += 3
     return {"lexical": lexical, "dense": dense, "hybrid": hybrid}
+
+
+def check_health_views(sql: psycopg.Connection, o: Org, grants: set[tuple[str, str | None]], allowed: set[int]) -> None:
+    """The knowledge-health views, as an analyst: exactly the fragments and documents
+    its grants allow (row-level security of the tables they read)."""
+    visible_fragments = [(n, f) for n, f in enumerate(o.fragments) if visible(o, grants, f)]
+    owned = sql.execute("select coalesce(sum(fragments), 0) from api.fragments_by_owner").fetchone()[0]
+    assert owned == len(allowed)
+    sources: dict[int, int] = {}
+    for _, f in visible_fragments:
+        sources[f.id] = sources.get(f.id, 0) + 1
+    clusters = dict(sql.execute("select fragment_id, sources from api.near_duplicate_clusters"))
+    assert leak(set(clusters), allowed) == 0
+    assert clusters == {i: n for i, n in sources.items() if n > 1}
+    by_text: dict[str, set[int]] = {}
+    for _, f in visible_fragments:
+        by_text.setdefault(f.text, set()).add(f.id)
+    pairs = {(a, b) for a, b in sql.execute("select fragment_id, near_fragment_id from api.near_duplicate_pairs")}
+    assert leak({i for pair in pairs for i in pair}, allowed) == 0
+    assert pairs == {(a, b) for ids in by_text.values() for a in ids for b in ids if a < b}
+    paths = dict(sql.execute("select path, versions from api.document_version_counts"))
+    assert paths == {f"f{n}.md": 1 for n, _ in visible_fragments}
+    never = {r[0] for r in sql.execute("select fragment_id from api.fragments_never_retrieved")}
+    assert leak(never, allowed) == 0 and never == allowed  # these traces list no candidate
+    TALLY["view_reads"] += 5
+
+
+def hidden_scope(o: Org, grants: set[tuple[str, str | None]], trace: Trace) -> list[str]:
+    """The scope ids of the trace's request this reader holds no grant on now."""
+    return [k for k, v in zip(SCOPE_KEYS, trace.scope) if v and not readable_scope(o, grants, k, v)]
+
+
+def no_secrets(o: Org, grants: set[tuple[str, str | None]], rows: object, allowed: set[int], ids: set[int]) -> None:
+    """Nothing in `rows` names a session the reader may not read, and no fragment id it
+    may not read appears (`ids`: the fragment ids the view returned)."""
+    dumped = json.dumps(rows, default=str)
+    named = [s for s in SESSIONS if not readable_scope(o, grants, "session_id", s) and f'"{s}"' in dumped]
+    TALLY["leaks"] += len(named) + len(ids - allowed)
+    assert not named and ids <= allowed, (named, ids - allowed, dumped)
+
+
+def check_usage_views(
+    sql: psycopg.Connection,
+    o: Org,
+    grants: set[tuple[str, str | None]],
+    expected: dict[str, Trace],
+    every_trace: list[Trace],
+) -> None:
+    """Every usage view, the query vectors, retrieval from SQL and the replay diffs, as
+    an analyst: built on api.retrieval_traces (or its helpers), they show exactly the
+    traces it shows this reader, redacted as it redacts them."""
+    fragments = {f.id: f for f in o.fragments}
+    allowed = {f.id for f in o.fragments if visible(o, grants, f)}
+    summaries = {str(r[0]["trace_id"]): r[0] for r in sql.execute("select to_jsonb(s) from api.retrieval_summaries s")}
+    TALLY["leaks"] += len(set(summaries) - set(expected))
+    assert set(summaries) == set(expected)
+    no_secrets(o, grants, summaries, allowed, set())
+    for trace_id, row in summaries.items():
+        t = expected[trace_id]
+        hidden = hidden_scope(o, grants, t)
+        assert row["withheld"] == bool(hidden)
+        assert row["query"] == (None if hidden else t.query)
+        assert row["candidates"] == len(t.fragment_ids)
+        for key, value in zip(SCOPE_KEYS, t.scope):
+            assert row[key] == (None if hidden else value)
+    days = sql.execute("select coalesce(sum(retrievals), 0) from api.retrievals_per_day").fetchone()[0]
+    assert days == len(expected)
+    no_secrets(o, grants, sql.execute("select to_jsonb(d) from api.retrievals_per_day d").fetchall(), allowed, set())
+    floor = {str(r[0]) for r in sql.execute("select trace_id from api.retrievals_below_floor")}
+    assert floor == {i for i, t in expected.items() if not t.fragment_ids}
+
+    candidacies: dict[int, int] = {}
+    for t in expected.values():
+        for fragment_id in t.fragment_ids:
+            if fragment_id in allowed:
+                candidacies[fragment_id] = candidacies.get(fragment_id, 0) + 1
+    rows = sql.execute("select fragment_id, candidacies, retrievals, source from api.fragment_retrievals").fetchall()
+    no_secrets(o, grants, rows, allowed, {r[0] for r in rows})
+    assert {r[0]: r[1] for r in rows} == candidacies
+    returned = {r[0] for r in rows if r[2] > 0}
+    docs = {r[0] for r in sql.execute("select doc_id from api.document_retrievals")}
+    readable_docs = {r[0] for r in sql.execute("select doc_id from data.documents")}
+    TALLY["leaks"] += len(docs - readable_docs)
+    assert docs <= readable_docs
+    never = {r[0] for r in sql.execute("select fragment_id from api.fragments_never_retrieved")}
+    assert never == allowed - returned
+
+    # Query vectors: those of the traces whose query it may read, and api.retrieve uses
+    # them exactly then (else BM25 only), under its own grants.
+    readable_queries = {i for i, t in expected.items() if not hidden_scope(o, grants, t)}
+    vectors = {str(r[0]) for r in sql.execute("select trace_id from api.query_vectors")}
+    TALLY["leaks"] += len(vectors - readable_queries)
+    assert vectors == readable_queries
+    for query in sorted({t.query for t in every_trace if t.org == o.name}):
+        rows = sql.execute(
+            "select fragment_id, dense_rank, fused_score from api.retrieve(%s, %s, p_k_lexical => 1000, "
+            "p_k_dense => 1000)",
+            (o.name, query),
+        ).fetchall()
+        has_vector = any(expected[i].query == query for i in readable_queries)
+        reference = sql.execute(
+            "select fragment_id, dense_rank, fused_score from api.retrieve_candidates(%s, %s, %s, null, null, null, "
+            "1000, %s, 60, %s::jsonb)",
+            (
+                o.name,
+                query,
+                json.dumps({"prose": BASE}),
+                1000 if has_vector else 0,
+                json.dumps(fusion_spec(PipelineConfig(), query)),
+            ),
+        ).fetchall()
+        assert rows == reference, (query, has_vector)
+        assert leak({r[0] for r in rows}, allowed) == 0
+        TALLY["queries"] += 1
+
+    # Replay diffs: one replayed query per trace (recorded for its maker), shown like it.
+    diffs = {
+        str(r[0]["trace_id"]): r[0]
+        for r in sql.execute("select to_jsonb(d) from api.eval_replay_diffs d where d.org_id = %s", (o.name,))
+    }
+    TALLY["leaks"] += len(set(diffs) - set(expected))
+    assert set(diffs) == set(expected)
+    for trace_id, diff in diffs.items():
+        t = expected[trace_id]
+        hidden = hidden_scope(o, grants, t)
+        assert diff["query"] == (None if hidden else t.query)
+        assert diff["redacted"] == (
+            [] if not hidden else ["query", "request.query", *(f"request.scope.{k}" for k in hidden)]
+        )
+        for c, fragment_id in zip(diff["current"], t.fragment_ids[:3]):
+            readable = fragment_id in allowed
+            assert c["redacted"] is (not readable)
+            assert c.get("fragment_id") == (fragment_id if readable else None)
+            if not readable:
+                TALLY["redacted_candidates"] += 1
+                assert set(c) == {"final_score", "redacted"}
+                assert fragments[fragment_id].text not in json.dumps(diff)
+    no_secrets(
+        o,
+        grants,
+        diffs,
+        allowed,
+        {c["fragment_id"] for d in diffs.values() for c in d["current"] + d["candidate"] if "fragment_id" in c},
+    )
+    TALLY["view_reads"] += 9
+
+
+def record_replays(conn: psycopg.Connection, traces: list[Trace], texts: dict[int, str]) -> None:
+    """An eval replay run (app.eval.history, as `contexts eval replay` stores one): each
+    trace replayed for its maker, its top three under both pipelines."""
+    from datetime import UTC, datetime
+
+    from app.eval import history
+
+    def listed(ids: list[int]) -> list[dict]:
+        return [{"fragment_id": i, "source": f"f{i}.md", "final_score": 0.5, "preview": texts[i]} for i in ids[:3]]
+
+    rows = [
+        {
+            "org_id": t.org,
+            "principal_id": f"p{t.maker}",
+            "origin": f"trace {t.trace_id}",
+            "trace_id": t.trace_id,
+            "query": t.query,
+            "request": t.request,
+            "overlap": 1.0,
+            "flagged": False,
+            "same_order": True,
+            "current": listed(t.fragment_ids),
+            "candidate": listed(t.fragment_ids[::-1]),
+        }
+        for t in traces
+    ]
+    history.record(conn, "replay", {"config": {}}, {}, datetime.now(UTC), replays=rows)
 
 
 @pytest.fixture
@@ -381,6 +561,7 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
                 n = sql.execute("select coalesce(sum(fragment_count), 0) from data.bm25_corpus").fetchone()[0]
                 assert n == len(allowed)  # statistics count what it may see, nothing else
                 TALLY["queries"] += 5
+                check_health_views(sql, o, grants, allowed)
 
     # Traces: the principal that made one, and auditors of its org, read it; nobody else.
     for (org_name, maker), trace_id in traces.items():
@@ -509,6 +690,8 @@ def test_every_trace_shows_each_reader_exactly_what_its_grants_allow(world_db, d
         o.expired = o.expired | o.expire_later
     conn.commit()
 
+    record_replays(conn, traces, {f.id: f.text for o in orgs for f in o.fragments})
+
     analyst_login = logins["analysts"][0]
     for o in orgs:
         for p, grants in enumerate(o.principals):
@@ -540,7 +723,10 @@ def test_every_trace_shows_each_reader_exactly_what_its_grants_allow(world_db, d
                 assert set(rows) == set(expected)
                 for trace_id, shown in rows.items():
                     check_trace(o, grants, expected[trace_id], shown)
-                with pytest.raises(psycopg.errors.InsufficientPrivilege):
-                    sql.execute("select query, request, candidates from data.retrieval_traces")
+                check_usage_views(sql, o, grants, expected, traces)
+                for table in ("data.retrieval_traces", "data.eval_replays"):
+                    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                        sql.execute(f"select query, request from {table}")
+                    sql.rollback()
     print("\ntrace redaction proof so far:", json.dumps(TALLY))  # with -s: the counts for the record
     assert TALLY["leaks"] == 0
