@@ -6,6 +6,8 @@ grants through every one of them."""
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
 import msgspec
 import psycopg
@@ -322,3 +324,24 @@ def test_api_retrieve_refuses_bad_input(world, db_url, logins):
         for args, named, error in BAD_RETRIEVALS:
             with pytest.raises(error), carol.transaction():
                 sql_retrieve(carol, *args, **named)
+
+
+def test_every_example_of_the_analysts_doc_runs(world, conn):
+    """docs/analysts.md's SQL, statement by statement, as an analyst (org `demo` and repo
+    `contexts` of the doc are this world's acme and platform)."""
+    doc = (Path(__file__).parents[2] / "docs" / "analysts.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```sql\n(.*?)```", doc, flags=re.S)
+    statements = [
+        s.strip().replace("'demo'", "'acme'").replace("'contexts'", "'platform'")
+        for block in blocks
+        for s in re.sub(r"--[^\n]*", "", block).split(";")
+        if s.strip()
+    ]
+    assert len(statements) >= 15
+    notices: list[str] = []
+    conn.add_notice_handler(lambda diag: notices.append(diag.message_primary or ""))
+    as_analyst(conn, "acme", "admin")
+    for statement in statements:
+        conn.execute(statement).fetchall()
+    conn.rollback()
+    assert "no stored query vector for this exact text: lexical search only (BM25)" in notices
