@@ -62,6 +62,11 @@ def test_tables_and_api_functions_are_documented(conn):
         where n.nspname = 'api' and obj_description(p.oid, 'pg_proc') is null
     """).fetchall()
     assert undocumented_functions == []
+    undocumented_views = conn.execute("""
+        select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = 'api' and c.relkind in ('v', 'm') and obj_description(c.oid, 'pg_class') is null
+    """).fetchall()
+    assert undocumented_views == []
 
 
 def test_every_function_pins_its_search_path(conn):
