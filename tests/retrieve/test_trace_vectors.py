@@ -71,3 +71,21 @@ def test_namespaces_sharing_a_model_share_one_vector(traced):
     assert traced.execute(
         "select cardinality(query_vectors) from data.retrieval_traces where trace_id = %s", (trace,)
     ).fetchone() == (1,)
+
+
+def test_an_http_retrieval_keeps_the_vectors_the_api_embedded_before_its_transaction(client, db_url):
+    """The API embeds a query before it takes a connection (app/api/retrieve.py): the
+    trace keeps those very vectors."""
+    ingest = client.post(
+        "/documents",
+        json={"scope": {"org_id": "acme"}, "documents": [{"path": p, "content": c} for p, c in DOCS.items()]},
+    )
+    assert ingest.status_code == 201, ingest.text
+    answer = client.post("/contexts/retrieve", json={"query": "rotate the journal", "scope": {"org_id": "acme"}})
+    assert answer.status_code == 200, answer.text
+    with psycopg.connect(db_url) as conn:
+        stored = conn.execute(
+            "select query_models, cardinality(query_vectors) from data.retrieval_traces where trace_id = %s",
+            (answer.json()["trace_id"],),
+        ).fetchone()
+    assert stored == (["sentence-transformers/all-MiniLM-L6-v2"], 1)
