@@ -261,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
 
     results.update(build_corpus(dsn, pipeline, args.fragments, site))
 
-    retriever = Retriever(models, None)
+    retriever = Retriever(models, None, query_cache=0)  # each retrieval embeds its query
     with psycopg.connect(dsn) as conn:
         queries = sample_queries(conn, args.queries, args.seed)
         modes = {

@@ -49,9 +49,15 @@ def best_fused_score(config: PipelineConfig) -> float:
 
 class Retriever:
     def __init__(
-        self, embedders: dict[str, Embedder], reranker: Reranker | None, config: PipelineConfig | None = None
+        self,
+        embedders: dict[str, Embedder],
+        reranker: Reranker | None,
+        config: PipelineConfig | None = None,
+        query_cache: int = 1024,
     ) -> None:
-        self.query_embedder = QueryEmbedder(embedders)
+        """`query_cache`: recent query vectors kept (0 for a benchmark, where every
+        mode asks the same queries and a cache would hide the model's cost)."""
+        self.query_embedder = QueryEmbedder(embedders, cache_size=query_cache)
         self.embedders = self.query_embedder.embedders
         self.reranker = reranker
         self.config = config or PipelineConfig(rrf_k=RRF_K)
