@@ -1,11 +1,80 @@
 -- Retrieval: dense top-k per namespace, and the fused candidate list.
 
+-- data._query_vectors: the active model of each namespace p_query_embeddings names
+-- ({"prose": [...], "code": [...]}), with that namespace's vector parsed once; 22023 for
+-- anything but an object of arrays of the model's dimensions. Other keys are ignored.
+create or replace function data._query_vectors(p_query_embeddings jsonb)
+returns table (model_id int, namespace text, dims int, query_vector extensions.vector)
+language plpgsql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+declare
+    m record;
+begin
+    if jsonb_typeof(p_query_embeddings) is distinct from 'object' then
+        raise exception 'query embeddings must be a JSON object keyed by namespace' using errcode = '22023';
+    end if;
+    for m in
+        select em.model_id, em.namespace, em.dims from data.embedding_models em
+        where em.status = 'active' and p_query_embeddings ? em.namespace
+        order by em.namespace
+    loop
+        if jsonb_typeof(p_query_embeddings -> m.namespace) is distinct from 'array'
+           or jsonb_array_length(p_query_embeddings -> m.namespace) <> m.dims then
+            raise exception 'query embedding for namespace % must have % dimensions', m.namespace, m.dims
+                using errcode = '22023';
+        end if;
+        return query select m.model_id, m.namespace, m.dims, (p_query_embeddings -> m.namespace)::text::vector;
+    end loop;
+end
+$$;
+
+-- data._dense_hits: cosine top-k of one model among the active fragments of a scope
+-- (row-level security filters the HNSW scan; iterative scans keep it going until k
+-- visible rows are found), optionally only among p_fragment_ids, of p_kinds, updated
+-- in [p_updated_since, p_updated_until). ef_search is raised to k (its default of 40
+-- caps a top-100 at ~40 rows). Callers check the requested scope first.
+create or replace function data._dense_hits(
+    p_org_id text, p_model_id int, p_dims int, p_query_vector extensions.vector, p_k int,
+    p_repo_id text, p_persona_id text, p_session_id text,
+    p_fragment_ids bigint[] default null, p_kinds text[] default null,
+    p_updated_since timestamptz default null, p_updated_until timestamptz default null)
+returns table (fragment_id bigint, similarity float8, rank int)
+language plpgsql volatile
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+begin
+    perform set_config('hnsw.ef_search', least(greatest(p_k, 40), 1000)::text, true);
+    perform set_config('hnsw.iterative_scan', 'relaxed_order', true);
+    -- Literal model id and dims so the partial expression index matches.
+    return query execute format($query$
+        with nearest as materialized (
+            select e.fragment_id, (e.embedding::vector(%1$s) <=> $1::vector(%1$s)) as distance
+            from data.embeddings e
+            join data.fragments f on f.fragment_id = e.fragment_id and f.org_id = e.org_id
+            where e.model_id = %2$s and e.org_id = $2 and f.active
+              and data._in_scope(f.repo_id, f.persona_id, f.session_id, $3, $4, $5)
+              and ($7::bigint[] is null or e.fragment_id = any ($7::bigint[]))
+              and ($8::text[] is null or f.kind = any ($8::text[]))
+              and ($9::timestamptz is null or f.updated_at >= $9::timestamptz)
+              and ($10::timestamptz is null or f.updated_at < $10::timestamptz)
+            order by e.embedding::vector(%1$s) <=> $1::vector(%1$s)
+            limit $6
+        )
+        select n.fragment_id, 1.0::float8 - n.distance,
+               (row_number() over (order by n.distance, n.fragment_id))::int
+        from nearest n
+        order by n.distance, n.fragment_id
+        $query$, p_dims, p_model_id)
+    using p_query_vector, p_org_id, p_repo_id, p_persona_id, p_session_id, p_k,
+          p_fragment_ids, p_kinds, p_updated_since, p_updated_until;
+end
+$$;
+
 -- api.search_dense: cosine top-k per embedding namespace, among the fragments the
--- caller may read (row-level security filters the HNSW scan; iterative scans keep it
--- going until k visible rows are found). p_query_embeddings maps a
--- namespace to its query vector ({"prose": [...], "code": [...]}); each namespace is
--- searched with its active model's HNSW index. ef_search is raised to k (its default
--- of 40 caps a top-100 at ~40 rows) and iterative scans keep filtered results full.
+-- caller may read. p_query_embeddings maps a namespace to its query vector
+-- ({"prose": [...], "code": [...]}); each namespace is searched with its active
+-- model's HNSW index (data._dense_hits).
 create or replace function api.search_dense(
     p_org_id text,
     p_query_embeddings jsonb,
@@ -21,38 +90,12 @@ declare
     m record;
 begin
     perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
-    if jsonb_typeof(p_query_embeddings) is distinct from 'object' then
-        raise exception 'query embeddings must be a JSON object keyed by namespace' using errcode = '22023';
-    end if;
-    perform set_config('hnsw.ef_search', least(greatest(p_k, 40), 1000)::text, true);
-    perform set_config('hnsw.iterative_scan', 'relaxed_order', true);
-    for m in
-        select em.model_id, em.namespace, em.dims from data.embedding_models em
-        where em.status = 'active' and p_query_embeddings ? em.namespace
-        order by em.namespace
-    loop
-        if jsonb_typeof(p_query_embeddings -> m.namespace) is distinct from 'array'
-           or jsonb_array_length(p_query_embeddings -> m.namespace) <> m.dims then
-            raise exception 'query embedding for namespace % must have % dimensions', m.namespace, m.dims
-                using errcode = '22023';
-        end if;
-        -- Literal model id and dims so the partial expression index matches.
-        return query execute format($query$
-            with nearest as materialized (
-                select e.fragment_id, (e.embedding::vector(%1$s) <=> $1::vector(%1$s)) as distance
-                from data.embeddings e
-                join data.fragments f on f.fragment_id = e.fragment_id
-                where e.model_id = %2$s and e.org_id = $2 and f.active
-                  and data._in_scope(f.repo_id, f.persona_id, f.session_id, $3, $4, $5)
-                order by e.embedding::vector(%1$s) <=> $1::vector(%1$s)
-                limit $6
-            )
-            select n.fragment_id, %3$L::text, %2$s::int, 1.0::float8 - n.distance,
-                   (row_number() over (order by n.distance, n.fragment_id))::int
-            from nearest n
-            order by n.distance, n.fragment_id
-            $query$, m.dims, m.model_id, m.namespace)
-        using (p_query_embeddings -> m.namespace)::text, p_org_id, p_repo_id, p_persona_id, p_session_id, p_k;
+    for m in select * from data._query_vectors(p_query_embeddings) loop
+        return query
+        select h.fragment_id, m.namespace, m.model_id, h.similarity, h.rank
+        from data._dense_hits(p_org_id, m.model_id, m.dims, m.query_vector, p_k,
+                              p_repo_id, p_persona_id, p_session_id) h
+        order by h.rank;
     end loop;
 end
 $$;
@@ -107,7 +150,6 @@ declare
     lexical_on constant boolean := p_k_lexical > 0;
     dense_on constant boolean := p_k_dense > 0;
     m record;
-    query_vector vector;
     -- Every fragment matching a query term, best first (BM25), and the lexical top k.
     bm25_ids bigint[] := '{}';
     bm25_scores float8[] := '{}';
@@ -142,9 +184,6 @@ begin
         raise exception 'rrf_k must be positive' using errcode = '22023';
     end if;
     perform data._check_fusion(p_fusion);
-    if dense_on and jsonb_typeof(p_query_embeddings) is distinct from 'object' then
-        raise exception 'query embeddings must be a JSON object keyed by namespace' using errcode = '22023';
-    end if;
     if p_path_prefix is not null then
         select coalesce(array_agg(distinct s.fragment_id), '{}') into path_ids
         from data.fragment_sources s
@@ -179,46 +218,19 @@ begin
     end if;
 
     if dense_on then
-        perform set_config('hnsw.ef_search', least(greatest(p_k_dense, 40), 1000)::text, true);
-        perform set_config('hnsw.iterative_scan', 'relaxed_order', true);
-        for m in
-            select em.model_id, em.namespace, em.dims from data.embedding_models em
-            where em.status = 'active' and p_query_embeddings ? em.namespace
-            order by em.namespace
-        loop
-            if jsonb_typeof(p_query_embeddings -> m.namespace) is distinct from 'array'
-               or jsonb_array_length(p_query_embeddings -> m.namespace) <> m.dims then
-                raise exception 'query embedding for namespace % must have % dimensions', m.namespace, m.dims
-                    using errcode = '22023';
-            end if;
-            query_vector := (p_query_embeddings -> m.namespace)::text::vector;
-            -- Literal model id and dims so the partial expression index matches.
-            execute format($query$
-                select coalesce(array_agg(n.fragment_id order by n.distance, n.fragment_id), '{}'),
-                       coalesce(array_agg(1.0::float8 - n.distance order by n.distance, n.fragment_id), '{}')
-                from (
-                    select e.fragment_id, (e.embedding::vector(%1$s) <=> $1::vector(%1$s)) as distance
-                    from data.embeddings e
-                    join data.fragments f on f.fragment_id = e.fragment_id and f.org_id = e.org_id
-                    where e.model_id = %2$s and e.org_id = $2 and f.active
-                      and data._in_scope(f.repo_id, f.persona_id, f.session_id, $3, $4, $5)
-                      and ($7::bigint[] is null or e.fragment_id = any ($7::bigint[]))
-                      and ($8::text[] is null or f.kind = any ($8::text[]))
-                      and ($9::timestamptz is null or f.updated_at >= $9::timestamptz)
-                      and ($10::timestamptz is null or f.updated_at < $10::timestamptz)
-                    order by e.embedding::vector(%1$s) <=> $1::vector(%1$s)
-                    limit $6
-                ) n
-                $query$, m.dims, m.model_id)
-            into hit_ids, hit_sims
-            using query_vector, p_org_id, p_repo_id, p_persona_id, p_session_id, p_k_dense,
-                  path_ids, p_kinds, p_updated_since, p_updated_until;
+        for m in select * from data._query_vectors(p_query_embeddings) loop
+            select coalesce(array_agg(h.fragment_id order by h.rank), '{}'),
+                   coalesce(array_agg(h.similarity order by h.rank), '{}')
+              into hit_ids, hit_sims
+            from data._dense_hits(p_org_id, m.model_id, m.dims, m.query_vector, p_k_dense,
+                                  p_repo_id, p_persona_id, p_session_id,
+                                  path_ids, p_kinds, p_updated_since, p_updated_until) h;
             dense_ids := dense_ids || hit_ids;
             dense_sims := dense_sims || hit_sims;
             dense_ranks := dense_ranks || array(select generate_series(1, cardinality(hit_ids)));
             if weighted and lexical_on then
                 select fill_ids || coalesce(array_agg(e.fragment_id), '{}'),
-                       fill_sims || coalesce(array_agg(1.0::float8 - (e.embedding <=> query_vector)), '{}')
+                       fill_sims || coalesce(array_agg(1.0::float8 - (e.embedding <=> m.query_vector)), '{}')
                   into fill_ids, fill_sims
                 from data.embeddings e
                 where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (lexical_ids);

@@ -142,9 +142,9 @@ begin
             -- Who am I, and traces (invoker: row-level security applies).
             (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array[
                 'api.whoami', 'api.authenticate', 'api.get_trace']),
-            -- BM25 (sql/functions/20_bm25.sql) and fusion helpers (45_fusion.sql) of the searches.
+            -- BM25 (20_bm25.sql), dense (40_retrieve.sql) and fusion (45_fusion.sql) helpers of the searches.
             (array['contexts_service', 'contexts_analyst'], array[
-                'data._bm25_scores', 'data._check_fusion', 'data._fuse']),
+                'data._bm25_scores', 'data._check_fusion', 'data._fuse', 'data._query_vectors', 'data._dense_hits']),
             -- Reading and searching (invoker: row-level security applies).
             (array['contexts_service', 'contexts_analyst'], array[
                 'api.lexical_tsvector', 'api.lexical_document', 'api.search_lexical', 'api.search_dense',

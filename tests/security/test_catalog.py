@@ -161,7 +161,7 @@ POLICY_HELPERS = {
     "data._principal_or_raise",
     "data._require_scope",
 }
-FUSION_HELPERS = {"data._fuse", "data._check_fusion", "data._bm25_scores"}
+FUSION_HELPERS = {"data._fuse", "data._check_fusion", "data._bm25_scores", "data._query_vectors", "data._dense_hits"}
 """Helpers of the searches (BM25 and fusion), for those who may call them."""
 TRACE_HELPERS = {"data._readable_fragments", "data._redact_candidates", "data._redact_request"}
 """Redaction helpers of api.retrieval_traces, which every caller role reads."""

@@ -1548,13 +1548,12 @@ COMMENT ON FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, p_
 CREATE FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_rrf_k integer DEFAULT 60, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_path_prefix text DEFAULT NULL::text, p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS $_$
+    AS $$
 declare
     weighted constant boolean := p_fusion ->> 'method' = 'weighted';
     lexical_on constant boolean := p_k_lexical > 0;
     dense_on constant boolean := p_k_dense > 0;
     m record;
-    query_vector vector;
     -- Every fragment matching a query term, best first (BM25), and the lexical top k.
     bm25_ids bigint[] := '{}';
     bm25_scores float8[] := '{}';
@@ -1589,9 +1588,6 @@ begin
         raise exception 'rrf_k must be positive' using errcode = '22023';
     end if;
     perform data._check_fusion(p_fusion);
-    if dense_on and jsonb_typeof(p_query_embeddings) is distinct from 'object' then
-        raise exception 'query embeddings must be a JSON object keyed by namespace' using errcode = '22023';
-    end if;
     if p_path_prefix is not null then
         select coalesce(array_agg(distinct s.fragment_id), '{}') into path_ids
         from data.fragment_sources s
@@ -1626,46 +1622,19 @@ begin
     end if;
 
     if dense_on then
-        perform set_config('hnsw.ef_search', least(greatest(p_k_dense, 40), 1000)::text, true);
-        perform set_config('hnsw.iterative_scan', 'relaxed_order', true);
-        for m in
-            select em.model_id, em.namespace, em.dims from data.embedding_models em
-            where em.status = 'active' and p_query_embeddings ? em.namespace
-            order by em.namespace
-        loop
-            if jsonb_typeof(p_query_embeddings -> m.namespace) is distinct from 'array'
-               or jsonb_array_length(p_query_embeddings -> m.namespace) <> m.dims then
-                raise exception 'query embedding for namespace % must have % dimensions', m.namespace, m.dims
-                    using errcode = '22023';
-            end if;
-            query_vector := (p_query_embeddings -> m.namespace)::text::vector;
-            -- Literal model id and dims so the partial expression index matches.
-            execute format($query$
-                select coalesce(array_agg(n.fragment_id order by n.distance, n.fragment_id), '{}'),
-                       coalesce(array_agg(1.0::float8 - n.distance order by n.distance, n.fragment_id), '{}')
-                from (
-                    select e.fragment_id, (e.embedding::vector(%1$s) <=> $1::vector(%1$s)) as distance
-                    from data.embeddings e
-                    join data.fragments f on f.fragment_id = e.fragment_id and f.org_id = e.org_id
-                    where e.model_id = %2$s and e.org_id = $2 and f.active
-                      and data._in_scope(f.repo_id, f.persona_id, f.session_id, $3, $4, $5)
-                      and ($7::bigint[] is null or e.fragment_id = any ($7::bigint[]))
-                      and ($8::text[] is null or f.kind = any ($8::text[]))
-                      and ($9::timestamptz is null or f.updated_at >= $9::timestamptz)
-                      and ($10::timestamptz is null or f.updated_at < $10::timestamptz)
-                    order by e.embedding::vector(%1$s) <=> $1::vector(%1$s)
-                    limit $6
-                ) n
-                $query$, m.dims, m.model_id)
-            into hit_ids, hit_sims
-            using query_vector, p_org_id, p_repo_id, p_persona_id, p_session_id, p_k_dense,
-                  path_ids, p_kinds, p_updated_since, p_updated_until;
+        for m in select * from data._query_vectors(p_query_embeddings) loop
+            select coalesce(array_agg(h.fragment_id order by h.rank), '{}'),
+                   coalesce(array_agg(h.similarity order by h.rank), '{}')
+              into hit_ids, hit_sims
+            from data._dense_hits(p_org_id, m.model_id, m.dims, m.query_vector, p_k_dense,
+                                  p_repo_id, p_persona_id, p_session_id,
+                                  path_ids, p_kinds, p_updated_since, p_updated_until) h;
             dense_ids := dense_ids || hit_ids;
             dense_sims := dense_sims || hit_sims;
             dense_ranks := dense_ranks || array(select generate_series(1, cardinality(hit_ids)));
             if weighted and lexical_on then
                 select fill_ids || coalesce(array_agg(e.fragment_id), '{}'),
-                       fill_sims || coalesce(array_agg(1.0::float8 - (e.embedding <=> query_vector)), '{}')
+                       fill_sims || coalesce(array_agg(1.0::float8 - (e.embedding <=> m.query_vector)), '{}')
                   into fill_ids, fill_sims
                 from data.embeddings e
                 where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (lexical_ids);
@@ -1745,7 +1714,7 @@ begin
     left join cited src on src.fragment_id = fu.fragment_id
     order by fu.fused_score desc, fu.lexical_rank nulls last, fu.dense_rank nulls last, fu.fragment_id;
 end
-$_$;
+$$;
 
 
 ALTER FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) OWNER TO <migrator>;
@@ -1926,46 +1895,20 @@ COMMENT ON FUNCTION api.score_lexical(p_org_id text, p_query text, p_fragment_id
 CREATE FUNCTION api.search_dense(p_org_id text, p_query_embeddings jsonb, p_k integer DEFAULT 100, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text) RETURNS TABLE(fragment_id bigint, namespace text, model_id integer, similarity double precision, rank integer)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS $_$
+    AS $$
 declare
     m record;
 begin
     perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
-    if jsonb_typeof(p_query_embeddings) is distinct from 'object' then
-        raise exception 'query embeddings must be a JSON object keyed by namespace' using errcode = '22023';
-    end if;
-    perform set_config('hnsw.ef_search', least(greatest(p_k, 40), 1000)::text, true);
-    perform set_config('hnsw.iterative_scan', 'relaxed_order', true);
-    for m in
-        select em.model_id, em.namespace, em.dims from data.embedding_models em
-        where em.status = 'active' and p_query_embeddings ? em.namespace
-        order by em.namespace
-    loop
-        if jsonb_typeof(p_query_embeddings -> m.namespace) is distinct from 'array'
-           or jsonb_array_length(p_query_embeddings -> m.namespace) <> m.dims then
-            raise exception 'query embedding for namespace % must have % dimensions', m.namespace, m.dims
-                using errcode = '22023';
-        end if;
-        -- Literal model id and dims so the partial expression index matches.
-        return query execute format($query$
-            with nearest as materialized (
-                select e.fragment_id, (e.embedding::vector(%1$s) <=> $1::vector(%1$s)) as distance
-                from data.embeddings e
-                join data.fragments f on f.fragment_id = e.fragment_id
-                where e.model_id = %2$s and e.org_id = $2 and f.active
-                  and data._in_scope(f.repo_id, f.persona_id, f.session_id, $3, $4, $5)
-                order by e.embedding::vector(%1$s) <=> $1::vector(%1$s)
-                limit $6
-            )
-            select n.fragment_id, %3$L::text, %2$s::int, 1.0::float8 - n.distance,
-                   (row_number() over (order by n.distance, n.fragment_id))::int
-            from nearest n
-            order by n.distance, n.fragment_id
-            $query$, m.dims, m.model_id, m.namespace)
-        using (p_query_embeddings -> m.namespace)::text, p_org_id, p_repo_id, p_persona_id, p_session_id, p_k;
+    for m in select * from data._query_vectors(p_query_embeddings) loop
+        return query
+        select h.fragment_id, m.namespace, m.model_id, h.similarity, h.rank
+        from data._dense_hits(p_org_id, m.model_id, m.dims, m.query_vector, p_k,
+                              p_repo_id, p_persona_id, p_session_id) h
+        order by h.rank;
     end loop;
 end
-$_$;
+$$;
 
 
 ALTER FUNCTION api.search_dense(p_org_id text, p_query_embeddings jsonb, p_k integer, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
@@ -2408,6 +2351,45 @@ $$;
 ALTER FUNCTION data._deactivate_unsourced(p_fragment_ids bigint[]) OWNER TO <migrator>;
 
 --
+-- Name: _dense_hits(text, integer, integer, extensions.vector, integer, text, text, text, bigint[], text[], timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[] DEFAULT NULL::bigint[], p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(fragment_id bigint, similarity double precision, rank integer)
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $_$
+begin
+    perform set_config('hnsw.ef_search', least(greatest(p_k, 40), 1000)::text, true);
+    perform set_config('hnsw.iterative_scan', 'relaxed_order', true);
+    -- Literal model id and dims so the partial expression index matches.
+    return query execute format($query$
+        with nearest as materialized (
+            select e.fragment_id, (e.embedding::vector(%1$s) <=> $1::vector(%1$s)) as distance
+            from data.embeddings e
+            join data.fragments f on f.fragment_id = e.fragment_id and f.org_id = e.org_id
+            where e.model_id = %2$s and e.org_id = $2 and f.active
+              and data._in_scope(f.repo_id, f.persona_id, f.session_id, $3, $4, $5)
+              and ($7::bigint[] is null or e.fragment_id = any ($7::bigint[]))
+              and ($8::text[] is null or f.kind = any ($8::text[]))
+              and ($9::timestamptz is null or f.updated_at >= $9::timestamptz)
+              and ($10::timestamptz is null or f.updated_at < $10::timestamptz)
+            order by e.embedding::vector(%1$s) <=> $1::vector(%1$s)
+            limit $6
+        )
+        select n.fragment_id, 1.0::float8 - n.distance,
+               (row_number() over (order by n.distance, n.fragment_id))::int
+        from nearest n
+        order by n.distance, n.fragment_id
+        $query$, p_dims, p_model_id)
+    using p_query_vector, p_org_id, p_repo_id, p_persona_id, p_session_id, p_k,
+          p_fragment_ids, p_kinds, p_updated_since, p_updated_until;
+end
+$_$;
+
+
+ALTER FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) OWNER TO <migrator>;
+
+--
 -- Name: _find_duplicate(text, text, text, text, text, text, bigint, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -2562,6 +2544,38 @@ $$;
 
 
 ALTER FUNCTION data._principal_or_raise(OUT org_id text, OUT principal_id text) OWNER TO <migrator>;
+
+--
+-- Name: _query_vectors(jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._query_vectors(p_query_embeddings jsonb) RETURNS TABLE(model_id integer, namespace text, dims integer, query_vector extensions.vector)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    m record;
+begin
+    if jsonb_typeof(p_query_embeddings) is distinct from 'object' then
+        raise exception 'query embeddings must be a JSON object keyed by namespace' using errcode = '22023';
+    end if;
+    for m in
+        select em.model_id, em.namespace, em.dims from data.embedding_models em
+        where em.status = 'active' and p_query_embeddings ? em.namespace
+        order by em.namespace
+    loop
+        if jsonb_typeof(p_query_embeddings -> m.namespace) is distinct from 'array'
+           or jsonb_array_length(p_query_embeddings -> m.namespace) <> m.dims then
+            raise exception 'query embedding for namespace % must have % dimensions', m.namespace, m.dims
+                using errcode = '22023';
+        end if;
+        return query select m.model_id, m.namespace, m.dims, (p_query_embeddings -> m.namespace)::text::vector;
+    end loop;
+end
+$$;
+
+
+ALTER FUNCTION data._query_vectors(p_query_embeddings jsonb) OWNER TO <migrator>;
 
 --
 -- Name: _readable_fragments(text, bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -6063,6 +6077,15 @@ REVOKE ALL ON FUNCTION data._deactivate_unsourced(p_fragment_ids bigint[]) FROM 
 
 
 --
+-- Name: FUNCTION _dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) TO contexts_service;
+GRANT ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION _find_duplicate(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text, p_content_hash text, p_simhash bigint, p_max_distance integer); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -6119,6 +6142,15 @@ REVOKE ALL ON FUNCTION data._principal_or_raise(OUT org_id text, OUT principal_i
 GRANT ALL ON FUNCTION data._principal_or_raise(OUT org_id text, OUT principal_id text) TO contexts_service;
 GRANT ALL ON FUNCTION data._principal_or_raise(OUT org_id text, OUT principal_id text) TO contexts_analyst;
 GRANT ALL ON FUNCTION data._principal_or_raise(OUT org_id text, OUT principal_id text) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _query_vectors(p_query_embeddings jsonb); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._query_vectors(p_query_embeddings jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._query_vectors(p_query_embeddings jsonb) TO contexts_service;
+GRANT ALL ON FUNCTION data._query_vectors(p_query_embeddings jsonb) TO contexts_analyst;
 
 
 --
