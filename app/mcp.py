@@ -51,7 +51,6 @@ from app.models import (
     DocumentRef,
     FragmentDetail,
     Identifier,
-    Kind,
     NotePromote,
     NoteResult,
     NoteWrite,
@@ -88,27 +87,17 @@ class TraceRef(msgspec.Struct, forbid_unknown_fields=True):
     """The `trace_id` a retrieval returned."""
 
 
-class NoteIn(msgspec.Struct, forbid_unknown_fields=True):
-    """A session note: written as a document of the session through POST /documents's path."""
+class NoteIn(NoteWrite, kw_only=True, forbid_unknown_fields=True):
+    """A session note: POST /sessions/{id}/notes's body, with the scope that names the session."""
 
     scope: ScopeIn
     """scope.session_id is required: a note lives in its session (and expires with it)."""
-    text: Annotated[str, msgspec.Meta(min_length=1)]
-    """Markdown or plain text; normalized, chunked and indexed like any document."""
-    path: DocumentPath | None = None
-    """Its name in citations. Default: notes/<hash of the text>.md, so writing the same
-    note twice stores it once; a path already used in the session makes a new version."""
-    kind: Kind = "note"
-    owner: PersonName | None = None
-    """Default: the principal of the key (also recorded as the author)."""
-    metadata: dict[str, Any] = {}
 
 
 async def _write_note(services: Services, token: str, note: NoteIn) -> NoteResult:
     if note.scope.session_id is None:
         raise msgspec.ValidationError("a note needs `scope.session_id`: notes are written into a session")
-    body = NoteWrite(note.text, note.path, note.kind, note.owner, note.metadata)
-    return await write_note(services, token, note.scope.org_id, note.scope.session_id, body)
+    return await write_note(services, token, note.scope.org_id, note.scope.session_id, note)
 
 
 class NoteRef(msgspec.Struct, forbid_unknown_fields=True):

@@ -5,6 +5,7 @@ the served document to what the endpoints do."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -91,43 +92,44 @@ def close_request_objects(app: Litestar, structs: list[type[msgspec.Struct]]) ->
         schema.additional_properties = False
 
 
-def restore_zero_bounds(app: Litestar, structs: list[type[msgspec.Struct]]) -> None:
-    """Litestar drops a bound that is zero (`gt=0`) on an optional number: put it back,
-    so the document says `freshness_halflife_days` must be above 0, as the struct does."""
+def _field_types(
+    app: Litestar, structs: list[type[msgspec.Struct]]
+) -> Iterator[tuple[Schema, tuple[msgspec.inspect.Type, ...]]]:
+    """Each documented property of the structs, with the types its field admits (the
+    members of a union, or the one type): what Litestar's schema lost is read from them."""
     for struct, schema in _components(app, structs).items():
         info = msgspec.inspect.type_info(struct)
         assert isinstance(info, msgspec.inspect.StructType)
         for field in info.fields:
             prop = (schema.properties or {}).get(field.encode_name)
-            if not isinstance(prop, Schema):
-                continue
-            types = field.type.types if isinstance(field.type, msgspec.inspect.UnionType) else (field.type,)
-            for t in types:
-                if isinstance(t, (msgspec.inspect.IntType, msgspec.inspect.FloatType)):
-                    for bound, key in BOUNDS.items():
-                        value = getattr(t, bound)
-                        if value is not None and getattr(prop, key) is None:
-                            setattr(prop, key, value)
+            if isinstance(prop, Schema):
+                types = field.type.types if isinstance(field.type, msgspec.inspect.UnionType) else (field.type,)
+                yield prop, types
+
+
+def restore_zero_bounds(app: Litestar, structs: list[type[msgspec.Struct]]) -> None:
+    """Litestar drops a bound that is zero (`gt=0`) on an optional number: put it back,
+    so the document says `freshness_halflife_days` must be above 0, as the struct does."""
+    for prop, types in _field_types(app, structs):
+        for t in types:
+            if isinstance(t, (msgspec.inspect.IntType, msgspec.inspect.FloatType)):
+                for bound, key in BOUNDS.items():
+                    value = getattr(t, bound)
+                    if value is not None and getattr(prop, key) is None:
+                        setattr(prop, key, value)
 
 
 def restore_item_patterns(app: Litestar, structs: list[type[msgspec.Struct]]) -> None:
     """Litestar drops the pattern of a list's items (`kinds: list[Kind] | None`): put it
     back, so the document refuses what the struct refuses."""
-    for struct, schema in _components(app, structs).items():
-        info = msgspec.inspect.type_info(struct)
-        assert isinstance(info, msgspec.inspect.StructType)
-        for field in info.fields:
-            prop = (schema.properties or {}).get(field.encode_name)
-            if not isinstance(prop, Schema):
+    for prop, types in _field_types(app, structs):
+        for t in types:
+            if not isinstance(t, msgspec.inspect.ListType) or not isinstance(t.item_type, msgspec.inspect.StrType):
                 continue
-            types = field.type.types if isinstance(field.type, msgspec.inspect.UnionType) else (field.type,)
-            for t in types:
-                if not isinstance(t, msgspec.inspect.ListType) or not isinstance(t.item_type, msgspec.inspect.StrType):
-                    continue
-                pattern = t.item_type.pattern
-                for variant in (prop, *(prop.one_of or ())):
-                    if isinstance(variant, Schema) and isinstance(variant.items, Schema) and pattern:
-                        variant.items.pattern = pattern
+            pattern = t.item_type.pattern
+            for variant in (prop, *(prop.one_of or ())):
+                if isinstance(variant, Schema) and isinstance(variant.items, Schema) and pattern:
+                    variant.items.pattern = pattern
 
 
 def forbid_empty_retrieval(app: Litestar, request: type[msgspec.Struct]) -> None:
