@@ -118,6 +118,8 @@ def page(browser: Any) -> Iterator[Any]:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    # The page itself keeps to its policy: Chromium reports any refused load or script.
+    page.on("console", lambda m: errors.append(m.text) if "Content Security Policy" in m.text else None)
     page.set_default_timeout(30_000)
     yield page
     context.close()
