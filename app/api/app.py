@@ -34,6 +34,7 @@ from app.api.request_log import request_log_middleware
 from app.api.retrieve import RetrieveController
 from app.api.sessions import SessionsController
 from app.api.state import Services
+from app.api.ui import ui_router
 from app.api.whoami import whoami_handler
 from app.db.availability import DatabaseMonitor
 from app.db.database import resolve_database_url, service_password
@@ -145,6 +146,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             FragmentsController,
             TracesController,
             mcp_endpoint,
+            ui_router,
             create_static_files_router(
                 path=DOCS_ASSETS, directories=[docs_assets_dir()], include_in_schema=False, name="docs-assets"
             ),

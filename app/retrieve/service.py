@@ -144,7 +144,7 @@ class Retriever:
         composition = compose(ranked, request.budget_tokens, request.min_score, request.min_relevance, request.top_k)
         metadata = version_metadata(conn, composition.included)
         duration_ms = (time.perf_counter() - started) * 1000.0
-        entries = candidate_entries(candidates, {c.fragment_id for c in ranked}, composition, recency)
+        entries = candidate_entries(candidates, [c.fragment_id for c in ranked], composition, recency)
         pipeline = self.pipeline_info(request.query) | {"freshness_weight": FRESHNESS_WEIGHT if recency else 0.0}
         trace_id = record_trace(
             conn,
