@@ -117,6 +117,9 @@ class Settings:
     """Requests that may wait for their query vector at once (threads holding no
     connection): those waiting together share one model call."""
 
+    metrics_token: str | None = None
+    """Bearer token GET /metrics asks for; unset, /metrics answers loopback clients only."""
+
     log_level: str = "info"
     """Level of the service's JSON log lines (debug, info, warning, error)."""
 

@@ -22,6 +22,7 @@ from app.api.auth import bearer_token
 from app.api.documents import DocumentsController
 from app.api.errors import EXCEPTION_HANDLERS, problem
 from app.api.fragments import FragmentsController, TracesController
+from app.api.metrics import Metrics, count_response, metrics_handler, metrics_middleware
 from app.api.openapi import (
     close_request_objects,
     declare_problem_headers,
@@ -120,6 +121,8 @@ def build_services(settings: Settings, dsn: str) -> Services:
 
 
 def create_app(settings: Settings, *, services: Services | None = None, run_migrations: bool = True) -> Litestar:
+    metrics = Metrics()
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         owned = services is None
@@ -130,6 +133,9 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             app.state.services = await anyio.to_thread.run_sync(build_services, settings, dsn)
         else:
             app.state.services = services
+        metrics.attach(app.state.services)
+        app.state.services.metrics = metrics
+        app.state.services.retriever.stage_observer = metrics.observe_stage
         try:
             yield
         finally:
@@ -139,6 +145,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
     app = Litestar(
         route_handlers=[
             health,
+            metrics_handler,
             whoami_handler,
             RetrieveController,
             DocumentsController,
@@ -154,7 +161,8 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         # In order: the services, then the MCP session manager that uses them.
         lifespan=[lifespan, mcp_http_lifespan],
         before_request=require_json_body,
-        middleware=[request_log_middleware],
+        before_send=[count_response],
+        middleware=[request_log_middleware, metrics_middleware],
         exception_handlers=EXCEPTION_HANDLERS,
         dependencies={"token": Provide(bearer_token, sync_to_thread=False)},
         request_max_body_size=settings.max_body_bytes,
@@ -183,6 +191,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         NoteWrite,
         NotePromote,
     ]
+    app.state.metrics = metrics
     close_request_objects(app, requests)
     restore_zero_bounds(app, requests)
     restore_item_patterns(app, requests)

@@ -4,6 +4,8 @@ compose within the budget, and record the trace. Shared by HTTP, CLI and eval.""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import msgspec
@@ -61,6 +63,17 @@ class Retriever:
         self.embedders = self.query_embedder.embedders
         self.reranker = reranker
         self.config = config or PipelineConfig(rrf_k=RRF_K)
+        self.stage_observer: Callable[[str, float], None] | None = None
+        """Told each stage's seconds (the service's metrics); None outside the service."""
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            if self.stage_observer is not None:
+                self.stage_observer(name, time.perf_counter() - started)
 
     @classmethod
     def build(cls, embedders: dict[str, Embedder], config: PipelineConfig, threads: int = 1) -> Retriever:
@@ -117,11 +130,16 @@ class Retriever:
         """Candidates, rerank and freshness: everything `retrieve` does before the budget."""
         embeddings: QueryVectors = {}
         if request.k_dense > 0:
-            embeddings = vectors if vectors is not None else self.query_embeddings(request.query)
-        candidates = self.candidates(conn, request, embeddings)
-        ranked = rerank.order(
-            request.query, candidates, request.rerank_top, self.reranker, best_fused_score(self.config)
-        )
+            if vectors is None:
+                with self.stage("embed"):
+                    vectors = self.query_embeddings(request.query)
+            embeddings = vectors
+        with self.stage("candidates"):
+            candidates = self.candidates(conn, request, embeddings)
+        with self.stage("rerank"):
+            ranked = rerank.order(
+                request.query, candidates, request.rerank_top, self.reranker, best_fused_score(self.config)
+            )
         for c in ranked:
             c.relevance = relevance(c)
         recency: dict[int, float] = {}
@@ -141,21 +159,25 @@ class Retriever:
         started = time.perf_counter()
         ranking = self.rank(conn, request, vectors)
         candidates, ranked, recency = ranking.candidates, ranking.ranked, ranking.recency
-        composition = compose(ranked, request.budget_tokens, request.min_score, request.min_relevance, request.top_k)
-        metadata = version_metadata(conn, composition.included)
+        with self.stage("compose"):
+            composition = compose(
+                ranked, request.budget_tokens, request.min_score, request.min_relevance, request.top_k
+            )
+            metadata = version_metadata(conn, composition.included)
         duration_ms = (time.perf_counter() - started) * 1000.0
         entries = candidate_entries(candidates, [c.fragment_id for c in ranked], composition, recency)
         pipeline = self.pipeline_info(request.query) | {"freshness_weight": FRESHNESS_WEIGHT if recency else 0.0}
-        trace_id = record_trace(
-            conn,
-            request.scope.org_id,
-            request.query,
-            msgspec.to_builtins(request),
-            pipeline,
-            entries,
-            duration_ms,
-            ranking.query_vectors,
-        )
+        with self.stage("trace"):
+            trace_id = record_trace(
+                conn,
+                request.scope.org_id,
+                request.query,
+                msgspec.to_builtins(request),
+                pipeline,
+                entries,
+                duration_ms,
+                ranking.query_vectors,
+            )
         fragments = [
             FragmentOut(
                 id=c.fragment_id,

@@ -113,6 +113,7 @@ EXECUTABLE = {
         "api.lexical_tsvector",
         "api.list_documents",
         "api.match_fragments",
+        "api.metrics_org_sizes",
         "api.open_session",
         "api.record_trace",
         "api.retrieve_candidates",
