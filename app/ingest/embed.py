@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from dataclasses import dataclass, replace
@@ -33,6 +34,28 @@ document being embedded (one 512 KiB document held a shared lock for a minute)."
 BACKENDS = ("torch", "onnx-int8")
 """How a model runs: sentence-transformers on torch (every model), or the int8 ONNX
 export of the bundled MiniLM (app/ingest/onnx_minilm.py; queries only by default)."""
+
+
+PASS_THROUGH_MODULES = {"sentence_transformers.models.Transformer", "sentence_transformers.models.Normalize"}
+
+
+@cache
+def declared_dims(path: str) -> int | None:
+    """The vector size a sentence-transformers folder declares, read without loading the
+    model (torch and the weights took 10 of the 13 s of an unchanged re-ingest, only to
+    register the model): its pooling layer's width when every other module keeps it.
+    None when the folder says nothing certain (a Dense layer, no folder): load it then."""
+    folder = Path(path)
+    try:
+        modules = json.loads((folder / "modules.json").read_text())
+        pooling = [m for m in modules if m.get("type") == "sentence_transformers.models.Pooling"]
+        others = {m.get("type") for m in modules} - {"sentence_transformers.models.Pooling"}
+        if len(pooling) != 1 or not others <= PASS_THROUGH_MODULES:
+            return None
+        config = json.loads((folder / pooling[0]["path"] / "config.json").read_text())
+        return int(config["word_embedding_dimension"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 @cache
@@ -107,6 +130,9 @@ class Embedder:
 
     @property
     def dims(self) -> int:
+        declared = declared_dims(resolve_model_path(self.name))
+        if declared is not None:
+            return declared
         model = self.model
         getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(getter())

@@ -118,7 +118,14 @@ class IngestPipeline:
     # -- preparation (no database) -------------------------------------------------
 
     def prepare(self, source: SourceDocument) -> PreparedDocument:
-        doc = normalize(source, max_bytes=self.settings.max_document_bytes)
+        return self.chunk(self.normalize(source))
+
+    def normalize(self, source: SourceDocument) -> NormalizedDocument:
+        """The first half of `prepare` (about a tenth of its cost): enough to know
+        whether the document changed."""
+        return normalize(source, max_bytes=self.settings.max_document_bytes)
+
+    def chunk(self, doc: NormalizedDocument) -> PreparedDocument:
         if supports(doc.syntax):
             return PreparedDocument(doc, "code", self.code_chunker.chunk(doc.text, doc.syntax))
         return PreparedDocument(doc, "prose", self.prose_chunker.chunk(doc.text, doc.syntax))
@@ -142,6 +149,17 @@ class IngestPipeline:
             assert row is not None
             ids[namespace] = row[0]
         return ids
+
+    def unchanged(
+        self, conn: psycopg.Connection, scope: Scope, docs: list[NormalizedDocument]
+    ) -> dict[str, IngestResult]:
+        """The documents the scope holds already with this content, as `write` would
+        report them, asked in one call (the bound principal needs write grants)."""
+        rows = conn.execute(
+            "select path, doc_id, version from api.unchanged_documents(%s, %s, %s, %s, %s, %s)",
+            (*scope.as_args(), [d.path for d in docs], [d.content_hash for d in docs]),
+        ).fetchall()
+        return {path: IngestResult(path, doc_id, version, False, 0, 0) for path, doc_id, version in rows}
 
     def write(
         self,

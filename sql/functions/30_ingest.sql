@@ -128,6 +128,39 @@ $$;
 comment on function api.begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb, text)
     is 'Start ingesting a document (the bound principal needs write grants on its scope): no-op when unchanged (and not deleted), else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
 
+-- api.unchanged_documents: which of these (path, content hash) pairs the scope holds
+-- already as the current, live version of the document at that path; those need no
+-- chunking and no version (api.begin_document would answer "unchanged" for each). The
+-- same write grants as api.begin_document are required, so a principal that may not
+-- write learns nothing here. It takes no lock: a document another writer changes
+-- meanwhile is seen as before, as if this ingestion had come first.
+create or replace function api.unchanged_documents(
+    p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[])
+returns table (path text, doc_id bigint, version int)
+language plpgsql stable security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+    perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    if cardinality(p_paths) is distinct from cardinality(p_hashes) then
+        raise exception 'unchanged_documents: % paths but % hashes', cardinality(p_paths), cardinality(p_hashes)
+            using errcode = '22023';
+    end if;
+    return query
+    select d.path, d.doc_id, d.current_version
+    from unnest(p_paths, p_hashes) as w(path, content_hash)
+    join data.documents d
+      on d.org_id = p_org_id
+     and coalesce(d.repo_id, '') = coalesce(p_repo_id, '')
+     and coalesce(d.persona_id, '') = coalesce(p_persona_id, '')
+     and coalesce(d.session_id, '') = coalesce(p_session_id, '')
+     and d.path = w.path
+     and d.deleted_at is null
+    join data.document_versions v
+      on v.doc_id = d.doc_id and v.version = d.current_version and v.content_hash = w.content_hash;
+end
+$$;
+
 -- data._deactivate_unsourced: the one rule for `active`: a fragment is retrievable only
 -- while a live source holds exactly its text.
 create or replace function data._deactivate_unsourced(p_fragment_ids bigint[])

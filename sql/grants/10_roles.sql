@@ -154,7 +154,7 @@ begin
             (array['contexts_analyst'], array['api.retrieve']),
             -- The service also writes (each function checks the bound principal's write grants).
             (array['contexts_service'], array[
-                'api.active_model', 'api.begin_document', 'api.match_fragments', 'api.add_fragments',
+                'api.active_model', 'api.begin_document', 'api.unchanged_documents', 'api.match_fragments', 'api.add_fragments',
                 'api.open_session', 'api.authorize_write', 'api.record_trace', 'api.delete_document']),
             -- Index sizes of every org for GET /metrics (sql/functions/70_metrics.sql).
             (array['contexts_service'], array['api.metrics_org_sizes'])

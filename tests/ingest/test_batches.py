@@ -90,3 +90,64 @@ def test_a_principal_without_write_grant_writes_nothing(conn, pipeline, org):
     with pytest.raises(psycopg.Error):
         list(ingest_groups(conn, pipeline, org, "reader", ITEMS, source))
     assert documents(conn) == []
+
+
+def test_an_unchanged_document_is_not_chunked_again(conn, pipeline, org, monkeypatch):
+    list(ingest_groups(conn, pipeline, org, "admin", ITEMS, source))
+    ids = dict(conn.execute("select path, doc_id from data.documents").fetchall())
+    conn.execute("select api.bind_principal('acme', 'admin')")
+    conn.execute("select api.delete_document(%s)", (ids["notes/n4.md"],))
+    conn.commit()
+    chunked: list[str] = []
+    chunk = pipeline.chunk
+    monkeypatch.setattr(pipeline, "chunk", lambda doc: chunked.append(doc.path) or chunk(doc))
+    edited = [(p, t + "One more line.\n") if p == "notes/n2.md" else (p, t) for p, t in ITEMS]
+    reported: dict[str, tuple[int, int, bool]] = {}
+    groups = list(
+        ingest_groups(
+            conn,
+            pipeline,
+            org,
+            "admin",
+            edited,
+            source,
+            size=3,
+            on_document=lambda r: reported.__setitem__(r.path, (r.doc_id, r.version, r.changed)),
+        )
+    )
+    # Only the edited document and the deleted one (which comes back) are chunked.
+    assert sorted(chunked) == ["notes/n2.md", "notes/n4.md"]
+    assert sum(g.changed for g in groups) == 2 and sum(len(g.results) for g in groups) == 5
+    assert reported == {
+        "notes/n0.md": (ids["notes/n0.md"], 1, False),
+        "notes/n1.md": (ids["notes/n1.md"], 1, False),
+        "notes/n2.md": (ids["notes/n2.md"], 2, True),
+        "notes/n3.md": (ids["notes/n3.md"], 1, False),
+        "notes/n4.md": (ids["notes/n4.md"], 2, True),
+    }
+    # The same content in another scope is another document: chunked and written.
+    chunked.clear()
+    list(ingest_groups(conn, pipeline, Scope("acme", "elsewhere"), "admin", ITEMS[:1], source))
+    assert chunked == ["notes/n0.md"]
+
+
+def test_a_repeated_path_is_still_refused_when_unchanged(conn, pipeline, org):
+    from app.ingest.pipeline import DuplicatePaths
+
+    list(ingest_groups(conn, pipeline, org, "admin", ITEMS[:1], source))
+    with pytest.raises(DuplicatePaths):
+        list(ingest_groups(conn, pipeline, org, "admin", [ITEMS[0], ITEMS[0]], source))
+
+
+def test_unchanged_documents_needs_write_grants(conn, pipeline, org):
+    import psycopg
+
+    list(ingest_groups(conn, pipeline, org, "admin", ITEMS[:1], source))
+    conn.execute("select api.create_principal('acme', 'reader', 'agent', 'reader')")
+    conn.execute("select api.grant_scope('acme', 'reader', 'org', null, false)")
+    conn.execute("select api.bind_principal('acme', 'reader')")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute(
+            "select * from api.unchanged_documents('acme', 'docs', null, null, %s, %s)",
+            (["notes/n0.md"], ["whatever"]),
+        )

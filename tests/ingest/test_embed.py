@@ -86,3 +86,29 @@ def test_auto_dtype_is_bfloat16_only_where_the_cpu_computes_it(monkeypatch, nati
 def test_an_unknown_dtype_is_refused():
     with pytest.raises(ValueError, match="auto, float32 or bfloat16"):
         Settings.from_env({"CONTEXTS_EMBED_DTYPE": "float16"})
+
+
+def test_declared_dims_match_the_loaded_model_without_loading_it(models, tmp_path):
+    import json
+
+    from app.ingest.embed import declared_dims, resolve_model_path
+
+    embedder = models["prose"]
+    folder = resolve_model_path(embedder.name)
+    loaded = embedder.model
+    getter = getattr(loaded, "get_embedding_dimension", None) or loaded.get_sentence_embedding_dimension
+    assert declared_dims(folder) == int(getter()) == embedder.dims
+    # A Dense layer changes the width: nothing is declared, the model is loaded instead.
+    (tmp_path / "1_Pooling").mkdir()
+    (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps({"word_embedding_dimension": 384}))
+    modules = [
+        {"type": "sentence_transformers.models.Transformer", "path": ""},
+        {"type": "sentence_transformers.models.Pooling", "path": "1_Pooling"},
+        {"type": "sentence_transformers.models.Dense", "path": "2_Dense"},
+    ]
+    (tmp_path / "modules.json").write_text(json.dumps(modules))
+    assert declared_dims(str(tmp_path)) is None
+    (tmp_path / "modules.json").write_text(json.dumps(modules[:2]))
+    declared_dims.cache_clear()
+    assert declared_dims(str(tmp_path)) == 384
+    assert declared_dims(str(tmp_path / "missing")) is None

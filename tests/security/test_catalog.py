@@ -121,6 +121,7 @@ EXECUTABLE = {
         "api.score_lexical",
         "api.search_dense",
         "api.search_lexical",
+        "api.unchanged_documents",
         "api.version_metadata",
         "api.whoami",
     },

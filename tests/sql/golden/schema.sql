@@ -2025,6 +2025,38 @@ COMMENT ON FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p
 
 
 --
+-- Name: unchanged_documents(text, text, text, text, text[], text[]); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) RETURNS TABLE(path text, doc_id bigint, version integer)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    if cardinality(p_paths) is distinct from cardinality(p_hashes) then
+        raise exception 'unchanged_documents: % paths but % hashes', cardinality(p_paths), cardinality(p_hashes)
+            using errcode = '22023';
+    end if;
+    return query
+    select d.path, d.doc_id, d.current_version
+    from unnest(p_paths, p_hashes) as w(path, content_hash)
+    join data.documents d
+      on d.org_id = p_org_id
+     and coalesce(d.repo_id, '') = coalesce(p_repo_id, '')
+     and coalesce(d.persona_id, '') = coalesce(p_persona_id, '')
+     and coalesce(d.session_id, '') = coalesce(p_session_id, '')
+     and d.path = w.path
+     and d.deleted_at is null
+    join data.document_versions v
+      on v.doc_id = d.doc_id and v.version = d.current_version and v.content_hash = w.content_hash;
+end
+$$;
+
+
+ALTER FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) OWNER TO <migrator>;
+
+--
 -- Name: version_metadata(bigint[], integer[]); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -6014,6 +6046,14 @@ GRANT ALL ON FUNCTION api.search_lexical(p_org_id text, p_query text, p_k intege
 --
 
 REVOKE ALL ON FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p_verifier text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) TO contexts_service;
 
 
 --
