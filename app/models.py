@@ -254,7 +254,9 @@ class TraceCandidate(msgspec.Struct, kw_only=True):
     included: bool
     reason: str
     """included, over_budget, below_min_score, below_min_relevance, beyond_top_k,
-    beyond_rerank_top or only_boilerplate."""
+    beyond_rerank_top or only_boilerplate; for a pinned fragment: pinned (included),
+    pin_over_budget or pin_beyond_top_k (left out, listed in the response's
+    `pins_left_out`)."""
     tokens: int | UnsetType = UNSET
     source: str | UnsetType = UNSET
     doc_id: int | UnsetType = UNSET
@@ -268,6 +270,10 @@ class TraceCandidate(msgspec.Struct, kw_only=True):
     dense_weight: float | None | UnsetType = UNSET
     """Weighted fusion: fused_score = lexical_weight * lexical_norm + dense_weight * dense_norm
     (all four are null under reciprocal rank fusion)."""
+    pin_id: int | UnsetType = UNSET
+    """The pin that put this fragment first (absent: not pinned, or withheld)."""
+    negative: bool | UnsetType = UNSET
+    """True for an anti-pattern or known trap (absent: not negative, or withheld)."""
     redacted: bool = False
     """True when the reader may not read this fragment now: only its ranks, scores and
     fate are shown (no id, source, document or text)."""
