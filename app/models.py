@@ -330,6 +330,67 @@ class DocumentDeleted(msgspec.Struct):
     """Near-duplicate pointers of other documents written again as fragments of their own."""
 
 
+# -- pins -------------------------------------------------------------------------
+
+
+class PinCreate(msgspec.Struct, forbid_unknown_fields=True):
+    """POST /pins (and the MCP tool `pin`): pin a fragment to a scope, so every retrieval
+    that sees that scope composes it first, whatever its relevance."""
+
+    scope: ScopeIn
+    """Where the pin applies: org_id alone pins org-wide (needs an org write grant); a
+    repo, persona or session narrows it (a write grant there)."""
+    fragment_id: Annotated[int, msgspec.Meta(ge=1, le=MAX_BIGINT)]
+    """A fragment you may read, visible in that scope."""
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=1000, pattern=NO_NUL)]
+    """Why it must come first, for whoever reads the pin list."""
+    expires_at: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
+    """After this time the pin is ignored (ISO 8601 with an offset; default: never)."""
+
+    def __post_init__(self) -> None:
+        if not self.reason.strip():
+            raise ValueError("reason must not be blank")
+
+
+class PinOut(msgspec.Struct):
+    pin_id: int
+    org_id: str
+    repo_id: str | None
+    persona_id: str | None
+    session_id: str | None
+    fragment_id: int
+    pinned_by: str
+    """The principal that pinned it."""
+    reason: str
+    created_at: datetime
+    expires_at: datetime | None
+    kind: str
+    """The pinned fragment's document kind."""
+    negative: bool
+    """The pinned fragment is an anti-pattern or known trap."""
+    active: bool = True
+    """False when the fragment left retrieval (its documents were deleted): the pin shows nothing."""
+    expired: bool = False
+
+
+class PinQuery(msgspec.Struct, forbid_unknown_fields=True):
+    """GET /pins (and the MCP tool `list_pins`): the pins a retrieval in this scope sees."""
+
+    scope: ScopeIn
+    include_expired: bool = False
+
+
+class PinList(msgspec.Struct):
+    pins: list[PinOut]
+    """Earliest first: the order they are composed in."""
+
+
+class PinRef(msgspec.Struct, forbid_unknown_fields=True):
+    """A pin by id: the MCP tool `unpin`'s arguments."""
+
+    pin_id: Annotated[int, msgspec.Meta(ge=1, le=MAX_BIGINT)]
+
+
 # -- sessions ---------------------------------------------------------------------
 
 
@@ -351,9 +412,10 @@ class SessionOpen(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class ContextPack(msgspec.Struct):
-    """A session's opening context: the fragments best matching the task within the
-    budget, structured and rendered as one Markdown block with each citation. (Pins and
-    negative contexts are not part of it: the schema has neither yet.)"""
+    """A session's opening context, within the budget, structured and rendered as one
+    Markdown block with each citation: first the pins the scope sees (`pinned`, in pin
+    order, whatever their relevance) and the negative fragments among the matches
+    (`negative`: anti-patterns, known traps), then the fragments best matching the task."""
 
     session_id: str
     org_id: str
@@ -362,11 +424,14 @@ class ContextPack(msgspec.Struct):
     fragments: list[FragmentOut]
     markdown: str
     """The fragments in order, each under its citation (path#anchor, document version)
-    and its exact text in a fence."""
+    and its exact text in a fence; with pins or negative fragments, under two headings
+    ("Pinned, and known traps", then "Matching the task")."""
     tokens_used: int
     budget_tokens: int
     trace_id: str
     """The pack's retrieval trace (GET /traces/{id})."""
+    pins_left_out: list[int] = []
+    """Pins of the scope that did not fit the budget (earlier pins win)."""
 
 
 class NoteWrite(msgspec.Struct, forbid_unknown_fields=True):

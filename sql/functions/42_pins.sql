@@ -62,7 +62,8 @@ comment on function api.pin_add(text, text, text, text, bigint, text, timestampt
 -- read but not write (no write grant on its scope) is a 42501.
 create or replace function api.pin_remove(p_pin_id bigint)
 returns table (pin_id bigint, org_id text, repo_id text, persona_id text, session_id text, fragment_id bigint,
-               pinned_by text, reason text, created_at timestamptz, expires_at timestamptz)
+               pinned_by text, reason text, created_at timestamptz, expires_at timestamptz,
+               kind text, negative boolean)
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
@@ -81,8 +82,10 @@ begin
     end if;
     perform data._require_write(pin.org_id, pin.repo_id, pin.persona_id, pin.session_id);
     delete from data.pins p where p.pin_id = pin.pin_id;
-    return query select pin.pin_id, pin.org_id, pin.repo_id, pin.persona_id, pin.session_id, pin.fragment_id,
-                        pin.pinned_by, pin.reason, pin.created_at, pin.expires_at;
+    return query
+    select pin.pin_id, pin.org_id, pin.repo_id, pin.persona_id, pin.session_id, pin.fragment_id, pin.pinned_by,
+           pin.reason, pin.created_at, pin.expires_at, f.kind, f.negative
+    from data.fragments f where f.org_id = pin.org_id and f.fragment_id = pin.fragment_id;
 end
 $$;
 comment on function api.pin_remove(bigint) is 'Remove a pin (write grant on its scope).';

@@ -1158,7 +1158,7 @@ COMMENT ON FUNCTION api.pin_add(p_org_id text, p_repo_id text, p_persona_id text
 -- Name: pin_remove(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.pin_remove(p_pin_id bigint) RETURNS TABLE(pin_id bigint, org_id text, repo_id text, persona_id text, session_id text, fragment_id bigint, pinned_by text, reason text, created_at timestamp with time zone, expires_at timestamp with time zone)
+CREATE FUNCTION api.pin_remove(p_pin_id bigint) RETURNS TABLE(pin_id bigint, org_id text, repo_id text, persona_id text, session_id text, fragment_id bigint, pinned_by text, reason text, created_at timestamp with time zone, expires_at timestamp with time zone, kind text, negative boolean)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -1177,8 +1177,10 @@ begin
     end if;
     perform data._require_write(pin.org_id, pin.repo_id, pin.persona_id, pin.session_id);
     delete from data.pins p where p.pin_id = pin.pin_id;
-    return query select pin.pin_id, pin.org_id, pin.repo_id, pin.persona_id, pin.session_id, pin.fragment_id,
-                        pin.pinned_by, pin.reason, pin.created_at, pin.expires_at;
+    return query
+    select pin.pin_id, pin.org_id, pin.repo_id, pin.persona_id, pin.session_id, pin.fragment_id, pin.pinned_by,
+           pin.reason, pin.created_at, pin.expires_at, f.kind, f.negative
+    from data.fragments f where f.org_id = pin.org_id and f.fragment_id = pin.fragment_id;
 end
 $$;
 
