@@ -39,6 +39,9 @@ POSITIVE_ID = r"^[1-9][0-9]{0,18}$"
 """A fragment or document id in a path: canonical decimal, 1 to 19 digits."""
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 MAX_BIGINT = 2**63 - 1
+MAX_JSON_ID = 2**53 - 1
+"""An id in a JSON body: beyond 2^53 a JSON number is not exact in most clients (nor
+in the OpenAPI document's bound, which a float would round past 2^63 - 1)."""
 
 
 NO_NUL = "^[^\x00]*$"
@@ -340,7 +343,7 @@ class PinCreate(msgspec.Struct, forbid_unknown_fields=True):
     scope: ScopeIn
     """Where the pin applies: org_id alone pins org-wide (needs an org write grant); a
     repo, persona or session narrows it (a write grant there)."""
-    fragment_id: Annotated[int, msgspec.Meta(ge=1, le=MAX_BIGINT)]
+    fragment_id: Annotated[int, msgspec.Meta(ge=1, le=MAX_JSON_ID)]
     """A fragment you may read, visible in that scope."""
     reason: Annotated[str, msgspec.Meta(min_length=1, max_length=1000, pattern=NO_NUL)]
     """Why it must come first, for whoever reads the pin list."""
@@ -388,7 +391,7 @@ class PinList(msgspec.Struct):
 class PinRef(msgspec.Struct, forbid_unknown_fields=True):
     """A pin by id: the MCP tool `unpin`'s arguments."""
 
-    pin_id: Annotated[int, msgspec.Meta(ge=1, le=MAX_BIGINT)]
+    pin_id: Annotated[int, msgspec.Meta(ge=1, le=MAX_JSON_ID)]
 
 
 # -- sessions ---------------------------------------------------------------------
