@@ -2853,7 +2853,8 @@ CREATE FUNCTION data._redact_request(p_org_id text, p_query text, p_request json
     AS $$
 declare
     knobs constant text[] := array['budget_tokens', 'k_lexical', 'k_dense', 'rerank_top',
-                                   'freshness_halflife_days', 'min_score', 'top_k', 'min_relevance'];
+                                   'freshness_halflife_days', 'min_score', 'top_k', 'min_relevance',
+                                   'negatives'];
     scope jsonb := case when jsonb_typeof(p_request -> 'scope') = 'object' then p_request -> 'scope' else '{}' end;
     hidden text[] := '{}';
     k text;
