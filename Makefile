@@ -24,7 +24,17 @@ $(STAMP): pyproject.toml
 run: install
 	$(BIN)/contexts serve --demo
 
+# The trace page's browser tests (tests/api/test_ui.py) drive the system's Chromium
+# (Playwright's own download needs the internet): installed here when missing.
+# CONTEXTS_SKIP_BROWSER=1 skips them where no browser can be installed.
+CHROMIUM ?= /usr/bin/chromium
+export CONTEXTS_CHROMIUM := $(CHROMIUM)
+
 test: install
+	@if [ "$$CONTEXTS_SKIP_BROWSER" != 1 ] && [ ! -x "$(CHROMIUM)" ]; then \
+		echo "$(CHROMIUM) is missing: installing Debian's chromium for the browser tests"; \
+		apt-get install -y chromium || { apt-get update && apt-get install -y chromium; } || { echo "could not install chromium: install it, or run with CONTEXTS_SKIP_BROWSER=1" >&2; exit 1; }; \
+	fi
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Rewrites the schema and privilege goldens (tests/sql/golden/) from a fresh migrate;

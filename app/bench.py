@@ -74,17 +74,17 @@ def corpus_files(site_packages: Path) -> list[Path]:
     for package in PACKAGES:
         root = site_packages / package
         if root.is_dir():
-            files.extend(
-                sorted(
-                    p
-                    for p in root.rglob("*")
-                    if p.suffix in SUFFIXES
-                    and p.is_file()
-                    and "__pycache__" not in p.parts
-                    and p.stat().st_size < 400_000
-                )
-            )
+            files.extend(text_files(root))
     return files
+
+
+def text_files(root: Path) -> list[Path]:
+    """Sources and docs under `root` (the bench's corpus when `--corpus` names a folder)."""
+    return sorted(
+        p
+        for p in root.rglob("*")
+        if p.suffix in SUFFIXES and p.is_file() and "__pycache__" not in p.parts and p.stat().st_size < 400_000
+    )
 
 
 def source_document(path: Path, site: Path) -> SourceDocument:
@@ -164,9 +164,10 @@ def bench_database(home: Path, reuse: bool) -> str:
     return server.url("bench")
 
 
-def build_corpus(dsn: str, pipeline: IngestPipeline, target: int, site: Path) -> dict:
+def build_corpus(dsn: str, pipeline: IngestPipeline, target: int, site: Path, corpus: Path | None = None) -> dict:
     """The bench org with at least `target` active fragments in its corpus repo: what is
-    missing is ingested from `site` (the installed packages), then the database is
+    missing is ingested from `corpus` (a folder), else from `site` (the installed
+    packages), then the database is
     vacuumed and analysed. Returns `corpus_fragments`, and `ingest` figures when it ingested."""
     results: dict = {}
     with psycopg.connect(dsn) as conn:
@@ -179,7 +180,8 @@ def build_corpus(dsn: str, pipeline: IngestPipeline, target: int, site: Path) ->
         if have < target:
             for model in pipeline.embedders.values():
                 model.load()
-            files = corpus_files(site)
+            root = corpus.resolve() if corpus else site
+            files = text_files(root) if corpus else corpus_files(site)
             prepare_s = write_s = 0.0
             chunks = written = created = ingested = 0
             with Progress(
@@ -194,7 +196,7 @@ def build_corpus(dsn: str, pipeline: IngestPipeline, target: int, site: Path) ->
                     Scope(ORG, CORPUS_REPO),
                     ADMIN,
                     files,
-                    lambda path: source_document(path, site),
+                    lambda path: source_document(path, root),
                     size=16,
                 ):
                     prepare_s += group.prepare_seconds
@@ -234,6 +236,12 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, report: str) -> None:
         help="an existing database to bench in (as the migrator) instead of the embedded server",
     )
     parser.add_argument("--reuse", action="store_true", help="keep an already ingested bench corpus")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=None,
+        help="a folder whose sources and docs make the corpus (default: the installed packages)",
+    )
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--out", type=Path, default=Path("bench-results"), help=f"where {report} goes")
 
@@ -253,13 +261,13 @@ def main(argv: list[str] | None = None) -> int:
     pipeline = IngestPipeline(settings, models)
     results: dict = {
         "settings": {
-            "embed_dtype": settings.embed_dtype,
+            "embed_dtype": next(iter(models.values())).dtype,
             "torch_threads": settings.torch_threads,
             "max_fragment_tokens": settings.max_fragment_tokens,
         }
     }
 
-    results.update(build_corpus(dsn, pipeline, args.fragments, site))
+    results.update(build_corpus(dsn, pipeline, args.fragments, site, args.corpus))
 
     retriever = Retriever(models, None, query_cache=0)  # each retrieval embeds its query
     with psycopg.connect(dsn) as conn:

@@ -56,7 +56,7 @@ from app.bench import (
 )
 from app.db.migrate import migrate
 from app.db.sql import scalar
-from app.ingest.embed import embedders
+from app.ingest.embed import embedders, resolve_dtype
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.models import DEFAULT_BUDGET_TOKENS
 from app.settings import Settings
@@ -588,7 +588,7 @@ def main(argv: list[str] | None = None) -> int:
     dsn = args.db_url or bench_database(args.home, args.reuse)
     migrate(dsn)
     pipeline = IngestPipeline(settings, embedders(settings))
-    corpus = build_corpus(dsn, pipeline, args.fragments, site)
+    corpus = build_corpus(dsn, pipeline, args.fragments, site, args.corpus)
     with psycopg.connect(dsn) as conn:
         for principal, kind, scope_id, can_write in ((READER, "org", None, False), (WRITER, "repo", WRITE_REPO, True)):
             conn.execute("select api.create_principal(%s, %s, 'agent', 'bench load')", (ORG, principal))
@@ -655,7 +655,7 @@ def main(argv: list[str] | None = None) -> int:
             "query_embed_waiters": settings.query_embed_waiters,
             "torch_threads": settings.torch_threads,
             "service_torch_threads": settings.service_torch_threads,
-            "embed_dtype": settings.embed_dtype,
+            "embed_dtype": resolve_dtype(settings.embed_dtype),
             "reranker": settings.reranker,
             "cpu_count": psutil.cpu_count(),
             "database": "--db-url" if args.db_url else f"embedded under {args.home}",

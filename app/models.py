@@ -252,6 +252,9 @@ class TraceCandidate(msgspec.Struct, kw_only=True):
     rerank_score: float | None
     freshness: float | None
     final_score: float | None
+    final_rank: int | None = None
+    """Place in the final order (after rerank and freshness), 1 first; null beyond
+    `rerank_top`, absent in older traces. Included fragments come back in this order."""
     relevance: float | None = None
     """Absolute relevance (docs/adr/0009) of a ranked candidate; absent in older traces."""
     included: bool

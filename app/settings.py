@@ -61,8 +61,10 @@ class Settings:
     reranker: str | None = None
     """CrossEncoder name or local path; unset keeps the fused order (said in traces)."""
 
-    embed_dtype: str = "bfloat16"
-    """float32 or bfloat16 (about twice the CPU throughput, cosine >= 0.998)."""
+    embed_dtype: str = "auto"
+    """float32, bfloat16 (cosine >= 0.998 to float32), or auto: bfloat16 where the CPU
+    computes it natively (AVX512-BF16 or AMX, about twice float32's throughput), else
+    float32 (emulated bfloat16 measured 6x slower than float32 on an AVX2-only CPU)."""
 
     torch_threads: int = 2
     """Intra-op threads for torch in the CLI, eval and bench (bulk embedding)."""
@@ -115,6 +117,9 @@ class Settings:
     """Requests that may wait for their query vector at once (threads holding no
     connection): those waiting together share one model call."""
 
+    metrics_token: str | None = None
+    """Bearer token GET /metrics asks for; unset, /metrics answers loopback clients only."""
+
     log_level: str = "info"
     """Level of the service's JSON log lines (debug, info, warning, error)."""
 
@@ -137,8 +142,8 @@ class Settings:
         return settings
 
     def validate(self) -> None:
-        if self.embed_dtype not in ("float32", "bfloat16"):
-            raise ValueError("CONTEXTS_EMBED_DTYPE must be float32 or bfloat16")
+        if self.embed_dtype not in ("auto", "float32", "bfloat16"):
+            raise ValueError("CONTEXTS_EMBED_DTYPE must be auto, float32 or bfloat16")
         if self.query_embed_backend not in ("torch", "onnx-int8"):
             raise ValueError("CONTEXTS_QUERY_EMBED_BACKEND must be torch or onnx-int8")
         if self.overlap_tokens < 0 or self.overlap_tokens >= self.max_fragment_tokens // 2:

@@ -4,10 +4,14 @@ service starts and stops, every phase runs without errors, the report is written
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import psutil
 
 from app import bench_load
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+"""The corpus: this repository's own docs, a few dozen fragments of real prose."""
 
 
 def test_load_bench_runs_every_phase(db_url, tmp_path):
@@ -15,6 +19,8 @@ def test_load_bench_runs_every_phase(db_url, tmp_path):
     argv = [
         "--fragments",
         "20",
+        "--corpus",
+        str(DOCS),
         "--readers",
         "2",
         "--writers",

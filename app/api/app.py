@@ -22,6 +22,7 @@ from app.api.auth import bearer_token
 from app.api.documents import DocumentsController
 from app.api.errors import EXCEPTION_HANDLERS, problem
 from app.api.fragments import FragmentsController, TracesController
+from app.api.metrics import Metrics, count_response, metrics_handler, metrics_middleware
 from app.api.openapi import (
     close_request_objects,
     declare_problem_headers,
@@ -35,6 +36,7 @@ from app.api.request_log import request_log_middleware
 from app.api.retrieve import RetrieveController
 from app.api.sessions import SessionsController
 from app.api.state import Services
+from app.api.ui import ui_router
 from app.api.whoami import whoami_handler
 from app.db.availability import DatabaseMonitor
 from app.db.database import resolve_database_url, service_password
@@ -129,6 +131,8 @@ def build_services(settings: Settings, dsn: str) -> Services:
 
 
 def create_app(settings: Settings, *, services: Services | None = None, run_migrations: bool = True) -> Litestar:
+    metrics = Metrics()
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         owned = services is None
@@ -139,6 +143,9 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             app.state.services = await anyio.to_thread.run_sync(build_services, settings, dsn)
         else:
             app.state.services = services
+        metrics.attach(app.state.services)
+        app.state.services.metrics = metrics
+        app.state.services.retriever.stage_observer = metrics.observe_stage
         try:
             yield
         finally:
@@ -148,6 +155,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
     app = Litestar(
         route_handlers=[
             health,
+            metrics_handler,
             whoami_handler,
             RetrieveController,
             DocumentsController,
@@ -156,6 +164,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             FragmentsController,
             TracesController,
             mcp_endpoint,
+            ui_router,
             create_static_files_router(
                 path=DOCS_ASSETS, directories=[docs_assets_dir()], include_in_schema=False, name="docs-assets"
             ),
@@ -163,7 +172,8 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         # In order: the services, then the MCP session manager that uses them.
         lifespan=[lifespan, mcp_http_lifespan],
         before_request=require_json_body,
-        middleware=[request_log_middleware],
+        before_send=[count_response],
+        middleware=[request_log_middleware, metrics_middleware],
         exception_handlers=EXCEPTION_HANDLERS,
         dependencies={"token": Provide(bearer_token, sync_to_thread=False)},
         request_max_body_size=settings.max_body_bytes,
@@ -193,6 +203,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         NotePromote,
         PinCreate,
     ]
+    app.state.metrics = metrics
     close_request_objects(app, requests)
     restore_zero_bounds(app, requests)
     restore_item_patterns(app, requests)

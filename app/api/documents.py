@@ -3,6 +3,7 @@ delete (the fragments leave retrieval; the history stays)."""
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from typing import Annotated
 
@@ -175,9 +176,13 @@ async def ingest_documents(services: Services, token: str, data: IngestRequest) 
         with services.acting_for(token, write=True) as conn:
             return services.pipeline.write(conn, scope, prepared)
 
+    started = time.perf_counter()
     prepared = await services.write(prepare)
     async with services.org_lock(scope.org_id):  # waiting here holds no thread
         results = await services.write(write, prepared)
+    if services.metrics is not None:
+        fragments = sum(r.fragments for r in results)
+        services.metrics.ingested(scope.org_id, len(results), fragments, time.perf_counter() - started)
     note(repo=scope.repo_id, persona=scope.persona_id, session=scope.session_id, documents=len(results))
     return IngestResponse(
         [DocumentResult(r.path, r.doc_id, r.version, r.changed, r.fragments, r.created) for r in results]

@@ -48,7 +48,8 @@ async def run_retrieval(services: Services, token: str, data: RetrieveRequest) -
     vectors = None
     if data.k_dense > 0:
         await services.read(services.authenticate, token)
-        vectors = await services.query_vectors(data.query)
+        with services.retriever.stage("embed"):
+            vectors = await services.query_vectors(data.query)
     response = await services.read(run, vectors)
     note(trace_id=response.trace_id, fragments=len(response.fragments))
     return response

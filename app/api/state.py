@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
@@ -27,6 +27,9 @@ from app.retrieve.query_vectors import QueryVectors
 from app.retrieve.service import Retriever
 from app.scope import Scope
 from app.settings import Settings
+
+if TYPE_CHECKING:
+    from app.api.metrics import Metrics
 
 T = TypeVar("T")
 
@@ -56,6 +59,8 @@ class Services:
         # hold no connection, and sleep while a call runs.
         self.embed_executor = ThreadPoolExecutor(settings.query_embed_waiters, thread_name_prefix="contexts-embed")
         self._org_locks: dict[str, asyncio.Lock] = {}
+        self.metrics: Metrics | None = None
+        """Set by the app (app.api.metrics): retrieval stages and ingestion counts go there."""
 
     def close(self) -> None:
         if self.monitor is not None:

@@ -87,7 +87,7 @@ def pipeline_version(conn: psycopg.Connection, pipeline: IngestPipeline) -> dict
     return {
         "chunker_version": CHUNKER_VERSION,
         "embedding_models": {ns: model_label(e.name) for ns, e in sorted(pipeline.embedders.items())},
-        "embed_dtype": settings.embed_dtype,
+        "embed_dtype": next(iter(pipeline.embedders.values())).dtype,  # `auto` resolved
         "max_fragment_tokens": settings.max_fragment_tokens,
         "overlap_tokens": settings.overlap_tokens,
         "lexical": lexical_version(conn),

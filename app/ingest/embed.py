@@ -36,6 +36,19 @@ export of the bundled MiniLM (app/ingest/onnx_minilm.py; queries only by default
 
 
 @cache
+def resolve_dtype(requested: str) -> str:
+    """The dtype `auto` means on this CPU: bfloat16 only where oneDNN computes it natively
+    (AVX512-BF16 or AMX). Elsewhere torch emulates it, and MiniLM then embedded 6x slower
+    than in float32 (AVX2-only EPYC), so `auto` is float32 there."""
+    if requested != "auto":
+        return requested
+    import torch
+
+    native = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
+    return "bfloat16" if native is not None and bool(native()) else "float32"
+
+
+@cache
 def _lock(name: str, dtype: str, lane: str) -> threading.Lock:
     return threading.Lock()
 
@@ -153,7 +166,7 @@ def embedders(settings: Settings) -> dict[str, Embedder]:
         namespace: Embedder(
             namespace,
             model,
-            settings.embed_dtype,
+            resolve_dtype(settings.embed_dtype),
             settings.torch_threads,
             settings.embed_batch_size,
             query_backend=settings.query_embed_backend,

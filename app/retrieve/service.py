@@ -4,6 +4,8 @@ compose within the budget, and record the trace. Shared by HTTP, CLI and eval.""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import msgspec
@@ -66,6 +68,17 @@ class Retriever:
         self.embedders = self.query_embedder.embedders
         self.reranker = reranker
         self.config = config or PipelineConfig(rrf_k=RRF_K)
+        self.stage_observer: Callable[[str, float], None] | None = None
+        """Told each stage's seconds (the service's metrics); None outside the service."""
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            if self.stage_observer is not None:
+                self.stage_observer(name, time.perf_counter() - started)
 
     @classmethod
     def build(cls, embedders: dict[str, Embedder], config: PipelineConfig, threads: int = 1) -> Retriever:
@@ -124,16 +137,21 @@ class Retriever:
         """Candidates, rerank and freshness: everything `retrieve` does before the budget."""
         embeddings: QueryVectors = {}
         if request.k_dense > 0:
-            embeddings = vectors if vectors is not None else self.query_embeddings(request.query)
-        candidates = self.candidates(conn, request, embeddings)
+            if vectors is None:
+                with self.stage("embed"):
+                    vectors = self.query_embeddings(request.query)
+            embeddings = vectors
+        with self.stage("candidates"):
+            candidates = self.candidates(conn, request, embeddings)
         # Pins take no part in the ranking (without any, it is exactly what it was); they
         # get scores of their own only to show them.
         pinned = sorted((c for c in candidates if c.pin_id is not None), key=lambda c: c.pin_rank or 0)
         rest = [c for c in candidates if c.pin_id is None] if pinned else candidates
         best = best_fused_score(self.config)
-        ranked = rerank.order(request.query, rest, request.rerank_top, self.reranker, best)
-        if pinned:
-            rerank.order(request.query, pinned, len(pinned), self.reranker, best)
+        with self.stage("rerank"):
+            ranked = rerank.order(request.query, rest, request.rerank_top, self.reranker, best)
+            if pinned:
+                rerank.order(request.query, pinned, len(pinned), self.reranker, best)
         for c in ranked + pinned:
             c.relevance = relevance(c)
         recency: dict[int, float] = {}
@@ -153,24 +171,27 @@ class Retriever:
         started = time.perf_counter()
         ranking = self.rank(conn, request, vectors)
         candidates, ranked, recency = ranking.candidates, ranking.ranked, ranking.recency
-        composition = compose(
-            ranked, request.budget_tokens, request.min_score, request.min_relevance, request.top_k, ranking.pinned
-        )
-        metadata = version_metadata(conn, composition.included)
+        with self.stage("compose"):
+            composition = compose(
+                ranked, request.budget_tokens, request.min_score, request.min_relevance, request.top_k, ranking.pinned
+            )
+            metadata = version_metadata(conn, composition.included)
         duration_ms = (time.perf_counter() - started) * 1000.0
-        scored = {c.fragment_id for c in ranked} | {c.fragment_id for c in ranking.pinned}
-        entries = candidate_entries(candidates, scored, composition, recency)
+        # The final order: pins first, then the ranked candidates.
+        final_order = [c.fragment_id for c in ranking.pinned] + [c.fragment_id for c in ranked]
+        entries = candidate_entries(candidates, final_order, composition, recency)
         pipeline = self.pipeline_info(request.query) | {"freshness_weight": FRESHNESS_WEIGHT if recency else 0.0}
-        trace_id = record_trace(
-            conn,
-            request.scope.org_id,
-            request.query,
-            msgspec.to_builtins(request),
-            pipeline,
-            entries,
-            duration_ms,
-            ranking.query_vectors,
-        )
+        with self.stage("trace"):
+            trace_id = record_trace(
+                conn,
+                request.scope.org_id,
+                request.query,
+                msgspec.to_builtins(request),
+                pipeline,
+                entries,
+                duration_ms,
+                ranking.query_vectors,
+            )
         fragments = [
             FragmentOut(
                 id=c.fragment_id,

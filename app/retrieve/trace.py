@@ -11,12 +11,15 @@ from app.retrieve.compose import Composition
 
 
 def candidate_entries(
-    candidates: list[Candidate], ranked_ids: set[int], composition: Composition, freshness: dict[int, float]
+    candidates: list[Candidate], ranked_ids: list[int], composition: Composition, freshness: dict[int, float]
 ) -> list[dict]:
-    """One entry per candidate, in fused order. Readers get them through SQL, which
+    """One entry per candidate, in fused order; `ranked_ids` are the reranked candidates
+    in final order (a candidate's `final_rank` is its place there, null beyond
+    `rerank_top`). Readers get them through SQL, which
     keeps only the ranks, scores and fate of a candidate the reader may not read (an
     allow-list in sql/functions/50_traces.sql: a key added here is withheld from such
     readers unless it is added there)."""
+    final_ranks = {fragment_id: rank for rank, fragment_id in enumerate(ranked_ids, start=1)}
     entries = []
     for position, c in enumerate(candidates, start=1):
         decision = composition.decisions.get(c.fragment_id)
@@ -35,8 +38,9 @@ def candidate_entries(
                 "fused_score": c.fused_score,
                 "rerank_score": c.rerank_score,
                 "freshness": freshness.get(c.fragment_id),
-                "final_score": c.final_score if c.fragment_id in ranked_ids else None,
-                "relevance": c.relevance if c.fragment_id in ranked_ids else None,
+                "final_rank": final_ranks.get(c.fragment_id),
+                "final_score": c.final_score if c.fragment_id in final_ranks else None,
+                "relevance": c.relevance if c.fragment_id in final_ranks else None,
                 "included": bool(decision and decision.included),
                 "reason": decision.reason if decision else "beyond_rerank_top",
                 "tokens": decision.tokens if decision else c.token_count,

@@ -138,8 +138,8 @@ as $$
                                    where k.key in ('fused_rank', 'lexical_rank', 'lexical_score', 'dense_rank',
                                                    'dense_similarity', 'lexical_norm', 'dense_norm',
                                                    'lexical_weight', 'dense_weight', 'fused_score', 'rerank_score',
-                                                   'freshness', 'final_score', 'relevance', 'included',
-                                                   'reason')),
+                                                   'freshness', 'final_rank', 'final_score', 'relevance',
+                                                   'included', 'reason')),
                                   '{}') || '{"redacted": true}'
                end order by l.n), '[]')
     from listed l cross join readable r

@@ -156,7 +156,9 @@ begin
             (array['contexts_service'], array[
                 'api.active_model', 'api.begin_document', 'api.match_fragments', 'api.add_fragments',
                 'api.open_session', 'api.authorize_write', 'api.record_trace', 'api.delete_document',
-                'api.pin_add', 'api.pin_remove'])
+                'api.pin_add', 'api.pin_remove']),
+            -- Index sizes of every org for GET /metrics (sql/functions/70_metrics.sql).
+            (array['contexts_service'], array['api.metrics_org_sizes'])
             -- Administration (create_org, principals, grants, keys, bind_principal, purge) is
             -- left to the owner/migrator: it is named nowhere above.
         ), wanted (name, roles) as (

@@ -78,6 +78,11 @@ def test_trace_explains_every_candidate(client):
     candidates = trace["candidates"]
     included = [c for c in candidates if c["included"]]
     assert [c["fragment_id"] for c in included] == [f["id"] for f in result["fragments"]]
+    # final_rank: the place after rerank, 1..rerank_top; the included ones in that order.
+    ranked = sorted((c for c in candidates if c["final_rank"] is not None), key=lambda c: c["final_rank"])
+    assert [c["final_rank"] for c in ranked] == list(range(1, 6))
+    assert all(c["final_rank"] is None for c in candidates if c["reason"] == "beyond_rerank_top")
+    assert [c["fragment_id"] for c in ranked if c["included"]] == [f["id"] for f in result["fragments"]]
     reasons = {c["reason"] for c in candidates}
     assert reasons <= {"included", "over_budget", "below_min_score", "beyond_rerank_top", "only_boilerplate"}
     assert "beyond_rerank_top" in reasons

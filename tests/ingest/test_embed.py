@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+
+from app.ingest.embed import embedders, resolve_dtype
+from app.settings import Settings
 
 
 def test_vectors_are_unit_length_and_deterministic(models):
@@ -63,3 +67,22 @@ def test_a_query_never_waits_behind_an_ingestion(models):
         release.set()
         del ingest_model.encode
         writer.join(60)
+
+
+@pytest.mark.parametrize("native, expected", [(True, "bfloat16"), (False, "float32")])
+def test_auto_dtype_is_bfloat16_only_where_the_cpu_computes_it(monkeypatch, native, expected):
+    import torch
+
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: native)
+    resolve_dtype.cache_clear()
+    try:
+        assert resolve_dtype("auto") == expected
+        assert resolve_dtype("bfloat16") == "bfloat16" and resolve_dtype("float32") == "float32"
+        assert {e.dtype for e in embedders(Settings()).values()} == {expected}
+    finally:
+        resolve_dtype.cache_clear()
+
+
+def test_an_unknown_dtype_is_refused():
+    with pytest.raises(ValueError, match="auto, float32 or bfloat16"):
+        Settings.from_env({"CONTEXTS_EMBED_DTYPE": "float16"})

@@ -114,6 +114,7 @@ EXECUTABLE = {
         "api.lexical_tsvector",
         "api.list_documents",
         "api.match_fragments",
+        "api.metrics_org_sizes",
         "api.open_session",
         "api.pin_add",
         "api.pin_remove",

@@ -38,6 +38,7 @@ SCORE_KEYS = {
     "rerank_score",
     "freshness",
     "relevance",
+    "final_rank",
     "final_score",
     "included",
     "reason",

@@ -1042,6 +1042,44 @@ COMMENT ON FUNCTION api.match_fragments(p_org_id text, p_repo_id text, p_persona
 
 
 --
+-- Name: metrics_org_sizes(); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.metrics_org_sizes() RETURNS TABLE(org_id text, active_fragments bigint, embeddings_estimated bigint, hnsw_bytes bigint, bm25_postings_estimated bigint, bm25_bytes bigint, fragment_bytes bigint)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    with parts as (
+        select o.org_id,
+               to_regclass(format('data.%I', 'fragments_' || o.org_no)) as fragments,
+               to_regclass(format('data.%I', 'embeddings_' || o.org_no)) as embeddings,
+               to_regclass(format('data.%I', 'bm25_postings_' || o.org_no)) as postings
+        from data.orgs o
+    )
+    select p.org_id,
+           coalesce((select sum(c.fragment_count) from data.bm25_corpus c where c.org_id = p.org_id), 0)::bigint,
+           coalesce((select greatest(c.reltuples, 0) from pg_class c where c.oid = p.embeddings), 0)::bigint,
+           coalesce((select sum(pg_relation_size(i.indexrelid))
+                     from pg_index i join pg_class ic on ic.oid = i.indexrelid join pg_am am on am.oid = ic.relam
+                     where i.indrelid = p.embeddings and am.amname = 'hnsw'), 0)::bigint,
+           coalesce((select greatest(c.reltuples, 0) from pg_class c where c.oid = p.postings), 0)::bigint,
+           coalesce(pg_total_relation_size(p.postings), 0)::bigint,
+           coalesce(pg_total_relation_size(p.fragments), 0)::bigint
+    from parts p
+    order by p.org_id
+$$;
+
+
+ALTER FUNCTION api.metrics_org_sizes() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION metrics_org_sizes(); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.metrics_org_sizes() IS 'Per-org fragment counts and index sizes for GET /metrics (the service only).';
+
+
+--
 -- Name: open_session(text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -2826,8 +2864,8 @@ CREATE FUNCTION data._redact_candidates(p_org_id text, p_candidates jsonb) RETUR
                                    where k.key in ('fused_rank', 'lexical_rank', 'lexical_score', 'dense_rank',
                                                    'dense_similarity', 'lexical_norm', 'dense_norm',
                                                    'lexical_weight', 'dense_weight', 'fused_score', 'rerank_score',
-                                                   'freshness', 'final_score', 'relevance', 'included',
-                                                   'reason')),
+                                                   'freshness', 'final_rank', 'final_score', 'relevance',
+                                                   'included', 'reason')),
                                   '{}') || '{"redacted": true}'
                end order by l.n), '[]')
     from listed l cross join readable r
@@ -6170,6 +6208,14 @@ REVOKE ALL ON FUNCTION api.list_grants(p_org_id text) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION api.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) TO contexts_service;
+
+
+--
+-- Name: FUNCTION metrics_org_sizes(); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.metrics_org_sizes() FROM PUBLIC;
+GRANT ALL ON FUNCTION api.metrics_org_sizes() TO contexts_service;
 
 
 --

@@ -1,0 +1,83 @@
+"""GET /ui: the trace page, a few static files that explain a retrieval in a browser
+(docs/adr/0011). The files load without a key; every call they make for data sends
+the key the user entered, as any other client does, to the JSON endpoints.
+
+/ui/traces/{id} and /ui/fragments/{id} serve the same page (deep links: the script
+reads the path). The page is not part of the API, so it is left out of the OpenAPI
+document, as Swagger UI's own assets are."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from litestar import Response, Router, get
+from litestar.exceptions import NotFoundException
+from litestar.params import FromPath
+
+UI_DIR = Path(__file__).resolve().parent.parent / "ui"
+"""Shipped as package data (pyproject.toml): no build step, no CDN."""
+
+ASSETS = {"ui.js": "text/javascript; charset=utf-8", "ui.css": "text/css; charset=utf-8"}
+"""Every file the page loads besides itself; any other name is a 404."""
+
+CONTENT_SECURITY_POLICY = "; ".join(
+    (
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "connect-src 'self'",
+        "img-src 'self'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+    )
+)
+"""Only the page's own script and style run, only the service is called; inline
+scripts, inline handlers (`onerror=`), eval and other origins' resources are refused."""
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-cache",
+}
+
+
+@cache
+def _read(name: str) -> bytes:
+    return (UI_DIR / name).read_bytes()
+
+
+def _page() -> Response[bytes]:
+    return Response(_read("index.html"), media_type="text/html; charset=utf-8", headers=SECURITY_HEADERS)
+
+
+@get("/", include_in_schema=False, name="ui")
+async def ui_page() -> Response[bytes]:
+    """The search box and, after a search, its trace."""
+    return _page()
+
+
+@get("/traces/{trace_id:str}", include_in_schema=False)
+async def ui_trace() -> Response[bytes]:
+    """One trace (the script reads its id from the path and asks GET /traces/{id})."""
+    return _page()
+
+
+@get("/fragments/{fragment_id:str}", include_in_schema=False)
+async def ui_fragment() -> Response[bytes]:
+    """One fragment and its sources (the script asks GET /fragments/{id})."""
+    return _page()
+
+
+@get("/assets/{name:str}", include_in_schema=False)
+async def ui_asset(name: FromPath[str]) -> Response[bytes]:
+    media_type = ASSETS.get(name)
+    if media_type is None:
+        raise NotFoundException(f"no such file: {name}")
+    return Response(_read(name), media_type=media_type, headers=SECURITY_HEADERS)
+
+
+ui_router = Router(path="/ui", route_handlers=[ui_page, ui_trace, ui_fragment, ui_asset])

@@ -1,0 +1,288 @@
+// The trace page (docs/adr/0011): plain DOM, no framework, no build step. Every value
+// from the service is written with textContent, never parsed as HTML.
+"use strict";
+
+const KEY = "contexts.key";
+const $ = (id) => document.getElementById(id);
+
+function show(id, visible = true) {
+  $(id).hidden = !visible;
+}
+
+function message(text, kind = "error") {
+  const box = $("message");
+  box.textContent = text;
+  box.className = kind;
+  box.hidden = !text;
+}
+
+function el(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  if (className) node.className = className;
+  return node;
+}
+
+function link(href, text) {
+  const a = el("a", text);
+  a.href = href;
+  return a;
+}
+
+function num(value, digits = 4) {
+  if (value === undefined) return "";
+  if (value === null) return "–";
+  return Number.isInteger(value) ? String(value) : Number(value).toFixed(digits);
+}
+
+function product(weight, norm) {
+  return typeof weight === "number" && typeof norm === "number" ? weight * norm : null;
+}
+
+class ProblemError extends Error {
+  constructor(status, text) {
+    super(text);
+    this.status = status;
+  }
+}
+
+// One call to the service with the key; a problem-details body becomes a readable error.
+async function api(path, body) {
+  const key = sessionStorage.getItem(KEY);
+  if (!key) throw new ProblemError(401, "enter an API key first");
+  const init = { headers: { Authorization: "Bearer " + key, Accept: "application/json" } };
+  if (body !== undefined) {
+    init.method = "POST";
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  let data = null;
+  try {
+    data = await response.json();
+  } catch (_) {
+    data = null;
+  }
+  if (!response.ok) {
+    const detail = data && (data.detail || data.title);
+    let text = response.status + " " + (detail || response.statusText);
+    if (data && Array.isArray(data.errors)) {
+      text += ": " + data.errors.map((e) => (e.key ? e.key + ": " : "") + (e.message || "")).join("; ");
+    }
+    throw new ProblemError(response.status, text);
+  }
+  return data;
+}
+
+function failed(error) {
+  if (error instanceof ProblemError && error.status === 401) {
+    sessionStorage.removeItem(KEY);
+    message("The service refused the key (" + error.message + "). Enter a valid API key.");
+    askForKey();
+  } else {
+    message(error instanceof ProblemError ? error.message : "The request failed: " + error.message);
+  }
+}
+
+function askForKey() {
+  ["search-section", "results-section", "trace-section", "fragment-section", "forget-key"].forEach((id) =>
+    show(id, false),
+  );
+  $("who").textContent = "";
+  show("key-section");
+  $("key-input").focus();
+}
+
+let whoami = null;
+
+async function start() {
+  if (!sessionStorage.getItem(KEY)) {
+    askForKey();
+    return;
+  }
+  try {
+    whoami = await api("/whoami");
+  } catch (error) {
+    failed(error);
+    return;
+  }
+  show("key-section", false);
+  show("forget-key");
+  $("who").textContent = "as " + whoami.principal_id + " in " + whoami.org_id + (whoami.audit ? " (auditor)" : "");
+  const path = location.pathname.replace(/\/+$/, "");
+  const trace = path.match(/^\/ui\/traces\/([^/]+)$/);
+  const fragment = path.match(/^\/ui\/fragments\/([^/]+)$/);
+  try {
+    if (trace) {
+      await showTrace(decodeURIComponent(trace[1]));
+    } else if (fragment) {
+      await showFragment(decodeURIComponent(fragment[1]));
+    } else {
+      show("search-section");
+      $("query").focus();
+    }
+  } catch (error) {
+    failed(error);
+  }
+}
+
+async function search(event) {
+  event.preventDefault();
+  message("");
+  const scope = { org_id: whoami.org_id };
+  for (const [field, id] of [["repo_id", "repo"], ["persona_id", "persona"], ["session_id", "session"]]) {
+    const value = $(id).value.trim();
+    if (value) scope[field] = value;
+  }
+  const body = { query: $("query").value, scope };
+  const budget = $("budget").value.trim();
+  if (budget) body.budget_tokens = Number(budget);
+  const button = $("search-form").querySelector("button");
+  button.disabled = true;
+  try {
+    const result = await api("/contexts/retrieve", body);
+    renderResults(result);
+    await showTrace(result.trace_id);
+  } catch (error) {
+    failed(error);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function renderResults(result) {
+  const list = $("results");
+  list.replaceChildren();
+  $("results-summary").textContent =
+    result.fragments.length + " fragments, " + result.tokens_used + " of " + result.budget_tokens + " tokens";
+  for (const f of result.fragments) {
+    const item = el("li", null, "fragment");
+    const head = el("div", null, "head");
+    head.append(link("/ui/fragments/" + encodeURIComponent(f.id), "fragment " + f.id), " ");
+    head.append(el("span", f.source, "source"), " ");
+    head.append(el("span", "score " + num(f.score) + ", relevance " + num(f.relevance) + ", " + f.tokens + " tokens", "scores"));
+    item.append(head, el("pre", f.text));
+    list.append(item);
+  }
+  show("results-section");
+}
+
+function definition(list, term, value) {
+  list.append(el("dt", term), el("dd", value === null || value === undefined ? "–" : value));
+}
+
+async function showTrace(traceId) {
+  const trace = await api("/traces/" + encodeURIComponent(traceId));
+  const traceLink = $("trace-link");
+  traceLink.href = "/ui/traces/" + encodeURIComponent(trace.trace_id);
+  traceLink.textContent = trace.trace_id;
+
+  const meta = $("trace-meta");
+  meta.replaceChildren();
+  const request = trace.request || {};
+  const scope = request.scope || {};
+  const fusion = (trace.pipeline || {}).fusion || {};
+  definition(meta, "query", trace.query);
+  definition(meta, "scope", ["org_id", "repo_id", "persona_id", "session_id"]
+    .filter((k) => scope[k]).map((k) => k + "=" + scope[k]).join(", "));
+  definition(meta, "made by", trace.principal_id + " at " + trace.created_at);
+  definition(meta, "budget", request.budget_tokens + " tokens, min_score " + request.min_score +
+    ", min_relevance " + request.min_relevance + ", rerank_top " + request.rerank_top);
+  definition(meta, "fusion", JSON.stringify(fusion));
+  definition(meta, "reranker", trace.pipeline.reranker || "none");
+  definition(meta, "score basis", trace.pipeline.score_basis);
+  definition(meta, "freshness weight", trace.pipeline.freshness_weight);
+  definition(meta, "duration", num(trace.duration_ms, 1) + " ms");
+  if (trace.redacted && trace.redacted.length) definition(meta, "withheld from you", trace.redacted.join(", "));
+
+  const rows = [...trace.candidates].sort((a, b) => {
+    const ra = a.final_rank ?? Infinity;
+    const rb = b.final_rank ?? Infinity;
+    return ra !== rb ? ra - rb : a.fused_rank - b.fused_rank;
+  });
+  const body = $("trace-table").querySelector("tbody");
+  body.replaceChildren();
+  for (const c of rows) {
+    const row = el("tr", null, c.included ? "included" : "dropped");
+    const cell = (value, className) => {
+      const td = el("td", value, className);
+      row.append(td);
+      return td;
+    };
+    cell(num(c.final_rank));
+    cell(c.included ? "included" : c.reason, "fate");
+    const fragmentCell = cell(null);
+    if (c.redacted || c.fragment_id === undefined) {
+      fragmentCell.textContent = "hidden";
+      fragmentCell.title = "you may not read this fragment now: only its ranks and scores are shown";
+    } else {
+      fragmentCell.append(link("/ui/fragments/" + encodeURIComponent(c.fragment_id), String(c.fragment_id)));
+    }
+    cell(c.source === undefined ? "" : c.source + (c.doc_version !== undefined ? " @v" + c.doc_version : ""), "source");
+    cell(num(c.lexical_rank));
+    cell(num(c.lexical_score));
+    cell(num(c.lexical_norm));
+    cell(num(product(c.lexical_weight, c.lexical_norm)));
+    cell(num(c.dense_rank));
+    cell(num(c.dense_similarity));
+    cell(num(c.dense_norm));
+    cell(num(product(c.dense_weight, c.dense_norm)));
+    cell(num(c.fused_rank));
+    cell(num(c.fused_score));
+    cell(num(c.rerank_score));
+    cell(num(c.freshness));
+    cell(num(c.final_score));
+    cell(num(c.relevance));
+    cell(num(c.tokens));
+    body.append(row);
+  }
+  show("trace-section");
+}
+
+async function showFragment(fragmentId) {
+  const f = await api("/fragments/" + encodeURIComponent(fragmentId));
+  $("fragment-id").textContent = String(f.fragment_id);
+  const meta = $("fragment-meta");
+  meta.replaceChildren();
+  definition(meta, "scope", ["org_id", "repo_id", "persona_id", "session_id"]
+    .filter((k) => f[k]).map((k) => k + "=" + f[k]).join(", "));
+  definition(meta, "kind", f.kind + ", owner " + f.owner);
+  definition(meta, "headings", f.heading_path.join(" › "));
+  definition(meta, "symbol", f.symbol);
+  definition(meta, "document", f.doc_id === null ? null : f.doc_id + " version " + f.doc_version);
+  definition(meta, "tokens", f.token_count);
+  definition(meta, "chunker", f.chunker_version);
+  definition(meta, "embedding model", f.embedding_model);
+  definition(meta, "active", String(f.active));
+  definition(meta, "updated", f.updated_at);
+  const body = $("sources-table").querySelector("tbody");
+  body.replaceChildren();
+  for (const s of f.sources) {
+    const row = el("tr");
+    for (const value of [s.path, s.anchor, s.start_line + "–" + s.end_line, s.doc_id, s.version, s.live, s.exact]) {
+      row.append(el("td", value));
+    }
+    body.append(row);
+  }
+  $("fragment-text").textContent = f.text;
+  show("fragment-section");
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("key-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const key = $("key-input").value.trim();
+    if (!key) return;
+    sessionStorage.setItem(KEY, key);
+    $("key-input").value = "";
+    message("");
+    start();
+  });
+  $("search-form").addEventListener("submit", search);
+  $("forget-key").addEventListener("click", () => {
+    sessionStorage.removeItem(KEY);
+    message("The key is forgotten.", "info");
+    askForKey();
+  });
+  start();
+});

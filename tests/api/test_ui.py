@@ -1,0 +1,202 @@
+"""The trace page (GET /ui): its files load without a key and carry a strict CSP; in a
+real browser (Playwright driving the system's Chromium) a wrong key is refused in
+words, a search shows its fragments and the trace that explains them, links lead to
+the fragment and its sources, and hostile fragment text and paths stay text.
+
+The browser tests run against the service as `contexts serve` runs it (uvicorn on a
+free port). CONTEXTS_SKIP_BROWSER=1 skips them where no Chromium can be installed;
+otherwise a missing browser is a failure, not a skip."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from app.access import create_api_key, ensure_admin_principal
+from app.api.ui import CONTENT_SECURITY_POLICY, UI_DIR
+from tests.api.test_mcp import STORAGE_QUERY, Tenants, served  # noqa: F401  (fixtures)
+from tests.retrieve.corpus import DOCS
+
+CHROMIUM = os.environ.get("CONTEXTS_CHROMIUM", "/usr/bin/chromium")
+SKIP_BROWSER = os.environ.get("CONTEXTS_SKIP_BROWSER") == "1"
+browser_test = pytest.mark.skipif(
+    SKIP_BROWSER, reason="CONTEXTS_SKIP_BROWSER=1: no Chromium on this machine, browser tests not run"
+)
+
+HOSTILE_PATH = "notes/<img src=x onerror=window.__pwned=1>.md"
+HOSTILE_TEXT = (
+    "# Hostile <img src=x onerror=window.__pwned=2>\n\n"
+    "When the storage volume is full, <script>window.__pwned=3</script> "
+    '<b onmouseover="window.__pwned=4">rotate the journal</b> and page the owner.\n'
+)
+
+
+@pytest.fixture
+def tenants(db_url, ingest) -> Tenants:
+    """As tests/api/test_mcp.py's (which `served` starts the service for), plus a note
+    whose path and text are HTML that would run script if parsed as markup."""
+    ingest("acme", DOCS | {HOSTILE_PATH: HOSTILE_TEXT}, author="Ada", owner="Ada")
+    with psycopg.connect(db_url) as conn:
+        acme_admin = create_api_key(conn, "acme", "admin").token
+        conn.execute("select api.create_principal('acme', 'reader', 'agent', 'read-only agent')")
+        conn.execute("select api.grant_scope('acme', 'reader', 'org', null, false)")
+        acme_reader = create_api_key(conn, "acme", "reader").token
+        conn.execute("select api.create_org('globex')")
+        ensure_admin_principal(conn, "globex", "admin")
+        globex_admin = create_api_key(conn, "globex", "admin").token
+    return Tenants(db_url, acme_admin, acme_reader, globex_admin)
+
+
+@pytest.fixture
+def base_url(served: str) -> str:  # noqa: F811
+    return served.removesuffix("/mcp")
+
+
+# --- the files --------------------------------------------------------------------------
+
+
+def test_the_page_loads_without_a_key_with_a_strict_policy(client):
+    client.headers.pop("Authorization")
+    for path in ("/ui", "/ui/traces/00000000-0000-0000-0000-000000000000", "/ui/fragments/1"):
+        page = client.get(path)
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        assert page.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+        assert page.headers["x-content-type-options"] == "nosniff"
+        assert page.headers["x-frame-options"] == "DENY"
+    assert "script-src 'self'" in CONTENT_SECURITY_POLICY and "unsafe" not in CONTENT_SECURITY_POLICY
+    script = client.get("/ui/assets/ui.js")
+    assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")
+    assert client.get("/ui/assets/ui.css").headers["content-type"].startswith("text/css")
+    assert client.get("/ui/assets/index.html").status_code == 404
+    assert client.get("/ui/assets/..%2Fapi%2Fui.py").status_code == 404
+    # The data stays behind the key.
+    assert client.get("/traces/00000000-0000-0000-0000-000000000000").status_code == 401
+    # The page is not part of the API's contract.
+    assert not any(p.startswith("/ui") for p in client.get("/schema/openapi.json").json()["paths"])
+
+
+def test_the_page_has_no_inline_script_and_never_parses_data_as_html():
+    html = (UI_DIR / "index.html").read_text()
+    assert re.findall(r"<script[^>]*>", html) == ['<script src="/ui/assets/ui.js" defer>']
+    assert re.findall(r"<script[^>]*>(.*?)</script>", html, re.S) == [""]  # nothing between the tags
+    assert not re.search(r"\son[a-z]+\s*=", html)  # no inline event handlers
+    script = (UI_DIR / "ui.js").read_text()
+    assert not re.search(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(", script)
+
+
+# --- in a browser -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if SKIP_BROWSER:
+        pytest.skip("CONTEXTS_SKIP_BROWSER=1: no Chromium on this machine, browser tests not run")
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).exists(), (
+        f"no Chromium at {CHROMIUM}: `apt-get install -y chromium` (make test does), "
+        "or set CONTEXTS_SKIP_BROWSER=1 to skip the browser tests"
+    )
+    with sync_playwright() as playwright:
+        # As root (containers, CI) Chromium refuses to start with its sandbox on.
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    # The page itself keeps to its policy: Chromium reports any refused load or script.
+    page.on("console", lambda m: errors.append(m.text) if "Content Security Policy" in m.text else None)
+    page.set_default_timeout(30_000)
+    yield page
+    context.close()
+    assert errors == [], errors
+
+
+def enter_key(page, key: str) -> None:
+    page.fill("#key-input", key)
+    page.click("#key-form button")
+
+
+@browser_test
+def test_a_search_shows_its_fragments_trace_and_sources(page, base_url, tenants):
+    from playwright.sync_api import expect
+
+    page.goto(f"{base_url}/ui")
+    expect(page.locator("#key-section")).to_be_visible()
+    enter_key(page, "not-a-key")
+    expect(page.locator("#message")).to_contain_text("The service refused the key")
+    expect(page.locator("#key-section")).to_be_visible()
+    assert page.evaluate("sessionStorage.getItem('contexts.key')") is None
+
+    enter_key(page, tenants.acme_admin)
+    expect(page.locator("#who")).to_have_text("as admin in acme (auditor)")
+    page.fill("#query", STORAGE_QUERY)
+    page.click("#search-form button")
+    expect(page.locator("#trace-table tbody tr").first).to_be_visible()
+
+    returned = page.locator("#results li.fragment")
+    assert returned.count() >= 1
+    expect(returned.first.locator(".source")).to_have_text("runbooks/storage.md#storage-runbook")
+    rows = page.locator("#trace-table tbody tr")
+    included = page.locator("#trace-table tbody tr.included")
+    assert included.count() == returned.count()
+    first = [rows.first.locator("td").nth(i).inner_text() for i in range(4)]
+    assert first[:2] == ["1", "included"] and first[3].startswith("runbooks/storage.md#")
+    fates = set(page.locator("#trace-table td.fate").all_inner_texts())
+    assert fates <= {"included", "over_budget", "below_min_score", "beyond_rerank_top", "only_boilerplate"}
+    expect(page.locator("#trace-meta")).to_contain_text(STORAGE_QUERY)
+
+    # The trace has its own address; it opens again from there with the same key.
+    trace_url = page.locator("#trace-link").get_attribute("href")
+    assert re.fullmatch(r"/ui/traces/[0-9a-f-]{36}", trace_url or "")
+    page.goto(f"{base_url}{trace_url}")
+    expect(page.locator("#trace-table tbody tr")).to_have_count(rows.count())
+    expect(page.locator("#search-section")).to_be_hidden()
+
+    # A candidate's fragment: its text and source pointers.
+    rows.first.locator("td").nth(2).locator("a").click()
+    expect(page.locator("#fragment-section")).to_be_visible()
+    expect(page.locator("#sources-table tbody tr").first.locator("td").first).to_have_text("runbooks/storage.md")
+    expect(page.locator("#fragment-text")).to_contain_text("rotate the journal")
+
+    # A trace of another org is not found, and says so.
+    page.goto(f"{base_url}/ui/traces/00000000-0000-0000-0000-000000000000")
+    expect(page.locator("#message")).to_contain_text("404")
+
+
+@browser_test
+def test_hostile_fragment_text_and_paths_are_shown_as_text(page, base_url, tenants):
+    from playwright.sync_api import expect
+
+    page.goto(f"{base_url}/ui")
+    enter_key(page, tenants.acme_admin)
+    page.fill("#query", "storage volume full rotate the journal hostile")
+    page.click("#search-form button")
+    expect(page.locator("#trace-table tbody tr").first).to_be_visible()
+
+    hostile = page.locator("#results li.fragment", has_text="window.__pwned=3")
+    expect(hostile).to_have_count(1)
+    expect(hostile.locator("pre")).to_contain_text("<script>window.__pwned=3</script>")
+    expect(hostile.locator(".source")).to_contain_text(HOSTILE_PATH)
+    expect(page.locator("#trace-table td.source", has_text=HOSTILE_PATH)).to_have_count(1)
+    hostile.locator("a").click()
+    expect(page.locator("#sources-table td").first).to_have_text(HOSTILE_PATH)
+    expect(page.locator("#fragment-text")).to_contain_text('<b onmouseover="window.__pwned=4">')
+
+    # Parsed as markup, the text would have made elements (and the CSP blocked their script).
+    assert page.locator("img, script:not([src]), b").count() == 0
+    assert page.evaluate("window.__pwned") is None
