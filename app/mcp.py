@@ -34,6 +34,7 @@ from app.api.auth import token_from_header
 from app.api.documents import delete_document, list_documents, read_document
 from app.api.errors import Failure, failure_of, problem
 from app.api.fragments import read_fragment, read_trace
+from app.api.pins import add_pin, list_pins, remove_pin
 from app.api.retrieve import run_retrieval
 from app.api.sessions import SESSION_PATTERN, open_session, promote_note, write_note
 from app.api.state import Services
@@ -55,6 +56,11 @@ from app.models import (
     NoteResult,
     NoteWrite,
     PersonName,
+    PinCreate,
+    PinList,
+    PinOut,
+    PinQuery,
+    PinRef,
     PromotedNote,
     SessionOpen,
     TraceOut,
@@ -70,8 +76,9 @@ earlier session notes), each fragment cited as path#anchor at a document version
 Call `whoami` first: it gives your org_id (every other tool names it in `scope`) and the
 repos, personas and sessions you may read. `retrieve` returns cited fragments within a
 token budget; quote their text exactly and cite `source`. Starting a task, call
-`open_session` with the task: it opens a session and returns its context pack. Write what
-you learn in that session with `write_note` (scope.session_id required)."""
+`open_session` with the task: it opens a session and returns its context pack (pinned
+fragments and known traps first: a fragment with `negative: true` says what NOT to do).
+Write what you learn in that session with `write_note` (scope.session_id required)."""
 
 
 class NoArguments(msgspec.Struct, forbid_unknown_fields=True):
@@ -120,6 +127,10 @@ async def _promote(services: Services, token: str, ref: NoteRef) -> msgspec.Stru
 
 async def _delete(services: Services, token: str, ref: DocumentRef) -> msgspec.Struct:
     return await delete_document(services, token, ref.doc_id)
+
+
+async def _unpin(services: Services, token: str, ref: PinRef) -> msgspec.Struct:
+    return await remove_pin(services, token, ref.pin_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,6 +269,32 @@ TOOLS = [
         DocumentRef,
         DocumentDeleted,
         _delete,
+        writes=True,
+        destructive=True,
+    ),
+    Tool(
+        "pin",
+        "Pin a fragment to a scope (where you hold a write grant): every retrieval and session "
+        "pack that sees that scope returns it first, flagged pinned, whatever its relevance. "
+        "Give the reason; expires_at (optional) ends the pin.",
+        PinCreate,
+        PinOut,
+        add_pin,
+        writes=True,
+    ),
+    Tool(
+        "list_pins",
+        "The pins a retrieval in this scope sees, earliest first (the order they are composed in).",
+        PinQuery,
+        PinList,
+        list_pins,
+    ),
+    Tool(
+        "unpin",
+        "Remove a pin (a write grant on its scope is needed).",
+        PinRef,
+        PinOut,
+        _unpin,
         writes=True,
         destructive=True,
     ),

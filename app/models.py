@@ -39,6 +39,9 @@ POSITIVE_ID = r"^[1-9][0-9]{0,18}$"
 """A fragment or document id in a path: canonical decimal, 1 to 19 digits."""
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 MAX_BIGINT = 2**63 - 1
+MAX_JSON_ID = 2**53 - 1
+"""An id in a JSON body: beyond 2^53 a JSON number is not exact in most clients (nor
+in the OpenAPI document's bound, which a float would round past 2^63 - 1)."""
 
 
 NO_NUL = "^[^\x00]*$"
@@ -257,7 +260,9 @@ class TraceCandidate(msgspec.Struct, kw_only=True):
     included: bool
     reason: str
     """included, over_budget, below_min_score, below_min_relevance, beyond_top_k,
-    beyond_rerank_top or only_boilerplate."""
+    beyond_rerank_top or only_boilerplate; for a pinned fragment: pinned (included),
+    pin_over_budget or pin_beyond_top_k (left out, listed in the response's
+    `pins_left_out`)."""
     tokens: int | UnsetType = UNSET
     source: str | UnsetType = UNSET
     doc_id: int | UnsetType = UNSET
@@ -271,6 +276,10 @@ class TraceCandidate(msgspec.Struct, kw_only=True):
     dense_weight: float | None | UnsetType = UNSET
     """Weighted fusion: fused_score = lexical_weight * lexical_norm + dense_weight * dense_norm
     (all four are null under reciprocal rank fusion)."""
+    pin_id: int | UnsetType = UNSET
+    """The pin that put this fragment first (absent: not pinned, or withheld)."""
+    negative: bool | UnsetType = UNSET
+    """True for an anti-pattern or known trap (absent: not negative, or withheld)."""
     redacted: bool = False
     """True when the reader may not read this fragment now: only its ranks, scores and
     fate are shown (no id, source, document or text)."""
@@ -327,6 +336,67 @@ class DocumentDeleted(msgspec.Struct):
     """Near-duplicate pointers of other documents written again as fragments of their own."""
 
 
+# -- pins -------------------------------------------------------------------------
+
+
+class PinCreate(msgspec.Struct, forbid_unknown_fields=True):
+    """POST /pins (and the MCP tool `pin`): pin a fragment to a scope, so every retrieval
+    that sees that scope composes it first, whatever its relevance."""
+
+    scope: ScopeIn
+    """Where the pin applies: org_id alone pins org-wide (needs an org write grant); a
+    repo, persona or session narrows it (a write grant there)."""
+    fragment_id: Annotated[int, msgspec.Meta(ge=1, le=MAX_JSON_ID)]
+    """A fragment you may read, visible in that scope."""
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=1000, pattern=NO_NUL)]
+    """Why it must come first, for whoever reads the pin list."""
+    expires_at: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
+    """After this time the pin is ignored (ISO 8601 with an offset; default: never)."""
+
+    def __post_init__(self) -> None:
+        if not self.reason.strip():
+            raise ValueError("reason must not be blank")
+
+
+class PinOut(msgspec.Struct):
+    pin_id: int
+    org_id: str
+    repo_id: str | None
+    persona_id: str | None
+    session_id: str | None
+    fragment_id: int
+    pinned_by: str
+    """The principal that pinned it."""
+    reason: str
+    created_at: datetime
+    expires_at: datetime | None
+    kind: str
+    """The pinned fragment's document kind."""
+    negative: bool
+    """The pinned fragment is an anti-pattern or known trap."""
+    active: bool = True
+    """False when the fragment left retrieval (its documents were deleted): the pin shows nothing."""
+    expired: bool = False
+
+
+class PinQuery(msgspec.Struct, forbid_unknown_fields=True):
+    """GET /pins (and the MCP tool `list_pins`): the pins a retrieval in this scope sees."""
+
+    scope: ScopeIn
+    include_expired: bool = False
+
+
+class PinList(msgspec.Struct):
+    pins: list[PinOut]
+    """Earliest first: the order they are composed in."""
+
+
+class PinRef(msgspec.Struct, forbid_unknown_fields=True):
+    """A pin by id: the MCP tool `unpin`'s arguments."""
+
+    pin_id: Annotated[int, msgspec.Meta(ge=1, le=MAX_JSON_ID)]
+
+
 # -- sessions ---------------------------------------------------------------------
 
 
@@ -348,9 +418,10 @@ class SessionOpen(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class ContextPack(msgspec.Struct):
-    """A session's opening context: the fragments best matching the task within the
-    budget, structured and rendered as one Markdown block with each citation. (Pins and
-    negative contexts are not part of it: the schema has neither yet.)"""
+    """A session's opening context, within the budget, structured and rendered as one
+    Markdown block with each citation: first the pins the scope sees (`pinned`, in pin
+    order, whatever their relevance) and the negative fragments among the matches
+    (`negative`: anti-patterns, known traps), then the fragments best matching the task."""
 
     session_id: str
     org_id: str
@@ -359,11 +430,14 @@ class ContextPack(msgspec.Struct):
     fragments: list[FragmentOut]
     markdown: str
     """The fragments in order, each under its citation (path#anchor, document version)
-    and its exact text in a fence."""
+    and its exact text in a fence; with pins or negative fragments, under two headings
+    ("Pinned, and known traps", then "Matching the task")."""
     tokens_used: int
     budget_tokens: int
     trace_id: str
     """The pack's retrieval trace (GET /traces/{id})."""
+    pins_left_out: list[int] = []
+    """Pins of the scope that did not fit the budget (earlier pins win)."""
 
 
 class NoteWrite(msgspec.Struct, forbid_unknown_fields=True):

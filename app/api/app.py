@@ -31,6 +31,7 @@ from app.api.openapi import (
     restore_item_patterns,
     restore_zero_bounds,
 )
+from app.api.pins import PinsController
 from app.api.request_log import request_log_middleware
 from app.api.retrieve import RetrieveController
 from app.api.sessions import SessionsController
@@ -46,7 +47,16 @@ from app.ingest.embed import embedders
 from app.ingest.pipeline import IngestPipeline
 from app.mcp import http_lifespan as mcp_http_lifespan
 from app.mcp import mcp_endpoint
-from app.models import DocumentIn, IngestRequest, NotePromote, NoteWrite, RetrieveRequest, ScopeIn, SessionOpen
+from app.models import (
+    DocumentIn,
+    IngestRequest,
+    NotePromote,
+    NoteWrite,
+    PinCreate,
+    RetrieveRequest,
+    ScopeIn,
+    SessionOpen,
+)
 from app.retrieve.config import PipelineConfig
 from app.retrieve.service import Retriever
 from app.settings import Settings
@@ -150,6 +160,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             RetrieveController,
             DocumentsController,
             SessionsController,
+            PinsController,
             FragmentsController,
             TracesController,
             mcp_endpoint,
@@ -190,6 +201,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         SessionOpen,
         NoteWrite,
         NotePromote,
+        PinCreate,
     ]
     app.state.metrics = metrics
     close_request_objects(app, requests)

@@ -46,6 +46,7 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        self._collector: ServiceCollector | None = None
         self.requests = Counter(
             "contexts_http_requests",
             "HTTP requests answered, by method, route template and status.",
@@ -88,8 +89,13 @@ class Metrics:
         )
 
     def attach(self, services: Services) -> None:
-        """Pool, queue and index-size gauges, read from `services` at each scrape."""
-        self.registry.register(ServiceCollector(services))
+        """Pool, queue and index-size gauges, read from `services` at each scrape. An app
+        started again (its lifespan re-entered, as tests do) replaces the collector
+        instead of registering its series twice."""
+        if self._collector is not None:
+            self.registry.unregister(self._collector)
+        self._collector = ServiceCollector(services)
+        self.registry.register(self._collector)
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:

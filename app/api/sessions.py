@@ -1,5 +1,6 @@
 """/sessions: an agent's working session. Opening one returns its context pack (the
-fragments best matching the task, within a budget, structured and as Markdown);
+scope's pins and the negative fragments (anti-patterns) first, then the fragments best
+matching the task, within a budget, structured and as Markdown);
 notes written into it are retrievable inside it only and expire with it; a principal
 with a write grant on a repo (or the org) promotes a note there as canonical knowledge.
 
@@ -60,22 +61,46 @@ def fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
+def leading(fragment: FragmentOut) -> bool:
+    """Pinned or negative: the pack's first section."""
+    return fragment.pinned or fragment.negative
+
+
+def pack_order(fragments: list[FragmentOut]) -> list[FragmentOut]:
+    """Pins (in pin order, as composed), then negative fragments, then the rest, each
+    group in the retrieval's order."""
+    pinned = [f for f in fragments if f.pinned]
+    negative = [f for f in fragments if f.negative and not f.pinned]
+    return pinned + negative + [f for f in fragments if not leading(f)]
+
+
 def render_markdown(task: str, session_id: str, fragments: list[FragmentOut], trace_id: str) -> str:
-    """One block an agent pastes into its prompt: each fragment's citation (path#anchor,
-    document and version) above its exact text."""
+    """One block an agent pastes into its prompt: pins and known traps first, under a
+    heading of their own, then the fragments matching the task; each fragment's citation
+    (path#anchor, document and version) above its exact text, a negative one marked
+    "do not do this"."""
     lines = [f"# Context for: {task}", "", f"Session `{session_id}`; retrieval trace `{trace_id}`.", ""]
     if not fragments:
         lines += ["No stored knowledge matched this task.", ""]
-    for n, f in enumerate(fragments, start=1):
-        where = " > ".join(f.heading_path)
-        lines.append(f"## [{n}] {f.source} (document {f.doc_id}, version {f.version})")
-        lines.append("")
-        lines.append(
-            f"kind {f.kind}, owner {f.owner}, relevance {f.relevance:.2f}" + (f", under {where}" if where else "")
-        )
-        lines.append("")
-        marks = fence(f.text)
-        lines += [marks, f.text.rstrip("\n"), marks, ""]
+    first = [f for f in fragments if leading(f)]
+    sections = [("Pinned, and known traps", first), ("Matching the task", [f for f in fragments if not leading(f)])]
+    n = 0
+    for title, members in sections:
+        if first and members:  # without pins or traps the pack reads as before, unsectioned
+            lines += [f"# {title}", ""]
+        for f in members:
+            n += 1
+            where = " > ".join(f.heading_path)
+            lines.append(f"## [{n}] {f.source} (document {f.doc_id}, version {f.version})")
+            lines.append("")
+            marks = (["pinned"] if f.pinned else []) + (["**negative: do not do this**"] if f.negative else [])
+            lines.append(
+                ", ".join([*marks, f"kind {f.kind}", f"owner {f.owner}", f"relevance {f.relevance:.2f}"])
+                + (f", under {where}" if where else "")
+            )
+            lines.append("")
+            quote = fence(f.text)
+            lines += [quote, f.text.rstrip("\n"), quote, ""]
     return "\n".join(lines)
 
 
@@ -99,16 +124,18 @@ async def open_session(services: Services, token: str, data: SessionOpen) -> Con
             row = conn.execute("select api.open_session(%s)", (session_id,)).fetchone()
             expires_at = row[0] if row else None
             response = services.retriever.retrieve(conn, request)
+        fragments = pack_order(response.fragments)
         return ContextPack(
             session_id=session_id,
             org_id=scope.org_id,
             expires_at=expires_at,
             task=data.task,
-            fragments=response.fragments,
-            markdown=render_markdown(data.task, session_id, response.fragments, response.trace_id),
+            fragments=fragments,
+            markdown=render_markdown(data.task, session_id, fragments, response.trace_id),
             tokens_used=response.tokens_used,
             budget_tokens=response.budget_tokens,
             trace_id=response.trace_id,
+            pins_left_out=response.pins_left_out,
         )
 
     log_note(repo=scope.repo_id, persona=scope.persona_id, session=session_id)
@@ -216,8 +243,10 @@ class SessionsController(Controller):
         """Opens a new session (or, with `scope.session_id`, joins one the key may write;
         opening needs some write grant: 403 otherwise) and returns the fragments best
         matching `task` within `budget_tokens`, structured and as one Markdown block with
-        each citation. Pins and negative contexts are not included: the service has none
-        yet. An unknown repo or persona is a 404. Recorded as a retrieval trace."""
+        each citation. The scope's pins come first (whatever their relevance), then the
+        negative fragments (anti-patterns, "do not do this"), then the rest; pins over the
+        budget are listed in `pins_left_out`. An unknown repo or persona is a 404.
+        Recorded as a retrieval trace."""
         return await open_session(state.services, token, data)
 
     @post(

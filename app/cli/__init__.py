@@ -6,6 +6,7 @@ one module per command group:
 - db.py         db serve (the embedded server open over TCP), psql [--as NAME]
 - policy.py     policy check (row-level security and privileges, from the catalog)
 - documents.py  ingest PATH..., query TEXT (as a principal)
+- pins.py       pin add | remove | list (as a principal, or through --url)
 - serve.py      serve [--demo]
 - mcp.py        mcp (the MCP server on stdio, as the key in CONTEXTS_KEY)
 - eval.py       eval run | replay | agent | gate
@@ -18,7 +19,7 @@ import os
 
 import click
 
-from app.cli import admin, analysts, db, documents, mcp, policy, serve
+from app.cli import admin, analysts, db, documents, mcp, pins, policy, serve
 from app.cli import eval as eval_commands
 from app.cli.common import CliError
 from app.settings import Settings
@@ -49,7 +50,7 @@ def main(ctx: click.Context, db_url: str | None, principal_id: str | None) -> No
         raise CliError(str(exc)) from exc
 
 
-for _module in (admin, analysts, db, policy, documents, serve, mcp, eval_commands):
+for _module in (admin, analysts, db, policy, documents, pins, serve, mcp, eval_commands):
     for _command in _module.COMMANDS:
         main.add_command(_command)
 

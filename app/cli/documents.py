@@ -179,6 +179,13 @@ def ingest(
 @click.option("--top-k", default=None, type=int, help="At most this many fragments.")
 @click.option("--kind", "kinds", multiple=True, help="Only fragments of this kind (repeatable).")
 @click.option("--path-prefix", default=None, help="Only fragments of documents under this path.")
+@click.option(
+    "--negatives",
+    type=click.Choice(["include", "only", "exclude"]),
+    default="include",
+    show_default=True,
+    help="Negative fragments (anti-patterns): keep, keep only them, or leave them out.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the response as JSON.")
 @remote_options
 @click.pass_context
@@ -198,6 +205,7 @@ def query(
     top_k: int | None,
     kinds: tuple[str, ...],
     path_prefix: str | None,
+    negatives: str,
     as_json: bool,
     url: str | None,
     key: str | None,
@@ -217,6 +225,7 @@ def query(
         "top_k": top_k,
         "kinds": list(kinds) or None,
         "path_prefix": path_prefix,
+        "negatives": negatives,
     }
     try:
         request = msgspec.convert(payload, RetrieveRequest)
@@ -231,12 +240,16 @@ def query(
         return
     out = Console(soft_wrap=True, highlight=False)
     for f in response.fragments:
-        out.print(f"[bold cyan]{f.source}[/]  score={f.score:.3f}  tokens={f.tokens}  id={f.id}")
+        marks = ("  [bold]pinned[/]" if f.pinned else "") + (
+            "  [bold red]negative: do not do this[/]" if f.negative else ""
+        )
+        out.print(f"[bold cyan]{f.source}[/]  score={f.score:.3f}  tokens={f.tokens}  id={f.id}{marks}")
         click.echo(f.text)
         click.echo()
     console.print(
         f"{len(response.fragments)} fragment(s), {response.tokens_used}/{response.budget_tokens} tokens, "
         f"trace {response.trace_id}"
+        + (f"; pins left out (over the budget): {response.pins_left_out}" if response.pins_left_out else "")
     )
 
 

@@ -35,6 +35,9 @@ from app.models import (
     NotePromote,
     NoteResult,
     NoteWrite,
+    PinCreate,
+    PinList,
+    PinOut,
     PromotedNote,
     RetrieveRequest,
     RetrieveResponse,
@@ -90,7 +93,10 @@ def _params(**values: object) -> dict[str, str]:
     for name, value in values.items():
         if value is None:
             continue
-        out[name] = value.isoformat() if isinstance(value, datetime) else str(value)
+        if isinstance(value, bool):
+            out[name] = "true" if value else "false"
+        else:
+            out[name] = value.isoformat() if isinstance(value, datetime) else str(value)
     return out
 
 
@@ -151,6 +157,24 @@ class _Requests:
     def promote_note(session_id: str, note_id: int, target: NotePromote) -> tuple:
         path = f"/sessions/{session_id}/notes/{int(note_id)}/promote"
         return "POST", path, None, _body(target), PromotedNote
+
+    @staticmethod
+    def pin(request: PinCreate) -> tuple:
+        return "POST", "/pins", None, _body(request), PinOut
+
+    @staticmethod
+    def unpin(pin_id: int) -> tuple:
+        return "DELETE", f"/pins/{int(pin_id)}", None, None, PinOut
+
+    @staticmethod
+    def list_pins(org_id: str, **filters: object) -> tuple:
+        return "GET", "/pins", _params(org_id=org_id, **filters), None, PinList
+
+
+def _pin_request(org_id: str, fragment_id: int, reason: str, options: dict[str, Any]) -> PinCreate:
+    scope: dict[str, Any] = {k: options.pop(k) for k in ("repo_id", "persona_id", "session_id") if k in options}
+    body: dict[str, Any] = {"scope": {"org_id": org_id, **scope}, "fragment_id": fragment_id, "reason": reason}
+    return msgspec.convert(body | options, PinCreate)
 
 
 def _retrieve_request(query: str, org_id: str, options: dict[str, Any]) -> RetrieveRequest:
@@ -239,6 +263,16 @@ class Client:
     def write_note(self, session_id: str, text: str, **options: Any) -> NoteResult:
         return self._call(_Requests.write_note(session_id, msgspec.convert({"text": text, **options}, NoteWrite)))
 
+    def pin(self, org_id: str, fragment_id: int, reason: str, **options: Any) -> PinOut:
+        """options: repo_id, persona_id, session_id (the pin's scope), expires_at."""
+        return self._call(_Requests.pin(_pin_request(org_id, fragment_id, reason, options)))
+
+    def unpin(self, pin_id: int) -> PinOut:
+        return self._call(_Requests.unpin(pin_id))
+
+    def list_pins(self, org_id: str, **filters: Any) -> PinList:
+        return self._call(_Requests.list_pins(org_id, **filters))
+
     def promote_note(self, session_id: str, note_id: int, **target: Any) -> PromotedNote:
         return self._call(_Requests.promote_note(session_id, note_id, msgspec.convert(target, NotePromote)))
 
@@ -314,6 +348,15 @@ class AsyncClient:
     async def write_note(self, session_id: str, text: str, **options: Any) -> NoteResult:
         note = msgspec.convert({"text": text, **options}, NoteWrite)
         return await self._call(_Requests.write_note(session_id, note))
+
+    async def pin(self, org_id: str, fragment_id: int, reason: str, **options: Any) -> PinOut:
+        return await self._call(_Requests.pin(_pin_request(org_id, fragment_id, reason, options)))
+
+    async def unpin(self, pin_id: int) -> PinOut:
+        return await self._call(_Requests.unpin(pin_id))
+
+    async def list_pins(self, org_id: str, **filters: Any) -> PinList:
+        return await self._call(_Requests.list_pins(org_id, **filters))
 
     async def promote_note(self, session_id: str, note_id: int, **target: Any) -> PromotedNote:
         return await self._call(_Requests.promote_note(session_id, note_id, msgspec.convert(target, NotePromote)))

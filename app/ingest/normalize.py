@@ -158,6 +158,26 @@ def normalize_path(given: str) -> str:
     return path
 
 
+_FRONT_MATTER_FIELD = re.compile(r"""^(kind|negative)\s*:\s*["']?([A-Za-z0-9-]+)["']?\s*(#.*)?$""")
+
+
+def front_matter(text: str) -> dict[str, str]:
+    """`kind` and `negative` of a leading YAML front matter block (--- ... ---), read as
+    plain `key: value` lines: a document marks itself an anti-pattern with
+    `kind: anti-pattern` or `negative: true` there."""
+    lines = text.split("\n", 61)
+    if not lines or lines[0].strip() != "---":
+        return {}
+    found: dict[str, str] = {}
+    for line in lines[1:61]:
+        if line.strip() in ("---", "..."):
+            return found
+        match = _FRONT_MATTER_FIELD.match(line.strip())
+        if match:
+            found[match.group(1)] = match.group(2)
+    return {}  # no closing line: not front matter
+
+
 def normalize(doc: SourceDocument, max_bytes: int | None = None) -> NormalizedDocument:
     path = normalize_path(doc.path)
     size = len(doc.content.encode("utf-8") if isinstance(doc.content, str) else doc.content)
@@ -168,10 +188,14 @@ def normalize(doc: SourceDocument, max_bytes: int | None = None) -> NormalizedDo
     if not text:
         raise RejectedDocument(f"{path}: empty after normalization, nothing to index")
     syntax = syntax_of(path)
-    kind = doc.kind or default_kind(syntax, path)
+    is_code = syntax in CODE_LANGUAGES.values()
+    marks = {} if is_code else front_matter(text)
+    kind = doc.kind or marks.get("kind", "").lower() or default_kind(syntax, path)
+    metadata = dict(doc.metadata)
+    if marks.get("negative", "").lower() == "true" and "negative" not in metadata:
+        metadata["negative"] = True
     if not KIND_FORMAT.match(kind):
         raise RejectedDocument(f"{path}: kind {kind!r} must be lowercase letters, digits and dashes")
-    is_code = syntax in CODE_LANGUAGES.values()
     return NormalizedDocument(
         path=path,
         text=text,
@@ -182,5 +206,5 @@ def normalize(doc: SourceDocument, max_bytes: int | None = None) -> NormalizedDo
         author=doc.author,
         owner=doc.owner or doc.author or "unowned",
         timestamp=doc.timestamp,
-        metadata=dict(doc.metadata),
+        metadata=metadata,
     )

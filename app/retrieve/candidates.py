@@ -42,6 +42,12 @@ class Candidate:
     lexical_weight: float | None = None
     dense_weight: float | None = None
     """Weighted fusion: fused_score = lexical_weight * lexical_norm + dense_weight * dense_norm."""
+    negative: bool = False
+    """An anti-pattern or known trap (data.fragments.negative): "do not do this"."""
+    pin_id: int | None = None
+    """The pin that makes this fragment composed first (null: not pinned in this scope)."""
+    pin_rank: int | None = None
+    """1 for the earliest visible pin: the order pins are composed in."""
     rerank_score: float | None = None
     final_score: float | None = None
     relevance: float | None = None
@@ -60,6 +66,8 @@ class Filters:
     kinds: list[str] | None = None
     updated_since: datetime | None = None
     updated_until: datetime | None = None
+    negatives: str = "include"
+    """include, only or exclude negative fragments (anti-patterns)."""
 
 
 NO_FILTERS = Filters()
@@ -79,7 +87,7 @@ def fetch_candidates(
     """`fusion` is the p_fusion object of api.retrieve_candidates (method and weights)."""
     with conn.cursor(row_factory=class_row(Candidate)) as cur:
         cur.execute(
-            "select * from api.retrieve_candidates(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s)",
+            "select * from api.retrieve_candidates(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s)",
             (
                 scope.org_id,
                 query,
@@ -95,6 +103,7 @@ def fetch_candidates(
                 filters.kinds,
                 filters.updated_since,
                 filters.updated_until,
+                filters.negatives,
             ),
         )
         return cur.fetchall()

@@ -1,9 +1,13 @@
 """R-RET-3: turn ranked candidates into the prompt-ready set.
 
-Drops what scores under min_score or min_relevance, stops at top_k, fits the token budget without ever cutting a
-fragment (one that does not fit is skipped and the next one tried), strips boilerplate
-headers (licence banners, generated-file notices, front matter) but keeps the heading
-path, and otherwise returns the exact stored text: agents quote it or nothing.
+Pins come first ("manual pins always win", docs/adr/0012): each pinned fragment the
+request sees is taken in pin order, whatever its score or relevance, while it fits the
+budget and top_k; a pin that does not is left out and reported. For the rest it drops
+what scores under min_score or min_relevance, stops at top_k, fits the token budget
+without ever cutting a fragment (one that does not fit is skipped and the next one
+tried), strips boilerplate headers (licence banners, generated-file notices, front
+matter) but keeps the heading path, and otherwise returns the exact stored text: agents
+quote it or nothing.
 """
 
 from __future__ import annotations
@@ -56,6 +60,8 @@ class Composition:
     included: list[Candidate] = field(default_factory=list)
     decisions: dict[int, Decision] = field(default_factory=dict)
     tokens_used: int = 0
+    pins_left_out: list[int] = field(default_factory=list)
+    """Pin ids of pinned fragments that did not fit the budget or top_k, in pin order."""
 
 
 def freshness(updated_at: datetime, halflife_days: float, now: datetime | None = None) -> float:
@@ -73,10 +79,29 @@ def compose(
     min_score: float,
     min_relevance: float = 0.0,
     top_k: int | None = None,
+    pinned: list[Candidate] | None = None,
 ) -> Composition:
-    """Best first: a candidate under `min_score` or `min_relevance` is dropped, then
-    each one that fits the budget is taken, until `top_k` are (if set)."""
+    """`pinned` first, in pin order, whatever their scores; then `ranked`, best first: a
+    candidate under `min_score` or `min_relevance` is dropped, then each one that fits
+    the budget is taken, until `top_k` are (if set)."""
     out = Composition()
+    for candidate in pinned or []:
+        text = strip_boilerplate(candidate.text)
+        if not text.strip():  # a pin is shown as pinned, even if it is all banner
+            text = candidate.text
+        tokens = candidate.token_count if text == candidate.text else count_tokens(text)
+        if top_k is not None and len(out.included) >= top_k:
+            reason = "pin_beyond_top_k"
+        elif out.tokens_used + tokens > budget_tokens:
+            reason = "pin_over_budget"
+        else:
+            out.tokens_used += tokens
+            out.included.append(candidate)
+            out.decisions[candidate.fragment_id] = Decision(True, "pinned", tokens, text)
+            continue
+        out.decisions[candidate.fragment_id] = Decision(False, reason, tokens)
+        if candidate.pin_id is not None:
+            out.pins_left_out.append(candidate.pin_id)
     for candidate in ranked:
         score = candidate.final_score or 0.0
         if score < min_score:

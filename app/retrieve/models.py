@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -31,6 +31,8 @@ Kind = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9-]{0,31}$")]
 Task = Annotated[str, msgspec.Meta(min_length=1, max_length=4000, pattern=f"^[^{CONTROL_CHARACTERS}]*$")]
 """A query, or the task a session pack is retrieved for."""
 MAX_TOP_K = 1000
+Negatives = Literal["include", "only", "exclude"]
+"""Negative fragments (anti-patterns, known traps): kept, kept alone, or left out."""
 
 
 def check_text(name: str, value: str) -> None:
@@ -72,6 +74,9 @@ class RetrieveRequest(msgspec.Struct, forbid_unknown_fields=True):
     """Only fragments updated at or after this time (ISO 8601 with an offset)."""
     updated_until: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
     """Only fragments updated before this time (a window that ends before it starts holds nothing)."""
+    negatives: Negatives = "include"
+    """Negative fragments (anti-patterns, known traps, `negative: true`): `include` them
+    (default), return `only` them, or `exclude` them. Applies to pins too."""
 
     def __post_init__(self) -> None:
         check_text("query", self.query)
@@ -98,6 +103,12 @@ class FragmentOut(msgspec.Struct):
     owner: str
     metadata: dict[str, Any]
     """The cited document version's metadata, as stored at ingestion."""
+    pinned: bool = False
+    """Pinned to a scope this request sees: composed first, whatever its relevance."""
+    pin_id: int | None = None
+    """The pin (DELETE /pins/{id} removes it); null when not pinned."""
+    negative: bool = False
+    """An anti-pattern or known trap: render it as "do not do this"."""
 
 
 class RetrieveResponse(msgspec.Struct):
@@ -105,3 +116,6 @@ class RetrieveResponse(msgspec.Struct):
     trace_id: str
     tokens_used: int
     budget_tokens: int
+    pins_left_out: list[int] = []
+    """Pins this request sees that did not fit the budget (or top_k), earliest first:
+    earlier pins win. The trace gives each one's reason."""

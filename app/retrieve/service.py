@@ -35,9 +35,14 @@ class Ranking:
     """A retrieval before composition: what the budget and the trace start from."""
 
     candidates: list[Candidate]
-    """Every candidate, in fused order (as the SQL call returned them)."""
+    """Every candidate, in fused order (as the SQL call returned them), then the pins
+    outside both lists."""
     ranked: list[Candidate]
-    """The top `rerank_top` fused candidates in final order, each with its final score."""
+    """The top `rerank_top` fused candidates that are not pinned, in final order, each
+    with its final score."""
+    pinned: list[Candidate]
+    """The pinned fragments the request sees, in pin order (earliest pin first), each
+    scored like a ranked candidate: composed first, whatever their scores."""
     recency: dict[int, float]
     """Freshness factor per ranked fragment, when the request set a half-life."""
     query_vectors: QueryVectors
@@ -123,7 +128,9 @@ class Retriever:
             request.k_dense,
             self.config.rrf_k,
             fusion_spec(self.config, request.query),
-            Filters(request.path_prefix, request.kinds, request.updated_since, request.updated_until),
+            Filters(
+                request.path_prefix, request.kinds, request.updated_since, request.updated_until, request.negatives
+            ),
         )
 
     def rank(self, conn: psycopg.Connection, request: RetrieveRequest, vectors: QueryVectors | None = None) -> Ranking:
@@ -136,21 +143,26 @@ class Retriever:
             embeddings = vectors
         with self.stage("candidates"):
             candidates = self.candidates(conn, request, embeddings)
+        # Pins take no part in the ranking (without any, it is exactly what it was); they
+        # get scores of their own only to show them.
+        pinned = sorted((c for c in candidates if c.pin_id is not None), key=lambda c: c.pin_rank or 0)
+        rest = [c for c in candidates if c.pin_id is None] if pinned else candidates
+        best = best_fused_score(self.config)
         with self.stage("rerank"):
-            ranked = rerank.order(
-                request.query, candidates, request.rerank_top, self.reranker, best_fused_score(self.config)
-            )
-        for c in ranked:
+            ranked = rerank.order(request.query, rest, request.rerank_top, self.reranker, best)
+            if pinned:
+                rerank.order(request.query, pinned, len(pinned), self.reranker, best)
+        for c in ranked + pinned:
             c.relevance = relevance(c)
         recency: dict[int, float] = {}
         if request.freshness_halflife_days:
-            for c in ranked:
+            for c in ranked + pinned:
                 recency[c.fragment_id] = freshness(c.updated_at, request.freshness_halflife_days)
                 c.final_score = (1 - FRESHNESS_WEIGHT) * (c.final_score or 0.0) + FRESHNESS_WEIGHT * recency[
                     c.fragment_id
                 ]
             ranked.sort(key=lambda c: (-(c.final_score or 0.0), c.fragment_id))
-        return Ranking(candidates, ranked, recency, embeddings)
+        return Ranking(candidates, ranked, pinned, recency, embeddings)
 
     def retrieve(
         self, conn: psycopg.Connection, request: RetrieveRequest, vectors: QueryVectors | None = None
@@ -161,11 +173,13 @@ class Retriever:
         candidates, ranked, recency = ranking.candidates, ranking.ranked, ranking.recency
         with self.stage("compose"):
             composition = compose(
-                ranked, request.budget_tokens, request.min_score, request.min_relevance, request.top_k
+                ranked, request.budget_tokens, request.min_score, request.min_relevance, request.top_k, ranking.pinned
             )
             metadata = version_metadata(conn, composition.included)
         duration_ms = (time.perf_counter() - started) * 1000.0
-        entries = candidate_entries(candidates, [c.fragment_id for c in ranked], composition, recency)
+        # The final order: pins first, then the ranked candidates.
+        final_order = [c.fragment_id for c in ranking.pinned] + [c.fragment_id for c in ranked]
+        entries = candidate_entries(candidates, final_order, composition, recency)
         pipeline = self.pipeline_info(request.query) | {"freshness_weight": FRESHNESS_WEIGHT if recency else 0.0}
         with self.stage("trace"):
             trace_id = record_trace(
@@ -193,6 +207,9 @@ class Retriever:
                 kind=c.kind,
                 owner=c.owner,
                 metadata=metadata.get((c.doc_id, c.doc_version), {}),
+                pinned=c.pin_id is not None,
+                pin_id=c.pin_id,
+                negative=c.negative,
             )
             for c in composition.included
         ]
@@ -201,4 +218,5 @@ class Retriever:
             trace_id=trace_id,
             tokens_used=composition.tokens_used,
             budget_tokens=request.budget_tokens,
+            pins_left_out=composition.pins_left_out,
         )

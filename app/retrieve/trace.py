@@ -50,6 +50,8 @@ def candidate_entries(
                 "namespace": c.namespace,
                 "chunker_version": c.chunker_version,
                 "embedding_model": c.embedding_model,
+                **({"pin_id": c.pin_id} if c.pin_id is not None else {}),
+                **({"negative": True} if c.negative else {}),
             }
         )
     return entries

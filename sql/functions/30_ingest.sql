@@ -331,6 +331,7 @@ declare
     canonical bigint;
     model record;
     new_id bigint;
+    is_negative boolean;
 begin
     -- Only documents the bound principal may write exist here: another org's id, or one
     -- outside its write grants, is answered exactly like an unknown id.
@@ -354,6 +355,8 @@ begin
     if jsonb_typeof(p_chunks) is distinct from 'array' then
         raise exception 'chunks must be a JSON array' using errcode = '22023';
     end if;
+    -- An anti-pattern or known trap (R-DOC-2): by kind, or marked in the metadata.
+    is_negative := doc.kind = 'anti-pattern' or coalesce(ver.metadata -> 'negative' = 'true'::jsonb, false);
 
     for chunk in select value from jsonb_array_elements(p_chunks) loop
         idx := coalesce((chunk->>'ordinal')::int, idx + 1);
@@ -374,7 +377,7 @@ begin
             insert into data.fragments (
                 org_id, repo_id, persona_id, session_id, doc_id, doc_version, namespace, kind, owner,
                 heading_path, symbol, text, content_hash, token_count, chunker_version, simhash, tsv,
-                created_at, updated_at)
+                created_at, updated_at, negative)
             values (
                 doc.org_id, doc.repo_id, doc.persona_id, doc.session_id, p_doc_id, p_doc_version,
                 chunk->>'namespace', doc.kind, chunk->>'owner',
@@ -382,7 +385,7 @@ begin
                 chunk->>'symbol', chunk->>'text', chunk->>'content_hash', (chunk->>'token_count')::int,
                 chunk->>'chunker_version', (chunk->>'simhash')::bigint,
                 api.lexical_document(chunk->>'lexical_heading', chunk->>'text'),
-                coalesce(ver.source_ts, now()), coalesce(ver.source_ts, now()))
+                coalesce(ver.source_ts, now()), coalesce(ver.source_ts, now()), is_negative)
             returning data.fragments.fragment_id into new_id;
             insert into data.embeddings (fragment_id, model_id, org_id, repo_id, persona_id, session_id, embedding)
             values (new_id, model.model_id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
@@ -391,6 +394,10 @@ begin
         else
             update data.fragments f set active = true
             where f.fragment_id = canonical and f.org_id = doc.org_id and not f.active;
+            -- A new version of the document that wrote the fragment decides its flag again.
+            update data.fragments f set negative = is_negative
+            where f.fragment_id = canonical and f.org_id = doc.org_id and f.doc_id = p_doc_id
+              and f.negative is distinct from is_negative;
             new_id := null;
         end if;
 

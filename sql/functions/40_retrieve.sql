@@ -32,13 +32,15 @@ $$;
 -- data._dense_hits: cosine top-k of one model among the active fragments of a scope
 -- (row-level security filters the HNSW scan; iterative scans keep it going until k
 -- visible rows are found), optionally only among p_fragment_ids, of p_kinds, updated
--- in [p_updated_since, p_updated_until). ef_search is raised to k (its default of 40
--- caps a top-100 at ~40 rows). Callers check the requested scope first.
+-- in [p_updated_since, p_updated_until), negative or not (p_negative; null: both).
+-- ef_search is raised to k (its default of 40 caps a top-100 at ~40 rows). Callers
+-- check the requested scope first.
 create or replace function data._dense_hits(
     p_org_id text, p_model_id int, p_dims int, p_query_vector extensions.vector, p_k int,
     p_repo_id text, p_persona_id text, p_session_id text,
     p_fragment_ids bigint[] default null, p_kinds text[] default null,
-    p_updated_since timestamptz default null, p_updated_until timestamptz default null)
+    p_updated_since timestamptz default null, p_updated_until timestamptz default null,
+    p_negative boolean default null)
 returns table (fragment_id bigint, similarity float8, rank int)
 language plpgsql volatile
 set search_path = pg_catalog, extensions, pg_temp
@@ -58,6 +60,7 @@ begin
               and ($8::text[] is null or f.kind = any ($8::text[]))
               and ($9::timestamptz is null or f.updated_at >= $9::timestamptz)
               and ($10::timestamptz is null or f.updated_at < $10::timestamptz)
+              and ($11::boolean is null or f.negative = $11::boolean)
             order by e.embedding::vector(%1$s) <=> $1::vector(%1$s)
             limit $6
         )
@@ -67,7 +70,7 @@ begin
         order by n.distance, n.fragment_id
         $query$, p_dims, p_model_id)
     using p_query_vector, p_org_id, p_repo_id, p_persona_id, p_session_id, p_k,
-          p_fragment_ids, p_kinds, p_updated_since, p_updated_until;
+          p_fragment_ids, p_kinds, p_updated_since, p_updated_until, p_negative;
 end
 $$;
 
@@ -121,6 +124,15 @@ comment on function api.search_dense(text, jsonb, int, text, text, text)
 -- kinds and dates in one scan of the scored ids before its top k is taken; the HNSW
 -- scan tests them with the scope, so iterative scans keep a filtered top k full.
 -- Without filters every added test is a constant and the plans are those of before.
+-- p_negatives ('include', 'only', 'exclude') keeps negative fragments (anti-patterns,
+-- data.fragments.negative), keeps only them, or drops them, the same way.
+--
+-- Pins (data.pins, docs/adr/0012): the active fragments pinned to a scope the request
+-- sees (data._in_scope of the pin's labels, and of the fragment's), unexpired, within
+-- the same filters, come back too, with pin_id and pin_rank (1 for the earliest pin),
+-- whatever their scores: a pin among the fused candidates is marked there; any other
+-- is added after them with no ranks and a fused score of 0. Pins take no part in the
+-- fusion, so a request without visible pins returns exactly what it did before.
 create or replace function api.retrieve_candidates(
     p_org_id text,
     p_query text,
@@ -135,13 +147,15 @@ create or replace function api.retrieve_candidates(
     p_path_prefix text default null,
     p_kinds text[] default null,
     p_updated_since timestamptz default null,
-    p_updated_until timestamptz default null)
+    p_updated_until timestamptz default null,
+    p_negatives text default 'include')
 returns table (
     fragment_id bigint, lexical_rank int, lexical_score float8, dense_rank int, dense_similarity float8,
     fused_score float8, doc_id bigint, doc_version int, path text, anchor text, repo_id text,
     namespace text, kind text, owner text, heading_path text[], symbol text, text text,
     token_count int, chunker_version text, embedding_model text, updated_at timestamptz,
-    lexical_norm float8, dense_norm float8, lexical_weight float8, dense_weight float8)
+    lexical_norm float8, dense_norm float8, lexical_weight float8, dense_weight float8,
+    negative boolean, pin_id bigint, pin_rank int)
 language plpgsql volatile
 set search_path = pg_catalog, extensions, pg_temp
 as $$
@@ -168,6 +182,11 @@ declare
     fill_sims float8[] := '{}';
     -- Fragments with a live exact source under p_path_prefix (null: no path filter).
     path_ids bigint[];
+    -- Negative fragments: null keeps both, true only them, false none of them.
+    negative_filter boolean;
+    -- Pinned fragments visible to the request, earliest pin first, and their pins.
+    pinned_ids bigint[] := '{}';
+    pin_ids bigint[] := '{}';
 begin
     -- The requested scope must lie within the caller's grants (42501 otherwise);
     -- row-level security then keeps every other fragment out of every list below.
@@ -184,6 +203,10 @@ begin
         raise exception 'rrf_k must be positive' using errcode = '22023';
     end if;
     perform data._check_fusion(p_fusion);
+    if p_negatives is null or p_negatives not in ('include', 'only', 'exclude') then
+        raise exception 'negatives must be include, only or exclude' using errcode = '22023';
+    end if;
+    negative_filter := case p_negatives when 'only' then true when 'exclude' then false end;
     if p_path_prefix is not null then
         select coalesce(array_agg(distinct s.fragment_id), '{}') into path_ids
         from data.fragment_sources s
@@ -202,7 +225,8 @@ begin
         from (select b.fragment_id, b.score
               from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, path_ids, 1.2, 0.75) b
               order by b.score desc, b.fragment_id) s;
-        if p_kinds is not null or p_updated_since is not null or p_updated_until is not null then
+        if p_kinds is not null or p_updated_since is not null or p_updated_until is not null
+           or negative_filter is not null then
             -- One scan of the scored ids (postings carry no kind or date); order kept.
             select coalesce(array_agg(b.id order by b.ord), '{}'), coalesce(array_agg(b.score order by b.ord), '{}')
               into bm25_ids, bm25_scores
@@ -211,7 +235,8 @@ begin
                   where f.org_id = p_org_id and f.fragment_id = any (bm25_ids)
                     and (p_kinds is null or f.kind = any (p_kinds))
                     and (p_updated_since is null or f.updated_at >= p_updated_since)
-                    and (p_updated_until is null or f.updated_at < p_updated_until)) kept
+                    and (p_updated_until is null or f.updated_at < p_updated_until)
+                    and (negative_filter is null or f.negative = negative_filter)) kept
               on kept.fragment_id = b.id;
         end if;
         lexical_ids := bm25_ids[1:p_k_lexical];
@@ -224,7 +249,7 @@ begin
               into hit_ids, hit_sims
             from data._dense_hits(p_org_id, m.model_id, m.dims, m.query_vector, p_k_dense,
                                   p_repo_id, p_persona_id, p_session_id,
-                                  path_ids, p_kinds, p_updated_since, p_updated_until) h;
+                                  path_ids, p_kinds, p_updated_since, p_updated_until, negative_filter) h;
             dense_ids := dense_ids || hit_ids;
             dense_sims := dense_sims || hit_sims;
             dense_ranks := dense_ranks || array(select generate_series(1, cardinality(hit_ids)));
@@ -237,6 +262,25 @@ begin
             end if;
         end loop;
     end if;
+
+    -- Pins the request sees: the pin's scope and its fragment's both within the requested
+    -- scope (row-level security has already bounded both by the caller's grants).
+    select coalesce(array_agg(p.fragment_id order by p.created_at, p.pin_id), '{}'),
+           coalesce(array_agg(p.pin_id order by p.created_at, p.pin_id), '{}')
+      into pinned_ids, pin_ids
+    from (select distinct on (p.fragment_id) p.fragment_id, p.pin_id, p.created_at
+          from data.pins p
+          join data.fragments f on f.fragment_id = p.fragment_id and f.org_id = p.org_id
+          where p.org_id = p_org_id and f.org_id = p_org_id and f.active
+            and (p.expires_at is null or p.expires_at > statement_timestamp())
+            and data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
+            and data._in_scope(f.repo_id, f.persona_id, f.session_id, p_repo_id, p_persona_id, p_session_id)
+            and (path_ids is null or f.fragment_id = any (path_ids))
+            and (p_kinds is null or f.kind = any (p_kinds))
+            and (p_updated_since is null or f.updated_at >= p_updated_since)
+            and (p_updated_until is null or f.updated_at < p_updated_until)
+            and (negative_filter is null or f.negative = negative_filter)
+          order by p.fragment_id, p.created_at, p.pin_id) p;
 
     candidate_ids := lexical_ids || dense_ids;
     if weighted and lexical_on and dense_on then
@@ -265,9 +309,9 @@ begin
         -- One scan probing the index once per id (joined per candidate instead, a
         -- nested loop would re-sort the id list for every probe).
         select f.fragment_id, f.namespace, f.repo_id, f.kind, f.owner, f.heading_path, f.symbol, f.text,
-               f.token_count, f.chunker_version, f.updated_at, f.content_hash
+               f.token_count, f.chunker_version, f.updated_at, f.content_hash, f.negative
         from data.fragments f
-        where f.org_id = p_org_id and f.fragment_id = any (candidate_ids)
+        where f.org_id = p_org_id and f.fragment_id = any (candidate_ids || pinned_ids)
     ), completed as materialized (
         -- Weighted fusion scores each candidate on both sides: a dense hit matching no
         -- query term has BM25 0; a lexical hit's cosine comes from its namespace's model.
@@ -277,7 +321,7 @@ begin
                     then coalesce(p.lexical_score, lf.score, 0.0) else p.lexical_score end as lexical_score,
                coalesce(p.similarity, df.similarity) as dense_similarity,
                f.repo_id, f.kind, f.owner, f.heading_path, f.symbol, f.text, f.token_count,
-               f.chunker_version, f.updated_at, f.content_hash
+               f.chunker_version, f.updated_at, f.content_hash, f.negative
         from pooled p
         join candidate_rows f on f.fragment_id = p.fragment_id
         left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
@@ -293,26 +337,45 @@ begin
         -- Cite a live source holding exactly this text (near-duplicates point here too).
         select distinct on (s.fragment_id) s.fragment_id, s.doc_id, s.doc_version, d.path, s.anchor
         from (select s.* from data.fragment_sources s
-              where s.fragment_id = any (candidate_ids) and s.retired_at is null offset 0) s
+              where s.fragment_id = any (candidate_ids || pinned_ids) and s.retired_at is null offset 0) s
         join candidate_rows f on f.fragment_id = s.fragment_id
         join data.documents d on d.doc_id = s.doc_id
         order by s.fragment_id, s.content_hash = f.content_hash desc,
                  (p_path_prefix is null or starts_with(d.path, p_path_prefix)) desc,
                  s.created_at desc, s.doc_id, s.ordinal
+    ), pinned as (
+        select pn.fragment_id, pn.pin_id, pn.pin_rank::int as pin_rank
+        from unnest(pinned_ids, pin_ids) with ordinality as pn(fragment_id, pin_id, pin_rank)
     )
-    select fu.fragment_id, fu.lexical_rank, fu.lexical_score, fu.dense_rank, fu.dense_similarity,
-           fu.fused_score, src.doc_id, src.doc_version, src.path, src.anchor, c.repo_id,
-           c.namespace, c.kind, c.owner, c.heading_path, c.symbol, c.text,
-           c.token_count, c.chunker_version, c.model_label, c.updated_at,
-           fu.lexical_norm, fu.dense_norm, fu.lexical_weight, fu.dense_weight
-    from fused fu
-    join completed c on c.fragment_id = fu.fragment_id
-    left join cited src on src.fragment_id = fu.fragment_id
-    order by fu.fused_score desc, fu.lexical_rank nulls last, fu.dense_rank nulls last, fu.fragment_id;
+    select r.* from (
+        select fu.fragment_id, fu.lexical_rank, fu.lexical_score, fu.dense_rank, fu.dense_similarity,
+               fu.fused_score, src.doc_id, src.doc_version, src.path, src.anchor, c.repo_id,
+               c.namespace, c.kind, c.owner, c.heading_path, c.symbol, c.text,
+               c.token_count, c.chunker_version, c.model_label, c.updated_at,
+               fu.lexical_norm, fu.dense_norm, fu.lexical_weight, fu.dense_weight,
+               c.negative, pn.pin_id, pn.pin_rank
+        from fused fu
+        join completed c on c.fragment_id = fu.fragment_id
+        left join cited src on src.fragment_id = fu.fragment_id
+        left join pinned pn on pn.fragment_id = fu.fragment_id
+        union all
+        -- Pins outside both candidate lists: no ranks, no scores, after every candidate.
+        select pn.fragment_id, null, null, null, null, 0.0::float8, src.doc_id, src.doc_version, src.path,
+               src.anchor, f.repo_id, f.namespace, f.kind, f.owner, f.heading_path, f.symbol, f.text,
+               f.token_count, f.chunker_version, em.name || '@' || em.generation, f.updated_at,
+               null, null, null, null, f.negative, pn.pin_id, pn.pin_rank
+        from pinned pn
+        join candidate_rows f on f.fragment_id = pn.fragment_id
+        left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
+        left join cited src on src.fragment_id = pn.fragment_id
+        where not pn.fragment_id = any (candidate_ids)
+    ) r
+    order by r.fused_score desc, r.lexical_rank nulls last, r.dense_rank nulls last, r.pin_rank nulls last,
+             r.fragment_id;
 end
 $$;
-comment on function api.retrieve_candidates(text, text, jsonb, text, text, text, int, int, int, jsonb, text, text[], timestamptz, timestamptz)
-    is 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate; optional path prefix, kinds and updated-at window filters.';
+comment on function api.retrieve_candidates(text, text, jsonb, text, text, text, int, int, int, jsonb, text, text[], timestamptz, timestamptz, text)
+    is 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, and the pins the request sees (pin_id, pin_rank); optional path prefix, kinds, updated-at window and negatives filters.';
 
 -- api.get_fragment: one fragment with all its live and past source pointers.
 create or replace function api.get_fragment(p_fragment_id bigint)

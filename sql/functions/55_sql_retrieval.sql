@@ -24,7 +24,8 @@ returns table (
     fused_score float8, doc_id bigint, doc_version int, path text, anchor text, repo_id text,
     namespace text, kind text, owner text, heading_path text[], symbol text, text text,
     token_count int, chunker_version text, embedding_model text, updated_at timestamptz,
-    lexical_norm float8, dense_norm float8, lexical_weight float8, dense_weight float8)
+    lexical_norm float8, dense_norm float8, lexical_weight float8, dense_weight float8,
+    negative boolean, pin_id bigint, pin_rank int)
 language plpgsql volatile
 set search_path = pg_catalog, extensions, pg_temp
 as $$

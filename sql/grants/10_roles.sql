@@ -149,13 +149,14 @@ begin
             (array['contexts_service', 'contexts_analyst'], array[
                 'api.lexical_tsvector', 'api.lexical_document', 'api.search_lexical', 'api.search_dense',
                 'api.retrieve_candidates', 'api.score_lexical', 'api.score_dense', 'api.get_fragment',
-                'api.list_documents', 'api.get_document', 'api.version_metadata']),
+                'api.list_documents', 'api.get_document', 'api.version_metadata', 'api.pins_list']),
             -- Retrieval from SQL (sql/functions/55_sql_retrieval.sql): analysts at psql.
             (array['contexts_analyst'], array['api.retrieve']),
             -- The service also writes (each function checks the bound principal's write grants).
             (array['contexts_service'], array[
-                'api.active_model', 'api.begin_document', 'api.unchanged_documents', 'api.match_fragments', 'api.add_fragments',
-                'api.open_session', 'api.authorize_write', 'api.record_trace', 'api.delete_document']),
+                'api.active_model', 'api.begin_document', 'api.unchanged_documents', 'api.match_fragments',
+                'api.add_fragments', 'api.open_session', 'api.authorize_write', 'api.record_trace',
+                'api.delete_document', 'api.pin_add', 'api.pin_remove']),
             -- Index sizes of every org for GET /metrics (sql/functions/70_metrics.sql).
             (array['contexts_service'], array['api.metrics_org_sizes'])
             -- Administration (create_org, principals, grants, keys, bind_principal, purge) is

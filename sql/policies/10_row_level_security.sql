@@ -20,7 +20,7 @@ declare
         and (session_id is null or session_id = any ((select data.acl_sessions())::text[]))
     $p$;
 begin
-    foreach t in array array['documents', 'fragments', 'embeddings', 'bm25_postings', 'bm25_terms', 'bm25_corpus'] loop
+    foreach t in array array['documents', 'fragments', 'embeddings', 'bm25_postings', 'bm25_terms', 'bm25_corpus', 'pins'] loop
         execute format('drop policy if exists scope_read on data.%I', t);
         execute format('create policy scope_read on data.%I for select using (%s)', t, labelled);
     end loop;

@@ -38,6 +38,9 @@ TOOLS = {
     "open_session",
     "promote_note",
     "delete_document",
+    "pin",
+    "list_pins",
+    "unpin",
 }
 STORAGE_QUERY = "what to do when the storage volume is full"
 
@@ -329,6 +332,40 @@ def test_http_sessions_promotion_and_deletion_follow_the_keys_grants(served, ten
         failure(await session.call_tool("read_document", {"doc_id": doc_id}), 404)
 
     over_http(served, tenants.acme_admin, deleting)
+
+
+def test_http_pin_tools_follow_the_keys_grants(served, tenants):
+    async def as_reader(session: ClientSession) -> int:
+        hit = data(await session.call_tool("retrieve", retrieval()))["fragments"][-1]
+        failure(
+            await session.call_tool("pin", {"scope": {"org_id": "acme"}, "fragment_id": hit["id"], "reason": "r"}), 403
+        )
+        return hit["id"]
+
+    fragment_id = over_http(served, tenants.acme_reader, as_reader)
+
+    async def as_admin(session: ClientSession) -> int:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert tools["pin"].annotations.readOnlyHint is False and tools["unpin"].annotations.destructiveHint is True
+        pin = data(
+            await session.call_tool(
+                "pin", {"scope": {"org_id": "acme"}, "fragment_id": fragment_id, "reason": "the team's first read"}
+            )
+        )
+        failure(await session.call_tool("pin", {"scope": {"org_id": "acme"}, "fragment_id": fragment_id}), 400)
+        return pin["pin_id"]
+
+    pin_id = over_http(served, tenants.acme_admin, as_admin)
+
+    async def reading(session: ClientSession) -> None:
+        listed = data(await session.call_tool("list_pins", {"scope": {"org_id": "acme"}}))
+        assert [p["pin_id"] for p in listed["pins"]] == [pin_id]
+        first = data(await session.call_tool("retrieve", retrieval()))["fragments"][0]
+        assert (first["id"], first["pinned"], first["pin_id"]) == (fragment_id, True, pin_id)
+        failure(await session.call_tool("unpin", {"pin_id": pin_id}), 403)
+
+    over_http(served, tenants.acme_reader, reading)
+    assert over_http(served, tenants.acme_admin, lambda s: s.call_tool("unpin", {"pin_id": pin_id})).isError is False
 
 
 # --- stdio ------------------------------------------------------------------------------

@@ -72,7 +72,14 @@ def schema_config(token: str) -> SchemathesisConfig:
                     # A session note and a promoted note are documents too.
                     "include-path-regex": "^/documents$|^/sessions/.+/notes",
                     "checks": {"positive_data_acceptance": {"enabled": False}},
-                }
+                },
+                {
+                    # A pin's expires_at must lie in the future (a 400 otherwise), which a
+                    # schema cannot say either; the tests in tests/api/test_pins.py hold the rest.
+                    "include-path-regex": "^/pins$",
+                    "include-method-regex": "^POST$",
+                    "checks": {"positive_data_acceptance": {"enabled": False}},
+                },
             ],
             "auth": {"openapi": {"apiKey": {"bearer": token}}},
             "workers": 1,

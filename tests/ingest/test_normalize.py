@@ -124,3 +124,18 @@ def test_a_refusal_shows_the_path_escaped():
     with pytest.raises(RejectedDocument) as refused:
         normalize(SourceDocument(path="a\u202eb\nc.md", content="Some text."))
     assert "\n" not in str(refused.value) and "\u202e" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("content", "kind", "metadata"),
+    [
+        ("---\ntitle: Retries\nkind: anti-pattern\n---\n# Retries\n\nDo not.\n", "anti-pattern", {}),
+        ("---\nnegative: true  # a known trap\n---\n# Retries\n\nDo not.\n", "doc", {"negative": True}),
+        ("---\nkind: anti-pattern\n# no closing line\n\nDo not.\n", "doc", {}),
+        ("# Retries\n\nkind: anti-pattern\n", "doc", {}),
+    ],
+)
+def test_front_matter_marks_a_document_negative(content, kind, metadata):
+    doc = normalize(SourceDocument(path="notes/retries.md", content=content))
+    assert (doc.kind, doc.metadata) == (kind, metadata)
+    assert normalize(SourceDocument(path="notes/retries.md", content=content, kind="adr")).kind == "adr"

@@ -84,3 +84,18 @@ def test_freshness_is_a_half_life_decay():
     assert freshness(now - timedelta(days=90), 90, now) == pytest.approx(0.5)
     assert freshness(now - timedelta(days=180), 90, now) == pytest.approx(0.25)
     assert freshness(now - timedelta(days=900), 90, now) > 0
+
+
+def test_pins_come_first_whatever_their_score_and_earlier_pins_win():
+    ranked = [candidate(1, "the best match", 0.9), candidate(2, "second match", 0.8)]
+    first, second, third = candidate(10, "word " * 40, 0.0), candidate(11, "word " * 80, 0.0), candidate(12, "ok", 0.0)
+    for n, pin in enumerate((first, second, third), start=1):
+        pin.pin_id, pin.pin_rank = 100 + n, n
+    out = compose(ranked, budget_tokens=50, min_score=0.5, min_relevance=0.5, pinned=[first, second, third])
+    assert [c.fragment_id for c in out.included][:2] == [10, 12], "a pin that does not fit is skipped, not a stop"
+    assert out.decisions[10].reason == "pinned" and out.decisions[11].reason == "pin_over_budget"
+    assert out.pins_left_out == [102]
+    assert out.decisions[1].reason == "below_min_relevance", "the floors still apply to the rest"
+    capped = compose(ranked, budget_tokens=1000, min_score=0.0, top_k=1, pinned=[first, second])
+    assert [c.fragment_id for c in capped.included] == [10] and capped.pins_left_out == [102]
+    assert capped.decisions[11].reason == "pin_beyond_top_k"

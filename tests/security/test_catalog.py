@@ -39,6 +39,7 @@ def test_every_tenant_table_has_forced_rls_and_a_policy(conn):
         "principals",
         "grants",
         "api_keys",
+        "pins",
     } <= names
     unprotected = [name for name, enabled, forced, policies in tenant if not (enabled and forced and policies >= 1)]
     assert unprotected == []
@@ -115,6 +116,9 @@ EXECUTABLE = {
         "api.match_fragments",
         "api.metrics_org_sizes",
         "api.open_session",
+        "api.pin_add",
+        "api.pin_remove",
+        "api.pins_list",
         "api.record_trace",
         "api.retrieve_candidates",
         "api.score_dense",
@@ -133,6 +137,7 @@ EXECUTABLE = {
         "api.get_trace",
         "api.lexical_document",
         "api.lexical_tsvector",
+        "api.pins_list",
         "api.retrieve",
         "api.retrieve_candidates",
         "api.score_dense",

@@ -2,7 +2,8 @@
 fragments (shared vocabulary, near-identical embeddings across tenants: the worst case).
 For every principal, lexical, dense and hybrid search, fragment and trace reads, and
 plain SQL as an analyst (tables, and the knowledge-health views) return exactly the rows
-its grants allow, and its scores do not move when data it cannot see is added or
+its grants allow, pins included (api.pins_list, the pins a retrieval returns, and
+data.pins as an analyst), and its scores do not move when data it cannot see is added or
 removed. And every trace, read by the principal that made it or by an auditor of its
 org, shows exactly what the reader's grants allow now, through api.get_trace, the
 redacting view, every usage view built on it, the query vectors and retrieval from SQL
@@ -100,6 +101,8 @@ class Org:
     revoke_later: set[tuple[str, str | None]] = field(default_factory=set)
     """Grants of principal p0 revoked after the traces are recorded."""
     ids: dict[str, set[int]] = field(default_factory=dict)
+    pinned: set[int] = field(default_factory=set)
+    """Fragments pinned to their own scope by the writer (every third one written)."""
 
 
 @dataclass
@@ -254,6 +257,11 @@ def write(conn: psycopg.Connection, o: Org, fragments: list[Fragment], prefix: s
         f.id = conn.execute(
             "select fragment_id from api.add_fragments(%s, %s, %s)", (doc_id, version, json.dumps([chunk]))
         ).fetchone()[0]
+        if n % 3 == 0 and f.id not in o.pinned:  # pinned to its own scope (a duplicate shares it)
+            conn.execute(
+                "select api.pin_add(%s, %s, %s, %s, %s, 'property')", (o.name, f.repo, f.persona, f.session, f.id)
+            )
+            o.pinned.add(f.id)
     conn.commit()
 
 
@@ -280,14 +288,15 @@ def searches(conn: psycopg.Connection, o: Org, query: str) -> dict:
     vector = json.dumps({"prose": BASE})
     lexical = dict(conn.execute("select fragment_id, score from api.search_lexical(%s, %s, 1000)", (o.name, query)))
     dense = dict(conn.execute("select fragment_id, similarity from api.search_dense(%s, %s, 1000)", (o.name, vector)))
-    hybrid = dict(
-        conn.execute(
-            "select fragment_id, fused_score from api.retrieve_candidates(%s, %s, %s, null, null, null, 1000, 1000)",
-            (o.name, query, vector),
-        )
-    )
+    hybrid_rows = conn.execute(
+        "select fragment_id, fused_score, pin_id"
+        " from api.retrieve_candidates(%s, %s, %s, null, null, null, 1000, 1000)",
+        (o.name, query, vector),
+    ).fetchall()
+    hybrid = {r[0]: r[1] for r in hybrid_rows}
+    pinned = {r[0]: r[2] for r in hybrid_rows if r[2] is not None}
     TALLY["queries"] += 3
-    return {"lexical": lexical, "dense": dense, "hybrid": hybrid}
+    return {"lexical": lexical, "dense": dense, "hybrid": hybrid, "pinned": pinned}
 
 
 def check_health_views(sql: psycopg.Connection, o: Org, grants: set[tuple[str, str | None]], allowed: set[int]) -> None:
@@ -515,6 +524,13 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
                 }
                 assert set(result["dense"]) == in_scope
                 assert set(result["hybrid"]) == set(result["lexical"]) | set(result["dense"])
+                # Pins: exactly those of the fragments it may read in that scope.
+                assert set(result["pinned"]) == in_scope & o.pinned
+            listed = {r[0] for r in conn.execute("select fragment_id from api.pins_list(%s)", (o.name,))}
+            assert leak(listed, allowed) == 0
+            assert listed == {
+                f.id for f in o.fragments if f.id in o.pinned and visible(o, grants, f) and not (f.persona or f.session)
+            }
             for fragment_id in every_id:
                 try:
                     with conn.transaction():  # a savepoint: a 404 does not end the transaction
@@ -556,6 +572,8 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
             with psycopg.connect(login_url(db_url, analyst_login)) as sql:
                 rows = {r[0] for r in sql.execute("select fragment_id from data.fragments")}
                 assert leak(rows, allowed) == 0 and rows == allowed
+                pins = {r[0] for r in sql.execute("select fragment_id from data.pins")}
+                assert leak(pins, allowed) == 0 and pins == allowed & o.pinned
                 for table in ("embeddings", "bm25_postings", "fragment_sources"):
                     assert leak({r[0] for r in sql.execute(f"select fragment_id from data.{table}")}, allowed) == 0
                 n = sql.execute("select coalesce(sum(fragment_count), 0) from data.bm25_corpus").fetchone()[0]

@@ -125,6 +125,7 @@ declare
     canonical bigint;
     model record;
     new_id bigint;
+    is_negative boolean;
 begin
     -- Only documents the bound principal may write exist here: another org's id, or one
     -- outside its write grants, is answered exactly like an unknown id.
@@ -148,6 +149,8 @@ begin
     if jsonb_typeof(p_chunks) is distinct from 'array' then
         raise exception 'chunks must be a JSON array' using errcode = '22023';
     end if;
+    -- An anti-pattern or known trap (R-DOC-2): by kind, or marked in the metadata.
+    is_negative := doc.kind = 'anti-pattern' or coalesce(ver.metadata -> 'negative' = 'true'::jsonb, false);
 
     for chunk in select value from jsonb_array_elements(p_chunks) loop
         idx := coalesce((chunk->>'ordinal')::int, idx + 1);
@@ -168,7 +171,7 @@ begin
             insert into data.fragments (
                 org_id, repo_id, persona_id, session_id, doc_id, doc_version, namespace, kind, owner,
                 heading_path, symbol, text, content_hash, token_count, chunker_version, simhash, tsv,
-                created_at, updated_at)
+                created_at, updated_at, negative)
             values (
                 doc.org_id, doc.repo_id, doc.persona_id, doc.session_id, p_doc_id, p_doc_version,
                 chunk->>'namespace', doc.kind, chunk->>'owner',
@@ -176,7 +179,7 @@ begin
                 chunk->>'symbol', chunk->>'text', chunk->>'content_hash', (chunk->>'token_count')::int,
                 chunk->>'chunker_version', (chunk->>'simhash')::bigint,
                 api.lexical_document(chunk->>'lexical_heading', chunk->>'text'),
-                coalesce(ver.source_ts, now()), coalesce(ver.source_ts, now()))
+                coalesce(ver.source_ts, now()), coalesce(ver.source_ts, now()), is_negative)
             returning data.fragments.fragment_id into new_id;
             insert into data.embeddings (fragment_id, model_id, org_id, repo_id, persona_id, session_id, embedding)
             values (new_id, model.model_id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
@@ -185,6 +188,10 @@ begin
         else
             update data.fragments f set active = true
             where f.fragment_id = canonical and f.org_id = doc.org_id and not f.active;
+            -- A new version of the document that wrote the fragment decides its flag again.
+            update data.fragments f set negative = is_negative
+            where f.fragment_id = canonical and f.org_id = doc.org_id and f.doc_id = p_doc_id
+              and f.negative is distinct from is_negative;
             new_id := null;
         end if;
 
@@ -1128,6 +1135,140 @@ COMMENT ON FUNCTION api.open_session(p_session_id text) IS 'Open a new session o
 
 
 --
+-- Name: pin_add(text, text, text, text, bigint, text, timestamp with time zone); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(pin_id bigint, org_id text, repo_id text, persona_id text, session_id text, fragment_id bigint, pinned_by text, reason text, created_at timestamp with time zone, expires_at timestamp with time zone, kind text, negative boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    frag record;
+    pin data.pins;
+begin
+    select * into me from data._principal_or_raise();
+    perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    perform data._require_scope(p_org_id, p_repo_id, p_persona_id);
+    if p_reason is null or btrim(p_reason) = '' or length(p_reason) > 1000 then
+        raise exception 'a pin needs a reason (1 to 1000 characters)' using errcode = '22023';
+    end if;
+    if p_expires_at is not null and p_expires_at <= statement_timestamp() then
+        raise exception 'expires_at % is not in the future', p_expires_at using errcode = '22023';
+    end if;
+    -- Security definer reads past row-level security: apply the read rule of the policy.
+    select f.fragment_id, f.repo_id, f.persona_id, f.session_id into frag
+    from data.fragments f
+    where f.org_id = p_org_id and f.fragment_id = p_fragment_id and f.active
+      and (f.repo_id is null or data.acl_org_wide() or f.repo_id = any (data.acl_repos()))
+      and (f.persona_id is null or data.acl_org_wide() or f.persona_id = any (data.acl_personas()))
+      and (f.session_id is null or f.session_id = any (data.acl_sessions()));
+    if frag.fragment_id is null then
+        raise exception 'unknown fragment: %', p_fragment_id using errcode = 'P0002';
+    end if;
+    if data._in_scope(frag.repo_id, frag.persona_id, frag.session_id, p_repo_id, p_persona_id, p_session_id)
+           is not true
+       or (p_repo_id is null and frag.repo_id is not null) then
+        raise exception 'fragment % is not visible in that scope', p_fragment_id using errcode = '22023',
+            hint = 'Pin it to its own scope or a narrower one (its repo, persona or session).';
+    end if;
+    insert into data.pins (org_id, repo_id, persona_id, session_id, fragment_id, pinned_by, reason, expires_at)
+    values (p_org_id, p_repo_id, p_persona_id, p_session_id, p_fragment_id, me.principal_id, p_reason, p_expires_at)
+    returning * into pin;
+    return query
+    select pin.pin_id, pin.org_id, pin.repo_id, pin.persona_id, pin.session_id, pin.fragment_id, pin.pinned_by,
+           pin.reason, pin.created_at, pin.expires_at, f.kind, f.negative
+    from data.fragments f where f.org_id = pin.org_id and f.fragment_id = pin.fragment_id;
+end
+$$;
+
+
+ALTER FUNCTION api.pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone) IS 'Pin a fragment to a scope (write grant there): composed first in every retrieval that sees that scope.';
+
+
+--
+-- Name: pin_remove(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.pin_remove(p_pin_id bigint) RETURNS TABLE(pin_id bigint, org_id text, repo_id text, persona_id text, session_id text, fragment_id bigint, pinned_by text, reason text, created_at timestamp with time zone, expires_at timestamp with time zone, kind text, negative boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    pin data.pins;
+begin
+    select * into me from data._principal_or_raise();
+    select p.* into pin from data.pins p
+    where p.pin_id = p_pin_id and p.org_id = me.org_id
+      and (p.repo_id is null or data.acl_org_wide() or p.repo_id = any (data.acl_repos()))
+      and (p.persona_id is null or data.acl_org_wide() or p.persona_id = any (data.acl_personas()))
+      and (p.session_id is null or p.session_id = any (data.acl_sessions()));
+    if pin.pin_id is null then
+        raise exception 'unknown pin: %', p_pin_id using errcode = 'P0002';
+    end if;
+    perform data._require_write(pin.org_id, pin.repo_id, pin.persona_id, pin.session_id);
+    delete from data.pins p where p.pin_id = pin.pin_id;
+    return query
+    select pin.pin_id, pin.org_id, pin.repo_id, pin.persona_id, pin.session_id, pin.fragment_id, pin.pinned_by,
+           pin.reason, pin.created_at, pin.expires_at, f.kind, f.negative
+    from data.fragments f where f.org_id = pin.org_id and f.fragment_id = pin.fragment_id;
+end
+$$;
+
+
+ALTER FUNCTION api.pin_remove(p_pin_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION pin_remove(p_pin_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.pin_remove(p_pin_id bigint) IS 'Remove a pin (write grant on its scope).';
+
+
+--
+-- Name: pins_list(text, text, text, text, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.pins_list(p_org_id text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_include_expired boolean DEFAULT false) RETURNS TABLE(pin_id bigint, org_id text, repo_id text, persona_id text, session_id text, fragment_id bigint, pinned_by text, reason text, created_at timestamp with time zone, expires_at timestamp with time zone, kind text, negative boolean, active boolean, expired boolean)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    perform data._require_org(p_org_id);
+    perform data._require_scope(p_org_id, p_repo_id, p_persona_id);
+    return query
+    select p.pin_id, p.org_id, p.repo_id, p.persona_id, p.session_id, p.fragment_id, p.pinned_by, p.reason,
+           p.created_at, p.expires_at, f.kind, f.negative, f.active,
+           coalesce(p.expires_at <= statement_timestamp(), false)
+    from data.pins p
+    join data.fragments f on f.fragment_id = p.fragment_id and f.org_id = p.org_id
+    where p.org_id = p_org_id
+      and data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
+      and data._in_scope(f.repo_id, f.persona_id, f.session_id, p_repo_id, p_persona_id, p_session_id)
+      and (p_include_expired or p.expires_at is null or p.expires_at > statement_timestamp())
+    order by p.created_at, p.pin_id;
+end
+$$;
+
+
+ALTER FUNCTION api.pins_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_expired boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION pins_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_expired boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.pins_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_expired boolean) IS 'Pins a retrieval in this scope sees, in the order they are composed (earliest first).';
+
+
+--
 -- Name: policy_bypass(); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -1489,7 +1630,7 @@ COMMENT ON FUNCTION api.register_embedding_model(p_namespace text, p_name text, 
 -- Name: retrieve(text, text, text, text, text, integer, integer, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_fusion jsonb DEFAULT NULL::jsonb) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision)
+CREATE FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_fusion jsonb DEFAULT NULL::jsonb) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -1580,10 +1721,10 @@ COMMENT ON FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, p_
 
 
 --
--- Name: retrieve_candidates(text, text, jsonb, text, text, text, integer, integer, integer, jsonb, text, text[], timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: retrieve_candidates(text, text, jsonb, text, text, text, integer, integer, integer, jsonb, text, text[], timestamp with time zone, timestamp with time zone, text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_rrf_k integer DEFAULT 60, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_path_prefix text DEFAULT NULL::text, p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision)
+CREATE FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_rrf_k integer DEFAULT 60, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_path_prefix text DEFAULT NULL::text, p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_negatives text DEFAULT 'include'::text) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -1610,6 +1751,11 @@ declare
     fill_sims float8[] := '{}';
     -- Fragments with a live exact source under p_path_prefix (null: no path filter).
     path_ids bigint[];
+    -- Negative fragments: null keeps both, true only them, false none of them.
+    negative_filter boolean;
+    -- Pinned fragments visible to the request, earliest pin first, and their pins.
+    pinned_ids bigint[] := '{}';
+    pin_ids bigint[] := '{}';
 begin
     -- The requested scope must lie within the caller's grants (42501 otherwise);
     -- row-level security then keeps every other fragment out of every list below.
@@ -1626,6 +1772,10 @@ begin
         raise exception 'rrf_k must be positive' using errcode = '22023';
     end if;
     perform data._check_fusion(p_fusion);
+    if p_negatives is null or p_negatives not in ('include', 'only', 'exclude') then
+        raise exception 'negatives must be include, only or exclude' using errcode = '22023';
+    end if;
+    negative_filter := case p_negatives when 'only' then true when 'exclude' then false end;
     if p_path_prefix is not null then
         select coalesce(array_agg(distinct s.fragment_id), '{}') into path_ids
         from data.fragment_sources s
@@ -1644,7 +1794,8 @@ begin
         from (select b.fragment_id, b.score
               from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, path_ids, 1.2, 0.75) b
               order by b.score desc, b.fragment_id) s;
-        if p_kinds is not null or p_updated_since is not null or p_updated_until is not null then
+        if p_kinds is not null or p_updated_since is not null or p_updated_until is not null
+           or negative_filter is not null then
             -- One scan of the scored ids (postings carry no kind or date); order kept.
             select coalesce(array_agg(b.id order by b.ord), '{}'), coalesce(array_agg(b.score order by b.ord), '{}')
               into bm25_ids, bm25_scores
@@ -1653,7 +1804,8 @@ begin
                   where f.org_id = p_org_id and f.fragment_id = any (bm25_ids)
                     and (p_kinds is null or f.kind = any (p_kinds))
                     and (p_updated_since is null or f.updated_at >= p_updated_since)
-                    and (p_updated_until is null or f.updated_at < p_updated_until)) kept
+                    and (p_updated_until is null or f.updated_at < p_updated_until)
+                    and (negative_filter is null or f.negative = negative_filter)) kept
               on kept.fragment_id = b.id;
         end if;
         lexical_ids := bm25_ids[1:p_k_lexical];
@@ -1666,7 +1818,7 @@ begin
               into hit_ids, hit_sims
             from data._dense_hits(p_org_id, m.model_id, m.dims, m.query_vector, p_k_dense,
                                   p_repo_id, p_persona_id, p_session_id,
-                                  path_ids, p_kinds, p_updated_since, p_updated_until) h;
+                                  path_ids, p_kinds, p_updated_since, p_updated_until, negative_filter) h;
             dense_ids := dense_ids || hit_ids;
             dense_sims := dense_sims || hit_sims;
             dense_ranks := dense_ranks || array(select generate_series(1, cardinality(hit_ids)));
@@ -1679,6 +1831,25 @@ begin
             end if;
         end loop;
     end if;
+
+    -- Pins the request sees: the pin's scope and its fragment's both within the requested
+    -- scope (row-level security has already bounded both by the caller's grants).
+    select coalesce(array_agg(p.fragment_id order by p.created_at, p.pin_id), '{}'),
+           coalesce(array_agg(p.pin_id order by p.created_at, p.pin_id), '{}')
+      into pinned_ids, pin_ids
+    from (select distinct on (p.fragment_id) p.fragment_id, p.pin_id, p.created_at
+          from data.pins p
+          join data.fragments f on f.fragment_id = p.fragment_id and f.org_id = p.org_id
+          where p.org_id = p_org_id and f.org_id = p_org_id and f.active
+            and (p.expires_at is null or p.expires_at > statement_timestamp())
+            and data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
+            and data._in_scope(f.repo_id, f.persona_id, f.session_id, p_repo_id, p_persona_id, p_session_id)
+            and (path_ids is null or f.fragment_id = any (path_ids))
+            and (p_kinds is null or f.kind = any (p_kinds))
+            and (p_updated_since is null or f.updated_at >= p_updated_since)
+            and (p_updated_until is null or f.updated_at < p_updated_until)
+            and (negative_filter is null or f.negative = negative_filter)
+          order by p.fragment_id, p.created_at, p.pin_id) p;
 
     candidate_ids := lexical_ids || dense_ids;
     if weighted and lexical_on and dense_on then
@@ -1707,9 +1878,9 @@ begin
         -- One scan probing the index once per id (joined per candidate instead, a
         -- nested loop would re-sort the id list for every probe).
         select f.fragment_id, f.namespace, f.repo_id, f.kind, f.owner, f.heading_path, f.symbol, f.text,
-               f.token_count, f.chunker_version, f.updated_at, f.content_hash
+               f.token_count, f.chunker_version, f.updated_at, f.content_hash, f.negative
         from data.fragments f
-        where f.org_id = p_org_id and f.fragment_id = any (candidate_ids)
+        where f.org_id = p_org_id and f.fragment_id = any (candidate_ids || pinned_ids)
     ), completed as materialized (
         -- Weighted fusion scores each candidate on both sides: a dense hit matching no
         -- query term has BM25 0; a lexical hit's cosine comes from its namespace's model.
@@ -1719,7 +1890,7 @@ begin
                     then coalesce(p.lexical_score, lf.score, 0.0) else p.lexical_score end as lexical_score,
                coalesce(p.similarity, df.similarity) as dense_similarity,
                f.repo_id, f.kind, f.owner, f.heading_path, f.symbol, f.text, f.token_count,
-               f.chunker_version, f.updated_at, f.content_hash
+               f.chunker_version, f.updated_at, f.content_hash, f.negative
         from pooled p
         join candidate_rows f on f.fragment_id = p.fragment_id
         left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
@@ -1735,33 +1906,52 @@ begin
         -- Cite a live source holding exactly this text (near-duplicates point here too).
         select distinct on (s.fragment_id) s.fragment_id, s.doc_id, s.doc_version, d.path, s.anchor
         from (select s.* from data.fragment_sources s
-              where s.fragment_id = any (candidate_ids) and s.retired_at is null offset 0) s
+              where s.fragment_id = any (candidate_ids || pinned_ids) and s.retired_at is null offset 0) s
         join candidate_rows f on f.fragment_id = s.fragment_id
         join data.documents d on d.doc_id = s.doc_id
         order by s.fragment_id, s.content_hash = f.content_hash desc,
                  (p_path_prefix is null or starts_with(d.path, p_path_prefix)) desc,
                  s.created_at desc, s.doc_id, s.ordinal
+    ), pinned as (
+        select pn.fragment_id, pn.pin_id, pn.pin_rank::int as pin_rank
+        from unnest(pinned_ids, pin_ids) with ordinality as pn(fragment_id, pin_id, pin_rank)
     )
-    select fu.fragment_id, fu.lexical_rank, fu.lexical_score, fu.dense_rank, fu.dense_similarity,
-           fu.fused_score, src.doc_id, src.doc_version, src.path, src.anchor, c.repo_id,
-           c.namespace, c.kind, c.owner, c.heading_path, c.symbol, c.text,
-           c.token_count, c.chunker_version, c.model_label, c.updated_at,
-           fu.lexical_norm, fu.dense_norm, fu.lexical_weight, fu.dense_weight
-    from fused fu
-    join completed c on c.fragment_id = fu.fragment_id
-    left join cited src on src.fragment_id = fu.fragment_id
-    order by fu.fused_score desc, fu.lexical_rank nulls last, fu.dense_rank nulls last, fu.fragment_id;
+    select r.* from (
+        select fu.fragment_id, fu.lexical_rank, fu.lexical_score, fu.dense_rank, fu.dense_similarity,
+               fu.fused_score, src.doc_id, src.doc_version, src.path, src.anchor, c.repo_id,
+               c.namespace, c.kind, c.owner, c.heading_path, c.symbol, c.text,
+               c.token_count, c.chunker_version, c.model_label, c.updated_at,
+               fu.lexical_norm, fu.dense_norm, fu.lexical_weight, fu.dense_weight,
+               c.negative, pn.pin_id, pn.pin_rank
+        from fused fu
+        join completed c on c.fragment_id = fu.fragment_id
+        left join cited src on src.fragment_id = fu.fragment_id
+        left join pinned pn on pn.fragment_id = fu.fragment_id
+        union all
+        -- Pins outside both candidate lists: no ranks, no scores, after every candidate.
+        select pn.fragment_id, null, null, null, null, 0.0::float8, src.doc_id, src.doc_version, src.path,
+               src.anchor, f.repo_id, f.namespace, f.kind, f.owner, f.heading_path, f.symbol, f.text,
+               f.token_count, f.chunker_version, em.name || '@' || em.generation, f.updated_at,
+               null, null, null, null, f.negative, pn.pin_id, pn.pin_rank
+        from pinned pn
+        join candidate_rows f on f.fragment_id = pn.fragment_id
+        left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
+        left join cited src on src.fragment_id = pn.fragment_id
+        where not pn.fragment_id = any (candidate_ids)
+    ) r
+    order by r.fused_score desc, r.lexical_rank nulls last, r.dense_rank nulls last, r.pin_rank nulls last,
+             r.fragment_id;
 end
 $$;
 
 
-ALTER FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) OWNER TO <migrator>;
+ALTER FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) IS 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate; optional path prefix, kinds and updated-at window filters.';
+COMMENT ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text) IS 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, and the pins the request sees (pin_id, pin_rank); optional path prefix, kinds, updated-at window and negatives filters.';
 
 
 --
@@ -2421,10 +2611,10 @@ $$;
 ALTER FUNCTION data._deactivate_unsourced(p_fragment_ids bigint[]) OWNER TO <migrator>;
 
 --
--- Name: _dense_hits(text, integer, integer, extensions.vector, integer, text, text, text, bigint[], text[], timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: data; Owner: <migrator>
+-- Name: _dense_hits(text, integer, integer, extensions.vector, integer, text, text, text, bigint[], text[], timestamp with time zone, timestamp with time zone, boolean); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[] DEFAULT NULL::bigint[], p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(fragment_id bigint, similarity double precision, rank integer)
+CREATE FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[] DEFAULT NULL::bigint[], p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_negative boolean DEFAULT NULL::boolean) RETURNS TABLE(fragment_id bigint, similarity double precision, rank integer)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $_$
@@ -2443,6 +2633,7 @@ begin
               and ($8::text[] is null or f.kind = any ($8::text[]))
               and ($9::timestamptz is null or f.updated_at >= $9::timestamptz)
               and ($10::timestamptz is null or f.updated_at < $10::timestamptz)
+              and ($11::boolean is null or f.negative = $11::boolean)
             order by e.embedding::vector(%1$s) <=> $1::vector(%1$s)
             limit $6
         )
@@ -2452,12 +2643,12 @@ begin
         order by n.distance, n.fragment_id
         $query$, p_dims, p_model_id)
     using p_query_vector, p_org_id, p_repo_id, p_persona_id, p_session_id, p_k,
-          p_fragment_ids, p_kinds, p_updated_since, p_updated_until;
+          p_fragment_ids, p_kinds, p_updated_since, p_updated_until, p_negative;
 end
 $_$;
 
 
-ALTER FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) OWNER TO <migrator>;
+ALTER FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean) OWNER TO <migrator>;
 
 --
 -- Name: _find_duplicate(text, text, text, text, text, text, bigint, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -2732,7 +2923,8 @@ CREATE FUNCTION data._redact_request(p_org_id text, p_query text, p_request json
     AS $$
 declare
     knobs constant text[] := array['budget_tokens', 'k_lexical', 'k_dense', 'rerank_top',
-                                   'freshness_halflife_days', 'min_score', 'top_k', 'min_relevance'];
+                                   'freshness_halflife_days', 'min_score', 'top_k', 'min_relevance',
+                                   'negatives'];
     scope jsonb := case when jsonb_typeof(p_request -> 'scope') = 'object' then p_request -> 'scope' else '{}' end;
     hidden text[] := '{}';
     k text;
@@ -3722,6 +3914,7 @@ CREATE TABLE data.fragments (
     active boolean DEFAULT true CONSTRAINT fragments_active_not_null1 NOT NULL,
     created_at timestamp with time zone DEFAULT now() CONSTRAINT fragments_created_at_not_null1 NOT NULL,
     updated_at timestamp with time zone DEFAULT now() CONSTRAINT fragments_updated_at_not_null1 NOT NULL,
+    negative boolean DEFAULT false NOT NULL,
     CONSTRAINT fragments_token_count_check1 CHECK ((token_count >= 0))
 )
 PARTITION BY LIST (org_id);
@@ -3757,6 +3950,13 @@ COMMENT ON COLUMN data.fragments.heading_path IS 'Headings (prose) or enclosing 
 --
 
 COMMENT ON COLUMN data.fragments.active IS 'True while at least one live document version points at the fragment.';
+
+
+--
+-- Name: COLUMN fragments.negative; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.negative IS 'An anti-pattern or known trap (R-DOC-2): returned with negative: true, "do not do this". From the document that wrote the fragment: kind anti-pattern, or "negative": true in its metadata.';
 
 
 --
@@ -4639,6 +4839,65 @@ COMMENT ON TABLE data.personas IS 'Persona scope, e.g. backend-sre: knowledge fo
 
 
 --
+-- Name: pins; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.pins (
+    pin_id bigint NOT NULL,
+    org_id text NOT NULL,
+    repo_id text,
+    persona_id text,
+    session_id text,
+    fragment_id bigint NOT NULL,
+    pinned_by text NOT NULL,
+    reason text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    expires_at timestamp with time zone,
+    CONSTRAINT pins_check CHECK (((expires_at IS NULL) OR (expires_at > created_at))),
+    CONSTRAINT pins_reason_check CHECK (((length(reason) >= 1) AND (length(reason) <= 1000)))
+);
+
+ALTER TABLE ONLY data.pins FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.pins OWNER TO <migrator>;
+
+--
+-- Name: TABLE pins; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.pins IS 'Manual pins: a fragment composed first, whatever its relevance, in every request that sees the pin''s scope (api.pin_add, api.pins_list).';
+
+
+--
+-- Name: COLUMN pins.pinned_by; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.pins.pinned_by IS 'Principal that pinned it (it held a write grant on the pin''s scope).';
+
+
+--
+-- Name: COLUMN pins.expires_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.pins.expires_at IS 'After this time the pin is ignored (null: never).';
+
+
+--
+-- Name: pins_pin_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.pins ALTER COLUMN pin_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.pins_pin_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
 -- Name: principal_bindings; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -4945,6 +5204,14 @@ ALTER TABLE ONLY data.personas
 
 
 --
+-- Name: pins pins_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.pins
+    ADD CONSTRAINT pins_pkey PRIMARY KEY (pin_id);
+
+
+--
 -- Name: principal_bindings principal_bindings_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -5111,6 +5378,20 @@ CREATE INDEX fragments_simhash_band3 ON ONLY data.fragments USING btree (org_id,
 --
 
 CREATE INDEX fragments_tsv ON ONLY data.fragments USING gin (tsv);
+
+
+--
+-- Name: pins_fragment; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX pins_fragment ON data.pins USING btree (fragment_id);
+
+
+--
+-- Name: pins_identity; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE UNIQUE INDEX pins_identity ON data.pins USING btree (org_id, COALESCE(repo_id, ''::text), COALESCE(persona_id, ''::text), COALESCE(session_id, ''::text), fragment_id);
 
 
 --
@@ -5417,6 +5698,46 @@ ALTER TABLE ONLY data.personas
 
 
 --
+-- Name: pins pins_fragment_id_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.pins
+    ADD CONSTRAINT pins_fragment_id_org_id_fkey FOREIGN KEY (fragment_id, org_id) REFERENCES data.fragments(fragment_id, org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: pins pins_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.pins
+    ADD CONSTRAINT pins_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: pins pins_org_id_persona_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.pins
+    ADD CONSTRAINT pins_org_id_persona_id_fkey FOREIGN KEY (org_id, persona_id) REFERENCES data.personas(org_id, persona_id) ON DELETE CASCADE;
+
+
+--
+-- Name: pins pins_org_id_repo_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.pins
+    ADD CONSTRAINT pins_org_id_repo_id_fkey FOREIGN KEY (org_id, repo_id) REFERENCES data.repos(org_id, repo_id) ON DELETE CASCADE;
+
+
+--
+-- Name: pins pins_org_id_session_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.pins
+    ADD CONSTRAINT pins_org_id_session_id_fkey FOREIGN KEY (org_id, session_id) REFERENCES data.sessions(org_id, session_id) ON DELETE CASCADE;
+
+
+--
 -- Name: principals principals_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -5576,6 +5897,12 @@ CREATE POLICY own_only ON data.retrieval_traces FOR SELECT USING (((org_id = ( S
 ALTER TABLE data.personas ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: pins; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.pins ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: principal_bindings; Type: ROW SECURITY; Schema: data; Owner: <migrator>
 --
 
@@ -5655,6 +5982,13 @@ CREATE POLICY scope_read ON data.fragment_sources FOR SELECT USING (((org_id = (
 --
 
 CREATE POLICY scope_read ON data.fragments FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
+
+
+--
+-- Name: pins scope_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY scope_read ON data.pins FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
 
 
 --
@@ -5925,6 +6259,31 @@ GRANT ALL ON FUNCTION api.open_session(p_session_id text) TO contexts_service;
 
 
 --
+-- Name: FUNCTION pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone) TO contexts_service;
+
+
+--
+-- Name: FUNCTION pin_remove(p_pin_id bigint); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.pin_remove(p_pin_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.pin_remove(p_pin_id bigint) TO contexts_service;
+
+
+--
+-- Name: FUNCTION pins_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_expired boolean); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.pins_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_expired boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.pins_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_expired boolean) TO contexts_service;
+GRANT ALL ON FUNCTION api.pins_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_expired boolean) TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION policy_bypass(); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -5976,12 +6335,12 @@ GRANT ALL ON FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, 
 
 
 --
--- Name: FUNCTION retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) TO contexts_service;
-GRANT ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) TO contexts_analyst;
+REVOKE ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text) TO contexts_service;
+GRANT ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text) TO contexts_analyst;
 
 
 --
@@ -6163,12 +6522,12 @@ REVOKE ALL ON FUNCTION data._deactivate_unsourced(p_fragment_ids bigint[]) FROM 
 
 
 --
--- Name: FUNCTION _dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone); Type: ACL; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean); Type: ACL; Schema: data; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) TO contexts_service;
-GRANT ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone) TO contexts_analyst;
+REVOKE ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean) TO contexts_service;
+GRANT ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean) TO contexts_analyst;
 
 
 --
@@ -6712,6 +7071,14 @@ GRANT SELECT ON TABLE data.orgs TO contexts_auditor;
 
 GRANT SELECT ON TABLE data.personas TO contexts_service;
 GRANT SELECT ON TABLE data.personas TO contexts_analyst;
+
+
+--
+-- Name: TABLE pins; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.pins TO contexts_service;
+GRANT SELECT ON TABLE data.pins TO contexts_analyst;
 
 
 --
