@@ -160,6 +160,8 @@ begin
       on v.doc_id = d.doc_id and v.version = d.current_version and v.content_hash = w.content_hash;
 end
 $$;
+comment on function api.unchanged_documents(text, text, text, text, text[], text[])
+    is 'Which of these (path, content hash) pairs the scope holds already as the current, live version (write grants required): they need no new version.';
 
 -- data._deactivate_unsourced: the one rule for `active`: a fragment is retrievable only
 -- while a live source holds exactly its text.

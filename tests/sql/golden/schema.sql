@@ -2247,6 +2247,13 @@ $$;
 ALTER FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) OWNER TO <migrator>;
 
 --
+-- Name: FUNCTION unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) IS 'Which of these (path, content hash) pairs the scope holds already as the current, live version (write grants required): they need no new version.';
+
+
+--
 -- Name: version_metadata(bigint[], integer[]); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
