@@ -16,7 +16,6 @@ import hmac
 import logging
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from ipaddress import ip_address
 from typing import TYPE_CHECKING
 
@@ -96,14 +95,6 @@ class Metrics:
             self.registry.unregister(self._collector)
         self._collector = ServiceCollector(services)
         self.registry.register(self._collector)
-
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        started = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.stages.labels(name).observe(time.perf_counter() - started)
 
     def observe_stage(self, name: str, seconds: float) -> None:
         self.stages.labels(name).observe(seconds)
