@@ -58,6 +58,11 @@ class Tenants:
 @pytest.fixture
 def tenants(db_url, ingest) -> Tenants:
     ingest("acme", DOCS | CODE, author="Ada", owner="Ada")
+    return keys_of_tenants(db_url)
+
+
+def keys_of_tenants(db_url: str) -> Tenants:
+    """Keys of acme's administrator and of a read-only agent, and a new org globex."""
     with psycopg.connect(db_url) as conn:
         acme_admin = create_api_key(conn, "acme", "admin").token
         conn.execute("select api.create_principal('acme', 'reader', 'agent', 'read-only agent')")

@@ -15,12 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
-from app.access import create_api_key, ensure_admin_principal
 from app.api.ui import CONTENT_SECURITY_POLICY, UI_DIR
-from tests.api.test_mcp import STORAGE_QUERY, Tenants, served  # noqa: F401  (fixtures)
+from tests.api.test_mcp import STORAGE_QUERY, Tenants, keys_of_tenants, served  # noqa: F401  (fixtures)
 from tests.retrieve.corpus import DOCS
 
 CHROMIUM = os.environ.get("CONTEXTS_CHROMIUM", "/usr/bin/chromium")
@@ -42,15 +40,7 @@ def tenants(db_url, ingest) -> Tenants:
     """As tests/api/test_mcp.py's (which `served` starts the service for), plus a note
     whose path and text are HTML that would run script if parsed as markup."""
     ingest("acme", DOCS | {HOSTILE_PATH: HOSTILE_TEXT}, author="Ada", owner="Ada")
-    with psycopg.connect(db_url) as conn:
-        acme_admin = create_api_key(conn, "acme", "admin").token
-        conn.execute("select api.create_principal('acme', 'reader', 'agent', 'read-only agent')")
-        conn.execute("select api.grant_scope('acme', 'reader', 'org', null, false)")
-        acme_reader = create_api_key(conn, "acme", "reader").token
-        conn.execute("select api.create_org('globex')")
-        ensure_admin_principal(conn, "globex", "admin")
-        globex_admin = create_api_key(conn, "globex", "admin").token
-    return Tenants(db_url, acme_admin, acme_reader, globex_admin)
+    return keys_of_tenants(db_url)
 
 
 @pytest.fixture
