@@ -66,6 +66,17 @@ def remote_options(command: Callable) -> Callable:
     )(command)
 
 
+def validated(payload: dict, into: type[T]) -> T:
+    """`payload` as the request type the API takes, checked the way the API checks it
+    (its ValidationError is the CLI error, with msgspec's path to the bad field)."""
+    import msgspec
+
+    try:
+        return msgspec.convert(payload, into)
+    except msgspec.ValidationError as exc:
+        raise CliError(str(exc)) from exc
+
+
 def remote(url: str, key: str | None, call: Callable[[Client], T]) -> T:
     """One call through the Python client; a refusal is a CLI error with the service's
     status and message (non-zero exit)."""

@@ -18,7 +18,17 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from app.cli import admin
-from app.cli.common import CliError, T, console, context_settings, database_error, open_database, remote, remote_options
+from app.cli.common import (
+    CliError,
+    T,
+    console,
+    context_settings,
+    database_error,
+    open_database,
+    remote,
+    remote_options,
+    validated,
+)
 from app.models import DocumentQuery, DocumentRead
 from app.retrieve.models import (
     DEFAULT_BUDGET_TOKENS,
@@ -227,10 +237,7 @@ def query(
         "path_prefix": path_prefix,
         "negatives": negatives,
     }
-    try:
-        request = msgspec.convert(payload, RetrieveRequest)
-    except msgspec.ValidationError as exc:
-        raise CliError(str(exc)) from exc
+    request = validated(payload, RetrieveRequest)
     if url:
         response = remote(url, key, lambda client: client.send(request))
     else:
@@ -324,10 +331,7 @@ def documents_list(
         "owner": owner,
         "updated_since": updated_since,
     }
-    try:
-        q = msgspec.convert(payload, DocumentQuery)
-    except msgspec.ValidationError as exc:
-        raise CliError(str(exc)) from exc
+    q = validated(payload, DocumentQuery)
     if url:
         filters = {
             "repo_id": repo,
@@ -375,10 +379,7 @@ def documents_show(
     key: str | None,
 ) -> None:
     """A document's text, versions and fragments (GET /documents/{id})."""
-    try:
-        read = msgspec.convert({"doc_id": doc_id, "version": version}, DocumentRead)
-    except msgspec.ValidationError as exc:
-        raise CliError(str(exc)) from exc
+    read = validated({"doc_id": doc_id, "version": version}, DocumentRead)
     if url:
         detail = remote(url, key, lambda client: client.get_document(doc_id, version=version))
     else:

@@ -5,9 +5,8 @@ through a running service with --url and --key (CONTEXTS_URL, CONTEXTS_KEY)."""
 from __future__ import annotations
 
 import click
-import msgspec
 
-from app.cli.common import CliError, console, context_settings, remote, remote_options
+from app.cli.common import console, context_settings, remote, remote_options, validated
 from app.cli.documents import _org, _print_json, as_principal
 from app.models import PinCreate, PinOut, PinQuery
 
@@ -63,10 +62,7 @@ def pin_add(
         "reason": reason,
         "expires_at": expires_at,
     }
-    try:
-        request = msgspec.convert(payload, PinCreate)
-    except msgspec.ValidationError as exc:
-        raise CliError(str(exc)) from exc
+    request = validated(payload, PinCreate)
     if url:
         options = {k: v for k, v in (("repo_id", repo), ("persona_id", persona), ("session_id", session)) if v}
         if request.expires_at is not None:
@@ -127,10 +123,7 @@ def pin_list(
 ) -> None:
     """The pins a retrieval in this scope sees, in the order they are composed (GET /pins)."""
     payload = {"scope": {"org_id": org_id, "repo_id": repo, "persona_id": persona, "session_id": session}}
-    try:
-        query = msgspec.convert(payload | {"include_expired": include_expired}, PinQuery)
-    except msgspec.ValidationError as exc:
-        raise CliError(str(exc)) from exc
+    query = validated(payload | {"include_expired": include_expired}, PinQuery)
     if url:
         filters = {"repo_id": repo, "persona_id": persona, "session_id": session, "include_expired": include_expired}
         pins = remote(url, key, lambda client: client.list_pins(org_id, **filters))
