@@ -10,6 +10,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -205,14 +206,21 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def client(settings, models, db_url, logins):
     """The API as deployed: its pool logs in as a member of contexts_service (not an
     owner, not a superuser); requests carry the key of acme's administrator."""
+    with serving(settings, db_url, logins, max_body_bytes=256 * 1024) as (test_client, token):
+        test_client.headers["Authorization"] = f"Bearer {token}"
+        yield test_client
+
+
+@contextlib.contextmanager
+def serving(settings, db_url: str, logins: dict, **overrides) -> Iterator[tuple[Any, str]]:
+    """A TestClient of the API with `overrides` applied to the settings, and the token of
+    acme's administrator (org and principal made here)."""
     from litestar.testing import TestClient
 
     from app.access import create_api_key, ensure_admin_principal
     from app.api.app import build_services, create_app
 
-    local = settings.with_(
-        database_url=db_url, max_body_bytes=256 * 1024, service_database_url=login_url(db_url, logins["service"])
-    )
+    local = settings.with_(database_url=db_url, service_database_url=login_url(db_url, logins["service"]), **overrides)
     services = build_services(local, db_url)
     with psycopg.connect(db_url) as conn:
         conn.execute("select api.create_org('acme')")
@@ -220,7 +228,6 @@ def client(settings, models, db_url, logins):
         key = create_api_key(conn, "acme", "admin")
     try:
         with TestClient(app=create_app(local, services=services)) as test_client:
-            test_client.headers["Authorization"] = f"Bearer {key.token}"
-            yield test_client
+            yield test_client, key.token
     finally:
         services.close()

@@ -4,15 +4,11 @@ tenant data in it beyond org ids."""
 
 from __future__ import annotations
 
-import psycopg
 import pytest
-from litestar.testing import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.access import create_api_key, ensure_admin_principal
-from app.api.app import build_services, create_app
 from app.api.metrics import _loopback
-from tests.conftest import login_url
+from tests.conftest import serving
 
 TOKEN = "metrics-token-for-tests"
 
@@ -20,19 +16,8 @@ TOKEN = "metrics-token-for-tests"
 @pytest.fixture
 def service(settings, models, db_url, logins):
     """The API with a metrics token, and the key of acme's administrator."""
-    local = settings.with_(
-        database_url=db_url, service_database_url=login_url(db_url, logins["service"]), metrics_token=TOKEN
-    )
-    services = build_services(local, db_url)
-    with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_org('acme')")
-        ensure_admin_principal(conn, "acme", "admin")
-        key = create_api_key(conn, "acme", "admin")
-    try:
-        with TestClient(app=create_app(local, services=services)) as client:
-            yield client, {"Authorization": f"Bearer {key.token}"}
-    finally:
-        services.close()
+    with serving(settings, db_url, logins, metrics_token=TOKEN) as (client, token):
+        yield client, {"Authorization": f"Bearer {token}"}
 
 
 def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
