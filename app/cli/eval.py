@@ -185,10 +185,11 @@ def run_golden_set(
 )
 @click.option(
     "--kind",
-    type=click.Choice(["auto", "code", "prose"]),
+    type=click.Choice(["auto", "code", "prose", "files"]),
     default="auto",
     show_default=True,
-    help="Ingest the corpus as code (.py) or prose; auto decides from the documents' content.",
+    help="Ingest the corpus as code (.py), prose, or files under their own paths (ids that are paths); "
+    "auto decides from the ids and the content.",
 )
 @click.option(
     "--config",

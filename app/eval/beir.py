@@ -16,12 +16,13 @@ import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from urllib.parse import quote
+from pathlib import Path, PurePosixPath
+from urllib.parse import quote, unquote
 
 from app.eval.jsonl import json_objects
+from app.ingest.normalize import syntax_of
 
-KINDS = ("auto", "code", "prose")
+KINDS = ("auto", "code", "prose", "files")
 _SAMPLE = 200
 
 
@@ -227,10 +228,23 @@ def looks_like_python(text: str) -> bool:
     )
 
 
-def detect_kind(dataset: Dataset) -> str:
-    """ "code" when most of the first documents are Python source, else "prose".
+def looks_like_file_path(doc_id: str) -> bool:
+    """A relative path whose last segment has an extension ("src/click/core.py",
+    "CHANGES.rst"): what a corpus of a repository's files is keyed by."""
+    if not doc_id or any(c.isspace() for c in doc_id) or "\\" in doc_id or doc_id.startswith("/"):
+        return False
+    path = PurePosixPath(doc_id)
+    return ".." not in path.parts and bool(re.fullmatch(r"\.[A-Za-z][A-Za-z0-9]{0,9}", path.suffix))
 
-    Decided from the content, for the whole corpus at once (one namespace per set)."""
+
+def detect_kind(dataset: Dataset) -> str:
+    """ "files" when the documents are a repository's files, keyed by their paths (most
+    ids are relative paths, and at least half name a language or markup the pipeline
+    knows): each is then ingested under its own path, so the pipeline chooses chunker
+    and namespace per file as it does for `contexts ingest`. Else "code" when most of
+    the first documents are Python source, else "prose" (one namespace per set).
+
+    Decided from the ids and the content, for the whole corpus at once."""
     sample = []
     for doc in dataset.corpus():
         sample.append(doc)
@@ -238,19 +252,37 @@ def detect_kind(dataset: Dataset) -> str:
             break
     if not sample:
         raise DatasetError(f"{dataset.corpus_path} holds no document")
+    paths = [doc.id for doc in sample if looks_like_file_path(doc.id)]
+    known = sum(1 for p in paths if syntax_of(p) != "text" or p.lower().endswith(".txt"))
+    if len(paths) * 10 >= len(sample) * 8 and known * 2 >= len(sample):
+        return "files"
     code = sum(1 for doc in sample if looks_like_python(doc.text))
     return "code" if code * 10 >= len(sample) * 8 else "prose"
 
 
 def document_path(doc_id: str, kind: str) -> str:
-    """Path a corpus document is ingested under: its id (quoted), and a suffix that
-    selects the chunker and namespace (.py: code; .txt: prose)."""
+    """Path a corpus document is ingested under: a file's own path ("files"), else its
+    id (quoted) and a suffix that selects the chunker and namespace (.py: code; .txt:
+    prose)."""
+    if kind == "files":
+        return doc_id
     return quote(doc_id, safe="-_.") + (".py" if kind == "code" else ".txt")
 
 
+def corpus_id(path: str, kind: str) -> str:
+    """The corpus id of a document ingested under `path` (document_path's inverse)."""
+    if kind == "files":
+        return path
+    suffix = ".py" if kind == "code" else ".txt"
+    return unquote(path[: -len(suffix)] if path.endswith(suffix) else path)
+
+
 def document_text(doc: CorpusDoc, kind: str) -> str:
-    """Title then text, as BEIR evaluations join them; code keeps a title as a comment."""
+    """Title then text, as BEIR evaluations join them; code keeps a title as a comment;
+    a file is its text (its title, when it is only the path, is the path it is stored under)."""
     title, text = doc.title.strip(), doc.text.strip("\n")
+    if kind == "files":
+        return text if title in ("", doc.id) else f"{title}\n\n{text}"
     if kind == "code":
         return f"# {title}\n{text}" if title else text
     return f"{title}\n\n{text}" if title and text.strip() else (title or text)

@@ -164,30 +164,23 @@ def drop_org(conn: psycopg.Connection, org: str) -> None:
 def fragment_documents(conn: psycopg.Connection, org: str, kind: str) -> dict[int, list[str]]:
     """Fragment id -> corpus ids of every live source (near-duplicates collapse into one
     fragment with several sources: retrieving it retrieves each of those documents)."""
-    suffix = ".py" if kind == "code" else ".txt"
     out: dict[int, list[str]] = {}
     for fragment_id, path in conn.execute(
         "select s.fragment_id, d.path from data.fragment_sources s join data.documents d using (doc_id) "
         "where d.org_id = %s and s.retired_at is null order by s.fragment_id, d.path",
         (org,),
     ):
-        out.setdefault(fragment_id, []).append(corpus_id(path, suffix))
+        out.setdefault(fragment_id, []).append(beir.corpus_id(path, kind))
     return out
 
 
-def corpus_id(path: str, suffix: str) -> str:
-    from urllib.parse import unquote
-
-    return unquote(path[: -len(suffix)] if path.endswith(suffix) else path)
-
-
-def document_ranking(candidates: list[Candidate], sources: dict[int, list[str]], suffix: str) -> list[str]:
+def document_ranking(candidates: list[Candidate], sources: dict[int, list[str]], kind: str) -> list[str]:
     """Corpus ids in rank order: each fragment's cited document first, then its other
     sources; a document counts once, at its best fragment."""
     out: list[str] = []
     seen: set[str] = set()
     for c in candidates:
-        cited = corpus_id(c.path, suffix)
+        cited = beir.corpus_id(c.path, kind)
         for doc in (cited, *sources.get(c.fragment_id, ())):
             if doc not in seen:
                 seen.add(doc)
@@ -250,7 +243,6 @@ def run(
     org = org_id_for(dataset.name, content_hash, version, kind)
     stats = ensure_ingested(conn, pipeline, dataset, org, kind, progress)
     sources = fragment_documents(conn, org, kind)
-    suffix = ".py" if kind == "code" else ".txt"
 
     started = time.perf_counter()
     per_query: list[dict] = []
@@ -270,7 +262,7 @@ def run(
             "stages": {},
         }
         for stage in options.stages:
-            docs = document_ranking(rankings[stage], sources, suffix)
+            docs = document_ranking(rankings[stage], sources, kind)
             metrics = score_query(docs, qrels)
             assert metrics is not None  # load() keeps only queries with a relevant document
             scores[stage].append(metrics)

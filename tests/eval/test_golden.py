@@ -90,6 +90,59 @@ def test_kind_is_detected_from_content(tmp_path):
     assert beir.document_path("c1", "code") == "c1.py"
 
 
+FILES = [
+    {
+        "_id": "src/shop/cart.py",
+        "title": "src/shop/cart.py",
+        "text": "def cart_total(items):\n    return sum(i.price for i in items)\n",
+    },
+    {
+        "_id": "src/shop/tax.py",
+        "title": "src/shop/tax.py",
+        "text": "VAT = 0.2\n\n\ndef with_vat(amount):\n    return amount * (1 + VAT)\n",
+    },
+    {
+        "_id": "docs/refunds.md",
+        "title": "docs/refunds.md",
+        "text": "# Refunds\n\nRefunds are issued within 14 days of a return.\n",
+    },
+    {
+        "_id": "CHANGES.rst",
+        "title": "CHANGES.rst",
+        "text": "Version 2.0\n-----------\n\n- Tax is added to the cart total.\n",
+    },
+    {"_id": "setup.cfg", "title": "setup.cfg", "text": "[metadata]\nname = shop\n"},
+]
+
+
+def test_a_repository_of_files_is_ingested_under_its_own_paths(conn, pipeline, retriever, tmp_path):
+    """Ids that are paths: each file keeps its path, so the pipeline picks chunker and
+    namespace per file (Python as code, Markdown as prose), and results map back."""
+    assert beir.looks_like_file_path("src/click/core.py") and beir.looks_like_file_path("CHANGES.rst")
+    for not_a_path in ("4983", "D1:1", "tensorflowhub-0", "../etc/passwd.py", "/abs/x.py", "a b.py", "v1.2"):
+        assert not beir.looks_like_file_path(not_a_path), not_a_path
+    qrels = "query-id\tcorpus-id\tscore\nq1\tsrc/shop/tax.py\t1\nq2\tdocs/refunds.md\t1\n"
+    queries = [{"_id": "q1", "text": "add VAT to an amount"}, {"_id": "q2", "text": "how long do refunds take"}]
+    dataset = beir.load(write_set(tmp_path / "shop", corpus=FILES, queries=queries, qrels=qrels))
+    assert beir.detect_kind(dataset) == "files"
+    assert beir.document_path("src/shop/tax.py", "files") == "src/shop/tax.py"
+    assert beir.document_text(beir.CorpusDoc("setup.cfg", "setup.cfg", "[metadata]\n"), "files") == "[metadata]"
+
+    report = golden.run(conn, pipeline, retriever, dataset, golden.GoldenOptions(depth=100, out_dir=tmp_path / "out"))
+    assert report["kind"] == "files" and report["ingested_now"] == 5
+    rows = dict(
+        conn.execute(
+            "select path, namespace from data.documents d join data.fragment_sources s using (doc_id) "
+            "join data.fragments f using (fragment_id) where d.org_id = %s",
+            (report["org"],),
+        ).fetchall()
+    )
+    assert rows["src/shop/tax.py"] == "code" and rows["docs/refunds.md"] == "prose"
+    lines = [json.loads(line) for line in (tmp_path / "out" / "shop-test.jsonl").read_text().splitlines()]
+    assert lines[0]["stages"]["lexical"]["top10"][0] == "src/shop/tax.py"
+    assert lines[1]["stages"]["hybrid"]["top10"][0] == "docs/refunds.md"
+
+
 def test_golden_run_scores_every_stage_and_caches_the_corpus(conn, pipeline, retriever, tmp_path):
     dataset = beir.load(write_set(tmp_path / "geo"))
     options = golden.GoldenOptions(depth=100, out_dir=tmp_path / "out")

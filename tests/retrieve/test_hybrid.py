@@ -65,9 +65,12 @@ def test_weighted_fusion_completes_and_calibrates_scores(corpus, retriever):
         assert c.lexical_score is not None and c.lexical_score >= 0
         assert 0 <= c.lexical_norm <= 1 and 0 <= c.dense_norm <= 1
         assert c.fused_score == pytest.approx(c.lexical_weight * c.lexical_norm + c.dense_weight * c.dense_norm)
-        assert c.dense_weight == 0.5
-        # A natural-language question discounts the lexical evidence of code only.
-        assert c.lexical_weight == pytest.approx(0.5 * (0.2 if c.namespace == "code" else 1.0))
+        # A natural-language question discounts the lexical evidence of code only, and
+        # code's dense side takes the share it gives up: each namespace's weights sum to 1,
+        # so the best code fragment can score 1 as the best prose fragment can.
+        lexical_share = 0.5 * 0.2 / (0.5 * 0.2 + 0.5) if c.namespace == "code" else 0.5
+        assert c.lexical_weight == pytest.approx(lexical_share)
+        assert c.dense_weight == pytest.approx(1 - lexical_share)
     assert [c.fused_score for c in candidates] == sorted((c.fused_score for c in candidates), reverse=True)
     best_lexical = min((c for c in candidates if c.lexical_rank), key=lambda c: c.lexical_rank)
     assert best_lexical.lexical_norm == 1.0
