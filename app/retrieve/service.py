@@ -164,7 +164,7 @@ class Retriever:
         blend(ranked + pinned, profile, datetime.now(UTC))
         # Stable: candidates the blend ties keep the pipeline's order.
         ranked.sort(key=lambda c: -(c.final_score or 0.0))
-        recency = {c.fragment_id: (c.terms or {})["freshness"] for c in ranked + pinned}
+        recency = {c.fragment_id: c.terms["freshness"] for c in ranked + pinned if c.terms}
         return Ranking(candidates, ranked, pinned, recency, embeddings, profile)
 
     def retrieve(

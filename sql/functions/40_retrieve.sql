@@ -196,6 +196,8 @@ declare
     profile jsonb;
     persona_ids bigint[] := '{}';
     persona_sims float8[] := '{}';
+    evidence_ids bigint[];
+    centroid extensions.vector;
 begin
     -- The requested scope must lie within the caller's grants (42501 otherwise);
     -- row-level security then keeps every other fragment out of every list below.
@@ -297,20 +299,23 @@ begin
     -- 1000 most recently updated, per model) stands for what it cares about; each
     -- candidate gets its cosine to it, floored at 0. Only when the profile weighs it.
     if p_persona_id is not null and (profile ->> 'w_persona')::float8 > 0 then
+        select coalesce(array_agg(f.fragment_id), '{}') into evidence_ids
+        from (select f.fragment_id from data.fragments f
+              where f.org_id = p_org_id and f.persona_id = p_persona_id and f.active
+              order by f.updated_at desc, f.fragment_id desc
+              limit 1000) f;
         for m in select em.model_id from data.embedding_models em where em.status = 'active' order by em.model_id loop
+            -- Two id-list probes, as the lexical fill above (a join lets a stale estimate
+            -- pick a nested loop over the whole model's vectors).
+            select avg(e.embedding) into centroid
+            from data.embeddings e
+            where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (evidence_ids);
+            continue when centroid is null;
             select persona_ids || coalesce(array_agg(e.fragment_id), '{}'),
-                   persona_sims || coalesce(array_agg(greatest(0.0::float8, 1.0::float8 - (e.embedding <=> c.centroid))), '{}')
+                   persona_sims || coalesce(array_agg(greatest(0.0::float8, 1.0::float8 - (e.embedding <=> centroid))), '{}')
               into persona_ids, persona_sims
-            from (select avg(pe.embedding) as centroid
-                  from (select e2.embedding from data.embeddings e2
-                        join data.fragments f on f.fragment_id = e2.fragment_id and f.org_id = e2.org_id
-                        where e2.org_id = p_org_id and e2.model_id = m.model_id and f.active
-                          and f.persona_id = p_persona_id
-                        order by f.updated_at desc, f.fragment_id
-                        limit 1000) pe) c
-            join data.embeddings e on e.model_id = m.model_id and e.org_id = p_org_id
-                                  and e.fragment_id = any (candidate_ids || pinned_ids)
-            where c.centroid is not null;
+            from data.embeddings e
+            where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (candidate_ids || pinned_ids);
         end loop;
     end if;
     if weighted and lexical_on and dense_on then

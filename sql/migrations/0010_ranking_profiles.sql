@@ -8,6 +8,8 @@
 --     data._ranking_profile). Under forced row-level security: readable by the org's
 --     principals, a persona's profile by those granted that persona (sql/policies);
 --     written only through api.ranking_profile_set / api.ranking_profile_delete.
+--   * data.fragments gains an index of each persona's fragments, newest first: the
+--     evidence of the persona term (docs/adr/0014).
 --   * Signatures that change in this release are dropped here; sql/functions creates the
 --     new ones: api.retrieve_candidates and api.retrieve (+ persona_similarity and
 --     profile columns).
@@ -32,6 +34,11 @@ comment on column data.ranking_profiles.halflife_days is 'Freshness half-life in
 comment on column data.ranking_profiles.updated_by is 'Principal that set it (it held a write grant on the org, or on the persona).';
 alter table data.ranking_profiles enable row level security;
 alter table data.ranking_profiles force row level security;
+
+-- The persona term's evidence: a persona's most recently updated active fragments
+-- (api.retrieve_candidates reads at most 1000 of them, only when the profile weighs it).
+create index fragments_persona_recent on data.fragments (org_id, persona_id, updated_at desc, fragment_id desc)
+    where persona_id is not null and active;
 
 drop function if exists api.retrieve(text, text, text, text, text, int, int, jsonb);
 drop function if exists api.retrieve_candidates(text, text, jsonb, text, text, text, int, int, int, jsonb, text, text[], timestamptz, timestamptz, text);
