@@ -397,6 +397,85 @@ class PinRef(msgspec.Struct, forbid_unknown_fields=True):
     pin_id: Annotated[int, msgspec.Meta(ge=1, le=MAX_JSON_ID)]
 
 
+# -- ranking profiles ---------------------------------------------------------------
+
+Weight = Annotated[float, msgspec.Meta(ge=0, le=1000)]
+"""A blend weight: the service normalises the weights in effect to sum to 1."""
+HalfLife = Annotated[float, msgspec.Meta(gt=0, le=36500)]
+"""A freshness half-life in days."""
+BLEND_WEIGHTS = ("w_rerank", "w_freshness", "w_authority", "w_pinned", "w_persona")
+
+
+class RankingProfileSet(msgspec.Struct, forbid_unknown_fields=True):
+    """PUT /profiles: the blend of an org (no persona_id: its default) or of a persona,
+    replacing what was stored there. A weight left out, or a kind not named in
+    `halflife_days`, inherits: persona -> org default -> built-in (docs/adr/0014)."""
+
+    org_id: Identifier
+    persona_id: Identifier | None = None
+    """The persona this profile is for (a write grant on it); none: the org default
+    (a write grant on the org)."""
+    w_rerank: Weight | None = None
+    """Relevance: the reranker's probability, else the normalised fused score (built-in 0.8)."""
+    w_freshness: Weight | None = None
+    """Freshness: 0.5 ** (age in days / the kind's half-life) (built-in 0.1)."""
+    w_authority: Weight | None = None
+    """Citation authority (built-in 0.05; 0 while no citation graph is computed)."""
+    w_pinned: Weight | None = None
+    """1 for a pinned fragment (built-in 0.05; pins are composed first whatever their score)."""
+    w_persona: Weight | None = None
+    """Cosine to the centroid of the persona's own fragments (built-in 0)."""
+    halflife_days: dict[Kind, HalfLife] = {}
+    """Half-life in days per document kind; "default" for kinds not named (built-in:
+    {"default": 90, "policy": 365})."""
+    description: Annotated[str, msgspec.Meta(max_length=2000, pattern=NO_NUL)] | None = None
+    """What this persona cares about, for whoever reads the profile list."""
+
+    def __post_init__(self) -> None:
+        weights = [getattr(self, name) for name in BLEND_WEIGHTS]
+        if all(w is not None for w in weights) and sum(weights) <= 0:
+            raise ValueError("the weights are all 0: nothing would rank")
+
+
+class EffectiveProfile(msgspec.Struct):
+    """The profile a retrieval of that scope uses, each weight resolved (not yet
+    normalised) and the half-lives merged."""
+
+    source: str
+    """"persona", "org" or "built-in": the most specific stored profile that applies."""
+    persona_id: str | None
+    w_rerank: float
+    w_freshness: float
+    w_authority: float
+    w_pinned: float
+    w_persona: float
+    halflife_days: dict[str, float]
+    description: str | None = None
+    updated_at: datetime | None = None
+
+
+class RankingProfileOut(msgspec.Struct):
+    org_id: str
+    persona_id: str | None
+    """None: the org default."""
+    w_rerank: float | None
+    w_freshness: float | None
+    w_authority: float | None
+    w_pinned: float | None
+    w_persona: float | None
+    halflife_days: dict[str, float]
+    description: str | None
+    updated_by: str | None
+    """The principal that set it (None: nothing stored for this scope)."""
+    updated_at: datetime | None
+    effective: EffectiveProfile
+
+
+class RankingProfileList(msgspec.Struct):
+    profiles: list[RankingProfileOut]
+    """Stored profiles you may read, the org default first."""
+
+
 # -- sessions ---------------------------------------------------------------------
 
 

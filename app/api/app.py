@@ -32,6 +32,7 @@ from app.api.openapi import (
     restore_zero_bounds,
 )
 from app.api.pins import PinsController
+from app.api.profiles import ProfilesController
 from app.api.request_log import request_log_middleware
 from app.api.retrieve import RetrieveController
 from app.api.sessions import SessionsController
@@ -53,6 +54,7 @@ from app.models import (
     NotePromote,
     NoteWrite,
     PinCreate,
+    RankingProfileSet,
     RetrieveRequest,
     ScopeIn,
     SessionOpen,
@@ -161,6 +163,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             DocumentsController,
             SessionsController,
             PinsController,
+            ProfilesController,
             FragmentsController,
             TracesController,
             mcp_endpoint,
@@ -202,6 +205,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         NoteWrite,
         NotePromote,
         PinCreate,
+        RankingProfileSet,
     ]
     app.state.metrics = metrics
     close_request_objects(app, requests)

@@ -39,6 +39,9 @@ from app.models import (
     PinList,
     PinOut,
     PromotedNote,
+    RankingProfileList,
+    RankingProfileOut,
+    RankingProfileSet,
     RetrieveRequest,
     RetrieveResponse,
     ScopeIn,
@@ -170,6 +173,22 @@ class _Requests:
     def list_pins(org_id: str, **filters: object) -> tuple:
         return "GET", "/pins", _params(org_id=org_id, **filters), None, PinList
 
+    @staticmethod
+    def set_profile(request: RankingProfileSet) -> tuple:
+        return "PUT", "/profiles", None, _body(request), RankingProfileOut
+
+    @staticmethod
+    def profile(org_id: str, persona_id: str | None = None) -> tuple:
+        return "GET", "/profiles/effective", _params(org_id=org_id, persona_id=persona_id), None, RankingProfileOut
+
+    @staticmethod
+    def list_profiles(org_id: str) -> tuple:
+        return "GET", "/profiles", _params(org_id=org_id), None, RankingProfileList
+
+    @staticmethod
+    def delete_profile(org_id: str, persona_id: str | None = None) -> tuple:
+        return "DELETE", "/profiles", _params(org_id=org_id, persona_id=persona_id), None, RankingProfileOut
+
 
 def _pin_request(org_id: str, fragment_id: int, reason: str, options: dict[str, Any]) -> PinCreate:
     scope: dict[str, Any] = {k: options.pop(k) for k in ("repo_id", "persona_id", "session_id") if k in options}
@@ -272,6 +291,20 @@ class Client:
 
     def list_pins(self, org_id: str, **filters: Any) -> PinList:
         return self._call(_Requests.list_pins(org_id, **filters))
+
+    def set_profile(self, org_id: str, **fields: Any) -> RankingProfileOut:
+        """fields: persona_id (none: the org default), w_rerank, w_freshness, w_authority,
+        w_pinned, w_persona, halflife_days ({kind: days}), description."""
+        return self._call(_Requests.set_profile(msgspec.convert({"org_id": org_id, **fields}, RankingProfileSet)))
+
+    def profile(self, org_id: str, persona_id: str | None = None) -> RankingProfileOut:
+        return self._call(_Requests.profile(org_id, persona_id))
+
+    def list_profiles(self, org_id: str) -> RankingProfileList:
+        return self._call(_Requests.list_profiles(org_id))
+
+    def delete_profile(self, org_id: str, persona_id: str | None = None) -> RankingProfileOut:
+        return self._call(_Requests.delete_profile(org_id, persona_id))
 
     def promote_note(self, session_id: str, note_id: int, **target: Any) -> PromotedNote:
         return self._call(_Requests.promote_note(session_id, note_id, msgspec.convert(target, NotePromote)))

@@ -48,6 +48,16 @@ class Candidate:
     """The pin that makes this fragment composed first (null: not pinned in this scope)."""
     pin_rank: int | None = None
     """1 for the earliest visible pin: the order pins are composed in."""
+    persona_similarity: float | None = None
+    """Cosine to the centroid of the request's persona's own fragments, floored at 0
+    (null when the profile gives the persona term no weight)."""
+    profile: dict | None = None
+    """The ranking profile in effect (data._ranking_profile), on the first row only."""
+    authority: float | None = None
+    """Citation authority in [0, 1]; None (counted as 0) until the citation graph is
+    computed."""
+    terms: dict[str, float] | None = None
+    """Each term of the blended score (app.retrieve.blend), set for ranked candidates."""
     rerank_score: float | None = None
     final_score: float | None = None
     relevance: float | None = None

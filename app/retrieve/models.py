@@ -60,6 +60,7 @@ class RetrieveRequest(msgspec.Struct, forbid_unknown_fields=True):
     k_dense: Annotated[int, msgspec.Meta(ge=0, le=1000)] = DEFAULT_K_DENSE
     rerank_top: Annotated[int, msgspec.Meta(ge=1, le=1000)] = DEFAULT_RERANK_TOP
     freshness_halflife_days: Annotated[float, msgspec.Meta(gt=0, le=36500)] | None = None
+    """One freshness half-life for every kind, instead of the ranking profile's per kind."""
     min_score: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.0
     top_k: Annotated[int, msgspec.Meta(ge=1, le=MAX_TOP_K)] | None = None
     """At most this many fragments, besides the token budget (default: as many as fit)."""
@@ -89,7 +90,9 @@ class FragmentOut(msgspec.Struct):
     doc_id: int
     version: int
     score: float
-    """Relative to this query's candidates (docs/adr/0005); see `relevance`."""
+    """The blended score in [0, 1] (docs/adr/0014): relevance relative to this query's
+    candidates (docs/adr/0005), freshness, authority, pinned and persona, weighed by the
+    ranking profile; see `relevance`."""
     relevance: float
     """Absolute, in [0, 1], from the raw cosine and BM25 against fixed reference points
     (docs/adr/0009): comparable across queries."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 
 import msgspec
 import psycopg
@@ -14,8 +15,9 @@ import psycopg
 from app.ingest.chunks import CHUNKER_VERSION
 from app.ingest.embed import Embedder, model_label
 from app.retrieve import rerank
+from app.retrieve.blend import BUILT_IN, Profile, blend
 from app.retrieve.candidates import Candidate, Filters, fetch_candidates, version_metadata
-from app.retrieve.compose import compose, freshness
+from app.retrieve.compose import compose
 from app.retrieve.config import PipelineConfig
 from app.retrieve.fusion import fusion_spec
 from app.retrieve.models import FragmentOut, RetrieveRequest, RetrieveResponse
@@ -26,8 +28,6 @@ from app.retrieve.trace import candidate_entries, record_trace
 from app.scope import Scope
 
 RRF_K = 60
-FRESHNESS_WEIGHT = 0.2
-"""Share of the final score given to recency when a request sets a half-life."""
 
 
 @dataclass(slots=True)
@@ -44,9 +44,11 @@ class Ranking:
     """The pinned fragments the request sees, in pin order (earliest pin first), each
     scored like a ranked candidate: composed first, whatever their scores."""
     recency: dict[int, float]
-    """Freshness factor per ranked fragment, when the request set a half-life."""
+    """Freshness term per ranked or pinned fragment."""
     query_vectors: QueryVectors
     """The query's vector per namespace (empty when the request searched no dense list)."""
+    profile: Profile = BUILT_IN
+    """The ranking profile the blend used (weights normalised)."""
 
 
 def best_fused_score(config: PipelineConfig) -> float:
@@ -134,7 +136,7 @@ class Retriever:
         )
 
     def rank(self, conn: psycopg.Connection, request: RetrieveRequest, vectors: QueryVectors | None = None) -> Ranking:
-        """Candidates, rerank and freshness: everything `retrieve` does before the budget."""
+        """Candidates, rerank and the blend: everything `retrieve` does before the budget."""
         embeddings: QueryVectors = {}
         if request.k_dense > 0:
             if vectors is None:
@@ -154,15 +156,16 @@ class Retriever:
                 rerank.order(request.query, pinned, len(pinned), self.reranker, best)
         for c in ranked + pinned:
             c.relevance = relevance(c)
-        recency: dict[int, float] = {}
-        if request.freshness_halflife_days:
-            for c in ranked + pinned:
-                recency[c.fragment_id] = freshness(c.updated_at, request.freshness_halflife_days)
-                c.final_score = (1 - FRESHNESS_WEIGHT) * (c.final_score or 0.0) + FRESHNESS_WEIGHT * recency[
-                    c.fragment_id
-                ]
-            ranked.sort(key=lambda c: (-(c.final_score or 0.0), c.fragment_id))
-        return Ranking(candidates, ranked, pinned, recency, embeddings)
+        # The blend (docs/adr/0014), with the profile the SQL call returned on its first row.
+        row = candidates[0].profile if candidates else None
+        profile = Profile.from_row(row, request.freshness_halflife_days) if row else BUILT_IN
+        if request.freshness_halflife_days and not row:
+            profile = replace(profile, halflife_override=request.freshness_halflife_days)
+        blend(ranked + pinned, profile, datetime.now(UTC))
+        # Stable: candidates the blend ties keep the pipeline's order.
+        ranked.sort(key=lambda c: -(c.final_score or 0.0))
+        recency = {c.fragment_id: c.terms["freshness"] for c in ranked + pinned if c.terms}
+        return Ranking(candidates, ranked, pinned, recency, embeddings, profile)
 
     def retrieve(
         self, conn: psycopg.Connection, request: RetrieveRequest, vectors: QueryVectors | None = None
@@ -180,7 +183,7 @@ class Retriever:
         # The final order: pins first, then the ranked candidates.
         final_order = [c.fragment_id for c in ranking.pinned] + [c.fragment_id for c in ranked]
         entries = candidate_entries(candidates, final_order, composition, recency)
-        pipeline = self.pipeline_info(request.query) | {"freshness_weight": FRESHNESS_WEIGHT if recency else 0.0}
+        pipeline = self.pipeline_info(request.query) | {"profile": ranking.profile.to_trace()}
         with self.stage("trace"):
             trace_id = record_trace(
                 conn,

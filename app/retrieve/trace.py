@@ -15,7 +15,9 @@ def candidate_entries(
 ) -> list[dict]:
     """One entry per candidate, in fused order; `ranked_ids` are the reranked candidates
     in final order (a candidate's `final_rank` is its place there, null beyond
-    `rerank_top`). Readers get them through SQL, which
+    `rerank_top`); `terms` are the blend's terms of a ranked or pinned candidate, which
+    with the trace's pipeline.profile.weights give its final score. Readers get them
+    through SQL, which
     keeps only the ranks, scores and fate of a candidate the reader may not read (an
     allow-list in sql/functions/50_traces.sql: a key added here is withheld from such
     readers unless it is added there)."""
@@ -38,6 +40,7 @@ def candidate_entries(
                 "fused_score": c.fused_score,
                 "rerank_score": c.rerank_score,
                 "freshness": freshness.get(c.fragment_id),
+                "terms": c.terms if c.fragment_id in final_ranks else None,
                 "final_rank": final_ranks.get(c.fragment_id),
                 "final_score": c.final_score if c.fragment_id in final_ranks else None,
                 "relevance": c.relevance if c.fragment_id in final_ranks else None,

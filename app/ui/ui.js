@@ -191,7 +191,9 @@ async function showTrace(traceId) {
   definition(meta, "fusion", JSON.stringify(fusion));
   definition(meta, "reranker", trace.pipeline.reranker || "none");
   definition(meta, "score basis", trace.pipeline.score_basis);
-  definition(meta, "freshness weight", trace.pipeline.freshness_weight);
+  const profile = trace.pipeline.profile || {};
+  definition(meta, "blend", (profile.source || "") + " profile, weights " + JSON.stringify(profile.weights || {}) +
+    ", half-lives " + JSON.stringify(profile.halflife_override ? {all: profile.halflife_override} : profile.halflife_days || {}));
   definition(meta, "duration", num(trace.duration_ms, 1) + " ms");
   if (trace.redacted && trace.redacted.length) definition(meta, "withheld from you", trace.redacted.join(", "));
 
@@ -229,8 +231,12 @@ async function showTrace(traceId) {
     cell(num(product(c.dense_weight, c.dense_norm)));
     cell(num(c.fused_rank));
     cell(num(c.fused_score));
-    cell(num(c.rerank_score));
-    cell(num(c.freshness));
+    const terms = c.terms || {};
+    cell(num(terms.rerank ?? c.rerank_score));
+    cell(num(terms.freshness ?? c.freshness));
+    cell(num(terms.authority));
+    cell(num(terms.pinned));
+    cell(num(terms.persona));
     cell(num(c.final_score));
     cell(num(c.relevance));
     cell(num(c.tokens));

@@ -133,6 +133,11 @@ comment on function api.search_dense(text, jsonb, int, text, text, text)
 -- whatever their scores: a pin among the fused candidates is marked there; any other
 -- is added after them with no ranks and a fused score of 0. Pins take no part in the
 -- fusion, so a request without visible pins returns exactly what it did before.
+--
+-- The ranking profile in effect (data._ranking_profile: blend weights and half-lives per
+-- kind of the request's persona, else of the org) comes back in `profile` on the first
+-- row; with a persona weight above 0, persona_similarity is each candidate's cosine to
+-- the centroid of that persona's own fragments (docs/adr/0014).
 create or replace function api.retrieve_candidates(
     p_org_id text,
     p_query text,
@@ -155,7 +160,7 @@ returns table (
     namespace text, kind text, owner text, heading_path text[], symbol text, text text,
     token_count int, chunker_version text, embedding_model text, updated_at timestamptz,
     lexical_norm float8, dense_norm float8, lexical_weight float8, dense_weight float8,
-    negative boolean, pin_id bigint, pin_rank int)
+    negative boolean, pin_id bigint, pin_rank int, persona_similarity float8, profile jsonb)
 language plpgsql volatile
 set search_path = pg_catalog, extensions, pg_temp
 as $$
@@ -187,6 +192,12 @@ declare
     -- Pinned fragments visible to the request, earliest pin first, and their pins.
     pinned_ids bigint[] := '{}';
     pin_ids bigint[] := '{}';
+    -- The ranking profile in effect, and each candidate's cosine to the persona's centroid.
+    profile jsonb;
+    persona_ids bigint[] := '{}';
+    persona_sims float8[] := '{}';
+    evidence_ids bigint[];
+    centroid extensions.vector;
 begin
     -- The requested scope must lie within the caller's grants (42501 otherwise);
     -- row-level security then keeps every other fragment out of every list below.
@@ -207,6 +218,7 @@ begin
         raise exception 'negatives must be include, only or exclude' using errcode = '22023';
     end if;
     negative_filter := case p_negatives when 'only' then true when 'exclude' then false end;
+    profile := data._ranking_profile(p_org_id, p_persona_id);
     if p_path_prefix is not null then
         select coalesce(array_agg(distinct s.fragment_id), '{}') into path_ids
         from data.fragment_sources s
@@ -283,6 +295,29 @@ begin
           order by p.fragment_id, p.created_at, p.pin_id) p;
 
     candidate_ids := lexical_ids || dense_ids;
+    -- Persona evidence (docs/adr/0014): the centroid of the persona's own fragments (the
+    -- 1000 most recently updated, per model) stands for what it cares about; each
+    -- candidate gets its cosine to it, floored at 0. Only when the profile weighs it.
+    if p_persona_id is not null and (profile ->> 'w_persona')::float8 > 0 then
+        select coalesce(array_agg(f.fragment_id), '{}') into evidence_ids
+        from (select f.fragment_id from data.fragments f
+              where f.org_id = p_org_id and f.persona_id = p_persona_id and f.active
+              order by f.updated_at desc, f.fragment_id desc
+              limit 1000) f;
+        for m in select em.model_id from data.embedding_models em where em.status = 'active' order by em.model_id loop
+            -- Two id-list probes, as the lexical fill above (a join lets a stale estimate
+            -- pick a nested loop over the whole model's vectors).
+            select avg(e.embedding) into centroid
+            from data.embeddings e
+            where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (evidence_ids);
+            continue when centroid is null;
+            select persona_ids || coalesce(array_agg(e.fragment_id), '{}'),
+                   persona_sims || coalesce(array_agg(greatest(0.0::float8, 1.0::float8 - (e.embedding <=> centroid))), '{}')
+              into persona_ids, persona_sims
+            from data.embeddings e
+            where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (candidate_ids || pinned_ids);
+        end loop;
+    end if;
     if weighted and lexical_on and dense_on then
         -- The BM25 of dense hits outside the lexical top k (absent: no query term, 0).
         select coalesce(array_agg(l.id), '{}'), coalesce(array_agg(l.score), '{}')
@@ -347,27 +382,33 @@ begin
         select pn.fragment_id, pn.pin_id, pn.pin_rank::int as pin_rank
         from unnest(pinned_ids, pin_ids) with ordinality as pn(fragment_id, pin_id, pin_rank)
     )
-    select r.* from (
+    -- The profile rides on the first row only (parsed once, not once per candidate).
+    select r.*, case when row_number() over (order by r.fused_score desc, r.lexical_rank nulls last,
+                                                      r.dense_rank nulls last, r.pin_rank nulls last,
+                                                      r.fragment_id) = 1 then profile end
+    from (
         select fu.fragment_id, fu.lexical_rank, fu.lexical_score, fu.dense_rank, fu.dense_similarity,
                fu.fused_score, src.doc_id, src.doc_version, src.path, src.anchor, c.repo_id,
                c.namespace, c.kind, c.owner, c.heading_path, c.symbol, c.text,
                c.token_count, c.chunker_version, c.model_label, c.updated_at,
                fu.lexical_norm, fu.dense_norm, fu.lexical_weight, fu.dense_weight,
-               c.negative, pn.pin_id, pn.pin_rank
+               c.negative, pn.pin_id, pn.pin_rank, ps.similarity as persona_similarity
         from fused fu
         join completed c on c.fragment_id = fu.fragment_id
         left join cited src on src.fragment_id = fu.fragment_id
         left join pinned pn on pn.fragment_id = fu.fragment_id
+        left join unnest(persona_ids, persona_sims) as ps(fragment_id, similarity) on ps.fragment_id = fu.fragment_id
         union all
         -- Pins outside both candidate lists: no ranks, no scores, after every candidate.
         select pn.fragment_id, null, null, null, null, 0.0::float8, src.doc_id, src.doc_version, src.path,
                src.anchor, f.repo_id, f.namespace, f.kind, f.owner, f.heading_path, f.symbol, f.text,
                f.token_count, f.chunker_version, em.name || '@' || em.generation, f.updated_at,
-               null, null, null, null, f.negative, pn.pin_id, pn.pin_rank
+               null, null, null, null, f.negative, pn.pin_id, pn.pin_rank, ps.similarity
         from pinned pn
         join candidate_rows f on f.fragment_id = pn.fragment_id
         left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
         left join cited src on src.fragment_id = pn.fragment_id
+        left join unnest(persona_ids, persona_sims) as ps(fragment_id, similarity) on ps.fragment_id = pn.fragment_id
         where not pn.fragment_id = any (candidate_ids)
     ) r
     order by r.fused_score desc, r.lexical_rank nulls last, r.dense_rank nulls last, r.pin_rank nulls last,
@@ -375,7 +416,7 @@ begin
 end
 $$;
 comment on function api.retrieve_candidates(text, text, jsonb, text, text, text, int, int, int, jsonb, text, text[], timestamptz, timestamptz, text)
-    is 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, and the pins the request sees (pin_id, pin_rank); optional path prefix, kinds, updated-at window and negatives filters.';
+    is 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, the pins the request sees (pin_id, pin_rank), each candidate''s similarity to the persona and the ranking profile in effect (first row); optional path prefix, kinds, updated-at window and negatives filters.';
 
 -- api.get_fragment: one fragment with all its live and past source pointers.
 create or replace function api.get_fragment(p_fragment_id bigint)

@@ -138,7 +138,7 @@ as $$
                                    where k.key in ('fused_rank', 'lexical_rank', 'lexical_score', 'dense_rank',
                                                    'dense_similarity', 'lexical_norm', 'dense_norm',
                                                    'lexical_weight', 'dense_weight', 'fused_score', 'rerank_score',
-                                                   'freshness', 'final_rank', 'final_score', 'relevance',
+                                                   'freshness', 'terms', 'final_rank', 'final_score', 'relevance',
                                                    'included', 'reason')),
                                   '{}') || '{"redacted": true}'
                end order by l.n), '[]')

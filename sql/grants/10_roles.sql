@@ -144,19 +144,22 @@ begin
                 'api.whoami', 'api.authenticate', 'api.get_trace']),
             -- BM25 (20_bm25.sql), dense (40_retrieve.sql) and fusion (45_fusion.sql) helpers of the searches.
             (array['contexts_service', 'contexts_analyst'], array[
-                'data._bm25_scores', 'data._check_fusion', 'data._fuse', 'data._query_vectors', 'data._dense_hits']),
+                'data._bm25_scores', 'data._check_fusion', 'data._fuse', 'data._query_vectors', 'data._dense_hits',
+                'data._ranking_profile']),
             -- Reading and searching (invoker: row-level security applies).
             (array['contexts_service', 'contexts_analyst'], array[
                 'api.lexical_tsvector', 'api.lexical_document', 'api.search_lexical', 'api.search_dense',
                 'api.retrieve_candidates', 'api.score_lexical', 'api.score_dense', 'api.get_fragment',
-                'api.list_documents', 'api.get_document', 'api.version_metadata', 'api.pins_list']),
+                'api.list_documents', 'api.get_document', 'api.version_metadata', 'api.pins_list',
+                'api.ranking_profile', 'api.ranking_profiles']),
             -- Retrieval from SQL (sql/functions/55_sql_retrieval.sql): analysts at psql.
             (array['contexts_analyst'], array['api.retrieve']),
             -- The service also writes (each function checks the bound principal's write grants).
             (array['contexts_service'], array[
                 'api.active_model', 'api.begin_document', 'api.unchanged_documents', 'api.match_fragments',
                 'api.add_fragments', 'api.open_session', 'api.authorize_write', 'api.record_trace',
-                'api.delete_document', 'api.pin_add', 'api.pin_remove']),
+                'api.delete_document', 'api.pin_add', 'api.pin_remove', 'api.ranking_profile_set',
+                'api.ranking_profile_delete']),
             -- Index sizes of every org for GET /metrics (sql/functions/70_metrics.sql).
             (array['contexts_service'], array['api.metrics_org_sizes'])
             -- Administration (create_org, principals, grants, keys, bind_principal, purge) is

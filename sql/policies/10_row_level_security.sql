@@ -77,3 +77,11 @@ create policy own_only on data.retrieval_traces for select
 drop policy if exists own_only on data.eval_replays;
 create policy own_only on data.eval_replays for select
     using (org_id = (select data.acl_org()) and principal_id = (select data.acl_principal()));
+
+-- A ranking profile: the org default visible to the org's principals, a persona's to
+-- those who may read that persona (as its fragments are).
+drop policy if exists scope_read on data.ranking_profiles;
+create policy scope_read on data.ranking_profiles for select
+    using (org_id = (select data.acl_org())
+           and (persona_id is null or (select data.acl_org_wide())
+                or persona_id = any ((select data.acl_personas())::text[])));

@@ -40,6 +40,7 @@ def test_every_tenant_table_has_forced_rls_and_a_policy(conn):
         "grants",
         "api_keys",
         "pins",
+        "ranking_profiles",
     } <= names
     unprotected = [name for name, enabled, forced, policies in tenant if not (enabled and forced and policies >= 1)]
     assert unprotected == []
@@ -119,6 +120,10 @@ EXECUTABLE = {
         "api.pin_add",
         "api.pin_remove",
         "api.pins_list",
+        "api.ranking_profile",
+        "api.ranking_profile_delete",
+        "api.ranking_profile_set",
+        "api.ranking_profiles",
         "api.record_trace",
         "api.retrieve_candidates",
         "api.score_dense",
@@ -138,6 +143,8 @@ EXECUTABLE = {
         "api.lexical_document",
         "api.lexical_tsvector",
         "api.pins_list",
+        "api.ranking_profile",
+        "api.ranking_profiles",
         "api.retrieve",
         "api.retrieve_candidates",
         "api.score_dense",
@@ -168,8 +175,15 @@ POLICY_HELPERS = {
     "data._principal_or_raise",
     "data._require_scope",
 }
-FUSION_HELPERS = {"data._fuse", "data._check_fusion", "data._bm25_scores", "data._query_vectors", "data._dense_hits"}
-"""Helpers of the searches (BM25 and fusion), for those who may call them."""
+FUSION_HELPERS = {
+    "data._fuse",
+    "data._check_fusion",
+    "data._bm25_scores",
+    "data._query_vectors",
+    "data._dense_hits",
+    "data._ranking_profile",
+}
+"""Helpers of the searches (BM25, fusion, the ranking profile in effect), for those who may call them."""
 TRACE_HELPERS = {"data._readable_fragments", "data._redact_candidates", "data._redact_request"}
 """Redaction helpers of api.retrieval_traces, which every caller role reads."""
 VIEW_HELPERS = {"data._json_number"}

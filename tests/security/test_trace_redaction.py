@@ -37,6 +37,7 @@ SCORE_KEYS = {
     "fused_score",
     "rerank_score",
     "freshness",
+    "terms",
     "relevance",
     "final_rank",
     "final_score",

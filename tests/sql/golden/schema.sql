@@ -1399,6 +1399,158 @@ COMMENT ON FUNCTION api.purge_expired_sessions() IS 'Delete expired sessions wit
 
 
 --
+-- Name: ranking_profile(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.ranking_profile(p_org_id text, p_persona_id text DEFAULT NULL::text) RETURNS TABLE(org_id text, persona_id text, w_rerank double precision, w_freshness double precision, w_authority double precision, w_pinned double precision, w_persona double precision, halflife_days jsonb, description text, updated_by text, updated_at timestamp with time zone, effective jsonb)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    perform data._require_read(p_org_id, null, p_persona_id, null);
+    perform data._require_org(p_org_id);
+    perform data._require_scope(p_org_id, null, p_persona_id);
+    return query
+    select p_org_id, p_persona_id, r.w_rerank, r.w_freshness, r.w_authority, r.w_pinned, r.w_persona,
+           coalesce(r.halflife_days, '{}'), r.description, r.updated_by, r.updated_at,
+           data._ranking_profile(p_org_id, p_persona_id)
+    from (select 1) one
+    left join data.ranking_profiles r on r.org_id = p_org_id and r.persona_id is not distinct from p_persona_id;
+end
+$$;
+
+
+ALTER FUNCTION api.ranking_profile(p_org_id text, p_persona_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION ranking_profile(p_org_id text, p_persona_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.ranking_profile(p_org_id text, p_persona_id text) IS 'The ranking profile stored for an org (persona null) or persona, and the one a retrieval there uses.';
+
+
+--
+-- Name: ranking_profile_delete(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.ranking_profile_delete(p_org_id text, p_persona_id text) RETURNS TABLE(org_id text, persona_id text, w_rerank double precision, w_freshness double precision, w_authority double precision, w_pinned double precision, w_persona double precision, halflife_days jsonb, description text, updated_by text, updated_at timestamp with time zone, effective jsonb)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    prof data.ranking_profiles;
+begin
+    perform data._principal_or_raise();
+    perform data._require_write(p_org_id, null, p_persona_id, null);
+    delete from data.ranking_profiles r
+    where r.org_id = p_org_id and r.persona_id is not distinct from p_persona_id
+    returning * into prof;
+    if prof.org_id is null then
+        raise exception 'no ranking profile for % in org %', coalesce(p_persona_id, 'the default'), p_org_id
+            using errcode = 'P0002';
+    end if;
+    return query select prof.org_id, prof.persona_id, prof.w_rerank, prof.w_freshness, prof.w_authority,
+                        prof.w_pinned, prof.w_persona, prof.halflife_days, prof.description, prof.updated_by,
+                        prof.updated_at, data._ranking_profile(p_org_id, p_persona_id);
+end
+$$;
+
+
+ALTER FUNCTION api.ranking_profile_delete(p_org_id text, p_persona_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION ranking_profile_delete(p_org_id text, p_persona_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.ranking_profile_delete(p_org_id text, p_persona_id text) IS 'Remove the stored ranking profile of an org (persona null) or persona (write grant there); it inherits again.';
+
+
+--
+-- Name: ranking_profile_set(text, text, double precision, double precision, double precision, double precision, double precision, jsonb, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision DEFAULT NULL::double precision, p_w_freshness double precision DEFAULT NULL::double precision, p_w_authority double precision DEFAULT NULL::double precision, p_w_pinned double precision DEFAULT NULL::double precision, p_w_persona double precision DEFAULT NULL::double precision, p_halflife_days jsonb DEFAULT '{}'::jsonb, p_description text DEFAULT NULL::text) RETURNS TABLE(org_id text, persona_id text, w_rerank double precision, w_freshness double precision, w_authority double precision, w_pinned double precision, w_persona double precision, halflife_days jsonb, description text, updated_by text, updated_at timestamp with time zone, effective jsonb)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    prof data.ranking_profiles;
+    eff jsonb;
+begin
+    select * into me from data._principal_or_raise();
+    perform data._require_write(p_org_id, null, p_persona_id, null);
+    perform data._require_org(p_org_id);
+    perform data._require_scope(p_org_id, null, p_persona_id);
+    if least(p_w_rerank, p_w_freshness, p_w_authority, p_w_pinned, p_w_persona) < 0
+       or 'NaN'::float8 in (p_w_rerank, p_w_freshness, p_w_authority, p_w_pinned, p_w_persona)
+       or greatest(p_w_rerank, p_w_freshness, p_w_authority, p_w_pinned, p_w_persona) > 1000 then
+        raise exception 'weights must be numbers between 0 and 1000' using errcode = '22023';
+    end if;
+    perform data._check_halflives(coalesce(p_halflife_days, '{}'));
+    if length(p_description) > 2000 then
+        raise exception 'description: at most 2000 characters' using errcode = '22023';
+    end if;
+    delete from data.ranking_profiles r
+    where r.org_id = p_org_id and r.persona_id is not distinct from p_persona_id;
+    insert into data.ranking_profiles as r (org_id, persona_id, w_rerank, w_freshness, w_authority, w_pinned,
+                                            w_persona, halflife_days, description, updated_by)
+    values (p_org_id, p_persona_id, p_w_rerank, p_w_freshness, p_w_authority, p_w_pinned, p_w_persona,
+            coalesce(p_halflife_days, '{}'), p_description, me.principal_id)
+    returning * into prof;
+    eff := data._ranking_profile(p_org_id, p_persona_id);
+    if (eff ->> 'w_rerank')::float8 + (eff ->> 'w_freshness')::float8 + (eff ->> 'w_authority')::float8
+       + (eff ->> 'w_pinned')::float8 + (eff ->> 'w_persona')::float8 <= 0 then
+        raise exception 'the weights in effect are all 0: nothing would rank' using errcode = '22023';
+    end if;
+    return query select prof.org_id, prof.persona_id, prof.w_rerank, prof.w_freshness, prof.w_authority,
+                        prof.w_pinned, prof.w_persona, prof.halflife_days, prof.description, prof.updated_by,
+                        prof.updated_at, eff;
+end
+$$;
+
+
+ALTER FUNCTION api.ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision, p_w_freshness double precision, p_w_authority double precision, p_w_pinned double precision, p_w_persona double precision, p_halflife_days jsonb, p_description text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision, p_w_freshness double precision, p_w_authority double precision, p_w_pinned double precision, p_w_persona double precision, p_halflife_days jsonb, p_description text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision, p_w_freshness double precision, p_w_authority double precision, p_w_pinned double precision, p_w_persona double precision, p_halflife_days jsonb, p_description text) IS 'Create or replace the blend weights and freshness half-lives of an org (persona null) or a persona (write grant there).';
+
+
+--
+-- Name: ranking_profiles(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.ranking_profiles(p_org_id text) RETURNS TABLE(org_id text, persona_id text, w_rerank double precision, w_freshness double precision, w_authority double precision, w_pinned double precision, w_persona double precision, halflife_days jsonb, description text, updated_by text, updated_at timestamp with time zone, effective jsonb)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    perform data._require_read(p_org_id, null, null, null);
+    perform data._require_org(p_org_id);
+    return query
+    select r.org_id, r.persona_id, r.w_rerank, r.w_freshness, r.w_authority, r.w_pinned, r.w_persona,
+           r.halflife_days, r.description, r.updated_by, r.updated_at,
+           data._ranking_profile(r.org_id, r.persona_id)
+    from data.ranking_profiles r
+    where r.org_id = p_org_id
+    order by r.persona_id nulls first;
+end
+$$;
+
+
+ALTER FUNCTION api.ranking_profiles(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION ranking_profiles(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.ranking_profiles(p_org_id text) IS 'Stored ranking profiles the caller may read, each with the profile in effect.';
+
+
+--
 -- Name: record_eval_run(text, jsonb, jsonb, timestamp with time zone, text, jsonb, jsonb, text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -1630,7 +1782,7 @@ COMMENT ON FUNCTION api.register_embedding_model(p_namespace text, p_name text, 
 -- Name: retrieve(text, text, text, text, text, integer, integer, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_fusion jsonb DEFAULT NULL::jsonb) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer)
+CREATE FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_fusion jsonb DEFAULT NULL::jsonb) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, profile jsonb)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -1724,7 +1876,7 @@ COMMENT ON FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, p_
 -- Name: retrieve_candidates(text, text, jsonb, text, text, text, integer, integer, integer, jsonb, text, text[], timestamp with time zone, timestamp with time zone, text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_rrf_k integer DEFAULT 60, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_path_prefix text DEFAULT NULL::text, p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_negatives text DEFAULT 'include'::text) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer)
+CREATE FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_rrf_k integer DEFAULT 60, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_path_prefix text DEFAULT NULL::text, p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_negatives text DEFAULT 'include'::text) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, profile jsonb)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -1756,6 +1908,12 @@ declare
     -- Pinned fragments visible to the request, earliest pin first, and their pins.
     pinned_ids bigint[] := '{}';
     pin_ids bigint[] := '{}';
+    -- The ranking profile in effect, and each candidate's cosine to the persona's centroid.
+    profile jsonb;
+    persona_ids bigint[] := '{}';
+    persona_sims float8[] := '{}';
+    evidence_ids bigint[];
+    centroid extensions.vector;
 begin
     -- The requested scope must lie within the caller's grants (42501 otherwise);
     -- row-level security then keeps every other fragment out of every list below.
@@ -1776,6 +1934,7 @@ begin
         raise exception 'negatives must be include, only or exclude' using errcode = '22023';
     end if;
     negative_filter := case p_negatives when 'only' then true when 'exclude' then false end;
+    profile := data._ranking_profile(p_org_id, p_persona_id);
     if p_path_prefix is not null then
         select coalesce(array_agg(distinct s.fragment_id), '{}') into path_ids
         from data.fragment_sources s
@@ -1852,6 +2011,29 @@ begin
           order by p.fragment_id, p.created_at, p.pin_id) p;
 
     candidate_ids := lexical_ids || dense_ids;
+    -- Persona evidence (docs/adr/0014): the centroid of the persona's own fragments (the
+    -- 1000 most recently updated, per model) stands for what it cares about; each
+    -- candidate gets its cosine to it, floored at 0. Only when the profile weighs it.
+    if p_persona_id is not null and (profile ->> 'w_persona')::float8 > 0 then
+        select coalesce(array_agg(f.fragment_id), '{}') into evidence_ids
+        from (select f.fragment_id from data.fragments f
+              where f.org_id = p_org_id and f.persona_id = p_persona_id and f.active
+              order by f.updated_at desc, f.fragment_id desc
+              limit 1000) f;
+        for m in select em.model_id from data.embedding_models em where em.status = 'active' order by em.model_id loop
+            -- Two id-list probes, as the lexical fill above (a join lets a stale estimate
+            -- pick a nested loop over the whole model's vectors).
+            select avg(e.embedding) into centroid
+            from data.embeddings e
+            where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (evidence_ids);
+            continue when centroid is null;
+            select persona_ids || coalesce(array_agg(e.fragment_id), '{}'),
+                   persona_sims || coalesce(array_agg(greatest(0.0::float8, 1.0::float8 - (e.embedding <=> centroid))), '{}')
+              into persona_ids, persona_sims
+            from data.embeddings e
+            where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (candidate_ids || pinned_ids);
+        end loop;
+    end if;
     if weighted and lexical_on and dense_on then
         -- The BM25 of dense hits outside the lexical top k (absent: no query term, 0).
         select coalesce(array_agg(l.id), '{}'), coalesce(array_agg(l.score), '{}')
@@ -1916,27 +2098,33 @@ begin
         select pn.fragment_id, pn.pin_id, pn.pin_rank::int as pin_rank
         from unnest(pinned_ids, pin_ids) with ordinality as pn(fragment_id, pin_id, pin_rank)
     )
-    select r.* from (
+    -- The profile rides on the first row only (parsed once, not once per candidate).
+    select r.*, case when row_number() over (order by r.fused_score desc, r.lexical_rank nulls last,
+                                                      r.dense_rank nulls last, r.pin_rank nulls last,
+                                                      r.fragment_id) = 1 then profile end
+    from (
         select fu.fragment_id, fu.lexical_rank, fu.lexical_score, fu.dense_rank, fu.dense_similarity,
                fu.fused_score, src.doc_id, src.doc_version, src.path, src.anchor, c.repo_id,
                c.namespace, c.kind, c.owner, c.heading_path, c.symbol, c.text,
                c.token_count, c.chunker_version, c.model_label, c.updated_at,
                fu.lexical_norm, fu.dense_norm, fu.lexical_weight, fu.dense_weight,
-               c.negative, pn.pin_id, pn.pin_rank
+               c.negative, pn.pin_id, pn.pin_rank, ps.similarity as persona_similarity
         from fused fu
         join completed c on c.fragment_id = fu.fragment_id
         left join cited src on src.fragment_id = fu.fragment_id
         left join pinned pn on pn.fragment_id = fu.fragment_id
+        left join unnest(persona_ids, persona_sims) as ps(fragment_id, similarity) on ps.fragment_id = fu.fragment_id
         union all
         -- Pins outside both candidate lists: no ranks, no scores, after every candidate.
         select pn.fragment_id, null, null, null, null, 0.0::float8, src.doc_id, src.doc_version, src.path,
                src.anchor, f.repo_id, f.namespace, f.kind, f.owner, f.heading_path, f.symbol, f.text,
                f.token_count, f.chunker_version, em.name || '@' || em.generation, f.updated_at,
-               null, null, null, null, f.negative, pn.pin_id, pn.pin_rank
+               null, null, null, null, f.negative, pn.pin_id, pn.pin_rank, ps.similarity
         from pinned pn
         join candidate_rows f on f.fragment_id = pn.fragment_id
         left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
         left join cited src on src.fragment_id = pn.fragment_id
+        left join unnest(persona_ids, persona_sims) as ps(fragment_id, similarity) on ps.fragment_id = pn.fragment_id
         where not pn.fragment_id = any (candidate_ids)
     ) r
     order by r.fused_score desc, r.lexical_rank nulls last, r.dense_rank nulls last, r.pin_rank nulls last,
@@ -1951,7 +2139,7 @@ ALTER FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embe
 -- Name: FUNCTION retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text) IS 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, and the pins the request sees (pin_id, pin_rank); optional path prefix, kinds, updated-at window and negatives filters.';
+COMMENT ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text) IS 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, the pins the request sees (pin_id, pin_rank), each candidate''s similarity to the persona and the ranking profile in effect (first row); optional path prefix, kinds, updated-at window and negatives filters.';
 
 
 --
@@ -2557,6 +2745,35 @@ $$;
 ALTER FUNCTION data._check_fusion(p_fusion jsonb) OWNER TO <migrator>;
 
 --
+-- Name: _check_halflives(jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._check_halflives(p_halflife_days jsonb) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+declare
+    k record;
+begin
+    if jsonb_typeof(p_halflife_days) is distinct from 'object' then
+        raise exception 'halflife_days must be an object of kind -> days' using errcode = '22023';
+    end if;
+    for k in select * from jsonb_each(p_halflife_days) loop
+        if k.key !~ '^[a-z][a-z0-9-]{0,31}$' then
+            raise exception 'halflife_days: % is not a document kind', k.key using errcode = '22023';
+        end if;
+        if jsonb_typeof(k.value) <> 'number' or (k.value)::text::float8 <= 0 or (k.value)::text::float8 > 36500 then
+            raise exception 'halflife_days.%: a half-life is a number of days in (0, 36500]', k.key
+                using errcode = '22023';
+        end if;
+    end loop;
+end
+$_$;
+
+
+ALTER FUNCTION data._check_halflives(p_halflife_days jsonb) OWNER TO <migrator>;
+
+--
 -- Name: _create_tenant_partitions(text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -2846,6 +3063,35 @@ $$;
 ALTER FUNCTION data._query_vectors(p_query_embeddings jsonb) OWNER TO <migrator>;
 
 --
+-- Name: _ranking_profile(text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._ranking_profile(p_org_id text, p_persona_id text) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    select jsonb_build_object(
+        'source', case when p.org_id is not null then 'persona' when o.org_id is not null then 'org'
+                       else 'built-in' end,
+        'persona_id', p.persona_id,
+        'w_rerank', coalesce(p.w_rerank, o.w_rerank, 0.8),
+        'w_freshness', coalesce(p.w_freshness, o.w_freshness, 0.1),
+        'w_authority', coalesce(p.w_authority, o.w_authority, 0.05),
+        'w_pinned', coalesce(p.w_pinned, o.w_pinned, 0.05),
+        'w_persona', coalesce(p.w_persona, o.w_persona, 0.0),
+        'halflife_days', '{"default": 90, "policy": 365}'::jsonb
+                         || coalesce(o.halflife_days, '{}') || coalesce(p.halflife_days, '{}'),
+        'description', coalesce(p.description, o.description),
+        'updated_at', greatest(p.updated_at, o.updated_at))
+    from (select 1) one
+    left join data.ranking_profiles o on o.org_id = p_org_id and o.persona_id is null
+    left join data.ranking_profiles p on p.org_id = p_org_id and p.persona_id = p_persona_id
+$$;
+
+
+ALTER FUNCTION data._ranking_profile(p_org_id text, p_persona_id text) OWNER TO <migrator>;
+
+--
 -- Name: _readable_fragments(text, bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -2903,7 +3149,7 @@ CREATE FUNCTION data._redact_candidates(p_org_id text, p_candidates jsonb) RETUR
                                    where k.key in ('fused_rank', 'lexical_rank', 'lexical_score', 'dense_rank',
                                                    'dense_similarity', 'lexical_norm', 'dense_norm',
                                                    'lexical_weight', 'dense_weight', 'fused_score', 'rerank_score',
-                                                   'freshness', 'final_rank', 'final_score', 'relevance',
+                                                   'freshness', 'terms', 'final_rank', 'final_score', 'relevance',
                                                    'included', 'reason')),
                                   '{}') || '{"redacted": true}'
                end order by l.n), '[]')
@@ -4965,6 +5211,57 @@ COMMENT ON COLUMN data.principals.db_role IS 'Login role mapped to this principa
 
 
 --
+-- Name: ranking_profiles; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.ranking_profiles (
+    org_id text NOT NULL,
+    persona_id text,
+    w_rerank double precision,
+    w_freshness double precision,
+    w_authority double precision,
+    w_pinned double precision,
+    w_persona double precision,
+    halflife_days jsonb DEFAULT '{}'::jsonb NOT NULL,
+    description text,
+    updated_by text NOT NULL,
+    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT ranking_profiles_description_check CHECK ((length(description) <= 2000)),
+    CONSTRAINT ranking_profiles_halflife_days_check CHECK ((jsonb_typeof(halflife_days) = 'object'::text)),
+    CONSTRAINT ranking_profiles_w_authority_check CHECK ((w_authority >= (0)::double precision)),
+    CONSTRAINT ranking_profiles_w_freshness_check CHECK ((w_freshness >= (0)::double precision)),
+    CONSTRAINT ranking_profiles_w_persona_check CHECK ((w_persona >= (0)::double precision)),
+    CONSTRAINT ranking_profiles_w_pinned_check CHECK ((w_pinned >= (0)::double precision)),
+    CONSTRAINT ranking_profiles_w_rerank_check CHECK ((w_rerank >= (0)::double precision))
+);
+
+ALTER TABLE ONLY data.ranking_profiles FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.ranking_profiles OWNER TO <migrator>;
+
+--
+-- Name: TABLE ranking_profiles; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.ranking_profiles IS 'Blend weights and freshness half-lives per kind: an org default (persona_id null) or a persona''s (R-RANK-1; api.ranking_profile_set). Null weights and absent kinds inherit.';
+
+
+--
+-- Name: COLUMN ranking_profiles.halflife_days; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.ranking_profiles.halflife_days IS 'Freshness half-life in days per document kind ({"default": 90, "policy": 365}); "default" covers the kinds not named.';
+
+
+--
+-- Name: COLUMN ranking_profiles.updated_by; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.ranking_profiles.updated_by IS 'Principal that set it (it held a write grant on the org, or on the persona).';
+
+
+--
 -- Name: repos; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -5353,6 +5650,13 @@ CREATE INDEX fragments_doc ON ONLY data.fragments USING btree (doc_id);
 
 
 --
+-- Name: fragments_persona_recent; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX fragments_persona_recent ON ONLY data.fragments USING btree (org_id, persona_id, updated_at DESC, fragment_id DESC) WHERE ((persona_id IS NOT NULL) AND active);
+
+
+--
 -- Name: fragments_simhash_band0; Type: INDEX; Schema: data; Owner: <migrator>
 --
 
@@ -5406,6 +5710,13 @@ CREATE UNIQUE INDEX pins_identity ON data.pins USING btree (org_id, COALESCE(rep
 --
 
 CREATE INDEX principal_bindings_backend ON data.principal_bindings USING btree (backend_pid);
+
+
+--
+-- Name: ranking_profiles_identity; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE UNIQUE INDEX ranking_profiles_identity ON data.ranking_profiles USING btree (org_id, COALESCE(persona_id, ''::text));
 
 
 --
@@ -5753,6 +6064,22 @@ ALTER TABLE ONLY data.principals
 
 
 --
+-- Name: ranking_profiles ranking_profiles_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.ranking_profiles
+    ADD CONSTRAINT ranking_profiles_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: ranking_profiles ranking_profiles_org_id_persona_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.ranking_profiles
+    ADD CONSTRAINT ranking_profiles_org_id_persona_id_fkey FOREIGN KEY (org_id, persona_id) REFERENCES data.personas(org_id, persona_id) ON DELETE CASCADE;
+
+
+--
 -- Name: repos repos_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -5922,6 +6249,12 @@ ALTER TABLE data.principal_bindings ENABLE ROW LEVEL SECURITY;
 ALTER TABLE data.principals ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: ranking_profiles; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.ranking_profiles ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: repos; Type: ROW SECURITY; Schema: data; Owner: <migrator>
 --
 
@@ -5996,6 +6329,13 @@ CREATE POLICY scope_read ON data.fragments FOR SELECT USING (((org_id = ( SELECT
 --
 
 CREATE POLICY scope_read ON data.pins FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
+
+
+--
+-- Name: ranking_profiles scope_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY scope_read ON data.ranking_profiles FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[])))));
 
 
 --
@@ -6312,6 +6652,40 @@ REVOKE ALL ON FUNCTION api.purge_expired_sessions() FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION ranking_profile(p_org_id text, p_persona_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.ranking_profile(p_org_id text, p_persona_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.ranking_profile(p_org_id text, p_persona_id text) TO contexts_service;
+GRANT ALL ON FUNCTION api.ranking_profile(p_org_id text, p_persona_id text) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION ranking_profile_delete(p_org_id text, p_persona_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.ranking_profile_delete(p_org_id text, p_persona_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.ranking_profile_delete(p_org_id text, p_persona_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision, p_w_freshness double precision, p_w_authority double precision, p_w_pinned double precision, p_w_persona double precision, p_halflife_days jsonb, p_description text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision, p_w_freshness double precision, p_w_authority double precision, p_w_pinned double precision, p_w_persona double precision, p_halflife_days jsonb, p_description text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision, p_w_freshness double precision, p_w_authority double precision, p_w_pinned double precision, p_w_persona double precision, p_halflife_days jsonb, p_description text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION ranking_profiles(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.ranking_profiles(p_org_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.ranking_profiles(p_org_id text) TO contexts_service;
+GRANT ALL ON FUNCTION api.ranking_profiles(p_org_id text) TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -6515,6 +6889,13 @@ GRANT ALL ON FUNCTION data._check_fusion(p_fusion jsonb) TO contexts_analyst;
 
 
 --
+-- Name: FUNCTION _check_halflives(p_halflife_days jsonb); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._check_halflives(p_halflife_days jsonb) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _create_tenant_partitions(p_org_id text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -6603,6 +6984,15 @@ GRANT ALL ON FUNCTION data._principal_or_raise(OUT org_id text, OUT principal_id
 REVOKE ALL ON FUNCTION data._query_vectors(p_query_embeddings jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._query_vectors(p_query_embeddings jsonb) TO contexts_service;
 GRANT ALL ON FUNCTION data._query_vectors(p_query_embeddings jsonb) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _ranking_profile(p_org_id text, p_persona_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._ranking_profile(p_org_id text, p_persona_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._ranking_profile(p_org_id text, p_persona_id text) TO contexts_service;
+GRANT ALL ON FUNCTION data._ranking_profile(p_org_id text, p_persona_id text) TO contexts_analyst;
 
 
 --
@@ -7095,6 +7485,14 @@ GRANT SELECT ON TABLE data.pins TO contexts_analyst;
 GRANT SELECT ON TABLE data.principals TO contexts_service;
 GRANT SELECT ON TABLE data.principals TO contexts_analyst;
 GRANT SELECT ON TABLE data.principals TO contexts_auditor;
+
+
+--
+-- Name: TABLE ranking_profiles; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.ranking_profiles TO contexts_service;
+GRANT SELECT ON TABLE data.ranking_profiles TO contexts_analyst;
 
 
 --

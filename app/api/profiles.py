@@ -1,0 +1,135 @@
+"""/profiles: ranking profiles, the blend's weights and freshness half-lives of an org
+(its default) or of a persona (docs/adr/0014). Setting one needs a write grant on the
+org or the persona; reading follows the read rule. Each function here is what the HTTP
+endpoint runs, and what `contexts profile` runs on the database."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import msgspec
+import psycopg
+from litestar import Controller, delete, get, put
+from litestar.datastructures import State
+from litestar.di import NamedDependency
+from litestar.params import JSONBody, Parameter
+from psycopg.rows import dict_row
+
+from app.api.openapi import BODY_ERRORS, problems
+from app.api.request_log import note
+from app.api.state import Services
+from app.models import IDENTIFIER_PATTERN, RankingProfileList, RankingProfileOut, RankingProfileSet
+
+OrgId = Annotated[str, Parameter(pattern=IDENTIFIER_PATTERN, min_length=1, max_length=128)]
+PersonaId = Annotated[
+    str | None,
+    Parameter(pattern=IDENTIFIER_PATTERN, min_length=1, max_length=128, description="None: the org default"),
+]
+COLUMNS = (
+    "org_id, persona_id, w_rerank, w_freshness, w_authority, w_pinned, w_persona, halflife_days, description,"
+    " updated_by, updated_at, effective"
+)
+
+
+def _rows(conn: psycopg.Connection, sql: str, args: tuple) -> list[RankingProfileOut]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(sql, args).fetchall()
+    return [msgspec.convert(row, RankingProfileOut) for row in rows]
+
+
+def set_profile_on(conn: psycopg.Connection, data: RankingProfileSet) -> RankingProfileOut:
+    """api.ranking_profile_set in the caller's transaction (bound to a principal)."""
+    (row,) = _rows(
+        conn,
+        f"select {COLUMNS} from api.ranking_profile_set(%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s)",
+        (
+            data.org_id,
+            data.persona_id,
+            data.w_rerank,
+            data.w_freshness,
+            data.w_authority,
+            data.w_pinned,
+            data.w_persona,
+            json.dumps(data.halflife_days),
+            data.description,
+        ),
+    )
+    return row
+
+
+def get_profile_on(conn: psycopg.Connection, org_id: str, persona_id: str | None) -> RankingProfileOut:
+    (row,) = _rows(conn, f"select {COLUMNS} from api.ranking_profile(%s, %s)", (org_id, persona_id))
+    return row
+
+
+def list_profiles_on(conn: psycopg.Connection, org_id: str) -> RankingProfileList:
+    return RankingProfileList(_rows(conn, f"select {COLUMNS} from api.ranking_profiles(%s)", (org_id,)))
+
+
+def delete_profile_on(conn: psycopg.Connection, org_id: str, persona_id: str | None) -> RankingProfileOut:
+    (row,) = _rows(conn, f"select {COLUMNS} from api.ranking_profile_delete(%s, %s)", (org_id, persona_id))
+    return row
+
+
+class ProfilesController(Controller):
+    path = "/profiles"
+    tags = ["profiles"]
+
+    @put("/", summary="Set the ranking profile of an org or persona", responses=problems(*BODY_ERRORS, 404))
+    async def set_profile(
+        self, data: JSONBody[RankingProfileSet], state: State, token: NamedDependency[str]
+    ) -> RankingProfileOut:
+        """Replaces the profile stored for `org_id` (no `persona_id`: the org default;
+        a write grant on the org) or for `persona_id` (a write grant on the persona):
+        the weights of the blended score and the freshness half-life per document kind.
+        What it leaves out inherits. Negative weights, weights in effect all 0, or a
+        half-life <= 0 are a 400; an unknown persona a 404."""
+        services: Services = state.services
+        note(persona=data.persona_id)
+
+        def run() -> RankingProfileOut:
+            with services.acting_for(token, write=True) as conn:
+                return set_profile_on(conn, data)
+
+        return await services.write(run)
+
+    @get("/", summary="List the stored ranking profiles", responses=problems(400, 401, 403, 404, 503))
+    async def list_profiles(self, state: State, token: NamedDependency[str], org_id: OrgId) -> RankingProfileList:
+        """The org default and the persona profiles you may read, each with the
+        profile in effect."""
+        services: Services = state.services
+
+        def run() -> RankingProfileList:
+            with services.acting_for(token) as conn:
+                return list_profiles_on(conn, org_id)
+
+        return await services.read(run)
+
+    @get("/effective", summary="The ranking profile a scope uses", responses=problems(400, 401, 403, 404, 503))
+    async def effective(
+        self, state: State, token: NamedDependency[str], org_id: OrgId, persona_id: PersonaId = None
+    ) -> RankingProfileOut:
+        """What is stored for the org default (or `persona_id`), and the profile a
+        retrieval there uses (`effective`: persona, else org default, else built-in)."""
+        services: Services = state.services
+
+        def run() -> RankingProfileOut:
+            with services.acting_for(token) as conn:
+                return get_profile_on(conn, org_id, persona_id)
+
+        return await services.read(run)
+
+    @delete("/", status_code=200, summary="Remove a ranking profile", responses=problems(400, 401, 403, 404, 503))
+    async def remove(
+        self, state: State, token: NamedDependency[str], org_id: OrgId, persona_id: PersonaId = None
+    ) -> RankingProfileOut:
+        """The scope inherits again. Needs the same write grant as setting it (403);
+        no stored profile there is a 404."""
+        services: Services = state.services
+
+        def run() -> RankingProfileOut:
+            with services.acting_for(token, write=True) as conn:
+                return delete_profile_on(conn, org_id, persona_id)
+
+        return await services.write(run)

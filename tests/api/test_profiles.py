@@ -1,0 +1,133 @@
+"""/profiles over HTTP: ranking profiles of an org and its personas (docs/adr/0014),
+who may set and read them, and what is refused."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from app.access import create_api_key
+from tests.api.test_api import ingest, problem
+from tests.retrieve.corpus import DOCS
+
+
+@pytest.fixture
+def keys(client, db_url) -> dict[str, str]:
+    """reader: reads the org; sre-lead: writes persona sre only; a11y-agent: reads persona a11y only."""
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.ensure_scope('acme', null, 'sre')")
+        conn.execute("select api.ensure_scope('acme', null, 'a11y')")
+        for principal, kind, scope, target, write in (
+            ("reader", "agent", "org", None, False),
+            ("sre-lead", "human", "persona", "sre", True),
+            ("a11y-agent", "agent", "persona", "a11y", False),
+        ):
+            conn.execute("select api.create_principal('acme', %s, %s, '')", (principal, kind))
+            conn.execute("select api.grant_scope('acme', %s, %s, %s, %s)", (principal, scope, target, write))
+        return {p: create_api_key(conn, "acme", p).token for p in ("reader", "sre-lead", "a11y-agent")}
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_set_show_list_and_delete(client, keys):
+    shown = client.get("/profiles/effective", params={"org_id": "acme"})
+    assert shown.status_code == 200, shown.text
+    built_in = shown.json()["effective"]
+    assert built_in["source"] == "built-in" and shown.json()["updated_by"] is None
+    assert (built_in["w_rerank"], built_in["w_freshness"], built_in["w_authority"], built_in["w_pinned"]) == (
+        0.8,
+        0.1,
+        0.05,
+        0.05,
+    )
+    assert built_in["halflife_days"] == {"default": 90, "policy": 365}
+
+    org = client.put("/profiles", json={"org_id": "acme", "w_freshness": 0.3, "halflife_days": {"adr": 180}})
+    assert org.status_code == 200, org.text
+    assert org.json()["updated_by"] == "admin" and org.json()["w_rerank"] is None
+    assert org.json()["effective"]["w_freshness"] == 0.3 and org.json()["effective"]["w_rerank"] == 0.8
+    assert org.json()["effective"]["halflife_days"] == {"default": 90, "policy": 365, "adr": 180}
+
+    sre = client.put(
+        "/profiles",
+        json={"org_id": "acme", "persona_id": "sre", "w_persona": 0.2, "description": "reliability first"},
+        headers=auth(keys["sre-lead"]),
+    )
+    assert sre.status_code == 200, sre.text
+    effective = sre.json()["effective"]
+    assert (effective["source"], effective["w_persona"], effective["w_freshness"]) == ("persona", 0.2, 0.3)
+    assert effective["halflife_days"]["adr"] == 180, "inherited from the org default"
+
+    listed = client.get("/profiles", params={"org_id": "acme"}).json()["profiles"]
+    assert [p["persona_id"] for p in listed] == [None, "sre"]
+    # A reader of persona a11y only sees the org default, not sre's profile.
+    theirs = client.get("/profiles", params={"org_id": "acme"}, headers=auth(keys["a11y-agent"])).json()
+    assert [p["persona_id"] for p in theirs["profiles"]] == [None]
+    problem(
+        client.get(
+            "/profiles/effective", params={"org_id": "acme", "persona_id": "sre"}, headers=auth(keys["a11y-agent"])
+        ),
+        403,
+    )
+
+    removed = client.delete("/profiles", params={"org_id": "acme", "persona_id": "sre"}, headers=auth(keys["sre-lead"]))
+    assert removed.status_code == 200 and removed.json()["effective"]["source"] == "org"
+    problem(client.delete("/profiles", params={"org_id": "acme", "persona_id": "sre"}), 404)
+
+
+def test_setting_needs_a_write_grant_on_the_org_or_persona(client, keys):
+    problem(client.put("/profiles", json={"org_id": "acme", "w_rerank": 1}, headers=auth(keys["reader"])), 403)
+    problem(client.put("/profiles", json={"org_id": "acme", "w_rerank": 1}, headers=auth(keys["sre-lead"])), 403)
+    body = {"org_id": "acme", "persona_id": "a11y", "w_persona": 1}
+    problem(client.put("/profiles", json=body, headers=auth(keys["sre-lead"])), 403)
+    problem(client.put("/profiles", json=body, headers=auth(keys["a11y-agent"])), 403)
+    problem(client.delete("/profiles", params={"org_id": "acme"}, headers=auth(keys["reader"])), 403)
+    problem(client.put("/profiles", json={"org_id": "acme", "persona_id": "nobody", "w_persona": 1}), 404)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"org_id": "acme", "w_rerank": -0.1},
+        {"org_id": "acme", "w_rerank": 0, "w_freshness": 0, "w_authority": 0, "w_pinned": 0, "w_persona": 0},
+        # All zero in effect (w_persona inherits the built-in 0): refused by the database.
+        {"org_id": "acme", "w_rerank": 0, "w_freshness": 0, "w_authority": 0, "w_pinned": 0},
+        {"org_id": "acme", "halflife_days": {"adr": 0}},
+        {"org_id": "acme", "halflife_days": {"adr": -5}},
+        {"org_id": "acme", "halflife_days": {"Not A Kind": 30}},
+        {"org_id": "acme", "w_rerank": "high"},
+        {"org_id": "acme", "weights": {}},
+    ],
+)
+def test_bad_profiles_are_400(client, body):
+    problem(client.put("/profiles", json=body), 400)
+    assert client.get("/profiles", params={"org_id": "acme"}).json()["profiles"] == []
+
+
+def test_a_persona_profile_changes_its_retrievals(client, keys):
+    assert ingest(client, DOCS).status_code == 201
+    query = {"query": "what to do when the storage volume is full", "scope": {"org_id": "acme", "persona_id": "sre"}}
+    before = client.post("/contexts/retrieve", json=query).json()
+    assert (
+        client.put(
+            "/profiles",
+            json={
+                "org_id": "acme",
+                "persona_id": "sre",
+                "w_rerank": 1,
+                "w_freshness": 0,
+                "w_authority": 0,
+                "w_pinned": 0,
+            },
+            headers=auth(keys["sre-lead"]),
+        ).status_code
+        == 200
+    )
+    after = client.post("/contexts/retrieve", json=query).json()
+    assert [f["id"] for f in after["fragments"]] == [f["id"] for f in before["fragments"]]
+    trace = client.get(f"/traces/{after['trace_id']}").json()
+    assert trace["pipeline"]["profile"]["source"] == "persona"
+    assert trace["pipeline"]["profile"]["weights"]["rerank"] == 1.0
+    assert after["fragments"][0]["score"] > before["fragments"][0]["score"]
