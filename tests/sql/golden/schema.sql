@@ -2932,19 +2932,28 @@ CREATE FUNCTION data._fuse(p_ids bigint[], p_lexical_ranks integer[], p_lexical_
                greatest(c.lexical_score, 0.0) / nullif(max(c.lexical_score) over (), 0.0) as lexical_norm,
                greatest(c.dense_similarity, 0.0)
                    / nullif(max(c.dense_similarity) over (partition by c.model), 0.0) as dense_norm,
-               case when not p_dense_on then 0.0 when not p_lexical_on then 1.0
-                    else coalesce((p_fusion ->> 'dense_weight')::float8, 0.5) end as w_dense,
-               case when not p_lexical_on then 0.0 when not p_dense_on then 1.0
-                    else (1.0 - coalesce((p_fusion ->> 'dense_weight')::float8, 0.5))
-                         * coalesce((p_fusion -> 'lexical_weight' ->> c.namespace)::float8, 1.0) end as w_lexical
+               coalesce((p_fusion ->> 'dense_weight')::float8, 0.5) as w,
+               coalesce((p_fusion -> 'lexical_weight' ->> c.namespace)::float8, 1.0) as f
         from completed c
+    ), weighted as (
+        -- Per namespace the two weights sum to 1 (lexical (1 - w) f and dense w, over
+        -- their sum): a discounted namespace trades lexical evidence for dense evidence
+        -- instead of losing reach, so its best candidate can still score 1, as another
+        -- namespace's can (in a repository of code and docs, a discount that only took
+        -- away let every Markdown page outrank the code a question was about).
+        select c.*,
+               case when not p_dense_on then 0.0 when not p_lexical_on then 1.0
+                    else coalesce(c.w / nullif((1.0 - c.w) * c.f + c.w, 0.0), 0.0) end as w_dense,
+               case when not p_lexical_on then 0.0 when not p_dense_on then 1.0
+                    else coalesce((1.0 - c.w) * c.f / nullif((1.0 - c.w) * c.f + c.w, 0.0), 1.0) end as w_lexical
+        from calibrated c
     )
     select c.fragment_id, c.lexical_rank, c.lexical_score, c.dense_rank, c.dense_similarity,
            c.lexical_norm, c.dense_norm, c.w_lexical, c.w_dense,
            case when p_fusion ->> 'method' = 'rrf'
                 then coalesce(1.0::float8 / (p_rrf_k + c.lexical_rank), 0) + coalesce(1.0::float8 / (p_rrf_k + c.dense_rank), 0)
                 else c.w_lexical * coalesce(c.lexical_norm, 0) + c.w_dense * coalesce(c.dense_norm, 0) end
-    from calibrated c
+    from weighted c
 $$;
 
 
