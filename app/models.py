@@ -17,6 +17,7 @@ from app.retrieve.models import (
     FragmentOut,
     Identifier,
     Kind,
+    Negatives,
     RetrieveRequest,
     RetrieveResponse,
     ScopeIn,
@@ -491,6 +492,9 @@ class SessionOpen(msgspec.Struct, forbid_unknown_fields=True):
     budget_tokens: Annotated[int, msgspec.Meta(gt=0, le=200_000)] = 4000
     top_k: Annotated[int, msgspec.Meta(ge=1, le=1000)] | None = None
     min_relevance: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.0
+    negatives: Negatives = "include"
+    """The scope's anti-patterns and known traps: "include" (default, in a section of
+    their own first), "only" (a pack of what not to do) or "exclude"."""
 
     def __post_init__(self) -> None:
         check_text("task", self.task)

@@ -117,6 +117,7 @@ async def open_session(services: Services, token: str, data: SessionOpen) -> Con
         budget_tokens=data.budget_tokens,
         top_k=data.top_k,
         min_relevance=data.min_relevance,
+        negatives=data.negatives,
     )
 
     def run() -> ContextPack:

@@ -276,7 +276,8 @@ class Client:
         return self._call(_Requests.whoami())
 
     def open_session(self, org_id: str, task: str, **options: Any) -> ContextPack:
-        """Options: repo_id, persona_id, session_id (reuse), budget_tokens, top_k, min_relevance."""
+        """Options: repo_id, persona_id, session_id (reuse), budget_tokens, top_k, min_relevance,
+        negatives."""
         return self._call(_Requests.open_session(_session_request(org_id, task, options)))
 
     def write_note(self, session_id: str, text: str, **options: Any) -> NoteResult:

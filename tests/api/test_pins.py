@@ -109,3 +109,26 @@ def test_session_pack_puts_pins_and_traps_first(corpus):
     assert markdown.index("negative: do not do this") < markdown.index("# Matching the task")
     assert markdown.index("# Matching the task") < markdown.index("runbooks/storage.md")
     assert pin.json()["pin_id"] == fragments[0]["pin_id"] and body["pins_left_out"] == []
+
+
+def test_session_pack_takes_the_negatives_mode(corpus):
+    """A pack of what not to do ("only": a pin that is no trap is filtered like any
+    fragment, as in a retrieval), one without traps ("exclude": the pin stays first); a
+    mode that is not one of the three is a 400 that opens nothing."""
+    frontend = fragment_id(corpus, "docs/frontend.md")
+    corpus.post("/pins", json={"scope": {"org_id": "acme"}, "fragment_id": frontend, "reason": "house rules"})
+
+    def pack(mode: str) -> list[dict]:
+        response = corpus.post("/sessions", json={"scope": {"org_id": "acme"}, "task": QUERY, "negatives": mode})
+        assert response.status_code == 200, response.text
+        return response.json()["fragments"]
+
+    only = pack("only")
+    assert only and all(f["negative"] for f in only)
+    assert only[0]["source"].startswith("traps/retries.md")
+    excluded = pack("exclude")
+    assert excluded[0]["id"] == frontend and len(excluded) > 2
+    assert not any(f["negative"] for f in excluded[1:])
+    opened_before = corpus.get("/whoami").json()
+    problem(corpus.post("/sessions", json={"scope": {"org_id": "acme"}, "task": QUERY, "negatives": "never"}), 400)
+    assert corpus.get("/whoami").json() == opened_before
