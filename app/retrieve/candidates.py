@@ -48,6 +48,10 @@ class Candidate:
     """The pin that makes this fragment composed first (null: not pinned in this scope)."""
     pin_rank: int | None = None
     """1 for the earliest visible pin: the order pins are composed in."""
+    authority: float | None = None
+    """Citation authority in [0, 1] (data.fragment_authority; 0: nothing cites it)."""
+    authority_refreshed_at: datetime | None = None
+    """When that authority was computed (null: never refreshed)."""
     rerank_score: float | None = None
     final_score: float | None = None
     relevance: float | None = None

@@ -41,6 +41,11 @@ class PipelineConfig:
     reranker: str | None = None
     """CrossEncoder name or local path; None keeps the fused order."""
 
+    authority_weight: float = 0.0
+    """Share of the final score given to citation authority (docs/adr/0013):
+    final = (1 - w) * final + w * authority. 0 by default: on the development sets it
+    did not pay (see the ADR's measurements)."""
+
     def validate(self) -> PipelineConfig:
         for name in ("k_lexical", "k_dense"):
             value = getattr(self, name)
@@ -50,7 +55,7 @@ class PipelineConfig:
             raise ConfigError(f"rerank_top must be an integer between 1 and 1000, not {self.rerank_top!r}")
         if self.fusion not in ("weighted", "rrf"):
             raise ConfigError(f"fusion must be 'weighted' or 'rrf', not {self.fusion!r}")
-        for name in ("dense_weight", "code_lexical_weight"):
+        for name in ("dense_weight", "code_lexical_weight", "authority_weight"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
                 raise ConfigError(f"{name} must be a number between 0 and 1, not {value!r}")

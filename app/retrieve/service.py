@@ -49,6 +49,12 @@ class Ranking:
     """The query's vector per namespace (empty when the request searched no dense list)."""
 
 
+def authority_refreshed_at(candidates: list[Candidate]) -> str | None:
+    """When the authority these candidates carry was computed (one refresh for all)."""
+    times = [c.authority_refreshed_at for c in candidates if c.authority_refreshed_at is not None]
+    return max(times).isoformat() if times else None
+
+
 def best_fused_score(config: PipelineConfig) -> float:
     """The fused score of a candidate ranked first by both sides."""
     return 2.0 / (config.rrf_k + 1) if config.fusion == "rrf" else 1.0
@@ -162,6 +168,12 @@ class Retriever:
                     c.fragment_id
                 ]
             ranked.sort(key=lambda c: (-(c.final_score or 0.0), c.fragment_id))
+        weight = self.config.authority_weight
+        if weight:
+            # Citation authority (docs/adr/0013): both terms in [0, 1], so is the blend.
+            for c in ranked + pinned:
+                c.final_score = (1 - weight) * (c.final_score or 0.0) + weight * (c.authority or 0.0)
+            ranked.sort(key=lambda c: (-(c.final_score or 0.0), c.fragment_id))
         return Ranking(candidates, ranked, pinned, recency, embeddings)
 
     def retrieve(
@@ -180,7 +192,11 @@ class Retriever:
         # The final order: pins first, then the ranked candidates.
         final_order = [c.fragment_id for c in ranking.pinned] + [c.fragment_id for c in ranked]
         entries = candidate_entries(candidates, final_order, composition, recency)
-        pipeline = self.pipeline_info(request.query) | {"freshness_weight": FRESHNESS_WEIGHT if recency else 0.0}
+        pipeline = self.pipeline_info(request.query) | {
+            "freshness_weight": FRESHNESS_WEIGHT if recency else 0.0,
+            "authority_weight": self.config.authority_weight,
+            "authority_refreshed_at": authority_refreshed_at(candidates),
+        }
         with self.stage("trace"):
             trace_id = record_trace(
                 conn,

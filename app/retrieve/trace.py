@@ -38,6 +38,7 @@ def candidate_entries(
                 "fused_score": c.fused_score,
                 "rerank_score": c.rerank_score,
                 "freshness": freshness.get(c.fragment_id),
+                "authority": c.authority,
                 "final_rank": final_ranks.get(c.fragment_id),
                 "final_score": c.final_score if c.fragment_id in final_ranks else None,
                 "relevance": c.relevance if c.fragment_id in final_ranks else None,
