@@ -4,7 +4,10 @@ when their target arrives, dropped with retired fragments; authority from PageRa
 from __future__ import annotations
 
 import numpy as np
+import psycopg
 import pytest
+
+from tests.conftest import login_url
 
 ADR_12 = "# ADR 12: Pins\n\nPins win over relevance.\n"
 
@@ -117,3 +120,39 @@ def test_pagerank_matches_a_hand_computed_graph(conn):
     # By hand: a is cited by nobody; b only by a (half of a's 0.15).
     assert got[ids["a"]][0] == pytest.approx(0.15, abs=1e-12)
     assert got[ids["b"]][0] == pytest.approx(0.15 + 0.85 * 0.15 / 2, abs=1e-12)
+
+
+def test_links_are_under_row_level_security(conn, ingest, db_url, logins):
+    """As an analyst login (neither owner nor superuser) mapped to a principal granted
+    repo platform: links whose citing or cited fragment it may not read are invisible,
+    writes are refused, and the authority view is not selectable."""
+    ingest("acme", {"org/policy.md": "# Policy\n\nSee [journal](../platform/journal.md).\n"})
+    ingest(
+        "acme",
+        {"platform/journal.md": "# Journal\n\nSee [policy](../org/policy.md) and [keys](../secret/keys.md).\n"},
+        repo="platform",
+    )
+    ingest("acme", {"secret/keys.md": "# Keys\n\nSee [journal](../platform/journal.md).\n"}, repo="secret")
+    ingest("globex", {"a.md": "# A\n\nSee [b](b.md).\n", "b.md": "# B\n\nTarget.\n"})
+    conn.execute("select api.create_principal('acme', 'alice-agent', 'agent', '', %s)", (logins["analysts"][0],))
+    conn.execute("select api.grant_scope('acme', 'alice-agent', 'repo', 'platform')")
+    conn.commit()
+    assert len(links(conn)) == 5 and all(cited for _p, _k, cited in links(conn))  # the owner: all, resolved
+    with psycopg.connect(login_url(db_url, logins["analysts"][0])) as alice:
+        seen = set(
+            alice.execute("""
+                select d.path, l.target_key from data.fragment_links l join data.documents d on d.doc_id = l.doc_id
+            """).fetchall()
+        )
+        assert seen == {
+            ("org/policy.md", "path:platform/journal.md"),
+            ("platform/journal.md", "path:org/policy.md"),
+        }
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            alice.execute(
+                "insert into data.fragment_links (org_id, fragment_id, doc_id, link_type, target, target_key)"
+                " select org_id, fragment_id, doc_id, 'link', 'x', 'path:x' from data.fragments limit 1"
+            )
+        alice.rollback()
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            alice.execute("select * from data.fragment_authority")

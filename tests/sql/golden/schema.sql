@@ -2644,10 +2644,7 @@ CREATE FUNCTION data._citation_pagerank(p_damping double precision DEFAULT 0.85,
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
 declare
-    node_org text[];
-    node_fragment bigint[];
-    node_class int[];
-    node_own boolean[];
+    base bigint;
     src int[];
     dst int[];
     weight float8[];
@@ -2657,56 +2654,30 @@ begin
     if p_damping is null or p_damping <= 0 or p_damping >= 1 or p_iterations is null or p_iterations < 1 then
         raise exception 'damping must lie in (0, 1) and iterations be positive' using errcode = '22023';
     end if;
-    with edges as (
-        -- Counted links between live fragments: the citing one's labels within the cited one's.
-        select distinct l.org_id, l.fragment_id as citing, l.target_fragment_id as cited,
-               c.repo_id as cr, c.persona_id as cp, c.session_id as cs,
-               t.repo_id as tr, t.persona_id as tp, t.session_id as ts
+    -- Nodes are numbered by fragment id (id - base + 1): no join to number them.
+    with refs as materialized (
+        -- Every reference of a live fragment from a live document, and what it cites.
+        select l.fragment_id as citing, t.fragment_id as cited,
+               count(*) over (partition by l.fragment_id) as made,
+               (c.repo_id is null or c.repo_id = t.repo_id) and (c.persona_id is null or c.persona_id = t.persona_id)
+               and (c.session_id is null or c.session_id = t.session_id) as counts
         from data.fragment_links l
         join data.documents d on d.doc_id = l.doc_id and d.deleted_at is null
         join data.fragments c on c.org_id = l.org_id and c.fragment_id = l.fragment_id and c.active
-        join data.fragments t on t.org_id = l.org_id and t.fragment_id = l.target_fragment_id and t.active
-        where l.target_fragment_id <> l.fragment_id
-          and (c.repo_id is null or c.repo_id = t.repo_id)
-          and (c.persona_id is null or c.persona_id = t.persona_id)
-          and (c.session_id is null or c.session_id = t.session_id)
-    ), classes as (
-        select distinct e.org_id, e.tr as kr, e.tp as kp, e.ts as ks from edges e
-    ), scoped as materialized (
-        -- Each class's links: both ends within the class (the citing end is, when the cited one is).
-        select dense_rank() over (order by k.org_id, k.kr nulls first, k.kp nulls first, k.ks nulls first)::int as cls,
-               k.kr, k.kp, k.ks, e.*
-        from classes k
-        join edges e on e.org_id = k.org_id and (e.tr is null or e.tr = k.kr)
-                    and (e.tp is null or e.tp = k.kp) and (e.ts is null or e.ts = k.ks)
-    ), nodes as materialized (
-        select u.cls, u.org_id, u.fid, u.own, (row_number() over (order by u.cls, u.fid))::int as i
-        from (select s.cls, s.org_id, s.citing as fid,
-                     s.cr is not distinct from s.kr and s.cp is not distinct from s.kp
-                     and s.cs is not distinct from s.ks as own
-              from scoped s
-              union
-              select s.cls, s.org_id, s.cited, s.tr is not distinct from s.kr and s.tp is not distinct from s.kp
-                     and s.ts is not distinct from s.ks
-              from scoped s) u
-    ), weighted as (
-        select s.cls, s.citing, s.cited, 1.0::float8 / count(*) over (partition by s.cls, s.citing) as w
-        from scoped s
-    ), arcs as (
-        select a.i as s, b.i as d, e.w, e.cls, e.cited, e.citing
-        from weighted e
-        join nodes a on a.cls = e.cls and a.fid = e.citing
-        join nodes b on b.cls = e.cls and b.fid = e.cited
+        left join data.fragments t on t.org_id = l.org_id and t.fragment_id = l.target_fragment_id and t.active
+    ), links as materialized (
+        select r.citing, r.cited, 1.0::float8 / r.made as w from refs r where r.counts and r.cited <> r.citing
+    ), bounds as (
+        select least(min(k.citing), min(k.cited)) as lo, greatest(max(k.citing), max(k.cited)) as hi from links k
     )
-    select (select array_agg(x.org_id order by x.i) from nodes x), (select array_agg(x.fid order by x.i) from nodes x),
-           (select array_agg(x.cls order by x.i) from nodes x), (select array_agg(x.own order by x.i) from nodes x),
-           -- Sums run in this order (cited, then citing fragment) in every class alike.
-           (select array_agg(a.s order by a.cls, a.cited, a.citing) from arcs a),
-           (select array_agg(a.d order by a.cls, a.cited, a.citing) from arcs a),
-           (select array_agg(a.w order by a.cls, a.cited, a.citing) from arcs a)
-      into node_org, node_fragment, node_class, node_own, src, dst, weight;
-    n := coalesce(cardinality(node_fragment), 0);
-    if n = 0 then
+    -- Sums run in this order (cited, then citing fragment), whatever else exists.
+    select b.lo, (b.hi - b.lo + 1)::int,
+           (select array_agg((k.citing - b.lo + 1)::int order by k.cited, k.citing, k.w) from links k),
+           (select array_agg((k.cited - b.lo + 1)::int order by k.cited, k.citing, k.w) from links k),
+           (select array_agg(k.w order by k.cited, k.citing, k.w) from links k)
+      into base, n, src, dst, weight
+    from bounds b;
+    if base is null then
         return;
     end if;
     pr := array_fill(1.0::float8, array[n]);
@@ -2717,14 +2688,28 @@ begin
           on t.d = g.i;
     end loop;
     return query
-    with v as (
-        select node_org[i] as o, node_fragment[i] as f, node_class[i] as c, node_own[i] as own,
-               pr[i] - (1.0 - p_damping) as gain, pr[i] as p
-        from generate_series(1, n) i
+    with scored as materialized (
+        select f.org_id, f.fragment_id, f.repo_id, f.persona_id, f.session_id, pr[g.i] as p,
+               pr[g.i] - (1.0 - p_damping) as gain
+        from (select distinct x.i from unnest(src || dst) x(i)) g
+        join data.fragments f on f.fragment_id = base + g.i - 1
+    ), classes as (
+        select s.org_id, s.repo_id, s.persona_id, s.session_id, max(s.gain) as top
+        from scored s group by s.org_id, s.repo_id, s.persona_id, s.session_id
+    ), reach as (
+        -- The largest gain among the classes each class's readers all see.
+        select c.org_id, c.repo_id, c.persona_id, c.session_id, max(b.top) as top
+        from classes c
+        join classes b on b.org_id = c.org_id and (b.repo_id is null or b.repo_id = c.repo_id)
+                      and (b.persona_id is null or b.persona_id = c.persona_id)
+                      and (b.session_id is null or b.session_id = c.session_id)
+        group by c.org_id, c.repo_id, c.persona_id, c.session_id
     )
-    select v.o, v.f, v.p, case when m.top > 0 then least(1.0, greatest(0.0, v.gain / m.top)) else 0.0 end
-    from v join (select v2.c, max(v2.gain) as top from v v2 group by v2.c) m on m.c = v.c
-    where v.own;
+    select s.org_id, s.fragment_id, s.p,
+           case when r.top > 0 then least(1.0, greatest(0.0, s.gain / r.top)) else 0.0 end
+    from scored s
+    join reach r on r.org_id = s.org_id and r.repo_id is not distinct from s.repo_id
+                and r.persona_id is not distinct from s.persona_id and r.session_id is not distinct from s.session_id;
 end
 $$;
 
@@ -2735,7 +2720,7 @@ ALTER FUNCTION data._citation_pagerank(p_damping double precision, p_iterations 
 -- Name: FUNCTION _citation_pagerank(p_damping double precision, p_iterations integer); Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION data._citation_pagerank(p_damping double precision, p_iterations integer) IS 'Citation PageRank per scope class (links whose citing fragment every reader of the cited one may read), normalised per class to [0, 1]: the query of data.fragment_authority.';
+COMMENT ON FUNCTION data._citation_pagerank(p_damping double precision, p_iterations integer) IS 'Citation PageRank over the links whose citing fragment every reader of the cited one may read, each citer''s share divided by all the references it makes; normalised to [0, 1] among the scope classes a fragment''s readers all see. The query of data.fragment_authority.';
 
 
 --

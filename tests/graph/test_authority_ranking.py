@@ -1,0 +1,83 @@
+"""Authority in a retrieval: each candidate carries it (from the one SQL call), the
+trace records it and when it was computed, and `authority_weight` blends it into final
+scores that stay within [0, 1]; the background refresh is debounced."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import msgspec
+
+from app.access import act_as
+from app.authority import DebouncedRefresh
+from app.retrieve.config import PipelineConfig
+from app.retrieve.models import RetrieveRequest
+from app.retrieve.service import Retriever
+from app.retrieve.trace import get_trace
+
+DOCS = {
+    "storage/volumes.md": "# Volumes\n\nA storage volume fills up when the journal is never rotated.\n",
+    "storage/journal.md": "# Journal\n\nRotate the journal before the volume fills. See [volumes](volumes.md).\n",
+    "runbooks/disk.md": "# Disk full\n\nWhen a storage volume fills, follow [volumes](../storage/volumes.md).\n",
+}
+
+
+def request(query: str) -> RetrieveRequest:
+    return msgspec.convert({"query": query, "scope": {"org_id": "acme"}}, RetrieveRequest)
+
+
+def test_candidates_carry_authority_and_the_weight_blends_it(conn, ingest, models):
+    ingest("acme", DOCS)
+    conn.execute("select api.refresh_authority()")
+    conn.commit()
+    plain = Retriever(models, None, PipelineConfig())
+    act_as(conn, "acme", "admin")
+    ranking = plain.rank(conn, request("storage volume fills"))
+    by_path = {c.path: c for c in ranking.candidates}
+    assert by_path["storage/volumes.md"].authority == 1.0
+    assert by_path["runbooks/disk.md"].authority == 0.0
+    assert all(c.authority_refreshed_at is not None for c in ranking.candidates)
+    before = {c.fragment_id: c.final_score for c in ranking.ranked}
+    conn.rollback()
+
+    weighted = Retriever(models, None, PipelineConfig(authority_weight=0.5))
+    act_as(conn, "acme", "admin")
+    ranked = weighted.rank(conn, request("storage volume fills")).ranked
+    for c in ranked:
+        assert 0.0 <= c.final_score <= 1.0
+        assert c.final_score == 0.5 * before[c.fragment_id] + 0.5 * (c.authority or 0.0)
+    assert ranked[0].path == "storage/volumes.md"
+    conn.rollback()
+
+    act_as(conn, "acme", "admin")
+    response = weighted.retrieve(conn, request("storage volume fills"))
+    conn.commit()
+    act_as(conn, "acme", "admin")
+    trace = get_trace(conn, response.trace_id)
+    assert trace["pipeline"]["authority_weight"] == 0.5
+    assert trace["pipeline"]["authority_refreshed_at"] is not None
+    recorded = {c["fragment_id"]: c["authority"] for c in trace["candidates"]}
+    assert recorded and set(recorded.values()) <= {0.0, 1.0} | {c.authority for c in ranked}
+
+
+def test_the_background_refresh_is_debounced():
+    runs: list[float] = []
+    done = threading.Event()
+
+    def run() -> None:
+        runs.append(time.monotonic())
+        done.set()
+
+    refresher = DebouncedRefresh(run, 0.2)
+    for _ in range(5):
+        refresher.poke()
+        time.sleep(0.02)
+    assert done.wait(5)
+    time.sleep(0.3)
+    assert len(runs) == 1
+    refresher.close()
+    refresher.poke()
+    time.sleep(0.3)
+    assert len(runs) == 1  # closed: no more refreshes
+    assert DebouncedRefresh(run, 0).poke() is None  # 0: never
