@@ -185,10 +185,12 @@ def run_golden_set(
 )
 @click.option(
     "--kind",
-    type=click.Choice(["auto", "code", "prose"]),
+    type=click.Choice(["auto", "code", "prose", "paths"]),
     default="auto",
     show_default=True,
-    help="Ingest the corpus as code (.py) or prose; auto decides from the documents' content.",
+    help="Ingest the corpus as code (.py) or prose; auto decides from the documents' content; "
+    "paths: each document under its id, a repository path (its extension decides), so "
+    "references between files resolve (commits-click).",
 )
 @click.option(
     "--config",

@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 from app.eval.jsonl import json_objects
 
-KINDS = ("auto", "code", "prose")
+KINDS = ("auto", "code", "prose", "paths")
 _SAMPLE = 200
 
 
@@ -244,13 +244,24 @@ def detect_kind(dataset: Dataset) -> str:
 
 def document_path(doc_id: str, kind: str) -> str:
     """Path a corpus document is ingested under: its id (quoted), and a suffix that
-    selects the chunker and namespace (.py: code; .txt: prose)."""
-    return quote(doc_id, safe="-_.") + (".py" if kind == "code" else ".txt")
+    selects the chunker and namespace (.py: code; .txt: prose). Kind `paths`: the id
+    itself, a repository path whose extension selects them (references between files
+    resolve: docs/adr/0013)."""
+    if kind == "paths":
+        return doc_id
+    return quote(doc_id, safe="-_.") + SUFFIXES[kind]
+
+
+SUFFIXES = {"code": ".py", "prose": ".txt", "paths": ""}
+"""What document_path appends to a corpus id, per ingestion kind."""
 
 
 def document_text(doc: CorpusDoc, kind: str) -> str:
-    """Title then text, as BEIR evaluations join them; code keeps a title as a comment."""
+    """Title then text, as BEIR evaluations join them; code keeps a title as a comment;
+    under its own path (kind `paths`) a document is its text."""
     title, text = doc.title.strip(), doc.text.strip("\n")
+    if kind == "paths":
+        return text or title
     if kind == "code":
         return f"# {title}\n{text}" if title else text
     return f"{title}\n\n{text}" if title and text.strip() else (title or text)

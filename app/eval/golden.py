@@ -170,7 +170,7 @@ def drop_org(conn: psycopg.Connection, org: str) -> None:
 def fragment_documents(conn: psycopg.Connection, org: str, kind: str) -> dict[int, list[str]]:
     """Fragment id -> corpus ids of every live source (near-duplicates collapse into one
     fragment with several sources: retrieving it retrieves each of those documents)."""
-    suffix = ".py" if kind == "code" else ".txt"
+    suffix = beir.SUFFIXES[kind]
     out: dict[int, list[str]] = {}
     for fragment_id, path in conn.execute(
         "select s.fragment_id, d.path from data.fragment_sources s join data.documents d using (doc_id) "
@@ -184,7 +184,7 @@ def fragment_documents(conn: psycopg.Connection, org: str, kind: str) -> dict[in
 def corpus_id(path: str, suffix: str) -> str:
     from urllib.parse import unquote
 
-    return unquote(path[: -len(suffix)] if path.endswith(suffix) else path)
+    return unquote(path[: -len(suffix)] if suffix and path.endswith(suffix) else path)
 
 
 def document_ranking(candidates: list[Candidate], sources: dict[int, list[str]], suffix: str) -> list[str]:
@@ -256,7 +256,7 @@ def run(
     org = org_id_for(dataset.name, content_hash, version, kind)
     stats = ensure_ingested(conn, pipeline, dataset, org, kind, progress)
     sources = fragment_documents(conn, org, kind)
-    suffix = ".py" if kind == "code" else ".txt"
+    suffix = beir.SUFFIXES[kind]
 
     started = time.perf_counter()
     per_query: list[dict] = []
