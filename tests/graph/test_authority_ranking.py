@@ -8,6 +8,7 @@ import threading
 import time
 
 import msgspec
+import psycopg
 
 from app.access import act_as
 from app.authority import DebouncedRefresh
@@ -81,3 +82,24 @@ def test_the_background_refresh_is_debounced():
     time.sleep(0.3)
     assert len(runs) == 1  # closed: no more refreshes
     assert DebouncedRefresh(run, 0).poke() is None  # 0: never
+
+
+def test_the_service_refreshes_authority_after_ingestion(client, db_url):
+    """Off the request path: the ingestion answers first, the refresh follows once the
+    writes have stopped for the debounce delay."""
+    client.app.state.services.authority.delay = 0.2
+    body = {
+        "scope": {"org_id": "acme"},
+        "documents": [{"path": p, "content": text} for p, text in DOCS.items()],
+    }
+    assert client.post("/documents", json=body).status_code == 201
+    deadline = time.monotonic() + 20
+    rows: list = []
+    while time.monotonic() < deadline and not rows:
+        time.sleep(0.2)
+        with psycopg.connect(db_url) as conn:
+            rows = conn.execute(
+                "select d.path from data.fragment_authority a join data.fragments f using (fragment_id)"
+                " join data.documents d on d.doc_id = f.doc_id where a.authority = 1"
+            ).fetchall()
+    assert rows == [("storage/volumes.md",)]
