@@ -214,8 +214,9 @@ comment on function api.refresh_authority()
     is 'Refresh citation authority (data.fragment_authority) concurrently and record when and how long it took.';
 
 -- data._authority: the authority of those fragments the caller may read (the read rule
--- of data.fragments, restated: a definer reads past row-level security), and when the
--- view was last refreshed. The only way a caller reads data.fragment_authority.
+-- of data.fragments, restated: a definer reads past row-level security; each data.acl_*
+-- call in a scalar subquery, once per call as in the policies), and when the view was
+-- last refreshed. The only way a caller reads data.fragment_authority.
 create or replace function data._authority(p_org_id text, p_fragment_ids bigint[])
 returns table (fragment_id bigint, authority float8, refreshed_at timestamptz)
 language sql stable security definer
@@ -224,10 +225,11 @@ as $$
     select f.fragment_id, coalesce(a.authority, 0.0), (select max(r.refreshed_at) from data.authority_refreshes r)
     from data.fragments f
     left join data.fragment_authority a on a.org_id = f.org_id and a.fragment_id = f.fragment_id
-    where f.org_id = p_org_id and f.org_id = data.acl_org() and f.fragment_id = any (p_fragment_ids)
-      and (f.repo_id is null or data.acl_org_wide() or f.repo_id = any (data.acl_repos()))
-      and (f.persona_id is null or data.acl_org_wide() or f.persona_id = any (data.acl_personas()))
-      and (f.session_id is null or f.session_id = any (data.acl_sessions()))
+    where f.org_id = p_org_id and f.org_id = (select data.acl_org()) and f.fragment_id = any (p_fragment_ids)
+      and (f.repo_id is null or (select data.acl_org_wide()) or f.repo_id = any ((select data.acl_repos())::text[]))
+      and (f.persona_id is null or (select data.acl_org_wide())
+           or f.persona_id = any ((select data.acl_personas())::text[]))
+      and (f.session_id is null or f.session_id = any ((select data.acl_sessions())::text[]))
 $$;
 comment on function data._authority(text, bigint[])
     is 'Authority of the given fragments the caller may read (0 when nothing cites them), with the time of the last refresh.';

@@ -2416,10 +2416,11 @@ CREATE FUNCTION data._authority(p_org_id text, p_fragment_ids bigint[]) RETURNS 
     select f.fragment_id, coalesce(a.authority, 0.0), (select max(r.refreshed_at) from data.authority_refreshes r)
     from data.fragments f
     left join data.fragment_authority a on a.org_id = f.org_id and a.fragment_id = f.fragment_id
-    where f.org_id = p_org_id and f.org_id = data.acl_org() and f.fragment_id = any (p_fragment_ids)
-      and (f.repo_id is null or data.acl_org_wide() or f.repo_id = any (data.acl_repos()))
-      and (f.persona_id is null or data.acl_org_wide() or f.persona_id = any (data.acl_personas()))
-      and (f.session_id is null or f.session_id = any (data.acl_sessions()))
+    where f.org_id = p_org_id and f.org_id = (select data.acl_org()) and f.fragment_id = any (p_fragment_ids)
+      and (f.repo_id is null or (select data.acl_org_wide()) or f.repo_id = any ((select data.acl_repos())::text[]))
+      and (f.persona_id is null or (select data.acl_org_wide())
+           or f.persona_id = any ((select data.acl_personas())::text[]))
+      and (f.session_id is null or f.session_id = any ((select data.acl_sessions())::text[]))
 $$;
 
 
