@@ -1,21 +1,21 @@
 """citation graph and authority
 
-Revision ID: 0010
-Revises: 0009
+Revision ID: 0011
+Revises: 0010
 """
 
 from alembic import op
 
 from app.db.migrate import run_sql_file
 
-revision = "0010"
-down_revision = "0009"
+revision = "0011"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 
 
 def upgrade() -> None:
-    run_sql_file(op.get_bind(), "migrations/0010_citations.sql")
+    run_sql_file(op.get_bind(), "migrations/0011_citations.sql")
 
 
 def downgrade() -> None:

@@ -1,4 +1,4 @@
--- 0010_citations: the citation graph and its authority (R-RANK-1). docs/adr/0013.
+-- 0011_citations: the citation graph and its authority (R-RANK-1). docs/adr/0013.
 --
 --   * data.documents.link_keys: the keys a reference may name a document by (its path,
 --     the dotted module paths of a code file and of its folder, an ADR's number), from
