@@ -21,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from app.access import act_as, ensure_admin_principal
+from app.authority import refresh as refresh_authority
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrate import migrate
 from app.db.sql import scalar
@@ -268,6 +269,10 @@ def main(argv: list[str] | None = None) -> int:
     }
 
     results.update(build_corpus(dsn, pipeline, args.fragments, site, args.corpus))
+    with psycopg.connect(dsn) as conn:
+        # Citation authority of the corpus: one refresh (as after an ingestion), timed.
+        done = refresh_authority(conn)
+        results["authority_refresh"] = {"ms": round(done.duration_ms, 1), "scored": done.scored}
 
     retriever = Retriever(models, None, query_cache=0)  # each retrieval embeds its query
     with psycopg.connect(dsn) as conn:
@@ -310,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row("ingest fragments/s (chunk+dedupe+embed+write)", str(results["ingest"]["fragments_per_second"]))
     for mode, r in results["retrieval"].items():
         table.add_row(f"{mode} retrieve p50 / p95 (ms)", f"{r['p50_ms']} / {r['p95_ms']}")
+    table.add_row("citation authority refresh (ms)", str(results["authority_refresh"]["ms"]))
     r = results["rls_overhead"]
     table.add_row(
         "candidates SQL p50, DBA (no RLS) / principal (RLS) (ms)",

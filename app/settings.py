@@ -113,6 +113,11 @@ class Settings:
     write_workers: int = 2
     """Connections (and worker threads) for ingestion; writers of one org take turns."""
 
+    authority_refresh_s: float = 5.0
+    """Seconds after the last ingestion before the service refreshes citation authority
+    in the background (debounced: a burst of writes costs one refresh); 0 never does
+    (`contexts rank refresh` does it then)."""
+
     query_embed_waiters: int = 64
     """Requests that may wait for their query vector at once (threads holding no
     connection): those waiting together share one model call."""
@@ -162,6 +167,8 @@ class Settings:
             raise ValueError("CONTEXTS_HEADER_TIMEOUT_S and CONTEXTS_BODY_TIMEOUT_S must be positive")
         if self.max_connections < 1:
             raise ValueError("CONTEXTS_MAX_CONNECTIONS must be at least 1")
+        if not 0 <= self.authority_refresh_s <= 86400:
+            raise ValueError("CONTEXTS_AUTHORITY_REFRESH_S must be between 0 and 86400 seconds")
         if not 1 <= self.db_port <= 65535:
             raise ValueError("CONTEXTS_DB_PORT must be a port number (1 to 65535)")
 

@@ -20,3 +20,4 @@ def test_bench_runs_every_step(db_url, tmp_path):
     assert report["corpus_fragments"] >= 20
     assert set(report["retrieval"]) == {"lexical", "dense", "hybrid"}
     assert report["rls_overhead"]["queries"] == 3 and report["rls_overhead"]["rls_p50_ms"] > 0
+    assert report["authority_refresh"]["ms"] >= 0

@@ -179,3 +179,22 @@ def test_documents_list_show_and_delete_on_the_database(db_url, tmp_path, monkey
     assert missing_org.exit_code != 0 and "--org is required" in missing_org.output
     result = run(db_url, "query", "drain_pool", "--org", "acme", "--json")
     assert "src/pool.py" not in result.output
+
+
+def test_rank_refresh_recomputes_authority(db_url, tmp_path, monkeypatch):
+    (tmp_path / "a.md").write_text("# A\n\nSee [b](b.md).\n")
+    (tmp_path / "b.md").write_text("# B\n\nThe cited page.\n")
+    monkeypatch.chdir(tmp_path)
+    result = run(db_url, "ingest", ".", "--org", "acme")
+    assert result.exit_code == 0, result.output
+    assert "citation authority refreshed" in result.output  # ingest refreshes at its end
+    result = run(db_url, "rank", "refresh", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output.strip().splitlines()[-1])
+    assert report["scored"] == 2 and report["duration_ms"] >= 0
+    with psycopg.connect(db_url) as conn:
+        cited = conn.execute(
+            "select d.path from data.fragment_authority a join data.fragments f using (fragment_id)"
+            " join data.documents d on d.doc_id = f.doc_id where a.authority = 1"
+        ).fetchall()
+    assert cited == [("b.md",)]

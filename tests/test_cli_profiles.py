@@ -16,7 +16,7 @@ def test_profile_set_show_list_and_delete(db_url, tmp_path, monkeypatch):
 
     shown = run(db_url, "profile", "show", "--org", "acme")
     assert shown.exit_code == 0, shown.output
-    assert "nothing stored" in shown.stdout and "rerank=0.8 freshness=0.1" in shown.stdout
+    assert "nothing stored" in shown.stdout and "rerank=0.75 freshness=0.1" in shown.stdout
 
     args = ["profile", "set", "--org", "acme", "--w-freshness", "0.3", "--halflife", "runbook=30", "--json"]
     stored = run(db_url, *args)

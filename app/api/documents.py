@@ -180,6 +180,8 @@ async def ingest_documents(services: Services, token: str, data: IngestRequest) 
     prepared = await services.write(prepare)
     async with services.org_lock(scope.org_id):  # waiting here holds no thread
         results = await services.write(write, prepared)
+    if any(r.changed for r in results):
+        services.authority.poke()
     if services.metrics is not None:
         fragments = sum(r.fragments for r in results)
         services.metrics.ingested(scope.org_id, len(results), fragments, time.perf_counter() - started)
@@ -237,5 +239,6 @@ async def delete_document(services: Services, token: str, doc_id: int) -> Docume
 
     async with services.org_lock(org_id):
         deleted = await services.write(run)
+    services.authority.poke()
     note(documents=1)
     return deleted

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from app.access import authenticate
 from app.api.request_log import note
+from app.authority import DebouncedRefresh, refresh
 from app.db.availability import DatabaseMonitor, DatabaseUnavailable, is_connection_failure
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.query_vectors import QueryVectors
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from app.api.metrics import Metrics
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class Services:
@@ -61,8 +64,17 @@ class Services:
         self._org_locks: dict[str, asyncio.Lock] = {}
         self.metrics: Metrics | None = None
         """Set by the app (app.api.metrics): retrieval stages and ingestion counts go there."""
+        self.authority = DebouncedRefresh(self.refresh_authority, settings.authority_refresh_s)
+        """Poked after each ingestion or deletion: citation authority is refreshed off the
+        request path, once a burst of writes is over."""
+
+    def refresh_authority(self) -> None:
+        with self.transaction(self.write_pool) as conn:
+            done = refresh(conn)
+        log.info("citation authority refreshed in %.0f ms (%d fragments)", done.duration_ms, done.scored)
 
     def close(self) -> None:
+        self.authority.close()
         if self.monitor is not None:
             self.monitor.close()
         self.read_executor.shutdown(wait=False, cancel_futures=True)

@@ -148,6 +148,12 @@ def ingest_paths(
 @click.option("--kind", default=None, help="Document kind (code, adr, runbook, policy, ...). Default: inferred.")
 @click.option("--owner", default=None, help="Owner of the fragments. Default: git user.name or $USER.")
 @click.option("--create-org/--no-create-org", default=True, show_default=True, help="Create the org if missing.")
+@click.option(
+    "--refresh-authority/--no-refresh-authority",
+    default=True,
+    show_default=True,
+    help="Refresh citation authority afterwards (contexts rank refresh).",
+)
 @click.pass_context
 def ingest(
     ctx: click.Context,
@@ -159,6 +165,7 @@ def ingest(
     kind: str | None,
     owner: str | None,
     create_org: bool,
+    refresh_authority: bool,
 ) -> None:
     """Ingest files or directories (directories respect .gitignore)."""
     settings = context_settings(ctx)
@@ -172,6 +179,10 @@ def ingest(
         f"{changed} document(s) changed, {fragments} fragment(s) written, "
         f"{created} new, {fragments - created} collapsed into existing fragments"
     )
+    if changed and refresh_authority:
+        from app.cli.rank import rank_refresh
+
+        ctx.invoke(rank_refresh)
 
 
 @click.command()

@@ -42,8 +42,9 @@ from app.retrieve.models import DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, DEFAULT_RERA
 from app.retrieve.service import Retriever
 from app.scope import Scope
 
-EVAL_INGEST_VERSION = "1"
-"""Bump when how a corpus document becomes a SourceDocument changes (paths, title)."""
+EVAL_INGEST_VERSION = "2"
+"""Bump when how a corpus document becomes a SourceDocument changes (paths, title), or
+what ingestion records of it (2: the references of the citation graph)."""
 EVAL_PRINCIPAL = "eval"
 """Principal of an eval org: writes the corpus and reads it as the service does (bound
 to each transaction, under the service role, so row-level security applies)."""
@@ -150,6 +151,11 @@ def ensure_ingested(
         done += group.items
         if progress:
             progress("ingest", done, len(docs))
+    if stats.ingested_now:
+        # Citation authority of what was just written (the service does it in the
+        # background; here the queries follow at once).
+        conn.execute("select api.refresh_authority()")
+        conn.commit()
     stats.seconds = time.perf_counter() - started
     return stats
 

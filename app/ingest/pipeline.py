@@ -21,6 +21,7 @@ from app.ingest.chunks import CHUNKER_VERSION, Chunk
 from app.ingest.dedupe import simhash64, to_signed
 from app.ingest.embed import Embedder, model_label
 from app.ingest.normalize import NormalizedDocument, SourceDocument, normalize
+from app.ingest.references import document_references
 from app.ingest.tokens import count_tokens
 from app.scope import Scope
 from app.settings import Settings
@@ -205,7 +206,10 @@ class IngestPipeline:
                     on_document(result)
                 continue
             item = _Pending(doc.path, doc_id, version)
-            for chunk in prepared.chunks:
+            references = document_references(
+                doc.path, doc.syntax, doc.text, prepared.chunks, doc.metadata, is_code=prepared.namespace == "code"
+            )
+            for chunk, refs in zip(prepared.chunks, references):
                 item.rows.append(
                     chunk_row(
                         prepared.namespace,
@@ -220,6 +224,9 @@ class IngestPipeline:
                         chunk.start_line,
                         chunk.end_line,
                     )
+                    # A whole version's rows carry their references (possibly none): SQL
+                    # replaces the document's links with them (data._record_links).
+                    | {"references": [r.as_json() for r in refs]}
                 )
                 item.inputs.append(embedding_input(doc.path, chunk.heading_path, chunk.text))
             pending.append(item)

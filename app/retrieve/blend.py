@@ -74,9 +74,9 @@ class Profile:
 BUILT_IN = Profile.from_row(
     {
         "source": "built-in",
-        "w_rerank": 0.8,
+        "w_rerank": 0.75,
         "w_freshness": 0.1,
-        "w_authority": 0.05,
+        "w_authority": 0.1,
         "w_pinned": 0.05,
         "w_persona": 0.0,
         "halflife_days": {"default": 90, "policy": 365},

@@ -54,8 +54,10 @@ class Candidate:
     profile: dict | None = None
     """The ranking profile in effect (data._ranking_profile), on the first row only."""
     authority: float | None = None
-    """Citation authority in [0, 1]; None (counted as 0) until the citation graph is
-    computed."""
+    """Citation authority in [0, 1] (data.fragment_authority; 0: nothing cites it; None
+    counts as 0)."""
+    authority_refreshed_at: datetime | None = None
+    """When that authority was computed (null: never refreshed)."""
     terms: dict[str, float] | None = None
     """Each term of the blended score (app.retrieve.blend), set for ranked candidates."""
     rerank_score: float | None = None

@@ -51,6 +51,12 @@ class Ranking:
     """The ranking profile the blend used (weights normalised)."""
 
 
+def authority_refreshed_at(candidates: list[Candidate]) -> str | None:
+    """When the authority these candidates carry was computed (one refresh for all)."""
+    times = [c.authority_refreshed_at for c in candidates if c.authority_refreshed_at is not None]
+    return max(times).isoformat() if times else None
+
+
 def best_fused_score(config: PipelineConfig) -> float:
     """The fused score of a candidate ranked first by both sides."""
     return 2.0 / (config.rrf_k + 1) if config.fusion == "rrf" else 1.0
@@ -183,7 +189,10 @@ class Retriever:
         # The final order: pins first, then the ranked candidates.
         final_order = [c.fragment_id for c in ranking.pinned] + [c.fragment_id for c in ranked]
         entries = candidate_entries(candidates, final_order, composition, recency)
-        pipeline = self.pipeline_info(request.query) | {"profile": ranking.profile.to_trace()}
+        pipeline = self.pipeline_info(request.query) | {
+            "profile": ranking.profile.to_trace(),
+            "authority_refreshed_at": authority_refreshed_at(candidates),
+        }
         with self.stage("trace"):
             trace_id = record_trace(
                 conn,

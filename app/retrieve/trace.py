@@ -41,6 +41,7 @@ def candidate_entries(
                 "rerank_score": c.rerank_score,
                 "freshness": freshness.get(c.fragment_id),
                 "terms": c.terms if c.fragment_id in final_ranks else None,
+                "authority": c.authority,
                 "final_rank": final_ranks.get(c.fragment_id),
                 "final_score": c.final_score if c.fragment_id in final_ranks else None,
                 "relevance": c.relevance if c.fragment_id in final_ranks else None,

@@ -39,7 +39,8 @@ as $$
         group by acl.oid, acl.privilege_type
     )
     select t.relname,
-           t.relname not in ('embedding_namespaces', 'embedding_models', 'eval_runs', 'eval_figures'),
+           t.relname not in ('embedding_namespaces', 'embedding_models', 'eval_runs', 'eval_figures',
+                             'authority_refreshes'),
            t.relrowsecurity,
            t.relforcerowsecurity,
            coalesce((select jsonb_agg(jsonb_build_object(

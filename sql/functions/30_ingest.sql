@@ -334,6 +334,10 @@ declare
     model record;
     new_id bigint;
     is_negative boolean;
+    -- The references of each chunk's fragment (data._record_links), when the writer
+    -- sent them: a whole version's chunks do; re-homed pointers do not.
+    links jsonb := '[]';
+    has_links boolean := false;
 begin
     -- Only documents the bound principal may write exist here: another org's id, or one
     -- outside its write grants, is answered exactly like an unknown id.
@@ -409,9 +413,17 @@ begin
                 coalesce((chunk->>'start_line')::int, 1), coalesce((chunk->>'end_line')::int, 1),
                 chunk->>'content_hash');
 
+        if chunk ? 'references' then
+            has_links := true;
+            links := links || jsonb_build_object('fragment_id', canonical, 'references', chunk->'references');
+        end if;
+
         ordinal := idx; fragment_id := canonical; created := new_id is not null;
         return next;
     end loop;
+    if has_links then
+        perform data._record_links(doc, links);
+    end if;
 exception when check_violation or not_null_violation or invalid_text_representation or unique_violation then
     raise exception 'invalid chunk: %', sqlerrm using errcode = '22023';
 end

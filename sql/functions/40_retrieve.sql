@@ -160,7 +160,8 @@ returns table (
     namespace text, kind text, owner text, heading_path text[], symbol text, text text,
     token_count int, chunker_version text, embedding_model text, updated_at timestamptz,
     lexical_norm float8, dense_norm float8, lexical_weight float8, dense_weight float8,
-    negative boolean, pin_id bigint, pin_rank int, persona_similarity float8, profile jsonb)
+    negative boolean, pin_id bigint, pin_rank int, persona_similarity float8, authority float8,
+    authority_refreshed_at timestamptz, profile jsonb)
 language plpgsql volatile
 set search_path = pg_catalog, extensions, pg_temp
 as $$
@@ -381,6 +382,10 @@ begin
     ), pinned as (
         select pn.fragment_id, pn.pin_id, pn.pin_rank::int as pin_rank
         from unnest(pinned_ids, pin_ids) with ordinality as pn(fragment_id, pin_id, pin_rank)
+    ), authority as materialized (
+        -- Citation authority (sql/functions/47_authority.sql), read through its definer helper.
+        select au.fragment_id, au.authority, au.refreshed_at
+        from data._authority(p_org_id, candidate_ids || pinned_ids) au
     )
     -- The profile rides on the first row only (parsed once, not once per candidate).
     select r.*, case when row_number() over (order by r.fused_score desc, r.lexical_rank nulls last,
@@ -392,23 +397,25 @@ begin
                c.namespace, c.kind, c.owner, c.heading_path, c.symbol, c.text,
                c.token_count, c.chunker_version, c.model_label, c.updated_at,
                fu.lexical_norm, fu.dense_norm, fu.lexical_weight, fu.dense_weight,
-               c.negative, pn.pin_id, pn.pin_rank, ps.similarity as persona_similarity
+               c.negative, pn.pin_id, pn.pin_rank, ps.similarity as persona_similarity, au.authority, au.refreshed_at
         from fused fu
         join completed c on c.fragment_id = fu.fragment_id
         left join cited src on src.fragment_id = fu.fragment_id
         left join pinned pn on pn.fragment_id = fu.fragment_id
         left join unnest(persona_ids, persona_sims) as ps(fragment_id, similarity) on ps.fragment_id = fu.fragment_id
+        left join authority au on au.fragment_id = fu.fragment_id
         union all
         -- Pins outside both candidate lists: no ranks, no scores, after every candidate.
         select pn.fragment_id, null, null, null, null, 0.0::float8, src.doc_id, src.doc_version, src.path,
                src.anchor, f.repo_id, f.namespace, f.kind, f.owner, f.heading_path, f.symbol, f.text,
                f.token_count, f.chunker_version, em.name || '@' || em.generation, f.updated_at,
-               null, null, null, null, f.negative, pn.pin_id, pn.pin_rank, ps.similarity
+               null, null, null, null, f.negative, pn.pin_id, pn.pin_rank, ps.similarity, au.authority, au.refreshed_at
         from pinned pn
         join candidate_rows f on f.fragment_id = pn.fragment_id
         left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
         left join cited src on src.fragment_id = pn.fragment_id
         left join unnest(persona_ids, persona_sims) as ps(fragment_id, similarity) on ps.fragment_id = pn.fragment_id
+        left join authority au on au.fragment_id = pn.fragment_id
         where not pn.fragment_id = any (candidate_ids)
     ) r
     order by r.fused_score desc, r.lexical_rank nulls last, r.dense_rank nulls last, r.pin_rank nulls last,
@@ -416,7 +423,7 @@ begin
 end
 $$;
 comment on function api.retrieve_candidates(text, text, jsonb, text, text, text, int, int, int, jsonb, text, text[], timestamptz, timestamptz, text)
-    is 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, the pins the request sees (pin_id, pin_rank), each candidate''s similarity to the persona and the ranking profile in effect (first row); optional path prefix, kinds, updated-at window and negatives filters.';
+    is 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, the pins the request sees (pin_id, pin_rank), each candidate''s similarity to the persona, its citation authority (0 to 1, with the time of the last refresh) and the ranking profile in effect (first row); optional path prefix, kinds, updated-at window and negatives filters.';
 
 -- api.get_fragment: one fragment with all its live and past source pointers.
 create or replace function api.get_fragment(p_fragment_id bigint)

@@ -18,9 +18,9 @@ as $$
         'source', case when p.org_id is not null then 'persona' when o.org_id is not null then 'org'
                        else 'built-in' end,
         'persona_id', p.persona_id,
-        'w_rerank', coalesce(p.w_rerank, o.w_rerank, 0.8),
+        'w_rerank', coalesce(p.w_rerank, o.w_rerank, 0.75),
         'w_freshness', coalesce(p.w_freshness, o.w_freshness, 0.1),
-        'w_authority', coalesce(p.w_authority, o.w_authority, 0.05),
+        'w_authority', coalesce(p.w_authority, o.w_authority, 0.1),
         'w_pinned', coalesce(p.w_pinned, o.w_pinned, 0.05),
         'w_persona', coalesce(p.w_persona, o.w_persona, 0.0),
         'halflife_days', '{"default": 90, "policy": 365}'::jsonb

@@ -25,7 +25,8 @@ returns table (
     namespace text, kind text, owner text, heading_path text[], symbol text, text text,
     token_count int, chunker_version text, embedding_model text, updated_at timestamptz,
     lexical_norm float8, dense_norm float8, lexical_weight float8, dense_weight float8,
-    negative boolean, pin_id bigint, pin_rank int, persona_similarity float8, profile jsonb)
+    negative boolean, pin_id bigint, pin_rank int, persona_similarity float8, authority float8,
+    authority_refreshed_at timestamptz, profile jsonb)
 language plpgsql volatile
 set search_path = pg_catalog, extensions, pg_temp
 as $$

@@ -145,7 +145,7 @@ begin
             -- BM25 (20_bm25.sql), dense (40_retrieve.sql) and fusion (45_fusion.sql) helpers of the searches.
             (array['contexts_service', 'contexts_analyst'], array[
                 'data._bm25_scores', 'data._check_fusion', 'data._fuse', 'data._query_vectors', 'data._dense_hits',
-                'data._ranking_profile']),
+                'data._ranking_profile', 'data._authority']),
             -- Reading and searching (invoker: row-level security applies).
             (array['contexts_service', 'contexts_analyst'], array[
                 'api.lexical_tsvector', 'api.lexical_document', 'api.search_lexical', 'api.search_dense',
@@ -161,7 +161,9 @@ begin
                 'api.delete_document', 'api.pin_add', 'api.pin_remove', 'api.ranking_profile_set',
                 'api.ranking_profile_delete']),
             -- Index sizes of every org for GET /metrics (sql/functions/70_metrics.sql).
-            (array['contexts_service'], array['api.metrics_org_sizes'])
+            (array['contexts_service'], array['api.metrics_org_sizes']),
+            -- Citation authority, refreshed after ingestion (sql/functions/47_authority.sql).
+            (array['contexts_service'], array['api.refresh_authority'])
             -- Administration (create_org, principals, grants, keys, bind_principal, purge) is
             -- left to the owner/migrator: it is named nowhere above.
         ), wanted (name, roles) as (

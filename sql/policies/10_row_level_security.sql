@@ -27,6 +27,20 @@ begin
 end
 $$;
 
+-- A reference: visible with its citing fragment, and, once resolved, with the fragment
+-- it cites (the same rule on the target's labels), so no row names a fragment, or says
+-- one exists, to a reader who may not read it.
+drop policy if exists scope_read on data.fragment_links;
+create policy scope_read on data.fragment_links for select using (
+    org_id = (select data.acl_org())
+    and (repo_id is null or (select data.acl_org_wide()) or repo_id = any ((select data.acl_repos())::text[]))
+    and (persona_id is null or (select data.acl_org_wide()) or persona_id = any ((select data.acl_personas())::text[]))
+    and (session_id is null or session_id = any ((select data.acl_sessions())::text[]))
+    and (target_repo_id is null or (select data.acl_org_wide()) or target_repo_id = any ((select data.acl_repos())::text[]))
+    and (target_persona_id is null or (select data.acl_org_wide())
+         or target_persona_id = any ((select data.acl_personas())::text[]))
+    and (target_session_id is null or target_session_id = any ((select data.acl_sessions())::text[])));
+
 -- A document version, a source pointer: visible with its document.
 drop policy if exists scope_read on data.document_versions;
 create policy scope_read on data.document_versions for select

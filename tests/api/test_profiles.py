@@ -37,9 +37,9 @@ def test_set_show_list_and_delete(client, keys):
     built_in = shown.json()["effective"]
     assert built_in["source"] == "built-in" and shown.json()["updated_by"] is None
     assert (built_in["w_rerank"], built_in["w_freshness"], built_in["w_authority"], built_in["w_pinned"]) == (
-        0.8,
+        0.75,
         0.1,
-        0.05,
+        0.1,
         0.05,
     )
     assert built_in["halflife_days"] == {"default": 90, "policy": 365}
@@ -47,7 +47,7 @@ def test_set_show_list_and_delete(client, keys):
     org = client.put("/profiles", json={"org_id": "acme", "w_freshness": 0.3, "halflife_days": {"adr": 180}})
     assert org.status_code == 200, org.text
     assert org.json()["updated_by"] == "admin" and org.json()["w_rerank"] is None
-    assert org.json()["effective"]["w_freshness"] == 0.3 and org.json()["effective"]["w_rerank"] == 0.8
+    assert org.json()["effective"]["w_freshness"] == 0.3 and org.json()["effective"]["w_rerank"] == 0.75
     assert org.json()["effective"]["halflife_days"] == {"default": 90, "policy": 365, "adr": 180}
 
     sre = client.put(

@@ -88,6 +88,10 @@ def test_kind_is_detected_from_content(tmp_path):
     assert beir.detect_kind(beir.load(write_set(tmp_path / "prose"))) == "prose"
     assert beir.document_path("d/5", "prose") == "d%2F5.txt"
     assert beir.document_path("c1", "code") == "c1.py"
+    # Under their own paths (kind files), ids map back to themselves.
+    assert beir.document_path("src/click/core.py", "files") == "src/click/core.py"
+    assert beir.corpus_id("src/click/core.py", "files") == "src/click/core.py"
+    assert beir.corpus_id("d%2F5.txt", "prose") == "d/5"
 
 
 FILES = [

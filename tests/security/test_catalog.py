@@ -8,11 +8,13 @@ import psycopg
 import pytest
 
 from app.db.migrate import SQL_DIR, migrate
+from tests.conftest import login_url
 from tests.sql.snapshot import privilege_matrix, schema_dump, unified_diff
 
-NON_TENANT = {"embedding_namespaces", "embedding_models", "eval_runs", "eval_figures"}
+NON_TENANT = {"embedding_namespaces", "embedding_models", "eval_runs", "eval_figures", "authority_refreshes"}
 """Tables of the data schema that hold no tenant data (shared model registry, eval
-history of the pipeline: figures on labelled sets, no tenant's rows)."""
+history of the pipeline: figures on labelled sets, no tenant's rows; when citation
+authority was last refreshed)."""
 ROLES = ("contexts_service", "contexts_analyst", "contexts_auditor")
 
 
@@ -41,9 +43,25 @@ def test_every_tenant_table_has_forced_rls_and_a_policy(conn):
         "api_keys",
         "pins",
         "ranking_profiles",
+        "fragment_links",
     } <= names
     unprotected = [name for name, enabled, forced, policies in tenant if not (enabled and forced and policies >= 1)]
     assert unprotected == []
+
+
+def test_no_caller_role_may_select_a_materialized_view(conn, db_url, logins):
+    """Materialized views have no row-level security: citation authority (computed over
+    every tenant's links) is read only through data._authority, which applies the read
+    rule of fragments."""
+    views = [r[0] for r in conn.execute("select oid::regclass::text from pg_class where relkind = 'm'")]
+    assert "data.fragment_authority" in views
+    for view in views:
+        for role in (*ROLES, "public"):
+            held = conn.execute("select has_table_privilege(%s, %s, 'select')", (role, view)).fetchone()[0]
+            assert not held, (role, view)
+    with psycopg.connect(login_url(db_url, logins["analysts"][0])) as analyst:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            analyst.execute("select * from data.fragment_authority")
 
 
 def test_org_partitions_deny_direct_access(conn):
@@ -125,6 +143,7 @@ EXECUTABLE = {
         "api.ranking_profile_set",
         "api.ranking_profiles",
         "api.record_trace",
+        "api.refresh_authority",
         "api.retrieve_candidates",
         "api.score_dense",
         "api.score_lexical",
@@ -182,8 +201,10 @@ FUSION_HELPERS = {
     "data._query_vectors",
     "data._dense_hits",
     "data._ranking_profile",
+    "data._authority",
 }
-"""Helpers of the searches (BM25, fusion, the ranking profile in effect), for those who may call them."""
+"""Helpers of the searches (BM25, fusion, the ranking profile in effect, citation authority), for
+those who may call them."""
 TRACE_HELPERS = {"data._readable_fragments", "data._redact_candidates", "data._redact_request"}
 """Redaction helpers of api.retrieval_traces, which every caller role reads."""
 VIEW_HELPERS = {"data._json_number"}

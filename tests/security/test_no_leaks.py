@@ -103,6 +103,9 @@ class Org:
     ids: dict[str, set[int]] = field(default_factory=dict)
     pinned: set[int] = field(default_factory=set)
     """Fragments pinned to their own scope by the writer (every third one written)."""
+    links: list[tuple[int, int]] = field(default_factory=list)
+    """(citing, cited) fragment numbers: citations, whatever their scopes (the graph's
+    leak rule decides which count)."""
 
 
 @dataclass
@@ -127,10 +130,11 @@ fragment = st.builds(
     noise=st.lists(st.floats(-0.01, 0.01), min_size=DIMS, max_size=DIMS),
 )
 org = st.builds(
-    lambda fragments, principals, expired: Org(f"t{next(_names)}", fragments, principals, expired),
+    lambda fragments, principals, expired, links: Org(f"t{next(_names)}", fragments, principals, expired, links=links),
     st.lists(fragment, min_size=1, max_size=8),
     st.lists(st.sets(st.sampled_from(GRANTS), max_size=4), min_size=1, max_size=3),
     st.sets(st.sampled_from(SESSIONS), max_size=1),
+    st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7)), max_size=12),
 )
 
 
@@ -253,6 +257,14 @@ def write(conn: psycopg.Connection, o: Org, fragments: list[Fragment], prefix: s
             "start_line": 1,
             "end_line": 1,
             "embedding": [b + e for b, e in zip(BASE, f.noise)],
+            # Citations of other fragments' documents (resolved now, or when the cited one
+            # is written), and of a document in a session nobody holds (added later).
+            "references": [
+                {"type": "link", "target": f"{prefix}{m}.md", "key": f"path:{prefix}{m}.md"}
+                for c, m in o.links
+                if c == n and m != n and m < len(fragments)
+            ]
+            + [{"type": "link", "target": "h0.md", "key": "path:h0.md"}],
         }
         f.id = conn.execute(
             "select fragment_id from api.add_fragments(%s, %s, %s)", (doc_id, version, json.dumps([chunk]))
@@ -262,6 +274,12 @@ def write(conn: psycopg.Connection, o: Org, fragments: list[Fragment], prefix: s
                 "select api.pin_add(%s, %s, %s, %s, %s, 'property')", (o.name, f.repo, f.persona, f.session, f.id)
             )
             o.pinned.add(f.id)
+    conn.commit()
+    refresh_authority(conn)
+
+
+def refresh_authority(conn: psycopg.Connection) -> None:
+    conn.execute("select api.refresh_authority()")
     conn.commit()
 
 
@@ -289,11 +307,12 @@ def searches(conn: psycopg.Connection, o: Org, query: str) -> dict:
     lexical = dict(conn.execute("select fragment_id, score from api.search_lexical(%s, %s, 1000)", (o.name, query)))
     dense = dict(conn.execute("select fragment_id, similarity from api.search_dense(%s, %s, 1000)", (o.name, vector)))
     hybrid_rows = conn.execute(
-        "select fragment_id, fused_score, pin_id"
+        "select fragment_id, fused_score, pin_id, authority"
         " from api.retrieve_candidates(%s, %s, %s, null, null, null, 1000, 1000)",
         (o.name, query, vector),
     ).fetchall()
-    hybrid = {r[0]: r[1] for r in hybrid_rows}
+    # Fused score, citation authority, and a final score blending them (authority weighed 0.3).
+    hybrid = {r[0]: (r[1], r[3], 0.7 * r[1] + 0.3 * r[3]) for r in hybrid_rows}
     pinned = {r[0]: r[2] for r in hybrid_rows if r[2] is not None}
     TALLY["queries"] += 3
     return {"lexical": lexical, "dense": dense, "hybrid": hybrid, "pinned": pinned}
@@ -574,8 +593,13 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
                 assert leak(rows, allowed) == 0 and rows == allowed
                 pins = {r[0] for r in sql.execute("select fragment_id from data.pins")}
                 assert leak(pins, allowed) == 0 and pins == allowed & o.pinned
-                for table in ("embeddings", "bm25_postings", "fragment_sources"):
+                for table in ("embeddings", "bm25_postings", "fragment_sources", "fragment_links"):
                     assert leak({r[0] for r in sql.execute(f"select fragment_id from data.{table}")}, allowed) == 0
+                cited = {r[0] for r in sql.execute("select target_fragment_id from data.fragment_links")} - {None}
+                assert leak(cited, allowed) == 0
+                with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                    sql.execute("select * from data.fragment_authority")
+                sql.rollback()
                 n = sql.execute("select coalesce(sum(fragment_count), 0) from data.bm25_corpus").fetchone()[0]
                 assert n == len(allowed)  # statistics count what it may see, nothing else
                 TALLY["queries"] += 5
@@ -634,9 +658,15 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
             "start_line": 1,
             "end_line": 1,
             "embedding": BASE,
+            # Hidden citations of every fragment of the org (they may count only inside
+            # the hidden session, whose readers hold none of the principals' grants).
+            "references": [
+                {"type": "link", "target": f"f{m}.md", "key": f"path:f{m}.md"} for m in range(len(hidden.fragments))
+            ],
         }
         conn.execute("select * from api.add_fragments(%s, %s, %s)", (doc_id, version, json.dumps([chunk])))
     conn.commit()
+    refresh_authority(conn)
 
     def unchanged() -> None:
         for (org_name, p, query), before in snapshots.items():
@@ -649,6 +679,7 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
     conn.execute("delete from data.orgs where org_id = %s", (noise.name,))
     conn.execute("delete from data.documents where org_id = %s and session_id = 'hidden'", (hidden.name,))
     conn.commit()
+    refresh_authority(conn)
     unchanged()
     print("\nno-leak proof so far:", json.dumps(TALLY))  # with -s: the counts for the record
     assert TALLY["leaks"] == 0

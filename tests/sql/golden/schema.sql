@@ -126,6 +126,10 @@ declare
     model record;
     new_id bigint;
     is_negative boolean;
+    -- The references of each chunk's fragment (data._record_links), when the writer
+    -- sent them: a whole version's chunks do; re-homed pointers do not.
+    links jsonb := '[]';
+    has_links boolean := false;
 begin
     -- Only documents the bound principal may write exist here: another org's id, or one
     -- outside its write grants, is answered exactly like an unknown id.
@@ -201,9 +205,17 @@ begin
                 coalesce((chunk->>'start_line')::int, 1), coalesce((chunk->>'end_line')::int, 1),
                 chunk->>'content_hash');
 
+        if chunk ? 'references' then
+            has_links := true;
+            links := links || jsonb_build_object('fragment_id', canonical, 'references', chunk->'references');
+        end if;
+
         ordinal := idx; fragment_id := canonical; created := new_id is not null;
         return next;
     end loop;
+    if has_links then
+        perform data._record_links(doc, links);
+    end if;
 exception when check_violation or not_null_violation or invalid_text_representation or unique_violation then
     raise exception 'invalid chunk: %', sqlerrm using errcode = '22023';
 end
@@ -1323,7 +1335,8 @@ CREATE FUNCTION api.policy_report() RETURNS TABLE(table_name text, tenant boolea
         group by acl.oid, acl.privilege_type
     )
     select t.relname,
-           t.relname not in ('embedding_namespaces', 'embedding_models', 'eval_runs', 'eval_figures'),
+           t.relname not in ('embedding_namespaces', 'embedding_models', 'eval_runs', 'eval_figures',
+                             'authority_refreshes'),
            t.relrowsecurity,
            t.relforcerowsecurity,
            coalesce((select jsonb_agg(jsonb_build_object(
@@ -1730,6 +1743,40 @@ COMMENT ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request json
 
 
 --
+-- Name: refresh_authority(); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.refresh_authority() RETURNS TABLE(refreshed_at timestamp with time zone, duration_ms double precision, scored integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    started timestamptz := clock_timestamp();
+    took float8;
+    rows_scored int;
+begin
+    -- One refresh at a time (a second waits, then refreshes what the first did not see).
+    perform pg_advisory_xact_lock(hashtext('contexts.authority'));
+    refresh materialized view concurrently data.fragment_authority;
+    took := extract(epoch from clock_timestamp() - started) * 1000.0;
+    select count(*)::int into rows_scored from data.fragment_authority;
+    delete from data.authority_refreshes;
+    insert into data.authority_refreshes values (clock_timestamp(), took, rows_scored);
+    return query select r.refreshed_at, r.duration_ms, r.scored from data.authority_refreshes r;
+end
+$$;
+
+
+ALTER FUNCTION api.refresh_authority() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION refresh_authority(); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.refresh_authority() IS 'Refresh citation authority (data.fragment_authority) concurrently and record when and how long it took.';
+
+
+--
 -- Name: register_embedding_model(text, text, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -1782,7 +1829,7 @@ COMMENT ON FUNCTION api.register_embedding_model(p_namespace text, p_name text, 
 -- Name: retrieve(text, text, text, text, text, integer, integer, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_fusion jsonb DEFAULT NULL::jsonb) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, profile jsonb)
+CREATE FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_fusion jsonb DEFAULT NULL::jsonb) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, profile jsonb)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -1876,7 +1923,7 @@ COMMENT ON FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, p_
 -- Name: retrieve_candidates(text, text, jsonb, text, text, text, integer, integer, integer, jsonb, text, text[], timestamp with time zone, timestamp with time zone, text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_rrf_k integer DEFAULT 60, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_path_prefix text DEFAULT NULL::text, p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_negatives text DEFAULT 'include'::text) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, profile jsonb)
+CREATE FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_rrf_k integer DEFAULT 60, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_path_prefix text DEFAULT NULL::text, p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_negatives text DEFAULT 'include'::text) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, profile jsonb)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -2097,6 +2144,10 @@ begin
     ), pinned as (
         select pn.fragment_id, pn.pin_id, pn.pin_rank::int as pin_rank
         from unnest(pinned_ids, pin_ids) with ordinality as pn(fragment_id, pin_id, pin_rank)
+    ), authority as materialized (
+        -- Citation authority (sql/functions/47_authority.sql), read through its definer helper.
+        select au.fragment_id, au.authority, au.refreshed_at
+        from data._authority(p_org_id, candidate_ids || pinned_ids) au
     )
     -- The profile rides on the first row only (parsed once, not once per candidate).
     select r.*, case when row_number() over (order by r.fused_score desc, r.lexical_rank nulls last,
@@ -2108,23 +2159,25 @@ begin
                c.namespace, c.kind, c.owner, c.heading_path, c.symbol, c.text,
                c.token_count, c.chunker_version, c.model_label, c.updated_at,
                fu.lexical_norm, fu.dense_norm, fu.lexical_weight, fu.dense_weight,
-               c.negative, pn.pin_id, pn.pin_rank, ps.similarity as persona_similarity
+               c.negative, pn.pin_id, pn.pin_rank, ps.similarity as persona_similarity, au.authority, au.refreshed_at
         from fused fu
         join completed c on c.fragment_id = fu.fragment_id
         left join cited src on src.fragment_id = fu.fragment_id
         left join pinned pn on pn.fragment_id = fu.fragment_id
         left join unnest(persona_ids, persona_sims) as ps(fragment_id, similarity) on ps.fragment_id = fu.fragment_id
+        left join authority au on au.fragment_id = fu.fragment_id
         union all
         -- Pins outside both candidate lists: no ranks, no scores, after every candidate.
         select pn.fragment_id, null, null, null, null, 0.0::float8, src.doc_id, src.doc_version, src.path,
                src.anchor, f.repo_id, f.namespace, f.kind, f.owner, f.heading_path, f.symbol, f.text,
                f.token_count, f.chunker_version, em.name || '@' || em.generation, f.updated_at,
-               null, null, null, null, f.negative, pn.pin_id, pn.pin_rank, ps.similarity
+               null, null, null, null, f.negative, pn.pin_id, pn.pin_rank, ps.similarity, au.authority, au.refreshed_at
         from pinned pn
         join candidate_rows f on f.fragment_id = pn.fragment_id
         left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
         left join cited src on src.fragment_id = pn.fragment_id
         left join unnest(persona_ids, persona_sims) as ps(fragment_id, similarity) on ps.fragment_id = pn.fragment_id
+        left join authority au on au.fragment_id = pn.fragment_id
         where not pn.fragment_id = any (candidate_ids)
     ) r
     order by r.fused_score desc, r.lexical_rank nulls last, r.dense_rank nulls last, r.pin_rank nulls last,
@@ -2139,7 +2192,7 @@ ALTER FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embe
 -- Name: FUNCTION retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text) IS 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, the pins the request sees (pin_id, pin_rank), each candidate''s similarity to the persona and the ranking profile in effect (first row); optional path prefix, kinds, updated-at window and negatives filters.';
+COMMENT ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text) IS 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, the pins the request sees (pin_id, pin_rank), each candidate''s similarity to the persona, its citation authority (0 to 1, with the time of the last refresh) and the ranking profile in effect (first row); optional path prefix, kinds, updated-at window and negatives filters.';
 
 
 --
@@ -2542,6 +2595,34 @@ $$;
 ALTER FUNCTION data._adopt_login(p_login text) OWNER TO <migrator>;
 
 --
+-- Name: _authority(text, bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._authority(p_org_id text, p_fragment_ids bigint[]) RETURNS TABLE(fragment_id bigint, authority double precision, refreshed_at timestamp with time zone)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    select f.fragment_id, coalesce(a.authority, 0.0), (select max(r.refreshed_at) from data.authority_refreshes r)
+    from data.fragments f
+    left join data.fragment_authority a on a.org_id = f.org_id and a.fragment_id = f.fragment_id
+    where f.org_id = p_org_id and f.org_id = (select data.acl_org()) and f.fragment_id = any (p_fragment_ids)
+      and (f.repo_id is null or (select data.acl_org_wide()) or f.repo_id = any ((select data.acl_repos())::text[]))
+      and (f.persona_id is null or (select data.acl_org_wide())
+           or f.persona_id = any ((select data.acl_personas())::text[]))
+      and (f.session_id is null or f.session_id = any ((select data.acl_sessions())::text[]))
+$$;
+
+
+ALTER FUNCTION data._authority(p_org_id text, p_fragment_ids bigint[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _authority(p_org_id text, p_fragment_ids bigint[]); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._authority(p_org_id text, p_fragment_ids bigint[]) IS 'Authority of the given fragments the caller may read (0 when nothing cites them), with the time of the last refresh.';
+
+
+--
 -- Name: _bind(text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -2774,6 +2855,94 @@ $_$;
 ALTER FUNCTION data._check_halflives(p_halflife_days jsonb) OWNER TO <migrator>;
 
 --
+-- Name: _citation_pagerank(double precision, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._citation_pagerank(p_damping double precision DEFAULT 0.85, p_iterations integer DEFAULT 30) RETURNS TABLE(org_id text, fragment_id bigint, pagerank double precision, authority double precision)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    base bigint;
+    src int[];
+    dst int[];
+    weight float8[];
+    n int;
+    pr float8[];
+begin
+    if p_damping is null or p_damping <= 0 or p_damping >= 1 or p_iterations is null or p_iterations < 1 then
+        raise exception 'damping must lie in (0, 1) and iterations be positive' using errcode = '22023';
+    end if;
+    -- Nodes are numbered by fragment id (id - base + 1): no join to number them.
+    with refs as materialized (
+        -- Every reference of a live fragment from a live document, and what it cites.
+        select l.fragment_id as citing, t.fragment_id as cited,
+               count(*) over (partition by l.fragment_id) as made,
+               (c.repo_id is null or c.repo_id = t.repo_id) and (c.persona_id is null or c.persona_id = t.persona_id)
+               and (c.session_id is null or c.session_id = t.session_id) as counts
+        from data.fragment_links l
+        join data.documents d on d.doc_id = l.doc_id and d.deleted_at is null
+        join data.fragments c on c.org_id = l.org_id and c.fragment_id = l.fragment_id and c.active
+        left join data.fragments t on t.org_id = l.org_id and t.fragment_id = l.target_fragment_id and t.active
+    ), links as materialized (
+        select r.citing, r.cited, 1.0::float8 / r.made as w from refs r where r.counts and r.cited <> r.citing
+    ), bounds as (
+        select least(min(k.citing), min(k.cited)) as lo, greatest(max(k.citing), max(k.cited)) as hi from links k
+    )
+    -- Sums run in this order (cited, then citing fragment), whatever else exists.
+    select b.lo, (b.hi - b.lo + 1)::int,
+           (select array_agg((k.citing - b.lo + 1)::int order by k.cited, k.citing, k.w) from links k),
+           (select array_agg((k.cited - b.lo + 1)::int order by k.cited, k.citing, k.w) from links k),
+           (select array_agg(k.w order by k.cited, k.citing, k.w) from links k)
+      into base, n, src, dst, weight
+    from bounds b;
+    if base is null then
+        return;
+    end if;
+    pr := array_fill(1.0::float8, array[n]);
+    for iteration in 1..p_iterations loop
+        select array_agg((1.0 - p_damping) + p_damping * coalesce(t.v, 0.0) order by g.i) into pr
+        from generate_series(1, n) g(i)
+        left join (select e.d, sum(pr[e.s] * e.w) as v from unnest(src, dst, weight) e(s, d, w) group by e.d) t
+          on t.d = g.i;
+    end loop;
+    return query
+    with scored as materialized (
+        select f.org_id, f.fragment_id, f.repo_id, f.persona_id, f.session_id, pr[g.i] as p,
+               pr[g.i] - (1.0 - p_damping) as gain
+        from (select distinct x.i from unnest(src || dst) x(i)) g
+        join data.fragments f on f.fragment_id = base + g.i - 1
+    ), classes as (
+        select s.org_id, s.repo_id, s.persona_id, s.session_id, max(s.gain) as top
+        from scored s group by s.org_id, s.repo_id, s.persona_id, s.session_id
+    ), reach as (
+        -- The largest gain among the classes each class's readers all see.
+        select c.org_id, c.repo_id, c.persona_id, c.session_id, max(b.top) as top
+        from classes c
+        join classes b on b.org_id = c.org_id and (b.repo_id is null or b.repo_id = c.repo_id)
+                      and (b.persona_id is null or b.persona_id = c.persona_id)
+                      and (b.session_id is null or b.session_id = c.session_id)
+        group by c.org_id, c.repo_id, c.persona_id, c.session_id
+    )
+    select s.org_id, s.fragment_id, s.p,
+           case when r.top > 0 then least(1.0, greatest(0.0, s.gain / r.top)) else 0.0 end
+    from scored s
+    join reach r on r.org_id = s.org_id and r.repo_id is not distinct from s.repo_id
+                and r.persona_id is not distinct from s.persona_id and r.session_id is not distinct from s.session_id;
+end
+$$;
+
+
+ALTER FUNCTION data._citation_pagerank(p_damping double precision, p_iterations integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _citation_pagerank(p_damping double precision, p_iterations integer); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._citation_pagerank(p_damping double precision, p_iterations integer) IS 'Citation PageRank over the links whose citing fragment every reader of the cited one may read, each citer''s share divided by all the references it makes; normalised to [0, 1] among the scope classes a fragment''s readers all see. The query of data.fragment_authority.';
+
+
+--
 -- Name: _create_tenant_partitions(text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -2873,6 +3042,46 @@ $_$;
 
 
 ALTER FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean) OWNER TO <migrator>;
+
+--
+-- Name: _document_keys(text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._document_keys(p_path text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+    with parts as (
+        select string_to_array(regexp_replace(p_path, '\.[A-Za-z0-9]+$', ''), '/') as mod,
+               string_to_array(p_path, '/') as segs
+    ), trimmed as (
+        -- A package's own file (__init__.py, index.js, mod.rs) names its folder.
+        select case when mod[cardinality(mod)] in ('__init__', 'index', 'mod') and cardinality(mod) > 1
+                    then mod[1:cardinality(mod) - 1] else mod end as mod,
+               segs[1:cardinality(segs) - 1] as dir,
+               segs[cardinality(segs)] as file
+        from parts
+    )
+    select array['path:' || p_path]
+           || array(select 'module:' || array_to_string(t.mod[i:], '.')
+                    from generate_series(1, cardinality(t.mod)) i where p_path ~ '\.[A-Za-z0-9]+$')
+           || array(select 'package:' || array_to_string(t.dir[i:], '.')
+                    from generate_series(1, cardinality(t.dir)) i)
+           || coalesce(array(select 'adr:' || ltrim(m[1], '0')
+                             from regexp_match(t.file, '^(?:adr[-_ ]?)?([0-9]{1,6})[-_.]', 'i') m
+                             where p_path ~* '(adr|decision)' and ltrim(m[1], '0') <> ''), '{}')
+    from trimmed t
+$_$;
+
+
+ALTER FUNCTION data._document_keys(p_path text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _document_keys(p_path text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._document_keys(p_path text) IS 'Keys a reference may name a document by: path:P, module:a.b (dotted suffixes of a code path), package:a.b (of its folder), adr:N (an ADR file''s number).';
+
 
 --
 -- Name: _find_duplicate(text, text, text, text, text, text, bigint, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -3083,9 +3292,9 @@ CREATE FUNCTION data._ranking_profile(p_org_id text, p_persona_id text) RETURNS 
         'source', case when p.org_id is not null then 'persona' when o.org_id is not null then 'org'
                        else 'built-in' end,
         'persona_id', p.persona_id,
-        'w_rerank', coalesce(p.w_rerank, o.w_rerank, 0.8),
+        'w_rerank', coalesce(p.w_rerank, o.w_rerank, 0.75),
         'w_freshness', coalesce(p.w_freshness, o.w_freshness, 0.1),
-        'w_authority', coalesce(p.w_authority, o.w_authority, 0.05),
+        'w_authority', coalesce(p.w_authority, o.w_authority, 0.1),
         'w_pinned', coalesce(p.w_pinned, o.w_pinned, 0.05),
         'w_persona', coalesce(p.w_persona, o.w_persona, 0.0),
         'halflife_days', '{"default": 90, "policy": 365}'::jsonb
@@ -3129,6 +3338,118 @@ ALTER FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) OWNER TO 
 
 COMMENT ON FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) IS 'Fragments among the given ids the current principal may read now (the data.fragments policy).';
 
+
+SET default_tablespace = '';
+
+SET default_table_access_method = heap;
+
+--
+-- Name: documents; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.documents (
+    doc_id bigint NOT NULL,
+    org_id text NOT NULL,
+    repo_id text,
+    persona_id text,
+    session_id text,
+    path text NOT NULL,
+    kind text NOT NULL,
+    current_version integer DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    owner text,
+    deleted_at timestamp with time zone,
+    deleted_by text,
+    link_keys text[] GENERATED ALWAYS AS (data._document_keys(path)) STORED,
+    CONSTRAINT documents_kind_check CHECK ((kind ~ '^[a-z][a-z0-9-]{0,31}$'::text)),
+    CONSTRAINT documents_path_check CHECK (((length(path) >= 1) AND (length(path) <= 1024)))
+);
+
+ALTER TABLE ONLY data.documents FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.documents OWNER TO <migrator>;
+
+--
+-- Name: TABLE documents; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.documents IS 'Sources (files, ADRs, transcripts, agent output), identified by org, scope and path.';
+
+
+--
+-- Name: COLUMN documents.current_version; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.documents.current_version IS 'Version whose fragments are live; older versions are kept.';
+
+
+--
+-- Name: COLUMN documents.owner; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.documents.owner IS 'Named owner of the current version (R-DOC-3); its fragments carry it too.';
+
+
+--
+-- Name: COLUMN documents.deleted_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.documents.deleted_at IS 'Set by api.delete_document: the document is gone from listings and retrieval; its versions and sources stay for audit.';
+
+
+--
+-- Name: COLUMN documents.deleted_by; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.documents.deleted_by IS 'Principal that deleted the document.';
+
+
+--
+-- Name: COLUMN documents.link_keys; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.documents.link_keys IS 'Keys references name this document by (data._document_keys): how a waiting reference finds it.';
+
+
+--
+-- Name: _record_links(data.documents, jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._record_links(p_doc data.documents, p_links jsonb) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    ids bigint[];
+begin
+    delete from data.fragment_links l where l.doc_id = p_doc.doc_id;
+    with refs as (
+        select (c->>'fragment_id')::bigint as fragment_id, r
+        from jsonb_array_elements(p_links) c, jsonb_array_elements(coalesce(c->'references', '[]')) r
+    ), inserted as (
+        insert into data.fragment_links (org_id, fragment_id, repo_id, persona_id, session_id, doc_id, link_type,
+                                         target, target_key, target_name, target_anchor, target_repo)
+        select distinct p_doc.org_id, r.fragment_id, p_doc.repo_id, p_doc.persona_id, p_doc.session_id, p_doc.doc_id,
+               r.r->>'type', left(r.r->>'target', 2048), left(r.r->>'key', 2048), r.r->>'name',
+               r.r->>'anchor', r.r->>'repo'
+        from refs r
+        on conflict do nothing
+        returning link_id
+    )
+    select coalesce(array_agg(link_id), '{}') into ids from inserted;
+    ids := ids || array(select l.link_id from data.fragment_links l
+                        where l.org_id = p_doc.org_id
+                          and (l.target_key = any (p_doc.link_keys)
+                               or l.target_doc_id = p_doc.doc_id)
+                          and l.doc_id <> p_doc.doc_id);
+    return data._resolve_links(ids);
+end
+$$;
+
+
+ALTER FUNCTION data._record_links(p_doc data.documents, p_links jsonb) OWNER TO <migrator>;
 
 --
 -- Name: _redact_candidates(text, jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -3430,6 +3751,59 @@ $$;
 ALTER FUNCTION data._require_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
 
 --
+-- Name: _resolve_links(bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._resolve_links(p_link_ids bigint[]) RETURNS integer
+    LANGUAGE sql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    with resolved as (
+        select l.link_id, best.doc_id, best.fragment_id, best.repo_id, best.persona_id, best.session_id
+        from data.fragment_links l
+        left join lateral (
+            select d.doc_id, f.fragment_id, f.repo_id, f.persona_id, f.session_id
+            from data.documents d
+            cross join lateral (
+                select f.fragment_id, f.repo_id, f.persona_id, f.session_id
+                from data.fragment_sources s
+                join data.fragments f on f.fragment_id = s.fragment_id and f.org_id = s.org_id
+                where s.doc_id = d.doc_id and s.doc_version = d.current_version and s.retired_at is null
+                  and f.active and f.fragment_id <> l.fragment_id
+                  and (l.target_name is null or f.symbol = l.target_name
+                       or starts_with(f.symbol, l.target_name || '.'))
+                order by (l.target_anchor is not null and s.anchor = l.target_anchor) desc,
+                         f.symbol is not distinct from l.target_name desc, s.ordinal
+                limit 1
+            ) f
+            where d.org_id = l.org_id and d.deleted_at is null and d.link_keys @> array[l.target_key]
+              and (l.target_repo is null or d.repo_id = l.target_repo)
+            order by (d.repo_id is not distinct from l.repo_id and d.persona_id is not distinct from l.persona_id
+                      and d.session_id is not distinct from l.session_id) desc,
+                     ((d.repo_id is null or d.repo_id = l.repo_id) and (d.persona_id is null or d.persona_id = l.persona_id)
+                      and (d.session_id is null or d.session_id = l.session_id)) desc,
+                     (d.repo_id is not null)::int + (d.persona_id is not null)::int + (d.session_id is not null)::int,
+                     length(d.path), d.doc_id
+            limit 1
+        ) best on true
+        where l.link_id = any (p_link_ids)
+    ), updated as (
+        update data.fragment_links l
+        set target_doc_id = r.doc_id, target_fragment_id = r.fragment_id, target_repo_id = r.repo_id,
+            target_persona_id = r.persona_id, target_session_id = r.session_id,
+            resolved_at = case when r.fragment_id is null then null else now() end
+        from resolved r
+        where l.link_id = r.link_id
+          and (l.target_fragment_id is distinct from r.fragment_id or l.target_doc_id is distinct from r.doc_id)
+        returning 1
+    )
+    select count(*)::int from updated
+$$;
+
+
+ALTER FUNCTION data._resolve_links(p_link_ids bigint[]) OWNER TO <migrator>;
+
+--
 -- Name: _retire_sources(bigint, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -3712,10 +4086,6 @@ ALTER VIEW api.document_version_counts OWNER TO <migrator>;
 
 COMMENT ON VIEW api.document_version_counts IS 'Documents you may read with their number of stored versions and when the first and last were written. Most versions: order by versions desc.';
 
-
-SET default_tablespace = '';
-
-SET default_table_access_method = heap;
 
 --
 -- Name: eval_figures; Type: TABLE; Schema: data; Owner: <migrator>
@@ -4273,68 +4643,6 @@ COMMENT ON VIEW api.fragments_by_owner IS 'Active fragments you may read per org
 
 
 --
--- Name: documents; Type: TABLE; Schema: data; Owner: <migrator>
---
-
-CREATE TABLE data.documents (
-    doc_id bigint NOT NULL,
-    org_id text NOT NULL,
-    repo_id text,
-    persona_id text,
-    session_id text,
-    path text NOT NULL,
-    kind text NOT NULL,
-    current_version integer DEFAULT 0 NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    owner text,
-    deleted_at timestamp with time zone,
-    deleted_by text,
-    CONSTRAINT documents_kind_check CHECK ((kind ~ '^[a-z][a-z0-9-]{0,31}$'::text)),
-    CONSTRAINT documents_path_check CHECK (((length(path) >= 1) AND (length(path) <= 1024)))
-);
-
-ALTER TABLE ONLY data.documents FORCE ROW LEVEL SECURITY;
-
-
-ALTER TABLE data.documents OWNER TO <migrator>;
-
---
--- Name: TABLE documents; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON TABLE data.documents IS 'Sources (files, ADRs, transcripts, agent output), identified by org, scope and path.';
-
-
---
--- Name: COLUMN documents.current_version; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.documents.current_version IS 'Version whose fragments are live; older versions are kept.';
-
-
---
--- Name: COLUMN documents.owner; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.documents.owner IS 'Named owner of the current version (R-DOC-3); its fragments carry it too.';
-
-
---
--- Name: COLUMN documents.deleted_at; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.documents.deleted_at IS 'Set by api.delete_document: the document is gone from listings and retrieval; its versions and sources stay for audit.';
-
-
---
--- Name: COLUMN documents.deleted_by; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.documents.deleted_by IS 'Principal that deleted the document.';
-
-
---
 -- Name: fragment_sources; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -4756,6 +5064,26 @@ COMMENT ON TABLE data.api_keys IS 'Bearer keys: only the SHA-256 of the token is
 
 
 --
+-- Name: authority_refreshes; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.authority_refreshes (
+    refreshed_at timestamp with time zone NOT NULL,
+    duration_ms double precision NOT NULL,
+    scored integer NOT NULL
+);
+
+
+ALTER TABLE data.authority_refreshes OWNER TO <migrator>;
+
+--
+-- Name: TABLE authority_refreshes; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.authority_refreshes IS 'Each refresh of data.fragment_authority: when, how long, how many fragments scored (no tenant data).';
+
+
+--
 -- Name: bm25_corpus; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -4981,6 +5309,28 @@ ALTER TABLE data.eval_runs ALTER COLUMN run_id ADD GENERATED ALWAYS AS IDENTITY 
 
 
 --
+-- Name: fragment_authority; Type: MATERIALIZED VIEW; Schema: data; Owner: <migrator>
+--
+
+CREATE MATERIALIZED VIEW data.fragment_authority AS
+ SELECT org_id,
+    fragment_id,
+    pagerank,
+    authority
+   FROM data._citation_pagerank() r(org_id, fragment_id, pagerank, authority)
+  WITH NO DATA;
+
+
+ALTER MATERIALIZED VIEW data.fragment_authority OWNER TO <migrator>;
+
+--
+-- Name: MATERIALIZED VIEW fragment_authority; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON MATERIALIZED VIEW data.fragment_authority IS 'Citation PageRank per fragment (damping 0.85), per scope class, normalised to [0, 1]; no caller role may select it (no row-level security on a materialized view): read through api.retrieve_candidates.';
+
+
+--
 -- Name: fragment_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
 --
 
@@ -4999,6 +5349,90 @@ ALTER SEQUENCE data.fragment_id_seq OWNER TO <migrator>;
 --
 
 ALTER SEQUENCE data.fragment_id_seq OWNED BY data.fragments.fragment_id;
+
+
+--
+-- Name: fragment_links; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.fragment_links (
+    link_id bigint NOT NULL,
+    org_id text NOT NULL,
+    fragment_id bigint NOT NULL,
+    repo_id text,
+    persona_id text,
+    session_id text,
+    doc_id bigint NOT NULL,
+    link_type text NOT NULL,
+    target text NOT NULL,
+    target_key text NOT NULL,
+    target_name text,
+    target_anchor text,
+    target_repo text,
+    target_doc_id bigint,
+    target_fragment_id bigint,
+    target_repo_id text,
+    target_persona_id text,
+    target_session_id text,
+    resolved_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fragment_links_link_type_check CHECK ((link_type = ANY (ARRAY['link'::text, 'url'::text, 'import'::text, 'symbol'::text, 'adr'::text, 'metadata'::text]))),
+    CONSTRAINT fragment_links_target_check CHECK (((length(target) >= 1) AND (length(target) <= 2048))),
+    CONSTRAINT fragment_links_target_key_check CHECK (((length(target_key) >= 1) AND (length(target_key) <= 2048)))
+);
+
+ALTER TABLE ONLY data.fragment_links FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.fragment_links OWNER TO <migrator>;
+
+--
+-- Name: TABLE fragment_links; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.fragment_links IS 'References a fragment makes (links, URLs, imports, symbol uses, ADR mentions, metadata links), resolved to the fragment they cite when known; the edges of citation PageRank.';
+
+
+--
+-- Name: COLUMN fragment_links.target; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragment_links.target IS 'The reference as written (a link, URL, module, name, ADR mention).';
+
+
+--
+-- Name: COLUMN fragment_links.target_key; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragment_links.target_key IS 'What it names, as a key of data.documents.link_keys (path:P, module:M, package:P, adr:N).';
+
+
+--
+-- Name: COLUMN fragment_links.target_name; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragment_links.target_name IS 'A code name the target document must define (the cited fragment is its definition).';
+
+
+--
+-- Name: COLUMN fragment_links.target_fragment_id; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragment_links.target_fragment_id IS 'The cited fragment (null: unresolved, kept until its target arrives).';
+
+
+--
+-- Name: fragment_links_link_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.fragment_links ALTER COLUMN link_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.fragment_links_link_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
 
 
 --
@@ -5373,6 +5807,14 @@ ALTER TABLE ONLY data.api_keys
 
 
 --
+-- Name: authority_refreshes authority_refreshes_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.authority_refreshes
+    ADD CONSTRAINT authority_refreshes_pkey PRIMARY KEY (refreshed_at);
+
+
+--
 -- Name: bm25_corpus bm25_corpus_group_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -5466,6 +5908,14 @@ ALTER TABLE ONLY data.eval_replays
 
 ALTER TABLE ONLY data.eval_runs
     ADD CONSTRAINT eval_runs_pkey PRIMARY KEY (run_id);
+
+
+--
+-- Name: fragment_links fragment_links_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.fragment_links
+    ADD CONSTRAINT fragment_links_pkey PRIMARY KEY (link_id);
 
 
 --
@@ -5603,6 +6053,13 @@ CREATE UNIQUE INDEX documents_identity ON data.documents USING btree (org_id, CO
 
 
 --
+-- Name: documents_link_keys; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX documents_link_keys ON data.documents USING gin (link_keys);
+
+
+--
 -- Name: embedding_models_one_active; Type: INDEX; Schema: data; Owner: <migrator>
 --
 
@@ -5628,6 +6085,41 @@ CREATE INDEX eval_replays_org ON data.eval_replays USING btree (org_id, run_id);
 --
 
 CREATE INDEX eval_runs_finished ON data.eval_runs USING btree (finished_at);
+
+
+--
+-- Name: fragment_authority_key; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE UNIQUE INDEX fragment_authority_key ON data.fragment_authority USING btree (org_id, fragment_id);
+
+
+--
+-- Name: fragment_links_doc; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX fragment_links_doc ON data.fragment_links USING btree (doc_id);
+
+
+--
+-- Name: fragment_links_identity; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE UNIQUE INDEX fragment_links_identity ON data.fragment_links USING btree (fragment_id, doc_id, link_type, target_key, COALESCE(target_name, ''::text), COALESCE(target_anchor, ''::text), COALESCE(target_repo, ''::text));
+
+
+--
+-- Name: fragment_links_key; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX fragment_links_key ON data.fragment_links USING btree (org_id, target_key);
+
+
+--
+-- Name: fragment_links_target_doc; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX fragment_links_target_doc ON data.fragment_links USING btree (target_doc_id);
 
 
 --
@@ -5969,6 +6461,38 @@ ALTER TABLE ONLY data.eval_replays
 
 
 --
+-- Name: fragment_links fragment_links_doc_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.fragment_links
+    ADD CONSTRAINT fragment_links_doc_id_fkey FOREIGN KEY (doc_id) REFERENCES data.documents(doc_id) ON DELETE CASCADE;
+
+
+--
+-- Name: fragment_links fragment_links_fragment_id_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.fragment_links
+    ADD CONSTRAINT fragment_links_fragment_id_org_id_fkey FOREIGN KEY (fragment_id, org_id) REFERENCES data.fragments(fragment_id, org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: fragment_links fragment_links_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.fragment_links
+    ADD CONSTRAINT fragment_links_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: fragment_links fragment_links_target_doc_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.fragment_links
+    ADD CONSTRAINT fragment_links_target_doc_id_fkey FOREIGN KEY (target_doc_id) REFERENCES data.documents(doc_id) ON DELETE SET NULL;
+
+
+--
 -- Name: fragment_sources fragment_sources_doc_id_doc_version_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -6161,6 +6685,12 @@ ALTER TABLE data.embeddings ENABLE ROW LEVEL SECURITY;
 ALTER TABLE data.eval_replays ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: fragment_links; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.fragment_links ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: fragment_sources; Type: ROW SECURITY; Schema: data; Owner: <migrator>
 --
 
@@ -6316,6 +6846,13 @@ CREATE POLICY scope_read ON data.documents FOR SELECT USING (((org_id = ( SELECT
 --
 
 CREATE POLICY scope_read ON data.embeddings FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
+
+
+--
+-- Name: fragment_links scope_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY scope_read ON data.fragment_links FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[]))) AND ((target_repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (target_repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((target_persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (target_persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((target_session_id IS NULL) OR (target_session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
 
 
 --
@@ -6710,6 +7247,14 @@ GRANT ALL ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request js
 
 
 --
+-- Name: FUNCTION refresh_authority(); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.refresh_authority() FROM PUBLIC;
+GRANT ALL ON FUNCTION api.refresh_authority() TO contexts_service;
+
+
+--
 -- Name: FUNCTION register_embedding_model(p_namespace text, p_name text, p_dims integer); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -6842,6 +7387,15 @@ REVOKE ALL ON FUNCTION data._adopt_login(p_login text) FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION _authority(p_org_id text, p_fragment_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._authority(p_org_id text, p_fragment_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._authority(p_org_id text, p_fragment_ids bigint[]) TO contexts_service;
+GRANT ALL ON FUNCTION data._authority(p_org_id text, p_fragment_ids bigint[]) TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION _bind(p_org_id text, p_principal_id text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -6905,6 +7459,13 @@ REVOKE ALL ON FUNCTION data._check_halflives(p_halflife_days jsonb) FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION _citation_pagerank(p_damping double precision, p_iterations integer); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._citation_pagerank(p_damping double precision, p_iterations integer) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _create_tenant_partitions(p_org_id text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -6925,6 +7486,13 @@ REVOKE ALL ON FUNCTION data._deactivate_unsourced(p_fragment_ids bigint[]) FROM 
 REVOKE ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean) TO contexts_service;
 GRANT ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _document_keys(p_path text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._document_keys(p_path text) FROM PUBLIC;
 
 
 --
@@ -7015,6 +7583,21 @@ GRANT ALL ON FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) TO
 
 
 --
+-- Name: TABLE documents; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.documents TO contexts_service;
+GRANT SELECT ON TABLE data.documents TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _record_links(p_doc data.documents, p_links jsonb); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._record_links(p_doc data.documents, p_links jsonb) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _redact_candidates(p_org_id text, p_candidates jsonb); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -7090,6 +7673,13 @@ REVOKE ALL ON FUNCTION data._require_scram(p_verifier text) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION data._require_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _resolve_links(p_link_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._resolve_links(p_link_ids bigint[]) FROM PUBLIC;
 
 
 --
@@ -7273,14 +7863,6 @@ GRANT SELECT ON TABLE api.fragments_by_owner TO contexts_analyst;
 
 
 --
--- Name: TABLE documents; Type: ACL; Schema: data; Owner: <migrator>
---
-
-GRANT SELECT ON TABLE data.documents TO contexts_service;
-GRANT SELECT ON TABLE data.documents TO contexts_analyst;
-
-
---
 -- Name: TABLE fragment_sources; Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -7398,6 +7980,14 @@ GRANT SELECT(revoked_at) ON TABLE data.api_keys TO contexts_analyst;
 
 
 --
+-- Name: TABLE authority_refreshes; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.authority_refreshes TO contexts_service;
+GRANT SELECT ON TABLE data.authority_refreshes TO contexts_analyst;
+
+
+--
 -- Name: TABLE bm25_corpus; Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -7451,6 +8041,14 @@ GRANT SELECT ON TABLE data.embedding_namespaces TO contexts_analyst;
 
 GRANT SELECT ON TABLE data.embeddings TO contexts_service;
 GRANT SELECT ON TABLE data.embeddings TO contexts_analyst;
+
+
+--
+-- Name: TABLE fragment_links; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.fragment_links TO contexts_service;
+GRANT SELECT ON TABLE data.fragment_links TO contexts_analyst;
 
 
 --

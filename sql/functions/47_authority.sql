@@ -1,0 +1,235 @@
+-- The citation graph and authority (R-RANK-1, docs/adr/0013). Ingestion records the
+-- references each fragment makes (app/ingest/references.py) in data.fragment_links;
+-- they resolve to a cited fragment when their target is known, and again whenever a
+-- document they name is written. data.fragment_authority holds citation PageRank,
+-- computed so that a score never depends on a fragment or a link some reader of the
+-- scored fragment cannot read.
+
+-- data._resolve_links: point each of these references at the document and fragment it
+-- names, or at nothing (unresolved, kept). Among documents with the key: the citing
+-- fragment's own scope first, then broader ones (never a cited edge, but the natural
+-- target), then narrower ones; then the shortest path. A code name resolves to the
+-- fragment defining it (symbol equal to the name, or a member of it); an anchor to
+-- its section; else the document's first live fragment.
+create or replace function data._resolve_links(p_link_ids bigint[])
+returns int
+language sql
+set search_path = pg_catalog, pg_temp
+as $$
+    with resolved as (
+        select l.link_id, best.doc_id, best.fragment_id, best.repo_id, best.persona_id, best.session_id
+        from data.fragment_links l
+        left join lateral (
+            select d.doc_id, f.fragment_id, f.repo_id, f.persona_id, f.session_id
+            from data.documents d
+            cross join lateral (
+                select f.fragment_id, f.repo_id, f.persona_id, f.session_id
+                from data.fragment_sources s
+                join data.fragments f on f.fragment_id = s.fragment_id and f.org_id = s.org_id
+                where s.doc_id = d.doc_id and s.doc_version = d.current_version and s.retired_at is null
+                  and f.active and f.fragment_id <> l.fragment_id
+                  and (l.target_name is null or f.symbol = l.target_name
+                       or starts_with(f.symbol, l.target_name || '.'))
+                order by (l.target_anchor is not null and s.anchor = l.target_anchor) desc,
+                         f.symbol is not distinct from l.target_name desc, s.ordinal
+                limit 1
+            ) f
+            where d.org_id = l.org_id and d.deleted_at is null and d.link_keys @> array[l.target_key]
+              and (l.target_repo is null or d.repo_id = l.target_repo)
+            order by (d.repo_id is not distinct from l.repo_id and d.persona_id is not distinct from l.persona_id
+                      and d.session_id is not distinct from l.session_id) desc,
+                     ((d.repo_id is null or d.repo_id = l.repo_id) and (d.persona_id is null or d.persona_id = l.persona_id)
+                      and (d.session_id is null or d.session_id = l.session_id)) desc,
+                     (d.repo_id is not null)::int + (d.persona_id is not null)::int + (d.session_id is not null)::int,
+                     length(d.path), d.doc_id
+            limit 1
+        ) best on true
+        where l.link_id = any (p_link_ids)
+    ), updated as (
+        update data.fragment_links l
+        set target_doc_id = r.doc_id, target_fragment_id = r.fragment_id, target_repo_id = r.repo_id,
+            target_persona_id = r.persona_id, target_session_id = r.session_id,
+            resolved_at = case when r.fragment_id is null then null else now() end
+        from resolved r
+        where l.link_id = r.link_id
+          and (l.target_fragment_id is distinct from r.fragment_id or l.target_doc_id is distinct from r.doc_id)
+        returning 1
+    )
+    select count(*)::int from updated
+$$;
+
+-- data._record_links: after a document version's chunks are written (api.add_fragments),
+-- replace the references its fragments make, resolve them, and resolve again the
+-- references that name this document (waiting ones resolve now; the others follow its
+-- new fragments). `p_links`: [{fragment_id, references: [{type, target, key, name,
+-- anchor, repo}]}].
+create or replace function data._record_links(p_doc data.documents, p_links jsonb)
+returns int
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    ids bigint[];
+begin
+    delete from data.fragment_links l where l.doc_id = p_doc.doc_id;
+    with refs as (
+        select (c->>'fragment_id')::bigint as fragment_id, r
+        from jsonb_array_elements(p_links) c, jsonb_array_elements(coalesce(c->'references', '[]')) r
+    ), inserted as (
+        insert into data.fragment_links (org_id, fragment_id, repo_id, persona_id, session_id, doc_id, link_type,
+                                         target, target_key, target_name, target_anchor, target_repo)
+        select distinct p_doc.org_id, r.fragment_id, p_doc.repo_id, p_doc.persona_id, p_doc.session_id, p_doc.doc_id,
+               r.r->>'type', left(r.r->>'target', 2048), left(r.r->>'key', 2048), r.r->>'name',
+               r.r->>'anchor', r.r->>'repo'
+        from refs r
+        on conflict do nothing
+        returning link_id
+    )
+    select coalesce(array_agg(link_id), '{}') into ids from inserted;
+    ids := ids || array(select l.link_id from data.fragment_links l
+                        where l.org_id = p_doc.org_id
+                          and (l.target_key = any (p_doc.link_keys)
+                               or l.target_doc_id = p_doc.doc_id)
+                          and l.doc_id <> p_doc.doc_id);
+    return data._resolve_links(ids);
+end
+$$;
+
+-- data._citation_pagerank: citation PageRank (damping 0.85) in the form without 1/N,
+-- PR(x) = (1 - d) + d * sum over links y -> x of PR(y) / refs(y), so no score needs a
+-- count of all fragments; a fixed number of Jacobi iterations from PR = 1 (a citation
+-- graph is mostly acyclic: a chain of depth k is exact after k iterations).
+--
+-- Nothing a reader of x cannot read moves PR(x):
+--   * a link y -> x counts only when every reader of x may read y: y's labels are x's
+--     or fewer (org-wide, same repo, same persona, same session); by induction every
+--     fragment whose score flows into x is readable by all of x's readers;
+--   * y's share is divided by refs(y), all the references y makes (resolved or not,
+--     counted or not): a number its own text gives, not how many of them land on
+--     fragments some reader cannot see (the mass of the others is simply not passed on);
+--   * normalisation: authority(x) = (PR(x) - (1 - d)) / the largest such gain among
+--     the fragments whose labels are x's or fewer (the scope classes every reader of x
+--     sees), so 1 is the most cited fragment x's readers all see, 0 an uncited one.
+create or replace function data._citation_pagerank(p_damping float8 default 0.85, p_iterations int default 30)
+returns table (org_id text, fragment_id bigint, pagerank float8, authority float8)
+language plpgsql stable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    base bigint;
+    src int[];
+    dst int[];
+    weight float8[];
+    n int;
+    pr float8[];
+begin
+    if p_damping is null or p_damping <= 0 or p_damping >= 1 or p_iterations is null or p_iterations < 1 then
+        raise exception 'damping must lie in (0, 1) and iterations be positive' using errcode = '22023';
+    end if;
+    -- Nodes are numbered by fragment id (id - base + 1): no join to number them.
+    with refs as materialized (
+        -- Every reference of a live fragment from a live document, and what it cites.
+        select l.fragment_id as citing, t.fragment_id as cited,
+               count(*) over (partition by l.fragment_id) as made,
+               (c.repo_id is null or c.repo_id = t.repo_id) and (c.persona_id is null or c.persona_id = t.persona_id)
+               and (c.session_id is null or c.session_id = t.session_id) as counts
+        from data.fragment_links l
+        join data.documents d on d.doc_id = l.doc_id and d.deleted_at is null
+        join data.fragments c on c.org_id = l.org_id and c.fragment_id = l.fragment_id and c.active
+        left join data.fragments t on t.org_id = l.org_id and t.fragment_id = l.target_fragment_id and t.active
+    ), links as materialized (
+        select r.citing, r.cited, 1.0::float8 / r.made as w from refs r where r.counts and r.cited <> r.citing
+    ), bounds as (
+        select least(min(k.citing), min(k.cited)) as lo, greatest(max(k.citing), max(k.cited)) as hi from links k
+    )
+    -- Sums run in this order (cited, then citing fragment), whatever else exists.
+    select b.lo, (b.hi - b.lo + 1)::int,
+           (select array_agg((k.citing - b.lo + 1)::int order by k.cited, k.citing, k.w) from links k),
+           (select array_agg((k.cited - b.lo + 1)::int order by k.cited, k.citing, k.w) from links k),
+           (select array_agg(k.w order by k.cited, k.citing, k.w) from links k)
+      into base, n, src, dst, weight
+    from bounds b;
+    if base is null then
+        return;
+    end if;
+    pr := array_fill(1.0::float8, array[n]);
+    for iteration in 1..p_iterations loop
+        select array_agg((1.0 - p_damping) + p_damping * coalesce(t.v, 0.0) order by g.i) into pr
+        from generate_series(1, n) g(i)
+        left join (select e.d, sum(pr[e.s] * e.w) as v from unnest(src, dst, weight) e(s, d, w) group by e.d) t
+          on t.d = g.i;
+    end loop;
+    return query
+    with scored as materialized (
+        select f.org_id, f.fragment_id, f.repo_id, f.persona_id, f.session_id, pr[g.i] as p,
+               pr[g.i] - (1.0 - p_damping) as gain
+        from (select distinct x.i from unnest(src || dst) x(i)) g
+        join data.fragments f on f.fragment_id = base + g.i - 1
+    ), classes as (
+        select s.org_id, s.repo_id, s.persona_id, s.session_id, max(s.gain) as top
+        from scored s group by s.org_id, s.repo_id, s.persona_id, s.session_id
+    ), reach as (
+        -- The largest gain among the classes each class's readers all see.
+        select c.org_id, c.repo_id, c.persona_id, c.session_id, max(b.top) as top
+        from classes c
+        join classes b on b.org_id = c.org_id and (b.repo_id is null or b.repo_id = c.repo_id)
+                      and (b.persona_id is null or b.persona_id = c.persona_id)
+                      and (b.session_id is null or b.session_id = c.session_id)
+        group by c.org_id, c.repo_id, c.persona_id, c.session_id
+    )
+    select s.org_id, s.fragment_id, s.p,
+           case when r.top > 0 then least(1.0, greatest(0.0, s.gain / r.top)) else 0.0 end
+    from scored s
+    join reach r on r.org_id = s.org_id and r.repo_id is not distinct from s.repo_id
+                and r.persona_id is not distinct from s.persona_id and r.session_id is not distinct from s.session_id;
+end
+$$;
+comment on function data._citation_pagerank(float8, int)
+    is 'Citation PageRank over the links whose citing fragment every reader of the cited one may read, each citer''s share divided by all the references it makes; normalised to [0, 1] among the scope classes a fragment''s readers all see. The query of data.fragment_authority.';
+
+-- api.refresh_authority: refresh data.fragment_authority without blocking its readers
+-- (concurrently) and record when. Called after ingestion (debounced, off the request
+-- path) and by `contexts rank refresh`; owner-only otherwise (the service's grant).
+create or replace function api.refresh_authority()
+returns table (refreshed_at timestamptz, duration_ms float8, scored int)
+language plpgsql security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    started timestamptz := clock_timestamp();
+    took float8;
+    rows_scored int;
+begin
+    -- One refresh at a time (a second waits, then refreshes what the first did not see).
+    perform pg_advisory_xact_lock(hashtext('contexts.authority'));
+    refresh materialized view concurrently data.fragment_authority;
+    took := extract(epoch from clock_timestamp() - started) * 1000.0;
+    select count(*)::int into rows_scored from data.fragment_authority;
+    delete from data.authority_refreshes;
+    insert into data.authority_refreshes values (clock_timestamp(), took, rows_scored);
+    return query select r.refreshed_at, r.duration_ms, r.scored from data.authority_refreshes r;
+end
+$$;
+comment on function api.refresh_authority()
+    is 'Refresh citation authority (data.fragment_authority) concurrently and record when and how long it took.';
+
+-- data._authority: the authority of those fragments the caller may read (the read rule
+-- of data.fragments, restated: a definer reads past row-level security; each data.acl_*
+-- call in a scalar subquery, once per call as in the policies), and when the view was
+-- last refreshed. The only way a caller reads data.fragment_authority.
+create or replace function data._authority(p_org_id text, p_fragment_ids bigint[])
+returns table (fragment_id bigint, authority float8, refreshed_at timestamptz)
+language sql stable security definer
+set search_path = pg_catalog, pg_temp
+as $$
+    select f.fragment_id, coalesce(a.authority, 0.0), (select max(r.refreshed_at) from data.authority_refreshes r)
+    from data.fragments f
+    left join data.fragment_authority a on a.org_id = f.org_id and a.fragment_id = f.fragment_id
+    where f.org_id = p_org_id and f.org_id = (select data.acl_org()) and f.fragment_id = any (p_fragment_ids)
+      and (f.repo_id is null or (select data.acl_org_wide()) or f.repo_id = any ((select data.acl_repos())::text[]))
+      and (f.persona_id is null or (select data.acl_org_wide())
+           or f.persona_id = any ((select data.acl_personas())::text[]))
+      and (f.session_id is null or f.session_id = any ((select data.acl_sessions())::text[]))
+$$;
+comment on function data._authority(text, bigint[])
+    is 'Authority of the given fragments the caller may read (0 when nothing cites them), with the time of the last refresh.';
