@@ -281,6 +281,12 @@ class TraceCandidate(msgspec.Struct, kw_only=True):
     """The pin that put this fragment first (absent: not pinned, or withheld)."""
     negative: bool | UnsetType = UNSET
     """True for an anti-pattern or known trap (absent: not negative, or withheld)."""
+    authority: float | None | UnsetType = UNSET
+    """Citation authority in [0, 1] (docs/adr/0013); absent in older traces or withheld."""
+    terms: dict[str, float] | None | UnsetType = UNSET
+    """Each term of the blended score of a ranked or pinned candidate (rerank, freshness,
+    authority, pinned, persona; docs/adr/0014): final_score = sum of weight x term, with
+    the weights of the trace's pipeline.profile. Absent in older traces."""
     redacted: bool = False
     """True when the reader may not read this fragment now: only its ranks, scores and
     fate are shown (no id, source, document or text)."""
@@ -417,11 +423,11 @@ class RankingProfileSet(msgspec.Struct, forbid_unknown_fields=True):
     """The persona this profile is for (a write grant on it); none: the org default
     (a write grant on the org)."""
     w_rerank: Weight | None = None
-    """Relevance: the reranker's probability, else the normalised fused score (built-in 0.8)."""
+    """Relevance: the reranker's probability, else the normalised fused score (built-in 0.75)."""
     w_freshness: Weight | None = None
     """Freshness: 0.5 ** (age in days / the kind's half-life) (built-in 0.1)."""
     w_authority: Weight | None = None
-    """Citation authority (built-in 0.05; 0 while no citation graph is computed)."""
+    """Citation authority from the citation graph, docs/adr/0013 (built-in 0.1)."""
     w_pinned: Weight | None = None
     """1 for a pinned fragment (built-in 0.05; pins are composed first whatever their score)."""
     w_persona: Weight | None = None

@@ -162,8 +162,10 @@ def test_demo_key_is_kept_while_valid_and_replaced_when_not(db_url, tmp_path):
 
 # The demo corpus is this repository; its ingestion has its own tests, so these starts skip it.
 NO_INGEST = (
-    "import sys, app.cli, app.cli.serve as s; s.ingest_paths = lambda *a, **k: (0, 0, 0, []); sys.exit(app.cli.main())"
+    "import sys, app.cli, app.cli.serve as s; s.ingest_paths = lambda *a, **k: (1, 0, 0, []); sys.exit(app.cli.main())"
 )
+"""`serve --demo` with an ingestion that writes nothing yet says one document changed (so
+the demo's authority refresh runs): fast, and the same database for every start."""
 
 
 @contextlib.contextmanager
@@ -211,6 +213,8 @@ def test_serve_demo_twice_keeps_its_key_and_a_second_server_is_refused(db_url, t
         assert http.get(f"{base}/health", timeout=10).json()["status"] == "ok"  # serving means bound and ready
         auth = {"Authorization": f"Bearer {key}"}
         assert http.post(f"{base}/contexts/retrieve", json=retrieve, headers=auth, timeout=30).status_code == 200
+        with psycopg.connect(db_url) as conn:  # the demo's ingestion is followed by a refresh
+            assert conn.execute("select count(*) from data.authority_refreshes").fetchone()[0] >= 1
 
         again = subprocess.run(
             [sys.executable, "-c", NO_INGEST, "--db-url", db_url, "serve", "--demo", "--port", str(port)],

@@ -51,6 +51,14 @@ def serve(ctx: click.Context, host: str | None, port: int | None, demo: bool) ->
                 settings, dsn, paths, DEMO_ORG, DEMO_REPO, None, None, None, None, True, base=ROOT
             )
             console.print(f"demo: {changed} document(s) changed, {created} new fragment(s)")
+            if changed:  # as `contexts ingest` does: the demo's first retrievals see authority
+                import psycopg
+
+                from app.authority import refresh
+
+                with psycopg.connect(dsn) as conn:
+                    done = refresh(conn)
+                console.print(f"citation authority refreshed ({done.scored} fragments, {done.duration_ms:.0f} ms)")
             demo_key = _demo_key(dsn, settings.home)
         app = create_app(settings.with_(database_url=dsn), run_migrations=False)
         url = base_url(settings.host, settings.port)

@@ -83,6 +83,12 @@ def test_trace_explains_every_candidate(client):
     assert [c["final_rank"] for c in ranked] == list(range(1, 6))
     assert all(c["final_rank"] is None for c in candidates if c["reason"] == "beyond_rerank_top")
     assert [c["fragment_id"] for c in ranked if c["included"]] == [f["id"] for f in result["fragments"]]
+    # Every final score is recomputed from the trace as served: the profile's weights
+    # times each candidate's blend terms (authority among them, as the candidate says).
+    weights = trace["pipeline"]["profile"]["weights"]
+    for c in ranked:
+        assert set(c["terms"]) == set(weights) and c["terms"]["authority"] == (c["authority"] or 0.0)
+        assert c["final_score"] == pytest.approx(sum(weights[t] * v for t, v in c["terms"].items()))
     reasons = {c["reason"] for c in candidates}
     assert reasons <= {"included", "over_budget", "below_min_score", "beyond_rerank_top", "only_boilerplate"}
     assert "beyond_rerank_top" in reasons
