@@ -1168,13 +1168,12 @@ begin
     if p_expires_at is not null and p_expires_at <= statement_timestamp() then
         raise exception 'expires_at % is not in the future', p_expires_at using errcode = '22023';
     end if;
-    -- Security definer reads past row-level security: apply the read rule of the policy.
+    -- Security definer reads past row-level security: the policy's read rule is applied
+    -- by data._readable_fragments, the one statement of it that definer code shares.
     select f.fragment_id, f.repo_id, f.persona_id, f.session_id into frag
     from data.fragments f
     where f.org_id = p_org_id and f.fragment_id = p_fragment_id and f.active
-      and (f.repo_id is null or data.acl_org_wide() or f.repo_id = any (data.acl_repos()))
-      and (f.persona_id is null or data.acl_org_wide() or f.persona_id = any (data.acl_personas()))
-      and (f.session_id is null or f.session_id = any (data.acl_sessions()));
+      and f.fragment_id = any (data._readable_fragments(p_org_id, array[p_fragment_id]));
     if frag.fragment_id is null then
         raise exception 'unknown fragment: %', p_fragment_id using errcode = 'P0002';
     end if;
