@@ -12,10 +12,8 @@ quote it or nothing.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from app.ingest.tokens import count_tokens
 from app.retrieve.candidates import Candidate
@@ -62,15 +60,6 @@ class Composition:
     tokens_used: int = 0
     pins_left_out: list[int] = field(default_factory=list)
     """Pin ids of pinned fragments that did not fit the budget or top_k, in pin order."""
-
-
-def freshness(updated_at: datetime, halflife_days: float, now: datetime | None = None) -> float:
-    """Half-life decay (R-RANK-1): 1.0 for fresh text, 0.5 at one half-life, never a
-    cut-off. SPEC writes exp(-age/halflife); with that, the weight at one "half-life"
-    would be 0.37, so the parameter is honoured as a true half-life."""
-    now = now or datetime.now(UTC)
-    age_days = max(0.0, (now - updated_at).total_seconds() / 86400.0)
-    return math.pow(0.5, age_days / halflife_days)
 
 
 def compose(

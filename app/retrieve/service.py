@@ -43,8 +43,6 @@ class Ranking:
     pinned: list[Candidate]
     """The pinned fragments the request sees, in pin order (earliest pin first), each
     scored like a ranked candidate: composed first, whatever their scores."""
-    recency: dict[int, float]
-    """Freshness term per ranked or pinned fragment."""
     query_vectors: QueryVectors
     """The query's vector per namespace (empty when the request searched no dense list)."""
     profile: Profile = BUILT_IN
@@ -164,14 +162,12 @@ class Retriever:
             c.relevance = relevance(c)
         # The blend (docs/adr/0014), with the profile the SQL call returned on its first row.
         row = candidates[0].profile if candidates else None
-        profile = Profile.from_row(row, request.freshness_halflife_days) if row else BUILT_IN
-        if request.freshness_halflife_days and not row:
-            profile = replace(profile, halflife_override=request.freshness_halflife_days)
+        override = request.freshness_halflife_days
+        profile = Profile.from_row(row, override) if row else replace(BUILT_IN, halflife_override=override)
         blend(ranked + pinned, profile, datetime.now(UTC))
         # Stable: candidates the blend ties keep the pipeline's order.
         ranked.sort(key=lambda c: -(c.final_score or 0.0))
-        recency = {c.fragment_id: c.terms["freshness"] for c in ranked + pinned if c.terms}
-        return Ranking(candidates, ranked, pinned, recency, embeddings, profile)
+        return Ranking(candidates, ranked, pinned, embeddings, profile)
 
     def retrieve(
         self, conn: psycopg.Connection, request: RetrieveRequest, vectors: QueryVectors | None = None
@@ -179,7 +175,7 @@ class Retriever:
         """For the principal bound to `conn`'s transaction (see app.access)."""
         started = time.perf_counter()
         ranking = self.rank(conn, request, vectors)
-        candidates, ranked, recency = ranking.candidates, ranking.ranked, ranking.recency
+        candidates, ranked = ranking.candidates, ranking.ranked
         with self.stage("compose"):
             composition = compose(
                 ranked, request.budget_tokens, request.min_score, request.min_relevance, request.top_k, ranking.pinned
@@ -188,7 +184,7 @@ class Retriever:
         duration_ms = (time.perf_counter() - started) * 1000.0
         # The final order: pins first, then the ranked candidates.
         final_order = [c.fragment_id for c in ranking.pinned] + [c.fragment_id for c in ranked]
-        entries = candidate_entries(candidates, final_order, composition, recency)
+        entries = candidate_entries(candidates, final_order, composition)
         pipeline = self.pipeline_info(request.query) | {
             "profile": ranking.profile.to_trace(),
             "authority_refreshed_at": authority_refreshed_at(candidates),

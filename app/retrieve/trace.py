@@ -10,9 +10,7 @@ from app.retrieve.candidates import Candidate
 from app.retrieve.compose import Composition
 
 
-def candidate_entries(
-    candidates: list[Candidate], ranked_ids: list[int], composition: Composition, freshness: dict[int, float]
-) -> list[dict]:
+def candidate_entries(candidates: list[Candidate], ranked_ids: list[int], composition: Composition) -> list[dict]:
     """One entry per candidate, in fused order; `ranked_ids` are the reranked candidates
     in final order (a candidate's `final_rank` is its place there, null beyond
     `rerank_top`); `terms` are the blend's terms of a ranked or pinned candidate, which
@@ -39,7 +37,7 @@ def candidate_entries(
                 "dense_weight": c.dense_weight,
                 "fused_score": c.fused_score,
                 "rerank_score": c.rerank_score,
-                "freshness": freshness.get(c.fragment_id),
+                "freshness": c.terms["freshness"] if c.terms else None,
                 "terms": c.terms if c.fragment_id in final_ranks else None,
                 "authority": c.authority,
                 "final_rank": final_ranks.get(c.fragment_id),

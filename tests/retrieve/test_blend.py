@@ -55,6 +55,14 @@ def set_profile(conn, persona: str | None, principal: str = "admin", **fields):
     return row[0]
 
 
+def test_freshness_is_a_half_life_decay():
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    assert freshness(now, 90, now) == 1.0
+    assert freshness(now - timedelta(days=90), 90, now) == pytest.approx(0.5)
+    assert freshness(now - timedelta(days=180), 90, now) == pytest.approx(0.25)
+    assert freshness(now - timedelta(days=900), 90, now) > 0
+
+
 def test_half_life_is_per_kind_and_a_request_overrides_it():
     profile = Profile.from_row({"w_rerank": 8, "w_freshness": 2, "halflife_days": {"default": 90, "policy": 365}})
     assert profile.weights["rerank"] == pytest.approx(0.8) and sum(profile.weights.values()) == pytest.approx(1.0)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 
 from app.ingest.tokens import count_tokens
 from app.retrieve.candidates import Candidate
-from app.retrieve.compose import compose, freshness, strip_boilerplate
+from app.retrieve.compose import compose, strip_boilerplate
 
 
 def candidate(fid: int, text: str, score: float) -> Candidate:
@@ -76,14 +76,6 @@ def test_stripped_fragment_is_counted_after_stripping():
     out = compose([candidate(1, text, 0.9)], budget_tokens=1000, min_score=0.0)
     assert out.decisions[1].text == "def f():\n    return 1"
     assert out.tokens_used == count_tokens("def f():\n    return 1")
-
-
-def test_freshness_is_a_half_life_decay():
-    now = datetime(2026, 1, 1, tzinfo=UTC)
-    assert freshness(now, 90, now) == 1.0
-    assert freshness(now - timedelta(days=90), 90, now) == pytest.approx(0.5)
-    assert freshness(now - timedelta(days=180), 90, now) == pytest.approx(0.25)
-    assert freshness(now - timedelta(days=900), 90, now) > 0
 
 
 def test_pins_come_first_whatever_their_score_and_earlier_pins_win():

@@ -180,7 +180,7 @@ def record(
     for c in candidates:
         c.final_score = c.fused_score
     entries = candidate_entries(
-        candidates, [c.fragment_id for c in candidates], compose(candidates, request.budget_tokens, 0.0), {}
+        candidates, [c.fragment_id for c in candidates], compose(candidates, request.budget_tokens, 0.0)
     )
     trace = Trace(o.name, maker, query, scope, msgspec.to_builtins(request), [c.fragment_id for c in candidates])
     trace.trace_id = record_trace(
