@@ -27,7 +27,7 @@ def rank_refresh(ctx: click.Context, as_json: bool) -> None:
 
     with (
         admin_connection(context_settings(ctx)) as conn,
-        console.status("computing citation PageRank per scope class...", spinner="dots"),
+        console.status("computing citation PageRank...", spinner="dots"),
     ):
         done = refresh(conn)
     console.print(

@@ -52,13 +52,9 @@ def serve(ctx: click.Context, host: str | None, port: int | None, demo: bool) ->
             )
             console.print(f"demo: {changed} document(s) changed, {created} new fragment(s)")
             if changed:  # as `contexts ingest` does: the demo's first retrievals see authority
-                import psycopg
+                from app.cli.rank import rank_refresh
 
-                from app.authority import refresh
-
-                with psycopg.connect(dsn) as conn:
-                    done = refresh(conn)
-                console.print(f"citation authority refreshed ({done.scored} fragments, {done.duration_ms:.0f} ms)")
+                ctx.invoke(rank_refresh)
             demo_key = _demo_key(dsn, settings.home)
         app = create_app(settings.with_(database_url=dsn), run_migrations=False)
         url = base_url(settings.host, settings.port)
