@@ -12,6 +12,7 @@ import statistics
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import msgspec
@@ -29,6 +30,7 @@ from app.ingest.batches import ingest_groups
 from app.ingest.embed import embedders
 from app.ingest.normalize import RejectedDocument, SourceDocument
 from app.ingest.pipeline import IngestPipeline, PreparedDocument
+from app.retrieve.blend import blend
 from app.retrieve.candidates import fetch_candidates
 from app.retrieve.fusion import fusion_spec
 from app.retrieve.models import DEFAULT_BUDGET_TOKENS, DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, RetrieveRequest
@@ -150,6 +152,94 @@ def rls_overhead(conn: psycopg.Connection, retriever: Retriever, queries: list[s
         "bypass_p95_ms": round(percentile(bypass, 95), 1),
         "rls_p95_ms": round(percentile(rls, 95), 1),
         "ratio_p50": round(r50 / b50, 2),
+    }
+
+
+BLENDED = "bench-blend"
+"""A persona of the bench org with no profile of its own: the blend at the org's
+defaults (relevance, freshness, authority, pinned; persona weight 0)."""
+RELEVANCE = "bench-relevance"
+"""A persona whose profile weighs relevance alone (w_rerank 1, the rest 0): the ranking
+before the blend. The SQL call then reads no authority and no persona evidence (a term
+weighted 0 is not computed); what remains of the ranking layer is the profile look-up
+and the Python blend over the ranked candidates, both measured on their own."""
+
+
+def blend_profiles(conn: psycopg.Connection) -> None:
+    """The two personas the blend is measured with (no fragments of their own, so both
+    retrieve from the same candidates), and the relevance-only profile."""
+    for persona in (BLENDED, RELEVANCE):
+        conn.execute("select api.ensure_scope(%s, null, %s, null)", (ORG, persona))
+    act_as(conn, ORG, ADMIN)
+    conn.execute(
+        "select from api.ranking_profile_set(%s, %s, 1, 0, 0, 0, 0)",
+        (ORG, RELEVANCE),
+    )
+    conn.commit()
+
+
+def blend_overhead(conn: psycopg.Connection, retriever: Retriever, queries: list[str]) -> dict:
+    """Hybrid retrieval with the blend at its defaults and with relevance alone (the
+    "before"), interleaved query by query (which goes first alternates), each query's
+    vectors computed once and shared, so the difference is the ranking layer's. Then
+    what the relevance-only run still pays: the profile look-up (one SQL function call
+    against a constant of the same type, same round trip) and the Python blend."""
+    blend_profiles(conn)
+    timings: dict[str, list[float]] = {BLENDED: [], RELEVANCE: []}
+    deltas: list[float] = []
+    blend_ms: list[float] = []
+    for i, q in enumerate(queries):
+        vectors = retriever.query_embeddings(q)
+        order = (BLENDED, RELEVANCE) if i % 2 == 0 else (RELEVANCE, BLENDED)
+        took: dict[str, float] = {}
+        for persona in order:
+            request = msgspec.convert(
+                {"query": q, "scope": {"org_id": ORG, "persona_id": persona}, "budget_tokens": DEFAULT_BUDGET_TOKENS},
+                RetrieveRequest,
+            )
+            started = time.perf_counter()
+            act_as(conn, ORG, ADMIN)
+            retriever.retrieve(conn, request, vectors)
+            conn.commit()
+            took[persona] = (time.perf_counter() - started) * 1000
+            timings[persona].append(took[persona])
+        deltas.append(took[BLENDED] - took[RELEVANCE])
+    # The Python blend alone, on one ranking at the defaults.
+    act_as(conn, ORG, ADMIN)
+    request = msgspec.convert({"query": queries[0], "scope": {"org_id": ORG, "persona_id": BLENDED}}, RetrieveRequest)
+    ranking = retriever.rank(conn, request)
+    conn.rollback()
+    for _ in range(200):
+        started = time.perf_counter()
+        blend(ranking.ranked + ranking.pinned, ranking.profile, datetime.now(UTC))
+        blend_ms.append((time.perf_counter() - started) * 1000)
+    profile_ms: list[float] = []
+    for i in range(2 * len(queries)):
+        act_as(conn, ORG, ADMIN)
+        calls = (
+            ("select data._ranking_profile(%s, %s)", (ORG, BLENDED)),
+            ("select %s::text || %s::text", (ORG, BLENDED)),
+        )
+        spent = []
+        for sql, args in calls if i % 2 == 0 else calls[::-1]:
+            started = time.perf_counter()
+            conn.execute(sql, args).fetchone()
+            spent.append((time.perf_counter() - started) * 1000)
+        profile_ms.append(spent[0] - spent[1] if i % 2 == 0 else spent[1] - spent[0])
+        conn.rollback()
+    with_p50, without_p50 = percentile(timings[BLENDED], 50), percentile(timings[RELEVANCE], 50)
+    return {
+        "queries": len(queries),
+        "with_blend_p50_ms": round(with_p50, 2),
+        "with_blend_p95_ms": round(percentile(timings[BLENDED], 95), 2),
+        "without_blend_p50_ms": round(without_p50, 2),
+        "without_blend_p95_ms": round(percentile(timings[RELEVANCE], 95), 2),
+        "p50_difference_ms": round(with_p50 - without_p50, 2),
+        "paired_median_difference_ms": round(statistics.median(deltas), 2),
+        "profile_lookup_ms": round(statistics.median(profile_ms), 3),
+        "python_blend_ms": round(statistics.median(blend_ms), 3),
+        "ranked_candidates": len(ranking.ranked),
+        "without": "profile w_rerank 1, the rest 0: no authority or persona look-up in SQL",
     }
 
 
@@ -307,6 +397,7 @@ def main(argv: list[str] | None = None) -> int:
                 "mean_ms": round(statistics.fmean(timings), 1),
             }
         results["rls_overhead"] = rls_overhead(conn, retriever, queries)
+        results["blend_overhead"] = blend_overhead(conn, retriever, queries)
 
     table = Table(title=f"Contexts bench: {results['corpus_fragments']} active fragments")
     table.add_column("measure")
@@ -320,6 +411,18 @@ def main(argv: list[str] | None = None) -> int:
     table.add_row(
         "candidates SQL p50, DBA (no RLS) / principal (RLS) (ms)",
         f"{r['bypass_p50_ms']} / {r['rls_p50_ms']}  (x{r['ratio_p50']})",
+    )
+    b = results["blend_overhead"]
+    table.add_row("hybrid p50 / p95 with the blend (ms)", f"{b['with_blend_p50_ms']} / {b['with_blend_p95_ms']}")
+    table.add_row(
+        "hybrid p50 / p95 relevance only, before the blend (ms)",
+        f"{b['without_blend_p50_ms']} / {b['without_blend_p95_ms']}",
+    )
+    table.add_row(
+        "blend adds to hybrid p50, paired median (ms)", f"{b['p50_difference_ms']}, {b['paired_median_difference_ms']}"
+    )
+    table.add_row(
+        "left in both: profile look-up / Python blend (ms)", f"{b['profile_lookup_ms']} / {b['python_blend_ms']}"
     )
     Console().print(table)
     out = args.out

@@ -21,3 +21,6 @@ def test_bench_runs_every_step(db_url, tmp_path):
     assert set(report["retrieval"]) == {"lexical", "dense", "hybrid"}
     assert report["rls_overhead"]["queries"] == 3 and report["rls_overhead"]["rls_p50_ms"] > 0
     assert report["authority_refresh"]["ms"] >= 0
+    blend = report["blend_overhead"]
+    assert blend["queries"] == 3 and blend["with_blend_p50_ms"] > 0 and blend["without_blend_p50_ms"] > 0
+    assert blend["profile_lookup_ms"] is not None and blend["python_blend_ms"] >= 0

@@ -137,7 +137,9 @@ comment on function api.search_dense(text, jsonb, int, text, text, text)
 -- The ranking profile in effect (data._ranking_profile: blend weights and half-lives per
 -- kind of the request's persona, else of the org) comes back in `profile` on the first
 -- row; with a persona weight above 0, persona_similarity is each candidate's cosine to
--- the centroid of that persona's own fragments (docs/adr/0014).
+-- the centroid of that persona's own fragments (docs/adr/0014). A term weighted 0 is not
+-- computed: no persona evidence is read, and with w_authority 0 no authority either
+-- (authority and authority_refreshed_at are null: the term counts 0).
 create or replace function api.retrieve_candidates(
     p_org_id text,
     p_query text,
@@ -199,6 +201,8 @@ declare
     persona_sims float8[] := '{}';
     evidence_ids bigint[];
     centroid extensions.vector;
+    -- Fragments whose authority is read: none when the profile does not weigh it.
+    authority_ids bigint[] := '{}';
 begin
     -- The requested scope must lie within the caller's grants (42501 otherwise);
     -- row-level security then keeps every other fragment out of every list below.
@@ -296,6 +300,9 @@ begin
           order by p.fragment_id, p.created_at, p.pin_id) p;
 
     candidate_ids := lexical_ids || dense_ids;
+    if (profile ->> 'w_authority')::float8 > 0 then
+        authority_ids := candidate_ids || pinned_ids;
+    end if;
     -- Persona evidence (docs/adr/0014): the centroid of the persona's own fragments (the
     -- 1000 most recently updated, per model) stands for what it cares about; each
     -- candidate gets its cosine to it, floored at 0. Only when the profile weighs it.
@@ -385,7 +392,8 @@ begin
     ), authority as materialized (
         -- Citation authority (sql/functions/47_authority.sql), read through its definer helper.
         select au.fragment_id, au.authority, au.refreshed_at
-        from data._authority(p_org_id, candidate_ids || pinned_ids) au
+        from data._authority(p_org_id, authority_ids) au
+        where cardinality(authority_ids) > 0
     )
     -- The profile rides on the first row only (parsed once, not once per candidate).
     select r.*, case when row_number() over (order by r.fused_score desc, r.lexical_rank nulls last,
