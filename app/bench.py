@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from app import bench_authority
 from app.access import act_as, ensure_admin_principal
 from app.authority import refresh as refresh_authority
 from app.db.embedded import EmbeddedPostgres
@@ -340,6 +341,20 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, report: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--queries", type=int, default=200, help="queries per retrieval mode")
+    parser.add_argument(
+        "--authority-fragments",
+        type=int,
+        nargs="*",
+        default=[20_000, 100_000],
+        metavar="N",
+        help="sizes of the synthetic citation graphs whose authority refresh is timed, in an org of their own"
+        " written straight into the bench database after the retrieval figures (none: skip). This adds"
+        " minutes: on a loaded 2-core machine seeding took 18 s at 20,000 and 83 s at 100,000, a refresh"
+        " 2.4 s and 19 s, removing the org about 15 s: about 3.5 minutes for the defaults",
+    )
+    parser.add_argument(
+        "--authority-repeat", type=int, default=3, help="refreshes per synthetic size (best and median kept)"
+    )
     add_corpus_arguments(parser, "latest.json")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -399,6 +414,13 @@ def main(argv: list[str] | None = None) -> int:
         results["rls_overhead"] = rls_overhead(conn, retriever, queries)
         results["blend_overhead"] = blend_overhead(conn, retriever, queries)
 
+    if args.authority_fragments:
+        # Refresh cost at fixed sizes (docs/adr/0013) on a synthetic graph in an org of its
+        # own, after the retrieval figures; the org is removed again afterwards.
+        results["authority_refresh_synthetic"] = bench_authority.measure(
+            dsn, args.authority_fragments, repeat=args.authority_repeat
+        )
+
     table = Table(title=f"Contexts bench: {results['corpus_fragments']} active fragments")
     table.add_column("measure")
     table.add_column("value", justify="right")
@@ -424,6 +446,11 @@ def main(argv: list[str] | None = None) -> int:
     table.add_row(
         "left in both: profile look-up / Python blend (ms)", f"{b['profile_lookup_ms']} / {b['python_blend_ms']}"
     )
+    for r in results.get("authority_refresh_synthetic", []):
+        table.add_row(
+            f"authority refresh, synthetic {r['fragments']} fragments / {r['links']} links: best / median (ms)",
+            f"{r['refresh_ms_best']} / {r['refresh_ms_median']}  (seeded in {r['seed_seconds']} s)",
+        )
     Console().print(table)
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
