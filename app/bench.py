@@ -23,14 +23,16 @@ from rich.table import Table
 
 from app import bench_authority
 from app.access import act_as, ensure_admin_principal
+from app.api.profiles import description_vectors, set_profile_on
 from app.authority import refresh as refresh_authority
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrate import migrate
 from app.db.sql import scalar
 from app.ingest.batches import ingest_groups
-from app.ingest.embed import embedders
+from app.ingest.embed import Embedder, embedders
 from app.ingest.normalize import RejectedDocument, SourceDocument
 from app.ingest.pipeline import IngestPipeline, PreparedDocument
+from app.models import RankingProfileSet
 from app.retrieve.blend import blend
 from app.retrieve.candidates import fetch_candidates
 from app.retrieve.fusion import fusion_spec
@@ -156,44 +158,54 @@ def rls_overhead(conn: psycopg.Connection, retriever: Retriever, queries: list[s
     }
 
 
-BLENDED = "bench-blend"
-"""A persona of the bench org with no profile of its own: the blend at the org's
-defaults (relevance, freshness, authority, pinned; persona weight 0)."""
 RELEVANCE = "bench-relevance"
 """A persona whose profile weighs relevance alone (w_rerank 1, the rest 0): the ranking
 before the blend. The SQL call then reads no authority and no persona evidence (a term
 weighted 0 is not computed); what remains of the ranking layer is the profile look-up
 and the Python blend over the ranked candidates, both measured on their own."""
+BLENDED = "bench-blend"
+"""A persona with no profile of its own: the blend at the built-in defaults (relevance,
+freshness, authority, pinned; persona weight 0), what every retrieval pays."""
+DESCRIBED = "bench-persona"
+"""The defaults plus the persona term (w_persona 0.1) for a persona with a description
+(embedded as the service does) and no fragments: the blend with every term computed."""
+DESCRIPTION = "Database access: SQL queries, connection pools, transactions, schema migrations and ORM sessions."
+VARIANTS = {RELEVANCE: "relevance_only", BLENDED: "blend_defaults", DESCRIBED: "blend_with_persona_term"}
 
 
-def blend_profiles(conn: psycopg.Connection) -> None:
-    """The two personas the blend is measured with (no fragments of their own, so both
-    retrieve from the same candidates), and the relevance-only profile."""
-    for persona in (BLENDED, RELEVANCE):
+def blend_profiles(conn: psycopg.Connection, embedders: dict[str, Embedder]) -> None:
+    """The personas the blend is measured with (no fragments of their own, so all
+    retrieve from the same candidates) and their profiles."""
+    for persona in VARIANTS:
         conn.execute("select api.ensure_scope(%s, null, %s, null)", (ORG, persona))
-    act_as(conn, ORG, ADMIN)
-    conn.execute(
-        "select from api.ranking_profile_set(%s, %s, 1, 0, 0, 0, 0)",
-        (ORG, RELEVANCE),
+    conn.commit()
+    described = msgspec.convert(
+        {"org_id": ORG, "persona_id": DESCRIBED, "w_persona": 0.1, "description": DESCRIPTION}, RankingProfileSet
     )
+    vectors = description_vectors(embedders, described)
+    act_as(conn, ORG, ADMIN)
+    conn.execute("select from api.ranking_profile_set(%s, %s, 1, 0, 0, 0, 0)", (ORG, RELEVANCE))
+    set_profile_on(conn, described, vectors)
     conn.commit()
 
 
-def blend_overhead(conn: psycopg.Connection, retriever: Retriever, queries: list[str]) -> dict:
-    """Hybrid retrieval with the blend at its defaults and with relevance alone (the
-    "before"), interleaved query by query (which goes first alternates), each query's
-    vectors computed once and shared, so the difference is the ranking layer's. Then
-    what the relevance-only run still pays: the profile look-up (one SQL function call
-    against a constant of the same type, same round trip) and the Python blend."""
-    blend_profiles(conn)
-    timings: dict[str, list[float]] = {BLENDED: [], RELEVANCE: []}
-    deltas: list[float] = []
-    blend_ms: list[float] = []
+def blend_overhead(
+    conn: psycopg.Connection, retriever: Retriever, embedders: dict[str, Embedder], queries: list[str]
+) -> dict:
+    """Hybrid retrieval with relevance alone (the "before") and with the blend, at its
+    defaults and with the persona term, interleaved query by query (the order rotates),
+    each query's vectors computed once and shared, so the differences are the ranking
+    layer's. Then what the relevance-only run still pays: the profile look-up (one SQL
+    function call against a constant of the same type, same round trip) and the Python
+    blend."""
+    blend_profiles(conn, embedders)
+    timings: dict[str, list[float]] = {persona: [] for persona in VARIANTS}
+    deltas: dict[str, list[float]] = {BLENDED: [], DESCRIBED: []}
+    personas = list(VARIANTS)
     for i, q in enumerate(queries):
         vectors = retriever.query_embeddings(q)
-        order = (BLENDED, RELEVANCE) if i % 2 == 0 else (RELEVANCE, BLENDED)
         took: dict[str, float] = {}
-        for persona in order:
+        for persona in personas[i % 3 :] + personas[: i % 3]:
             request = msgspec.convert(
                 {"query": q, "scope": {"org_id": ORG, "persona_id": persona}, "budget_tokens": DEFAULT_BUDGET_TOKENS},
                 RetrieveRequest,
@@ -204,43 +216,51 @@ def blend_overhead(conn: psycopg.Connection, retriever: Retriever, queries: list
             conn.commit()
             took[persona] = (time.perf_counter() - started) * 1000
             timings[persona].append(took[persona])
-        deltas.append(took[BLENDED] - took[RELEVANCE])
-    # The Python blend alone, on one ranking at the defaults.
+        for persona, added in deltas.items():
+            added.append(took[persona] - took[RELEVANCE])
+    # The Python blend alone, on one ranking with every term.
     act_as(conn, ORG, ADMIN)
-    request = msgspec.convert({"query": queries[0], "scope": {"org_id": ORG, "persona_id": BLENDED}}, RetrieveRequest)
+    request = msgspec.convert({"query": queries[0], "scope": {"org_id": ORG, "persona_id": DESCRIBED}}, RetrieveRequest)
     ranking = retriever.rank(conn, request)
     conn.rollback()
+    blend_ms: list[float] = []
     for _ in range(200):
         started = time.perf_counter()
         blend(ranking.ranked + ranking.pinned, ranking.profile, datetime.now(UTC))
         blend_ms.append((time.perf_counter() - started) * 1000)
     profile_ms: list[float] = []
+    calls = (
+        ("select data._ranking_profile(%s, %s)", (ORG, BLENDED)),
+        ("select %s::text || %s::text", (ORG, BLENDED)),
+    )
     for i in range(2 * len(queries)):
         act_as(conn, ORG, ADMIN)
-        calls = (
-            ("select data._ranking_profile(%s, %s)", (ORG, BLENDED)),
-            ("select %s::text || %s::text", (ORG, BLENDED)),
-        )
-        spent = []
+        spent = {}
         for sql, args in calls if i % 2 == 0 else calls[::-1]:
             started = time.perf_counter()
             conn.execute(sql, args).fetchone()
-            spent.append((time.perf_counter() - started) * 1000)
-        profile_ms.append(spent[0] - spent[1] if i % 2 == 0 else spent[1] - spent[0])
+            spent[sql] = (time.perf_counter() - started) * 1000
+        profile_ms.append(spent[calls[0][0]] - spent[calls[1][0]])
         conn.rollback()
-    with_p50, without_p50 = percentile(timings[BLENDED], 50), percentile(timings[RELEVANCE], 50)
+    p50 = {persona: percentile(values, 50) for persona, values in timings.items()}
     return {
         "queries": len(queries),
-        "with_blend_p50_ms": round(with_p50, 2),
-        "with_blend_p95_ms": round(percentile(timings[BLENDED], 95), 2),
-        "without_blend_p50_ms": round(without_p50, 2),
-        "without_blend_p95_ms": round(percentile(timings[RELEVANCE], 95), 2),
-        "p50_difference_ms": round(with_p50 - without_p50, 2),
-        "paired_median_difference_ms": round(statistics.median(deltas), 2),
-        "profile_lookup_ms": round(statistics.median(profile_ms), 3),
-        "python_blend_ms": round(statistics.median(blend_ms), 3),
-        "ranked_candidates": len(ranking.ranked),
-        "without": "profile w_rerank 1, the rest 0: no authority or persona look-up in SQL",
+        "without": "relevance_only: profile w_rerank 1, the rest 0 (no authority or persona look-up in SQL)",
+        **{
+            VARIANTS[persona]: {
+                "p50_ms": round(p50[persona], 2),
+                "p95_ms": round(percentile(values, 95), 2),
+                "mean_ms": round(statistics.fmean(values), 2),
+            }
+            for persona, values in timings.items()
+        },
+        "added_p50_ms": {VARIANTS[p]: round(p50[p] - p50[RELEVANCE], 2) for p in deltas},
+        "added_paired_median_ms": {VARIANTS[p]: round(statistics.median(d), 2) for p, d in deltas.items()},
+        "left_in_relevance_only": {
+            "profile_lookup_ms": round(statistics.median(profile_ms), 3),
+            "python_blend_ms": round(statistics.median(blend_ms), 3),
+            "ranked_candidates": len(ranking.ranked),
+        },
     }
 
 
@@ -412,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
                 "mean_ms": round(statistics.fmean(timings), 1),
             }
         results["rls_overhead"] = rls_overhead(conn, retriever, queries)
-        results["blend_overhead"] = blend_overhead(conn, retriever, queries)
+        results["blend_overhead"] = blend_overhead(conn, retriever, models, queries)
 
     if args.authority_fragments:
         # Refresh cost at fixed sizes (docs/adr/0013) on a synthetic graph in an org of its
@@ -435,16 +455,21 @@ def main(argv: list[str] | None = None) -> int:
         f"{r['bypass_p50_ms']} / {r['rls_p50_ms']}  (x{r['ratio_p50']})",
     )
     b = results["blend_overhead"]
-    table.add_row("hybrid p50 / p95 with the blend (ms)", f"{b['with_blend_p50_ms']} / {b['with_blend_p95_ms']}")
+    for variant, label in (
+        ("relevance_only", "relevance only, before the blend"),
+        ("blend_defaults", "with the blend (defaults)"),
+        ("blend_with_persona_term", "with the blend + persona term"),
+    ):
+        table.add_row(f"hybrid p50 / p95, {label} (ms)", f"{b[variant]['p50_ms']} / {b[variant]['p95_ms']}")
+    for variant, label in (("blend_defaults", "blend"), ("blend_with_persona_term", "blend + persona term")):
+        table.add_row(
+            f"{label} adds to hybrid p50; paired median (ms)",
+            f"{b['added_p50_ms'][variant]}; {b['added_paired_median_ms'][variant]}",
+        )
+    left = b["left_in_relevance_only"]
     table.add_row(
-        "hybrid p50 / p95 relevance only, before the blend (ms)",
-        f"{b['without_blend_p50_ms']} / {b['without_blend_p95_ms']}",
-    )
-    table.add_row(
-        "blend adds to hybrid p50, paired median (ms)", f"{b['p50_difference_ms']}, {b['paired_median_difference_ms']}"
-    )
-    table.add_row(
-        "left in both: profile look-up / Python blend (ms)", f"{b['profile_lookup_ms']} / {b['python_blend_ms']}"
+        "left in relevance only: profile look-up / Python blend (ms)",
+        f"{left['profile_lookup_ms']} / {left['python_blend_ms']}",
     )
     for r in results.get("authority_refresh_synthetic", []):
         table.add_row(
