@@ -1,6 +1,9 @@
 """`make bench`: ingest throughput and retrieval latency on a corpus of >= 20,000
 fragments (the installed Python packages' sources and docs), lexical, dense and
-hybrid measured separately. Figures go to stdout and bench-results/latest.json."""
+hybrid measured separately; what the ranking layer (the blend, docs/adr/0014) adds to
+hybrid retrieval, against relevance alone in the same run; and the citation-authority
+refresh of the corpus and of synthetic graphs of fixed sizes (docs/adr/0013). Figures go
+to stdout and bench-results/latest.json."""
 
 from __future__ import annotations
 
