@@ -117,7 +117,8 @@ comment on function api.ranking_profile_set(text, text, float8, float8, float8, 
 -- embeddings are passed; unit vectors, computed by the caller as fragments' are). The
 -- description must be the one the persona's profile holds now (22023 otherwise: it
 -- changed meanwhile, embed the new one); it replaces the persona's vectors. Needs a
--- write grant on the persona (42501). Returns the models stored.
+-- write grant on the persona (42501). Returns the models stored: none for a namespace
+-- with no active model yet (nothing ingested: set the profile again afterwards).
 create or replace function api.persona_vectors_set(
     p_org_id text, p_persona_id text, p_description text, p_vectors jsonb)
 returns int
@@ -145,14 +146,16 @@ begin
         raise exception 'the profile of persona % does not hold this description (set it first, or it changed)',
             p_persona_id using errcode = '22023';
     end if;
+    if jsonb_typeof(p_vectors) is distinct from 'object' or p_vectors = '{}'::jsonb
+       or exists (select 1 from jsonb_object_keys(p_vectors) k
+                  where k not in (select n.namespace from data.embedding_namespaces n)) then
+        raise exception 'vectors must be an object keyed by embedding namespace' using errcode = '22023';
+    end if;
     delete from data.persona_vectors v where v.org_id = p_org_id and v.persona_id = p_persona_id;
     insert into data.persona_vectors (org_id, persona_id, model_id, description, embedding, updated_by)
     select p_org_id, p_persona_id, q.model_id, p_description, q.query_vector, me.principal_id
     from data._query_vectors(p_vectors) q;
     get diagnostics stored = row_count;
-    if stored = 0 then
-        raise exception 'no vector for any active model''s namespace' using errcode = '22023';
-    end if;
     return stored;
 end
 $$;
