@@ -1,6 +1,9 @@
 """`make bench`: ingest throughput and retrieval latency on a corpus of >= 20,000
 fragments (the installed Python packages' sources and docs), lexical, dense and
-hybrid measured separately. Figures go to stdout and bench-results/latest.json."""
+hybrid measured separately; what the ranking layer (the blend, docs/adr/0014) adds to
+hybrid retrieval, against relevance alone in the same run; and the citation-authority
+refresh of the corpus and of synthetic graphs of fixed sizes (docs/adr/0013). Figures go
+to stdout and bench-results/latest.json."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import statistics
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import msgspec
@@ -20,15 +24,19 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from app import bench_authority
 from app.access import act_as, ensure_admin_principal
+from app.api.profiles import description_vectors, set_profile_on
 from app.authority import refresh as refresh_authority
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrate import migrate
 from app.db.sql import scalar
 from app.ingest.batches import ingest_groups
-from app.ingest.embed import embedders
+from app.ingest.embed import Embedder, embedders
 from app.ingest.normalize import RejectedDocument, SourceDocument
 from app.ingest.pipeline import IngestPipeline, PreparedDocument
+from app.models import RankingProfileSet
+from app.retrieve.blend import blend
 from app.retrieve.candidates import fetch_candidates
 from app.retrieve.fusion import fusion_spec
 from app.retrieve.models import DEFAULT_BUDGET_TOKENS, DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, RetrieveRequest
@@ -153,6 +161,112 @@ def rls_overhead(conn: psycopg.Connection, retriever: Retriever, queries: list[s
     }
 
 
+RELEVANCE = "bench-relevance"
+"""A persona whose profile weighs relevance alone (w_rerank 1, the rest 0): the ranking
+before the blend. The SQL call then reads no authority and no persona evidence (a term
+weighted 0 is not computed); what remains of the ranking layer is the profile look-up
+and the Python blend over the ranked candidates, both measured on their own."""
+BLENDED = "bench-blend"
+"""A persona with no profile of its own: the blend at the built-in defaults (relevance,
+freshness, authority, pinned; persona weight 0), what every retrieval pays."""
+DESCRIBED = "bench-persona"
+"""The defaults plus the persona term (w_persona 0.1) for a persona with a description
+(embedded as the service does) and no fragments: the blend with every term computed."""
+DESCRIPTION = "Database access: SQL queries, connection pools, transactions, schema migrations and ORM sessions."
+VARIANTS = {RELEVANCE: "relevance_only", BLENDED: "blend_defaults", DESCRIBED: "blend_with_persona_term"}
+
+
+def blend_profiles(conn: psycopg.Connection, embedders: dict[str, Embedder]) -> None:
+    """The personas the blend is measured with (no fragments of their own, so all
+    retrieve from the same candidates) and their profiles."""
+    for persona in VARIANTS:
+        conn.execute("select api.ensure_scope(%s, null, %s, null)", (ORG, persona))
+    conn.commit()
+    described = msgspec.convert(
+        {"org_id": ORG, "persona_id": DESCRIBED, "w_persona": 0.1, "description": DESCRIPTION}, RankingProfileSet
+    )
+    vectors = description_vectors(embedders, described)
+    act_as(conn, ORG, ADMIN)
+    conn.execute("select from api.ranking_profile_set(%s, %s, 1, 0, 0, 0, 0)", (ORG, RELEVANCE))
+    set_profile_on(conn, described, vectors)
+    conn.commit()
+
+
+def blend_overhead(
+    conn: psycopg.Connection, retriever: Retriever, embedders: dict[str, Embedder], queries: list[str]
+) -> dict:
+    """Hybrid retrieval with relevance alone (the "before") and with the blend, at its
+    defaults and with the persona term, interleaved query by query (the order rotates),
+    each query's vectors computed once and shared, so the differences are the ranking
+    layer's. Then what the relevance-only run still pays: the profile look-up (one SQL
+    function call against a constant of the same type, same round trip) and the Python
+    blend."""
+    blend_profiles(conn, embedders)
+    timings: dict[str, list[float]] = {persona: [] for persona in VARIANTS}
+    deltas: dict[str, list[float]] = {BLENDED: [], DESCRIBED: []}
+    personas = list(VARIANTS)
+    for i, q in enumerate(queries):
+        vectors = retriever.query_embeddings(q)
+        took: dict[str, float] = {}
+        for persona in personas[i % 3 :] + personas[: i % 3]:
+            request = msgspec.convert(
+                {"query": q, "scope": {"org_id": ORG, "persona_id": persona}, "budget_tokens": DEFAULT_BUDGET_TOKENS},
+                RetrieveRequest,
+            )
+            started = time.perf_counter()
+            act_as(conn, ORG, ADMIN)
+            retriever.retrieve(conn, request, vectors)
+            conn.commit()
+            took[persona] = (time.perf_counter() - started) * 1000
+            timings[persona].append(took[persona])
+        for persona, added in deltas.items():
+            added.append(took[persona] - took[RELEVANCE])
+    # The Python blend alone, on one ranking with every term.
+    act_as(conn, ORG, ADMIN)
+    request = msgspec.convert({"query": queries[0], "scope": {"org_id": ORG, "persona_id": DESCRIBED}}, RetrieveRequest)
+    ranking = retriever.rank(conn, request)
+    conn.rollback()
+    blend_ms: list[float] = []
+    for _ in range(200):
+        started = time.perf_counter()
+        blend(ranking.ranked + ranking.pinned, ranking.profile, datetime.now(UTC))
+        blend_ms.append((time.perf_counter() - started) * 1000)
+    profile_ms: list[float] = []
+    calls = (
+        ("select data._ranking_profile(%s, %s)", (ORG, BLENDED)),
+        ("select %s::text || %s::text", (ORG, BLENDED)),
+    )
+    for i in range(2 * len(queries)):
+        act_as(conn, ORG, ADMIN)
+        spent = {}
+        for sql, args in calls if i % 2 == 0 else calls[::-1]:
+            started = time.perf_counter()
+            conn.execute(sql, args).fetchone()
+            spent[sql] = (time.perf_counter() - started) * 1000
+        profile_ms.append(spent[calls[0][0]] - spent[calls[1][0]])
+        conn.rollback()
+    p50 = {persona: percentile(values, 50) for persona, values in timings.items()}
+    return {
+        "queries": len(queries),
+        "without": "relevance_only: profile w_rerank 1, the rest 0 (no authority or persona look-up in SQL)",
+        **{
+            VARIANTS[persona]: {
+                "p50_ms": round(p50[persona], 2),
+                "p95_ms": round(percentile(values, 95), 2),
+                "mean_ms": round(statistics.fmean(values), 2),
+            }
+            for persona, values in timings.items()
+        },
+        "added_p50_ms": {VARIANTS[p]: round(p50[p] - p50[RELEVANCE], 2) for p in deltas},
+        "added_paired_median_ms": {VARIANTS[p]: round(statistics.median(d), 2) for p, d in deltas.items()},
+        "left_in_relevance_only": {
+            "profile_lookup_ms": round(statistics.median(profile_ms), 3),
+            "python_blend_ms": round(statistics.median(blend_ms), 3),
+            "ranked_candidates": len(ranking.ranked),
+        },
+    }
+
+
 def bench_database(home: Path, reuse: bool) -> str:
     """The `bench` database of the embedded server under `home`, new unless reused."""
     server = EmbeddedPostgres(home.resolve() / "pgdata")
@@ -250,6 +364,20 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, report: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--queries", type=int, default=200, help="queries per retrieval mode")
+    parser.add_argument(
+        "--authority-fragments",
+        type=int,
+        nargs="*",
+        default=[20_000, 100_000],
+        metavar="N",
+        help="sizes of the synthetic citation graphs whose authority refresh is timed, in an org of their own"
+        " written straight into the bench database after the retrieval figures (none: skip). This adds"
+        " minutes: on a loaded 2-core machine seeding took 18 s at 20,000 and 83 s at 100,000, a refresh"
+        " 2.4 s and 19 s, removing the org about 15 s: about 3.5 minutes for the defaults",
+    )
+    parser.add_argument(
+        "--authority-repeat", type=int, default=3, help="refreshes per synthetic size (best and median kept)"
+    )
     add_corpus_arguments(parser, "latest.json")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -307,6 +435,14 @@ def main(argv: list[str] | None = None) -> int:
                 "mean_ms": round(statistics.fmean(timings), 1),
             }
         results["rls_overhead"] = rls_overhead(conn, retriever, queries)
+        results["blend_overhead"] = blend_overhead(conn, retriever, models, queries)
+
+    if args.authority_fragments:
+        # Refresh cost at fixed sizes (docs/adr/0013) on a synthetic graph in an org of its
+        # own, after the retrieval figures; the org is removed again afterwards.
+        results["authority_refresh_synthetic"] = bench_authority.measure(
+            dsn, args.authority_fragments, repeat=args.authority_repeat
+        )
 
     table = Table(title=f"Contexts bench: {results['corpus_fragments']} active fragments")
     table.add_column("measure")
@@ -321,6 +457,28 @@ def main(argv: list[str] | None = None) -> int:
         "candidates SQL p50, DBA (no RLS) / principal (RLS) (ms)",
         f"{r['bypass_p50_ms']} / {r['rls_p50_ms']}  (x{r['ratio_p50']})",
     )
+    b = results["blend_overhead"]
+    for variant, label in (
+        ("relevance_only", "relevance only, before the blend"),
+        ("blend_defaults", "with the blend (defaults)"),
+        ("blend_with_persona_term", "with the blend + persona term"),
+    ):
+        table.add_row(f"hybrid p50 / p95, {label} (ms)", f"{b[variant]['p50_ms']} / {b[variant]['p95_ms']}")
+    for variant, label in (("blend_defaults", "blend"), ("blend_with_persona_term", "blend + persona term")):
+        table.add_row(
+            f"{label} adds to hybrid p50; paired median (ms)",
+            f"{b['added_p50_ms'][variant]}; {b['added_paired_median_ms'][variant]}",
+        )
+    left = b["left_in_relevance_only"]
+    table.add_row(
+        "left in relevance only: profile look-up / Python blend (ms)",
+        f"{left['profile_lookup_ms']} / {left['python_blend_ms']}",
+    )
+    for r in results.get("authority_refresh_synthetic", []):
+        table.add_row(
+            f"authority refresh, synthetic {r['fragments']} fragments / {r['links']} links: best / median (ms)",
+            f"{r['refresh_ms_best']} / {r['refresh_ms_median']}  (seeded in {r['seed_seconds']} s)",
+        )
     Console().print(table)
     out = args.out
     out.mkdir(parents=True, exist_ok=True)

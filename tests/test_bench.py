@@ -15,9 +15,19 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 def test_bench_runs_every_step(db_url, tmp_path):
     out = tmp_path / "out"
     argv = ["--fragments", "20", "--corpus", str(DOCS), "--queries", "3", "--db-url", db_url, "--out", str(out)]
+    argv += ["--authority-fragments", "40", "80", "--authority-repeat", "1"]
     assert bench.main(argv) == 0
     report = json.loads((out / "latest.json").read_text())
     assert report["corpus_fragments"] >= 20
     assert set(report["retrieval"]) == {"lexical", "dense", "hybrid"}
     assert report["rls_overhead"]["queries"] == 3 and report["rls_overhead"]["rls_p50_ms"] > 0
     assert report["authority_refresh"]["ms"] >= 0
+    blend = report["blend_overhead"]
+    assert blend["queries"] == 3
+    for variant in ("relevance_only", "blend_defaults", "blend_with_persona_term"):
+        assert blend[variant]["p50_ms"] > 0
+    assert set(blend["added_p50_ms"]) == {"blend_defaults", "blend_with_persona_term"}
+    assert blend["left_in_relevance_only"]["python_blend_ms"] >= 0
+    synthetic = report["authority_refresh_synthetic"]
+    assert [r["fragments"] for r in synthetic] == [40, 80]
+    assert all(r["links"] > 0 and r["refresh_ms_best"] > 0 and r["seed_seconds"] >= 0 for r in synthetic)

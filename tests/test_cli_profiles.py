@@ -51,3 +51,18 @@ def test_bad_profiles_exit_non_zero(db_url):
         assert "Traceback" not in result.output, args
     gone = CliRunner().invoke(main, ["--db-url", db_url, "profile", "delete", "--org", "acme"])
     assert gone.exit_code != 0 and "no ranking profile" in gone.output
+
+
+def test_a_persona_description_set_from_the_cli_is_embedded(db_url, pipeline):
+    import psycopg
+
+    assert run(db_url, "org", "create", "acme").exit_code == 0
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.ensure_scope('acme', null, 'sre', null)")
+        pipeline.register_models(conn)  # as an ingestion does (before one, there is no model)
+    args = ["profile", "set", "--org", "acme", "--persona", "sre", "--w-persona", "0.3"]
+    stored = run(db_url, *args, "--description", "Alerts, SLOs and incident response.", "--json")
+    assert stored.exit_code == 0, stored.output
+    with psycopg.connect(db_url) as conn:
+        rows = conn.execute("select description from data.persona_vectors where persona_id = 'sre'").fetchall()
+    assert rows and {r[0] for r in rows} == {"Alerts, SLOs and incident response."}

@@ -19,6 +19,7 @@ from psycopg.rows import dict_row
 from app.api.openapi import BODY_ERRORS, problems
 from app.api.request_log import note
 from app.api.state import Services
+from app.ingest.embed import Embedder
 from app.models import IDENTIFIER_PATTERN, RankingProfileList, RankingProfileOut, RankingProfileSet
 
 OrgId = Annotated[str, Parameter(pattern=IDENTIFIER_PATTERN, min_length=1, max_length=128)]
@@ -38,8 +39,21 @@ def _rows(conn: psycopg.Connection, sql: str, args: tuple) -> list[RankingProfil
     return [msgspec.convert(row, RankingProfileOut) for row in rows]
 
 
-def set_profile_on(conn: psycopg.Connection, data: RankingProfileSet) -> RankingProfileOut:
-    """api.ranking_profile_set in the caller's transaction (bound to a principal)."""
+def description_vectors(embedders: dict[str, Embedder], data: RankingProfileSet) -> dict[str, list[float]] | None:
+    """A persona profile's description embedded with each namespace's model, as its
+    fragments are: evidence of what the persona cares about (docs/adr/0014). None for
+    the org default or without a description. Computed before a connection is taken."""
+    if data.persona_id is None or not (data.description or "").strip():
+        return None
+    assert data.description is not None
+    return {namespace: e.embed([data.description])[0] for namespace, e in embedders.items()}
+
+
+def set_profile_on(
+    conn: psycopg.Connection, data: RankingProfileSet, vectors: dict[str, list[float]] | None = None
+) -> RankingProfileOut:
+    """api.ranking_profile_set in the caller's transaction (bound to a principal), then
+    api.persona_vectors_set with `vectors` (description_vectors) when there are any."""
     (row,) = _rows(
         conn,
         f"select {COLUMNS} from api.ranking_profile_set(%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s)",
@@ -55,6 +69,11 @@ def set_profile_on(conn: psycopg.Connection, data: RankingProfileSet) -> Ranking
             data.description,
         ),
     )
+    if vectors:
+        conn.execute(
+            "select api.persona_vectors_set(%s, %s, %s, %s::jsonb)",
+            (data.org_id, data.persona_id, data.description, json.dumps(vectors)),
+        )
     return row
 
 
@@ -83,14 +102,17 @@ class ProfilesController(Controller):
         """Replaces the profile stored for `org_id` (no `persona_id`: the org default;
         a write grant on the org) or for `persona_id` (a write grant on the persona):
         the weights of the blended score and the freshness half-life per document kind.
-        What it leaves out inherits. Negative weights, weights in effect all 0, or a
+        A persona's `description` is embedded with each namespace's model and counts as
+        evidence of what the persona cares about (the persona term). What it leaves out
+        inherits. Negative weights, weights in effect all 0, or a
         half-life <= 0 are a 400; an unknown persona a 404."""
         services: Services = state.services
         note(persona=data.persona_id)
 
         def run() -> RankingProfileOut:
+            vectors = description_vectors(services.pipeline.embedders, data)
             with services.acting_for(token, write=True) as conn:
-                return set_profile_on(conn, data)
+                return set_profile_on(conn, data, vectors)
 
         return await services.write(run)
 

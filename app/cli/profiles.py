@@ -60,7 +60,11 @@ def _halflives(values: tuple[str, ...]) -> dict[str, float]:
 @click.option("--w-pinned", type=float, default=None, help="Weight of being pinned (built-in 0.05).")
 @click.option("--w-persona", type=float, default=None, help="Weight of closeness to the persona (built-in 0).")
 @click.option("--halflife", multiple=True, metavar="KIND=DAYS", help="Freshness half-life of a kind; repeatable.")
-@click.option("--description", default=None, help="What this persona cares about.")
+@click.option(
+    "--description",
+    default=None,
+    help="What this persona cares about; a persona's is embedded and counts in its persona term.",
+)
 @click.option("--json", "as_json", is_flag=True)
 @remote_options
 @click.pass_context
@@ -98,9 +102,15 @@ def profile_set(
     if url:
         stored = remote(url, key, lambda client: client.set_profile(org_id, **msgspec.structs.asdict(request)))
     else:
-        from app.api.profiles import set_profile_on
+        from app.api.profiles import description_vectors, set_profile_on
 
-        stored = as_principal(context_settings(ctx), org_id, lambda conn: set_profile_on(conn, request))
+        settings = context_settings(ctx)
+        vectors = None
+        if request.persona_id is not None and (request.description or "").strip():
+            from app.ingest.embed import embedders
+
+            vectors = description_vectors(embedders(settings), request)
+        stored = as_principal(settings, org_id, lambda conn: set_profile_on(conn, request, vectors))
     if as_json:
         _print_json(stored)
         return

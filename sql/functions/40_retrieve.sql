@@ -137,7 +137,10 @@ comment on function api.search_dense(text, jsonb, int, text, text, text)
 -- The ranking profile in effect (data._ranking_profile: blend weights and half-lives per
 -- kind of the request's persona, else of the org) comes back in `profile` on the first
 -- row; with a persona weight above 0, persona_similarity is each candidate's cosine to
--- the centroid of that persona's own fragments (docs/adr/0014).
+-- the persona's vector: its profile's description and the centroid of its own
+-- fragments, each as a unit vector, summed (docs/adr/0014). A term weighted 0 is not
+-- computed: no persona evidence is read, and with w_authority 0 no authority either
+-- (authority and authority_refreshed_at are null: the term counts 0).
 create or replace function api.retrieve_candidates(
     p_org_id text,
     p_query text,
@@ -199,6 +202,9 @@ declare
     persona_sims float8[] := '{}';
     evidence_ids bigint[];
     centroid extensions.vector;
+    described extensions.vector;
+    -- Fragments whose authority is read: none when the profile does not weigh it.
+    authority_ids bigint[] := '{}';
 begin
     -- The requested scope must lie within the caller's grants (42501 otherwise);
     -- row-level security then keeps every other fragment out of every list below.
@@ -296,9 +302,16 @@ begin
           order by p.fragment_id, p.created_at, p.pin_id) p;
 
     candidate_ids := lexical_ids || dense_ids;
-    -- Persona evidence (docs/adr/0014): the centroid of the persona's own fragments (the
-    -- 1000 most recently updated, per model) stands for what it cares about; each
-    -- candidate gets its cosine to it, floored at 0. Only when the profile weighs it.
+    if (profile ->> 'w_authority')::float8 > 0 then
+        authority_ids := candidate_ids || pinned_ids;
+    end if;
+    -- Persona evidence (docs/adr/0014): what the persona cares about, per model, from
+    -- two sources: the description of its profile (embedded when it was set,
+    -- data.persona_vectors) and the centroid of its own fragments (the 1000 most
+    -- recently updated). With both, their unit vectors count equally (the sum of the two,
+    -- whose cosine to a fragment is the mean of the two cosines up to one factor per
+    -- persona); with one, that one. Each candidate gets its cosine to it, floored at 0.
+    -- Only when the profile weighs it.
     if p_persona_id is not null and (profile ->> 'w_persona')::float8 > 0 then
         select coalesce(array_agg(f.fragment_id), '{}') into evidence_ids
         from (select f.fragment_id from data.fragments f
@@ -308,9 +321,18 @@ begin
         for m in select em.model_id from data.embedding_models em where em.status = 'active' order by em.model_id loop
             -- Two id-list probes, as the lexical fill above (a join lets a stale estimate
             -- pick a nested loop over the whole model's vectors).
-            select avg(e.embedding) into centroid
-            from data.embeddings e
-            where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (evidence_ids);
+            centroid := null;
+            if cardinality(evidence_ids) > 0 then
+                select avg(e.embedding) into centroid
+                from data.embeddings e
+                where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (evidence_ids);
+            end if;
+            select v.embedding into described
+            from data.persona_vectors v
+            where v.org_id = p_org_id and v.persona_id = p_persona_id and v.model_id = m.model_id;
+            centroid := case when centroid is null then described
+                             when described is null then centroid
+                             else l2_normalize(described) + l2_normalize(centroid) end;
             continue when centroid is null;
             select persona_ids || coalesce(array_agg(e.fragment_id), '{}'),
                    persona_sims || coalesce(array_agg(greatest(0.0::float8, 1.0::float8 - (e.embedding <=> centroid))), '{}')
@@ -385,7 +407,8 @@ begin
     ), authority as materialized (
         -- Citation authority (sql/functions/47_authority.sql), read through its definer helper.
         select au.fragment_id, au.authority, au.refreshed_at
-        from data._authority(p_org_id, candidate_ids || pinned_ids) au
+        from data._authority(p_org_id, authority_ids) au
+        where cardinality(authority_ids) > 0
     )
     -- The profile rides on the first row only (parsed once, not once per candidate).
     select r.*, case when row_number() over (order by r.fused_score desc, r.lexical_rank nulls last,

@@ -91,6 +91,9 @@ begin
     end if;
     delete from data.ranking_profiles r
     where r.org_id = p_org_id and r.persona_id is not distinct from p_persona_id;
+    -- Vectors of another description are evidence no more (the writer embeds the new one).
+    delete from data.persona_vectors v
+    where v.org_id = p_org_id and v.persona_id = p_persona_id and v.description is distinct from p_description;
     insert into data.ranking_profiles as r (org_id, persona_id, w_rerank, w_freshness, w_authority, w_pinned,
                                             w_persona, halflife_days, description, updated_by)
     values (p_org_id, p_persona_id, p_w_rerank, p_w_freshness, p_w_authority, p_w_pinned, p_w_persona,
@@ -109,6 +112,56 @@ $$;
 comment on function api.ranking_profile_set(text, text, float8, float8, float8, float8, float8, jsonb, text)
     is 'Create or replace the blend weights and freshness half-lives of an org (persona null) or a persona (write grant there).';
 
+-- api.persona_vectors_set: store the description of a persona's profile embedded with
+-- each namespace's active model (p_vectors {"prose": [...], "code": [...]}, as query
+-- embeddings are passed; unit vectors, computed by the caller as fragments' are). The
+-- description must be the one the persona's profile holds now (22023 otherwise: it
+-- changed meanwhile, embed the new one); it replaces the persona's vectors. Needs a
+-- write grant on the persona (42501). Returns the models stored: none for a namespace
+-- with no active model yet (nothing ingested: set the profile again afterwards).
+create or replace function api.persona_vectors_set(
+    p_org_id text, p_persona_id text, p_description text, p_vectors jsonb)
+returns int
+language plpgsql security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+declare
+    me record;
+    stored int;
+begin
+    select * into me from data._principal_or_raise();
+    if p_persona_id is null then
+        raise exception 'persona vectors need a persona' using errcode = '22023';
+    end if;
+    perform data._require_write(p_org_id, null, p_persona_id, null);
+    perform data._require_org(p_org_id);
+    perform data._require_scope(p_org_id, null, p_persona_id);
+    if p_description is null or btrim(p_description) = '' then
+        raise exception 'description must not be empty' using errcode = '22023';
+    end if;
+    perform 1 from data.ranking_profiles r
+    where r.org_id = p_org_id and r.persona_id = p_persona_id and r.description = p_description
+    for share;
+    if not found then
+        raise exception 'the profile of persona % does not hold this description (set it first, or it changed)',
+            p_persona_id using errcode = '22023';
+    end if;
+    if jsonb_typeof(p_vectors) is distinct from 'object' or p_vectors = '{}'::jsonb
+       or exists (select 1 from jsonb_object_keys(p_vectors) k
+                  where k not in (select n.namespace from data.embedding_namespaces n)) then
+        raise exception 'vectors must be an object keyed by embedding namespace' using errcode = '22023';
+    end if;
+    delete from data.persona_vectors v where v.org_id = p_org_id and v.persona_id = p_persona_id;
+    insert into data.persona_vectors (org_id, persona_id, model_id, description, embedding, updated_by)
+    select p_org_id, p_persona_id, q.model_id, p_description, q.query_vector, me.principal_id
+    from data._query_vectors(p_vectors) q;
+    get diagnostics stored = row_count;
+    return stored;
+end
+$$;
+comment on function api.persona_vectors_set(text, text, text, jsonb)
+    is 'Store a persona profile''s description embedded per namespace (the persona term''s evidence with its own fragments); write grant on the persona.';
+
 -- api.ranking_profile_delete: remove a stored profile (its scope then inherits again).
 -- Unknown (or unreadable): P0002; no write grant: 42501.
 create or replace function api.ranking_profile_delete(p_org_id text, p_persona_id text)
@@ -126,6 +179,7 @@ begin
     delete from data.ranking_profiles r
     where r.org_id = p_org_id and r.persona_id is not distinct from p_persona_id
     returning * into prof;
+    delete from data.persona_vectors v where v.org_id = p_org_id and v.persona_id = p_persona_id;
     if prof.org_id is null then
         raise exception 'no ranking profile for % in org %', coalesce(p_persona_id, 'the default'), p_org_id
             using errcode = 'P0002';

@@ -159,7 +159,7 @@ begin
                 'api.active_model', 'api.begin_document', 'api.unchanged_documents', 'api.match_fragments',
                 'api.add_fragments', 'api.open_session', 'api.authorize_write', 'api.record_trace',
                 'api.delete_document', 'api.pin_add', 'api.pin_remove', 'api.ranking_profile_set',
-                'api.ranking_profile_delete']),
+                'api.ranking_profile_delete', 'api.persona_vectors_set']),
             -- Index sizes of every org for GET /metrics (sql/functions/70_metrics.sql).
             (array['contexts_service'], array['api.metrics_org_sizes']),
             -- Citation authority, refreshed after ingestion (sql/functions/47_authority.sql).

@@ -99,3 +99,9 @@ create policy scope_read on data.ranking_profiles for select
     using (org_id = (select data.acl_org())
            and (persona_id is null or (select data.acl_org_wide())
                 or persona_id = any ((select data.acl_personas())::text[])));
+
+-- A persona's description vectors: to those who may read that persona (as its profile).
+drop policy if exists scope_read on data.persona_vectors;
+create policy scope_read on data.persona_vectors for select
+    using (org_id = (select data.acl_org())
+           and ((select data.acl_org_wide()) or persona_id = any ((select data.acl_personas())::text[])));

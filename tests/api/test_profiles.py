@@ -131,3 +131,20 @@ def test_a_persona_profile_changes_its_retrievals(client, keys):
     assert trace["pipeline"]["profile"]["source"] == "persona"
     assert trace["pipeline"]["profile"]["weights"]["rerank"] == 1.0
     assert after["fragments"][0]["score"] > before["fragments"][0]["score"]
+
+
+def test_a_persona_description_is_embedded_when_set_and_dropped_with_the_profile(client, keys, db_url):
+    body = {
+        "org_id": "acme",
+        "persona_id": "sre",
+        "w_persona": 0.3,
+        "description": "Alerts, SLOs and incident response.",
+    }
+    assert client.put("/profiles", json=body, headers=auth(keys["sre-lead"])).status_code == 200
+    count = "select count(*) from data.persona_vectors where org_id = 'acme' and persona_id = 'sre'"
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute(count).fetchone()[0] == 2  # one per namespace's model
+    params = {"org_id": "acme", "persona_id": "sre"}
+    assert client.delete("/profiles", params=params, headers=auth(keys["sre-lead"])).status_code == 200
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute(count).fetchone()[0] == 0

@@ -65,6 +65,25 @@ def test_candidates_carry_authority_and_the_weight_blends_it(conn, ingest, model
     assert recorded and set(recorded.values()) <= {0.0, 1.0} | {c.authority for c in ranked}
 
 
+def test_a_profile_that_weighs_authority_0_does_not_read_it(conn, ingest, models):
+    """The relevance-only profile (what `make bench` compares the blend with) skips the
+    authority look-up: no candidate carries authority, the term counts 0, order kept."""
+    ingest("acme", DOCS)
+    conn.execute("select api.refresh_authority()")
+    conn.commit()
+    plain = Retriever(models, None, PipelineConfig())
+    act_as(conn, "acme", "admin")
+    conn.execute("select api.ranking_profile_set('acme', null, 1, 0, 0, 0, 0)")
+    conn.commit()
+    act_as(conn, "acme", "admin")
+    ranking = plain.rank(conn, request("storage volume fills"))
+    conn.rollback()
+    assert ranking.candidates
+    assert all(c.authority is None and c.authority_refreshed_at is None for c in ranking.candidates)
+    assert all(c.terms is not None and c.terms["authority"] == 0.0 for c in ranking.ranked)
+    assert [c.final_score for c in ranking.ranked] == [c.terms["rerank"] for c in ranking.ranked if c.terms]
+
+
 def test_the_background_refresh_is_debounced():
     runs: list[float] = []
     done = threading.Event()

@@ -8,6 +8,7 @@ import math
 from datetime import UTC, datetime, timedelta
 
 import msgspec
+import psycopg
 import pytest
 
 from app.access import act_as
@@ -211,3 +212,83 @@ def test_two_personas_get_different_top3s_and_both_keep_the_answer(personas, ret
     assert all("payments/retries.md" in top for top in top3.values()), top3
     assert {"ops/payment-alerts.md", "ops/payment-timeouts.md"} & set(top3["sre"][1:])
     assert {"ui/payment-errors.md", "ui/payment-error-contrast.md"} & set(top3["a11y"][1:])
+
+
+DESCRIPTIONS = {persona: text.split("\n\n", 1)[1].strip() for persona, (_path, text) in PERSONAS.items()}
+"""What each persona cares about, as a lead would describe it (the charters' bodies)."""
+
+
+def describe(conn, models, persona: str, description: str, **weights) -> None:
+    """Set the persona's profile as the API and CLI do: the description embedded first."""
+    from app.api.profiles import description_vectors, set_profile_on
+    from app.models import RankingProfileSet
+
+    data = msgspec.convert(
+        {"org_id": "acme", "persona_id": persona, "description": description, **weights}, RankingProfileSet
+    )
+    vectors = description_vectors(models, data)
+    act_as(conn, "acme", "admin")
+    set_profile_on(conn, data, vectors)
+    conn.commit()
+
+
+def rank_of(top: list[str], paths_: set[str]) -> int:
+    return min((i for i, p in enumerate(top) if p in paths_), default=len(top))
+
+
+def test_a_persona_with_only_a_description_leans_toward_it_and_keeps_the_answer(conn, ingest, retriever, models):
+    """No persona-scoped fragments: the description alone is the persona's evidence."""
+    ingest("acme", PAYMENTS)
+    for persona in PERSONAS:
+        conn.execute("select api.ensure_scope('acme', null, %s, null)", (persona,))
+    conn.commit()
+    ops, ui = (
+        {"ops/payment-alerts.md", "ops/payment-timeouts.md"},
+        {"ui/payment-errors.md", "ui/payment-error-contrast.md"},
+    )
+
+    def top(persona: str) -> list[str]:
+        response, trace = retrieve(
+            conn, retriever, request("what to do when a payment request fails", scope={"persona_id": persona})
+        )
+        return paths(response), trace
+
+    before, _ = top("sre")
+    # Weighted, but neither described nor holding fragments: no persona term, one order.
+    for persona in PERSONAS:
+        set_profile(conn, persona, w_persona=0.5)
+    assert top("sre")[0] == top("a11y")[0] == before
+    for persona in PERSONAS:
+        describe(conn, models, persona, DESCRIPTIONS[persona], w_persona=0.5)
+    stored = conn.execute("select persona_id, count(*) from data.persona_vectors group by 1 order by 1").fetchall()
+    assert stored == [("a11y", len(models)), ("sre", len(models))]
+    (sre, trace), (a11y, _) = top("sre"), top("a11y")
+    assert sre[:3] != a11y[:3]
+    assert "payments/retries.md" in sre[:3] and "payments/retries.md" in a11y[:3], (sre, a11y)
+    # Each moves toward what its description names: SRE's alerting and timeouts, the
+    # accessibility reviewer's screen readers and contrast.
+    assert rank_of(sre, ops) < rank_of(before, ops) and set(sre[:3]) & ops, (before, sre)
+    assert rank_of(a11y, ui) < rank_of(before, ui), (before, a11y)
+    assert any(c["terms"]["persona"] > 0 for c in trace["candidates"] if c.get("terms"))
+
+
+def test_a_changed_description_drops_its_old_vectors_and_a_stale_one_is_refused(conn, ingest, models):
+    ingest("acme", PAYMENTS)
+    conn.execute("select api.ensure_scope('acme', null, 'sre', null)")
+    conn.commit()
+    describe(conn, models, "sre", DESCRIPTIONS["sre"], w_persona=0.3)
+    count = "select count(*) from data.persona_vectors where persona_id = 'sre'"
+    assert conn.execute(count).fetchone()[0] == len(models)
+    set_profile(conn, "sre", w_persona=0.3, description=DESCRIPTIONS["sre"])  # unchanged: kept
+    assert conn.execute(count).fetchone()[0] == len(models)
+    set_profile(conn, "sre", w_persona=0.3, description="Incident response only.")  # changed: dropped
+    assert conn.execute(count).fetchone()[0] == 0
+    act_as(conn, "acme", "admin")
+    vectors = msgspec.json.encode({"prose": [0.1] * models["prose"].dims}).decode()
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="does not hold this description"):
+        conn.execute("select api.persona_vectors_set('acme', 'sre', %s, %s::jsonb)", (DESCRIPTIONS["sre"], vectors))
+    conn.rollback()
+    act_as(conn, "acme", "admin")
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="dimensions"):
+        conn.execute("select api.persona_vectors_set('acme', 'sre', 'Incident response only.', '{\"prose\": [1, 2]}')")
+    conn.rollback()

@@ -44,6 +44,7 @@ def test_every_tenant_table_has_forced_rls_and_a_policy(conn):
         "pins",
         "ranking_profiles",
         "fragment_links",
+        "persona_vectors",
     } <= names
     unprotected = [name for name, enabled, forced, policies in tenant if not (enabled and forced and policies >= 1)]
     assert unprotected == []
@@ -136,6 +137,7 @@ EXECUTABLE = {
         "api.metrics_org_sizes",
         "api.open_session",
         "api.pin_add",
+        "api.persona_vectors_set",
         "api.pin_remove",
         "api.pins_list",
         "api.ranking_profile",

@@ -1147,6 +1147,59 @@ COMMENT ON FUNCTION api.open_session(p_session_id text) IS 'Open a new session o
 
 
 --
+-- Name: persona_vectors_set(text, text, text, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    stored int;
+begin
+    select * into me from data._principal_or_raise();
+    if p_persona_id is null then
+        raise exception 'persona vectors need a persona' using errcode = '22023';
+    end if;
+    perform data._require_write(p_org_id, null, p_persona_id, null);
+    perform data._require_org(p_org_id);
+    perform data._require_scope(p_org_id, null, p_persona_id);
+    if p_description is null or btrim(p_description) = '' then
+        raise exception 'description must not be empty' using errcode = '22023';
+    end if;
+    perform 1 from data.ranking_profiles r
+    where r.org_id = p_org_id and r.persona_id = p_persona_id and r.description = p_description
+    for share;
+    if not found then
+        raise exception 'the profile of persona % does not hold this description (set it first, or it changed)',
+            p_persona_id using errcode = '22023';
+    end if;
+    if jsonb_typeof(p_vectors) is distinct from 'object' or p_vectors = '{}'::jsonb
+       or exists (select 1 from jsonb_object_keys(p_vectors) k
+                  where k not in (select n.namespace from data.embedding_namespaces n)) then
+        raise exception 'vectors must be an object keyed by embedding namespace' using errcode = '22023';
+    end if;
+    delete from data.persona_vectors v where v.org_id = p_org_id and v.persona_id = p_persona_id;
+    insert into data.persona_vectors (org_id, persona_id, model_id, description, embedding, updated_by)
+    select p_org_id, p_persona_id, q.model_id, p_description, q.query_vector, me.principal_id
+    from data._query_vectors(p_vectors) q;
+    get diagnostics stored = row_count;
+    return stored;
+end
+$$;
+
+
+ALTER FUNCTION api.persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb) IS 'Store a persona profile''s description embedded per namespace (the persona term''s evidence with its own fragments); write grant on the persona.';
+
+
+--
 -- Name: pin_add(text, text, text, text, bigint, text, timestamp with time zone); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -1457,6 +1510,7 @@ begin
     delete from data.ranking_profiles r
     where r.org_id = p_org_id and r.persona_id is not distinct from p_persona_id
     returning * into prof;
+    delete from data.persona_vectors v where v.org_id = p_org_id and v.persona_id = p_persona_id;
     if prof.org_id is null then
         raise exception 'no ranking profile for % in org %', coalesce(p_persona_id, 'the default'), p_org_id
             using errcode = 'P0002';
@@ -1505,6 +1559,9 @@ begin
     end if;
     delete from data.ranking_profiles r
     where r.org_id = p_org_id and r.persona_id is not distinct from p_persona_id;
+    -- Vectors of another description are evidence no more (the writer embeds the new one).
+    delete from data.persona_vectors v
+    where v.org_id = p_org_id and v.persona_id = p_persona_id and v.description is distinct from p_description;
     insert into data.ranking_profiles as r (org_id, persona_id, w_rerank, w_freshness, w_authority, w_pinned,
                                             w_persona, halflife_days, description, updated_by)
     values (p_org_id, p_persona_id, p_w_rerank, p_w_freshness, p_w_authority, p_w_pinned, p_w_persona,
@@ -1960,6 +2017,9 @@ declare
     persona_sims float8[] := '{}';
     evidence_ids bigint[];
     centroid extensions.vector;
+    described extensions.vector;
+    -- Fragments whose authority is read: none when the profile does not weigh it.
+    authority_ids bigint[] := '{}';
 begin
     -- The requested scope must lie within the caller's grants (42501 otherwise);
     -- row-level security then keeps every other fragment out of every list below.
@@ -2057,9 +2117,16 @@ begin
           order by p.fragment_id, p.created_at, p.pin_id) p;
 
     candidate_ids := lexical_ids || dense_ids;
-    -- Persona evidence (docs/adr/0014): the centroid of the persona's own fragments (the
-    -- 1000 most recently updated, per model) stands for what it cares about; each
-    -- candidate gets its cosine to it, floored at 0. Only when the profile weighs it.
+    if (profile ->> 'w_authority')::float8 > 0 then
+        authority_ids := candidate_ids || pinned_ids;
+    end if;
+    -- Persona evidence (docs/adr/0014): what the persona cares about, per model, from
+    -- two sources: the description of its profile (embedded when it was set,
+    -- data.persona_vectors) and the centroid of its own fragments (the 1000 most
+    -- recently updated). With both, their unit vectors count equally (the sum of the two,
+    -- whose cosine to a fragment is the mean of the two cosines up to one factor per
+    -- persona); with one, that one. Each candidate gets its cosine to it, floored at 0.
+    -- Only when the profile weighs it.
     if p_persona_id is not null and (profile ->> 'w_persona')::float8 > 0 then
         select coalesce(array_agg(f.fragment_id), '{}') into evidence_ids
         from (select f.fragment_id from data.fragments f
@@ -2069,9 +2136,18 @@ begin
         for m in select em.model_id from data.embedding_models em where em.status = 'active' order by em.model_id loop
             -- Two id-list probes, as the lexical fill above (a join lets a stale estimate
             -- pick a nested loop over the whole model's vectors).
-            select avg(e.embedding) into centroid
-            from data.embeddings e
-            where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (evidence_ids);
+            centroid := null;
+            if cardinality(evidence_ids) > 0 then
+                select avg(e.embedding) into centroid
+                from data.embeddings e
+                where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (evidence_ids);
+            end if;
+            select v.embedding into described
+            from data.persona_vectors v
+            where v.org_id = p_org_id and v.persona_id = p_persona_id and v.model_id = m.model_id;
+            centroid := case when centroid is null then described
+                             when described is null then centroid
+                             else l2_normalize(described) + l2_normalize(centroid) end;
             continue when centroid is null;
             select persona_ids || coalesce(array_agg(e.fragment_id), '{}'),
                    persona_sims || coalesce(array_agg(greatest(0.0::float8, 1.0::float8 - (e.embedding <=> centroid))), '{}')
@@ -2146,7 +2222,8 @@ begin
     ), authority as materialized (
         -- Citation authority (sql/functions/47_authority.sql), read through its definer helper.
         select au.fragment_id, au.authority, au.refreshed_at
-        from data._authority(p_org_id, candidate_ids || pinned_ids) au
+        from data._authority(p_org_id, authority_ids) au
+        where cardinality(authority_ids) > 0
     )
     -- The profile rides on the first row only (parsed once, not once per candidate).
     select r.*, case when row_number() over (order by r.fused_score desc, r.lexical_rank nulls last,
@@ -5510,6 +5587,39 @@ ALTER TABLE data.orgs ALTER COLUMN org_no ADD GENERATED ALWAYS AS IDENTITY (
 
 
 --
+-- Name: persona_vectors; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.persona_vectors (
+    org_id text NOT NULL,
+    persona_id text NOT NULL,
+    model_id integer NOT NULL,
+    description text NOT NULL,
+    embedding extensions.vector NOT NULL,
+    updated_by text NOT NULL,
+    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+);
+
+ALTER TABLE ONLY data.persona_vectors FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.persona_vectors OWNER TO <migrator>;
+
+--
+-- Name: TABLE persona_vectors; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.persona_vectors IS 'The description of a persona''s ranking profile embedded with each model (unit vectors): evidence of what the persona cares about, with its own fragments (api.persona_vectors_set; docs/adr/0014).';
+
+
+--
+-- Name: COLUMN persona_vectors.description; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.persona_vectors.description IS 'The text embedded: the persona profile''s description when the vector was written.';
+
+
+--
 -- Name: personas; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -5955,6 +6065,14 @@ ALTER TABLE ONLY data.orgs
 
 ALTER TABLE ONLY data.orgs
     ADD CONSTRAINT orgs_pkey PRIMARY KEY (org_id);
+
+
+--
+-- Name: persona_vectors persona_vectors_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.persona_vectors
+    ADD CONSTRAINT persona_vectors_pkey PRIMARY KEY (org_id, persona_id, model_id);
 
 
 --
@@ -6540,6 +6658,22 @@ ALTER TABLE ONLY data.grants
 
 
 --
+-- Name: persona_vectors persona_vectors_model_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.persona_vectors
+    ADD CONSTRAINT persona_vectors_model_id_fkey FOREIGN KEY (model_id) REFERENCES data.embedding_models(model_id) ON DELETE CASCADE;
+
+
+--
+-- Name: persona_vectors persona_vectors_org_id_persona_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.persona_vectors
+    ADD CONSTRAINT persona_vectors_org_id_persona_id_fkey FOREIGN KEY (org_id, persona_id) REFERENCES data.personas(org_id, persona_id) ON DELETE CASCADE;
+
+
+--
 -- Name: personas personas_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -6763,6 +6897,12 @@ CREATE POLICY own_only ON data.retrieval_traces FOR SELECT USING (((org_id = ( S
 
 
 --
+-- Name: persona_vectors; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.persona_vectors ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: personas; Type: ROW SECURITY; Schema: data; Owner: <migrator>
 --
 
@@ -6867,6 +7007,13 @@ CREATE POLICY scope_read ON data.fragment_sources FOR SELECT USING (((org_id = (
 --
 
 CREATE POLICY scope_read ON data.fragments FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
+
+
+--
+-- Name: persona_vectors scope_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY scope_read ON data.persona_vectors FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND (( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[])))));
 
 
 --
@@ -7148,6 +7295,14 @@ GRANT ALL ON FUNCTION api.metrics_org_sizes() TO contexts_service;
 
 REVOKE ALL ON FUNCTION api.open_session(p_session_id text) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.open_session(p_session_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb) TO contexts_service;
 
 
 --
@@ -8066,6 +8221,14 @@ GRANT SELECT ON TABLE data.grants TO contexts_auditor;
 GRANT SELECT ON TABLE data.orgs TO contexts_service;
 GRANT SELECT ON TABLE data.orgs TO contexts_analyst;
 GRANT SELECT ON TABLE data.orgs TO contexts_auditor;
+
+
+--
+-- Name: TABLE persona_vectors; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.persona_vectors TO contexts_service;
+GRANT SELECT ON TABLE data.persona_vectors TO contexts_analyst;
 
 
 --
