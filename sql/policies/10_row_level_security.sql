@@ -99,3 +99,9 @@ create policy scope_read on data.ranking_profiles for select
     using (org_id = (select data.acl_org())
            and (persona_id is null or (select data.acl_org_wide())
                 or persona_id = any ((select data.acl_personas())::text[])));
+
+-- A repo's sync state: visible to those who may read the repo (as its documents are).
+drop policy if exists scope_read on data.git_syncs;
+create policy scope_read on data.git_syncs for select
+    using (org_id = (select data.acl_org())
+           and ((select data.acl_org_wide()) or repo_id = any ((select data.acl_repos())::text[])));
