@@ -1,0 +1,65 @@
+"""GET /repos/{repo_id}/sync: a repo's last git sync, under the repo's read rule, and
+api.sync_record's compare-and-set (a second sync from a stale commit is refused)."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from app.access import act_as, create_api_key
+
+HEAD = "a" * 40
+NEXT = "b" * 40
+
+
+def record(db_url: str, repo: str, commit: str, previous: str | None) -> None:
+    with psycopg.connect(db_url) as conn:
+        act_as(conn, "acme", "admin")
+        conn.execute("select * from api.sync_record('acme', %s, %s, 'main', %s, 3, 1, true)", (repo, commit, previous))
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_state_follows_the_repo_read_rule(client, db_url):
+    record(db_url, "platform", HEAD, None)
+    record(db_url, "secret", HEAD, None)
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.create_principal('acme', 'bot', 'agent', '')")
+        conn.execute("select api.grant_scope('acme', 'bot', 'repo', 'platform', false)")
+        bot = create_api_key(conn, "acme", "bot").token
+
+    shown = client.get("/repos/platform/sync", params={"org_id": "acme"})
+    assert shown.status_code == 200, shown.text
+    body = shown.json()
+    assert (body["commit_sha"], body["ref"], body["synced_by"], body["written"], body["deleted"]) == (
+        HEAD,
+        "main",
+        "admin",
+        3,
+        1,
+    )
+    assert client.get("/repos/platform/sync", params={"org_id": "acme"}, headers=auth(bot)).status_code == 200
+    assert client.get("/repos/secret/sync", params={"org_id": "acme"}, headers=auth(bot)).status_code == 403
+    assert client.get("/repos/nowhere/sync", params={"org_id": "acme"}).status_code == 404
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.ensure_scope('acme', 'fresh')")
+    never = client.get("/repos/fresh/sync", params={"org_id": "acme"})
+    assert never.status_code == 404 and "never synced" in never.text
+
+
+def test_a_sync_from_a_stale_commit_is_refused(client, db_url):
+    record(db_url, "platform", HEAD, None)
+    record(db_url, "platform", NEXT, HEAD)
+    with pytest.raises(psycopg.errors.SerializationFailure, match="synced to b+ meanwhile"):
+        record(db_url, "platform", HEAD, HEAD)
+    with pytest.raises(psycopg.errors.SerializationFailure):
+        record(db_url, "platform", HEAD, None)
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.create_principal('acme', 'reader', 'agent', '')")
+        conn.execute("select api.grant_scope('acme', 'reader', 'org', null, false)")
+        conn.commit()
+        act_as(conn, "acme", "reader")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("select * from api.sync_record('acme', 'platform', %s, null, %s)", (HEAD, NEXT))
