@@ -79,6 +79,16 @@ def documents(db_url: str) -> dict[str, tuple[int, int, str | None, bool]]:
     return {r[0]: tuple(r[1:]) for r in rows}
 
 
+def live_fragments(db_url: str, path: str) -> list[int]:
+    with psycopg.connect(db_url) as conn:
+        rows = conn.execute(
+            """select s.fragment_id from data.fragment_sources s join data.documents d using (doc_id)
+               where d.path = %s and d.deleted_at is null and s.retired_at is null order by s.ordinal""",
+            (path,),
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
 def state(db_url: str) -> tuple | None:
     with psycopg.connect(db_url) as conn:
         return conn.execute(
@@ -132,6 +142,7 @@ def test_modification_rename_and_deletion(org, work_tree):
     for path in ("docs/runbook.md", "src/pool.py", ".gitignore"):
         assert after[path] == before[path]  # untouched: same version, the commit it was written at
 
+    runbook_fragments = live_fragments(org, "docs/runbook.md")
     git(work_tree, "mv", "docs/runbook.md", "docs/operations.md")
     git(work_tree, "rm", "-q", "src/pool.py")
     moved = commit(work_tree, "rename and delete")
@@ -156,9 +167,23 @@ def test_modification_rename_and_deletion(org, work_tree):
                where d.path = 'src/pool.py' and f.active"""
         ).fetchone()[0]
     assert renamed_from == "docs/runbook.md" and live >= 1
+    # Delete plus add, the new path first: its chunks matched the old fragments, so the
+    # fragment ids (pins, citations) and their embeddings carry over to the new path.
+    assert live_fragments(org, "docs/operations.md") == runbook_fragments
     assert retired == 0  # the deleted file's fragments left retrieval
 
     assert f"up to date at {moved}" in sync(org, work_tree).output
+
+
+def test_a_file_that_can_no_longer_be_indexed_takes_its_document_with_it(org, work_tree):
+    assert sync(org, work_tree, "--create-repo").exit_code == 0
+    (work_tree / "README.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    commit(work_tree, "readme becomes an image")
+    result = sync(org, work_tree)
+    assert result.exit_code == 0, result.output
+    assert "skipped:" in result.output and "binary" in result.output
+    assert documents(org)["README.md"][3] is True
+    assert live_fragments(org, "README.md") == []
 
 
 def test_rewritten_history_falls_back_to_a_full_comparison(org, work_tree):

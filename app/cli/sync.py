@@ -200,6 +200,7 @@ def _write(
 ) -> None:
     """The added, modified and renamed files, through the ingestion loop of `contexts
     ingest`: each version records the commit (and a rename its old path) in its metadata."""
+    from app.access import act_as
     from app.ingest.batches import ingest_groups
     from app.ingest.normalize import RejectedDocument, SourceDocument
 
@@ -208,7 +209,9 @@ def _write(
     pipeline.register_models(conn)  # as the migrator, before acting for the principal
     conn.commit()
     head_time = tree.committed_at(plan.head)
-    changed_at = tree.last_changed(plan.head, [f.path for f in plan.writes])
+    changed_at = tree.last_changed(plan.head, [f.path for f in plan.writes], None if plan.full_scan else plan.last)
+
+    refused: list[str] = []
 
     def items() -> Iterator[tuple[_File, bytes]]:
         for file, (_blob, content) in zip(plan.writes, tree.read(f.blob for f in plan.writes)):
@@ -241,6 +244,7 @@ def _write(
 
         def refuse(item: tuple[_File, bytes], exc: RejectedDocument) -> None:
             report.refused.append(str(exc))
+            refused.append(item[0].path)
             progress.advance(task)
 
         for group in ingest_groups(
@@ -257,6 +261,15 @@ def _write(
             report.changed += group.changed
             report.fragments += group.fragments
             report.created += group.created
+    if refused:
+        # A file git still tracks but that can no longer be indexed (now binary, empty or
+        # too large) takes its document with it: the repo must not serve stale content.
+        act_as(conn, scope.org_id, principal)
+        stale = conn.execute(
+            "select path, doc_id from api.sync_documents(%s, %s, %s)", (scope.org_id, scope.repo_id, refused)
+        ).fetchall()
+        conn.rollback()
+        plan.deletes.extend((path, doc_id) for path, doc_id in stale)
 
 
 def _short(commit: str | None) -> str:

@@ -166,16 +166,17 @@ class WorkTree:
     def committed_at(self, commit: str) -> datetime:
         return datetime.fromtimestamp(int(_git(self.root, "show", "-s", "--format=%ct", commit).strip()), tz=UTC)
 
-    def last_changed(self, commit: str, paths: Iterable[str]) -> dict[str, datetime]:
+    def last_changed(self, commit: str, paths: Iterable[str], since: str | None = None) -> dict[str, datetime]:
         """When each path last changed in the history of `commit` (its newest commit that
-        touched it), read in one pass of `git log` that stops once every path is found.
-        A path git prints quoted (tab, newline, quote) is left out: callers fall back."""
+        touched it), read in one pass of `git log` that stops once every path is found;
+        with `since`, only commits after that one are walked. A path git prints quoted
+        (tab, newline, quote), or not found, is left out: callers fall back."""
         wanted = set(paths)
         found: dict[str, datetime] = {}
         if not wanted:
             return found
         command = ["git", "-C", str(self.root), "-c", "core.quotePath=off", "log", "--format=%x01%ct",
-                   "--name-only", "--no-renames", commit, "--"]  # fmt: skip
+                   "--name-only", "--no-renames", commit, *([f"^{since}"] if since else []), "--"]  # fmt: skip
         with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as log:
             assert log.stdout is not None
             when: datetime | None = None
@@ -193,8 +194,8 @@ class WorkTree:
     def uncommitted(self) -> int:
         """Paths whose work-tree state differs from HEAD: modified, staged, deleted, and
         untracked files that no .gitignore excludes (git status, which uses the index's
-        stat cache: it does not read unchanged files)."""
-        out = _git(self.root, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+        stat cache: it does not read unchanged files; an untracked directory counts once)."""
+        out = _git(self.root, "status", "--porcelain=v1", "-z", "--untracked-files=normal")
         count = 0
         fields = out.split(b"\0")
         i = 0
