@@ -126,16 +126,12 @@ def sync_tree(
     import psycopg
 
     from app.access import act_as
-    from app.api.documents import delete_on
-    from app.ingest.embed import embedders
-    from app.ingest.pipeline import IngestPipeline
 
     try:
         tree = WorkTree(path)
         uncommitted = tree.uncommitted()
     except GitError as exc:
         raise CliError(str(exc)) from exc
-    pipeline = IngestPipeline(settings, embedders(settings))
     scope = Scope(org_id, repo, None, None)
     author = owner or _git_identity() or os.environ.get("USER")
     try:
@@ -158,7 +154,12 @@ def sync_tree(
             conn.rollback()
             report = SyncReport(plan, uncommitted)
             if report.up_to_date or dry_run:
-                return report
+                return report  # before loading the pipeline (seconds of imports): nothing to write
+            from app.api.documents import delete_on
+            from app.ingest.embed import embedders
+            from app.ingest.pipeline import IngestPipeline
+
+            pipeline = IngestPipeline(settings, embedders(settings))
             _write(conn, pipeline, tree, scope, settings.principal, plan, report, author, owner, kind, quiet)
             if plan.deletes:
                 act_as(conn, org_id, settings.principal)
