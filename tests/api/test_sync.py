@@ -63,3 +63,24 @@ def test_a_sync_from_a_stale_commit_is_refused(client, db_url):
         act_as(conn, "acme", "reader")
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("select * from api.sync_record('acme', 'platform', %s, null, %s)", (HEAD, NEXT))
+
+
+def test_python_client_reads_the_state(client, db_url):
+    import httpx
+
+    from app.client import Client, ContextsError
+    from app.models import SyncState
+
+    record(db_url, "platform", HEAD, None)
+    token = client.headers["Authorization"].removeprefix("Bearer ")
+
+    def forward(request: httpx.Request) -> httpx.Response:
+        answer = client.request(request.method, request.url.path, params=request.url.params, headers=request.headers)
+        return httpx.Response(answer.status_code, headers=answer.headers, content=answer.content)
+
+    with Client("http://contexts.test", token, transport=httpx.MockTransport(forward)) as contexts:
+        shown = contexts.sync_state("acme", "platform")
+        assert isinstance(shown, SyncState) and shown.commit_sha == HEAD and shown.full_scan
+        with pytest.raises(ContextsError) as never:
+            contexts.sync_state("acme", "nowhere")
+        assert never.value.status == 404
