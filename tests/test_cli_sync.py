@@ -23,7 +23,7 @@ def run(db_url: str, *args: str):
     return CliRunner().invoke(main, ["--db-url", db_url, *args], catch_exceptions=False)
 
 
-def git(repo: Path, *args: str) -> str:
+def git(repo: Path, *args: str, when: str | None = None) -> str:
     env = {
         "GIT_AUTHOR_NAME": "Ada",
         "GIT_AUTHOR_EMAIL": "ada@example.com",
@@ -32,13 +32,15 @@ def git(repo: Path, *args: str) -> str:
         "HOME": str(repo.parent),
         "PATH": "/usr/bin:/bin:/usr/local/bin",
     }
+    if when:
+        env |= {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
     done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=True)
     return done.stdout.strip()
 
 
-def commit(repo: Path, message: str) -> str:
+def commit(repo: Path, message: str, when: str | None = None) -> str:
     git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
+    git(repo, "commit", "-q", "-m", message, when=when)
     return git(repo, "rev-parse", "HEAD")
 
 
@@ -65,7 +67,7 @@ def work_tree(tmp_path: Path) -> Path:
             "debug.log": "ignored log line\n",
         },
     )
-    commit(repo, "initial")
+    commit(repo, "initial", when="2026-01-05T10:00:00Z")
     return repo
 
 
@@ -133,7 +135,7 @@ def test_modification_rename_and_deletion(org, work_tree):
     before = documents(org)
 
     write(work_tree, {"README.md": "# Platform\n\nThe platform service drains idle connections every hour.\n"})
-    changed = commit(work_tree, "hourly")
+    changed = commit(work_tree, "hourly", when="2026-06-01T09:00:00Z")
     result = sync(org, work_tree)
     assert result.exit_code == 0, result.output
     assert "1 file(s) read, 1 document(s) changed" in result.output
@@ -141,6 +143,16 @@ def test_modification_rename_and_deletion(org, work_tree):
     assert after["README.md"][:3] == (before["README.md"][0], 2, changed)
     for path in ("docs/runbook.md", "src/pool.py", ".gitignore"):
         assert after[path] == before[path]  # untouched: same version, the commit it was written at
+    with psycopg.connect(org) as conn:
+        times = dict(
+            conn.execute(
+                """select d.path, to_char(v.source_ts at time zone 'UTC', 'YYYY-MM-DD HH24:MI')
+                   from data.documents d join data.document_versions v
+                     on v.doc_id = d.doc_id and v.version = d.current_version"""
+            ).fetchall()
+        )
+    # A version's source time (what freshness reads) is its file's last commit.
+    assert times["README.md"] == "2026-06-01 09:00" and times["docs/runbook.md"] == "2026-01-05 10:00"
 
     runbook_fragments = live_fragments(org, "docs/runbook.md")
     git(work_tree, "mv", "docs/runbook.md", "docs/operations.md")
