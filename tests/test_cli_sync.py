@@ -6,6 +6,7 @@ and bad input fails with a message."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -118,9 +119,11 @@ def test_first_sync_ingests_tracked_files_only_then_an_unchanged_head_does_nothi
     assert {d[2] for d in docs.values()} == {head}
     assert state(org) == (head, "main", "admin", 4, 0, True)
 
-    again = sync(org, work_tree)
+    again = sync(org, work_tree, "--json")
     assert again.exit_code == 0, again.output
     assert f"up to date at {head}" in again.output
+    summary = json.loads(next(line for line in again.output.splitlines() if line.startswith("{")))
+    assert (summary["up_to_date"], summary["to_commit"], summary["written"]) == (True, head, 0)
     assert documents(org) == docs
 
     (work_tree / "README.md").write_text("# Platform\n\nUncommitted edit.\n")

@@ -14,6 +14,7 @@ reported, never read."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -273,6 +274,27 @@ def _write(
         plan.deletes.extend((path, doc_id) for path, doc_id in stale)
 
 
+def _summary(org_id: str, repo: str, report: SyncReport, dry_run: bool) -> dict:
+    plan = report.plan
+    return {
+        "org_id": org_id,
+        "repo_id": repo,
+        "from_commit": plan.last,
+        "to_commit": plan.head,
+        "ref": plan.ref,
+        "up_to_date": report.up_to_date,
+        "dry_run": dry_run,
+        "full_scan": plan.full_scan,
+        "to_write": len(plan.writes),
+        "to_delete": len(plan.deletes),
+        "written": report.written,
+        "changed": report.changed,
+        "deleted": report.deleted,
+        "refused": report.refused,
+        "uncommitted": report.uncommitted,
+    }
+
+
 def _short(commit: str | None) -> str:
     return commit[:12] if commit else "nothing"
 
@@ -285,6 +307,7 @@ def _short(commit: str | None) -> str:
 @click.option("--kind", default=None, help="Document kind of every file. Default: inferred per file.")
 @click.option("--owner", default=None, help="Owner of the fragments. Default: git user.name or $USER.")
 @click.option("--dry-run", is_flag=True, help="Say what would be written and deleted; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print what the sync did as one JSON object on stdout.")
 @click.option(
     "--refresh-authority/--no-refresh-authority",
     default=True,
@@ -301,6 +324,7 @@ def sync(
     kind: str | None,
     owner: str | None,
     dry_run: bool,
+    as_json: bool,
     refresh_authority: bool,
 ) -> None:
     """Sync a git work tree's committed files into a repo: only what changed since the
@@ -310,6 +334,8 @@ def sync(
     dsn = open_database(settings)
     report = sync_tree(settings, dsn, path, org_id, repo, owner, kind, create_repo, dry_run)
     plan = report.plan
+    if as_json:
+        click.echo(json.dumps(_summary(org_id, repo, report, dry_run)))
     if report.uncommitted:
         console.print(
             f"[yellow]note:[/] {report.uncommitted} uncommitted change(s) in the work tree are not synced "
