@@ -241,6 +241,11 @@ def test_bad_input_fails_with_a_message(org, work_tree, tmp_path):
     assert unknown_repo.exit_code != 0 and "unknown repo platform" in unknown_repo.output
     unknown_org = run(org, "sync", str(work_tree), "--org", "nobody", "--repo", "platform")
     assert unknown_org.exit_code != 0 and "nobody" in unknown_org.output
+    assert run(org, "principal", "create", "acme", "reader").exit_code == 0
+    assert run(org, "grant", "add", "acme", "reader", "--org-wide").exit_code == 0
+    read_only = run(org, "--principal", "reader", "sync", str(work_tree), "--org", "acme", "--repo", "platform",
+                    "--create-repo")  # fmt: skip
+    assert read_only.exit_code != 0 and "may not write" in read_only.output
     empty = tmp_path / "empty"
     empty.mkdir()
     git(empty, "init", "-q")

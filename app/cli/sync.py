@@ -152,10 +152,12 @@ def sync_tree(
                 plan = _plan(conn, tree, org_id, repo) if known else _first_plan(tree)
             except GitError as exc:
                 raise CliError(str(exc)) from exc
-            conn.rollback()
             report = SyncReport(plan, uncommitted)
             if report.up_to_date or dry_run:
                 return report  # before loading the pipeline (seconds of imports): nothing to write
+            # A principal that may only read the repo is refused now, before any model loads.
+            conn.execute("select api.authorize_write(%s, %s)", (org_id, repo))
+            conn.rollback()
             from app.api.documents import delete_on
             from app.ingest.embed import embedders
             from app.ingest.pipeline import IngestPipeline
