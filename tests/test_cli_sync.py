@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import unicodedata
 from pathlib import Path
 
 import psycopg
@@ -64,6 +65,7 @@ def work_tree(tmp_path: Path) -> Path:
             "docs/runbook.md": "# Runbook\n\n## Restart\n\nRestart the pool with `make restart` after a deploy.\n",
             "src/pool.py": 'def drain_pool(pool):\n    """Close idle connections."""\n    for c in pool.idle:\n'
             "        c.close()\n",
+            "docs/café notes.md": "# Café\n\nThe espresso runbook lives in a path with an accent and a space.\n",
             "build/out.md": "# Generated\n\nshould never be ingested\n",
             "debug.log": "ignored log line\n",
         },
@@ -115,9 +117,9 @@ def test_first_sync_ingests_tracked_files_only_then_an_unchanged_head_does_nothi
     first = sync(org, work_tree, "--create-repo")
     assert first.exit_code == 0, first.output
     docs = documents(org)
-    assert sorted(docs) == [".gitignore", "README.md", "docs/runbook.md", "src/pool.py"]
+    assert sorted(docs) == [".gitignore", "README.md", "docs/café notes.md", "docs/runbook.md", "src/pool.py"]
     assert {d[2] for d in docs.values()} == {head}
-    assert state(org) == (head, "main", "admin", 4, 0, True)
+    assert state(org) == (head, "main", "admin", 5, 0, True)
 
     again = sync(org, work_tree, "--json")
     assert again.exit_code == 0, again.output
@@ -144,7 +146,7 @@ def test_modification_rename_and_deletion(org, work_tree):
     assert "1 file(s) read, 1 document(s) changed" in result.output
     after = documents(org)
     assert after["README.md"][:3] == (before["README.md"][0], 2, changed)
-    for path in ("docs/runbook.md", "src/pool.py", ".gitignore"):
+    for path in ("docs/runbook.md", "docs/café notes.md", "src/pool.py", ".gitignore"):
         assert after[path] == before[path]  # untouched: same version, the commit it was written at
     with psycopg.connect(org) as conn:
         times = dict(
@@ -156,6 +158,7 @@ def test_modification_rename_and_deletion(org, work_tree):
         )
     # A version's source time (what freshness reads) is its file's last commit.
     assert times["README.md"] == "2026-06-01 09:00" and times["docs/runbook.md"] == "2026-01-05 10:00"
+    assert times["docs/café notes.md"] == "2026-01-05 10:00"
 
     runbook_fragments = live_fragments(org, "docs/runbook.md")
     git(work_tree, "mv", "docs/runbook.md", "docs/operations.md")
@@ -201,6 +204,19 @@ def test_a_file_that_can_no_longer_be_indexed_takes_its_document_with_it(org, wo
     assert live_fragments(org, "README.md") == []
 
 
+def test_a_decomposed_unicode_path_is_found_again_when_deleted(org, work_tree):
+    decomposed = unicodedata.normalize("NFD", "docs/déjà vu.md")
+    write(work_tree, {decomposed: "# Déjà vu\n\nA file some file systems name in decomposed form.\n"})
+    commit(work_tree, "decomposed name")
+    assert sync(org, work_tree, "--create-repo").exit_code == 0
+    stored = unicodedata.normalize("NFC", decomposed)
+    assert documents(org)[stored][3] is False  # stored under its NFC path
+    git(work_tree, "rm", "-q", decomposed)
+    commit(work_tree, "gone")
+    assert sync(org, work_tree).exit_code == 0
+    assert documents(org)[stored][3] is True
+
+
 def test_rewritten_history_falls_back_to_a_full_comparison(org, work_tree):
     assert sync(org, work_tree, "--create-repo").exit_code == 0
     before = documents(org)
@@ -224,7 +240,7 @@ def test_rewritten_history_falls_back_to_a_full_comparison(org, work_tree):
 def test_dry_run_changes_nothing(org, work_tree):
     result = sync(org, work_tree, "--create-repo", "--dry-run")
     assert result.exit_code == 0, result.output
-    assert "write\tsrc/pool.py" in result.output and "dry run: 4 file(s) to write" in result.output
+    assert "write\tsrc/pool.py" in result.output and "dry run: 5 file(s) to write" in result.output
     assert documents(org) == {} and state(org) is None
 
 

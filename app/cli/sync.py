@@ -91,7 +91,7 @@ def _plan(conn: psycopg.Connection, tree: WorkTree, org_id: str, repo: str) -> P
         gone = [p for p in gone if p not in written]  # a path renamed away and refilled keeps its document
         if gone:
             rows = conn.execute(
-                "select path, doc_id from api.sync_documents(%s, %s, %s)", (org_id, repo, gone)
+                "select path, doc_id from api.sync_documents(%s, %s, %s)", (org_id, repo, [_stored(p) for p in gone])
             ).fetchall()
             plan.deletes = [(path, doc_id) for path, doc_id in rows]
         plan.reason = f"{len(changes)} path(s) changed since {last[:12]}"
@@ -105,10 +105,21 @@ def _plan(conn: psycopg.Connection, tree: WorkTree, org_id: str, repo: str) -> P
     )
     tracked = tree.tracked(head)
     plan.writes = [_File(f.path, f.blob) for f in tracked]
-    paths = {f.path for f in tracked}
+    paths = {_stored(f.path) for f in tracked}
     stored = conn.execute("select path, doc_id from api.sync_documents(%s, %s)", (org_id, repo)).fetchall()
     plan.deletes = [(path, doc_id) for path, doc_id in stored if path not in paths]
     return plan
+
+
+def _stored(path: str) -> str:
+    """The path a document of this file is stored under (NFC, as ingestion normalises it;
+    git keeps the bytes it was given, NFD from some file systems)."""
+    from app.ingest.normalize import RejectedDocument, normalize_path
+
+    try:
+        return normalize_path(path)
+    except RejectedDocument:
+        return path  # never stored: ingestion refuses it too
 
 
 def sync_tree(
