@@ -43,6 +43,8 @@ def test_state_follows_the_repo_read_rule(client, db_url):
     assert client.get("/repos/platform/sync", params={"org_id": "acme"}, headers=auth(bot)).status_code == 200
     assert client.get("/repos/secret/sync", params={"org_id": "acme"}, headers=auth(bot)).status_code == 403
     assert client.get("/repos/nowhere/sync", params={"org_id": "acme"}).status_code == 404
+    assert client.get("/repos/Not%20a%20repo!/sync", params={"org_id": "acme"}).status_code == 400
+    assert client.get("/repos/platform/sync", params={"org_id": "globex"}).status_code == 403
     with psycopg.connect(db_url) as conn:
         conn.execute("select api.ensure_scope('acme', 'fresh')")
     never = client.get("/repos/fresh/sync", params={"org_id": "acme"})
