@@ -29,6 +29,14 @@ def test_state_follows_the_repo_read_rule(client, db_url):
         conn.execute("select api.create_principal('acme', 'bot', 'agent', '')")
         conn.execute("select api.grant_scope('acme', 'bot', 'repo', 'platform', false)")
         bot = create_api_key(conn, "acme", "bot").token
+        conn.commit()
+        act_as(conn, "acme", "bot")  # the service role: row-level security applies to plain SQL too
+        assert conn.execute("select repo_id from data.git_syncs").fetchall() == [("platform",)]
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(
+                "insert into data.git_syncs (org_id, repo_id, commit_sha, synced_by) values ('acme', 'x', %s, 'bot')",
+                (HEAD,),
+            )
 
     shown = client.get("/repos/platform/sync", params={"org_id": "acme"})
     assert shown.status_code == 200, shown.text
