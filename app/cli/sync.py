@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from app.cli.common import CliError, console, context_settings, database_error, open_database
-from app.cli.documents import _git_identity
+from app.cli.common import CliError, console, context_settings, database_error, git_identity, open_database
 from app.ingest.git import Change, GitError, WorkTree
 from app.scope import Scope
 from app.settings import Settings
@@ -145,7 +144,7 @@ def sync_tree(
     except GitError as exc:
         raise CliError(str(exc)) from exc
     scope = Scope(org_id, repo, None, None)
-    author = owner or _git_identity() or os.environ.get("USER")
+    author = owner or git_identity() or os.environ.get("USER")
     try:
         with psycopg.connect(dsn) as conn:
             act_as(conn, org_id, settings.principal)
