@@ -48,6 +48,7 @@ class Change:
 
 
 def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    name = next((a for a in args if not a.startswith("-")), "")
     try:
         done = subprocess.run(
             ["git", "-C", str(root), *args],
@@ -59,10 +60,10 @@ def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
     except FileNotFoundError as exc:
         raise GitError("git is not installed (or not on PATH)") from exc
     except subprocess.TimeoutExpired as exc:
-        raise GitError(f"git {args[0]} ran over {GIT_TIMEOUT_SECONDS} s in {root}") from exc
+        raise GitError(f"git {name} ran over {GIT_TIMEOUT_SECONDS} s in {root}") from exc
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitError(f"git {args[0]} failed in {root}: {message[-1] if message else f'exit {done.returncode}'}")
+        raise GitError(f"git {name} failed in {root}: {message[-1] if message else f'exit {done.returncode}'}")
     return done.stdout
 
 
@@ -195,7 +196,9 @@ class WorkTree:
         """Paths whose work-tree state differs from HEAD: modified, staged, deleted, and
         untracked files that no .gitignore excludes (git status, which uses the index's
         stat cache: it does not read unchanged files; an untracked directory counts once)."""
-        out = _git(self.root, "status", "--porcelain=v1", "-z", "--untracked-files=normal")
+        # --no-optional-locks: a sync run from a hook never takes the index lock that the
+        # user's next git command would then find held.
+        out = _git(self.root, "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=normal")
         count = 0
         fields = out.split(b"\0")
         i = 0
