@@ -483,6 +483,30 @@ class RankingProfileList(msgspec.Struct):
     """Stored profiles you may read, the org default first."""
 
 
+# -- git sync ---------------------------------------------------------------------
+
+
+class SyncState(msgspec.Struct):
+    """GET /repos/{repo_id}/sync: the last `contexts sync` of a repo (docs/sync.md)."""
+
+    org_id: str
+    repo_id: str
+    commit_sha: str
+    """The commit whose tracked files the repo's synced documents hold."""
+    ref: str | None
+    """The branch HEAD was on; None on a detached HEAD."""
+    synced_at: datetime
+    synced_by: str
+    """The principal that ran it."""
+    written: int
+    """Files that sync read and ingested (unchanged content included)."""
+    deleted: int
+    """Documents it deleted (files deleted, or renamed away)."""
+    full_scan: bool
+    """True when it compared every tracked file with what is stored (a first sync, or
+    the previous commit was gone from the repository)."""
+
+
 # -- sessions ---------------------------------------------------------------------
 
 

@@ -37,6 +37,7 @@ from app.api.request_log import request_log_middleware
 from app.api.retrieve import RetrieveController
 from app.api.sessions import SessionsController
 from app.api.state import Services
+from app.api.sync import SyncController
 from app.api.ui import ui_router
 from app.api.whoami import whoami_handler
 from app.db.availability import DatabaseMonitor
@@ -164,6 +165,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             SessionsController,
             PinsController,
             ProfilesController,
+            SyncController,
             FragmentsController,
             TracesController,
             mcp_endpoint,

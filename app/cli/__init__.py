@@ -9,6 +9,7 @@ one module per command group:
 - pins.py       pin add | remove | list (as a principal, or through --url)
 - profiles.py   profile set | show | list | delete (ranking profiles, likewise)
 - rank.py       rank refresh (citation authority, as the migrator)
+- sync.py       sync PATH (a git work tree, incrementally, as a principal)
 - serve.py      serve [--demo]
 - mcp.py        mcp (the MCP server on stdio, as the key in CONTEXTS_KEY)
 - eval.py       eval run | replay | agent | gate
@@ -21,7 +22,7 @@ import os
 
 import click
 
-from app.cli import admin, analysts, db, documents, mcp, pins, policy, profiles, rank, serve
+from app.cli import admin, analysts, db, documents, mcp, pins, policy, profiles, rank, serve, sync
 from app.cli import eval as eval_commands
 from app.cli.common import CliError
 from app.settings import Settings
@@ -52,7 +53,7 @@ def main(ctx: click.Context, db_url: str | None, principal_id: str | None) -> No
         raise CliError(str(exc)) from exc
 
 
-for _module in (admin, analysts, db, policy, documents, pins, profiles, rank, serve, mcp, eval_commands):
+for _module in (admin, analysts, db, policy, documents, pins, profiles, rank, sync, serve, mcp, eval_commands):
     for _command in _module.COMMANDS:
         main.add_command(_command)
 

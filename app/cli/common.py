@@ -36,6 +36,17 @@ def database_error(exc: psycopg.Error, hint: bool = False) -> CliError:
     return CliError("\n".join(parts))
 
 
+def git_identity() -> str | None:
+    """git's user.name: the default author and owner of what `ingest` and `sync` write."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "config", "user.name"], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
 def context_settings(ctx: click.Context) -> Settings:
     """The settings the root group built from its options and the environment."""
     return ctx.obj["settings"]

@@ -7,7 +7,6 @@ second."""
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +23,7 @@ from app.cli.common import (
     console,
     context_settings,
     database_error,
+    git_identity,
     open_database,
     remote,
     remote_options,
@@ -42,14 +42,6 @@ from app.settings import Settings
 
 if TYPE_CHECKING:
     import psycopg
-
-
-def _git_identity() -> str | None:
-    try:
-        out = subprocess.run(["git", "config", "user.name"], capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
 
 
 def ingest_paths(
@@ -83,7 +75,7 @@ def ingest_paths(
         raise CliError(str(exc)) from exc
     pipeline = IngestPipeline(settings, embedders(settings))
     scope = Scope(org_id, repo, persona, session)
-    author = owner or _git_identity() or os.environ.get("USER")
+    author = owner or git_identity() or os.environ.get("USER")
     refused: list[str] = []
     changed = fragments = created = 0
 

@@ -19,6 +19,7 @@ import os
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import httpx
 import msgspec
@@ -46,6 +47,7 @@ from app.models import (
     RetrieveResponse,
     ScopeIn,
     SessionOpen,
+    SyncState,
     TraceOut,
     WhoamiOut,
 )
@@ -189,6 +191,10 @@ class _Requests:
     def delete_profile(org_id: str, persona_id: str | None = None) -> tuple:
         return "DELETE", "/profiles", _params(org_id=org_id, persona_id=persona_id), None, RankingProfileOut
 
+    @staticmethod
+    def sync_state(org_id: str, repo_id: str) -> tuple:
+        return "GET", f"/repos/{quote(repo_id, safe='')}/sync", _params(org_id=org_id), None, SyncState
+
 
 def _pin_request(org_id: str, fragment_id: int, reason: str, options: dict[str, Any]) -> PinCreate:
     scope: dict[str, Any] = {k: options.pop(k) for k in ("repo_id", "persona_id", "session_id") if k in options}
@@ -307,6 +313,10 @@ class Client:
     def delete_profile(self, org_id: str, persona_id: str | None = None) -> RankingProfileOut:
         return self._call(_Requests.delete_profile(org_id, persona_id))
 
+    def sync_state(self, org_id: str, repo_id: str) -> SyncState:
+        """The repo's last `contexts sync` (ContextsError 404 when never synced)."""
+        return self._call(_Requests.sync_state(org_id, repo_id))
+
     def promote_note(self, session_id: str, note_id: int, **target: Any) -> PromotedNote:
         return self._call(_Requests.promote_note(session_id, note_id, msgspec.convert(target, NotePromote)))
 
@@ -391,6 +401,9 @@ class AsyncClient:
 
     async def list_pins(self, org_id: str, **filters: Any) -> PinList:
         return await self._call(_Requests.list_pins(org_id, **filters))
+
+    async def sync_state(self, org_id: str, repo_id: str) -> SyncState:
+        return await self._call(_Requests.sync_state(org_id, repo_id))
 
     async def promote_note(self, session_id: str, note_id: int, **target: Any) -> PromotedNote:
         return await self._call(_Requests.promote_note(session_id, note_id, msgspec.convert(target, NotePromote)))

@@ -151,7 +151,7 @@ begin
                 'api.lexical_tsvector', 'api.lexical_document', 'api.search_lexical', 'api.search_dense',
                 'api.retrieve_candidates', 'api.score_lexical', 'api.score_dense', 'api.get_fragment',
                 'api.list_documents', 'api.get_document', 'api.version_metadata', 'api.pins_list',
-                'api.ranking_profile', 'api.ranking_profiles']),
+                'api.ranking_profile', 'api.ranking_profiles', 'api.sync_state', 'api.sync_documents']),
             -- Retrieval from SQL (sql/functions/55_sql_retrieval.sql): analysts at psql.
             (array['contexts_analyst'], array['api.retrieve']),
             -- The service also writes (each function checks the bound principal's write grants).
@@ -159,7 +159,7 @@ begin
                 'api.active_model', 'api.begin_document', 'api.unchanged_documents', 'api.match_fragments',
                 'api.add_fragments', 'api.open_session', 'api.authorize_write', 'api.record_trace',
                 'api.delete_document', 'api.pin_add', 'api.pin_remove', 'api.ranking_profile_set',
-                'api.ranking_profile_delete', 'api.persona_vectors_set']),
+                'api.ranking_profile_delete', 'api.persona_vectors_set', 'api.sync_record']),
             -- Index sizes of every org for GET /metrics (sql/functions/70_metrics.sql).
             (array['contexts_service'], array['api.metrics_org_sizes']),
             -- Citation authority, refreshed after ingestion (sql/functions/47_authority.sql).

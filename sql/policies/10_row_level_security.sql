@@ -105,3 +105,8 @@ drop policy if exists scope_read on data.persona_vectors;
 create policy scope_read on data.persona_vectors for select
     using (org_id = (select data.acl_org())
            and ((select data.acl_org_wide()) or persona_id = any ((select data.acl_personas())::text[])));
+-- A repo's sync state: visible to those who may read the repo (as its documents are).
+drop policy if exists scope_read on data.git_syncs;
+create policy scope_read on data.git_syncs for select
+    using (org_id = (select data.acl_org())
+           and ((select data.acl_org_wide()) or repo_id = any ((select data.acl_repos())::text[])));

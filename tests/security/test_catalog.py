@@ -45,6 +45,7 @@ def test_every_tenant_table_has_forced_rls_and_a_policy(conn):
         "ranking_profiles",
         "fragment_links",
         "persona_vectors",
+        "git_syncs",
     } <= names
     unprotected = [name for name, enabled, forced, policies in tenant if not (enabled and forced and policies >= 1)]
     assert unprotected == []
@@ -151,6 +152,9 @@ EXECUTABLE = {
         "api.score_lexical",
         "api.search_dense",
         "api.search_lexical",
+        "api.sync_documents",
+        "api.sync_record",
+        "api.sync_state",
         "api.unchanged_documents",
         "api.version_metadata",
         "api.whoami",
@@ -172,6 +176,8 @@ EXECUTABLE = {
         "api.score_lexical",
         "api.search_dense",
         "api.search_lexical",
+        "api.sync_documents",
+        "api.sync_state",
         "api.version_metadata",
         "api.whoami",
     },

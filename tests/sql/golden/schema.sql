@@ -2532,6 +2532,120 @@ COMMENT ON FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p
 
 
 --
+-- Name: sync_documents(text, text, text[]); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.sync_documents(p_org_id text, p_repo_id text, p_paths text[] DEFAULT NULL::text[]) RETURNS TABLE(doc_id bigint, path text, version integer, commit_sha text)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    perform data._require_read(p_org_id, p_repo_id, null, null);
+    perform data._require_org(p_org_id);
+    perform data._require_scope(p_org_id, p_repo_id, null);
+    return query
+    select d.doc_id, d.path, d.current_version, v.metadata ->> 'git_commit'
+    from data.documents d
+    join data.document_versions v on v.doc_id = d.doc_id and v.version = d.current_version
+    where d.org_id = p_org_id and d.repo_id = p_repo_id and d.persona_id is null and d.session_id is null
+      and d.deleted_at is null
+      and v.metadata ? 'git_commit'
+      and (p_paths is null or d.path = any(p_paths))
+    order by d.path;
+end
+$$;
+
+
+ALTER FUNCTION api.sync_documents(p_org_id text, p_repo_id text, p_paths text[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION sync_documents(p_org_id text, p_repo_id text, p_paths text[]); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.sync_documents(p_org_id text, p_repo_id text, p_paths text[]) IS 'Live documents of a repo whose current version a git sync wrote (metadata git_commit), with that commit; optionally only these paths.';
+
+
+--
+-- Name: sync_record(text, text, text, text, text, integer, integer, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer DEFAULT 0, p_deleted integer DEFAULT 0, p_full_scan boolean DEFAULT false) RETURNS TABLE(org_id text, repo_id text, commit_sha text, ref text, synced_at timestamp with time zone, synced_by text, written integer, deleted integer, full_scan boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    stored text;
+    saved data.git_syncs;
+begin
+    select * into me from data._principal_or_raise();
+    if p_repo_id is null then
+        raise exception 'a sync needs a repo' using errcode = '22023';
+    end if;
+    perform data._require_write(p_org_id, p_repo_id, null, null);
+    perform api.ensure_scope(p_org_id, p_repo_id);
+    perform pg_advisory_xact_lock(hashtextextended('contexts.sync:' || p_org_id || '/' || p_repo_id, 0));
+    select s.commit_sha into stored from data.git_syncs s
+    where s.org_id = p_org_id and s.repo_id = p_repo_id for update;
+    if stored is distinct from p_previous then
+        raise exception 'repo % was synced to % meanwhile (this sync started from %)',
+            p_repo_id, coalesce(stored, 'nothing'), coalesce(p_previous, 'nothing')
+            using errcode = '40001', hint = 'Run the sync again.';
+    end if;
+    insert into data.git_syncs as s (org_id, repo_id, commit_sha, ref, synced_by, written, deleted, full_scan)
+    values (p_org_id, p_repo_id, p_commit_sha, p_ref, me.principal_id, p_written, p_deleted, p_full_scan)
+    on conflict on constraint git_syncs_pkey do update
+        set commit_sha = excluded.commit_sha, ref = excluded.ref, synced_at = clock_timestamp(),
+            synced_by = excluded.synced_by, written = excluded.written, deleted = excluded.deleted,
+            full_scan = excluded.full_scan
+    returning * into saved;
+    return query select saved.org_id, saved.repo_id, saved.commit_sha, saved.ref, saved.synced_at, saved.synced_by,
+                        saved.written, saved.deleted, saved.full_scan;
+exception when check_violation then
+    raise exception 'invalid sync record: %', sqlerrm using errcode = '22023';
+end
+$$;
+
+
+ALTER FUNCTION api.sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer, p_deleted integer, p_full_scan boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer, p_deleted integer, p_full_scan boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer, p_deleted integer, p_full_scan boolean) IS 'Record the commit a repo''s documents were synced to (write grant on the repo); refused (40001) when another sync recorded a different commit since p_previous.';
+
+
+--
+-- Name: sync_state(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.sync_state(p_org_id text, p_repo_id text) RETURNS TABLE(org_id text, repo_id text, commit_sha text, ref text, synced_at timestamp with time zone, synced_by text, written integer, deleted integer, full_scan boolean)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    perform data._require_read(p_org_id, p_repo_id, null, null);
+    perform data._require_org(p_org_id);
+    perform data._require_scope(p_org_id, p_repo_id, null);
+    return query
+    select s.org_id, s.repo_id, s.commit_sha, s.ref, s.synced_at, s.synced_by, s.written, s.deleted, s.full_scan
+    from data.git_syncs s
+    where s.org_id = p_org_id and s.repo_id = p_repo_id;
+end
+$$;
+
+
+ALTER FUNCTION api.sync_state(p_org_id text, p_repo_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION sync_state(p_org_id text, p_repo_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.sync_state(p_org_id text, p_repo_id text) IS 'The last git sync of a repo the caller may read: commit, branch, when, by whom, what it wrote and deleted; no row when never synced.';
+
+
+--
 -- Name: unchanged_documents(text, text, text, text, text[], text[]); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -5512,6 +5626,80 @@ ALTER TABLE data.fragment_links ALTER COLUMN link_id ADD GENERATED ALWAYS AS IDE
 
 
 --
+-- Name: git_syncs; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.git_syncs (
+    org_id text NOT NULL,
+    repo_id text NOT NULL,
+    commit_sha text NOT NULL,
+    ref text,
+    synced_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    synced_by text NOT NULL,
+    written integer DEFAULT 0 NOT NULL,
+    deleted integer DEFAULT 0 NOT NULL,
+    full_scan boolean DEFAULT false NOT NULL,
+    CONSTRAINT git_syncs_commit_sha_check CHECK ((commit_sha ~ '^[0-9a-f]{40}([0-9a-f]{24})?$'::text)),
+    CONSTRAINT git_syncs_deleted_check CHECK ((deleted >= 0)),
+    CONSTRAINT git_syncs_ref_check CHECK ((length(ref) <= 1024)),
+    CONSTRAINT git_syncs_written_check CHECK ((written >= 0))
+);
+
+ALTER TABLE ONLY data.git_syncs FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.git_syncs OWNER TO <migrator>;
+
+--
+-- Name: TABLE git_syncs; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.git_syncs IS 'Last synced commit of each repo (contexts sync): its tracked files at that commit are what the repo''s synced documents hold (api.sync_record, api.sync_state).';
+
+
+--
+-- Name: COLUMN git_syncs.commit_sha; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.git_syncs.commit_sha IS 'Full object name of the commit last synced (SHA-1 or SHA-256).';
+
+
+--
+-- Name: COLUMN git_syncs.ref; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.git_syncs.ref IS 'Branch (or other symbolic ref) HEAD pointed at when synced; null on a detached HEAD.';
+
+
+--
+-- Name: COLUMN git_syncs.synced_by; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.git_syncs.synced_by IS 'Principal that synced it (it held a write grant on the repo).';
+
+
+--
+-- Name: COLUMN git_syncs.written; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.git_syncs.written IS 'Files that sync ingested (added, modified, renamed; unchanged content writes no version).';
+
+
+--
+-- Name: COLUMN git_syncs.deleted; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.git_syncs.deleted IS 'Documents that sync deleted (files deleted or renamed away).';
+
+
+--
+-- Name: COLUMN git_syncs.full_scan; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.git_syncs.full_scan IS 'True when that sync compared every tracked file with what is stored (first sync, or the previous commit was gone from the repository).';
+
+
+--
 -- Name: grants; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -6041,6 +6229,14 @@ ALTER TABLE ONLY data.fragment_sources
 
 ALTER TABLE ONLY data.fragments
     ADD CONSTRAINT fragments_pkey PRIMARY KEY (fragment_id, org_id);
+
+
+--
+-- Name: git_syncs git_syncs_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.git_syncs
+    ADD CONSTRAINT git_syncs_pkey PRIMARY KEY (org_id, repo_id);
 
 
 --
@@ -6650,6 +6846,22 @@ ALTER TABLE data.fragments
 
 
 --
+-- Name: git_syncs git_syncs_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.git_syncs
+    ADD CONSTRAINT git_syncs_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: git_syncs git_syncs_org_id_repo_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.git_syncs
+    ADD CONSTRAINT git_syncs_org_id_repo_id_fkey FOREIGN KEY (org_id, repo_id) REFERENCES data.repos(org_id, repo_id) ON DELETE CASCADE;
+
+
+--
 -- Name: grants grants_org_id_principal_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -6836,6 +7048,12 @@ ALTER TABLE data.fragment_sources ENABLE ROW LEVEL SECURITY;
 ALTER TABLE data.fragments ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: git_syncs; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.git_syncs ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: sessions granted_read; Type: POLICY; Schema: data; Owner: <migrator>
 --
 
@@ -7007,6 +7225,13 @@ CREATE POLICY scope_read ON data.fragment_sources FOR SELECT USING (((org_id = (
 --
 
 CREATE POLICY scope_read ON data.fragments FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
+
+
+--
+-- Name: git_syncs scope_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY scope_read ON data.git_syncs FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND (( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[])))));
 
 
 --
@@ -7494,6 +7719,32 @@ GRANT ALL ON FUNCTION api.search_lexical(p_org_id text, p_query text, p_k intege
 --
 
 REVOKE ALL ON FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p_verifier text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION sync_documents(p_org_id text, p_repo_id text, p_paths text[]); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.sync_documents(p_org_id text, p_repo_id text, p_paths text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.sync_documents(p_org_id text, p_repo_id text, p_paths text[]) TO contexts_service;
+GRANT ALL ON FUNCTION api.sync_documents(p_org_id text, p_repo_id text, p_paths text[]) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer, p_deleted integer, p_full_scan boolean); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer, p_deleted integer, p_full_scan boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer, p_deleted integer, p_full_scan boolean) TO contexts_service;
+
+
+--
+-- Name: FUNCTION sync_state(p_org_id text, p_repo_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.sync_state(p_org_id text, p_repo_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.sync_state(p_org_id text, p_repo_id text) TO contexts_service;
+GRANT ALL ON FUNCTION api.sync_state(p_org_id text, p_repo_id text) TO contexts_analyst;
 
 
 --
@@ -8203,6 +8454,14 @@ GRANT SELECT ON TABLE data.embeddings TO contexts_analyst;
 
 GRANT SELECT ON TABLE data.fragment_links TO contexts_service;
 GRANT SELECT ON TABLE data.fragment_links TO contexts_analyst;
+
+
+--
+-- Name: TABLE git_syncs; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.git_syncs TO contexts_service;
+GRANT SELECT ON TABLE data.git_syncs TO contexts_analyst;
 
 
 --
