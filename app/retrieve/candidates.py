@@ -58,6 +58,9 @@ class Candidate:
     counts as 0)."""
     authority_refreshed_at: datetime | None = None
     """When that authority was computed (null: never refreshed)."""
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    """The fragment's validity window (sql/functions/48_validity.sql; null: unbounded)."""
     terms: dict[str, float] | None = None
     """Each term of the blended score (app.retrieve.blend), set for ranked candidates."""
     rerank_score: float | None = None
@@ -80,6 +83,10 @@ class Filters:
     updated_until: datetime | None = None
     negatives: str = "include"
     """include, only or exclude negative fragments (anti-patterns)."""
+    as_of: datetime | None = None
+    """Keep fragments current at this time (None: now)."""
+    include_superseded: bool = False
+    """Keep fragments outside their validity window too."""
 
 
 NO_FILTERS = Filters()
@@ -99,7 +106,8 @@ def fetch_candidates(
     """`fusion` is the p_fusion object of api.retrieve_candidates (method and weights)."""
     with conn.cursor(row_factory=class_row(Candidate)) as cur:
         cur.execute(
-            "select * from api.retrieve_candidates(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s)",
+            "select * from api.retrieve_candidates(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s,"
+            " %s, %s)",
             (
                 scope.org_id,
                 query,
@@ -116,6 +124,8 @@ def fetch_candidates(
                 filters.updated_since,
                 filters.updated_until,
                 filters.negatives,
+                filters.as_of,
+                filters.include_superseded,
             ),
         )
         return cur.fetchall()

@@ -135,7 +135,13 @@ class Retriever:
             self.config.rrf_k,
             fusion_spec(self.config, request.query),
             Filters(
-                request.path_prefix, request.kinds, request.updated_since, request.updated_until, request.negatives
+                request.path_prefix,
+                request.kinds,
+                request.updated_since,
+                request.updated_until,
+                request.negatives,
+                request.as_of,
+                request.include_superseded,
             ),
         )
 
@@ -218,6 +224,8 @@ class Retriever:
                 pinned=c.pin_id is not None,
                 pin_id=c.pin_id,
                 negative=c.negative,
+                valid_from=c.valid_from,
+                valid_until=c.valid_until,
             )
             for c in composition.included
         ]
