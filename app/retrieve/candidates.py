@@ -61,6 +61,10 @@ class Candidate:
     valid_from: datetime | None = None
     valid_until: datetime | None = None
     """The fragment's validity window (sql/functions/48_validity.sql; null: unbounded)."""
+    linked_from: int | None = None
+    link_type: str | None = None
+    """A fragment composed by following a link (`expand_links`): the included fragment
+    citing it, and how (api.linked_fragments)."""
     terms: dict[str, float] | None = None
     """Each term of the blended score (app.retrieve.blend), set for ranked candidates."""
     rerank_score: float | None = None
@@ -124,6 +128,28 @@ def fetch_candidates(
                 filters.updated_since,
                 filters.updated_until,
                 filters.negatives,
+                filters.as_of,
+                filters.include_superseded,
+            ),
+        )
+        return cur.fetchall()
+
+
+def linked_fragments(
+    conn: psycopg.Connection, request_scope: Scope, fragment_ids: list[int], filters: Filters
+) -> list[Candidate]:
+    """The fragments those cite, one hop, in the scope and current (api.linked_fragments)."""
+    if not fragment_ids:
+        return []
+    with conn.cursor(row_factory=class_row(Candidate)) as cur:
+        cur.execute(
+            "select * from api.linked_fragments(%s, %s, %s, %s, %s, %s, %s)",
+            (
+                request_scope.org_id,
+                fragment_ids,
+                request_scope.repo_id,
+                request_scope.persona_id,
+                request_scope.session_id,
                 filters.as_of,
                 filters.include_superseded,
             ),

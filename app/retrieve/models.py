@@ -85,6 +85,10 @@ class RetrieveRequest(msgspec.Struct, forbid_unknown_fields=True):
     include_superseded: bool = False
     """Keep fragments outside their validity window (superseded or expired) as well;
     each carries its window (`valid_from`, `valid_until`) so they can be told apart."""
+    expand_links: bool = False
+    """Follow the links of the composed fragments one hop (their citations, within the
+    scope and your grants) and compose what they cite in the budget left, after them,
+    each with `linked_from` (docs/adr/0016). `top_k` bounds the ranked fragments only."""
 
     def __post_init__(self) -> None:
         check_text("query", self.query)
@@ -124,6 +128,11 @@ class FragmentOut(msgspec.Struct):
     valid_until: datetime | None = None
     """Current until this time (null: still is): the document's `valid_until`, or when
     a document superseding it starts."""
+    linked_from: int | None = None
+    """Composed because this fragment of the response cites it (`expand_links`); its
+    score and relevance are then 0: it was not ranked."""
+    link_type: str | None = None
+    """How it is cited: link, url, import, symbol, adr, metadata, supersedes, superseded_by."""
 
 
 class RetrieveResponse(msgspec.Struct):

@@ -701,6 +701,62 @@ COMMENT ON FUNCTION api.ensure_scope(p_org_id text, p_repo_id text, p_persona_id
 
 
 --
+-- Name: fragment_links(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.fragment_links(p_fragment_id bigint) RETURNS TABLE(direction text, link_type text, target text, resolved boolean, fragment_id bigint, doc_id bigint, path text, anchor text)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    perform 1 from data.fragments f where f.fragment_id = p_fragment_id;
+    if not found then
+        raise exception 'unknown fragment: %', p_fragment_id using errcode = 'P0002';
+    end if;
+    return query
+    select x.direction, x.link_type, x.target, x.resolved, x.fragment_id, x.doc_id, x.path, x.anchor
+    from (
+        select distinct on (l.link_type, l.target_key, coalesce(l.target_name, ''), coalesce(l.target_anchor, ''))
+               'out'::text as direction, l.link_type, l.target, l.target_fragment_id is not null as resolved,
+               l.target_fragment_id as fragment_id, l.target_doc_id as doc_id, d.path,
+               (select s.anchor from data.fragment_sources s
+                where s.fragment_id = l.target_fragment_id and s.doc_id = l.target_doc_id and s.retired_at is null
+                order by s.doc_version desc, s.ordinal limit 1) as anchor,
+               l.link_id
+        from data.fragment_links l
+        left join data.documents d on d.doc_id = l.target_doc_id and l.target_fragment_id is not null
+        where l.fragment_id = p_fragment_id
+        order by l.link_type, l.target_key, coalesce(l.target_name, ''), coalesce(l.target_anchor, ''), l.link_id
+    ) x
+    union all
+    select y.direction, y.link_type, y.target, true, y.fragment_id, y.doc_id, y.path, y.anchor
+    from (
+        select distinct on (l.fragment_id, l.link_type)
+               'in'::text as direction, l.link_type, l.target, l.fragment_id, l.doc_id, d.path,
+               (select s.anchor from data.fragment_sources s
+                where s.fragment_id = l.fragment_id and s.doc_id = l.doc_id and s.retired_at is null
+                order by s.doc_version desc, s.ordinal limit 1) as anchor,
+               l.link_id
+        from data.fragment_links l
+        join data.fragments f on f.fragment_id = l.fragment_id and f.active
+        join data.documents d on d.doc_id = l.doc_id and d.deleted_at is null
+        where l.target_fragment_id = p_fragment_id and l.fragment_id <> p_fragment_id
+        order by l.fragment_id, l.link_type, l.link_id
+    ) y;
+end
+$$;
+
+
+ALTER FUNCTION api.fragment_links(p_fragment_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION fragment_links(p_fragment_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.fragment_links(p_fragment_id bigint) IS 'The references a fragment makes and those made to it, as the caller may see them (GET /fragments/{id}/links).';
+
+
+--
 -- Name: get_document(bigint, integer, integer, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -903,6 +959,63 @@ ALTER FUNCTION api.lexical_tsvector(p_text text) OWNER TO <migrator>;
 --
 
 COMMENT ON FUNCTION api.lexical_tsvector(p_text text) IS 'Terms of a text for BM25: english configuration, code separators split.';
+
+
+--
+-- Name: linked_fragments(text, bigint[], text, text, text, timestamp with time zone, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.linked_fragments(p_org_id text, p_fragment_ids bigint[], p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_as_of timestamp with time zone DEFAULT NULL::timestamp with time zone, p_include_superseded boolean DEFAULT false) RETURNS TABLE(linked_from bigint, link_type text, fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, negative boolean, valid_from timestamp with time zone, valid_until timestamp with time zone)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    valid_at timestamptz := case when p_include_superseded then null else coalesce(p_as_of, statement_timestamp()) end;
+begin
+    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    perform data._require_org(p_org_id);
+    if coalesce(cardinality(p_fragment_ids), 0) > 1000 then
+        raise exception 'at most 1000 fragments to expand' using errcode = '22023';
+    end if;
+    return query
+    with hops as (
+        select distinct on (l.target_fragment_id) c.id as citing, l.link_type, l.target_fragment_id as target, c.ord,
+               l.link_id
+        from unnest(p_fragment_ids) with ordinality as c(id, ord)
+        join data.fragment_links l on l.fragment_id = c.id and l.org_id = p_org_id
+        where l.target_fragment_id is not null and not l.target_fragment_id = any (p_fragment_ids)
+        order by l.target_fragment_id, c.ord, l.link_id
+    )
+    select h.citing, h.link_type, f.fragment_id, null::int, null::float8, null::int, null::float8, 0.0::float8,
+           src.doc_id, src.doc_version, src.path, src.anchor, f.repo_id, f.namespace, f.kind, f.owner,
+           f.heading_path, f.symbol, f.text, f.token_count, f.chunker_version,
+           (select em.name || '@' || em.generation from data.embedding_models em
+            where em.namespace = f.namespace and em.status = 'active'),
+           f.updated_at, f.negative, f.valid_from, f.valid_until
+    from hops h
+    join data.fragments f on f.fragment_id = h.target and f.org_id = p_org_id and f.active
+    cross join lateral (
+        select s.doc_id, s.doc_version, d.path, s.anchor
+        from data.fragment_sources s join data.documents d on d.doc_id = s.doc_id
+        where s.fragment_id = f.fragment_id and s.retired_at is null
+        order by s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id, s.ordinal
+        limit 1
+    ) src
+    where data._in_scope(f.repo_id, f.persona_id, f.session_id, p_repo_id, p_persona_id, p_session_id)
+      and (valid_at is null
+           or ((f.valid_from is null or f.valid_from <= valid_at) and (f.valid_until is null or f.valid_until > valid_at)))
+    order by h.ord, h.link_id;
+end
+$$;
+
+
+ALTER FUNCTION api.linked_fragments(p_org_id text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_as_of timestamp with time zone, p_include_superseded boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION linked_fragments(p_org_id text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_as_of timestamp with time zone, p_include_superseded boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.linked_fragments(p_org_id text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_as_of timestamp with time zone, p_include_superseded boolean) IS 'The fragments these cite, one hop, within the requested scope and current (a retrieval''s expand_links).';
 
 
 --
@@ -7208,6 +7321,15 @@ REVOKE ALL ON FUNCTION api.ensure_scope(p_org_id text, p_repo_id text, p_persona
 
 
 --
+-- Name: FUNCTION fragment_links(p_fragment_id bigint); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.fragment_links(p_fragment_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.fragment_links(p_fragment_id bigint) TO contexts_service;
+GRANT ALL ON FUNCTION api.fragment_links(p_fragment_id bigint) TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION get_document(p_doc_id bigint, p_version integer, p_offset integer, p_max_chars integer); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -7258,6 +7380,15 @@ GRANT ALL ON FUNCTION api.lexical_document(p_heading text, p_body text) TO conte
 REVOKE ALL ON FUNCTION api.lexical_tsvector(p_text text) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.lexical_tsvector(p_text text) TO contexts_service;
 GRANT ALL ON FUNCTION api.lexical_tsvector(p_text text) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION linked_fragments(p_org_id text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_as_of timestamp with time zone, p_include_superseded boolean); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.linked_fragments(p_org_id text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_as_of timestamp with time zone, p_include_superseded boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.linked_fragments(p_org_id text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_as_of timestamp with time zone, p_include_superseded boolean) TO contexts_service;
+GRANT ALL ON FUNCTION api.linked_fragments(p_org_id text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_as_of timestamp with time zone, p_include_superseded boolean) TO contexts_analyst;
 
 
 --
