@@ -33,7 +33,7 @@ from app import __version__
 from app.api.auth import token_from_header
 from app.api.documents import delete_document, list_documents, read_document
 from app.api.errors import Failure, failure_of, problem
-from app.api.fragments import read_fragment, read_trace
+from app.api.fragments import read_fragment, read_links, read_trace
 from app.api.pins import add_pin, list_pins, remove_pin
 from app.api.retrieve import run_retrieval
 from app.api.sessions import SESSION_PATTERN, open_session, promote_note, write_note
@@ -51,6 +51,7 @@ from app.models import (
     DocumentRead,
     DocumentRef,
     FragmentDetail,
+    FragmentLinks,
     Identifier,
     NotePromote,
     NoteResult,
@@ -177,6 +178,10 @@ async def _fragment(services: Services, token: str, ref: FragmentRef) -> msgspec
     return await read_fragment(services, token, ref.fragment_id)
 
 
+async def _links(services: Services, token: str, ref: FragmentRef) -> msgspec.Struct:
+    return await read_links(services, token, ref.fragment_id)
+
+
 async def _trace(services: Services, token: str, ref: TraceRef) -> msgspec.Struct:
     return await read_trace(services, token, ref.trace_id)
 
@@ -208,6 +213,15 @@ TOOLS = [
         FragmentRef,
         FragmentDetail,
         _fragment,
+    ),
+    Tool(
+        "get_fragment_links",
+        "What a fragment you may read cites (`outgoing`: resolved, or still waiting for "
+        "its target) and what cites it (`incoming`), each with the fragment at the other "
+        "end and its source: follow links on demand instead of retrieving more.",
+        FragmentRef,
+        FragmentLinks,
+        _links,
     ),
     Tool(
         "get_trace",

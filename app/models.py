@@ -239,12 +239,37 @@ class FragmentDetail(msgspec.Struct):
     sources: list[FragmentSource]
 
 
+class FragmentLink(msgspec.Struct):
+    """One reference of a fragment, or to it (api.fragment_links)."""
+
+    direction: str
+    """`out`: this fragment cites the other end; `in`: the other end cites it."""
+    link_type: str
+    """link, url, import, symbol, adr, metadata, supersedes or superseded_by."""
+    target: str
+    """The reference as written by the citing fragment."""
+    resolved: bool
+    """False for an outgoing reference whose target is not (yet) in the index."""
+    fragment_id: int | None
+    doc_id: int | None
+    path: str | None
+    anchor: str | None
+    """Where the other end is cited from (null while unresolved)."""
+
+
+class FragmentLinks(msgspec.Struct):
+    fragment_id: int
+    outgoing: list[FragmentLink]
+    incoming: list[FragmentLink]
+
+
 class TraceCandidate(msgspec.Struct, kw_only=True):
     """One candidate of a retrieval and what became of it (app.retrieve.trace). A field
     left out is one withheld from this reader (`redacted`), never a null."""
 
     fragment_id: int | UnsetType = UNSET
-    fused_rank: int
+    fused_rank: int | None
+    """Place in the fused list; null for a fragment composed by following a link."""
     lexical_rank: int | None
     lexical_score: float | None
     dense_rank: int | None
@@ -263,7 +288,8 @@ class TraceCandidate(msgspec.Struct, kw_only=True):
     """included, over_budget, below_min_score, below_min_relevance, beyond_top_k,
     beyond_rerank_top or only_boilerplate; for a pinned fragment: pinned (included),
     pin_over_budget or pin_beyond_top_k (left out, listed in the response's
-    `pins_left_out`)."""
+    `pins_left_out`); for one reached by a link (`expand_links`): linked (included),
+    linked_over_budget or linked_only_boilerplate."""
     tokens: int | UnsetType = UNSET
     source: str | UnsetType = UNSET
     doc_id: int | UnsetType = UNSET
@@ -287,6 +313,9 @@ class TraceCandidate(msgspec.Struct, kw_only=True):
     """Each term of the blended score of a ranked or pinned candidate (rerank, freshness,
     authority, pinned, persona; docs/adr/0014): final_score = sum of weight x term, with
     the weights of the trace's pipeline.profile. Absent in older traces."""
+    linked_from: int | UnsetType = UNSET
+    """Composed because this fragment cites it (`expand_links`); absent otherwise."""
+    link_type: str | UnsetType = UNSET
     redacted: bool = False
     """True when the reader may not read this fragment now: only its ranks, scores and
     fate are shown (no id, source, document or text)."""

@@ -17,7 +17,7 @@ from psycopg.rows import dict_row
 
 from app.api.openapi import READ_ERRORS, problems
 from app.api.state import Services
-from app.models import MAX_BIGINT, POSITIVE_ID, UUID_PATTERN, FragmentDetail, TraceOut
+from app.models import MAX_BIGINT, POSITIVE_ID, UUID_PATTERN, FragmentDetail, FragmentLink, FragmentLinks, TraceOut
 from app.retrieve.trace import get_trace
 
 
@@ -48,6 +48,23 @@ class FragmentsController(Controller):
         """A fragment you may read (any other id is a 404, whether or not it exists)."""
         return await read_fragment(state.services, token, parse_id(fragment_id))
 
+    @get(
+        "/{fragment_id:str}/links", summary="What a fragment cites and what cites it", responses=problems(*READ_ERRORS)
+    )
+    async def get_links(
+        self,
+        fragment_id: Annotated[
+            str, Parameter(pattern=POSITIVE_ID, max_length=19, description="A positive decimal integer")
+        ],
+        state: State,
+        token: NamedDependency[str],
+    ) -> FragmentLinks:
+        """The references a fragment you may read makes (`outgoing`, resolved or still
+        waiting for their target) and those made to it (`incoming`), with the fragment at
+        the other end and where it is cited from: links resolved on demand, one hop. Only
+        links whose both ends you may read are shown; any other fragment id is a 404."""
+        return await read_links(state.services, token, parse_id(fragment_id))
+
 
 async def read_fragment(services: Services, token: str, fragment_id: int) -> FragmentDetail:
     """GET /fragments/{id} and the MCP tool `get_fragment`: P0002 (404) unless readable."""
@@ -58,6 +75,22 @@ async def read_fragment(services: Services, token: str, fragment_id: int) -> Fra
         assert row is not None  # api.get_fragment raises P0002 instead
         row["simhash"] = f"{row['simhash'] & 0xFFFFFFFFFFFFFFFF:016x}"
         return msgspec.convert(row, FragmentDetail)
+
+    return await services.read(run)
+
+
+async def read_links(services: Services, token: str, fragment_id: int) -> FragmentLinks:
+    """GET /fragments/{id}/links: P0002 (404) unless readable."""
+
+    def run() -> FragmentLinks:
+        with services.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute("select * from api.fragment_links(%s)", (fragment_id,)).fetchall()
+        links = [msgspec.convert(row, FragmentLink) for row in rows]
+        return FragmentLinks(
+            fragment_id,
+            [link for link in links if link.direction == "out"],
+            [link for link in links if link.direction == "in"],
+        )
 
     return await services.read(run)
 

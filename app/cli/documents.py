@@ -199,6 +199,14 @@ def ingest(
     show_default=True,
     help="Negative fragments (anti-patterns): keep, keep only them, or leave them out.",
 )
+@click.option(
+    "--as-of",
+    default=None,
+    help="What was current at this time (ISO 8601 with an offset, e.g. 2026-03-01T00:00:00Z).",
+)
+@click.option(
+    "--include-superseded", is_flag=True, help="Keep superseded and expired fragments too (each shows its window)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the response as JSON.")
 @remote_options
 @click.pass_context
@@ -219,6 +227,8 @@ def query(
     kinds: tuple[str, ...],
     path_prefix: str | None,
     negatives: str,
+    as_of: str | None,
+    include_superseded: bool,
     as_json: bool,
     url: str | None,
     key: str | None,
@@ -239,6 +249,8 @@ def query(
         "kinds": list(kinds) or None,
         "path_prefix": path_prefix,
         "negatives": negatives,
+        "as_of": as_of,
+        "include_superseded": include_superseded,
     }
     request = validated(payload, RetrieveRequest)
     if url:
@@ -253,6 +265,10 @@ def query(
         marks = ("  [bold]pinned[/]" if f.pinned else "") + (
             "  [bold red]negative: do not do this[/]" if f.negative else ""
         )
+        if f.valid_until is not None or f.valid_from is not None:
+            since = f.valid_from.isoformat() if f.valid_from else "always"
+            until = f.valid_until.isoformat() if f.valid_until else "now"
+            marks += f"  [yellow]current {since} to {until}[/]"
         out.print(f"[bold cyan]{f.source}[/]  score={f.score:.3f}  tokens={f.tokens}  id={f.id}{marks}")
         click.echo(f.text)
         click.echo()

@@ -6,7 +6,7 @@ import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import PurePosixPath
 
 import py3langid
@@ -159,12 +159,16 @@ def normalize_path(given: str) -> str:
 
 
 _FRONT_MATTER_FIELD = re.compile(r"""^(kind|negative)\s*:\s*["']?([A-Za-z0-9-]+)["']?\s*(#.*)?$""")
+_FRONT_MATTER_TIME = re.compile(r"""^(valid_from|valid_until)\s*:\s*["']?([0-9][0-9T:.+ Zz-]*?)["']?\s*(#.*)?$""")
+VALIDITY_KEYS = ("valid_from", "valid_until")
+"""Metadata (or front matter) bounding when a document is current (docs/adr/0016)."""
 
 
 def front_matter(text: str) -> dict[str, str]:
-    """`kind` and `negative` of a leading YAML front matter block (--- ... ---), read as
-    plain `key: value` lines: a document marks itself an anti-pattern with
-    `kind: anti-pattern` or `negative: true` there."""
+    """`kind`, `negative`, `valid_from` and `valid_until` of a leading YAML front matter
+    block (--- ... ---), read as plain `key: value` lines: a document marks itself an
+    anti-pattern with `kind: anti-pattern` or `negative: true` there, and says when it
+    is current with dates."""
     lines = text.split("\n", 61)
     if not lines or lines[0].strip() != "---":
         return {}
@@ -172,10 +176,35 @@ def front_matter(text: str) -> dict[str, str]:
     for line in lines[1:61]:
         if line.strip() in ("---", "..."):
             return found
-        match = _FRONT_MATTER_FIELD.match(line.strip())
+        match = _FRONT_MATTER_FIELD.match(line.strip()) or _FRONT_MATTER_TIME.match(line.strip())
         if match:
             found[match.group(1)] = match.group(2)
     return {}  # no closing line: not front matter
+
+
+def validity_window(metadata: dict, path: str) -> None:
+    """`valid_from` / `valid_until` of the metadata, checked and written back as ISO 8601
+    with an offset (a date is its midnight UTC; a time without offset is UTC), so SQL
+    reads them as times (sql/functions/48_validity.sql)."""
+    bounds = {}
+    for key in VALIDITY_KEYS:
+        value = metadata.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise RejectedDocument(f"{path}: metadata {key} must be an ISO 8601 date or time, not {value!r}")
+        try:
+            when = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise RejectedDocument(
+                f"{path}: metadata {key} {value!r} is not an ISO 8601 date or time (e.g. 2026-03-01)"
+            ) from None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        bounds[key] = when
+        metadata[key] = when.isoformat()
+    if len(bounds) == 2 and bounds["valid_until"] <= bounds["valid_from"]:
+        raise RejectedDocument(f"{path}: valid_until {metadata['valid_until']} is not after valid_from")
 
 
 def normalize(doc: SourceDocument, max_bytes: int | None = None) -> NormalizedDocument:
@@ -194,6 +223,10 @@ def normalize(doc: SourceDocument, max_bytes: int | None = None) -> NormalizedDo
     metadata = dict(doc.metadata)
     if marks.get("negative", "").lower() == "true" and "negative" not in metadata:
         metadata["negative"] = True
+    for key in VALIDITY_KEYS:
+        if key in marks and key not in metadata:
+            metadata[key] = marks[key]
+    validity_window(metadata, path)
     if not KIND_FORMAT.match(kind):
         raise RejectedDocument(f"{path}: kind {kind!r} must be lowercase letters, digits and dashes")
     return NormalizedDocument(

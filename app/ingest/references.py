@@ -23,7 +23,9 @@ from app.ingest.chunks import Chunk
 MAX_REFERENCES = 200
 """Per fragment: a generated file listing thousands of links says little about each."""
 
-TYPES = ("link", "url", "import", "symbol", "adr", "metadata")
+TYPES = ("link", "url", "import", "symbol", "adr", "metadata", "supersedes", "superseded_by")
+"""`supersedes` / `superseded_by`: the citing document replaces the target, or is
+replaced by it (sql/functions/48_validity.sql ends the older one's validity window)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +65,12 @@ _RST_DOC_ROLE = re.compile(r":doc:`(?:[^`<]*<([^>]+)>|([^`]+))`")
 _BARE_URL = re.compile(r"(?<![\w(<\[/])https?://[^\s)<>\]\"'`]+")
 _ADR = re.compile(r"\bADR[-_ #]?0*([0-9]{1,5})\b", re.IGNORECASE)
 _SUPERSEDES = re.compile(
-    r"\b(?:supersedes|superseded by|amends|amended by|replaces|replaced by)\s+(?:ADR[-_ #]?)?0*([0-9]{1,5})\b",
-    re.IGNORECASE,
+    r"\b(supersedes|superseded by|replaces|replaced by)\s+\[?(ADR[-_ #]?)?0*([0-9]{1,5})\b", re.IGNORECASE
 )
+"""A supersession (an ADR's status line, "Superseded by [ADR-0007](...)"). A bare number
+counts only in an ADR and only after supersedes / superseded by: "replaces 3 calls" in a
+runbook must not retire ADR 3."""
+_AMENDS = re.compile(r"\b(?:amends|amended by)\s+\[?(?:ADR[-_ #]?)?0*([0-9]{1,5})\b", re.IGNORECASE)
 _OWN_ADR = re.compile(r"^(?:adr[-_ ]?)?0*([0-9]{1,6})[-_.]", re.IGNORECASE)
 _CODE_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org")
 
@@ -154,19 +159,28 @@ def prose_references(text: str, doc_path: str) -> list[Reference]:
         if ref is not None:
             found.append(ref)
     own = adr_number(doc_path)
-    for pattern in (_SUPERSEDES, _ADR):
+    claimed: list[tuple[int, int]] = []
+    for match in _SUPERSEDES.finditer(text):
+        verb, prefixed, number = match.group(1).lower(), match.group(2), int(match.group(3))
+        if not number or number == own:
+            continue
+        if prefixed is None and (own is None or verb.startswith("replace")):
+            continue  # a bare number: an ADR mention only where it reads as one (below)
+        claimed.append(match.span())
+        kind = "supersedes" if verb in ("supersedes", "replaces") else "superseded_by"
+        found.append(Reference(kind, match.group(0), f"adr:{number}"))
+    for pattern in (_AMENDS, _ADR):
         for match in pattern.finditer(text):
             number = int(match.group(1))
-            if number and number != own:
+            if number and number != own and not any(a <= match.start() < b for a, b in claimed):
                 found.append(Reference("adr", match.group(0), f"adr:{number}"))
     return found
 
 
-_FRONT_MATTER_LINKS = re.compile(r"^links\s*:\s*(.*)$")
-
-
-def front_matter_links(text: str) -> list[str]:
-    """`links:` of a leading YAML front matter block, inline (`[a, b]`) or as a list."""
+def front_matter_links(text: str, key: str = "links") -> list[str]:
+    """`links:` (or another list, `supersedes:`) of a leading YAML front matter block,
+    inline (`[a, b]`) or as a list."""
+    field = re.compile(rf"^{re.escape(key)}\s*:\s*(.*)$")
     lines = text.split("\n", 201)
     if not lines or lines[0].strip() != "---":
         return []
@@ -176,7 +190,7 @@ def front_matter_links(text: str) -> list[str]:
         stripped = line.strip()
         if stripped in ("---", "..."):
             return links
-        match = _FRONT_MATTER_LINKS.match(stripped)
+        match = field.match(stripped)
         if match:
             value = match.group(1).strip()
             in_list = not value
@@ -194,14 +208,17 @@ def _yaml_items(value: str) -> list[str]:
 
 
 def metadata_links(metadata: dict, text: str, doc_path: str) -> list[Reference]:
-    """Explicit links of a document: its metadata's `links` (a string or a list of
-    strings) and its front matter's."""
-    given = metadata.get("links") if isinstance(metadata, dict) else None
-    if isinstance(given, str):
-        given = [given]
-    targets = [t for t in given if isinstance(t, str)] if isinstance(given, list) else []
-    targets += front_matter_links(text)
-    refs = (classify_target(t, doc_path, "metadata") for t in targets)
+    """Explicit links of a document: its metadata's `links`, `supersedes` and
+    `superseded_by` (each a string or a list of strings: paths, URLs, ADR-N) and its
+    front matter's."""
+    refs: list[Reference | None] = []
+    for key, link_type in (("supersedes", "supersedes"), ("superseded_by", "superseded_by"), ("links", "metadata")):
+        given = metadata.get(key) if isinstance(metadata, dict) else None
+        if isinstance(given, str):
+            given = [given]
+        targets = [t for t in given if isinstance(t, str)] if isinstance(given, list) else []
+        targets += front_matter_links(text, key)
+        refs.extend(classify_target(t, doc_path, link_type) for t in targets)
     return [r for r in refs if r is not None]
 
 

@@ -58,6 +58,13 @@ class Candidate:
     counts as 0)."""
     authority_refreshed_at: datetime | None = None
     """When that authority was computed (null: never refreshed)."""
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    """The fragment's validity window (sql/functions/48_validity.sql; null: unbounded)."""
+    linked_from: int | None = None
+    link_type: str | None = None
+    """A fragment composed by following a link (`expand_links`): the included fragment
+    citing it, and how (api.linked_fragments)."""
     terms: dict[str, float] | None = None
     """Each term of the blended score (app.retrieve.blend), set for ranked candidates."""
     rerank_score: float | None = None
@@ -80,6 +87,10 @@ class Filters:
     updated_until: datetime | None = None
     negatives: str = "include"
     """include, only or exclude negative fragments (anti-patterns)."""
+    as_of: datetime | None = None
+    """Keep fragments current at this time (None: now)."""
+    include_superseded: bool = False
+    """Keep fragments outside their validity window too."""
 
 
 NO_FILTERS = Filters()
@@ -99,7 +110,8 @@ def fetch_candidates(
     """`fusion` is the p_fusion object of api.retrieve_candidates (method and weights)."""
     with conn.cursor(row_factory=class_row(Candidate)) as cur:
         cur.execute(
-            "select * from api.retrieve_candidates(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s)",
+            "select * from api.retrieve_candidates(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s,"
+            " %s, %s)",
             (
                 scope.org_id,
                 query,
@@ -116,6 +128,30 @@ def fetch_candidates(
                 filters.updated_since,
                 filters.updated_until,
                 filters.negatives,
+                filters.as_of,
+                filters.include_superseded,
+            ),
+        )
+        return cur.fetchall()
+
+
+def linked_fragments(
+    conn: psycopg.Connection, request_scope: Scope, fragment_ids: list[int], filters: Filters
+) -> list[Candidate]:
+    """The fragments those cite, one hop, in the scope and current (api.linked_fragments)."""
+    if not fragment_ids:
+        return []
+    with conn.cursor(row_factory=class_row(Candidate)) as cur:
+        cur.execute(
+            "select * from api.linked_fragments(%s, %s, %s, %s, %s, %s, %s)",
+            (
+                request_scope.org_id,
+                fragment_ids,
+                request_scope.repo_id,
+                request_scope.persona_id,
+                request_scope.session_id,
+                filters.as_of,
+                filters.include_superseded,
             ),
         )
         return cur.fetchall()

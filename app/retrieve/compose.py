@@ -114,3 +114,22 @@ def compose(
         out.included.append(candidate)
         out.decisions[candidate.fragment_id] = Decision(True, "included", tokens, text)
     return out
+
+
+def compose_linked(out: Composition, linked: list[Candidate], budget_tokens: int) -> None:
+    """After the ranked ones: fragments the composed ones cite (`expand_links`), in the
+    order of the fragments citing them, while they fit the budget left. `top_k` bounds
+    the ranked answers, not what they cite: "the best three, and what they point to"."""
+    for candidate in linked:
+        text = strip_boilerplate(candidate.text)
+        tokens = candidate.token_count if text == candidate.text else count_tokens(text)
+        if not text.strip():
+            reason = "linked_only_boilerplate"
+        elif out.tokens_used + tokens > budget_tokens:
+            reason = "linked_over_budget"
+        else:
+            out.tokens_used += tokens
+            out.included.append(candidate)
+            out.decisions[candidate.fragment_id] = Decision(True, "linked", tokens, text)
+            continue
+        out.decisions[candidate.fragment_id] = Decision(False, reason, tokens)

@@ -78,6 +78,17 @@ class RetrieveRequest(msgspec.Struct, forbid_unknown_fields=True):
     negatives: Negatives = "include"
     """Negative fragments (anti-patterns, known traps, `negative: true`): `include` them
     (default), return `only` them, or `exclude` them. Applies to pins too."""
+    as_of: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
+    """What was current at this time (ISO 8601 with an offset; default now): fragments
+    whose validity window holds it, superseded ones included if they were current then
+    (docs/adr/0016). Applies to pins too."""
+    include_superseded: bool = False
+    """Keep fragments outside their validity window (superseded or expired) as well;
+    each carries its window (`valid_from`, `valid_until`) so they can be told apart."""
+    expand_links: bool = False
+    """Follow the links of the composed fragments one hop (their citations, within the
+    scope and your grants) and compose what they cite in the budget left, after them,
+    each with `linked_from` (docs/adr/0016). `top_k` bounds the ranked fragments only."""
 
     def __post_init__(self) -> None:
         check_text("query", self.query)
@@ -112,6 +123,16 @@ class FragmentOut(msgspec.Struct):
     """The pin (DELETE /pins/{id} removes it); null when not pinned."""
     negative: bool = False
     """An anti-pattern or known trap: render it as "do not do this"."""
+    valid_from: datetime | None = None
+    """Current from this time (null: always was), from the document's metadata."""
+    valid_until: datetime | None = None
+    """Current until this time (null: still is): the document's `valid_until`, or when
+    a document superseding it starts."""
+    linked_from: int | None = None
+    """Composed because this fragment of the response cites it (`expand_links`); its
+    score and relevance are then 0: it was not ranked."""
+    link_type: str | None = None
+    """How it is cited: link, url, import, symbol, adr, metadata, supersedes, superseded_by."""
 
 
 class RetrieveResponse(msgspec.Struct):

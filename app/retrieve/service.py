@@ -16,8 +16,8 @@ from app.ingest.chunks import CHUNKER_VERSION
 from app.ingest.embed import Embedder, model_label
 from app.retrieve import rerank
 from app.retrieve.blend import BUILT_IN, Profile, blend
-from app.retrieve.candidates import Candidate, Filters, fetch_candidates, version_metadata
-from app.retrieve.compose import compose
+from app.retrieve.candidates import Candidate, Filters, fetch_candidates, linked_fragments, version_metadata
+from app.retrieve.compose import compose, compose_linked
 from app.retrieve.config import PipelineConfig
 from app.retrieve.fusion import fusion_spec
 from app.retrieve.models import FragmentOut, RetrieveRequest, RetrieveResponse
@@ -115,12 +115,28 @@ class Retriever:
             "score_basis": "rerank_probability" if self.reranker else "fused_score_normalized (no reranker configured)",
         }
 
+    @staticmethod
+    def scope_of(request: RetrieveRequest) -> Scope:
+        return Scope(request.scope.org_id, request.scope.repo_id, request.scope.persona_id, request.scope.session_id)
+
+    @staticmethod
+    def filters_of(request: RetrieveRequest) -> Filters:
+        return Filters(
+            request.path_prefix,
+            request.kinds,
+            request.updated_since,
+            request.updated_until,
+            request.negatives,
+            request.as_of,
+            request.include_superseded,
+        )
+
     def candidates(
         self, conn: psycopg.Connection, request: RetrieveRequest, vectors: QueryVectors | None = None
     ) -> list[Candidate]:
         """`vectors`: the query's, when the caller computed them already (the API does,
         before it takes a connection, so that concurrent requests share model calls)."""
-        scope = Scope(request.scope.org_id, request.scope.repo_id, request.scope.persona_id, request.scope.session_id)
+        scope = self.scope_of(request)
         if request.k_dense == 0:
             embeddings: QueryVectors = {}
         else:
@@ -134,9 +150,7 @@ class Retriever:
             request.k_dense,
             self.config.rrf_k,
             fusion_spec(self.config, request.query),
-            Filters(
-                request.path_prefix, request.kinds, request.updated_since, request.updated_until, request.negatives
-            ),
+            self.filters_of(request),
         )
 
     def rank(self, conn: psycopg.Connection, request: RetrieveRequest, vectors: QueryVectors | None = None) -> Ranking:
@@ -180,11 +194,20 @@ class Retriever:
             composition = compose(
                 ranked, request.budget_tokens, request.min_score, request.min_relevance, request.top_k, ranking.pinned
             )
+            linked: list[Candidate] = []
+            if request.expand_links:
+                linked = linked_fragments(
+                    conn,
+                    self.scope_of(request),
+                    [c.fragment_id for c in composition.included],
+                    self.filters_of(request),
+                )
+                compose_linked(composition, linked, request.budget_tokens)
             metadata = version_metadata(conn, composition.included)
         duration_ms = (time.perf_counter() - started) * 1000.0
         # The final order: pins first, then the ranked candidates.
         final_order = [c.fragment_id for c in ranking.pinned] + [c.fragment_id for c in ranked]
-        entries = candidate_entries(candidates, final_order, composition)
+        entries = candidate_entries(candidates, final_order, composition, linked)
         pipeline = self.pipeline_info(request.query) | {
             "profile": ranking.profile.to_trace(),
             "authority_refreshed_at": authority_refreshed_at(candidates),
@@ -218,6 +241,10 @@ class Retriever:
                 pinned=c.pin_id is not None,
                 pin_id=c.pin_id,
                 negative=c.negative,
+                valid_from=c.valid_from,
+                valid_until=c.valid_until,
+                linked_from=c.linked_from,
+                link_type=c.link_type,
             )
             for c in composition.included
         ]

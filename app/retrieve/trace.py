@@ -10,7 +10,9 @@ from app.retrieve.candidates import Candidate
 from app.retrieve.compose import Composition
 
 
-def candidate_entries(candidates: list[Candidate], ranked_ids: list[int], composition: Composition) -> list[dict]:
+def candidate_entries(
+    candidates: list[Candidate], ranked_ids: list[int], composition: Composition, linked: list[Candidate] | None = None
+) -> list[dict]:
     """One entry per candidate, in fused order; `ranked_ids` are the reranked candidates
     in final order (a candidate's `final_rank` is its place there, null beyond
     `rerank_top`); `terms` are the blend's terms of a ranked or pinned candidate, which
@@ -54,6 +56,34 @@ def candidate_entries(candidates: list[Candidate], ranked_ids: list[int], compos
                 "embedding_model": c.embedding_model,
                 **({"pin_id": c.pin_id} if c.pin_id is not None else {}),
                 **({"negative": True} if c.negative else {}),
+            }
+        )
+    for c in linked or []:  # composed by following a link (expand_links): never ranked
+        decision = composition.decisions[c.fragment_id]
+        entries.append(
+            {
+                "fragment_id": c.fragment_id,
+                "fused_rank": None,
+                "lexical_rank": None,
+                "lexical_score": None,
+                "dense_rank": None,
+                "dense_similarity": None,
+                "fused_score": 0.0,
+                "rerank_score": None,
+                "freshness": None,
+                "final_rank": None,
+                "final_score": None,
+                "included": decision.included,
+                "reason": decision.reason,
+                "tokens": decision.tokens,
+                "source": c.source,
+                "doc_id": c.doc_id,
+                "doc_version": c.doc_version,
+                "namespace": c.namespace,
+                "chunker_version": c.chunker_version,
+                "embedding_model": c.embedding_model,
+                "linked_from": c.linked_from,
+                "link_type": c.link_type,
             }
         )
     return entries

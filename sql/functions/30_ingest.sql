@@ -424,6 +424,9 @@ begin
     if has_links then
         perform data._record_links(doc, links);
     end if;
+    -- Windows of this document's fragments and of those it supersedes or is superseded
+    -- by (sql/functions/48_validity.sql).
+    perform data._refresh_validity(doc.org_id, array[doc.doc_id]);
 exception when check_violation or not_null_violation or invalid_text_representation or unique_violation then
     raise exception 'invalid chunk: %', sqlerrm using errcode = '22023';
 end
@@ -471,6 +474,8 @@ begin
     detached := data._retire_sources(doc.doc_id, doc.current_version + 1);
     update data.documents d set deleted_at = now(), deleted_by = me.principal_id, updated_at = now()
     where d.doc_id = doc.doc_id;
+    -- What it superseded is current again; its fragments cited elsewhere keep the others' windows.
+    perform data._refresh_validity(doc.org_id, array[doc.doc_id]);
     return query select doc.doc_id, doc.org_id, doc.path, doc.current_version, retired, detached;
 end
 $$;

@@ -32,7 +32,8 @@ $$;
 -- data._dense_hits: cosine top-k of one model among the active fragments of a scope
 -- (row-level security filters the HNSW scan; iterative scans keep it going until k
 -- visible rows are found), optionally only among p_fragment_ids, of p_kinds, updated
--- in [p_updated_since, p_updated_until), negative or not (p_negative; null: both).
+-- in [p_updated_since, p_updated_until), negative or not (p_negative; null: both), and
+-- current at p_valid_at (sql/functions/48_validity.sql; null: whatever their window).
 -- ef_search is raised to k (its default of 40 caps a top-100 at ~40 rows). Callers
 -- check the requested scope first.
 create or replace function data._dense_hits(
@@ -40,7 +41,7 @@ create or replace function data._dense_hits(
     p_repo_id text, p_persona_id text, p_session_id text,
     p_fragment_ids bigint[] default null, p_kinds text[] default null,
     p_updated_since timestamptz default null, p_updated_until timestamptz default null,
-    p_negative boolean default null)
+    p_negative boolean default null, p_valid_at timestamptz default null)
 returns table (fragment_id bigint, similarity float8, rank int)
 language plpgsql volatile
 set search_path = pg_catalog, extensions, pg_temp
@@ -61,6 +62,9 @@ begin
               and ($9::timestamptz is null or f.updated_at >= $9::timestamptz)
               and ($10::timestamptz is null or f.updated_at < $10::timestamptz)
               and ($11::boolean is null or f.negative = $11::boolean)
+              and ($12::timestamptz is null
+                   or ((f.valid_from is null or f.valid_from <= $12::timestamptz)
+                       and (f.valid_until is null or f.valid_until > $12::timestamptz)))
             order by e.embedding::vector(%1$s) <=> $1::vector(%1$s)
             limit $6
         )
@@ -70,7 +74,7 @@ begin
         order by n.distance, n.fragment_id
         $query$, p_dims, p_model_id)
     using p_query_vector, p_org_id, p_repo_id, p_persona_id, p_session_id, p_k,
-          p_fragment_ids, p_kinds, p_updated_since, p_updated_until, p_negative;
+          p_fragment_ids, p_kinds, p_updated_since, p_updated_until, p_negative, p_valid_at;
 end
 $$;
 
@@ -156,7 +160,9 @@ create or replace function api.retrieve_candidates(
     p_kinds text[] default null,
     p_updated_since timestamptz default null,
     p_updated_until timestamptz default null,
-    p_negatives text default 'include')
+    p_negatives text default 'include',
+    p_as_of timestamptz default null,
+    p_include_superseded boolean default false)
 returns table (
     fragment_id bigint, lexical_rank int, lexical_score float8, dense_rank int, dense_similarity float8,
     fused_score float8, doc_id bigint, doc_version int, path text, anchor text, repo_id text,
@@ -164,7 +170,7 @@ returns table (
     token_count int, chunker_version text, embedding_model text, updated_at timestamptz,
     lexical_norm float8, dense_norm float8, lexical_weight float8, dense_weight float8,
     negative boolean, pin_id bigint, pin_rank int, persona_similarity float8, authority float8,
-    authority_refreshed_at timestamptz, profile jsonb)
+    authority_refreshed_at timestamptz, valid_from timestamptz, valid_until timestamptz, profile jsonb)
 language plpgsql volatile
 set search_path = pg_catalog, extensions, pg_temp
 as $$
@@ -205,6 +211,8 @@ declare
     described extensions.vector;
     -- Fragments whose authority is read: none when the profile does not weigh it.
     authority_ids bigint[] := '{}';
+    -- Keep fragments current at this time (null: any window): see below.
+    valid_at timestamptz;
 begin
     -- The requested scope must lie within the caller's grants (42501 otherwise);
     -- row-level security then keeps every other fragment out of every list below.
@@ -225,6 +233,17 @@ begin
         raise exception 'negatives must be include, only or exclude' using errcode = '22023';
     end if;
     negative_filter := case p_negatives when 'only' then true when 'exclude' then false end;
+    if p_include_superseded is null then
+        raise exception 'include_superseded must be true or false' using errcode = '22023';
+    end if;
+    -- Supersession and validity windows (sql/functions/48_validity.sql): only fragments
+    -- current at p_as_of (now by default), unless superseded ones are asked for. An org
+    -- without any window skips the test (an index probe), so its plans stay as they were.
+    if not p_include_superseded and exists (
+        select 1 from data.fragments f
+        where f.org_id = p_org_id and (f.valid_from is not null or f.valid_until is not null)) then
+        valid_at := coalesce(p_as_of, statement_timestamp());
+    end if;
     profile := data._ranking_profile(p_org_id, p_persona_id);
     if p_path_prefix is not null then
         select coalesce(array_agg(distinct s.fragment_id), '{}') into path_ids
@@ -245,7 +264,7 @@ begin
               from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, path_ids, 1.2, 0.75) b
               order by b.score desc, b.fragment_id) s;
         if p_kinds is not null or p_updated_since is not null or p_updated_until is not null
-           or negative_filter is not null then
+           or negative_filter is not null or valid_at is not null then
             -- One scan of the scored ids (postings carry no kind or date); order kept.
             select coalesce(array_agg(b.id order by b.ord), '{}'), coalesce(array_agg(b.score order by b.ord), '{}')
               into bm25_ids, bm25_scores
@@ -255,7 +274,10 @@ begin
                     and (p_kinds is null or f.kind = any (p_kinds))
                     and (p_updated_since is null or f.updated_at >= p_updated_since)
                     and (p_updated_until is null or f.updated_at < p_updated_until)
-                    and (negative_filter is null or f.negative = negative_filter)) kept
+                    and (negative_filter is null or f.negative = negative_filter)
+                    and (valid_at is null
+                         or ((f.valid_from is null or f.valid_from <= valid_at)
+                             and (f.valid_until is null or f.valid_until > valid_at)))) kept
               on kept.fragment_id = b.id;
         end if;
         lexical_ids := bm25_ids[1:p_k_lexical];
@@ -268,7 +290,8 @@ begin
               into hit_ids, hit_sims
             from data._dense_hits(p_org_id, m.model_id, m.dims, m.query_vector, p_k_dense,
                                   p_repo_id, p_persona_id, p_session_id,
-                                  path_ids, p_kinds, p_updated_since, p_updated_until, negative_filter) h;
+                                  path_ids, p_kinds, p_updated_since, p_updated_until, negative_filter,
+                                  valid_at) h;
             dense_ids := dense_ids || hit_ids;
             dense_sims := dense_sims || hit_sims;
             dense_ranks := dense_ranks || array(select generate_series(1, cardinality(hit_ids)));
@@ -299,6 +322,9 @@ begin
             and (p_updated_since is null or f.updated_at >= p_updated_since)
             and (p_updated_until is null or f.updated_at < p_updated_until)
             and (negative_filter is null or f.negative = negative_filter)
+            and (valid_at is null
+                 or ((f.valid_from is null or f.valid_from <= valid_at)
+                     and (f.valid_until is null or f.valid_until > valid_at)))
           order by p.fragment_id, p.created_at, p.pin_id) p;
 
     candidate_ids := lexical_ids || dense_ids;
@@ -367,7 +393,8 @@ begin
         -- One scan probing the index once per id (joined per candidate instead, a
         -- nested loop would re-sort the id list for every probe).
         select f.fragment_id, f.namespace, f.repo_id, f.kind, f.owner, f.heading_path, f.symbol, f.text,
-               f.token_count, f.chunker_version, f.updated_at, f.content_hash, f.negative
+               f.token_count, f.chunker_version, f.updated_at, f.content_hash, f.negative,
+               f.valid_from, f.valid_until
         from data.fragments f
         where f.org_id = p_org_id and f.fragment_id = any (candidate_ids || pinned_ids)
     ), completed as materialized (
@@ -379,7 +406,7 @@ begin
                     then coalesce(p.lexical_score, lf.score, 0.0) else p.lexical_score end as lexical_score,
                coalesce(p.similarity, df.similarity) as dense_similarity,
                f.repo_id, f.kind, f.owner, f.heading_path, f.symbol, f.text, f.token_count,
-               f.chunker_version, f.updated_at, f.content_hash, f.negative
+               f.chunker_version, f.updated_at, f.content_hash, f.negative, f.valid_from, f.valid_until
         from pooled p
         join candidate_rows f on f.fragment_id = p.fragment_id
         left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
@@ -420,7 +447,8 @@ begin
                c.namespace, c.kind, c.owner, c.heading_path, c.symbol, c.text,
                c.token_count, c.chunker_version, c.model_label, c.updated_at,
                fu.lexical_norm, fu.dense_norm, fu.lexical_weight, fu.dense_weight,
-               c.negative, pn.pin_id, pn.pin_rank, ps.similarity as persona_similarity, au.authority, au.refreshed_at
+               c.negative, pn.pin_id, pn.pin_rank, ps.similarity as persona_similarity, au.authority, au.refreshed_at,
+               c.valid_from, c.valid_until
         from fused fu
         join completed c on c.fragment_id = fu.fragment_id
         left join cited src on src.fragment_id = fu.fragment_id
@@ -432,7 +460,8 @@ begin
         select pn.fragment_id, null, null, null, null, 0.0::float8, src.doc_id, src.doc_version, src.path,
                src.anchor, f.repo_id, f.namespace, f.kind, f.owner, f.heading_path, f.symbol, f.text,
                f.token_count, f.chunker_version, em.name || '@' || em.generation, f.updated_at,
-               null, null, null, null, f.negative, pn.pin_id, pn.pin_rank, ps.similarity, au.authority, au.refreshed_at
+               null, null, null, null, f.negative, pn.pin_id, pn.pin_rank, ps.similarity, au.authority, au.refreshed_at,
+               f.valid_from, f.valid_until
         from pinned pn
         join candidate_rows f on f.fragment_id = pn.fragment_id
         left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
@@ -445,8 +474,8 @@ begin
              r.fragment_id;
 end
 $$;
-comment on function api.retrieve_candidates(text, text, jsonb, text, text, text, int, int, int, jsonb, text, text[], timestamptz, timestamptz, text)
-    is 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, the pins the request sees (pin_id, pin_rank), each candidate''s similarity to the persona, its citation authority (0 to 1, with the time of the last refresh) and the ranking profile in effect (first row); optional path prefix, kinds, updated-at window and negatives filters.';
+comment on function api.retrieve_candidates(text, text, jsonb, text, text, text, int, int, int, jsonb, text, text[], timestamptz, timestamptz, text, timestamptz, boolean)
+    is 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, the pins the request sees (pin_id, pin_rank), each candidate''s similarity to the persona, its citation authority (0 to 1, with the time of the last refresh) and the ranking profile in effect (first row); optional path prefix, kinds, updated-at window and negatives filters; only fragments current at p_as_of (now by default) unless p_include_superseded, each with its validity window.';
 
 -- api.get_fragment: one fragment with all its live and past source pointers.
 create or replace function api.get_fragment(p_fragment_id bigint)

@@ -18,7 +18,9 @@ create or replace function api.retrieve(
     p_session_id text default null,
     p_k_lexical int default 100,
     p_k_dense int default 100,
-    p_fusion jsonb default null)
+    p_fusion jsonb default null,
+    p_as_of timestamptz default null,
+    p_include_superseded boolean default false)
 returns table (
     fragment_id bigint, lexical_rank int, lexical_score float8, dense_rank int, dense_similarity float8,
     fused_score float8, doc_id bigint, doc_version int, path text, anchor text, repo_id text,
@@ -26,7 +28,7 @@ returns table (
     token_count int, chunker_version text, embedding_model text, updated_at timestamptz,
     lexical_norm float8, dense_norm float8, lexical_weight float8, dense_weight float8,
     negative boolean, pin_id bigint, pin_rank int, persona_similarity float8, authority float8,
-    authority_refreshed_at timestamptz, profile jsonb)
+    authority_refreshed_at timestamptz, valid_from timestamptz, valid_until timestamptz, profile jsonb)
 language plpgsql volatile
 set search_path = pg_catalog, extensions, pg_temp
 as $$
@@ -102,8 +104,9 @@ begin
     return query
     select c.* from api.retrieve_candidates(
         p_org_id, p_query, vectors, p_repo_id, p_persona_id, p_session_id, p_k_lexical, k_dense, rrf_k,
-        coalesce(fusion, '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}')) c;
+        coalesce(fusion, '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'),
+        p_as_of => p_as_of, p_include_superseded => p_include_superseded) c;
 end
 $$;
-comment on function api.retrieve(text, text, text, text, text, int, int, jsonb)
+comment on function api.retrieve(text, text, text, text, text, int, int, jsonb, timestamptz, boolean)
     is 'Hybrid retrieval of a query text from SQL: api.retrieve_candidates with the newest stored query vector of that text you may read (traces keep them), else BM25 only with a notice.';

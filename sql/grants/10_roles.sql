@@ -151,7 +151,8 @@ begin
                 'api.lexical_tsvector', 'api.lexical_document', 'api.search_lexical', 'api.search_dense',
                 'api.retrieve_candidates', 'api.score_lexical', 'api.score_dense', 'api.get_fragment',
                 'api.list_documents', 'api.get_document', 'api.version_metadata', 'api.pins_list',
-                'api.ranking_profile', 'api.ranking_profiles', 'api.sync_state', 'api.sync_documents']),
+                'api.ranking_profile', 'api.ranking_profiles', 'api.sync_state', 'api.sync_documents',
+                'api.fragment_links', 'api.linked_fragments']),
             -- Retrieval from SQL (sql/functions/55_sql_retrieval.sql): analysts at psql.
             (array['contexts_analyst'], array['api.retrieve']),
             -- The service also writes (each function checks the bound principal's write grants).

@@ -31,6 +31,7 @@ TOOLS = {
     "whoami",
     "retrieve",
     "get_fragment",
+    "get_fragment_links",
     "get_trace",
     "list_documents",
     "read_document",
@@ -176,6 +177,8 @@ def test_http_lists_tools_and_retrieves_cited_fragments_of_the_keys_org(served, 
 
         fragment = data(await session.call_tool("get_fragment", {"fragment_id": top["id"]}))
         assert fragment["org_id"] == "acme" and fragment["sources"][0]["path"] == "runbooks/storage.md"
+        links = data(await session.call_tool("get_fragment_links", {"fragment_id": top["id"]}))
+        assert links["fragment_id"] == top["id"] and isinstance(links["outgoing"], list)
         trace = data(await session.call_tool("get_trace", {"trace_id": result["trace_id"]}))
         assert trace["query"] == STORAGE_QUERY
         assert [c["fragment_id"] for c in trace["candidates"] if c["included"]] == [f["id"] for f in fragments]

@@ -82,7 +82,7 @@ def test_adr_mentions_and_supersedes():
     text = "This supersedes 0007. Per ADR-12 and ADR 0003, and adr#4; not ADR-13 itself."
     refs = prose_references(text, "docs/adr/0013-citations.md")
     assert {r.key for r in refs} == {"adr:7", "adr:12", "adr:3", "adr:4"}
-    assert {r.type for r in refs} == {"adr"}
+    assert {(r.type, r.key) for r in refs if r.type != "adr"} == {("supersedes", "adr:7")}
     assert adr_number("docs/adr/0013-citations.md") == 13
     assert adr_number("docs/decisions/adr-4-x.md") == 4
     assert adr_number("src/0013_thing.py") is None
@@ -177,3 +177,34 @@ def test_rust_and_java_imports():
     assert {("module:store", "Pool"), ("module:store", "open")} <= named(code_refs("src/main.rs", "rust", rust))
     java = "import com.acme.store.Pool;\n\nclass App {\n    Pool pool = new Pool();\n}\n"
     assert ("module:com.acme.store.Pool", "Pool") in named(code_refs("src/App.java", "java", java))
+
+
+def test_supersession_reads_its_direction_and_needs_an_adr_to_take_a_bare_number():
+    adr = "docs/adr/0009-kafka.md"
+    said = prose_references(
+        "Supersedes ADR-3. Replaces ADR 0004. Superseded by [ADR-0012](0012-x.md). Replaced by ADR-11. Amends 5.", adr
+    )
+    assert {(r.type, r.key) for r in said if r.type != "link"} == {
+        ("supersedes", "adr:3"),
+        ("supersedes", "adr:4"),
+        ("superseded_by", "adr:12"),
+        ("superseded_by", "adr:11"),
+        ("adr", "adr:5"),
+    }
+    # A bare number is an ADR only in an ADR, and only after supersedes / superseded by.
+    assert {r.type for r in prose_references("Status: superseded by 0012.", adr)} == {"superseded_by"}
+    assert {r.type for r in prose_references("This replaces 3 calls.", adr)} == set()
+    assert prose_references("This step supersedes 3 scripts and replaces 2 calls.", "runbooks/deploy.md") == []
+    assert [r.type for r in prose_references("It supersedes ADR-2.", "runbooks/deploy.md")] == ["supersedes"]
+
+
+def test_metadata_and_front_matter_supersession():
+    text = "---\nsupersedes: [ADR-2, ../old/dns.md]\nsuperseded_by: ADR-40\n---\n# Title\n\nBody.\n"
+    chunks = ProseChunker(400, 64).chunk(text, "markdown")
+    refs = document_references("docs/adr/0005-x.md", "markdown", text, chunks, {"supersedes": "/runbooks/a.md"})
+    assert keys(refs[0]) >= {
+        ("supersedes", "adr:2", None),
+        ("supersedes", "path:docs/old/dns.md", None),
+        ("supersedes", "path:runbooks/a.md", None),
+        ("superseded_by", "adr:40", None),
+    }

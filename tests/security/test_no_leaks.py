@@ -658,10 +658,13 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
             "start_line": 1,
             "end_line": 1,
             "embedding": BASE,
-            # Hidden citations of every fragment of the org (they may count only inside
-            # the hidden session, whose readers hold none of the principals' grants).
+            # Hidden citations of every fragment of the org, and claims to supersede
+            # them (both may count only inside the hidden session, whose readers hold
+            # none of the principals' grants: no window may close for them).
             "references": [
-                {"type": "link", "target": f"f{m}.md", "key": f"path:f{m}.md"} for m in range(len(hidden.fragments))
+                {"type": kind, "target": f"f{m}.md", "key": f"path:f{m}.md"}
+                for m in range(len(hidden.fragments))
+                for kind in ("link", "supersedes")
             ],
         }
         conn.execute("select * from api.add_fragments(%s, %s, %s)", (doc_id, version, json.dumps([chunk])))

@@ -216,6 +216,9 @@ begin
     if has_links then
         perform data._record_links(doc, links);
     end if;
+    -- Windows of this document's fragments and of those it supersedes or is superseded
+    -- by (sql/functions/48_validity.sql).
+    perform data._refresh_validity(doc.org_id, array[doc.doc_id]);
 exception when check_violation or not_null_violation or invalid_text_representation or unique_violation then
     raise exception 'invalid chunk: %', sqlerrm using errcode = '22023';
 end
@@ -615,6 +618,8 @@ begin
     detached := data._retire_sources(doc.doc_id, doc.current_version + 1);
     update data.documents d set deleted_at = now(), deleted_by = me.principal_id, updated_at = now()
     where d.doc_id = doc.doc_id;
+    -- What it superseded is current again; its fragments cited elsewhere keep the others' windows.
+    perform data._refresh_validity(doc.org_id, array[doc.doc_id]);
     return query select doc.doc_id, doc.org_id, doc.path, doc.current_version, retired, detached;
 end
 $$;
@@ -693,6 +698,62 @@ ALTER FUNCTION api.ensure_scope(p_org_id text, p_repo_id text, p_persona_id text
 --
 
 COMMENT ON FUNCTION api.ensure_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) IS 'Create missing repo/persona/session rows of an existing org.';
+
+
+--
+-- Name: fragment_links(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.fragment_links(p_fragment_id bigint) RETURNS TABLE(direction text, link_type text, target text, resolved boolean, fragment_id bigint, doc_id bigint, path text, anchor text)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    perform 1 from data.fragments f where f.fragment_id = p_fragment_id;
+    if not found then
+        raise exception 'unknown fragment: %', p_fragment_id using errcode = 'P0002';
+    end if;
+    return query
+    select x.direction, x.link_type, x.target, x.resolved, x.fragment_id, x.doc_id, x.path, x.anchor
+    from (
+        select distinct on (l.link_type, l.target_key, coalesce(l.target_name, ''), coalesce(l.target_anchor, ''))
+               'out'::text as direction, l.link_type, l.target, l.target_fragment_id is not null as resolved,
+               l.target_fragment_id as fragment_id, l.target_doc_id as doc_id, d.path,
+               (select s.anchor from data.fragment_sources s
+                where s.fragment_id = l.target_fragment_id and s.doc_id = l.target_doc_id and s.retired_at is null
+                order by s.doc_version desc, s.ordinal limit 1) as anchor,
+               l.link_id
+        from data.fragment_links l
+        left join data.documents d on d.doc_id = l.target_doc_id and l.target_fragment_id is not null
+        where l.fragment_id = p_fragment_id
+        order by l.link_type, l.target_key, coalesce(l.target_name, ''), coalesce(l.target_anchor, ''), l.link_id
+    ) x
+    union all
+    select y.direction, y.link_type, y.target, true, y.fragment_id, y.doc_id, y.path, y.anchor
+    from (
+        select distinct on (l.fragment_id, l.link_type)
+               'in'::text as direction, l.link_type, l.target, l.fragment_id, l.doc_id, d.path,
+               (select s.anchor from data.fragment_sources s
+                where s.fragment_id = l.fragment_id and s.doc_id = l.doc_id and s.retired_at is null
+                order by s.doc_version desc, s.ordinal limit 1) as anchor,
+               l.link_id
+        from data.fragment_links l
+        join data.fragments f on f.fragment_id = l.fragment_id and f.active
+        join data.documents d on d.doc_id = l.doc_id and d.deleted_at is null
+        where l.target_fragment_id = p_fragment_id and l.fragment_id <> p_fragment_id
+        order by l.fragment_id, l.link_type, l.link_id
+    ) y;
+end
+$$;
+
+
+ALTER FUNCTION api.fragment_links(p_fragment_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION fragment_links(p_fragment_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.fragment_links(p_fragment_id bigint) IS 'The references a fragment makes and those made to it, as the caller may see them (GET /fragments/{id}/links).';
 
 
 --
@@ -898,6 +959,63 @@ ALTER FUNCTION api.lexical_tsvector(p_text text) OWNER TO <migrator>;
 --
 
 COMMENT ON FUNCTION api.lexical_tsvector(p_text text) IS 'Terms of a text for BM25: english configuration, code separators split.';
+
+
+--
+-- Name: linked_fragments(text, bigint[], text, text, text, timestamp with time zone, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.linked_fragments(p_org_id text, p_fragment_ids bigint[], p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_as_of timestamp with time zone DEFAULT NULL::timestamp with time zone, p_include_superseded boolean DEFAULT false) RETURNS TABLE(linked_from bigint, link_type text, fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, negative boolean, valid_from timestamp with time zone, valid_until timestamp with time zone)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    valid_at timestamptz := case when p_include_superseded then null else coalesce(p_as_of, statement_timestamp()) end;
+begin
+    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    perform data._require_org(p_org_id);
+    if coalesce(cardinality(p_fragment_ids), 0) > 1000 then
+        raise exception 'at most 1000 fragments to expand' using errcode = '22023';
+    end if;
+    return query
+    with hops as (
+        select distinct on (l.target_fragment_id) c.id as citing, l.link_type, l.target_fragment_id as target, c.ord,
+               l.link_id
+        from unnest(p_fragment_ids) with ordinality as c(id, ord)
+        join data.fragment_links l on l.fragment_id = c.id and l.org_id = p_org_id
+        where l.target_fragment_id is not null and not l.target_fragment_id = any (p_fragment_ids)
+        order by l.target_fragment_id, c.ord, l.link_id
+    )
+    select h.citing, h.link_type, f.fragment_id, null::int, null::float8, null::int, null::float8, 0.0::float8,
+           src.doc_id, src.doc_version, src.path, src.anchor, f.repo_id, f.namespace, f.kind, f.owner,
+           f.heading_path, f.symbol, f.text, f.token_count, f.chunker_version,
+           (select em.name || '@' || em.generation from data.embedding_models em
+            where em.namespace = f.namespace and em.status = 'active'),
+           f.updated_at, f.negative, f.valid_from, f.valid_until
+    from hops h
+    join data.fragments f on f.fragment_id = h.target and f.org_id = p_org_id and f.active
+    cross join lateral (
+        select s.doc_id, s.doc_version, d.path, s.anchor
+        from data.fragment_sources s join data.documents d on d.doc_id = s.doc_id
+        where s.fragment_id = f.fragment_id and s.retired_at is null
+        order by s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id, s.ordinal
+        limit 1
+    ) src
+    where data._in_scope(f.repo_id, f.persona_id, f.session_id, p_repo_id, p_persona_id, p_session_id)
+      and (valid_at is null
+           or ((f.valid_from is null or f.valid_from <= valid_at) and (f.valid_until is null or f.valid_until > valid_at)))
+    order by h.ord, h.link_id;
+end
+$$;
+
+
+ALTER FUNCTION api.linked_fragments(p_org_id text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_as_of timestamp with time zone, p_include_superseded boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION linked_fragments(p_org_id text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_as_of timestamp with time zone, p_include_superseded boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.linked_fragments(p_org_id text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_as_of timestamp with time zone, p_include_superseded boolean) IS 'The fragments these cite, one hop, within the requested scope and current (a retrieval''s expand_links).';
 
 
 --
@@ -1882,10 +2000,10 @@ COMMENT ON FUNCTION api.register_embedding_model(p_namespace text, p_name text, 
 
 
 --
--- Name: retrieve(text, text, text, text, text, integer, integer, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: retrieve(text, text, text, text, text, integer, integer, jsonb, timestamp with time zone, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_fusion jsonb DEFAULT NULL::jsonb) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, profile jsonb)
+CREATE FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_fusion jsonb DEFAULT NULL::jsonb, p_as_of timestamp with time zone DEFAULT NULL::timestamp with time zone, p_include_superseded boolean DEFAULT false) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, valid_from timestamp with time zone, valid_until timestamp with time zone, profile jsonb)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -1961,25 +2079,26 @@ begin
     return query
     select c.* from api.retrieve_candidates(
         p_org_id, p_query, vectors, p_repo_id, p_persona_id, p_session_id, p_k_lexical, k_dense, rrf_k,
-        coalesce(fusion, '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}')) c;
+        coalesce(fusion, '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'),
+        p_as_of => p_as_of, p_include_superseded => p_include_superseded) c;
 end
 $$;
 
 
-ALTER FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_fusion jsonb) OWNER TO <migrator>;
+ALTER FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_fusion jsonb, p_as_of timestamp with time zone, p_include_superseded boolean) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION retrieve(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_fusion jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION retrieve(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_fusion jsonb, p_as_of timestamp with time zone, p_include_superseded boolean); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_fusion jsonb) IS 'Hybrid retrieval of a query text from SQL: api.retrieve_candidates with the newest stored query vector of that text you may read (traces keep them), else BM25 only with a notice.';
+COMMENT ON FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_fusion jsonb, p_as_of timestamp with time zone, p_include_superseded boolean) IS 'Hybrid retrieval of a query text from SQL: api.retrieve_candidates with the newest stored query vector of that text you may read (traces keep them), else BM25 only with a notice.';
 
 
 --
--- Name: retrieve_candidates(text, text, jsonb, text, text, text, integer, integer, integer, jsonb, text, text[], timestamp with time zone, timestamp with time zone, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: retrieve_candidates(text, text, jsonb, text, text, text, integer, integer, integer, jsonb, text, text[], timestamp with time zone, timestamp with time zone, text, timestamp with time zone, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_rrf_k integer DEFAULT 60, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_path_prefix text DEFAULT NULL::text, p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_negatives text DEFAULT 'include'::text) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, profile jsonb)
+CREATE FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_rrf_k integer DEFAULT 60, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_path_prefix text DEFAULT NULL::text, p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_negatives text DEFAULT 'include'::text, p_as_of timestamp with time zone DEFAULT NULL::timestamp with time zone, p_include_superseded boolean DEFAULT false) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, valid_from timestamp with time zone, valid_until timestamp with time zone, profile jsonb)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -2020,6 +2139,8 @@ declare
     described extensions.vector;
     -- Fragments whose authority is read: none when the profile does not weigh it.
     authority_ids bigint[] := '{}';
+    -- Keep fragments current at this time (null: any window): see below.
+    valid_at timestamptz;
 begin
     -- The requested scope must lie within the caller's grants (42501 otherwise);
     -- row-level security then keeps every other fragment out of every list below.
@@ -2040,6 +2161,17 @@ begin
         raise exception 'negatives must be include, only or exclude' using errcode = '22023';
     end if;
     negative_filter := case p_negatives when 'only' then true when 'exclude' then false end;
+    if p_include_superseded is null then
+        raise exception 'include_superseded must be true or false' using errcode = '22023';
+    end if;
+    -- Supersession and validity windows (sql/functions/48_validity.sql): only fragments
+    -- current at p_as_of (now by default), unless superseded ones are asked for. An org
+    -- without any window skips the test (an index probe), so its plans stay as they were.
+    if not p_include_superseded and exists (
+        select 1 from data.fragments f
+        where f.org_id = p_org_id and (f.valid_from is not null or f.valid_until is not null)) then
+        valid_at := coalesce(p_as_of, statement_timestamp());
+    end if;
     profile := data._ranking_profile(p_org_id, p_persona_id);
     if p_path_prefix is not null then
         select coalesce(array_agg(distinct s.fragment_id), '{}') into path_ids
@@ -2060,7 +2192,7 @@ begin
               from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, path_ids, 1.2, 0.75) b
               order by b.score desc, b.fragment_id) s;
         if p_kinds is not null or p_updated_since is not null or p_updated_until is not null
-           or negative_filter is not null then
+           or negative_filter is not null or valid_at is not null then
             -- One scan of the scored ids (postings carry no kind or date); order kept.
             select coalesce(array_agg(b.id order by b.ord), '{}'), coalesce(array_agg(b.score order by b.ord), '{}')
               into bm25_ids, bm25_scores
@@ -2070,7 +2202,10 @@ begin
                     and (p_kinds is null or f.kind = any (p_kinds))
                     and (p_updated_since is null or f.updated_at >= p_updated_since)
                     and (p_updated_until is null or f.updated_at < p_updated_until)
-                    and (negative_filter is null or f.negative = negative_filter)) kept
+                    and (negative_filter is null or f.negative = negative_filter)
+                    and (valid_at is null
+                         or ((f.valid_from is null or f.valid_from <= valid_at)
+                             and (f.valid_until is null or f.valid_until > valid_at)))) kept
               on kept.fragment_id = b.id;
         end if;
         lexical_ids := bm25_ids[1:p_k_lexical];
@@ -2083,7 +2218,8 @@ begin
               into hit_ids, hit_sims
             from data._dense_hits(p_org_id, m.model_id, m.dims, m.query_vector, p_k_dense,
                                   p_repo_id, p_persona_id, p_session_id,
-                                  path_ids, p_kinds, p_updated_since, p_updated_until, negative_filter) h;
+                                  path_ids, p_kinds, p_updated_since, p_updated_until, negative_filter,
+                                  valid_at) h;
             dense_ids := dense_ids || hit_ids;
             dense_sims := dense_sims || hit_sims;
             dense_ranks := dense_ranks || array(select generate_series(1, cardinality(hit_ids)));
@@ -2114,6 +2250,9 @@ begin
             and (p_updated_since is null or f.updated_at >= p_updated_since)
             and (p_updated_until is null or f.updated_at < p_updated_until)
             and (negative_filter is null or f.negative = negative_filter)
+            and (valid_at is null
+                 or ((f.valid_from is null or f.valid_from <= valid_at)
+                     and (f.valid_until is null or f.valid_until > valid_at)))
           order by p.fragment_id, p.created_at, p.pin_id) p;
 
     candidate_ids := lexical_ids || dense_ids;
@@ -2182,7 +2321,8 @@ begin
         -- One scan probing the index once per id (joined per candidate instead, a
         -- nested loop would re-sort the id list for every probe).
         select f.fragment_id, f.namespace, f.repo_id, f.kind, f.owner, f.heading_path, f.symbol, f.text,
-               f.token_count, f.chunker_version, f.updated_at, f.content_hash, f.negative
+               f.token_count, f.chunker_version, f.updated_at, f.content_hash, f.negative,
+               f.valid_from, f.valid_until
         from data.fragments f
         where f.org_id = p_org_id and f.fragment_id = any (candidate_ids || pinned_ids)
     ), completed as materialized (
@@ -2194,7 +2334,7 @@ begin
                     then coalesce(p.lexical_score, lf.score, 0.0) else p.lexical_score end as lexical_score,
                coalesce(p.similarity, df.similarity) as dense_similarity,
                f.repo_id, f.kind, f.owner, f.heading_path, f.symbol, f.text, f.token_count,
-               f.chunker_version, f.updated_at, f.content_hash, f.negative
+               f.chunker_version, f.updated_at, f.content_hash, f.negative, f.valid_from, f.valid_until
         from pooled p
         join candidate_rows f on f.fragment_id = p.fragment_id
         left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
@@ -2235,7 +2375,8 @@ begin
                c.namespace, c.kind, c.owner, c.heading_path, c.symbol, c.text,
                c.token_count, c.chunker_version, c.model_label, c.updated_at,
                fu.lexical_norm, fu.dense_norm, fu.lexical_weight, fu.dense_weight,
-               c.negative, pn.pin_id, pn.pin_rank, ps.similarity as persona_similarity, au.authority, au.refreshed_at
+               c.negative, pn.pin_id, pn.pin_rank, ps.similarity as persona_similarity, au.authority, au.refreshed_at,
+               c.valid_from, c.valid_until
         from fused fu
         join completed c on c.fragment_id = fu.fragment_id
         left join cited src on src.fragment_id = fu.fragment_id
@@ -2247,7 +2388,8 @@ begin
         select pn.fragment_id, null, null, null, null, 0.0::float8, src.doc_id, src.doc_version, src.path,
                src.anchor, f.repo_id, f.namespace, f.kind, f.owner, f.heading_path, f.symbol, f.text,
                f.token_count, f.chunker_version, em.name || '@' || em.generation, f.updated_at,
-               null, null, null, null, f.negative, pn.pin_id, pn.pin_rank, ps.similarity, au.authority, au.refreshed_at
+               null, null, null, null, f.negative, pn.pin_id, pn.pin_rank, ps.similarity, au.authority, au.refreshed_at,
+               f.valid_from, f.valid_until
         from pinned pn
         join candidate_rows f on f.fragment_id = pn.fragment_id
         left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
@@ -2262,13 +2404,13 @@ end
 $$;
 
 
-ALTER FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text) OWNER TO <migrator>;
+ALTER FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_include_superseded boolean) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_include_superseded boolean); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text) IS 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, the pins the request sees (pin_id, pin_rank), each candidate''s similarity to the persona, its citation authority (0 to 1, with the time of the last refresh) and the ranking profile in effect (first row); optional path prefix, kinds, updated-at window and negatives filters.';
+COMMENT ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_include_superseded boolean) IS 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, the pins the request sees (pin_id, pin_rank), each candidate''s similarity to the persona, its citation authority (0 to 1, with the time of the last refresh) and the ranking profile in effect (first row); optional path prefix, kinds, updated-at window and negatives filters; only fragments current at p_as_of (now by default) unless p_include_superseded, each with its validity window.';
 
 
 --
@@ -3194,10 +3336,10 @@ $$;
 ALTER FUNCTION data._deactivate_unsourced(p_fragment_ids bigint[]) OWNER TO <migrator>;
 
 --
--- Name: _dense_hits(text, integer, integer, extensions.vector, integer, text, text, text, bigint[], text[], timestamp with time zone, timestamp with time zone, boolean); Type: FUNCTION; Schema: data; Owner: <migrator>
+-- Name: _dense_hits(text, integer, integer, extensions.vector, integer, text, text, text, bigint[], text[], timestamp with time zone, timestamp with time zone, boolean, timestamp with time zone); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[] DEFAULT NULL::bigint[], p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_negative boolean DEFAULT NULL::boolean) RETURNS TABLE(fragment_id bigint, similarity double precision, rank integer)
+CREATE FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[] DEFAULT NULL::bigint[], p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_negative boolean DEFAULT NULL::boolean, p_valid_at timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(fragment_id bigint, similarity double precision, rank integer)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $_$
@@ -3217,6 +3359,9 @@ begin
               and ($9::timestamptz is null or f.updated_at >= $9::timestamptz)
               and ($10::timestamptz is null or f.updated_at < $10::timestamptz)
               and ($11::boolean is null or f.negative = $11::boolean)
+              and ($12::timestamptz is null
+                   or ((f.valid_from is null or f.valid_from <= $12::timestamptz)
+                       and (f.valid_until is null or f.valid_until > $12::timestamptz)))
             order by e.embedding::vector(%1$s) <=> $1::vector(%1$s)
             limit $6
         )
@@ -3226,12 +3371,12 @@ begin
         order by n.distance, n.fragment_id
         $query$, p_dims, p_model_id)
     using p_query_vector, p_org_id, p_repo_id, p_persona_id, p_session_id, p_k,
-          p_fragment_ids, p_kinds, p_updated_since, p_updated_until, p_negative;
+          p_fragment_ids, p_kinds, p_updated_since, p_updated_until, p_negative, p_valid_at;
 end
 $_$;
 
 
-ALTER FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean) OWNER TO <migrator>;
+ALTER FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone) OWNER TO <migrator>;
 
 --
 -- Name: _document_keys(text); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -3395,6 +3540,28 @@ CREATE FUNCTION data._json_number(p_value jsonb) RETURNS double precision
 
 
 ALTER FUNCTION data._json_number(p_value jsonb) OWNER TO <migrator>;
+
+--
+-- Name: _metadata_time(text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._metadata_time(p_value text) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    select case when p_value is not null and pg_input_is_valid(p_value, 'timestamptz')
+                then p_value::timestamptz end
+$$;
+
+
+ALTER FUNCTION data._metadata_time(p_value text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _metadata_time(p_value text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._metadata_time(p_value text) IS 'A metadata value as a time; null when absent or not a time.';
+
 
 --
 -- Name: _on_sources_deleted(); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -3697,7 +3864,7 @@ CREATE FUNCTION data._redact_request(p_org_id text, p_query text, p_request json
 declare
     knobs constant text[] := array['budget_tokens', 'k_lexical', 'k_dense', 'rerank_top',
                                    'freshness_halflife_days', 'min_score', 'top_k', 'min_relevance',
-                                   'negatives'];
+                                   'negatives', 'include_superseded', 'expand_links'];
     scope jsonb := case when jsonb_typeof(p_request -> 'scope') = 'object' then p_request -> 'scope' else '{}' end;
     hidden text[] := '{}';
     k text;
@@ -3751,6 +3918,93 @@ ALTER FUNCTION data._redact_request(p_org_id text, p_query text, p_request jsonb
 --
 
 COMMENT ON FUNCTION data._redact_request(p_org_id text, p_query text, p_request jsonb, p_org_wide boolean, p_repos text[], p_personas text[], p_sessions text[], OUT query text, OUT request jsonb, OUT redacted text[]) IS 'A recorded request as a reader with the given grants may see it: withheld query and scope ids, listed.';
+
+
+--
+-- Name: _refresh_validity(text, bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._refresh_validity(p_org_id text, p_doc_ids bigint[]) RETURNS integer
+    LANGUAGE sql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    with touched as (
+        select unnest(p_doc_ids) as doc_id
+        union
+        select l.target_doc_id from data.fragment_links l
+        where l.doc_id = any (p_doc_ids) and l.link_type in ('supersedes', 'superseded_by')
+          and l.target_doc_id is not null
+        union
+        select l.doc_id from data.fragment_links l
+        where l.target_doc_id = any (p_doc_ids) and l.link_type in ('supersedes', 'superseded_by')
+    ), fragments as (
+        -- Fragments whose window may have changed, and every live document citing them.
+        -- (a deleted document's last version, and a new version's previous one: fragments
+        -- they left may still be cited elsewhere, under another window now)
+        select distinct s.fragment_id from data.fragment_sources s
+        join data.documents d on d.doc_id = s.doc_id
+        where s.doc_id in (select t.doc_id from touched t)
+          and (s.retired_at is null or s.doc_version >= d.current_version - 1)
+    ), docs as (
+        select distinct s.doc_id from data.fragment_sources s
+        where s.fragment_id in (select f.fragment_id from fragments f) and s.retired_at is null
+    ), said as (
+        -- Live supersession claims: (superseding document, superseded document), made by
+        -- a live fragment of the current version of the document that says it.
+        select case l.link_type when 'supersedes' then l.doc_id else l.target_doc_id end as newer,
+               case l.link_type when 'supersedes' then l.target_doc_id else l.doc_id end as older
+        from data.fragment_links l
+        where l.org_id = p_org_id and l.link_type in ('supersedes', 'superseded_by') and l.target_doc_id is not null
+          and (l.doc_id in (select d.doc_id from docs d) or l.target_doc_id in (select d.doc_id from docs d))
+          and exists (select 1 from data.fragment_sources s join data.documents d on d.doc_id = s.doc_id
+                      where s.fragment_id = l.fragment_id and s.doc_id = l.doc_id and s.retired_at is null
+                        and s.doc_version = d.current_version and d.deleted_at is null)
+    ), starts as (
+        select d.doc_id, d.repo_id, d.persona_id, d.session_id,
+               data._metadata_time(v.metadata ->> 'valid_from') as valid_from,
+               data._metadata_time(v.metadata ->> 'valid_until') as valid_until,
+               v.created_at as written_at
+        from data.documents d
+        join data.document_versions v on v.doc_id = d.doc_id and v.version = d.current_version
+        where d.org_id = p_org_id and d.deleted_at is null
+          and (d.doc_id in (select x.doc_id from docs x) or d.doc_id in (select s.newer from said s))
+    ), windows as (
+        select o.doc_id, o.valid_from,
+               least(o.valid_until,
+                     (select min(coalesce(n.valid_from, n.written_at))
+                      from said s join starts n on n.doc_id = s.newer
+                      where s.older = o.doc_id and s.newer <> o.doc_id
+                        and (n.repo_id is null or n.repo_id is not distinct from o.repo_id)
+                        and (n.persona_id is null or n.persona_id is not distinct from o.persona_id)
+                        and (n.session_id is null or n.session_id is not distinct from o.session_id))) as valid_until
+        from starts o
+        where o.doc_id in (select x.doc_id from docs x)
+    ), computed as (
+        select s.fragment_id,
+               case when bool_or(w.valid_from is null) then null else min(w.valid_from) end as valid_from,
+               case when bool_or(w.valid_until is null) then null else max(w.valid_until) end as valid_until
+        from data.fragment_sources s
+        join windows w on w.doc_id = s.doc_id
+        where s.fragment_id in (select f.fragment_id from fragments f) and s.retired_at is null
+        group by s.fragment_id
+    ), updated as (
+        update data.fragments f set valid_from = c.valid_from, valid_until = c.valid_until
+        from computed c
+        where f.fragment_id = c.fragment_id and f.org_id = p_org_id
+          and (f.valid_from is distinct from c.valid_from or f.valid_until is distinct from c.valid_until)
+        returning 1
+    )
+    select count(*)::int from updated
+$$;
+
+
+ALTER FUNCTION data._refresh_validity(p_org_id text, p_doc_ids bigint[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _refresh_validity(p_org_id text, p_doc_ids bigint[]); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._refresh_validity(p_org_id text, p_doc_ids bigint[]) IS 'Recompute the validity windows of the fragments of these documents and of the documents they supersede or are superseded by.';
 
 
 --
@@ -4737,6 +4991,8 @@ CREATE TABLE data.fragments (
     created_at timestamp with time zone DEFAULT now() CONSTRAINT fragments_created_at_not_null1 NOT NULL,
     updated_at timestamp with time zone DEFAULT now() CONSTRAINT fragments_updated_at_not_null1 NOT NULL,
     negative boolean DEFAULT false NOT NULL,
+    valid_from timestamp with time zone,
+    valid_until timestamp with time zone,
     CONSTRAINT fragments_token_count_check1 CHECK ((token_count >= 0))
 )
 PARTITION BY LIST (org_id);
@@ -4779,6 +5035,20 @@ COMMENT ON COLUMN data.fragments.active IS 'True while at least one live documen
 --
 
 COMMENT ON COLUMN data.fragments.negative IS 'An anti-pattern or known trap (R-DOC-2): returned with negative: true, "do not do this". From the document that wrote the fragment: kind anti-pattern, or "negative": true in its metadata.';
+
+
+--
+-- Name: COLUMN fragments.valid_from; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.valid_from IS 'Current from this time (null: always was); kept by data._refresh_validity.';
+
+
+--
+-- Name: COLUMN fragments.valid_until; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.valid_until IS 'Current until this time, exclusive (null: still is): metadata valid_until, or when a superseding document starts.';
 
 
 --
@@ -5566,7 +5836,7 @@ CREATE TABLE data.fragment_links (
     target_session_id text,
     resolved_at timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT fragment_links_link_type_check CHECK ((link_type = ANY (ARRAY['link'::text, 'url'::text, 'import'::text, 'symbol'::text, 'adr'::text, 'metadata'::text]))),
+    CONSTRAINT fragment_links_link_type_check CHECK ((link_type = ANY (ARRAY['link'::text, 'url'::text, 'import'::text, 'symbol'::text, 'adr'::text, 'metadata'::text, 'supersedes'::text, 'superseded_by'::text]))),
     CONSTRAINT fragment_links_target_check CHECK (((length(target) >= 1) AND (length(target) <= 2048))),
     CONSTRAINT fragment_links_target_key_check CHECK (((length(target_key) >= 1) AND (length(target_key) <= 2048)))
 );
@@ -6506,6 +6776,13 @@ CREATE INDEX fragments_tsv ON ONLY data.fragments USING gin (tsv);
 
 
 --
+-- Name: fragments_windowed; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX fragments_windowed ON ONLY data.fragments USING btree (org_id) WHERE ((valid_from IS NOT NULL) OR (valid_until IS NOT NULL));
+
+
+--
 -- Name: pins_fragment; Type: INDEX; Schema: data; Owner: <migrator>
 --
 
@@ -7416,6 +7693,15 @@ REVOKE ALL ON FUNCTION api.ensure_scope(p_org_id text, p_repo_id text, p_persona
 
 
 --
+-- Name: FUNCTION fragment_links(p_fragment_id bigint); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.fragment_links(p_fragment_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.fragment_links(p_fragment_id bigint) TO contexts_service;
+GRANT ALL ON FUNCTION api.fragment_links(p_fragment_id bigint) TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION get_document(p_doc_id bigint, p_version integer, p_offset integer, p_max_chars integer); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -7466,6 +7752,15 @@ GRANT ALL ON FUNCTION api.lexical_document(p_heading text, p_body text) TO conte
 REVOKE ALL ON FUNCTION api.lexical_tsvector(p_text text) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.lexical_tsvector(p_text text) TO contexts_service;
 GRANT ALL ON FUNCTION api.lexical_tsvector(p_text text) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION linked_fragments(p_org_id text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_as_of timestamp with time zone, p_include_superseded boolean); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.linked_fragments(p_org_id text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_as_of timestamp with time zone, p_include_superseded boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.linked_fragments(p_org_id text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_as_of timestamp with time zone, p_include_superseded boolean) TO contexts_service;
+GRANT ALL ON FUNCTION api.linked_fragments(p_org_id text, p_fragment_ids bigint[], p_repo_id text, p_persona_id text, p_session_id text, p_as_of timestamp with time zone, p_include_superseded boolean) TO contexts_analyst;
 
 
 --
@@ -7641,20 +7936,20 @@ REVOKE ALL ON FUNCTION api.register_embedding_model(p_namespace text, p_name tex
 
 
 --
--- Name: FUNCTION retrieve(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_fusion jsonb); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION retrieve(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_fusion jsonb, p_as_of timestamp with time zone, p_include_superseded boolean); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_fusion jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_fusion jsonb) TO contexts_analyst;
+REVOKE ALL ON FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_fusion jsonb, p_as_of timestamp with time zone, p_include_superseded boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_fusion jsonb, p_as_of timestamp with time zone, p_include_superseded boolean) TO contexts_analyst;
 
 
 --
--- Name: FUNCTION retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_include_superseded boolean); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text) TO contexts_service;
-GRANT ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text) TO contexts_analyst;
+REVOKE ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_include_superseded boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_include_superseded boolean) TO contexts_service;
+GRANT ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_include_superseded boolean) TO contexts_analyst;
 
 
 --
@@ -7885,12 +8180,12 @@ REVOKE ALL ON FUNCTION data._deactivate_unsourced(p_fragment_ids bigint[]) FROM 
 
 
 --
--- Name: FUNCTION _dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean); Type: ACL; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone); Type: ACL; Schema: data; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean) TO contexts_service;
-GRANT ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean) TO contexts_analyst;
+REVOKE ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone) TO contexts_service;
+GRANT ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims integer, p_query_vector extensions.vector, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone) TO contexts_analyst;
 
 
 --
@@ -7940,6 +8235,13 @@ GRANT ALL ON FUNCTION data._in_scope(fragment_repo text, fragment_persona text, 
 REVOKE ALL ON FUNCTION data._json_number(p_value jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._json_number(p_value jsonb) TO contexts_analyst;
 GRANT ALL ON FUNCTION data._json_number(p_value jsonb) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _metadata_time(p_value text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._metadata_time(p_value text) FROM PUBLIC;
 
 
 --
@@ -8020,6 +8322,13 @@ REVOKE ALL ON FUNCTION data._redact_request(p_org_id text, p_query text, p_reque
 GRANT ALL ON FUNCTION data._redact_request(p_org_id text, p_query text, p_request jsonb, p_org_wide boolean, p_repos text[], p_personas text[], p_sessions text[], OUT query text, OUT request jsonb, OUT redacted text[]) TO contexts_service;
 GRANT ALL ON FUNCTION data._redact_request(p_org_id text, p_query text, p_request jsonb, p_org_wide boolean, p_repos text[], p_personas text[], p_sessions text[], OUT query text, OUT request jsonb, OUT redacted text[]) TO contexts_analyst;
 GRANT ALL ON FUNCTION data._redact_request(p_org_id text, p_query text, p_request jsonb, p_org_wide boolean, p_repos text[], p_personas text[], p_sessions text[], OUT query text, OUT request jsonb, OUT redacted text[]) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _refresh_validity(p_org_id text, p_doc_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._refresh_validity(p_org_id text, p_doc_ids bigint[]) FROM PUBLIC;
 
 
 --

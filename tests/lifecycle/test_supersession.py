@@ -1,0 +1,179 @@
+"""Supersession and validity windows (docs/adr/0016): a stale fact never outranks the
+current one, and stays retrievable as of a past time or on request."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+import pytest
+
+from app.access import create_api_key
+from tests.api.test_api import problem
+
+QUERY = "which message broker do services use for asynchronous events"
+# The old decision matches the query better (it says "message broker" and "asynchronous
+# events" outright); the new one is what holds now.
+OLD = (
+    "# ADR 3: RabbitMQ as the message broker\n\n"
+    "Status: accepted\n\n"
+    "Services use RabbitMQ as the message broker for asynchronous events between services.\n"
+)
+NEW = (
+    "# ADR 7: Kafka for service events\n\n"
+    "Status: accepted. Supersedes ADR-3.\n\n"
+    "Events between services now go through Kafka topics.\n"
+)
+
+
+def post(client, *documents: dict, scope: dict | None = None):
+    body = {"scope": scope or {"org_id": "acme"}, "documents": list(documents)}
+    response = client.post("/documents", json=body)
+    assert response.status_code == 201, response.text
+    return response
+
+
+def retrieve(client, **extra) -> list[dict]:
+    body = {"query": QUERY, "scope": {"org_id": "acme"}, **extra}
+    response = client.post("/contexts/retrieve", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()["fragments"]
+
+
+def paths(fragments: list[dict]) -> list[str]:
+    return [f["source"].split("#")[0] for f in fragments]
+
+
+def test_a_superseded_adr_leaves_default_retrieval_and_the_new_one_wins(client):
+    post(client, {"path": "docs/adr/0003-rabbitmq.md", "content": OLD})
+    before = retrieve(client)
+    assert paths(before)[0] == "docs/adr/0003-rabbitmq.md"
+    old_id = before[0]["id"]
+
+    post(client, {"path": "docs/adr/0007-kafka.md", "content": NEW})
+    after = retrieve(client)
+    assert paths(after)[0] == "docs/adr/0007-kafka.md"
+    assert "docs/adr/0003-rabbitmq.md" not in paths(after)
+    # Both match the query; unfiltered, the old one scores higher: the window decides.
+    both = retrieve(client, include_superseded=True)
+    assert paths(both)[:2] == ["docs/adr/0003-rabbitmq.md", "docs/adr/0007-kafka.md"]
+    old = both[0]
+    assert old["id"] == old_id and old["valid_until"] is not None and both[1]["valid_until"] is None
+
+    # As of a time before the supersession, the old one was current.
+    as_of = (datetime.fromisoformat(old["valid_until"]) - timedelta(seconds=1)).isoformat()
+    assert "docs/adr/0003-rabbitmq.md" in paths(retrieve(client, as_of=as_of))
+
+
+def test_deleting_the_superseding_document_makes_the_old_one_current_again(client):
+    post(client, {"path": "docs/adr/0003-rabbitmq.md", "content": OLD})
+    post(client, {"path": "docs/adr/0007-kafka.md", "content": NEW})
+    assert "docs/adr/0003-rabbitmq.md" not in paths(retrieve(client))
+    docs = client.get("/documents", params={"org_id": "acme"}).json()["documents"]
+    new_id = next(d["doc_id"] for d in docs if d["path"] == "docs/adr/0007-kafka.md")
+    assert client.delete(f"/documents/{new_id}").status_code == 200
+    again = retrieve(client)
+    assert paths(again)[0] == "docs/adr/0003-rabbitmq.md" and again[0]["valid_until"] is None
+
+
+def test_a_target_that_arrives_later_is_superseded_then(client):
+    post(client, {"path": "docs/adr/0007-kafka.md", "content": NEW})
+    post(client, {"path": "docs/adr/0003-rabbitmq.md", "content": OLD})
+    assert "docs/adr/0003-rabbitmq.md" not in paths(retrieve(client))
+
+
+def test_superseded_by_in_the_old_document_and_in_metadata(client):
+    old = OLD.replace("Status: accepted", "Status: superseded by [ADR-0007](0007-kafka.md)")
+    post(client, {"path": "docs/adr/0003-rabbitmq.md", "content": old})
+    post(client, {"path": "docs/adr/0007-kafka.md", "content": NEW.replace(" Supersedes ADR-3.", "")})
+    assert "docs/adr/0003-rabbitmq.md" not in paths(retrieve(client))
+
+    runbook = "# Broker runbook\n\nRestart the message broker for asynchronous events when queues back up.\n"
+    post(client, {"path": "runbooks/broker.md", "content": runbook})
+    assert "runbooks/broker.md" in paths(retrieve(client))
+    post(
+        client,
+        {
+            "path": "runbooks/kafka.md",
+            "content": "# Kafka runbook\n\nRestart a broker.\n",
+            "metadata": {"supersedes": "/runbooks/broker.md"},
+        },
+    )
+    assert "runbooks/broker.md" not in paths(retrieve(client))
+
+
+def test_a_bare_number_in_prose_retires_nothing(client):
+    post(client, {"path": "docs/adr/0003-rabbitmq.md", "content": OLD})
+    post(
+        client,
+        {
+            "path": "notes/migration.md",
+            "content": "# Migration\n\nThis step replaces 3 calls and supersedes 3 scripts.\n",
+        },
+    )
+    assert paths(retrieve(client))[0] == "docs/adr/0003-rabbitmq.md"
+
+
+def test_validity_dates_from_metadata_and_front_matter(client):
+    past = (datetime.now(UTC) - timedelta(days=30)).date().isoformat()
+    future = (datetime.now(UTC) + timedelta(days=30)).date().isoformat()
+    post(
+        client,
+        {
+            "path": "policies/old-broker.md",
+            "content": OLD.replace("ADR 3", "Policy"),
+            "metadata": {"valid_until": past},
+        },
+        {
+            "path": "policies/next-broker.md",
+            "content": f"---\nvalid_from: {future}\n---\n# Next broker\n\nFrom next month the message broker for"
+            " asynchronous events is a managed NATS cluster, shared by every team.\n",
+        },
+    )
+    assert paths(retrieve(client)) == []
+    expired = retrieve(client, include_superseded=True)
+    assert set(paths(expired)) == {"policies/old-broker.md", "policies/next-broker.md"}
+    nxt = next(f for f in expired if f["source"].startswith("policies/next"))
+    assert nxt["valid_from"].startswith(future) and nxt["metadata"]["valid_from"].startswith(future)
+    later = (datetime.now(UTC) + timedelta(days=31)).isoformat()
+    assert set(paths(retrieve(client, as_of=later))) == {"policies/next-broker.md"}
+    earlier = (datetime.now(UTC) - timedelta(days=31)).isoformat()
+    assert set(paths(retrieve(client, as_of=earlier))) == {"policies/old-broker.md"}
+
+
+@pytest.mark.parametrize(
+    ("metadata", "says"),
+    [
+        ({"valid_from": "last tuesday"}, "not an ISO 8601"),
+        ({"valid_until": 20260101}, "must be an ISO 8601"),
+        ({"valid_from": "2026-02-01", "valid_until": "2026-01-01"}, "not after valid_from"),
+    ],
+)
+def test_bad_validity_metadata_is_refused(client, metadata, says):
+    body = {
+        "scope": {"org_id": "acme"},
+        "documents": [{"path": "a.md", "content": "# A\n\ntext", "metadata": metadata}],
+    }
+    assert says in problem(client.post("/documents", json=body), 422)["detail"]
+
+
+def test_retrieval_options_are_validated(client):
+    for extra in ({"as_of": "2026-01-01T00:00:00"}, {"as_of": "soon"}, {"include_superseded": "yes"}):
+        body = {"query": QUERY, "scope": {"org_id": "acme"}, **extra}
+        problem(client.post("/contexts/retrieve", json=body), 400)
+
+
+def test_what_a_reader_cannot_see_supersedes_nothing_for_it(client, db_url):
+    """A document in a repo supersedes an org-wide one only for readers of that repo
+    would be a leak: the org-wide reader would learn the repo says something. So a
+    supersession counts only from a document every reader of the old one can read."""
+    post(client, {"path": "docs/adr/0003-rabbitmq.md", "content": OLD})
+    post(client, {"path": "docs/adr/0007-kafka.md", "content": NEW}, scope={"org_id": "acme", "repo_id": "payments"})
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.create_principal('acme', 'outsider', 'agent', '')")
+        conn.execute("select api.grant_scope('acme', 'outsider', 'repo', 'platform')")
+        token = create_api_key(conn, "acme", "outsider").token
+    body = {"query": QUERY, "scope": {"org_id": "acme"}}
+    found = client.post("/contexts/retrieve", json=body, headers={"Authorization": f"Bearer {token}"}).json()
+    assert "docs/adr/0003-rabbitmq.md" in paths(found["fragments"])
+    assert all(f["valid_until"] is None for f in found["fragments"])
