@@ -287,6 +287,10 @@ class TraceCandidate(msgspec.Struct, kw_only=True):
     """Each term of the blended score of a ranked or pinned candidate (rerank, freshness,
     authority, pinned, persona; docs/adr/0014): final_score = sum of weight x term, with
     the weights of the trace's pipeline.profile. Absent in older traces."""
+    rerank_detail: dict | UnsetType = UNSET
+    """The learned reranker's view of a reranked candidate: `features` (each feature's
+    value, app.retrieve.features), `contributions` (the largest, in raw-score units) and
+    `raw` (the score before calibration). Absent for other rerankers or when withheld."""
     redacted: bool = False
     """True when the reader may not read this fragment now: only its ranks, scores and
     fate are shown (no id, source, document or text)."""

@@ -153,8 +153,6 @@ def train_command(
     """Train the learned reranker on every set's collected candidates (collecting what
     is missing) and write the model file: LightGBM text model plus the data's hash, the
     feature list, parameters, calibration and the held-out figures."""
-    import lightgbm
-
     from app.eval import rerank_data, rerank_train
     from app.retrieve import learned
 
@@ -166,28 +164,9 @@ def train_command(
             table, figures = _folds_table(f"nDCG@10, {title}", rerank_train.validate(rows, by, xs))
             console.print(table)
             validation[f"leave_one_{by}_out"] = figures
-    columns = list(rerank_train.FEATURES)
-    model, (a, b) = rerank_train.train(rows, xs, columns)
-    text = model.model_to_string()
-    metadata = {
-        "name": learned.NAME,
-        "version": rerank_train.model_version(text + repr((a, b))),
-        "model": "lightgbm lambdarank",
-        "lightgbm": lightgbm.__version__,
-        "features": columns,
-        "params": rerank_train.PARAMS,
-        "rounds": rerank_train.ROUNDS,
-        "calibration": {"a": a, "b": b, "fit": "logistic P(grade > 0) on the training pairs' raw scores"},
-        "training_data": {
-            "sha256": rerank_data.files_digest(paths),
-            "sets": {name: sum(1 for r in rows if r.dataset == name) for name in sorted({r.dataset for r in rows})},
-            "pairs": sum(len(r.head) for r in rows),
-            "labels": "qrels grade of the fragment's best document (dev split)",
-        },
-        "validation": validation,
-    }
+    text, metadata = rerank_train.model_file(rows, xs, rerank_data.files_digest(paths), validation)
     target = out_path or learned.MODEL_PATH
-    target.write_text(learned.dump(text, metadata), encoding="utf-8")
+    target.write_text(text, encoding="utf-8")
     console.print(f"model {metadata['version']} written: {target}")
     click.echo(json.dumps({"model": str(target), "version": metadata["version"], "validation": validation}))
 

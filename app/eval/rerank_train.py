@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import mean
@@ -31,8 +32,8 @@ FEATURES = features.FEATURES
 PARAMS: dict = {
     "objective": "lambdarank",
     "learning_rate": 0.05,
-    "num_leaves": 15,
-    "min_data_in_leaf": 50,
+    "num_leaves": 7,
+    "min_data_in_leaf": 200,
     "feature_fraction": 0.8,
     "lambda_l2": 1.0,
     "lambdarank_truncation_level": 20,
@@ -42,7 +43,9 @@ PARAMS: dict = {
     "seed": 7,
     "verbosity": -1,
 }
-ROUNDS = 200
+ROUNDS = 100
+BALANCE = True
+"""Weigh every set the same (else every query: the largest sets would dominate)."""
 
 
 @dataclass(slots=True)
@@ -50,6 +53,8 @@ class Matrix:
     x: np.ndarray
     y: np.ndarray
     groups: list[int]
+    weights: np.ndarray
+    """Per row: every set weighs the same in total, whatever its number of queries."""
 
 
 def featurize(rows: Sequence[QueryRow]) -> list[np.ndarray]:
@@ -59,18 +64,28 @@ def featurize(rows: Sequence[QueryRow]) -> list[np.ndarray]:
 
 def matrix(rows: Sequence[QueryRow], xs: Sequence[np.ndarray], columns: Sequence[str] = FEATURES) -> Matrix:
     keep = [features.FEATURES.index(c) for c in columns]
-    parts = [(x[:, keep], row.grades) for row, x in zip(rows, xs) if row.head]
+    kept = [(row, x) for row, x in zip(rows, xs) if row.head]
+    per_set = Counter(row.dataset for row, _ in kept)
+    share = len(kept) / len(per_set)
     return Matrix(
-        np.concatenate([x for x, _ in parts]),
-        np.concatenate([np.asarray(g, dtype=np.int32) for _, g in parts]),
-        [len(g) for _, g in parts],
+        np.concatenate([x[:, keep] for _, x in kept]),
+        np.concatenate([np.asarray(row.grades, dtype=np.int32) for row, _ in kept]),
+        [len(row.head) for row, _ in kept],
+        np.concatenate([np.full(len(row.head), share / per_set[row.dataset]) for row, _ in kept]),
     )
 
 
 def fit(data: Matrix, columns: Sequence[str], params: dict | None = None, rounds: int = ROUNDS) -> Any:
     import lightgbm as lgb
 
-    train = lgb.Dataset(data.x, label=data.y, group=data.groups, feature_name=list(columns), free_raw_data=False)
+    train = lgb.Dataset(
+        data.x,
+        label=data.y,
+        group=data.groups,
+        weight=data.weights if BALANCE else None,
+        feature_name=list(columns),
+        free_raw_data=False,
+    )
     return lgb.train(params or PARAMS, train, num_boost_round=rounds)
 
 
@@ -181,3 +196,40 @@ def validate(
 
 def model_version(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def model_file(
+    rows: Sequence[QueryRow],
+    xs: Sequence[np.ndarray] | None,
+    data_sha256: str,
+    validation: dict | None = None,
+    columns: Sequence[str] = FEATURES,
+    params: dict | None = None,
+    rounds: int = ROUNDS,
+) -> tuple[str, dict]:
+    """Train on every row; the learned-reranker file's text and its metadata."""
+    import lightgbm
+
+    from app.retrieve import learned
+
+    model, (a, b) = train(rows, xs, columns, params, rounds)
+    text = model.model_to_string()
+    metadata = {
+        "name": learned.NAME,
+        "version": model_version(text + repr((a, b))),
+        "model": "lightgbm lambdarank",
+        "lightgbm": lightgbm.__version__,
+        "features": list(columns),
+        "params": params or PARAMS,
+        "rounds": rounds,
+        "balance_sets": BALANCE,
+        "calibration": {"a": a, "b": b, "fit": "logistic P(grade > 0) on the training pairs' raw scores"},
+        "training_data": {
+            "sha256": data_sha256,
+            "sets": {name: sum(1 for r in rows if r.dataset == name) for name in sorted({r.dataset for r in rows})},
+            "pairs": sum(len(r.head) for r in rows),
+            "labels": "qrels grade of the fragment's best document (dev split)",
+        },
+        "validation": validation or {},
+    }
+    return learned.dump(text, metadata), metadata

@@ -50,7 +50,16 @@ FEATURES = (
     "query_terms",  # distinct terms of the query
     "query_has_identifier",  # 1 when the query holds an identifier-like token
     "list_size",  # candidates in this list (at most rerank_top)
+    "feedback_similarity",  # cosine of its words to those of the top fused candidates (pseudo-relevance feedback)
+    "lists_agreement",  # share of the top 10 candidates that both lists hold (the query's)
+    "best_lexical",  # the list's best BM25 (the query's)
+    "best_dense",  # the list's best cosine (the query's)
 )
+TEXT_CHARS = 1200
+"""Text read per fragment (about the 256 wordpieces the embedding model reads): keeps
+the features within a few milliseconds for 100 candidates of 512 tokens."""
+FEEDBACK_TOP = 5
+"""Fused candidates whose words make the feedback vector."""
 
 _PIECE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _TOKEN = re.compile(r"[A-Za-z0-9_./:-]+")
@@ -145,7 +154,7 @@ def extract(query: str, candidates: list[Candidate]) -> list[list[float]]:
     for place, c in enumerate(candidates, start=1):
         doc_best.setdefault(c.doc_id, place)
 
-    bodies = [words(c.text) for c in candidates]
+    bodies = [words(c.text[:TEXT_CHARS]) for c in candidates]
     heads = [set(words(" ".join((c.path, *c.heading_path, c.symbol or "")))) for c in candidates]
     body_sets = [set(b) for b in bodies]
     # List-local IDF: a term every candidate holds tells them apart least.
@@ -153,9 +162,23 @@ def extract(query: str, candidates: list[Candidate]) -> list[list[float]]:
     idf = {t: math.log((n + 1) / (df[t] + 0.5)) for t in terms}
     idf_total = sum(idf.values()) or 1.0
     q_terms = float(len(terms))
+    counts = [Counter(w for w in b if w not in _STOP) for b in bodies]
+    norms = [math.sqrt(sum(v * v for v in tf.values())) or 1.0 for tf in counts]
+    feedback: dict[str, float] = {}
+    for tf, norm in zip(counts[:FEEDBACK_TOP], norms):
+        for w, v in tf.items():
+            feedback[w] = feedback.get(w, 0.0) + v / norm
+    feedback_norm = math.sqrt(sum(v * v for v in feedback.values())) or 1.0
+    top = candidates[:10]
+    agreement = sum(1 for c in top if c.lexical_rank is not None and c.dense_rank is not None) / len(top)
 
     rows = []
     for place, (c, body, body_set, head) in enumerate(zip(candidates, bodies, body_sets, heads), start=1):
+        tf, norm = counts[place - 1], norms[place - 1]
+        dot = sum(v * feedback.get(w, 0.0) for w, v in tf.items())
+        if place <= FEEDBACK_TOP:  # its own words are in the feedback: take them out
+            dot -= norm
+        similarity = dot / (norm * feedback_norm)
         matched = term_set & body_set
         head_matched = term_set & head
         first_line = c.text.lstrip().split("\n", 1)[0]
@@ -174,8 +197,8 @@ def extract(query: str, candidates: list[Candidate]) -> list[list[float]]:
         else:
             proximity = float(len(matched))
         lowered_head = f"{c.path} {c.symbol or ''}".lower()
-        lowered_text = c.text.lower() if idents else ""
-        occurrences = sum(1 for w in body if w in term_set)
+        lowered_text = c.text[:TEXT_CHARS].lower() if idents else ""
+        occurrences = sum(tf[t] for t in matched)
         rows.append(
             [
                 c.lexical_score or 0.0,
@@ -207,6 +230,10 @@ def extract(query: str, candidates: list[Candidate]) -> list[list[float]]:
                 q_terms,
                 float(bool(idents)),
                 float(n),
+                similarity,
+                agreement,
+                best_lex,
+                best_dense,
             ]
         )
     return rows

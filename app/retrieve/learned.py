@@ -69,7 +69,7 @@ def load(path: Path) -> LearnedModel:
     unknown = sorted(set(metadata.get("features", ())) - set(features.FEATURES))
     if unknown or not metadata.get("features"):
         raise ModelError(f"{path}: features this code does not compute: {', '.join(unknown) or 'none listed'}")
-    booster = lgb.Booster(model_str=data["model"], params={"num_threads": 1})
+    booster = lgb.Booster(model_str=data["model"])
     return LearnedModel(booster, metadata)
 
 
@@ -84,7 +84,7 @@ class LearnedReranker:
         self.path = model_file(name_or_path)
         self.model = load(self.path)
         self.name = NAME if name_or_path == NAME else str(self.path)
-        self.version = self.model.version
+        self.version: str | None = self.model.version
         a, b = self.model.metadata["calibration"]["a"], self.model.metadata["calibration"]["b"]
         self.calibration = (float(a), float(b))
         self._keep = [features.FEATURES.index(c) for c in self.model.columns]
@@ -100,38 +100,29 @@ class LearnedReranker:
         return [[row[i] for i in keep] for row in features.extract(query, candidates)]
 
     def score(self, query: str, candidates: list[Candidate]) -> list[float]:
-        if not candidates:
-            return []
-        import numpy as np
-
-        x = np.asarray(self.rows(query, candidates), dtype=np.float64)
-        with _LOCK:
-            raw = self.model.booster.predict(x, num_threads=1)
-        a, b = self.calibration
-        return [_sigmoid(a * float(r) + b) for r in raw]
-
-    def explain(self, query: str, candidates: list[Candidate]) -> list[dict]:
-        """Per candidate: every feature's value and the largest contributions (LightGBM's
-        pred_contrib, in raw-score units, before calibration)."""
+        """Calibrated P(relevant) per candidate; sets each one's `rerank_detail` (its
+        feature values, the largest contributions to its raw score, the raw score)."""
         if not candidates:
             return []
         import numpy as np
 
         rows = self.rows(query, candidates)
         with _LOCK:
+            # Contributions (TreeSHAP) sum to the raw score: one call gives both.
             contrib = self.model.booster.predict(np.asarray(rows, dtype=np.float64), pred_contrib=True, num_threads=1)
+        a, b = self.calibration
         columns = self.model.columns
-        out = []
-        for row, parts in zip(rows, contrib):
-            top = sorted(range(len(columns)), key=lambda i: -abs(parts[i]))[:CONTRIBUTIONS]
-            out.append(
-                {
-                    "features": {c: round(v, 4) for c, v in zip(columns, row)},
-                    "contributions": {columns[i]: round(float(parts[i]), 4) for i in top},
-                    "raw": round(float(sum(parts)), 4),
-                }
-            )
-        return out
+        scores = []
+        for c, row, parts in zip(candidates, rows, contrib):
+            raw = float(parts.sum())
+            top = np.argsort(-np.abs(parts[:-1]))[:CONTRIBUTIONS]
+            c.rerank_detail = {
+                "features": {name: round(value, 4) for name, value in zip(columns, row)},
+                "contributions": {columns[i]: round(float(parts[i]), 4) for i in top},
+                "raw": round(raw, 4),
+            }
+            scores.append(_sigmoid(a * raw + b))
+        return scores
 
 
 def _sigmoid(z: float) -> float:

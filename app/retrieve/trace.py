@@ -54,6 +54,7 @@ def candidate_entries(candidates: list[Candidate], ranked_ids: list[int], compos
                 "embedding_model": c.embedding_model,
                 **({"pin_id": c.pin_id} if c.pin_id is not None else {}),
                 **({"negative": True} if c.negative else {}),
+                **({"rerank_detail": c.rerank_detail} if c.rerank_detail is not None else {}),
             }
         )
     return entries
