@@ -24,6 +24,8 @@ NAME = "learned"
 MODEL_PATH = Path(__file__).with_name("learned_reranker.json")
 CONTRIBUTIONS = 5
 """Features whose contributions a trace shows per candidate (the largest in magnitude)."""
+EXPLAINED = 10
+"""Candidates (the best scored) whose contributions are computed."""
 
 
 class ModelError(ValueError):
@@ -100,29 +102,31 @@ class LearnedReranker:
         return [[row[i] for i in keep] for row in features.extract(query, candidates)]
 
     def score(self, query: str, candidates: list[Candidate]) -> list[float]:
-        """Calibrated P(relevant) per candidate; sets each one's `rerank_detail` (its
-        feature values, the largest contributions to its raw score, the raw score)."""
+        """Calibrated P(relevant) per candidate; sets each one's `rerank_detail`: its
+        feature values and raw score, and for the best EXPLAINED the largest
+        contributions to it."""
         if not candidates:
             return []
         import numpy as np
 
         rows = self.rows(query, candidates)
+        x = np.asarray(rows, dtype=np.float64)
         with _LOCK:
-            # Contributions (TreeSHAP) sum to the raw score: one call gives both.
-            contrib = self.model.booster.predict(np.asarray(rows, dtype=np.float64), pred_contrib=True, num_threads=1)
-        a, b = self.calibration
+            raw = self.model.booster.predict(x, num_threads=1)
+            # TreeSHAP costs about what the features do: only for the candidates a
+            # reader looks at first.
+            best = np.argsort(-raw, kind="stable")[:EXPLAINED]
+            contrib = self.model.booster.predict(x[best], pred_contrib=True, num_threads=1)
         columns = self.model.columns
-        scores = []
-        for c, row, parts in zip(candidates, rows, contrib):
-            raw = float(parts.sum())
-            top = np.argsort(-np.abs(parts[:-1]))[:CONTRIBUTIONS]
-            c.rerank_detail = {
-                "features": {name: round(value, 4) for name, value in zip(columns, row)},
-                "contributions": {columns[i]: round(float(parts[i]), 4) for i in top},
-                "raw": round(raw, 4),
-            }
-            scores.append(_sigmoid(a * raw + b))
-        return scores
+        for c, row, r in zip(candidates, rows, raw):
+            c.rerank_detail = {"features": dict(zip(columns, row)), "raw": float(r)}
+        for i, parts in zip(best, contrib):
+            top = np.argsort(-np.abs(parts[:-1]), kind="stable")[:CONTRIBUTIONS]
+            detail = candidates[i].rerank_detail
+            assert detail is not None
+            detail["contributions"] = {columns[j]: round(float(parts[j]), 4) for j in top}
+        a, b = self.calibration
+        return [_sigmoid(a * float(r) + b) for r in raw]
 
 
 def _sigmoid(z: float) -> float:
