@@ -94,7 +94,7 @@ def calibrate(raw: np.ndarray, labels: np.ndarray, iterations: int = 50) -> tupl
     y = (labels > 0).astype(np.float64)
     a, b = 1.0, 0.0
     for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(-(a * raw + b)))
+        p = 1.0 / (1.0 + np.exp(np.clip(-(a * raw + b), -500.0, 500.0)))
         w = p * (1.0 - p) + 1e-9
         g = np.array([np.sum((p - y) * raw), np.sum(p - y)])
         h = np.array([[np.sum(w * raw * raw), np.sum(w * raw)], [np.sum(w * raw), np.sum(w)]])
