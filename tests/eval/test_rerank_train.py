@@ -103,3 +103,47 @@ def test_full_order_blends_authority_as_the_service_does():
     # Equal reranker scores: authority (weight 0.1 of the built-in profile) decides.
     assert full_order(row, [0.5] * 5)[0] == 1
     assert full_order(row, [0.1, 0.1, 0.1, 0.1, 0.9])[0] == 4
+
+
+def write_cache(path, dataset: str, data: list[QueryRow]) -> None:
+    """A file as `contexts rerank collect` writes it."""
+    import gzip
+
+    from app.eval.rerank_data import _candidate_json
+
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write(json.dumps({"dataset": dataset, "corpus": "x", "pipeline": {}, "top": 50}) + "\n")
+        for r in data:
+            row = {
+                "query_id": r.query_id,
+                "query": r.query,
+                "qrels": r.qrels,
+                "head": [_candidate_json(c) for c in r.head],
+                "head_docs": r.head_docs,
+                "grades": r.grades,
+                "tail_docs": r.tail_docs,
+            }
+            fh.write(json.dumps(row) + "\n")
+
+
+def test_train_command_writes_a_model_with_its_provenance(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from app.cli import main
+    from app.eval import rerank_train
+
+    monkeypatch.setattr(rerank_train, "PARAMS", SMALL)
+    monkeypatch.setattr(rerank_train, "ROUNDS", 5)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for name in ("a", "b"):
+        write_cache(cache / f"{name}.jsonl.gz", name, rows(name))
+    out = tmp_path / "model.json"
+    args = ["rerank", "train", "--cache", str(cache), "--dataset", "a", "--dataset", "b", "--out", str(out)]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    metadata = json.loads(out.read_text())["metadata"]
+    assert metadata["training_data"]["sets"] == {"a": 12, "b": 12}
+    assert len(metadata["training_data"]["sha256"]) == 64
+    assert metadata["validation"]["leave_one_set_out"]["sets"]["a"]["full"] == 1.0
+    assert json.loads(result.output.strip().splitlines()[-1])["version"] == metadata["version"]
