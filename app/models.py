@@ -316,6 +316,10 @@ class TraceCandidate(msgspec.Struct, kw_only=True):
     linked_from: int | UnsetType = UNSET
     """Composed because this fragment cites it (`expand_links`); absent otherwise."""
     link_type: str | UnsetType = UNSET
+    rerank_detail: dict | UnsetType = UNSET
+    """The learned reranker's view of a reranked candidate: `features` (each feature's
+    value, app.retrieve.features), `contributions` (the largest, in raw-score units) and
+    `raw` (the score before calibration). Absent for other rerankers or when withheld."""
     redacted: bool = False
     """True when the reader may not read this fragment now: only its ranks, scores and
     fate are shown (no id, source, document or text)."""

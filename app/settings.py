@@ -59,7 +59,9 @@ class Settings:
     """Sentence-transformers model (name or local path) for the code namespace."""
 
     reranker: str | None = None
-    """CrossEncoder name or local path; unset keeps the fused order (said in traces)."""
+    """`learned` (the shipped LightGBM model, docs/adr/0015), a learned-reranker .json
+    file, or a CrossEncoder name or local path; unset or `none` keeps the fused order
+    (said in traces)."""
 
     embed_dtype: str = "auto"
     """float32, bfloat16 (cosine >= 0.998 to float32), or auto: bfloat16 where the CPU

@@ -231,7 +231,8 @@ def stage_rankings(
 def full_stage_label(retriever: Retriever) -> str:
     if retriever.reranker is None:
         return "no reranker configured: full = hybrid order"
-    return f"hybrid, then top rerank_top reranked by {retriever.reranker.name}"
+    version = f" (version {retriever.reranker.version})" if retriever.reranker.version else ""
+    return f"hybrid, then top rerank_top reranked by {retriever.reranker.name}{version}"
 
 
 def run(
@@ -294,7 +295,12 @@ def run(
         | {
             "fusion": retriever.pipeline_info()["fusion"],
             "reranker": retriever.reranker.name if retriever.reranker else None,
-        },
+        }
+        | (
+            {"reranker_version": retriever.reranker.version}
+            if retriever.reranker and retriever.reranker.version
+            else {}
+        ),
         "full_stage": full_stage_label(retriever) if "full" in options.stages else None,
         "depth": options.depth,
         "hybrid_k": {

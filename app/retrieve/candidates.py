@@ -68,6 +68,9 @@ class Candidate:
     terms: dict[str, float] | None = None
     """Each term of the blended score (app.retrieve.blend), set for ranked candidates."""
     rerank_score: float | None = None
+    rerank_detail: dict | None = None
+    """The learned reranker's view of this candidate (trace): its feature values and the
+    largest contributions to its raw score."""
     final_score: float | None = None
     relevance: float | None = None
     """Absolute relevance (app.retrieve.relevance), set for the ranked candidates."""

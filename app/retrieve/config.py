@@ -39,7 +39,8 @@ class PipelineConfig:
     """Reciprocal Rank Fusion constant: a rank r contributes 1 / (rrf_k + r)."""
 
     reranker: str | None = None
-    """CrossEncoder name or local path; None keeps the fused order."""
+    """`learned` (the shipped LightGBM model, docs/adr/0015), a learned-reranker .json
+    file, or a CrossEncoder name or local path; None or `none` keeps the fused order."""
 
     def validate(self) -> PipelineConfig:
         for name in ("k_lexical", "k_dense"):
@@ -57,7 +58,7 @@ class PipelineConfig:
         if not isinstance(self.rrf_k, int) or self.rrf_k < 1:
             raise ConfigError(f"rrf_k must be a positive integer, not {self.rrf_k!r}")
         if self.reranker is not None and (not isinstance(self.reranker, str) or not self.reranker.strip()):
-            raise ConfigError("reranker must be a model name or path, or absent")
+            raise ConfigError("reranker must be 'learned', 'none', a model name or path, or absent")
         return self
 
     def to_dict(self) -> dict:

@@ -1,12 +1,39 @@
-"""R-RET-2: a cross-encoder scores the top fused candidates (when one is configured)."""
+"""R-RET-2: a reranker scores the top fused candidates (when one is configured): the
+learned one (app.retrieve.learned, the default) or any sentence-transformers CrossEncoder."""
 
 from __future__ import annotations
 
 import threading
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from app.retrieve.candidates import Candidate
+
+OFF = "none"
+"""The reranker value that keeps the fused order."""
+
+
+class Scorer(Protocol):
+    name: str
+    version: str | None
+
+    def load(self) -> None: ...
+
+    def score(self, query: str, candidates: list[Candidate]) -> list[float]:
+        """One score in [0, 1] per candidate; may set each one's `rerank_detail`."""
+        ...
+
+
+def build(name_or_path: str | None, threads: int = 1) -> Scorer | None:
+    """The reranker a configuration names: `learned` (or a learned-reranker .json file),
+    `none` (or nothing) for the fused order, else a CrossEncoder name or path."""
+    from app.retrieve import learned
+
+    if not name_or_path or name_or_path.strip().lower() == OFF:
+        return None
+    if learned.is_learned(name_or_path):
+        return learned.LearnedReranker(name_or_path)
+    return Reranker(name_or_path, threads)
 
 
 @lru_cache(maxsize=4)
@@ -26,6 +53,7 @@ class Reranker:
 
     def __init__(self, name_or_path: str, threads: int = 1, batch_size: int = 32) -> None:
         self.name = name_or_path
+        self.version: str | None = None
         self.threads = threads
         self.batch_size = batch_size
 
@@ -49,11 +77,11 @@ def rerank_text(candidate: Candidate) -> str:
 
 
 def order(
-    query: str, candidates: list[Candidate], rerank_top: int, reranker: Reranker | None, best_possible: float = 1.0
+    query: str, candidates: list[Candidate], rerank_top: int, reranker: Scorer | None, best_possible: float = 1.0
 ) -> list[Candidate]:
     """The top `rerank_top` fused candidates, best first, each with its final score.
 
-    With a reranker the final score is its probability; without one it is the fused
+    With a reranker the final score is its score (a probability, in [0, 1]); without one it is the fused
     score scaled to [0, 1] by the best possible fused score (first on both sides).
     """
     head = candidates[:rerank_top]

@@ -23,7 +23,7 @@ from app.retrieve.fusion import fusion_spec
 from app.retrieve.models import FragmentOut, RetrieveRequest, RetrieveResponse
 from app.retrieve.query_vectors import QueryEmbedder, QueryVectors
 from app.retrieve.relevance import relevance
-from app.retrieve.rerank import Reranker
+from app.retrieve.rerank import Scorer
 from app.retrieve.trace import candidate_entries, record_trace
 from app.scope import Scope
 
@@ -64,7 +64,7 @@ class Retriever:
     def __init__(
         self,
         embedders: dict[str, Embedder],
-        reranker: Reranker | None,
+        reranker: Scorer | None,
         config: PipelineConfig | None = None,
         query_cache: int = 1024,
     ) -> None:
@@ -89,8 +89,7 @@ class Retriever:
     @classmethod
     def build(cls, embedders: dict[str, Embedder], config: PipelineConfig, threads: int = 1) -> Retriever:
         """With the reranker the configuration names (none: the fused order stands)."""
-        reranker = Reranker(config.reranker, threads) if config.reranker else None
-        return cls(embedders, reranker, config)
+        return cls(embedders, rerank.build(config.reranker, threads), config)
 
     def query_embeddings(self, query: str) -> QueryVectors:
         """One vector per namespace; concurrent retrievals share embedding calls."""
@@ -112,6 +111,7 @@ class Retriever:
                 "rrf_k": self.config.rrf_k,
             },
             "reranker": self.reranker.name if self.reranker else None,
+            "reranker_version": self.reranker.version if self.reranker else None,
             "score_basis": "rerank_probability" if self.reranker else "fused_score_normalized (no reranker configured)",
         }
 

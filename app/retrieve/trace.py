@@ -56,6 +56,7 @@ def candidate_entries(
                 "embedding_model": c.embedding_model,
                 **({"pin_id": c.pin_id} if c.pin_id is not None else {}),
                 **({"negative": True} if c.negative else {}),
+                **({"rerank_detail": c.rerank_detail} if c.rerank_detail is not None else {}),
             }
         )
     for c in linked or []:  # composed by following a link (expand_links): never ranked

@@ -189,7 +189,8 @@ async function showTrace(traceId) {
   definition(meta, "budget", request.budget_tokens + " tokens, min_score " + request.min_score +
     ", min_relevance " + request.min_relevance + ", rerank_top " + request.rerank_top);
   definition(meta, "fusion", JSON.stringify(fusion));
-  definition(meta, "reranker", trace.pipeline.reranker || "none");
+  definition(meta, "reranker", (trace.pipeline.reranker || "none") +
+    (trace.pipeline.reranker_version ? " (version " + trace.pipeline.reranker_version + ")" : ""));
   definition(meta, "score basis", trace.pipeline.score_basis);
   const profile = trace.pipeline.profile || {};
   definition(meta, "blend", (profile.source || "") + " profile, weights " + JSON.stringify(profile.weights || {}) +
@@ -232,7 +233,15 @@ async function showTrace(traceId) {
     cell(num(c.fused_rank));
     cell(num(c.fused_score));
     const terms = c.terms || {};
-    cell(num(terms.rerank ?? c.rerank_score));
+    const rerankCell = cell(num(terms.rerank ?? c.rerank_score));
+    if (c.rerank_detail) {
+      // The learned reranker's view: largest contributions, then every feature's value.
+      const detail = c.rerank_detail;
+      rerankCell.title = "raw " + detail.raw + "; contributions: " +
+        Object.entries(detail.contributions).map(([k, v]) => k + " " + v).join(", ") +
+        "\nfeatures: " + Object.entries(detail.features).map(([k, v]) => k + "=" + v).join(", ");
+      rerankCell.classList.add("explained");
+    }
     cell(num(terms.freshness ?? c.freshness));
     cell(num(terms.authority));
     cell(num(terms.pinned));

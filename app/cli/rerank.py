@@ -1,0 +1,174 @@
+"""`contexts rerank collect | train | validate`: the learned reranker of the `full`
+stage (docs/adr/0015), trained on the development sets' qrels."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from app.cli.common import CliError, console, context_settings, open_database
+from app.retrieve.models import DEFAULT_RERANK_TOP
+from app.settings import Settings
+
+if TYPE_CHECKING:
+    from app.eval.rerank_data import QueryRow
+
+DEFAULT_CACHE = Path(".contexts") / "rerank-data"
+"""Where collected candidates are kept (gitignored): training then takes seconds."""
+DEFAULT_SETS = (
+    "cacm",
+    "commits-click",
+    "cosqa",
+    "gorilla-tfhub",
+    "gorilla-torchhub",
+    "locomo-conv-26",
+    "locomo-conv-30",
+    "locomo-conv-41",
+    "scifact",
+)
+"""The development sets (CONTEXTS_DATASETS) the shipped model is trained on."""
+
+_cache_option = click.option(
+    "--cache",
+    "cache_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=DEFAULT_CACHE,
+    show_default=True,
+    help="Collected candidates, one file per set.",
+)
+_sets_option = click.option(
+    "--dataset", "sets", multiple=True, help="A development set (repeatable). Default: all nine."
+)
+
+
+@click.group()
+def rerank() -> None:
+    """The learned reranker: collect training candidates, train, validate held out."""
+
+
+@rerank.command("collect")
+@_sets_option
+@_cache_option
+@click.option("--rerank-top", default=DEFAULT_RERANK_TOP, show_default=True, type=click.IntRange(1, 1000))
+@click.pass_context
+def collect_command(ctx: click.Context, sets: tuple[str, ...], cache_dir: Path, rerank_top: int) -> None:
+    """Run the hybrid stage of each set's labelled queries (ingesting a corpus first if
+    its ingested copy is missing or stale) and keep the top fused candidates with labels."""
+    import psycopg
+
+    from app.cli.eval import golden_components, resolve_dataset
+    from app.eval import beir, rerank_data
+    from app.retrieve.config import PipelineConfig
+    from app.retrieve.service import Retriever
+
+    settings = context_settings(ctx)
+    dsn = open_database(settings)
+    pipeline, _, config = golden_components(settings, None)
+    retriever = Retriever(pipeline.embedders, None, PipelineConfig(**(config.to_dict() | {"reranker": None})))
+    for name in sets or DEFAULT_SETS:
+        try:
+            dataset = beir.load(resolve_dataset(settings, name))
+        except beir.DatasetError as exc:
+            raise CliError(str(exc)) from exc
+        target = cache_dir / f"{dataset.name}.jsonl.gz"
+        with psycopg.connect(dsn) as conn, console.status(f"{dataset.name}: collecting...", spinner="dots"):
+            count = rerank_data.collect(conn, pipeline, retriever, dataset, target, rerank_top)
+        console.print(f"{dataset.name}: {count} queries -> {target}")
+    click.echo(json.dumps({"cache": str(cache_dir)}))
+
+
+def _rows(settings: Settings, sets: tuple[str, ...], cache_dir: Path) -> tuple[list[QueryRow], list[Path]]:
+    """Every cached row of the sets, collecting a set whose file is missing."""
+    from app.eval import rerank_data
+
+    names = sets or DEFAULT_SETS
+    missing = [n for n in names if not (cache_dir / f"{n}.jsonl.gz").is_file()]
+    if missing:
+        ctx = click.get_current_context()
+        ctx.invoke(collect_command, sets=tuple(missing), cache_dir=cache_dir, rerank_top=DEFAULT_RERANK_TOP)
+    paths = [cache_dir / f"{n}.jsonl.gz" for n in names]
+    rows = [row for path in paths for row in rerank_data.read(path)]
+    return rows, paths
+
+
+def _folds_table(title: str, folds: list) -> tuple[object, dict]:
+    from statistics import mean
+
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in ("held out", "set", "queries", "hybrid", "full", "delta"):
+        table.add_column(column, justify="left" if column in ("held out", "set") else "right")
+    figures: dict = {"sets": {}}
+    for f in folds:
+        delta = f"{f.full - f.hybrid:+.4f}"
+        table.add_row(f.held_out, f.sets[0], str(f.queries), f"{f.hybrid:.4f}", f"{f.full:.4f}", delta)
+        figures["sets"][f.sets[0]] = {"hybrid": round(f.hybrid, 4), "full": round(f.full, 4), "queries": f.queries}
+    hybrid, full = mean(f.hybrid for f in folds), mean(f.full for f in folds)
+    worst = min(f.full - f.hybrid for f in folds)
+    table.add_row("mean", "", "", f"{hybrid:.4f}", f"{full:.4f}", f"{full - hybrid:+.4f}")
+    figures |= {"mean_hybrid": round(hybrid, 4), "mean_full": round(full, 4), "worst_delta": round(worst, 4)}
+    return table, figures
+
+
+@rerank.command("validate")
+@_sets_option
+@_cache_option
+@click.option("--json", "as_json", is_flag=True, help="Last line of stdout: the figures as one JSON object.")
+@click.pass_context
+def validate_command(ctx: click.Context, sets: tuple[str, ...], cache_dir: Path, as_json: bool) -> None:
+    """Held-out nDCG@10 of `full` (learned reranker) vs `hybrid`: leave one set out, then
+    leave one family out (the locomo sets are one), training on the rest each time."""
+    from app.eval import rerank_train
+
+    rows, _ = _rows(context_settings(ctx), sets, cache_dir)
+    xs = rerank_train.featurize(rows)
+    report = {}
+    for by, title in (("set", "leave one set out"), ("family", "leave one family out")):
+        table, figures = _folds_table(f"nDCG@10, {title}", rerank_train.validate(rows, by, xs))
+        console.print(table)
+        report[f"leave_one_{by}_out"] = figures
+    if as_json:
+        click.echo(json.dumps(report))
+
+
+@rerank.command("train")
+@_sets_option
+@_cache_option
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Model file to write. Default: the shipped one (app/retrieve/learned_reranker.json).",
+)
+@click.option("--no-validate", is_flag=True, help="Skip the held-out figures (recorded in the file otherwise).")
+@click.pass_context
+def train_command(
+    ctx: click.Context, sets: tuple[str, ...], cache_dir: Path, out_path: Path | None, no_validate: bool
+) -> None:
+    """Train the learned reranker on every set's collected candidates (collecting what
+    is missing) and write the model file: LightGBM text model plus the data's hash, the
+    feature list, parameters, calibration and the held-out figures."""
+    from app.eval import rerank_data, rerank_train
+    from app.retrieve import learned
+
+    rows, paths = _rows(context_settings(ctx), sets, cache_dir)
+    xs = rerank_train.featurize(rows)
+    validation = {}
+    if not no_validate:
+        for by, title in (("set", "leave one set out"), ("family", "leave one family out")):
+            table, figures = _folds_table(f"nDCG@10, {title}", rerank_train.validate(rows, by, xs))
+            console.print(table)
+            validation[f"leave_one_{by}_out"] = figures
+    text, metadata = rerank_train.model_file(rows, xs, rerank_data.files_digest(paths), validation)
+    target = out_path or learned.MODEL_PATH
+    target.write_text(text, encoding="utf-8")
+    console.print(f"model {metadata['version']} written: {target}")
+    click.echo(json.dumps({"model": str(target), "version": metadata["version"], "validation": validation}))
+
+
+COMMANDS = (rerank,)

@@ -1,0 +1,235 @@
+"""Training and held-out validation of the learned reranker (docs/adr/0015).
+
+LightGBM LambdaMART over app.retrieve.features, on the rows app.eval.rerank_data
+collected. Reproducible: fixed seed, deterministic=True, one thread, rows in a fixed
+order; the same files give the same model text (and version).
+
+Validation holds out one set (or one family of sets) at a time, trains on the rest,
+and scores the held-out queries exactly as the `full` stage does: the reranked head
+(calibrated probability, then the blend with the built-in profile), then the rest of
+the fused list, mapped to documents, nDCG@10.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from statistics import mean
+from typing import Any
+
+import numpy as np
+
+from app.eval.rerank_data import QueryRow, family_of
+from app.retrieve import features
+from app.retrieve.blend import BUILT_IN
+
+FEATURES = features.FEATURES
+"""The columns the shipped model is trained on."""
+
+PARAMS: dict = {
+    "objective": "lambdarank",
+    "learning_rate": 0.05,
+    "num_leaves": 7,
+    "min_data_in_leaf": 200,
+    "feature_fraction": 0.8,
+    "lambda_l2": 1.0,
+    "lambdarank_truncation_level": 20,
+    "num_threads": 1,
+    "deterministic": True,
+    "force_row_wise": True,
+    "seed": 7,
+    "verbosity": -1,
+}
+ROUNDS = 100
+BALANCE = True
+"""Weigh every set the same (else every query: the largest sets would dominate)."""
+
+
+@dataclass(slots=True)
+class Matrix:
+    x: np.ndarray
+    y: np.ndarray
+    groups: list[int]
+    weights: np.ndarray
+    """Per row: every set weighs the same in total, whatever its number of queries."""
+
+
+def featurize(rows: Sequence[QueryRow]) -> list[np.ndarray]:
+    """Every feature of every head candidate, per row (computed once for all folds)."""
+    return [np.asarray(features.extract(row.query, row.head), dtype=np.float64) for row in rows]
+
+
+def matrix(rows: Sequence[QueryRow], xs: Sequence[np.ndarray], columns: Sequence[str] = FEATURES) -> Matrix:
+    keep = [features.FEATURES.index(c) for c in columns]
+    kept = [(row, x) for row, x in zip(rows, xs) if row.head]
+    per_set = Counter(row.dataset for row, _ in kept)
+    share = len(kept) / len(per_set)
+    return Matrix(
+        np.concatenate([x[:, keep] for _, x in kept]),
+        np.concatenate([np.asarray(row.grades, dtype=np.int32) for row, _ in kept]),
+        [len(row.head) for row, _ in kept],
+        np.concatenate([np.full(len(row.head), share / per_set[row.dataset]) for row, _ in kept]),
+    )
+
+
+def fit(data: Matrix, columns: Sequence[str], params: dict | None = None, rounds: int = ROUNDS) -> Any:
+    import lightgbm as lgb
+
+    train = lgb.Dataset(
+        data.x,
+        label=data.y,
+        group=data.groups,
+        weight=data.weights if BALANCE else None,
+        feature_name=list(columns),
+        free_raw_data=False,
+    )
+    return lgb.train(params or PARAMS, train, num_boost_round=rounds)
+
+
+def calibrate(raw: np.ndarray, labels: np.ndarray, iterations: int = 50) -> tuple[float, float]:
+    """Logistic fit P(relevant) = 1 / (1 + exp(-(a * raw + b))) by Newton's method."""
+    y = (labels > 0).astype(np.float64)
+    a, b = 1.0, 0.0
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(np.clip(-(a * raw + b), -500.0, 500.0)))
+        w = p * (1.0 - p) + 1e-9
+        g = np.array([np.sum((p - y) * raw), np.sum(p - y)])
+        h = np.array([[np.sum(w * raw * raw), np.sum(w * raw)], [np.sum(w * raw), np.sum(w)]])
+        h += np.eye(2) * 1e-6
+        step = np.linalg.solve(h, g)
+        a, b = a - float(step[0]), b - float(step[1])
+        if abs(step).max() < 1e-9:
+            break
+    return a, b
+
+
+def probability(raw: float, calibration: tuple[float, float]) -> float:
+    a, b = calibration
+    z = a * raw + b
+    return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+
+
+def full_order(row: QueryRow, scores: Sequence[float]) -> list[int]:
+    """Head indexes in the `full` stage's order: rerank order (score, then fused), then
+    the blend with the built-in profile (app.retrieve.blend; freshness is the same for
+    every fragment of an eval corpus, pins there are none)."""
+    w = BUILT_IN.weights
+    order = sorted(range(len(row.head)), key=lambda i: (-scores[i], -row.head[i].fused_score, row.head[i].fragment_id))
+    final = {i: w["rerank"] * scores[i] + w["authority"] * (row.head[i].authority or 0.0) for i in order}
+    return sorted(order, key=lambda i: -final[i])
+
+
+def fused_order(row: QueryRow) -> list[int]:
+    return list(range(len(row.head)))
+
+
+@dataclass(slots=True)
+class Fold:
+    held_out: str
+    sets: list[str]
+    queries: int
+    hybrid: float
+    full: float
+    per_set: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+
+def score_rows(
+    model: Any,
+    rows: Sequence[QueryRow],
+    xs: Sequence[np.ndarray],
+    columns: Sequence[str],
+    calibration: tuple[float, float],
+) -> dict[str, tuple[float, float]]:
+    """Per set: (hybrid nDCG@10, full nDCG@10) over its queries."""
+    by_set: dict[str, list[tuple[float, float]]] = {}
+    keep = [features.FEATURES.index(c) for c in columns]
+    for row, x in zip(rows, xs):
+        if row.head:
+            raw = model.predict(x[:, keep], num_threads=1)
+            scores = [probability(float(s), calibration) for s in raw]
+            full = row.ndcg(full_order(row, scores))
+        else:
+            full = row.ndcg([])
+        by_set.setdefault(row.dataset, []).append((row.ndcg(fused_order(row)), full))
+    return {s: (mean(h for h, _ in v), mean(f for _, f in v)) for s, v in by_set.items()}
+
+
+def train(
+    rows: Sequence[QueryRow],
+    xs: Sequence[np.ndarray] | None = None,
+    columns: Sequence[str] = FEATURES,
+    params: dict | None = None,
+    rounds: int = ROUNDS,
+) -> tuple[Any, tuple[float, float]]:
+    """The model and its calibration (fit on its own training rows)."""
+    data = matrix(rows, xs if xs is not None else featurize(rows), columns)
+    model = fit(data, columns, params, rounds)
+    raw = model.predict(data.x, num_threads=1)
+    return model, calibrate(raw, data.y)
+
+
+def validate(
+    rows: Sequence[QueryRow],
+    by: str = "set",
+    xs: Sequence[np.ndarray] | None = None,
+    columns: Sequence[str] = FEATURES,
+    params: dict | None = None,
+    rounds: int = ROUNDS,
+) -> list[Fold]:
+    """Leave one set (by="set") or one family (by="family") out, in turn."""
+    xs = xs if xs is not None else featurize(rows)
+    key = (lambda r: r.dataset) if by == "set" else (lambda r: family_of(r.dataset))
+    folds = []
+    for held in sorted({key(r) for r in rows}):
+        train_idx = [i for i, r in enumerate(rows) if key(r) != held]
+        test_idx = [i for i, r in enumerate(rows) if key(r) == held]
+        model, calibration = train([rows[i] for i in train_idx], [xs[i] for i in train_idx], columns, params, rounds)
+        test_rows = [rows[i] for i in test_idx]
+        per_set = score_rows(model, test_rows, [xs[i] for i in test_idx], columns, calibration)
+        for name, (hybrid, full) in sorted(per_set.items()):
+            folds.append(Fold(held, [name], sum(1 for r in test_rows if r.dataset == name), hybrid, full))
+    return folds
+
+
+def model_version(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def model_file(
+    rows: Sequence[QueryRow],
+    xs: Sequence[np.ndarray] | None,
+    data_sha256: str,
+    validation: dict | None = None,
+    columns: Sequence[str] = FEATURES,
+    params: dict | None = None,
+    rounds: int = ROUNDS,
+) -> tuple[str, dict]:
+    """Train on every row; the learned-reranker file's text and its metadata."""
+    import lightgbm
+
+    from app.retrieve import learned
+
+    model, (a, b) = train(rows, xs, columns, params, rounds)
+    text = model.model_to_string()
+    metadata = {
+        "name": learned.NAME,
+        "version": model_version(text + repr((a, b))),
+        "model": "lightgbm lambdarank",
+        "lightgbm": lightgbm.__version__,
+        "features": list(columns),
+        "params": params or PARAMS,
+        "rounds": rounds,
+        "balance_sets": BALANCE,
+        "calibration": {"a": a, "b": b, "fit": "logistic P(grade > 0) on the training pairs' raw scores"},
+        "training_data": {
+            "sha256": data_sha256,
+            "sets": {name: sum(1 for r in rows if r.dataset == name) for name in sorted({r.dataset for r in rows})},
+            "pairs": sum(len(r.head) for r in rows),
+            "labels": "qrels grade of the fragment's best document (dev split)",
+        },
+        "validation": validation or {},
+    }
+    return learned.dump(text, metadata), metadata

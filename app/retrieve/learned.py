@@ -1,0 +1,133 @@
+"""The learned reranker (docs/adr/0015): LightGBM LambdaMART over app.retrieve.features,
+its output calibrated to P(relevant) in [0, 1].
+
+The shipped model is `learned_reranker.json` next to this module: the LightGBM text
+model plus what it was trained from (the training data's hash, the feature list, the
+parameters, the calibration, the held-out figures). `contexts rerank train` writes it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from app.retrieve import features
+from app.retrieve.candidates import Candidate
+
+NAME = "learned"
+"""PipelineConfig.reranker / CONTEXTS_RERANKER value that selects the shipped model."""
+MODEL_PATH = Path(__file__).with_name("learned_reranker.json")
+CONTRIBUTIONS = 5
+"""Features whose contributions a trace shows per candidate (the largest in magnitude)."""
+EXPLAINED = 10
+"""Candidates (the best scored) whose contributions are computed."""
+
+
+class ModelError(ValueError):
+    """A learned-reranker file that cannot be used."""
+
+
+@dataclass(frozen=True, slots=True)
+class LearnedModel:
+    booster: Any
+    metadata: dict
+
+    @property
+    def version(self) -> str:
+        return str(self.metadata["version"])
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.metadata["features"])
+
+
+def is_learned(name_or_path: str) -> bool:
+    """`learned`, or a path to a learned-reranker file (anything else: a CrossEncoder)."""
+    return name_or_path == NAME or (name_or_path.endswith(".json") and Path(name_or_path).is_file())
+
+
+def model_file(name_or_path: str) -> Path:
+    return MODEL_PATH if name_or_path == NAME else Path(name_or_path)
+
+
+def dump(model_text: str, metadata: dict) -> str:
+    return json.dumps({"metadata": metadata, "model": model_text}, indent=1, sort_keys=True) + "\n"
+
+
+@lru_cache(maxsize=4)
+def load(path: Path) -> LearnedModel:
+    import lightgbm as lgb
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{path}: not a learned-reranker file: {exc}") from exc
+    metadata = data.get("metadata") or {}
+    unknown = sorted(set(metadata.get("features", ())) - set(features.FEATURES))
+    if unknown or not metadata.get("features"):
+        raise ModelError(f"{path}: features this code does not compute: {', '.join(unknown) or 'none listed'}")
+    booster = lgb.Booster(model_str=data["model"])
+    return LearnedModel(booster, metadata)
+
+
+_LOCK = threading.Lock()
+
+
+class LearnedReranker:
+    """Scores the candidates in [0, 1]; keeps each one's features and contributions for
+    the trace (`explain`)."""
+
+    def __init__(self, name_or_path: str = NAME) -> None:
+        self.path = model_file(name_or_path)
+        self.model = load(self.path)
+        self.name = NAME if name_or_path == NAME else str(self.path)
+        self.version: str | None = self.model.version
+        a, b = self.model.metadata["calibration"]["a"], self.model.metadata["calibration"]["b"]
+        self.calibration = (float(a), float(b))
+        self._keep = [features.FEATURES.index(c) for c in self.model.columns]
+
+    def load(self) -> None:
+        """Loaded at construction already (a few hundred KiB)."""
+
+    def info(self) -> dict:
+        return {"name": self.name, "version": self.version, "kind": "lightgbm-lambdarank"}
+
+    def rows(self, query: str, candidates: list[Candidate]) -> list[list[float]]:
+        keep = self._keep
+        return [[row[i] for i in keep] for row in features.extract(query, candidates)]
+
+    def score(self, query: str, candidates: list[Candidate]) -> list[float]:
+        """Calibrated P(relevant) per candidate; sets each one's `rerank_detail`: its
+        feature values and raw score, and for the best EXPLAINED the largest
+        contributions to it."""
+        if not candidates:
+            return []
+        import numpy as np
+
+        rows = self.rows(query, candidates)
+        x = np.asarray(rows, dtype=np.float64)
+        with _LOCK:
+            raw = self.model.booster.predict(x, num_threads=1)
+            # TreeSHAP costs about what the features do: only for the candidates a
+            # reader looks at first.
+            best = np.argsort(-raw, kind="stable")[:EXPLAINED]
+            contrib = self.model.booster.predict(x[best], pred_contrib=True, num_threads=1)
+        columns = self.model.columns
+        for c, row, r in zip(candidates, rows, raw):
+            c.rerank_detail = {"features": dict(zip(columns, row)), "raw": float(r)}
+        for i, parts in zip(best, contrib):
+            top = np.argsort(-np.abs(parts[:-1]), kind="stable")[:CONTRIBUTIONS]
+            detail = candidates[i].rerank_detail
+            assert detail is not None
+            detail["contributions"] = {columns[j]: round(float(parts[j]), 4) for j in top}
+        a, b = self.calibration
+        return [_sigmoid(a * float(r) + b) for r in raw]
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0

@@ -1,0 +1,149 @@
+"""Training of the learned reranker: reproducible, calibrated, scored as `full` is."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.eval.rerank_data import QueryRow
+from app.eval.rerank_train import calibrate, full_order, model_file, probability, validate
+from app.retrieve.learned import LearnedReranker
+from tests.retrieve.test_features import candidate
+
+SMALL = {
+    "objective": "lambdarank",
+    "learning_rate": 0.3,
+    "num_leaves": 3,
+    "min_data_in_leaf": 1,
+    "num_threads": 1,
+    "deterministic": True,
+    "force_row_wise": True,
+    "seed": 7,
+    "verbosity": -1,
+}
+
+
+def rows(dataset: str, count: int = 12) -> list[QueryRow]:
+    """Queries whose relevant fragment is the one holding every query word, wherever
+    the fused list put it (here: last)."""
+    out = []
+    for q in range(count):
+        head = [
+            candidate(q * 10 + i, f"filler text number {i} about nothing", fused=1.0 - i / 10, lexical=(i + 1, 5.0 - i))
+            for i in range(4)
+        ]
+        head.append(candidate(q * 10 + 9, "rotate the signing keys", fused=0.5, lexical=(5, 1.0)))
+        docs = [[f"d{c.fragment_id}"] for c in head]
+        out.append(
+            QueryRow(
+                dataset=dataset,
+                query_id=str(q),
+                query="rotate signing keys",
+                qrels={f"d{q * 10 + 9}": 1},
+                head=head,
+                head_docs=docs,
+                grades=[0, 0, 0, 0, 1],
+                tail_docs=[],
+            )
+        )
+    return out
+
+
+def test_same_data_same_model(tmp_path):
+    data = rows("a") + rows("b")
+    first, meta = model_file(data, None, "sha", params=SMALL, rounds=10)
+    second, _ = model_file(data, None, "sha", params=SMALL, rounds=10)
+    assert first == second
+    assert meta["training_data"] == {
+        "sha256": "sha",
+        "sets": {"a": 12, "b": 12},
+        "pairs": 120,
+        "labels": "qrels grade of the fragment's best document (dev split)",
+    }
+    assert meta["params"]["deterministic"] is True and meta["params"]["seed"] == 7
+    path = tmp_path / "model.json"
+    path.write_text(first)
+    assert json.loads(path.read_text())["metadata"]["version"] == meta["version"]
+
+    # The model learned to put the fragment holding every query word first.
+    reranker = LearnedReranker(str(path))
+    head = rows("c", 1)[0].head
+    scores = reranker.score("rotate signing keys", head)
+    assert max(range(5), key=lambda i: scores[i]) == 4
+    assert all(0.0 <= s <= 1.0 for s in scores)
+    detail = head[4].rerank_detail
+    assert detail is not None and set(detail["features"]) == set(meta["features"])
+    assert len(detail["contributions"]) == 5
+
+
+def test_held_out_validation_scores_the_full_order():
+    folds = validate(rows("a") + rows("b"), "set", params=SMALL, rounds=10)
+    assert [f.held_out for f in folds] == ["a", "b"]
+    for f in folds:
+        assert f.hybrid == pytest.approx(1 / 2.584962500721156)  # relevant fifth: 1 / log2(6)
+        assert f.full == 1.0
+
+
+def test_calibration_is_monotone_and_bounded():
+    import numpy as np
+
+    raw = np.array([-2.0, -1.0, 0.0, 1.0, 2.0, 3.0] * 10)
+    labels = np.array([0, 0, 0, 1, 1, 1] * 10)
+    labels[0] = 1  # not separable: the fit stays finite
+    a, b = calibrate(raw, labels)
+    assert a > 0
+    ps = [probability(r, (a, b)) for r in (-5.0, 0.0, 0.5, 5.0)]
+    assert ps == sorted(ps) and 0.0 <= ps[0] and ps[-1] <= 1.0
+
+
+def test_full_order_blends_authority_as_the_service_does():
+    row = rows("a", 1)[0]
+    row.head[1].authority = 1.0
+    # Equal reranker scores: authority (weight 0.1 of the built-in profile) decides.
+    assert full_order(row, [0.5] * 5)[0] == 1
+    assert full_order(row, [0.1, 0.1, 0.1, 0.1, 0.9])[0] == 4
+
+
+def write_cache(path, dataset: str, data: list[QueryRow]) -> None:
+    """A file as `contexts rerank collect` writes it."""
+    import gzip
+
+    from app.eval.rerank_data import _candidate_json
+
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write(json.dumps({"dataset": dataset, "corpus": "x", "pipeline": {}, "top": 50}) + "\n")
+        for r in data:
+            row = {
+                "query_id": r.query_id,
+                "query": r.query,
+                "qrels": r.qrels,
+                "head": [_candidate_json(c) for c in r.head],
+                "head_docs": r.head_docs,
+                "grades": r.grades,
+                "tail_docs": r.tail_docs,
+            }
+            fh.write(json.dumps(row) + "\n")
+
+
+def test_train_command_writes_a_model_with_its_provenance(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from app.cli import main
+    from app.eval import rerank_train
+
+    monkeypatch.setattr(rerank_train, "PARAMS", SMALL)
+    monkeypatch.setattr(rerank_train, "ROUNDS", 5)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for name in ("a", "b"):
+        write_cache(cache / f"{name}.jsonl.gz", name, rows(name))
+    out = tmp_path / "model.json"
+    args = ["rerank", "train", "--cache", str(cache), "--dataset", "a", "--dataset", "b", "--out", str(out)]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    metadata = json.loads(out.read_text())["metadata"]
+    assert metadata["training_data"]["sets"] == {"a": 12, "b": 12}
+    assert len(metadata["training_data"]["sha256"]) == 64
+    assert metadata["validation"]["leave_one_set_out"]["sets"]["a"]["full"] == 1.0
+    assert json.loads(result.output.strip().splitlines()[-1])["version"] == metadata["version"]

@@ -1,0 +1,155 @@
+"""The learned reranker's features (app.retrieve.features) on hand-made candidates."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from app.retrieve.candidates import Candidate
+from app.retrieve.features import FEATURES, extract, identifiers, query_terms, stem, words
+
+
+def candidate(
+    fragment_id: int,
+    text: str,
+    path: str = "docs/a.md",
+    lexical: tuple[int, float] | None = None,
+    dense: tuple[int, float] | None = None,
+    fused: float = 0.5,
+    doc_id: int | None = None,
+    namespace: str = "prose",
+    heading_path: tuple[str, ...] = (),
+    symbol: str | None = None,
+    tokens: int = 100,
+) -> Candidate:
+    return Candidate(
+        fragment_id=fragment_id,
+        lexical_rank=lexical[0] if lexical else None,
+        lexical_score=lexical[1] if lexical else None,
+        dense_rank=dense[0] if dense else None,
+        dense_similarity=dense[1] if dense else None,
+        fused_score=fused,
+        doc_id=doc_id if doc_id is not None else fragment_id,
+        doc_version=1,
+        path=path,
+        anchor="",
+        repo_id=None,
+        namespace=namespace,
+        kind="code" if namespace == "code" else "doc",
+        owner="o",
+        heading_path=list(heading_path),
+        symbol=symbol,
+        text=text,
+        token_count=tokens,
+        chunker_version="t",
+        embedding_model=None,
+        updated_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+
+
+def features_of(row: list[float]) -> dict[str, float]:
+    return dict(zip(FEATURES, row, strict=True))
+
+
+def test_words_split_identifiers_and_stem():
+    assert words("getUserName snake_case HTTPServer") == ["get", "user", "nam", "snak", "cas", "http", "server"]
+    assert stem("rotating") == stem("rotate") and stem("keys") == "key"
+    assert query_terms("How do I rotate the keys, and rotate them?") == ["rotat", "key"]
+    assert identifiers("use CliRunner from click/testing.py or my_func, not plain words") == [
+        "clirunner",
+        "click/testing.py",
+        "my_func",
+    ]
+
+
+def test_scores_are_relative_to_the_list_and_ranks_reciprocal():
+    rows = extract(
+        "rotate signing keys",
+        [
+            candidate(1, "Rotate the signing keys every 90 days.", lexical=(1, 8.0), dense=(2, 0.5), fused=0.9),
+            candidate(2, "Keys are stored in the vault.", lexical=(2, 4.0), fused=0.45),
+            candidate(3, "Unrelated text about lunch.", dense=(1, 0.6), fused=0.3),
+        ],
+    )
+    first, second, third = (features_of(r) for r in rows)
+    assert first["lexical_ratio"] == 1.0 and second["lexical_ratio"] == 0.5 and third["lexical_ratio"] == 0.0
+    assert first["lexical_rr"] == 1.0 and second["lexical_rr"] == 0.5 and third["lexical_rr"] == 0.0
+    assert first["dense_ratio"] == pytest.approx(0.5 / 0.6) and third["dense_gap"] == 0.0
+    assert second["dense_gap"] == 1.0  # not in the dense list
+    assert first["fused_ratio"] == 1.0 and first["fused_rr"] == 1.0 and third["fused_rr"] == pytest.approx(1 / 3)
+    assert first["both_lists"] == 1.0 and second["both_lists"] == 0.0
+    assert first["best_lexical"] == third["best_lexical"] == 8.0 and first["best_dense"] == 0.6
+
+
+def test_coverage_proximity_and_bigrams():
+    rows = extract(
+        "rotate signing keys",
+        [
+            candidate(1, "To rotate signing keys, run the tool."),
+            candidate(2, "Signing is done at build time. Much later, we rotate the backup keys."),
+            candidate(3, "Keys only."),
+        ],
+    )
+    adjacent, apart, one = (features_of(r) for r in rows)
+    assert adjacent["coverage"] == apart["coverage"] == 1.0
+    assert one["coverage"] == pytest.approx(1 / 3)
+    assert adjacent["proximity"] == 1.0  # three terms in a window of three words
+    assert apart["proximity"] < 0.5
+    assert adjacent["bigram_coverage"] == 1.0 and apart["bigram_coverage"] == 0.0
+    # "keys" is in every candidate: it weighs least in the list-local IDF.
+    assert one["coverage_idf"] < one["coverage"]
+    assert adjacent["lead_coverage"] == 1.0
+
+
+def test_identifier_and_heading_matches_are_apart_from_the_body():
+    rows = extract(
+        "fix CliRunner in click/testing.py",
+        [
+            candidate(1, "class CliRunner: ...", path="src/click/testing.py", symbol="CliRunner", namespace="code"),
+            candidate(2, "The CliRunner docs mention click/testing.py.", path="docs/api.md"),
+        ],
+    )
+    code, prose = (features_of(r) for r in rows)
+    assert code["identifier_match"] == 1.0 and prose["identifier_match"] == 0.0
+    assert prose["identifier_text_match"] == 1.0
+    assert code["head_coverage"] > prose["head_coverage"]
+    assert code["is_code"] == 1.0 and prose["is_code"] == 0.0
+    assert code["query_has_identifier"] == 1.0
+
+
+def test_document_features_and_lengths():
+    rows = extract(
+        "alpha",
+        [
+            candidate(1, "alpha one", doc_id=7, tokens=100),
+            candidate(2, "beta", doc_id=8, tokens=200),
+            candidate(3, "alpha two", doc_id=7, tokens=400),
+        ],
+    )
+    a, b, c = (features_of(r) for r in rows)
+    assert a["doc_fragments"] == c["doc_fragments"] == 1.0 and b["doc_fragments"] == 0.0
+    assert c["doc_best_fused_rr"] == 1.0 and b["doc_best_fused_rr"] == 0.5
+    assert b["tokens_ratio"] == 1.0 and c["tokens_ratio"] == 2.0
+    assert a["list_size"] == 3.0 and a["query_terms"] == 1.0
+
+
+def test_feedback_favours_candidates_like_the_top_ones():
+    top = [candidate(i, "postgres vacuum autovacuum tuning thresholds") for i in range(1, 6)]
+    rows = extract(
+        "vacuum",
+        [
+            *top,
+            candidate(6, "autovacuum thresholds for postgres tables"),
+            candidate(7, "a recipe for lemon cake"),
+        ],
+    )
+    similar, unrelated = features_of(rows[5]), features_of(rows[6])
+    assert similar["feedback_similarity"] > 0.5 and unrelated["feedback_similarity"] == 0.0
+
+
+def test_no_candidates_no_rows_and_every_row_full_width():
+    assert extract("anything", []) == []
+    rows = extract("", [candidate(1, "")])
+    assert len(rows[0]) == len(FEATURES)
+    assert all(v == v for v in rows[0])  # no NaN
