@@ -27,40 +27,61 @@ comment on function data._metadata_time(text) is 'A metadata value as a time; nu
 -- data._refresh_validity: recompute the window of every fragment with a live source in
 -- these documents, in the documents they supersede, and in those superseding them.
 -- Called after a version's fragments and references are written (api.add_fragments)
--- and after a document is deleted (api.delete_document).
+-- and after a document is deleted (api.delete_document): once per document written, so
+-- the common case (no claim, no date, no window) returns after three index probes.
 create or replace function data._refresh_validity(p_org_id text, p_doc_ids bigint[])
 returns int
-language sql
+language plpgsql
 set search_path = pg_catalog, pg_temp
 as $$
-    with touched as (
-        select unnest(p_doc_ids) as doc_id
+declare
+    touched bigint[];
+    fragment_ids bigint[];
+    doc_ids bigint[];
+    changed int;
+begin
+    touched := array(
+        select unnest(p_doc_ids)
         union
         select l.target_doc_id from data.fragment_links l
         where l.doc_id = any (p_doc_ids) and l.link_type in ('supersedes', 'superseded_by')
           and l.target_doc_id is not null
         union
         select l.doc_id from data.fragment_links l
-        where l.target_doc_id = any (p_doc_ids) and l.link_type in ('supersedes', 'superseded_by')
-    ), fragments as (
-        -- Fragments whose window may have changed, and every live document citing them.
-        -- (a deleted document's last version, and a new version's previous one: fragments
-        -- they left may still be cited elsewhere, under another window now)
+        where l.target_doc_id = any (p_doc_ids) and l.link_type in ('supersedes', 'superseded_by'));
+    -- Fragments whose window may have changed (a deleted document's last version, and a
+    -- new version's previous one, included: fragments they left may be cited elsewhere,
+    -- under another window now), and every live document citing them.
+    fragment_ids := array(
         select distinct s.fragment_id from data.fragment_sources s
         join data.documents d on d.doc_id = s.doc_id
-        where s.doc_id in (select t.doc_id from touched t)
-          and (s.retired_at is null or s.doc_version >= d.current_version - 1)
-    ), docs as (
+        where s.doc_id = any (touched) and (s.retired_at is null or s.doc_version >= d.current_version - 1));
+    doc_ids := array(
         select distinct s.doc_id from data.fragment_sources s
-        where s.fragment_id in (select f.fragment_id from fragments f) and s.retired_at is null
-    ), said as (
+        where s.fragment_id = any (fragment_ids) and s.retired_at is null);
+    if not exists (select 1 from data.fragment_links l
+                   where l.link_type in ('supersedes', 'superseded_by')
+                     and (l.doc_id = any (doc_ids) or l.target_doc_id = any (doc_ids)))
+       and not exists (select 1 from data.documents d
+                       join data.document_versions v on v.doc_id = d.doc_id and v.version = d.current_version
+                       where d.doc_id = any (doc_ids) and (v.metadata ? 'valid_from' or v.metadata ? 'valid_until'))
+       and not exists (select 1 from data.fragments f
+                       where f.fragment_id = any (fragment_ids) and (f.valid_from is not null or f.valid_until is not null))
+    then
+        return 0;
+    end if;
+
+    with said as (
         -- Live supersession claims: (superseding document, superseded document), made by
         -- a live fragment of the current version of the document that says it.
         select case l.link_type when 'supersedes' then l.doc_id else l.target_doc_id end as newer,
                case l.link_type when 'supersedes' then l.target_doc_id else l.doc_id end as older
-        from data.fragment_links l
-        where l.org_id = p_org_id and l.link_type in ('supersedes', 'superseded_by') and l.target_doc_id is not null
-          and (l.doc_id in (select d.doc_id from docs d) or l.target_doc_id in (select d.doc_id from docs d))
+        from (select l.* from data.fragment_links l
+              where l.link_type in ('supersedes', 'superseded_by') and l.doc_id = any (doc_ids)
+              union
+              select l.* from data.fragment_links l
+              where l.link_type in ('supersedes', 'superseded_by') and l.target_doc_id = any (doc_ids)) l
+        where l.org_id = p_org_id and l.target_doc_id is not null
           and exists (select 1 from data.fragment_sources s join data.documents d on d.doc_id = s.doc_id
                       where s.fragment_id = l.fragment_id and s.doc_id = l.doc_id and s.retired_at is null
                         and s.doc_version = d.current_version and d.deleted_at is null)
@@ -71,8 +92,8 @@ as $$
                v.created_at as written_at
         from data.documents d
         join data.document_versions v on v.doc_id = d.doc_id and v.version = d.current_version
-        where d.org_id = p_org_id and d.deleted_at is null
-          and (d.doc_id in (select x.doc_id from docs x) or d.doc_id in (select s.newer from said s))
+        where d.doc_id = any (doc_ids || array(select s.newer from said s))
+          and d.org_id = p_org_id and d.deleted_at is null
     ), windows as (
         select o.doc_id, o.valid_from,
                least(o.valid_until,
@@ -83,22 +104,22 @@ as $$
                         and (n.persona_id is null or n.persona_id is not distinct from o.persona_id)
                         and (n.session_id is null or n.session_id is not distinct from o.session_id))) as valid_until
         from starts o
-        where o.doc_id in (select x.doc_id from docs x)
+        where o.doc_id = any (doc_ids)
     ), computed as (
         select s.fragment_id,
                case when bool_or(w.valid_from is null) then null else min(w.valid_from) end as valid_from,
                case when bool_or(w.valid_until is null) then null else max(w.valid_until) end as valid_until
         from data.fragment_sources s
         join windows w on w.doc_id = s.doc_id
-        where s.fragment_id in (select f.fragment_id from fragments f) and s.retired_at is null
+        where s.fragment_id = any (fragment_ids) and s.retired_at is null
         group by s.fragment_id
-    ), updated as (
-        update data.fragments f set valid_from = c.valid_from, valid_until = c.valid_until
-        from computed c
-        where f.fragment_id = c.fragment_id and f.org_id = p_org_id
-          and (f.valid_from is distinct from c.valid_from or f.valid_until is distinct from c.valid_until)
-        returning 1
     )
-    select count(*)::int from updated
+    update data.fragments f set valid_from = c.valid_from, valid_until = c.valid_until
+    from computed c
+    where f.fragment_id = c.fragment_id and f.org_id = p_org_id
+      and (f.valid_from is distinct from c.valid_from or f.valid_until is distinct from c.valid_until);
+    get diagnostics changed = row_count;
+    return changed;
+end
 $$;
 comment on function data._refresh_validity(text, bigint[]) is 'Recompute the validity windows of the fragments of these documents and of the documents they supersede or are superseded by.';

@@ -23,6 +23,12 @@ comment on column data.fragments.valid_until is 'Current until this time, exclus
 create index fragments_windowed on data.fragments (org_id) where valid_from is not null or valid_until is not null;
 
 alter table data.fragment_links drop constraint fragment_links_link_type_check;
+-- Supersession claims, found from either end in a few probes (data._refresh_validity runs
+-- once per document written).
+create index fragment_links_superseding on data.fragment_links (doc_id)
+    where link_type in ('supersedes', 'superseded_by');
+create index fragment_links_superseded on data.fragment_links (target_doc_id)
+    where link_type in ('supersedes', 'superseded_by');
 alter table data.fragment_links add constraint fragment_links_link_type_check
     check (link_type in ('link', 'url', 'import', 'symbol', 'adr', 'metadata', 'supersedes', 'superseded_by'));
 
