@@ -198,3 +198,19 @@ def test_rank_refresh_recomputes_authority(db_url, tmp_path, monkeypatch):
             " join data.documents d on d.doc_id = f.doc_id where a.authority = 1"
         ).fetchall()
     assert cited == [("b.md",)]
+
+
+def test_query_as_of_and_superseded_from_the_cli(db_url, tmp_path, monkeypatch):
+    adr = tmp_path / "docs" / "adr"
+    adr.mkdir(parents=True)
+    (adr / "0003-rabbitmq.md").write_text("# ADR 3\n\nServices use RabbitMQ as the message broker for events.\n")
+    (adr / "0007-kafka.md").write_text("# ADR 7\n\nSupersedes ADR-3.\n\nEvents between services go through Kafka.\n")
+    monkeypatch.chdir(tmp_path)
+    assert run(db_url, "ingest", ".", "--org", "acme").exit_code == 0
+    query = ("query", "which message broker for events", "--org", "acme")
+    assert "0003-rabbitmq.md" not in run(db_url, *query).output
+    shown = run(db_url, *query, "--include-superseded").output
+    line = next(line for line in shown.splitlines() if "0003-rabbitmq.md" in line)
+    assert "current until " in line
+    bad = CliRunner().invoke(main, ["--db-url", db_url, *query, "--as-of", "yesterday"])
+    assert bad.exit_code != 0 and "as_of" in bad.output

@@ -266,9 +266,9 @@ def query(
             "  [bold red]negative: do not do this[/]" if f.negative else ""
         )
         if f.valid_until is not None or f.valid_from is not None:
-            since = f.valid_from.isoformat() if f.valid_from else "always"
-            until = f.valid_until.isoformat() if f.valid_until else "now"
-            marks += f"  [yellow]current {since} to {until}[/]"
+            window = [f"from {f.valid_from.isoformat()}"] if f.valid_from else []
+            window += [f"until {f.valid_until.isoformat()}"] if f.valid_until else []
+            marks += f"  [yellow]current {' '.join(window)}[/]"
         out.print(f"[bold cyan]{f.source}[/]  score={f.score:.3f}  tokens={f.tokens}  id={f.id}{marks}")
         click.echo(f.text)
         click.echo()
