@@ -39,14 +39,25 @@ def _rows(conn: psycopg.Connection, sql: str, args: tuple) -> list[RankingProfil
     return [msgspec.convert(row, RankingProfileOut) for row in rows]
 
 
+def has_description(data: RankingProfileSet) -> bool:
+    """A persona profile with a description: what description_vectors embeds (the CLI
+    asks first, so that it loads the models only then)."""
+    return data.persona_id is not None and bool((data.description or "").strip())
+
+
 def description_vectors(embedders: dict[str, Embedder], data: RankingProfileSet) -> dict[str, list[float]] | None:
     """A persona profile's description embedded with each namespace's model, as its
     fragments are: evidence of what the persona cares about (docs/adr/0014). None for
-    the org default or without a description. Computed before a connection is taken."""
-    if data.persona_id is None or not (data.description or "").strip():
+    the org default or without a description. Computed before a connection is taken;
+    namespaces sharing a model share one call."""
+    if not has_description(data):
         return None
     assert data.description is not None
-    return {namespace: e.embed([data.description])[0] for namespace, e in embedders.items()}
+    by_model: dict[str, list[float]] = {}
+    for e in embedders.values():
+        if e.name not in by_model:
+            by_model[e.name] = e.embed([data.description])[0]
+    return {namespace: by_model[e.name] for namespace, e in embedders.items()}
 
 
 def set_profile_on(

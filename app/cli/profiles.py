@@ -102,11 +102,11 @@ def profile_set(
     if url:
         stored = remote(url, key, lambda client: client.set_profile(org_id, **msgspec.structs.asdict(request)))
     else:
-        from app.api.profiles import description_vectors, set_profile_on
+        from app.api.profiles import description_vectors, has_description, set_profile_on
 
         settings = context_settings(ctx)
         vectors = None
-        if request.persona_id is not None and (request.description or "").strip():
+        if has_description(request):
             from app.ingest.embed import embedders
 
             vectors = description_vectors(embedders(settings), request)

@@ -1,5 +1,6 @@
 """R-RET-2: a reranker scores the top fused candidates (when one is configured): the
-learned one (app.retrieve.learned, the default) or any sentence-transformers CrossEncoder."""
+learned one (app.retrieve.learned, opt-in: it does not beat the fused order on held-out
+sets, docs/adr/0015) or any sentence-transformers CrossEncoder."""
 
 from __future__ import annotations
 
