@@ -22,72 +22,48 @@ def candidate_entries(
     allow-list in sql/functions/50_traces.sql: a key added here is withheld from such
     readers unless it is added there)."""
     final_ranks = {fragment_id: rank for rank, fragment_id in enumerate(ranked_ids, start=1)}
-    entries = []
-    for position, c in enumerate(candidates, start=1):
-        decision = composition.decisions.get(c.fragment_id)
-        entries.append(
-            {
-                "fragment_id": c.fragment_id,
-                "fused_rank": position,
-                "lexical_rank": c.lexical_rank,
-                "lexical_score": c.lexical_score,
-                "dense_rank": c.dense_rank,
-                "dense_similarity": c.dense_similarity,
-                "lexical_norm": c.lexical_norm,
-                "dense_norm": c.dense_norm,
-                "lexical_weight": c.lexical_weight,
-                "dense_weight": c.dense_weight,
-                "fused_score": c.fused_score,
-                "rerank_score": c.rerank_score,
-                "freshness": c.terms["freshness"] if c.terms else None,
-                "terms": c.terms if c.fragment_id in final_ranks else None,
-                "authority": c.authority,
-                "final_rank": final_ranks.get(c.fragment_id),
-                "final_score": c.final_score if c.fragment_id in final_ranks else None,
-                "relevance": c.relevance if c.fragment_id in final_ranks else None,
-                "included": bool(decision and decision.included),
-                "reason": decision.reason if decision else "beyond_rerank_top",
-                "tokens": decision.tokens if decision else c.token_count,
-                "source": c.source,
-                "doc_id": c.doc_id,
-                "doc_version": c.doc_version,
-                "namespace": c.namespace,
-                "chunker_version": c.chunker_version,
-                "embedding_model": c.embedding_model,
-                **({"pin_id": c.pin_id} if c.pin_id is not None else {}),
-                **({"negative": True} if c.negative else {}),
-                **({"rerank_detail": c.rerank_detail} if c.rerank_detail is not None else {}),
-            }
-        )
-    for c in linked or []:  # composed by following a link (expand_links): never ranked
-        decision = composition.decisions[c.fragment_id]
-        entries.append(
-            {
-                "fragment_id": c.fragment_id,
-                "fused_rank": None,
-                "lexical_rank": None,
-                "lexical_score": None,
-                "dense_rank": None,
-                "dense_similarity": None,
-                "fused_score": 0.0,
-                "rerank_score": None,
-                "freshness": None,
-                "final_rank": None,
-                "final_score": None,
-                "included": decision.included,
-                "reason": decision.reason,
-                "tokens": decision.tokens,
-                "source": c.source,
-                "doc_id": c.doc_id,
-                "doc_version": c.doc_version,
-                "namespace": c.namespace,
-                "chunker_version": c.chunker_version,
-                "embedding_model": c.embedding_model,
-                "linked_from": c.linked_from,
-                "link_type": c.link_type,
-            }
-        )
+    entries = [_entry(c, position, final_ranks, composition) for position, c in enumerate(candidates, start=1)]
+    # Composed by following a link (expand_links): never ranked, so no fused rank.
+    entries += [_entry(c, None, final_ranks, composition) for c in linked or []]
     return entries
+
+
+def _entry(c: Candidate, fused_rank: int | None, final_ranks: dict[int, int], composition: Composition) -> dict:
+    decision = composition.decisions.get(c.fragment_id)
+    ranked = c.fragment_id in final_ranks
+    return {
+        "fragment_id": c.fragment_id,
+        "fused_rank": fused_rank,
+        "lexical_rank": c.lexical_rank,
+        "lexical_score": c.lexical_score,
+        "dense_rank": c.dense_rank,
+        "dense_similarity": c.dense_similarity,
+        "lexical_norm": c.lexical_norm,
+        "dense_norm": c.dense_norm,
+        "lexical_weight": c.lexical_weight,
+        "dense_weight": c.dense_weight,
+        "fused_score": c.fused_score,
+        "rerank_score": c.rerank_score,
+        "freshness": c.terms["freshness"] if c.terms else None,
+        "terms": c.terms if ranked else None,
+        "authority": c.authority,
+        "final_rank": final_ranks.get(c.fragment_id),
+        "final_score": c.final_score if ranked else None,
+        "relevance": c.relevance if ranked else None,
+        "included": bool(decision and decision.included),
+        "reason": decision.reason if decision else "beyond_rerank_top",
+        "tokens": decision.tokens if decision else c.token_count,
+        "source": c.source,
+        "doc_id": c.doc_id,
+        "doc_version": c.doc_version,
+        "namespace": c.namespace,
+        "chunker_version": c.chunker_version,
+        "embedding_model": c.embedding_model,
+        **({"pin_id": c.pin_id} if c.pin_id is not None else {}),
+        **({"negative": True} if c.negative else {}),
+        **({"rerank_detail": c.rerank_detail} if c.rerank_detail is not None else {}),
+        **({"linked_from": c.linked_from, "link_type": c.link_type} if c.linked_from is not None else {}),
+    }
 
 
 def record_trace(
