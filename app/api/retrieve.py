@@ -35,9 +35,10 @@ class RetrieveController(Controller):
 
 async def run_retrieval(services: Services, token: str, data: RetrieveRequest) -> RetrieveResponse:
     """A retrieval for the key's principal: what POST /contexts/retrieve and the MCP tool
-    `retrieve` both run. The key is checked first (an unknown key costs no model time),
-    the query embedded next without holding a connection (concurrent requests share
-    one model call), then candidates, composition and trace in one read transaction."""
+    `retrieve` both run. The key is checked first (an unknown key costs no model time; a
+    key that authenticated a moment ago is not checked twice), the query embedded next
+    without holding a connection (concurrent requests share one model call), then
+    candidates, composition and trace in one read transaction."""
 
     def run(vectors: QueryVectors | None) -> RetrieveResponse:
         with services.acting_for(token) as conn:
@@ -47,7 +48,7 @@ async def run_retrieval(services: Services, token: str, data: RetrieveRequest) -
     note(repo=scope.repo_id, persona=scope.persona_id, session=scope.session_id)
     vectors = None
     if data.k_dense > 0:
-        await services.read(services.authenticate, token)
+        await services.read(services.precheck, token)
         with services.retriever.stage("embed"):
             vectors = await services.query_vectors(data.query)
     response = await services.read(run, vectors)

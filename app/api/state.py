@@ -11,7 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import hashlib
 import logging
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -35,6 +39,45 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+
+RECENT_KEY_SECONDS = 5.0
+"""How long a key that just authenticated skips the check made before query embedding."""
+
+
+class RecentKeys:
+    """Keys that authenticated in the last few seconds (digests, bounded). Only the
+    check that guards the query embedding's CPU consults it: every transaction still
+    authenticates its key itself, so a key revoked meanwhile still gets its 401; at
+    worst it costs one query embedding within the window. Unknown keys are never kept."""
+
+    def __init__(self, seconds: float = RECENT_KEY_SECONDS, size: int = 4096) -> None:
+        self.seconds = seconds
+        self.size = size
+        self._seen: OrderedDict[bytes, float] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _digest(token: str) -> bytes:
+        return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+
+    def add(self, token: str) -> None:
+        digest = self._digest(token)
+        with self._lock:
+            self._seen[digest] = time.monotonic() + self.seconds
+            self._seen.move_to_end(digest)
+            while len(self._seen) > self.size:
+                self._seen.popitem(last=False)
+
+    def __contains__(self, token: str) -> bool:
+        digest = self._digest(token)
+        with self._lock:
+            until = self._seen.get(digest)
+            if until is None:
+                return False
+            if until < time.monotonic():
+                del self._seen[digest]
+                return False
+            return True
 
 
 class Services:
@@ -62,6 +105,7 @@ class Services:
         # hold no connection, and sleep while a call runs.
         self.embed_executor = ThreadPoolExecutor(settings.query_embed_waiters, thread_name_prefix="contexts-embed")
         self._org_locks: dict[str, asyncio.Lock] = {}
+        self.recent_keys = RecentKeys()
         self.metrics: Metrics | None = None
         """Set by the app (app.api.metrics): retrieval stages and ingestion counts go there."""
         self.authority = DebouncedRefresh(self.refresh_authority, settings.authority_refresh_s)
@@ -134,7 +178,14 @@ class Services:
         with self.transaction() as conn:
             org_id, principal_id = authenticate(conn, token)
             note(org=org_id, principal=principal_id)
-            return org_id, principal_id
+        self.recent_keys.add(token)
+        return org_id, principal_id
+
+    def precheck(self, token: str) -> None:
+        """401 for a key that is not valid, before CPU is spent on its request (a query
+        embedding); a key valid a moment ago passes without a transaction."""
+        if token not in self.recent_keys:
+            self.authenticate(token)
 
     @contextmanager
     def acting_for(self, token: str, write: bool = False) -> Iterator[psycopg.Connection]:
@@ -142,6 +193,7 @@ class Services:
         with self.transaction(self.write_pool if write else self.pool) as conn:
             org_id, principal_id = authenticate(conn, token)
             note(org=org_id, principal=principal_id)
+            self.recent_keys.add(token)
             yield conn
 
     def authorize_write(self, token: str, scope: Scope) -> None:

@@ -234,3 +234,56 @@ def test_transient_database_errors_are_503_not_500(client, monkeypatch, sqlstate
     body = problem(response, 503)
     assert response.headers["retry-after"]
     assert "internal detail" not in body["detail"]
+
+
+def test_a_key_valid_a_moment_ago_skips_the_precheck_but_never_its_transactions_check(client, db_url, monkeypatch):
+    """The check before query embedding trusts a key that authenticated seconds ago (one
+    transaction fewer per retrieval); the retrieval's own transaction still checks it, so
+    a key revoked meanwhile gets its 401 all the same. Unknown keys are never trusted."""
+    from tests.api.test_auth import key_for
+
+    services = client.app.state.services
+    token = key_for(db_url, "acme", "bot", ("org", None))
+    headers = {"Authorization": f"Bearer {token}"}
+    checks: list[str] = []
+    original = services.authenticate
+    monkeypatch.setattr(services, "authenticate", lambda t: checks.append(t) or original(t))
+    assert client.post("/contexts/retrieve", json=QUERY, headers=headers).status_code == 200
+    assert checks == [token]
+    assert client.post("/contexts/retrieve", json=QUERY | {"query": "another"}, headers=headers).status_code == 200
+    assert checks == [token], "a key valid a moment ago was checked twice"
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.revoke_api_key(%s)", (token.split("_")[1],))
+    problem(client.post("/contexts/retrieve", json=QUERY, headers=headers), 401)
+    for _ in range(2):
+        problem(client.post("/contexts/retrieve", json=QUERY, headers={"Authorization": "Bearer ctx_x_bogus"}), 401)
+    assert checks.count("ctx_x_bogus") == 2
+    services.recent_keys.seconds = 0.0  # a stale entry is checked again
+    services.recent_keys.add(token)
+    problem(client.post("/contexts/retrieve", json=QUERY, headers=headers), 401)
+    assert checks.count(token) == 2
+
+
+def test_the_pools_check_queries_only_a_connection_that_can_have_failed(db_url, monkeypatch):
+    """A quiet idle connection passes without a round trip; one whose backend was
+    terminated (as by a restart) fails the check, so the pool replaces it."""
+    from psycopg_pool import ConnectionPool
+
+    from app.db.pool import check_idle_connection
+
+    queried: list[object] = []
+    original = ConnectionPool.check_connection
+    monkeypatch.setattr(ConnectionPool, "check_connection", staticmethod(lambda c: queried.append(c) or original(c)))
+    with psycopg.connect(db_url) as conn, psycopg.connect(db_url, autocommit=True) as admin:
+        conn.execute("select 1")
+        conn.commit()
+        check_idle_connection(conn)
+        assert queried == []
+        pid = conn.info.backend_pid
+        admin.execute("select pg_terminate_backend(%s, 5000)", (pid,))
+        with pytest.raises(psycopg.OperationalError):
+            check_idle_connection(conn)
+        assert queried == [conn]
+        with pytest.raises(psycopg.OperationalError):
+            check_idle_connection(conn)  # closed now: no round trip either
+        assert queried == [conn]
