@@ -1,9 +1,10 @@
 """`make bench`: ingest throughput and retrieval latency on a corpus of >= 20,000
 fragments (the installed Python packages' sources and docs), lexical, dense and
 hybrid measured separately; what the ranking layer (the blend, docs/adr/0014) adds to
-hybrid retrieval, against relevance alone in the same run; and the citation-authority
-refresh of the corpus and of synthetic graphs of fixed sizes (docs/adr/0013). Figures go
-to stdout and bench-results/latest.json."""
+hybrid retrieval, against relevance alone in the same run; our candidates SQL against a
+hand-written SQL hybrid (app.bench_reference), for ordinary and for long queries; and the
+citation-authority refresh of the corpus and of synthetic graphs of fixed sizes
+(docs/adr/0013). Figures go to stdout and bench-results/latest.json."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from app import bench_authority
+from app import bench_authority, bench_reference
 from app.access import act_as, ensure_admin_principal
 from app.api.profiles import description_vectors, set_profile_on
 from app.authority import refresh as refresh_authority
@@ -436,6 +437,8 @@ def main(argv: list[str] | None = None) -> int:
             }
         results["rls_overhead"] = rls_overhead(conn, retriever, queries)
         results["blend_overhead"] = blend_overhead(conn, retriever, models, queries)
+        # The same queries (and long ones) through a hand-written SQL hybrid, interleaved.
+        results["reference"] = bench_reference.measure(conn, retriever, ORG, ADMIN, queries, args.seed)
 
     if args.authority_fragments:
         # Refresh cost at fixed sizes (docs/adr/0013) on a synthetic graph in an org of its
@@ -474,6 +477,18 @@ def main(argv: list[str] | None = None) -> int:
         "left in relevance only: profile look-up / Python blend (ms)",
         f"{left['profile_lookup_ms']} / {left['python_blend_ms']}",
     )
+    ref = results["reference"]
+    for label, key in (
+        ("hybrid", "hybrid"),
+        ("long queries, lexical", "long_lexical"),
+        ("long queries, hybrid", "long_hybrid"),
+    ):
+        r = ref[key]
+        table.add_row(
+            f"{label}: candidates SQL p50 / p95, ours vs hand-written SQL reference (ms)",
+            f"{r['ours']['p50_ms']} / {r['ours']['p95_ms']} vs {r['reference']['p50_ms']} / "
+            f"{r['reference']['p95_ms']}  (x{r['ratio_p50']}, {r['terms_median']} terms)",
+        )
     for r in results.get("authority_refresh_synthetic", []):
         table.add_row(
             f"authority refresh, synthetic {r['fragments']} fragments / {r['links']} links: best / median (ms)",

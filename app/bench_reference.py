@@ -1,0 +1,197 @@
+"""`make bench`'s reference: the hybrid search a user would write by hand in SQL, timed in
+the same run as ours, query by query and interleaved, so that each figure of ours has a
+same-machine, same-moment figure beside it (issue 14).
+
+The reference is what the PostgreSQL documentation and pgvector's README suggest: full
+text search ranked with `ts_rank_cd` over stored `to_tsvector('english', text)` values
+with a GIN index (a side table made for the run in the bench database, schema
+bench_reference, dropped after it; the documentation's faster variant, since ranking
+then reads no text), the terms OR-ed so that a long query still matches (plainto_tsquery
+AND-s them), a plain pgvector `order by
+embedding <=> query limit k` per embedding model (the HNSW index is the one the product
+built), and the two lists fused with reciprocal rank fusion (k = 60), top 10 returned
+with their text. It reads as the database owner, without row-level security, scopes,
+deduplication, citations or traces: it is the floor that work costs, not an equal.
+
+Ours is the one SQL call of a hybrid retrieval (api.retrieve_candidates, as a principal
+under row-level security), given the same query vectors. Long queries (20 to 40 terms,
+spans of the corpus's own text) are measured apart: BM25 over many common terms is where
+postings lists are longest.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import time
+
+import psycopg
+
+from app.access import act_as
+from app.retrieve.candidates import fetch_candidates
+from app.retrieve.fusion import fusion_spec
+from app.retrieve.models import DEFAULT_K_DENSE, DEFAULT_K_LEXICAL
+from app.retrieve.service import Retriever
+from app.scope import Scope
+
+LEXICAL = """
+    select s.fragment_id, row_number() over (order by ts_rank_cd(s.tsv, t.q) desc) as r
+    from bench_reference.fts s
+    cross join (select replace(plainto_tsquery('english', %(query)s)::text, ' & ', ' | ')::tsquery as q) t
+    where s.org_id = %(org)s and s.tsv @@ t.q
+    order by ts_rank_cd(s.tsv, t.q) desc
+    limit %(k)s
+"""
+
+DENSE = """
+    select e.fragment_id,
+           row_number() over (order by e.embedding::extensions.vector({dims})
+                                       <=> %(vector_{i})s::extensions.vector({dims})) as r
+    from data.embeddings e
+    where e.model_id = {model_id} and e.org_id = %(org)s
+    order by e.embedding::extensions.vector({dims}) <=> %(vector_{i})s::extensions.vector({dims})
+    limit %(k)s
+"""
+
+
+def reference_sql(models: list[tuple[int, int]]) -> str:
+    """RRF of the lexical list and one dense list per (model_id, dims) (none: lexical only)."""
+    dense = (
+        " union all ".join(
+            f"(select * from ({DENSE.format(i=i, model_id=model_id, dims=dims)}) d{i})"
+            for i, (model_id, dims) in enumerate(models)
+        )
+        or "select null::bigint as fragment_id, null::bigint as r where false"
+    )
+    return f"""
+        with lexical as ({LEXICAL}), dense as ({dense}),
+        fused as (
+            select fragment_id, sum(1.0 / (60 + r)) as score
+            from (select * from lexical union all select * from dense) l
+            group by fragment_id
+        )
+        select f.fragment_id, fu.score, f.text
+        from fused fu join data.fragments f on f.fragment_id = fu.fragment_id
+        order by fu.score desc, f.fragment_id
+        limit 10
+    """
+
+
+def long_queries(conn: psycopg.Connection, org: str, n: int, seed: int) -> list[str]:
+    """Spans of 20 to 40 words of the corpus's prose: long questions, pasted errors."""
+    rows = conn.execute(
+        "select text from data.fragments where org_id = %s and active and namespace = 'prose' order by fragment_id",
+        (org,),
+    ).fetchall()
+    rng = random.Random(seed)
+    rng.shuffle(rows)
+    queries: list[str] = []
+    for (text,) in rows:
+        words = [w for w in text.split() if any(c.isalpha() for c in w)]
+        if len(words) < 40:
+            continue
+        size = rng.randint(20, 40)
+        start = rng.randrange(0, len(words) - size + 1)
+        queries.append(" ".join(words[start : start + size]))
+        if len(queries) >= n:
+            break
+    return queries
+
+
+def _summary(values: list[float]) -> dict:
+    ordered = sorted(values)
+
+    def at(q: float) -> float:
+        return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+    return {"p50_ms": round(at(50), 1), "p95_ms": round(at(95), 1), "mean_ms": round(statistics.fmean(values), 1)}
+
+
+def measure(
+    conn: psycopg.Connection, retriever: Retriever, org: str, principal: str, queries: list[str], seed: int
+) -> dict:
+    """Ours against the reference, interleaved (the order alternates), for the bench's
+    queries (hybrid) and for long queries (lexical alone, then hybrid). `conn` is the
+    database owner's: it makes the reference's table and drops it at the end."""
+    started = time.perf_counter()
+    conn.execute("drop schema if exists bench_reference cascade")
+    conn.execute("create schema bench_reference")
+    conn.execute(
+        "create table bench_reference.fts as select fragment_id, org_id, to_tsvector('english', text) as tsv"
+        " from data.fragments where active"
+    )
+    conn.execute("create index on bench_reference.fts using gin (tsv)")
+    conn.execute("analyze bench_reference.fts")
+    conn.commit()
+    build_seconds = round(time.perf_counter() - started, 1)
+    models = conn.execute(
+        "select model_id, dims from data.embedding_models where status = 'active' order by model_id"
+    ).fetchall()
+    namespaces: dict[str, int] = dict(
+        conn.execute("select namespace, model_id from data.embedding_models where status = 'active'").fetchall()
+    )
+    try:
+        results: dict = {
+            "reference": "ts_rank_cd over stored tsvectors with a GIN index (terms OR-ed) + pgvector order by"
+            " per model, RRF k=60, top 10 with text; as the owner, no row-level security",
+            "reference_build_seconds": build_seconds,
+        }
+        long = long_queries(conn, org, len(queries), seed)
+        for label, texts, k_dense in (
+            ("hybrid", queries, DEFAULT_K_DENSE),
+            ("long_lexical", long, 0),
+            ("long_hybrid", long, DEFAULT_K_DENSE),
+        ):
+            results[label] = _compare(conn, retriever, org, principal, texts, k_dense, models, namespaces)
+        return results
+    finally:
+        conn.rollback()
+        conn.execute("drop schema if exists bench_reference cascade")
+        conn.commit()
+
+
+def _compare(
+    conn: psycopg.Connection,
+    retriever: Retriever,
+    org: str,
+    principal: str,
+    queries: list[str],
+    k_dense: int,
+    models: list[tuple[int, int]],
+    namespaces: dict[str, int],
+) -> dict:
+    ours: list[float] = []
+    reference: list[float] = []
+    sql = reference_sql(models if k_dense else [])
+    terms: list[int] = []
+    for i, q in enumerate(queries):
+        vectors = retriever.query_embeddings(q)
+        params: dict = {"query": q, "org": org, "k": DEFAULT_K_LEXICAL}
+        by_model = {namespaces[ns]: vector for ns, vector in vectors.items() if ns in namespaces}
+        for j, (model_id, _dims) in enumerate(models):
+            params[f"vector_{j}"] = json.dumps(by_model.get(model_id, next(iter(vectors.values()))))
+        fusion = fusion_spec(retriever.config, q)
+        runs = [("ours", ours), ("reference", reference)]
+        for name, timings in runs if i % 2 == 0 else runs[::-1]:
+            began = time.perf_counter()
+            if name == "ours":
+                act_as(conn, org, principal)
+                fetch_candidates(
+                    conn, Scope(org), q, vectors if k_dense else {}, DEFAULT_K_LEXICAL, k_dense,
+                    retriever.config.rrf_k, fusion,
+                )  # fmt: skip
+            else:
+                conn.execute("set local search_path = public, extensions")  # pgvector's operators
+                conn.execute(sql, params).fetchall()
+            timings.append((time.perf_counter() - began) * 1000)
+            conn.rollback()
+        terms.append(len(q.split()))
+    mine, theirs = _summary(ours), _summary(reference)
+    return {
+        "queries": len(queries),
+        "terms_median": statistics.median(terms) if terms else 0,
+        "ours": mine,
+        "reference": theirs,
+        "ratio_p50": round(mine["p50_ms"] / theirs["p50_ms"], 2) if theirs["p50_ms"] else None,
+    }
