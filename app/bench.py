@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from app import bench_authority, bench_reference
+from app import bench_authority, bench_reference, bench_scale
 from app.access import act_as, ensure_admin_principal
 from app.api.profiles import description_vectors, set_profile_on
 from app.authority import refresh as refresh_authority
@@ -119,7 +119,9 @@ def percentile(values: list[float], q: float) -> float:
 def sample_queries(conn: psycopg.Connection, n: int, seed: int) -> list[str]:
     """Symbols (exact identifiers) and first lines of prose sections: what agents ask."""
     rows = conn.execute(
-        "select symbol, heading_path, left(text, 200) from data.fragments where active order by fragment_id"
+        "select symbol, heading_path, left(text, 200) from data.fragments where org_id = %s and repo_id = %s"
+        " and active order by fragment_id",
+        (ORG, CORPUS_REPO),
     ).fetchall()
     rng = random.Random(seed)
     rng.shuffle(rows)
@@ -379,6 +381,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--authority-repeat", type=int, default=3, help="refreshes per synthetic size (best and median kept)"
     )
+    parser.add_argument(
+        "--copies",
+        type=int,
+        default=1,
+        help="copies of the corpus in the bench org (app.bench_scale: written through the pipeline, vectors"
+        " reused): 5 makes a 100k-fragment tenant of a 20k corpus",
+    )
+    parser.add_argument(
+        "--tenants",
+        type=int,
+        default=0,
+        help="orgs holding one more copy each: the database's size (45 with --copies 5: 1M fragments)",
+    )
     add_corpus_arguments(parser, "latest.json")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -398,6 +413,10 @@ def main(argv: list[str] | None = None) -> int:
     }
 
     results.update(build_corpus(dsn, pipeline, args.fragments, site, args.corpus))
+    scale = bench_scale.make_copies(dsn, pipeline, ORG, ADMIN, CORPUS_REPO, args.copies, args.tenants, console)
+    if scale:
+        results["scale"] = scale
+        results["corpus_fragments"] = scale["tenant_fragments"]
     with psycopg.connect(dsn) as conn:
         # Citation authority of the corpus: one refresh (as after an ingestion), timed.
         done = refresh_authority(conn)
@@ -452,6 +471,17 @@ def main(argv: list[str] | None = None) -> int:
     table.add_column("value", justify="right")
     if "ingest" in results:
         table.add_row("ingest fragments/s (chunk+dedupe+embed+write)", str(results["ingest"]["fragments_per_second"]))
+    if "scale" in results:
+        sc = results["scale"]
+        table.add_row(
+            "tenant / database active fragments (copies, vectors reused)",
+            f"{sc['tenant_fragments']} / {sc['database_fragments']}",
+        )
+        if sc["fragments_per_second_without_embedding"]:
+            table.add_row(
+                "copies written: fragments/s without embedding (chunk+dedupe+write)",
+                str(sc["fragments_per_second_without_embedding"]),
+            )
     for mode, r in results["retrieval"].items():
         table.add_row(f"{mode} retrieve p50 / p95 (ms)", f"{r['p50_ms']} / {r['p95_ms']}")
     table.add_row("citation authority refresh (ms)", str(results["authority_refresh"]["ms"]))

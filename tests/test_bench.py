@@ -17,10 +17,34 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 def test_bench_runs_every_step(db_url, tmp_path):
     out = tmp_path / "out"
     argv = ["--fragments", "20", "--corpus", str(DOCS), "--queries", "3", "--db-url", db_url, "--out", str(out)]
-    argv += ["--authority-fragments", "40", "80", "--authority-repeat", "1"]
+    argv += ["--authority-fragments", "40", "80", "--authority-repeat", "1", "--copies", "2", "--tenants", "1"]
     assert bench.main(argv) == 0
     report = json.loads((out / "latest.json").read_text())
-    assert report["corpus_fragments"] >= 20
+    scale = report["scale"]
+    assert report["corpus_fragments"] == scale["tenant_fragments"] >= 40
+    assert scale["copies_written_now"] == 2 and scale["embedded_for_lack_of_an_original"] == 0
+    with psycopg.connect(db_url) as conn:
+        counts = dict(
+            conn.execute(
+                "select org_id || '/' || repo_id, count(*) from data.fragments where active group by 1"
+            ).fetchall()
+        )
+        original = counts["bench/site-packages"]
+        assert counts == {
+            "bench/site-packages": original,
+            "bench/site-packages-copy-2": original,
+            "bench-tenant-1/site-packages": original,
+        }
+        # A copy's vector is its original's, moved a little: a distinct point, the same meaning.
+        cosines = conn.execute(
+            """select 1 - (a.embedding operator(extensions.<=>) b.embedding)
+               from data.fragments fa join data.embeddings a on a.fragment_id = fa.fragment_id
+               join data.fragments fb on fb.text = fa.text and fb.namespace = fa.namespace
+                                     and fb.repo_id = 'site-packages-copy-2'
+               join data.embeddings b on b.fragment_id = fb.fragment_id and b.model_id = a.model_id
+               where fa.repo_id = 'site-packages' and fa.org_id = 'bench'"""
+        ).fetchall()
+        assert len(cosines) >= original and all(0.98 < c < 0.99999 for (c,) in cosines)
     assert set(report["retrieval"]) == {"lexical", "dense", "hybrid"}
     assert report["rls_overhead"]["queries"] == 3 and report["rls_overhead"]["rls_p50_ms"] > 0
     assert report["authority_refresh"]["ms"] >= 0
