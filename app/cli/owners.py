@@ -218,18 +218,20 @@ def nudges_deliver(ctx: click.Context, org_id: str | None, retry_base_s: float |
     settings = context_settings(ctx)
     dsn = open_database(settings)
 
-    @contextlib.contextmanager
-    def transaction() -> Iterator[psycopg.Connection]:
-        with psycopg.connect(dsn) as conn:  # commits on success, rolls back on error
-            yield conn
-
     try:
-        report = deliver_pending(
-            transaction,
-            org_id=org_id,
-            retry_base_s=settings.nudge_retry_base_s if retry_base_s is None else retry_base_s,
-            timeout_s=settings.nudge_timeout_s,
-        )
+        with psycopg.connect(dsn, autocommit=True) as conn:
+
+            @contextlib.contextmanager
+            def transaction() -> Iterator[psycopg.Connection]:
+                with conn.transaction():  # commits on success, rolls back on error
+                    yield conn
+
+            report = deliver_pending(
+                transaction,
+                org_id=org_id,
+                retry_base_s=settings.nudge_retry_base_s if retry_base_s is None else retry_base_s,
+                timeout_s=settings.nudge_timeout_s,
+            )
     except psycopg.Error as exc:
         raise database_error(exc) from exc
     summary = {

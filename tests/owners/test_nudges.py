@@ -55,13 +55,17 @@ class Receiver:
         self.server.server_close()
 
 
+@contextlib.contextmanager
 def transactions(db_url):
-    @contextlib.contextmanager
-    def transaction():
-        with psycopg.connect(db_url) as conn:
-            yield conn
+    """The worker's transactions, each committed on exit, on one connection (as the CLI's)."""
+    with psycopg.connect(db_url, autocommit=True) as conn:
 
-    return transaction
+        @contextlib.contextmanager
+        def transaction():
+            with conn.transaction():
+                yield conn
+
+        yield transaction
 
 
 def stale_corpus(conn, ingest, org: str, text: str) -> list[int]:
@@ -82,16 +86,16 @@ def set_webhook(conn, org: str, url: str, secret: str | None = SECRET):
 def test_nudges_are_delivered_at_least_once_and_only_to_their_own_org(conn, ingest, db_url):
     acme = stale_corpus(conn, ingest, "acme", "Promote the replica, then repoint DNS to it.")
     beta = stale_corpus(conn, ingest, "beta", "Rotate the signing keys of the billing service.")
-    with Receiver(failures=1) as acme_hook, Receiver() as beta_hook:
+    with Receiver(failures=1) as acme_hook, Receiver() as beta_hook, transactions(db_url) as tx:
         set_webhook(conn, "acme", acme_hook.url)
         set_webhook(conn, "beta", beta_hook.url, secret=None)
 
-        first = deliver_pending(transactions(db_url), retry_base_s=0.5)
+        first = deliver_pending(tx, retry_base_s=0.5)
         assert (first.enqueued, first.delivered, first.failed) == (len(acme) + len(beta), len(acme + beta) - 1, 1)
-        early = deliver_pending(transactions(db_url), retry_base_s=0.5)
+        early = deliver_pending(tx, retry_base_s=0.5)
         assert (early.enqueued, early.delivered, early.failed) == (0, 0, 0), "backing off; same period: no new row"
         time.sleep(0.6)
-        again = deliver_pending(transactions(db_url), retry_base_s=0.5)
+        again = deliver_pending(tx, retry_base_s=0.5)
         assert (again.enqueued, again.delivered, again.failed) == (0, 1, 0)
 
         acme_seen = [body for _h, body in acme_hook.received]
@@ -120,15 +124,15 @@ def test_a_crash_between_send_and_mark_sends_the_nudge_again(conn, ingest, db_ur
     def crash_after_send(response: httpx.Response) -> None:
         raise Crash("the worker dies after the webhook answered")
 
-    with Receiver() as hook:
+    with Receiver() as hook, transactions(db_url) as tx:
         set_webhook(conn, "acme", hook.url)
         with httpx.Client(event_hooks={"response": [crash_after_send]}) as dying, pytest.raises(Crash):
-            deliver_pending(transactions(db_url), client=dying)
+            deliver_pending(tx, client=dying)
         assert len(hook.received) == 1
         assert conn.execute("select count(*) from data.nudge_outbox where delivered_at is null").fetchone()[0] == len(
             ids
         )
-        done = deliver_pending(transactions(db_url))
+        done = deliver_pending(tx)
         assert done.delivered == len(ids)
         first, second = hook.received[0][1], hook.received[1][1]
         assert first["nudge_id"] == second["nudge_id"] and first["raw"] == second["raw"]

@@ -52,7 +52,7 @@ def test_staleness_and_delivery_at_a_few_thousand(conn, db_url):
         select 'acme', 'admin', 'q' || t, '{{}}', '{{}}',
                (select jsonb_agg(jsonb_build_object('fragment_id', f.fragment_id, 'included', true))
                 from (select fragment_id from data.fragments where org_id = 'acme'
-                      order by fragment_id offset (t * 7) %% 400 limit {RETURNED_PER_TRACE}) f),
+                      order by fragment_id offset (t * 7) % 400 limit {RETURNED_PER_TRACE}) f),
                now() - make_interval(secs => t * 60)
         from generate_series(1, {TRACES}) t
         """
@@ -79,11 +79,11 @@ def test_staleness_and_delivery_at_a_few_thousand(conn, db_url):
     median = sorted(runs)[len(runs) // 2]
     assert median < 2.0
 
-    with Receiver() as hook:
+    with Receiver() as hook, transactions(db_url) as tx:
         conn.execute("select api.bind_principal('acme', 'admin')")
         conn.execute("select api.webhook_set('acme', %s, 'a-long-enough-secret')", (hook.url,))
         conn.commit()
-        report = deliver_pending(transactions(db_url))
+        report = deliver_pending(tx)
     assert report.delivered == stale == len(hook.received) and report.failed == 0
     print(
         f"\n{FRAGMENTS} fragments, {TRACES} traces ({returns} returns, recorded in {recorded_s:.2f} s):"
