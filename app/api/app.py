@@ -58,11 +58,13 @@ from app.models import (
     IngestRequest,
     NotePromote,
     NoteWrite,
+    OwnersReassign,
     PinCreate,
     RankingProfileSet,
     RetrieveRequest,
     ScopeIn,
     SessionOpen,
+    WebhookIn,
 )
 from app.retrieve.config import PipelineConfig
 from app.retrieve.service import Retriever
@@ -253,6 +255,8 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         NotePromote,
         PinCreate,
         RankingProfileSet,
+        OwnersReassign,
+        WebhookIn,
     ]
     app.state.metrics = metrics
     close_request_objects(app, requests)

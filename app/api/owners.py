@@ -34,7 +34,7 @@ WindowDays = Annotated[
     int | None, Parameter(ge=1, le=36_500, description="Days of retrievals counted; default: the org's")
 ]
 StaleAfterDays = Annotated[
-    int | None, Parameter(ge=0, le=36_500, description="Days since the text was edited; default: the org's (182)")
+    int | None, Parameter(ge=1, le=36_500, description="Days since the text was edited; default: the org's (182)")
 ]
 
 STALE_COLUMNS = ", ".join(StaleFragment.__struct_fields__)

@@ -39,7 +39,7 @@ def print_nudges(found: NudgeList) -> None:
 @click.option("--owner", default=None, help="Only this owner's fragments.")
 @click.option("--min-retrievals", type=click.IntRange(1, 1_000_000), default=None, help="Default: the org's (5).")
 @click.option("--window-days", type=click.IntRange(1, 36_500), default=None, help="Default: the org's (90).")
-@click.option("--stale-after-days", type=click.IntRange(0, 36_500), default=None, help="Default: the org's (182).")
+@click.option("--stale-after-days", type=click.IntRange(1, 36_500), default=None, help="Default: the org's (182).")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def stale(
