@@ -646,3 +646,84 @@ class PromotedNote(msgspec.Struct):
     created: int
     provenance: NoteProvenance
     """Also stored in the new version's metadata under `promoted_from`."""
+
+
+# -- owners and staleness nudges (docs/owners.md) -------------------------------------
+
+OwnerSource = str
+"""Where an owner came from: document, codeowners, default, reassigned, none."""
+
+
+class StaleFragment(msgspec.Struct):
+    """A fragment often retrieved whose text has not been edited for long (R-DOC-3)."""
+
+    fragment_id: int
+    org_id: str
+    repo_id: str | None
+    owner: str
+    owner_source: OwnerSource
+    kind: str
+    doc_id: int
+    path: str
+    anchor: str | None
+    heading_path: list[str]
+    retrievals: int
+    """Retrievals of the org that returned it within the window."""
+    last_retrieved_at: datetime
+    last_edited_at: datetime
+    """When its text was last written (its source's timestamp, e.g. the git commit)."""
+    days_since_edit: int
+
+
+class NudgeList(msgspec.Struct):
+    """GET /owners/{owner}/nudges and GET /stale."""
+
+    org_id: str
+    owner: str | None
+    window_days: int
+    min_retrievals: int
+    stale_after_days: int
+    nudges: list[StaleFragment]
+    """Most retrieved first; only fragments you may read."""
+
+
+class OwnersReassign(msgspec.Struct, forbid_unknown_fields=True):
+    """POST /owners/reassign: move ownership in bulk (no new document version)."""
+
+    org_id: Identifier
+    from_owner: Annotated[str, msgspec.Meta(min_length=1, max_length=256, pattern=NO_NUL)]
+    to_owner: Annotated[str, msgspec.Meta(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
+    repo_id: Identifier | None = None
+    """Only this repo's documents (needs a write grant on it); none: the whole org (an org write grant)."""
+    path_prefix: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern=r"^[^\x00-\x1f\x7f]+$")] | None = (
+        None
+    )
+
+
+class OwnersReassigned(msgspec.Struct):
+    reassignment_id: int
+    """Its row in data.owner_reassignments (the audit)."""
+    documents: int
+    fragments: int
+
+
+WEBHOOK_URL = r"^https?://[^/?#@\s\x00-\x1f\x7f]+([/?#][^\s\x00-\x1f\x7f]*)?$"
+"""http or https, a host, no credentials (no @ before the path), no spaces or controls."""
+
+
+class WebhookIn(msgspec.Struct, forbid_unknown_fields=True):
+    """PUT /orgs/{org_id}/webhook."""
+
+    url: Annotated[str, msgspec.Meta(min_length=10, max_length=2048, pattern=WEBHOOK_URL)]
+    secret: Annotated[str, msgspec.Meta(min_length=16, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")] | None = None
+    """Signs each delivery (HMAC-SHA256); never returned. Omitted: the current one stays."""
+    enabled: bool = True
+
+
+class WebhookOut(msgspec.Struct):
+    org_id: str
+    url: str
+    has_secret: bool
+    enabled: bool
+    updated_by: str
+    updated_at: datetime

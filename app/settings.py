@@ -120,6 +120,17 @@ class Settings:
     in the background (debounced: a burst of writes costs one refresh); 0 never does
     (`contexts rank refresh` does it then)."""
 
+    nudge_interval_s: float = 300.0
+    """Seconds between two runs of the service's nudge worker, which queues the nudges
+    of stale fragments and delivers them to each org's webhook (app/nudges.py); 0 never
+    runs it (`contexts nudges deliver` does it then)."""
+
+    nudge_retry_base_s: float = 30.0
+    """First retry delay of a failed webhook delivery; doubled per attempt, up to 6 hours."""
+
+    nudge_timeout_s: float = 10.0
+    """Seconds a webhook has to answer one delivery."""
+
     query_embed_waiters: int = 64
     """Requests that may wait for their query vector at once (threads holding no
     connection): those waiting together share one model call."""
@@ -171,6 +182,10 @@ class Settings:
             raise ValueError("CONTEXTS_MAX_CONNECTIONS must be at least 1")
         if not 0 <= self.authority_refresh_s <= 86400:
             raise ValueError("CONTEXTS_AUTHORITY_REFRESH_S must be between 0 and 86400 seconds")
+        if not 0 <= self.nudge_interval_s <= 86400 or not 0 <= self.nudge_retry_base_s <= 86400:
+            raise ValueError("CONTEXTS_NUDGE_INTERVAL_S and CONTEXTS_NUDGE_RETRY_BASE_S must be 0 to 86400 seconds")
+        if not 0 < self.nudge_timeout_s <= 300:
+            raise ValueError("CONTEXTS_NUDGE_TIMEOUT_S must be over 0 and at most 300 seconds")
         if not 1 <= self.db_port <= 65535:
             raise ValueError("CONTEXTS_DB_PORT must be a port number (1 to 65535)")
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -31,6 +34,7 @@ from app.api.openapi import (
     restore_item_patterns,
     restore_zero_bounds,
 )
+from app.api.owners import OwnersController
 from app.api.pins import PinsController
 from app.api.profiles import ProfilesController
 from app.api.request_log import request_log_middleware
@@ -54,15 +58,19 @@ from app.models import (
     IngestRequest,
     NotePromote,
     NoteWrite,
+    OwnersReassign,
     PinCreate,
     RankingProfileSet,
     RetrieveRequest,
     ScopeIn,
     SessionOpen,
+    WebhookIn,
 )
 from app.retrieve.config import PipelineConfig
 from app.retrieve.service import Retriever
 from app.settings import Settings
+
+log = logging.getLogger(__name__)
 
 DOCS_PATH = "/schema"
 """The OpenAPI document is at /schema/openapi.json; the interactive docs at /schema and
@@ -133,6 +141,37 @@ def build_services(settings: Settings, dsn: str) -> Services:
     return Services(settings, pool, retriever, pipeline, write_pool=write_pool, monitor=monitor)
 
 
+async def nudge_worker(services: Services) -> None:
+    """Every nudge_interval_s, queue the nudges owed and deliver them (app/nudges.py),
+    on a write thread; a failed run is logged and the next one tries again."""
+    from app.nudges import deliver_pending
+
+    settings = services.settings
+
+    def run() -> None:
+        report = deliver_pending(
+            lambda: services.transaction(services.write_pool),
+            retry_base_s=settings.nudge_retry_base_s,
+            timeout_s=settings.nudge_timeout_s,
+            limit=1000,
+        )
+        if report.enqueued or report.delivered or report.failed:
+            log.info(
+                "nudges: %d queued, %d delivered, %d failed in %.2f s",
+                report.enqueued,
+                report.delivered,
+                report.failed,
+                report.seconds,
+            )
+
+    while True:
+        await asyncio.sleep(settings.nudge_interval_s)
+        try:
+            await services.write(run)
+        except Exception:  # the worker outlives any one run's failure
+            log.exception("nudge delivery run failed")
+
+
 def create_app(settings: Settings, *, services: Services | None = None, run_migrations: bool = True) -> Litestar:
     metrics = Metrics()
 
@@ -149,9 +188,16 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         metrics.attach(app.state.services)
         app.state.services.metrics = metrics
         app.state.services.retriever.stage_observer = metrics.observe_stage
+        nudging = (
+            asyncio.create_task(nudge_worker(app.state.services)) if owned and settings.nudge_interval_s > 0 else None
+        )
         try:
             yield
         finally:
+            if nudging is not None:
+                nudging.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await nudging
             if owned:
                 app.state.services.close()
 
@@ -164,6 +210,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             DocumentsController,
             SessionsController,
             PinsController,
+            OwnersController,
             ProfilesController,
             SyncController,
             FragmentsController,
@@ -208,6 +255,8 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         NotePromote,
         PinCreate,
         RankingProfileSet,
+        OwnersReassign,
+        WebhookIn,
     ]
     app.state.metrics = metrics
     close_request_objects(app, requests)

@@ -6,6 +6,7 @@ one module per command group:
 - db.py         db serve (the embedded server open over TCP), psql [--as NAME]
 - policy.py     policy check (row-level security and privileges, from the catalog)
 - documents.py  ingest PATH..., query TEXT (as a principal)
+- owners.py     stale, owners reassign | settings, webhook set | show | delete, nudges deliver
 - pins.py       pin add | remove | list (as a principal, or through --url)
 - profiles.py   profile set | show | list | delete (ranking profiles, likewise)
 - rank.py       rank refresh (citation authority, as the migrator)
@@ -22,7 +23,7 @@ import os
 
 import click
 
-from app.cli import admin, analysts, db, documents, mcp, pins, policy, profiles, rank, rerank, serve, sync
+from app.cli import admin, analysts, db, documents, mcp, owners, pins, policy, profiles, rank, rerank, serve, sync
 from app.cli import eval as eval_commands
 from app.cli.common import CliError
 from app.settings import Settings
@@ -53,7 +54,22 @@ def main(ctx: click.Context, db_url: str | None, principal_id: str | None) -> No
         raise CliError(str(exc)) from exc
 
 
-for _module in (admin, analysts, db, policy, documents, pins, profiles, rank, rerank, sync, serve, mcp, eval_commands):
+for _module in (
+    admin,
+    analysts,
+    db,
+    policy,
+    documents,
+    pins,
+    owners,
+    profiles,
+    rank,
+    rerank,
+    sync,
+    serve,
+    mcp,
+    eval_commands,
+):
     for _command in _module.COMMANDS:
         main.add_command(_command)
 

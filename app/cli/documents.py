@@ -85,7 +85,7 @@ def ingest_paths(
             content=entry.path.read_bytes(),
             kind=kind,
             author=author,
-            owner=owner or author,
+            owner=owner,
             timestamp=entry.modified(),
         )
 
@@ -138,7 +138,11 @@ def ingest_paths(
 @click.option("--persona", default=None, help="Persona scope.")
 @click.option("--session", default=None, help="Session scope.")
 @click.option("--kind", default=None, help="Document kind (code, adr, runbook, policy, ...). Default: inferred.")
-@click.option("--owner", default=None, help="Owner of the fragments. Default: git user.name or $USER.")
+@click.option(
+    "--owner",
+    default=None,
+    help="Owner of the fragments (over front matter owner:). Default: CODEOWNERS, then the org's default owner.",
+)
 @click.option("--create-org/--no-create-org", default=True, show_default=True, help="Create the org if missing.")
 @click.option(
     "--refresh-authority/--no-refresh-authority",

@@ -241,7 +241,7 @@ def _write(
             content=content,
             kind=kind,
             author=author,
-            owner=owner or author,
+            owner=owner,
             timestamp=changed_at.get(file.path, head_time),
             metadata=metadata,
         )
@@ -317,7 +317,11 @@ def _short(commit: str | None) -> str:
 @click.option("--repo", required=True, help="Repository scope the work tree's files belong to.")
 @click.option("--create-repo", is_flag=True, help="Create the repo if the org does not have it (first sync).")
 @click.option("--kind", default=None, help="Document kind of every file. Default: inferred per file.")
-@click.option("--owner", default=None, help="Owner of the fragments. Default: git user.name or $USER.")
+@click.option(
+    "--owner",
+    default=None,
+    help="Owner of the fragments (over front matter owner:). Default: CODEOWNERS, then the org's default owner.",
+)
 @click.option("--dry-run", is_flag=True, help="Say what would be written and deleted; change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print what the sync did as one JSON object on stdout.")
 @click.option(

@@ -77,8 +77,10 @@ class NormalizedDocument:
     language: str | None
     """Natural language of the prose (ISO 639-1), None for code."""
     author: str | None
-    owner: str
-    """Named human accountable for the fragments (R-DOC-3)."""
+    owner: str | None
+    """Named human accountable for the fragments (R-DOC-3), as the document names it
+    (the request's or --owner, else metadata `owner`, else front matter `owner:`); None:
+    CODEOWNERS or the org's default decide (app/owners.py, api.begin_document)."""
     timestamp: datetime | None
     metadata: dict
 
@@ -159,16 +161,19 @@ def normalize_path(given: str) -> str:
 
 
 _FRONT_MATTER_FIELD = re.compile(r"""^(kind|negative)\s*:\s*["']?([A-Za-z0-9-]+)["']?\s*(#.*)?$""")
+_FRONT_MATTER_OWNER = re.compile(
+    r"""^(owner)\s*:\s*(?:"([^"]{1,256})"|'([^']{1,256})'|([^"'#][^#]{0,255}?))\s*(#.*)?$"""
+)
 _FRONT_MATTER_TIME = re.compile(r"""^(valid_from|valid_until)\s*:\s*["']?([0-9][0-9T:.+ Zz-]*?)["']?\s*(#.*)?$""")
 VALIDITY_KEYS = ("valid_from", "valid_until")
 """Metadata (or front matter) bounding when a document is current (docs/adr/0016)."""
 
 
 def front_matter(text: str) -> dict[str, str]:
-    """`kind`, `negative`, `valid_from` and `valid_until` of a leading YAML front matter
-    block (--- ... ---), read as plain `key: value` lines: a document marks itself an
-    anti-pattern with `kind: anti-pattern` or `negative: true` there, and says when it
-    is current with dates."""
+    """`kind`, `negative`, `owner`, `valid_from` and `valid_until` of a leading YAML
+    front matter block (--- ... ---), read as plain `key: value` lines: a document marks
+    itself an anti-pattern with `kind: anti-pattern` or `negative: true` there, names its
+    owner, and says when it is current with dates."""
     lines = text.split("\n", 61)
     if not lines or lines[0].strip() != "---":
         return {}
@@ -176,6 +181,10 @@ def front_matter(text: str) -> dict[str, str]:
     for line in lines[1:61]:
         if line.strip() in ("---", "..."):
             return found
+        owner = _FRONT_MATTER_OWNER.match(line.strip())
+        if owner:
+            found["owner"] = next(g for g in owner.groups()[1:4] if g).strip()
+            continue
         match = _FRONT_MATTER_FIELD.match(line.strip()) or _FRONT_MATTER_TIME.match(line.strip())
         if match:
             found[match.group(1)] = match.group(2)
@@ -205,6 +214,16 @@ def validity_window(metadata: dict, path: str) -> None:
         metadata[key] = when.isoformat()
     if len(bounds) == 2 and bounds["valid_until"] <= bounds["valid_from"]:
         raise RejectedDocument(f"{path}: valid_until {metadata['valid_until']} is not after valid_from")
+
+
+def document_owner(doc: SourceDocument, marks: dict[str, str]) -> str | None:
+    """The owner the document itself names: the caller's, then metadata, then front matter."""
+    named = doc.owner or doc.metadata.get("owner") or marks.get("owner")
+    if named is None:
+        return None
+    if not isinstance(named, str) or not named.strip() or len(named) > 256 or _CONTROL.search(named):
+        raise RejectedDocument(f"{doc.path}: owner must be a name of 1 to 256 characters, not {named!r}")
+    return named.strip()
 
 
 def normalize(doc: SourceDocument, max_bytes: int | None = None) -> NormalizedDocument:
@@ -237,7 +256,7 @@ def normalize(doc: SourceDocument, max_bytes: int | None = None) -> NormalizedDo
         syntax=syntax,
         language=None if is_code else detect_language(text),
         author=doc.author,
-        owner=doc.owner or doc.author or "unowned",
+        owner=document_owner(doc, marks),
         timestamp=doc.timestamp,
         metadata=metadata,
     )

@@ -23,6 +23,7 @@ from app.ingest.embed import Embedder, model_label
 from app.ingest.normalize import NormalizedDocument, SourceDocument, normalize
 from app.ingest.references import document_references
 from app.ingest.tokens import count_tokens
+from app.owners import CODEOWNERS_PATHS, CodeOwners, find_codeowners
 from app.scope import Scope
 from app.settings import Settings
 
@@ -177,12 +178,16 @@ class IngestPipeline:
         results: list[IngestResult] = []
         pending: list[_Pending] = []
         detached: list[dict] = []
+        rules = self.codeowners(conn, scope, documents)
         # Record every version first: retirements happen before any matching, so what
         # SQL says now about duplicates still holds when the fragments are written.
         for prepared in documents:
             doc = prepared.doc
+            owner, owner_source = doc.owner, "document"
+            if owner is None and rules is not None:
+                owner, owner_source = rules.owner_of(doc.path), "codeowners"
             begun = conn.execute(
-                "select * from api.begin_document(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                "select * from api.begin_document(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (
                     *scope.as_args(),
                     doc.path,
@@ -193,7 +198,8 @@ class IngestPipeline:
                     doc.author,
                     doc.timestamp,
                     json.dumps(doc.metadata),
-                    doc.owner,
+                    owner,
+                    owner_source if owner is not None else None,
                 ),
             ).fetchone()
             assert begun is not None  # the function returns one row or raises
@@ -213,7 +219,7 @@ class IngestPipeline:
                 item.rows.append(
                     chunk_row(
                         prepared.namespace,
-                        doc.owner,
+                        owner or "",  # api.add_fragments takes the document's resolved owner
                         doc.path,
                         list(chunk.heading_path),
                         chunk.symbol,
@@ -231,10 +237,45 @@ class IngestPipeline:
                 item.inputs.append(embedding_input(doc.path, chunk.heading_path, chunk.text))
             pending.append(item)
         pending.extend(self._rehomed(detached, {p.doc_id: p.version for p in pending}))
-        if not pending:
-            return results
-        results.extend(self._write_pending(conn, scope, pending, on_document))
+        if pending:
+            results.extend(self._write_pending(conn, scope, pending, on_document))
+        if any(r.changed and r.path in CODEOWNERS_PATHS for r in results):
+            self.resolve_owners(conn, scope, self.codeowners(conn, scope, []))
         return results
+
+    @staticmethod
+    def codeowners(conn: psycopg.Connection, scope: Scope, documents: list[PreparedDocument]) -> CodeOwners | None:
+        """The CODEOWNERS rules of the scope's repo: a CODEOWNERS file among the documents
+        written now, else the one the repo holds (GitHub's order of places either way).
+        Persona and session documents have none: CODEOWNERS is a repo's."""
+        if scope.repo_id is None or scope.persona_id is not None or scope.session_id is not None:
+            return None
+        files: dict[str, str | bytes] = {
+            path: content
+            for path, content in conn.execute(
+                "select path, content from api.codeowners_file(%s, %s)", (scope.org_id, scope.repo_id)
+            ).fetchall()
+        }
+        files |= {p.doc.path: p.doc.text for p in documents if p.doc.path in CODEOWNERS_PATHS}
+        return find_codeowners(files)
+
+    @staticmethod
+    def resolve_owners(conn: psycopg.Connection, scope: Scope, rules: CodeOwners | None) -> int:
+        """Give the repo's documents that name no owner the one `rules` names now (the
+        org's default where none): a changed CODEOWNERS moves ownership without writing
+        any version. Returns the documents whose owner changed."""
+        rows = conn.execute(
+            "select doc_id, path from api.owners_unnamed(%s, %s)", (scope.org_id, scope.repo_id)
+        ).fetchall()
+        if not rows:
+            return 0
+        owners = [rules.owner_of(path) if rules else None for _doc_id, path in rows]
+        row = conn.execute(
+            "select api.owners_resolve(%s, %s, %s, %s)",
+            (scope.org_id, scope.repo_id, [doc_id for doc_id, _path in rows], owners),
+        ).fetchone()
+        assert row is not None
+        return row[0]
 
     def rehome(self, conn: psycopg.Connection, scope: Scope, detached: list[dict]) -> int:
         """Write again, as chunks of their own document versions, the near-duplicate

@@ -74,7 +74,8 @@ create or replace function api.begin_document(
     p_org_id text, p_repo_id text, p_persona_id text, p_session_id text,
     p_path text, p_kind text, p_content text, p_content_hash text,
     p_language text default null, p_author text default null,
-    p_source_ts timestamptz default null, p_metadata jsonb default '{}', p_owner text default null)
+    p_source_ts timestamptz default null, p_metadata jsonb default '{}', p_owner text default null,
+    p_owner_source text default null)
 returns table (doc_id bigint, version int, changed boolean, rehome jsonb)
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -83,6 +84,7 @@ declare
     existing data.documents;
     current_hash text;
     new_version int;
+    named record;
 begin
     perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
     perform api.ensure_scope(p_org_id, p_repo_id, p_persona_id, p_session_id);
@@ -105,13 +107,23 @@ begin
             return;
         end if;
         new_version := existing.current_version + 1;
+        select * into named from data._resolve_owner(p_org_id, p_owner, p_owner_source,
+                                                     existing.owner, existing.owner_source);
         update data.documents d
-        set current_version = new_version, kind = p_kind, owner = coalesce(p_owner, d.owner), updated_at = now(),
-            deleted_at = null, deleted_by = null
+        set current_version = new_version, kind = p_kind, owner = named.owner, owner_source = named.owner_source,
+            updated_at = now(), deleted_at = null, deleted_by = null
         where d.doc_id = existing.doc_id;
+        if named.owner is distinct from existing.owner or named.owner_source is distinct from existing.owner_source then
+            -- The fragments this document brought in follow its owner.
+            update data.fragments f set owner = named.owner, owner_source = named.owner_source
+            where f.org_id = p_org_id and f.doc_id = existing.doc_id
+              and (f.owner, f.owner_source) is distinct from (named.owner, named.owner_source);
+        end if;
     else
-        insert into data.documents (org_id, repo_id, persona_id, session_id, path, kind, current_version, owner)
-        values (p_org_id, p_repo_id, p_persona_id, p_session_id, p_path, p_kind, 1, p_owner)
+        select * into named from data._resolve_owner(p_org_id, p_owner, p_owner_source, null, null);
+        insert into data.documents (org_id, repo_id, persona_id, session_id, path, kind, current_version, owner,
+                                    owner_source)
+        values (p_org_id, p_repo_id, p_persona_id, p_session_id, p_path, p_kind, 1, named.owner, named.owner_source)
         returning * into existing;
         new_version := 1;
     end if;
@@ -125,7 +137,7 @@ exception when check_violation or not_null_violation then
     raise exception 'invalid document: %', sqlerrm using errcode = '22023';
 end
 $$;
-comment on function api.begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb, text)
+comment on function api.begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb, text, text)
     is 'Start ingesting a document (the bound principal needs write grants on its scope): no-op when unchanged (and not deleted), else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
 
 -- api.unchanged_documents: which of these (path, content hash) pairs the scope holds
@@ -382,11 +394,11 @@ begin
             end if;
             insert into data.fragments (
                 org_id, repo_id, persona_id, session_id, doc_id, doc_version, namespace, kind, owner,
-                heading_path, symbol, text, content_hash, token_count, chunker_version, simhash, tsv,
+                owner_source, heading_path, symbol, text, content_hash, token_count, chunker_version, simhash, tsv,
                 created_at, updated_at, negative)
             values (
                 doc.org_id, doc.repo_id, doc.persona_id, doc.session_id, p_doc_id, p_doc_version,
-                chunk->>'namespace', doc.kind, chunk->>'owner',
+                chunk->>'namespace', doc.kind, coalesce(doc.owner, 'unowned'), doc.owner_source,
                 coalesce(array(select jsonb_array_elements_text(chunk->'heading_path')), '{}'),
                 chunk->>'symbol', chunk->>'text', chunk->>'content_hash', (chunk->>'token_count')::int,
                 chunk->>'chunker_version', (chunk->>'simhash')::bigint,

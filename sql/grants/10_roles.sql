@@ -37,7 +37,8 @@ declare
 begin
     for t in select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace
              where n.nspname = 'data' and c.relkind in ('r', 'p') and not c.relispartition
-               and c.relname not in ('principal_bindings', 'api_keys', 'retrieval_traces', 'eval_replays') loop
+               and c.relname not in ('principal_bindings', 'api_keys', 'retrieval_traces', 'eval_replays',
+                                     'fragment_returns', 'org_webhooks') loop
         execute format('revoke all on data.%I from contexts_service, contexts_analyst, contexts_auditor', t.relname);
         execute format('grant select on data.%I to contexts_service, contexts_analyst', t.relname);
     end loop;
@@ -47,6 +48,8 @@ revoke all on data.api_keys from contexts_service, contexts_analyst, contexts_au
 grant select (key_id, org_id, principal_id, label, created_at, last_used_at, revoked_at)
     on data.api_keys to contexts_service, contexts_analyst;
 revoke all on data.retrieval_traces, data.eval_replays from contexts_service, contexts_analyst, contexts_auditor;
+-- Retrieval counts behind staleness and the org's webhook secret: definer functions only.
+revoke all on data.fragment_returns, data.org_webhooks from contexts_service, contexts_analyst, contexts_auditor;
 grant select on data.orgs, data.principals, data.grants to contexts_auditor;
 
 -- Views: who may select which view of schema api, by name. Each migrate makes the catalog
@@ -164,7 +167,18 @@ begin
             -- Index sizes of every org for GET /metrics (sql/functions/70_metrics.sql).
             (array['contexts_service'], array['api.metrics_org_sizes']),
             -- Citation authority, refreshed after ingestion (sql/functions/47_authority.sql).
-            (array['contexts_service'], array['api.refresh_authority'])
+            (array['contexts_service'], array['api.refresh_authority']),
+            -- Owners and staleness (sql/functions/56_owners.sql): reading (invoker, and the
+            -- definer helper that keeps staleness to what the caller may read).
+            (array['contexts_service', 'contexts_analyst'], array[
+                'api.stale_fragments', 'data._stale_readable', 'api.owner_settings', 'api.codeowners_file']),
+            -- ... writing (each checks the bound principal's write grants).
+            (array['contexts_service'], array[
+                'api.owners_unnamed', 'api.owners_resolve', 'api.owners_reassign', 'api.owner_settings_set',
+                'api.webhook_set', 'api.webhook_get', 'api.webhook_delete']),
+            -- ... and the nudge delivery worker the service runs in the background: it
+            -- reads each org's webhook secret to sign, so no other caller role may.
+            (array['contexts_service'], array['api.nudges_enqueue', 'api.nudge_claim', 'api.nudge_attempted'])
             -- Administration (create_org, principals, grants, keys, bind_principal, purge) is
             -- left to the owner/migrator: it is named nowhere above.
         ), wanted (name, roles) as (

@@ -110,3 +110,23 @@ drop policy if exists scope_read on data.git_syncs;
 create policy scope_read on data.git_syncs for select
     using (org_id = (select data.acl_org())
            and ((select data.acl_org_wide()) or repo_id = any ((select data.acl_repos())::text[])));
+
+-- Owners and nudges (sql/functions/56_owners.sql). The returns behind staleness come
+-- from traces and the webhook holds its secret: no caller role may select either
+-- (both are read by definer functions only). The nudge queue, its delivery attempts
+-- and the reassignment audit concern the whole org: visible to its org-wide readers.
+drop policy if exists no_direct_access on data.fragment_returns;
+create policy no_direct_access on data.fragment_returns using (false);
+drop policy if exists no_direct_access on data.org_webhooks;
+create policy no_direct_access on data.org_webhooks using (false);
+do $$
+declare
+    t text;
+begin
+    foreach t in array array['nudge_outbox', 'nudge_deliveries', 'owner_reassignments'] loop
+        execute format('drop policy if exists org_wide_read on data.%I', t);
+        execute format('create policy org_wide_read on data.%I for select using (
+            org_id = (select data.acl_org()) and (select data.acl_org_wide()))', t);
+    end loop;
+end
+$$;

@@ -160,6 +160,20 @@ EXECUTABLE = {
         "api.unchanged_documents",
         "api.version_metadata",
         "api.whoami",
+        # Owners and nudges (sql/functions/56_owners.sql).
+        "api.codeowners_file",
+        "api.owner_settings",
+        "api.owner_settings_set",
+        "api.owners_reassign",
+        "api.owners_resolve",
+        "api.owners_unnamed",
+        "api.stale_fragments",
+        "api.webhook_delete",
+        "api.webhook_get",
+        "api.webhook_set",
+        "api.nudges_enqueue",
+        "api.nudge_claim",
+        "api.nudge_attempted",
     },
     "contexts_analyst": {
         "api.authenticate",
@@ -184,6 +198,9 @@ EXECUTABLE = {
         "api.sync_state",
         "api.version_metadata",
         "api.whoami",
+        "api.codeowners_file",
+        "api.owner_settings",
+        "api.stale_fragments",
     },
     "contexts_auditor": {"api.authenticate", "api.get_trace", "api.whoami"},
     "public": set(),
@@ -219,6 +236,8 @@ FUSION_HELPERS = {
 those who may call them."""
 TRACE_HELPERS = {"data._readable_fragments", "data._redact_candidates", "data._redact_request"}
 """Redaction helpers of api.retrieval_traces, which every caller role reads."""
+OWNER_HELPERS = {"data._stale_readable"}
+"""Staleness kept to what the caller may read, for those who may call api.stale_fragments."""
 VIEW_HELPERS = {"data._json_number"}
 """Read by the usage views (security invoker), which analysts and auditors select."""
 
@@ -239,6 +258,7 @@ def test_each_role_may_call_exactly_its_functions(conn):
             POLICY_HELPERS
             | TRACE_HELPERS
             | (FUSION_HELPERS if "api.retrieve_candidates" in expected else set())
+            | (OWNER_HELPERS if "api.stale_fragments" in expected else set())
             | (VIEW_HELPERS if role in ("contexts_analyst", "contexts_auditor") else set())
         )
         assert {f for f in callable_ if f.startswith("data.")} == (helpers if role != "public" else set()), role

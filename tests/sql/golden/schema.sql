@@ -174,11 +174,11 @@ begin
             end if;
             insert into data.fragments (
                 org_id, repo_id, persona_id, session_id, doc_id, doc_version, namespace, kind, owner,
-                heading_path, symbol, text, content_hash, token_count, chunker_version, simhash, tsv,
+                owner_source, heading_path, symbol, text, content_hash, token_count, chunker_version, simhash, tsv,
                 created_at, updated_at, negative)
             values (
                 doc.org_id, doc.repo_id, doc.persona_id, doc.session_id, p_doc_id, p_doc_version,
-                chunk->>'namespace', doc.kind, chunk->>'owner',
+                chunk->>'namespace', doc.kind, coalesce(doc.owner, 'unowned'), doc.owner_source,
                 coalesce(array(select jsonb_array_elements_text(chunk->'heading_path')), '{}'),
                 chunk->>'symbol', chunk->>'text', chunk->>'content_hash', (chunk->>'token_count')::int,
                 chunk->>'chunker_version', (chunk->>'simhash')::bigint,
@@ -303,10 +303,10 @@ COMMENT ON FUNCTION api.authorize_write(p_org_id text, p_repo_id text, p_persona
 
 
 --
--- Name: begin_document(text, text, text, text, text, text, text, text, text, text, timestamp with time zone, jsonb, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: begin_document(text, text, text, text, text, text, text, text, text, text, timestamp with time zone, jsonb, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text DEFAULT NULL::text, p_author text DEFAULT NULL::text, p_source_ts timestamp with time zone DEFAULT NULL::timestamp with time zone, p_metadata jsonb DEFAULT '{}'::jsonb, p_owner text DEFAULT NULL::text) RETURNS TABLE(doc_id bigint, version integer, changed boolean, rehome jsonb)
+CREATE FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text DEFAULT NULL::text, p_author text DEFAULT NULL::text, p_source_ts timestamp with time zone DEFAULT NULL::timestamp with time zone, p_metadata jsonb DEFAULT '{}'::jsonb, p_owner text DEFAULT NULL::text, p_owner_source text DEFAULT NULL::text) RETURNS TABLE(doc_id bigint, version integer, changed boolean, rehome jsonb)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -314,6 +314,7 @@ declare
     existing data.documents;
     current_hash text;
     new_version int;
+    named record;
 begin
     perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
     perform api.ensure_scope(p_org_id, p_repo_id, p_persona_id, p_session_id);
@@ -336,13 +337,23 @@ begin
             return;
         end if;
         new_version := existing.current_version + 1;
+        select * into named from data._resolve_owner(p_org_id, p_owner, p_owner_source,
+                                                     existing.owner, existing.owner_source);
         update data.documents d
-        set current_version = new_version, kind = p_kind, owner = coalesce(p_owner, d.owner), updated_at = now(),
-            deleted_at = null, deleted_by = null
+        set current_version = new_version, kind = p_kind, owner = named.owner, owner_source = named.owner_source,
+            updated_at = now(), deleted_at = null, deleted_by = null
         where d.doc_id = existing.doc_id;
+        if named.owner is distinct from existing.owner or named.owner_source is distinct from existing.owner_source then
+            -- The fragments this document brought in follow its owner.
+            update data.fragments f set owner = named.owner, owner_source = named.owner_source
+            where f.org_id = p_org_id and f.doc_id = existing.doc_id
+              and (f.owner, f.owner_source) is distinct from (named.owner, named.owner_source);
+        end if;
     else
-        insert into data.documents (org_id, repo_id, persona_id, session_id, path, kind, current_version, owner)
-        values (p_org_id, p_repo_id, p_persona_id, p_session_id, p_path, p_kind, 1, p_owner)
+        select * into named from data._resolve_owner(p_org_id, p_owner, p_owner_source, null, null);
+        insert into data.documents (org_id, repo_id, persona_id, session_id, path, kind, current_version, owner,
+                                    owner_source)
+        values (p_org_id, p_repo_id, p_persona_id, p_session_id, p_path, p_kind, 1, named.owner, named.owner_source)
         returning * into existing;
         new_version := 1;
     end if;
@@ -358,13 +369,13 @@ end
 $$;
 
 
-ALTER FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text) OWNER TO <migrator>;
+ALTER FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text) IS 'Start ingesting a document (the bound principal needs write grants on its scope): no-op when unchanged (and not deleted), else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
+COMMENT ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) IS 'Start ingesting a document (the bound principal needs write grants on its scope): no-op when unchanged (and not deleted), else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
 
 
 --
@@ -389,6 +400,33 @@ ALTER FUNCTION api.bind_principal(p_org_id text, p_principal_id text) OWNER TO <
 --
 
 COMMENT ON FUNCTION api.bind_principal(p_org_id text, p_principal_id text) IS 'Administrators: act as a principal for the rest of this transaction.';
+
+
+--
+-- Name: codeowners_file(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) RETURNS TABLE(doc_id bigint, path text, content text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    select d.doc_id, d.path, v.content
+    from data.documents d
+    join data.document_versions v on v.doc_id = d.doc_id and v.version = d.current_version
+    where d.org_id = p_org_id and d.repo_id = p_repo_id and d.persona_id is null and d.session_id is null
+      and d.deleted_at is null and d.path in ('.github/CODEOWNERS', 'CODEOWNERS', 'docs/CODEOWNERS')
+    order by array_position(array['.github/CODEOWNERS', 'CODEOWNERS', 'docs/CODEOWNERS'], d.path)
+    limit 1
+$$;
+
+
+ALTER FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION codeowners_file(p_org_id text, p_repo_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) IS 'The repo''s ingested CODEOWNERS file (.github/, root, then docs/), if any: what ingestion resolves owners against.';
 
 
 --
@@ -1210,6 +1248,128 @@ COMMENT ON FUNCTION api.metrics_org_sizes() IS 'Per-org fragment counts and inde
 
 
 --
+-- Name: nudge_attempted(bigint, text, integer, text, double precision, interval); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    ok boolean := p_status between 200 and 299;
+    nudge_org text;
+begin
+    update data.nudge_outbox n
+    set attempts = n.attempts + 1, last_status = p_status, last_error = left(p_error, 1000),
+        delivered_at = case when ok then clock_timestamp() end,
+        next_attempt_at = case when ok then n.next_attempt_at
+                               else clock_timestamp() + greatest(coalesce(p_retry_in, interval '0'), interval '0') end
+    where n.nudge_id = p_nudge_id and n.delivered_at is null
+    returning n.org_id into nudge_org;
+    if nudge_org is null then
+        raise exception 'no undelivered nudge %', p_nudge_id using errcode = 'P0002';
+    end if;
+    insert into data.nudge_deliveries (nudge_id, org_id, url, status, error, duration_ms)
+    values (p_nudge_id, nudge_org, p_url, p_status, left(p_error, 1000), p_duration_ms);
+end
+$$;
+
+
+ALTER FUNCTION api.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) IS 'Record a delivery attempt: 2xx marks the nudge delivered, else it is retried after p_retry_in.';
+
+
+--
+-- Name: nudge_claim(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.nudge_claim(p_org_id text DEFAULT NULL::text) RETURNS TABLE(nudge_id bigint, org_id text, url text, secret text, payload jsonb, attempts integer)
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    select n.nudge_id, n.org_id, w.url, w.secret, n.payload || jsonb_build_object('nudge_id', n.nudge_id), n.attempts
+    from data.nudge_outbox n
+    join data.org_webhooks w on w.org_id = n.org_id
+    where n.delivered_at is null and n.next_attempt_at <= clock_timestamp() and w.enabled
+      and (p_org_id is null or n.org_id = p_org_id)
+    order by n.next_attempt_at, n.nudge_id
+    limit 1
+    for update of n skip locked
+$$;
+
+
+ALTER FUNCTION api.nudge_claim(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION nudge_claim(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.nudge_claim(p_org_id text) IS 'Lock and return the next nudge due, with its own org''s webhook URL and secret (the delivery worker''s; never an HTTP answer).';
+
+
+--
+-- Name: nudges_enqueue(text, timestamp with time zone); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.nudges_enqueue(p_org_id text DEFAULT NULL::text, p_as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(org_id text, enqueued integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    o record;
+    at timestamptz := coalesce(p_as_of, now());
+    n int;
+begin
+    for o in
+        select g.org_id, g.stale_window, g.stale_min_retrievals, g.stale_after, g.nudge_period
+        from data.orgs g join data.org_webhooks w on w.org_id = g.org_id
+        where w.enabled and (p_org_id is null or g.org_id = p_org_id)
+        order by g.org_id
+    loop
+        insert into data.nudge_outbox (org_id, fragment_id, owner, period_start, payload)
+        select o.org_id, s.fragment_id, f.owner,
+               date_bin(o.nudge_period, at, timestamptz '2000-01-03 00:00:00+00'),
+               jsonb_build_object(
+                   'type', 'stale_fragment', 'org_id', o.org_id, 'owner', f.owner, 'owner_source', f.owner_source,
+                   'fragment_id', s.fragment_id, 'repo_id', f.repo_id, 'kind', f.kind,
+                   'path', src.path, 'anchor', src.anchor, 'doc_id', src.doc_id,
+                   'retrievals', s.retrievals, 'window_days', (extract(epoch from o.stale_window) / 86400)::int,
+                   'last_retrieved_at', s.last_retrieved_at, 'last_edited_at', f.updated_at,
+                   'period_start', date_bin(o.nudge_period, at, timestamptz '2000-01-03 00:00:00+00'))
+        from data._stale_core(o.org_id, at, o.stale_window, o.stale_min_retrievals, o.stale_after) s
+        join data.fragments f on f.org_id = o.org_id and f.fragment_id = s.fragment_id
+        left join lateral (
+            select x.doc_id, d.path, x.anchor from data.fragment_sources x join data.documents d on d.doc_id = x.doc_id
+            where x.org_id = o.org_id and x.fragment_id = f.fragment_id and x.retired_at is null
+            order by x.content_hash = f.content_hash desc, x.created_at desc, x.doc_id, x.ordinal
+            limit 1
+        ) src on true
+        where f.session_id is null
+        on conflict on constraint nudge_once_per_period do nothing;
+        get diagnostics n = row_count;
+        org_id := o.org_id;
+        enqueued := n;
+        return next;
+    end loop;
+end
+$$;
+
+
+ALTER FUNCTION api.nudges_enqueue(p_org_id text, p_as_of timestamp with time zone) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION nudges_enqueue(p_org_id text, p_as_of timestamp with time zone); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.nudges_enqueue(p_org_id text, p_as_of timestamp with time zone) IS 'Queue one nudge per stale fragment and period for each org with an enabled webhook (idempotent within a period); run by the delivery worker.';
+
+
+--
 -- Name: open_session(text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -1262,6 +1422,213 @@ ALTER FUNCTION api.open_session(p_session_id text) OWNER TO <migrator>;
 --
 
 COMMENT ON FUNCTION api.open_session(p_session_id text) IS 'Open a new session of the bound principal''s org (it needs some write grant), or confirm one it may write to.';
+
+
+--
+-- Name: owner_settings(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.owner_settings(p_org_id text) RETURNS TABLE(org_id text, default_owner text, stale_after_days integer, window_days integer, min_retrievals integer, nudge_period_hours integer)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    perform data._require_read(p_org_id, null, null, null);
+    return query
+    select o.org_id, o.default_owner, (extract(epoch from o.stale_after) / 86400)::int,
+           (extract(epoch from o.stale_window) / 86400)::int, o.stale_min_retrievals,
+           (extract(epoch from o.nudge_period) / 3600)::int
+    from data.orgs o where o.org_id = p_org_id;
+end
+$$;
+
+
+ALTER FUNCTION api.owner_settings(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION owner_settings(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.owner_settings(p_org_id text) IS 'The org''s default owner and staleness thresholds: text older than stale_after_days, at least min_retrievals retrievals within window_days; one nudge per fragment per nudge_period_hours.';
+
+
+--
+-- Name: owner_settings_set(text, text, integer, integer, integer, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.owner_settings_set(p_org_id text, p_default_owner text DEFAULT NULL::text, p_stale_after_days integer DEFAULT NULL::integer, p_window_days integer DEFAULT NULL::integer, p_min_retrievals integer DEFAULT NULL::integer, p_nudge_period_hours integer DEFAULT NULL::integer) RETURNS TABLE(org_id text, default_owner text, stale_after_days integer, window_days integer, min_retrievals integer, nudge_period_hours integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    perform data._require_write(p_org_id, null, null, null);
+    if p_default_owner ~ '[[:cntrl:]]' or length(p_default_owner) > 256
+       or p_stale_after_days not between 1 and 36500 or p_window_days not between 1 and 36500
+       or p_min_retrievals not between 1 and 1000000 or p_nudge_period_hours not between 1 and 87600 then
+        raise exception 'default owner: up to 256 characters; days: 1 to 36500; min retrievals: 1 to 1000000; period: 1 to 87600 hours'
+            using errcode = '22023';
+    end if;
+    update data.orgs o
+    set default_owner = case when p_default_owner is null then o.default_owner else nullif(p_default_owner, '') end,
+        stale_after = coalesce(make_interval(days => p_stale_after_days), o.stale_after),
+        stale_window = coalesce(make_interval(days => p_window_days), o.stale_window),
+        stale_min_retrievals = coalesce(p_min_retrievals, o.stale_min_retrievals),
+        nudge_period = coalesce(make_interval(hours => p_nudge_period_hours), o.nudge_period)
+    where o.org_id = p_org_id;
+    return query select * from api.owner_settings(p_org_id);
+end
+$$;
+
+
+ALTER FUNCTION api.owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer) IS 'Set the org''s default owner (empty: none) and staleness thresholds; needs an org write grant.';
+
+
+--
+-- Name: owners_reassign(text, text, text, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text DEFAULT NULL::text, p_path_prefix text DEFAULT NULL::text) RETURNS TABLE(reassignment_id bigint, documents integer, fragments integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    me record;
+    docs bigint[];
+    moved_fragments int;
+    id bigint;
+begin
+    perform data._require_write(p_org_id, p_repo_id, null, null);
+    perform data._require_scope(p_org_id, p_repo_id, null);
+    select * into me from data._principal_or_raise();
+    if p_from is null or p_to is null or length(p_to) not between 1 and 256 or p_to ~ '[[:cntrl:]]'
+       or length(p_from) not between 1 and 256 then
+        raise exception 'reassign from one named owner to another (1 to 256 characters)' using errcode = '22023';
+    end if;
+    if p_path_prefix is not null and (length(p_path_prefix) not between 1 and 1024 or p_path_prefix ~ '[[:cntrl:]]') then
+        raise exception 'a path prefix has 1 to 1024 characters' using errcode = '22023';
+    end if;
+    perform pg_advisory_xact_lock(hashtextextended('contexts.ingest:' || p_org_id, 0));
+    with moved as (
+        update data.documents d set owner = p_to, owner_source = 'reassigned'
+        where d.org_id = p_org_id and d.owner = p_from and d.deleted_at is null and d.session_id is null
+          and (p_repo_id is null or d.repo_id = p_repo_id)
+          and (p_path_prefix is null or starts_with(d.path, p_path_prefix))
+          and (p_from <> p_to)
+        returning d.doc_id
+    )
+    select coalesce(array_agg(m.doc_id), '{}') into docs from moved m;
+    with moved as (
+        update data.fragments f set owner = p_to, owner_source = 'reassigned'
+        where f.org_id = p_org_id and f.owner = p_from and f.session_id is null
+          and exists (select 1 from data.fragment_sources s
+                      where s.org_id = p_org_id and s.fragment_id = f.fragment_id and s.doc_id = any (docs)
+                        and s.retired_at is null)
+        returning 1
+    )
+    select count(*)::int into moved_fragments from moved;
+    insert into data.owner_reassignments (org_id, from_owner, to_owner, repo_id, path_prefix, documents, fragments,
+                                          principal_id)
+    values (p_org_id, p_from, p_to, p_repo_id, p_path_prefix, cardinality(docs), moved_fragments, me.principal_id)
+    returning data.owner_reassignments.reassignment_id into id;
+    return query select id, cardinality(docs), moved_fragments;
+end
+$$;
+
+
+ALTER FUNCTION api.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text) IS 'Reassign documents (and their fragments) from one owner to another, optionally within a repo and path prefix; needs a write grant there; audited in data.owner_reassignments, no version written.';
+
+
+--
+-- Name: owners_resolve(text, text, bigint[], text[]); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    fallback text;
+    changed int;
+begin
+    perform data._require_write(p_org_id, p_repo_id, null, null);
+    if cardinality(p_doc_ids) is distinct from cardinality(p_owners) then
+        raise exception 'one owner (or null) per document' using errcode = '22023';
+    end if;
+    if exists (select 1 from unnest(p_owners) o where o is not null and (length(o) not between 1 and 256 or o ~ '[[:cntrl:]]')) then
+        raise exception 'an owner is a name of 1 to 256 characters without control characters' using errcode = '22023';
+    end if;
+    select o.default_owner into fallback from data.orgs o where o.org_id = p_org_id;
+    with wanted as (
+        select w.doc_id, coalesce(w.owner, fallback, 'unowned') as owner,
+               case when w.owner is not null then 'codeowners' when fallback is not null then 'default' else 'none' end
+                   as owner_source
+        from unnest(p_doc_ids, p_owners) w(doc_id, owner)
+    ), moved as (
+        update data.documents d set owner = w.owner, owner_source = w.owner_source
+        from wanted w
+        where d.doc_id = w.doc_id and d.org_id = p_org_id and d.repo_id = p_repo_id
+          and d.owner_source in ('codeowners', 'default', 'none')
+          and (d.owner, d.owner_source) is distinct from (w.owner, w.owner_source)
+        returning d.doc_id, d.owner, d.owner_source
+    ), fragments as (
+        update data.fragments f set owner = m.owner, owner_source = m.owner_source
+        from moved m
+        where f.org_id = p_org_id and f.doc_id = m.doc_id
+        returning 1
+    )
+    select count(*)::int into changed from moved;
+    return changed;
+end
+$$;
+
+
+ALTER FUNCTION api.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) IS 'Set the CODEOWNERS owners of documents whose owner was not named (null: the org default); their fragments follow; no version is written.';
+
+
+--
+-- Name: owners_unnamed(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.owners_unnamed(p_org_id text, p_repo_id text) RETURNS TABLE(doc_id bigint, path text, owner text, owner_source text)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    perform data._require_write(p_org_id, p_repo_id, null, null);
+    return query
+    select d.doc_id, d.path, d.owner, d.owner_source from data.documents d
+    where d.org_id = p_org_id and d.repo_id = p_repo_id and d.persona_id is null and d.session_id is null
+      and d.deleted_at is null and d.owner_source in ('codeowners', 'default', 'none')
+    order by d.doc_id;
+end
+$$;
+
+
+ALTER FUNCTION api.owners_unnamed(p_org_id text, p_repo_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION owners_unnamed(p_org_id text, p_repo_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.owners_unnamed(p_org_id text, p_repo_id text) IS 'Live documents of a repo whose owner came from CODEOWNERS or the default (the caller needs a write grant on the repo).';
 
 
 --
@@ -2674,6 +3041,49 @@ COMMENT ON FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p
 
 
 --
+-- Name: stale_fragments(text, text, integer, integer, integer, timestamp with time zone); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.stale_fragments(p_org_id text, p_owner text DEFAULT NULL::text, p_min_retrievals integer DEFAULT NULL::integer, p_window_days integer DEFAULT NULL::integer, p_stale_after_days integer DEFAULT NULL::integer, p_as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(fragment_id bigint, org_id text, repo_id text, owner text, owner_source text, kind text, doc_id bigint, path text, anchor text, heading_path text[], retrievals integer, last_retrieved_at timestamp with time zone, last_edited_at timestamp with time zone, days_since_edit integer, window_days integer, min_retrievals integer, stale_after_days integer)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    perform data._require_read(p_org_id, null, null, null);
+    if p_min_retrievals not between 1 and 1000000 or p_window_days not between 1 and 36500
+       or p_stale_after_days not between 0 and 36500 then
+        raise exception 'min retrievals: 1 to 1000000; window and age: days, up to 36500' using errcode = '22023';
+    end if;
+    return query
+    select f.fragment_id, f.org_id, f.repo_id, f.owner, f.owner_source, f.kind,
+           src.doc_id, src.path, src.anchor, f.heading_path, s.retrievals, s.last_retrieved_at, f.updated_at,
+           (extract(epoch from coalesce(p_as_of, now()) - f.updated_at) / 86400)::int,
+           s.window_days, s.min_retrievals, s.stale_after_days
+    from data._stale_readable(p_org_id, coalesce(p_as_of, now()), p_window_days, p_min_retrievals,
+                              p_stale_after_days) s
+    join data.fragments f on f.org_id = p_org_id and f.fragment_id = s.fragment_id
+    cross join lateral (
+        select x.doc_id, d.path, x.anchor from data.fragment_sources x join data.documents d on d.doc_id = x.doc_id
+        where x.org_id = p_org_id and x.fragment_id = f.fragment_id and x.retired_at is null
+        order by x.content_hash = f.content_hash desc, x.created_at desc, x.doc_id, x.ordinal
+        limit 1
+    ) src
+    where p_owner is null or f.owner = p_owner
+    order by s.retrievals desc, f.updated_at, f.fragment_id;
+end
+$$;
+
+
+ALTER FUNCTION api.stale_fragments(p_org_id text, p_owner text, p_min_retrievals integer, p_window_days integer, p_stale_after_days integer, p_as_of timestamp with time zone) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION stale_fragments(p_org_id text, p_owner text, p_min_retrievals integer, p_window_days integer, p_stale_after_days integer, p_as_of timestamp with time zone); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.stale_fragments(p_org_id text, p_owner text, p_min_retrievals integer, p_window_days integer, p_stale_after_days integer, p_as_of timestamp with time zone) IS 'Stale fragments you may read (often retrieved, text not edited for long; the org''s thresholds unless given), optionally of one owner, most retrieved first, with the document path, retrievals in the window, last edit and where the owner came from.';
+
+
+--
 -- Name: sync_documents(text, text, text[]); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -2847,6 +3257,97 @@ ALTER FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) OW
 --
 
 COMMENT ON FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) IS 'Metadata of readable document versions, as stored at ingestion.';
+
+
+--
+-- Name: webhook_delete(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.webhook_delete(p_org_id text) RETURNS TABLE(org_id text, url text, has_secret boolean, enabled boolean, updated_by text, updated_at timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    perform data._require_write(p_org_id, null, null, null);
+    return query delete from data.org_webhooks w where w.org_id = p_org_id
+        returning w.org_id, w.url, w.secret is not null, w.enabled, w.updated_by, w.updated_at;
+    if not found then
+        raise exception 'org % has no webhook', p_org_id using errcode = 'P0002';
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION api.webhook_delete(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION webhook_delete(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.webhook_delete(p_org_id text) IS 'Remove the org''s nudge webhook; needs an org write grant.';
+
+
+--
+-- Name: webhook_get(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.webhook_get(p_org_id text) RETURNS TABLE(org_id text, url text, has_secret boolean, enabled boolean, updated_by text, updated_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    perform data._require_write(p_org_id, null, null, null);
+    return query select w.org_id, w.url, w.secret is not null, w.enabled, w.updated_by, w.updated_at
+    from data.org_webhooks w where w.org_id = p_org_id;
+    if not found then
+        raise exception 'org % has no webhook', p_org_id using errcode = 'P0002';
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION api.webhook_get(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION webhook_get(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.webhook_get(p_org_id text) IS 'The org''s nudge webhook (URL, whether a secret is set, enabled), never the secret; needs an org write grant.';
+
+
+--
+-- Name: webhook_set(text, text, text, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.webhook_set(p_org_id text, p_url text, p_secret text DEFAULT NULL::text, p_enabled boolean DEFAULT true) RETURNS TABLE(org_id text, url text, has_secret boolean, enabled boolean, updated_by text, updated_at timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    me record;
+begin
+    perform data._require_write(p_org_id, null, null, null);
+    select * into me from data._principal_or_raise();
+    insert into data.org_webhooks as w (org_id, url, secret, enabled, updated_by)
+    values (p_org_id, p_url, p_secret, coalesce(p_enabled, true), me.principal_id)
+    on conflict on constraint org_webhooks_pkey do update
+        set url = excluded.url, secret = coalesce(excluded.secret, w.secret), enabled = excluded.enabled,
+            updated_by = excluded.updated_by, updated_at = now();
+    return query select * from api.webhook_get(p_org_id);
+exception when check_violation or not_null_violation then
+    raise exception 'a webhook URL is http:// or https:// with a host and no credentials (at most 2048 characters); a secret has 16 to 256 characters'
+        using errcode = '22023';
+end
+$$;
+
+
+ALTER FUNCTION api.webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean) IS 'Set the org''s nudge webhook (http/https, no credentials in the URL) and its signing secret; needs an org write grant; the secret is never read back.';
 
 
 --
@@ -3719,7 +4220,9 @@ CREATE TABLE data.documents (
     deleted_at timestamp with time zone,
     deleted_by text,
     link_keys text[] GENERATED ALWAYS AS (data._document_keys(path)) STORED,
+    owner_source text DEFAULT 'document'::text NOT NULL,
     CONSTRAINT documents_kind_check CHECK ((kind ~ '^[a-z][a-z0-9-]{0,31}$'::text)),
+    CONSTRAINT documents_owner_source_known CHECK ((owner_source = ANY (ARRAY['document'::text, 'codeowners'::text, 'default'::text, 'reassigned'::text, 'none'::text]))),
     CONSTRAINT documents_path_check CHECK (((length(path) >= 1) AND (length(path) <= 1024)))
 );
 
@@ -3771,6 +4274,13 @@ COMMENT ON COLUMN data.documents.link_keys IS 'Keys references name this documen
 
 
 --
+-- Name: COLUMN documents.owner_source; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.documents.owner_source IS 'Where the owner came from: document (front matter, metadata, --owner, request), codeowners (the repo''s CODEOWNERS), default (the org''s), reassigned (contexts owners reassign), none.';
+
+
+--
 -- Name: _record_links(data.documents, jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -3807,6 +4317,28 @@ $$;
 
 
 ALTER FUNCTION data._record_links(p_doc data.documents, p_links jsonb) OWNER TO <migrator>;
+
+--
+-- Name: _record_returns(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._record_returns() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+begin
+    insert into data.fragment_returns (org_id, trace_id, fragment_id, returned_at)
+    select distinct new.org_id, new.trace_id, (e ->> 'fragment_id')::bigint, new.created_at
+    from jsonb_array_elements(case when jsonb_typeof(new.candidates) = 'array' then new.candidates else '[]' end) e
+    where jsonb_typeof(e) = 'object' and e -> 'included' = 'true'::jsonb
+      and jsonb_typeof(e -> 'fragment_id') = 'number' and e ->> 'fragment_id' ~ '^[0-9]{1,18}$'
+    on conflict do nothing;
+    return null;
+end
+$_$;
+
+
+ALTER FUNCTION data._record_returns() OWNER TO <migrator>;
 
 --
 -- Name: _redact_candidates(text, jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -4268,6 +4800,42 @@ $$;
 ALTER FUNCTION data._resolve_links(p_link_ids bigint[]) OWNER TO <migrator>;
 
 --
+-- Name: _resolve_owner(text, text, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._resolve_owner(p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text, OUT owner text, OUT owner_source text) RETURNS record
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    if p_source is not null and p_source not in ('document', 'codeowners') then
+        raise exception 'an ingested owner comes from the document or from CODEOWNERS, not %', p_source
+            using errcode = '22023';
+    end if;
+    if p_owner is not null and (length(p_owner) not between 1 and 256 or p_owner ~ '[[:cntrl:]]') then
+        raise exception 'an owner is a name of 1 to 256 characters without control characters' using errcode = '22023';
+    end if;
+    if p_owner is not null and coalesce(p_source, 'document') = 'document' then
+        owner := p_owner;
+        owner_source := 'document';
+    elsif p_current_source in ('document', 'reassigned') and p_current_owner is not null then
+        owner := p_current_owner;
+        owner_source := p_current_source;
+    elsif p_owner is not null then
+        owner := p_owner;
+        owner_source := 'codeowners';
+    else
+        select o.default_owner into owner from data.orgs o where o.org_id = p_org_id;
+        owner_source := case when owner is null then 'none' else 'default' end;
+        owner := coalesce(owner, 'unowned');
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION data._resolve_owner(p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text, OUT owner text, OUT owner_source text) OWNER TO <migrator>;
+
+--
 -- Name: _retire_sources(bigint, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -4318,6 +4886,65 @@ $$;
 
 
 ALTER FUNCTION data._retire_sources(p_doc_id bigint, p_keep_version integer) OWNER TO <migrator>;
+
+--
+-- Name: _stale_core(text, timestamp with time zone, interval, integer, interval); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._stale_core(p_org_id text, p_as_of timestamp with time zone, p_window interval, p_min integer, p_after interval) RETURNS TABLE(fragment_id bigint, retrievals integer, last_retrieved_at timestamp with time zone)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    with counted as (
+        select r.fragment_id, count(*)::int as retrievals, max(r.returned_at) as last_retrieved_at
+        from data.fragment_returns r
+        where r.org_id = p_org_id and r.returned_at > p_as_of - p_window and r.returned_at <= p_as_of
+        group by r.fragment_id
+        having count(*) >= p_min
+    )
+    select c.fragment_id, c.retrievals, c.last_retrieved_at
+    from counted c
+    join data.fragments f on f.org_id = p_org_id and f.fragment_id = c.fragment_id
+    where f.active and f.updated_at <= p_as_of - p_after
+$$;
+
+
+ALTER FUNCTION data._stale_core(p_org_id text, p_as_of timestamp with time zone, p_window interval, p_min integer, p_after interval) OWNER TO <migrator>;
+
+--
+-- Name: _stale_readable(text, timestamp with time zone, integer, integer, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer) RETURNS TABLE(fragment_id bigint, retrievals integer, last_retrieved_at timestamp with time zone, window_days integer, min_retrievals integer, stale_after_days integer)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    with knobs as (
+        select coalesce(make_interval(days => p_window_days), o.stale_window) as win,
+               coalesce(p_min, o.stale_min_retrievals) as least_n,
+               coalesce(make_interval(days => p_after_days), o.stale_after) as after
+        from data.orgs o where o.org_id = p_org_id and o.org_id = (select data.acl_org())
+    )
+    select s.fragment_id, s.retrievals, s.last_retrieved_at, (extract(epoch from k.win) / 86400)::int, k.least_n,
+           (extract(epoch from k.after) / 86400)::int
+    from knobs k
+    cross join lateral data._stale_core(p_org_id, p_as_of, k.win, k.least_n, k.after) s
+    join data.fragments f on f.org_id = p_org_id and f.fragment_id = s.fragment_id
+    where (f.repo_id is null or (select data.acl_org_wide()) or f.repo_id = any ((select data.acl_repos())::text[]))
+      and (f.persona_id is null or (select data.acl_org_wide())
+           or f.persona_id = any ((select data.acl_personas())::text[]))
+      and (f.session_id is null or f.session_id = any ((select data.acl_sessions())::text[]))
+$$;
+
+
+ALTER FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer) IS 'Stale fragments (by the org''s thresholds unless given) that the current principal may read, with their retrievals in the window.';
+
 
 --
 -- Name: _valid_login(text); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -5013,6 +5640,8 @@ CREATE TABLE data.fragments (
     negative boolean DEFAULT false NOT NULL,
     valid_from timestamp with time zone,
     valid_until timestamp with time zone,
+    owner_source text DEFAULT 'document'::text NOT NULL,
+    CONSTRAINT fragments_owner_source_known CHECK ((owner_source = ANY (ARRAY['document'::text, 'codeowners'::text, 'default'::text, 'reassigned'::text, 'none'::text]))),
     CONSTRAINT fragments_token_count_check1 CHECK ((token_count >= 0))
 )
 PARTITION BY LIST (org_id);
@@ -5069,6 +5698,13 @@ COMMENT ON COLUMN data.fragments.valid_from IS 'Current from this time (null: al
 --
 
 COMMENT ON COLUMN data.fragments.valid_until IS 'Current until this time, exclusive (null: still is): metadata valid_until, or when a superseding document starts.';
+
+
+--
+-- Name: COLUMN fragments.owner_source; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.owner_source IS 'Where the owner came from (as data.documents.owner_source).';
 
 
 --
@@ -5916,6 +6552,29 @@ ALTER TABLE data.fragment_links ALTER COLUMN link_id ADD GENERATED ALWAYS AS IDE
 
 
 --
+-- Name: fragment_returns; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.fragment_returns (
+    org_id text NOT NULL,
+    trace_id uuid NOT NULL,
+    fragment_id bigint NOT NULL,
+    returned_at timestamp with time zone NOT NULL
+);
+
+ALTER TABLE ONLY data.fragment_returns FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.fragment_returns OWNER TO <migrator>;
+
+--
+-- Name: TABLE fragment_returns; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.fragment_returns IS 'One row per fragment a retrieval returned (included in its answer), kept from data.retrieval_traces by a trigger: what staleness counts.';
+
+
+--
 -- Name: git_syncs; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -6018,6 +6677,120 @@ COMMENT ON TABLE data.grants IS 'A principal''s ACL. org: every repo and persona
 
 
 --
+-- Name: nudge_deliveries; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.nudge_deliveries (
+    delivery_id bigint NOT NULL,
+    nudge_id bigint NOT NULL,
+    org_id text NOT NULL,
+    url text NOT NULL,
+    attempted_at timestamp with time zone DEFAULT now() NOT NULL,
+    status integer,
+    error text,
+    duration_ms double precision
+);
+
+ALTER TABLE ONLY data.nudge_deliveries FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.nudge_deliveries OWNER TO <migrator>;
+
+--
+-- Name: TABLE nudge_deliveries; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.nudge_deliveries IS 'Every attempt to deliver a nudge: when, where, the HTTP status or the error.';
+
+
+--
+-- Name: nudge_deliveries_delivery_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.nudge_deliveries ALTER COLUMN delivery_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.nudge_deliveries_delivery_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: nudge_outbox; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.nudge_outbox (
+    nudge_id bigint NOT NULL,
+    org_id text NOT NULL,
+    fragment_id bigint NOT NULL,
+    owner text NOT NULL,
+    period_start timestamp with time zone NOT NULL,
+    payload jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    next_attempt_at timestamp with time zone DEFAULT now() NOT NULL,
+    delivered_at timestamp with time zone,
+    last_status integer,
+    last_error text
+);
+
+ALTER TABLE ONLY data.nudge_outbox FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.nudge_outbox OWNER TO <migrator>;
+
+--
+-- Name: TABLE nudge_outbox; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.nudge_outbox IS 'Nudges owed to an org''s webhook: one row per stale fragment and period (idempotent), marked delivered only after a 2xx answer.';
+
+
+--
+-- Name: nudge_outbox_nudge_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.nudge_outbox ALTER COLUMN nudge_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.nudge_outbox_nudge_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: org_webhooks; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.org_webhooks (
+    org_id text NOT NULL,
+    url text NOT NULL,
+    secret text,
+    enabled boolean DEFAULT true NOT NULL,
+    updated_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT org_webhooks_secret_check CHECK (((secret IS NULL) OR ((length(secret) >= 16) AND (length(secret) <= 256)))),
+    CONSTRAINT webhook_url_http CHECK (((url ~ '^https?://[^/?#@[:space:][:cntrl:]]+([/?#][^[:space:][:cntrl:]]*)?$'::text) AND (length(url) <= 2048)))
+);
+
+ALTER TABLE ONLY data.org_webhooks FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.org_webhooks OWNER TO <migrator>;
+
+--
+-- Name: TABLE org_webhooks; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.org_webhooks IS 'One webhook per org that receives its staleness nudges; the secret signs each delivery (HMAC-SHA256) and is never returned by a read.';
+
+
+--
 -- Name: orgs; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -6027,8 +6800,18 @@ CREATE TABLE data.orgs (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     org_no integer NOT NULL,
     session_ttl interval DEFAULT '24:00:00'::interval NOT NULL,
+    default_owner text,
+    stale_after interval DEFAULT '182 days'::interval NOT NULL,
+    stale_window interval DEFAULT '90 days'::interval NOT NULL,
+    stale_min_retrievals integer DEFAULT 5 NOT NULL,
+    nudge_period interval DEFAULT '7 days'::interval NOT NULL,
+    CONSTRAINT default_owner_named CHECK (((default_owner IS NULL) OR ((length(default_owner) >= 1) AND (length(default_owner) <= 256)))),
+    CONSTRAINT nudge_period_positive CHECK ((nudge_period >= '01:00:00'::interval)),
     CONSTRAINT org_id_format CHECK ((org_id ~ '^[a-z0-9][a-z0-9_.-]{0,62}$'::text)),
-    CONSTRAINT session_ttl_positive CHECK ((session_ttl > '00:00:00'::interval))
+    CONSTRAINT session_ttl_positive CHECK ((session_ttl > '00:00:00'::interval)),
+    CONSTRAINT stale_after_positive CHECK ((stale_after > '00:00:00'::interval)),
+    CONSTRAINT stale_min_retrievals_positive CHECK ((stale_min_retrievals >= 1)),
+    CONSTRAINT stale_window_positive CHECK ((stale_window > '00:00:00'::interval))
 );
 
 ALTER TABLE ONLY data.orgs FORCE ROW LEVEL SECURITY;
@@ -6051,11 +6834,90 @@ COMMENT ON COLUMN data.orgs.session_ttl IS 'Lifetime of a new session; expired s
 
 
 --
+-- Name: COLUMN orgs.default_owner; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.orgs.default_owner IS 'Owner of what names none and matches no CODEOWNERS rule (R-DOC-3); null: such fragments are "unowned".';
+
+
+--
+-- Name: COLUMN orgs.stale_after; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.orgs.stale_after IS 'A fragment whose text is older than this and is often retrieved is stale (default six months).';
+
+
+--
+-- Name: COLUMN orgs.stale_window; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.orgs.stale_window IS 'How far back retrievals are counted for staleness.';
+
+
+--
+-- Name: COLUMN orgs.stale_min_retrievals; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.orgs.stale_min_retrievals IS 'Retrievals within stale_window that make an old fragment "often retrieved".';
+
+
+--
+-- Name: COLUMN orgs.nudge_period; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.orgs.nudge_period IS 'An owner is nudged about a stale fragment at most once per period (one outbox row per fragment and period).';
+
+
+--
 -- Name: orgs_org_no_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
 --
 
 ALTER TABLE data.orgs ALTER COLUMN org_no ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME data.orgs_org_no_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: owner_reassignments; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.owner_reassignments (
+    reassignment_id bigint NOT NULL,
+    org_id text NOT NULL,
+    from_owner text NOT NULL,
+    to_owner text NOT NULL,
+    repo_id text,
+    path_prefix text,
+    documents integer NOT NULL,
+    fragments integer NOT NULL,
+    principal_id text NOT NULL,
+    reassigned_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT owner_reassignments_to_owner_check CHECK (((length(to_owner) >= 1) AND (length(to_owner) <= 256)))
+);
+
+ALTER TABLE ONLY data.owner_reassignments FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.owner_reassignments OWNER TO <migrator>;
+
+--
+-- Name: TABLE owner_reassignments; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.owner_reassignments IS 'Audit of bulk owner reassignments: who moved what from whom to whom, and how much.';
+
+
+--
+-- Name: owner_reassignments_reassignment_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.owner_reassignments ALTER COLUMN reassignment_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.owner_reassignments_reassignment_id_seq
     START WITH 1
     INCREMENT BY 1
     NO MINVALUE
@@ -6506,6 +7368,14 @@ ALTER TABLE ONLY data.fragment_links
 
 
 --
+-- Name: fragment_returns fragment_returns_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.fragment_returns
+    ADD CONSTRAINT fragment_returns_pkey PRIMARY KEY (org_id, trace_id, fragment_id);
+
+
+--
 -- Name: fragment_sources fragment_sources_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -6538,6 +7408,38 @@ ALTER TABLE ONLY data.grants
 
 
 --
+-- Name: nudge_deliveries nudge_deliveries_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.nudge_deliveries
+    ADD CONSTRAINT nudge_deliveries_pkey PRIMARY KEY (delivery_id);
+
+
+--
+-- Name: nudge_outbox nudge_once_per_period; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.nudge_outbox
+    ADD CONSTRAINT nudge_once_per_period UNIQUE (org_id, fragment_id, period_start);
+
+
+--
+-- Name: nudge_outbox nudge_outbox_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.nudge_outbox
+    ADD CONSTRAINT nudge_outbox_pkey PRIMARY KEY (nudge_id);
+
+
+--
+-- Name: org_webhooks org_webhooks_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.org_webhooks
+    ADD CONSTRAINT org_webhooks_pkey PRIMARY KEY (org_id);
+
+
+--
 -- Name: orgs orgs_org_no_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -6551,6 +7453,14 @@ ALTER TABLE ONLY data.orgs
 
 ALTER TABLE ONLY data.orgs
     ADD CONSTRAINT orgs_pkey PRIMARY KEY (org_id);
+
+
+--
+-- Name: owner_reassignments owner_reassignments_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.owner_reassignments
+    ADD CONSTRAINT owner_reassignments_pkey PRIMARY KEY (reassignment_id);
 
 
 --
@@ -6740,6 +7650,13 @@ CREATE INDEX fragment_links_target_doc ON data.fragment_links USING btree (targe
 
 
 --
+-- Name: fragment_returns_window; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX fragment_returns_window ON data.fragment_returns USING btree (org_id, returned_at) INCLUDE (fragment_id);
+
+
+--
 -- Name: fragment_sources_fragment; Type: INDEX; Schema: data; Owner: <migrator>
 --
 
@@ -6814,6 +7731,27 @@ CREATE INDEX fragments_tsv ON ONLY data.fragments USING gin (tsv);
 --
 
 CREATE INDEX fragments_windowed ON ONLY data.fragments USING btree (org_id) WHERE ((valid_from IS NOT NULL) OR (valid_until IS NOT NULL));
+
+
+--
+-- Name: nudge_deliveries_nudge; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX nudge_deliveries_nudge ON data.nudge_deliveries USING btree (nudge_id);
+
+
+--
+-- Name: nudge_outbox_due; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX nudge_outbox_due ON data.nudge_outbox USING btree (next_attempt_at) WHERE (delivered_at IS NULL);
+
+
+--
+-- Name: owner_reassignments_org; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX owner_reassignments_org ON data.owner_reassignments USING btree (org_id, reassigned_at DESC);
 
 
 --
@@ -6946,6 +7884,13 @@ CREATE TRIGGER fragments_bm25_insert AFTER INSERT ON data.fragments FOR EACH ROW
 --
 
 CREATE TRIGGER fragments_bm25_update AFTER UPDATE OF active, tsv ON data.fragments FOR EACH ROW WHEN (((old.active IS DISTINCT FROM new.active) OR (new.active AND (old.tsv IS DISTINCT FROM new.tsv)))) EXECUTE FUNCTION data._bm25_on_fragment_change();
+
+
+--
+-- Name: retrieval_traces retrieval_traces_returns; Type: TRIGGER; Schema: data; Owner: <migrator>
+--
+
+CREATE TRIGGER retrieval_traces_returns AFTER INSERT ON data.retrieval_traces FOR EACH ROW EXECUTE FUNCTION data._record_returns();
 
 
 --
@@ -7117,6 +8062,22 @@ ALTER TABLE ONLY data.fragment_links
 
 
 --
+-- Name: fragment_returns fragment_returns_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.fragment_returns
+    ADD CONSTRAINT fragment_returns_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: fragment_returns fragment_returns_trace_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.fragment_returns
+    ADD CONSTRAINT fragment_returns_trace_id_fkey FOREIGN KEY (trace_id) REFERENCES data.retrieval_traces(trace_id) ON DELETE CASCADE;
+
+
+--
 -- Name: fragment_sources fragment_sources_doc_id_doc_version_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -7178,6 +8139,46 @@ ALTER TABLE ONLY data.git_syncs
 
 ALTER TABLE ONLY data.grants
     ADD CONSTRAINT grants_org_id_principal_id_fkey FOREIGN KEY (org_id, principal_id) REFERENCES data.principals(org_id, principal_id) ON DELETE CASCADE;
+
+
+--
+-- Name: nudge_deliveries nudge_deliveries_nudge_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.nudge_deliveries
+    ADD CONSTRAINT nudge_deliveries_nudge_id_fkey FOREIGN KEY (nudge_id) REFERENCES data.nudge_outbox(nudge_id) ON DELETE CASCADE;
+
+
+--
+-- Name: nudge_deliveries nudge_deliveries_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.nudge_deliveries
+    ADD CONSTRAINT nudge_deliveries_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: nudge_outbox nudge_outbox_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.nudge_outbox
+    ADD CONSTRAINT nudge_outbox_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: org_webhooks org_webhooks_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.org_webhooks
+    ADD CONSTRAINT org_webhooks_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: owner_reassignments owner_reassignments_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.owner_reassignments
+    ADD CONSTRAINT owner_reassignments_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
 
 
 --
@@ -7347,6 +8348,12 @@ ALTER TABLE data.eval_replays ENABLE ROW LEVEL SECURITY;
 ALTER TABLE data.fragment_links ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: fragment_returns; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.fragment_returns ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: fragment_sources; Type: ROW SECURITY; Schema: data; Owner: <migrator>
 --
 
@@ -7399,10 +8406,63 @@ CREATE POLICY member_read ON data.repos FOR SELECT USING ((org_id = ( SELECT dat
 
 
 --
+-- Name: fragment_returns no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY no_direct_access ON data.fragment_returns USING (false);
+
+
+--
+-- Name: org_webhooks no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY no_direct_access ON data.org_webhooks USING (false);
+
+
+--
 -- Name: principal_bindings no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
 --
 
 CREATE POLICY no_direct_access ON data.principal_bindings USING (false);
+
+
+--
+-- Name: nudge_deliveries; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.nudge_deliveries ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: nudge_outbox; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.nudge_outbox ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: org_webhooks; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.org_webhooks ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: nudge_deliveries org_wide_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY org_wide_read ON data.nudge_deliveries FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ( SELECT data.acl_org_wide() AS acl_org_wide)));
+
+
+--
+-- Name: nudge_outbox org_wide_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY org_wide_read ON data.nudge_outbox FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ( SELECT data.acl_org_wide() AS acl_org_wide)));
+
+
+--
+-- Name: owner_reassignments org_wide_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY org_wide_read ON data.owner_reassignments FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ( SELECT data.acl_org_wide() AS acl_org_wide)));
 
 
 --
@@ -7424,6 +8484,12 @@ CREATE POLICY own_only ON data.eval_replays FOR SELECT USING (((org_id = ( SELEC
 
 CREATE POLICY own_only ON data.retrieval_traces FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND (principal_id = ( SELECT data.acl_principal() AS acl_principal))));
 
+
+--
+-- Name: owner_reassignments; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.owner_reassignments ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: persona_vectors; Type: ROW SECURITY; Schema: data; Owner: <migrator>
@@ -7655,11 +8721,11 @@ GRANT ALL ON FUNCTION api.authorize_write(p_org_id text, p_repo_id text, p_perso
 
 
 --
--- Name: FUNCTION begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text) TO contexts_service;
+REVOKE ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) TO contexts_service;
 
 
 --
@@ -7667,6 +8733,15 @@ GRANT ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_person
 --
 
 REVOKE ALL ON FUNCTION api.bind_principal(p_org_id text, p_principal_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION codeowners_file(p_org_id text, p_repo_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) TO contexts_service;
+GRANT ALL ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) TO contexts_analyst;
 
 
 --
@@ -7844,11 +8919,76 @@ GRANT ALL ON FUNCTION api.metrics_org_sizes() TO contexts_service;
 
 
 --
+-- Name: FUNCTION nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) TO contexts_service;
+
+
+--
+-- Name: FUNCTION nudge_claim(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.nudge_claim(p_org_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.nudge_claim(p_org_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION nudges_enqueue(p_org_id text, p_as_of timestamp with time zone); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.nudges_enqueue(p_org_id text, p_as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.nudges_enqueue(p_org_id text, p_as_of timestamp with time zone) TO contexts_service;
+
+
+--
 -- Name: FUNCTION open_session(p_session_id text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
 REVOKE ALL ON FUNCTION api.open_session(p_session_id text) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.open_session(p_session_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION owner_settings(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.owner_settings(p_org_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.owner_settings(p_org_id text) TO contexts_service;
+GRANT ALL ON FUNCTION api.owner_settings(p_org_id text) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer) TO contexts_service;
+
+
+--
+-- Name: FUNCTION owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) TO contexts_service;
+
+
+--
+-- Name: FUNCTION owners_unnamed(p_org_id text, p_repo_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.owners_unnamed(p_org_id text, p_repo_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.owners_unnamed(p_org_id text, p_repo_id text) TO contexts_service;
 
 
 --
@@ -8051,6 +9191,15 @@ REVOKE ALL ON FUNCTION api.set_login_password(p_org_id text, p_principal_id text
 
 
 --
+-- Name: FUNCTION stale_fragments(p_org_id text, p_owner text, p_min_retrievals integer, p_window_days integer, p_stale_after_days integer, p_as_of timestamp with time zone); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.stale_fragments(p_org_id text, p_owner text, p_min_retrievals integer, p_window_days integer, p_stale_after_days integer, p_as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.stale_fragments(p_org_id text, p_owner text, p_min_retrievals integer, p_window_days integer, p_stale_after_days integer, p_as_of timestamp with time zone) TO contexts_service;
+GRANT ALL ON FUNCTION api.stale_fragments(p_org_id text, p_owner text, p_min_retrievals integer, p_window_days integer, p_stale_after_days integer, p_as_of timestamp with time zone) TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION sync_documents(p_org_id text, p_repo_id text, p_paths text[]); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -8091,6 +9240,30 @@ GRANT ALL ON FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_p
 REVOKE ALL ON FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) TO contexts_service;
 GRANT ALL ON FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION webhook_delete(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.webhook_delete(p_org_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.webhook_delete(p_org_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION webhook_get(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.webhook_get(p_org_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.webhook_get(p_org_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean) TO contexts_service;
 
 
 --
@@ -8339,6 +9512,13 @@ REVOKE ALL ON FUNCTION data._record_links(p_doc data.documents, p_links jsonb) F
 
 
 --
+-- Name: FUNCTION _record_returns(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._record_returns() FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _redact_candidates(p_org_id text, p_candidates jsonb); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -8431,10 +9611,33 @@ REVOKE ALL ON FUNCTION data._resolve_links(p_link_ids bigint[]) FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION _resolve_owner(p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text, OUT owner text, OUT owner_source text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._resolve_owner(p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text, OUT owner text, OUT owner_source text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _retire_sources(p_doc_id bigint, p_keep_version integer); Type: ACL; Schema: data; Owner: <migrator>
 --
 
 REVOKE ALL ON FUNCTION data._retire_sources(p_doc_id bigint, p_keep_version integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _stale_core(p_org_id text, p_as_of timestamp with time zone, p_window interval, p_min integer, p_after interval); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._stale_core(p_org_id text, p_as_of timestamp with time zone, p_window interval, p_min integer, p_after interval) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer) TO contexts_service;
+GRANT ALL ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer) TO contexts_analyst;
 
 
 --
@@ -8817,12 +10020,36 @@ GRANT SELECT ON TABLE data.grants TO contexts_auditor;
 
 
 --
+-- Name: TABLE nudge_deliveries; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.nudge_deliveries TO contexts_service;
+GRANT SELECT ON TABLE data.nudge_deliveries TO contexts_analyst;
+
+
+--
+-- Name: TABLE nudge_outbox; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.nudge_outbox TO contexts_service;
+GRANT SELECT ON TABLE data.nudge_outbox TO contexts_analyst;
+
+
+--
 -- Name: TABLE orgs; Type: ACL; Schema: data; Owner: <migrator>
 --
 
 GRANT SELECT ON TABLE data.orgs TO contexts_service;
 GRANT SELECT ON TABLE data.orgs TO contexts_analyst;
 GRANT SELECT ON TABLE data.orgs TO contexts_auditor;
+
+
+--
+-- Name: TABLE owner_reassignments; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.owner_reassignments TO contexts_service;
+GRANT SELECT ON TABLE data.owner_reassignments TO contexts_analyst;
 
 
 --

@@ -1,0 +1,173 @@
+"""Nudges reach each org's own webhook at least once: a real HTTP receiver on
+127.0.0.1 that fails first, a crash between the send and the mark, one org's nudges
+never at another's webhook, signatures, validated URLs, and no secret read back."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import psycopg
+import pytest
+
+from app.nudges import SIGNATURE_HEADER, deliver_pending
+from tests.owners.helpers import OLD, fragments_of, record_returns
+
+SECRET = "s3cret-s3cret-s3cret"
+
+
+class Receiver:
+    """A webhook on 127.0.0.1: answers 500 to its first `failures` requests, then 204."""
+
+    def __init__(self, failures: int = 0) -> None:
+        self.failures = failures
+        self.received: list[tuple[dict, dict]] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.received.append((dict(self.headers), {"raw": body, **json.loads(body)}))
+                failing = receiver.failures > 0
+                receiver.failures -= 1
+                self.send_response(500 if failing else 204)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/nudges"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Receiver:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@contextlib.contextmanager
+def transactions(db_url):
+    """The worker's transactions, each committed on exit, on one connection (as the CLI's)."""
+    with psycopg.connect(db_url, autocommit=True) as conn:
+
+        @contextlib.contextmanager
+        def transaction():
+            with conn.transaction():
+                yield conn
+
+        yield transaction
+
+
+def stale_corpus(conn, ingest, org: str, text: str) -> list[int]:
+    ingest(org, {"runbook.md": f"# Runbook\n\n{text}\n"}, repo="core", owner="Ada", timestamp=OLD)
+    ids = fragments_of(conn, org, "runbook.md")
+    record_returns(conn, org, ids, times=6)
+    conn.commit()
+    return ids
+
+
+def set_webhook(conn, org: str, url: str, secret: str | None = SECRET):
+    conn.execute("select api.bind_principal(%s, 'admin')", (org,))
+    row = conn.execute("select * from api.webhook_set(%s, %s, %s)", (org, url, secret)).fetchone()
+    conn.commit()
+    return row
+
+
+def test_nudges_are_delivered_at_least_once_and_only_to_their_own_org(conn, ingest, db_url):
+    acme = stale_corpus(conn, ingest, "acme", "Promote the replica, then repoint DNS to it.")
+    beta = stale_corpus(conn, ingest, "beta", "Rotate the signing keys of the billing service.")
+    with Receiver(failures=1) as acme_hook, Receiver() as beta_hook, transactions(db_url) as tx:
+        set_webhook(conn, "acme", acme_hook.url)
+        set_webhook(conn, "beta", beta_hook.url, secret=None)
+
+        first = deliver_pending(tx, retry_base_s=0.5)
+        assert (first.enqueued, first.delivered, first.failed) == (len(acme) + len(beta), len(acme + beta) - 1, 1)
+        early = deliver_pending(tx, retry_base_s=0.5)
+        assert (early.enqueued, early.delivered, early.failed) == (0, 0, 0), "backing off; same period: no new row"
+        time.sleep(0.6)
+        again = deliver_pending(tx, retry_base_s=0.5)
+        assert (again.enqueued, again.delivered, again.failed) == (0, 1, 0)
+
+        acme_seen = [body for _h, body in acme_hook.received]
+        assert {b["fragment_id"] for b in acme_seen} == set(acme) and {b["org_id"] for b in acme_seen} == {"acme"}
+        assert {b["fragment_id"] for _h, b in beta_hook.received} == set(beta)
+        assert len(acme_seen) == len(acme) + 1, "the failed one was sent again"
+        for headers, body in acme_hook.received:
+            expected = "sha256=" + hmac.new(SECRET.encode(), body["raw"], hashlib.sha256).hexdigest()
+            assert headers[SIGNATURE_HEADER] == expected
+            assert body["owner"] == "Ada" and body["path"] == "runbook.md" and body["retrievals"] == 6
+        assert all(SIGNATURE_HEADER not in h for h, _b in beta_hook.received), "no secret, no signature"
+
+    attempts = conn.execute(
+        "select n.org_id, count(*), count(*) filter (where d.status = 500), bool_and(n.delivered_at is not null)"
+        " from data.nudge_outbox n join data.nudge_deliveries d using (nudge_id) group by n.org_id order by 1"
+    ).fetchall()
+    assert attempts == [("acme", len(acme) + 1, 1, True), ("beta", len(beta), 0, True)]
+
+
+def test_a_crash_between_send_and_mark_sends_the_nudge_again(conn, ingest, db_url):
+    ids = stale_corpus(conn, ingest, "acme", "Promote the replica, then repoint DNS to it.")
+
+    class Crash(Exception):
+        pass
+
+    def crash_after_send(response: httpx.Response) -> None:
+        raise Crash("the worker dies after the webhook answered")
+
+    with Receiver() as hook, transactions(db_url) as tx:
+        set_webhook(conn, "acme", hook.url)
+        with httpx.Client(event_hooks={"response": [crash_after_send]}) as dying, pytest.raises(Crash):
+            deliver_pending(tx, client=dying)
+        assert len(hook.received) == 1
+        assert conn.execute("select count(*) from data.nudge_outbox where delivered_at is null").fetchone()[0] == len(
+            ids
+        )
+        done = deliver_pending(tx)
+        assert done.delivered == len(ids)
+        first, second = hook.received[0][1], hook.received[1][1]
+        assert first["nudge_id"] == second["nudge_id"] and first["raw"] == second["raw"]
+
+
+def test_webhook_urls_are_validated_and_the_secret_never_read_back(conn, ingest, as_principal, logins, db_url):
+    ingest("acme", {"a.md": "# A\n\nText.\n"})
+    for bad in (
+        "ftp://example.com/hook",
+        "http://user:pw@example.com/hook",
+        "javascript:alert(1)",
+        "http://exa mple.com/",
+        "https:///nohost",
+    ):
+        as_principal("acme")
+        with pytest.raises(psycopg.errors.InvalidParameterValue):
+            conn.execute("select * from api.webhook_set('acme', %s, %s)", (bad, SECRET))
+        conn.rollback()
+    as_principal("acme")
+    with pytest.raises(psycopg.errors.InvalidParameterValue):
+        conn.execute("select * from api.webhook_set('acme', 'https://hooks.example.com/x', 'short')")
+    conn.rollback()
+    as_principal("acme")
+    row = conn.execute(
+        "select * from api.webhook_set('acme', 'https://hooks.example.com/x?a=1', %s)", (SECRET,)
+    ).fetchone()
+    assert SECRET not in repr(row) and row[2] is True
+    shown = conn.execute("select * from api.webhook_get('acme')").fetchone()
+    assert SECRET not in repr(shown)
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute("select * from data.org_webhooks")
+    conn.rollback()
+    for role in ("contexts_analyst", "contexts_auditor", "contexts_service"):
+        assert not conn.execute("select has_table_privilege(%s, 'data.org_webhooks', 'select')", (role,)).fetchone()[0]
+    for role in ("contexts_analyst", "contexts_auditor"):
+        assert not conn.execute(
+            "select has_function_privilege(%s, 'api.nudge_claim(text)', 'execute')", (role,)
+        ).fetchone()[0]
