@@ -104,6 +104,18 @@ class Settings:
     """Login the API service connects with (a member of contexts_service, not a superuser).
     Unset: the migrator creates the login `contexts_api` and the service uses it."""
 
+    read_database_url: str | None = None
+    """A hot standby (streaming replica) of the database, as a login in contexts_service:
+    retrievals read their candidates there, everything that writes (documents, notes,
+    pins, traces) and every other read stays on the primary, and keys are checked on the
+    primary. A retrieval reads the primary instead when the replica has not replayed
+    this service's last write for the org, lags more than `read_replica_max_lag_s`, does
+    not know the key yet, is down, or the request names a session
+    (docs/adr/0020-read-replicas.md). Unset: everything reads the primary."""
+
+    read_replica_max_lag_s: float = 5.0
+    """Replay lag (seconds) beyond which retrievals leave the replica for the primary."""
+
     service_password: str | None = None
     """Password given to the `contexts_api` login when the migrator creates it. Unset:
     none on an external server; on the embedded one (which asks every login but the
@@ -186,6 +198,8 @@ class Settings:
             raise ValueError("CONTEXTS_NUDGE_INTERVAL_S and CONTEXTS_NUDGE_RETRY_BASE_S must be 0 to 86400 seconds")
         if not 0 < self.nudge_timeout_s <= 300:
             raise ValueError("CONTEXTS_NUDGE_TIMEOUT_S must be over 0 and at most 300 seconds")
+        if self.read_replica_max_lag_s < 0:
+            raise ValueError("CONTEXTS_READ_REPLICA_MAX_LAG_S must be at least 0")
         if not 1 <= self.db_port <= 65535:
             raise ValueError("CONTEXTS_DB_PORT must be a port number (1 to 65535)")
 

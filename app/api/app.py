@@ -48,7 +48,8 @@ from app.db.availability import DatabaseMonitor
 from app.db.database import resolve_database_url, service_password
 from app.db.migrate import migrate
 from app.db.pool import open_pool
-from app.db.service_login import service_database_url
+from app.db.replica import ReadReplica
+from app.db.service_login import check_service_login, service_database_url
 from app.ingest.embed import embedders
 from app.ingest.pipeline import IngestPipeline
 from app.mcp import http_lifespan as mcp_http_lifespan
@@ -137,8 +138,14 @@ def build_services(settings: Settings, dsn: str) -> Services:
         pool.check()
         write_pool.check()
 
+    replica = None
+    if settings.read_database_url:
+        # The same checks as the primary's login: row-level security must apply there too.
+        check_service_login(settings.read_database_url)
+        replica_pool = open_pool(settings.read_database_url, settings.pool_max_size, name="contexts-replica")
+        replica = ReadReplica(replica_pool, settings.read_replica_max_lag_s)
     monitor = DatabaseMonitor(service_url, on_recovery=drop_stale_connections).start()
-    return Services(settings, pool, retriever, pipeline, write_pool=write_pool, monitor=monitor)
+    return Services(settings, pool, retriever, pipeline, write_pool=write_pool, monitor=monitor, replica=replica)
 
 
 async def nudge_worker(services: Services) -> None:

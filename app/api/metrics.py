@@ -143,6 +143,15 @@ class ServiceCollector(Collector):
         up = GaugeMetricFamily("contexts_database_up", "1 when the database answers the monitor's pings.")
         up.add_metric([], 0 if services.monitor is not None and not services.monitor.available else 1)
         yield up
+        if services.replica is not None:
+            lag = GaugeMetricFamily(
+                "contexts_replica_lag_seconds",
+                "Replay lag of the read replica (0 when it has replayed all it received; absent when unreadable).",
+            )
+            seconds = services.replica.lag_s(timeout=SIZES_TIMEOUT_S)
+            if seconds is not None:
+                lag.add_metric([], seconds)
+            yield lag
         yield from self._sizes()
 
     def _sizes(self) -> Iterator[Metric]:

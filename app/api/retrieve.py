@@ -38,17 +38,31 @@ async def run_retrieval(services: Services, token: str, data: RetrieveRequest) -
     `retrieve` both run. The key is checked first (an unknown key costs no model time; a
     key that authenticated a moment ago is not checked twice), the query embedded next
     without holding a connection (concurrent requests share one model call), then
-    candidates, composition and trace in one read transaction."""
+    candidates, composition and trace in one read transaction; with a read replica,
+    candidates and composition there and the trace on the primary."""
 
     def run(vectors: QueryVectors | None) -> RetrieveResponse:
+        if services.replica is None:
+            with services.acting_for(token) as conn:
+                return services.retriever.retrieve(conn, data, vectors)
+        # Read on the replica (or the primary, see Services.reading_for), then write the
+        # trace on the primary and commit it before answering (docs/adr/0020).
+        with services.reading_for(token, scope.org_id, scope.session_id) as (conn, source):
+            answer = services.retriever.answer(conn, data, vectors, read=source.to_trace())
+        note(read=source.server)
         with services.acting_for(token) as conn:
-            return services.retriever.retrieve(conn, data, vectors)
+            return answer.record(conn)
 
     scope = data.scope
     note(repo=scope.repo_id, persona=scope.persona_id, session=scope.session_id)
     vectors = None
-    if data.k_dense > 0:
+    if services.replica is not None:
+        # The key first, on the primary: an unknown key costs no model time, and a key
+        # revoked there is refused even while a lagging replica still holds it.
+        await services.read(services.authenticate, token)
+    elif data.k_dense > 0:
         await services.read(services.precheck, token)
+    if data.k_dense > 0:
         with services.retriever.stage("embed"):
             vectors = await services.query_vectors(data.query)
     response = await services.read(run, vectors)

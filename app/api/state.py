@@ -28,6 +28,7 @@ from app.access import authenticate
 from app.api.request_log import note
 from app.authority import DebouncedRefresh, refresh
 from app.db.availability import DatabaseMonitor, DatabaseUnavailable, is_connection_failure
+from app.db.replica import PRIMARY, ReadReplica, ReadSource, ReplicaNotUsable, primary_wal_lsn
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.query_vectors import QueryVectors
 from app.retrieve.service import Retriever
@@ -89,11 +90,14 @@ class Services:
         pipeline: IngestPipeline,
         write_pool: ConnectionPool | None = None,
         monitor: DatabaseMonitor | None = None,
+        replica: ReadReplica | None = None,
     ) -> None:
         self.settings = settings
         self.pool = pool
         """Connections of reads (retrieve, fragments, traces, authorisation checks)."""
         self.write_pool = write_pool or pool
+        self.replica = replica
+        """The read replica retrievals read from (CONTEXTS_READ_DATABASE_URL), if any."""
         self.retriever = retriever
         self.pipeline = pipeline
         self.monitor = monitor
@@ -126,6 +130,8 @@ class Services:
         self.embed_executor.shutdown(wait=False, cancel_futures=True)
         for pool in {id(self.pool): self.pool, id(self.write_pool): self.write_pool}.values():
             pool.close()
+        if self.replica is not None:
+            self.replica.pool.close()
 
     # -- threads -------------------------------------------------------------------
 
@@ -189,12 +195,51 @@ class Services:
 
     @contextmanager
     def acting_for(self, token: str, write: bool = False) -> Iterator[psycopg.Connection]:
-        """A transaction bound to the principal of an API key (401 when it is not valid)."""
+        """A transaction bound to the principal of an API key (401 when it is not valid).
+        With a read replica, a write's commit position is kept for its org, so that the
+        org's next retrieval reads the replica only once it has replayed it."""
         with self.transaction(self.write_pool if write else self.pool) as conn:
             org_id, principal_id = authenticate(conn, token)
             note(org=org_id, principal=principal_id)
             self.recent_keys.add(token)
             yield conn
+            if write and self.replica is not None:
+                conn.commit()
+                self.replica.wrote(org_id, primary_wal_lsn(conn))
+
+    @contextmanager
+    def reading_for(
+        self, token: str, org_id: str, session_id: str | None = None
+    ) -> Iterator[tuple[psycopg.Connection, ReadSource]]:
+        """A read-only transaction for a retrieval, bound to the key's principal: on the
+        replica when one is configured and may answer (app.db.replica.ReadReplica.check),
+        else on the primary. A request that names a session reads the primary: an agent
+        reads back the notes it has just written there. Row-level security and the binding
+        apply on the replica exactly as on the primary (sql/functions/10_access.sql)."""
+        replica = self.replica
+        reason = "the request names a session" if session_id is not None else None
+        if replica is not None and reason is None:
+            answering = False
+            try:
+                with replica.pool.connection() as conn:
+                    source = replica.check(conn, org_id)
+                    try:
+                        authenticate(conn, token)
+                    except psycopg.errors.InvalidAuthorizationSpecification as exc:
+                        # A key the primary accepted (run_retrieval checks it there first)
+                        # that the replica has not replayed yet.
+                        raise ReplicaNotUsable("the replica does not know this key yet") from exc
+                    answering = True
+                    yield conn, source
+                return
+            except (ReplicaNotUsable, PoolTimeout, psycopg.OperationalError) as exc:
+                if answering:
+                    raise
+                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                if not isinstance(exc, ReplicaNotUsable):
+                    log.warning("read replica unavailable, reading the primary: %s", reason)
+        with self.acting_for(token) as conn:
+            yield conn, PRIMARY if replica is None else ReadSource("primary", reason=reason)
 
     def authorize_write(self, token: str, scope: Scope) -> None:
         """401 / 403 before any work on the request body; changes nothing."""

@@ -17,7 +17,7 @@ from app.ingest.embed import Embedder, model_label
 from app.retrieve import rerank
 from app.retrieve.blend import BUILT_IN, Profile, blend
 from app.retrieve.candidates import Candidate, Filters, fetch_candidates, linked_fragments, version_metadata
-from app.retrieve.compose import compose, compose_linked
+from app.retrieve.compose import Composition, compose, compose_linked
 from app.retrieve.config import PipelineConfig
 from app.retrieve.fusion import fusion_spec
 from app.retrieve.models import FragmentOut, RetrieveRequest, RetrieveResponse
@@ -186,7 +186,20 @@ class Retriever:
     def retrieve(
         self, conn: psycopg.Connection, request: RetrieveRequest, vectors: QueryVectors | None = None
     ) -> RetrieveResponse:
-        """For the principal bound to `conn`'s transaction (see app.access)."""
+        """For the principal bound to `conn`'s transaction (see app.access); the trace is
+        written in the same transaction."""
+        return self.answer(conn, request, vectors).record(conn)
+
+    def answer(
+        self,
+        conn: psycopg.Connection,
+        request: RetrieveRequest,
+        vectors: QueryVectors | None = None,
+        read: dict | None = None,
+    ) -> Answer:
+        """Everything a retrieval reads, without its trace: a service reading on a replica
+        records the trace on the primary afterwards (`Answer.record`), since a standby
+        writes nothing. `read`: where the candidates were read, for the trace."""
         started = time.perf_counter()
         ranking = self.rank(conn, request, vectors)
         candidates, ranked = ranking.candidates, ranking.ranked
@@ -212,17 +225,8 @@ class Retriever:
             "profile": ranking.profile.to_trace(),
             "authority_refreshed_at": authority_refreshed_at(candidates),
         }
-        with self.stage("trace"):
-            trace_id = record_trace(
-                conn,
-                request.scope.org_id,
-                request.query,
-                msgspec.to_builtins(request),
-                pipeline,
-                entries,
-                duration_ms,
-                ranking.query_vectors,
-            )
+        if read is not None:
+            pipeline["read"] = read
         fragments = [
             FragmentOut(
                 id=c.fragment_id,
@@ -248,10 +252,40 @@ class Retriever:
             )
             for c in composition.included
         ]
+        return Answer(self, request, pipeline, entries, duration_ms, ranking.query_vectors, fragments, composition)
+
+
+@dataclass(slots=True)
+class Answer:
+    """A retrieval read and composed, its trace not yet written."""
+
+    retriever: Retriever
+    request: RetrieveRequest
+    pipeline: dict
+    entries: list[dict]
+    duration_ms: float
+    query_vectors: QueryVectors
+    fragments: list[FragmentOut]
+    composition: Composition
+
+    def record(self, conn: psycopg.Connection) -> RetrieveResponse:
+        """Write the trace for the principal bound to `conn` (on the primary), then the
+        response that names it: an answer is never returned before its trace is stored."""
+        with self.retriever.stage("trace"):
+            trace_id = record_trace(
+                conn,
+                self.request.scope.org_id,
+                self.request.query,
+                msgspec.to_builtins(self.request),
+                self.pipeline,
+                self.entries,
+                self.duration_ms,
+                self.query_vectors,
+            )
         return RetrieveResponse(
-            fragments=fragments,
+            fragments=self.fragments,
             trace_id=trace_id,
-            tokens_used=composition.tokens_used,
-            budget_tokens=request.budget_tokens,
-            pins_left_out=composition.pins_left_out,
+            tokens_used=self.composition.tokens_used,
+            budget_tokens=self.request.budget_tokens,
+            pins_left_out=self.composition.pins_left_out,
         )

@@ -75,31 +75,85 @@ $$;
 
 -- The current principal ----------------------------------------------------------
 
--- data.current_principal: the principal this transaction acts for. First a binding
--- made in this very transaction and backend (api.authenticate, api.bind_principal),
--- named by the nonce in contexts.binding; else the principal mapped to the login
--- (session_user cannot be changed without superuser). Disabled principals bind nobody.
--- Security definer: it reads bindings and principals past their own policies.
-create or replace function data.current_principal(out org_id text, out principal_id text)
+-- data._standby_signature: the signature of a binding of (org, principal) made on a hot
+-- standby (docs/adr/0020-read-replicas.md), for this backend and this transaction (its
+-- start time: a signature read in one transaction is worth nothing in the next). A keyed
+-- hash in HMAC's two passes, sha256(k_out || sha256(k_in || message)), with two keys
+-- derived from data.binding_keys (no caller role may read it); the outer pass has a
+-- fixed-length input, so the inner hash cannot be extended. Hex-encoded ids keep the
+-- message unambiguous.
+create or replace function data._standby_signature(p_org_id text, p_principal_id text)
+returns text
 language sql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
-    select p.org_id, p.principal_id
-    from (
-        select b.org_id, b.principal_id, 1 as preference
-        from data.principal_bindings b
-        where b.nonce = nullif(current_setting('contexts.binding', true), '')
-          and b.backend_pid = pg_backend_pid()
-          and b.xact_id = pg_current_xact_id_if_assigned()
-        union all
-        select p.org_id, p.principal_id, 2
-        from data.principals p
-        where p.db_role = session_user
-    ) c
-    join data.principals p on p.org_id = c.org_id and p.principal_id = c.principal_id
-    where p.disabled_at is null
-    order by c.preference
-    limit 1
+    select encode(sha256(sha256(k.secret || '\x6f75746572'::bytea)
+                         || sha256(sha256(k.secret || '\x696e6e6572'::bytea)
+                                   || convert_to(concat_ws('.', encode(convert_to(p_org_id, 'UTF8'), 'hex'),
+                                                           encode(convert_to(p_principal_id, 'UTF8'), 'hex'),
+                                                           pg_backend_pid(),
+                                                           extract(epoch from transaction_timestamp())), 'UTF8'))),
+                  'hex')
+    from data.binding_keys k
+    where k.key_id = 1
+$$;
+comment on function data._standby_signature(text, text) is 'Signature of a principal binding made on a hot standby, for this backend and transaction.';
+
+-- data._standby_binding: the (org, principal) a binding setting made on a standby names
+-- ('standby.<signature>.<org hex>.<principal hex>'), when its signature is valid for this
+-- backend and transaction; no row otherwise (a forged or stale setting binds nobody).
+create or replace function data._standby_binding(p_binding text, out org_id text, out principal_id text)
+returns setof record
+language sql stable security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select b.org_id, b.principal_id
+    from (select convert_from(decode(split_part(p_binding, '.', 3), 'hex'), 'UTF8') as org_id,
+                 convert_from(decode(split_part(p_binding, '.', 4), 'hex'), 'UTF8') as principal_id
+          where p_binding ~ '^standby\.[0-9a-f]{64}\.([0-9a-f]{2})+\.([0-9a-f]{2})+$') b
+    where split_part(p_binding, '.', 2) = data._standby_signature(b.org_id, b.principal_id)
+$$;
+comment on function data._standby_binding(text) is 'Org and principal of a signed binding made on a hot standby in this backend and transaction.';
+
+-- data.current_principal: the principal this transaction acts for. First a binding
+-- made in this very transaction and backend (api.authenticate, api.bind_principal),
+-- named by contexts.binding: on a primary the nonce of a data.principal_bindings row,
+-- on a hot standby (which can neither write nor read that unlogged table) a signed
+-- setting (data._standby_binding); else the principal mapped to the login
+-- (session_user cannot be changed without superuser). Disabled principals bind nobody.
+-- Security definer: it reads bindings and principals past their own policies.
+-- PL/pgSQL, so that a standby never plans the branch that reads the unlogged table.
+create or replace function data.current_principal(out org_id text, out principal_id text)
+language plpgsql stable security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+declare
+    binding constant text := nullif(current_setting('contexts.binding', true), '');
+begin
+    if binding is not null then
+        if pg_is_in_recovery() then
+            select s.org_id, s.principal_id into org_id, principal_id
+            from data._standby_binding(binding) s
+            join data.principals p on p.org_id = s.org_id and p.principal_id = s.principal_id
+            where p.disabled_at is null;
+        else
+            select b.org_id, b.principal_id into org_id, principal_id
+            from data.principal_bindings b
+            join data.principals p on p.org_id = b.org_id and p.principal_id = b.principal_id
+            where b.nonce = binding
+              and b.backend_pid = pg_backend_pid()
+              and b.xact_id = pg_current_xact_id_if_assigned()
+              and p.disabled_at is null;
+        end if;
+        if org_id is not null then
+            return;
+        end if;
+    end if;
+    select p.org_id, p.principal_id into org_id, principal_id
+    from data.principals p
+    where p.db_role = session_user and p.disabled_at is null
+    limit 1;
+end
 $$;
 comment on function data.current_principal() is 'Org and principal the current transaction acts for (null: nobody).';
 

@@ -12,6 +12,15 @@ as $$
 declare
     nonce text := gen_random_uuid()::text || gen_random_uuid()::text;
 begin
+    if pg_is_in_recovery() then
+        -- A hot standby writes nothing: the binding is a setting signed for this backend
+        -- and transaction (data._standby_binding reads it back).
+        perform set_config('contexts.binding',
+            concat_ws('.', 'standby', data._standby_signature(p_org_id, p_principal_id),
+                      encode(convert_to(p_org_id, 'UTF8'), 'hex'), encode(convert_to(p_principal_id, 'UTF8'), 'hex')),
+            true);
+        return;
+    end if;
     -- Earlier transactions' bindings of this backend are dead; so are old ones of others.
     delete from data.principal_bindings b
     where b.backend_pid = pg_backend_pid() or b.created_at < now() - interval '1 day';
@@ -41,10 +50,14 @@ begin
     end if;
     -- At most once a minute, and never waiting: a concurrent request holding the row
     -- (until its transaction ends) just skips the refresh.
-    update data.api_keys a set last_used_at = now()
-    where a.key_id = (select b.key_id from data.api_keys b
-                      where b.key_id = k.key_id and (b.last_used_at is null or b.last_used_at < now() - interval '1 minute')
-                      for update skip locked);
+    -- A hot standby (a read replica) writes nothing: the primary stamps the key when the
+    -- service checks it there (docs/adr/0020-read-replicas.md).
+    if not pg_is_in_recovery() then
+        update data.api_keys a set last_used_at = now()
+        where a.key_id = (select b.key_id from data.api_keys b
+                          where b.key_id = k.key_id and (b.last_used_at is null or b.last_used_at < now() - interval '1 minute')
+                          for update skip locked);
+    end if;
     perform data._bind(k.org_id, k.principal_id);
     return query select k.org_id, k.principal_id, k.key_id;
 end

@@ -28,7 +28,9 @@ comment on function api.create_org(text, text, interval) is 'Create (or rename) 
 -- data._create_tenant_partitions: the org's partition of each tenant table, named by
 -- the org's number (never by user text). Each partition gets every index of its parent
 -- (GIN, simhash bands, one HNSW per model), so a query plans against its tenant's
--- indexes only.
+-- indexes only. A table with a DEFAULT partition keeps every org there instead: the
+-- layout for a distributed PostgreSQL, where shards, not partitions, separate tenants
+-- (docker/citus/distribute.sql, docs/scale.md).
 create or replace function data._create_tenant_partitions(p_org_id text)
 returns void
 language plpgsql
@@ -43,6 +45,10 @@ begin
         raise exception 'unknown org: %', p_org_id using errcode = 'P0002';
     end if;
     foreach t in array array['fragments', 'embeddings', 'bm25_postings'] loop
+        if exists (select 1 from pg_partitioned_table pt
+                   where pt.partrelid = format('data.%I', t)::regclass and pt.partdefid <> 0) then
+            continue;
+        end if;
         -- A deleted org leaves its (emptied) partitions; an org created again under the
         -- same id takes them over under its new number.
         select c.relname into stale

@@ -76,6 +76,9 @@ create policy self_read on data.api_keys for select
 -- Bindings are read only by data.current_principal (security definer): deny everyone.
 drop policy if exists no_direct_access on data.principal_bindings;
 create policy no_direct_access on data.principal_bindings using (false);
+-- So is the key that signs bindings made on a hot standby (data._standby_binding).
+drop policy if exists no_direct_access on data.binding_keys;
+create policy no_direct_access on data.binding_keys using (false);
 
 -- Traces are read through api.retrieval_traces (sql/views), which redacts what the
 -- reader's grants do not cover; no caller role may select the table. Should one ever be

@@ -255,10 +255,14 @@ begin
     end if;
     -- At most once a minute, and never waiting: a concurrent request holding the row
     -- (until its transaction ends) just skips the refresh.
-    update data.api_keys a set last_used_at = now()
-    where a.key_id = (select b.key_id from data.api_keys b
-                      where b.key_id = k.key_id and (b.last_used_at is null or b.last_used_at < now() - interval '1 minute')
-                      for update skip locked);
+    -- A hot standby (a read replica) writes nothing: the primary stamps the key when the
+    -- service checks it there (docs/adr/0020-read-replicas.md).
+    if not pg_is_in_recovery() then
+        update data.api_keys a set last_used_at = now()
+        where a.key_id = (select b.key_id from data.api_keys b
+                          where b.key_id = k.key_id and (b.last_used_at is null or b.last_used_at < now() - interval '1 minute')
+                          for update skip locked);
+    end if;
     perform data._bind(k.org_id, k.principal_id);
     return query select k.org_id, k.principal_id, k.key_id;
 end
@@ -3466,6 +3470,15 @@ CREATE FUNCTION data._bind(p_org_id text, p_principal_id text) RETURNS void
 declare
     nonce text := gen_random_uuid()::text || gen_random_uuid()::text;
 begin
+    if pg_is_in_recovery() then
+        -- A hot standby writes nothing: the binding is a setting signed for this backend
+        -- and transaction (data._standby_binding reads it back).
+        perform set_config('contexts.binding',
+            concat_ws('.', 'standby', data._standby_signature(p_org_id, p_principal_id),
+                      encode(convert_to(p_org_id, 'UTF8'), 'hex'), encode(convert_to(p_principal_id, 'UTF8'), 'hex')),
+            true);
+        return;
+    end if;
     -- Earlier transactions' bindings of this backend are dead; so are old ones of others.
     delete from data.principal_bindings b
     where b.backend_pid = pg_backend_pid() or b.created_at < now() - interval '1 day';
@@ -3792,6 +3805,10 @@ begin
         raise exception 'unknown org: %', p_org_id using errcode = 'P0002';
     end if;
     foreach t in array array['fragments', 'embeddings', 'bm25_postings'] loop
+        if exists (select 1 from pg_partitioned_table pt
+                   where pt.partrelid = format('data.%I', t)::regclass and pt.partdefid <> 0) then
+            continue;
+        end if;
         -- A deleted org leaves its (emptied) partitions; an org created again under the
         -- same id takes them over under its new number.
         select c.relname into stale
@@ -4947,6 +4964,60 @@ COMMENT ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with t
 
 
 --
+-- Name: _standby_binding(text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text) RETURNS SETOF record
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $_$
+    select b.org_id, b.principal_id
+    from (select convert_from(decode(split_part(p_binding, '.', 3), 'hex'), 'UTF8') as org_id,
+                 convert_from(decode(split_part(p_binding, '.', 4), 'hex'), 'UTF8') as principal_id
+          where p_binding ~ '^standby\.[0-9a-f]{64}\.([0-9a-f]{2})+\.([0-9a-f]{2})+$') b
+    where split_part(p_binding, '.', 2) = data._standby_signature(b.org_id, b.principal_id)
+$_$;
+
+
+ALTER FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _standby_binding(p_binding text, OUT org_id text, OUT principal_id text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text) IS 'Org and principal of a signed binding made on a hot standby in this backend and transaction.';
+
+
+--
+-- Name: _standby_signature(text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._standby_signature(p_org_id text, p_principal_id text) RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select encode(sha256(sha256(k.secret || '\x6f75746572'::bytea)
+                         || sha256(sha256(k.secret || '\x696e6e6572'::bytea)
+                                   || convert_to(concat_ws('.', encode(convert_to(p_org_id, 'UTF8'), 'hex'),
+                                                           encode(convert_to(p_principal_id, 'UTF8'), 'hex'),
+                                                           pg_backend_pid(),
+                                                           extract(epoch from transaction_timestamp())), 'UTF8'))),
+                  'hex')
+    from data.binding_keys k
+    where k.key_id = 1
+$$;
+
+
+ALTER FUNCTION data._standby_signature(p_org_id text, p_principal_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _standby_signature(p_org_id text, p_principal_id text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._standby_signature(p_org_id text, p_principal_id text) IS 'Signature of a principal binding made on a hot standby, for this backend and transaction.';
+
+
+--
 -- Name: _valid_login(text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -5076,25 +5147,36 @@ COMMENT ON FUNCTION data.acl_sessions() IS 'Live (unexpired) sessions the curren
 --
 
 CREATE FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) RETURNS record
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
-    select p.org_id, p.principal_id
-    from (
-        select b.org_id, b.principal_id, 1 as preference
-        from data.principal_bindings b
-        where b.nonce = nullif(current_setting('contexts.binding', true), '')
-          and b.backend_pid = pg_backend_pid()
-          and b.xact_id = pg_current_xact_id_if_assigned()
-        union all
-        select p.org_id, p.principal_id, 2
-        from data.principals p
-        where p.db_role = session_user
-    ) c
-    join data.principals p on p.org_id = c.org_id and p.principal_id = c.principal_id
-    where p.disabled_at is null
-    order by c.preference
-    limit 1
+declare
+    binding constant text := nullif(current_setting('contexts.binding', true), '');
+begin
+    if binding is not null then
+        if pg_is_in_recovery() then
+            select s.org_id, s.principal_id into org_id, principal_id
+            from data._standby_binding(binding) s
+            join data.principals p on p.org_id = s.org_id and p.principal_id = s.principal_id
+            where p.disabled_at is null;
+        else
+            select b.org_id, b.principal_id into org_id, principal_id
+            from data.principal_bindings b
+            join data.principals p on p.org_id = b.org_id and p.principal_id = b.principal_id
+            where b.nonce = binding
+              and b.backend_pid = pg_backend_pid()
+              and b.xact_id = pg_current_xact_id_if_assigned()
+              and p.disabled_at is null;
+        end if;
+        if org_id is not null then
+            return;
+        end if;
+    end if;
+    select p.org_id, p.principal_id into org_id, principal_id
+    from data.principals p
+    where p.db_role = session_user and p.disabled_at is null
+    limit 1;
+end
 $$;
 
 
@@ -6200,6 +6282,30 @@ COMMENT ON TABLE data.authority_refreshes IS 'Each refresh of data.fragment_auth
 
 
 --
+-- Name: binding_keys; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.binding_keys (
+    key_id smallint DEFAULT 1 NOT NULL,
+    secret bytea NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT binding_keys_key_id_check CHECK ((key_id = 1)),
+    CONSTRAINT binding_keys_secret_check CHECK ((octet_length(secret) = 32))
+);
+
+ALTER TABLE ONLY data.binding_keys FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.binding_keys OWNER TO <migrator>;
+
+--
+-- Name: TABLE binding_keys; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.binding_keys IS 'The key that signs principal bindings made on a hot standby (one row; no caller role may read it).';
+
+
+--
 -- Name: bm25_corpus; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -7264,6 +7370,14 @@ ALTER TABLE ONLY data.authority_refreshes
 
 
 --
+-- Name: binding_keys binding_keys_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.binding_keys
+    ADD CONSTRAINT binding_keys_pkey PRIMARY KEY (key_id);
+
+
+--
 -- Name: bm25_corpus bm25_corpus_group_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -8300,6 +8414,12 @@ ALTER TABLE ONLY data.sessions
 ALTER TABLE data.api_keys ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: binding_keys; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.binding_keys ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: bm25_corpus; Type: ROW SECURITY; Schema: data; Owner: <migrator>
 --
 
@@ -8403,6 +8523,13 @@ CREATE POLICY member_read ON data.personas FOR SELECT USING ((org_id = ( SELECT 
 --
 
 CREATE POLICY member_read ON data.repos FOR SELECT USING ((org_id = ( SELECT data.acl_org() AS acl_org)));
+
+
+--
+-- Name: binding_keys no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY no_direct_access ON data.binding_keys USING (false);
 
 
 --
@@ -9638,6 +9765,20 @@ REVOKE ALL ON FUNCTION data._stale_core(p_org_id text, p_as_of timestamp with ti
 REVOKE ALL ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer) TO contexts_service;
 GRANT ALL ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _standby_binding(p_binding text, OUT org_id text, OUT principal_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _standby_signature(p_org_id text, p_principal_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._standby_signature(p_org_id text, p_principal_id text) FROM PUBLIC;
 
 
 --
