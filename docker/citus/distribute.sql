@@ -37,6 +37,8 @@ alter table data.fragment_sources drop constraint fragment_sources_doc_id_doc_ve
 alter table data.document_versions drop constraint document_versions_doc_id_fkey;
 alter table data.fragment_links drop constraint fragment_links_doc_id_fkey;
 alter table data.fragment_links drop constraint fragment_links_target_doc_id_fkey;
+alter table data.fragment_returns drop constraint fragment_returns_trace_id_fkey;
+alter table data.nudge_deliveries drop constraint nudge_deliveries_nudge_id_fkey;
 alter table data.documents drop constraint documents_pkey, add primary key (org_id, doc_id);
 alter table data.document_versions alter column org_id set not null,
     drop constraint document_versions_pkey, add primary key (org_id, doc_id, version);
@@ -46,6 +48,9 @@ alter table data.fragment_links drop constraint fragment_links_pkey, add primary
 alter table data.pins drop constraint pins_pkey, add primary key (org_id, pin_id);
 alter table data.retrieval_traces drop constraint retrieval_traces_pkey, add primary key (org_id, trace_id);
 alter table data.eval_replays drop constraint eval_replays_pkey, add primary key (org_id, run_id, ordinal);
+alter table data.owner_reassignments drop constraint owner_reassignments_pkey, add primary key (org_id, reassignment_id);
+alter table data.nudge_outbox drop constraint nudge_outbox_pkey, add primary key (org_id, nudge_id);
+alter table data.nudge_deliveries drop constraint nudge_deliveries_pkey, add primary key (org_id, delivery_id);
 
 -- 3. Reference tables: small, read by every policy helper (data.current_principal,
 --    data._acl) and by authentication, so each worker must hold them to evaluate
@@ -83,6 +88,11 @@ select create_distributed_table('data.persona_vectors', 'org_id', colocate_with 
 select create_distributed_table('data.git_syncs', 'org_id', colocate_with => 'data.documents');
 select create_distributed_table('data.retrieval_traces', 'org_id', colocate_with => 'data.documents');
 select create_distributed_table('data.eval_replays', 'org_id', colocate_with => 'data.documents');
+select create_distributed_table('data.fragment_returns', 'org_id', colocate_with => 'data.documents');
+select create_distributed_table('data.owner_reassignments', 'org_id', colocate_with => 'data.documents');
+select create_distributed_table('data.org_webhooks', 'org_id', colocate_with => 'data.documents');
+select create_distributed_table('data.nudge_outbox', 'org_id', colocate_with => 'data.documents');
+select create_distributed_table('data.nudge_deliveries', 'org_id', colocate_with => 'data.documents');
 
 -- 5. Foreign keys again, now with org_id (distributed -> distributed must be colocated
 --    and name the distribution column; distributed -> reference is allowed).
@@ -96,6 +106,10 @@ alter table data.fragment_links add foreign key (org_id, doc_id)
     references data.documents (org_id, doc_id) on delete cascade;
 alter table data.fragment_links add foreign key (org_id, target_doc_id)
     references data.documents (org_id, doc_id) on delete set null (target_doc_id);
+alter table data.fragment_returns add foreign key (org_id, trace_id)
+    references data.retrieval_traces (org_id, trace_id) on delete cascade;
+alter table data.nudge_deliveries add foreign key (org_id, nudge_id)
+    references data.nudge_outbox (org_id, nudge_id) on delete cascade;
 
 commit;
 
