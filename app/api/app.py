@@ -19,6 +19,7 @@ from litestar.static_files import create_static_files_router
 
 from app import __version__
 from app.api.auth import bearer_token
+from app.api.contexts import ContextsController
 from app.api.documents import DocumentsController
 from app.api.errors import EXCEPTION_HANDLERS, problem
 from app.api.fragments import FragmentsController, TracesController
@@ -164,6 +165,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             DocumentsController,
             SessionsController,
             PinsController,
+            ContextsController,
             ProfilesController,
             SyncController,
             FragmentsController,
