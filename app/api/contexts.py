@@ -57,6 +57,7 @@ def parse_context_id(raw: str) -> int:
 
 
 def _one(conn: psycopg.Connection, row_type: type, sql: str, args: tuple) -> object:
+    cur: psycopg.Cursor[object]
     with conn.cursor(row_factory=class_row(row_type)) as cur:
         row = cur.execute(sql, args).fetchone()
     assert row is not None  # the function returns its row or raises
@@ -150,9 +151,13 @@ def read_context_on(
     in bundle order, or, for a `query`, ranked against it from the bundle alone.
     Retired Contexts are read too (audit)."""
     started = time.perf_counter()
-    resolved, context_id = conn.execute("select ref, context_id from api.context_resolve(%s)", ([ref],)).fetchone()
+    row = conn.execute("select ref, context_id from api.context_resolve(%s)", ([ref],)).fetchone()
+    assert row is not None  # resolves or raises
+    resolved, context_id = row
     context = get_context_on(conn, context_id)
-    org_id = conn.execute("select (data.current_principal()).org_id").fetchone()[0]
+    me = conn.execute("select (data.current_principal()).org_id").fetchone()
+    assert me is not None and me[0] is not None  # api.context_resolve raised otherwise
+    org_id: str = me[0]
     if query is not None:
         request = RetrieveRequest(
             query=query,

@@ -22,7 +22,7 @@ import os
 
 import click
 
-from app.cli import admin, analysts, db, documents, mcp, pins, policy, profiles, rank, rerank, serve, sync
+from app.cli import admin, analysts, contexts, db, documents, mcp, pins, policy, profiles, rank, rerank, serve, sync
 from app.cli import eval as eval_commands
 from app.cli.common import CliError
 from app.settings import Settings
@@ -53,7 +53,22 @@ def main(ctx: click.Context, db_url: str | None, principal_id: str | None) -> No
         raise CliError(str(exc)) from exc
 
 
-for _module in (admin, analysts, db, policy, documents, pins, profiles, rank, rerank, sync, serve, mcp, eval_commands):
+for _module in (
+    admin,
+    analysts,
+    db,
+    policy,
+    documents,
+    pins,
+    contexts,
+    profiles,
+    rank,
+    rerank,
+    sync,
+    serve,
+    mcp,
+    eval_commands,
+):
     for _command in _module.COMMANDS:
         main.add_command(_command)
 
