@@ -51,6 +51,8 @@ from app.ingest.pipeline import IngestPipeline
 from app.mcp import http_lifespan as mcp_http_lifespan
 from app.mcp import mcp_endpoint
 from app.models import (
+    ContextCreate,
+    ContextVersionCreate,
     DocumentIn,
     IngestRequest,
     NotePromote,
@@ -58,8 +60,10 @@ from app.models import (
     PinCreate,
     RankingProfileSet,
     RetrieveRequest,
+    SavedQuery,
     ScopeIn,
     SessionOpen,
+    SubscriptionCreate,
 )
 from app.retrieve.config import PipelineConfig
 from app.retrieve.service import Retriever
@@ -210,6 +214,10 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         NotePromote,
         PinCreate,
         RankingProfileSet,
+        ContextCreate,
+        ContextVersionCreate,
+        SavedQuery,
+        SubscriptionCreate,
     ]
     app.state.metrics = metrics
     close_request_objects(app, requests)

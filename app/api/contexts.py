@@ -344,16 +344,22 @@ class ContextsController(Controller):
         return await services.read(run)
 
     @delete(
-        "/{context_id:str}",
+        "/{ref:str}",
         status_code=200,
         summary="Retire a Context",
         responses=problems(400, 401, 403, 404, 409, 503),
     )
-    async def retire(self, context_id: ContextId, state: State, token: NamedDependency[str]) -> ContextOut:
+    async def retire(
+        self,
+        ref: Annotated[str, Parameter(pattern=CONTEXT_ID_PATTERN, max_length=23, description="ctx_<id> or <id>")],
+        state: State,
+        token: NamedDependency[str],
+    ) -> ContextOut:
         """Out of listings and retrieval; still readable by reference, with its versions
-        and subscriptions (audit). Needs a write grant on its scope; retiring twice is a 409."""
+        and subscriptions (audit). Needs a write grant on its scope; retiring twice is a 409.
+        (The path names the Context, `ctx_<id>`, not a version.)"""
         services = state.services
-        number = parse_context_id(context_id)
+        number = parse_context_id(ref)
 
         def run() -> ContextOut:
             with services.acting_for(token, write=True) as conn:
