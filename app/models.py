@@ -316,6 +316,8 @@ class TraceCandidate(msgspec.Struct, kw_only=True):
     linked_from: int | UnsetType = UNSET
     """Composed because this fragment cites it (`expand_links`); absent otherwise."""
     link_type: str | UnsetType = UNSET
+    context: str | UnsetType = UNSET
+    """The Context version (`ctx_<id>@<version>`) that brought it; absent otherwise."""
     rerank_detail: dict | UnsetType = UNSET
     """The learned reranker's view of a reranked candidate: `features` (each feature's
     value, app.retrieve.features), `contributions` (the largest, in raw-score units) and
@@ -727,3 +729,144 @@ class WebhookOut(msgspec.Struct):
     enabled: bool
     updated_by: str
     updated_at: datetime
+
+
+# -- Contexts: versioned bundles and subscriptions (docs/adr/0018) --------------------
+
+CONTEXT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,127}$"
+PathGlob = Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern=NO_NUL)]
+"""A document path glob: `**` any run of characters, `*` within one path segment, `?` one."""
+ContextNote = Annotated[str, msgspec.Meta(max_length=2000, pattern=NO_NUL)]
+JsonId = Annotated[int, msgspec.Meta(ge=1, le=MAX_JSON_ID)]
+
+
+class ContextCreate(msgspec.Struct, forbid_unknown_fields=True):
+    """POST /contexts: a new, empty Context (a named bundle of fragments) in a scope."""
+
+    scope: ScopeIn
+    """Its scope: org_id alone for an org-wide Context (an org write grant), or a repo,
+    persona or session (a write grant there). Its versions hold fragments of that scope
+    and of the scopes above it; its readers are those who may read that scope, and
+    subscribers."""
+    name: Annotated[str, msgspec.Meta(pattern=CONTEXT_NAME_PATTERN)]
+    """Unique among the live Contexts of the scope."""
+    description: ContextNote = ""
+
+
+class ContextOut(msgspec.Struct):
+    context_id: int
+    ref: str
+    """`ctx_<id>`: add `@<version>` or `@latest` to name a version."""
+    org_id: str
+    repo_id: str | None
+    persona_id: str | None
+    session_id: str | None
+    name: str
+    description: str
+    created_by: str
+    created_at: datetime
+    retired_at: datetime | None
+    """Retired: out of listings and retrieval, still readable by reference."""
+    latest_version: int | None
+    """The newest version you may read (a subscriber pinned to a version: that one)."""
+    fragment_count: int | None
+    """Fragments in that version."""
+    subscribed: bool
+    """You read it through a subscription, not by its scope."""
+
+
+class ContextList(msgspec.Struct):
+    contexts: list[ContextOut]
+
+
+class SavedQuery(msgspec.Struct, forbid_unknown_fields=True):
+    """A retrieval run once, in the Context's scope, when the version is built: its
+    composed fragments are frozen into the version (the query is recorded with it)."""
+
+    query: Task
+    budget_tokens: Annotated[int, msgspec.Meta(gt=0, le=200_000)] = 4000
+    top_k: Annotated[int, msgspec.Meta(ge=1, le=200)] | None = None
+
+    def __post_init__(self) -> None:
+        check_text("query", self.query)
+
+
+class ContextVersionCreate(msgspec.Struct, forbid_unknown_fields=True):
+    """POST /contexts/{context_id}/versions: freeze a new version from any of fragment
+    ids, documents, path globs and a saved query (their union, each fragment once, in
+    that order)."""
+
+    fragment_ids: Annotated[list[JsonId], msgspec.Meta(max_length=2000)] = []
+    doc_ids: Annotated[list[JsonId], msgspec.Meta(max_length=1000)] = []
+    """Whole documents: the live fragments of their current version."""
+    path_globs: Annotated[list[PathGlob], msgspec.Meta(max_length=32)] = []
+    """The live fragments of every document you may read in the Context's scope whose path matches."""
+    query: SavedQuery | None = None
+    note: ContextNote = ""
+
+    def __post_init__(self) -> None:
+        if not (self.fragment_ids or self.doc_ids or self.path_globs or self.query):
+            raise ValueError("name fragment_ids, doc_ids, path_globs or a query to build the version from")
+
+
+class ContextVersionOut(msgspec.Struct):
+    context_id: int
+    ref: str
+    """`ctx_<id>@<version>`: how retrievals and subscriptions name it."""
+    version: int
+    fragment_count: int
+    built_from: dict[str, Any]
+    note: str
+    created_by: str
+    created_at: datetime
+
+
+class ContextVersionList(msgspec.Struct):
+    versions: list[ContextVersionOut]
+    """Newest first; a subscriber sees the versions it is subscribed to only."""
+
+
+class ContextRead(msgspec.Struct):
+    """GET /contexts/{ref}: a Context version composed within a budget, like a retrieval."""
+
+    context: ContextOut
+    ref: str
+    """The version read (`@latest` resolved)."""
+    fragments: list[FragmentOut]
+    """In bundle order, or best first for a `query`; each cites the document version it was bundled from."""
+    trace_id: str
+    tokens_used: int
+    budget_tokens: int
+    left_out: int
+    """Members that did not fit the budget."""
+
+
+class SubscriptionCreate(msgspec.Struct, forbid_unknown_fields=True):
+    """POST /contexts/{context_id}/subscriptions: publish the Context to another org, or
+    another repo of this one, as a revocable grant on the bundle (never a copy)."""
+
+    subscriber_org_id: Identifier
+    subscriber_repo_id: Identifier | None = None
+    """Only principals that may read this repo of the subscriber org (default: all of its principals)."""
+    version: Annotated[int, msgspec.Meta(ge=1, le=MAX_INT)] | None = None
+    """A pinned version (default: follow the newest)."""
+
+
+class SubscriptionOut(msgspec.Struct):
+    subscription_id: int
+    context_id: int
+    ref: str
+    """`ctx_<id>@<version>`, or `@latest` when it follows the newest."""
+    org_id: str
+    """The publisher's org."""
+    version: int | None
+    subscriber_org_id: str
+    subscriber_repo_id: str | None
+    created_by: str
+    created_at: datetime
+    revoked_at: datetime | None
+    revoked_by: str | None
+
+
+class SubscriptionList(msgspec.Struct):
+    subscriptions: list[SubscriptionOut]

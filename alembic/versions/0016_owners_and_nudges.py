@@ -9,7 +9,7 @@ from alembic import op
 from app.db.migrate import run_sql_file
 
 revision = "0016"
-down_revision = "0014"
+down_revision = "0015"
 branch_labels = None
 depends_on = None
 

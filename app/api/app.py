@@ -22,6 +22,7 @@ from litestar.static_files import create_static_files_router
 
 from app import __version__
 from app.api.auth import bearer_token
+from app.api.contexts import ContextsController
 from app.api.documents import DocumentsController
 from app.api.errors import EXCEPTION_HANDLERS, problem
 from app.api.fragments import FragmentsController, TracesController
@@ -55,6 +56,8 @@ from app.ingest.pipeline import IngestPipeline
 from app.mcp import http_lifespan as mcp_http_lifespan
 from app.mcp import mcp_endpoint
 from app.models import (
+    ContextCreate,
+    ContextVersionCreate,
     DocumentIn,
     IngestRequest,
     NotePromote,
@@ -63,8 +66,10 @@ from app.models import (
     PinCreate,
     RankingProfileSet,
     RetrieveRequest,
+    SavedQuery,
     ScopeIn,
     SessionOpen,
+    SubscriptionCreate,
     WebhookIn,
 )
 from app.retrieve.config import PipelineConfig
@@ -218,6 +223,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             SessionsController,
             PinsController,
             OwnersController,
+            ContextsController,
             ProfilesController,
             SyncController,
             FragmentsController,
@@ -264,6 +270,10 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         RankingProfileSet,
         OwnersReassign,
         WebhookIn,
+        ContextCreate,
+        ContextVersionCreate,
+        SavedQuery,
+        SubscriptionCreate,
     ]
     app.state.metrics = metrics
     close_request_objects(app, requests)

@@ -23,7 +23,22 @@ import os
 
 import click
 
-from app.cli import admin, analysts, db, documents, mcp, owners, pins, policy, profiles, rank, rerank, serve, sync
+from app.cli import (
+    admin,
+    analysts,
+    contexts,
+    db,
+    documents,
+    mcp,
+    owners,
+    pins,
+    policy,
+    profiles,
+    rank,
+    rerank,
+    serve,
+    sync,
+)
 from app.cli import eval as eval_commands
 from app.cli.common import CliError
 from app.settings import Settings
@@ -62,6 +77,7 @@ for _module in (
     documents,
     pins,
     owners,
+    contexts,
     profiles,
     rank,
     rerank,

@@ -65,6 +65,11 @@ class Candidate:
     link_type: str | None = None
     """A fragment composed by following a link (`expand_links`): the included fragment
     citing it, and how (api.linked_fragments)."""
+    context: str | None = None
+    """The Context version (`ctx_<id>@<version>`) that brought this fragment, when the
+    request named Contexts (api.context_candidates)."""
+    context_ordinal: int | None = None
+    """Its place in that version (1: first)."""
     terms: dict[str, float] | None = None
     """Each term of the blended score (app.retrieve.blend), set for ranked candidates."""
     rerank_score: float | None = None
@@ -97,6 +102,46 @@ class Filters:
 
 
 NO_FILTERS = Filters()
+
+
+def admitted(filters: Filters, c: Candidate, now: datetime) -> bool:
+    """The filters of api.retrieve_candidates, for candidates that come from Contexts
+    (a bundle is fetched whole; its members are tested here, after the fetch)."""
+    if filters.path_prefix is not None and not c.path.startswith(filters.path_prefix):
+        return False
+    if filters.kinds is not None and c.kind not in filters.kinds:
+        return False
+    if filters.updated_since is not None and c.updated_at < filters.updated_since:
+        return False
+    if filters.updated_until is not None and c.updated_at >= filters.updated_until:
+        return False
+    if filters.negatives != "include" and c.negative != (filters.negatives == "only"):
+        return False
+    if not filters.include_superseded:
+        at = filters.as_of or now
+        if (c.valid_from is not None and c.valid_from > at) or (c.valid_until is not None and c.valid_until <= at):
+            return False
+    return True
+
+
+def context_candidates(
+    conn: psycopg.Connection,
+    org_id: str,
+    refs: list[str],
+    query: str | None,
+    query_embeddings: dict[str, list[float]],
+    rrf_k: int,
+    fusion: dict,
+    include_retired: bool = False,
+) -> list[Candidate]:
+    """The members of the named Context versions, scored against `query` from the
+    bundles alone (api.context_candidates); bundle order without a query."""
+    with conn.cursor(row_factory=class_row(Candidate)) as cur:
+        cur.execute(
+            "select * from api.context_candidates(%s, %s, %s, %s::jsonb, %s::jsonb, %s, %s)",
+            (org_id, refs, query, json.dumps(query_embeddings), json.dumps(fusion), rrf_k, include_retired),
+        )
+        return cur.fetchall()
 
 
 def fetch_candidates(

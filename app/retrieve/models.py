@@ -32,6 +32,11 @@ Task = Annotated[str, msgspec.Meta(min_length=1, max_length=4000, pattern=f"^[^{
 """A query, or the task a session pack is retrieved for."""
 MAX_TOP_K = 1000
 Negatives = Literal["include", "only", "exclude"]
+CONTEXT_REF_PATTERN = r"^ctx_[1-9][0-9]{0,17}@([1-9][0-9]{0,8}|latest)$"
+"""A Context version: `ctx_<id>@<version>`, or `ctx_<id>@latest` (the newest you may read)."""
+ContextRef = Annotated[str, msgspec.Meta(pattern=CONTEXT_REF_PATTERN, max_length=40)]
+ContextMode = Literal["restrict", "boost"]
+"""Named Contexts either bound the retrieval (`restrict`) or lift their members (`boost`)."""
 """Negative fragments (anti-patterns, known traps): kept, kept alone, or left out."""
 
 
@@ -90,6 +95,14 @@ class RetrieveRequest(msgspec.Struct, forbid_unknown_fields=True):
     scope and your grants) and compose what they cite in the budget left, after them,
     each with `linked_from` (docs/adr/0016). `top_k` bounds the ranked fragments only."""
 
+    contexts: Annotated[list[ContextRef], msgspec.Meta(min_length=1, max_length=16)] | None = None
+    """Context versions (`ctx_12@3`, `ctx_7@latest`) you may read, by scope or subscription
+    (docs/adr/0018): an unknown or unreadable one is a 404, a retired one a 409."""
+    context_mode: ContextMode = "restrict"
+    """`restrict`: only the members of `contexts`, scored against the query from those
+    bundles alone; `boost`: the usual retrieval, with their members added and lifted
+    (each marked with `context`)."""
+
     def __post_init__(self) -> None:
         check_text("query", self.query)
         if self.k_lexical == 0 and self.k_dense == 0:
@@ -133,6 +146,9 @@ class FragmentOut(msgspec.Struct):
     score and relevance are then 0: it was not ranked."""
     link_type: str | None = None
     """How it is cited: link, url, import, symbol, adr, metadata, supersedes, superseded_by."""
+    context: str | None = None
+    """The Context version (`ctx_<id>@<version>`) that brought it, when the request
+    named `contexts` or read a Context."""
 
 
 class RetrieveResponse(msgspec.Struct):

@@ -16,7 +16,15 @@ from app.ingest.chunks import CHUNKER_VERSION
 from app.ingest.embed import Embedder, model_label
 from app.retrieve import rerank
 from app.retrieve.blend import BUILT_IN, Profile, blend
-from app.retrieve.candidates import Candidate, Filters, fetch_candidates, linked_fragments, version_metadata
+from app.retrieve.candidates import (
+    Candidate,
+    Filters,
+    admitted,
+    context_candidates,
+    fetch_candidates,
+    linked_fragments,
+    version_metadata,
+)
 from app.retrieve.compose import Composition, compose, compose_linked
 from app.retrieve.config import PipelineConfig
 from app.retrieve.fusion import fusion_spec
@@ -28,6 +36,9 @@ from app.retrieve.trace import candidate_entries, record_trace
 from app.scope import Scope
 
 RRF_K = 60
+CONTEXT_BOOST = 0.5
+"""`context_mode: boost`: a member of a named Context closes this share of the gap
+between its blended score and 1 (0.4 becomes 0.7): lifted, never past a better fit."""
 
 
 @dataclass(slots=True)
@@ -132,7 +143,11 @@ class Retriever:
         )
 
     def candidates(
-        self, conn: psycopg.Connection, request: RetrieveRequest, vectors: QueryVectors | None = None
+        self,
+        conn: psycopg.Connection,
+        request: RetrieveRequest,
+        vectors: QueryVectors | None = None,
+        include_retired: bool = False,
     ) -> list[Candidate]:
         """`vectors`: the query's, when the caller computed them already (the API does,
         before it takes a connection, so that concurrent requests share model calls)."""
@@ -141,6 +156,8 @@ class Retriever:
             embeddings: QueryVectors = {}
         else:
             embeddings = vectors if vectors is not None else self.query_embeddings(request.query)
+        if request.contexts:
+            return self.with_contexts(conn, request, embeddings, include_retired)
         return fetch_candidates(
             conn,
             scope,
@@ -153,7 +170,57 @@ class Retriever:
             self.filters_of(request),
         )
 
-    def rank(self, conn: psycopg.Connection, request: RetrieveRequest, vectors: QueryVectors | None = None) -> Ranking:
+    def with_contexts(
+        self, conn: psycopg.Connection, request: RetrieveRequest, embeddings: QueryVectors, include_retired: bool
+    ) -> list[Candidate]:
+        """Candidates of a request naming Contexts (docs/adr/0018). `restrict`: the
+        bundles' members alone, scored from the bundles; `boost`: the usual candidates,
+        each member among them marked with its Context, then the members the usual lists
+        did not reach. Members pass the request's filters like any candidate."""
+        assert request.contexts
+        fusion = fusion_spec(self.config, request.query)
+        members = context_candidates(
+            conn,
+            request.scope.org_id,
+            list(request.contexts),
+            request.query,
+            embeddings,
+            self.config.rrf_k,
+            fusion,
+            include_retired,
+        )
+        filters, now = self.filters_of(request), datetime.now(UTC)
+        members = [c for c in members if admitted(filters, c, now)]
+        if request.context_mode == "restrict":
+            return members
+        scope = self.scope_of(request)
+        usual = fetch_candidates(
+            conn,
+            scope,
+            request.query,
+            embeddings,
+            request.k_lexical,
+            request.k_dense,
+            self.config.rrf_k,
+            fusion,
+            filters,
+        )
+        by_id = {c.fragment_id: c for c in members}
+        for c in usual:
+            member = by_id.pop(c.fragment_id, None)
+            if member is not None:
+                c.context, c.context_ordinal = member.context, member.context_ordinal
+        # After the usual candidates (pins among them keep their place after the ranked
+        # ones: rank() splits them out), the members no list reached, in bundle order.
+        return usual + [c for c in members if c.fragment_id in by_id]
+
+    def rank(
+        self,
+        conn: psycopg.Connection,
+        request: RetrieveRequest,
+        vectors: QueryVectors | None = None,
+        include_retired: bool = False,
+    ) -> Ranking:
         """Candidates, rerank and the blend: everything `retrieve` does before the budget."""
         embeddings: QueryVectors = {}
         if request.k_dense > 0:
@@ -162,7 +229,7 @@ class Retriever:
                     vectors = self.query_embeddings(request.query)
             embeddings = vectors
         with self.stage("candidates"):
-            candidates = self.candidates(conn, request, embeddings)
+            candidates = self.candidates(conn, request, embeddings, include_retired)
         # Pins take no part in the ranking (without any, it is exactly what it was); they
         # get scores of their own only to show them.
         pinned = sorted((c for c in candidates if c.pin_id is not None), key=lambda c: c.pin_rank or 0)
@@ -179,16 +246,25 @@ class Retriever:
         override = request.freshness_halflife_days
         profile = Profile.from_row(row, override) if row else replace(BUILT_IN, halflife_override=override)
         blend(ranked + pinned, profile, datetime.now(UTC))
+        if request.contexts and request.context_mode == "boost":
+            for c in ranked:
+                if c.context is not None and c.final_score is not None:
+                    c.final_score += (1.0 - c.final_score) * CONTEXT_BOOST
         # Stable: candidates the blend ties keep the pipeline's order.
         ranked.sort(key=lambda c: -(c.final_score or 0.0))
         return Ranking(candidates, ranked, pinned, embeddings, profile)
 
     def retrieve(
-        self, conn: psycopg.Connection, request: RetrieveRequest, vectors: QueryVectors | None = None
+        self,
+        conn: psycopg.Connection,
+        request: RetrieveRequest,
+        vectors: QueryVectors | None = None,
+        include_retired: bool = False,
     ) -> RetrieveResponse:
         """For the principal bound to `conn`'s transaction (see app.access); the trace is
-        written in the same transaction."""
-        return self.answer(conn, request, vectors).record(conn)
+        written in the same transaction. `include_retired`: retired Contexts may be named
+        (reading one for audit)."""
+        return self.answer(conn, request, vectors, include_retired=include_retired).record(conn)
 
     def answer(
         self,
@@ -196,12 +272,13 @@ class Retriever:
         request: RetrieveRequest,
         vectors: QueryVectors | None = None,
         read: dict | None = None,
+        include_retired: bool = False,
     ) -> Answer:
         """Everything a retrieval reads, without its trace: a service reading on a replica
         records the trace on the primary afterwards (`Answer.record`), since a standby
         writes nothing. `read`: where the candidates were read, for the trace."""
         started = time.perf_counter()
-        ranking = self.rank(conn, request, vectors)
+        ranking = self.rank(conn, request, vectors, include_retired)
         candidates, ranked = ranking.candidates, ranking.ranked
         with self.stage("compose"):
             composition = compose(
@@ -227,31 +304,7 @@ class Retriever:
         }
         if read is not None:
             pipeline["read"] = read
-        fragments = [
-            FragmentOut(
-                id=c.fragment_id,
-                doc_id=c.doc_id,
-                version=c.doc_version,
-                score=round(c.final_score or 0.0, 6),
-                relevance=round(c.relevance or 0.0, 6),
-                tokens=composition.decisions[c.fragment_id].tokens,
-                source=c.source,
-                updated_at=c.updated_at,
-                text=composition.decisions[c.fragment_id].text or c.text,
-                heading_path=list(c.heading_path),
-                kind=c.kind,
-                owner=c.owner,
-                metadata=metadata.get((c.doc_id, c.doc_version), {}),
-                pinned=c.pin_id is not None,
-                pin_id=c.pin_id,
-                negative=c.negative,
-                valid_from=c.valid_from,
-                valid_until=c.valid_until,
-                linked_from=c.linked_from,
-                link_type=c.link_type,
-            )
-            for c in composition.included
-        ]
+        fragments = fragments_out(composition, metadata)
         return Answer(self, request, pipeline, entries, duration_ms, ranking.query_vectors, fragments, composition)
 
 
@@ -289,3 +342,33 @@ class Answer:
             budget_tokens=self.request.budget_tokens,
             pins_left_out=self.composition.pins_left_out,
         )
+
+
+def fragments_out(composition: Composition, metadata: dict[tuple[int, int], dict]) -> list[FragmentOut]:
+    """The composed fragments as a response lists them, in composed order."""
+    return [
+        FragmentOut(
+            id=c.fragment_id,
+            doc_id=c.doc_id,
+            version=c.doc_version,
+            score=round(c.final_score or 0.0, 6),
+            relevance=round(c.relevance or 0.0, 6),
+            tokens=composition.decisions[c.fragment_id].tokens,
+            source=c.source,
+            updated_at=c.updated_at,
+            text=composition.decisions[c.fragment_id].text or c.text,
+            heading_path=list(c.heading_path),
+            kind=c.kind,
+            owner=c.owner,
+            metadata=metadata.get((c.doc_id, c.doc_version), {}),
+            pinned=c.pin_id is not None,
+            pin_id=c.pin_id,
+            negative=c.negative,
+            valid_from=c.valid_from,
+            valid_until=c.valid_until,
+            linked_from=c.linked_from,
+            link_type=c.link_type,
+            context=c.context,
+        )
+        for c in composition.included
+    ]

@@ -68,6 +68,13 @@ select create_reference_table('data.embedding_models');
 select create_reference_table('data.eval_runs');
 select create_reference_table('data.eval_figures');
 select create_reference_table('data.authority_refreshes');
+-- Contexts (bundles) and their subscriptions: small (lists of fragment ids), and read by
+-- the row-level predicate of a subscriber in another org (data._readable_context_versions),
+-- so every node holds them, as it holds grants.
+select create_reference_table('data.contexts');
+select create_reference_table('data.context_versions');
+select create_reference_table('data.context_members');
+select create_reference_table('data.context_subscriptions');
 
 -- 4. Tenant tables, hash-distributed by org_id in one colocation group: every row of an
 --    org (documents, fragments, vectors, postings, its BM25 statistics, links, pins,

@@ -133,3 +133,36 @@ begin
     end loop;
 end
 $$;
+-- Contexts (docs/adr/0018). Which versions a principal may read is one definition,
+-- data._readable_context_versions (sql/functions/44_contexts.sql): every version of a
+-- Context whose scope labels its grants cover (the rule of fragments, on the Context's
+-- labels), and the version each live subscription of its org (or one of its repos)
+-- gives it. A Context row is visible with any version it may read, or by its scope
+-- alone; a version and its members with that version; a subscription to its publisher
+-- (who may read the Context by its scope) and to its subscriber scope. No policy of
+-- data.fragments changes: subscribed fragments are read through the bundle.
+drop policy if exists scope_read on data.contexts;
+create policy scope_read on data.contexts for select using (
+    (org_id = (select data.acl_org())
+     and (repo_id is null or (select data.acl_org_wide()) or repo_id = any ((select data.acl_repos())::text[]))
+     and (persona_id is null or (select data.acl_org_wide()) or persona_id = any ((select data.acl_personas())::text[]))
+     and (session_id is null or session_id = any ((select data.acl_sessions())::text[])))
+    or context_id in (select r.context_id from data._readable_context_versions() r));
+drop policy if exists version_read on data.context_versions;
+create policy version_read on data.context_versions for select
+    using ((context_id, version) in (select r.context_id, r.version from data._readable_context_versions() r));
+drop policy if exists version_read on data.context_members;
+create policy version_read on data.context_members for select
+    using ((context_id, version) in (select r.context_id, r.version from data._readable_context_versions() r));
+drop policy if exists party_read on data.context_subscriptions;
+create policy party_read on data.context_subscriptions for select using (
+    (org_id = (select data.acl_org()) and context_id in (
+            select c.context_id from data.contexts c
+            where c.org_id = (select data.acl_org())
+              and (c.repo_id is null or (select data.acl_org_wide()) or c.repo_id = any ((select data.acl_repos())::text[]))
+              and (c.persona_id is null or (select data.acl_org_wide())
+                   or c.persona_id = any ((select data.acl_personas())::text[]))
+              and (c.session_id is null or c.session_id = any ((select data.acl_sessions())::text[]))))
+    or (subscriber_org_id = (select data.acl_org())
+        and (subscriber_repo_id is null or (select data.acl_org_wide())
+             or subscriber_repo_id = any ((select data.acl_repos())::text[]))));

@@ -46,6 +46,10 @@ def test_every_tenant_table_has_forced_rls_and_a_policy(conn):
         "fragment_links",
         "persona_vectors",
         "git_syncs",
+        "contexts",
+        "context_versions",
+        "context_members",
+        "context_subscriptions",
     } <= names
     unprotected = [name for name, enabled, forced, policies in tenant if not (enabled and forced and policies >= 1)]
     assert unprotected == []
@@ -127,6 +131,17 @@ EXECUTABLE = {
         "api.authenticate",
         "api.authorize_write",
         "api.begin_document",
+        "api.context_add_version",
+        "api.context_candidates",
+        "api.context_create",
+        "api.context_get",
+        "api.context_resolve",
+        "api.context_retire",
+        "api.context_subscribe",
+        "api.context_subscriptions",
+        "api.context_unsubscribe",
+        "api.context_versions",
+        "api.contexts_list",
         "api.delete_document",
         "api.get_document",
         "api.get_fragment",
@@ -177,6 +192,11 @@ EXECUTABLE = {
     },
     "contexts_analyst": {
         "api.authenticate",
+        "api.context_get",
+        "api.context_resolve",
+        "api.context_subscriptions",
+        "api.context_versions",
+        "api.contexts_list",
         "api.get_document",
         "api.get_fragment",
         "api.list_documents",
@@ -234,6 +254,8 @@ FUSION_HELPERS = {
 }
 """Helpers of the searches (BM25, fusion, the ranking profile in effect, citation authority), for
 those who may call them."""
+CONTEXT_HELPERS = {"data._readable_context_versions", "data._context_rows", "data._resolve_context_refs"}
+"""The read rule of Contexts (policies of the four context tables) and what their listing reads."""
 TRACE_HELPERS = {"data._readable_fragments", "data._redact_candidates", "data._redact_request"}
 """Redaction helpers of api.retrieval_traces, which every caller role reads."""
 OWNER_HELPERS = {"data._stale_readable"}
@@ -259,6 +281,7 @@ def test_each_role_may_call_exactly_its_functions(conn):
             | TRACE_HELPERS
             | (FUSION_HELPERS if "api.retrieve_candidates" in expected else set())
             | (OWNER_HELPERS if "api.stale_fragments" in expected else set())
+            | (CONTEXT_HELPERS if "api.contexts_list" in expected else set())
             | (VIEW_HELPERS if role in ("contexts_analyst", "contexts_auditor") else set())
         )
         assert {f for f in callable_ if f.startswith("data.")} == (helpers if role != "public" else set()), role

@@ -1,14 +1,17 @@
-"""Property-based proof of R-SEC-1/2: random orgs, scopes, principals, grants and
-fragments (shared vocabulary, near-identical embeddings across tenants: the worst case).
-For every principal, lexical, dense and hybrid search, fragment and trace reads, and
-plain SQL as an analyst (tables, and the knowledge-health views) return exactly the rows
-its grants allow, pins included (api.pins_list, the pins a retrieval returns, and
-data.pins as an analyst), and its scores do not move when data it cannot see is added or
-removed. And every trace, read by the principal that made it or by an auditor of its
-org, shows exactly what the reader's grants allow now, through api.get_trace, the
-redacting view, every usage view built on it, the query vectors and retrieval from SQL
-(api.retrieve), and the replay diffs of an eval run (a second property, on worlds of
-its own)."""
+"""Property-based proof of R-SEC-1/2: random orgs, scopes, principals, grants and fragments
+(shared vocabulary, near-identical embeddings across tenants: the worst case). For every
+principal, lexical, dense and hybrid search, fragment and trace reads, and plain SQL as
+an analyst (tables, and the knowledge-health views) return exactly the rows its grants
+allow, pins included (api.pins_list, the pins a retrieval returns, and data.pins as an
+analyst), Context bundles included (each org publishes one to another org or repo,
+pinned or following the newest version, and some publishers revoke it: every principal
+reads exactly the members of the versions its scope or a live subscription gives it,
+over api.context_candidates and as an analyst), and its scores (bundle scores too) do
+not move when data it cannot see is added or removed. And every trace, read by the
+principal that made it or by an auditor of its org, shows exactly what the reader's
+grants allow now, through api.get_trace, the redacting view, every usage view built on
+it, the query vectors and retrieval from SQL (api.retrieve), and the replay diffs of an
+eval run (a second property, on worlds of its own)."""
 
 from __future__ import annotations
 
@@ -73,6 +76,7 @@ TALLY = {
     "trace_reads": 0,
     "redacted_candidates": 0,
     "redacted_requests": 0,
+    "bundle_reads": 0,
     "leaks": 0,
 }
 SCOPE_KEYS = ("repo_id", "persona_id", "session_id")
@@ -106,6 +110,25 @@ class Org:
     links: list[tuple[int, int]] = field(default_factory=list)
     """(citing, cited) fragment numbers: citations, whatever their scopes (the graph's
     leak rule decides which count)."""
+    bundle: Bundle | None = None
+    """The Context this org publishes (docs/adr/0018)."""
+
+
+@dataclass
+class Bundle:
+    """One org's Context: in its org scope or repo r1; version 1 holds every fragment of
+    that scope (a path glob), version 2 the first half of them (fragment ids). Published
+    to the next org of the world (the only one: to its repo r2), pinned to version 1 or
+    following the newest, and revoked midway or not."""
+
+    repo: str | None
+    pinned: bool
+    revoke: bool
+    context_id: int = 0
+    versions: dict[int, set[int]] = field(default_factory=dict)
+    subscriber: tuple[str, str | None] = ("", None)
+    subscription_id: int | None = None
+    revoked: bool = False
 
 
 @dataclass
@@ -121,6 +144,12 @@ class Trace:
     trace_id: str = ""
 
 
+def bundle_of(fragments: list[Fragment], principals: list, links: list) -> Bundle:
+    """An org's Context, chosen from what was drawn for the org already (no draw of its
+    own: the worlds, and so the runtime, stay those of the property without bundles)."""
+    return Bundle("r1" if len(fragments) % 2 else None, len(principals) % 2 == 1, len(links) % 2 == 1)
+
+
 fragment = st.builds(
     Fragment,
     words=st.lists(st.sampled_from(VOCAB), min_size=2, max_size=6),
@@ -130,7 +159,9 @@ fragment = st.builds(
     noise=st.lists(st.floats(-0.01, 0.01), min_size=DIMS, max_size=DIMS),
 )
 org = st.builds(
-    lambda fragments, principals, expired, links: Org(f"t{next(_names)}", fragments, principals, expired, links=links),
+    lambda fragments, principals, expired, links: Org(
+        f"t{next(_names)}", fragments, principals, expired, links=links, bundle=bundle_of(fragments, principals, links)
+    ),
     st.lists(fragment, min_size=1, max_size=8),
     st.lists(st.sets(st.sampled_from(GRANTS), max_size=4), min_size=1, max_size=3),
     st.sets(st.sampled_from(SESSIONS), max_size=1),
@@ -300,6 +331,110 @@ def leak(found: set[int], allowed: set[int]) -> int:
     extra = found - allowed
     TALLY["leaks"] += len(extra)
     return len(extra)
+
+
+def publish(conn: psycopg.Connection, orgs: list[Org]) -> None:
+    """Each org's writer makes its Context and versions, and publishes it (api functions,
+    as the writer principal)."""
+    for i, o in enumerate(orgs):
+        b = o.bundle
+        assert b is not None
+        if b.repo is not None:  # the repo exists even when no fragment was written there
+            conn.execute("select api.grant_scope(%s, 'writer', 'repo', %s, true)", (o.name, b.repo))
+        conn.execute("select api.bind_principal(%s, 'writer')", (o.name,))
+        b.context_id = conn.execute(
+            "select context_id from api.context_create(%s, %s, null, null, 'bundle')", (o.name, b.repo)
+        ).fetchone()[0]
+        members = sorted(
+            {f.id for f in o.fragments if f.persona is None and f.session is None and f.repo in (None, b.repo)}
+        )
+        if members:
+            conn.execute("select api.context_add_version(%s, '{}', '{}', '{**}')", (b.context_id,))
+            b.versions[1] = set(members)
+            if len(members) > 1:
+                half = members[: len(members) // 2]
+                conn.execute("select api.context_add_version(%s, %s)", (b.context_id, half))
+                b.versions[2] = set(half)
+        b.subscriber = (orgs[(i + 1) % len(orgs)].name, None) if len(orgs) > 1 else (o.name, "r2")
+        if b.versions:
+            b.subscription_id = conn.execute(
+                "select subscription_id from api.context_subscribe(%s, %s, %s, %s)",
+                (b.context_id, *b.subscriber, 1 if b.pinned else None),
+            ).fetchone()[0]
+        conn.commit()
+
+
+def revoke_bundles(conn: psycopg.Connection, orgs: list[Org]) -> None:
+    for o in orgs:
+        b = o.bundle
+        if b is not None and b.revoke and b.subscription_id is not None:
+            conn.execute("select api.bind_principal(%s, 'writer')", (o.name,))
+            conn.execute("select api.context_unsubscribe(%s)", (b.subscription_id,))
+            b.revoked = True
+    conn.commit()
+
+
+def bundle_versions(orgs: list[Org], reader: Org, grants: set[tuple[str, str | None]], b: Bundle) -> set[int]:
+    """The versions of bundle `b` a principal of `reader` with `grants` may read: all of
+    them when its grants cover the Context's scope in its own org, and the one a live
+    subscription of its org (or repo) gives it. The rule, restated independently."""
+    kinds = {k for k, _ in grants}
+    publisher = next(o for o in orgs if o.bundle is b)
+    readable: set[int] = set()
+    if publisher is reader and (b.repo is None or "org" in kinds or ("repo", b.repo) in grants):
+        readable |= set(b.versions)
+    org_name, repo = b.subscriber
+    if (
+        b.subscription_id is not None
+        and not b.revoked
+        and org_name == reader.name
+        and (repo is None or "org" in kinds or ("repo", repo) in grants)
+    ):
+        readable.add(1 if b.pinned else max(b.versions))
+    return readable
+
+
+def check_bundles(conn: psycopg.Connection, orgs: list[Org], o: Org, grants: set[tuple[str, str | None]]) -> set[int]:
+    """As the service: every reference of every bundle of the world returns exactly the
+    members of a version this principal may read, or is unknown. Returns the members of
+    every version it may read."""
+    vector = json.dumps({"prose": BASE})
+    members: set[int] = set()
+    for b in (x.bundle for x in orgs):
+        assert b is not None
+        readable = bundle_versions(orgs, o, grants, b)
+        for v in readable:
+            members |= b.versions[v]
+        for version in ("1", "latest"):
+            if version == "latest":
+                expected = b.versions[max(readable)] if readable else None
+            else:
+                expected = b.versions[1] if 1 in readable else None
+            try:
+                with conn.transaction():
+                    rows = conn.execute(
+                        "select fragment_id from api.context_candidates(%s, %s, 'journal vault', %s)",
+                        (o.name, [f"ctx_{b.context_id}@{version}"], vector),
+                    ).fetchall()
+                found: set[int] | None = {r[0] for r in rows}
+            except psycopg.errors.NoDataFound:
+                found = None
+            TALLY["bundle_reads"] += 1
+            TALLY["leaks"] += len((found or set()) - (expected or set()))
+            assert found == expected, (b, version, grants)
+    return members
+
+
+def bundle_scores(conn: psycopg.Connection, o: Org, query: str, refs: list[str]) -> dict:
+    """The scores of the members of bundles this principal may read, which nothing
+    outside those bundles may move."""
+    if not refs:
+        return {}
+    rows = conn.execute(
+        "select fragment_id, lexical_score, dense_similarity, fused_score from api.context_candidates(%s, %s, %s, %s)",
+        (o.name, refs, query, json.dumps({"prose": BASE})),
+    ).fetchall()
+    return {r[0]: r[1:] for r in rows}
 
 
 def searches(conn: psycopg.Connection, o: Org, query: str) -> dict:
@@ -520,10 +655,18 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
         grant_principals(conn, o)
         TALLY["orgs"] += 1
         TALLY["fragments"] += len({f.id for f in o.fragments})
+    publish(conn, orgs)
     every_id = {f.id for o in orgs for f in o.fragments}
     analyst_login = logins["analysts"][0]
     snapshots: dict[tuple[str, int, str], dict] = {}
     traces: dict[tuple[str, int], str] = {}
+    bundle_refs: dict[tuple[str, int], list[str]] = {}
+    for o in orgs:  # before any revocation
+        for p, grants in enumerate(o.principals):
+            act_as(conn, o.name, f"p{p}")
+            check_bundles(conn, orgs, o, grants)
+            conn.rollback()
+    revoke_bundles(conn, orgs)
 
     for o in orgs:
         for p, grants in enumerate(o.principals):
@@ -531,11 +674,18 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
             allowed = {f.id for f in o.fragments if visible(o, grants, f)}
             # As the service: every search, and every fragment id in the world.
             act_as(conn, o.name, f"p{p}")
+            bundled = check_bundles(conn, orgs, o, grants)
+            refs = [
+                f"ctx_{x.bundle.context_id}@latest"
+                for x in orgs
+                if x.bundle is not None and bundle_versions(orgs, o, grants, x.bundle)
+            ]
+            bundle_refs[(o.name, p)] = refs
             for query in queries:
-                result = searches(conn, o, query)
+                result = searches(conn, o, query) | {"bundles": bundle_scores(conn, o, query, refs)}
                 snapshots[(o.name, p, query)] = result
                 for stage, rows in result.items():
-                    assert leak(set(rows), allowed) == 0, (stage, query, grants)
+                    assert leak(set(rows), bundled if stage == "bundles" else allowed) == 0, (stage, query, grants)
                 # And complete: every fragment it may read in the requested scope (the org,
                 # no persona or session asked) is found, by dense search too.
                 in_scope = {
@@ -593,6 +743,8 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
                 assert leak(rows, allowed) == 0 and rows == allowed
                 pins = {r[0] for r in sql.execute("select fragment_id from data.pins")}
                 assert leak(pins, allowed) == 0 and pins == allowed & o.pinned
+                bundled_rows = {r[0] for r in sql.execute("select fragment_id from data.context_members")}
+                assert leak(bundled_rows, bundled) == 0 and bundled_rows == bundled
                 for table in ("embeddings", "bm25_postings", "fragment_sources", "fragment_links"):
                     assert leak({r[0] for r in sql.execute(f"select fragment_id from data.{table}")}, allowed) == 0
                 cited = {r[0] for r in sql.execute("select target_fragment_id from data.fragment_links")} - {None}
@@ -675,7 +827,8 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
         for (org_name, p, query), before in snapshots.items():
             act_as(conn, org_name, f"p{p}")
             o = next(o for o in orgs if o.name == org_name)
-            assert searches(conn, o, query) == before
+            refs = bundle_refs[(org_name, p)]
+            assert searches(conn, o, query) | {"bundles": bundle_scores(conn, o, query, refs)} == before
             conn.rollback()
 
     unchanged()

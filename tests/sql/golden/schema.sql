@@ -434,6 +434,606 @@ COMMENT ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) IS 'The r
 
 
 --
+-- Name: context_add_version(bigint, bigint[], bigint[], text[], text, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[] DEFAULT '{}'::bigint[], p_doc_ids bigint[] DEFAULT '{}'::bigint[], p_path_globs text[] DEFAULT '{}'::text[], p_note text DEFAULT ''::text, p_built_from jsonb DEFAULT '{}'::jsonb) RETURNS TABLE(context_id bigint, ref text, version integer, fragment_count integer, built_from jsonb, note text, created_by text, created_at timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    ctx data.contexts;
+    wanted bigint[];
+    readable bigint[];
+    missing bigint;
+    outside bigint;
+    glob_ids bigint[] := '{}';
+    doc_ids bigint[] := '{}';
+    g text;
+    next_version int;
+    members bigint[];
+    row_count int;
+begin
+    select * into me from data._principal_or_raise();
+    ctx := data._writable_context(p_context_id);
+    if cardinality(coalesce(p_fragment_ids, '{}')) + cardinality(coalesce(p_doc_ids, '{}'))
+       + cardinality(coalesce(p_path_globs, '{}')) = 0 then
+        raise exception 'a version is built from fragment ids, documents, path globs or a query' using errcode = '22023';
+    end if;
+    if cardinality(coalesce(p_path_globs, '{}')) > 32
+       or exists (select 1 from unnest(p_path_globs) x where x is null or length(x) not between 1 and 1024) then
+        raise exception 'path globs: at most 32, each 1 to 1024 characters' using errcode = '22023';
+    end if;
+    if length(coalesce(p_note, '')) > 2000 or jsonb_typeof(coalesce(p_built_from, '{}')) <> 'object' then
+        raise exception 'a version note is at most 2000 characters, built_from an object' using errcode = '22023';
+    end if;
+    -- Fragment ids: each one readable by the caller (else unknown), within the scope.
+    wanted := array(select distinct x from unnest(coalesce(p_fragment_ids, '{}')) x);
+    readable := data._readable_fragments(ctx.org_id, wanted);
+    select x into missing from unnest(wanted) x where not x = any (readable) or x is null limit 1;
+    if missing is not null or array_position(wanted, null) is not null then
+        raise exception 'unknown fragment: %', coalesce(missing::text, 'null') using errcode = 'P0002';
+    end if;
+    select f.fragment_id into outside from data.fragments f
+    where f.fragment_id = any (wanted)
+      and not ((f.repo_id is null or f.repo_id is not distinct from ctx.repo_id) and (f.persona_id is null or f.persona_id is not distinct from ctx.persona_id)
+               and (f.session_id is null or f.session_id is not distinct from ctx.session_id))
+    limit 1;
+    if outside is not null then
+        raise exception 'fragment % lies outside the context''s scope', outside using errcode = '22023',
+            hint = 'A context holds fragments of its own scope and of the scopes above it (org-wide ones).';
+    end if;
+    -- Documents: readable (else unknown) and within the scope; their live fragments.
+    doc_ids := array(select distinct x from unnest(coalesce(p_doc_ids, '{}')) x);
+    select x into missing from unnest(doc_ids) x
+    where not exists (
+        select 1 from data.documents d
+        where d.doc_id = x and d.org_id = ctx.org_id
+          and (d.repo_id is null or data.acl_org_wide() or d.repo_id = any (data.acl_repos()))
+          and (d.persona_id is null or data.acl_org_wide() or d.persona_id = any (data.acl_personas()))
+          and (d.session_id is null or d.session_id = any (data.acl_sessions())))
+    limit 1;
+    if missing is not null or array_position(doc_ids, null) is not null then
+        raise exception 'unknown document: %', coalesce(missing::text, 'null') using errcode = 'P0002';
+    end if;
+    select d.doc_id into outside from data.documents d
+    where d.doc_id = any (doc_ids)
+      and not ((d.repo_id is null or d.repo_id is not distinct from ctx.repo_id) and (d.persona_id is null or d.persona_id is not distinct from ctx.persona_id)
+               and (d.session_id is null or d.session_id is not distinct from ctx.session_id))
+    limit 1;
+    if outside is not null then
+        raise exception 'document % lies outside the context''s scope', outside using errcode = '22023';
+    end if;
+    -- Globs: documents of the Context's scope (and those above it) the caller may read.
+    foreach g in array coalesce(p_path_globs, '{}') loop
+        glob_ids := glob_ids || array(
+            select d.doc_id from data.documents d
+            where d.org_id = ctx.org_id and d.path ~ data._glob_regex(g)
+              and (d.repo_id is null or d.repo_id is not distinct from ctx.repo_id) and (d.persona_id is null or d.persona_id is not distinct from ctx.persona_id)
+              and (d.session_id is null or d.session_id is not distinct from ctx.session_id)
+              and (d.repo_id is null or data.acl_org_wide() or d.repo_id = any (data.acl_repos()))
+              and (d.persona_id is null or data.acl_org_wide() or d.persona_id = any (data.acl_personas()))
+              and (d.session_id is null or d.session_id = any (data.acl_sessions()))
+            order by d.path, d.doc_id);
+    end loop;
+    -- In order: the ids as given, then each document's live fragments in source order.
+    select array_agg(m.fragment_id order by m.first) into members
+    from (select x.fragment_id, min(x.ord) as first
+          from (select w.x as fragment_id, w.n::float8 as ord
+                from unnest(coalesce(p_fragment_ids, '{}')) with ordinality as w(x, n)
+                union all
+                select s.fragment_id, 1e6 + dd.n * 1e5 + s.ordinal
+                from unnest(doc_ids || glob_ids) with ordinality as dd(doc_id, n)
+                join data.documents d on d.doc_id = dd.doc_id
+                join data.fragment_sources s on s.doc_id = d.doc_id and s.doc_version = d.current_version
+                join data.fragments f on f.fragment_id = s.fragment_id
+                where s.retired_at is null and f.active and s.content_hash = f.content_hash) x
+          group by x.fragment_id) m;
+    row_count := coalesce(cardinality(members), 0);
+    if row_count = 0 then
+        raise exception 'nothing to bundle: no readable fragment matches' using errcode = '22023';
+    end if;
+    if row_count > 2000 then
+        raise exception 'a version holds at most 2000 fragments (% matched)', row_count using errcode = '22023';
+    end if;
+    -- One version number at a time per Context.
+    perform 1 from data.contexts c where c.context_id = ctx.context_id for update;
+    select coalesce(max(v.version), 0) + 1 into next_version from data.context_versions v
+    where v.context_id = ctx.context_id;
+    insert into data.context_versions (context_id, org_id, version, built_from, note, fragment_count, created_by)
+    values (ctx.context_id, ctx.org_id, next_version,
+            coalesce(p_built_from, '{}') || jsonb_strip_nulls(jsonb_build_object(
+                'fragment_ids', nullif(to_jsonb(coalesce(p_fragment_ids, '{}')), '[]'),
+                'doc_ids', nullif(to_jsonb(doc_ids), '[]'),
+                'path_globs', nullif(to_jsonb(coalesce(p_path_globs, '{}')), '[]'))),
+            coalesce(p_note, ''), row_count, me.principal_id);
+    -- Each member cited from the document version it is read from now: a live exact
+    -- source (near-duplicates point at the canonical text too), the newest first.
+    insert into data.context_members (context_id, version, org_id, ordinal, fragment_id, doc_id, doc_version)
+    select ctx.context_id, next_version, ctx.org_id, m.n, m.fragment_id, src.doc_id, src.doc_version
+    from unnest(members) with ordinality as m(fragment_id, n)
+    left join lateral (
+        select s.doc_id, s.doc_version from data.fragment_sources s
+        join data.fragments f on f.fragment_id = s.fragment_id
+        where s.fragment_id = m.fragment_id
+        order by s.retired_at is null desc, s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id
+        limit 1) src on true;
+    return query
+    select v.context_id, 'ctx_' || v.context_id || '@' || v.version, v.version, v.fragment_count, v.built_from,
+           v.note, v.created_by, v.created_at
+    from data.context_versions v where v.context_id = ctx.context_id and v.version = next_version;
+end
+$$;
+
+
+ALTER FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) IS 'Freeze a new, immutable version of a Context from fragment ids, documents and path globs (write grant on its scope).';
+
+
+--
+-- Name: context_candidates(text, text[], text, jsonb, jsonb, integer, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text DEFAULT NULL::text, p_query_embeddings jsonb DEFAULT '{}'::jsonb, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_rrf_k integer DEFAULT 60, p_include_retired boolean DEFAULT false) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, valid_from timestamp with time zone, valid_until timestamp with time zone, profile jsonb, context text, context_ordinal integer)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    retired text;
+    refs text[];
+    ref_contexts bigint[];
+    ref_versions int[];
+    ref_retired boolean[];
+    ids bigint[];
+    picked_refs int[];
+    picked_ordinals int[];
+    picked_docs bigint[];
+    picked_versions int[];
+    member_orgs text[];
+    has_query boolean := p_query is not null and btrim(p_query) <> '';
+    lexical_on boolean;
+    dense_on boolean;
+    lex_ids bigint[] := '{}';
+    lex_scores float8[] := '{}';
+    dense_ids bigint[] := '{}';
+    dense_sims float8[] := '{}';
+    m record;
+begin
+    select * into me from data._principal_or_raise();
+    if p_org_id is distinct from me.org_id then
+        raise exception 'principal % may not read org %', me.principal_id, p_org_id using errcode = '42501';
+    end if;
+    if p_rrf_k is null or p_rrf_k < 1 then
+        raise exception 'rrf_k must be positive' using errcode = '22023';
+    end if;
+    perform data._check_fusion(p_fusion);
+    select array_agg(r.ref order by r.ordinal), array_agg(r.context_id order by r.ordinal),
+           array_agg(r.version order by r.ordinal), array_agg(r.retired order by r.ordinal)
+      into refs, ref_contexts, ref_versions, ref_retired
+    from data._resolve_context_refs(p_refs) r;
+    retired := refs[array_position(ref_retired, true)];
+    if retired is not null and not p_include_retired then
+        raise exception 'context % is retired', retired using errcode = '55000',
+            hint = 'Read it by reference (GET /contexts/{ref}) for audit; retrieval skips retired contexts.';
+    end if;
+    -- Each fragment once, from the first reference naming it, in bundle order.
+    select coalesce(array_agg(k.fragment_id order by k.ref_n, k.ordinal), '{}'),
+           coalesce(array_agg(k.ref_n order by k.ref_n, k.ordinal), '{}'),
+           coalesce(array_agg(k.ordinal order by k.ref_n, k.ordinal), '{}'),
+           coalesce(array_agg(k.doc_id order by k.ref_n, k.ordinal), '{}'),
+           coalesce(array_agg(k.doc_version order by k.ref_n, k.ordinal), '{}')
+      into ids, picked_refs, picked_ordinals, picked_docs, picked_versions
+    from (select distinct on (mb.fragment_id) mb.fragment_id, r.n as ref_n, mb.ordinal, mb.doc_id, mb.doc_version
+          from unnest(ref_contexts, ref_versions) with ordinality as r(context_id, version, n)
+          join data.context_members mb on mb.context_id = r.context_id and mb.version = r.version
+          join data.fragments f on f.fragment_id = mb.fragment_id and f.org_id = mb.org_id
+          order by mb.fragment_id, r.n, mb.ordinal) k;
+    member_orgs := array(select distinct f.org_id from data.fragments f where f.fragment_id = any (ids));
+    lexical_on := has_query;
+    dense_on := has_query and jsonb_typeof(p_query_embeddings) = 'object' and p_query_embeddings <> '{}';
+    if lexical_on then
+        -- BM25 over the bundles alone (the formula of data._bm25_scores, k1 1.2, b 0.75).
+        with postings as (
+            -- Postings exist for active fragments only; an inactive member matches nothing.
+            select p.fragment_id, p.term, p.tf, p.dl from data.bm25_postings p
+            where p.fragment_id = any (ids) and p.org_id = any (member_orgs)
+        ), corpus as (
+            select cardinality(ids)::float8 as n,
+                   coalesce((select avg(x.dl) from (select distinct on (p.fragment_id) p.dl from postings p
+                                                    order by p.fragment_id) x), 1)::float8 as avgdl
+        ), terms as (
+            select distinct t.lexeme as term from unnest(api.lexical_tsvector(p_query)) t
+        ), weighted as (
+            select p.term, ln(1.0::float8 + (c.n - count(*)::float8 + 0.5) / (count(*)::float8 + 0.5)) as idf
+            from postings p cross join corpus c
+            where p.term in (select t.term from terms t)
+            group by p.term, c.n
+        ), scored as (
+            select p.fragment_id,
+                   sum(w.idf * (p.tf::float8 * 2.2) / (p.tf::float8 + 1.2 * (0.25 + 0.75 * p.dl::float8 / c.avgdl))) as score
+            from postings p join weighted w on w.term = p.term cross join corpus c
+            group by p.fragment_id
+        )
+        select coalesce(array_agg(s.fragment_id order by s.score desc, s.fragment_id), '{}'),
+               coalesce(array_agg(s.score order by s.score desc, s.fragment_id), '{}')
+          into lex_ids, lex_scores
+        from scored s;
+    end if;
+    if dense_on then
+        for m in select * from data._query_vectors(p_query_embeddings) loop
+            select dense_ids || coalesce(array_agg(e.fragment_id), '{}'),
+                   dense_sims || coalesce(array_agg(1.0::float8 - (e.embedding <=> m.query_vector)), '{}')
+              into dense_ids, dense_sims
+            from data.embeddings e
+            where e.model_id = m.model_id and e.fragment_id = any (ids);
+        end loop;
+    end if;
+    return query
+    with lexical as (
+        select l.id, l.score, l.n::int as rank
+        from unnest(lex_ids, lex_scores) with ordinality as l(id, score, n)
+    ), dense as (
+        select d.id, d.sim, (row_number() over (order by d.sim desc, d.id))::int as rank
+        from unnest(dense_ids, dense_sims) as d(id, sim)
+    ), rows as materialized (
+        select k.fragment_id, refs[k.ref_n] as ref, k.ref_n, k.ordinal, k.doc_id, k.doc_version, f.namespace, f.repo_id, f.kind, f.owner,
+               f.heading_path, f.symbol, f.text, f.token_count, f.chunker_version, f.updated_at, f.negative,
+               f.valid_from, f.valid_until, em.name as model, em.name || '@' || em.generation as model_label,
+               l.rank as lexical_rank, case when lexical_on then coalesce(l.score, 0.0) end as lexical_score,
+               d.rank as dense_rank, d.sim as dense_similarity
+        from unnest(ids, picked_refs, picked_ordinals, picked_docs, picked_versions)
+             as k(fragment_id, ref_n, ordinal, doc_id, doc_version)
+        join data.fragments f on f.fragment_id = k.fragment_id
+        left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
+        left join lexical l on l.id = k.fragment_id
+        left join dense d on d.id = k.fragment_id
+    ), fused as (
+        select fx.* from data._fuse(
+            array(select r.fragment_id from rows r), array(select r.lexical_rank from rows r),
+            array(select r.lexical_score from rows r), array(select r.dense_rank from rows r),
+            array(select r.dense_similarity from rows r), array(select r.namespace from rows r),
+            array(select r.model from rows r), lexical_on, dense_on, p_fusion, p_rrf_k) fx
+        where has_query
+    )
+    select r.fragment_id, r.lexical_rank, r.lexical_score, r.dense_rank, r.dense_similarity,
+           coalesce(fu.fused_score, 0.0), r.doc_id, r.doc_version, coalesce(d.path, ''),
+           coalesce((select s.anchor from data.fragment_sources s
+                     where s.fragment_id = r.fragment_id and s.doc_id = r.doc_id and s.doc_version = r.doc_version
+                     order by s.ordinal limit 1), ''),
+           r.repo_id, r.namespace, r.kind, r.owner, r.heading_path, r.symbol, r.text, r.token_count,
+           r.chunker_version, r.model_label, r.updated_at, fu.lexical_norm, fu.dense_norm, fu.lexical_weight,
+           fu.dense_weight, r.negative, null::bigint, null::int, null::float8, null::float8, null::timestamptz,
+           r.valid_from, r.valid_until, null::jsonb, r.ref, r.ordinal
+    from rows r
+    left join fused fu on fu.fragment_id = r.fragment_id
+    left join data.documents d on d.doc_id = r.doc_id
+    order by coalesce(fu.fused_score, 0.0) desc, r.lexical_rank nulls last, r.dense_rank nulls last,
+             r.ref_n, r.ordinal;
+end
+$$;
+
+
+ALTER FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) IS 'Members of the named Context versions the caller may read, as retrieval candidates scored from the bundles alone (no statistic of anything else), each with the reference that brought it.';
+
+
+--
+-- Name: context_create(text, text, text, text, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text DEFAULT ''::text) RETURNS TABLE(context_id bigint, ref text, org_id text, repo_id text, persona_id text, session_id text, name text, description text, created_by text, created_at timestamp with time zone, retired_at timestamp with time zone, latest_version integer, fragment_count integer, subscribed boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $_$
+declare
+    me record;
+    id bigint;
+begin
+    select * into me from data._principal_or_raise();
+    perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    perform data._require_scope(p_org_id, p_repo_id, p_persona_id);
+    if p_name is null or p_name !~ '^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,127}$' then
+        raise exception 'a context name is 1 to 128 letters, digits, spaces and _.:/- (starting with a letter or digit)'
+            using errcode = '22023';
+    end if;
+    if length(coalesce(p_description, '')) > 2000 then
+        raise exception 'a context description is at most 2000 characters' using errcode = '22023';
+    end if;
+    insert into data.contexts (org_id, repo_id, persona_id, session_id, name, description, created_by)
+    values (p_org_id, p_repo_id, p_persona_id, p_session_id, p_name, coalesce(p_description, ''), me.principal_id)
+    returning data.contexts.context_id into id;
+    return query select * from data._context_rows(array[id]);
+end
+$_$;
+
+
+ALTER FUNCTION api.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text) IS 'Create a Context (a named bundle of fragments) in a scope; needs a write grant there.';
+
+
+--
+-- Name: context_get(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_get(p_context_id bigint) RETURNS TABLE(context_id bigint, ref text, org_id text, repo_id text, persona_id text, session_id text, name text, description text, created_by text, created_at timestamp with time zone, retired_at timestamp with time zone, latest_version integer, fragment_count integer, subscribed boolean)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    return query select * from data._context_rows(array[p_context_id]);
+    if not found then
+        raise exception 'unknown context: ctx_%', p_context_id using errcode = 'P0002';
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION api.context_get(p_context_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_get(p_context_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_get(p_context_id bigint) IS 'A Context the caller may read (its newest readable version and size), retired or not.';
+
+
+--
+-- Name: context_resolve(text[]); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_resolve(p_refs text[]) RETURNS TABLE(ordinal integer, ref text, context_id bigint, version integer, retired boolean, name text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$ select * from data._resolve_context_refs(p_refs) $$;
+
+
+ALTER FUNCTION api.context_resolve(p_refs text[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_resolve(p_refs text[]); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_resolve(p_refs text[]) IS 'Resolve ctx_<id>@<version> / ctx_<id>@latest references the caller may read (22023 malformed, P0002 unknown).';
+
+
+--
+-- Name: context_retire(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_retire(p_context_id bigint) RETURNS TABLE(context_id bigint, ref text, org_id text, repo_id text, persona_id text, session_id text, name text, description text, created_by text, created_at timestamp with time zone, retired_at timestamp with time zone, latest_version integer, fragment_count integer, subscribed boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    ctx data.contexts;
+begin
+    select * into me from data._principal_or_raise();
+    ctx := data._writable_context(p_context_id);
+    update data.contexts c set retired_at = clock_timestamp(), retired_by = me.principal_id
+    where c.context_id = ctx.context_id;
+    return query select * from data._context_rows(array[ctx.context_id]);
+end
+$$;
+
+
+ALTER FUNCTION api.context_retire(p_context_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_retire(p_context_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_retire(p_context_id bigint) IS 'Retire a Context: out of listings and retrieval, still readable by reference (write grant on its scope).';
+
+
+--
+-- Name: context_subscribe(bigint, text, text, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text DEFAULT NULL::text, p_version integer DEFAULT NULL::integer) RETURNS TABLE(subscription_id bigint, context_id bigint, ref text, org_id text, version integer, subscriber_org_id text, subscriber_repo_id text, created_by text, created_at timestamp with time zone, revoked_at timestamp with time zone, revoked_by text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $_$
+declare
+    me record;
+    ctx data.contexts;
+    id bigint;
+begin
+    select * into me from data._principal_or_raise();
+    ctx := data._writable_context(p_context_id);
+    perform data._require_org(p_subscriber_org_id);
+    if p_subscriber_repo_id is not null and p_subscriber_repo_id !~ '^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$' then
+        raise exception 'malformed repo id: %', left(p_subscriber_repo_id, 64) using errcode = '22023';
+    end if;
+    if p_version is not null and not exists (select 1 from data.context_versions v
+                                             where v.context_id = ctx.context_id and v.version = p_version) then
+        raise exception 'unknown version: ctx_%@%', ctx.context_id, p_version using errcode = 'P0002';
+    end if;
+    insert into data.context_subscriptions (context_id, org_id, version, subscriber_org_id, subscriber_repo_id, created_by)
+    values (ctx.context_id, ctx.org_id, p_version, p_subscriber_org_id, p_subscriber_repo_id, me.principal_id)
+    returning data.context_subscriptions.subscription_id into id;
+    return query
+    select s.subscription_id, s.context_id, 'ctx_' || s.context_id || '@' || coalesce(s.version::text, 'latest'),
+           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id, s.created_by, s.created_at,
+           s.revoked_at, s.revoked_by
+    from data.context_subscriptions s where s.subscription_id = id;
+end
+$_$;
+
+
+ALTER FUNCTION api.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer) IS 'Publish a Context to another org or repo: a revocable grant on the bundle (pinned version, or the newest), never a copy. Needs a write grant on the Context''s scope.';
+
+
+--
+-- Name: context_subscriptions(bigint, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_subscriptions(p_context_id bigint DEFAULT NULL::bigint, p_include_revoked boolean DEFAULT false) RETURNS TABLE(subscription_id bigint, context_id bigint, ref text, org_id text, version integer, subscriber_org_id text, subscriber_repo_id text, created_by text, created_at timestamp with time zone, revoked_at timestamp with time zone, revoked_by text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select s.subscription_id, s.context_id, 'ctx_' || s.context_id || '@' || coalesce(s.version::text, 'latest'),
+           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id, s.created_by, s.created_at,
+           s.revoked_at, s.revoked_by
+    from data.context_subscriptions s
+    where (p_context_id is null or s.context_id = p_context_id)
+      and (p_include_revoked or s.revoked_at is null)
+    order by s.subscription_id
+$$;
+
+
+ALTER FUNCTION api.context_subscriptions(p_context_id bigint, p_include_revoked boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_subscriptions(p_context_id bigint, p_include_revoked boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_subscriptions(p_context_id bigint, p_include_revoked boolean) IS 'Subscriptions the caller may see: of Contexts it publishes, and of its own subscriber scopes.';
+
+
+--
+-- Name: context_unsubscribe(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_unsubscribe(p_subscription_id bigint) RETURNS TABLE(subscription_id bigint, context_id bigint, ref text, org_id text, version integer, subscriber_org_id text, subscriber_repo_id text, created_by text, created_at timestamp with time zone, revoked_at timestamp with time zone, revoked_by text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    sub data.context_subscriptions;
+    ctx data.contexts;
+    publisher boolean;
+begin
+    select * into me from data._principal_or_raise();
+    select s.* into sub from data.context_subscriptions s where s.subscription_id = p_subscription_id;
+    select c.* into ctx from data.contexts c where c.context_id = sub.context_id;
+    publisher := sub.org_id = me.org_id
+        and (ctx.repo_id is null or data.acl_org_wide() or ctx.repo_id = any (data.acl_repos()))
+        and (ctx.persona_id is null or data.acl_org_wide() or ctx.persona_id = any (data.acl_personas()))
+        and (ctx.session_id is null or ctx.session_id = any (data.acl_sessions()));
+    if sub.subscription_id is null
+       or not (publisher or (sub.subscriber_org_id = me.org_id
+                             and (sub.subscriber_repo_id is null or data.acl_org_wide()
+                                  or sub.subscriber_repo_id = any (data.acl_repos())))) then
+        raise exception 'unknown subscription: %', p_subscription_id using errcode = 'P0002';
+    end if;
+    if publisher then
+        perform data._require_write(ctx.org_id, ctx.repo_id, ctx.persona_id, ctx.session_id);
+    else
+        perform data._require_write(sub.subscriber_org_id, sub.subscriber_repo_id, null, null);
+    end if;
+    if sub.revoked_at is not null then
+        raise exception 'subscription % was revoked already', p_subscription_id using errcode = '55000';
+    end if;
+    update data.context_subscriptions s set revoked_at = clock_timestamp(), revoked_by = me.org_id || '/' || me.principal_id
+    where s.subscription_id = sub.subscription_id;
+    return query
+    select s.subscription_id, s.context_id, 'ctx_' || s.context_id || '@' || coalesce(s.version::text, 'latest'),
+           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id, s.created_by, s.created_at,
+           s.revoked_at, s.revoked_by
+    from data.context_subscriptions s where s.subscription_id = sub.subscription_id;
+end
+$$;
+
+
+ALTER FUNCTION api.context_unsubscribe(p_subscription_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_unsubscribe(p_subscription_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_unsubscribe(p_subscription_id bigint) IS 'Revoke a subscription (its publisher, or a writer of the subscriber scope); the row stays for audit.';
+
+
+--
+-- Name: context_versions(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_versions(p_context_id bigint) RETURNS TABLE(context_id bigint, ref text, version integer, fragment_count integer, built_from jsonb, note text, created_by text, created_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    return query
+    select v.context_id, 'ctx_' || v.context_id || '@' || v.version, v.version, v.fragment_count, v.built_from,
+           v.note, v.created_by, v.created_at
+    from data.context_versions v where v.context_id = p_context_id
+    order by v.version desc;
+    if not found and not exists (select 1 from data.contexts c where c.context_id = p_context_id) then
+        raise exception 'unknown context: ctx_%', p_context_id using errcode = 'P0002';
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION api.context_versions(p_context_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_versions(p_context_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_versions(p_context_id bigint) IS 'The versions of a Context the caller may read, newest first.';
+
+
+--
+-- Name: contexts_list(text, text, text, text, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.contexts_list(p_org_id text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_include_retired boolean DEFAULT false) RETURNS TABLE(context_id bigint, ref text, org_id text, repo_id text, persona_id text, session_id text, name text, description text, created_by text, created_at timestamp with time zone, retired_at timestamp with time zone, latest_version integer, fragment_count integer, subscribed boolean)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    perform data._require_org(p_org_id);
+    perform data._require_scope(p_org_id, p_repo_id, p_persona_id);
+    return query
+    select r.* from data._context_rows(array(
+        select c.context_id from data.contexts c
+        where (p_include_retired or c.retired_at is null)
+          and ((c.org_id = p_org_id
+                and data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id))
+               or c.context_id in (select rv.context_id from data._readable_context_versions() rv
+                                   where rv.via_subscription)))) r
+    order by r.org_id = p_org_id desc, r.name, r.context_id;
+end
+$$;
+
+
+ALTER FUNCTION api.contexts_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_retired boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION contexts_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_retired boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.contexts_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_retired boolean) IS 'Contexts a request in this scope may name: its org''s within the scope, and those subscribed to; retired ones on request.';
+
+
+--
 -- Name: create_analyst(text, text, text, text, text[], text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -3789,6 +4389,32 @@ COMMENT ON FUNCTION data._citation_pagerank(p_damping double precision, p_iterat
 
 
 --
+-- Name: _context_rows(bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._context_rows(p_ids bigint[]) RETURNS TABLE(context_id bigint, ref text, org_id text, repo_id text, persona_id text, session_id text, name text, description text, created_by text, created_at timestamp with time zone, retired_at timestamp with time zone, latest_version integer, fragment_count integer, subscribed boolean)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select c.context_id, 'ctx_' || c.context_id, c.org_id, c.repo_id, c.persona_id, c.session_id, c.name,
+           c.description, c.created_by, c.created_at, c.retired_at, lv.version, lv.fragment_count,
+           coalesce(r.via_subscription, false)
+    from data.contexts c
+    left join lateral (select v.version, v.fragment_count from data.context_versions v
+                       join data._readable_context_versions() rv
+                         on rv.context_id = v.context_id and rv.version = v.version
+                       where v.context_id = c.context_id
+                       order by v.version desc limit 1) lv on true
+    left join lateral (select bool_and(rv.via_subscription) as via_subscription
+                       from data._readable_context_versions() rv where rv.context_id = c.context_id) r on true
+    where c.context_id = any (p_ids)
+    order by c.context_id
+$$;
+
+
+ALTER FUNCTION data._context_rows(p_ids bigint[]) OWNER TO <migrator>;
+
+--
 -- Name: _create_tenant_partitions(text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -4022,6 +4648,54 @@ $$;
 ALTER FUNCTION data._fuse(p_ids bigint[], p_lexical_ranks integer[], p_lexical_scores double precision[], p_dense_ranks integer[], p_dense_scores double precision[], p_namespaces text[], p_models text[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) OWNER TO <migrator>;
 
 --
+-- Name: _glob_regex(text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._glob_regex(p_glob text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+declare
+    out text := '^';
+    i int := 1;
+    ch text;
+begin
+    while i <= length(p_glob) loop
+        ch := substr(p_glob, i, 1);
+        if substr(p_glob, i, 3) = '**/' then
+            out := out || '(.*/)?';
+            i := i + 3;
+            continue;
+        elsif substr(p_glob, i, 2) = '**' then
+            out := out || '.*';
+            i := i + 2;
+            continue;
+        elsif ch = '*' then
+            out := out || '[^/]*';
+        elsif ch = '?' then
+            out := out || '[^/]';
+        elsif strpos('[].^$+(){}|\', ch) > 0 then
+            out := out || '\' || ch;
+        else
+            out := out || ch;
+        end if;
+        i := i + 1;
+    end loop;
+    return out || '$';
+end
+$_$;
+
+
+ALTER FUNCTION data._glob_regex(p_glob text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _glob_regex(p_glob text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._glob_regex(p_glob text) IS 'A path glob (**, *, ?) as an anchored regular expression.';
+
+
+--
 -- Name: _grant_target(text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -4183,6 +4857,45 @@ $$;
 
 
 ALTER FUNCTION data._ranking_profile(p_org_id text, p_persona_id text) OWNER TO <migrator>;
+
+--
+-- Name: _readable_context_versions(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._readable_context_versions() RETURNS TABLE(context_id bigint, version integer, via_subscription boolean)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select v.context_id, v.version, false
+    from data.contexts c
+    join data.context_versions v on v.context_id = c.context_id
+    where c.org_id = (select data.acl_org())
+      and (c.repo_id is null or (select data.acl_org_wide()) or c.repo_id = any ((select data.acl_repos())::text[]))
+      and (c.persona_id is null or (select data.acl_org_wide())
+           or c.persona_id = any ((select data.acl_personas())::text[]))
+      and (c.session_id is null or c.session_id = any ((select data.acl_sessions())::text[]))
+    union
+    select s.context_id, s.resolved, true
+    from (select s.context_id,
+                 coalesce(s.version, (select max(v.version) from data.context_versions v
+                                      where v.context_id = s.context_id)) as resolved
+          from data.context_subscriptions s
+          where s.revoked_at is null
+            and s.subscriber_org_id = (select data.acl_org())
+            and (s.subscriber_repo_id is null or (select data.acl_org_wide())
+                 or s.subscriber_repo_id = any ((select data.acl_repos())::text[]))) s
+    where s.resolved is not null
+$$;
+
+
+ALTER FUNCTION data._readable_context_versions() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _readable_context_versions(); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._readable_context_versions() IS 'Context versions the current principal may read: every version of a Context whose scope its grants cover, and the version each live subscription of its org (or repo) gives it.';
+
 
 --
 -- Name: _readable_fragments(text, bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -4413,7 +5126,7 @@ CREATE FUNCTION data._redact_request(p_org_id text, p_query text, p_request json
 declare
     knobs constant text[] := array['budget_tokens', 'k_lexical', 'k_dense', 'rerank_top',
                                    'freshness_halflife_days', 'min_score', 'top_k', 'min_relevance',
-                                   'negatives', 'include_superseded', 'expand_links'];
+                                   'negatives', 'include_superseded', 'expand_links', 'context_mode'];
     scope jsonb := case when jsonb_typeof(p_request -> 'scope') = 'object' then p_request -> 'scope' else '{}' end;
     hidden text[] := '{}';
     k text;
@@ -4764,6 +5477,44 @@ $$;
 ALTER FUNCTION data._require_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
 
 --
+-- Name: _resolve_context_refs(text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._resolve_context_refs(p_refs text[]) RETURNS TABLE(ordinal integer, ref text, context_id bigint, version integer, retired boolean, name text)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $_$
+declare
+    r record;
+    parts text[];
+    id bigint;
+    v int;
+begin
+    if p_refs is null or cardinality(p_refs) = 0 or cardinality(p_refs) > 16 then
+        raise exception 'name 1 to 16 contexts' using errcode = '22023';
+    end if;
+    for r in select x.ref, x.n from unnest(p_refs) with ordinality as x(ref, n) loop
+        parts := regexp_match(coalesce(r.ref, ''), '^ctx_([1-9][0-9]{0,17})@([1-9][0-9]{0,8}|latest)$');
+        if parts is null then
+            raise exception 'malformed context reference: % (expected ctx_<id>@<version> or ctx_<id>@latest)',
+                coalesce(left(r.ref, 64), 'null') using errcode = '22023';
+        end if;
+        id := parts[1]::bigint;
+        select max(rv.version) into v from data._readable_context_versions() rv
+        where rv.context_id = id and (parts[2] = 'latest' or rv.version = parts[2]::int);
+        if v is null then
+            raise exception 'unknown context: %', r.ref using errcode = 'P0002';
+        end if;
+        return query select r.n::int, 'ctx_' || id || '@' || v, id, v, c.retired_at is not null, c.name
+                     from data.contexts c where c.context_id = id;
+    end loop;
+end
+$_$;
+
+
+ALTER FUNCTION data._resolve_context_refs(p_refs text[]) OWNER TO <migrator>;
+
+--
 -- Name: _resolve_links(bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -5036,6 +5787,84 @@ $_$;
 
 
 ALTER FUNCTION data._valid_login(p_login text) OWNER TO <migrator>;
+
+--
+-- Name: contexts; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.contexts (
+    context_id bigint NOT NULL,
+    org_id text NOT NULL,
+    repo_id text,
+    persona_id text,
+    session_id text,
+    name text NOT NULL,
+    description text DEFAULT ''::text NOT NULL,
+    created_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    retired_at timestamp with time zone,
+    retired_by text,
+    CONSTRAINT context_name_format CHECK ((name ~ '^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,127}$'::text)),
+    CONSTRAINT contexts_description_check CHECK ((length(description) <= 2000))
+);
+
+ALTER TABLE ONLY data.contexts FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.contexts OWNER TO <migrator>;
+
+--
+-- Name: TABLE contexts; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.contexts IS 'Contexts: named, versioned bundles of fragments in a scope (api.context_create, api.contexts_list); `ctx_<id>@<version>` addresses a version.';
+
+
+--
+-- Name: COLUMN contexts.created_by; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.contexts.created_by IS 'Principal that created it (it held a write grant on the context''s scope).';
+
+
+--
+-- Name: COLUMN contexts.retired_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.contexts.retired_at IS 'Set by api.context_retire: out of listings and retrieval, still readable by reference (audit).';
+
+
+--
+-- Name: _writable_context(bigint, boolean); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._writable_context(p_context_id bigint, p_retired_ok boolean DEFAULT false) RETURNS data.contexts
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    ctx data.contexts;
+begin
+    select * into me from data._principal_or_raise();
+    select c.* into ctx from data.contexts c
+    where c.context_id = p_context_id and c.org_id = me.org_id
+      and (c.repo_id is null or data.acl_org_wide() or c.repo_id = any (data.acl_repos()))
+      and (c.persona_id is null or data.acl_org_wide() or c.persona_id = any (data.acl_personas()))
+      and (c.session_id is null or c.session_id = any (data.acl_sessions()));
+    if ctx.context_id is null then
+        raise exception 'unknown context: ctx_%', p_context_id using errcode = 'P0002';
+    end if;
+    perform data._require_write(ctx.org_id, ctx.repo_id, ctx.persona_id, ctx.session_id);
+    if ctx.retired_at is not null and not p_retired_ok then
+        raise exception 'context ctx_% is retired', p_context_id using errcode = '55000';
+    end if;
+    return ctx;
+end
+$$;
+
+
+ALTER FUNCTION data._writable_context(p_context_id bigint, p_retired_ok boolean) OWNER TO <migrator>;
 
 --
 -- Name: acl_audit(); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -6385,6 +7214,150 @@ COMMENT ON TABLE data.bm25_terms IS 'Document frequency of each term among the a
 
 
 --
+-- Name: context_members; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.context_members (
+    context_id bigint NOT NULL,
+    version integer NOT NULL,
+    org_id text NOT NULL,
+    ordinal integer NOT NULL,
+    fragment_id bigint NOT NULL,
+    doc_id bigint,
+    doc_version integer,
+    CONSTRAINT context_members_ordinal_check CHECK ((ordinal >= 1))
+);
+
+ALTER TABLE ONLY data.context_members FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.context_members OWNER TO <migrator>;
+
+--
+-- Name: TABLE context_members; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.context_members IS 'The fragment references of a Context version, in bundle order: a fragment id and the document version it was cited from when the version was built.';
+
+
+--
+-- Name: COLUMN context_members.fragment_id; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.context_members.fragment_id IS 'No foreign key: a version never changes; a fragment deleted since (its documents deleted) is simply missing when the version is read.';
+
+
+--
+-- Name: context_subscriptions; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.context_subscriptions (
+    subscription_id bigint NOT NULL,
+    context_id bigint NOT NULL,
+    org_id text NOT NULL,
+    version integer,
+    subscriber_org_id text NOT NULL,
+    subscriber_repo_id text,
+    created_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    revoked_at timestamp with time zone,
+    revoked_by text,
+    CONSTRAINT context_subscriptions_check CHECK (((revoked_at IS NULL) OR (revoked_at >= created_at))),
+    CONSTRAINT subscriber_repo_format CHECK ((subscriber_repo_id ~ '^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$'::text))
+);
+
+ALTER TABLE ONLY data.context_subscriptions FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.context_subscriptions OWNER TO <migrator>;
+
+--
+-- Name: TABLE context_subscriptions; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.context_subscriptions IS 'Grants on a Context (api.context_subscribe): the subscriber org''s principals (of subscriber_repo_id, or all of them) read the members of `version`, or of the newest version when it is null, until revoked_at. Not a copy.';
+
+
+--
+-- Name: COLUMN context_subscriptions.version; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.context_subscriptions.version IS 'The version subscribed to (null: follows the newest).';
+
+
+--
+-- Name: COLUMN context_subscriptions.subscriber_repo_id; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.context_subscriptions.subscriber_repo_id IS 'Only principals that may read this repo of the subscriber org (null: every principal of that org). Not checked against the subscriber''s repos: the publisher learns nothing of another org.';
+
+
+--
+-- Name: COLUMN context_subscriptions.revoked_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.context_subscriptions.revoked_at IS 'Set by api.context_unsubscribe (publisher or subscriber); the row stays for audit.';
+
+
+--
+-- Name: context_subscriptions_subscription_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.context_subscriptions ALTER COLUMN subscription_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.context_subscriptions_subscription_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: context_versions; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.context_versions (
+    context_id bigint NOT NULL,
+    org_id text NOT NULL,
+    version integer NOT NULL,
+    built_from jsonb DEFAULT '{}'::jsonb NOT NULL,
+    note text DEFAULT ''::text NOT NULL,
+    fragment_count integer NOT NULL,
+    created_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT context_versions_fragment_count_check CHECK ((fragment_count >= 1)),
+    CONSTRAINT context_versions_note_check CHECK ((length(note) <= 2000)),
+    CONSTRAINT context_versions_version_check CHECK ((version >= 1))
+);
+
+ALTER TABLE ONLY data.context_versions FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.context_versions OWNER TO <migrator>;
+
+--
+-- Name: TABLE context_versions; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.context_versions IS 'Immutable versions of a Context: what each was built from (fragment ids, documents, path globs, a frozen query) and by whom.';
+
+
+--
+-- Name: contexts_context_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.contexts ALTER COLUMN context_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.contexts_context_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
 -- Name: document_versions; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -7402,6 +8375,54 @@ ALTER TABLE ONLY data.bm25_terms
 
 
 --
+-- Name: context_members context_members_context_id_version_ordinal_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_members
+    ADD CONSTRAINT context_members_context_id_version_ordinal_key UNIQUE (context_id, version, ordinal);
+
+
+--
+-- Name: context_members context_members_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_members
+    ADD CONSTRAINT context_members_pkey PRIMARY KEY (context_id, version, fragment_id);
+
+
+--
+-- Name: context_subscriptions context_subscriptions_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_subscriptions
+    ADD CONSTRAINT context_subscriptions_pkey PRIMARY KEY (subscription_id);
+
+
+--
+-- Name: context_versions context_versions_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_versions
+    ADD CONSTRAINT context_versions_pkey PRIMARY KEY (context_id, version);
+
+
+--
+-- Name: contexts contexts_context_id_org_id_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.contexts
+    ADD CONSTRAINT contexts_context_id_org_id_key UNIQUE (context_id, org_id);
+
+
+--
+-- Name: contexts contexts_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.contexts
+    ADD CONSTRAINT contexts_pkey PRIMARY KEY (context_id);
+
+
+--
 -- Name: document_versions document_versions_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -7670,6 +8691,34 @@ ALTER TABLE ONLY public.contexts_reapplied
 --
 
 CREATE INDEX bm25_postings_fragment ON ONLY data.bm25_postings USING btree (fragment_id);
+
+
+--
+-- Name: context_members_fragment; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX context_members_fragment ON data.context_members USING btree (fragment_id);
+
+
+--
+-- Name: context_subscriptions_live; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE UNIQUE INDEX context_subscriptions_live ON data.context_subscriptions USING btree (context_id, COALESCE(version, 0), subscriber_org_id, COALESCE(subscriber_repo_id, ''::text)) WHERE (revoked_at IS NULL);
+
+
+--
+-- Name: context_subscriptions_subscriber; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX context_subscriptions_subscriber ON data.context_subscriptions USING btree (subscriber_org_id) WHERE (revoked_at IS NULL);
+
+
+--
+-- Name: contexts_live_name; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE UNIQUE INDEX contexts_live_name ON data.contexts USING btree (org_id, COALESCE(repo_id, ''::text), COALESCE(persona_id, ''::text), COALESCE(session_id, ''::text), name) WHERE (retired_at IS NULL);
 
 
 --
@@ -8045,6 +9094,78 @@ ALTER TABLE data.bm25_postings
 
 ALTER TABLE ONLY data.bm25_terms
     ADD CONSTRAINT bm25_terms_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: context_members context_members_context_id_version_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_members
+    ADD CONSTRAINT context_members_context_id_version_fkey FOREIGN KEY (context_id, version) REFERENCES data.context_versions(context_id, version) ON DELETE CASCADE;
+
+
+--
+-- Name: context_subscriptions context_subscriptions_context_id_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_subscriptions
+    ADD CONSTRAINT context_subscriptions_context_id_org_id_fkey FOREIGN KEY (context_id, org_id) REFERENCES data.contexts(context_id, org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: context_subscriptions context_subscriptions_context_id_version_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_subscriptions
+    ADD CONSTRAINT context_subscriptions_context_id_version_fkey FOREIGN KEY (context_id, version) REFERENCES data.context_versions(context_id, version) ON DELETE CASCADE;
+
+
+--
+-- Name: context_subscriptions context_subscriptions_subscriber_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_subscriptions
+    ADD CONSTRAINT context_subscriptions_subscriber_org_id_fkey FOREIGN KEY (subscriber_org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: context_versions context_versions_context_id_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_versions
+    ADD CONSTRAINT context_versions_context_id_org_id_fkey FOREIGN KEY (context_id, org_id) REFERENCES data.contexts(context_id, org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: contexts contexts_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.contexts
+    ADD CONSTRAINT contexts_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: contexts contexts_org_id_persona_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.contexts
+    ADD CONSTRAINT contexts_org_id_persona_id_fkey FOREIGN KEY (org_id, persona_id) REFERENCES data.personas(org_id, persona_id) ON DELETE CASCADE;
+
+
+--
+-- Name: contexts contexts_org_id_repo_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.contexts
+    ADD CONSTRAINT contexts_org_id_repo_id_fkey FOREIGN KEY (org_id, repo_id) REFERENCES data.repos(org_id, repo_id) ON DELETE CASCADE;
+
+
+--
+-- Name: contexts contexts_org_id_session_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.contexts
+    ADD CONSTRAINT contexts_org_id_session_id_fkey FOREIGN KEY (org_id, session_id) REFERENCES data.sessions(org_id, session_id) ON DELETE CASCADE;
 
 
 --
@@ -8438,6 +9559,30 @@ ALTER TABLE data.bm25_postings ENABLE ROW LEVEL SECURITY;
 ALTER TABLE data.bm25_terms ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: context_members; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.context_members ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: context_subscriptions; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.context_subscriptions ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: context_versions; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.context_versions ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: contexts; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.contexts ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: document_versions; Type: ROW SECURITY; Schema: data; Owner: <migrator>
 --
 
@@ -8619,6 +9764,15 @@ CREATE POLICY own_only ON data.retrieval_traces FOR SELECT USING (((org_id = ( S
 ALTER TABLE data.owner_reassignments ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: context_subscriptions party_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY party_read ON data.context_subscriptions FOR SELECT USING ((((org_id = ( SELECT data.acl_org() AS acl_org)) AND (context_id IN ( SELECT c.context_id
+   FROM data.contexts c
+  WHERE ((c.org_id = ( SELECT data.acl_org() AS acl_org)) AND ((c.repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (c.repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((c.persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (c.persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((c.session_id IS NULL) OR (c.session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[]))))))) OR ((subscriber_org_id = ( SELECT data.acl_org() AS acl_org)) AND ((subscriber_repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (subscriber_repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))))));
+
+
+--
 -- Name: persona_vectors; Type: ROW SECURITY; Schema: data; Owner: <migrator>
 --
 
@@ -8685,6 +9839,14 @@ CREATE POLICY scope_read ON data.bm25_postings FOR SELECT USING (((org_id = ( SE
 --
 
 CREATE POLICY scope_read ON data.bm25_terms FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
+
+
+--
+-- Name: contexts scope_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY scope_read ON data.contexts FOR SELECT USING ((((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))) OR (context_id IN ( SELECT r.context_id
+   FROM data._readable_context_versions() r(context_id, version, via_subscription)))));
 
 
 --
@@ -8787,6 +9949,24 @@ CREATE POLICY self_read ON data.principals FOR SELECT USING (((org_id = ( SELECT
 ALTER TABLE data.sessions ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: context_members version_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY version_read ON data.context_members FOR SELECT USING (((context_id, version) IN ( SELECT r.context_id,
+    r.version
+   FROM data._readable_context_versions() r(context_id, version, via_subscription))));
+
+
+--
+-- Name: context_versions version_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY version_read ON data.context_versions FOR SELECT USING (((context_id, version) IN ( SELECT r.context_id,
+    r.version
+   FROM data._readable_context_versions() r(context_id, version, via_subscription))));
+
+
+--
 -- Name: SCHEMA api; Type: ACL; Schema: -; Owner: <migrator>
 --
 
@@ -8869,6 +10049,99 @@ REVOKE ALL ON FUNCTION api.bind_principal(p_org_id text, p_principal_id text) FR
 REVOKE ALL ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) TO contexts_service;
 GRANT ALL ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) TO contexts_service;
+
+
+--
+-- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) TO contexts_service;
+
+
+--
+-- Name: FUNCTION context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION context_get(p_context_id bigint); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_get(p_context_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_get(p_context_id bigint) TO contexts_service;
+GRANT ALL ON FUNCTION api.context_get(p_context_id bigint) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION context_resolve(p_refs text[]); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_resolve(p_refs text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_resolve(p_refs text[]) TO contexts_service;
+GRANT ALL ON FUNCTION api.context_resolve(p_refs text[]) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION context_retire(p_context_id bigint); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_retire(p_context_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_retire(p_context_id bigint) TO contexts_service;
+
+
+--
+-- Name: FUNCTION context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer) TO contexts_service;
+
+
+--
+-- Name: FUNCTION context_subscriptions(p_context_id bigint, p_include_revoked boolean); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_subscriptions(p_context_id bigint, p_include_revoked boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_subscriptions(p_context_id bigint, p_include_revoked boolean) TO contexts_service;
+GRANT ALL ON FUNCTION api.context_subscriptions(p_context_id bigint, p_include_revoked boolean) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION context_unsubscribe(p_subscription_id bigint); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_unsubscribe(p_subscription_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_unsubscribe(p_subscription_id bigint) TO contexts_service;
+
+
+--
+-- Name: FUNCTION context_versions(p_context_id bigint); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_versions(p_context_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_versions(p_context_id bigint) TO contexts_service;
+GRANT ALL ON FUNCTION api.context_versions(p_context_id bigint) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION contexts_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_retired boolean); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.contexts_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_retired boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.contexts_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_retired boolean) TO contexts_service;
+GRANT ALL ON FUNCTION api.contexts_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_retired boolean) TO contexts_analyst;
 
 
 --
@@ -9500,6 +10773,15 @@ REVOKE ALL ON FUNCTION data._citation_pagerank(p_damping double precision, p_ite
 
 
 --
+-- Name: FUNCTION _context_rows(p_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._context_rows(p_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._context_rows(p_ids bigint[]) TO contexts_service;
+GRANT ALL ON FUNCTION data._context_rows(p_ids bigint[]) TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION _create_tenant_partitions(p_org_id text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -9543,6 +10825,13 @@ REVOKE ALL ON FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_per
 REVOKE ALL ON FUNCTION data._fuse(p_ids bigint[], p_lexical_ranks integer[], p_lexical_scores double precision[], p_dense_ranks integer[], p_dense_scores double precision[], p_namespaces text[], p_models text[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._fuse(p_ids bigint[], p_lexical_ranks integer[], p_lexical_scores double precision[], p_dense_ranks integer[], p_dense_scores double precision[], p_namespaces text[], p_models text[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) TO contexts_service;
 GRANT ALL ON FUNCTION data._fuse(p_ids bigint[], p_lexical_ranks integer[], p_lexical_scores double precision[], p_dense_ranks integer[], p_dense_scores double precision[], p_namespaces text[], p_models text[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _glob_regex(p_glob text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._glob_regex(p_glob text) FROM PUBLIC;
 
 
 --
@@ -9611,6 +10900,15 @@ GRANT ALL ON FUNCTION data._query_vectors(p_query_embeddings jsonb) TO contexts_
 REVOKE ALL ON FUNCTION data._ranking_profile(p_org_id text, p_persona_id text) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._ranking_profile(p_org_id text, p_persona_id text) TO contexts_service;
 GRANT ALL ON FUNCTION data._ranking_profile(p_org_id text, p_persona_id text) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _readable_context_versions(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._readable_context_versions() FROM PUBLIC;
+GRANT ALL ON FUNCTION data._readable_context_versions() TO contexts_service;
+GRANT ALL ON FUNCTION data._readable_context_versions() TO contexts_analyst;
 
 
 --
@@ -9731,6 +11029,15 @@ REVOKE ALL ON FUNCTION data._require_write(p_org_id text, p_repo_id text, p_pers
 
 
 --
+-- Name: FUNCTION _resolve_context_refs(p_refs text[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._resolve_context_refs(p_refs text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._resolve_context_refs(p_refs text[]) TO contexts_service;
+GRANT ALL ON FUNCTION data._resolve_context_refs(p_refs text[]) TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION _resolve_links(p_link_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -9786,6 +11093,21 @@ REVOKE ALL ON FUNCTION data._standby_signature(p_org_id text, p_principal_id tex
 --
 
 REVOKE ALL ON FUNCTION data._valid_login(p_login text) FROM PUBLIC;
+
+
+--
+-- Name: TABLE contexts; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.contexts TO contexts_service;
+GRANT SELECT ON TABLE data.contexts TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _writable_context(p_context_id bigint, p_retired_ok boolean); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._writable_context(p_context_id bigint, p_retired_ok boolean) FROM PUBLIC;
 
 
 --
@@ -10101,6 +11423,30 @@ GRANT SELECT ON TABLE data.bm25_postings TO contexts_analyst;
 
 GRANT SELECT ON TABLE data.bm25_terms TO contexts_service;
 GRANT SELECT ON TABLE data.bm25_terms TO contexts_analyst;
+
+
+--
+-- Name: TABLE context_members; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.context_members TO contexts_service;
+GRANT SELECT ON TABLE data.context_members TO contexts_analyst;
+
+
+--
+-- Name: TABLE context_subscriptions; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.context_subscriptions TO contexts_service;
+GRANT SELECT ON TABLE data.context_subscriptions TO contexts_analyst;
+
+
+--
+-- Name: TABLE context_versions; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.context_versions TO contexts_service;
+GRANT SELECT ON TABLE data.context_versions TO contexts_analyst;
 
 
 --

@@ -1,0 +1,239 @@
+"""/contexts over HTTP: versioned bundles, reading one composed, retrieval restricted to or
+boosted by Contexts, retirement, and subscriptions across orgs and repos (docs/adr/0018)."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from app.access import create_api_key, ensure_admin_principal
+from tests.api.test_api import ingest, problem
+from tests.retrieve.corpus import DOCS
+
+PAYMENTS = {
+    "stripe/webhooks.md": "# Stripe webhooks\n\nVerify the signature of every Stripe webhook before trusting it; "
+    "replayed events are refused after five minutes.\n",
+    "stripe/refunds.md": "# Refunds runbook\n\nRefunds above 10,000 EUR need a second approver in the payments team.\n",
+}
+
+
+def sources(body: dict) -> list[str]:
+    return [f["source"].split("#")[0] for f in body["fragments"]]
+
+
+@pytest.fixture
+def corpus(client):
+    assert ingest(client, DOCS).status_code == 201
+    assert ingest(client, PAYMENTS, repo_id="payments").status_code == 201
+    return client
+
+
+def other_org(db_url: str, org: str, principal: str = "admin", grants=(("org", None, True),)) -> dict[str, str]:
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.create_org(%s)", (org,))
+        if principal == "admin":
+            ensure_admin_principal(conn, org, principal)
+        else:
+            conn.execute("select api.create_principal(%s, %s)", (org, principal))
+            for kind, scope_id, write in grants:
+                conn.execute("select api.grant_scope(%s, %s, %s, %s, %s)", (org, principal, kind, scope_id, write))
+        token = create_api_key(conn, org, principal).token
+    return {"Authorization": f"Bearer {token}"}
+
+
+def principal(db_url: str, org: str, name: str, grants) -> dict[str, str]:
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.create_principal(%s, %s)", (org, name))
+        for kind, scope_id, write in grants:
+            conn.execute("select api.grant_scope(%s, %s, %s, %s, %s)", (org, name, kind, scope_id, write))
+        token = create_api_key(conn, org, name).token
+    return {"Authorization": f"Bearer {token}"}
+
+
+def new_context(client, name: str, **scope) -> dict:
+    created = client.post("/contexts", json={"scope": {"org_id": "acme", **scope}, "name": name})
+    assert created.status_code == 201, created.text
+    return created.json()
+
+
+def test_versions_are_immutable_and_read_like_a_retrieval(corpus):
+    ctx = new_context(corpus, "ops runbooks")
+    assert (ctx["ref"], ctx["latest_version"], ctx["subscribed"]) == (f"ctx_{ctx['context_id']}", None, False)
+    v1 = corpus.post(f"/contexts/{ctx['ref']}/versions", json={"path_globs": ["runbooks/*.md"], "note": "first"})
+    assert v1.status_code == 201, v1.text
+    assert (v1.json()["ref"], v1.json()["fragment_count"]) == (f"{ctx['ref']}@1", 2)
+    read = corpus.get(f"/contexts/{ctx['ref']}@latest").json()
+    assert read["ref"] == f"{ctx['ref']}@1" and read["left_out"] == 0
+    assert sorted(sources(read)) == ["runbooks/certificates.md", "runbooks/storage.md"]
+    assert all(f["context"] == f"{ctx['ref']}@1" for f in read["fragments"])
+    trace = corpus.get(f"/traces/{read['trace_id']}").json()
+    assert {c["fragment_id"] for c in trace["candidates"]} == {f["id"] for f in read["fragments"]}
+    assert all(c["context"] == f"{ctx['ref']}@1" for c in trace["candidates"])
+
+    # From a saved query, frozen: the version records the query and its trace.
+    v2 = corpus.post(
+        f"/contexts/{ctx['context_id']}/versions",
+        json={"query": {"query": "rotate credentials and store secrets in the vault", "top_k": 1}},
+    )
+    assert v2.status_code == 201, v2.text
+    built = v2.json()["built_from"]["query"]
+    assert built["query"].startswith("rotate") and built["trace_id"]
+    assert sources(corpus.get(f"/contexts/{ctx['ref']}@2").json()) == ["policies/secrets.md"]
+    # Version 1 has not moved, and a tight budget leaves members out.
+    assert sorted(sources(corpus.get(f"/contexts/{ctx['ref']}@1").json())) == sorted(sources(read))
+    tight = corpus.get(f"/contexts/{ctx['ref']}@1", params={"budget_tokens": 30}).json()
+    assert tight["left_out"] == 2 - len(tight["fragments"]) and tight["tokens_used"] <= 30
+    ranked = corpus.get(f"/contexts/{ctx['ref']}@1", params={"query": "tls certificate renewal"}).json()
+    assert sources(ranked)[0] == "runbooks/certificates.md"
+    versions = corpus.get(f"/contexts/{ctx['ref']}/versions").json()["versions"]
+    assert [v["version"] for v in versions] == [2, 1] and versions[1]["built_from"]["path_globs"] == ["runbooks/*.md"]
+
+
+def test_retrieval_restricted_to_or_boosted_by_contexts(corpus):
+    ctx = new_context(corpus, "runbooks")
+    corpus.post(f"/contexts/{ctx['ref']}/versions", json={"path_globs": ["runbooks/**"]})
+    body = {"query": "rotate credentials in the vault", "scope": {"org_id": "acme"}}
+    plain = corpus.post("/contexts/retrieve", json=body).json()
+    assert sources(plain)[0] == "policies/secrets.md" and all(f["context"] is None for f in plain["fragments"])
+    restricted = corpus.post("/contexts/retrieve", json=body | {"contexts": [f"{ctx['ref']}@1"]}).json()
+    assert set(sources(restricted)) <= {"runbooks/storage.md", "runbooks/certificates.md"}
+    assert restricted["fragments"] and all(f["context"] == f"{ctx['ref']}@1" for f in restricted["fragments"])
+    boosted = corpus.post(
+        "/contexts/retrieve", json=body | {"contexts": [f"{ctx['ref']}@latest"], "context_mode": "boost"}
+    ).json()
+    assert set(sources(boosted)) >= {"policies/secrets.md", "runbooks/storage.md"}
+    marked = {f["source"].split("#")[0] for f in boosted["fragments"] if f["context"]}
+    assert marked == {"runbooks/storage.md", "runbooks/certificates.md"}
+    # Filters apply to members too.
+    only_certs = body | {"contexts": [f"{ctx['ref']}@1"], "path_prefix": "runbooks/cert"}
+    assert sources(corpus.post("/contexts/retrieve", json=only_certs).json()) == ["runbooks/certificates.md"]
+
+    problem(corpus.post("/contexts/retrieve", json=body | {"contexts": ["ctx_1"]}), 400)
+    problem(corpus.post("/contexts/retrieve", json=body | {"contexts": ["ctx_999999@1"]}), 404)
+    problem(corpus.post("/contexts/retrieve", json=body | {"contexts": [f"{ctx['ref']}@7"]}), 404)
+    problem(corpus.post("/contexts/retrieve", json=body | {"contexts": [f"{ctx['ref']}@1"], "context_mode": "x"}), 400)
+
+
+def test_building_checks_grants_and_scope(corpus, db_url):
+    repo_ctx = new_context(corpus, "payments", repo_id="payments")
+    org_ctx = new_context(corpus, "everything")
+    problem(corpus.post(f"/contexts/{org_ctx['ref']}/versions", json={"path_globs": ["nothing/*"]}), 400)
+    # An org-wide Context holds org-wide fragments only; a repo one its repo's as well.
+    docs = corpus.get("/documents", params={"org_id": "acme", "repo_id": "payments"}).json()["documents"]
+    stripe_doc = next(d["doc_id"] for d in docs if d["path"] == "stripe/webhooks.md")
+    problem(corpus.post(f"/contexts/{org_ctx['ref']}/versions", json={"doc_ids": [stripe_doc]}), 400)
+    built = corpus.post(f"/contexts/{repo_ctx['ref']}/versions", json={"doc_ids": [stripe_doc], "path_globs": ["**"]})
+    assert built.status_code == 201 and built.json()["fragment_count"] == len(DOCS) + len(PAYMENTS)
+    problem(corpus.post(f"/contexts/{repo_ctx['ref']}/versions", json={"fragment_ids": [987654321]}), 404)
+    problem(corpus.post(f"/contexts/{repo_ctx['ref']}/versions", json={}), 400)
+    problem(corpus.post("/contexts", json={"scope": {"org_id": "acme"}, "name": "everything"}), 409)
+
+    reader = principal(db_url, "acme", "reader", [("org", None, False)])
+    problem(corpus.post("/contexts", json={"scope": {"org_id": "acme"}, "name": "mine"}, headers=reader), 403)
+    problem(corpus.post(f"/contexts/{org_ctx['ref']}/versions", json={"path_globs": ["**"]}, headers=reader), 403)
+    docs_only = principal(db_url, "acme", "docs-only", [("repo", "docs", False)])
+    problem(corpus.get(f"/contexts/{repo_ctx['ref']}@1", headers=docs_only), 404)
+    listed = corpus.get("/contexts", params={"org_id": "acme"}, headers=docs_only).json()["contexts"]
+    assert [c["name"] for c in listed] == ["everything"]
+
+
+def test_retired_contexts_leave_listings_and_retrieval_but_stay_readable(corpus):
+    ctx = new_context(corpus, "old")
+    corpus.post(f"/contexts/{ctx['ref']}/versions", json={"path_globs": ["docs/*"]})
+    assert corpus.delete(f"/contexts/{ctx['ref']}").json()["retired_at"] is not None
+    problem(corpus.delete(f"/contexts/{ctx['ref']}"), 409)
+    assert corpus.get("/contexts", params={"org_id": "acme"}).json()["contexts"] == []
+    listed = corpus.get("/contexts", params={"org_id": "acme", "include_retired": True}).json()["contexts"]
+    assert [c["ref"] for c in listed] == [ctx["ref"]]
+    body = {"query": "onboarding buddy", "scope": {"org_id": "acme"}, "contexts": [f"{ctx['ref']}@1"]}
+    problem(corpus.post("/contexts/retrieve", json=body), 409)
+    assert len(corpus.get(f"/contexts/{ctx['ref']}@1").json()["fragments"]) == 2
+    problem(corpus.post(f"/contexts/{ctx['ref']}/versions", json={"path_globs": ["docs/*"]}), 409)
+    # Its name is free again.
+    assert new_context(corpus, "old")["context_id"] != ctx["context_id"]
+
+
+def test_another_org_reads_exactly_the_subscribed_version_until_revoked(corpus, db_url):
+    ctx = new_context(corpus, "payments runbook", repo_id="payments")
+    corpus.post(f"/contexts/{ctx['ref']}/versions", json={"path_globs": ["stripe/webhooks.md"]})
+    corpus.post(f"/contexts/{ctx['ref']}/versions", json={"path_globs": ["stripe/*.md"]})
+    globex = other_org(db_url, "globex")
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.create_org('initech')")
+    problem(corpus.get(f"/contexts/{ctx['ref']}@1", headers=globex), 404)
+
+    sub = corpus.post(f"/contexts/{ctx['ref']}/subscriptions", json={"subscriber_org_id": "globex", "version": 1})
+    assert sub.status_code == 201, sub.text
+    assert sub.json()["ref"] == f"{ctx['ref']}@1"
+    problem(
+        corpus.post(f"/contexts/{ctx['ref']}/subscriptions", json={"subscriber_org_id": "globex", "version": 1}), 409
+    )
+    problem(corpus.post(f"/contexts/{ctx['ref']}/subscriptions", json={"subscriber_org_id": "nowhere"}), 404)
+    problem(
+        corpus.post(f"/contexts/{ctx['ref']}/subscriptions", json={"subscriber_org_id": "globex", "version": 9}), 404
+    )
+
+    read = corpus.get(f"/contexts/{ctx['ref']}@latest", headers=globex).json()
+    assert read["ref"] == f"{ctx['ref']}@1" and sources(read) == ["stripe/webhooks.md"]
+    assert read["context"]["subscribed"] is True and read["context"]["latest_version"] == 1
+    problem(corpus.get(f"/contexts/{ctx['ref']}@2", headers=globex), 404)
+    versions = corpus.get(f"/contexts/{ctx['ref']}/versions", headers=globex).json()["versions"]
+    assert [v["version"] for v in versions] == [1]
+    listed = corpus.get("/contexts", params={"org_id": "globex"}, headers=globex).json()["contexts"]
+    assert [(c["ref"], c["subscribed"]) for c in listed] == [(ctx["ref"], True)]
+    # A grant on the bundle, not a copy: the fragment itself stays the publisher's.
+    fragment_id = read["fragments"][0]["id"]
+    problem(corpus.get(f"/fragments/{fragment_id}", headers=globex), 404)
+    body = {"query": "stripe webhook signature", "scope": {"org_id": "globex"}, "contexts": [f"{ctx['ref']}@1"]}
+    result = corpus.post("/contexts/retrieve", json=body, headers=globex).json()
+    assert [f["id"] for f in result["fragments"]] == [fragment_id]
+    plain = corpus.post(
+        "/contexts/retrieve", json={"query": "stripe webhook", "scope": {"org_id": "globex"}}, headers=globex
+    )
+    assert plain.json()["fragments"] == []
+    # The subscriber's trace withholds what its grants alone do not cover.
+    trace = corpus.get(f"/traces/{result['trace_id']}", headers=globex).json()
+    assert [c["redacted"] for c in trace["candidates"]] == [True]
+
+    # Following the newest version; then the publisher revokes both.
+    follow = corpus.post(f"/contexts/{ctx['ref']}/subscriptions", json={"subscriber_org_id": "globex"}).json()
+    assert sorted(sources(corpus.get(f"/contexts/{ctx['ref']}@2", headers=globex).json())) == [
+        "stripe/refunds.md",
+        "stripe/webhooks.md",
+    ]
+    subs = corpus.get(f"/contexts/{ctx['ref']}/subscriptions").json()["subscriptions"]
+    assert {s["subscription_id"] for s in subs} == {sub.json()["subscription_id"], follow["subscription_id"]}
+    for s in subs:
+        assert corpus.delete(f"/contexts/{ctx['ref']}/subscriptions/{s['subscription_id']}").json()["revoked_at"]
+    problem(corpus.get(f"/contexts/{ctx['ref']}@1", headers=globex), 404)
+    problem(corpus.post("/contexts/retrieve", json=body, headers=globex), 404)
+    assert corpus.get("/contexts", params={"org_id": "globex"}, headers=globex).json()["contexts"] == []
+    revoked = corpus.get(f"/contexts/{ctx['ref']}/subscriptions", params={"include_revoked": True}).json()
+    assert all(s["revoked_by"] == "acme/admin" for s in revoked["subscriptions"])
+    problem(corpus.delete(f"/contexts/{ctx['ref']}/subscriptions/{follow['subscription_id']}"), 409)
+
+
+def test_another_repo_of_the_org_subscribes(corpus, db_url):
+    ctx = new_context(corpus, "payments runbook", repo_id="payments")
+    corpus.post(f"/contexts/{ctx['ref']}/versions", json={"path_globs": ["stripe/refunds.md"]})
+    web = principal(db_url, "acme", "web-agent", [("repo", "web", True)])
+    ops = principal(db_url, "acme", "ops-agent", [("repo", "ops", True)])
+    sub = corpus.post(
+        f"/contexts/{ctx['ref']}/subscriptions", json={"subscriber_org_id": "acme", "subscriber_repo_id": "web"}
+    ).json()
+    assert sources(corpus.get(f"/contexts/{ctx['ref']}@latest", headers=web).json()) == ["stripe/refunds.md"]
+    problem(corpus.get(f"/contexts/{ctx['ref']}@latest", headers=ops), 404)
+    # The subscriber may end it too; a stranger may not see it at all.
+    problem(corpus.delete(f"/contexts/{ctx['ref']}/subscriptions/{sub['subscription_id']}", headers=ops), 404)
+    assert (
+        corpus.delete(f"/contexts/{ctx['ref']}/subscriptions/{sub['subscription_id']}", headers=web).status_code == 200
+    )
+    problem(corpus.get(f"/contexts/{ctx['ref']}@latest", headers=web), 404)
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/contexts/ctx_1", "/contexts/ctx_0@1", "/contexts/ctx_1@0", "/contexts/ctx_1@newest", "/contexts/x@1"],
+)
+def test_malformed_references_are_400(client, path):
+    problem(client.get(path), 400)

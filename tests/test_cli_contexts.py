@@ -1,0 +1,41 @@
+"""`contexts ctx ...` on the database, as --principal: create, version, list, show,
+subscribe, unsubscribe, retire."""
+
+from __future__ import annotations
+
+import json
+
+import psycopg
+from click.testing import CliRunner
+
+from app.cli import main
+from tests.test_cli import make_tree, run
+
+
+def test_ctx_lifecycle(db_url, tmp_path, monkeypatch):
+    monkeypatch.chdir(make_tree(tmp_path))
+    assert run(db_url, "ingest", ".", "--org", "acme", "--owner", "Grace").exit_code == 0
+    created = run(db_url, "ctx", "create", "pool docs", "--org", "acme", "--json")
+    assert created.exit_code == 0, created.output
+    ref = json.loads(created.stdout)["ref"]
+    made = run(db_url, "ctx", "version", ref, "--org", "acme", "--glob", "*.md")
+    assert made.exit_code == 0 and f"{ref}@1: 1 fragments" in made.output, made.output
+    shown = json.loads(run(db_url, "ctx", "show", f"{ref}@latest", "--org", "acme", "--json").stdout)
+    assert [f["source"].split("#")[0] for f in shown["fragments"]] == ["README.md"] and shown["trace_id"]
+    assert f"{ref}@1 (1 fragments)" in run(db_url, "ctx", "list", "--org", "acme").output
+
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.create_org('globex')")
+    sub = run(db_url, "ctx", "subscribe", ref, "--org", "acme", "--to-org", "globex", "--version", "1")
+    assert sub.exit_code == 0 and f"{ref}@1\t-> globex\tlive" in sub.output, sub.output
+    sid = sub.output.split("\t")[0]
+    assert sid in run(db_url, "ctx", "subscriptions", "--org", "acme").output
+    revoked = run(db_url, "ctx", "unsubscribe", sid, "--org", "acme")
+    assert "revoked" in revoked.output and "acme/admin" in revoked.output
+
+    assert f"retired {ref}" in run(db_url, "ctx", "retire", ref, "--org", "acme").output
+    assert "no contexts" in run(db_url, "ctx", "list", "--org", "acme").output
+    bad = CliRunner().invoke(main, ["--db-url", db_url, "ctx", "show", "ctx_1", "--org", "acme"])
+    assert bad.exit_code != 0 and "malformed context reference" in bad.output and "Traceback" not in bad.output
+    unknown = CliRunner().invoke(main, ["--db-url", db_url, "ctx", "show", "ctx_99@1", "--org", "acme"])
+    assert unknown.exit_code != 0 and "unknown context" in unknown.output
