@@ -13,6 +13,7 @@ one module per command group:
 - serve.py      serve [--demo]
 - mcp.py        mcp (the MCP server on stdio, as the key in CONTEXTS_KEY)
 - eval.py       eval run | replay | agent | gate
+- models.py     models status | upgrade | replay | promote | rollback | abandon | drop-retired
 - common.py     what they share: CliError, the stderr console, settings, open_database
 """
 
@@ -22,7 +23,7 @@ import os
 
 import click
 
-from app.cli import admin, analysts, db, documents, mcp, pins, policy, profiles, rank, rerank, serve, sync
+from app.cli import admin, analysts, db, documents, mcp, models, pins, policy, profiles, rank, rerank, serve, sync
 from app.cli import eval as eval_commands
 from app.cli.common import CliError
 from app.settings import Settings
@@ -53,7 +54,22 @@ def main(ctx: click.Context, db_url: str | None, principal_id: str | None) -> No
         raise CliError(str(exc)) from exc
 
 
-for _module in (admin, analysts, db, policy, documents, pins, profiles, rank, rerank, sync, serve, mcp, eval_commands):
+for _module in (
+    admin,
+    analysts,
+    db,
+    policy,
+    documents,
+    pins,
+    profiles,
+    rank,
+    rerank,
+    sync,
+    serve,
+    mcp,
+    eval_commands,
+    models,
+):
     for _command in _module.COMMANDS:
         main.add_command(_command)
 

@@ -145,7 +145,9 @@ begin
             -- BM25 (20_bm25.sql), dense (40_retrieve.sql) and fusion (45_fusion.sql) helpers of the searches.
             (array['contexts_service', 'contexts_analyst'], array[
                 'data._bm25_scores', 'data._check_fusion', 'data._fuse', 'data._query_vectors', 'data._dense_hits',
-                'data._ranking_profile', 'data._authority']),
+                'data._ranking_profile', 'data._authority', 'data._serving_models']),
+            -- Model generations and their coverage (31_model_generations.sql): org-wide principals.
+            (array['contexts_service', 'contexts_analyst'], array['api.model_generations']),
             -- Reading and searching (invoker: row-level security applies).
             (array['contexts_service', 'contexts_analyst'], array[
                 'api.lexical_tsvector', 'api.lexical_document', 'api.search_lexical', 'api.search_dense',
@@ -160,7 +162,7 @@ begin
                 'api.active_model', 'api.begin_document', 'api.unchanged_documents', 'api.match_fragments',
                 'api.add_fragments', 'api.open_session', 'api.authorize_write', 'api.record_trace',
                 'api.delete_document', 'api.pin_add', 'api.pin_remove', 'api.ranking_profile_set',
-                'api.ranking_profile_delete', 'api.persona_vectors_set', 'api.sync_record']),
+                'api.ranking_profile_delete', 'api.persona_vectors_set', 'api.sync_record', 'api.secondary_models']),
             -- Index sizes of every org for GET /metrics (sql/functions/70_metrics.sql).
             (array['contexts_service'], array['api.metrics_org_sizes']),
             -- Citation authority, refreshed after ingestion (sql/functions/47_authority.sql).

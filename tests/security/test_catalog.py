@@ -46,6 +46,7 @@ def test_every_tenant_table_has_forced_rls_and_a_policy(conn):
         "fragment_links",
         "persona_vectors",
         "git_syncs",
+        "model_replays",
     } <= names
     unprotected = [name for name, enabled, forced, policies in tenant if not (enabled and forced and policies >= 1)]
     assert unprotected == []
@@ -136,6 +137,7 @@ EXECUTABLE = {
         "api.list_documents",
         "api.match_fragments",
         "api.metrics_org_sizes",
+        "api.model_generations",
         "api.open_session",
         "api.pin_add",
         "api.persona_vectors_set",
@@ -154,6 +156,7 @@ EXECUTABLE = {
         "api.score_lexical",
         "api.search_dense",
         "api.search_lexical",
+        "api.secondary_models",
         "api.sync_documents",
         "api.sync_record",
         "api.sync_state",
@@ -168,6 +171,7 @@ EXECUTABLE = {
         "api.list_documents",
         "api.get_trace",
         "api.lexical_document",
+        "api.model_generations",
         "api.lexical_tsvector",
         "api.pins_list",
         "api.ranking_profile",
@@ -214,6 +218,7 @@ FUSION_HELPERS = {
     "data._dense_hits",
     "data._ranking_profile",
     "data._authority",
+    "data._serving_models",
 }
 """Helpers of the searches (BM25, fusion, the ranking profile in effect, citation authority), for
 those who may call them."""
