@@ -93,7 +93,8 @@ begin
     end if;
     if current.name <> p_name or current.dims <> p_dims then
         raise exception 'namespace % is indexed with % (% dims), not % (% dims)',
-            p_namespace, current.name, current.dims, p_name, p_dims using errcode = '55000';
+            p_namespace, current.name, current.dims, p_name, p_dims using errcode = '55000',
+            hint = 'After `contexts models promote`, configure the promoted model and restart.';
     end if;
     return current.model_id;
 end
@@ -188,6 +189,25 @@ begin
             insert into data.embeddings (fragment_id, model_id, org_id, repo_id, persona_id, session_id, embedding)
             values (new_id, model.model_id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
                     (chunk->'embedding')::text::vector);
+            -- The namespace's other live generations (a shadow being built, a retired one
+            -- within its window): {"model_id": vector} in "generations". One the writer did
+            -- not send (it started before the upgrade) is left to `contexts models upgrade`.
+            if jsonb_typeof(chunk->'generations') = 'object' then
+                if exists (select 1 from data.embedding_models m
+                           where m.namespace = chunk->>'namespace' and m.status <> 'active' and m.dropped_at is null
+                             and chunk->'generations' ? m.model_id::text
+                             and (jsonb_typeof(chunk->'generations'->(m.model_id::text)) <> 'array'
+                                  or jsonb_array_length(chunk->'generations'->(m.model_id::text)) <> m.dims)) then
+                    raise exception 'chunk % has a vector of the wrong size for a model generation', idx
+                        using errcode = '22023';
+                end if;
+                insert into data.embeddings (fragment_id, model_id, org_id, repo_id, persona_id, session_id, embedding)
+                select new_id, m.model_id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
+                       (chunk->'generations'->(m.model_id::text))::text::vector
+                from data.embedding_models m
+                where m.namespace = chunk->>'namespace' and m.status <> 'active' and m.dropped_at is null
+                  and chunk->'generations' ? m.model_id::text;
+            end if;
             canonical := new_id;
         else
             update data.fragments f set active = true
@@ -232,6 +252,82 @@ ALTER FUNCTION api.add_fragments(p_doc_id bigint, p_doc_version integer, p_chunk
 --
 
 COMMENT ON FUNCTION api.add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb) IS 'Write one document version''s chunks (the bound principal needs write grants): new fragments or pointers to canonical ones.';
+
+
+--
+-- Name: add_model_vectors(integer, bigint[], jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.add_model_vectors(p_model_id integer, p_fragment_ids bigint[], p_vectors jsonb) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    model data.embedding_models;
+    written int;
+begin
+    select * into model from data.embedding_models m where m.model_id = p_model_id;
+    if model.model_id is null or model.dropped_at is not null then
+        raise exception 'no live model generation %', p_model_id using errcode = 'P0002';
+    end if;
+    if jsonb_typeof(p_vectors) is distinct from 'array' or jsonb_array_length(p_vectors) <> cardinality(p_fragment_ids)
+       or exists (select 1 from jsonb_array_elements(p_vectors) v
+                  where jsonb_typeof(v) <> 'array' or jsonb_array_length(v) <> model.dims) then
+        raise exception 'one % -dimension vector per fragment is needed', model.dims using errcode = '22023';
+    end if;
+    insert into data.embeddings (fragment_id, model_id, org_id, repo_id, persona_id, session_id, embedding)
+    select f.fragment_id, model.model_id, f.org_id, f.repo_id, f.persona_id, f.session_id, v.value::text::vector
+    from unnest(p_fragment_ids) with ordinality as i(fragment_id, ord)
+    join jsonb_array_elements(p_vectors) with ordinality as v(value, ord) on v.ord = i.ord
+    join data.fragments f on f.fragment_id = i.fragment_id and f.namespace = model.namespace
+    on conflict do nothing;
+    get diagnostics written = row_count;
+    return written;
+end
+$$;
+
+
+ALTER FUNCTION api.add_model_vectors(p_model_id integer, p_fragment_ids bigint[], p_vectors jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION add_model_vectors(p_model_id integer, p_fragment_ids bigint[], p_vectors jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.add_model_vectors(p_model_id integer, p_fragment_ids bigint[], p_vectors jsonb) IS 'Write one generation''s vectors for existing fragments (an upgrade batch); existing ones are kept.';
+
+
+--
+-- Name: add_persona_vector(integer, text, text, text, text, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.add_persona_vector(p_model_id integer, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    model data.embedding_models;
+begin
+    select * into model from data.embedding_models m where m.model_id = p_model_id and m.dropped_at is null;
+    if model.model_id is null then
+        raise exception 'no live model generation %', p_model_id using errcode = 'P0002';
+    end if;
+    if jsonb_typeof(p_vector) is distinct from 'array' or jsonb_array_length(p_vector) <> model.dims then
+        raise exception 'a % -dimension vector is needed', model.dims using errcode = '22023';
+    end if;
+    insert into data.persona_vectors (org_id, persona_id, model_id, description, embedding, updated_by)
+    values (p_org_id, p_persona_id, p_model_id, p_description, p_vector::text::vector, p_updated_by)
+    on conflict do nothing;
+end
+$$;
+
+
+ALTER FUNCTION api.add_persona_vector(p_model_id integer, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION add_persona_vector(p_model_id integer, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.add_persona_vector(p_model_id integer, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb) IS 'A persona description''s vector for one generation (an upgrade).';
 
 
 --
@@ -365,6 +461,66 @@ ALTER FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id te
 --
 
 COMMENT ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text) IS 'Start ingesting a document (the bound principal needs write grants on its scope): no-op when unchanged (and not deleted), else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
+
+
+--
+-- Name: begin_model_upgrade(text, text, text, integer, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.begin_model_upgrade(p_namespace text, p_name text, p_source text, p_dims integer, p_window_days integer DEFAULT 14) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    current data.embedding_models;
+    shadow data.embedding_models;
+begin
+    if not exists (select 1 from data.embedding_namespaces n where n.namespace = p_namespace) then
+        raise exception 'unknown embedding namespace: %', p_namespace using errcode = '22023';
+    end if;
+    if p_window_days is null or p_window_days not between 0 and 365 then
+        raise exception 'the shadow window is 0 to 365 days, not %', p_window_days using errcode = '22023';
+    end if;
+    if p_dims is null or p_dims not between 1 and 16000 then
+        raise exception 'dimensions must be 1 to 16000, not %', p_dims using errcode = '22023';
+    end if;
+    select * into current from data.embedding_models m where m.namespace = p_namespace and m.status = 'active';
+    if current.model_id is null then
+        raise exception 'namespace % has no active model: nothing to upgrade', p_namespace using errcode = '55000',
+            hint = 'The first model of a namespace is registered by `contexts ingest` or the service.';
+    end if;
+    if current.name = p_name then
+        raise exception 'namespace % already serves %', p_namespace, p_name using errcode = '22023';
+    end if;
+    select * into shadow from data.embedding_models m where m.namespace = p_namespace and m.status = 'shadow';
+    if shadow.model_id is not null then
+        if shadow.name = p_name and shadow.dims = p_dims then
+            return shadow.model_id;
+        end if;
+        raise exception 'namespace % is already being upgraded to % (generation %)', p_namespace, shadow.name,
+            shadow.generation using errcode = '55000',
+            hint = 'Promote it (`contexts models promote`) or abandon it (`contexts models abandon`) first.';
+    end if;
+    insert into data.embedding_models (namespace, name, dims, generation, status, source, window_ends_at)
+    values (p_namespace, p_name, p_dims,
+            (select max(m.generation) from data.embedding_models m where m.namespace = p_namespace) + 1,
+            'shadow', nullif(p_source, p_name), now() + make_interval(days => p_window_days))
+    returning * into shadow;
+    execute format(
+        'create index if not exists %I on data.embeddings using hnsw ((embedding::vector(%s)) vector_cosine_ops) where model_id = %s',
+        'embeddings_hnsw_model_' || shadow.model_id, shadow.dims, shadow.model_id);
+    return shadow.model_id;
+end
+$$;
+
+
+ALTER FUNCTION api.begin_model_upgrade(p_namespace text, p_name text, p_source text, p_dims integer, p_window_days integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION begin_model_upgrade(p_namespace text, p_name text, p_source text, p_dims integer, p_window_days integer); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.begin_model_upgrade(p_namespace text, p_name text, p_source text, p_dims integer, p_window_days integer) IS 'Shadow generation of a namespace for a new model, with its HNSW index (or the existing one: upgrades resume).';
 
 
 --
@@ -661,6 +817,85 @@ ALTER FUNCTION api.disable_principal(p_org_id text, p_principal_id text) OWNER T
 --
 
 COMMENT ON FUNCTION api.disable_principal(p_org_id text, p_principal_id text) IS 'Disable a principal for good (rows, grants and traces are kept).';
+
+
+--
+-- Name: drop_model_generation(integer, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.drop_model_generation(p_model_id integer, p_force boolean DEFAULT false) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    model data.embedding_models;
+    removed bigint;
+begin
+    select * into model from data.embedding_models m where m.model_id = p_model_id for update;
+    if model.model_id is null then
+        raise exception 'no model generation %', p_model_id using errcode = 'P0002';
+    end if;
+    if model.status = 'active' then
+        raise exception 'generation % of % is active: promote another first', model.generation, model.namespace
+            using errcode = '55000';
+    end if;
+    if model.dropped_at is not null then
+        return 0;
+    end if;
+    if model.status = 'retired' and not p_force and model.window_ends_at > now() then
+        raise exception 'generation % of % is kept until % (its window)', model.generation, model.namespace,
+            model.window_ends_at using errcode = '55000', hint = 'Wait for the window to end, or force it.';
+    end if;
+    delete from data.embeddings e where e.model_id = p_model_id;
+    get diagnostics removed = row_count;
+    delete from data.persona_vectors v where v.model_id = p_model_id;
+    execute format('drop index if exists data.%I', 'embeddings_hnsw_model_' || p_model_id);
+    update data.embedding_models m
+    set status = 'retired', retired_at = coalesce(m.retired_at, now()), dropped_at = now()
+    where m.model_id = p_model_id;
+    return removed;
+end
+$$;
+
+
+ALTER FUNCTION api.drop_model_generation(p_model_id integer, p_force boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION drop_model_generation(p_model_id integer, p_force boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.drop_model_generation(p_model_id integer, p_force boolean) IS 'Delete a retired (window ended) or shadow generation''s vectors and index; the row stays for traces.';
+
+
+--
+-- Name: drop_retired_models(); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.drop_retired_models() RETURNS TABLE(model_id integer, namespace text, name text, generation integer, vectors bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    m data.embedding_models;
+begin
+    for m in select * from data.embedding_models em
+             where em.status = 'retired' and em.dropped_at is null and em.window_ends_at <= now()
+             order by em.model_id loop
+        model_id := m.model_id; namespace := m.namespace; name := m.name; generation := m.generation;
+        vectors := api.drop_model_generation(m.model_id);
+        return next;
+    end loop;
+end
+$$;
+
+
+ALTER FUNCTION api.drop_retired_models() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION drop_retired_models(); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.drop_retired_models() IS 'Drop the vectors and index of every retired generation whose window has ended.';
 
 
 --
@@ -989,8 +1224,8 @@ begin
     select h.citing, h.link_type, f.fragment_id, null::int, null::float8, null::int, null::float8, 0.0::float8,
            src.doc_id, src.doc_version, src.path, src.anchor, f.repo_id, f.namespace, f.kind, f.owner,
            f.heading_path, f.symbol, f.text, f.token_count, f.chunker_version,
-           (select em.name || '@' || em.generation from data.embedding_models em
-            where em.namespace = f.namespace and em.status = 'active'),
+           (select em.name || '@' || em.generation from data._serving_models() em
+            where em.namespace = f.namespace),
            f.updated_at, f.negative, f.valid_from, f.valid_until
     from hops h
     join data.fragments f on f.fragment_id = h.target and f.org_id = p_org_id and f.active
@@ -1210,6 +1445,84 @@ COMMENT ON FUNCTION api.metrics_org_sizes() IS 'Per-org fragment counts and inde
 
 
 --
+-- Name: model_backlog(integer, bigint, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.model_backlog(p_model_id integer, p_after bigint DEFAULT 0, p_limit integer DEFAULT 64) RETURNS TABLE(fragment_id bigint, org_id text, path text, heading_path text[], text text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select f.fragment_id, f.org_id,
+           coalesce((select d.path from data.documents d where d.doc_id = f.doc_id),
+                    (select d.path from data.fragment_sources s join data.documents d on d.doc_id = s.doc_id
+                     where s.fragment_id = f.fragment_id and s.retired_at is null
+                     order by s.created_at, s.doc_id limit 1), ''),
+           f.heading_path, f.text
+    from data.fragments f
+    join data.embedding_models em on em.model_id = p_model_id and em.namespace = f.namespace
+    where f.active and f.fragment_id > p_after
+      and not exists (select 1 from data.embeddings e
+                      where e.fragment_id = f.fragment_id and e.org_id = f.org_id and e.model_id = p_model_id)
+    order by f.fragment_id
+    limit p_limit
+$$;
+
+
+ALTER FUNCTION api.model_backlog(p_model_id integer, p_after bigint, p_limit integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION model_backlog(p_model_id integer, p_after bigint, p_limit integer); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.model_backlog(p_model_id integer, p_after bigint, p_limit integer) IS 'Active fragments still lacking a vector of this generation, in id order.';
+
+
+--
+-- Name: model_generations(); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.model_generations() RETURNS TABLE(model_id integer, namespace text, name text, source text, dims integer, generation integer, status text, created_at timestamp with time zone, window_ends_at timestamp with time zone, promoted_at timestamp with time zone, retired_at timestamp with time zone, dropped_at timestamp with time zone, fragments bigint, vectors bigint, replays bigint, mean_overlap double precision, min_overlap double precision)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    if data.acl_principal() is not null and not data.acl_org_wide() then
+        raise exception 'model generations are for principals with an org grant' using errcode = '42501';
+    end if;
+    return query
+    with counted as (
+        select f.namespace, count(*) as fragments from data.fragments f where f.active group by f.namespace
+    ), covered as (
+        select e.model_id, count(*) as vectors
+        from data.embeddings e join data.fragments f on f.fragment_id = e.fragment_id and f.org_id = e.org_id
+        where f.active group by e.model_id
+    ), replayed as (
+        select r.model_id, count(*) as replays, avg(r.overlap) as mean_overlap, min(r.overlap) as min_overlap
+        from data.model_replays r group by r.model_id
+    )
+    select em.model_id, em.namespace, em.name, coalesce(em.source, em.name), em.dims, em.generation, em.status,
+           em.created_at, em.window_ends_at, em.promoted_at, em.retired_at, em.dropped_at,
+           coalesce(c.fragments, 0), case when em.dropped_at is null then coalesce(v.vectors, 0) else 0 end,
+           coalesce(r.replays, 0), r.mean_overlap, r.min_overlap
+    from data.embedding_models em
+    left join counted c on c.namespace = em.namespace
+    left join covered v on v.model_id = em.model_id
+    left join replayed r on r.model_id = em.model_id
+    order by em.namespace, em.generation;
+end
+$$;
+
+
+ALTER FUNCTION api.model_generations() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION model_generations(); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.model_generations() IS 'Each generation: status, window, coverage (vectors over active fragments) and replay overlap, over what the caller may read; org-wide principals only.';
+
+
+--
 -- Name: open_session(text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -1262,6 +1575,33 @@ ALTER FUNCTION api.open_session(p_session_id text) OWNER TO <migrator>;
 --
 
 COMMENT ON FUNCTION api.open_session(p_session_id text) IS 'Open a new session of the bound principal''s org (it needs some write grant), or confirm one it may write to.';
+
+
+--
+-- Name: persona_backlog(integer); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.persona_backlog(p_model_id integer) RETURNS TABLE(org_id text, persona_id text, description text, updated_by text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select v.org_id, v.persona_id, v.description, v.updated_by
+    from data.persona_vectors v
+    join data.embedding_models cur on cur.model_id = v.model_id and cur.status = 'active'
+    join data.embedding_models em on em.model_id = p_model_id and em.namespace = cur.namespace
+    where not exists (select 1 from data.persona_vectors w
+                      where w.org_id = v.org_id and w.persona_id = v.persona_id and w.model_id = p_model_id)
+    order by v.org_id, v.persona_id
+$$;
+
+
+ALTER FUNCTION api.persona_backlog(p_model_id integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION persona_backlog(p_model_id integer); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.persona_backlog(p_model_id integer) IS 'Persona descriptions an upgrade still has to embed with this generation.';
 
 
 --
@@ -1539,6 +1879,60 @@ ALTER FUNCTION api.policy_report() OWNER TO <migrator>;
 --
 
 COMMENT ON FUNCTION api.policy_report() IS 'Every table of schema data: tenant data or not, row-level security (enabled, forced), policies, who may select/insert/update/delete.';
+
+
+--
+-- Name: promote_model(text, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.promote_model(p_namespace text, p_generation integer) RETURNS TABLE(model_id integer, name text, generation integer, replaced integer, kept_until timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    target data.embedding_models;
+    current data.embedding_models;
+    missing bigint;
+begin
+    select * into target from data.embedding_models m where m.namespace = p_namespace and m.generation = p_generation
+    for update;
+    if target.model_id is null then
+        raise exception 'namespace % has no generation %', p_namespace, p_generation using errcode = 'P0002';
+    end if;
+    if target.status = 'active' then
+        raise exception 'generation % of % is already active', p_generation, p_namespace using errcode = '22023';
+    end if;
+    if target.dropped_at is not null then
+        raise exception 'generation % of % was dropped on %', p_generation, p_namespace, target.dropped_at
+            using errcode = '55000', hint = 'Upgrade to that model again: `contexts models upgrade`.';
+    end if;
+    select count(*) into missing from api.model_backlog(target.model_id, 0, 2147483647);
+    if missing > 0 then
+        raise exception '% active fragments of % have no vector of generation % yet', missing, p_namespace, p_generation
+            using errcode = '55000', hint = 'Finish the re-embedding: run `contexts models upgrade` again.';
+    end if;
+    select * into current from data.embedding_models m where m.namespace = p_namespace and m.status = 'active'
+    for update;
+    update data.embedding_models m
+    set status = 'retired', retired_at = now(), window_ends_at = coalesce(target.window_ends_at, now())
+    where m.model_id = current.model_id;
+    update data.embedding_models m
+    set status = 'active', promoted_at = now(), retired_at = null
+    where m.model_id = target.model_id;
+    model_id := target.model_id; name := target.name; generation := target.generation;
+    replaced := current.generation; kept_until := coalesce(target.window_ends_at, now());
+    return next;
+end
+$$;
+
+
+ALTER FUNCTION api.promote_model(p_namespace text, p_generation integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION promote_model(p_namespace text, p_generation integer); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.promote_model(p_namespace text, p_generation integer) IS 'Make a fully embedded shadow (or a retired generation within its window) the active one; the replaced one is retired and kept until the window ends.';
 
 
 --
@@ -1841,6 +2235,40 @@ COMMENT ON FUNCTION api.record_eval_run(p_command text, p_pipeline jsonb, p_opti
 
 
 --
+-- Name: record_model_replay(integer, uuid, double precision, integer, integer, boolean, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.record_model_replay(p_model_id integer, p_trace_id uuid, p_overlap double precision, p_shared_top integer, p_top integer, p_same_order boolean, p_error text DEFAULT NULL::text) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    trace record;
+    new_id bigint;
+begin
+    select t.org_id, t.principal_id into trace from data.retrieval_traces t where t.trace_id = p_trace_id;
+    if trace.org_id is null then
+        raise exception 'unknown trace %', p_trace_id using errcode = 'P0002';
+    end if;
+    insert into data.model_replays (model_id, org_id, principal_id, trace_id, overlap, shared_top, top, same_order, error)
+    values (p_model_id, trace.org_id, trace.principal_id, p_trace_id, p_overlap, p_shared_top, p_top, p_same_order,
+            p_error)
+    returning replay_id into new_id;
+    return new_id;
+end
+$$;
+
+
+ALTER FUNCTION api.record_model_replay(p_model_id integer, p_trace_id uuid, p_overlap double precision, p_shared_top integer, p_top integer, p_same_order boolean, p_error text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION record_model_replay(p_model_id integer, p_trace_id uuid, p_overlap double precision, p_shared_top integer, p_top integer, p_same_order boolean, p_error text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.record_model_replay(p_model_id integer, p_trace_id uuid, p_overlap double precision, p_shared_top integer, p_top integer, p_same_order boolean, p_error text) IS 'Record one retrieval replayed on a shadow generation (its org and principal come from the trace).';
+
+
+--
 -- Name: record_trace(text, text, jsonb, jsonb, jsonb, double precision, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -1973,7 +2401,12 @@ begin
         raise exception 'namespace % is indexed with % (% dims), not % (% dims)',
             p_namespace, current.name, current.dims, p_name, p_dims
             using errcode = '55000',
-                  hint = 'Configure the indexed model, or re-ingest into a fresh database.';
+                  hint = case when exists (select 1 from data.embedding_models m where m.namespace = p_namespace
+                                            and m.name = p_name and m.status = 'shadow')
+                              then format('%s is the shadow generation of %s: promote it first (`contexts models promote %s`).',
+                                          p_name, p_namespace, p_namespace)
+                              else format('Configure the indexed model, or re-embed the namespace into the new one: `contexts models upgrade %s MODEL`.',
+                                          p_namespace) end;
     end if;
     insert into data.embedding_models (namespace, name, dims, generation)
     values (p_namespace, p_name, p_dims,
@@ -2272,7 +2705,7 @@ begin
               where f.org_id = p_org_id and f.persona_id = p_persona_id and f.active
               order by f.updated_at desc, f.fragment_id desc
               limit 1000) f;
-        for m in select em.model_id from data.embedding_models em where em.status = 'active' order by em.model_id loop
+        for m in select em.model_id from data._serving_models() em order by em.model_id loop
             -- Two id-list probes, as the lexical fill above (a join lets a stale estimate
             -- pick a nested loop over the whole model's vectors).
             centroid := null;
@@ -2337,7 +2770,7 @@ begin
                f.chunker_version, f.updated_at, f.content_hash, f.negative, f.valid_from, f.valid_until
         from pooled p
         join candidate_rows f on f.fragment_id = p.fragment_id
-        left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
+        left join data._serving_models() em on em.namespace = f.namespace
         left join unnest(bm25_fill_ids, bm25_fill_scores) as lf(fragment_id, score) on lf.fragment_id = p.fragment_id
         left join unnest(fill_ids, fill_sims) as df(fragment_id, similarity) on df.fragment_id = p.fragment_id
     ), fused as (
@@ -2392,7 +2825,7 @@ begin
                f.valid_from, f.valid_until
         from pinned pn
         join candidate_rows f on f.fragment_id = pn.fragment_id
-        left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
+        left join data._serving_models() em on em.namespace = f.namespace
         left join cited src on src.fragment_id = pn.fragment_id
         left join unnest(persona_ids, persona_sims) as ps(fragment_id, similarity) on ps.fragment_id = pn.fragment_id
         left join authority au on au.fragment_id = pn.fragment_id
@@ -2633,6 +3066,30 @@ ALTER FUNCTION api.search_lexical(p_org_id text, p_query text, p_k integer, p_re
 --
 
 COMMENT ON FUNCTION api.search_lexical(p_org_id text, p_query text, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_k1 double precision, p_b double precision) IS 'BM25 top-k (k1=1.2, b=0.75) over the fragments in scope, from the statistics of the scope groups the caller may read.';
+
+
+--
+-- Name: secondary_models(); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.secondary_models() RETURNS TABLE(model_id integer, namespace text, name text, source text, dims integer, generation integer, status text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select em.model_id, em.namespace, em.name, coalesce(em.source, em.name), em.dims, em.generation, em.status
+    from data.embedding_models em
+    where em.status <> 'active' and em.dropped_at is null
+    order by em.namespace, em.generation
+$$;
+
+
+ALTER FUNCTION api.secondary_models() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION secondary_models(); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.secondary_models() IS 'Shadow and not yet dropped retired generations: ingestion writes their vectors too.';
 
 
 --
@@ -3620,10 +4077,16 @@ begin
         raise exception 'query embeddings must be a JSON object keyed by namespace' using errcode = '22023';
     end if;
     for m in
-        select em.model_id, em.namespace, em.dims from data.embedding_models em
-        where em.status = 'active' and p_query_embeddings ? em.namespace
+        select em.model_id, em.namespace, em.name, em.generation, em.dims from data._serving_models() em
+        where p_query_embeddings ? em.namespace
         order by em.namespace
     loop
+        if jsonb_typeof(p_query_embeddings -> '_models' -> m.namespace) = 'string'
+           and p_query_embeddings -> '_models' ->> m.namespace <> m.name then
+            raise exception 'namespace % is served by % (generation %), not by %', m.namespace, m.name, m.generation,
+                p_query_embeddings -> '_models' ->> m.namespace using errcode = '55000',
+                hint = 'The namespace was promoted to another model: configure it and restart the service.';
+        end if;
         if jsonb_typeof(p_query_embeddings -> m.namespace) is distinct from 'array'
            or jsonb_array_length(p_query_embeddings -> m.namespace) <> m.dims then
             raise exception 'query embedding for namespace % must have % dimensions', m.namespace, m.dims
@@ -4318,6 +4781,46 @@ $$;
 
 
 ALTER FUNCTION data._retire_sources(p_doc_id bigint, p_keep_version integer) OWNER TO <migrator>;
+
+--
+-- Name: _serving_models(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._serving_models() RETURNS TABLE(model_id integer, namespace text, name text, dims integer, generation integer)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    requested jsonb;
+begin
+    begin
+        requested := nullif(current_setting('contexts.serve_generations', true), '')::jsonb;
+    exception when invalid_text_representation then
+        raise exception 'contexts.serve_generations must be a JSON object {"namespace": generation}'
+            using errcode = '22023';
+    end;
+    if requested is not null and jsonb_typeof(requested) <> 'object' then
+        raise exception 'contexts.serve_generations must be a JSON object {"namespace": generation}'
+            using errcode = '22023';
+    end if;
+    return query
+    select em.model_id, em.namespace, em.name, em.dims, em.generation
+    from data.embedding_models em
+    where case when requested ? em.namespace
+               then em.generation::text = requested ->> em.namespace and em.dropped_at is null
+               else em.status = 'active' end;
+end
+$$;
+
+
+ALTER FUNCTION data._serving_models() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _serving_models(); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._serving_models() IS 'Per namespace, the generation queries search: the active one, or the live one contexts.serve_generations names.';
+
 
 --
 -- Name: _valid_login(text); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -5697,7 +6200,13 @@ CREATE TABLE data.embedding_models (
     generation integer NOT NULL,
     status text DEFAULT 'active'::text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    source text,
+    window_ends_at timestamp with time zone,
+    promoted_at timestamp with time zone,
+    retired_at timestamp with time zone,
+    dropped_at timestamp with time zone,
     CONSTRAINT embedding_models_dims_check CHECK (((dims >= 1) AND (dims <= 16000))),
+    CONSTRAINT embedding_models_dropped_retired CHECK (((dropped_at IS NULL) OR (status = 'retired'::text))),
     CONSTRAINT embedding_models_generation_check CHECK ((generation >= 1)),
     CONSTRAINT embedding_models_status_check CHECK ((status = ANY (ARRAY['active'::text, 'shadow'::text, 'retired'::text])))
 );
@@ -5710,6 +6219,48 @@ ALTER TABLE data.embedding_models OWNER TO <migrator>;
 --
 
 COMMENT ON TABLE data.embedding_models IS 'One row per (namespace, model generation); each has its own HNSW index.';
+
+
+--
+-- Name: COLUMN embedding_models.status; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.embedding_models.status IS 'active: serves queries; shadow: being built or in its window; retired: replaced (kept until window_ends_at unless dropped).';
+
+
+--
+-- Name: COLUMN embedding_models.source; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.embedding_models.source IS 'What loads the model (a name or a local path) when it differs from name; null: name.';
+
+
+--
+-- Name: COLUMN embedding_models.window_ends_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.embedding_models.window_ends_at IS 'End of the shadow window (`contexts models upgrade --window-days`); a retired generation is kept until then.';
+
+
+--
+-- Name: COLUMN embedding_models.promoted_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.embedding_models.promoted_at IS 'When the generation last became active by promotion (null: registered active).';
+
+
+--
+-- Name: COLUMN embedding_models.retired_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.embedding_models.retired_at IS 'When another generation replaced it.';
+
+
+--
+-- Name: COLUMN embedding_models.dropped_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.embedding_models.dropped_at IS 'When its vectors and HNSW index were dropped (the row stays: traces name it).';
 
 
 --
@@ -6015,6 +6566,74 @@ ALTER TABLE data.grants OWNER TO <migrator>;
 --
 
 COMMENT ON TABLE data.grants IS 'A principal''s ACL. org: every repo and persona of the org; repo/persona/session: that one; audit: the org''s traces.';
+
+
+--
+-- Name: model_replays; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.model_replays (
+    replay_id bigint NOT NULL,
+    model_id integer NOT NULL,
+    org_id text NOT NULL,
+    principal_id text,
+    trace_id uuid NOT NULL,
+    overlap double precision,
+    shared_top integer,
+    top integer NOT NULL,
+    same_order boolean,
+    error text,
+    replayed_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT model_replays_overlap_check CHECK (((overlap >= (0)::double precision) AND (overlap <= (1)::double precision))),
+    CONSTRAINT model_replays_shared_top_check CHECK ((shared_top >= 0)),
+    CONSTRAINT model_replays_top_check CHECK ((top >= 1))
+);
+
+ALTER TABLE ONLY data.model_replays FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.model_replays OWNER TO <migrator>;
+
+--
+-- Name: TABLE model_replays; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.model_replays IS 'A recorded retrieval replayed on a shadow generation: top-n token overlap and shared fragments against the active generation. Org-wide readers of the org only.';
+
+
+--
+-- Name: COLUMN model_replays.trace_id; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.model_replays.trace_id IS 'The retrieval replayed (data.retrieval_traces; its query is read there, redacted per reader).';
+
+
+--
+-- Name: COLUMN model_replays.overlap; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.model_replays.overlap IS 'Jaccard index of the word tokens of the two top-n texts (as `contexts eval replay`); null on error.';
+
+
+--
+-- Name: COLUMN model_replays.shared_top; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.model_replays.shared_top IS 'Fragments present in both top-n lists.';
+
+
+--
+-- Name: model_replays_replay_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.model_replays ALTER COLUMN replay_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.model_replays_replay_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
 
 
 --
@@ -6538,6 +7157,14 @@ ALTER TABLE ONLY data.grants
 
 
 --
+-- Name: model_replays model_replays_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.model_replays
+    ADD CONSTRAINT model_replays_pkey PRIMARY KEY (replay_id);
+
+
+--
 -- Name: orgs orgs_org_no_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -6667,6 +7294,13 @@ CREATE INDEX documents_link_keys ON data.documents USING gin (link_keys);
 --
 
 CREATE UNIQUE INDEX embedding_models_one_active ON data.embedding_models USING btree (namespace) WHERE (status = 'active'::text);
+
+
+--
+-- Name: embedding_models_one_shadow; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE UNIQUE INDEX embedding_models_one_shadow ON data.embedding_models USING btree (namespace) WHERE (status = 'shadow'::text);
 
 
 --
@@ -6814,6 +7448,13 @@ CREATE INDEX fragments_tsv ON ONLY data.fragments USING gin (tsv);
 --
 
 CREATE INDEX fragments_windowed ON ONLY data.fragments USING btree (org_id) WHERE ((valid_from IS NOT NULL) OR (valid_until IS NOT NULL));
+
+
+--
+-- Name: model_replays_model; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX model_replays_model ON data.model_replays USING btree (model_id, org_id, replayed_at);
 
 
 --
@@ -7181,6 +7822,22 @@ ALTER TABLE ONLY data.grants
 
 
 --
+-- Name: model_replays model_replays_model_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.model_replays
+    ADD CONSTRAINT model_replays_model_id_fkey FOREIGN KEY (model_id) REFERENCES data.embedding_models(model_id);
+
+
+--
+-- Name: model_replays model_replays_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.model_replays
+    ADD CONSTRAINT model_replays_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
 -- Name: persona_vectors persona_vectors_model_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -7399,10 +8056,23 @@ CREATE POLICY member_read ON data.repos FOR SELECT USING ((org_id = ( SELECT dat
 
 
 --
+-- Name: model_replays; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.model_replays ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: principal_bindings no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
 --
 
 CREATE POLICY no_direct_access ON data.principal_bindings USING (false);
+
+
+--
+-- Name: model_replays org_admin_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY org_admin_read ON data.model_replays FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ( SELECT data.acl_org_wide() AS acl_org_wide)));
 
 
 --
@@ -7637,6 +8307,20 @@ GRANT ALL ON FUNCTION api.add_fragments(p_doc_id bigint, p_doc_version integer, 
 
 
 --
+-- Name: FUNCTION add_model_vectors(p_model_id integer, p_fragment_ids bigint[], p_vectors jsonb); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.add_model_vectors(p_model_id integer, p_fragment_ids bigint[], p_vectors jsonb) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION add_persona_vector(p_model_id integer, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.add_persona_vector(p_model_id integer, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION authenticate(p_token text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -7660,6 +8344,13 @@ GRANT ALL ON FUNCTION api.authorize_write(p_org_id text, p_repo_id text, p_perso
 
 REVOKE ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION begin_model_upgrade(p_namespace text, p_name text, p_source text, p_dims integer, p_window_days integer); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.begin_model_upgrade(p_namespace text, p_name text, p_source text, p_dims integer, p_window_days integer) FROM PUBLIC;
 
 
 --
@@ -7717,6 +8408,20 @@ GRANT ALL ON FUNCTION api.delete_document(p_doc_id bigint) TO contexts_service;
 --
 
 REVOKE ALL ON FUNCTION api.disable_principal(p_org_id text, p_principal_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION drop_model_generation(p_model_id integer, p_force boolean); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.drop_model_generation(p_model_id integer, p_force boolean) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION drop_retired_models(); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.drop_retired_models() FROM PUBLIC;
 
 
 --
@@ -7844,11 +8549,34 @@ GRANT ALL ON FUNCTION api.metrics_org_sizes() TO contexts_service;
 
 
 --
+-- Name: FUNCTION model_backlog(p_model_id integer, p_after bigint, p_limit integer); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.model_backlog(p_model_id integer, p_after bigint, p_limit integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION model_generations(); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.model_generations() FROM PUBLIC;
+GRANT ALL ON FUNCTION api.model_generations() TO contexts_service;
+GRANT ALL ON FUNCTION api.model_generations() TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION open_session(p_session_id text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
 REVOKE ALL ON FUNCTION api.open_session(p_session_id text) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.open_session(p_session_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION persona_backlog(p_model_id integer); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.persona_backlog(p_model_id integer) FROM PUBLIC;
 
 
 --
@@ -7899,6 +8627,13 @@ REVOKE ALL ON FUNCTION api.policy_report() FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION promote_model(p_namespace text, p_generation integer); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.promote_model(p_namespace text, p_generation integer) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION purge_expired_sessions(); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -7944,6 +8679,13 @@ GRANT ALL ON FUNCTION api.ranking_profiles(p_org_id text) TO contexts_analyst;
 --
 
 REVOKE ALL ON FUNCTION api.record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION record_model_replay(p_model_id integer, p_trace_id uuid, p_overlap double precision, p_shared_top integer, p_top integer, p_same_order boolean, p_error text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.record_model_replay(p_model_id integer, p_trace_id uuid, p_overlap double precision, p_shared_top integer, p_top integer, p_same_order boolean, p_error text) FROM PUBLIC;
 
 
 --
@@ -8041,6 +8783,14 @@ GRANT ALL ON FUNCTION api.search_dense(p_org_id text, p_query_embeddings jsonb, 
 REVOKE ALL ON FUNCTION api.search_lexical(p_org_id text, p_query text, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_k1 double precision, p_b double precision) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.search_lexical(p_org_id text, p_query text, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_k1 double precision, p_b double precision) TO contexts_service;
 GRANT ALL ON FUNCTION api.search_lexical(p_org_id text, p_query text, p_k integer, p_repo_id text, p_persona_id text, p_session_id text, p_k1 double precision, p_b double precision) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION secondary_models(); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.secondary_models() FROM PUBLIC;
+GRANT ALL ON FUNCTION api.secondary_models() TO contexts_service;
 
 
 --
@@ -8438,6 +9188,15 @@ REVOKE ALL ON FUNCTION data._retire_sources(p_doc_id bigint, p_keep_version inte
 
 
 --
+-- Name: FUNCTION _serving_models(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._serving_models() FROM PUBLIC;
+GRANT ALL ON FUNCTION data._serving_models() TO contexts_service;
+GRANT ALL ON FUNCTION data._serving_models() TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION _valid_login(p_login text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -8814,6 +9573,14 @@ GRANT SELECT ON TABLE data.git_syncs TO contexts_analyst;
 GRANT SELECT ON TABLE data.grants TO contexts_service;
 GRANT SELECT ON TABLE data.grants TO contexts_analyst;
 GRANT SELECT ON TABLE data.grants TO contexts_auditor;
+
+
+--
+-- Name: TABLE model_replays; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.model_replays TO contexts_service;
+GRANT SELECT ON TABLE data.model_replays TO contexts_analyst;
 
 
 --
