@@ -870,3 +870,33 @@ class SubscriptionOut(msgspec.Struct):
 
 class SubscriptionList(msgspec.Struct):
     subscriptions: list[SubscriptionOut]
+class ModelGenerationOut(msgspec.Struct):
+    """api.model_generations: one embedding model generation of a namespace
+    (docs/adr/0021), counted over what the caller may read."""
+
+    model_id: int
+    namespace: str
+    name: str
+    dims: int
+    generation: int
+    status: str
+    """active (serves queries), shadow (being built or in its window) or retired."""
+    created_at: datetime
+    window_ends_at: datetime | None
+    """End of the shadow window; a retired generation is kept until then."""
+    promoted_at: datetime | None
+    retired_at: datetime | None
+    dropped_at: datetime | None
+    fragments: int
+    """Active fragments of the namespace."""
+    vectors: int
+    """Of those, the ones with a vector of this generation (coverage = vectors / fragments)."""
+    replays: int
+    """Recorded retrievals replayed on this generation (`contexts models replay`)."""
+    mean_overlap: float | None
+    """Mean top-3 token overlap of those replays with the active generation."""
+    min_overlap: float | None
+
+
+class ModelGenerationList(msgspec.Struct):
+    generations: list[ModelGenerationOut]

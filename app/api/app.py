@@ -27,6 +27,7 @@ from app.api.documents import DocumentsController
 from app.api.errors import EXCEPTION_HANDLERS, problem
 from app.api.fragments import FragmentsController, TracesController
 from app.api.metrics import Metrics, count_response, metrics_handler, metrics_middleware
+from app.api.models import models_handler
 from app.api.openapi import (
     close_request_objects,
     declare_problem_headers,
@@ -218,6 +219,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             health,
             metrics_handler,
             whoami_handler,
+            models_handler,
             RetrieveController,
             DocumentsController,
             SessionsController,

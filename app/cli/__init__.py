@@ -7,6 +7,7 @@ one module per command group:
 - policy.py     policy check (row-level security and privileges, from the catalog)
 - documents.py  ingest PATH..., query TEXT (as a principal)
 - owners.py     stale, owners reassign | settings, webhook set | show | delete, nudges deliver
+- contexts.py   ctx create | version | list | show | retire | subscribe | unsubscribe | subscriptions
 - pins.py       pin add | remove | list (as a principal, or through --url)
 - profiles.py   profile set | show | list | delete (ranking profiles, likewise)
 - rank.py       rank refresh (citation authority, as the migrator)
@@ -14,6 +15,7 @@ one module per command group:
 - serve.py      serve [--demo]
 - mcp.py        mcp (the MCP server on stdio, as the key in CONTEXTS_KEY)
 - eval.py       eval run | replay | agent | gate
+- models.py     models status | upgrade | replay | promote | rollback | abandon | drop-retired
 - common.py     what they share: CliError, the stderr console, settings, open_database
 """
 
@@ -30,6 +32,7 @@ from app.cli import (
     db,
     documents,
     mcp,
+    models,
     owners,
     pins,
     policy,
@@ -85,6 +88,7 @@ for _module in (
     serve,
     mcp,
     eval_commands,
+    models,
 ):
     for _command in _module.COMMANDS:
         main.add_command(_command)

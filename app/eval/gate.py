@@ -127,12 +127,19 @@ def load_baseline(path: Path) -> dict:
 
 
 def load_waivers(folder: Path) -> list[Waiver]:
-    waivers: list[Waiver] = []
     if not folder.is_dir():
-        return waivers
-    for path in sorted(folder.glob("*.toml")):
+        return []
+    return load_waiver_files(sorted(folder.glob("*.toml")))
+
+
+def load_waiver_files(paths: list[Path]) -> list[Waiver]:
+    """Waivers from these files (`contexts models promote --waiver FILE` names them)."""
+    waivers: list[Waiver] = []
+    for path in paths:
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise GateError(f"{path}: {exc.strerror or exc}") from exc
         except tomllib.TOMLDecodeError as exc:
             raise GateError(f"{path}: not valid TOML ({exc})") from exc
         unknown = set(data) - WAIVER_KEYS

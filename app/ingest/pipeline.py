@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import psycopg
 
@@ -48,7 +48,9 @@ class _Pending:
     doc_id: int
     version: int
     rows: list[dict] = field(default_factory=list)
-    """add_fragments payload, one per chunk; new chunks get an "embedding"."""
+    """add_fragments payload, one per chunk; new chunks get an "embedding" (and, during
+    a model upgrade, "generations": {model_id: vector} of the namespace's other live
+    generations)."""
     inputs: list[str] = field(default_factory=list)
     is_new: list[bool] = field(default_factory=list)
     report: bool = True
@@ -116,6 +118,8 @@ class IngestPipeline:
         self.embedders = embedders
         self.code_chunker = CodeChunker(settings.max_fragment_tokens, settings.overlap_tokens)
         self.prose_chunker = ProseChunker(settings.max_fragment_tokens, settings.overlap_tokens)
+        self._secondary: dict[str, Embedder] = {}
+        """Embedders of other live generations (an upgrade's shadow), by what loads them."""
 
     # -- preparation (no database) -------------------------------------------------
 
@@ -296,6 +300,7 @@ class IngestPipeline:
     ) -> list[IngestResult]:
         results: list[IngestResult] = []
         self.model_ids(conn)  # unchanged documents need no model at all
+        secondary = self.secondary_models(conn)
         for item in pending:
             rows = item.rows
             matches = conn.execute(
@@ -309,7 +314,7 @@ class IngestPipeline:
             ).fetchall()
             item.is_new = [fragment_id is None for _ordinal, fragment_id in matches]
 
-        self._embed_new(pending)
+        self._embed_new(pending, secondary)
         for item in pending:
             written = conn.execute(
                 "select ordinal, fragment_id, created from api.add_fragments(%s, %s, %s)",
@@ -354,14 +359,34 @@ class IngestPipeline:
             item.inputs.append(embedding_input(d["path"], d["heading_path"], d["text"]))
         return list(by_version.values())
 
-    def _embed_new(self, pending: list[_Pending]) -> None:
-        """Embed the chunks SQL did not match, batched per namespace over all documents."""
+    def secondary_models(self, conn: psycopg.Connection) -> dict[str, list[tuple[int, Embedder]]]:
+        """Per namespace, the generations besides the active one that new fragments need
+        vectors of (a shadow being built, a retired one within its window: docs/adr/0021),
+        each with the embedder that computes them."""
+        out: dict[str, list[tuple[int, Embedder]]] = {}
+        for model_id, namespace, source in conn.execute(
+            "select model_id, namespace, source from api.secondary_models()"
+        ).fetchall():
+            if namespace not in self.embedders:
+                continue
+            if source not in self._secondary:
+                self._secondary[source] = replace(self.embedders[namespace], name=source)
+            out.setdefault(namespace, []).append((model_id, self._secondary[source]))
+        return out
+
+    def _embed_new(self, pending: list[_Pending], secondary: dict[str, list[tuple[int, Embedder]]]) -> None:
+        """Embed the chunks SQL did not match, batched per namespace over all documents,
+        with the active model and every other live generation of their namespace."""
         by_namespace: dict[str, list[tuple[dict, str]]] = {}
         for item in pending:
             for row, text, new in zip(item.rows, item.inputs, item.is_new):
                 if new:
                     by_namespace.setdefault(row["namespace"], []).append((row, text))
         for namespace, work in by_namespace.items():
-            vectors = self.embedders[namespace].embed([text for _row, text in work])
+            texts = [text for _row, text in work]
+            vectors = self.embedders[namespace].embed(texts)
             for (row, _text), vector in zip(work, vectors):
                 row["embedding"] = vector
+            for model_id, embedder in secondary.get(namespace, []):
+                for (row, _text), vector in zip(work, embedder.embed(texts)):
+                    row.setdefault("generations", {})[str(model_id)] = vector

@@ -154,8 +154,14 @@ def fetch_candidates(
     rrf_k: int,
     fusion: dict,
     filters: Filters = NO_FILTERS,
+    models: dict[str, str] | None = None,
 ) -> list[Candidate]:
-    """`fusion` is the p_fusion object of api.retrieve_candidates (method and weights)."""
+    """`fusion` is the p_fusion object of api.retrieve_candidates (method and weights);
+    `models`, the model each namespace's query vector came from ({"prose": name}), which
+    SQL checks against the generation it searches (data._query_vectors)."""
+    sent: dict = dict(query_embeddings)
+    if models and query_embeddings:
+        sent["_models"] = {ns: name for ns, name in models.items() if ns in query_embeddings}
     with conn.cursor(row_factory=class_row(Candidate)) as cur:
         cur.execute(
             "select * from api.retrieve_candidates(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s,"
@@ -163,7 +169,7 @@ def fetch_candidates(
             (
                 scope.org_id,
                 query,
-                json.dumps(query_embeddings),
+                json.dumps(sent),
                 scope.repo_id,
                 scope.persona_id,
                 scope.session_id,

@@ -3,6 +3,7 @@ compose within the budget, and record the trace. Shared by HTTP, CLI and eval.""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -78,13 +79,18 @@ class Retriever:
         reranker: Scorer | None,
         config: PipelineConfig | None = None,
         query_cache: int = 1024,
+        generations: dict[str, int] | None = None,
     ) -> None:
         """`query_cache`: recent query vectors kept (0 for a benchmark, where every
-        mode asks the same queries and a cache would hide the model's cost)."""
+        mode asks the same queries and a cache would hide the model's cost).
+        `generations`: namespaces searched with a generation other than the active one
+        ({"prose": 2}: a shadow being replayed or gated; docs/adr/0021), whose models
+        `embedders` must be."""
         self.query_embedder = QueryEmbedder(embedders, cache_size=query_cache)
         self.embedders = self.query_embedder.embedders
         self.reranker = reranker
         self.config = config or PipelineConfig(rrf_k=RRF_K)
+        self.generations = dict(generations or {})
         self.stage_observer: Callable[[str, float], None] | None = None
         """Told each stage's seconds (the service's metrics); None outside the service."""
 
@@ -98,9 +104,15 @@ class Retriever:
                 self.stage_observer(name, time.perf_counter() - started)
 
     @classmethod
-    def build(cls, embedders: dict[str, Embedder], config: PipelineConfig, threads: int = 1) -> Retriever:
+    def build(
+        cls,
+        embedders: dict[str, Embedder],
+        config: PipelineConfig,
+        threads: int = 1,
+        generations: dict[str, int] | None = None,
+    ) -> Retriever:
         """With the reranker the configuration names (none: the fused order stands)."""
-        return cls(embedders, rerank.build(config.reranker, threads), config)
+        return cls(embedders, rerank.build(config.reranker, threads), config, generations=generations)
 
     def query_embeddings(self, query: str) -> QueryVectors:
         """One vector per namespace; concurrent retrievals share embedding calls."""
@@ -111,6 +123,7 @@ class Retriever:
         return {
             "chunker_version": CHUNKER_VERSION,
             "embedding_models": {ns: model_label(e.name) for ns, e in self.embedders.items()},
+            **({"generations": dict(sorted(self.generations.items()))} if self.generations else {}),
             "embed_dtype": next(iter(self.embedders.values())).dtype if self.embedders else None,
             "query_embedding": {ns: e.runtime for ns, e in self.embedders.items()},
             "fusion": fusion_spec(self.config, query)
@@ -156,6 +169,9 @@ class Retriever:
             embeddings: QueryVectors = {}
         else:
             embeddings = vectors if vectors is not None else self.query_embeddings(request.query)
+        if self.generations:
+            # Transaction-local: the next retrieval on this connection searches the active ones again.
+            conn.execute("select set_config('contexts.serve_generations', %s, true)", (json.dumps(self.generations),))
         if request.contexts:
             return self.with_contexts(conn, request, embeddings, include_retired)
         return fetch_candidates(
@@ -168,6 +184,7 @@ class Retriever:
             self.config.rrf_k,
             fusion_spec(self.config, request.query),
             self.filters_of(request),
+            {ns: model_label(e.name) for ns, e in self.embedders.items()},
         )
 
     def with_contexts(

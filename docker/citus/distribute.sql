@@ -51,6 +51,7 @@ alter table data.eval_replays drop constraint eval_replays_pkey, add primary key
 alter table data.owner_reassignments drop constraint owner_reassignments_pkey, add primary key (org_id, reassignment_id);
 alter table data.nudge_outbox drop constraint nudge_outbox_pkey, add primary key (org_id, nudge_id);
 alter table data.nudge_deliveries drop constraint nudge_deliveries_pkey, add primary key (org_id, delivery_id);
+alter table data.model_replays drop constraint model_replays_pkey, add primary key (org_id, replay_id);
 
 -- 3. Reference tables: small, read by every policy helper (data.current_principal,
 --    data._acl) and by authentication, so each worker must hold them to evaluate
@@ -100,6 +101,7 @@ select create_distributed_table('data.owner_reassignments', 'org_id', colocate_w
 select create_distributed_table('data.org_webhooks', 'org_id', colocate_with => 'data.documents');
 select create_distributed_table('data.nudge_outbox', 'org_id', colocate_with => 'data.documents');
 select create_distributed_table('data.nudge_deliveries', 'org_id', colocate_with => 'data.documents');
+select create_distributed_table('data.model_replays', 'org_id', colocate_with => 'data.documents');
 
 -- 5. Foreign keys again, now with org_id (distributed -> distributed must be colocated
 --    and name the distribution column; distributed -> reference is allowed).

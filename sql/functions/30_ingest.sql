@@ -2,7 +2,8 @@
 
 -- api.register_embedding_model: the active model of a namespace, created (with its
 -- own HNSW index) on first use. A different model for a namespace that already has
--- one needs a re-embedding run, which this release does not do: refuse clearly.
+-- one is an upgrade (`contexts models upgrade`, 31_model_generations.sql): refuse, and
+-- say how.
 create or replace function api.register_embedding_model(p_namespace text, p_name text, p_dims int)
 returns int
 language plpgsql security definer
@@ -23,7 +24,12 @@ begin
         raise exception 'namespace % is indexed with % (% dims), not % (% dims)',
             p_namespace, current.name, current.dims, p_name, p_dims
             using errcode = '55000',
-                  hint = 'Configure the indexed model, or re-ingest into a fresh database.';
+                  hint = case when exists (select 1 from data.embedding_models m where m.namespace = p_namespace
+                                            and m.name = p_name and m.status = 'shadow')
+                              then format('%s is the shadow generation of %s: promote it first (`contexts models promote %s`).',
+                                          p_name, p_namespace, p_namespace)
+                              else format('Configure the indexed model, or re-embed the namespace into the new one: `contexts models upgrade %s MODEL`.',
+                                          p_namespace) end;
     end if;
     insert into data.embedding_models (namespace, name, dims, generation)
     values (p_namespace, p_name, p_dims,
@@ -59,7 +65,8 @@ begin
     end if;
     if current.name <> p_name or current.dims <> p_dims then
         raise exception 'namespace % is indexed with % (% dims), not % (% dims)',
-            p_namespace, current.name, current.dims, p_name, p_dims using errcode = '55000';
+            p_namespace, current.name, current.dims, p_name, p_dims using errcode = '55000',
+            hint = 'After `contexts models promote`, configure the promoted model and restart.';
     end if;
     return current.model_id;
 end
@@ -408,6 +415,25 @@ begin
             insert into data.embeddings (fragment_id, model_id, org_id, repo_id, persona_id, session_id, embedding)
             values (new_id, model.model_id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
                     (chunk->'embedding')::text::vector);
+            -- The namespace's other live generations (a shadow being built, a retired one
+            -- within its window): {"model_id": vector} in "generations". One the writer did
+            -- not send (it started before the upgrade) is left to `contexts models upgrade`.
+            if jsonb_typeof(chunk->'generations') = 'object' then
+                if exists (select 1 from data.embedding_models m
+                           where m.namespace = chunk->>'namespace' and m.status <> 'active' and m.dropped_at is null
+                             and chunk->'generations' ? m.model_id::text
+                             and (jsonb_typeof(chunk->'generations'->(m.model_id::text)) <> 'array'
+                                  or jsonb_array_length(chunk->'generations'->(m.model_id::text)) <> m.dims)) then
+                    raise exception 'chunk % has a vector of the wrong size for a model generation', idx
+                        using errcode = '22023';
+                end if;
+                insert into data.embeddings (fragment_id, model_id, org_id, repo_id, persona_id, session_id, embedding)
+                select new_id, m.model_id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
+                       (chunk->'generations'->(m.model_id::text))::text::vector
+                from data.embedding_models m
+                where m.namespace = chunk->>'namespace' and m.status <> 'active' and m.dropped_at is null
+                  and chunk->'generations' ? m.model_id::text;
+            end if;
             canonical := new_id;
         else
             update data.fragments f set active = true

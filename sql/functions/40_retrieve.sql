@@ -1,8 +1,12 @@
 -- Retrieval: dense top-k per namespace, and the fused candidate list.
 
--- data._query_vectors: the active model of each namespace p_query_embeddings names
--- ({"prose": [...], "code": [...]}), with that namespace's vector parsed once; 22023 for
--- anything but an object of arrays of the model's dimensions. Other keys are ignored.
+-- data._query_vectors: the serving model of each namespace p_query_embeddings names
+-- ({"prose": [...], "code": [...]}): the active generation, or the one the transaction
+-- asks for (data._serving_models), with that namespace's vector parsed once; 22023 for
+-- anything but an object of arrays of the model's dimensions. An optional "_models"
+-- key ({"prose": "all-MiniLM-L6-v2"}) names the model each vector came from: a vector
+-- from another model (a service still configured with a generation since replaced) is
+-- refused with 55000 rather than searched. Other keys are ignored.
 create or replace function data._query_vectors(p_query_embeddings jsonb)
 returns table (model_id int, namespace text, dims int, query_vector extensions.vector)
 language plpgsql stable
@@ -15,10 +19,16 @@ begin
         raise exception 'query embeddings must be a JSON object keyed by namespace' using errcode = '22023';
     end if;
     for m in
-        select em.model_id, em.namespace, em.dims from data.embedding_models em
-        where em.status = 'active' and p_query_embeddings ? em.namespace
+        select em.model_id, em.namespace, em.name, em.generation, em.dims from data._serving_models() em
+        where p_query_embeddings ? em.namespace
         order by em.namespace
     loop
+        if jsonb_typeof(p_query_embeddings -> '_models' -> m.namespace) = 'string'
+           and p_query_embeddings -> '_models' ->> m.namespace <> m.name then
+            raise exception 'namespace % is served by % (generation %), not by %', m.namespace, m.name, m.generation,
+                p_query_embeddings -> '_models' ->> m.namespace using errcode = '55000',
+                hint = 'The namespace was promoted to another model: configure it and restart the service.';
+        end if;
         if jsonb_typeof(p_query_embeddings -> m.namespace) is distinct from 'array'
            or jsonb_array_length(p_query_embeddings -> m.namespace) <> m.dims then
             raise exception 'query embedding for namespace % must have % dimensions', m.namespace, m.dims
@@ -344,7 +354,7 @@ begin
               where f.org_id = p_org_id and f.persona_id = p_persona_id and f.active
               order by f.updated_at desc, f.fragment_id desc
               limit 1000) f;
-        for m in select em.model_id from data.embedding_models em where em.status = 'active' order by em.model_id loop
+        for m in select em.model_id from data._serving_models() em order by em.model_id loop
             -- Two id-list probes, as the lexical fill above (a join lets a stale estimate
             -- pick a nested loop over the whole model's vectors).
             centroid := null;
@@ -409,7 +419,7 @@ begin
                f.chunker_version, f.updated_at, f.content_hash, f.negative, f.valid_from, f.valid_until
         from pooled p
         join candidate_rows f on f.fragment_id = p.fragment_id
-        left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
+        left join data._serving_models() em on em.namespace = f.namespace
         left join unnest(bm25_fill_ids, bm25_fill_scores) as lf(fragment_id, score) on lf.fragment_id = p.fragment_id
         left join unnest(fill_ids, fill_sims) as df(fragment_id, similarity) on df.fragment_id = p.fragment_id
     ), fused as (
@@ -464,7 +474,7 @@ begin
                f.valid_from, f.valid_until
         from pinned pn
         join candidate_rows f on f.fragment_id = pn.fragment_id
-        left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
+        left join data._serving_models() em on em.namespace = f.namespace
         left join cited src on src.fragment_id = pn.fragment_id
         left join unnest(persona_ids, persona_sims) as ps(fragment_id, similarity) on ps.fragment_id = pn.fragment_id
         left join authority au on au.fragment_id = pn.fragment_id

@@ -89,8 +89,8 @@ begin
     select h.citing, h.link_type, f.fragment_id, null::int, null::float8, null::int, null::float8, 0.0::float8,
            src.doc_id, src.doc_version, src.path, src.anchor, f.repo_id, f.namespace, f.kind, f.owner,
            f.heading_path, f.symbol, f.text, f.token_count, f.chunker_version,
-           (select em.name || '@' || em.generation from data.embedding_models em
-            where em.namespace = f.namespace and em.status = 'active'),
+           (select em.name || '@' || em.generation from data._serving_models() em
+            where em.namespace = f.namespace),
            f.updated_at, f.negative, f.valid_from, f.valid_until
     from hops h
     join data.fragments f on f.fragment_id = h.target and f.org_id = p_org_id and f.active

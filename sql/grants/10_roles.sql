@@ -149,7 +149,9 @@ begin
             -- BM25 (20_bm25.sql), dense (40_retrieve.sql) and fusion (45_fusion.sql) helpers of the searches.
             (array['contexts_service', 'contexts_analyst'], array[
                 'data._bm25_scores', 'data._check_fusion', 'data._fuse', 'data._query_vectors', 'data._dense_hits',
-                'data._ranking_profile', 'data._authority']),
+                'data._ranking_profile', 'data._authority', 'data._serving_models']),
+            -- Model generations and their coverage (31_model_generations.sql): org-wide principals.
+            (array['contexts_service', 'contexts_analyst'], array['api.model_generations']),
             -- Reading and searching (invoker: row-level security applies).
             (array['contexts_service', 'contexts_analyst'], array[
                 'api.lexical_tsvector', 'api.lexical_document', 'api.search_lexical', 'api.search_dense',
@@ -170,7 +172,7 @@ begin
                 'api.delete_document', 'api.pin_add', 'api.pin_remove', 'api.ranking_profile_set',
                 'api.ranking_profile_delete', 'api.persona_vectors_set', 'api.sync_record', 'api.context_create',
                 'api.context_add_version', 'api.context_retire', 'api.context_subscribe', 'api.context_unsubscribe',
-                'api.context_candidates']),
+                'api.context_candidates', 'api.secondary_models']),
             -- Index sizes of every org for GET /metrics (sql/functions/70_metrics.sql).
             (array['contexts_service'], array['api.metrics_org_sizes']),
             -- Citation authority, refreshed after ingestion (sql/functions/47_authority.sql).

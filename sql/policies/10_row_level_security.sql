@@ -166,3 +166,8 @@ create policy party_read on data.context_subscriptions for select using (
     or (subscriber_org_id = (select data.acl_org())
         and (subscriber_repo_id is null or (select data.acl_org_wide())
              or subscriber_repo_id = any ((select data.acl_repos())::text[]))));
+-- Replays of a shadow model generation (sql/functions/31_model_generations.sql): to the
+-- org's principals with an org grant, who administer its models. They hold no query text.
+drop policy if exists org_admin_read on data.model_replays;
+create policy org_admin_read on data.model_replays for select
+    using (org_id = (select data.acl_org()) and (select data.acl_org_wide()));

@@ -50,6 +50,7 @@ def test_every_tenant_table_has_forced_rls_and_a_policy(conn):
         "context_versions",
         "context_members",
         "context_subscriptions",
+        "model_replays",
     } <= names
     unprotected = [name for name, enabled, forced, policies in tenant if not (enabled and forced and policies >= 1)]
     assert unprotected == []
@@ -151,6 +152,7 @@ EXECUTABLE = {
         "api.list_documents",
         "api.match_fragments",
         "api.metrics_org_sizes",
+        "api.model_generations",
         "api.open_session",
         "api.pin_add",
         "api.persona_vectors_set",
@@ -169,6 +171,7 @@ EXECUTABLE = {
         "api.score_lexical",
         "api.search_dense",
         "api.search_lexical",
+        "api.secondary_models",
         "api.sync_documents",
         "api.sync_record",
         "api.sync_state",
@@ -202,6 +205,7 @@ EXECUTABLE = {
         "api.list_documents",
         "api.get_trace",
         "api.lexical_document",
+        "api.model_generations",
         "api.lexical_tsvector",
         "api.pins_list",
         "api.ranking_profile",
@@ -251,6 +255,7 @@ FUSION_HELPERS = {
     "data._dense_hits",
     "data._ranking_profile",
     "data._authority",
+    "data._serving_models",
 }
 """Helpers of the searches (BM25, fusion, the ranking profile in effect, citation authority), for
 those who may call them."""
