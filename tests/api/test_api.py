@@ -16,7 +16,7 @@ from tests.retrieve.corpus import CODE, DOCS
 def ingest(client, files: dict[str, str], **scope):
     body = {
         "scope": {"org_id": "acme", **scope},
-        "documents": [{"path": p, "content": c, "author": "Ada"} for p, c in files.items()],
+        "documents": [{"path": p, "content": c, "author": "Ada", "owner": "Ada"} for p, c in files.items()],
     }
     return client.post("/documents", json=body)
 
