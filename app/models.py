@@ -870,6 +870,8 @@ class SubscriptionOut(msgspec.Struct):
 
 class SubscriptionList(msgspec.Struct):
     subscriptions: list[SubscriptionOut]
+
+
 class ModelGenerationOut(msgspec.Struct):
     """api.model_generations: one embedding model generation of a namespace
     (docs/adr/0021), counted over what the caller may read."""
