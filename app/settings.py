@@ -53,10 +53,23 @@ class Settings:
     """Open HTTP connections served at once; one more is answered 503 and closed."""
 
     prose_model: str = DEFAULT_MODEL
-    """Sentence-transformers model (name or local path) for the prose namespace."""
+    """Sentence-transformers model (name or local path) for the prose namespace of a fresh
+    database. Once the namespace has a model, the service embeds with its active
+    generation instead (docs/models.md)."""
 
     code_model: str = DEFAULT_MODEL
-    """Sentence-transformers model (name or local path) for the code namespace."""
+    """Sentence-transformers model (name or local path) for the code namespace of a fresh
+    database (as prose_model)."""
+
+    model_check_s: float = 10.0
+    """Seconds between two checks of the models the database serves (one small query):
+    after `contexts models promote` the service loads the promoted model by then, or at
+    the first request refused for it; 0 checks only on such a refusal."""
+
+    drop_retired_s: float = 86400.0
+    """Seconds between two runs of `contexts models drop-retired` by the service (and one
+    at start): retired generations whose window has ended lose vectors and index; 0
+    never runs it."""
 
     reranker: str | None = None
     """`learned` (the shipped LightGBM model, docs/adr/0015), a learned-reranker .json
@@ -196,6 +209,8 @@ class Settings:
             raise ValueError("CONTEXTS_AUTHORITY_REFRESH_S must be between 0 and 86400 seconds")
         if not 0 <= self.nudge_interval_s <= 86400 or not 0 <= self.nudge_retry_base_s <= 86400:
             raise ValueError("CONTEXTS_NUDGE_INTERVAL_S and CONTEXTS_NUDGE_RETRY_BASE_S must be 0 to 86400 seconds")
+        if not 0 <= self.model_check_s <= 86400 or not 0 <= self.drop_retired_s <= 7 * 86400:
+            raise ValueError("CONTEXTS_MODEL_CHECK_S must be 0 to 86400, CONTEXTS_DROP_RETIRED_S 0 to 604800 seconds")
         if not 0 < self.nudge_timeout_s <= 300:
             raise ValueError("CONTEXTS_NUDGE_TIMEOUT_S must be over 0 and at most 300 seconds")
         if self.read_replica_max_lag_s < 0:

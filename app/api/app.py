@@ -54,6 +54,7 @@ from app.db.replica import ReadReplica
 from app.db.service_login import check_service_login, service_database_url
 from app.ingest.embed import embedders
 from app.ingest.pipeline import IngestPipeline
+from app.ingest.serving import follow, serving_models
 from app.mcp import http_lifespan as mcp_http_lifespan
 from app.mcp import mcp_endpoint
 from app.models import (
@@ -128,6 +129,19 @@ async def health(state: State) -> Response[HealthOut]:
 def build_services(settings: Settings, dsn: str) -> Services:
     settings = replace(settings, torch_threads=settings.service_torch_threads)
     models = embedders(settings)
+    with psycopg.connect(dsn) as conn:  # a namespace with a model is served by its active generation
+        followed = follow(models, serving_models(conn))
+    if followed is not None:
+        for namespace, embedder in followed.items():
+            if embedder.name != models[namespace].name:
+                log.warning(
+                    "namespace %s: embedding with %s, the database's active generation (the configured %s "
+                    "applies to a fresh database only)",
+                    namespace,
+                    embedder.name,
+                    models[namespace].name,
+                )
+        models = followed
     retriever = Retriever.build(models, PipelineConfig(reranker=settings.reranker), settings.torch_threads)
     for embedder in (*models.values(), *retriever.embedders.values()):
         embedder.load()  # now: the first request should not pay for it
@@ -151,7 +165,9 @@ def build_services(settings: Settings, dsn: str) -> Services:
         replica_pool = open_pool(settings.read_database_url, settings.pool_max_size, name="contexts-replica")
         replica = ReadReplica(replica_pool, settings.read_replica_max_lag_s)
     monitor = DatabaseMonitor(service_url, on_recovery=drop_stale_connections).start()
-    return Services(settings, pool, retriever, pipeline, write_pool=write_pool, monitor=monitor, replica=replica)
+    return Services(
+        settings, pool, retriever, pipeline, write_pool=write_pool, monitor=monitor, replica=replica, admin_dsn=dsn
+    )
 
 
 async def nudge_worker(services: Services) -> None:
@@ -185,6 +201,27 @@ async def nudge_worker(services: Services) -> None:
             log.exception("nudge delivery run failed")
 
 
+async def model_worker(services: Services) -> None:
+    """Follows promotions (Services.follow_models every model_check_s) and drops retired
+    generations whose window has ended (at start, then every drop_retired_s). A failed
+    run is logged and the next one tries again."""
+    settings = services.settings
+    loop = asyncio.get_running_loop()
+    next_drop = loop.time() if settings.drop_retired_s > 0 else float("inf")
+    next_check = loop.time() + settings.model_check_s if settings.model_check_s > 0 else float("inf")
+    while next_drop < float("inf") or next_check < float("inf"):
+        await asyncio.sleep(max(0.0, min(next_drop, next_check) - loop.time()))
+        try:
+            if loop.time() >= next_drop:
+                next_drop = loop.time() + settings.drop_retired_s
+                await services.write(services.drop_retired_models)
+            if loop.time() >= next_check:
+                next_check = loop.time() + settings.model_check_s
+                await services.read(services.follow_models_quietly)
+        except Exception:  # the worker outlives any one run's failure
+            log.exception("model generations check failed")
+
+
 def create_app(settings: Settings, *, services: Services | None = None, run_migrations: bool = True) -> Litestar:
     metrics = Metrics()
 
@@ -204,13 +241,15 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         nudging = (
             asyncio.create_task(nudge_worker(app.state.services)) if owned and settings.nudge_interval_s > 0 else None
         )
+        following = asyncio.create_task(model_worker(app.state.services)) if owned else None
         try:
             yield
         finally:
-            if nudging is not None:
-                nudging.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await nudging
+            for task in (nudging, following):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             if owned:
                 app.state.services.close()
 

@@ -172,14 +172,22 @@ async def ingest_documents(services: Services, token: str, data: IngestRequest) 
             for d in data.documents
         ]
 
-    def write(prepared: list[PreparedDocument]) -> list[IngestResult]:
+    def write(pipeline: IngestPipeline, prepared: list[PreparedDocument]) -> list[IngestResult]:
         with services.acting_for(token, write=True) as conn:
-            return services.pipeline.write(conn, scope, prepared)
+            return pipeline.write(conn, scope, prepared)
 
     started = time.perf_counter()
+    pipeline = services.pipeline
     prepared = await services.write(prepare)
     async with services.org_lock(scope.org_id):  # waiting here holds no thread
-        results = await services.write(write, prepared)
+        try:
+            results = await services.write(write, pipeline, prepared)
+        except psycopg.errors.ObjectNotInPrerequisiteState:
+            # The namespace was promoted to another model: follow it, and write once more.
+            await services.read(services.follow_models_quietly)
+            if services.pipeline is pipeline:
+                raise
+            results = await services.write(write, services.pipeline, prepared)
     if any(r.changed for r in results):
         services.authority.poke()
     if services.metrics is not None:

@@ -20,6 +20,7 @@ from app.api.openapi import BODY_ERRORS, problems
 from app.api.request_log import note
 from app.api.state import Services
 from app.ingest.embed import Embedder
+from app.ingest.pipeline import IngestPipeline
 from app.models import IDENTIFIER_PATTERN, RankingProfileList, RankingProfileOut, RankingProfileSet
 
 OrgId = Annotated[str, Parameter(pattern=IDENTIFIER_PATTERN, min_length=1, max_length=128)]
@@ -60,11 +61,27 @@ def description_vectors(embedders: dict[str, Embedder], data: RankingProfileSet)
     return {namespace: by_model[e.name] for namespace, e in embedders.items()}
 
 
+def generation_vectors(conn: psycopg.Connection, pipeline: IngestPipeline, description: str) -> dict[str, list[float]]:
+    """The description embedded with each live generation besides the active ones,
+    keyed by model id (empty outside an upgrade's window)."""
+    out: dict[str, list[float]] = {}
+    for generations in pipeline.secondary_models(conn).values():
+        for model_id, embedder in generations:
+            if str(model_id) not in out:
+                out[str(model_id)] = embedder.embed([description])[0]
+    return out
+
+
 def set_profile_on(
-    conn: psycopg.Connection, data: RankingProfileSet, vectors: dict[str, list[float]] | None = None
+    conn: psycopg.Connection,
+    data: RankingProfileSet,
+    vectors: dict[str, list[float]] | None = None,
+    pipeline: IngestPipeline | None = None,
 ) -> RankingProfileOut:
     """api.ranking_profile_set in the caller's transaction (bound to a principal), then
-    api.persona_vectors_set with `vectors` (description_vectors) when there are any."""
+    api.persona_vectors_set with `vectors` (description_vectors) when there are any.
+    With `pipeline`, the description is embedded for the other live generations too (a
+    shadow window, docs/adr/0021), so a promotion or a rollback keeps the persona term."""
     (row,) = _rows(
         conn,
         f"select {COLUMNS} from api.ranking_profile_set(%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s)",
@@ -81,9 +98,12 @@ def set_profile_on(
         ),
     )
     if vectors:
+        payload: dict[str, object] = dict(vectors)
+        if pipeline is not None and data.description:
+            payload["_generations"] = generation_vectors(conn, pipeline, data.description)
         conn.execute(
             "select api.persona_vectors_set(%s, %s, %s, %s::jsonb)",
-            (data.org_id, data.persona_id, data.description, json.dumps(vectors)),
+            (data.org_id, data.persona_id, data.description, json.dumps(payload)),
         )
     return row
 
@@ -123,7 +143,7 @@ class ProfilesController(Controller):
         def run() -> RankingProfileOut:
             vectors = description_vectors(services.pipeline.embedders, data)
             with services.acting_for(token, write=True) as conn:
-                return set_profile_on(conn, data, vectors)
+                return set_profile_on(conn, data, vectors, services.pipeline)
 
         return await services.write(run)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import psycopg
 from litestar import Controller, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
@@ -12,6 +13,7 @@ from app.api.request_log import note
 from app.api.state import Services
 from app.retrieve.models import RetrieveRequest, RetrieveResponse
 from app.retrieve.query_vectors import QueryVectors
+from app.retrieve.service import Retriever
 
 
 class RetrieveController(Controller):
@@ -39,16 +41,30 @@ async def run_retrieval(services: Services, token: str, data: RetrieveRequest) -
     key that authenticated a moment ago is not checked twice), the query embedded next
     without holding a connection (concurrent requests share one model call), then
     candidates, composition and trace in one read transaction; with a read replica,
-    candidates and composition there and the trace on the primary."""
+    candidates and composition there and the trace on the primary. A namespace promoted
+    to another model meanwhile (55000) is followed (Services.follow_models) and the
+    retrieval run once more with it."""
+    retriever = services.retriever
+    try:
+        return await _retrieve_with(services, retriever, token, data)
+    except psycopg.errors.ObjectNotInPrerequisiteState:
+        await services.read(services.follow_models_quietly)
+        if services.retriever is retriever:
+            raise
+        return await _retrieve_with(services, services.retriever, token, data)
 
+
+async def _retrieve_with(
+    services: Services, retriever: Retriever, token: str, data: RetrieveRequest
+) -> RetrieveResponse:
     def run(vectors: QueryVectors | None) -> RetrieveResponse:
         if services.replica is None:
             with services.acting_for(token) as conn:
-                return services.retriever.retrieve(conn, data, vectors)
+                return retriever.retrieve(conn, data, vectors)
         # Read on the replica (or the primary, see Services.reading_for), then write the
         # trace on the primary and commit it before answering (docs/adr/0020).
         with services.reading_for(token, scope.org_id, scope.session_id) as (conn, source):
-            answer = services.retriever.answer(conn, data, vectors, read=source.to_trace())
+            answer = retriever.answer(conn, data, vectors, read=source.to_trace())
         note(read=source.server)
         with services.acting_for(token) as conn:
             return answer.record(conn)
@@ -63,8 +79,8 @@ async def run_retrieval(services: Services, token: str, data: RetrieveRequest) -
     elif data.k_dense > 0:
         await services.read(services.precheck, token)
     if data.k_dense > 0:
-        with services.retriever.stage("embed"):
-            vectors = await services.query_vectors(data.query)
+        with retriever.stage("embed"):
+            vectors = await services.query_vectors(data.query, retriever)
     response = await services.read(run, vectors)
     note(trace_id=response.trace_id, fragments=len(response.fragments))
     return response

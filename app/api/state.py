@@ -29,7 +29,9 @@ from app.api.request_log import note
 from app.authority import DebouncedRefresh, refresh
 from app.db.availability import DatabaseMonitor, DatabaseUnavailable, is_connection_failure
 from app.db.replica import PRIMARY, ReadReplica, ReadSource, ReplicaNotUsable, primary_wal_lsn
+from app.ingest.embed import model_label
 from app.ingest.pipeline import IngestPipeline
+from app.ingest.serving import ModelNotLoadable, follow, serving_models
 from app.retrieve.query_vectors import QueryVectors
 from app.retrieve.service import Retriever
 from app.scope import Scope
@@ -91,8 +93,13 @@ class Services:
         write_pool: ConnectionPool | None = None,
         monitor: DatabaseMonitor | None = None,
         replica: ReadReplica | None = None,
+        admin_dsn: str | None = None,
     ) -> None:
         self.settings = settings
+        self.admin_dsn = admin_dsn
+        """The migrator's connection string: dropping retired generations is the schema
+        owner's work (the service's own login may not)."""
+        self._following = threading.Lock()
         self.pool = pool
         """Connections of reads (retrieve, fragments, traces, authorisation checks)."""
         self.write_pool = write_pool or pool
@@ -141,9 +148,68 @@ class Services:
     async def write(self, fn: Callable[..., T], *args: object) -> T:
         return await self._run(self.write_executor, fn, *args)
 
-    async def query_vectors(self, query: str) -> QueryVectors:
+    async def query_vectors(self, query: str, retriever: Retriever | None = None) -> QueryVectors:
         """The query's vectors, computed with those of the other requests waiting."""
-        return await self._run(self.embed_executor, self.retriever.query_embeddings, query)
+        return await self._run(self.embed_executor, (retriever or self.retriever).query_embeddings, query)
+
+    # -- model generations (docs/adr/0021) -------------------------------------------
+
+    def follow_models(self) -> bool:
+        """Embed with the models the database serves: when a namespace was promoted (or
+        rolled back) since, load its model and swap retriever and pipeline in one step.
+        Requests in flight finish with the objects they took; the new retriever has its
+        own query-vector cache, so no vector of the old model is reused. True when it
+        swapped; ModelNotLoadable when the promoted model cannot be loaded here."""
+        with self.transaction() as conn:
+            serving = serving_models(conn)
+        with self._following:
+            followed = follow(self.pipeline.embedders, serving)
+            if followed is None:
+                return False
+            retriever = Retriever(followed, self.retriever.reranker, self.retriever.config)
+            retriever.stage_observer = self.retriever.stage_observer
+            before = {ns: model_label(e.name) for ns, e in self.pipeline.embedders.items()}
+            self.retriever, self.pipeline = retriever, IngestPipeline(self.settings, followed)
+        for namespace, embedder in followed.items():
+            if model_label(embedder.name) != before[namespace]:
+                log.warning(
+                    "namespace %s: now embedding with %s (generation %d, loaded from %s), was %s",
+                    namespace,
+                    serving[namespace].name,
+                    serving[namespace].generation,
+                    embedder.name,
+                    before[namespace],
+                )
+        return True
+
+    def follow_models_quietly(self) -> bool:
+        """follow_models, a model that cannot be loaded logged (requests keep their 409)."""
+        try:
+            return self.follow_models()
+        except ModelNotLoadable as exc:
+            log.error("cannot follow the promoted model: %s", exc)
+            return False
+
+    def drop_retired_models(self) -> list[dict]:
+        """api.drop_retired_models as the migrator: the vectors and index of every retired
+        generation whose window has ended (never the active one), each drop logged; the
+        row keeps `dropped_at`."""
+        if self.admin_dsn is None:
+            return []
+        with psycopg.connect(self.admin_dsn) as conn:
+            dropped = conn.execute(
+                "select model_id, namespace, name, generation, vectors from api.drop_retired_models()"
+            ).fetchall()
+        rows = [dict(zip(("model_id", "namespace", "name", "generation", "vectors"), row)) for row in dropped]
+        for row in rows:
+            log.warning(
+                "dropped retired generation %s@%d of %s (its window ended): %d vectors and its index",
+                row["name"],
+                row["generation"],
+                row["namespace"],
+                row["vectors"],
+            )
+        return rows
 
     @staticmethod
     async def _run(executor: ThreadPoolExecutor, fn: Callable[..., T], *args: object) -> T:

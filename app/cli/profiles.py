@@ -106,11 +106,14 @@ def profile_set(
 
         settings = context_settings(ctx)
         vectors = None
+        pipeline = None
         if has_description(request):
             from app.ingest.embed import embedders
+            from app.ingest.pipeline import IngestPipeline
 
-            vectors = description_vectors(embedders(settings), request)
-        stored = as_principal(settings, org_id, lambda conn: set_profile_on(conn, request, vectors))
+            pipeline = IngestPipeline(settings, embedders(settings))
+            vectors = description_vectors(pipeline.embedders, request)
+        stored = as_principal(settings, org_id, lambda conn: set_profile_on(conn, request, vectors, pipeline))
     if as_json:
         _print_json(stored)
         return

@@ -66,7 +66,7 @@ begin
     if current.name <> p_name or current.dims <> p_dims then
         raise exception 'namespace % is indexed with % (% dims), not % (% dims)',
             p_namespace, current.name, current.dims, p_name, p_dims using errcode = '55000',
-            hint = 'After `contexts models promote`, configure the promoted model and restart.';
+            hint = 'After `contexts models promote`, the service loads the promoted model from its recorded source.';
     end if;
     return current.model_id;
 end

@@ -53,6 +53,21 @@ as $$
 $$;
 comment on function api.secondary_models() is 'Shadow and not yet dropped retired generations: ingestion writes their vectors too.';
 
+-- api.serving_models: what a service embeds with: per namespace the active generation,
+-- its label and what loads it (a local path). Services compare it with their own models
+-- at start and on a cheap periodic check, and load the promoted model when it changed.
+create or replace function api.serving_models()
+returns table (model_id int, namespace text, name text, source text, dims int, generation int)
+language sql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select em.model_id, em.namespace, em.name, coalesce(em.source, em.name), em.dims, em.generation
+    from data.embedding_models em
+    where em.status = 'active'
+    order by em.namespace
+$$;
+comment on function api.serving_models() is 'Per namespace, the active generation and what loads its model: what a service follows.';
+
 -- api.model_generations: every generation with its coverage (vectors over the active
 -- fragments of its namespace) and the mean top-3 overlap of its replays, counted over
 -- what the caller may read (row-level security): an org-wide principal sees its org,
@@ -338,9 +353,11 @@ as $$
 declare
     m data.embedding_models;
 begin
+    -- Locked: a rollback promoting one of these back waits, or is waited for and then
+    -- not selected (never the serving generation).
     for m in select * from data.embedding_models em
              where em.status = 'retired' and em.dropped_at is null and em.window_ends_at <= now()
-             order by em.model_id loop
+             order by em.model_id for update loop
         model_id := m.model_id; namespace := m.namespace; name := m.name; generation := m.generation;
         vectors := api.drop_model_generation(m.model_id);
         return next;

@@ -27,7 +27,7 @@ begin
            and p_query_embeddings -> '_models' ->> m.namespace <> m.name then
             raise exception 'namespace % is served by % (generation %), not by %', m.namespace, m.name, m.generation,
                 p_query_embeddings -> '_models' ->> m.namespace using errcode = '55000',
-                hint = 'The namespace was promoted to another model: configure it and restart the service.';
+                hint = 'The namespace was promoted to another model: the service loads it from its recorded source (its log says why when it cannot).';
         end if;
         if jsonb_typeof(p_query_embeddings -> m.namespace) is distinct from 'array'
            or jsonb_array_length(p_query_embeddings -> m.namespace) <> m.dims then

@@ -119,6 +119,7 @@ comment on function api.ranking_profile_set(text, text, float8, float8, float8, 
 -- changed meanwhile, embed the new one); it replaces the persona's vectors. Needs a
 -- write grant on the persona (42501). Returns the models stored: none for a namespace
 -- with no active model yet (nothing ingested: set the profile again afterwards).
+-- "_generations": {"<model_id>": [...]} adds the vectors of the other live generations.
 create or replace function api.persona_vectors_set(
     p_org_id text, p_persona_id text, p_description text, p_vectors jsonb)
 returns int
@@ -148,14 +149,25 @@ begin
     end if;
     if jsonb_typeof(p_vectors) is distinct from 'object' or p_vectors = '{}'::jsonb
        or exists (select 1 from jsonb_object_keys(p_vectors) k
-                  where k not in (select n.namespace from data.embedding_namespaces n)) then
+                  where k not in (select n.namespace from data.embedding_namespaces n) and k <> '_generations')
+       or (p_vectors ? '_generations' and jsonb_typeof(p_vectors -> '_generations') <> 'object') then
         raise exception 'vectors must be an object keyed by embedding namespace' using errcode = '22023';
     end if;
     delete from data.persona_vectors v where v.org_id = p_org_id and v.persona_id = p_persona_id;
     insert into data.persona_vectors (org_id, persona_id, model_id, description, embedding, updated_by)
     select p_org_id, p_persona_id, q.model_id, p_description, q.query_vector, me.principal_id
-    from data._query_vectors(p_vectors) q;
+    from data._query_vectors(p_vectors - '_generations') q;
     get diagnostics stored = row_count;
+    -- The other live generations (a shadow, a retired one within its window; docs/adr/0021),
+    -- so that a promotion or a rollback keeps the persona term. Unknown or dropped ones,
+    -- and vectors of the wrong size, are skipped: an upgrade's backfill embeds them.
+    insert into data.persona_vectors (org_id, persona_id, model_id, description, embedding, updated_by)
+    select p_org_id, p_persona_id, em.model_id, p_description, g.value::text::vector, me.principal_id
+    from jsonb_each(coalesce(p_vectors -> '_generations', '{}'::jsonb)) g
+    join data.embedding_models em on em.model_id::text = g.key and em.status <> 'active' and em.dropped_at is null
+    where jsonb_typeof(g.value) = 'array' and jsonb_array_length(g.value) = em.dims
+      and not exists (select 1 from jsonb_array_elements(g.value) x where jsonb_typeof(x) <> 'number')
+    on conflict do nothing;
     return stored;
 end
 $$;

@@ -172,6 +172,7 @@ EXECUTABLE = {
         "api.search_dense",
         "api.search_lexical",
         "api.secondary_models",
+        "api.serving_models",
         "api.sync_documents",
         "api.sync_record",
         "api.sync_state",

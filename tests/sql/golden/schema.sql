@@ -94,7 +94,7 @@ begin
     if current.name <> p_name or current.dims <> p_dims then
         raise exception 'namespace % is indexed with % (% dims), not % (% dims)',
             p_namespace, current.name, current.dims, p_name, p_dims using errcode = '55000',
-            hint = 'After `contexts models promote`, configure the promoted model and restart.';
+            hint = 'After `contexts models promote`, the service loads the promoted model from its recorded source.';
     end if;
     return current.model_id;
 end
@@ -1520,9 +1520,11 @@ CREATE FUNCTION api.drop_retired_models() RETURNS TABLE(model_id integer, namesp
 declare
     m data.embedding_models;
 begin
+    -- Locked: a rollback promoting one of these back waits, or is waited for and then
+    -- not selected (never the serving generation).
     for m in select * from data.embedding_models em
              where em.status = 'retired' and em.dropped_at is null and em.window_ends_at <= now()
-             order by em.model_id loop
+             order by em.model_id for update loop
         model_id := m.model_id; namespace := m.namespace; name := m.name; generation := m.generation;
         vectors := api.drop_model_generation(m.model_id);
         return next;
@@ -2606,14 +2608,25 @@ begin
     end if;
     if jsonb_typeof(p_vectors) is distinct from 'object' or p_vectors = '{}'::jsonb
        or exists (select 1 from jsonb_object_keys(p_vectors) k
-                  where k not in (select n.namespace from data.embedding_namespaces n)) then
+                  where k not in (select n.namespace from data.embedding_namespaces n) and k <> '_generations')
+       or (p_vectors ? '_generations' and jsonb_typeof(p_vectors -> '_generations') <> 'object') then
         raise exception 'vectors must be an object keyed by embedding namespace' using errcode = '22023';
     end if;
     delete from data.persona_vectors v where v.org_id = p_org_id and v.persona_id = p_persona_id;
     insert into data.persona_vectors (org_id, persona_id, model_id, description, embedding, updated_by)
     select p_org_id, p_persona_id, q.model_id, p_description, q.query_vector, me.principal_id
-    from data._query_vectors(p_vectors) q;
+    from data._query_vectors(p_vectors - '_generations') q;
     get diagnostics stored = row_count;
+    -- The other live generations (a shadow, a retired one within its window; docs/adr/0021),
+    -- so that a promotion or a rollback keeps the persona term. Unknown or dropped ones,
+    -- and vectors of the wrong size, are skipped: an upgrade's backfill embeds them.
+    insert into data.persona_vectors (org_id, persona_id, model_id, description, embedding, updated_by)
+    select p_org_id, p_persona_id, em.model_id, p_description, g.value::text::vector, me.principal_id
+    from jsonb_each(coalesce(p_vectors -> '_generations', '{}'::jsonb)) g
+    join data.embedding_models em on em.model_id::text = g.key and em.status <> 'active' and em.dropped_at is null
+    where jsonb_typeof(g.value) = 'array' and jsonb_array_length(g.value) = em.dims
+      and not exists (select 1 from jsonb_array_elements(g.value) x where jsonb_typeof(x) <> 'number')
+    on conflict do nothing;
     return stored;
 end
 $$;
@@ -4064,6 +4077,30 @@ COMMENT ON FUNCTION api.secondary_models() IS 'Shadow and not yet dropped retire
 
 
 --
+-- Name: serving_models(); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.serving_models() RETURNS TABLE(model_id integer, namespace text, name text, source text, dims integer, generation integer)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select em.model_id, em.namespace, em.name, coalesce(em.source, em.name), em.dims, em.generation
+    from data.embedding_models em
+    where em.status = 'active'
+    order by em.namespace
+$$;
+
+
+ALTER FUNCTION api.serving_models() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION serving_models(); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.serving_models() IS 'Per namespace, the active generation and what loads its model: what a service follows.';
+
+
+--
 -- Name: set_login_password(text, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -5277,7 +5314,7 @@ begin
            and p_query_embeddings -> '_models' ->> m.namespace <> m.name then
             raise exception 'namespace % is served by % (generation %), not by %', m.namespace, m.name, m.generation,
                 p_query_embeddings -> '_models' ->> m.namespace using errcode = '55000',
-                hint = 'The namespace was promoted to another model: configure it and restart the service.';
+                hint = 'The namespace was promoted to another model: the service loads it from its recorded source (its log says why when it cannot).';
         end if;
         if jsonb_typeof(p_query_embeddings -> m.namespace) is distinct from 'array'
            or jsonb_array_length(p_query_embeddings -> m.namespace) <> m.dims then
@@ -11331,6 +11368,14 @@ GRANT ALL ON FUNCTION api.search_lexical(p_org_id text, p_query text, p_k intege
 
 REVOKE ALL ON FUNCTION api.secondary_models() FROM PUBLIC;
 GRANT ALL ON FUNCTION api.secondary_models() TO contexts_service;
+
+
+--
+-- Name: FUNCTION serving_models(); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.serving_models() FROM PUBLIC;
+GRANT ALL ON FUNCTION api.serving_models() TO contexts_service;
 
 
 --
