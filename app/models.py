@@ -923,8 +923,9 @@ class ModelGenerationList(msgspec.Struct):
 # -- Workflow rules (docs/adr/0022) ---------------------------------------------------
 
 RULE_NAME_PATTERN = CONTEXT_NAME_PATTERN
-RULE_GLOB_REFUSED = re.compile(r"[\x01-\x1f\x7f]")
-"""What api.rule_create refuses in a glob (NUL the pattern refuses already)."""
+RULE_GLOB_REFUSED = re.compile(r"[\x00-\x1f\x7f]")
+"""What api.rule_create refuses in a glob (the pattern says it too)."""
+RuleGlob = Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern="^[^\x00-\x1f\x7f]+$")]
 
 
 class RuleCreate(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -943,9 +944,9 @@ class RuleCreate(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     read). One you may read (404), not retired (409), and readable by everyone who
     reads the rule's scope: a Context of that scope or above it, or one its org (or
     repo) subscribes to (400)."""
-    path_globs: Annotated[list[PathGlob], msgspec.Meta(max_length=32)] = []
+    path_globs: Annotated[list[RuleGlob], msgspec.Meta(max_length=32)] = []
     """Globs over touched paths: `**` any run of characters, `*` within one path segment, `?` one."""
-    symbol_globs: Annotated[list[PathGlob], msgspec.Meta(max_length=32)] = []
+    symbol_globs: Annotated[list[RuleGlob], msgspec.Meta(max_length=32)] = []
     """Globs over the symbol of a touched `path#Symbol` (`Stripe*`, `*.charge`): `*` any run but a slash."""
     expires_at: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
     """After this time the rule matches nothing (default: never)."""

@@ -11,6 +11,7 @@ import msgspec
 CONTROL_CHARACTERS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029"
 """A class of characters a query may not hold (tab, newline and carriage return it may)."""
 _CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
+_TOUCHED_REFUSED = re.compile(f"[{CONTROL_CHARACTERS}\t\n\r]")
 
 DEFAULT_BUDGET_TOKENS = 4000
 """Tokens of fragment text a response may hold, unless the request says otherwise."""
@@ -50,7 +51,7 @@ def check_touched(value: str) -> None:
     """A touched path is relative and stays inside the repo: no `..` segment, no
     leading slash, no control characters (also for a request built without decoding)."""
     path = value.split("#", 1)[0]
-    if not path or path.startswith("/") or ".." in path.split("/") or _CONTROL.search(value) or "\t" in value:
+    if not path or path.startswith("/") or ".." in path.split("/") or _TOUCHED_REFUSED.search(value):
         raise ValueError(f"touching: {value[:64]!r} is not a relative path inside the repo (no '..', no leading '/')")
 
 

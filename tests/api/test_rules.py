@@ -92,9 +92,7 @@ def test_rules_are_managed_under_grants(corpus, db_url):
     problem(corpus.post("/rules", json={"org_id": "acme", **payload, "repo_id": "nowhere"}), 404)
     org_rule = add_rule(corpus, **payload)
     problem(corpus.post("/rules", json={"org_id": "acme", **payload}), 409)
-    repo_rule = add_rule(
-        corpus, repo_id="payments", name="stripe", context=f"{repo_ref}@1", path_globs=["**/stripe*"]
-    )
+    repo_rule = add_rule(corpus, repo_id="payments", name="stripe", context=f"{repo_ref}@1", path_globs=["**/stripe*"])
 
     reader = principal(db_url, "acme", "reader", [("org", None, False)])
     problem(corpus.post("/rules", json={"org_id": "acme", **payload, "name": "mine"}, headers=reader), 403)

@@ -175,11 +175,11 @@ begin
             end if;
             insert into data.fragments (
                 org_id, repo_id, persona_id, session_id, doc_id, doc_version, namespace, kind, owner,
-                heading_path, symbol, text, content_hash, token_count, chunker_version, simhash, tsv,
+                owner_source, heading_path, symbol, text, content_hash, token_count, chunker_version, simhash, tsv,
                 created_at, updated_at, negative)
             values (
                 doc.org_id, doc.repo_id, doc.persona_id, doc.session_id, p_doc_id, p_doc_version,
-                chunk->>'namespace', doc.kind, chunk->>'owner',
+                chunk->>'namespace', doc.kind, coalesce(doc.owner, 'unowned'), doc.owner_source,
                 coalesce(array(select jsonb_array_elements_text(chunk->'heading_path')), '{}'),
                 chunk->>'symbol', chunk->>'text', chunk->>'content_hash', (chunk->>'token_count')::int,
                 chunk->>'chunker_version', (chunk->>'simhash')::bigint,
@@ -351,10 +351,14 @@ begin
     end if;
     -- At most once a minute, and never waiting: a concurrent request holding the row
     -- (until its transaction ends) just skips the refresh.
-    update data.api_keys a set last_used_at = now()
-    where a.key_id = (select b.key_id from data.api_keys b
-                      where b.key_id = k.key_id and (b.last_used_at is null or b.last_used_at < now() - interval '1 minute')
-                      for update skip locked);
+    -- A hot standby (a read replica) writes nothing: the primary stamps the key when the
+    -- service checks it there (docs/adr/0020-read-replicas.md).
+    if not pg_is_in_recovery() then
+        update data.api_keys a set last_used_at = now()
+        where a.key_id = (select b.key_id from data.api_keys b
+                          where b.key_id = k.key_id and (b.last_used_at is null or b.last_used_at < now() - interval '1 minute')
+                          for update skip locked);
+    end if;
     perform data._bind(k.org_id, k.principal_id);
     return query select k.org_id, k.principal_id, k.key_id;
 end
@@ -399,10 +403,10 @@ COMMENT ON FUNCTION api.authorize_write(p_org_id text, p_repo_id text, p_persona
 
 
 --
--- Name: begin_document(text, text, text, text, text, text, text, text, text, text, timestamp with time zone, jsonb, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: begin_document(text, text, text, text, text, text, text, text, text, text, timestamp with time zone, jsonb, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text DEFAULT NULL::text, p_author text DEFAULT NULL::text, p_source_ts timestamp with time zone DEFAULT NULL::timestamp with time zone, p_metadata jsonb DEFAULT '{}'::jsonb, p_owner text DEFAULT NULL::text) RETURNS TABLE(doc_id bigint, version integer, changed boolean, rehome jsonb)
+CREATE FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text DEFAULT NULL::text, p_author text DEFAULT NULL::text, p_source_ts timestamp with time zone DEFAULT NULL::timestamp with time zone, p_metadata jsonb DEFAULT '{}'::jsonb, p_owner text DEFAULT NULL::text, p_owner_source text DEFAULT NULL::text) RETURNS TABLE(doc_id bigint, version integer, changed boolean, rehome jsonb)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -410,6 +414,7 @@ declare
     existing data.documents;
     current_hash text;
     new_version int;
+    named record;
 begin
     perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
     perform api.ensure_scope(p_org_id, p_repo_id, p_persona_id, p_session_id);
@@ -432,13 +437,23 @@ begin
             return;
         end if;
         new_version := existing.current_version + 1;
+        select * into named from data._resolve_owner(p_org_id, p_owner, p_owner_source,
+                                                     existing.owner, existing.owner_source);
         update data.documents d
-        set current_version = new_version, kind = p_kind, owner = coalesce(p_owner, d.owner), updated_at = now(),
-            deleted_at = null, deleted_by = null
+        set current_version = new_version, kind = p_kind, owner = named.owner, owner_source = named.owner_source,
+            updated_at = now(), deleted_at = null, deleted_by = null
         where d.doc_id = existing.doc_id;
+        if named.owner is distinct from existing.owner or named.owner_source is distinct from existing.owner_source then
+            -- The fragments this document brought in follow its owner.
+            update data.fragments f set owner = named.owner, owner_source = named.owner_source
+            where f.org_id = p_org_id and f.doc_id = existing.doc_id
+              and (f.owner, f.owner_source) is distinct from (named.owner, named.owner_source);
+        end if;
     else
-        insert into data.documents (org_id, repo_id, persona_id, session_id, path, kind, current_version, owner)
-        values (p_org_id, p_repo_id, p_persona_id, p_session_id, p_path, p_kind, 1, p_owner)
+        select * into named from data._resolve_owner(p_org_id, p_owner, p_owner_source, null, null);
+        insert into data.documents (org_id, repo_id, persona_id, session_id, path, kind, current_version, owner,
+                                    owner_source)
+        values (p_org_id, p_repo_id, p_persona_id, p_session_id, p_path, p_kind, 1, named.owner, named.owner_source)
         returning * into existing;
         new_version := 1;
     end if;
@@ -454,13 +469,13 @@ end
 $$;
 
 
-ALTER FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text) OWNER TO <migrator>;
+ALTER FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text) IS 'Start ingesting a document (the bound principal needs write grants on its scope): no-op when unchanged (and not deleted), else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
+COMMENT ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) IS 'Start ingesting a document (the bound principal needs write grants on its scope): no-op when unchanged (and not deleted), else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
 
 
 --
@@ -545,6 +560,633 @@ ALTER FUNCTION api.bind_principal(p_org_id text, p_principal_id text) OWNER TO <
 --
 
 COMMENT ON FUNCTION api.bind_principal(p_org_id text, p_principal_id text) IS 'Administrators: act as a principal for the rest of this transaction.';
+
+
+--
+-- Name: codeowners_file(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) RETURNS TABLE(doc_id bigint, path text, content text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    select d.doc_id, d.path, v.content
+    from data.documents d
+    join data.document_versions v on v.doc_id = d.doc_id and v.version = d.current_version
+    where d.org_id = p_org_id and d.repo_id = p_repo_id and d.persona_id is null and d.session_id is null
+      and d.deleted_at is null and d.path in ('.github/CODEOWNERS', 'CODEOWNERS', 'docs/CODEOWNERS')
+    order by array_position(array['.github/CODEOWNERS', 'CODEOWNERS', 'docs/CODEOWNERS'], d.path)
+    limit 1
+$$;
+
+
+ALTER FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION codeowners_file(p_org_id text, p_repo_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) IS 'The repo''s ingested CODEOWNERS file (.github/, root, then docs/), if any: what ingestion resolves owners against.';
+
+
+--
+-- Name: context_add_version(bigint, bigint[], bigint[], text[], text, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[] DEFAULT '{}'::bigint[], p_doc_ids bigint[] DEFAULT '{}'::bigint[], p_path_globs text[] DEFAULT '{}'::text[], p_note text DEFAULT ''::text, p_built_from jsonb DEFAULT '{}'::jsonb) RETURNS TABLE(context_id bigint, ref text, version integer, fragment_count integer, built_from jsonb, note text, created_by text, created_at timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    ctx data.contexts;
+    wanted bigint[];
+    readable bigint[];
+    missing bigint;
+    outside bigint;
+    glob_ids bigint[] := '{}';
+    doc_ids bigint[] := '{}';
+    g text;
+    next_version int;
+    members bigint[];
+    row_count int;
+begin
+    select * into me from data._principal_or_raise();
+    ctx := data._writable_context(p_context_id);
+    if cardinality(coalesce(p_fragment_ids, '{}')) + cardinality(coalesce(p_doc_ids, '{}'))
+       + cardinality(coalesce(p_path_globs, '{}')) = 0 then
+        raise exception 'a version is built from fragment ids, documents, path globs or a query' using errcode = '22023';
+    end if;
+    if cardinality(coalesce(p_path_globs, '{}')) > 32
+       or exists (select 1 from unnest(p_path_globs) x where x is null or length(x) not between 1 and 1024) then
+        raise exception 'path globs: at most 32, each 1 to 1024 characters' using errcode = '22023';
+    end if;
+    if length(coalesce(p_note, '')) > 2000 or jsonb_typeof(coalesce(p_built_from, '{}')) <> 'object' then
+        raise exception 'a version note is at most 2000 characters, built_from an object' using errcode = '22023';
+    end if;
+    -- Fragment ids: each one readable by the caller (else unknown), within the scope.
+    wanted := array(select distinct x from unnest(coalesce(p_fragment_ids, '{}')) x);
+    readable := data._readable_fragments(ctx.org_id, wanted);
+    select x into missing from unnest(wanted) x where not x = any (readable) or x is null limit 1;
+    if missing is not null or array_position(wanted, null) is not null then
+        raise exception 'unknown fragment: %', coalesce(missing::text, 'null') using errcode = 'P0002';
+    end if;
+    select f.fragment_id into outside from data.fragments f
+    where f.fragment_id = any (wanted)
+      and not ((f.repo_id is null or f.repo_id is not distinct from ctx.repo_id) and (f.persona_id is null or f.persona_id is not distinct from ctx.persona_id)
+               and (f.session_id is null or f.session_id is not distinct from ctx.session_id))
+    limit 1;
+    if outside is not null then
+        raise exception 'fragment % lies outside the context''s scope', outside using errcode = '22023',
+            hint = 'A context holds fragments of its own scope and of the scopes above it (org-wide ones).';
+    end if;
+    -- Documents: readable (else unknown) and within the scope; their live fragments.
+    doc_ids := array(select distinct x from unnest(coalesce(p_doc_ids, '{}')) x);
+    select x into missing from unnest(doc_ids) x
+    where not exists (
+        select 1 from data.documents d
+        where d.doc_id = x and d.org_id = ctx.org_id
+          and (d.repo_id is null or data.acl_org_wide() or d.repo_id = any (data.acl_repos()))
+          and (d.persona_id is null or data.acl_org_wide() or d.persona_id = any (data.acl_personas()))
+          and (d.session_id is null or d.session_id = any (data.acl_sessions())))
+    limit 1;
+    if missing is not null or array_position(doc_ids, null) is not null then
+        raise exception 'unknown document: %', coalesce(missing::text, 'null') using errcode = 'P0002';
+    end if;
+    select d.doc_id into outside from data.documents d
+    where d.doc_id = any (doc_ids)
+      and not ((d.repo_id is null or d.repo_id is not distinct from ctx.repo_id) and (d.persona_id is null or d.persona_id is not distinct from ctx.persona_id)
+               and (d.session_id is null or d.session_id is not distinct from ctx.session_id))
+    limit 1;
+    if outside is not null then
+        raise exception 'document % lies outside the context''s scope', outside using errcode = '22023';
+    end if;
+    -- Globs: documents of the Context's scope (and those above it) the caller may read.
+    foreach g in array coalesce(p_path_globs, '{}') loop
+        glob_ids := glob_ids || array(
+            select d.doc_id from data.documents d
+            where d.org_id = ctx.org_id and d.path ~ data._glob_regex(g)
+              and (d.repo_id is null or d.repo_id is not distinct from ctx.repo_id) and (d.persona_id is null or d.persona_id is not distinct from ctx.persona_id)
+              and (d.session_id is null or d.session_id is not distinct from ctx.session_id)
+              and (d.repo_id is null or data.acl_org_wide() or d.repo_id = any (data.acl_repos()))
+              and (d.persona_id is null or data.acl_org_wide() or d.persona_id = any (data.acl_personas()))
+              and (d.session_id is null or d.session_id = any (data.acl_sessions()))
+            order by d.path, d.doc_id);
+    end loop;
+    -- In order: the ids as given, then each document's live fragments in source order.
+    select array_agg(m.fragment_id order by m.first) into members
+    from (select x.fragment_id, min(x.ord) as first
+          from (select w.x as fragment_id, w.n::float8 as ord
+                from unnest(coalesce(p_fragment_ids, '{}')) with ordinality as w(x, n)
+                union all
+                select s.fragment_id, 1e6 + dd.n * 1e5 + s.ordinal
+                from unnest(doc_ids || glob_ids) with ordinality as dd(doc_id, n)
+                join data.documents d on d.doc_id = dd.doc_id
+                join data.fragment_sources s on s.doc_id = d.doc_id and s.doc_version = d.current_version
+                join data.fragments f on f.fragment_id = s.fragment_id
+                where s.retired_at is null and f.active and s.content_hash = f.content_hash) x
+          group by x.fragment_id) m;
+    row_count := coalesce(cardinality(members), 0);
+    if row_count = 0 then
+        raise exception 'nothing to bundle: no readable fragment matches' using errcode = '22023';
+    end if;
+    if row_count > 2000 then
+        raise exception 'a version holds at most 2000 fragments (% matched)', row_count using errcode = '22023';
+    end if;
+    -- One version number at a time per Context.
+    perform 1 from data.contexts c where c.context_id = ctx.context_id for update;
+    select coalesce(max(v.version), 0) + 1 into next_version from data.context_versions v
+    where v.context_id = ctx.context_id;
+    insert into data.context_versions (context_id, org_id, version, built_from, note, fragment_count, created_by)
+    values (ctx.context_id, ctx.org_id, next_version,
+            coalesce(p_built_from, '{}') || jsonb_strip_nulls(jsonb_build_object(
+                'fragment_ids', nullif(to_jsonb(coalesce(p_fragment_ids, '{}')), '[]'),
+                'doc_ids', nullif(to_jsonb(doc_ids), '[]'),
+                'path_globs', nullif(to_jsonb(coalesce(p_path_globs, '{}')), '[]'))),
+            coalesce(p_note, ''), row_count, me.principal_id);
+    -- Each member cited from the document version it is read from now: a live exact
+    -- source (near-duplicates point at the canonical text too), the newest first.
+    insert into data.context_members (context_id, version, org_id, ordinal, fragment_id, doc_id, doc_version)
+    select ctx.context_id, next_version, ctx.org_id, m.n, m.fragment_id, src.doc_id, src.doc_version
+    from unnest(members) with ordinality as m(fragment_id, n)
+    left join lateral (
+        select s.doc_id, s.doc_version from data.fragment_sources s
+        join data.fragments f on f.fragment_id = s.fragment_id
+        where s.fragment_id = m.fragment_id
+        order by s.retired_at is null desc, s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id
+        limit 1) src on true;
+    return query
+    select v.context_id, 'ctx_' || v.context_id || '@' || v.version, v.version, v.fragment_count, v.built_from,
+           v.note, v.created_by, v.created_at
+    from data.context_versions v where v.context_id = ctx.context_id and v.version = next_version;
+end
+$$;
+
+
+ALTER FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) IS 'Freeze a new, immutable version of a Context from fragment ids, documents and path globs (write grant on its scope).';
+
+
+--
+-- Name: context_candidates(text, text[], text, jsonb, jsonb, integer, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text DEFAULT NULL::text, p_query_embeddings jsonb DEFAULT '{}'::jsonb, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_rrf_k integer DEFAULT 60, p_include_retired boolean DEFAULT false) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, valid_from timestamp with time zone, valid_until timestamp with time zone, profile jsonb, context text, context_ordinal integer)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    retired text;
+    refs text[];
+    ref_contexts bigint[];
+    ref_versions int[];
+    ref_retired boolean[];
+    ids bigint[];
+    picked_refs int[];
+    picked_ordinals int[];
+    picked_docs bigint[];
+    picked_versions int[];
+    member_orgs text[];
+    has_query boolean := p_query is not null and btrim(p_query) <> '';
+    lexical_on boolean;
+    dense_on boolean;
+    lex_ids bigint[] := '{}';
+    lex_scores float8[] := '{}';
+    dense_ids bigint[] := '{}';
+    dense_sims float8[] := '{}';
+    m record;
+begin
+    select * into me from data._principal_or_raise();
+    if p_org_id is distinct from me.org_id then
+        raise exception 'principal % may not read org %', me.principal_id, p_org_id using errcode = '42501';
+    end if;
+    if p_rrf_k is null or p_rrf_k < 1 then
+        raise exception 'rrf_k must be positive' using errcode = '22023';
+    end if;
+    perform data._check_fusion(p_fusion);
+    select array_agg(r.ref order by r.ordinal), array_agg(r.context_id order by r.ordinal),
+           array_agg(r.version order by r.ordinal), array_agg(r.retired order by r.ordinal)
+      into refs, ref_contexts, ref_versions, ref_retired
+    from data._resolve_context_refs(p_refs) r;
+    retired := refs[array_position(ref_retired, true)];
+    if retired is not null and not p_include_retired then
+        raise exception 'context % is retired', retired using errcode = '55000',
+            hint = 'Read it by reference (GET /contexts/{ref}) for audit; retrieval skips retired contexts.';
+    end if;
+    -- Each fragment once, from the first reference naming it, in bundle order.
+    select coalesce(array_agg(k.fragment_id order by k.ref_n, k.ordinal), '{}'),
+           coalesce(array_agg(k.ref_n order by k.ref_n, k.ordinal), '{}'),
+           coalesce(array_agg(k.ordinal order by k.ref_n, k.ordinal), '{}'),
+           coalesce(array_agg(k.doc_id order by k.ref_n, k.ordinal), '{}'),
+           coalesce(array_agg(k.doc_version order by k.ref_n, k.ordinal), '{}')
+      into ids, picked_refs, picked_ordinals, picked_docs, picked_versions
+    from (select distinct on (mb.fragment_id) mb.fragment_id, r.n as ref_n, mb.ordinal, mb.doc_id, mb.doc_version
+          from unnest(ref_contexts, ref_versions) with ordinality as r(context_id, version, n)
+          join data.context_members mb on mb.context_id = r.context_id and mb.version = r.version
+          join data.fragments f on f.fragment_id = mb.fragment_id and f.org_id = mb.org_id
+          order by mb.fragment_id, r.n, mb.ordinal) k;
+    member_orgs := array(select distinct f.org_id from data.fragments f where f.fragment_id = any (ids));
+    lexical_on := has_query;
+    dense_on := has_query and jsonb_typeof(p_query_embeddings) = 'object' and p_query_embeddings <> '{}';
+    if lexical_on then
+        -- BM25 over the bundles alone (the formula of data._bm25_scores, k1 1.2, b 0.75).
+        with postings as (
+            -- Postings exist for active fragments only; an inactive member matches nothing.
+            select p.fragment_id, p.term, p.tf, p.dl from data.bm25_postings p
+            where p.fragment_id = any (ids) and p.org_id = any (member_orgs)
+        ), corpus as (
+            select cardinality(ids)::float8 as n,
+                   coalesce((select avg(x.dl) from (select distinct on (p.fragment_id) p.dl from postings p
+                                                    order by p.fragment_id) x), 1)::float8 as avgdl
+        ), terms as (
+            select distinct t.lexeme as term from unnest(api.lexical_tsvector(p_query)) t
+        ), weighted as (
+            select p.term, ln(1.0::float8 + (c.n - count(*)::float8 + 0.5) / (count(*)::float8 + 0.5)) as idf
+            from postings p cross join corpus c
+            where p.term in (select t.term from terms t)
+            group by p.term, c.n
+        ), scored as (
+            select p.fragment_id,
+                   sum(w.idf * (p.tf::float8 * 2.2) / (p.tf::float8 + 1.2 * (0.25 + 0.75 * p.dl::float8 / c.avgdl))) as score
+            from postings p join weighted w on w.term = p.term cross join corpus c
+            group by p.fragment_id
+        )
+        select coalesce(array_agg(s.fragment_id order by s.score desc, s.fragment_id), '{}'),
+               coalesce(array_agg(s.score order by s.score desc, s.fragment_id), '{}')
+          into lex_ids, lex_scores
+        from scored s;
+    end if;
+    if dense_on then
+        for m in select * from data._query_vectors(p_query_embeddings) loop
+            select dense_ids || coalesce(array_agg(e.fragment_id), '{}'),
+                   dense_sims || coalesce(array_agg(1.0::float8 - (e.embedding <=> m.query_vector)), '{}')
+              into dense_ids, dense_sims
+            from data.embeddings e
+            where e.model_id = m.model_id and e.fragment_id = any (ids);
+        end loop;
+    end if;
+    return query
+    with lexical as (
+        select l.id, l.score, l.n::int as rank
+        from unnest(lex_ids, lex_scores) with ordinality as l(id, score, n)
+    ), dense as (
+        select d.id, d.sim, (row_number() over (order by d.sim desc, d.id))::int as rank
+        from unnest(dense_ids, dense_sims) as d(id, sim)
+    ), rows as materialized (
+        select k.fragment_id, refs[k.ref_n] as ref, k.ref_n, k.ordinal, k.doc_id, k.doc_version, f.namespace, f.repo_id, f.kind, f.owner,
+               f.heading_path, f.symbol, f.text, f.token_count, f.chunker_version, f.updated_at, f.negative,
+               f.valid_from, f.valid_until, em.name as model, em.name || '@' || em.generation as model_label,
+               l.rank as lexical_rank, case when lexical_on then coalesce(l.score, 0.0) end as lexical_score,
+               d.rank as dense_rank, d.sim as dense_similarity
+        from unnest(ids, picked_refs, picked_ordinals, picked_docs, picked_versions)
+             as k(fragment_id, ref_n, ordinal, doc_id, doc_version)
+        join data.fragments f on f.fragment_id = k.fragment_id
+        left join data.embedding_models em on em.namespace = f.namespace and em.status = 'active'
+        left join lexical l on l.id = k.fragment_id
+        left join dense d on d.id = k.fragment_id
+    ), fused as (
+        select fx.* from data._fuse(
+            array(select r.fragment_id from rows r), array(select r.lexical_rank from rows r),
+            array(select r.lexical_score from rows r), array(select r.dense_rank from rows r),
+            array(select r.dense_similarity from rows r), array(select r.namespace from rows r),
+            array(select r.model from rows r), lexical_on, dense_on, p_fusion, p_rrf_k) fx
+        where has_query
+    )
+    select r.fragment_id, r.lexical_rank, r.lexical_score, r.dense_rank, r.dense_similarity,
+           coalesce(fu.fused_score, 0.0), r.doc_id, r.doc_version, coalesce(d.path, ''),
+           coalesce((select s.anchor from data.fragment_sources s
+                     where s.fragment_id = r.fragment_id and s.doc_id = r.doc_id and s.doc_version = r.doc_version
+                     order by s.ordinal limit 1), ''),
+           r.repo_id, r.namespace, r.kind, r.owner, r.heading_path, r.symbol, r.text, r.token_count,
+           r.chunker_version, r.model_label, r.updated_at, fu.lexical_norm, fu.dense_norm, fu.lexical_weight,
+           fu.dense_weight, r.negative, null::bigint, null::int, null::float8, null::float8, null::timestamptz,
+           r.valid_from, r.valid_until, null::jsonb, r.ref, r.ordinal
+    from rows r
+    left join fused fu on fu.fragment_id = r.fragment_id
+    left join data.documents d on d.doc_id = r.doc_id
+    order by coalesce(fu.fused_score, 0.0) desc, r.lexical_rank nulls last, r.dense_rank nulls last,
+             r.ref_n, r.ordinal;
+end
+$$;
+
+
+ALTER FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) IS 'Members of the named Context versions the caller may read, as retrieval candidates scored from the bundles alone (no statistic of anything else), each with the reference that brought it.';
+
+
+--
+-- Name: context_create(text, text, text, text, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text DEFAULT ''::text) RETURNS TABLE(context_id bigint, ref text, org_id text, repo_id text, persona_id text, session_id text, name text, description text, created_by text, created_at timestamp with time zone, retired_at timestamp with time zone, latest_version integer, fragment_count integer, subscribed boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $_$
+declare
+    me record;
+    id bigint;
+begin
+    select * into me from data._principal_or_raise();
+    perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    perform data._require_scope(p_org_id, p_repo_id, p_persona_id);
+    if p_name is null or p_name !~ '^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,127}$' then
+        raise exception 'a context name is 1 to 128 letters, digits, spaces and _.:/- (starting with a letter or digit)'
+            using errcode = '22023';
+    end if;
+    if length(coalesce(p_description, '')) > 2000 then
+        raise exception 'a context description is at most 2000 characters' using errcode = '22023';
+    end if;
+    insert into data.contexts (org_id, repo_id, persona_id, session_id, name, description, created_by)
+    values (p_org_id, p_repo_id, p_persona_id, p_session_id, p_name, coalesce(p_description, ''), me.principal_id)
+    returning data.contexts.context_id into id;
+    return query select * from data._context_rows(array[id]);
+end
+$_$;
+
+
+ALTER FUNCTION api.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text) IS 'Create a Context (a named bundle of fragments) in a scope; needs a write grant there.';
+
+
+--
+-- Name: context_get(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_get(p_context_id bigint) RETURNS TABLE(context_id bigint, ref text, org_id text, repo_id text, persona_id text, session_id text, name text, description text, created_by text, created_at timestamp with time zone, retired_at timestamp with time zone, latest_version integer, fragment_count integer, subscribed boolean)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    return query select * from data._context_rows(array[p_context_id]);
+    if not found then
+        raise exception 'unknown context: ctx_%', p_context_id using errcode = 'P0002';
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION api.context_get(p_context_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_get(p_context_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_get(p_context_id bigint) IS 'A Context the caller may read (its newest readable version and size), retired or not.';
+
+
+--
+-- Name: context_resolve(text[]); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_resolve(p_refs text[]) RETURNS TABLE(ordinal integer, ref text, context_id bigint, version integer, retired boolean, name text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$ select * from data._resolve_context_refs(p_refs) $$;
+
+
+ALTER FUNCTION api.context_resolve(p_refs text[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_resolve(p_refs text[]); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_resolve(p_refs text[]) IS 'Resolve ctx_<id>@<version> / ctx_<id>@latest references the caller may read (22023 malformed, P0002 unknown).';
+
+
+--
+-- Name: context_retire(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_retire(p_context_id bigint) RETURNS TABLE(context_id bigint, ref text, org_id text, repo_id text, persona_id text, session_id text, name text, description text, created_by text, created_at timestamp with time zone, retired_at timestamp with time zone, latest_version integer, fragment_count integer, subscribed boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    ctx data.contexts;
+begin
+    select * into me from data._principal_or_raise();
+    ctx := data._writable_context(p_context_id);
+    update data.contexts c set retired_at = clock_timestamp(), retired_by = me.principal_id
+    where c.context_id = ctx.context_id;
+    return query select * from data._context_rows(array[ctx.context_id]);
+end
+$$;
+
+
+ALTER FUNCTION api.context_retire(p_context_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_retire(p_context_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_retire(p_context_id bigint) IS 'Retire a Context: out of listings and retrieval, still readable by reference (write grant on its scope).';
+
+
+--
+-- Name: context_subscribe(bigint, text, text, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text DEFAULT NULL::text, p_version integer DEFAULT NULL::integer) RETURNS TABLE(subscription_id bigint, context_id bigint, ref text, org_id text, version integer, subscriber_org_id text, subscriber_repo_id text, created_by text, created_at timestamp with time zone, revoked_at timestamp with time zone, revoked_by text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $_$
+declare
+    me record;
+    ctx data.contexts;
+    id bigint;
+begin
+    select * into me from data._principal_or_raise();
+    ctx := data._writable_context(p_context_id);
+    perform data._require_org(p_subscriber_org_id);
+    if p_subscriber_repo_id is not null and p_subscriber_repo_id !~ '^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$' then
+        raise exception 'malformed repo id: %', left(p_subscriber_repo_id, 64) using errcode = '22023';
+    end if;
+    if p_version is not null and not exists (select 1 from data.context_versions v
+                                             where v.context_id = ctx.context_id and v.version = p_version) then
+        raise exception 'unknown version: ctx_%@%', ctx.context_id, p_version using errcode = 'P0002';
+    end if;
+    insert into data.context_subscriptions (context_id, org_id, version, subscriber_org_id, subscriber_repo_id, created_by)
+    values (ctx.context_id, ctx.org_id, p_version, p_subscriber_org_id, p_subscriber_repo_id, me.principal_id)
+    returning data.context_subscriptions.subscription_id into id;
+    return query
+    select s.subscription_id, s.context_id, 'ctx_' || s.context_id || '@' || coalesce(s.version::text, 'latest'),
+           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id, s.created_by, s.created_at,
+           s.revoked_at, s.revoked_by
+    from data.context_subscriptions s where s.subscription_id = id;
+end
+$_$;
+
+
+ALTER FUNCTION api.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer) IS 'Publish a Context to another org or repo: a revocable grant on the bundle (pinned version, or the newest), never a copy. Needs a write grant on the Context''s scope.';
+
+
+--
+-- Name: context_subscriptions(bigint, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_subscriptions(p_context_id bigint DEFAULT NULL::bigint, p_include_revoked boolean DEFAULT false) RETURNS TABLE(subscription_id bigint, context_id bigint, ref text, org_id text, version integer, subscriber_org_id text, subscriber_repo_id text, created_by text, created_at timestamp with time zone, revoked_at timestamp with time zone, revoked_by text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select s.subscription_id, s.context_id, 'ctx_' || s.context_id || '@' || coalesce(s.version::text, 'latest'),
+           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id, s.created_by, s.created_at,
+           s.revoked_at, s.revoked_by
+    from data.context_subscriptions s
+    where (p_context_id is null or s.context_id = p_context_id)
+      and (p_include_revoked or s.revoked_at is null)
+    order by s.subscription_id
+$$;
+
+
+ALTER FUNCTION api.context_subscriptions(p_context_id bigint, p_include_revoked boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_subscriptions(p_context_id bigint, p_include_revoked boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_subscriptions(p_context_id bigint, p_include_revoked boolean) IS 'Subscriptions the caller may see: of Contexts it publishes, and of its own subscriber scopes.';
+
+
+--
+-- Name: context_unsubscribe(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_unsubscribe(p_subscription_id bigint) RETURNS TABLE(subscription_id bigint, context_id bigint, ref text, org_id text, version integer, subscriber_org_id text, subscriber_repo_id text, created_by text, created_at timestamp with time zone, revoked_at timestamp with time zone, revoked_by text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    sub data.context_subscriptions;
+    ctx data.contexts;
+    publisher boolean;
+begin
+    select * into me from data._principal_or_raise();
+    select s.* into sub from data.context_subscriptions s where s.subscription_id = p_subscription_id;
+    select c.* into ctx from data.contexts c where c.context_id = sub.context_id;
+    publisher := sub.org_id = me.org_id
+        and (ctx.repo_id is null or data.acl_org_wide() or ctx.repo_id = any (data.acl_repos()))
+        and (ctx.persona_id is null or data.acl_org_wide() or ctx.persona_id = any (data.acl_personas()))
+        and (ctx.session_id is null or ctx.session_id = any (data.acl_sessions()));
+    if sub.subscription_id is null
+       or not (publisher or (sub.subscriber_org_id = me.org_id
+                             and (sub.subscriber_repo_id is null or data.acl_org_wide()
+                                  or sub.subscriber_repo_id = any (data.acl_repos())))) then
+        raise exception 'unknown subscription: %', p_subscription_id using errcode = 'P0002';
+    end if;
+    if publisher then
+        perform data._require_write(ctx.org_id, ctx.repo_id, ctx.persona_id, ctx.session_id);
+    else
+        perform data._require_write(sub.subscriber_org_id, sub.subscriber_repo_id, null, null);
+    end if;
+    if sub.revoked_at is not null then
+        raise exception 'subscription % was revoked already', p_subscription_id using errcode = '55000';
+    end if;
+    update data.context_subscriptions s set revoked_at = clock_timestamp(), revoked_by = me.org_id || '/' || me.principal_id
+    where s.subscription_id = sub.subscription_id;
+    return query
+    select s.subscription_id, s.context_id, 'ctx_' || s.context_id || '@' || coalesce(s.version::text, 'latest'),
+           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id, s.created_by, s.created_at,
+           s.revoked_at, s.revoked_by
+    from data.context_subscriptions s where s.subscription_id = sub.subscription_id;
+end
+$$;
+
+
+ALTER FUNCTION api.context_unsubscribe(p_subscription_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_unsubscribe(p_subscription_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_unsubscribe(p_subscription_id bigint) IS 'Revoke a subscription (its publisher, or a writer of the subscriber scope); the row stays for audit.';
+
+
+--
+-- Name: context_versions(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.context_versions(p_context_id bigint) RETURNS TABLE(context_id bigint, ref text, version integer, fragment_count integer, built_from jsonb, note text, created_by text, created_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    return query
+    select v.context_id, 'ctx_' || v.context_id || '@' || v.version, v.version, v.fragment_count, v.built_from,
+           v.note, v.created_by, v.created_at
+    from data.context_versions v where v.context_id = p_context_id
+    order by v.version desc;
+    if not found and not exists (select 1 from data.contexts c where c.context_id = p_context_id) then
+        raise exception 'unknown context: ctx_%', p_context_id using errcode = 'P0002';
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION api.context_versions(p_context_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_versions(p_context_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.context_versions(p_context_id bigint) IS 'The versions of a Context the caller may read, newest first.';
+
+
+--
+-- Name: contexts_list(text, text, text, text, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.contexts_list(p_org_id text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_include_retired boolean DEFAULT false) RETURNS TABLE(context_id bigint, ref text, org_id text, repo_id text, persona_id text, session_id text, name text, description text, created_by text, created_at timestamp with time zone, retired_at timestamp with time zone, latest_version integer, fragment_count integer, subscribed boolean)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    perform data._require_org(p_org_id);
+    perform data._require_scope(p_org_id, p_repo_id, p_persona_id);
+    return query
+    select r.* from data._context_rows(array(
+        select c.context_id from data.contexts c
+        where (p_include_retired or c.retired_at is null)
+          and ((c.org_id = p_org_id
+                and data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id))
+               or c.context_id in (select rv.context_id from data._readable_context_versions() rv
+                                   where rv.via_subscription)))) r
+    order by r.org_id = p_org_id desc, r.name, r.context_id;
+end
+$$;
+
+
+ALTER FUNCTION api.contexts_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_retired boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION contexts_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_retired boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.contexts_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_retired boolean) IS 'Contexts a request in this scope may name: its org''s within the scope, and those subscribed to; retired ones on request.';
 
 
 --
@@ -1523,6 +2165,128 @@ COMMENT ON FUNCTION api.model_generations() IS 'Each generation: status, window,
 
 
 --
+-- Name: nudge_attempted(bigint, text, integer, text, double precision, interval); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    ok boolean := p_status between 200 and 299;
+    nudge_org text;
+begin
+    update data.nudge_outbox n
+    set attempts = n.attempts + 1, last_status = p_status, last_error = left(p_error, 1000),
+        delivered_at = case when ok then clock_timestamp() end,
+        next_attempt_at = case when ok then n.next_attempt_at
+                               else clock_timestamp() + greatest(coalesce(p_retry_in, interval '0'), interval '0') end
+    where n.nudge_id = p_nudge_id and n.delivered_at is null
+    returning n.org_id into nudge_org;
+    if nudge_org is null then
+        raise exception 'no undelivered nudge %', p_nudge_id using errcode = 'P0002';
+    end if;
+    insert into data.nudge_deliveries (nudge_id, org_id, url, status, error, duration_ms)
+    values (p_nudge_id, nudge_org, p_url, p_status, left(p_error, 1000), p_duration_ms);
+end
+$$;
+
+
+ALTER FUNCTION api.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) IS 'Record a delivery attempt: 2xx marks the nudge delivered, else it is retried after p_retry_in.';
+
+
+--
+-- Name: nudge_claim(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.nudge_claim(p_org_id text DEFAULT NULL::text) RETURNS TABLE(nudge_id bigint, org_id text, url text, secret text, payload jsonb, attempts integer)
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    select n.nudge_id, n.org_id, w.url, w.secret, n.payload || jsonb_build_object('nudge_id', n.nudge_id), n.attempts
+    from data.nudge_outbox n
+    join data.org_webhooks w on w.org_id = n.org_id
+    where n.delivered_at is null and n.next_attempt_at <= clock_timestamp() and w.enabled
+      and (p_org_id is null or n.org_id = p_org_id)
+    order by n.next_attempt_at, n.nudge_id
+    limit 1
+    for update of n skip locked
+$$;
+
+
+ALTER FUNCTION api.nudge_claim(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION nudge_claim(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.nudge_claim(p_org_id text) IS 'Lock and return the next nudge due, with its own org''s webhook URL and secret (the delivery worker''s; never an HTTP answer).';
+
+
+--
+-- Name: nudges_enqueue(text, timestamp with time zone); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.nudges_enqueue(p_org_id text DEFAULT NULL::text, p_as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(org_id text, enqueued integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    o record;
+    at timestamptz := coalesce(p_as_of, now());
+    n int;
+begin
+    for o in
+        select g.org_id, g.stale_window, g.stale_min_retrievals, g.stale_after, g.nudge_period
+        from data.orgs g join data.org_webhooks w on w.org_id = g.org_id
+        where w.enabled and (p_org_id is null or g.org_id = p_org_id)
+        order by g.org_id
+    loop
+        insert into data.nudge_outbox (org_id, fragment_id, owner, period_start, payload)
+        select o.org_id, s.fragment_id, f.owner,
+               date_bin(o.nudge_period, at, timestamptz '2000-01-03 00:00:00+00'),
+               jsonb_build_object(
+                   'type', 'stale_fragment', 'org_id', o.org_id, 'owner', f.owner, 'owner_source', f.owner_source,
+                   'fragment_id', s.fragment_id, 'repo_id', f.repo_id, 'kind', f.kind,
+                   'path', src.path, 'anchor', src.anchor, 'doc_id', src.doc_id,
+                   'retrievals', s.retrievals, 'window_days', (extract(epoch from o.stale_window) / 86400)::int,
+                   'last_retrieved_at', s.last_retrieved_at, 'last_edited_at', f.updated_at,
+                   'period_start', date_bin(o.nudge_period, at, timestamptz '2000-01-03 00:00:00+00'))
+        from data._stale_core(o.org_id, at, o.stale_window, o.stale_min_retrievals, o.stale_after) s
+        join data.fragments f on f.org_id = o.org_id and f.fragment_id = s.fragment_id
+        left join lateral (
+            select x.doc_id, d.path, x.anchor from data.fragment_sources x join data.documents d on d.doc_id = x.doc_id
+            where x.org_id = o.org_id and x.fragment_id = f.fragment_id and x.retired_at is null
+            order by x.content_hash = f.content_hash desc, x.created_at desc, x.doc_id, x.ordinal
+            limit 1
+        ) src on true
+        where f.session_id is null
+        on conflict on constraint nudge_once_per_period do nothing;
+        get diagnostics n = row_count;
+        org_id := o.org_id;
+        enqueued := n;
+        return next;
+    end loop;
+end
+$$;
+
+
+ALTER FUNCTION api.nudges_enqueue(p_org_id text, p_as_of timestamp with time zone) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION nudges_enqueue(p_org_id text, p_as_of timestamp with time zone); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.nudges_enqueue(p_org_id text, p_as_of timestamp with time zone) IS 'Queue one nudge per stale fragment and period for each org with an enabled webhook (idempotent within a period); run by the delivery worker.';
+
+
+--
 -- Name: open_session(text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -1575,6 +2339,213 @@ ALTER FUNCTION api.open_session(p_session_id text) OWNER TO <migrator>;
 --
 
 COMMENT ON FUNCTION api.open_session(p_session_id text) IS 'Open a new session of the bound principal''s org (it needs some write grant), or confirm one it may write to.';
+
+
+--
+-- Name: owner_settings(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.owner_settings(p_org_id text) RETURNS TABLE(org_id text, default_owner text, stale_after_days integer, window_days integer, min_retrievals integer, nudge_period_hours integer)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    perform data._require_read(p_org_id, null, null, null);
+    return query
+    select o.org_id, o.default_owner, (extract(epoch from o.stale_after) / 86400)::int,
+           (extract(epoch from o.stale_window) / 86400)::int, o.stale_min_retrievals,
+           (extract(epoch from o.nudge_period) / 3600)::int
+    from data.orgs o where o.org_id = p_org_id;
+end
+$$;
+
+
+ALTER FUNCTION api.owner_settings(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION owner_settings(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.owner_settings(p_org_id text) IS 'The org''s default owner and staleness thresholds: text older than stale_after_days, at least min_retrievals retrievals within window_days; one nudge per fragment per nudge_period_hours.';
+
+
+--
+-- Name: owner_settings_set(text, text, integer, integer, integer, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.owner_settings_set(p_org_id text, p_default_owner text DEFAULT NULL::text, p_stale_after_days integer DEFAULT NULL::integer, p_window_days integer DEFAULT NULL::integer, p_min_retrievals integer DEFAULT NULL::integer, p_nudge_period_hours integer DEFAULT NULL::integer) RETURNS TABLE(org_id text, default_owner text, stale_after_days integer, window_days integer, min_retrievals integer, nudge_period_hours integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    perform data._require_write(p_org_id, null, null, null);
+    if p_default_owner ~ '[[:cntrl:]]' or length(p_default_owner) > 256
+       or p_stale_after_days not between 1 and 36500 or p_window_days not between 1 and 36500
+       or p_min_retrievals not between 1 and 1000000 or p_nudge_period_hours not between 1 and 87600 then
+        raise exception 'default owner: up to 256 characters; days: 1 to 36500; min retrievals: 1 to 1000000; period: 1 to 87600 hours'
+            using errcode = '22023';
+    end if;
+    update data.orgs o
+    set default_owner = case when p_default_owner is null then o.default_owner else nullif(p_default_owner, '') end,
+        stale_after = coalesce(make_interval(days => p_stale_after_days), o.stale_after),
+        stale_window = coalesce(make_interval(days => p_window_days), o.stale_window),
+        stale_min_retrievals = coalesce(p_min_retrievals, o.stale_min_retrievals),
+        nudge_period = coalesce(make_interval(hours => p_nudge_period_hours), o.nudge_period)
+    where o.org_id = p_org_id;
+    return query select * from api.owner_settings(p_org_id);
+end
+$$;
+
+
+ALTER FUNCTION api.owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer) IS 'Set the org''s default owner (empty: none) and staleness thresholds; needs an org write grant.';
+
+
+--
+-- Name: owners_reassign(text, text, text, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text DEFAULT NULL::text, p_path_prefix text DEFAULT NULL::text) RETURNS TABLE(reassignment_id bigint, documents integer, fragments integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    me record;
+    docs bigint[];
+    moved_fragments int;
+    id bigint;
+begin
+    perform data._require_write(p_org_id, p_repo_id, null, null);
+    perform data._require_scope(p_org_id, p_repo_id, null);
+    select * into me from data._principal_or_raise();
+    if p_from is null or p_to is null or length(p_to) not between 1 and 256 or p_to ~ '[[:cntrl:]]'
+       or length(p_from) not between 1 and 256 then
+        raise exception 'reassign from one named owner to another (1 to 256 characters)' using errcode = '22023';
+    end if;
+    if p_path_prefix is not null and (length(p_path_prefix) not between 1 and 1024 or p_path_prefix ~ '[[:cntrl:]]') then
+        raise exception 'a path prefix has 1 to 1024 characters' using errcode = '22023';
+    end if;
+    perform pg_advisory_xact_lock(hashtextextended('contexts.ingest:' || p_org_id, 0));
+    with moved as (
+        update data.documents d set owner = p_to, owner_source = 'reassigned'
+        where d.org_id = p_org_id and d.owner = p_from and d.deleted_at is null and d.session_id is null
+          and (p_repo_id is null or d.repo_id = p_repo_id)
+          and (p_path_prefix is null or starts_with(d.path, p_path_prefix))
+          and (p_from <> p_to)
+        returning d.doc_id
+    )
+    select coalesce(array_agg(m.doc_id), '{}') into docs from moved m;
+    with moved as (
+        update data.fragments f set owner = p_to, owner_source = 'reassigned'
+        where f.org_id = p_org_id and f.owner = p_from and f.session_id is null
+          and exists (select 1 from data.fragment_sources s
+                      where s.org_id = p_org_id and s.fragment_id = f.fragment_id and s.doc_id = any (docs)
+                        and s.retired_at is null)
+        returning 1
+    )
+    select count(*)::int into moved_fragments from moved;
+    insert into data.owner_reassignments (org_id, from_owner, to_owner, repo_id, path_prefix, documents, fragments,
+                                          principal_id)
+    values (p_org_id, p_from, p_to, p_repo_id, p_path_prefix, cardinality(docs), moved_fragments, me.principal_id)
+    returning data.owner_reassignments.reassignment_id into id;
+    return query select id, cardinality(docs), moved_fragments;
+end
+$$;
+
+
+ALTER FUNCTION api.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text) IS 'Reassign documents (and their fragments) from one owner to another, optionally within a repo and path prefix; needs a write grant there; audited in data.owner_reassignments, no version written.';
+
+
+--
+-- Name: owners_resolve(text, text, bigint[], text[]); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    fallback text;
+    changed int;
+begin
+    perform data._require_write(p_org_id, p_repo_id, null, null);
+    if cardinality(p_doc_ids) is distinct from cardinality(p_owners) then
+        raise exception 'one owner (or null) per document' using errcode = '22023';
+    end if;
+    if exists (select 1 from unnest(p_owners) o where o is not null and (length(o) not between 1 and 256 or o ~ '[[:cntrl:]]')) then
+        raise exception 'an owner is a name of 1 to 256 characters without control characters' using errcode = '22023';
+    end if;
+    select o.default_owner into fallback from data.orgs o where o.org_id = p_org_id;
+    with wanted as (
+        select w.doc_id, coalesce(w.owner, fallback, 'unowned') as owner,
+               case when w.owner is not null then 'codeowners' when fallback is not null then 'default' else 'none' end
+                   as owner_source
+        from unnest(p_doc_ids, p_owners) w(doc_id, owner)
+    ), moved as (
+        update data.documents d set owner = w.owner, owner_source = w.owner_source
+        from wanted w
+        where d.doc_id = w.doc_id and d.org_id = p_org_id and d.repo_id = p_repo_id
+          and d.owner_source in ('codeowners', 'default', 'none')
+          and (d.owner, d.owner_source) is distinct from (w.owner, w.owner_source)
+        returning d.doc_id, d.owner, d.owner_source
+    ), fragments as (
+        update data.fragments f set owner = m.owner, owner_source = m.owner_source
+        from moved m
+        where f.org_id = p_org_id and f.doc_id = m.doc_id
+        returning 1
+    )
+    select count(*)::int into changed from moved;
+    return changed;
+end
+$$;
+
+
+ALTER FUNCTION api.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) IS 'Set the CODEOWNERS owners of documents whose owner was not named (null: the org default); their fragments follow; no version is written.';
+
+
+--
+-- Name: owners_unnamed(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.owners_unnamed(p_org_id text, p_repo_id text) RETURNS TABLE(doc_id bigint, path text, owner text, owner_source text)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    perform data._require_write(p_org_id, p_repo_id, null, null);
+    return query
+    select d.doc_id, d.path, d.owner, d.owner_source from data.documents d
+    where d.org_id = p_org_id and d.repo_id = p_repo_id and d.persona_id is null and d.session_id is null
+      and d.deleted_at is null and d.owner_source in ('codeowners', 'default', 'none')
+    order by d.doc_id;
+end
+$$;
+
+
+ALTER FUNCTION api.owners_unnamed(p_org_id text, p_repo_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION owners_unnamed(p_org_id text, p_repo_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.owners_unnamed(p_org_id text, p_repo_id text) IS 'Live documents of a repo whose owner came from CODEOWNERS or the default (the caller needs a write grant on the repo).';
 
 
 --
@@ -2944,6 +3915,179 @@ COMMENT ON FUNCTION api.revoke_scope(p_org_id text, p_principal_id text, p_scope
 
 
 --
+-- Name: rule_create(text, text, text, text, text[], text[], timestamp with time zone, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[] DEFAULT '{}'::text[], p_symbol_globs text[] DEFAULT '{}'::text[], p_expires_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_enabled boolean DEFAULT true) RETURNS TABLE(rule_id bigint, org_id text, repo_id text, name text, path_globs text[], symbol_globs text[], context_ref text, created_by text, created_at timestamp with time zone, expires_at timestamp with time zone, enabled boolean, expired boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $_$
+declare
+    me record;
+    parts text[];
+    ctx_id bigint;
+    pinned int;
+    resolved record;
+    ctx data.contexts;
+    in_scope boolean;
+    id bigint;
+begin
+    select * into me from data._principal_or_raise();
+    perform data._require_write(p_org_id, p_repo_id, null, null);
+    perform data._require_scope(p_org_id, p_repo_id, null);
+    if p_name is null or p_name !~ '^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,127}$' then
+        raise exception 'a rule name is 1 to 128 letters, digits, spaces and _.:/- (starting with a letter or digit)'
+            using errcode = '22023';
+    end if;
+    perform data._check_rule_globs(p_path_globs, p_symbol_globs);
+    -- The caller may read it (P0002 otherwise, 22023 malformed).
+    select * into resolved from data._resolve_context_refs(array[p_context_ref]);
+    if resolved.retired then
+        raise exception 'context % is retired', p_context_ref using errcode = '55000';
+    end if;
+    parts := regexp_match(p_context_ref, '@([0-9]+|latest)$');
+    pinned := case when parts[1] = 'latest' then null else parts[1]::int end;
+    ctx_id := resolved.context_id;
+    select c.* into ctx from data.contexts c where c.context_id = ctx_id;
+    -- ... and so does every reader of the rule's scope.
+    in_scope := (ctx.org_id = p_org_id and ctx.persona_id is null and ctx.session_id is null
+                 and (ctx.repo_id is null or ctx.repo_id is not distinct from p_repo_id))
+        or exists (
+            select 1 from data.context_subscriptions s
+            where s.context_id = ctx_id and s.revoked_at is null and s.subscriber_org_id = p_org_id
+              and (s.subscriber_repo_id is null or s.subscriber_repo_id is not distinct from p_repo_id)
+              and (pinned is null or s.version = pinned
+                   or (s.version is null and pinned = (select max(v.version) from data.context_versions v
+                                                       where v.context_id = ctx_id))));
+    if not in_scope then
+        raise exception 'context % is not readable by everyone who reads the rule''s scope', p_context_ref
+            using errcode = '22023',
+            hint = 'A rule names a Context of its own scope (or one above it), or one its org or repo subscribes to.';
+    end if;
+    insert into data.context_rules (org_id, repo_id, name, path_globs, symbol_globs, context_id, context_org_id,
+                                    version, created_by, expires_at, enabled)
+    values (p_org_id, p_repo_id, p_name, coalesce(p_path_globs, '{}'), coalesce(p_symbol_globs, '{}'), ctx_id,
+            ctx.org_id, pinned, me.principal_id, p_expires_at, coalesce(p_enabled, true))
+    returning data.context_rules.rule_id into id;
+    return query select * from data._rule_rows(array[id]);
+end
+$_$;
+
+
+ALTER FUNCTION api.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean) IS 'Create a workflow rule: path or symbol globs that bring a Context version into retrievals naming touched files (write grant on the rule''s scope).';
+
+
+--
+-- Name: rule_delete(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.rule_delete(p_rule_id bigint) RETURNS TABLE(rule_id bigint, org_id text, repo_id text, name text, path_globs text[], symbol_globs text[], context_ref text, created_by text, created_at timestamp with time zone, expires_at timestamp with time zone, enabled boolean, expired boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    rule data.context_rules;
+begin
+    select * into me from data._principal_or_raise();
+    select r.* into rule from data.context_rules r
+    where r.rule_id = p_rule_id and r.org_id = me.org_id
+      and (r.repo_id is null or data.acl_org_wide() or r.repo_id = any (data.acl_repos()));
+    if rule.rule_id is null then
+        raise exception 'unknown rule: %', p_rule_id using errcode = 'P0002';
+    end if;
+    perform data._require_write(rule.org_id, rule.repo_id, null, null);
+    return query select * from data._rule_rows(array[rule.rule_id]);
+    delete from data.context_rules r where r.rule_id = rule.rule_id;
+end
+$$;
+
+
+ALTER FUNCTION api.rule_delete(p_rule_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION rule_delete(p_rule_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.rule_delete(p_rule_id bigint) IS 'Delete a workflow rule (write grant on its scope).';
+
+
+--
+-- Name: rule_matches(text, text, text[]); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.rule_matches(p_org_id text, p_repo_id text, p_touching text[]) RETURNS TABLE(rule_id bigint, name text, ref text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    with touched as (
+        select split_part(t, '#', 1) as path,
+               case when strpos(t, '#') > 0 then substr(t, strpos(t, '#') + 1) end as symbol
+        from unnest(p_touching) t
+        where t is not null
+    ), matched as (
+        select r.* from data.context_rules r
+        where r.org_id = p_org_id and (r.repo_id is null or r.repo_id is not distinct from p_repo_id)
+          and r.enabled and (r.expires_at is null or r.expires_at > clock_timestamp())
+          and exists (
+              select 1 from touched t
+              where exists (select 1 from unnest(r.path_globs) g where t.path ~ data._glob_regex(g))
+                 or (t.symbol is not null
+                     and exists (select 1 from unnest(r.symbol_globs) g where t.symbol ~ data._glob_regex(g))))
+    )
+    select m.rule_id, m.name, 'ctx_' || m.context_id || '@' || v.version
+    from matched m
+    join data.contexts c on c.context_id = m.context_id and c.retired_at is null
+    cross join lateral (select max(rv.version) as version from data._readable_context_versions() rv
+                        where rv.context_id = m.context_id and (m.version is null or rv.version = m.version)) v
+    where v.version is not null
+    order by m.rule_id
+$$;
+
+
+ALTER FUNCTION api.rule_matches(p_org_id text, p_repo_id text, p_touching text[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION rule_matches(p_org_id text, p_repo_id text, p_touching text[]); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.rule_matches(p_org_id text, p_repo_id text, p_touching text[]) IS 'Workflow rules of a scope matching touched paths or symbols, with the Context version each brings that the caller may read (others left out, unsaid).';
+
+
+--
+-- Name: rules_list(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.rules_list(p_org_id text, p_repo_id text DEFAULT NULL::text) RETURNS TABLE(rule_id bigint, org_id text, repo_id text, name text, path_globs text[], symbol_globs text[], context_ref text, created_by text, created_at timestamp with time zone, expires_at timestamp with time zone, enabled boolean, expired boolean)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    perform data._require_read(p_org_id, p_repo_id, null, null);
+    perform data._require_scope(p_org_id, p_repo_id, null);
+    return query select * from data._rule_rows(array(
+        select r.rule_id from data.context_rules r
+        where r.org_id = p_org_id and (r.repo_id is null or r.repo_id is not distinct from p_repo_id)));
+end
+$$;
+
+
+ALTER FUNCTION api.rules_list(p_org_id text, p_repo_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION rules_list(p_org_id text, p_repo_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.rules_list(p_org_id text, p_repo_id text) IS 'Workflow rules a retrieval in this scope consults (the org''s and the repo''s), as row-level security shows them.';
+
+
+--
 -- Name: score_dense(text, jsonb, bigint[]); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -3131,6 +4275,49 @@ COMMENT ON FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p
 
 
 --
+-- Name: stale_fragments(text, text, integer, integer, integer, timestamp with time zone); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.stale_fragments(p_org_id text, p_owner text DEFAULT NULL::text, p_min_retrievals integer DEFAULT NULL::integer, p_window_days integer DEFAULT NULL::integer, p_stale_after_days integer DEFAULT NULL::integer, p_as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(fragment_id bigint, org_id text, repo_id text, owner text, owner_source text, kind text, doc_id bigint, path text, anchor text, heading_path text[], retrievals integer, last_retrieved_at timestamp with time zone, last_edited_at timestamp with time zone, days_since_edit integer, window_days integer, min_retrievals integer, stale_after_days integer)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    perform data._require_read(p_org_id, null, null, null);
+    if p_min_retrievals not between 1 and 1000000 or p_window_days not between 1 and 36500
+       or p_stale_after_days not between 0 and 36500 then
+        raise exception 'min retrievals: 1 to 1000000; window and age: days, up to 36500' using errcode = '22023';
+    end if;
+    return query
+    select f.fragment_id, f.org_id, f.repo_id, f.owner, f.owner_source, f.kind,
+           src.doc_id, src.path, src.anchor, f.heading_path, s.retrievals, s.last_retrieved_at, f.updated_at,
+           (extract(epoch from coalesce(p_as_of, now()) - f.updated_at) / 86400)::int,
+           s.window_days, s.min_retrievals, s.stale_after_days
+    from data._stale_readable(p_org_id, coalesce(p_as_of, now()), p_window_days, p_min_retrievals,
+                              p_stale_after_days) s
+    join data.fragments f on f.org_id = p_org_id and f.fragment_id = s.fragment_id
+    cross join lateral (
+        select x.doc_id, d.path, x.anchor from data.fragment_sources x join data.documents d on d.doc_id = x.doc_id
+        where x.org_id = p_org_id and x.fragment_id = f.fragment_id and x.retired_at is null
+        order by x.content_hash = f.content_hash desc, x.created_at desc, x.doc_id, x.ordinal
+        limit 1
+    ) src
+    where p_owner is null or f.owner = p_owner
+    order by s.retrievals desc, f.updated_at, f.fragment_id;
+end
+$$;
+
+
+ALTER FUNCTION api.stale_fragments(p_org_id text, p_owner text, p_min_retrievals integer, p_window_days integer, p_stale_after_days integer, p_as_of timestamp with time zone) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION stale_fragments(p_org_id text, p_owner text, p_min_retrievals integer, p_window_days integer, p_stale_after_days integer, p_as_of timestamp with time zone); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.stale_fragments(p_org_id text, p_owner text, p_min_retrievals integer, p_window_days integer, p_stale_after_days integer, p_as_of timestamp with time zone) IS 'Stale fragments you may read (often retrieved, text not edited for long; the org''s thresholds unless given), optionally of one owner, most retrieved first, with the document path, retrievals in the window, last edit and where the owner came from.';
+
+
+--
 -- Name: sync_documents(text, text, text[]); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -3307,6 +4494,97 @@ COMMENT ON FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[
 
 
 --
+-- Name: webhook_delete(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.webhook_delete(p_org_id text) RETURNS TABLE(org_id text, url text, has_secret boolean, enabled boolean, updated_by text, updated_at timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    perform data._require_write(p_org_id, null, null, null);
+    return query delete from data.org_webhooks w where w.org_id = p_org_id
+        returning w.org_id, w.url, w.secret is not null, w.enabled, w.updated_by, w.updated_at;
+    if not found then
+        raise exception 'org % has no webhook', p_org_id using errcode = 'P0002';
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION api.webhook_delete(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION webhook_delete(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.webhook_delete(p_org_id text) IS 'Remove the org''s nudge webhook; needs an org write grant.';
+
+
+--
+-- Name: webhook_get(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.webhook_get(p_org_id text) RETURNS TABLE(org_id text, url text, has_secret boolean, enabled boolean, updated_by text, updated_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    perform data._require_write(p_org_id, null, null, null);
+    return query select w.org_id, w.url, w.secret is not null, w.enabled, w.updated_by, w.updated_at
+    from data.org_webhooks w where w.org_id = p_org_id;
+    if not found then
+        raise exception 'org % has no webhook', p_org_id using errcode = 'P0002';
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION api.webhook_get(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION webhook_get(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.webhook_get(p_org_id text) IS 'The org''s nudge webhook (URL, whether a secret is set, enabled), never the secret; needs an org write grant.';
+
+
+--
+-- Name: webhook_set(text, text, text, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.webhook_set(p_org_id text, p_url text, p_secret text DEFAULT NULL::text, p_enabled boolean DEFAULT true) RETURNS TABLE(org_id text, url text, has_secret boolean, enabled boolean, updated_by text, updated_at timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    me record;
+begin
+    perform data._require_write(p_org_id, null, null, null);
+    select * into me from data._principal_or_raise();
+    insert into data.org_webhooks as w (org_id, url, secret, enabled, updated_by)
+    values (p_org_id, p_url, p_secret, coalesce(p_enabled, true), me.principal_id)
+    on conflict on constraint org_webhooks_pkey do update
+        set url = excluded.url, secret = coalesce(excluded.secret, w.secret), enabled = excluded.enabled,
+            updated_by = excluded.updated_by, updated_at = now();
+    return query select * from api.webhook_get(p_org_id);
+exception when check_violation or not_null_violation then
+    raise exception 'a webhook URL is http:// or https:// with a host and no credentials (at most 2048 characters); a secret has 16 to 256 characters'
+        using errcode = '22023';
+end
+$$;
+
+
+ALTER FUNCTION api.webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean) IS 'Set the org''s nudge webhook (http/https, no credentials in the URL) and its signing secret; needs an org write grant; the secret is never read back.';
+
+
+--
 -- Name: whoami(); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -3422,6 +4700,15 @@ CREATE FUNCTION data._bind(p_org_id text, p_principal_id text) RETURNS void
 declare
     nonce text := gen_random_uuid()::text || gen_random_uuid()::text;
 begin
+    if pg_is_in_recovery() then
+        -- A hot standby writes nothing: the binding is a setting signed for this backend
+        -- and transaction (data._standby_binding reads it back).
+        perform set_config('contexts.binding',
+            concat_ws('.', 'standby', data._standby_signature(p_org_id, p_principal_id),
+                      encode(convert_to(p_org_id, 'UTF8'), 'hex'), encode(convert_to(p_principal_id, 'UTF8'), 'hex')),
+            true);
+        return;
+    end if;
     -- Earlier transactions' bindings of this backend are dead; so are old ones of others.
     delete from data.principal_bindings b
     where b.backend_pid = pg_backend_pid() or b.created_at < now() - interval '1 day';
@@ -3644,6 +4931,27 @@ $_$;
 ALTER FUNCTION data._check_halflives(p_halflife_days jsonb) OWNER TO <migrator>;
 
 --
+-- Name: _check_rule_globs(text[], text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._check_rule_globs(p_path_globs text[], p_symbol_globs text[]) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    if cardinality(coalesce(p_path_globs, '{}')) + cardinality(coalesce(p_symbol_globs, '{}')) not between 1 and 32
+       or exists (select 1 from unnest(coalesce(p_path_globs, '{}') || coalesce(p_symbol_globs, '{}')) g
+                  where g is null or length(g) not between 1 and 1024 or g ~ '[\x01-\x1f\x7f]') then
+        raise exception 'a rule has 1 to 32 path or symbol globs, each 1 to 1024 characters without control characters'
+            using errcode = '22023';
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION data._check_rule_globs(p_path_globs text[], p_symbol_globs text[]) OWNER TO <migrator>;
+
+--
 -- Name: _citation_pagerank(double precision, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -3732,6 +5040,32 @@ COMMENT ON FUNCTION data._citation_pagerank(p_damping double precision, p_iterat
 
 
 --
+-- Name: _context_rows(bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._context_rows(p_ids bigint[]) RETURNS TABLE(context_id bigint, ref text, org_id text, repo_id text, persona_id text, session_id text, name text, description text, created_by text, created_at timestamp with time zone, retired_at timestamp with time zone, latest_version integer, fragment_count integer, subscribed boolean)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select c.context_id, 'ctx_' || c.context_id, c.org_id, c.repo_id, c.persona_id, c.session_id, c.name,
+           c.description, c.created_by, c.created_at, c.retired_at, lv.version, lv.fragment_count,
+           coalesce(r.via_subscription, false)
+    from data.contexts c
+    left join lateral (select v.version, v.fragment_count from data.context_versions v
+                       join data._readable_context_versions() rv
+                         on rv.context_id = v.context_id and rv.version = v.version
+                       where v.context_id = c.context_id
+                       order by v.version desc limit 1) lv on true
+    left join lateral (select bool_and(rv.via_subscription) as via_subscription
+                       from data._readable_context_versions() rv where rv.context_id = c.context_id) r on true
+    where c.context_id = any (p_ids)
+    order by c.context_id
+$$;
+
+
+ALTER FUNCTION data._context_rows(p_ids bigint[]) OWNER TO <migrator>;
+
+--
 -- Name: _create_tenant_partitions(text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -3748,6 +5082,10 @@ begin
         raise exception 'unknown org: %', p_org_id using errcode = 'P0002';
     end if;
     foreach t in array array['fragments', 'embeddings', 'bm25_postings'] loop
+        if exists (select 1 from pg_partitioned_table pt
+                   where pt.partrelid = format('data.%I', t)::regclass and pt.partdefid <> 0) then
+            continue;
+        end if;
         -- A deleted org leaves its (emptied) partitions; an org created again under the
         -- same id takes them over under its new number.
         select c.relname into stale
@@ -3961,6 +5299,54 @@ $$;
 ALTER FUNCTION data._fuse(p_ids bigint[], p_lexical_ranks integer[], p_lexical_scores double precision[], p_dense_ranks integer[], p_dense_scores double precision[], p_namespaces text[], p_models text[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) OWNER TO <migrator>;
 
 --
+-- Name: _glob_regex(text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._glob_regex(p_glob text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+declare
+    out text := '^';
+    i int := 1;
+    ch text;
+begin
+    while i <= length(p_glob) loop
+        ch := substr(p_glob, i, 1);
+        if substr(p_glob, i, 3) = '**/' then
+            out := out || '(.*/)?';
+            i := i + 3;
+            continue;
+        elsif substr(p_glob, i, 2) = '**' then
+            out := out || '.*';
+            i := i + 2;
+            continue;
+        elsif ch = '*' then
+            out := out || '[^/]*';
+        elsif ch = '?' then
+            out := out || '[^/]';
+        elsif strpos('[].^$+(){}|\', ch) > 0 then
+            out := out || '\' || ch;
+        else
+            out := out || ch;
+        end if;
+        i := i + 1;
+    end loop;
+    return out || '$';
+end
+$_$;
+
+
+ALTER FUNCTION data._glob_regex(p_glob text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _glob_regex(p_glob text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._glob_regex(p_glob text) IS 'A path glob (**, *, ?) as an anchored regular expression.';
+
+
+--
 -- Name: _grant_target(text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -4130,6 +5516,45 @@ $$;
 ALTER FUNCTION data._ranking_profile(p_org_id text, p_persona_id text) OWNER TO <migrator>;
 
 --
+-- Name: _readable_context_versions(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._readable_context_versions() RETURNS TABLE(context_id bigint, version integer, via_subscription boolean)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select v.context_id, v.version, false
+    from data.contexts c
+    join data.context_versions v on v.context_id = c.context_id
+    where c.org_id = (select data.acl_org())
+      and (c.repo_id is null or (select data.acl_org_wide()) or c.repo_id = any ((select data.acl_repos())::text[]))
+      and (c.persona_id is null or (select data.acl_org_wide())
+           or c.persona_id = any ((select data.acl_personas())::text[]))
+      and (c.session_id is null or c.session_id = any ((select data.acl_sessions())::text[]))
+    union
+    select s.context_id, s.resolved, true
+    from (select s.context_id,
+                 coalesce(s.version, (select max(v.version) from data.context_versions v
+                                      where v.context_id = s.context_id)) as resolved
+          from data.context_subscriptions s
+          where s.revoked_at is null
+            and s.subscriber_org_id = (select data.acl_org())
+            and (s.subscriber_repo_id is null or (select data.acl_org_wide())
+                 or s.subscriber_repo_id = any ((select data.acl_repos())::text[]))) s
+    where s.resolved is not null
+$$;
+
+
+ALTER FUNCTION data._readable_context_versions() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _readable_context_versions(); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._readable_context_versions() IS 'Context versions the current principal may read: every version of a Context whose scope its grants cover, and the version each live subscription of its org (or repo) gives it.';
+
+
+--
 -- Name: _readable_fragments(text, bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -4182,7 +5607,9 @@ CREATE TABLE data.documents (
     deleted_at timestamp with time zone,
     deleted_by text,
     link_keys text[] GENERATED ALWAYS AS (data._document_keys(path)) STORED,
+    owner_source text DEFAULT 'document'::text NOT NULL,
     CONSTRAINT documents_kind_check CHECK ((kind ~ '^[a-z][a-z0-9-]{0,31}$'::text)),
+    CONSTRAINT documents_owner_source_known CHECK ((owner_source = ANY (ARRAY['document'::text, 'codeowners'::text, 'default'::text, 'reassigned'::text, 'none'::text]))),
     CONSTRAINT documents_path_check CHECK (((length(path) >= 1) AND (length(path) <= 1024)))
 );
 
@@ -4234,6 +5661,13 @@ COMMENT ON COLUMN data.documents.link_keys IS 'Keys references name this documen
 
 
 --
+-- Name: COLUMN documents.owner_source; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.documents.owner_source IS 'Where the owner came from: document (front matter, metadata, --owner, request), codeowners (the repo''s CODEOWNERS), default (the org''s), reassigned (contexts owners reassign), none.';
+
+
+--
 -- Name: _record_links(data.documents, jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -4270,6 +5704,28 @@ $$;
 
 
 ALTER FUNCTION data._record_links(p_doc data.documents, p_links jsonb) OWNER TO <migrator>;
+
+--
+-- Name: _record_returns(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._record_returns() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+begin
+    insert into data.fragment_returns (org_id, trace_id, fragment_id, returned_at)
+    select distinct new.org_id, new.trace_id, (e ->> 'fragment_id')::bigint, new.created_at
+    from jsonb_array_elements(case when jsonb_typeof(new.candidates) = 'array' then new.candidates else '[]' end) e
+    where jsonb_typeof(e) = 'object' and e -> 'included' = 'true'::jsonb
+      and jsonb_typeof(e -> 'fragment_id') = 'number' and e ->> 'fragment_id' ~ '^[0-9]{1,18}$'
+    on conflict do nothing;
+    return null;
+end
+$_$;
+
+
+ALTER FUNCTION data._record_returns() OWNER TO <migrator>;
 
 --
 -- Name: _redact_candidates(text, jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -4327,7 +5783,7 @@ CREATE FUNCTION data._redact_request(p_org_id text, p_query text, p_request json
 declare
     knobs constant text[] := array['budget_tokens', 'k_lexical', 'k_dense', 'rerank_top',
                                    'freshness_halflife_days', 'min_score', 'top_k', 'min_relevance',
-                                   'negatives', 'include_superseded', 'expand_links'];
+                                   'negatives', 'include_superseded', 'expand_links', 'context_mode'];
     scope jsonb := case when jsonb_typeof(p_request -> 'scope') = 'object' then p_request -> 'scope' else '{}' end;
     hidden text[] := '{}';
     k text;
@@ -4678,6 +6134,44 @@ $$;
 ALTER FUNCTION data._require_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
 
 --
+-- Name: _resolve_context_refs(text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._resolve_context_refs(p_refs text[]) RETURNS TABLE(ordinal integer, ref text, context_id bigint, version integer, retired boolean, name text)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $_$
+declare
+    r record;
+    parts text[];
+    id bigint;
+    v int;
+begin
+    if p_refs is null or cardinality(p_refs) = 0 or cardinality(p_refs) > 16 then
+        raise exception 'name 1 to 16 contexts' using errcode = '22023';
+    end if;
+    for r in select x.ref, x.n from unnest(p_refs) with ordinality as x(ref, n) loop
+        parts := regexp_match(coalesce(r.ref, ''), '^ctx_([1-9][0-9]{0,17})@([1-9][0-9]{0,8}|latest)$');
+        if parts is null then
+            raise exception 'malformed context reference: % (expected ctx_<id>@<version> or ctx_<id>@latest)',
+                coalesce(left(r.ref, 64), 'null') using errcode = '22023';
+        end if;
+        id := parts[1]::bigint;
+        select max(rv.version) into v from data._readable_context_versions() rv
+        where rv.context_id = id and (parts[2] = 'latest' or rv.version = parts[2]::int);
+        if v is null then
+            raise exception 'unknown context: %', r.ref using errcode = 'P0002';
+        end if;
+        return query select r.n::int, 'ctx_' || id || '@' || v, id, v, c.retired_at is not null, c.name
+                     from data.contexts c where c.context_id = id;
+    end loop;
+end
+$_$;
+
+
+ALTER FUNCTION data._resolve_context_refs(p_refs text[]) OWNER TO <migrator>;
+
+--
 -- Name: _resolve_links(bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -4729,6 +6223,42 @@ $$;
 
 
 ALTER FUNCTION data._resolve_links(p_link_ids bigint[]) OWNER TO <migrator>;
+
+--
+-- Name: _resolve_owner(text, text, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._resolve_owner(p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text, OUT owner text, OUT owner_source text) RETURNS record
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    if p_source is not null and p_source not in ('document', 'codeowners') then
+        raise exception 'an ingested owner comes from the document or from CODEOWNERS, not %', p_source
+            using errcode = '22023';
+    end if;
+    if p_owner is not null and (length(p_owner) not between 1 and 256 or p_owner ~ '[[:cntrl:]]') then
+        raise exception 'an owner is a name of 1 to 256 characters without control characters' using errcode = '22023';
+    end if;
+    if p_owner is not null and coalesce(p_source, 'document') = 'document' then
+        owner := p_owner;
+        owner_source := 'document';
+    elsif p_current_source in ('document', 'reassigned') and p_current_owner is not null then
+        owner := p_current_owner;
+        owner_source := p_current_source;
+    elsif p_owner is not null then
+        owner := p_owner;
+        owner_source := 'codeowners';
+    else
+        select o.default_owner into owner from data.orgs o where o.org_id = p_org_id;
+        owner_source := case when owner is null then 'none' else 'default' end;
+        owner := coalesce(owner, 'unowned');
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION data._resolve_owner(p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text, OUT owner text, OUT owner_source text) OWNER TO <migrator>;
 
 --
 -- Name: _retire_sources(bigint, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -4783,6 +6313,25 @@ $$;
 ALTER FUNCTION data._retire_sources(p_doc_id bigint, p_keep_version integer) OWNER TO <migrator>;
 
 --
+-- Name: _rule_rows(bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._rule_rows(p_ids bigint[]) RETURNS TABLE(rule_id bigint, org_id text, repo_id text, name text, path_globs text[], symbol_globs text[], context_ref text, created_by text, created_at timestamp with time zone, expires_at timestamp with time zone, enabled boolean, expired boolean)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select r.rule_id, r.org_id, r.repo_id, r.name, r.path_globs, r.symbol_globs,
+           'ctx_' || r.context_id || '@' || coalesce(r.version::text, 'latest'), r.created_by, r.created_at,
+           r.expires_at, r.enabled, coalesce(r.expires_at <= clock_timestamp(), false)
+    from data.context_rules r
+    where r.rule_id = any (p_ids)
+    order by r.rule_id
+$$;
+
+
+ALTER FUNCTION data._rule_rows(p_ids bigint[]) OWNER TO <migrator>;
+
+--
 -- Name: _serving_models(); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -4823,6 +6372,119 @@ COMMENT ON FUNCTION data._serving_models() IS 'Per namespace, the generation que
 
 
 --
+-- Name: _stale_core(text, timestamp with time zone, interval, integer, interval); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._stale_core(p_org_id text, p_as_of timestamp with time zone, p_window interval, p_min integer, p_after interval) RETURNS TABLE(fragment_id bigint, retrievals integer, last_retrieved_at timestamp with time zone)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    with counted as (
+        select r.fragment_id, count(*)::int as retrievals, max(r.returned_at) as last_retrieved_at
+        from data.fragment_returns r
+        where r.org_id = p_org_id and r.returned_at > p_as_of - p_window and r.returned_at <= p_as_of
+        group by r.fragment_id
+        having count(*) >= p_min
+    )
+    select c.fragment_id, c.retrievals, c.last_retrieved_at
+    from counted c
+    join data.fragments f on f.org_id = p_org_id and f.fragment_id = c.fragment_id
+    where f.active and f.updated_at <= p_as_of - p_after
+$$;
+
+
+ALTER FUNCTION data._stale_core(p_org_id text, p_as_of timestamp with time zone, p_window interval, p_min integer, p_after interval) OWNER TO <migrator>;
+
+--
+-- Name: _stale_readable(text, timestamp with time zone, integer, integer, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer) RETURNS TABLE(fragment_id bigint, retrievals integer, last_retrieved_at timestamp with time zone, window_days integer, min_retrievals integer, stale_after_days integer)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    with knobs as (
+        select coalesce(make_interval(days => p_window_days), o.stale_window) as win,
+               coalesce(p_min, o.stale_min_retrievals) as least_n,
+               coalesce(make_interval(days => p_after_days), o.stale_after) as after
+        from data.orgs o where o.org_id = p_org_id and o.org_id = (select data.acl_org())
+    )
+    select s.fragment_id, s.retrievals, s.last_retrieved_at, (extract(epoch from k.win) / 86400)::int, k.least_n,
+           (extract(epoch from k.after) / 86400)::int
+    from knobs k
+    cross join lateral data._stale_core(p_org_id, p_as_of, k.win, k.least_n, k.after) s
+    join data.fragments f on f.org_id = p_org_id and f.fragment_id = s.fragment_id
+    where (f.repo_id is null or (select data.acl_org_wide()) or f.repo_id = any ((select data.acl_repos())::text[]))
+      and (f.persona_id is null or (select data.acl_org_wide())
+           or f.persona_id = any ((select data.acl_personas())::text[]))
+      and (f.session_id is null or f.session_id = any ((select data.acl_sessions())::text[]))
+$$;
+
+
+ALTER FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer) IS 'Stale fragments (by the org''s thresholds unless given) that the current principal may read, with their retrievals in the window.';
+
+
+--
+-- Name: _standby_binding(text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text) RETURNS SETOF record
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $_$
+    select b.org_id, b.principal_id
+    from (select convert_from(decode(split_part(p_binding, '.', 3), 'hex'), 'UTF8') as org_id,
+                 convert_from(decode(split_part(p_binding, '.', 4), 'hex'), 'UTF8') as principal_id
+          where p_binding ~ '^standby\.[0-9a-f]{64}\.([0-9a-f]{2})+\.([0-9a-f]{2})+$') b
+    where split_part(p_binding, '.', 2) = data._standby_signature(b.org_id, b.principal_id)
+$_$;
+
+
+ALTER FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _standby_binding(p_binding text, OUT org_id text, OUT principal_id text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text) IS 'Org and principal of a signed binding made on a hot standby in this backend and transaction.';
+
+
+--
+-- Name: _standby_signature(text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._standby_signature(p_org_id text, p_principal_id text) RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select encode(sha256(sha256(k.secret || '\x6f75746572'::bytea)
+                         || sha256(sha256(k.secret || '\x696e6e6572'::bytea)
+                                   || convert_to(concat_ws('.', encode(convert_to(p_org_id, 'UTF8'), 'hex'),
+                                                           encode(convert_to(p_principal_id, 'UTF8'), 'hex'),
+                                                           pg_backend_pid(),
+                                                           extract(epoch from transaction_timestamp())), 'UTF8'))),
+                  'hex')
+    from data.binding_keys k
+    where k.key_id = 1
+$$;
+
+
+ALTER FUNCTION data._standby_signature(p_org_id text, p_principal_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _standby_signature(p_org_id text, p_principal_id text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._standby_signature(p_org_id text, p_principal_id text) IS 'Signature of a principal binding made on a hot standby, for this backend and transaction.';
+
+
+--
 -- Name: _valid_login(text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -4841,6 +6503,84 @@ $_$;
 
 
 ALTER FUNCTION data._valid_login(p_login text) OWNER TO <migrator>;
+
+--
+-- Name: contexts; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.contexts (
+    context_id bigint NOT NULL,
+    org_id text NOT NULL,
+    repo_id text,
+    persona_id text,
+    session_id text,
+    name text NOT NULL,
+    description text DEFAULT ''::text NOT NULL,
+    created_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    retired_at timestamp with time zone,
+    retired_by text,
+    CONSTRAINT context_name_format CHECK ((name ~ '^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,127}$'::text)),
+    CONSTRAINT contexts_description_check CHECK ((length(description) <= 2000))
+);
+
+ALTER TABLE ONLY data.contexts FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.contexts OWNER TO <migrator>;
+
+--
+-- Name: TABLE contexts; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.contexts IS 'Contexts: named, versioned bundles of fragments in a scope (api.context_create, api.contexts_list); `ctx_<id>@<version>` addresses a version.';
+
+
+--
+-- Name: COLUMN contexts.created_by; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.contexts.created_by IS 'Principal that created it (it held a write grant on the context''s scope).';
+
+
+--
+-- Name: COLUMN contexts.retired_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.contexts.retired_at IS 'Set by api.context_retire: out of listings and retrieval, still readable by reference (audit).';
+
+
+--
+-- Name: _writable_context(bigint, boolean); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._writable_context(p_context_id bigint, p_retired_ok boolean DEFAULT false) RETURNS data.contexts
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    ctx data.contexts;
+begin
+    select * into me from data._principal_or_raise();
+    select c.* into ctx from data.contexts c
+    where c.context_id = p_context_id and c.org_id = me.org_id
+      and (c.repo_id is null or data.acl_org_wide() or c.repo_id = any (data.acl_repos()))
+      and (c.persona_id is null or data.acl_org_wide() or c.persona_id = any (data.acl_personas()))
+      and (c.session_id is null or c.session_id = any (data.acl_sessions()));
+    if ctx.context_id is null then
+        raise exception 'unknown context: ctx_%', p_context_id using errcode = 'P0002';
+    end if;
+    perform data._require_write(ctx.org_id, ctx.repo_id, ctx.persona_id, ctx.session_id);
+    if ctx.retired_at is not null and not p_retired_ok then
+        raise exception 'context ctx_% is retired', p_context_id using errcode = '55000';
+    end if;
+    return ctx;
+end
+$$;
+
+
+ALTER FUNCTION data._writable_context(p_context_id bigint, p_retired_ok boolean) OWNER TO <migrator>;
 
 --
 -- Name: acl_audit(); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -4952,25 +6692,36 @@ COMMENT ON FUNCTION data.acl_sessions() IS 'Live (unexpired) sessions the curren
 --
 
 CREATE FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) RETURNS record
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
-    select p.org_id, p.principal_id
-    from (
-        select b.org_id, b.principal_id, 1 as preference
-        from data.principal_bindings b
-        where b.nonce = nullif(current_setting('contexts.binding', true), '')
-          and b.backend_pid = pg_backend_pid()
-          and b.xact_id = pg_current_xact_id_if_assigned()
-        union all
-        select p.org_id, p.principal_id, 2
-        from data.principals p
-        where p.db_role = session_user
-    ) c
-    join data.principals p on p.org_id = c.org_id and p.principal_id = c.principal_id
-    where p.disabled_at is null
-    order by c.preference
-    limit 1
+declare
+    binding constant text := nullif(current_setting('contexts.binding', true), '');
+begin
+    if binding is not null then
+        if pg_is_in_recovery() then
+            select s.org_id, s.principal_id into org_id, principal_id
+            from data._standby_binding(binding) s
+            join data.principals p on p.org_id = s.org_id and p.principal_id = s.principal_id
+            where p.disabled_at is null;
+        else
+            select b.org_id, b.principal_id into org_id, principal_id
+            from data.principal_bindings b
+            join data.principals p on p.org_id = b.org_id and p.principal_id = b.principal_id
+            where b.nonce = binding
+              and b.backend_pid = pg_backend_pid()
+              and b.xact_id = pg_current_xact_id_if_assigned()
+              and p.disabled_at is null;
+        end if;
+        if org_id is not null then
+            return;
+        end if;
+    end if;
+    select p.org_id, p.principal_id into org_id, principal_id
+    from data.principals p
+    where p.db_role = session_user and p.disabled_at is null
+    limit 1;
+end
 $$;
 
 
@@ -5516,6 +7267,8 @@ CREATE TABLE data.fragments (
     negative boolean DEFAULT false NOT NULL,
     valid_from timestamp with time zone,
     valid_until timestamp with time zone,
+    owner_source text DEFAULT 'document'::text NOT NULL,
+    CONSTRAINT fragments_owner_source_known CHECK ((owner_source = ANY (ARRAY['document'::text, 'codeowners'::text, 'default'::text, 'reassigned'::text, 'none'::text]))),
     CONSTRAINT fragments_token_count_check1 CHECK ((token_count >= 0))
 )
 PARTITION BY LIST (org_id);
@@ -5572,6 +7325,13 @@ COMMENT ON COLUMN data.fragments.valid_from IS 'Current from this time (null: al
 --
 
 COMMENT ON COLUMN data.fragments.valid_until IS 'Current until this time, exclusive (null: still is): metadata valid_until, or when a superseding document starts.';
+
+
+--
+-- Name: COLUMN fragments.owner_source; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.owner_source IS 'Where the owner came from (as data.documents.owner_source).';
 
 
 --
@@ -6067,6 +7827,30 @@ COMMENT ON TABLE data.authority_refreshes IS 'Each refresh of data.fragment_auth
 
 
 --
+-- Name: binding_keys; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.binding_keys (
+    key_id smallint DEFAULT 1 NOT NULL,
+    secret bytea NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT binding_keys_key_id_check CHECK ((key_id = 1)),
+    CONSTRAINT binding_keys_secret_check CHECK ((octet_length(secret) = 32))
+);
+
+ALTER TABLE ONLY data.binding_keys FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.binding_keys OWNER TO <migrator>;
+
+--
+-- Name: TABLE binding_keys; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.binding_keys IS 'The key that signs principal bindings made on a hot standby (one row; no caller role may read it).';
+
+
+--
 -- Name: bm25_corpus; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -6143,6 +7927,220 @@ ALTER TABLE data.bm25_terms OWNER TO <migrator>;
 --
 
 COMMENT ON TABLE data.bm25_terms IS 'Document frequency of each term among the active fragments of one scope group.';
+
+
+--
+-- Name: context_members; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.context_members (
+    context_id bigint NOT NULL,
+    version integer NOT NULL,
+    org_id text NOT NULL,
+    ordinal integer NOT NULL,
+    fragment_id bigint NOT NULL,
+    doc_id bigint,
+    doc_version integer,
+    CONSTRAINT context_members_ordinal_check CHECK ((ordinal >= 1))
+);
+
+ALTER TABLE ONLY data.context_members FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.context_members OWNER TO <migrator>;
+
+--
+-- Name: TABLE context_members; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.context_members IS 'The fragment references of a Context version, in bundle order: a fragment id and the document version it was cited from when the version was built.';
+
+
+--
+-- Name: COLUMN context_members.fragment_id; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.context_members.fragment_id IS 'No foreign key: a version never changes; a fragment deleted since (its documents deleted) is simply missing when the version is read.';
+
+
+--
+-- Name: context_rules; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.context_rules (
+    rule_id bigint NOT NULL,
+    org_id text NOT NULL,
+    repo_id text,
+    name text NOT NULL,
+    path_globs text[] DEFAULT '{}'::text[] NOT NULL,
+    symbol_globs text[] DEFAULT '{}'::text[] NOT NULL,
+    context_id bigint NOT NULL,
+    context_org_id text NOT NULL,
+    version integer,
+    created_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    expires_at timestamp with time zone,
+    enabled boolean DEFAULT true NOT NULL,
+    CONSTRAINT context_rule_name_format CHECK ((name ~ '^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,127}$'::text)),
+    CONSTRAINT context_rules_check CHECK ((((cardinality(path_globs) + cardinality(symbol_globs)) >= 1) AND ((cardinality(path_globs) + cardinality(symbol_globs)) <= 32))),
+    CONSTRAINT context_rules_version_check CHECK ((version >= 1))
+);
+
+ALTER TABLE ONLY data.context_rules FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.context_rules OWNER TO <migrator>;
+
+--
+-- Name: TABLE context_rules; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.context_rules IS 'Workflow rules (api.rule_create): a step touching a path or symbol matching a glob brings in a Context version (docs/adr/0022).';
+
+
+--
+-- Name: COLUMN context_rules.symbol_globs; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.context_rules.symbol_globs IS 'Globs over the symbol part of a touched entry (`path#Symbol`): `*` any run of characters but a slash.';
+
+
+--
+-- Name: COLUMN context_rules.context_org_id; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.context_rules.context_org_id IS 'The Context''s org: the rule''s own, or that of a publisher whose Context the rule''s org (or repo) subscribes to.';
+
+
+--
+-- Name: COLUMN context_rules.version; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.context_rules.version IS 'The Context version brought (null: the newest version the reader may read).';
+
+
+--
+-- Name: context_rules_rule_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.context_rules ALTER COLUMN rule_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.context_rules_rule_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: context_subscriptions; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.context_subscriptions (
+    subscription_id bigint NOT NULL,
+    context_id bigint NOT NULL,
+    org_id text NOT NULL,
+    version integer,
+    subscriber_org_id text NOT NULL,
+    subscriber_repo_id text,
+    created_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    revoked_at timestamp with time zone,
+    revoked_by text,
+    CONSTRAINT context_subscriptions_check CHECK (((revoked_at IS NULL) OR (revoked_at >= created_at))),
+    CONSTRAINT subscriber_repo_format CHECK ((subscriber_repo_id ~ '^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$'::text))
+);
+
+ALTER TABLE ONLY data.context_subscriptions FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.context_subscriptions OWNER TO <migrator>;
+
+--
+-- Name: TABLE context_subscriptions; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.context_subscriptions IS 'Grants on a Context (api.context_subscribe): the subscriber org''s principals (of subscriber_repo_id, or all of them) read the members of `version`, or of the newest version when it is null, until revoked_at. Not a copy.';
+
+
+--
+-- Name: COLUMN context_subscriptions.version; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.context_subscriptions.version IS 'The version subscribed to (null: follows the newest).';
+
+
+--
+-- Name: COLUMN context_subscriptions.subscriber_repo_id; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.context_subscriptions.subscriber_repo_id IS 'Only principals that may read this repo of the subscriber org (null: every principal of that org). Not checked against the subscriber''s repos: the publisher learns nothing of another org.';
+
+
+--
+-- Name: COLUMN context_subscriptions.revoked_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.context_subscriptions.revoked_at IS 'Set by api.context_unsubscribe (publisher or subscriber); the row stays for audit.';
+
+
+--
+-- Name: context_subscriptions_subscription_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.context_subscriptions ALTER COLUMN subscription_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.context_subscriptions_subscription_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: context_versions; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.context_versions (
+    context_id bigint NOT NULL,
+    org_id text NOT NULL,
+    version integer NOT NULL,
+    built_from jsonb DEFAULT '{}'::jsonb NOT NULL,
+    note text DEFAULT ''::text NOT NULL,
+    fragment_count integer NOT NULL,
+    created_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT context_versions_fragment_count_check CHECK ((fragment_count >= 1)),
+    CONSTRAINT context_versions_note_check CHECK ((length(note) <= 2000)),
+    CONSTRAINT context_versions_version_check CHECK ((version >= 1))
+);
+
+ALTER TABLE ONLY data.context_versions FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.context_versions OWNER TO <migrator>;
+
+--
+-- Name: TABLE context_versions; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.context_versions IS 'Immutable versions of a Context: what each was built from (fragment ids, documents, path globs, a frozen query) and by whom.';
+
+
+--
+-- Name: contexts_context_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.contexts ALTER COLUMN context_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.contexts_context_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
 
 
 --
@@ -6467,6 +8465,29 @@ ALTER TABLE data.fragment_links ALTER COLUMN link_id ADD GENERATED ALWAYS AS IDE
 
 
 --
+-- Name: fragment_returns; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.fragment_returns (
+    org_id text NOT NULL,
+    trace_id uuid NOT NULL,
+    fragment_id bigint NOT NULL,
+    returned_at timestamp with time zone NOT NULL
+);
+
+ALTER TABLE ONLY data.fragment_returns FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.fragment_returns OWNER TO <migrator>;
+
+--
+-- Name: TABLE fragment_returns; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.fragment_returns IS 'One row per fragment a retrieval returned (included in its answer), kept from data.retrieval_traces by a trigger: what staleness counts.';
+
+
+--
 -- Name: git_syncs; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -6637,6 +8658,120 @@ ALTER TABLE data.model_replays ALTER COLUMN replay_id ADD GENERATED ALWAYS AS ID
 
 
 --
+-- Name: nudge_deliveries; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.nudge_deliveries (
+    delivery_id bigint NOT NULL,
+    nudge_id bigint NOT NULL,
+    org_id text NOT NULL,
+    url text NOT NULL,
+    attempted_at timestamp with time zone DEFAULT now() NOT NULL,
+    status integer,
+    error text,
+    duration_ms double precision
+);
+
+ALTER TABLE ONLY data.nudge_deliveries FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.nudge_deliveries OWNER TO <migrator>;
+
+--
+-- Name: TABLE nudge_deliveries; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.nudge_deliveries IS 'Every attempt to deliver a nudge: when, where, the HTTP status or the error.';
+
+
+--
+-- Name: nudge_deliveries_delivery_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.nudge_deliveries ALTER COLUMN delivery_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.nudge_deliveries_delivery_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: nudge_outbox; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.nudge_outbox (
+    nudge_id bigint NOT NULL,
+    org_id text NOT NULL,
+    fragment_id bigint NOT NULL,
+    owner text NOT NULL,
+    period_start timestamp with time zone NOT NULL,
+    payload jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    next_attempt_at timestamp with time zone DEFAULT now() NOT NULL,
+    delivered_at timestamp with time zone,
+    last_status integer,
+    last_error text
+);
+
+ALTER TABLE ONLY data.nudge_outbox FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.nudge_outbox OWNER TO <migrator>;
+
+--
+-- Name: TABLE nudge_outbox; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.nudge_outbox IS 'Nudges owed to an org''s webhook: one row per stale fragment and period (idempotent), marked delivered only after a 2xx answer.';
+
+
+--
+-- Name: nudge_outbox_nudge_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.nudge_outbox ALTER COLUMN nudge_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.nudge_outbox_nudge_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: org_webhooks; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.org_webhooks (
+    org_id text NOT NULL,
+    url text NOT NULL,
+    secret text,
+    enabled boolean DEFAULT true NOT NULL,
+    updated_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT org_webhooks_secret_check CHECK (((secret IS NULL) OR ((length(secret) >= 16) AND (length(secret) <= 256)))),
+    CONSTRAINT webhook_url_http CHECK (((url ~ '^https?://[^/?#@[:space:][:cntrl:]]+([/?#][^[:space:][:cntrl:]]*)?$'::text) AND (length(url) <= 2048)))
+);
+
+ALTER TABLE ONLY data.org_webhooks FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.org_webhooks OWNER TO <migrator>;
+
+--
+-- Name: TABLE org_webhooks; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.org_webhooks IS 'One webhook per org that receives its staleness nudges; the secret signs each delivery (HMAC-SHA256) and is never returned by a read.';
+
+
+--
 -- Name: orgs; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -6646,8 +8781,18 @@ CREATE TABLE data.orgs (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     org_no integer NOT NULL,
     session_ttl interval DEFAULT '24:00:00'::interval NOT NULL,
+    default_owner text,
+    stale_after interval DEFAULT '182 days'::interval NOT NULL,
+    stale_window interval DEFAULT '90 days'::interval NOT NULL,
+    stale_min_retrievals integer DEFAULT 5 NOT NULL,
+    nudge_period interval DEFAULT '7 days'::interval NOT NULL,
+    CONSTRAINT default_owner_named CHECK (((default_owner IS NULL) OR ((length(default_owner) >= 1) AND (length(default_owner) <= 256)))),
+    CONSTRAINT nudge_period_positive CHECK ((nudge_period >= '01:00:00'::interval)),
     CONSTRAINT org_id_format CHECK ((org_id ~ '^[a-z0-9][a-z0-9_.-]{0,62}$'::text)),
-    CONSTRAINT session_ttl_positive CHECK ((session_ttl > '00:00:00'::interval))
+    CONSTRAINT session_ttl_positive CHECK ((session_ttl > '00:00:00'::interval)),
+    CONSTRAINT stale_after_positive CHECK ((stale_after > '00:00:00'::interval)),
+    CONSTRAINT stale_min_retrievals_positive CHECK ((stale_min_retrievals >= 1)),
+    CONSTRAINT stale_window_positive CHECK ((stale_window > '00:00:00'::interval))
 );
 
 ALTER TABLE ONLY data.orgs FORCE ROW LEVEL SECURITY;
@@ -6670,11 +8815,90 @@ COMMENT ON COLUMN data.orgs.session_ttl IS 'Lifetime of a new session; expired s
 
 
 --
+-- Name: COLUMN orgs.default_owner; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.orgs.default_owner IS 'Owner of what names none and matches no CODEOWNERS rule (R-DOC-3); null: such fragments are "unowned".';
+
+
+--
+-- Name: COLUMN orgs.stale_after; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.orgs.stale_after IS 'A fragment whose text is older than this and is often retrieved is stale (default six months).';
+
+
+--
+-- Name: COLUMN orgs.stale_window; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.orgs.stale_window IS 'How far back retrievals are counted for staleness.';
+
+
+--
+-- Name: COLUMN orgs.stale_min_retrievals; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.orgs.stale_min_retrievals IS 'Retrievals within stale_window that make an old fragment "often retrieved".';
+
+
+--
+-- Name: COLUMN orgs.nudge_period; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.orgs.nudge_period IS 'An owner is nudged about a stale fragment at most once per period (one outbox row per fragment and period).';
+
+
+--
 -- Name: orgs_org_no_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
 --
 
 ALTER TABLE data.orgs ALTER COLUMN org_no ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME data.orgs_org_no_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
+-- Name: owner_reassignments; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.owner_reassignments (
+    reassignment_id bigint NOT NULL,
+    org_id text NOT NULL,
+    from_owner text NOT NULL,
+    to_owner text NOT NULL,
+    repo_id text,
+    path_prefix text,
+    documents integer NOT NULL,
+    fragments integer NOT NULL,
+    principal_id text NOT NULL,
+    reassigned_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT owner_reassignments_to_owner_check CHECK (((length(to_owner) >= 1) AND (length(to_owner) <= 256)))
+);
+
+ALTER TABLE ONLY data.owner_reassignments FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.owner_reassignments OWNER TO <migrator>;
+
+--
+-- Name: TABLE owner_reassignments; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.owner_reassignments IS 'Audit of bulk owner reassignments: who moved what from whom to whom, and how much.';
+
+
+--
+-- Name: owner_reassignments_reassignment_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.owner_reassignments ALTER COLUMN reassignment_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.owner_reassignments_reassignment_id_seq
     START WITH 1
     INCREMENT BY 1
     NO MINVALUE
@@ -7021,6 +9245,14 @@ ALTER TABLE ONLY data.authority_refreshes
 
 
 --
+-- Name: binding_keys binding_keys_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.binding_keys
+    ADD CONSTRAINT binding_keys_pkey PRIMARY KEY (key_id);
+
+
+--
 -- Name: bm25_corpus bm25_corpus_group_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -7042,6 +9274,62 @@ ALTER TABLE ONLY data.bm25_postings
 
 ALTER TABLE ONLY data.bm25_terms
     ADD CONSTRAINT bm25_terms_group_key UNIQUE NULLS NOT DISTINCT (org_id, term, repo_id, persona_id, session_id);
+
+
+--
+-- Name: context_members context_members_context_id_version_ordinal_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_members
+    ADD CONSTRAINT context_members_context_id_version_ordinal_key UNIQUE (context_id, version, ordinal);
+
+
+--
+-- Name: context_members context_members_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_members
+    ADD CONSTRAINT context_members_pkey PRIMARY KEY (context_id, version, fragment_id);
+
+
+--
+-- Name: context_rules context_rules_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_rules
+    ADD CONSTRAINT context_rules_pkey PRIMARY KEY (rule_id);
+
+
+--
+-- Name: context_subscriptions context_subscriptions_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_subscriptions
+    ADD CONSTRAINT context_subscriptions_pkey PRIMARY KEY (subscription_id);
+
+
+--
+-- Name: context_versions context_versions_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_versions
+    ADD CONSTRAINT context_versions_pkey PRIMARY KEY (context_id, version);
+
+
+--
+-- Name: contexts contexts_context_id_org_id_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.contexts
+    ADD CONSTRAINT contexts_context_id_org_id_key UNIQUE (context_id, org_id);
+
+
+--
+-- Name: contexts contexts_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.contexts
+    ADD CONSTRAINT contexts_pkey PRIMARY KEY (context_id);
 
 
 --
@@ -7125,6 +9413,14 @@ ALTER TABLE ONLY data.fragment_links
 
 
 --
+-- Name: fragment_returns fragment_returns_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.fragment_returns
+    ADD CONSTRAINT fragment_returns_pkey PRIMARY KEY (org_id, trace_id, fragment_id);
+
+
+--
 -- Name: fragment_sources fragment_sources_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -7165,6 +9461,38 @@ ALTER TABLE ONLY data.model_replays
 
 
 --
+-- Name: nudge_deliveries nudge_deliveries_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.nudge_deliveries
+    ADD CONSTRAINT nudge_deliveries_pkey PRIMARY KEY (delivery_id);
+
+
+--
+-- Name: nudge_outbox nudge_once_per_period; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.nudge_outbox
+    ADD CONSTRAINT nudge_once_per_period UNIQUE (org_id, fragment_id, period_start);
+
+
+--
+-- Name: nudge_outbox nudge_outbox_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.nudge_outbox
+    ADD CONSTRAINT nudge_outbox_pkey PRIMARY KEY (nudge_id);
+
+
+--
+-- Name: org_webhooks org_webhooks_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.org_webhooks
+    ADD CONSTRAINT org_webhooks_pkey PRIMARY KEY (org_id);
+
+
+--
 -- Name: orgs orgs_org_no_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -7178,6 +9506,14 @@ ALTER TABLE ONLY data.orgs
 
 ALTER TABLE ONLY data.orgs
     ADD CONSTRAINT orgs_pkey PRIMARY KEY (org_id);
+
+
+--
+-- Name: owner_reassignments owner_reassignments_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.owner_reassignments
+    ADD CONSTRAINT owner_reassignments_pkey PRIMARY KEY (reassignment_id);
 
 
 --
@@ -7273,6 +9609,48 @@ ALTER TABLE ONLY public.contexts_reapplied
 --
 
 CREATE INDEX bm25_postings_fragment ON ONLY data.bm25_postings USING btree (fragment_id);
+
+
+--
+-- Name: context_members_fragment; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX context_members_fragment ON data.context_members USING btree (fragment_id);
+
+
+--
+-- Name: context_rules_name; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE UNIQUE INDEX context_rules_name ON data.context_rules USING btree (org_id, COALESCE(repo_id, ''::text), name);
+
+
+--
+-- Name: context_rules_scope; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX context_rules_scope ON data.context_rules USING btree (org_id, repo_id) WHERE enabled;
+
+
+--
+-- Name: context_subscriptions_live; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE UNIQUE INDEX context_subscriptions_live ON data.context_subscriptions USING btree (context_id, COALESCE(version, 0), subscriber_org_id, COALESCE(subscriber_repo_id, ''::text)) WHERE (revoked_at IS NULL);
+
+
+--
+-- Name: context_subscriptions_subscriber; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX context_subscriptions_subscriber ON data.context_subscriptions USING btree (subscriber_org_id) WHERE (revoked_at IS NULL);
+
+
+--
+-- Name: contexts_live_name; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE UNIQUE INDEX contexts_live_name ON data.contexts USING btree (org_id, COALESCE(repo_id, ''::text), COALESCE(persona_id, ''::text), COALESCE(session_id, ''::text), name) WHERE (retired_at IS NULL);
 
 
 --
@@ -7374,6 +9752,13 @@ CREATE INDEX fragment_links_target_doc ON data.fragment_links USING btree (targe
 
 
 --
+-- Name: fragment_returns_window; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX fragment_returns_window ON data.fragment_returns USING btree (org_id, returned_at) INCLUDE (fragment_id);
+
+
+--
 -- Name: fragment_sources_fragment; Type: INDEX; Schema: data; Owner: <migrator>
 --
 
@@ -7455,6 +9840,27 @@ CREATE INDEX fragments_windowed ON ONLY data.fragments USING btree (org_id) WHER
 --
 
 CREATE INDEX model_replays_model ON data.model_replays USING btree (model_id, org_id, replayed_at);
+
+
+--
+-- Name: nudge_deliveries_nudge; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX nudge_deliveries_nudge ON data.nudge_deliveries USING btree (nudge_id);
+
+
+--
+-- Name: nudge_outbox_due; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX nudge_outbox_due ON data.nudge_outbox USING btree (next_attempt_at) WHERE (delivered_at IS NULL);
+
+
+--
+-- Name: owner_reassignments_org; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX owner_reassignments_org ON data.owner_reassignments USING btree (org_id, reassigned_at DESC);
 
 
 --
@@ -7590,6 +9996,13 @@ CREATE TRIGGER fragments_bm25_update AFTER UPDATE OF active, tsv ON data.fragmen
 
 
 --
+-- Name: retrieval_traces retrieval_traces_returns; Type: TRIGGER; Schema: data; Owner: <migrator>
+--
+
+CREATE TRIGGER retrieval_traces_returns AFTER INSERT ON data.retrieval_traces FOR EACH ROW EXECUTE FUNCTION data._record_returns();
+
+
+--
 -- Name: api_keys api_keys_org_id_principal_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -7627,6 +10040,110 @@ ALTER TABLE data.bm25_postings
 
 ALTER TABLE ONLY data.bm25_terms
     ADD CONSTRAINT bm25_terms_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: context_members context_members_context_id_version_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_members
+    ADD CONSTRAINT context_members_context_id_version_fkey FOREIGN KEY (context_id, version) REFERENCES data.context_versions(context_id, version) ON DELETE CASCADE;
+
+
+--
+-- Name: context_rules context_rules_context_id_context_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_rules
+    ADD CONSTRAINT context_rules_context_id_context_org_id_fkey FOREIGN KEY (context_id, context_org_id) REFERENCES data.contexts(context_id, org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: context_rules context_rules_context_id_version_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_rules
+    ADD CONSTRAINT context_rules_context_id_version_fkey FOREIGN KEY (context_id, version) REFERENCES data.context_versions(context_id, version) ON DELETE CASCADE;
+
+
+--
+-- Name: context_rules context_rules_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_rules
+    ADD CONSTRAINT context_rules_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: context_rules context_rules_org_id_repo_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_rules
+    ADD CONSTRAINT context_rules_org_id_repo_id_fkey FOREIGN KEY (org_id, repo_id) REFERENCES data.repos(org_id, repo_id) ON DELETE CASCADE;
+
+
+--
+-- Name: context_subscriptions context_subscriptions_context_id_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_subscriptions
+    ADD CONSTRAINT context_subscriptions_context_id_org_id_fkey FOREIGN KEY (context_id, org_id) REFERENCES data.contexts(context_id, org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: context_subscriptions context_subscriptions_context_id_version_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_subscriptions
+    ADD CONSTRAINT context_subscriptions_context_id_version_fkey FOREIGN KEY (context_id, version) REFERENCES data.context_versions(context_id, version) ON DELETE CASCADE;
+
+
+--
+-- Name: context_subscriptions context_subscriptions_subscriber_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_subscriptions
+    ADD CONSTRAINT context_subscriptions_subscriber_org_id_fkey FOREIGN KEY (subscriber_org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: context_versions context_versions_context_id_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_versions
+    ADD CONSTRAINT context_versions_context_id_org_id_fkey FOREIGN KEY (context_id, org_id) REFERENCES data.contexts(context_id, org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: contexts contexts_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.contexts
+    ADD CONSTRAINT contexts_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: contexts contexts_org_id_persona_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.contexts
+    ADD CONSTRAINT contexts_org_id_persona_id_fkey FOREIGN KEY (org_id, persona_id) REFERENCES data.personas(org_id, persona_id) ON DELETE CASCADE;
+
+
+--
+-- Name: contexts contexts_org_id_repo_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.contexts
+    ADD CONSTRAINT contexts_org_id_repo_id_fkey FOREIGN KEY (org_id, repo_id) REFERENCES data.repos(org_id, repo_id) ON DELETE CASCADE;
+
+
+--
+-- Name: contexts contexts_org_id_session_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.contexts
+    ADD CONSTRAINT contexts_org_id_session_id_fkey FOREIGN KEY (org_id, session_id) REFERENCES data.sessions(org_id, session_id) ON DELETE CASCADE;
 
 
 --
@@ -7758,6 +10275,22 @@ ALTER TABLE ONLY data.fragment_links
 
 
 --
+-- Name: fragment_returns fragment_returns_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.fragment_returns
+    ADD CONSTRAINT fragment_returns_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: fragment_returns fragment_returns_trace_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.fragment_returns
+    ADD CONSTRAINT fragment_returns_trace_id_fkey FOREIGN KEY (trace_id) REFERENCES data.retrieval_traces(trace_id) ON DELETE CASCADE;
+
+
+--
 -- Name: fragment_sources fragment_sources_doc_id_doc_version_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -7835,6 +10368,46 @@ ALTER TABLE ONLY data.model_replays
 
 ALTER TABLE ONLY data.model_replays
     ADD CONSTRAINT model_replays_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: nudge_deliveries nudge_deliveries_nudge_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.nudge_deliveries
+    ADD CONSTRAINT nudge_deliveries_nudge_id_fkey FOREIGN KEY (nudge_id) REFERENCES data.nudge_outbox(nudge_id) ON DELETE CASCADE;
+
+
+--
+-- Name: nudge_deliveries nudge_deliveries_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.nudge_deliveries
+    ADD CONSTRAINT nudge_deliveries_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: nudge_outbox nudge_outbox_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.nudge_outbox
+    ADD CONSTRAINT nudge_outbox_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: org_webhooks org_webhooks_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.org_webhooks
+    ADD CONSTRAINT org_webhooks_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: owner_reassignments owner_reassignments_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.owner_reassignments
+    ADD CONSTRAINT owner_reassignments_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
 
 
 --
@@ -7956,6 +10529,12 @@ ALTER TABLE ONLY data.sessions
 ALTER TABLE data.api_keys ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: binding_keys; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.binding_keys ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: bm25_corpus; Type: ROW SECURITY; Schema: data; Owner: <migrator>
 --
 
@@ -7972,6 +10551,36 @@ ALTER TABLE data.bm25_postings ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE data.bm25_terms ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: context_members; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.context_members ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: context_rules; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.context_rules ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: context_subscriptions; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.context_subscriptions ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: context_versions; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.context_versions ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: contexts; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.contexts ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: document_versions; Type: ROW SECURITY; Schema: data; Owner: <migrator>
@@ -8002,6 +10611,12 @@ ALTER TABLE data.eval_replays ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE data.fragment_links ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: fragment_returns; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.fragment_returns ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: fragment_sources; Type: ROW SECURITY; Schema: data; Owner: <migrator>
@@ -8062,6 +10677,27 @@ CREATE POLICY member_read ON data.repos FOR SELECT USING ((org_id = ( SELECT dat
 ALTER TABLE data.model_replays ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: binding_keys no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY no_direct_access ON data.binding_keys USING (false);
+
+
+--
+-- Name: fragment_returns no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY no_direct_access ON data.fragment_returns USING (false);
+
+
+--
+-- Name: org_webhooks no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY no_direct_access ON data.org_webhooks USING (false);
+
+
+--
 -- Name: principal_bindings no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
 --
 
@@ -8069,10 +10705,49 @@ CREATE POLICY no_direct_access ON data.principal_bindings USING (false);
 
 
 --
+-- Name: nudge_deliveries; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.nudge_deliveries ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: nudge_outbox; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.nudge_outbox ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: model_replays org_admin_read; Type: POLICY; Schema: data; Owner: <migrator>
 --
 
 CREATE POLICY org_admin_read ON data.model_replays FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ( SELECT data.acl_org_wide() AS acl_org_wide)));
+
+
+--
+-- Name: org_webhooks; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.org_webhooks ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: nudge_deliveries org_wide_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY org_wide_read ON data.nudge_deliveries FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ( SELECT data.acl_org_wide() AS acl_org_wide)));
+
+
+--
+-- Name: nudge_outbox org_wide_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY org_wide_read ON data.nudge_outbox FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ( SELECT data.acl_org_wide() AS acl_org_wide)));
+
+
+--
+-- Name: owner_reassignments org_wide_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY org_wide_read ON data.owner_reassignments FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ( SELECT data.acl_org_wide() AS acl_org_wide)));
 
 
 --
@@ -8093,6 +10768,21 @@ CREATE POLICY own_only ON data.eval_replays FOR SELECT USING (((org_id = ( SELEC
 --
 
 CREATE POLICY own_only ON data.retrieval_traces FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND (principal_id = ( SELECT data.acl_principal() AS acl_principal))));
+
+
+--
+-- Name: owner_reassignments; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.owner_reassignments ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: context_subscriptions party_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY party_read ON data.context_subscriptions FOR SELECT USING ((((org_id = ( SELECT data.acl_org() AS acl_org)) AND (context_id IN ( SELECT c.context_id
+   FROM data.contexts c
+  WHERE ((c.org_id = ( SELECT data.acl_org() AS acl_org)) AND ((c.repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (c.repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((c.persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (c.persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((c.session_id IS NULL) OR (c.session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[]))))))) OR ((subscriber_org_id = ( SELECT data.acl_org() AS acl_org)) AND ((subscriber_repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (subscriber_repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))))));
 
 
 --
@@ -8162,6 +10852,21 @@ CREATE POLICY scope_read ON data.bm25_postings FOR SELECT USING (((org_id = ( SE
 --
 
 CREATE POLICY scope_read ON data.bm25_terms FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
+
+
+--
+-- Name: context_rules scope_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY scope_read ON data.context_rules FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[])))));
+
+
+--
+-- Name: contexts scope_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY scope_read ON data.contexts FOR SELECT USING ((((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))) OR (context_id IN ( SELECT r.context_id
+   FROM data._readable_context_versions() r(context_id, version, via_subscription)))));
 
 
 --
@@ -8264,6 +10969,24 @@ CREATE POLICY self_read ON data.principals FOR SELECT USING (((org_id = ( SELECT
 ALTER TABLE data.sessions ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: context_members version_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY version_read ON data.context_members FOR SELECT USING (((context_id, version) IN ( SELECT r.context_id,
+    r.version
+   FROM data._readable_context_versions() r(context_id, version, via_subscription))));
+
+
+--
+-- Name: context_versions version_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY version_read ON data.context_versions FOR SELECT USING (((context_id, version) IN ( SELECT r.context_id,
+    r.version
+   FROM data._readable_context_versions() r(context_id, version, via_subscription))));
+
+
+--
 -- Name: SCHEMA api; Type: ACL; Schema: -; Owner: <migrator>
 --
 
@@ -8339,11 +11062,11 @@ GRANT ALL ON FUNCTION api.authorize_write(p_org_id text, p_repo_id text, p_perso
 
 
 --
--- Name: FUNCTION begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text) TO contexts_service;
+REVOKE ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) TO contexts_service;
 
 
 --
@@ -8358,6 +11081,108 @@ REVOKE ALL ON FUNCTION api.begin_model_upgrade(p_namespace text, p_name text, p_
 --
 
 REVOKE ALL ON FUNCTION api.bind_principal(p_org_id text, p_principal_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION codeowners_file(p_org_id text, p_repo_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) TO contexts_service;
+GRANT ALL ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) TO contexts_service;
+
+
+--
+-- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) TO contexts_service;
+
+
+--
+-- Name: FUNCTION context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION context_get(p_context_id bigint); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_get(p_context_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_get(p_context_id bigint) TO contexts_service;
+GRANT ALL ON FUNCTION api.context_get(p_context_id bigint) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION context_resolve(p_refs text[]); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_resolve(p_refs text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_resolve(p_refs text[]) TO contexts_service;
+GRANT ALL ON FUNCTION api.context_resolve(p_refs text[]) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION context_retire(p_context_id bigint); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_retire(p_context_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_retire(p_context_id bigint) TO contexts_service;
+
+
+--
+-- Name: FUNCTION context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer) TO contexts_service;
+
+
+--
+-- Name: FUNCTION context_subscriptions(p_context_id bigint, p_include_revoked boolean); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_subscriptions(p_context_id bigint, p_include_revoked boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_subscriptions(p_context_id bigint, p_include_revoked boolean) TO contexts_service;
+GRANT ALL ON FUNCTION api.context_subscriptions(p_context_id bigint, p_include_revoked boolean) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION context_unsubscribe(p_subscription_id bigint); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_unsubscribe(p_subscription_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_unsubscribe(p_subscription_id bigint) TO contexts_service;
+
+
+--
+-- Name: FUNCTION context_versions(p_context_id bigint); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.context_versions(p_context_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_versions(p_context_id bigint) TO contexts_service;
+GRANT ALL ON FUNCTION api.context_versions(p_context_id bigint) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION contexts_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_retired boolean); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.contexts_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_retired boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.contexts_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_retired boolean) TO contexts_service;
+GRANT ALL ON FUNCTION api.contexts_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_retired boolean) TO contexts_analyst;
 
 
 --
@@ -8565,11 +11390,76 @@ GRANT ALL ON FUNCTION api.model_generations() TO contexts_analyst;
 
 
 --
+-- Name: FUNCTION nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) TO contexts_service;
+
+
+--
+-- Name: FUNCTION nudge_claim(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.nudge_claim(p_org_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.nudge_claim(p_org_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION nudges_enqueue(p_org_id text, p_as_of timestamp with time zone); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.nudges_enqueue(p_org_id text, p_as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.nudges_enqueue(p_org_id text, p_as_of timestamp with time zone) TO contexts_service;
+
+
+--
 -- Name: FUNCTION open_session(p_session_id text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
 REVOKE ALL ON FUNCTION api.open_session(p_session_id text) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.open_session(p_session_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION owner_settings(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.owner_settings(p_org_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.owner_settings(p_org_id text) TO contexts_service;
+GRANT ALL ON FUNCTION api.owner_settings(p_org_id text) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer) TO contexts_service;
+
+
+--
+-- Name: FUNCTION owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) TO contexts_service;
+
+
+--
+-- Name: FUNCTION owners_unnamed(p_org_id text, p_repo_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.owners_unnamed(p_org_id text, p_repo_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.owners_unnamed(p_org_id text, p_repo_id text) TO contexts_service;
 
 
 --
@@ -8750,6 +11640,40 @@ REVOKE ALL ON FUNCTION api.revoke_scope(p_org_id text, p_principal_id text, p_sc
 
 
 --
+-- Name: FUNCTION rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean) TO contexts_service;
+
+
+--
+-- Name: FUNCTION rule_delete(p_rule_id bigint); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.rule_delete(p_rule_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.rule_delete(p_rule_id bigint) TO contexts_service;
+
+
+--
+-- Name: FUNCTION rule_matches(p_org_id text, p_repo_id text, p_touching text[]); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.rule_matches(p_org_id text, p_repo_id text, p_touching text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.rule_matches(p_org_id text, p_repo_id text, p_touching text[]) TO contexts_service;
+GRANT ALL ON FUNCTION api.rule_matches(p_org_id text, p_repo_id text, p_touching text[]) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION rules_list(p_org_id text, p_repo_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.rules_list(p_org_id text, p_repo_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.rules_list(p_org_id text, p_repo_id text) TO contexts_service;
+GRANT ALL ON FUNCTION api.rules_list(p_org_id text, p_repo_id text) TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION score_dense(p_org_id text, p_query_embeddings jsonb, p_fragment_ids bigint[]); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -8801,6 +11725,15 @@ REVOKE ALL ON FUNCTION api.set_login_password(p_org_id text, p_principal_id text
 
 
 --
+-- Name: FUNCTION stale_fragments(p_org_id text, p_owner text, p_min_retrievals integer, p_window_days integer, p_stale_after_days integer, p_as_of timestamp with time zone); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.stale_fragments(p_org_id text, p_owner text, p_min_retrievals integer, p_window_days integer, p_stale_after_days integer, p_as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.stale_fragments(p_org_id text, p_owner text, p_min_retrievals integer, p_window_days integer, p_stale_after_days integer, p_as_of timestamp with time zone) TO contexts_service;
+GRANT ALL ON FUNCTION api.stale_fragments(p_org_id text, p_owner text, p_min_retrievals integer, p_window_days integer, p_stale_after_days integer, p_as_of timestamp with time zone) TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION sync_documents(p_org_id text, p_repo_id text, p_paths text[]); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -8841,6 +11774,30 @@ GRANT ALL ON FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_p
 REVOKE ALL ON FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) TO contexts_service;
 GRANT ALL ON FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION webhook_delete(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.webhook_delete(p_org_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.webhook_delete(p_org_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION webhook_get(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.webhook_get(p_org_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.webhook_get(p_org_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean) TO contexts_service;
 
 
 --
@@ -8943,10 +11900,26 @@ REVOKE ALL ON FUNCTION data._check_halflives(p_halflife_days jsonb) FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION _check_rule_globs(p_path_globs text[], p_symbol_globs text[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._check_rule_globs(p_path_globs text[], p_symbol_globs text[]) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _citation_pagerank(p_damping double precision, p_iterations integer); Type: ACL; Schema: data; Owner: <migrator>
 --
 
 REVOKE ALL ON FUNCTION data._citation_pagerank(p_damping double precision, p_iterations integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _context_rows(p_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._context_rows(p_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._context_rows(p_ids bigint[]) TO contexts_service;
+GRANT ALL ON FUNCTION data._context_rows(p_ids bigint[]) TO contexts_analyst;
 
 
 --
@@ -8993,6 +11966,15 @@ REVOKE ALL ON FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_per
 REVOKE ALL ON FUNCTION data._fuse(p_ids bigint[], p_lexical_ranks integer[], p_lexical_scores double precision[], p_dense_ranks integer[], p_dense_scores double precision[], p_namespaces text[], p_models text[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._fuse(p_ids bigint[], p_lexical_ranks integer[], p_lexical_scores double precision[], p_dense_ranks integer[], p_dense_scores double precision[], p_namespaces text[], p_models text[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) TO contexts_service;
 GRANT ALL ON FUNCTION data._fuse(p_ids bigint[], p_lexical_ranks integer[], p_lexical_scores double precision[], p_dense_ranks integer[], p_dense_scores double precision[], p_namespaces text[], p_models text[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _glob_regex(p_glob text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._glob_regex(p_glob text) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._glob_regex(p_glob text) TO contexts_service;
+GRANT ALL ON FUNCTION data._glob_regex(p_glob text) TO contexts_analyst;
 
 
 --
@@ -9064,6 +12046,15 @@ GRANT ALL ON FUNCTION data._ranking_profile(p_org_id text, p_persona_id text) TO
 
 
 --
+-- Name: FUNCTION _readable_context_versions(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._readable_context_versions() FROM PUBLIC;
+GRANT ALL ON FUNCTION data._readable_context_versions() TO contexts_service;
+GRANT ALL ON FUNCTION data._readable_context_versions() TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION _readable_fragments(p_org_id text, p_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -9086,6 +12077,13 @@ GRANT SELECT ON TABLE data.documents TO contexts_analyst;
 --
 
 REVOKE ALL ON FUNCTION data._record_links(p_doc data.documents, p_links jsonb) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _record_returns(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._record_returns() FROM PUBLIC;
 
 
 --
@@ -9174,6 +12172,15 @@ REVOKE ALL ON FUNCTION data._require_write(p_org_id text, p_repo_id text, p_pers
 
 
 --
+-- Name: FUNCTION _resolve_context_refs(p_refs text[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._resolve_context_refs(p_refs text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._resolve_context_refs(p_refs text[]) TO contexts_service;
+GRANT ALL ON FUNCTION data._resolve_context_refs(p_refs text[]) TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION _resolve_links(p_link_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -9181,10 +12188,26 @@ REVOKE ALL ON FUNCTION data._resolve_links(p_link_ids bigint[]) FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION _resolve_owner(p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text, OUT owner text, OUT owner_source text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._resolve_owner(p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text, OUT owner text, OUT owner_source text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _retire_sources(p_doc_id bigint, p_keep_version integer); Type: ACL; Schema: data; Owner: <migrator>
 --
 
 REVOKE ALL ON FUNCTION data._retire_sources(p_doc_id bigint, p_keep_version integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _rule_rows(p_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._rule_rows(p_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._rule_rows(p_ids bigint[]) TO contexts_service;
+GRANT ALL ON FUNCTION data._rule_rows(p_ids bigint[]) TO contexts_analyst;
 
 
 --
@@ -9197,10 +12220,55 @@ GRANT ALL ON FUNCTION data._serving_models() TO contexts_analyst;
 
 
 --
+-- Name: FUNCTION _stale_core(p_org_id text, p_as_of timestamp with time zone, p_window interval, p_min integer, p_after interval); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._stale_core(p_org_id text, p_as_of timestamp with time zone, p_window interval, p_min integer, p_after interval) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer) TO contexts_service;
+GRANT ALL ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with time zone, p_window_days integer, p_min integer, p_after_days integer) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _standby_binding(p_binding text, OUT org_id text, OUT principal_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _standby_signature(p_org_id text, p_principal_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._standby_signature(p_org_id text, p_principal_id text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _valid_login(p_login text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
 REVOKE ALL ON FUNCTION data._valid_login(p_login text) FROM PUBLIC;
+
+
+--
+-- Name: TABLE contexts; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.contexts TO contexts_service;
+GRANT SELECT ON TABLE data.contexts TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _writable_context(p_context_id bigint, p_retired_ok boolean); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._writable_context(p_context_id bigint, p_retired_ok boolean) FROM PUBLIC;
 
 
 --
@@ -9519,6 +12587,38 @@ GRANT SELECT ON TABLE data.bm25_terms TO contexts_analyst;
 
 
 --
+-- Name: TABLE context_members; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.context_members TO contexts_service;
+GRANT SELECT ON TABLE data.context_members TO contexts_analyst;
+
+
+--
+-- Name: TABLE context_rules; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.context_rules TO contexts_service;
+GRANT SELECT ON TABLE data.context_rules TO contexts_analyst;
+
+
+--
+-- Name: TABLE context_subscriptions; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.context_subscriptions TO contexts_service;
+GRANT SELECT ON TABLE data.context_subscriptions TO contexts_analyst;
+
+
+--
+-- Name: TABLE context_versions; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.context_versions TO contexts_service;
+GRANT SELECT ON TABLE data.context_versions TO contexts_analyst;
+
+
+--
 -- Name: TABLE document_versions; Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -9584,12 +12684,36 @@ GRANT SELECT ON TABLE data.model_replays TO contexts_analyst;
 
 
 --
+-- Name: TABLE nudge_deliveries; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.nudge_deliveries TO contexts_service;
+GRANT SELECT ON TABLE data.nudge_deliveries TO contexts_analyst;
+
+
+--
+-- Name: TABLE nudge_outbox; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.nudge_outbox TO contexts_service;
+GRANT SELECT ON TABLE data.nudge_outbox TO contexts_analyst;
+
+
+--
 -- Name: TABLE orgs; Type: ACL; Schema: data; Owner: <migrator>
 --
 
 GRANT SELECT ON TABLE data.orgs TO contexts_service;
 GRANT SELECT ON TABLE data.orgs TO contexts_analyst;
 GRANT SELECT ON TABLE data.orgs TO contexts_auditor;
+
+
+--
+-- Name: TABLE owner_reassignments; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.owner_reassignments TO contexts_service;
+GRANT SELECT ON TABLE data.owner_reassignments TO contexts_analyst;
 
 
 --
