@@ -5,6 +5,7 @@ and the client load this module without Litestar, psycopg or the models."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import datetime
 from typing import Annotated, Any
@@ -13,7 +14,9 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from app.retrieve.models import (
+    CONTEXT_REF_PATTERN,
     IDENTIFIER_PATTERN,
+    MAX_TOUCHING,
     FragmentOut,
     Identifier,
     Kind,
@@ -22,7 +25,9 @@ from app.retrieve.models import (
     RetrieveResponse,
     ScopeIn,
     Task,
+    Touched,
     check_text,
+    check_touched,
 )
 
 __all__ = [
@@ -289,7 +294,9 @@ class TraceCandidate(msgspec.Struct, kw_only=True):
     beyond_rerank_top or only_boilerplate; for a pinned fragment: pinned (included),
     pin_over_budget or pin_beyond_top_k (left out, listed in the response's
     `pins_left_out`); for one reached by a link (`expand_links`): linked (included),
-    linked_over_budget or linked_only_boilerplate."""
+    linked_over_budget or linked_only_boilerplate; for one a workflow rule brought
+    (`touching`): rule (included), rule_over_budget, rule_beyond_top_k or
+    rule_only_boilerplate."""
     tokens: int | UnsetType = UNSET
     source: str | UnsetType = UNSET
     doc_id: int | UnsetType = UNSET
@@ -318,6 +325,10 @@ class TraceCandidate(msgspec.Struct, kw_only=True):
     link_type: str | UnsetType = UNSET
     context: str | UnsetType = UNSET
     """The Context version (`ctx_<id>@<version>`) that brought it; absent otherwise."""
+    rule: int | UnsetType = UNSET
+    rule_name: str | UnsetType = UNSET
+    """The workflow rule whose Context brought it (`touching`); absent otherwise, and
+    withheld from a reader who may not read the fragment."""
     rerank_detail: dict | UnsetType = UNSET
     """The learned reranker's view of a reranked candidate: `features` (each feature's
     value, app.retrieve.features), `contributions` (the largest, in raw-score units) and
@@ -560,9 +571,14 @@ class SessionOpen(msgspec.Struct, forbid_unknown_fields=True):
     negatives: Negatives = "include"
     """The scope's anti-patterns and known traps: "include" (default, in a section of
     their own first), "only" (a pack of what not to do) or "exclude"."""
+    touching: Annotated[list[Touched], msgspec.Meta(min_length=1, max_length=MAX_TOUCHING)] | None = None
+    """Files (or `path#Symbol`) the session's first step touches: the Contexts of the
+    matching workflow rules are composed after the pins, marked with `rule` (docs/adr/0022)."""
 
     def __post_init__(self) -> None:
         check_text("task", self.task)
+        for value in self.touching or ():
+            check_touched(value)
 
 
 class ContextPack(msgspec.Struct):
@@ -902,3 +918,65 @@ class ModelGenerationOut(msgspec.Struct):
 
 class ModelGenerationList(msgspec.Struct):
     generations: list[ModelGenerationOut]
+
+
+# -- Workflow rules (docs/adr/0022) ---------------------------------------------------
+
+RULE_NAME_PATTERN = CONTEXT_NAME_PATTERN
+RULE_GLOB_REFUSED = re.compile(r"[\x00-\x1f\x7f]")
+"""What api.rule_create refuses in a glob (the pattern says it too)."""
+RuleGlob = Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern="^[^\x00-\x1f\x7f]+$")]
+
+
+class RuleCreate(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """POST /rules: a workflow rule. A retrieval or session start in its scope whose
+    `touching` names a file matching one of `path_globs` (or a `path#Symbol` whose symbol
+    matches one of `symbol_globs`) gets the members of `context` composed after the pins."""
+
+    org_id: Identifier
+    repo_id: Identifier | None = None
+    """Only retrievals in this repo (default: every retrieval of the org). A write grant
+    on this scope is needed (403)."""
+    name: Annotated[str, msgspec.Meta(pattern=RULE_NAME_PATTERN, max_length=128)]
+    """Why, as a short name ("stripe code pulls the payments runbook"); unique per scope (409)."""
+    context: Annotated[str, msgspec.Meta(pattern=CONTEXT_REF_PATTERN, max_length=40)]
+    """`ctx_<id>@<version>` (pinned) or `ctx_<id>@latest` (the newest the reader may
+    read). One you may read (404), not retired (409), and readable by everyone who
+    reads the rule's scope: a Context of that scope or above it, or one its org (or
+    repo) subscribes to (400)."""
+    path_globs: Annotated[list[RuleGlob], msgspec.Meta(max_length=32)] = []
+    """Globs over touched paths: `**` any run of characters, `*` within one path segment, `?` one."""
+    symbol_globs: Annotated[list[RuleGlob], msgspec.Meta(max_length=32)] = []
+    """Globs over the symbol of a touched `path#Symbol` (`Stripe*`, `*.charge`): `*` any run but a slash."""
+    expires_at: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
+    """After this time the rule matches nothing (default: never)."""
+    enabled: bool = True
+
+    def __post_init__(self) -> None:
+        if not (self.path_globs or self.symbol_globs):
+            raise ValueError("a rule needs path_globs or symbol_globs")
+        if len(self.path_globs) + len(self.symbol_globs) > 32:
+            raise ValueError("a rule has at most 32 globs")
+        if any(RULE_GLOB_REFUSED.search(g) for g in self.path_globs + self.symbol_globs):
+            raise ValueError("a glob must not contain control characters")
+
+
+class RuleOut(msgspec.Struct):
+    rule_id: int
+    org_id: str
+    repo_id: str | None
+    name: str
+    path_globs: list[str]
+    symbol_globs: list[str]
+    context_ref: str
+    """The Context version it brings (`@latest`: the newest the reader may read)."""
+    created_by: str
+    created_at: datetime
+    expires_at: datetime | None
+    enabled: bool
+    expired: bool
+
+
+class RuleList(msgspec.Struct):
+    rules: list[RuleOut]
+    """In rule order (the lowest id first marks a fragment two rules bring)."""

@@ -41,6 +41,7 @@ from app.api.pins import PinsController
 from app.api.profiles import ProfilesController
 from app.api.request_log import request_log_middleware
 from app.api.retrieve import RetrieveController
+from app.api.rules import RulesController
 from app.api.sessions import SessionsController
 from app.api.state import Services
 from app.api.sync import SyncController
@@ -68,6 +69,7 @@ from app.models import (
     PinCreate,
     RankingProfileSet,
     RetrieveRequest,
+    RuleCreate,
     SavedQuery,
     ScopeIn,
     SessionOpen,
@@ -263,6 +265,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             DocumentsController,
             SessionsController,
             PinsController,
+            RulesController,
             OwnersController,
             ContextsController,
             ProfilesController,
@@ -315,6 +318,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         ContextVersionCreate,
         SavedQuery,
         SubscriptionCreate,
+        RuleCreate,
     ]
     app.state.metrics = metrics
     close_request_objects(app, requests)

@@ -93,7 +93,11 @@ def render_markdown(task: str, session_id: str, fragments: list[FragmentOut], tr
             where = " > ".join(f.heading_path)
             lines.append(f"## [{n}] {f.source} (document {f.doc_id}, version {f.version})")
             lines.append("")
-            marks = (["pinned"] if f.pinned else []) + (["**negative: do not do this**"] if f.negative else [])
+            marks = (
+                (["pinned"] if f.pinned else [])
+                + ([f"rule {f.rule} ({f.rule_name}), {f.context}"] if f.rule is not None else [])
+                + (["**negative: do not do this**"] if f.negative else [])
+            )
             lines.append(
                 ", ".join([*marks, f"kind {f.kind}", f"owner {f.owner}", f"relevance {f.relevance:.2f}"])
                 + (f", under {where}" if where else "")
@@ -118,6 +122,7 @@ async def open_session(services: Services, token: str, data: SessionOpen) -> Con
         top_k=data.top_k,
         min_relevance=data.min_relevance,
         negatives=data.negatives,
+        touching=data.touching,
     )
 
     def run() -> ContextPack:

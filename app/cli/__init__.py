@@ -39,6 +39,7 @@ from app.cli import (
     profiles,
     rank,
     rerank,
+    rules,
     serve,
     sync,
 )
@@ -81,6 +82,7 @@ for _module in (
     pins,
     owners,
     contexts,
+    rules,
     profiles,
     rank,
     rerank,

@@ -211,6 +211,11 @@ def ingest(
 @click.option(
     "--include-superseded", is_flag=True, help="Keep superseded and expired fragments too (each shows its window)."
 )
+@click.option(
+    "--touching",
+    multiple=True,
+    help="A file (or path#Symbol) the step touches: matching workflow rules bring their Contexts (repeatable).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the response as JSON.")
 @remote_options
 @click.pass_context
@@ -233,6 +238,7 @@ def query(
     negatives: str,
     as_of: str | None,
     include_superseded: bool,
+    touching: tuple[str, ...],
     as_json: bool,
     url: str | None,
     key: str | None,
@@ -255,6 +261,7 @@ def query(
         "negatives": negatives,
         "as_of": as_of,
         "include_superseded": include_superseded,
+        "touching": list(touching) or None,
     }
     request = validated(payload, RetrieveRequest)
     if url:
@@ -266,8 +273,10 @@ def query(
         return
     out = Console(soft_wrap=True, highlight=False)
     for f in response.fragments:
-        marks = ("  [bold]pinned[/]" if f.pinned else "") + (
-            "  [bold red]negative: do not do this[/]" if f.negative else ""
+        marks = (
+            ("  [bold]pinned[/]" if f.pinned else "")
+            + (f"  [magenta]rule {f.rule} ({f.rule_name})[/]" if f.rule is not None else "")
+            + ("  [bold red]negative: do not do this[/]" if f.negative else "")
         )
         if f.valid_until is not None or f.valid_from is not None:
             window = [f"from {f.valid_from.isoformat()}"] if f.valid_from else []

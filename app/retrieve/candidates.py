@@ -70,6 +70,9 @@ class Candidate:
     request named Contexts (api.context_candidates)."""
     context_ordinal: int | None = None
     """Its place in that version (1: first)."""
+    rule: int | None = None
+    rule_name: str | None = None
+    """The workflow rule whose Context brought it (a request `touching` files matched it)."""
     terms: dict[str, float] | None = None
     """Each term of the blended score (app.retrieve.blend), set for ranked candidates."""
     rerank_score: float | None = None
@@ -141,6 +144,22 @@ def context_candidates(
             "select * from api.context_candidates(%s, %s, %s, %s::jsonb, %s::jsonb, %s, %s)",
             (org_id, refs, query, json.dumps(query_embeddings), json.dumps(fusion), rrf_k, include_retired),
         )
+        return cur.fetchall()
+
+
+@dataclass(frozen=True, slots=True)
+class RuleMatch:
+    """A workflow rule matching a touched entry, and the Context version it brings for
+    the caller (api.rule_matches)."""
+
+    rule_id: int
+    name: str
+    ref: str
+
+
+def rule_matches(conn: psycopg.Connection, scope: Scope, touching: list[str]) -> list[RuleMatch]:
+    with conn.cursor(row_factory=class_row(RuleMatch)) as cur:
+        cur.execute("select * from api.rule_matches(%s, %s, %s)", (scope.org_id, scope.repo_id, touching))
         return cur.fetchall()
 
 

@@ -69,10 +69,13 @@ def compose(
     min_relevance: float = 0.0,
     top_k: int | None = None,
     pinned: list[Candidate] | None = None,
+    ruled: list[Candidate] | None = None,
 ) -> Composition:
-    """`pinned` first, in pin order, whatever their scores; then `ranked`, best first: a
-    candidate under `min_score` or `min_relevance` is dropped, then each one that fits
-    the budget is taken, until `top_k` are (if set)."""
+    """`pinned` first, in pin order, whatever their scores; then `ruled` (brought by the
+    workflow rules matching the files a step touches, docs/adr/0022), in their order,
+    whatever their scores, while they fit the budget and `top_k`; then `ranked`, best
+    first: a candidate under `min_score` or `min_relevance` is dropped, then each one
+    that fits the budget is taken, until `top_k` are (if set)."""
     out = Composition()
     for candidate in pinned or []:
         text = strip_boilerplate(candidate.text)
@@ -91,6 +94,21 @@ def compose(
         out.decisions[candidate.fragment_id] = Decision(False, reason, tokens)
         if candidate.pin_id is not None:
             out.pins_left_out.append(candidate.pin_id)
+    for candidate in ruled or []:
+        text = strip_boilerplate(candidate.text)
+        tokens = candidate.token_count if text == candidate.text else count_tokens(text)
+        if not text.strip():
+            reason = "rule_only_boilerplate"
+        elif top_k is not None and len(out.included) >= top_k:
+            reason = "rule_beyond_top_k"
+        elif out.tokens_used + tokens > budget_tokens:
+            reason = "rule_over_budget"
+        else:
+            out.tokens_used += tokens
+            out.included.append(candidate)
+            out.decisions[candidate.fragment_id] = Decision(True, "rule", tokens, text)
+            continue
+        out.decisions[candidate.fragment_id] = Decision(False, reason, tokens)
     for candidate in ranked:
         score = candidate.final_score or 0.0
         if score < min_score:

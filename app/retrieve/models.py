@@ -11,6 +11,7 @@ import msgspec
 CONTROL_CHARACTERS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029"
 """A class of characters a query may not hold (tab, newline and carriage return it may)."""
 _CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
+_TOUCHED_REFUSED = re.compile(f"[{CONTROL_CHARACTERS}\t\n\r]")
 
 DEFAULT_BUDGET_TOKENS = 4000
 """Tokens of fragment text a response may hold, unless the request says otherwise."""
@@ -36,8 +37,22 @@ CONTEXT_REF_PATTERN = r"^ctx_[1-9][0-9]{0,17}@([1-9][0-9]{0,8}|latest)$"
 """A Context version: `ctx_<id>@<version>`, or `ctx_<id>@latest` (the newest you may read)."""
 ContextRef = Annotated[str, msgspec.Meta(pattern=CONTEXT_REF_PATTERN, max_length=40)]
 ContextMode = Literal["restrict", "boost"]
+MAX_TOUCHING = 64
+"""Touched entries a request may name (docs/adr/0022)."""
+TOUCHED_PATTERN = f"^[^{CONTROL_CHARACTERS}\t\n\r]+$"
+Touched = Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern=TOUCHED_PATTERN)]
+"""A file the step touches, relative to the repo root (`src/payments/stripe.py`), or one
+symbol in it (`src/payments/stripe.py#StripeClient.charge`)."""
 """Named Contexts either bound the retrieval (`restrict`) or lift their members (`boost`)."""
 """Negative fragments (anti-patterns, known traps): kept, kept alone, or left out."""
+
+
+def check_touched(value: str) -> None:
+    """A touched path is relative and stays inside the repo: no `..` segment, no
+    leading slash, no control characters (also for a request built without decoding)."""
+    path = value.split("#", 1)[0]
+    if not path or path.startswith("/") or ".." in path.split("/") or _TOUCHED_REFUSED.search(value):
+        raise ValueError(f"touching: {value[:64]!r} is not a relative path inside the repo (no '..', no leading '/')")
 
 
 def check_text(name: str, value: str) -> None:
@@ -102,9 +117,16 @@ class RetrieveRequest(msgspec.Struct, forbid_unknown_fields=True):
     """`restrict`: only the members of `contexts`, scored against the query from those
     bundles alone; `boost`: the usual retrieval, with their members added and lifted
     (each marked with `context`)."""
+    touching: Annotated[list[Touched], msgspec.Meta(min_length=1, max_length=MAX_TOUCHING)] | None = None
+    """Files (`src/payments/stripe.py`) or symbols (`src/payments/stripe.py#charge`) the
+    step touches: the Contexts of the workflow rules matching them (in this scope, that
+    you may read) are composed after the pins, each fragment marked with `rule`
+    (docs/adr/0022)."""
 
     def __post_init__(self) -> None:
         check_text("query", self.query)
+        for value in self.touching or ():
+            check_touched(value)
         if self.k_lexical == 0 and self.k_dense == 0:
             raise ValueError("k_lexical and k_dense are both 0: nothing would be retrieved")
 
@@ -149,6 +171,10 @@ class FragmentOut(msgspec.Struct):
     context: str | None = None
     """The Context version (`ctx_<id>@<version>`) that brought it, when the request
     named `contexts` or read a Context."""
+    rule: int | None = None
+    """The workflow rule (GET /rules) whose Context brought it, for a request naming
+    the files it is `touching`; `rule_name` says why."""
+    rule_name: str | None = None
 
 
 class RetrieveResponse(msgspec.Struct):

@@ -7,7 +7,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import msgspec
@@ -24,6 +24,7 @@ from app.retrieve.candidates import (
     context_candidates,
     fetch_candidates,
     linked_fragments,
+    rule_matches,
     version_metadata,
 )
 from app.retrieve.compose import Composition, compose, compose_linked
@@ -37,6 +38,9 @@ from app.retrieve.trace import candidate_entries, record_trace
 from app.scope import Scope
 
 RRF_K = 60
+MAX_RULE_CONTEXTS = 16
+"""Contexts the workflow rules matching one request may bring (the bound of
+api.context_candidates); further matching rules, in rule order, bring nothing."""
 CONTEXT_BOOST = 0.5
 """`context_mode: boost`: a member of a named Context closes this share of the gap
 between its blended score and 1 (0.4 becomes 0.7): lifted, never past a better fit."""
@@ -59,6 +63,9 @@ class Ranking:
     """The query's vector per namespace (empty when the request searched no dense list)."""
     profile: Profile = BUILT_IN
     """The ranking profile the blend used (weights normalised)."""
+    ruled: list[Candidate] = field(default_factory=list)
+    """The members of the Contexts the workflow rules matching `touching` brought (not
+    pinned), best first, each with its rule: composed after the pins (docs/adr/0022)."""
 
 
 def authority_refreshed_at(candidates: list[Candidate]) -> str | None:
@@ -231,6 +238,38 @@ class Retriever:
         # ones: rank() splits them out), the members no list reached, in bundle order.
         return usual + [c for c in members if c.fragment_id in by_id]
 
+    def rule_candidates(
+        self, conn: psycopg.Connection, request: RetrieveRequest, embeddings: QueryVectors
+    ) -> list[Candidate]:
+        """The members of the Contexts the workflow rules matching `touching` bring
+        (docs/adr/0022), scored against the query from those bundles alone, each marked
+        with the first rule (lowest id) that brought its Context. A rule whose Context
+        the caller may not read matched nothing, as far as anyone can tell (SQL drops it).
+        At most MAX_RULE_CONTEXTS Contexts, in rule order."""
+        assert request.touching
+        matches = rule_matches(conn, self.scope_of(request), list(request.touching))
+        by_ref: dict[str, tuple[int, str]] = {}
+        for m in matches:
+            if m.ref not in by_ref and len(by_ref) < MAX_RULE_CONTEXTS:
+                by_ref[m.ref] = (m.rule_id, m.name)
+        if not by_ref:
+            return []
+        members = context_candidates(
+            conn,
+            request.scope.org_id,
+            list(by_ref),
+            request.query,
+            embeddings,
+            self.config.rrf_k,
+            fusion_spec(self.config, request.query),
+        )
+        filters, now = self.filters_of(request), datetime.now(UTC)
+        out = [c for c in members if admitted(filters, c, now)]
+        for c in out:
+            assert c.context is not None
+            c.rule, c.rule_name = by_ref[c.context]
+        return out
+
     def rank(
         self,
         conn: psycopg.Connection,
@@ -247,29 +286,37 @@ class Retriever:
             embeddings = vectors
         with self.stage("candidates"):
             candidates = self.candidates(conn, request, embeddings, include_retired)
+        ruled: list[Candidate] = []
+        if request.touching:
+            with self.stage("rules"):
+                ruled = self.rule_candidates(conn, request, embeddings)
+            candidates, ruled = merge_ruled(candidates, ruled)
         # Pins take no part in the ranking (without any, it is exactly what it was); they
-        # get scores of their own only to show them.
+        # get scores of their own only to show them. So do the fragments rules brought.
         pinned = sorted((c for c in candidates if c.pin_id is not None), key=lambda c: c.pin_rank or 0)
-        rest = [c for c in candidates if c.pin_id is None] if pinned else candidates
+        rest = [c for c in candidates if c.pin_id is None and c.rule is None] if pinned or ruled else candidates
         best = best_fused_score(self.config)
         with self.stage("rerank"):
             ranked = rerank.order(request.query, rest, request.rerank_top, self.reranker, best)
             if pinned:
                 rerank.order(request.query, pinned, len(pinned), self.reranker, best)
-        for c in ranked + pinned:
+            if ruled:
+                rerank.order(request.query, ruled, len(ruled), self.reranker, best)
+        for c in ranked + pinned + ruled:
             c.relevance = relevance(c)
         # The blend (docs/adr/0014), with the profile the SQL call returned on its first row.
         row = candidates[0].profile if candidates else None
         override = request.freshness_halflife_days
         profile = Profile.from_row(row, override) if row else replace(BUILT_IN, halflife_override=override)
-        blend(ranked + pinned, profile, datetime.now(UTC))
+        blend(ranked + pinned + ruled, profile, datetime.now(UTC))
+        ruled.sort(key=lambda c: -(c.final_score or 0.0))
         if request.contexts and request.context_mode == "boost":
             for c in ranked:
                 if c.context is not None and c.final_score is not None:
                     c.final_score += (1.0 - c.final_score) * CONTEXT_BOOST
         # Stable: candidates the blend ties keep the pipeline's order.
         ranked.sort(key=lambda c: -(c.final_score or 0.0))
-        return Ranking(candidates, ranked, pinned, embeddings, profile)
+        return Ranking(candidates, ranked, pinned, embeddings, profile, ruled)
 
     def retrieve(
         self,
@@ -299,7 +346,13 @@ class Retriever:
         candidates, ranked = ranking.candidates, ranking.ranked
         with self.stage("compose"):
             composition = compose(
-                ranked, request.budget_tokens, request.min_score, request.min_relevance, request.top_k, ranking.pinned
+                ranked,
+                request.budget_tokens,
+                request.min_score,
+                request.min_relevance,
+                request.top_k,
+                ranking.pinned,
+                ranking.ruled,
             )
             linked: list[Candidate] = []
             if request.expand_links:
@@ -312,8 +365,8 @@ class Retriever:
                 compose_linked(composition, linked, request.budget_tokens)
             metadata = version_metadata(conn, composition.included)
         duration_ms = (time.perf_counter() - started) * 1000.0
-        # The final order: pins first, then the ranked candidates.
-        final_order = [c.fragment_id for c in ranking.pinned] + [c.fragment_id for c in ranked]
+        # The final order: pins first, then what rules brought, then the ranked candidates.
+        final_order = [c.fragment_id for c in ranking.pinned + ranking.ruled + ranked]
         entries = candidate_entries(candidates, final_order, composition, linked)
         pipeline = self.pipeline_info(request.query) | {
             "profile": ranking.profile.to_trace(),
@@ -361,6 +414,26 @@ class Answer:
         )
 
 
+def merge_ruled(candidates: list[Candidate], ruled: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
+    """The candidates with what rules brought: a pinned fragment stays a pin; one the
+    usual lists reached keeps its ranks (and its trace entry) and takes the rule's mark;
+    the others follow the candidates, as pins outside both lists do. Returns the
+    candidates and the rule-brought ones (pins left out)."""
+    by_id = {c.fragment_id: c for c in candidates}
+    out: list[Candidate] = []
+    for member in ruled:
+        usual = by_id.get(member.fragment_id)
+        if usual is None:
+            candidates.append(member)
+            by_id[member.fragment_id] = member
+            out.append(member)
+        elif usual.pin_id is None and usual.rule is None:
+            usual.rule, usual.rule_name = member.rule, member.rule_name
+            usual.context = usual.context or member.context
+            out.append(usual)
+    return candidates, out
+
+
 def fragments_out(composition: Composition, metadata: dict[tuple[int, int], dict]) -> list[FragmentOut]:
     """The composed fragments as a response lists them, in composed order."""
     return [
@@ -386,6 +459,8 @@ def fragments_out(composition: Composition, metadata: dict[tuple[int, int], dict
             linked_from=c.linked_from,
             link_type=c.link_type,
             context=c.context,
+            rule=c.rule,
+            rule_name=c.rule_name,
         )
         for c in composition.included
     ]

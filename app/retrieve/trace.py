@@ -64,6 +64,7 @@ def _entry(c: Candidate, fused_rank: int | None, final_ranks: dict[int, int], co
         **({"rerank_detail": c.rerank_detail} if c.rerank_detail is not None else {}),
         **({"linked_from": c.linked_from, "link_type": c.link_type} if c.linked_from is not None else {}),
         **({"context": c.context} if c.context is not None else {}),
+        **({"rule": c.rule, "rule_name": c.rule_name} if c.rule is not None else {}),
     }
 
 

@@ -76,6 +76,7 @@ select create_reference_table('data.contexts');
 select create_reference_table('data.context_versions');
 select create_reference_table('data.context_members');
 select create_reference_table('data.context_subscriptions');
+select create_reference_table('data.context_rules');
 
 -- 4. Tenant tables, hash-distributed by org_id in one colocation group: every row of an
 --    org (documents, fragments, vectors, postings, its BM25 statistics, links, pins,

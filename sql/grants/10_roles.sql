@@ -159,10 +159,13 @@ begin
                 'api.list_documents', 'api.get_document', 'api.version_metadata', 'api.pins_list',
                 'api.ranking_profile', 'api.ranking_profiles', 'api.sync_state', 'api.sync_documents',
                 'api.fragment_links', 'api.linked_fragments', 'api.contexts_list', 'api.context_resolve',
-                'api.context_versions', 'api.context_subscriptions', 'api.context_get']),
+                'api.context_versions', 'api.context_subscriptions', 'api.context_get', 'api.rules_list',
+                'api.rule_matches']),
             -- Contexts (44_contexts.sql): policy helper, and what the listing and resolution read.
             (array['contexts_service', 'contexts_analyst'], array[
                 'data._readable_context_versions', 'data._context_rows', 'data._resolve_context_refs']),
+            -- Workflow rules (46_workflow_rules.sql): the listing's row helper.
+            (array['contexts_service', 'contexts_analyst'], array['data._rule_rows', 'data._glob_regex']),
             -- Retrieval from SQL (sql/functions/55_sql_retrieval.sql): analysts at psql.
             (array['contexts_analyst'], array['api.retrieve']),
             -- The service also writes (each function checks the bound principal's write grants).
@@ -172,7 +175,8 @@ begin
                 'api.delete_document', 'api.pin_add', 'api.pin_remove', 'api.ranking_profile_set',
                 'api.ranking_profile_delete', 'api.persona_vectors_set', 'api.sync_record', 'api.context_create',
                 'api.context_add_version', 'api.context_retire', 'api.context_subscribe', 'api.context_unsubscribe',
-                'api.context_candidates', 'api.secondary_models', 'api.serving_models']),
+                'api.context_candidates', 'api.secondary_models', 'api.serving_models', 'api.rule_create',
+                'api.rule_delete']),
             -- Index sizes of every org for GET /metrics (sql/functions/70_metrics.sql).
             (array['contexts_service'], array['api.metrics_org_sizes']),
             -- Citation authority, refreshed after ingestion (sql/functions/47_authority.sql).

@@ -171,3 +171,11 @@ create policy party_read on data.context_subscriptions for select using (
 drop policy if exists org_admin_read on data.model_replays;
 create policy org_admin_read on data.model_replays for select
     using (org_id = (select data.acl_org()) and (select data.acl_org_wide()));
+-- Workflow rules (sql/functions/46_workflow_rules.sql): seen by the principals whose
+-- grants cover their scope (an org rule by all of the org, a repo rule by that repo's
+-- readers), like a fragment of that scope. Which Context a rule brings is checked again
+-- for each caller when it matches (data._readable_context_versions).
+drop policy if exists scope_read on data.context_rules;
+create policy scope_read on data.context_rules for select using (
+    org_id = (select data.acl_org())
+    and (repo_id is null or (select data.acl_org_wide()) or repo_id = any ((select data.acl_repos())::text[])));

@@ -88,6 +88,13 @@ def schema_config(token: str) -> SchemathesisConfig:
                     "include-method-regex": "^PUT$",
                     "checks": {"positive_data_acceptance": {"enabled": False}},
                 },
+                {
+                    # A rule needs a path or a symbol glob (32 at most in all), which a
+                    # schema cannot say across two lists; tests/api/test_rules.py holds the rest.
+                    "include-path-regex": "^/rules$",
+                    "include-method-regex": "^POST$",
+                    "checks": {"positive_data_acceptance": {"enabled": False}},
+                },
             ],
             "auth": {"openapi": {"apiKey": {"bearer": token}}},
             "workers": 1,
@@ -119,6 +126,24 @@ def with_a_word(body: dict) -> None:
         and not any(ch.isalnum() for ch in query)
     ):
         body["query"] = query + "q"
+
+
+def with_touchable_paths(body: dict) -> None:
+    """A touched path must stay inside the repo (no `..` segment, no leading slash, a
+    path before any `#Symbol`), which the pattern dialect cannot say: such an entry is
+    replaced by a plain path, so generated requests reach the rules; refusals have
+    tests of their own (tests/api/test_rules.py)."""
+    from app.retrieve.models import check_touched
+
+    touching = body.get("touching")
+    if not isinstance(touching, list):
+        return
+    for index, value in enumerate(touching):
+        if isinstance(value, str) and 1 <= len(value) <= 1024:
+            try:
+                check_touched(value)
+            except ValueError:
+                touching[index] = f"src/generated_{index}.py"
 
 
 def with_storable_documents(body: dict) -> None:
@@ -162,6 +187,8 @@ def api(client):
             in_granted_scope(body)
             if context.operation is not None and context.operation.path == "/contexts/retrieve":
                 with_a_word(body)
+            if context.operation is not None and context.operation.path in ("/contexts/retrieve", "/sessions"):
+                with_touchable_paths(body)
             if context.operation is not None and context.operation.path == "/documents":
                 with_storable_documents(body)
         return body

@@ -50,6 +50,7 @@ def test_every_tenant_table_has_forced_rls_and_a_policy(conn):
         "context_versions",
         "context_members",
         "context_subscriptions",
+        "context_rules",
         "model_replays",
     } <= names
     unprotected = [name for name, enabled, forced, policies in tenant if not (enabled and forced and policies >= 1)]
@@ -193,9 +194,16 @@ EXECUTABLE = {
         "api.nudges_enqueue",
         "api.nudge_claim",
         "api.nudge_attempted",
+        # Workflow rules (sql/functions/46_workflow_rules.sql).
+        "api.rule_create",
+        "api.rule_delete",
+        "api.rule_matches",
+        "api.rules_list",
     },
     "contexts_analyst": {
         "api.authenticate",
+        "api.rule_matches",
+        "api.rules_list",
         "api.context_get",
         "api.context_resolve",
         "api.context_subscriptions",
@@ -260,8 +268,15 @@ FUSION_HELPERS = {
 }
 """Helpers of the searches (BM25, fusion, the ranking profile in effect, citation authority), for
 those who may call them."""
-CONTEXT_HELPERS = {"data._readable_context_versions", "data._context_rows", "data._resolve_context_refs"}
-"""The read rule of Contexts (policies of the four context tables) and what their listing reads."""
+CONTEXT_HELPERS = {
+    "data._readable_context_versions",
+    "data._context_rows",
+    "data._resolve_context_refs",
+    "data._rule_rows",
+    "data._glob_regex",
+}
+"""The read rule of Contexts (policies of the four context tables) and what their listing
+reads; the rows of workflow rules and their glob matcher (api.rules_list, api.rule_matches)."""
 TRACE_HELPERS = {"data._readable_fragments", "data._redact_candidates", "data._redact_request"}
 """Redaction helpers of api.retrieval_traces, which every caller role reads."""
 OWNER_HELPERS = {"data._stale_readable"}

@@ -6,7 +6,10 @@ allow, pins included (api.pins_list, the pins a retrieval returns, and data.pins
 analyst), Context bundles included (each org publishes one to another org or repo,
 pinned or following the newest version, and some publishers revoke it: every principal
 reads exactly the members of the versions its scope or a live subscription gives it,
-over api.context_candidates and as an analyst), and its scores (bundle scores too) do
+over api.context_candidates and as an analyst), workflow rules included (the publisher
+and the subscriber each make a rule bringing the bundle: the rules a principal's
+retrieval matches, in each scope it asks for, bring exactly the versions it may read,
+and never say that a rule whose Context it lost matched), and its scores (bundle scores too) do
 not move when data it cannot see is added or removed. And every trace, read by the
 principal that made it or by an auditor of its org, shows exactly what the reader's
 grants allow now, through api.get_trace, the redacting view, every usage view built on
@@ -77,6 +80,7 @@ TALLY = {
     "redacted_candidates": 0,
     "redacted_requests": 0,
     "bundle_reads": 0,
+    "rule_matches": 0,
     "leaks": 0,
 }
 SCOPE_KEYS = ("repo_id", "persona_id", "session_id")
@@ -129,6 +133,10 @@ class Bundle:
     subscriber: tuple[str, str | None] = ("", None)
     subscription_id: int | None = None
     revoked: bool = False
+    rules: list[tuple[int, str, str | None]] = field(default_factory=list)
+    """Workflow rules bringing it `@latest` (docs/adr/0022): (rule id, org, repo scope),
+    one of its publisher (in its own scope) and one of its subscriber (in the subscriber
+    scope), made while the subscription is live."""
 
 
 @dataclass
@@ -361,6 +369,16 @@ def publish(conn: psycopg.Connection, orgs: list[Org]) -> None:
                 "select subscription_id from api.context_subscribe(%s, %s, %s, %s)",
                 (b.context_id, *b.subscriber, 1 if b.pinned else None),
             ).fetchone()[0]
+            conn.commit()
+            for org_name, repo in ((o.name, b.repo), b.subscriber):
+                if repo is not None:  # a rule's repo exists (the writer's grant makes it)
+                    conn.execute("select api.grant_scope(%s, 'writer', 'repo', %s, true)", (org_name, repo))
+                conn.execute("select api.bind_principal(%s, 'writer')", (org_name,))
+                rule_id = conn.execute(
+                    "select rule_id from api.rule_create(%s, %s, %s, %s, '{**}')",
+                    (org_name, repo, f"bundle {b.context_id} {len(b.rules)}", f"ctx_{b.context_id}@latest"),
+                ).fetchone()[0]
+                b.rules.append((rule_id, org_name, repo))
         conn.commit()
 
 
@@ -423,6 +441,41 @@ def check_bundles(conn: psycopg.Connection, orgs: list[Org], o: Org, grants: set
             TALLY["leaks"] += len((found or set()) - (expected or set()))
             assert found == expected, (b, version, grants)
     return members
+
+
+def check_rules(
+    conn: psycopg.Connection, orgs: list[Org], o: Org, grants: set[tuple[str, str | None]], bundled: set[int]
+) -> None:
+    """As the service, for a request `touching` a file in the org and in each repo: the
+    rules that match are exactly those of its org in that scope that its grants show and
+    whose bundle it may still read, each bringing the newest version it may read; and
+    what they bring is within what it may read through bundles (`bundled`)."""
+    kinds = {k for k, _ in grants}
+    for repo in (None, *REPOS):
+        expected: dict[int, str] = {}
+        members: set[int] = set()
+        for b in (x.bundle for x in orgs):
+            assert b is not None
+            readable = bundle_versions(orgs, o, grants, b)
+            for rule_id, org_name, rule_repo in b.rules:
+                shown = rule_repo is None or "org" in kinds or ("repo", rule_repo) in grants
+                if org_name == o.name and rule_repo in (None, repo) and shown and readable:
+                    expected[rule_id] = f"ctx_{b.context_id}@{max(readable)}"
+                    members |= b.versions[max(readable)]
+        rows = conn.execute("select rule_id, ref from api.rule_matches(%s, %s, '{src/a.py}')", (o.name, repo))
+        matched = dict(rows.fetchall())
+        TALLY["rule_matches"] += 1
+        TALLY["leaks"] += len(set(matched.items()) - set(expected.items()))
+        assert matched == expected, (repo, grants)
+        if matched:
+            found = {
+                r[0]
+                for r in conn.execute(
+                    "select fragment_id from api.context_candidates(%s, %s, null, '{}')",
+                    (o.name, sorted(set(matched.values()))),
+                )
+            }
+            assert leak(found, bundled) == 0 and found == members
 
 
 def bundle_scores(conn: psycopg.Connection, o: Org, query: str, refs: list[str]) -> dict:
@@ -681,6 +734,7 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
                 if x.bundle is not None and bundle_versions(orgs, o, grants, x.bundle)
             ]
             bundle_refs[(o.name, p)] = refs
+            check_rules(conn, orgs, o, grants, bundled)
             for query in queries:
                 result = searches(conn, o, query) | {"bundles": bundle_scores(conn, o, query, refs)}
                 snapshots[(o.name, p, query)] = result
@@ -745,6 +799,14 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
                 assert leak(pins, allowed) == 0 and pins == allowed & o.pinned
                 bundled_rows = {r[0] for r in sql.execute("select fragment_id from data.context_members")}
                 assert leak(bundled_rows, bundled) == 0 and bundled_rows == bundled
+                kinds = {k for k, _ in grants}
+                rule_rows = {r[0] for r in sql.execute("select rule_id from data.context_rules")}
+                assert rule_rows == {
+                    rule_id
+                    for x in orgs
+                    for rule_id, org_name, rule_repo in (x.bundle.rules if x.bundle else [])
+                    if org_name == o.name and (rule_repo is None or "org" in kinds or ("repo", rule_repo) in grants)
+                }
                 for table in ("embeddings", "bm25_postings", "fragment_sources", "fragment_links"):
                     assert leak({r[0] for r in sql.execute(f"select fragment_id from data.{table}")}, allowed) == 0
                 cited = {r[0] for r in sql.execute("select target_fragment_id from data.fragment_links")} - {None}

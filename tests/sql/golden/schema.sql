@@ -3928,6 +3928,179 @@ COMMENT ON FUNCTION api.revoke_scope(p_org_id text, p_principal_id text, p_scope
 
 
 --
+-- Name: rule_create(text, text, text, text, text[], text[], timestamp with time zone, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[] DEFAULT '{}'::text[], p_symbol_globs text[] DEFAULT '{}'::text[], p_expires_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_enabled boolean DEFAULT true) RETURNS TABLE(rule_id bigint, org_id text, repo_id text, name text, path_globs text[], symbol_globs text[], context_ref text, created_by text, created_at timestamp with time zone, expires_at timestamp with time zone, enabled boolean, expired boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $_$
+declare
+    me record;
+    parts text[];
+    ctx_id bigint;
+    pinned int;
+    resolved record;
+    ctx data.contexts;
+    in_scope boolean;
+    id bigint;
+begin
+    select * into me from data._principal_or_raise();
+    perform data._require_write(p_org_id, p_repo_id, null, null);
+    perform data._require_scope(p_org_id, p_repo_id, null);
+    if p_name is null or p_name !~ '^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,127}$' then
+        raise exception 'a rule name is 1 to 128 letters, digits, spaces and _.:/- (starting with a letter or digit)'
+            using errcode = '22023';
+    end if;
+    perform data._check_rule_globs(p_path_globs, p_symbol_globs);
+    -- The caller may read it (P0002 otherwise, 22023 malformed).
+    select * into resolved from data._resolve_context_refs(array[p_context_ref]);
+    if resolved.retired then
+        raise exception 'context % is retired', p_context_ref using errcode = '55000';
+    end if;
+    parts := regexp_match(p_context_ref, '@([0-9]+|latest)$');
+    pinned := case when parts[1] = 'latest' then null else parts[1]::int end;
+    ctx_id := resolved.context_id;
+    select c.* into ctx from data.contexts c where c.context_id = ctx_id;
+    -- ... and so does every reader of the rule's scope.
+    in_scope := (ctx.org_id = p_org_id and ctx.persona_id is null and ctx.session_id is null
+                 and (ctx.repo_id is null or ctx.repo_id is not distinct from p_repo_id))
+        or exists (
+            select 1 from data.context_subscriptions s
+            where s.context_id = ctx_id and s.revoked_at is null and s.subscriber_org_id = p_org_id
+              and (s.subscriber_repo_id is null or s.subscriber_repo_id is not distinct from p_repo_id)
+              and (pinned is null or s.version = pinned
+                   or (s.version is null and pinned = (select max(v.version) from data.context_versions v
+                                                       where v.context_id = ctx_id))));
+    if not in_scope then
+        raise exception 'context % is not readable by everyone who reads the rule''s scope', p_context_ref
+            using errcode = '22023',
+            hint = 'A rule names a Context of its own scope (or one above it), or one its org or repo subscribes to.';
+    end if;
+    insert into data.context_rules (org_id, repo_id, name, path_globs, symbol_globs, context_id, context_org_id,
+                                    version, created_by, expires_at, enabled)
+    values (p_org_id, p_repo_id, p_name, coalesce(p_path_globs, '{}'), coalesce(p_symbol_globs, '{}'), ctx_id,
+            ctx.org_id, pinned, me.principal_id, p_expires_at, coalesce(p_enabled, true))
+    returning data.context_rules.rule_id into id;
+    return query select * from data._rule_rows(array[id]);
+end
+$_$;
+
+
+ALTER FUNCTION api.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean) IS 'Create a workflow rule: path or symbol globs that bring a Context version into retrievals naming touched files (write grant on the rule''s scope).';
+
+
+--
+-- Name: rule_delete(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.rule_delete(p_rule_id bigint) RETURNS TABLE(rule_id bigint, org_id text, repo_id text, name text, path_globs text[], symbol_globs text[], context_ref text, created_by text, created_at timestamp with time zone, expires_at timestamp with time zone, enabled boolean, expired boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    me record;
+    rule data.context_rules;
+begin
+    select * into me from data._principal_or_raise();
+    select r.* into rule from data.context_rules r
+    where r.rule_id = p_rule_id and r.org_id = me.org_id
+      and (r.repo_id is null or data.acl_org_wide() or r.repo_id = any (data.acl_repos()));
+    if rule.rule_id is null then
+        raise exception 'unknown rule: %', p_rule_id using errcode = 'P0002';
+    end if;
+    perform data._require_write(rule.org_id, rule.repo_id, null, null);
+    return query select * from data._rule_rows(array[rule.rule_id]);
+    delete from data.context_rules r where r.rule_id = rule.rule_id;
+end
+$$;
+
+
+ALTER FUNCTION api.rule_delete(p_rule_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION rule_delete(p_rule_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.rule_delete(p_rule_id bigint) IS 'Delete a workflow rule (write grant on its scope).';
+
+
+--
+-- Name: rule_matches(text, text, text[]); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.rule_matches(p_org_id text, p_repo_id text, p_touching text[]) RETURNS TABLE(rule_id bigint, name text, ref text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    with touched as (
+        select split_part(t, '#', 1) as path,
+               case when strpos(t, '#') > 0 then substr(t, strpos(t, '#') + 1) end as symbol
+        from unnest(p_touching) t
+        where t is not null
+    ), matched as (
+        select r.* from data.context_rules r
+        where r.org_id = p_org_id and (r.repo_id is null or r.repo_id is not distinct from p_repo_id)
+          and r.enabled and (r.expires_at is null or r.expires_at > clock_timestamp())
+          and exists (
+              select 1 from touched t
+              where exists (select 1 from unnest(r.path_globs) g where t.path ~ data._glob_regex(g))
+                 or (t.symbol is not null
+                     and exists (select 1 from unnest(r.symbol_globs) g where t.symbol ~ data._glob_regex(g))))
+    )
+    select m.rule_id, m.name, 'ctx_' || m.context_id || '@' || v.version
+    from matched m
+    join data.contexts c on c.context_id = m.context_id and c.retired_at is null
+    cross join lateral (select max(rv.version) as version from data._readable_context_versions() rv
+                        where rv.context_id = m.context_id and (m.version is null or rv.version = m.version)) v
+    where v.version is not null
+    order by m.rule_id
+$$;
+
+
+ALTER FUNCTION api.rule_matches(p_org_id text, p_repo_id text, p_touching text[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION rule_matches(p_org_id text, p_repo_id text, p_touching text[]); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.rule_matches(p_org_id text, p_repo_id text, p_touching text[]) IS 'Workflow rules of a scope matching touched paths or symbols, with the Context version each brings that the caller may read (others left out, unsaid).';
+
+
+--
+-- Name: rules_list(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.rules_list(p_org_id text, p_repo_id text DEFAULT NULL::text) RETURNS TABLE(rule_id bigint, org_id text, repo_id text, name text, path_globs text[], symbol_globs text[], context_ref text, created_by text, created_at timestamp with time zone, expires_at timestamp with time zone, enabled boolean, expired boolean)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    perform data._require_read(p_org_id, p_repo_id, null, null);
+    perform data._require_scope(p_org_id, p_repo_id, null);
+    return query select * from data._rule_rows(array(
+        select r.rule_id from data.context_rules r
+        where r.org_id = p_org_id and (r.repo_id is null or r.repo_id is not distinct from p_repo_id)));
+end
+$$;
+
+
+ALTER FUNCTION api.rules_list(p_org_id text, p_repo_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION rules_list(p_org_id text, p_repo_id text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.rules_list(p_org_id text, p_repo_id text) IS 'Workflow rules a retrieval in this scope consults (the org''s and the repo''s), as row-level security shows them.';
+
+
+--
 -- Name: score_dense(text, jsonb, bigint[]); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -4793,6 +4966,27 @@ $_$;
 
 
 ALTER FUNCTION data._check_halflives(p_halflife_days jsonb) OWNER TO <migrator>;
+
+--
+-- Name: _check_rule_globs(text[], text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._check_rule_globs(p_path_globs text[], p_symbol_globs text[]) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    if cardinality(coalesce(p_path_globs, '{}')) + cardinality(coalesce(p_symbol_globs, '{}')) not between 1 and 32
+       or exists (select 1 from unnest(coalesce(p_path_globs, '{}') || coalesce(p_symbol_globs, '{}')) g
+                  where g is null or length(g) not between 1 and 1024 or g ~ '[\x01-\x1f\x7f]') then
+        raise exception 'a rule has 1 to 32 path or symbol globs, each 1 to 1024 characters without control characters'
+            using errcode = '22023';
+    end if;
+end
+$$;
+
+
+ALTER FUNCTION data._check_rule_globs(p_path_globs text[], p_symbol_globs text[]) OWNER TO <migrator>;
 
 --
 -- Name: _citation_pagerank(double precision, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -6154,6 +6348,25 @@ $$;
 
 
 ALTER FUNCTION data._retire_sources(p_doc_id bigint, p_keep_version integer) OWNER TO <migrator>;
+
+--
+-- Name: _rule_rows(bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._rule_rows(p_ids bigint[]) RETURNS TABLE(rule_id bigint, org_id text, repo_id text, name text, path_globs text[], symbol_globs text[], context_ref text, created_by text, created_at timestamp with time zone, expires_at timestamp with time zone, enabled boolean, expired boolean)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select r.rule_id, r.org_id, r.repo_id, r.name, r.path_globs, r.symbol_globs,
+           'ctx_' || r.context_id || '@' || coalesce(r.version::text, 'latest'), r.created_by, r.created_at,
+           r.expires_at, r.enabled, coalesce(r.expires_at <= clock_timestamp(), false)
+    from data.context_rules r
+    where r.rule_id = any (p_ids)
+    order by r.rule_id
+$$;
+
+
+ALTER FUNCTION data._rule_rows(p_ids bigint[]) OWNER TO <migrator>;
 
 --
 -- Name: _serving_models(); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -7788,6 +8001,76 @@ COMMENT ON COLUMN data.context_members.fragment_id IS 'No foreign key: a version
 
 
 --
+-- Name: context_rules; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.context_rules (
+    rule_id bigint NOT NULL,
+    org_id text NOT NULL,
+    repo_id text,
+    name text NOT NULL,
+    path_globs text[] DEFAULT '{}'::text[] NOT NULL,
+    symbol_globs text[] DEFAULT '{}'::text[] NOT NULL,
+    context_id bigint NOT NULL,
+    context_org_id text NOT NULL,
+    version integer,
+    created_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    expires_at timestamp with time zone,
+    enabled boolean DEFAULT true NOT NULL,
+    CONSTRAINT context_rule_name_format CHECK ((name ~ '^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,127}$'::text)),
+    CONSTRAINT context_rules_check CHECK ((((cardinality(path_globs) + cardinality(symbol_globs)) >= 1) AND ((cardinality(path_globs) + cardinality(symbol_globs)) <= 32))),
+    CONSTRAINT context_rules_version_check CHECK ((version >= 1))
+);
+
+ALTER TABLE ONLY data.context_rules FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.context_rules OWNER TO <migrator>;
+
+--
+-- Name: TABLE context_rules; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.context_rules IS 'Workflow rules (api.rule_create): a step touching a path or symbol matching a glob brings in a Context version (docs/adr/0022).';
+
+
+--
+-- Name: COLUMN context_rules.symbol_globs; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.context_rules.symbol_globs IS 'Globs over the symbol part of a touched entry (`path#Symbol`): `*` any run of characters but a slash.';
+
+
+--
+-- Name: COLUMN context_rules.context_org_id; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.context_rules.context_org_id IS 'The Context''s org: the rule''s own, or that of a publisher whose Context the rule''s org (or repo) subscribes to.';
+
+
+--
+-- Name: COLUMN context_rules.version; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.context_rules.version IS 'The Context version brought (null: the newest version the reader may read).';
+
+
+--
+-- Name: context_rules_rule_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.context_rules ALTER COLUMN rule_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.context_rules_rule_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
 -- Name: context_subscriptions; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -9047,6 +9330,14 @@ ALTER TABLE ONLY data.context_members
 
 
 --
+-- Name: context_rules context_rules_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_rules
+    ADD CONSTRAINT context_rules_pkey PRIMARY KEY (rule_id);
+
+
+--
 -- Name: context_subscriptions context_subscriptions_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -9362,6 +9653,20 @@ CREATE INDEX bm25_postings_fragment ON ONLY data.bm25_postings USING btree (frag
 --
 
 CREATE INDEX context_members_fragment ON data.context_members USING btree (fragment_id);
+
+
+--
+-- Name: context_rules_name; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE UNIQUE INDEX context_rules_name ON data.context_rules USING btree (org_id, COALESCE(repo_id, ''::text), name);
+
+
+--
+-- Name: context_rules_scope; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX context_rules_scope ON data.context_rules USING btree (org_id, repo_id) WHERE enabled;
 
 
 --
@@ -9780,6 +10085,38 @@ ALTER TABLE ONLY data.bm25_terms
 
 ALTER TABLE ONLY data.context_members
     ADD CONSTRAINT context_members_context_id_version_fkey FOREIGN KEY (context_id, version) REFERENCES data.context_versions(context_id, version) ON DELETE CASCADE;
+
+
+--
+-- Name: context_rules context_rules_context_id_context_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_rules
+    ADD CONSTRAINT context_rules_context_id_context_org_id_fkey FOREIGN KEY (context_id, context_org_id) REFERENCES data.contexts(context_id, org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: context_rules context_rules_context_id_version_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_rules
+    ADD CONSTRAINT context_rules_context_id_version_fkey FOREIGN KEY (context_id, version) REFERENCES data.context_versions(context_id, version) ON DELETE CASCADE;
+
+
+--
+-- Name: context_rules context_rules_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_rules
+    ADD CONSTRAINT context_rules_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: context_rules context_rules_org_id_repo_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.context_rules
+    ADD CONSTRAINT context_rules_org_id_repo_id_fkey FOREIGN KEY (org_id, repo_id) REFERENCES data.repos(org_id, repo_id) ON DELETE CASCADE;
 
 
 --
@@ -10259,6 +10596,12 @@ ALTER TABLE data.bm25_terms ENABLE ROW LEVEL SECURITY;
 ALTER TABLE data.context_members ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: context_rules; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.context_rules ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: context_subscriptions; Type: ROW SECURITY; Schema: data; Owner: <migrator>
 --
 
@@ -10546,6 +10889,13 @@ CREATE POLICY scope_read ON data.bm25_postings FOR SELECT USING (((org_id = ( SE
 --
 
 CREATE POLICY scope_read ON data.bm25_terms FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
+
+
+--
+-- Name: context_rules scope_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY scope_read ON data.context_rules FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[])))));
 
 
 --
@@ -11327,6 +11677,40 @@ REVOKE ALL ON FUNCTION api.revoke_scope(p_org_id text, p_principal_id text, p_sc
 
 
 --
+-- Name: FUNCTION rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean) TO contexts_service;
+
+
+--
+-- Name: FUNCTION rule_delete(p_rule_id bigint); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.rule_delete(p_rule_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.rule_delete(p_rule_id bigint) TO contexts_service;
+
+
+--
+-- Name: FUNCTION rule_matches(p_org_id text, p_repo_id text, p_touching text[]); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.rule_matches(p_org_id text, p_repo_id text, p_touching text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.rule_matches(p_org_id text, p_repo_id text, p_touching text[]) TO contexts_service;
+GRANT ALL ON FUNCTION api.rule_matches(p_org_id text, p_repo_id text, p_touching text[]) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION rules_list(p_org_id text, p_repo_id text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.rules_list(p_org_id text, p_repo_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.rules_list(p_org_id text, p_repo_id text) TO contexts_service;
+GRANT ALL ON FUNCTION api.rules_list(p_org_id text, p_repo_id text) TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION score_dense(p_org_id text, p_query_embeddings jsonb, p_fragment_ids bigint[]); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -11561,6 +11945,13 @@ REVOKE ALL ON FUNCTION data._check_halflives(p_halflife_days jsonb) FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION _check_rule_globs(p_path_globs text[], p_symbol_globs text[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._check_rule_globs(p_path_globs text[], p_symbol_globs text[]) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _citation_pagerank(p_damping double precision, p_iterations integer); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -11627,6 +12018,8 @@ GRANT ALL ON FUNCTION data._fuse(p_ids bigint[], p_lexical_ranks integer[], p_le
 --
 
 REVOKE ALL ON FUNCTION data._glob_regex(p_glob text) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._glob_regex(p_glob text) TO contexts_service;
+GRANT ALL ON FUNCTION data._glob_regex(p_glob text) TO contexts_analyst;
 
 
 --
@@ -11851,6 +12244,15 @@ REVOKE ALL ON FUNCTION data._resolve_owner(p_org_id text, p_owner text, p_source
 --
 
 REVOKE ALL ON FUNCTION data._retire_sources(p_doc_id bigint, p_keep_version integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _rule_rows(p_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._rule_rows(p_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._rule_rows(p_ids bigint[]) TO contexts_service;
+GRANT ALL ON FUNCTION data._rule_rows(p_ids bigint[]) TO contexts_analyst;
 
 
 --
@@ -12235,6 +12637,14 @@ GRANT SELECT ON TABLE data.bm25_terms TO contexts_analyst;
 
 GRANT SELECT ON TABLE data.context_members TO contexts_service;
 GRANT SELECT ON TABLE data.context_members TO contexts_analyst;
+
+
+--
+-- Name: TABLE context_rules; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.context_rules TO contexts_service;
+GRANT SELECT ON TABLE data.context_rules TO contexts_analyst;
 
 
 --
