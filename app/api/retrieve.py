@@ -72,13 +72,11 @@ async def _retrieve_with(
     scope = data.scope
     note(repo=scope.repo_id, persona=scope.persona_id, session=scope.session_id)
     vectors = None
-    if services.replica is not None:
-        # The key first, on the primary: an unknown key costs no model time, and a key
-        # revoked there is refused even while a lagging replica still holds it.
-        await services.read(services.authenticate, token)
-    elif data.k_dense > 0:
-        await services.read(services.precheck, token)
     if data.k_dense > 0:
+        # The key before the model's CPU. With a replica too, the trace's transaction on
+        # the primary checks the key again, so one revoked there never gets an answer
+        # even while a lagging replica still holds it.
+        await services.read(services.precheck, token)
         with retriever.stage("embed"):
             vectors = await services.query_vectors(data.query, retriever)
     response = await services.read(run, vectors)
