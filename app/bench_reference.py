@@ -100,12 +100,13 @@ def long_queries(conn: psycopg.Connection, org: str, n: int, seed: int) -> list[
 
 
 def _summary(values: list[float]) -> dict:
-    ordered = sorted(values)
+    from app.bench import percentile  # app.bench imports this module
 
-    def at(q: float) -> float:
-        return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
-
-    return {"p50_ms": round(at(50), 1), "p95_ms": round(at(95), 1), "mean_ms": round(statistics.fmean(values), 1)}
+    return {
+        "p50_ms": round(percentile(values, 50), 1),
+        "p95_ms": round(percentile(values, 95), 1),
+        "mean_ms": round(statistics.fmean(values), 1),
+    }
 
 
 def measure(
