@@ -127,6 +127,16 @@ def admitted(filters: Filters, c: Candidate, now: datetime) -> bool:
     return True
 
 
+def tagged(query_embeddings: dict[str, list[float]], models: dict[str, str] | None) -> dict:
+    """The query vectors as SQL takes them: with `models`, the model each namespace's
+    vector came from under "_models", which SQL checks against the generation it
+    searches (data._query_vectors: 55000 after a promotion)."""
+    sent: dict = dict(query_embeddings)
+    if models and query_embeddings:
+        sent["_models"] = {ns: name for ns, name in models.items() if ns in query_embeddings}
+    return sent
+
+
 def context_candidates(
     conn: psycopg.Connection,
     org_id: str,
@@ -136,14 +146,16 @@ def context_candidates(
     rrf_k: int,
     fusion: dict,
     include_retired: bool = False,
+    models: dict[str, str] | None = None,
 ) -> list[Candidate]:
     """The members of the named Context versions, scored against `query` from the
     bundles alone (api.context_candidates); bundle order without a query."""
     with conn.cursor(row_factory=class_row(Candidate)) as cur:
         cur.execute(
             "select * from api.context_candidates(%s, %s, %s, %s::jsonb, %s::jsonb, %s, %s)",
-            (org_id, refs, query, json.dumps(query_embeddings), json.dumps(fusion), rrf_k, include_retired),
-        )
+            (org_id, refs, query, json.dumps(tagged(query_embeddings, models)), json.dumps(fusion), rrf_k,
+             include_retired),
+        )  # fmt: skip
         return cur.fetchall()
 
 
@@ -178,9 +190,6 @@ def fetch_candidates(
     """`fusion` is the p_fusion object of api.retrieve_candidates (method and weights);
     `models`, the model each namespace's query vector came from ({"prose": name}), which
     SQL checks against the generation it searches (data._query_vectors)."""
-    sent: dict = dict(query_embeddings)
-    if models and query_embeddings:
-        sent["_models"] = {ns: name for ns, name in models.items() if ns in query_embeddings}
     with conn.cursor(row_factory=class_row(Candidate)) as cur:
         cur.execute(
             "select * from api.retrieve_candidates(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s,"
@@ -188,7 +197,7 @@ def fetch_candidates(
             (
                 scope.org_id,
                 query,
-                json.dumps(sent),
+                json.dumps(tagged(query_embeddings, models)),
                 scope.repo_id,
                 scope.persona_id,
                 scope.session_id,

@@ -98,6 +98,9 @@ class Retriever:
         self.reranker = reranker
         self.config = config or PipelineConfig(rrf_k=RRF_K)
         self.generations = dict(generations or {})
+        self.models = {ns: model_label(e.name) for ns, e in self.embedders.items()}
+        """The model of each namespace's query vectors, as the database names it (sent
+        with them: SQL refuses vectors of a model it no longer serves)."""
         self.stage_observer: Callable[[str, float], None] | None = None
         """Told each stage's seconds (the service's metrics); None outside the service."""
 
@@ -129,7 +132,7 @@ class Retriever:
         """Versions and knobs a trace records; with a query, the fusion it was given."""
         return {
             "chunker_version": CHUNKER_VERSION,
-            "embedding_models": {ns: model_label(e.name) for ns, e in self.embedders.items()},
+            "embedding_models": dict(self.models),
             **({"generations": dict(sorted(self.generations.items()))} if self.generations else {}),
             "embed_dtype": next(iter(self.embedders.values())).dtype if self.embedders else None,
             "query_embedding": {ns: e.runtime for ns, e in self.embedders.items()},
@@ -191,7 +194,7 @@ class Retriever:
             self.config.rrf_k,
             fusion_spec(self.config, request.query),
             self.filters_of(request),
-            {ns: model_label(e.name) for ns, e in self.embedders.items()},
+            self.models,
         )
 
     def with_contexts(
@@ -212,6 +215,7 @@ class Retriever:
             self.config.rrf_k,
             fusion,
             include_retired,
+            self.models,
         )
         filters, now = self.filters_of(request), datetime.now(UTC)
         members = [c for c in members if admitted(filters, c, now)]
@@ -228,6 +232,7 @@ class Retriever:
             self.config.rrf_k,
             fusion,
             filters,
+            self.models,
         )
         by_id = {c.fragment_id: c for c in members}
         for c in usual:
@@ -262,6 +267,7 @@ class Retriever:
             embeddings,
             self.config.rrf_k,
             fusion_spec(self.config, request.query),
+            models=self.models,
         )
         filters, now = self.filters_of(request), datetime.now(UTC)
         out = [c for c in members if admitted(filters, c, now)]
