@@ -185,11 +185,14 @@ set search_path = pg_catalog, extensions, pg_temp
 as $$
 begin
     perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    if p_k is null or p_k < 0 then
+        raise exception 'k must be zero or more' using errcode = '22023';
+    end if;
     return query
-    select s.fragment_id, s.score, (row_number() over (order by s.score desc, s.fragment_id))::int
-    from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, null, p_k1, p_b) s
-    order by s.score desc, s.fragment_id
-    limit p_k;
+    select s.fragment_id, s.score, s.rank::int
+    from data._bm25_top(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, null, p_k,
+                        p_k1 => p_k1, p_b => p_b) with ordinality as s(fragment_id, score, rank)
+    order by s.rank;
 end
 $$;
 comment on function api.search_lexical(text, text, int, text, text, text, float8, float8)

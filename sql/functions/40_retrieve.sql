@@ -189,7 +189,7 @@ declare
     lexical_on constant boolean := p_k_lexical > 0;
     dense_on constant boolean := p_k_dense > 0;
     m record;
-    -- Every fragment matching a query term, best first (BM25), and the lexical top k.
+    -- The lexical top k, best first (BM25).
     bm25_ids bigint[] := '{}';
     bm25_scores float8[] := '{}';
     lexical_ids bigint[] := '{}';
@@ -268,29 +268,14 @@ begin
     end if;
 
     if lexical_on then
-        select coalesce(array_agg(s.fragment_id), '{}'), coalesce(array_agg(s.score), '{}')
+        -- The exact BM25 top k after the filters the dense side applies too (kinds, dates,
+        -- negative, validity), common terms pruned (sql/functions/21_bm25_top.sql).
+        select coalesce(array_agg(b.fragment_id order by b.ord), '{}'), coalesce(array_agg(b.score order by b.ord), '{}')
           into bm25_ids, bm25_scores
-        from (select b.fragment_id, b.score
-              from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, path_ids, 1.2, 0.75) b
-              order by b.score desc, b.fragment_id) s;
-        if p_kinds is not null or p_updated_since is not null or p_updated_until is not null
-           or negative_filter is not null or valid_at is not null then
-            -- One scan of the scored ids (postings carry no kind or date); order kept.
-            select coalesce(array_agg(b.id order by b.ord), '{}'), coalesce(array_agg(b.score order by b.ord), '{}')
-              into bm25_ids, bm25_scores
-            from unnest(bm25_ids, bm25_scores) with ordinality as b(id, score, ord)
-            join (select f.fragment_id from data.fragments f
-                  where f.org_id = p_org_id and f.fragment_id = any (bm25_ids)
-                    and (p_kinds is null or f.kind = any (p_kinds))
-                    and (p_updated_since is null or f.updated_at >= p_updated_since)
-                    and (p_updated_until is null or f.updated_at < p_updated_until)
-                    and (negative_filter is null or f.negative = negative_filter)
-                    and (valid_at is null
-                         or ((f.valid_from is null or f.valid_from <= valid_at)
-                             and (f.valid_until is null or f.valid_until > valid_at)))) kept
-              on kept.fragment_id = b.id;
-        end if;
-        lexical_ids := bm25_ids[1:p_k_lexical];
+        from data._bm25_top(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, path_ids, p_k_lexical,
+                            p_kinds, p_updated_since, p_updated_until, negative_filter, valid_at)
+             with ordinality as b(fragment_id, score, ord);
+        lexical_ids := bm25_ids;
     end if;
 
     if dense_on then
@@ -379,16 +364,17 @@ begin
     end if;
     if weighted and lexical_on and dense_on then
         -- The BM25 of dense hits outside the lexical top k (absent: no query term, 0).
-        select coalesce(array_agg(l.id), '{}'), coalesce(array_agg(l.score), '{}')
+        select coalesce(array_agg(l.fragment_id), '{}'), coalesce(array_agg(l.score), '{}')
           into bm25_fill_ids, bm25_fill_scores
-        from unnest(bm25_ids[p_k_lexical + 1:], bm25_scores[p_k_lexical + 1:]) as l(id, score)
-        join unnest(dense_ids) as d(id) on d.id = l.id;
+        from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id,
+                               array(select d.id from unnest(dense_ids) as d(id) where d.id <> all (lexical_ids)),
+                               1.2, 0.75) l;
     end if;
 
     return query
     with lexical as (
         select l.id as fragment_id, l.score, l.rank::int as rank
-        from unnest(bm25_ids[1:p_k_lexical], bm25_scores[1:p_k_lexical]) with ordinality as l(id, score, rank)
+        from unnest(bm25_ids, bm25_scores) with ordinality as l(id, score, rank)
     ), dense as (
         select d.id as fragment_id, d.similarity,
                (row_number() over (order by d.rank, d.similarity desc, d.id))::int as rank

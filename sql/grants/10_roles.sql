@@ -146,9 +146,9 @@ begin
             -- Who am I, and traces (invoker: row-level security applies).
             (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array[
                 'api.whoami', 'api.authenticate', 'api.get_trace']),
-            -- BM25 (20_bm25.sql), dense (40_retrieve.sql) and fusion (45_fusion.sql) helpers of the searches.
+            -- BM25 (20_bm25.sql, 21_bm25_top.sql), dense (40_retrieve.sql) and fusion (45_fusion.sql) helpers of the searches.
             (array['contexts_service', 'contexts_analyst'], array[
-                'data._bm25_scores', 'data._check_fusion', 'data._fuse', 'data._query_vectors', 'data._dense_hits',
+                'data._bm25_scores', 'data._bm25_top', 'data._bm25_kept', 'data._check_fusion', 'data._fuse', 'data._query_vectors', 'data._dense_hits',
                 'data._ranking_profile', 'data._authority', 'data._serving_models']),
             -- Model generations and their coverage (31_model_generations.sql): org-wide principals.
             (array['contexts_service', 'contexts_analyst'], array['api.model_generations']),

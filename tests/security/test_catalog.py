@@ -260,6 +260,8 @@ FUSION_HELPERS = {
     "data._fuse",
     "data._check_fusion",
     "data._bm25_scores",
+    "data._bm25_top",
+    "data._bm25_kept",
     "data._query_vectors",
     "data._dense_hits",
     "data._ranking_profile",

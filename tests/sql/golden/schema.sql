@@ -3524,7 +3524,7 @@ declare
     lexical_on constant boolean := p_k_lexical > 0;
     dense_on constant boolean := p_k_dense > 0;
     m record;
-    -- Every fragment matching a query term, best first (BM25), and the lexical top k.
+    -- The lexical top k, best first (BM25).
     bm25_ids bigint[] := '{}';
     bm25_scores float8[] := '{}';
     lexical_ids bigint[] := '{}';
@@ -3603,29 +3603,14 @@ begin
     end if;
 
     if lexical_on then
-        select coalesce(array_agg(s.fragment_id), '{}'), coalesce(array_agg(s.score), '{}')
+        -- The exact BM25 top k after the filters the dense side applies too (kinds, dates,
+        -- negative, validity), common terms pruned (sql/functions/21_bm25_top.sql).
+        select coalesce(array_agg(b.fragment_id order by b.ord), '{}'), coalesce(array_agg(b.score order by b.ord), '{}')
           into bm25_ids, bm25_scores
-        from (select b.fragment_id, b.score
-              from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, path_ids, 1.2, 0.75) b
-              order by b.score desc, b.fragment_id) s;
-        if p_kinds is not null or p_updated_since is not null or p_updated_until is not null
-           or negative_filter is not null or valid_at is not null then
-            -- One scan of the scored ids (postings carry no kind or date); order kept.
-            select coalesce(array_agg(b.id order by b.ord), '{}'), coalesce(array_agg(b.score order by b.ord), '{}')
-              into bm25_ids, bm25_scores
-            from unnest(bm25_ids, bm25_scores) with ordinality as b(id, score, ord)
-            join (select f.fragment_id from data.fragments f
-                  where f.org_id = p_org_id and f.fragment_id = any (bm25_ids)
-                    and (p_kinds is null or f.kind = any (p_kinds))
-                    and (p_updated_since is null or f.updated_at >= p_updated_since)
-                    and (p_updated_until is null or f.updated_at < p_updated_until)
-                    and (negative_filter is null or f.negative = negative_filter)
-                    and (valid_at is null
-                         or ((f.valid_from is null or f.valid_from <= valid_at)
-                             and (f.valid_until is null or f.valid_until > valid_at)))) kept
-              on kept.fragment_id = b.id;
-        end if;
-        lexical_ids := bm25_ids[1:p_k_lexical];
+        from data._bm25_top(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, path_ids, p_k_lexical,
+                            p_kinds, p_updated_since, p_updated_until, negative_filter, valid_at)
+             with ordinality as b(fragment_id, score, ord);
+        lexical_ids := bm25_ids;
     end if;
 
     if dense_on then
@@ -3714,16 +3699,17 @@ begin
     end if;
     if weighted and lexical_on and dense_on then
         -- The BM25 of dense hits outside the lexical top k (absent: no query term, 0).
-        select coalesce(array_agg(l.id), '{}'), coalesce(array_agg(l.score), '{}')
+        select coalesce(array_agg(l.fragment_id), '{}'), coalesce(array_agg(l.score), '{}')
           into bm25_fill_ids, bm25_fill_scores
-        from unnest(bm25_ids[p_k_lexical + 1:], bm25_scores[p_k_lexical + 1:]) as l(id, score)
-        join unnest(dense_ids) as d(id) on d.id = l.id;
+        from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id,
+                               array(select d.id from unnest(dense_ids) as d(id) where d.id <> all (lexical_ids)),
+                               1.2, 0.75) l;
     end if;
 
     return query
     with lexical as (
         select l.id as fragment_id, l.score, l.rank::int as rank
-        from unnest(bm25_ids[1:p_k_lexical], bm25_scores[1:p_k_lexical]) with ordinality as l(id, score, rank)
+        from unnest(bm25_ids, bm25_scores) with ordinality as l(id, score, rank)
     ), dense as (
         select d.id as fragment_id, d.similarity,
                (row_number() over (order by d.rank, d.similarity desc, d.id))::int as rank
@@ -4207,11 +4193,14 @@ CREATE FUNCTION api.search_lexical(p_org_id text, p_query text, p_k integer DEFA
     AS $$
 begin
     perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    if p_k is null or p_k < 0 then
+        raise exception 'k must be zero or more' using errcode = '22023';
+    end if;
     return query
-    select s.fragment_id, s.score, (row_number() over (order by s.score desc, s.fragment_id))::int
-    from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, null, p_k1, p_b) s
-    order by s.score desc, s.fragment_id
-    limit p_k;
+    select s.fragment_id, s.score, s.rank::int
+    from data._bm25_top(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, null, p_k,
+                        p_k1 => p_k1, p_b => p_b) with ordinality as s(fragment_id, score, rank)
+    order by s.rank;
 end
 $$;
 
@@ -4790,6 +4779,36 @@ $$;
 ALTER FUNCTION data._bm25_add(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
 
 --
+-- Name: _bm25_kept(text, bigint[], text[], timestamp with time zone, timestamp with time zone, boolean, timestamp with time zone); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._bm25_kept(p_org_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone) RETURNS bigint[]
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select coalesce(array_agg(f.fragment_id), '{}')
+    from data.fragments f
+    where f.org_id = p_org_id and f.fragment_id = any (p_fragment_ids)
+      and (p_kinds is null or f.kind = any (p_kinds))
+      and (p_updated_since is null or f.updated_at >= p_updated_since)
+      and (p_updated_until is null or f.updated_at < p_updated_until)
+      and (p_negative is null or f.negative = p_negative)
+      and (p_valid_at is null
+           or ((f.valid_from is null or f.valid_from <= p_valid_at)
+               and (f.valid_until is null or f.valid_until > p_valid_at)))
+$$;
+
+
+ALTER FUNCTION data._bm25_kept(p_org_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _bm25_kept(p_org_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._bm25_kept(p_org_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone) IS 'The given fragments that pass the retrieval filters postings do not carry (kind, dates, negative, validity).';
+
+
+--
 -- Name: _bm25_on_fragment_change(); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -4891,6 +4910,220 @@ $$;
 
 
 ALTER FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k1 double precision, p_b double precision) OWNER TO <migrator>;
+
+--
+-- Name: _bm25_top(text, text, text, text, text, bigint[], integer, text[], timestamp with time zone, timestamp with time zone, boolean, timestamp with time zone, double precision, double precision, bigint); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_negative boolean DEFAULT NULL::boolean, p_valid_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_k1 double precision DEFAULT 1.2, p_b double precision DEFAULT 0.75, p_prune_from bigint DEFAULT 20000) RETURNS TABLE(fragment_id bigint, score double precision)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    filtered constant boolean := p_kinds is not null or p_updated_since is not null
+        or p_updated_until is not null or p_negative is not null or p_valid_at is not null;
+    n float8;
+    avgdl float8;
+    -- The query's terms found in scope, most common first, with idf and frequency.
+    terms text[];
+    idfs float8[];
+    dfs bigint[];
+    seed_terms text[];
+    seed_ids bigint[];
+    theta float8;
+    -- terms[1:cut] are non-essential; their bounds sum to ne_bound.
+    cut int := 0;
+    ne_bound float8 := 0;
+    i int;
+    ids bigint[];
+    partials float8[];
+    kept bigint[];
+begin
+    if p_k is null or p_k < 1 then
+        return;
+    end if;
+    select sum(c.fragment_count)::float8,
+           sum(c.total_length)::float8 / greatest(sum(c.fragment_count), 1)::float8
+      into n, avgdl
+    from data.bm25_corpus c
+    where c.org_id = p_org_id
+      and data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id)
+    having sum(c.fragment_count) > 0;
+    if n is null then
+        return;
+    end if;
+    select array_agg(t.term order by t.idf, t.term), array_agg(t.idf order by t.idf, t.term),
+           array_agg(t.df order by t.idf, t.term)
+      into terms, idfs, dfs
+    from (select s.term, sum(s.df) as df,
+                 ln(1.0::float8 + (n - sum(s.df)::float8 + 0.5) / (sum(s.df)::float8 + 0.5)) as idf
+          from data.bm25_terms s
+          where s.org_id = p_org_id
+            and s.term = any (array(select distinct q.lexeme from unnest(api.lexical_tsvector(p_query)) as q))
+            and s.df > 0
+            and data._in_scope(s.repo_id, s.persona_id, s.session_id, p_repo_id, p_persona_id, p_session_id)
+          group by s.term) t;
+    if terms is null then
+        return;
+    end if;
+
+    if (select sum(d) from unnest(dfs) as d) >= p_prune_from then
+        -- Seeds: the fragments best on the rarest terms (up to 3,000 of their postings),
+        -- those that pass the filters, the 2k best kept. Their exact k-th best score is
+        -- theta: the true top k holds k fragments at least that good.
+        select array_agg(r.term) into seed_terms
+        from (select r.term, sum(r.df) over (order by r.df, r.term) - r.df as before
+              from unnest(terms, dfs) as r(term, df)) r
+        where r.before < 3000;
+        select array_agg(x.fragment_id order by x.partial desc, x.fragment_id) into seed_ids
+        from (select p.fragment_id,
+                     sum(p.idf * (p.tf::float8 * (p_k1 + 1.0))
+                         / (p.tf::float8 + p_k1 * (1.0 - p_b + p_b * p.dl::float8 / avgdl))) as partial
+              from (select w.idf, p.fragment_id, p.tf, p.dl
+                    from (select w.term, w.idf from unnest(terms, idfs) as w(term, idf)
+                          where w.term = any (seed_terms) order by w.idf desc offset 0) w
+                    join lateral (select p.fragment_id, p.tf, p.dl from data.bm25_postings p
+                                  where p.org_id = p_org_id and p.term = w.term
+                                    and data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
+                                    and (p_fragment_ids is null or p.fragment_id = any (p_fragment_ids))) p on true
+                    limit 3000) p
+              group by p.fragment_id) x;
+        if filtered and seed_ids is not null then
+            kept := data._bm25_kept(p_org_id, seed_ids, p_kinds, p_updated_since, p_updated_until,
+                                    p_negative, p_valid_at);
+            select array_agg(c.id order by c.ord) into seed_ids
+            from unnest(seed_ids) with ordinality as c(id, ord)
+            join unnest(kept) as k(id) on k.id = c.id;
+        end if;
+        seed_ids := seed_ids[1:greatest(2 * p_k, 50)];
+        if cardinality(seed_ids) >= p_k then
+            select s.score into theta
+            from (select sum(w.idf * (p.tf::float8 * (p_k1 + 1.0))
+                             / (p.tf::float8 + p_k1 * (1.0 - p_b + p_b * p.dl::float8 / avgdl))) as score
+                  from unnest(terms, idfs) as w(term, idf)
+                  join data.bm25_postings p on p.org_id = p_org_id and p.term = w.term
+                  where p.fragment_id = any (seed_ids)
+                  group by p.fragment_id) s
+            order by s.score desc
+            offset p_k - 1 limit 1;
+            -- The shortest run of common terms whose bounds stay below theta (a margin
+            -- of 1e-9 for rounding): none of them can lift a fragment to theta alone.
+            i := 1;
+            while i <= cardinality(terms)
+                  and ne_bound + idfs[i] * (p_k1 + 1.0) < theta * (1.0 - 1e-9) loop
+                ne_bound := ne_bound + idfs[i] * (p_k1 + 1.0);
+                cut := i;
+                i := i + 1;
+            end loop;
+        end if;
+    end if;
+
+    if cut = 0 or cut = cardinality(terms) then
+        -- Nothing to skip: score every posting (data._bm25_scores' plan).
+        if not filtered then
+            return query
+            select p.fragment_id,
+                   sum(w.idf * (p.tf::float8 * (p_k1 + 1.0))
+                       / (p.tf::float8 + p_k1 * (1.0 - p_b + p_b * p.dl::float8 / avgdl))) as score
+            from unnest(terms, idfs) as w(term, idf)
+            join data.bm25_postings p on p.org_id = p_org_id and p.term = w.term
+            where data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
+              and (p_fragment_ids is null or p.fragment_id = any (p_fragment_ids))
+            group by p.fragment_id
+            order by score desc, p.fragment_id
+            limit p_k;
+            return;
+        end if;
+        select coalesce(array_agg(b.fragment_id), '{}'), coalesce(array_agg(b.score), '{}')
+          into ids, partials
+        from (select p.fragment_id,
+                     sum(w.idf * (p.tf::float8 * (p_k1 + 1.0))
+                         / (p.tf::float8 + p_k1 * (1.0 - p_b + p_b * p.dl::float8 / avgdl))) as score
+              from unnest(terms, idfs) as w(term, idf)
+              join data.bm25_postings p on p.org_id = p_org_id and p.term = w.term
+              where data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
+                and (p_fragment_ids is null or p.fragment_id = any (p_fragment_ids))
+              group by p.fragment_id) b;
+        kept := data._bm25_kept(p_org_id, ids, p_kinds, p_updated_since, p_updated_until, p_negative, p_valid_at);
+        return query
+        select c.id, c.score
+        from unnest(ids, partials) as c(id, score)
+        join unnest(kept) as k(id) on k.id = c.id
+        order by c.score desc, c.id
+        limit p_k;
+        return;
+    end if;
+
+    raise debug 'bm25_top: % of % terms non-essential (bound %, theta %)', cut, cardinality(terms), ne_bound, theta;
+    -- Candidates: fragments of the essential terms that can still reach theta.
+    select coalesce(array_agg(e.fragment_id), '{}'), coalesce(array_agg(e.partial), '{}')
+      into ids, partials
+    from (select p.fragment_id,
+                 sum(w.idf * (p.tf::float8 * (p_k1 + 1.0))
+                     / (p.tf::float8 + p_k1 * (1.0 - p_b + p_b * p.dl::float8 / avgdl))) as partial
+          from unnest(terms[cut + 1:], idfs[cut + 1:]) as w(term, idf)
+          join data.bm25_postings p on p.org_id = p_org_id and p.term = w.term
+          where data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
+            and (p_fragment_ids is null or p.fragment_id = any (p_fragment_ids))
+          group by p.fragment_id) e
+    where e.partial + ne_bound >= theta * (1.0 - 1e-9);
+    if filtered then
+        kept := data._bm25_kept(p_org_id, ids, p_kinds, p_updated_since, p_updated_until, p_negative, p_valid_at);
+        select coalesce(array_agg(c.id), '{}'), coalesce(array_agg(c.partial), '{}')
+          into ids, partials
+        from unnest(ids, partials) as c(id, partial)
+        join unnest(kept) as k(id) on k.id = c.id;
+    end if;
+    -- Partial scores are lower bounds of the final ones: the k-th best of them may
+    -- raise theta. Then the non-essential terms, the likeliest first, one probe by
+    -- (org, term, fragment) per candidate still able to reach theta with the bounds of
+    -- the terms left; each round may raise theta again and drop more candidates.
+    i := cut;
+    loop
+        select greatest(theta, (select c.partial from unnest(partials) as c(partial)
+                                order by c.partial desc offset p_k - 1 limit 1))
+          into theta;
+        raise debug 'bm25_top: % candidates, theta %, bound left %', cardinality(ids), theta, ne_bound;
+        exit when i = 0;
+        select coalesce(array_agg(c.id), '{}'), coalesce(array_agg(c.partial), '{}')
+          into ids, partials
+        from unnest(ids, partials) as c(id, partial)
+        where c.partial + ne_bound >= theta * (1.0 - 1e-9);
+        -- The term's postings of these candidates: `fragment_id = any (ids)` is an index
+        -- condition (a skip scan over the sorted ids, never the whole list), and the
+        -- contributions are added by grouping, not by a join, which a plan estimating
+        -- ten candidates would run as a nested loop over both lists.
+        select coalesce(array_agg(x.id), '{}'), coalesce(array_agg(x.partial), '{}')
+          into ids, partials
+        from (select c.id, sum(c.score) as partial
+              from (select u.id, u.partial as score from unnest(ids, partials) as u(id, partial)
+                    union all
+                    select p.fragment_id,
+                           idfs[i] * (p.tf::float8 * (p_k1 + 1.0))
+                           / (p.tf::float8 + p_k1 * (1.0 - p_b + p_b * p.dl::float8 / avgdl))
+                    from data.bm25_postings p
+                    where p.org_id = p_org_id and p.term = terms[i] and p.fragment_id = any (ids)) c
+              group by c.id) x;
+        ne_bound := ne_bound - idfs[i] * (p_k1 + 1.0);
+        i := i - 1;
+    end loop;
+    return query
+    select c.id, c.partial
+    from unnest(ids, partials) as c(id, partial)
+    order by c.partial desc, c.id
+    limit p_k;
+end
+$$;
+
+
+ALTER FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_prune_from bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_prune_from bigint); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_prune_from bigint) IS 'Exact BM25 top k within a scope and filters, pruning common terms by MaxScore from p_prune_from postings on (docs/adr/0023).';
+
 
 --
 -- Name: _bypasses_rls(); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -11896,6 +12129,15 @@ REVOKE ALL ON FUNCTION data._bm25_add(p_org_id text, p_fragment_id bigint, p_tsv
 
 
 --
+-- Name: FUNCTION _bm25_kept(p_org_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._bm25_kept(p_org_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._bm25_kept(p_org_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone) TO contexts_service;
+GRANT ALL ON FUNCTION data._bm25_kept(p_org_id text, p_fragment_ids bigint[], p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone) TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION _bm25_on_fragment_change(); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -11916,6 +12158,15 @@ REVOKE ALL ON FUNCTION data._bm25_remove(p_org_id text, p_fragment_id bigint, p_
 REVOKE ALL ON FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k1 double precision, p_b double precision) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k1 double precision, p_b double precision) TO contexts_service;
 GRANT ALL ON FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k1 double precision, p_b double precision) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_prune_from bigint); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_prune_from bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_prune_from bigint) TO contexts_service;
+GRANT ALL ON FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_prune_from bigint) TO contexts_analyst;
 
 
 --
