@@ -519,6 +519,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['ours']['p50_ms']} / {r['ours']['p95_ms']} vs {r['reference']['p50_ms']} / "
             f"{r['reference']['p95_ms']}  (x{r['ratio_p50']}, {r['terms_median']} terms)",
         )
+    for label, r in ref["lexical_pruning"].items():
+        table.add_row(
+            f"BM25 top {DEFAULT_K_LEXICAL}, {label} queries: pruned vs every posting scored, p50 / p95 (ms)",
+            f"{r['pruned']['p50_ms']} / {r['pruned']['p95_ms']} vs {r['every_posting']['p50_ms']} / "
+            f"{r['every_posting']['p95_ms']}  (x{r['ratio_p50']}, {r['differing_top_k']} of {r['queries']} differ)",
+        )
     for r in results.get("authority_refresh_synthetic", []):
         table.add_row(
             f"authority refresh, synthetic {r['fragments']} fragments / {r['links']} links: best / median (ms)",

@@ -145,6 +145,9 @@ def measure(
             ("long_hybrid", long, DEFAULT_K_DENSE),
         ):
             results[label] = _compare(conn, retriever, org, principal, texts, k_dense, models, namespaces)
+        results["lexical_pruning"] = {
+            label: pruning(conn, org, texts) for label, texts in (("ordinary", queries), ("long", long))
+        }
         return results
     finally:
         conn.rollback()
@@ -195,4 +198,39 @@ def _compare(
         "ours": mine,
         "reference": theirs,
         "ratio_p50": round(mine["p50_ms"] / theirs["p50_ms"], 2) if theirs["p50_ms"] else None,
+    }
+
+
+EVERY_POSTING = """
+    select fragment_id, score from data._bm25_scores(%(org)s, %(query)s, null, null, null, null, 1.2, 0.75)
+    order by score desc, fragment_id limit %(k)s
+"""
+PRUNED = "select fragment_id, score from data._bm25_top(%(org)s, %(query)s, null, null, null, null, %(k)s)"
+
+
+def pruning(conn: psycopg.Connection, org: str, queries: list[str]) -> dict:
+    """The lexical top k as retrieval computes it (data._bm25_top, common terms pruned)
+    against scoring every posting of every query term, interleaved, as the owner; and
+    whether both give the same scores in the same order (docs/adr/0023)."""
+    timings: dict[str, list[float]] = {"pruned": [], "every_posting": []}
+    differing = 0
+    for i, q in enumerate(queries):
+        params = {"org": org, "query": q, "k": DEFAULT_K_LEXICAL}
+        rows: dict[str, list] = {}
+        runs = [("pruned", PRUNED), ("every_posting", EVERY_POSTING)]
+        for name, sql in runs if i % 2 == 0 else runs[::-1]:
+            began = time.perf_counter()
+            rows[name] = conn.execute(sql, params).fetchall()
+            timings[name].append((time.perf_counter() - began) * 1000)
+            conn.rollback()
+        # Sums taken in another order may differ in their last bits: compare to 1e-9.
+        if [round(r[1], 9) for r in rows["pruned"]] != [round(r[1], 9) for r in rows["every_posting"]]:
+            differing += 1
+    pruned, every = _summary(timings["pruned"]), _summary(timings["every_posting"])
+    return {
+        "queries": len(queries),
+        "pruned": pruned,
+        "every_posting": every,
+        "ratio_p50": round(pruned["p50_ms"] / every["p50_ms"], 2) if every["p50_ms"] else None,
+        "differing_top_k": differing,
     }

@@ -63,6 +63,10 @@ def test_bench_runs_every_step(db_url, tmp_path):
         assert reference[key]["ours"]["p50_ms"] > 0 and reference[key]["reference"]["p50_ms"] > 0
     assert reference["hybrid"]["queries"] == 3
     assert 20 <= reference["long_lexical"]["terms_median"] <= 40
+    # Pruned BM25 gives the top k that scoring every posting gives, on every bench query.
+    for label in ("ordinary", "long"):
+        assert reference["lexical_pruning"][label]["queries"] > 0
+        assert reference["lexical_pruning"][label]["differing_top_k"] == 0
     with psycopg.connect(db_url) as conn:
         assert conn.execute("select to_regnamespace('bench_reference')").fetchone() == (None,)  # dropped
         # The reference is a real search: it finds a fragment from a span of its own words.
