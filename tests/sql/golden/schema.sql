@@ -4766,28 +4766,58 @@ CREATE FUNCTION data._bm25_add(p_org_id text, p_fragment_id bigint, p_tsv tsvect
     LANGUAGE sql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
-    with terms as (
-        select t.lexeme as term, coalesce(array_length(t.positions, 1), 1) as tf
-        from unnest(p_tsv) as t
-    ), sized as (
-        select term, tf, (sum(tf) over ())::int as dl from terms
-    ), postings as (
-        insert into data.bm25_postings (org_id, term, fragment_id, tf, dl, repo_id, persona_id, session_id)
-        select p_org_id, term, p_fragment_id, tf, dl, p_repo_id, p_persona_id, p_session_id from sized
-        returning term, dl
-    ), df as (
-        insert into data.bm25_terms as s (org_id, term, repo_id, persona_id, session_id, df)
-        select p_org_id, term, p_repo_id, p_persona_id, p_session_id, 1 from postings order by term
-        on conflict (org_id, term, repo_id, persona_id, session_id) do update set df = s.df + 1
-    )
-    insert into data.bm25_corpus as c (org_id, repo_id, persona_id, session_id, fragment_count, total_length)
-    select p_org_id, p_repo_id, p_persona_id, p_session_id, 1, max(dl) from postings having count(*) > 0
-    on conflict (org_id, repo_id, persona_id, session_id) do update
-        set fragment_count = c.fragment_count + 1, total_length = c.total_length + excluded.total_length
+    select data._bm25_index(array[p_org_id], array[p_fragment_id], array[p_tsv],
+                            array[p_repo_id], array[p_persona_id], array[p_session_id])
 $$;
 
 
 ALTER FUNCTION data._bm25_add(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
+
+--
+-- Name: _bm25_index(text[], bigint[], tsvector[], text[], text[], text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._bm25_index(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    with terms as (
+        select f.org_id, f.fragment_id, f.repo_id, f.persona_id, f.session_id, t.lexeme as term,
+               coalesce(array_length(t.positions, 1), 1) as tf
+        from unnest(p_org_ids, p_fragment_ids, p_tsvs, p_repo_ids, p_persona_ids, p_session_ids)
+             as f(org_id, fragment_id, tsv, repo_id, persona_id, session_id),
+             unnest(f.tsv) as t
+    ), sized as materialized (
+        select terms.*, (sum(tf) over (partition by org_id, fragment_id))::int as dl from terms
+    ), postings as (
+        insert into data.bm25_postings (org_id, term, fragment_id, tf, dl, repo_id, persona_id, session_id)
+        select org_id, term, fragment_id, tf, dl, repo_id, persona_id, session_id from sized
+        order by org_id, term, fragment_id
+    ), df as (
+        insert into data.bm25_terms as s (org_id, term, repo_id, persona_id, session_id, df)
+        select org_id, term, repo_id, persona_id, session_id, count(*) from sized
+        group by org_id, term, repo_id, persona_id, session_id
+        order by org_id, term, repo_id, persona_id, session_id
+        on conflict (org_id, term, repo_id, persona_id, session_id) do update set df = s.df + excluded.df
+    )
+    insert into data.bm25_corpus as c (org_id, repo_id, persona_id, session_id, fragment_count, total_length)
+    select org_id, repo_id, persona_id, session_id, count(distinct fragment_id), sum(tf) from sized
+    group by org_id, repo_id, persona_id, session_id
+    order by org_id, repo_id, persona_id, session_id
+    on conflict (org_id, repo_id, persona_id, session_id) do update
+        set fragment_count = c.fragment_count + excluded.fragment_count,
+            total_length = c.total_length + excluded.total_length
+$$;
+
+
+ALTER FUNCTION data._bm25_index(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _bm25_index(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._bm25_index(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]) IS 'Add fragments (parallel arrays) to BM25: postings, document frequencies, corpus size.';
+
 
 --
 -- Name: _bm25_on_fragment_change(); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -4797,12 +4827,39 @@ CREATE FUNCTION data._bm25_on_fragment_change() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
+declare
+    -- Leaving (o_) and entering (n_) BM25: parallel arrays, one entry per fragment.
+    o_orgs text[]; o_ids bigint[]; o_tsvs tsvector[]; o_repos text[]; o_personas text[]; o_sessions text[];
+    n_orgs text[]; n_ids bigint[]; n_tsvs tsvector[]; n_repos text[]; n_personas text[]; n_sessions text[];
 begin
-    if tg_op in ('UPDATE', 'DELETE') and old.active then
-        perform data._bm25_remove(old.org_id, old.fragment_id, old.tsv, old.repo_id, old.persona_id, old.session_id);
+    if tg_op = 'DELETE' then
+        select array_agg(o.org_id), array_agg(o.fragment_id), array_agg(o.tsv),
+               array_agg(o.repo_id), array_agg(o.persona_id), array_agg(o.session_id)
+        into o_orgs, o_ids, o_tsvs, o_repos, o_personas, o_sessions
+        from old_fragments o where o.active;
+    elsif tg_op = 'UPDATE' then
+        -- Per row: `active` changed, or the text an active fragment is indexed under did.
+        select array_agg(o.org_id), array_agg(o.fragment_id), array_agg(o.tsv),
+               array_agg(o.repo_id), array_agg(o.persona_id), array_agg(o.session_id)
+        into o_orgs, o_ids, o_tsvs, o_repos, o_personas, o_sessions
+        from old_fragments o join new_fragments n on n.fragment_id = o.fragment_id and n.org_id = o.org_id
+        where o.active and (not n.active or o.tsv is distinct from n.tsv);
+        select array_agg(n.org_id), array_agg(n.fragment_id), array_agg(n.tsv),
+               array_agg(n.repo_id), array_agg(n.persona_id), array_agg(n.session_id)
+        into n_orgs, n_ids, n_tsvs, n_repos, n_personas, n_sessions
+        from old_fragments o join new_fragments n on n.fragment_id = o.fragment_id and n.org_id = o.org_id
+        where n.active and (not o.active or o.tsv is distinct from n.tsv);
+    else
+        select array_agg(n.org_id), array_agg(n.fragment_id), array_agg(n.tsv),
+               array_agg(n.repo_id), array_agg(n.persona_id), array_agg(n.session_id)
+        into n_orgs, n_ids, n_tsvs, n_repos, n_personas, n_sessions
+        from new_fragments n where n.active;
     end if;
-    if tg_op in ('INSERT', 'UPDATE') and new.active then
-        perform data._bm25_add(new.org_id, new.fragment_id, new.tsv, new.repo_id, new.persona_id, new.session_id);
+    if o_ids is not null then
+        perform data._bm25_unindex(o_orgs, o_ids, o_tsvs, o_repos, o_personas, o_sessions);
+    end if;
+    if n_ids is not null then
+        perform data._bm25_index(n_orgs, n_ids, n_tsvs, n_repos, n_personas, n_sessions);
     end if;
     return null;
 end
@@ -4816,33 +4873,11 @@ ALTER FUNCTION data._bm25_on_fragment_change() OWNER TO <migrator>;
 --
 
 CREATE FUNCTION data._bm25_remove(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text) RETURNS void
-    LANGUAGE plpgsql
+    LANGUAGE sql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
-declare
-    removed_length int;
-begin
-    select sum(coalesce(array_length(t.positions, 1), 1)) into removed_length from unnest(p_tsv) as t;
-    if removed_length is null then
-        return;  -- no terms: never indexed, never counted
-    end if;
-    delete from data.bm25_postings p where p.org_id = p_org_id and p.fragment_id = p_fragment_id;
-    update data.bm25_terms s set df = s.df - 1
-    where s.org_id = p_org_id and s.term in (select t.lexeme from unnest(p_tsv) as t)
-      and s.repo_id is not distinct from p_repo_id and s.persona_id is not distinct from p_persona_id
-      and s.session_id is not distinct from p_session_id;
-    delete from data.bm25_terms s
-    where s.org_id = p_org_id and s.df <= 0 and s.term in (select t.lexeme from unnest(p_tsv) as t)
-      and s.repo_id is not distinct from p_repo_id and s.persona_id is not distinct from p_persona_id
-      and s.session_id is not distinct from p_session_id;
-    update data.bm25_corpus c
-    set fragment_count = c.fragment_count - 1, total_length = c.total_length - removed_length
-    where c.org_id = p_org_id and c.repo_id is not distinct from p_repo_id
-      and c.persona_id is not distinct from p_persona_id and c.session_id is not distinct from p_session_id;
-    delete from data.bm25_corpus c
-    where c.org_id = p_org_id and c.fragment_count <= 0 and c.repo_id is not distinct from p_repo_id
-      and c.persona_id is not distinct from p_persona_id and c.session_id is not distinct from p_session_id;
-end
+    select data._bm25_unindex(array[p_org_id], array[p_fragment_id], array[p_tsv],
+                              array[p_repo_id], array[p_persona_id], array[p_session_id])
 $$;
 
 
@@ -4891,6 +4926,61 @@ $$;
 
 
 ALTER FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k1 double precision, p_b double precision) OWNER TO <migrator>;
+
+--
+-- Name: _bm25_unindex(text[], bigint[], tsvector[], text[], text[], text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._bm25_unindex(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    delete from data.bm25_postings p
+    using unnest(p_org_ids, p_fragment_ids) as g(org_id, fragment_id)
+    where p.org_id = g.org_id and p.fragment_id = g.fragment_id;
+
+    update data.bm25_terms s set df = s.df - g.n
+    from (select f.org_id, t.lexeme as term, f.repo_id, f.persona_id, f.session_id, count(*) as n
+          from unnest(p_org_ids, p_tsvs, p_repo_ids, p_persona_ids, p_session_ids)
+               as f(org_id, tsv, repo_id, persona_id, session_id),
+               unnest(f.tsv) as t
+          group by 1, 2, 3, 4, 5) g
+    where s.org_id = g.org_id and s.term = g.term and s.repo_id is not distinct from g.repo_id
+      and s.persona_id is not distinct from g.persona_id and s.session_id is not distinct from g.session_id;
+
+    delete from data.bm25_terms s
+    using (select distinct f.org_id, t.lexeme as term, f.repo_id, f.persona_id, f.session_id
+           from unnest(p_org_ids, p_tsvs, p_repo_ids, p_persona_ids, p_session_ids)
+                as f(org_id, tsv, repo_id, persona_id, session_id),
+                unnest(f.tsv) as t) g
+    where s.df <= 0 and s.org_id = g.org_id and s.term = g.term and s.repo_id is not distinct from g.repo_id
+      and s.persona_id is not distinct from g.persona_id and s.session_id is not distinct from g.session_id;
+
+    update data.bm25_corpus c set fragment_count = c.fragment_count - g.n, total_length = c.total_length - g.len
+    from (select f.org_id, f.repo_id, f.persona_id, f.session_id,
+                 count(distinct f.fragment_id) as n, sum(coalesce(array_length(t.positions, 1), 1)) as len
+          from unnest(p_org_ids, p_fragment_ids, p_tsvs, p_repo_ids, p_persona_ids, p_session_ids)
+               as f(org_id, fragment_id, tsv, repo_id, persona_id, session_id),
+               unnest(f.tsv) as t
+          group by 1, 2, 3, 4) g
+    where c.org_id = g.org_id and c.repo_id is not distinct from g.repo_id
+      and c.persona_id is not distinct from g.persona_id and c.session_id is not distinct from g.session_id;
+
+    delete from data.bm25_corpus c
+    using unnest(p_org_ids, p_repo_ids, p_persona_ids, p_session_ids) as g(org_id, repo_id, persona_id, session_id)
+    where c.fragment_count <= 0 and c.org_id = g.org_id and c.repo_id is not distinct from g.repo_id
+      and c.persona_id is not distinct from g.persona_id and c.session_id is not distinct from g.session_id;
+$$;
+
+
+ALTER FUNCTION data._bm25_unindex(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _bm25_unindex(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._bm25_unindex(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]) IS 'Remove fragments (parallel arrays) from BM25: the exact inverse of data._bm25_index.';
+
 
 --
 -- Name: _bypasses_rls(); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -10015,21 +10105,21 @@ CREATE TRIGGER fragment_sources_deleted AFTER DELETE ON data.fragment_sources RE
 -- Name: fragments fragments_bm25_delete; Type: TRIGGER; Schema: data; Owner: <migrator>
 --
 
-CREATE TRIGGER fragments_bm25_delete AFTER DELETE ON data.fragments FOR EACH ROW WHEN (old.active) EXECUTE FUNCTION data._bm25_on_fragment_change();
+CREATE TRIGGER fragments_bm25_delete AFTER DELETE ON data.fragments REFERENCING OLD TABLE AS old_fragments FOR EACH STATEMENT EXECUTE FUNCTION data._bm25_on_fragment_change();
 
 
 --
 -- Name: fragments fragments_bm25_insert; Type: TRIGGER; Schema: data; Owner: <migrator>
 --
 
-CREATE TRIGGER fragments_bm25_insert AFTER INSERT ON data.fragments FOR EACH ROW WHEN (new.active) EXECUTE FUNCTION data._bm25_on_fragment_change();
+CREATE TRIGGER fragments_bm25_insert AFTER INSERT ON data.fragments REFERENCING NEW TABLE AS new_fragments FOR EACH STATEMENT EXECUTE FUNCTION data._bm25_on_fragment_change();
 
 
 --
 -- Name: fragments fragments_bm25_update; Type: TRIGGER; Schema: data; Owner: <migrator>
 --
 
-CREATE TRIGGER fragments_bm25_update AFTER UPDATE OF active, tsv ON data.fragments FOR EACH ROW WHEN (((old.active IS DISTINCT FROM new.active) OR (new.active AND (old.tsv IS DISTINCT FROM new.tsv)))) EXECUTE FUNCTION data._bm25_on_fragment_change();
+CREATE TRIGGER fragments_bm25_update AFTER UPDATE ON data.fragments REFERENCING OLD TABLE AS old_fragments NEW TABLE AS new_fragments FOR EACH STATEMENT EXECUTE FUNCTION data._bm25_on_fragment_change();
 
 
 --
@@ -11896,6 +11986,13 @@ REVOKE ALL ON FUNCTION data._bm25_add(p_org_id text, p_fragment_id bigint, p_tsv
 
 
 --
+-- Name: FUNCTION _bm25_index(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._bm25_index(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _bm25_on_fragment_change(); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -11916,6 +12013,13 @@ REVOKE ALL ON FUNCTION data._bm25_remove(p_org_id text, p_fragment_id bigint, p_
 REVOKE ALL ON FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k1 double precision, p_b double precision) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k1 double precision, p_b double precision) TO contexts_service;
 GRANT ALL ON FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k1 double precision, p_b double precision) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _bm25_unindex(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._bm25_unindex(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]) FROM PUBLIC;
 
 
 --
