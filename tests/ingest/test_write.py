@@ -90,6 +90,31 @@ def test_near_duplicate_lookup_uses_band_indexes(conn, ingest):
     assert "Seq Scan on fragments" not in plans
 
 
+def test_a_new_tenants_partitions_are_analyzed_once_they_fill(conn, ingest):
+    """Until its partitions have statistics the planner takes org_id for selective and
+    may read the whole tenant per primary-key probe: the write that finds a never
+    analyzed partition holding 1,000 rows analyzes it."""
+    ingest("acme", {"a.md": "# A\n\nFirst words.\n"})
+    (no,) = conn.execute("select org_no from data.orgs where org_id = 'acme'").fetchone()
+
+    def analyzed() -> dict[str, bool]:
+        rows = conn.execute(
+            "select c.relname, c.reltuples >= 0 from pg_class c where c.relname = any(%s)",
+            ([f"fragments_{no}", f"embeddings_{no}"],),
+        ).fetchall()
+        return {name.rsplit("_", 1)[0]: done for name, done in rows}
+
+    assert analyzed() == {"fragments": False, "embeddings": False}
+    conn.execute("""insert into data.fragments (org_id, doc_id, doc_version, namespace, kind, owner, text,
+                        content_hash, token_count, chunker_version, simhash, tsv, active)
+                    select 'acme', d.doc_id, 1, 'prose', 'doc', 'x', 'filler ' || g, md5(g::text), 2, 'test',
+                           g, ''::tsvector, true
+                    from data.documents d, generate_series(1, 1000) g""")
+    conn.commit()
+    ingest("acme", {"b.md": "# B\n\nSecond words.\n"})
+    assert analyzed() == {"fragments": True, "embeddings": False}
+
+
 def test_unchanged_file_changes_nothing(conn, ingest):
     first = ingest("acme", {"inventory.py": INVENTORY}, repo="shop")
     state = counts(conn)

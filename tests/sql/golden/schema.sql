@@ -291,6 +291,9 @@ begin
     -- Windows of this document's fragments and of those it supersedes or is superseded
     -- by (sql/functions/48_validity.sql).
     perform data._refresh_validity(doc.org_id, array[doc.doc_id]);
+    if cardinality(new_ids) > 0 then
+        perform data._analyze_new_tenant(doc.org_id);
+    end if;
     return query select s.ordinal, s.fragment_id, s.created
                  from unnest(ordinals, fragment_ids, created_now) with ordinality as s(ordinal, fragment_id, created, n)
                  order by s.n;
@@ -4752,6 +4755,48 @@ $$;
 
 
 ALTER FUNCTION data._adopt_login(p_login text) OWNER TO <migrator>;
+
+--
+-- Name: _analyze_new_tenant(text, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._analyze_new_tenant(p_org_id text, p_min_rows integer DEFAULT 1000) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    no int := (select o.org_no from data.orgs o where o.org_id = p_org_id);
+    part regclass;
+    big boolean;
+    analyzed int := 0;
+begin
+    for part in
+        select c.oid::regclass from pg_class c
+        where c.oid in (select to_regclass(format('data.%I', t || '_' || no))
+                        from unnest(array['fragments', 'embeddings', 'bm25_postings']) as t)
+          and c.reltuples < 0  -- never analyzed
+        order by c.oid
+    loop
+        execute format('select count(*) >= %s from (select from %s limit %s) x', p_min_rows, part, p_min_rows)
+            into big;
+        if big then
+            execute format('analyze %s', part);
+            analyzed := analyzed + 1;
+        end if;
+    end loop;
+    return analyzed;
+end
+$$;
+
+
+ALTER FUNCTION data._analyze_new_tenant(p_org_id text, p_min_rows integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _analyze_new_tenant(p_org_id text, p_min_rows integer); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._analyze_new_tenant(p_org_id text, p_min_rows integer) IS 'Analyze the partitions of a tenant that were never analyzed once they hold enough rows (the planner misjudges them until then).';
+
 
 --
 -- Name: _authority(text, bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -12028,6 +12073,13 @@ GRANT ALL ON FUNCTION data._acl(p_kind text, p_write boolean) TO contexts_audito
 --
 
 REVOKE ALL ON FUNCTION data._adopt_login(p_login text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _analyze_new_tenant(p_org_id text, p_min_rows integer); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._analyze_new_tenant(p_org_id text, p_min_rows integer) FROM PUBLIC;
 
 
 --
