@@ -122,7 +122,9 @@ $$;
 -- data._bm25_on_fragment_change: keep statistics equal to the set of active fragments,
 -- once per statement over its transition tables (a document's or a retirement's
 -- fragments together): what leaves BM25 first (a fragment retired, or re-indexed under
--- a new tsvector), then what enters it.
+-- a new tsvector), then what enters it. Statement triggers of a partitioned table fire
+-- for statements on it, not on one of its partitions: every writer goes through
+-- data.fragments.
 create or replace function data._bm25_on_fragment_change()
 returns trigger
 language plpgsql

@@ -341,8 +341,9 @@ comment on function api.match_fragments(text, text, text, text, text[], text[], 
 -- data.fragments through the (org_id, content_hash) index instead, reading the whole
 -- tenant each time: so did every foreign-key check of the BM25 postings (one per term
 -- of every fragment), which made a new tenant's first minute of ingestion about a third
--- slower. A partition never analyzed is analyzed once it holds p_min_rows rows (the
--- table owner's right: the callers are security definer functions). Returns how many.
+-- slower. A partition without column statistics (never analyzed: a vacuum alone sets
+-- its size, not them) is analyzed once it holds p_min_rows rows (the table owner's
+-- right: the callers are security definer functions). Returns how many.
 create or replace function data._analyze_new_tenant(p_org_id text, p_min_rows int default 1000)
 returns int
 language plpgsql
@@ -358,7 +359,8 @@ begin
         select c.oid::regclass from pg_class c
         where c.oid in (select to_regclass(format('data.%I', t || '_' || no))
                         from unnest(array['fragments', 'embeddings', 'bm25_postings']) as t)
-          and c.reltuples < 0  -- never analyzed
+          and not exists (select 1 from pg_stats s
+                          where s.schemaname = 'data' and s.tablename = c.relname and s.attname = 'org_id')
         order by c.oid
     loop
         execute format('select count(*) >= %s from (select from %s limit %s) x', p_min_rows, part, p_min_rows)

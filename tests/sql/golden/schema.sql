@@ -4774,7 +4774,8 @@ begin
         select c.oid::regclass from pg_class c
         where c.oid in (select to_regclass(format('data.%I', t || '_' || no))
                         from unnest(array['fragments', 'embeddings', 'bm25_postings']) as t)
-          and c.reltuples < 0  -- never analyzed
+          and not exists (select 1 from pg_stats s
+                          where s.schemaname = 'data' and s.tablename = c.relname and s.attname = 'org_id')
         order by c.oid
     loop
         execute format('select count(*) >= %s from (select from %s limit %s) x', p_min_rows, part, p_min_rows)
