@@ -344,7 +344,7 @@ comment on function api.match_fragments(text, text, text, text, text[], text[], 
 -- slower. A partition without column statistics (never analyzed: a vacuum alone sets
 -- its size, not them) is analyzed once it holds p_min_rows rows (the table owner's
 -- right: the callers are security definer functions). Returns how many.
-create or replace function data._analyze_new_tenant(p_org_id text, p_min_rows int default 1000)
+create or replace function data._analyze_new_tenant(p_org_id text, p_min_rows int default 100)
 returns int
 language plpgsql
 set search_path = pg_catalog, pg_temp

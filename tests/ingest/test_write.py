@@ -93,7 +93,7 @@ def test_near_duplicate_lookup_uses_band_indexes(conn, ingest):
 def test_a_new_tenants_partitions_are_analyzed_once_they_fill(conn, ingest):
     """Until its partitions have statistics the planner takes org_id for selective and
     may read the whole tenant per primary-key probe: the write that finds a never
-    analyzed partition holding 1,000 rows analyzes it."""
+    analyzed partition holding 100 rows analyzes it."""
     ingest("acme", {"a.md": "# A\n\nFirst words.\n"})
     (no,) = conn.execute("select org_no from data.orgs where org_id = 'acme'").fetchone()
 
@@ -114,7 +114,7 @@ def test_a_new_tenants_partitions_are_analyzed_once_they_fill(conn, ingest):
                         content_hash, token_count, chunker_version, simhash, tsv, active)
                     select 'acme', d.doc_id, 1, 'prose', 'doc', 'x', 'filler ' || g, md5(g::text), 2, 'test',
                            g, ''::tsvector, true
-                    from data.documents d, generate_series(1, 1000) g""")
+                    from data.documents d, generate_series(1, 100) g""")
     conn.commit()
     ingest("acme", {"b.md": "# B\n\nSecond words.\n"})
     assert analyzed() == {"fragments": True, "embeddings": False}

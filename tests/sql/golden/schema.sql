@@ -4760,7 +4760,7 @@ ALTER FUNCTION data._adopt_login(p_login text) OWNER TO <migrator>;
 -- Name: _analyze_new_tenant(text, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._analyze_new_tenant(p_org_id text, p_min_rows integer DEFAULT 1000) RETURNS integer
+CREATE FUNCTION data._analyze_new_tenant(p_org_id text, p_min_rows integer DEFAULT 100) RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
