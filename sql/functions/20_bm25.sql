@@ -7,7 +7,8 @@
 -- data._bm25_index: index fragments' terms and count them in their scope groups, all
 -- at once (parallel arrays, one entry per fragment): one insert of postings, one
 -- upsert per distinct (group, term) and one per group, however many fragments.
--- Rows are locked in key order, so concurrent writers of one org cannot deadlock here.
+-- Upserts go in key order, as the per-fragment version's did (writers of one org also
+-- hold its advisory write lock: api.begin_document, api.delete_document).
 create or replace function data._bm25_index(
     p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[],
     p_repo_ids text[], p_persona_ids text[], p_session_ids text[])
