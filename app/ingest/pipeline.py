@@ -301,18 +301,23 @@ class IngestPipeline:
         results: list[IngestResult] = []
         self.model_ids(conn)  # unchanged documents need no model at all
         secondary = self.secondary_models(conn)
+        # One question for every chunk of the write: nothing is written before all are
+        # matched, so asking per document would get the same answers in more round trips.
+        rows = [row for item in pending for row in item.rows]
+        matches = conn.execute(
+            "select ordinal, fragment_id from api.match_fragments(%s, %s, %s, %s, %s, %s, %s)",
+            (
+                *scope.as_args(),
+                [r["namespace"] for r in rows],
+                [r["content_hash"] for r in rows],
+                [r["simhash"] for r in rows],
+            ),
+        ).fetchall()
+        is_new = [fragment_id is None for _ordinal, fragment_id in matches]
+        start = 0
         for item in pending:
-            rows = item.rows
-            matches = conn.execute(
-                "select ordinal, fragment_id from api.match_fragments(%s, %s, %s, %s, %s, %s, %s)",
-                (
-                    *scope.as_args(),
-                    [r["namespace"] for r in rows],
-                    [r["content_hash"] for r in rows],
-                    [r["simhash"] for r in rows],
-                ),
-            ).fetchall()
-            item.is_new = [fragment_id is None for _ordinal, fragment_id in matches]
+            item.is_new = is_new[start : start + len(item.rows)]
+            start += len(item.rows)
 
         self._embed_new(pending, secondary)
         for item in pending:

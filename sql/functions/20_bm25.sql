@@ -4,7 +4,100 @@
 -- and corpus size per scope group (org + repo/persona/session labels), summed at
 -- query time over the groups the caller may read.
 
--- data._bm25_add: index one fragment's terms and count it in its scope group.
+-- data._bm25_index: index fragments' terms and count them in their scope groups, all
+-- at once (parallel arrays, one entry per fragment): one insert of postings, one
+-- upsert per distinct (group, term) and one per group, however many fragments.
+-- Upserts go in key order, as the per-fragment version's did (writers of one org also
+-- hold its advisory write lock: api.begin_document, api.delete_document).
+create or replace function data._bm25_index(
+    p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[],
+    p_repo_ids text[], p_persona_ids text[], p_session_ids text[])
+returns void
+language sql
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    with terms as (
+        select f.org_id, f.fragment_id, f.repo_id, f.persona_id, f.session_id, t.lexeme as term,
+               coalesce(array_length(t.positions, 1), 1) as tf
+        from unnest(p_org_ids, p_fragment_ids, p_tsvs, p_repo_ids, p_persona_ids, p_session_ids)
+             as f(org_id, fragment_id, tsv, repo_id, persona_id, session_id),
+             unnest(f.tsv) as t
+    ), sized as materialized (
+        select terms.*, (sum(tf) over (partition by org_id, fragment_id))::int as dl from terms
+    ), postings as (
+        insert into data.bm25_postings (org_id, term, fragment_id, tf, dl, repo_id, persona_id, session_id)
+        select org_id, term, fragment_id, tf, dl, repo_id, persona_id, session_id from sized
+        order by org_id, term, fragment_id
+    ), df as (
+        insert into data.bm25_terms as s (org_id, term, repo_id, persona_id, session_id, df)
+        select org_id, term, repo_id, persona_id, session_id, count(*) from sized
+        group by org_id, term, repo_id, persona_id, session_id
+        order by org_id, term, repo_id, persona_id, session_id
+        on conflict (org_id, term, repo_id, persona_id, session_id) do update set df = s.df + excluded.df
+    )
+    insert into data.bm25_corpus as c (org_id, repo_id, persona_id, session_id, fragment_count, total_length)
+    select org_id, repo_id, persona_id, session_id, count(distinct fragment_id), sum(tf) from sized
+    group by org_id, repo_id, persona_id, session_id
+    order by org_id, repo_id, persona_id, session_id
+    on conflict (org_id, repo_id, persona_id, session_id) do update
+        set fragment_count = c.fragment_count + excluded.fragment_count,
+            total_length = c.total_length + excluded.total_length
+$$;
+comment on function data._bm25_index(text[], bigint[], tsvector[], text[], text[], text[])
+    is 'Add fragments (parallel arrays) to BM25: postings, document frequencies, corpus size.';
+
+-- data._bm25_unindex: the exact inverse of _bm25_index, computed from the tsvectors the
+-- fragments were indexed under (their postings may already be gone: on delete, the
+-- foreign key's cascade runs before the trigger). A fragment without terms was never
+-- indexed, never counted. Document frequencies and corpus rows that reach zero go.
+create or replace function data._bm25_unindex(
+    p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[],
+    p_repo_ids text[], p_persona_ids text[], p_session_ids text[])
+returns void
+language sql
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    delete from data.bm25_postings p
+    using unnest(p_org_ids, p_fragment_ids) as g(org_id, fragment_id)
+    where p.org_id = g.org_id and p.fragment_id = g.fragment_id;
+
+    update data.bm25_terms s set df = s.df - g.n
+    from (select f.org_id, t.lexeme as term, f.repo_id, f.persona_id, f.session_id, count(*) as n
+          from unnest(p_org_ids, p_tsvs, p_repo_ids, p_persona_ids, p_session_ids)
+               as f(org_id, tsv, repo_id, persona_id, session_id),
+               unnest(f.tsv) as t
+          group by 1, 2, 3, 4, 5) g
+    where s.org_id = g.org_id and s.term = g.term and s.repo_id is not distinct from g.repo_id
+      and s.persona_id is not distinct from g.persona_id and s.session_id is not distinct from g.session_id;
+
+    delete from data.bm25_terms s
+    using (select distinct f.org_id, t.lexeme as term, f.repo_id, f.persona_id, f.session_id
+           from unnest(p_org_ids, p_tsvs, p_repo_ids, p_persona_ids, p_session_ids)
+                as f(org_id, tsv, repo_id, persona_id, session_id),
+                unnest(f.tsv) as t) g
+    where s.df <= 0 and s.org_id = g.org_id and s.term = g.term and s.repo_id is not distinct from g.repo_id
+      and s.persona_id is not distinct from g.persona_id and s.session_id is not distinct from g.session_id;
+
+    update data.bm25_corpus c set fragment_count = c.fragment_count - g.n, total_length = c.total_length - g.len
+    from (select f.org_id, f.repo_id, f.persona_id, f.session_id,
+                 count(distinct f.fragment_id) as n, sum(coalesce(array_length(t.positions, 1), 1)) as len
+          from unnest(p_org_ids, p_fragment_ids, p_tsvs, p_repo_ids, p_persona_ids, p_session_ids)
+               as f(org_id, fragment_id, tsv, repo_id, persona_id, session_id),
+               unnest(f.tsv) as t
+          group by 1, 2, 3, 4) g
+    where c.org_id = g.org_id and c.repo_id is not distinct from g.repo_id
+      and c.persona_id is not distinct from g.persona_id and c.session_id is not distinct from g.session_id;
+
+    delete from data.bm25_corpus c
+    using unnest(p_org_ids, p_repo_ids, p_persona_ids, p_session_ids) as g(org_id, repo_id, persona_id, session_id)
+    where c.fragment_count <= 0 and c.org_id = g.org_id and c.repo_id is not distinct from g.repo_id
+      and c.persona_id is not distinct from g.persona_id and c.session_id is not distinct from g.session_id;
+$$;
+comment on function data._bm25_unindex(text[], bigint[], tsvector[], text[], text[], text[])
+    is 'Remove fragments (parallel arrays) from BM25: the exact inverse of data._bm25_index.';
+
+-- data._bm25_add, data._bm25_remove: one fragment in or out of BM25 (kept for callers
+-- that index one fragment; the triggers index whole statements at once).
 create or replace function data._bm25_add(
     p_org_id text, p_fragment_id bigint, p_tsv tsvector,
     p_repo_id text, p_persona_id text, p_session_id text)
@@ -12,74 +105,65 @@ returns void
 language sql
 set search_path = pg_catalog, extensions, pg_temp
 as $$
-    with terms as (
-        select t.lexeme as term, coalesce(array_length(t.positions, 1), 1) as tf
-        from unnest(p_tsv) as t
-    ), sized as (
-        select term, tf, (sum(tf) over ())::int as dl from terms
-    ), postings as (
-        insert into data.bm25_postings (org_id, term, fragment_id, tf, dl, repo_id, persona_id, session_id)
-        select p_org_id, term, p_fragment_id, tf, dl, p_repo_id, p_persona_id, p_session_id from sized
-        returning term, dl
-    ), df as (
-        insert into data.bm25_terms as s (org_id, term, repo_id, persona_id, session_id, df)
-        select p_org_id, term, p_repo_id, p_persona_id, p_session_id, 1 from postings order by term
-        on conflict (org_id, term, repo_id, persona_id, session_id) do update set df = s.df + 1
-    )
-    insert into data.bm25_corpus as c (org_id, repo_id, persona_id, session_id, fragment_count, total_length)
-    select p_org_id, p_repo_id, p_persona_id, p_session_id, 1, max(dl) from postings having count(*) > 0
-    on conflict (org_id, repo_id, persona_id, session_id) do update
-        set fragment_count = c.fragment_count + 1, total_length = c.total_length + excluded.total_length
+    select data._bm25_index(array[p_org_id], array[p_fragment_id], array[p_tsv],
+                            array[p_repo_id], array[p_persona_id], array[p_session_id])
 $$;
 
--- data._bm25_remove: the exact inverse of _bm25_add, computed from the tsvector the
--- fragment was indexed under (its postings may already be gone: on delete, the foreign
--- key's cascade runs before this trigger).
 create or replace function data._bm25_remove(
     p_org_id text, p_fragment_id bigint, p_tsv tsvector,
     p_repo_id text, p_persona_id text, p_session_id text)
 returns void
-language plpgsql
+language sql
 set search_path = pg_catalog, extensions, pg_temp
 as $$
-declare
-    removed_length int;
-begin
-    select sum(coalesce(array_length(t.positions, 1), 1)) into removed_length from unnest(p_tsv) as t;
-    if removed_length is null then
-        return;  -- no terms: never indexed, never counted
-    end if;
-    delete from data.bm25_postings p where p.org_id = p_org_id and p.fragment_id = p_fragment_id;
-    update data.bm25_terms s set df = s.df - 1
-    where s.org_id = p_org_id and s.term in (select t.lexeme from unnest(p_tsv) as t)
-      and s.repo_id is not distinct from p_repo_id and s.persona_id is not distinct from p_persona_id
-      and s.session_id is not distinct from p_session_id;
-    delete from data.bm25_terms s
-    where s.org_id = p_org_id and s.df <= 0 and s.term in (select t.lexeme from unnest(p_tsv) as t)
-      and s.repo_id is not distinct from p_repo_id and s.persona_id is not distinct from p_persona_id
-      and s.session_id is not distinct from p_session_id;
-    update data.bm25_corpus c
-    set fragment_count = c.fragment_count - 1, total_length = c.total_length - removed_length
-    where c.org_id = p_org_id and c.repo_id is not distinct from p_repo_id
-      and c.persona_id is not distinct from p_persona_id and c.session_id is not distinct from p_session_id;
-    delete from data.bm25_corpus c
-    where c.org_id = p_org_id and c.fragment_count <= 0 and c.repo_id is not distinct from p_repo_id
-      and c.persona_id is not distinct from p_persona_id and c.session_id is not distinct from p_session_id;
-end
+    select data._bm25_unindex(array[p_org_id], array[p_fragment_id], array[p_tsv],
+                              array[p_repo_id], array[p_persona_id], array[p_session_id])
 $$;
 
--- data._bm25_on_fragment_change: keep statistics equal to the set of active fragments.
+-- data._bm25_on_fragment_change: keep statistics equal to the set of active fragments,
+-- once per statement over its transition tables (a document's or a retirement's
+-- fragments together): what leaves BM25 first (a fragment retired, or re-indexed under
+-- a new tsvector), then what enters it. Statement triggers of a partitioned table fire
+-- for statements on it, not on one of its partitions: every writer goes through
+-- data.fragments.
 create or replace function data._bm25_on_fragment_change()
 returns trigger
 language plpgsql
 set search_path = pg_catalog, extensions, pg_temp
 as $$
+declare
+    -- Leaving (o_) and entering (n_) BM25: parallel arrays, one entry per fragment.
+    o_orgs text[]; o_ids bigint[]; o_tsvs tsvector[]; o_repos text[]; o_personas text[]; o_sessions text[];
+    n_orgs text[]; n_ids bigint[]; n_tsvs tsvector[]; n_repos text[]; n_personas text[]; n_sessions text[];
 begin
-    if tg_op in ('UPDATE', 'DELETE') and old.active then
-        perform data._bm25_remove(old.org_id, old.fragment_id, old.tsv, old.repo_id, old.persona_id, old.session_id);
+    if tg_op = 'DELETE' then
+        select array_agg(o.org_id), array_agg(o.fragment_id), array_agg(o.tsv),
+               array_agg(o.repo_id), array_agg(o.persona_id), array_agg(o.session_id)
+        into o_orgs, o_ids, o_tsvs, o_repos, o_personas, o_sessions
+        from old_fragments o where o.active;
+    elsif tg_op = 'UPDATE' then
+        -- Per row: `active` changed, or the text an active fragment is indexed under did.
+        select array_agg(o.org_id), array_agg(o.fragment_id), array_agg(o.tsv),
+               array_agg(o.repo_id), array_agg(o.persona_id), array_agg(o.session_id)
+        into o_orgs, o_ids, o_tsvs, o_repos, o_personas, o_sessions
+        from old_fragments o join new_fragments n on n.fragment_id = o.fragment_id and n.org_id = o.org_id
+        where o.active and (not n.active or o.tsv is distinct from n.tsv);
+        select array_agg(n.org_id), array_agg(n.fragment_id), array_agg(n.tsv),
+               array_agg(n.repo_id), array_agg(n.persona_id), array_agg(n.session_id)
+        into n_orgs, n_ids, n_tsvs, n_repos, n_personas, n_sessions
+        from old_fragments o join new_fragments n on n.fragment_id = o.fragment_id and n.org_id = o.org_id
+        where n.active and (not o.active or o.tsv is distinct from n.tsv);
+    else
+        select array_agg(n.org_id), array_agg(n.fragment_id), array_agg(n.tsv),
+               array_agg(n.repo_id), array_agg(n.persona_id), array_agg(n.session_id)
+        into n_orgs, n_ids, n_tsvs, n_repos, n_personas, n_sessions
+        from new_fragments n where n.active;
     end if;
-    if tg_op in ('INSERT', 'UPDATE') and new.active then
-        perform data._bm25_add(new.org_id, new.fragment_id, new.tsv, new.repo_id, new.persona_id, new.session_id);
+    if o_ids is not null then
+        perform data._bm25_unindex(o_orgs, o_ids, o_tsvs, o_repos, o_personas, o_sessions);
+    end if;
+    if n_ids is not null then
+        perform data._bm25_index(n_orgs, n_ids, n_tsvs, n_repos, n_personas, n_sessions);
     end if;
     return null;
 end
@@ -87,17 +171,20 @@ $$;
 
 create or replace trigger fragments_bm25_insert
     after insert on data.fragments
-    for each row when (new.active)
+    referencing new table as new_fragments
+    for each statement
     execute function data._bm25_on_fragment_change();
 
 create or replace trigger fragments_bm25_update
-    after update of active, tsv on data.fragments
-    for each row when (old.active is distinct from new.active or (new.active and old.tsv is distinct from new.tsv))
+    after update on data.fragments
+    referencing old table as old_fragments new table as new_fragments
+    for each statement
     execute function data._bm25_on_fragment_change();
 
 create or replace trigger fragments_bm25_delete
     after delete on data.fragments
-    for each row when (old.active)
+    referencing old table as old_fragments
+    for each statement
     execute function data._bm25_on_fragment_change();
 
 -- api.lexical_tsvector: how text becomes BM25 terms, for fragments and queries alike.

@@ -335,10 +335,56 @@ $$;
 comment on function api.match_fragments(text, text, text, text, text[], text[], bigint[])
     is 'Which proposed chunks collapse into existing fragments (exact or SimHash distance <= 3).';
 
+-- data._analyze_new_tenant: a tenant's partitions have no statistics until autovacuum
+-- analyzes them (a minute or more after its first writes). Until then the planner takes
+-- `org_id = x` for selective where it holds every row, and may probe the primary key of
+-- data.fragments through the (org_id, content_hash) index instead, reading the whole
+-- tenant each time: so did every foreign-key check of the BM25 postings (one per term
+-- of every fragment), which made a new tenant's first minute of ingestion about a third
+-- slower. A partition without column statistics (never analyzed: a vacuum alone sets
+-- its size, not them) is analyzed once it holds p_min_rows rows (the table owner's
+-- right: the callers are security definer functions). Returns how many.
+create or replace function data._analyze_new_tenant(p_org_id text, p_min_rows int default 100)
+returns int
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    no int := (select o.org_no from data.orgs o where o.org_id = p_org_id);
+    part regclass;
+    big boolean;
+    analyzed int := 0;
+begin
+    for part in
+        select c.oid::regclass from pg_class c
+        where c.oid in (select to_regclass(format('data.%I', t || '_' || no))
+                        from unnest(array['fragments', 'embeddings', 'bm25_postings']) as t)
+          and not exists (select 1 from pg_stats s
+                          where s.schemaname = 'data' and s.tablename = c.relname and s.attname = 'org_id')
+        order by c.oid
+    loop
+        execute format('select count(*) >= %s from (select from %s limit %s) x', p_min_rows, part, p_min_rows)
+            into big;
+        if big then
+            execute format('analyze %s', part);
+            analyzed := analyzed + 1;
+        end if;
+    end loop;
+    return analyzed;
+end
+$$;
+comment on function data._analyze_new_tenant(text, int)
+    is 'Analyze the partitions of a tenant that were never analyzed once they hold enough rows (the planner misjudges them until then).';
+
 -- api.add_fragments: write the chunks of one document version. Each chunk becomes a
 -- source pointer of its canonical fragment, or a new fragment (with its embedding)
 -- when none exists. Resolution is repeated here, in order, so chunks of the same
--- document that duplicate each other collapse too.
+-- document that duplicate each other collapse too: each chunk is matched against the
+-- stored fragments (data._find_duplicate) and against the new ones of earlier chunks,
+-- kept in arrays, with the same preference (exact text, then the nearest SimHash, then
+-- the oldest fragment: new ones get their ids in chunk order, after every stored one).
+-- The new fragments, their vectors and every pointer are then written with one
+-- statement each, so BM25 indexes the document's fragments at once (20_bm25.sql).
 create or replace function api.add_fragments(p_doc_id bigint, p_doc_version int, p_chunks jsonb)
 returns table (ordinal int, fragment_id bigint, created boolean)
 language plpgsql security definer
@@ -348,11 +394,25 @@ declare
     doc data.documents;
     ver data.document_versions;
     chunk jsonb;
+    pos int;
     idx int := 0;
     canonical bigint;
+    distance int;
     model record;
-    new_id bigint;
     is_negative boolean;
+    -- One entry per chunk, in order: its ordinal, its fragment, whether that is new.
+    ordinals int[] := '{}';
+    fragment_ids bigint[] := '{}';
+    created_now boolean[] := '{}';
+    -- One entry per new fragment: its id, its chunk's position in p_chunks, its model,
+    -- and what later chunks of this document are matched against.
+    new_ids bigint[] := '{}';
+    new_positions int[] := '{}';
+    new_models int[] := '{}';
+    new_namespaces text[] := '{}';
+    new_hashes text[] := '{}';
+    new_simhashes bigint[] := '{}';
+    near record;
     -- The references of each chunk's fragment (data._record_links), when the writer
     -- sent them: a whole version's chunks do; re-homed pointers do not.
     links jsonb := '[]';
@@ -383,11 +443,33 @@ begin
     -- An anti-pattern or known trap (R-DOC-2): by kind, or marked in the metadata.
     is_negative := doc.kind = 'anti-pattern' or coalesce(ver.metadata -> 'negative' = 'true'::jsonb, false);
 
-    for chunk in select value from jsonb_array_elements(p_chunks) loop
+    for chunk, pos in select e.value, (e.n - 1)::int from jsonb_array_elements(p_chunks) with ordinality as e(value, n) loop
         idx := coalesce((chunk->>'ordinal')::int, idx + 1);
-        select d.fragment_id into canonical
-        from data._find_duplicate(doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
-                                  chunk->>'namespace', chunk->>'content_hash', (chunk->>'simhash')::bigint) d;
+        canonical := null;
+        distance := null;
+        -- Exact text among this document's new fragments: the stored ones hold no such
+        -- text (that chunk would have matched it), so it wins over any stored near-copy.
+        select n.id into canonical
+        from unnest(new_ids, new_namespaces, new_hashes) as n(id, namespace, content_hash)
+        where n.namespace = chunk->>'namespace' and n.content_hash = chunk->>'content_hash'
+        order by n.id limit 1;
+        if canonical is null then
+            select d.fragment_id, d.distance into canonical, distance
+            from data._find_duplicate(doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
+                                      chunk->>'namespace', chunk->>'content_hash', (chunk->>'simhash')::bigint) d;
+            if cardinality(new_ids) > 0 and (canonical is null or distance > 0) then
+                -- A nearer copy among the new fragments; at equal distance the stored
+                -- (older) fragment wins, as it would among stored ones.
+                select n.id, bit_count((n.simhash # (chunk->>'simhash')::bigint)::bit(64))::int as distance into near
+                from unnest(new_ids, new_namespaces, new_simhashes) as n(id, namespace, simhash)
+                where n.namespace = chunk->>'namespace'
+                  and bit_count((n.simhash # (chunk->>'simhash')::bigint)::bit(64)) <= 3
+                order by 2, 1 limit 1;
+                if near.id is not null and (canonical is null or near.distance < distance) then
+                    canonical := near.id;
+                end if;
+            end if;
+        end if;
         if canonical is null then
             select m.model_id, m.dims, m.name into model from data.embedding_models m
             where m.namespace = chunk->>'namespace' and m.status = 'active';
@@ -399,72 +481,94 @@ begin
                 raise exception 'chunk % is new and needs a % -dimension embedding from %', idx, model.dims, model.name
                     using errcode = '22023';
             end if;
-            insert into data.fragments (
-                org_id, repo_id, persona_id, session_id, doc_id, doc_version, namespace, kind, owner,
-                owner_source, heading_path, symbol, text, content_hash, token_count, chunker_version, simhash, tsv,
-                created_at, updated_at, negative)
-            values (
-                doc.org_id, doc.repo_id, doc.persona_id, doc.session_id, p_doc_id, p_doc_version,
-                chunk->>'namespace', doc.kind, coalesce(doc.owner, 'unowned'), doc.owner_source,
-                coalesce(array(select jsonb_array_elements_text(chunk->'heading_path')), '{}'),
-                chunk->>'symbol', chunk->>'text', chunk->>'content_hash', (chunk->>'token_count')::int,
-                chunk->>'chunker_version', (chunk->>'simhash')::bigint,
-                api.lexical_document(chunk->>'lexical_heading', chunk->>'text'),
-                coalesce(ver.source_ts, now()), coalesce(ver.source_ts, now()), is_negative)
-            returning data.fragments.fragment_id into new_id;
-            insert into data.embeddings (fragment_id, model_id, org_id, repo_id, persona_id, session_id, embedding)
-            values (new_id, model.model_id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
-                    (chunk->'embedding')::text::vector);
             -- The namespace's other live generations (a shadow being built, a retired one
             -- within its window): {"model_id": vector} in "generations". One the writer did
             -- not send (it started before the upgrade) is left to `contexts models upgrade`.
-            if jsonb_typeof(chunk->'generations') = 'object' then
-                if exists (select 1 from data.embedding_models m
+            if jsonb_typeof(chunk->'generations') = 'object'
+               and exists (select 1 from data.embedding_models m
                            where m.namespace = chunk->>'namespace' and m.status <> 'active' and m.dropped_at is null
                              and chunk->'generations' ? m.model_id::text
                              and (jsonb_typeof(chunk->'generations'->(m.model_id::text)) <> 'array'
                                   or jsonb_array_length(chunk->'generations'->(m.model_id::text)) <> m.dims)) then
-                    raise exception 'chunk % has a vector of the wrong size for a model generation', idx
-                        using errcode = '22023';
-                end if;
-                insert into data.embeddings (fragment_id, model_id, org_id, repo_id, persona_id, session_id, embedding)
-                select new_id, m.model_id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
-                       (chunk->'generations'->(m.model_id::text))::text::vector
-                from data.embedding_models m
-                where m.namespace = chunk->>'namespace' and m.status <> 'active' and m.dropped_at is null
-                  and chunk->'generations' ? m.model_id::text;
+                raise exception 'chunk % has a vector of the wrong size for a model generation', idx
+                    using errcode = '22023';
             end if;
-            canonical := new_id;
-        else
+            canonical := nextval('data.fragment_id_seq');
+            new_ids := new_ids || canonical;
+            new_positions := new_positions || pos;
+            new_models := new_models || model.model_id;
+            new_namespaces := new_namespaces || (chunk->>'namespace');
+            new_hashes := new_hashes || (chunk->>'content_hash');
+            new_simhashes := new_simhashes || (chunk->>'simhash')::bigint;
+            created_now := created_now || true;
+        elsif not canonical = any (new_ids) then
             update data.fragments f set active = true
             where f.fragment_id = canonical and f.org_id = doc.org_id and not f.active;
             -- A new version of the document that wrote the fragment decides its flag again.
             update data.fragments f set negative = is_negative
             where f.fragment_id = canonical and f.org_id = doc.org_id and f.doc_id = p_doc_id
               and f.negative is distinct from is_negative;
-            new_id := null;
+            created_now := created_now || false;
+        else
+            created_now := created_now || false;
         end if;
-
-        insert into data.fragment_sources (fragment_id, org_id, doc_id, doc_version, ordinal, anchor, start_line,
-                                           end_line, content_hash)
-        values (canonical, doc.org_id, p_doc_id, p_doc_version, idx, coalesce(chunk->>'anchor', ''),
-                coalesce((chunk->>'start_line')::int, 1), coalesce((chunk->>'end_line')::int, 1),
-                chunk->>'content_hash');
+        ordinals := ordinals || idx;
+        fragment_ids := fragment_ids || canonical;
 
         if chunk ? 'references' then
             has_links := true;
             links := links || jsonb_build_object('fragment_id', canonical, 'references', chunk->'references');
         end if;
-
-        ordinal := idx; fragment_id := canonical; created := new_id is not null;
-        return next;
     end loop;
+
+    insert into data.fragments (
+        fragment_id, org_id, repo_id, persona_id, session_id, doc_id, doc_version, namespace, kind, owner,
+        owner_source, heading_path, symbol, text, content_hash, token_count, chunker_version, simhash, tsv,
+        created_at, updated_at, negative)
+    select n.id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id, p_doc_id, p_doc_version,
+           c->>'namespace', doc.kind, coalesce(doc.owner, 'unowned'), doc.owner_source,
+           coalesce(array(select jsonb_array_elements_text(c->'heading_path')), '{}'),
+           c->>'symbol', c->>'text', c->>'content_hash', (c->>'token_count')::int,
+           c->>'chunker_version', (c->>'simhash')::bigint,
+           api.lexical_document(c->>'lexical_heading', c->>'text'),
+           coalesce(ver.source_ts, now()), coalesce(ver.source_ts, now()), is_negative
+    from unnest(new_ids, new_positions) as n(id, pos)
+    cross join lateral (select p_chunks -> n.pos as c) x
+    order by n.id;
+
+    insert into data.embeddings (fragment_id, model_id, org_id, repo_id, persona_id, session_id, embedding)
+    select n.id, n.model_id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
+           (p_chunks -> n.pos -> 'embedding')::text::vector
+    from unnest(new_ids, new_positions, new_models) as n(id, pos, model_id)
+    union all
+    select n.id, m.model_id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
+           (p_chunks -> n.pos -> 'generations' -> (m.model_id::text))::text::vector
+    from unnest(new_ids, new_positions, new_namespaces) as n(id, pos, namespace)
+    join data.embedding_models m
+      on m.namespace = n.namespace and m.status <> 'active' and m.dropped_at is null
+     and jsonb_typeof(p_chunks -> n.pos -> 'generations') = 'object'
+     and (p_chunks -> n.pos -> 'generations') ? m.model_id::text;
+
+    insert into data.fragment_sources (fragment_id, org_id, doc_id, doc_version, ordinal, anchor, start_line,
+                                       end_line, content_hash)
+    select s.fragment_id, doc.org_id, p_doc_id, p_doc_version, s.ordinal, coalesce(c->>'anchor', ''),
+           coalesce((c->>'start_line')::int, 1), coalesce((c->>'end_line')::int, 1), c->>'content_hash'
+    from unnest(fragment_ids, ordinals) with ordinality as s(fragment_id, ordinal, n)
+    cross join lateral (select p_chunks -> (s.n::int - 1) as c) x
+    order by s.n;
+
     if has_links then
         perform data._record_links(doc, links);
     end if;
     -- Windows of this document's fragments and of those it supersedes or is superseded
     -- by (sql/functions/48_validity.sql).
     perform data._refresh_validity(doc.org_id, array[doc.doc_id]);
+    if cardinality(new_ids) > 0 then
+        perform data._analyze_new_tenant(doc.org_id);
+    end if;
+    return query select s.ordinal, s.fragment_id, s.created
+                 from unnest(ordinals, fragment_ids, created_now) with ordinality as s(ordinal, fragment_id, created, n)
+                 order by s.n;
 exception when check_violation or not_null_violation or invalid_text_representation or unique_violation then
     raise exception 'invalid chunk: %', sqlerrm using errcode = '22023';
 end

@@ -10,41 +10,56 @@
 -- fragment's own scope first, then broader ones (never a cited edge, but the natural
 -- target), then narrower ones; then the shortest path. A code name resolves to the
 -- fragment defining it (symbol equal to the name, or a member of it); an anchor to
--- its section; else the document's first live fragment.
+-- its section; else the document's first live fragment. Set-based: the documents
+-- holding the keys and their live fragments are read once for all the links (a
+-- popular module is named by hundreds), then each link takes its best pair.
 create or replace function data._resolve_links(p_link_ids bigint[])
 returns int
 language sql
 set search_path = pg_catalog, pg_temp
 as $$
-    with resolved as (
-        select l.link_id, best.doc_id, best.fragment_id, best.repo_id, best.persona_id, best.session_id
+    with links as materialized (
+        select l.link_id, l.org_id, l.fragment_id, l.repo_id, l.persona_id, l.session_id, l.target_key,
+               l.target_name, l.target_anchor, l.target_repo
         from data.fragment_links l
-        left join lateral (
-            select d.doc_id, f.fragment_id, f.repo_id, f.persona_id, f.session_id
-            from data.documents d
-            cross join lateral (
-                select f.fragment_id, f.repo_id, f.persona_id, f.session_id
-                from data.fragment_sources s
-                join data.fragments f on f.fragment_id = s.fragment_id and f.org_id = s.org_id
-                where s.doc_id = d.doc_id and s.doc_version = d.current_version and s.retired_at is null
-                  and f.active and f.fragment_id <> l.fragment_id
-                  and (l.target_name is null or f.symbol = l.target_name
-                       or starts_with(f.symbol, l.target_name || '.'))
-                order by (l.target_anchor is not null and s.anchor = l.target_anchor) desc,
-                         f.symbol is not distinct from l.target_name desc, s.ordinal
-                limit 1
-            ) f
-            where d.org_id = l.org_id and d.deleted_at is null and d.link_keys @> array[l.target_key]
-              and (l.target_repo is null or d.repo_id = l.target_repo)
-            order by (d.repo_id is not distinct from l.repo_id and d.persona_id is not distinct from l.persona_id
-                      and d.session_id is not distinct from l.session_id) desc,
-                     ((d.repo_id is null or d.repo_id = l.repo_id) and (d.persona_id is null or d.persona_id = l.persona_id)
-                      and (d.session_id is null or d.session_id = l.session_id)) desc,
-                     (d.repo_id is not null)::int + (d.persona_id is not null)::int + (d.session_id is not null)::int,
-                     length(d.path), d.doc_id
-            limit 1
-        ) best on true
         where l.link_id = any (p_link_ids)
+    ), keyed as materialized (
+        -- The live documents holding any of these keys, once per key they hold: one
+        -- pass over documents however many links name the same one.
+        select distinct d.doc_id, d.org_id, d.repo_id, d.persona_id, d.session_id, d.path, d.current_version, k.key
+        from data.documents d
+        cross join lateral unnest(d.link_keys) as k(key)
+        where d.org_id = any (array(select distinct l.org_id from links l))
+          and d.link_keys && array(select distinct l.target_key from links l)
+          and d.deleted_at is null
+          and k.key in (select l.target_key from links l)
+    ), live as materialized (
+        -- Their current versions' live fragments, each read once.
+        select s.doc_id, s.ordinal, s.anchor, f.fragment_id, f.symbol, f.repo_id, f.persona_id, f.session_id
+        from (select distinct k.doc_id, k.current_version from keyed k) k
+        join data.fragment_sources s on s.doc_id = k.doc_id and s.doc_version = k.current_version and s.retired_at is null
+        join data.fragments f on f.fragment_id = s.fragment_id and f.org_id = s.org_id and f.active
+    ), ranked as (
+        select distinct on (l.link_id) l.link_id, d.doc_id, f.fragment_id, f.repo_id, f.persona_id, f.session_id
+        from links l
+        join keyed d on d.org_id = l.org_id and d.key = l.target_key
+                    and (l.target_repo is null or d.repo_id = l.target_repo)
+        join live f on f.doc_id = d.doc_id and f.fragment_id <> l.fragment_id
+                   and (l.target_name is null or f.symbol = l.target_name
+                        or starts_with(f.symbol, l.target_name || '.'))
+        order by l.link_id,
+                 (d.repo_id is not distinct from l.repo_id and d.persona_id is not distinct from l.persona_id
+                  and d.session_id is not distinct from l.session_id) desc,
+                 ((d.repo_id is null or d.repo_id = l.repo_id) and (d.persona_id is null or d.persona_id = l.persona_id)
+                  and (d.session_id is null or d.session_id = l.session_id)) desc,
+                 (d.repo_id is not null)::int + (d.persona_id is not null)::int + (d.session_id is not null)::int,
+                 length(d.path), d.doc_id,
+                 (l.target_anchor is not null and f.anchor = l.target_anchor) desc,
+                 f.symbol is not distinct from l.target_name desc, f.ordinal
+    ), resolved as (
+        select l.link_id, r.doc_id, r.fragment_id, r.repo_id, r.persona_id, r.session_id
+        from links l
+        left join ranked r on r.link_id = l.link_id
     ), updated as (
         update data.fragment_links l
         set target_doc_id = r.doc_id, target_fragment_id = r.fragment_id, target_repo_id = r.repo_id,

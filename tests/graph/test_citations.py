@@ -71,6 +71,32 @@ def test_code_names_resolve_to_their_definition_by_module(conn, ingest):
     assert cited and {s for (s,) in cited} <= {"Command", "Command.run"}
 
 
+def test_resolution_reads_the_named_documents_once(conn, ingest):
+    """However many references name a document, resolving them reads the documents and
+    their fragments once, not once per reference."""
+    import re
+
+    modules = {
+        f"pkg/user{i}.py": f"from pkg.core import Command\n\n\ndef run{i}():\n    return Command().run()\n"
+        for i in range(12)
+    }
+    core = "class Command:\n    def run(self):\n        return 1\n"
+    ingest("acme", {"pkg/core.py": core, **modules}, repo="tool")
+    assert sum(1 for _citing, key, cited in links(conn) if key == "module:pkg.core" and cited) >= 12
+    conn.execute("update data.fragment_links set target_doc_id = null, target_fragment_id = null")
+    notices: list[str] = []
+    conn.add_notice_handler(lambda diag: notices.append(diag.message_primary or ""))
+    conn.execute("load 'auto_explain'")
+    for setting in ("log_min_duration = 0", "log_nested_statements = on", "log_analyze = on", "log_level = notice"):
+        conn.execute(f"set auto_explain.{setting}")
+    resolved = conn.execute("select data._resolve_links(array(select link_id from data.fragment_links))").fetchone()
+    conn.execute("reset auto_explain.log_min_duration")
+    assert resolved[0] >= 12
+    plans = "\n".join(notices)
+    scans = re.findall(r"Scan[^\n]* on (?:documents|fragment_sources|fragments_\d+) [^\n]*loops=(\d+)", plans)
+    assert scans and all(int(loops) == 1 for loops in scans), plans
+
+
 def test_retired_fragments_drop_out(conn, ingest):
     ingest("acme", {"a.md": "# A\n\nSee [b](b.md).\n", "b.md": "# B\n\nThe target.\n"})
     assert authority(conn)["b.md"] == 1.0

@@ -131,6 +131,41 @@ def test_an_unchanged_document_is_not_chunked_again(conn, pipeline, org, monkeyp
     assert chunked == ["notes/n0.md"]
 
 
+def test_a_group_asks_for_duplicates_once(conn, pipeline, org, monkeypatch):
+    """Every chunk of a group is matched against stored fragments in one call; only the
+    new ones are embedded."""
+    import psycopg
+
+    list(ingest_groups(conn, pipeline, org, "admin", ITEMS[:1], source))
+    calls: list[str] = []
+    execute = psycopg.Connection.execute
+
+    def counting(self, query, params=None, **kwargs):
+        calls.append(str(query))
+        return execute(self, query, params, **kwargs)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", counting)
+    embedded: list[str] = []
+
+    class Counting:
+        def __init__(self, real):
+            self.real = real
+
+        def __getattr__(self, name):
+            return getattr(self.real, name)
+
+        def embed(self, texts):
+            embedded.extend(texts)
+            return self.real.embed(texts)
+
+    monkeypatch.setitem(pipeline.embedders, "prose", Counting(pipeline.embedders["prose"]))
+    copy = [(p.replace("notes/", "copies/"), t) for p, t in DOCS.items()]  # n0's text is stored already
+    groups = list(ingest_groups(conn, pipeline, org, "admin", copy, source))
+    assert sum(1 for q in calls if "api.match_fragments" in q) == 1
+    assert sum(g.changed for g in groups) == len(DOCS) and sum(g.created for g in groups) == len(DOCS) - 1
+    assert len(embedded) == len(DOCS) - 1 and not any("Note 0" in t for t in embedded)
+
+
 def test_a_repeated_path_is_still_refused_when_unchanged(conn, pipeline, org):
     from app.ingest.pipeline import DuplicatePaths
 

@@ -90,6 +90,36 @@ def test_near_duplicate_lookup_uses_band_indexes(conn, ingest):
     assert "Seq Scan on fragments" not in plans
 
 
+def test_a_new_tenants_partitions_are_analyzed_once_they_fill(conn, ingest):
+    """Until its partitions have statistics the planner takes org_id for selective and
+    may read the whole tenant per primary-key probe: the write that finds a never
+    analyzed partition holding 100 rows analyzes it."""
+    ingest("acme", {"a.md": "# A\n\nFirst words.\n"})
+    (no,) = conn.execute("select org_no from data.orgs where org_id = 'acme'").fetchone()
+
+    def analyzed() -> dict[str, bool]:
+        rows = conn.execute(
+            "select t, exists (select 1 from pg_stats s where s.schemaname = 'data'"
+            " and s.tablename = t || '_' || %s and s.attname = 'org_id') from unnest(%s::text[]) t",
+            (no, ["fragments", "embeddings"]),
+        ).fetchall()
+        return dict(rows)
+
+    # A vacuum sets a partition's size, not its column statistics: still unanalyzed.
+    conn.commit()
+    with psycopg.connect(conn.info.dsn, autocommit=True) as other:
+        other.execute(f"vacuum data.fragments_{no}")
+    assert analyzed() == {"fragments": False, "embeddings": False}
+    conn.execute("""insert into data.fragments (org_id, doc_id, doc_version, namespace, kind, owner, text,
+                        content_hash, token_count, chunker_version, simhash, tsv, active)
+                    select 'acme', d.doc_id, 1, 'prose', 'doc', 'x', 'filler ' || g, md5(g::text), 2, 'test',
+                           g, ''::tsvector, true
+                    from data.documents d, generate_series(1, 100) g""")
+    conn.commit()
+    ingest("acme", {"b.md": "# B\n\nSecond words.\n"})
+    assert analyzed() == {"fragments": True, "embeddings": False}
+
+
 def test_unchanged_file_changes_nothing(conn, ingest):
     first = ingest("acme", {"inventory.py": INVENTORY}, repo="shop")
     state = counts(conn)
@@ -116,6 +146,84 @@ def test_changed_file_makes_a_new_version_that_replaces_fragments(conn, ingest):
         "select f.symbol from api.search_lexical('acme', 'purge_expired') s join data.fragments f using (fragment_id)"
     ).fetchall()
     assert ("purge_expired",) not in hits
+
+
+def test_chunks_of_one_document_collapse_as_if_written_one_by_one(conn):
+    """Each chunk is matched against the stored fragments and the earlier chunks of its
+    own document alike: exact text first, then the nearest SimHash, the older fragment
+    at equal distance."""
+    import hashlib
+    import json
+
+    from app.access import ensure_admin_principal
+    from tests.sql.test_bm25 import assert_statistics_match_active_fragments
+
+    conn.execute("select api.create_org('acme')")
+    conn.execute("select api.register_embedding_model('prose', 'test-model', 3)")
+    ensure_admin_principal(conn, "acme", "admin")
+    conn.execute("select api.bind_principal('acme', 'admin')")
+
+    def write(path: str, chunks: list[tuple[str, int]]) -> list[tuple]:
+        doc_id, version, _changed, _rehome = conn.execute(
+            "select * from api.begin_document('acme', null, null, null, %s, 'doc', %s, %s)",
+            (path, path, hashlib.sha256(path.encode()).hexdigest()),
+        ).fetchone()
+        rows = [
+            {
+                "namespace": "prose",
+                "owner": "tester",
+                "heading_path": [],
+                "lexical_heading": "",
+                "symbol": None,
+                "text": text,
+                "content_hash": hashlib.sha256(text.encode()).hexdigest(),
+                "token_count": 1,
+                "chunker_version": "test",
+                "simhash": simhash,
+                "anchor": f"#{n}",
+                "start_line": n,
+                "end_line": n,
+                "embedding": [1.0, 0.0, 0.0],
+            }
+            for n, (text, simhash) in enumerate(chunks, start=1)
+        ]
+        return conn.execute(
+            "select * from api.add_fragments(%s, %s, %s)", (doc_id, version, json.dumps(rows))
+        ).fetchall()
+
+    base = 0x0123456789ABCDEF
+    [(_, stored, _)] = write("stored.md", [("stored words", base)])
+    far = base ^ 0b1111  # 4 bits from the stored fragment: a new one
+    written = write(
+        "new.md",
+        [
+            ("alpha words", far),  # new
+            ("alpha words", base ^ (1 << 60)),  # exact text of the new one above
+            ("alpha word", far ^ (1 << 30)),  # 1 bit from the new one, 5 from the stored one
+            ("beta words", base ^ (1 << 50)),  # 1 bit from the stored one
+            ("gamma words", base ^ 0b0111),  # 3 bits from the stored one, 1 from the new one
+            ("delta words", base ^ 0b0011),  # 2 bits from each: the older, stored one
+            ("echo words", base ^ 0xFFFF0000),  # new
+            ("echo words", base ^ 0xFF00FF00),  # exact text of the one above
+            ("stored words", base ^ 0xFFFF),  # exact text of the stored one
+        ],
+    )
+    alpha, echo = written[0][1], written[6][1]
+    assert stored < alpha < echo
+    assert written == [
+        (1, alpha, True),
+        (2, alpha, False),
+        (3, alpha, False),
+        (4, stored, False),
+        (5, alpha, False),
+        (6, stored, False),
+        (7, echo, True),
+        (8, echo, False),
+        (9, stored, False),
+    ]
+    assert conn.execute("select count(*) from data.fragment_sources").fetchone() == (10,)
+    assert conn.execute("select count(*) from data.embeddings").fetchone() == (3,)
+    assert_statistics_match_active_fragments(conn)
 
 
 def test_refused_documents_store_nothing(conn, pipeline):

@@ -157,3 +157,46 @@ def test_lexical_search_reads_the_postings_index(corpus):
     assert re.search(
         r"Index Scan using bm25_terms_group_key on bm25_terms s[^\n]*\n\s+Index Cond: [^\n]*term = ANY", plans
     )
+
+
+def test_statistics_are_kept_once_per_statement(conn):
+    """The BM25 triggers run once per statement over its transition tables, not once per
+    fragment: a document's fragments are indexed together."""
+    rows = conn.execute("""
+        select t.tgname, (t.tgtype & 1) = 1 as per_row, t.tgoldtable, t.tgnewtable
+        from pg_trigger t where t.tgrelid = 'data.fragments'::regclass and t.tgname like 'fragments_bm25_%'
+        order by t.tgname
+    """).fetchall()
+    assert rows == [
+        ("fragments_bm25_delete", False, "old_fragments", None),
+        ("fragments_bm25_insert", False, None, "new_fragments"),
+        ("fragments_bm25_update", False, "old_fragments", "new_fragments"),
+    ]
+
+
+def test_multi_row_statements_keep_statistics_exact(corpus):
+    """One statement retiring, reviving, re-indexing and deleting many fragments at once
+    leaves the statistics equal to a recount, as row-by-row changes do."""
+    corpus.execute("select api.create_org('other')")
+    for i in range(6):
+        add_doc(corpus, "acme", f"r{i}", f"apple pear {'plum ' * i}quince{i}", repo="shop")
+        add_doc(corpus, "other", f"o{i}", f"apple {'plum ' * i}", repo=None)
+    assert_statistics_match_active_fragments(corpus)
+    corpus.execute("update data.fragments set active = false where text like '%plum%'")
+    assert_statistics_match_active_fragments(corpus)
+    # Revive some, re-index others under a new text, and touch a column BM25 ignores.
+    corpus.execute("""
+        update data.fragments set
+            active = case when text like 'apple pear%' then true else active end,
+            tsv = case when text like 'apple plum%' then api.lexical_document('', text || ' extra') else tsv end,
+            owner = 'someone'
+        where org_id in ('acme', 'other')""")
+    assert_statistics_match_active_fragments(corpus)
+    assert corpus.execute("select count(*) from data.bm25_terms where term = 'extra'").fetchone() == (0,)
+    corpus.execute("update data.fragments set active = true where org_id = 'other'")
+    assert corpus.execute("select df from data.bm25_terms where term = 'extra'").fetchone() == (5,)
+    assert_statistics_match_active_fragments(corpus)
+    corpus.execute("delete from data.fragment_sources")
+    assert corpus.execute("select count(*) from data.fragments").fetchone() == (0,)
+    assert_statistics_match_active_fragments(corpus)
+    assert corpus.execute("select count(*) from data.bm25_corpus").fetchone() == (0,)

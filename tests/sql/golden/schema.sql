@@ -122,11 +122,25 @@ declare
     doc data.documents;
     ver data.document_versions;
     chunk jsonb;
+    pos int;
     idx int := 0;
     canonical bigint;
+    distance int;
     model record;
-    new_id bigint;
     is_negative boolean;
+    -- One entry per chunk, in order: its ordinal, its fragment, whether that is new.
+    ordinals int[] := '{}';
+    fragment_ids bigint[] := '{}';
+    created_now boolean[] := '{}';
+    -- One entry per new fragment: its id, its chunk's position in p_chunks, its model,
+    -- and what later chunks of this document are matched against.
+    new_ids bigint[] := '{}';
+    new_positions int[] := '{}';
+    new_models int[] := '{}';
+    new_namespaces text[] := '{}';
+    new_hashes text[] := '{}';
+    new_simhashes bigint[] := '{}';
+    near record;
     -- The references of each chunk's fragment (data._record_links), when the writer
     -- sent them: a whole version's chunks do; re-homed pointers do not.
     links jsonb := '[]';
@@ -157,11 +171,33 @@ begin
     -- An anti-pattern or known trap (R-DOC-2): by kind, or marked in the metadata.
     is_negative := doc.kind = 'anti-pattern' or coalesce(ver.metadata -> 'negative' = 'true'::jsonb, false);
 
-    for chunk in select value from jsonb_array_elements(p_chunks) loop
+    for chunk, pos in select e.value, (e.n - 1)::int from jsonb_array_elements(p_chunks) with ordinality as e(value, n) loop
         idx := coalesce((chunk->>'ordinal')::int, idx + 1);
-        select d.fragment_id into canonical
-        from data._find_duplicate(doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
-                                  chunk->>'namespace', chunk->>'content_hash', (chunk->>'simhash')::bigint) d;
+        canonical := null;
+        distance := null;
+        -- Exact text among this document's new fragments: the stored ones hold no such
+        -- text (that chunk would have matched it), so it wins over any stored near-copy.
+        select n.id into canonical
+        from unnest(new_ids, new_namespaces, new_hashes) as n(id, namespace, content_hash)
+        where n.namespace = chunk->>'namespace' and n.content_hash = chunk->>'content_hash'
+        order by n.id limit 1;
+        if canonical is null then
+            select d.fragment_id, d.distance into canonical, distance
+            from data._find_duplicate(doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
+                                      chunk->>'namespace', chunk->>'content_hash', (chunk->>'simhash')::bigint) d;
+            if cardinality(new_ids) > 0 and (canonical is null or distance > 0) then
+                -- A nearer copy among the new fragments; at equal distance the stored
+                -- (older) fragment wins, as it would among stored ones.
+                select n.id, bit_count((n.simhash # (chunk->>'simhash')::bigint)::bit(64))::int as distance into near
+                from unnest(new_ids, new_namespaces, new_simhashes) as n(id, namespace, simhash)
+                where n.namespace = chunk->>'namespace'
+                  and bit_count((n.simhash # (chunk->>'simhash')::bigint)::bit(64)) <= 3
+                order by 2, 1 limit 1;
+                if near.id is not null and (canonical is null or near.distance < distance) then
+                    canonical := near.id;
+                end if;
+            end if;
+        end if;
         if canonical is null then
             select m.model_id, m.dims, m.name into model from data.embedding_models m
             where m.namespace = chunk->>'namespace' and m.status = 'active';
@@ -173,72 +209,94 @@ begin
                 raise exception 'chunk % is new and needs a % -dimension embedding from %', idx, model.dims, model.name
                     using errcode = '22023';
             end if;
-            insert into data.fragments (
-                org_id, repo_id, persona_id, session_id, doc_id, doc_version, namespace, kind, owner,
-                owner_source, heading_path, symbol, text, content_hash, token_count, chunker_version, simhash, tsv,
-                created_at, updated_at, negative)
-            values (
-                doc.org_id, doc.repo_id, doc.persona_id, doc.session_id, p_doc_id, p_doc_version,
-                chunk->>'namespace', doc.kind, coalesce(doc.owner, 'unowned'), doc.owner_source,
-                coalesce(array(select jsonb_array_elements_text(chunk->'heading_path')), '{}'),
-                chunk->>'symbol', chunk->>'text', chunk->>'content_hash', (chunk->>'token_count')::int,
-                chunk->>'chunker_version', (chunk->>'simhash')::bigint,
-                api.lexical_document(chunk->>'lexical_heading', chunk->>'text'),
-                coalesce(ver.source_ts, now()), coalesce(ver.source_ts, now()), is_negative)
-            returning data.fragments.fragment_id into new_id;
-            insert into data.embeddings (fragment_id, model_id, org_id, repo_id, persona_id, session_id, embedding)
-            values (new_id, model.model_id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
-                    (chunk->'embedding')::text::vector);
             -- The namespace's other live generations (a shadow being built, a retired one
             -- within its window): {"model_id": vector} in "generations". One the writer did
             -- not send (it started before the upgrade) is left to `contexts models upgrade`.
-            if jsonb_typeof(chunk->'generations') = 'object' then
-                if exists (select 1 from data.embedding_models m
+            if jsonb_typeof(chunk->'generations') = 'object'
+               and exists (select 1 from data.embedding_models m
                            where m.namespace = chunk->>'namespace' and m.status <> 'active' and m.dropped_at is null
                              and chunk->'generations' ? m.model_id::text
                              and (jsonb_typeof(chunk->'generations'->(m.model_id::text)) <> 'array'
                                   or jsonb_array_length(chunk->'generations'->(m.model_id::text)) <> m.dims)) then
-                    raise exception 'chunk % has a vector of the wrong size for a model generation', idx
-                        using errcode = '22023';
-                end if;
-                insert into data.embeddings (fragment_id, model_id, org_id, repo_id, persona_id, session_id, embedding)
-                select new_id, m.model_id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
-                       (chunk->'generations'->(m.model_id::text))::text::vector
-                from data.embedding_models m
-                where m.namespace = chunk->>'namespace' and m.status <> 'active' and m.dropped_at is null
-                  and chunk->'generations' ? m.model_id::text;
+                raise exception 'chunk % has a vector of the wrong size for a model generation', idx
+                    using errcode = '22023';
             end if;
-            canonical := new_id;
-        else
+            canonical := nextval('data.fragment_id_seq');
+            new_ids := new_ids || canonical;
+            new_positions := new_positions || pos;
+            new_models := new_models || model.model_id;
+            new_namespaces := new_namespaces || (chunk->>'namespace');
+            new_hashes := new_hashes || (chunk->>'content_hash');
+            new_simhashes := new_simhashes || (chunk->>'simhash')::bigint;
+            created_now := created_now || true;
+        elsif not canonical = any (new_ids) then
             update data.fragments f set active = true
             where f.fragment_id = canonical and f.org_id = doc.org_id and not f.active;
             -- A new version of the document that wrote the fragment decides its flag again.
             update data.fragments f set negative = is_negative
             where f.fragment_id = canonical and f.org_id = doc.org_id and f.doc_id = p_doc_id
               and f.negative is distinct from is_negative;
-            new_id := null;
+            created_now := created_now || false;
+        else
+            created_now := created_now || false;
         end if;
-
-        insert into data.fragment_sources (fragment_id, org_id, doc_id, doc_version, ordinal, anchor, start_line,
-                                           end_line, content_hash)
-        values (canonical, doc.org_id, p_doc_id, p_doc_version, idx, coalesce(chunk->>'anchor', ''),
-                coalesce((chunk->>'start_line')::int, 1), coalesce((chunk->>'end_line')::int, 1),
-                chunk->>'content_hash');
+        ordinals := ordinals || idx;
+        fragment_ids := fragment_ids || canonical;
 
         if chunk ? 'references' then
             has_links := true;
             links := links || jsonb_build_object('fragment_id', canonical, 'references', chunk->'references');
         end if;
-
-        ordinal := idx; fragment_id := canonical; created := new_id is not null;
-        return next;
     end loop;
+
+    insert into data.fragments (
+        fragment_id, org_id, repo_id, persona_id, session_id, doc_id, doc_version, namespace, kind, owner,
+        owner_source, heading_path, symbol, text, content_hash, token_count, chunker_version, simhash, tsv,
+        created_at, updated_at, negative)
+    select n.id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id, p_doc_id, p_doc_version,
+           c->>'namespace', doc.kind, coalesce(doc.owner, 'unowned'), doc.owner_source,
+           coalesce(array(select jsonb_array_elements_text(c->'heading_path')), '{}'),
+           c->>'symbol', c->>'text', c->>'content_hash', (c->>'token_count')::int,
+           c->>'chunker_version', (c->>'simhash')::bigint,
+           api.lexical_document(c->>'lexical_heading', c->>'text'),
+           coalesce(ver.source_ts, now()), coalesce(ver.source_ts, now()), is_negative
+    from unnest(new_ids, new_positions) as n(id, pos)
+    cross join lateral (select p_chunks -> n.pos as c) x
+    order by n.id;
+
+    insert into data.embeddings (fragment_id, model_id, org_id, repo_id, persona_id, session_id, embedding)
+    select n.id, n.model_id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
+           (p_chunks -> n.pos -> 'embedding')::text::vector
+    from unnest(new_ids, new_positions, new_models) as n(id, pos, model_id)
+    union all
+    select n.id, m.model_id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
+           (p_chunks -> n.pos -> 'generations' -> (m.model_id::text))::text::vector
+    from unnest(new_ids, new_positions, new_namespaces) as n(id, pos, namespace)
+    join data.embedding_models m
+      on m.namespace = n.namespace and m.status <> 'active' and m.dropped_at is null
+     and jsonb_typeof(p_chunks -> n.pos -> 'generations') = 'object'
+     and (p_chunks -> n.pos -> 'generations') ? m.model_id::text;
+
+    insert into data.fragment_sources (fragment_id, org_id, doc_id, doc_version, ordinal, anchor, start_line,
+                                       end_line, content_hash)
+    select s.fragment_id, doc.org_id, p_doc_id, p_doc_version, s.ordinal, coalesce(c->>'anchor', ''),
+           coalesce((c->>'start_line')::int, 1), coalesce((c->>'end_line')::int, 1), c->>'content_hash'
+    from unnest(fragment_ids, ordinals) with ordinality as s(fragment_id, ordinal, n)
+    cross join lateral (select p_chunks -> (s.n::int - 1) as c) x
+    order by s.n;
+
     if has_links then
         perform data._record_links(doc, links);
     end if;
     -- Windows of this document's fragments and of those it supersedes or is superseded
     -- by (sql/functions/48_validity.sql).
     perform data._refresh_validity(doc.org_id, array[doc.doc_id]);
+    if cardinality(new_ids) > 0 then
+        perform data._analyze_new_tenant(doc.org_id);
+    end if;
+    return query select s.ordinal, s.fragment_id, s.created
+                 from unnest(ordinals, fragment_ids, created_now) with ordinality as s(ordinal, fragment_id, created, n)
+                 order by s.n;
 exception when check_violation or not_null_violation or invalid_text_representation or unique_violation then
     raise exception 'invalid chunk: %', sqlerrm using errcode = '22023';
 end
@@ -4688,6 +4746,49 @@ $$;
 ALTER FUNCTION data._adopt_login(p_login text) OWNER TO <migrator>;
 
 --
+-- Name: _analyze_new_tenant(text, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._analyze_new_tenant(p_org_id text, p_min_rows integer DEFAULT 100) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    no int := (select o.org_no from data.orgs o where o.org_id = p_org_id);
+    part regclass;
+    big boolean;
+    analyzed int := 0;
+begin
+    for part in
+        select c.oid::regclass from pg_class c
+        where c.oid in (select to_regclass(format('data.%I', t || '_' || no))
+                        from unnest(array['fragments', 'embeddings', 'bm25_postings']) as t)
+          and not exists (select 1 from pg_stats s
+                          where s.schemaname = 'data' and s.tablename = c.relname and s.attname = 'org_id')
+        order by c.oid
+    loop
+        execute format('select count(*) >= %s from (select from %s limit %s) x', p_min_rows, part, p_min_rows)
+            into big;
+        if big then
+            execute format('analyze %s', part);
+            analyzed := analyzed + 1;
+        end if;
+    end loop;
+    return analyzed;
+end
+$$;
+
+
+ALTER FUNCTION data._analyze_new_tenant(p_org_id text, p_min_rows integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _analyze_new_tenant(p_org_id text, p_min_rows integer); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._analyze_new_tenant(p_org_id text, p_min_rows integer) IS 'Analyze the partitions of a tenant that were never analyzed once they hold enough rows (the planner misjudges them until then).';
+
+
+--
 -- Name: _authority(text, bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -4755,28 +4856,58 @@ CREATE FUNCTION data._bm25_add(p_org_id text, p_fragment_id bigint, p_tsv tsvect
     LANGUAGE sql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
-    with terms as (
-        select t.lexeme as term, coalesce(array_length(t.positions, 1), 1) as tf
-        from unnest(p_tsv) as t
-    ), sized as (
-        select term, tf, (sum(tf) over ())::int as dl from terms
-    ), postings as (
-        insert into data.bm25_postings (org_id, term, fragment_id, tf, dl, repo_id, persona_id, session_id)
-        select p_org_id, term, p_fragment_id, tf, dl, p_repo_id, p_persona_id, p_session_id from sized
-        returning term, dl
-    ), df as (
-        insert into data.bm25_terms as s (org_id, term, repo_id, persona_id, session_id, df)
-        select p_org_id, term, p_repo_id, p_persona_id, p_session_id, 1 from postings order by term
-        on conflict (org_id, term, repo_id, persona_id, session_id) do update set df = s.df + 1
-    )
-    insert into data.bm25_corpus as c (org_id, repo_id, persona_id, session_id, fragment_count, total_length)
-    select p_org_id, p_repo_id, p_persona_id, p_session_id, 1, max(dl) from postings having count(*) > 0
-    on conflict (org_id, repo_id, persona_id, session_id) do update
-        set fragment_count = c.fragment_count + 1, total_length = c.total_length + excluded.total_length
+    select data._bm25_index(array[p_org_id], array[p_fragment_id], array[p_tsv],
+                            array[p_repo_id], array[p_persona_id], array[p_session_id])
 $$;
 
 
 ALTER FUNCTION data._bm25_add(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
+
+--
+-- Name: _bm25_index(text[], bigint[], tsvector[], text[], text[], text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._bm25_index(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    with terms as (
+        select f.org_id, f.fragment_id, f.repo_id, f.persona_id, f.session_id, t.lexeme as term,
+               coalesce(array_length(t.positions, 1), 1) as tf
+        from unnest(p_org_ids, p_fragment_ids, p_tsvs, p_repo_ids, p_persona_ids, p_session_ids)
+             as f(org_id, fragment_id, tsv, repo_id, persona_id, session_id),
+             unnest(f.tsv) as t
+    ), sized as materialized (
+        select terms.*, (sum(tf) over (partition by org_id, fragment_id))::int as dl from terms
+    ), postings as (
+        insert into data.bm25_postings (org_id, term, fragment_id, tf, dl, repo_id, persona_id, session_id)
+        select org_id, term, fragment_id, tf, dl, repo_id, persona_id, session_id from sized
+        order by org_id, term, fragment_id
+    ), df as (
+        insert into data.bm25_terms as s (org_id, term, repo_id, persona_id, session_id, df)
+        select org_id, term, repo_id, persona_id, session_id, count(*) from sized
+        group by org_id, term, repo_id, persona_id, session_id
+        order by org_id, term, repo_id, persona_id, session_id
+        on conflict (org_id, term, repo_id, persona_id, session_id) do update set df = s.df + excluded.df
+    )
+    insert into data.bm25_corpus as c (org_id, repo_id, persona_id, session_id, fragment_count, total_length)
+    select org_id, repo_id, persona_id, session_id, count(distinct fragment_id), sum(tf) from sized
+    group by org_id, repo_id, persona_id, session_id
+    order by org_id, repo_id, persona_id, session_id
+    on conflict (org_id, repo_id, persona_id, session_id) do update
+        set fragment_count = c.fragment_count + excluded.fragment_count,
+            total_length = c.total_length + excluded.total_length
+$$;
+
+
+ALTER FUNCTION data._bm25_index(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _bm25_index(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._bm25_index(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]) IS 'Add fragments (parallel arrays) to BM25: postings, document frequencies, corpus size.';
+
 
 --
 -- Name: _bm25_kept(text, bigint[], text[], timestamp with time zone, timestamp with time zone, boolean, timestamp with time zone); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -4816,12 +4947,39 @@ CREATE FUNCTION data._bm25_on_fragment_change() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
+declare
+    -- Leaving (o_) and entering (n_) BM25: parallel arrays, one entry per fragment.
+    o_orgs text[]; o_ids bigint[]; o_tsvs tsvector[]; o_repos text[]; o_personas text[]; o_sessions text[];
+    n_orgs text[]; n_ids bigint[]; n_tsvs tsvector[]; n_repos text[]; n_personas text[]; n_sessions text[];
 begin
-    if tg_op in ('UPDATE', 'DELETE') and old.active then
-        perform data._bm25_remove(old.org_id, old.fragment_id, old.tsv, old.repo_id, old.persona_id, old.session_id);
+    if tg_op = 'DELETE' then
+        select array_agg(o.org_id), array_agg(o.fragment_id), array_agg(o.tsv),
+               array_agg(o.repo_id), array_agg(o.persona_id), array_agg(o.session_id)
+        into o_orgs, o_ids, o_tsvs, o_repos, o_personas, o_sessions
+        from old_fragments o where o.active;
+    elsif tg_op = 'UPDATE' then
+        -- Per row: `active` changed, or the text an active fragment is indexed under did.
+        select array_agg(o.org_id), array_agg(o.fragment_id), array_agg(o.tsv),
+               array_agg(o.repo_id), array_agg(o.persona_id), array_agg(o.session_id)
+        into o_orgs, o_ids, o_tsvs, o_repos, o_personas, o_sessions
+        from old_fragments o join new_fragments n on n.fragment_id = o.fragment_id and n.org_id = o.org_id
+        where o.active and (not n.active or o.tsv is distinct from n.tsv);
+        select array_agg(n.org_id), array_agg(n.fragment_id), array_agg(n.tsv),
+               array_agg(n.repo_id), array_agg(n.persona_id), array_agg(n.session_id)
+        into n_orgs, n_ids, n_tsvs, n_repos, n_personas, n_sessions
+        from old_fragments o join new_fragments n on n.fragment_id = o.fragment_id and n.org_id = o.org_id
+        where n.active and (not o.active or o.tsv is distinct from n.tsv);
+    else
+        select array_agg(n.org_id), array_agg(n.fragment_id), array_agg(n.tsv),
+               array_agg(n.repo_id), array_agg(n.persona_id), array_agg(n.session_id)
+        into n_orgs, n_ids, n_tsvs, n_repos, n_personas, n_sessions
+        from new_fragments n where n.active;
     end if;
-    if tg_op in ('INSERT', 'UPDATE') and new.active then
-        perform data._bm25_add(new.org_id, new.fragment_id, new.tsv, new.repo_id, new.persona_id, new.session_id);
+    if o_ids is not null then
+        perform data._bm25_unindex(o_orgs, o_ids, o_tsvs, o_repos, o_personas, o_sessions);
+    end if;
+    if n_ids is not null then
+        perform data._bm25_index(n_orgs, n_ids, n_tsvs, n_repos, n_personas, n_sessions);
     end if;
     return null;
 end
@@ -4835,33 +4993,11 @@ ALTER FUNCTION data._bm25_on_fragment_change() OWNER TO <migrator>;
 --
 
 CREATE FUNCTION data._bm25_remove(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text) RETURNS void
-    LANGUAGE plpgsql
+    LANGUAGE sql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
-declare
-    removed_length int;
-begin
-    select sum(coalesce(array_length(t.positions, 1), 1)) into removed_length from unnest(p_tsv) as t;
-    if removed_length is null then
-        return;  -- no terms: never indexed, never counted
-    end if;
-    delete from data.bm25_postings p where p.org_id = p_org_id and p.fragment_id = p_fragment_id;
-    update data.bm25_terms s set df = s.df - 1
-    where s.org_id = p_org_id and s.term in (select t.lexeme from unnest(p_tsv) as t)
-      and s.repo_id is not distinct from p_repo_id and s.persona_id is not distinct from p_persona_id
-      and s.session_id is not distinct from p_session_id;
-    delete from data.bm25_terms s
-    where s.org_id = p_org_id and s.df <= 0 and s.term in (select t.lexeme from unnest(p_tsv) as t)
-      and s.repo_id is not distinct from p_repo_id and s.persona_id is not distinct from p_persona_id
-      and s.session_id is not distinct from p_session_id;
-    update data.bm25_corpus c
-    set fragment_count = c.fragment_count - 1, total_length = c.total_length - removed_length
-    where c.org_id = p_org_id and c.repo_id is not distinct from p_repo_id
-      and c.persona_id is not distinct from p_persona_id and c.session_id is not distinct from p_session_id;
-    delete from data.bm25_corpus c
-    where c.org_id = p_org_id and c.fragment_count <= 0 and c.repo_id is not distinct from p_repo_id
-      and c.persona_id is not distinct from p_persona_id and c.session_id is not distinct from p_session_id;
-end
+    select data._bm25_unindex(array[p_org_id], array[p_fragment_id], array[p_tsv],
+                              array[p_repo_id], array[p_persona_id], array[p_session_id])
 $$;
 
 
@@ -5123,6 +5259,61 @@ ALTER FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_per
 --
 
 COMMENT ON FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_prune_from bigint) IS 'Exact BM25 top k within a scope and filters, pruning common terms by MaxScore from p_prune_from postings on (docs/adr/0023).';
+
+
+--
+-- Name: _bm25_unindex(text[], bigint[], tsvector[], text[], text[], text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._bm25_unindex(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    delete from data.bm25_postings p
+    using unnest(p_org_ids, p_fragment_ids) as g(org_id, fragment_id)
+    where p.org_id = g.org_id and p.fragment_id = g.fragment_id;
+
+    update data.bm25_terms s set df = s.df - g.n
+    from (select f.org_id, t.lexeme as term, f.repo_id, f.persona_id, f.session_id, count(*) as n
+          from unnest(p_org_ids, p_tsvs, p_repo_ids, p_persona_ids, p_session_ids)
+               as f(org_id, tsv, repo_id, persona_id, session_id),
+               unnest(f.tsv) as t
+          group by 1, 2, 3, 4, 5) g
+    where s.org_id = g.org_id and s.term = g.term and s.repo_id is not distinct from g.repo_id
+      and s.persona_id is not distinct from g.persona_id and s.session_id is not distinct from g.session_id;
+
+    delete from data.bm25_terms s
+    using (select distinct f.org_id, t.lexeme as term, f.repo_id, f.persona_id, f.session_id
+           from unnest(p_org_ids, p_tsvs, p_repo_ids, p_persona_ids, p_session_ids)
+                as f(org_id, tsv, repo_id, persona_id, session_id),
+                unnest(f.tsv) as t) g
+    where s.df <= 0 and s.org_id = g.org_id and s.term = g.term and s.repo_id is not distinct from g.repo_id
+      and s.persona_id is not distinct from g.persona_id and s.session_id is not distinct from g.session_id;
+
+    update data.bm25_corpus c set fragment_count = c.fragment_count - g.n, total_length = c.total_length - g.len
+    from (select f.org_id, f.repo_id, f.persona_id, f.session_id,
+                 count(distinct f.fragment_id) as n, sum(coalesce(array_length(t.positions, 1), 1)) as len
+          from unnest(p_org_ids, p_fragment_ids, p_tsvs, p_repo_ids, p_persona_ids, p_session_ids)
+               as f(org_id, fragment_id, tsv, repo_id, persona_id, session_id),
+               unnest(f.tsv) as t
+          group by 1, 2, 3, 4) g
+    where c.org_id = g.org_id and c.repo_id is not distinct from g.repo_id
+      and c.persona_id is not distinct from g.persona_id and c.session_id is not distinct from g.session_id;
+
+    delete from data.bm25_corpus c
+    using unnest(p_org_ids, p_repo_ids, p_persona_ids, p_session_ids) as g(org_id, repo_id, persona_id, session_id)
+    where c.fragment_count <= 0 and c.org_id = g.org_id and c.repo_id is not distinct from g.repo_id
+      and c.persona_id is not distinct from g.persona_id and c.session_id is not distinct from g.session_id;
+$$;
+
+
+ALTER FUNCTION data._bm25_unindex(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _bm25_unindex(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._bm25_unindex(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]) IS 'Remove fragments (parallel arrays) from BM25: the exact inverse of data._bm25_index.';
 
 
 --
@@ -6449,35 +6640,48 @@ CREATE FUNCTION data._resolve_links(p_link_ids bigint[]) RETURNS integer
     LANGUAGE sql
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-    with resolved as (
-        select l.link_id, best.doc_id, best.fragment_id, best.repo_id, best.persona_id, best.session_id
+    with links as materialized (
+        select l.link_id, l.org_id, l.fragment_id, l.repo_id, l.persona_id, l.session_id, l.target_key,
+               l.target_name, l.target_anchor, l.target_repo
         from data.fragment_links l
-        left join lateral (
-            select d.doc_id, f.fragment_id, f.repo_id, f.persona_id, f.session_id
-            from data.documents d
-            cross join lateral (
-                select f.fragment_id, f.repo_id, f.persona_id, f.session_id
-                from data.fragment_sources s
-                join data.fragments f on f.fragment_id = s.fragment_id and f.org_id = s.org_id
-                where s.doc_id = d.doc_id and s.doc_version = d.current_version and s.retired_at is null
-                  and f.active and f.fragment_id <> l.fragment_id
-                  and (l.target_name is null or f.symbol = l.target_name
-                       or starts_with(f.symbol, l.target_name || '.'))
-                order by (l.target_anchor is not null and s.anchor = l.target_anchor) desc,
-                         f.symbol is not distinct from l.target_name desc, s.ordinal
-                limit 1
-            ) f
-            where d.org_id = l.org_id and d.deleted_at is null and d.link_keys @> array[l.target_key]
-              and (l.target_repo is null or d.repo_id = l.target_repo)
-            order by (d.repo_id is not distinct from l.repo_id and d.persona_id is not distinct from l.persona_id
-                      and d.session_id is not distinct from l.session_id) desc,
-                     ((d.repo_id is null or d.repo_id = l.repo_id) and (d.persona_id is null or d.persona_id = l.persona_id)
-                      and (d.session_id is null or d.session_id = l.session_id)) desc,
-                     (d.repo_id is not null)::int + (d.persona_id is not null)::int + (d.session_id is not null)::int,
-                     length(d.path), d.doc_id
-            limit 1
-        ) best on true
         where l.link_id = any (p_link_ids)
+    ), keyed as materialized (
+        -- The live documents holding any of these keys, once per key they hold: one
+        -- pass over documents however many links name the same one.
+        select distinct d.doc_id, d.org_id, d.repo_id, d.persona_id, d.session_id, d.path, d.current_version, k.key
+        from data.documents d
+        cross join lateral unnest(d.link_keys) as k(key)
+        where d.org_id = any (array(select distinct l.org_id from links l))
+          and d.link_keys && array(select distinct l.target_key from links l)
+          and d.deleted_at is null
+          and k.key in (select l.target_key from links l)
+    ), live as materialized (
+        -- Their current versions' live fragments, each read once.
+        select s.doc_id, s.ordinal, s.anchor, f.fragment_id, f.symbol, f.repo_id, f.persona_id, f.session_id
+        from (select distinct k.doc_id, k.current_version from keyed k) k
+        join data.fragment_sources s on s.doc_id = k.doc_id and s.doc_version = k.current_version and s.retired_at is null
+        join data.fragments f on f.fragment_id = s.fragment_id and f.org_id = s.org_id and f.active
+    ), ranked as (
+        select distinct on (l.link_id) l.link_id, d.doc_id, f.fragment_id, f.repo_id, f.persona_id, f.session_id
+        from links l
+        join keyed d on d.org_id = l.org_id and d.key = l.target_key
+                    and (l.target_repo is null or d.repo_id = l.target_repo)
+        join live f on f.doc_id = d.doc_id and f.fragment_id <> l.fragment_id
+                   and (l.target_name is null or f.symbol = l.target_name
+                        or starts_with(f.symbol, l.target_name || '.'))
+        order by l.link_id,
+                 (d.repo_id is not distinct from l.repo_id and d.persona_id is not distinct from l.persona_id
+                  and d.session_id is not distinct from l.session_id) desc,
+                 ((d.repo_id is null or d.repo_id = l.repo_id) and (d.persona_id is null or d.persona_id = l.persona_id)
+                  and (d.session_id is null or d.session_id = l.session_id)) desc,
+                 (d.repo_id is not null)::int + (d.persona_id is not null)::int + (d.session_id is not null)::int,
+                 length(d.path), d.doc_id,
+                 (l.target_anchor is not null and f.anchor = l.target_anchor) desc,
+                 f.symbol is not distinct from l.target_name desc, f.ordinal
+    ), resolved as (
+        select l.link_id, r.doc_id, r.fragment_id, r.repo_id, r.persona_id, r.session_id
+        from links l
+        left join ranked r on r.link_id = l.link_id
     ), updated as (
         update data.fragment_links l
         set target_doc_id = r.doc_id, target_fragment_id = r.fragment_id, target_repo_id = r.repo_id,
@@ -10248,21 +10452,21 @@ CREATE TRIGGER fragment_sources_deleted AFTER DELETE ON data.fragment_sources RE
 -- Name: fragments fragments_bm25_delete; Type: TRIGGER; Schema: data; Owner: <migrator>
 --
 
-CREATE TRIGGER fragments_bm25_delete AFTER DELETE ON data.fragments FOR EACH ROW WHEN (old.active) EXECUTE FUNCTION data._bm25_on_fragment_change();
+CREATE TRIGGER fragments_bm25_delete AFTER DELETE ON data.fragments REFERENCING OLD TABLE AS old_fragments FOR EACH STATEMENT EXECUTE FUNCTION data._bm25_on_fragment_change();
 
 
 --
 -- Name: fragments fragments_bm25_insert; Type: TRIGGER; Schema: data; Owner: <migrator>
 --
 
-CREATE TRIGGER fragments_bm25_insert AFTER INSERT ON data.fragments FOR EACH ROW WHEN (new.active) EXECUTE FUNCTION data._bm25_on_fragment_change();
+CREATE TRIGGER fragments_bm25_insert AFTER INSERT ON data.fragments REFERENCING NEW TABLE AS new_fragments FOR EACH STATEMENT EXECUTE FUNCTION data._bm25_on_fragment_change();
 
 
 --
 -- Name: fragments fragments_bm25_update; Type: TRIGGER; Schema: data; Owner: <migrator>
 --
 
-CREATE TRIGGER fragments_bm25_update AFTER UPDATE OF active, tsv ON data.fragments FOR EACH ROW WHEN (((old.active IS DISTINCT FROM new.active) OR (new.active AND (old.tsv IS DISTINCT FROM new.tsv)))) EXECUTE FUNCTION data._bm25_on_fragment_change();
+CREATE TRIGGER fragments_bm25_update AFTER UPDATE ON data.fragments REFERENCING OLD TABLE AS old_fragments NEW TABLE AS new_fragments FOR EACH STATEMENT EXECUTE FUNCTION data._bm25_on_fragment_change();
 
 
 --
@@ -12106,6 +12310,13 @@ REVOKE ALL ON FUNCTION data._adopt_login(p_login text) FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION _analyze_new_tenant(p_org_id text, p_min_rows integer); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._analyze_new_tenant(p_org_id text, p_min_rows integer) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _authority(p_org_id text, p_fragment_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -12126,6 +12337,13 @@ REVOKE ALL ON FUNCTION data._bind(p_org_id text, p_principal_id text) FROM PUBLI
 --
 
 REVOKE ALL ON FUNCTION data._bm25_add(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _bm25_index(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._bm25_index(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]) FROM PUBLIC;
 
 
 --
@@ -12167,6 +12385,13 @@ GRANT ALL ON FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id t
 REVOKE ALL ON FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_prune_from bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_prune_from bigint) TO contexts_service;
 GRANT ALL ON FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_prune_from bigint) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _bm25_unindex(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._bm25_unindex(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]) FROM PUBLIC;
 
 
 --
