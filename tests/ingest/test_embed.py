@@ -21,7 +21,9 @@ def test_short_text_is_one_window(models):
     embedder = models["prose"]
     text = "Certificates renew automatically thirty days before expiry."
     direct = embedder.model.encode([text], normalize_embeddings=True)[0]
-    assert np.dot(embedder.embed([text])[0], direct) > 0.999
+    # In bfloat16 (CPUs where oneDNN runs it) two encodings of one text agree to about
+    # 0.998, as bfloat16 does with float32; a wrong window would be far below either.
+    assert np.dot(embedder.embed([text])[0], direct) > (0.997 if embedder.dtype == "bfloat16" else 0.999)
 
 
 def test_tail_of_a_long_text_still_counts(models):
