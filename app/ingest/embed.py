@@ -58,17 +58,35 @@ def declared_dims(path: str) -> int | None:
         return None
 
 
+def cpu_flags() -> set[str] | None:
+    """The CPU's feature flags (Linux's /proc/cpuinfo); None where the system has none."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return set(line.partition(":")[2].split())
+    return None
+
+
 @cache
 def resolve_dtype(requested: str) -> str:
-    """The dtype `auto` means on this CPU: bfloat16 only where oneDNN computes it natively
-    (AVX512-BF16 or AMX). Elsewhere torch emulates it, and MiniLM then embedded 6x slower
-    than in float32 (AVX2-only EPYC), so `auto` is float32 there."""
+    """The dtype `auto` means on this CPU: bfloat16 only where the CPU computes it natively
+    (AVX512-BF16 or AMX). Elsewhere it is emulated, and MiniLM then embedded 6x slower
+    than in float32 on an AVX2-only EPYC and 3x slower on an AVX-512 Xeon without
+    AVX512-BF16, where oneDNN still reports bfloat16 support: so `auto` also reads the
+    CPU's flags where the system lists them."""
     if requested != "auto":
         return requested
     import torch
 
-    native = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
-    return "bfloat16" if native is not None and bool(native()) else "float32"
+    supported = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
+    native = supported is not None and bool(supported())
+    flags = cpu_flags()
+    if flags is not None:
+        native = native and bool(flags & {"avx512_bf16", "amx_bf16"})
+    return "bfloat16" if native else "float32"
 
 
 @cache

@@ -71,11 +71,25 @@ def test_a_query_never_waits_behind_an_ingestion(models):
         writer.join(60)
 
 
-@pytest.mark.parametrize("native, expected", [(True, "bfloat16"), (False, "float32")])
-def test_auto_dtype_is_bfloat16_only_where_the_cpu_computes_it(monkeypatch, native, expected):
+@pytest.mark.parametrize(
+    "native, flags, expected",
+    [
+        (True, None, "bfloat16"),
+        (False, None, "float32"),
+        (True, {"avx512f", "avx512bw", "avx512_bf16"}, "bfloat16"),
+        (True, {"avx2", "amx_tile", "amx_bf16"}, "bfloat16"),
+        # oneDNN reports bfloat16 on AVX-512 without AVX512-BF16, and emulates it 3x slower.
+        (True, {"avx512f", "avx512bw", "avx512vl", "avx512_vnni"}, "float32"),
+        (False, {"avx512_bf16"}, "float32"),
+    ],
+)
+def test_auto_dtype_is_bfloat16_only_where_the_cpu_computes_it(monkeypatch, native, flags, expected):
     import torch
 
+    from app.ingest import embed
+
     monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: native)
+    monkeypatch.setattr(embed, "cpu_flags", lambda: flags)
     resolve_dtype.cache_clear()
     try:
         assert resolve_dtype("auto") == expected
