@@ -4849,21 +4849,6 @@ $$;
 ALTER FUNCTION data._bind(p_org_id text, p_principal_id text) OWNER TO <migrator>;
 
 --
--- Name: _bm25_add(text, bigint, tsvector, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
---
-
-CREATE FUNCTION data._bm25_add(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text) RETURNS void
-    LANGUAGE sql
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS $$
-    select data._bm25_index(array[p_org_id], array[p_fragment_id], array[p_tsv],
-                            array[p_repo_id], array[p_persona_id], array[p_session_id])
-$$;
-
-
-ALTER FUNCTION data._bm25_add(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
-
---
 -- Name: _bm25_index(text[], bigint[], tsvector[], text[], text[], text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -4989,21 +4974,6 @@ $$;
 ALTER FUNCTION data._bm25_on_fragment_change() OWNER TO <migrator>;
 
 --
--- Name: _bm25_remove(text, bigint, tsvector, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
---
-
-CREATE FUNCTION data._bm25_remove(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text) RETURNS void
-    LANGUAGE sql
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS $$
-    select data._bm25_unindex(array[p_org_id], array[p_fragment_id], array[p_tsv],
-                              array[p_repo_id], array[p_persona_id], array[p_session_id])
-$$;
-
-
-ALTER FUNCTION data._bm25_remove(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
-
---
 -- Name: _bm25_scores(text, text, text, text, text, bigint[], double precision, double precision); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -5035,12 +5005,25 @@ CREATE FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id text, p
            sum(w.idf * (p.tf::float8 * (p_k1 + 1.0))
                / (p.tf::float8 + p_k1 * (1.0 - p_b + p_b * p.dl::float8 / corpus.avgdl)))
     from weighted w
-    join data.bm25_postings p on p.org_id = p_org_id and p.term = w.term
     cross join corpus
-    -- Postings exist only for active fragments (the trigger keeps it so), and carry
-    -- their scope labels: no heap access to data.fragments at all.
-    where data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
-      and (p_fragment_ids is null or p.fragment_id = any (p_fragment_ids))
+    -- One index scan per term. Given ids, `fragment_id = any (ids)` is an index
+    -- condition in the second branch, so a common term's list is never read whole: a
+    -- join of the terms with the postings (or an `ids is null or ...` test) let the
+    -- cached plan read it (100 ids at 100k fragments: 224 ms instead of a few). Postings
+    -- exist only for active fragments (the trigger keeps it so) and carry their scope
+    -- labels: no heap access to data.fragments at all.
+    cross join lateral (
+        select p.fragment_id, p.tf, p.dl
+        from data.bm25_postings p
+        where p_fragment_ids is null and p.org_id = p_org_id and p.term = w.term
+          and data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
+        union all
+        select p.fragment_id, p.tf, p.dl
+        from data.bm25_postings p
+        where p_fragment_ids is not null and p.org_id = p_org_id and p.term = w.term
+          and p.fragment_id = any (p_fragment_ids)
+          and data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
+        offset 0) p
     group by p.fragment_id
 $$;
 
@@ -12333,13 +12316,6 @@ REVOKE ALL ON FUNCTION data._bind(p_org_id text, p_principal_id text) FROM PUBLI
 
 
 --
--- Name: FUNCTION _bm25_add(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: data; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION data._bm25_add(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
-
-
---
 -- Name: FUNCTION _bm25_index(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -12360,13 +12336,6 @@ GRANT ALL ON FUNCTION data._bm25_kept(p_org_id text, p_fragment_ids bigint[], p_
 --
 
 REVOKE ALL ON FUNCTION data._bm25_on_fragment_change() FROM PUBLIC;
-
-
---
--- Name: FUNCTION _bm25_remove(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: data; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION data._bm25_remove(p_org_id text, p_fragment_id bigint, p_tsv tsvector, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
 
 
 --
