@@ -40,7 +40,7 @@ from app.models import RankingProfileSet
 from app.retrieve.blend import blend
 from app.retrieve.candidates import fetch_candidates
 from app.retrieve.fusion import fusion_spec
-from app.retrieve.models import DEFAULT_BUDGET_TOKENS, DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, RetrieveRequest
+from app.retrieve.models import DEFAULT_BUDGET_TOKENS, DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, RetrieveRequest, check_text
 from app.retrieve.service import Retriever
 from app.scope import Scope
 from app.settings import Settings
@@ -128,9 +128,16 @@ def sample_queries(conn: psycopg.Connection, n: int, seed: int) -> list[str]:
     queries: list[str] = []
     for symbol, headings, text in rows:
         if symbol and len(queries) % 2 == 0:
-            queries.append(symbol.split(".")[-1])
+            query = symbol.split(".")[-1]
         elif len(text.split()) >= 3:
-            queries.append(" ".join([*headings[-1:], *text.split()[:6]]))
+            query = " ".join([*headings[-1:], *text.split()[:6]])
+        else:
+            continue
+        try:
+            check_text("query", query)  # what the API would refuse (a symbol "_") is no query
+        except ValueError:
+            continue
+        queries.append(query)
         if len(queries) >= n:
             break
     return queries

@@ -82,3 +82,32 @@ def test_bench_runs_every_step(db_url, tmp_path):
         rows = conn.execute(bench_reference.reference_sql([]), {"query": query, "org": "bench", "k": 100}).fetchall()
         assert fragment_id in [r[0] for r in rows[:3]]
         conn.rollback()
+
+
+def test_sampled_queries_are_ones_the_api_accepts(conn):
+    """A symbol named `_` or a line of punctuation is no query: the API refuses it (400),
+    and the load bench counted that refusal as an error of the service."""
+    from app.retrieve.models import check_text
+
+    conn.execute("select api.create_org(%s)", (bench.ORG,))
+    conn.execute("insert into data.repos (org_id, repo_id) values (%s, %s)", (bench.ORG, bench.CORPUS_REPO))
+    rows = [
+        ("mod._", "def _(x):\n    return x"),
+        (None, "--- *** --- === +++"),
+        ("mod.parse", "def parse(text):\n    return text.split()"),
+        (None, "Rotate the journal nightly at two."),
+        ("mod.__", "__ = 1"),
+    ]
+    for symbol, text in rows:
+        conn.execute(
+            "insert into data.fragments (fragment_id, org_id, repo_id, namespace, kind, owner, heading_path, symbol,"
+            " text, content_hash, token_count, chunker_version, simhash, tsv)"
+            " values (nextval('data.fragment_id_seq'), %s, %s, 'code', 'code', 'bench', '{}', %s, %s, md5(%s), 5,"
+            " 'test', 0, api.lexical_document('', %s))",
+            (bench.ORG, bench.CORPUS_REPO, symbol, text, text, text),
+        )
+    for seed in range(8):
+        queries = bench.sample_queries(conn, 10, seed)
+        assert queries and "_" not in queries and "__" not in queries
+        for query in queries:
+            check_text("query", query)
