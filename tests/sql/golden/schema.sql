@@ -5116,12 +5116,17 @@ begin
         end if;
         seed_ids := seed_ids[1:greatest(2 * p_k, 50)];
         if cardinality(seed_ids) >= p_k then
+            -- One index probe per term for the seeds' postings (`fragment_id = any` as an
+            -- index condition): joined instead, the plan read every posting of the seeds,
+            -- all their terms (10,000 rows for 200 seeds at 100k fragments, 36 ms).
             select s.score into theta
             from (select sum(w.idf * (p.tf::float8 * (p_k1 + 1.0))
                              / (p.tf::float8 + p_k1 * (1.0 - p_b + p_b * p.dl::float8 / avgdl))) as score
                   from unnest(terms, idfs) as w(term, idf)
-                  join data.bm25_postings p on p.org_id = p_org_id and p.term = w.term
-                  where p.fragment_id = any (seed_ids)
+                  cross join lateral (select p.fragment_id, p.tf, p.dl from data.bm25_postings p
+                                      where p.org_id = p_org_id and p.term = w.term
+                                        and p.fragment_id = any (seed_ids)
+                                      offset 0) p
                   group by p.fragment_id) s
             order by s.score desc
             offset p_k - 1 limit 1;
