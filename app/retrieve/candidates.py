@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 
+import msgspec
 import psycopg
-from psycopg.rows import class_row
 
+from app.db.rows import dataclass_row
 from app.scope import Scope
 
 
@@ -51,8 +51,6 @@ class Candidate:
     persona_similarity: float | None = None
     """Cosine to the centroid of the request's persona's own fragments, floored at 0
     (null when the profile gives the persona term no weight)."""
-    profile: dict | None = None
-    """The ranking profile in effect (data._ranking_profile), on the first row only."""
     authority: float | None = None
     """Citation authority in [0, 1] (data.fragment_authority; 0: nothing cites it; None
     counts as 0)."""
@@ -61,15 +59,20 @@ class Candidate:
     valid_from: datetime | None = None
     valid_until: datetime | None = None
     """The fragment's validity window (sql/functions/48_validity.sql; null: unbounded)."""
-    linked_from: int | None = None
-    link_type: str | None = None
-    """A fragment composed by following a link (`expand_links`): the included fragment
-    citing it, and how (api.linked_fragments)."""
+    profile: dict | None = None
+    """The ranking profile in effect (data._ranking_profile), on the first row only."""
+    # The fields so far are the columns of api.retrieve_candidates, and with the next two
+    # those of api.context_candidates, in their order: rows are built by position
+    # (app.db.rows; tests/retrieve/test_rows.py).
     context: str | None = None
     """The Context version (`ctx_<id>@<version>`) that brought this fragment, when the
     request named Contexts (api.context_candidates)."""
     context_ordinal: int | None = None
     """Its place in that version (1: first)."""
+    linked_from: int | None = None
+    link_type: str | None = None
+    """A fragment composed by following a link (`expand_links`): the included fragment
+    citing it, and how (api.linked_fragments)."""
     rule: int | None = None
     rule_name: str | None = None
     """The workflow rule whose Context brought it (a request `touching` files matched it)."""
@@ -127,6 +130,11 @@ def admitted(filters: Filters, c: Candidate, now: datetime) -> bool:
     return True
 
 
+def _json(value: object) -> str:
+    # msgspec: the query vectors (384 floats a model) encode several times faster than with json.
+    return msgspec.json.encode(value).decode()
+
+
 def tagged(query_embeddings: dict[str, list[float]], models: dict[str, str] | None) -> dict:
     """The query vectors as SQL takes them: with `models`, the model each namespace's
     vector came from under "_models", which SQL checks against the generation it
@@ -150,10 +158,10 @@ def context_candidates(
 ) -> list[Candidate]:
     """The members of the named Context versions, scored against `query` from the
     bundles alone (api.context_candidates); bundle order without a query."""
-    with conn.cursor(row_factory=class_row(Candidate)) as cur:
+    with conn.cursor(row_factory=dataclass_row(Candidate)) as cur:
         cur.execute(
             "select * from api.context_candidates(%s, %s, %s, %s::jsonb, %s::jsonb, %s, %s)",
-            (org_id, refs, query, json.dumps(tagged(query_embeddings, models)), json.dumps(fusion), rrf_k,
+            (org_id, refs, query, _json(tagged(query_embeddings, models)), _json(fusion), rrf_k,
              include_retired),
         )  # fmt: skip
         return cur.fetchall()
@@ -170,7 +178,7 @@ class RuleMatch:
 
 
 def rule_matches(conn: psycopg.Connection, scope: Scope, touching: list[str]) -> list[RuleMatch]:
-    with conn.cursor(row_factory=class_row(RuleMatch)) as cur:
+    with conn.cursor(row_factory=dataclass_row(RuleMatch)) as cur:
         cur.execute("select * from api.rule_matches(%s, %s, %s)", (scope.org_id, scope.repo_id, touching))
         return cur.fetchall()
 
@@ -190,21 +198,21 @@ def fetch_candidates(
     """`fusion` is the p_fusion object of api.retrieve_candidates (method and weights);
     `models`, the model each namespace's query vector came from ({"prose": name}), which
     SQL checks against the generation it searches (data._query_vectors)."""
-    with conn.cursor(row_factory=class_row(Candidate)) as cur:
+    with conn.cursor(row_factory=dataclass_row(Candidate)) as cur:
         cur.execute(
             "select * from api.retrieve_candidates(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s,"
             " %s, %s)",
             (
                 scope.org_id,
                 query,
-                json.dumps(tagged(query_embeddings, models)),
+                _json(tagged(query_embeddings, models)),
                 scope.repo_id,
                 scope.persona_id,
                 scope.session_id,
                 k_lexical,
                 k_dense,
                 rrf_k,
-                json.dumps(fusion),
+                _json(fusion),
                 filters.path_prefix,
                 filters.kinds,
                 filters.updated_since,
@@ -223,7 +231,7 @@ def linked_fragments(
     """The fragments those cite, one hop, in the scope and current (api.linked_fragments)."""
     if not fragment_ids:
         return []
-    with conn.cursor(row_factory=class_row(Candidate)) as cur:
+    with conn.cursor(row_factory=dataclass_row(Candidate)) as cur:
         cur.execute(
             "select * from api.linked_fragments(%s, %s, %s, %s, %s, %s, %s)",
             (

@@ -43,6 +43,15 @@ class QueryEmbedder:
         self.batches = 0
         """Embedding calls made (a test and the bench read it)."""
 
+    def recent(self, query: str) -> QueryVectors | None:
+        """The query's vectors if they are among the recent ones (never waits on a model
+        call: the lock is only ever held for bookkeeping)."""
+        with self._changed:
+            cached = self._recent.get(query)
+            if cached is not None:
+                self._recent.move_to_end(query)
+            return cached
+
     def vectors(self, query: str) -> QueryVectors:
         with self._changed:
             cached = self._recent.get(query)

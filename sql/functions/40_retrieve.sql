@@ -298,6 +298,17 @@ begin
                 where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (lexical_ids);
             end if;
         end loop;
+        -- Only the first p_k_dense hits of all namespaces together are candidates (the
+        -- `dense` list below keeps them in this order): with two namespaces about half of
+        -- the hits are not, and their rows, sources, BM25 and authority need not be read.
+        select coalesce(array_agg(d.id order by d.rank, d.similarity desc, d.id), '{}'),
+               coalesce(array_agg(d.similarity order by d.rank, d.similarity desc, d.id), '{}'),
+               coalesce(array_agg(d.rank order by d.rank, d.similarity desc, d.id), '{}')
+          into dense_ids, dense_sims, dense_ranks
+        from (select u.id, u.similarity, u.rank
+              from unnest(dense_ids, dense_sims, dense_ranks) as u(id, similarity, rank)
+              order by u.rank, u.similarity desc, u.id
+              limit p_k_dense) d;
     end if;
 
     -- Pins the request sees: the pin's scope and its fragment's both within the requested

@@ -193,3 +193,43 @@ def test_org_settings_change_the_thresholds_and_need_an_org_write_grant(conn, in
     as_principal("acme", "writer")
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         conn.execute("select * from api.owner_settings_set('acme', 'Eve')")
+
+
+def test_returns_are_the_included_entries_of_any_shape_of_trace(conn, ingest):
+    """The trace trigger records each fragment an answer included, once, and skips an
+    entry of any other shape rather than failing the retrieval's trace."""
+    ingest("acme", {"a.md": "# A\n\nSomething to own.\n"}, repo="core")
+    entries = [
+        {"fragment_id": 7, "included": True},
+        {"fragment_id": 7, "included": True},  # twice: one row
+        {"fragment_id": 8, "included": False},
+        {"fragment_id": 9},
+        {"fragment_id": 10, "included": "true"},
+        {"fragment_id": "11", "included": True},
+        {"fragment_id": -12, "included": True},
+        {"fragment_id": 1.5, "included": True},
+        {"fragment_id": 10**19, "included": True},
+        {"included": True},
+        ["fragment_id", 13],
+        14,
+        None,
+        {"fragment_id": 15, "included": True, "extra": {"fragment_id": 16, "included": True}},
+    ]
+
+    def returned(candidates: object) -> list[int]:
+        trace_id = conn.execute(
+            "insert into data.retrieval_traces (org_id, principal_id, query, request, pipeline, candidates)"
+            " values ('acme', 'admin', 'q', '{}', '{}', %s) returning trace_id",
+            (psycopg.types.json.Jsonb(candidates),),
+        ).fetchone()[0]
+        return [
+            r[0]
+            for r in conn.execute(
+                "select fragment_id from data.fragment_returns where trace_id = %s order by 1", (trace_id,)
+            )
+        ]
+
+    assert returned(entries) == [7, 15]
+    assert returned({"fragment_id": 7, "included": True}) == []
+    assert returned([]) == []
+    assert returned("text") == []

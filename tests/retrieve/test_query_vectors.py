@@ -111,3 +111,25 @@ def test_a_failed_call_fails_its_waiters_and_the_next_call_works(models, held_qu
     model.encode = held
     assert set(embedder.vectors(QUERIES[0])) == {"prose", "code"}
     assert not embedder._running and not embedder._waiting and not embedder._in_flight
+
+
+def test_recent_vectors_are_answered_without_waiting_for_a_model_call(models, held_query_model):
+    """What the event loop asks before it hops to a thread: a query embedded a moment ago
+    is answered at once even while another query holds the model; an unknown one is not."""
+    entered, release, calls = held_query_model
+    embedder = QueryEmbedder(models, cache_size=4)
+    release.set()  # the fixture holds the first call: let this one pass
+    known = embedder.vectors("rotate the journal")
+    release.clear()
+    calls.clear()  # the next call is the first again: held
+    entered.clear()
+    run = run_concurrently(embedder, ["a query the model is busy with"], entered)
+    started = time.monotonic()
+    assert embedder.recent("rotate the journal") is known
+    assert embedder.recent("never asked") is None
+    assert time.monotonic() - started < 5
+    assert not run["results"], "the held call is still running"
+    release.set()
+    for thread in run["threads"]:
+        thread.join(60)
+    assert embedder.recent("a query the model is busy with") is run["results"]["a query the model is busy with"]
