@@ -76,14 +76,9 @@ async def _retrieve_with(
         # The key before the model's CPU. With a replica too, the trace's transaction on
         # the primary checks the key again, so one revoked there never gets an answer
         # even while a lagging replica still holds it.
-        # Each step hops to a thread only when it has work to do there: a key checked a
-        # moment ago and a query embedded a moment ago are answered on the event loop.
-        if token not in services.recent_keys:
-            await services.read(services.precheck, token)
+        await services.precheck(token)
         with retriever.stage("embed"):
-            vectors = retriever.query_embedder.recent(data.query)
-            if vectors is None:
-                vectors = await services.query_vectors(data.query, retriever)
+            vectors = await services.query_vectors(data.query, retriever)
     response = await services.read(run, vectors)
     note(trace_id=response.trace_id, fragments=len(response.fragments))
     return response

@@ -149,8 +149,13 @@ class Services:
         return await self._run(self.write_executor, fn, *args)
 
     async def query_vectors(self, query: str, retriever: Retriever | None = None) -> QueryVectors:
-        """The query's vectors, computed with those of the other requests waiting."""
-        return await self._run(self.embed_executor, (retriever or self.retriever).query_embeddings, query)
+        """The query's vectors, computed with those of the other requests waiting; a
+        query embedded a moment ago is answered on the event loop, without a thread hop."""
+        retriever = retriever or self.retriever
+        recent = retriever.query_embedder.recent(query)
+        if recent is not None:
+            return recent
+        return await self._run(self.embed_executor, retriever.query_embeddings, query)
 
     # -- model generations (docs/adr/0021) -------------------------------------------
 
@@ -253,11 +258,12 @@ class Services:
         self.recent_keys.add(token)
         return org_id, principal_id
 
-    def precheck(self, token: str) -> None:
+    async def precheck(self, token: str) -> None:
         """401 for a key that is not valid, before CPU is spent on its request (a query
-        embedding); a key valid a moment ago passes without a transaction."""
+        embedding); a key valid a moment ago passes on the event loop, without a thread
+        hop or a transaction."""
         if token not in self.recent_keys:
-            self.authenticate(token)
+            await self.read(self.authenticate, token)
 
     @contextmanager
     def acting_for(self, token: str, write: bool = False) -> Iterator[psycopg.Connection]:

@@ -1,9 +1,10 @@
-"""Small helpers for statements that always return exactly one row."""
+"""Small helpers for statements: one row, one value, a JSON parameter."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import psycopg
 
 
@@ -18,3 +19,10 @@ def one(conn: psycopg.Connection, query: str, params: Any = None) -> tuple[Any, 
 
 def scalar(conn: psycopg.Connection, query: str, params: Any = None) -> Any:
     return one(conn, query, params)[0]
+
+
+def json_text(value: object) -> str:
+    """A JSON parameter as text (values JSON lacks, such as datetimes, as str). msgspec
+    encodes a query vector or a trace of a few hundred candidates several times faster
+    than json.dumps: on a busy service that encoding was a visible share of a read."""
+    return msgspec.json.encode(value, enc_hook=str).decode()

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-import msgspec
 import psycopg
 
 from app.db.rows import dataclass_row
+from app.db.sql import json_text
 from app.scope import Scope
 
 
@@ -130,11 +130,6 @@ def admitted(filters: Filters, c: Candidate, now: datetime) -> bool:
     return True
 
 
-def _json(value: object) -> str:
-    # msgspec: the query vectors (384 floats a model) encode several times faster than with json.
-    return msgspec.json.encode(value).decode()
-
-
 def tagged(query_embeddings: dict[str, list[float]], models: dict[str, str] | None) -> dict:
     """The query vectors as SQL takes them: with `models`, the model each namespace's
     vector came from under "_models", which SQL checks against the generation it
@@ -161,7 +156,7 @@ def context_candidates(
     with conn.cursor(row_factory=dataclass_row(Candidate)) as cur:
         cur.execute(
             "select * from api.context_candidates(%s, %s, %s, %s::jsonb, %s::jsonb, %s, %s)",
-            (org_id, refs, query, _json(tagged(query_embeddings, models)), _json(fusion), rrf_k,
+            (org_id, refs, query, json_text(tagged(query_embeddings, models)), json_text(fusion), rrf_k,
              include_retired),
         )  # fmt: skip
         return cur.fetchall()
@@ -205,14 +200,14 @@ def fetch_candidates(
             (
                 scope.org_id,
                 query,
-                _json(tagged(query_embeddings, models)),
+                json_text(tagged(query_embeddings, models)),
                 scope.repo_id,
                 scope.persona_id,
                 scope.session_id,
                 k_lexical,
                 k_dense,
                 rrf_k,
-                _json(fusion),
+                json_text(fusion),
                 filters.path_prefix,
                 filters.kinds,
                 filters.updated_since,

@@ -47,16 +47,19 @@ class QueryEmbedder:
         """The query's vectors if they are among the recent ones (never waits on a model
         call: the lock is only ever held for bookkeeping)."""
         with self._changed:
-            cached = self._recent.get(query)
-            if cached is not None:
-                self._recent.move_to_end(query)
-            return cached
+            return self._cached(query)
+
+    def _cached(self, query: str) -> QueryVectors | None:
+        """`recent`, the lock held."""
+        cached = self._recent.get(query)
+        if cached is not None:
+            self._recent.move_to_end(query)
+        return cached
 
     def vectors(self, query: str) -> QueryVectors:
         with self._changed:
-            cached = self._recent.get(query)
+            cached = self._cached(query)
             if cached is not None:
-                self._recent.move_to_end(query)
                 return cached
             pending = self._waiting.get(query) or self._in_flight.get(query)
             if pending is None:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import msgspec
 import psycopg
 
-from app.db.sql import scalar
+from app.db.sql import json_text, scalar
 from app.retrieve.candidates import Candidate
 from app.retrieve.compose import Composition
 
@@ -82,18 +81,16 @@ def record_trace(
     with the query vectors the retrieval searched with ({namespace: vector}; the
     database keeps one per distinct model), so SQL can run the query again
     (api.retrieve)."""
-    # msgspec encodes a trace of a few hundred candidates several times faster than
-    # json.dumps: on a busy service that encoding was a large share of a read's CPU.
     row = conn.execute(
         "select api.record_trace(%s, %s, %s, %s, %s, %s, %s)",
         (
             org_id,
             query,
-            _json(request),
-            _json(pipeline),
-            _json(entries),
+            json_text(request),
+            json_text(pipeline),
+            json_text(entries),
             duration_ms,
-            _json(distinct_vectors(query_vectors)) if query_vectors else None,
+            json_text(distinct_vectors(query_vectors)) if query_vectors else None,
         ),
     ).fetchone()
     assert row is not None  # the function returns the new id or raises
@@ -111,10 +108,6 @@ def distinct_vectors(query_vectors: dict[str, list[float]]) -> dict[str, list[fl
             seen.append(vector)
             out[namespace] = vector
     return out
-
-
-def _json(value: object) -> str:
-    return msgspec.json.encode(value, enc_hook=str).decode()
 
 
 def get_trace(conn: psycopg.Connection, trace_id: str) -> dict:
