@@ -41,6 +41,7 @@ import psycopg
 from rich.console import Console
 from rich.table import Table
 
+from app import bench_ceiling
 from app.access import create_api_key
 from app.api.server import base_url, bind
 from app.bench import (
@@ -54,11 +55,14 @@ from app.bench import (
     percentile,
     sample_queries,
 )
+from app.bench_cpu import CpuMeter, postmaster_pid
 from app.db.migrate import migrate
 from app.db.sql import scalar
 from app.ingest.embed import embedders, resolve_dtype
 from app.ingest.pipeline import IngestPipeline
+from app.retrieve.config import PipelineConfig
 from app.retrieve.models import DEFAULT_BUDGET_TOKENS
+from app.retrieve.service import Retriever
 from app.settings import Settings
 
 console = Console(stderr=True, soft_wrap=True)
@@ -347,69 +351,6 @@ class Load:
                 await step(client, stats)
 
 
-class CpuMeter:
-    """CPU seconds of the service process, of the PostgreSQL server (postmaster and
-    backends, when it runs on this machine), of this process, and of the whole machine."""
-
-    def __init__(self, service_pid: int, postmaster_pid: int | None) -> None:
-        self.service = psutil.Process(service_pid)
-        self.postmaster = psutil.Process(postmaster_pid) if postmaster_pid else None
-
-    def _postgres(self) -> dict[int, float]:
-        if self.postmaster is None:
-            return {}
-        out = {}
-        for p in (self.postmaster, *self.postmaster.children()):
-            try:
-                t = p.cpu_times()
-                out[p.pid] = t.user + t.system
-            except psutil.Error:
-                continue
-        return out
-
-    def snapshot(self) -> dict:
-        machine = psutil.cpu_times()
-        service = self.service.cpu_times()
-        return {
-            "at": time.monotonic(),
-            "service": service.user + service.system,
-            "postgres": self._postgres(),
-            "load": time.process_time(),
-            "machine": sum(machine) - machine.idle - getattr(machine, "iowait", 0.0),
-        }
-
-    @staticmethod
-    def used(start: dict, end: dict, requests: int) -> dict:
-        """CPU seconds per party, and per request (reads and writes together): the cost
-        that bounds throughput, whatever the latency (cores / CPU per request)."""
-        seconds = end["at"] - start["at"]
-        postgres = sum(v - start["postgres"].get(pid, 0.0) for pid, v in end["postgres"].items())
-        parts = {
-            "service": end["service"] - start["service"],
-            "postgres": postgres,
-            "load_generator": end["load"] - start["load"],
-        }
-        machine = end["machine"] - start["machine"]
-        parts["everything_else"] = max(0.0, machine - sum(parts.values()))
-        return {
-            "cores_busy": round(machine / seconds, 2),
-            "cores": psutil.cpu_count(),
-            "seconds": {k: round(v, 1) for k, v in parts.items()},
-            "ms_per_request": {k: round(v * 1000 / max(requests, 1), 1) for k, v in parts.items()},
-        }
-
-
-def postmaster_pid(dsn: str) -> int | None:
-    """The server's postmaster, when it runs here and we may read its data directory."""
-    try:
-        with psycopg.connect(dsn) as conn:
-            data_dir = scalar(conn, "show data_directory")
-        pid = int((Path(data_dir) / "postmaster.pid").read_text().split()[0])
-        return pid if psutil.pid_exists(pid) else None
-    except (psycopg.Error, OSError, ValueError, IndexError):
-        return None
-
-
 async def run_phases(load: Load, args: argparse.Namespace, meter: CpuMeter) -> dict:
     async with load.client() as client:
         phases: dict = {}
@@ -551,7 +492,46 @@ def report_tables(results: dict) -> list[Table]:
     met.add_column("met", justify="right")
     for name, value in results["targets"].items():
         met.add_row(name.replace("_", " "), "-" if value is None else "yes" if value else "NO")
-    return [latency, cpu, met]
+    tables = [latency, cpu, met]
+    alone = results.get("database_alone")
+    if alone is not None:
+        ceiling = Table(
+            title=f"The database alone: SQL searches only, {alone['clients']} connections, "
+            f"{alone['rounds']} x {alone['seconds_each']:g} s alternated (app.bench_ceiling)"
+        )
+        for column in (
+            "search",
+            "count",
+            "errors",
+            "per s",
+            "p50 ms",
+            "p95 ms",
+            "postgres ms",
+            "client ms",
+            "at most /s",
+        ):
+            ceiling.add_column(column, justify="left" if column == "search" else "right", no_wrap=column == "search")
+        for variant in bench_ceiling.VARIANTS:
+            v = alone[variant]
+            cpu_ms = v["cpu_ms_per_search"]
+            ceiling.add_row(
+                variant,
+                str(v["searches"]),
+                str(v["errors"]),
+                f"{v['per_second']:g}",
+                str(v["p50_ms"]),
+                str(v["p95_ms"]),
+                f"{cpu_ms.get('postgres', 0):g}",
+                f"{cpu_ms.get('load_generator', 0):g}",
+                str(v["postgres_alone_per_second"]),
+            )
+        ceiling.caption = (
+            "postgres ms: PostgreSQL's CPU per search; at most /s: cores over it, the database's ceiling with"
+            " nothing else running. The target (100 retrievals/s on 2 cores) allows 20 ms of CPU per retrieval"
+            " for everything."
+        )
+        tables.append(ceiling)
+    return tables
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -573,6 +553,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget-tokens", type=int, default=DEFAULT_BUDGET_TOKENS, help="budget of each retrieval")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a request counts as failed")
     add_corpus_arguments(parser, "load.json")
+    parser.add_argument(
+        "--ceiling-seconds",
+        type=float,
+        default=20.0,
+        help="seconds of each round of the database-alone phase (app.bench_ceiling; 0: skip it)",
+    )
+    parser.add_argument("--ceiling-rounds", type=int, default=2, help="rounds of the database-alone phase")
     parser.add_argument("--check", action="store_true", help="exit 1 when a load target is missed")
     parser.add_argument("--serve-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -580,6 +567,8 @@ def main(argv: list[str] | None = None) -> int:
         return serve_child(json.loads(os.environ.pop(SERVE_SPEC)))
     if args.readers < 1 or args.writers < 0 or args.seconds <= 0:
         parser.error("--readers must be at least 1, --writers at least 0 and --seconds positive")
+    if args.ceiling_seconds < 0 or args.ceiling_rounds < 1:
+        parser.error("--ceiling-seconds must be at least 0 and --ceiling-rounds at least 1")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -618,6 +607,23 @@ def main(argv: list[str] | None = None) -> int:
         load = Load(service.url, args.timeout, read_key, write_key, mix, documents, args.budget_tokens)
         phases = asyncio.run(run_phases(load, args, meter))
 
+    ceiling = None
+    if args.ceiling_seconds:
+        # With the service stopped: the database's search alone, same queries, same run.
+        console.print(f"database alone: {settings.pool_max_size} connections, {args.ceiling_rounds} rounds ...")
+        ceiling = bench_ceiling.measure(
+            dsn,
+            Retriever.build(pipeline.embedders, PipelineConfig(reranker=settings.reranker), settings.torch_threads),
+            ORG,
+            READER,
+            read_key,
+            queries[:200],
+            args.budget_tokens,
+            settings.pool_max_size,
+            args.ceiling_seconds,
+            args.ceiling_rounds,
+            postmaster_pid(dsn),
+        )
     ratio = ratios(phases)
     met = targets(args, phases, ratio)
     results: dict = {
@@ -661,6 +667,7 @@ def main(argv: list[str] | None = None) -> int:
             "database": "--db-url" if args.db_url else f"embedded under {args.home}",
         },
         "phases": phases,
+        **({"database_alone": ceiling} if ceiling is not None else {}),
         "ratios": ratio,
         "targets": met,
         "at_target_scale": (args.readers, args.writers, args.seconds)

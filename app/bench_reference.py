@@ -115,23 +115,8 @@ def measure(
     """Ours against the reference, interleaved (the order alternates), for the bench's
     queries (hybrid) and for long queries (lexical alone, then hybrid). `conn` is the
     database owner's: it makes the reference's table and drops it at the end."""
-    started = time.perf_counter()
-    conn.execute("drop schema if exists bench_reference cascade")
-    conn.execute("create schema bench_reference")
-    conn.execute(
-        "create table bench_reference.fts as select fragment_id, org_id, to_tsvector('english', text) as tsv"
-        " from data.fragments where active"
-    )
-    conn.execute("create index on bench_reference.fts using gin (tsv)")
-    conn.execute("analyze bench_reference.fts")
-    conn.commit()
-    build_seconds = round(time.perf_counter() - started, 1)
-    models = conn.execute(
-        "select model_id, dims from data.embedding_models where status = 'active' order by model_id"
-    ).fetchall()
-    namespaces: dict[str, int] = dict(
-        conn.execute("select namespace, model_id from data.embedding_models where status = 'active'").fetchall()
-    )
+    build_seconds = build_reference_table(conn)
+    models, namespaces = active_models(conn)
     try:
         results: dict = {
             "reference": "ts_rank_cd over stored tsvectors with a GIN index (terms OR-ed) + pgvector order by"
@@ -150,9 +135,50 @@ def measure(
         }
         return results
     finally:
-        conn.rollback()
-        conn.execute("drop schema if exists bench_reference cascade")
-        conn.commit()
+        drop_reference_table(conn)
+
+
+def build_reference_table(conn: psycopg.Connection) -> float:
+    """The reference's side table of stored tsvectors and its GIN index; seconds taken."""
+    started = time.perf_counter()
+    conn.execute("drop schema if exists bench_reference cascade")
+    conn.execute("create schema bench_reference")
+    conn.execute(
+        "create table bench_reference.fts as select fragment_id, org_id, to_tsvector('english', text) as tsv"
+        " from data.fragments where active"
+    )
+    conn.execute("create index on bench_reference.fts using gin (tsv)")
+    conn.execute("analyze bench_reference.fts")
+    conn.commit()
+    return round(time.perf_counter() - started, 1)
+
+
+def drop_reference_table(conn: psycopg.Connection) -> None:
+    conn.rollback()
+    conn.execute("drop schema if exists bench_reference cascade")
+    conn.commit()
+
+
+def active_models(conn: psycopg.Connection) -> tuple[list[tuple[int, int]], dict[str, int]]:
+    """(model_id, dims) of each active model, and each namespace's active model."""
+    models = conn.execute(
+        "select model_id, dims from data.embedding_models where status = 'active' order by model_id"
+    ).fetchall()
+    namespaces: dict[str, int] = dict(
+        conn.execute("select namespace, model_id from data.embedding_models where status = 'active'").fetchall()
+    )
+    return models, namespaces
+
+
+def reference_params(
+    query: str, vectors: dict[str, list[float]], org: str, models: list[tuple[int, int]], namespaces: dict[str, int]
+) -> dict:
+    """The reference SQL's parameters: the query, and one vector per active model."""
+    params: dict = {"query": query, "org": org, "k": DEFAULT_K_LEXICAL}
+    by_model = {namespaces[ns]: vector for ns, vector in vectors.items() if ns in namespaces}
+    for j, (model_id, _dims) in enumerate(models):
+        params[f"vector_{j}"] = json.dumps(by_model.get(model_id, next(iter(vectors.values()))))
+    return params
 
 
 def _compare(
@@ -171,10 +197,7 @@ def _compare(
     terms: list[int] = []
     for i, q in enumerate(queries):
         vectors = retriever.query_embeddings(q)
-        params: dict = {"query": q, "org": org, "k": DEFAULT_K_LEXICAL}
-        by_model = {namespaces[ns]: vector for ns, vector in vectors.items() if ns in namespaces}
-        for j, (model_id, _dims) in enumerate(models):
-            params[f"vector_{j}"] = json.dumps(by_model.get(model_id, next(iter(vectors.values()))))
+        params = reference_params(q, vectors, org, models, namespaces)
         fusion = fusion_spec(retriever.config, q)
         runs = [("ours", ours), ("reference", reference)]
         for name, timings in runs if i % 2 == 0 else runs[::-1]:

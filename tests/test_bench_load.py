@@ -1,5 +1,6 @@
 """`make bench-load` end to end at a tiny scale (2 readers, 1 writer, 2 s phases): the
-service starts and stops, every phase runs without errors, the report is written."""
+service starts and stops, every phase runs without errors (the database-alone phase too),
+the report is written."""
 
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ def test_load_bench_runs_every_phase(db_url, tmp_path):
         "3",
         "--idle-writes",
         "1",
+        "--ceiling-seconds",
+        "1",
+        "--ceiling-rounds",
+        "2",
         "--db-url",
         db_url,
         "--out",
@@ -54,6 +59,14 @@ def test_load_bench_runs_every_phase(db_url, tmp_path):
         "read_throughput_readers_over_with_writers",
     }
     assert report["targets"]["no_errors"] is True
+    # The database alone, both searches, alternated: real searches, no errors, CPU measured.
+    alone = report["database_alone"]
+    assert alone["rounds"] == 2 and alone["queries"] > 0
+    for variant in ("reference", "candidates", "retrieval"):
+        searched = alone[variant]
+        assert searched["searches"] > 0 and searched["errors"] == 0, (variant, searched)
+        assert searched["cpu_ms_per_search"]["postgres"] > 0, (variant, searched)
+        assert searched["postgres_alone_per_second"] > 0, (variant, searched)
     # The service stopped with the bench.
     assert not [p for p in psutil.Process().children(recursive=True) if "--serve-child" in p.cmdline()]
 
