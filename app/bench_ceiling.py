@@ -27,6 +27,7 @@ else ran on the machine.
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import threading
 import time
@@ -102,8 +103,9 @@ def _loop(
         try:
             one(conn, search)
             mine.append((time.perf_counter() - began) * 1000)
-        except psycopg.Error as exc:
-            conn.rollback()
+        except Exception as exc:  # counted, never the end of the loop: the next search starts clean
+            with contextlib.suppress(psycopg.Error):
+                conn.rollback()
             with tally.lock:
                 tally.errors.append(f"{type(exc).__name__}: {str(exc).strip()[:200]}")
     with tally.lock:
