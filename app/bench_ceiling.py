@@ -35,10 +35,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import msgspec
-import psutil
 import psycopg
 
-from app.access import SERVICE_ROLE, act_as, authenticate
+from app.access import SERVICE_ROLE, authenticate
 from app.bench import percentile
 from app.bench_cpu import CpuMeter
 from app.bench_reference import (
@@ -47,12 +46,12 @@ from app.bench_reference import (
     drop_reference_table,
     reference_params,
     reference_sql,
+    run_ours,
+    run_reference,
 )
-from app.retrieve.candidates import fetch_candidates
 from app.retrieve.fusion import fusion_spec
-from app.retrieve.models import DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, RetrieveRequest
+from app.retrieve.models import DEFAULT_K_DENSE, RetrieveRequest
 from app.retrieve.service import Retriever
-from app.scope import Scope
 
 VARIANTS = ("reference", "candidates", "retrieval")
 
@@ -68,13 +67,19 @@ class Search:
 
 @dataclass
 class Tally:
+    """What one variant's searches gave, over all its rounds."""
+
     latencies_ms: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    cpu: list[dict] = field(default_factory=list)
+    """CpuMeter.used of each round."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def searches(conn: psycopg.Connection, retriever: Retriever, org: str, queries: list[str]) -> list[Search]:
-    models, namespaces = active_models(conn)
+def searches(
+    retriever: Retriever, org: str, queries: list[str], models: list[tuple[int, int]], namespaces: dict[str, int]
+) -> list[Search]:
     out = []
     for q in queries:
         vectors = retriever.query_embeddings(q)
@@ -118,16 +123,13 @@ def searchers(
     """One search of each variant, on a connection of the database owner."""
 
     def reference(conn: psycopg.Connection, search: Search) -> None:
-        conn.execute("set local search_path = public, extensions")  # pgvector's operators
-        conn.execute(sql, search.reference).fetchall()
+        run_reference(conn, sql, search.reference)
         conn.rollback()
 
     def candidates(conn: psycopg.Connection, search: Search) -> None:
-        act_as(conn, org, principal)
-        fetch_candidates(
-            conn, Scope(org), search.query, search.vectors, DEFAULT_K_LEXICAL, DEFAULT_K_DENSE,
-            retriever.config.rrf_k, search.fusion,
-        )  # fmt: skip
+        run_ours(
+            conn, org, principal, search.query, search.vectors, DEFAULT_K_DENSE, retriever.config.rrf_k, search.fusion
+        )
         conn.rollback()
 
     def retrieval(conn: psycopg.Connection, search: Search) -> None:
@@ -149,10 +151,12 @@ def _phase(
     work: list[Search],
     seconds: float,
     meter: CpuMeter,
-) -> tuple[Tally, dict, float]:
-    tally = Tally()
+    tally: Tally,
+) -> None:
+    """One round of one variant, added to `tally`."""
     start = threading.Barrier(len(conns) + 1)
     stop_at = [0.0]
+    already = len(tally.latencies_ms)
     threads = [
         threading.Thread(
             target=_loop,
@@ -169,7 +173,9 @@ def _phase(
     for t in threads:
         t.join()
     after = meter.snapshot()
-    return tally, CpuMeter.used(before, after, len(tally.latencies_ms)), after["at"] - before["at"]
+    searched = len(tally.latencies_ms) - already
+    tally.seconds += after["at"] - before["at"]
+    tally.cpu.append(CpuMeter.used(before, after, searched))
 
 
 def measure(
@@ -185,38 +191,34 @@ def measure(
     rounds: int,
     postmaster: int | None,
 ) -> dict:
-    """Both variants, `rounds` times each, alternated; `dsn` is the database owner's (it
+    """Every variant, `rounds` times each, alternated; `dsn` is the database owner's (it
     builds the reference's side table and drops it at the end)."""
     if clients < 1 or seconds <= 0 or rounds < 1:
         raise ValueError("clients and rounds must be at least 1 and seconds positive")
     with psycopg.connect(dsn) as owner:
         build_seconds = build_reference_table(owner)
         try:
-            models, _ = active_models(owner)
+            models, namespaces = active_models(owner)
             sql = reference_sql(models)
-            work = searches(owner, retriever, org, queries)
+            work = searches(retriever, org, queries, models, namespaces)
             if not work:
                 raise ValueError("no queries")
             conns = [psycopg.connect(dsn) for _ in range(clients)]
             try:
                 meter = CpuMeter(None, postmaster)
                 one = searchers(sql, retriever, org, principal, token, budget_tokens)
-                totals: dict[str, dict] = {v: {"tally": Tally(), "seconds": 0.0, "cpu": []} for v in VARIANTS}
+                totals = {variant: Tally() for variant in VARIANTS}
                 for r in range(rounds):
                     for variant in VARIANTS if r % 2 == 0 else VARIANTS[::-1]:
-                        tally, cpu, elapsed = _phase(conns, one[variant], work, seconds, meter)
-                        total = totals[variant]
-                        total["tally"].latencies_ms.extend(tally.latencies_ms)
-                        total["tally"].errors.extend(tally.errors)
-                        total["seconds"] += elapsed
-                        total["cpu"].append(cpu)
+                        _phase(conns, one[variant], work, seconds, meter, totals[variant])
             finally:
                 for conn in conns:
                     conn.close()
         finally:
             drop_reference_table(owner)
     return {
-        "what": "closed loops of SQL searches alone (no HTTP, model, composition or trace), vectors embedded before",
+        "what": "closed loops on as many connections as the read pool, without HTTP or the model (vectors embedded"
+        " before)",
         "searches": {
             "reference": "ts_rank_cd over stored tsvectors (GIN) + pgvector order by per model, RRF k=60, top 10"
             " with text; as the owner, no row-level security",
@@ -233,24 +235,25 @@ def measure(
     }
 
 
-def _summary(total: dict) -> dict:
-    latencies = total["tally"].latencies_ms
+def _summary(tally: Tally) -> dict:
+    latencies = tally.latencies_ms
     count = len(latencies)
     cpu_seconds: dict[str, float] = {}
-    for used in total["cpu"]:
+    for used in tally.cpu:
         for part, value in used["seconds"].items():
             cpu_seconds[part] = cpu_seconds.get(part, 0.0) + value
     per_search = {k: round(v * 1000 / max(count, 1), 2) for k, v in cpu_seconds.items() if k != "service"}
     postgres_ms = per_search.get("postgres", 0.0)
+    cores = tally.cpu[0]["cores"] if tally.cpu else None
     return {
         "searches": count,
-        "errors": len(total["tally"].errors),
-        "error_examples": sorted(set(total["tally"].errors))[:3],
-        "per_second": round(count / total["seconds"], 1) if total["seconds"] else 0.0,
+        "errors": len(tally.errors),
+        "error_examples": sorted(set(tally.errors))[:3],
+        "per_second": round(count / tally.seconds, 1) if tally.seconds else 0.0,
         "p50_ms": round(percentile(latencies, 50), 1) if latencies else None,
         "p95_ms": round(percentile(latencies, 95), 1) if latencies else None,
         "mean_ms": round(statistics.fmean(latencies), 1) if latencies else None,
         "cpu_ms_per_search": per_search,
-        "cores_busy": round(statistics.fmean(u["cores_busy"] for u in total["cpu"]), 2) if total["cpu"] else None,
-        "postgres_alone_per_second": round(psutil.cpu_count() * 1000 / postgres_ms, 1) if postgres_ms else None,
+        "cores_busy": round(statistics.fmean(u["cores_busy"] for u in tally.cpu), 2) if tally.cpu else None,
+        "postgres_alone_per_second": round(cores * 1000 / postgres_ms, 1) if cores and postgres_ms else None,
     }

@@ -496,7 +496,7 @@ def report_tables(results: dict) -> list[Table]:
     alone = results.get("database_alone")
     if alone is not None:
         ceiling = Table(
-            title=f"The database alone: SQL searches only, {alone['clients']} connections, "
+            title=f"The database's part: no HTTP, no model, {alone['clients']} connections, "
             f"{alone['rounds']} x {alone['seconds_each']:g} s alternated (app.bench_ceiling)"
         )
         for column in (

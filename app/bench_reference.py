@@ -181,6 +181,28 @@ def reference_params(
     return params
 
 
+def run_reference(conn: psycopg.Connection, sql: str, params: dict) -> None:
+    """One reference search, as the owner (the caller ends the transaction)."""
+    conn.execute("set local search_path = public, extensions")  # pgvector's operators
+    conn.execute(sql, params).fetchall()
+
+
+def run_ours(
+    conn: psycopg.Connection,
+    org: str,
+    principal: str,
+    query: str,
+    vectors: dict[str, list[float]],
+    k_dense: int,
+    rrf_k: int,
+    fusion: dict,
+) -> None:
+    """Our one SQL call for a query, as `principal` under row-level security (the caller
+    ends the transaction)."""
+    act_as(conn, org, principal)
+    fetch_candidates(conn, Scope(org), query, vectors, DEFAULT_K_LEXICAL, k_dense, rrf_k, fusion)
+
+
 def _compare(
     conn: psycopg.Connection,
     retriever: Retriever,
@@ -203,14 +225,9 @@ def _compare(
         for name, timings in runs if i % 2 == 0 else runs[::-1]:
             began = time.perf_counter()
             if name == "ours":
-                act_as(conn, org, principal)
-                fetch_candidates(
-                    conn, Scope(org), q, vectors if k_dense else {}, DEFAULT_K_LEXICAL, k_dense,
-                    retriever.config.rrf_k, fusion,
-                )  # fmt: skip
+                run_ours(conn, org, principal, q, vectors if k_dense else {}, k_dense, retriever.config.rrf_k, fusion)
             else:
-                conn.execute("set local search_path = public, extensions")  # pgvector's operators
-                conn.execute(sql, params).fetchall()
+                run_reference(conn, sql, params)
             timings.append((time.perf_counter() - began) * 1000)
             conn.rollback()
         terms.append(len(q.split()))
