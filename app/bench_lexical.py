@@ -6,19 +6,26 @@ ordinary and long queries, with the two results compared.
 The corpus is the installed packages' source and documentation cut into chunks of about
 900 characters (heading: the file's path), `--copies` times in as many repos of one org:
 each term's document frequency is then `--copies` times the original's, as in a tenant of
-repositories that share code. It exists because `make bench --copies` pushes every
-fragment through the ingestion pipeline and embeds what it cannot reuse, which takes hours
-at 100k fragments on two cores, while BM25's cost needs only the postings.
+repositories that share code. `--tenants T` adds T more orgs holding one copy each, so
+the database holds `copies + T` copies while the measured tenant holds `copies` (1M
+fragments in the database, 100k in the tenant: `--copies 5 --tenants 45`); a tenant's
+postings live in its own partition, and the report says how big the whole is. It exists
+because `make bench --copies` pushes every fragment through the ingestion pipeline and
+embeds what it cannot reuse, which takes hours at 100k fragments on two cores, while
+BM25's cost needs only the postings.
 
-    python -m app.bench_lexical --home .contexts/bench-lexical --chunks 20000 --copies 5
+    python -m app.bench_lexical --home .contexts/bench-lexical --chunks 20000 --copies 5 --tenants 45
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 import psycopg
@@ -28,8 +35,15 @@ from rich.progress import Progress
 from app import bench_reference
 from app.bench import bench_database, corpus_files
 from app.db.migrate import migrate
+from app.retrieve.models import DEFAULT_K_LEXICAL
 
 ORG = "bench"
+FIRST_REPO = "copy-0"
+"""The repo holding the org's first copy: what each tenant copies."""
+
+
+def tenant_org(n: int) -> str:
+    return f"{ORG}-tenant-{n}"
 
 
 def chunks(site: Path, limit: int) -> list[tuple[str, str]]:
@@ -67,7 +81,7 @@ def build(dsn: str, site: Path, limit: int, copies: int) -> int:
         with Progress(console=Console(stderr=True)) as progress:
             task = progress.add_task(f"writing {len(pieces)} chunks x {copies}", total=copies)
             for c in range(copies):
-                repo = f"copy-{c}"
+                repo = FIRST_REPO if c == 0 else f"copy-{c}"
                 conn.execute("insert into data.repos (org_id, repo_id) values (%s, %s)", (ORG, repo))
                 conn.execute(
                     "insert into data.fragments (fragment_id, org_id, repo_id, namespace, kind, owner, heading_path,"
@@ -81,6 +95,88 @@ def build(dsn: str, site: Path, limit: int, copies: int) -> int:
         conn.execute("vacuum analyze")
         count = conn.execute("select count(*) from data.fragments where org_id = %s", (ORG,)).fetchone()
         return int(count[0]) if count else 0
+
+
+COPY_TO_TENANT = (
+    "insert into data.fragments (fragment_id, org_id, repo_id, namespace, kind, owner, heading_path,"
+    " text, content_hash, token_count, chunker_version, simhash, tsv)"
+    " select nextval('data.fragment_id_seq'), %(org)s, repo_id, namespace, kind, owner, heading_path,"
+    " text, md5(text || %(org)s), token_count, chunker_version, simhash, tsv"
+    " from data.fragments where org_id = %(source)s and repo_id = %(repo)s order by fragment_id"
+)
+
+
+def add_tenants(dsn: str, tenants: int, workers: int = 1) -> dict:
+    """Give each of `tenants` more orgs one copy of the org's first repo (texts and
+    tsvectors as stored, so the BM25 triggers index the same terms), skipping orgs an
+    earlier run filled: each copy is one statement, so it is all there or absent. The orgs
+    (and their partitions: DDL) are made first, one after the other; the copies then run
+    on `workers` connections, since each is one backend's CPU (about 6 ms a fragment here,
+    most of it the postings' inserts and foreign-key checks)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        size = conn.execute(
+            "select count(*) from data.fragments where org_id = %s and repo_id = %s", (ORG, FIRST_REPO)
+        ).fetchone()
+        per_copy = int(size[0]) if size else 0
+        todo = [
+            tenant_org(n)
+            for n in range(1, tenants + 1)
+            if conn.execute("select count(*) from data.fragments where org_id = %s", (tenant_org(n),)).fetchone()
+            != (per_copy,)
+        ]
+        for org in todo:
+            conn.execute("select api.create_org(%s, 'lexical bench tenant')", (org,))
+            conn.execute(
+                "insert into data.repos (org_id, repo_id) values (%s, %s) on conflict do nothing", (org, FIRST_REPO)
+            )
+
+    def copy(org: str) -> None:
+        with psycopg.connect(dsn, autocommit=True) as worker:
+            worker.execute(COPY_TO_TENANT, {"org": org, "source": ORG, "repo": FIRST_REPO})
+
+    started = time.perf_counter()
+    with Progress(console=Console(stderr=True)) as progress:
+        task = progress.add_task(f"writing {len(todo)} tenants x {per_copy} fragments", total=len(todo))
+        with ThreadPoolExecutor(max(1, workers)) as pool:
+            for done in as_completed([pool.submit(copy, org) for org in todo]):
+                done.result()
+                progress.advance(task)
+    seconds = time.perf_counter() - started
+    if todo:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("vacuum analyze")
+    return {
+        "tenants_written_now": len(todo),
+        "write_seconds": round(seconds, 1),
+        "fragments_per_second": round(len(todo) * per_copy / seconds, 1) if todo and seconds else None,
+        "workers": workers,
+    }
+
+
+def database_size(conn: psycopg.Connection) -> dict:
+    """How many fragments and postings the database and the measured org hold, and on disk."""
+    row = conn.execute(
+        """
+        select (select count(*) from data.fragments where active),
+               (select count(*) from data.fragments where active and org_id = %(org)s),
+               (select count(distinct org_id) from data.fragments),
+               (select sum(c.fragment_count) from data.bm25_corpus c where c.org_id = %(org)s),
+               (select sum(pg_total_relation_size(i.inhrelid))
+                from pg_inherits i where i.inhparent = 'data.bm25_postings'::regclass),
+               pg_database_size(current_database())
+        """,
+        {"org": ORG},
+    ).fetchone()
+    assert row is not None
+    database, tenant, orgs, indexed, postings_bytes, database_bytes = row
+    return {
+        "database_fragments": database,
+        "tenant_fragments": tenant,
+        "orgs": orgs,
+        "tenant_fragments_in_bm25": indexed,
+        "postings_bytes": postings_bytes,
+        "database_bytes": database_bytes,
+    }
 
 
 def queries(conn: psycopg.Connection, n: int, seed: int) -> list[str]:
@@ -102,27 +198,75 @@ def queries(conn: psycopg.Connection, n: int, seed: int) -> list[str]:
     return asked
 
 
+def against_reference(conn: psycopg.Connection, queries: list[str]) -> dict:
+    """The lexical top k as retrieval computes it against the lexical half of make bench's
+    hand-written reference (ts_rank_cd over a GIN-indexed side table of every active
+    fragment, filtered to the org), interleaved, as the owner: the reference's index
+    holds the whole database, ours the org's partition."""
+    build_seconds = bench_reference.build_reference_table(conn)
+    timings: dict[str, list[float]] = {"ours": [], "reference": []}
+    try:
+        for i, q in enumerate(queries):
+            params = {"org": ORG, "query": q, "k": DEFAULT_K_LEXICAL}
+            runs = [("ours", bench_reference.PRUNED), ("reference", bench_reference.LEXICAL)]
+            for name, sql in runs if i % 2 == 0 else runs[::-1]:
+                began = time.perf_counter()
+                conn.execute(sql, params).fetchall()
+                timings[name].append((time.perf_counter() - began) * 1000)
+                conn.rollback()
+    finally:
+        bench_reference.drop_reference_table(conn)
+    ours = bench_reference.latency_summary(timings["ours"])
+    reference = bench_reference.latency_summary(timings["reference"])
+    return {
+        "queries": len(queries),
+        "reference_build_seconds": build_seconds,
+        "ours": ours,
+        "reference": reference,
+        "ratio_p50": round(ours["p50_ms"] / reference["p50_ms"], 2) if reference["p50_ms"] else None,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--home", type=Path, default=Path(".contexts/bench-lexical"))
     parser.add_argument("--chunks", type=int, default=20000, help="distinct chunks in one copy")
     parser.add_argument("--copies", type=int, default=5, help="repos holding a copy each")
+    parser.add_argument(
+        "--tenants", type=int, default=0, help="more orgs holding one copy each (45 with --copies 5: 1M fragments)"
+    )
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--reuse", action="store_true", help="keep the database of an earlier run")
+    parser.add_argument(
+        "--workers", type=int, default=len(os.sched_getaffinity(0)), help="connections writing tenants at once"
+    )
+    parser.add_argument(
+        "--no-reference", action="store_true", help="skip the hand-written ts_rank_cd reference (its GIN build)"
+    )
     args = parser.parse_args(argv)
     dsn = bench_database(args.home, args.reuse)
     site = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
     fragments = build(dsn, site, args.chunks, args.copies)
+    written = add_tenants(dsn, args.tenants, args.workers) if args.tenants > 0 else {}
     with psycopg.connect(dsn) as conn:
         asked = queries(conn, args.queries, args.seed)
         long = bench_reference.long_queries(conn, ORG, max(args.queries // 2, 1), args.seed)
         report = {
             "fragments": fragments,
-            "corpus": f"installed packages' text in chunks of ~900 characters, {args.copies} copies in as many repos",
+            "corpus": f"installed packages' text in chunks of ~900 characters, {args.copies} copies in as many repos"
+            + (f"; {args.tenants} more orgs holding one copy each" if args.tenants > 0 else ""),
+            "database": {**database_size(conn), **written},
             "ordinary": bench_reference.pruning(conn, ORG, asked),
             "long": bench_reference.pruning(conn, ORG, long),
         }
+        if not args.no_reference:
+            report["reference"] = {
+                "reference": "ts_rank_cd over stored to_tsvector('english', text) with a GIN index over every"
+                " active fragment of the database, terms OR-ed, filtered to the org; as the owner",
+                "ordinary": against_reference(conn, asked),
+                "long": against_reference(conn, long),
+            }
     print(json.dumps(report, indent=2))
     return 0
 
