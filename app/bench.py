@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from app import bench_authority, bench_reference, bench_scale
+from app import bench_authority, bench_ingest, bench_reference, bench_scale
 from app.access import act_as, ensure_admin_principal
 from app.api.profiles import description_vectors, set_profile_on
 from app.authority import refresh as refresh_authority
@@ -401,6 +401,13 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="orgs holding one more copy each: the database's size (45 with --copies 5: 1M fragments)",
     )
+    parser.add_argument(
+        "--ingest-reference",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="fragments of the corpus embedded and inserted by hand, beside our ingest rate (0: skip)",
+    )
     add_corpus_arguments(parser, "latest.json")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -465,6 +472,9 @@ def main(argv: list[str] | None = None) -> int:
         results["blend_overhead"] = blend_overhead(conn, retriever, models, queries)
         # The same queries (and long ones) through a hand-written SQL hybrid, interleaved.
         results["reference"] = bench_reference.measure(conn, retriever, ORG, ADMIN, queries, args.seed)
+        if args.ingest_reference > 0:
+            # Ingestion's reference: the corpus's own texts embedded and inserted by hand.
+            results["ingest_reference"] = bench_ingest.measure(conn, models, ORG, args.ingest_reference)
 
     if args.authority_fragments:
         # Refresh cost at fixed sizes (docs/adr/0013) on a synthetic graph in an org of its
@@ -478,6 +488,12 @@ def main(argv: list[str] | None = None) -> int:
     table.add_column("value", justify="right")
     if "ingest" in results:
         table.add_row("ingest fragments/s (chunk+dedupe+embed+write)", str(results["ingest"]["fragments_per_second"]))
+    if "ingest_reference" in results:
+        ir = results["ingest_reference"]
+        table.add_row(
+            "hand-written ingest reference: fragments/s (embed + insert, same texts); embedding's share",
+            f"{ir['fragments_per_second']}; {ir['embed_share']:.0%} ({ir['fragments']} fragments)",
+        )
     if "scale" in results:
         sc = results["scale"]
         table.add_row(
@@ -515,6 +531,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{left['profile_lookup_ms']} / {left['python_blend_ms']}",
     )
     ref = results["reference"]
+    e2e = ref["hybrid_end_to_end"]
+    table.add_row(
+        "hybrid retrieve end to end p50 / p95, ours vs query embedding + hand-written SQL reference (ms)",
+        f"{e2e['ours']['p50_ms']} / {e2e['ours']['p95_ms']} vs {e2e['reference']['p50_ms']} / "
+        f"{e2e['reference']['p95_ms']}  (x{e2e['ratio_p50']})",
+    )
     for label, key in (
         ("hybrid", "hybrid"),
         ("long queries, lexical", "long_lexical"),

@@ -26,12 +26,13 @@ import random
 import statistics
 import time
 
+import msgspec
 import psycopg
 
 from app.access import act_as
 from app.retrieve.candidates import fetch_candidates
 from app.retrieve.fusion import fusion_spec
-from app.retrieve.models import DEFAULT_K_DENSE, DEFAULT_K_LEXICAL
+from app.retrieve.models import DEFAULT_BUDGET_TOKENS, DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, RetrieveRequest
 from app.retrieve.service import Retriever
 from app.scope import Scope
 
@@ -99,7 +100,7 @@ def long_queries(conn: psycopg.Connection, org: str, n: int, seed: int) -> list[
     return queries
 
 
-def _summary(values: list[float]) -> dict:
+def latency_summary(values: list[float]) -> dict:
     from app.bench import percentile  # app.bench imports this module
 
     return {
@@ -124,6 +125,7 @@ def measure(
             "reference_build_seconds": build_seconds,
         }
         long = long_queries(conn, org, len(queries), seed)
+        results["hybrid_end_to_end"] = _compare_end_to_end(conn, retriever, org, principal, queries, models, namespaces)
         for label, texts, k_dense in (
             ("hybrid", queries, DEFAULT_K_DENSE),
             ("long_lexical", long, 0),
@@ -231,10 +233,51 @@ def _compare(
             timings.append((time.perf_counter() - began) * 1000)
             conn.rollback()
         terms.append(len(q.split()))
-    mine, theirs = _summary(ours), _summary(reference)
+    mine, theirs = latency_summary(ours), latency_summary(reference)
     return {
         "queries": len(queries),
         "terms_median": statistics.median(terms) if terms else 0,
+        "ours": mine,
+        "reference": theirs,
+        "ratio_p50": round(mine["p50_ms"] / theirs["p50_ms"], 2) if theirs["p50_ms"] else None,
+    }
+
+
+def _compare_end_to_end(
+    conn: psycopg.Connection,
+    retriever: Retriever,
+    org: str,
+    principal: str,
+    queries: list[str],
+    models: list[tuple[int, int]],
+    namespaces: dict[str, int],
+) -> dict:
+    """A whole hybrid retrieval as make bench times it (the principal bound, the query
+    embedded, candidates, composition, trace, commit) against the query embedded by the
+    same model followed by the reference's SQL, interleaved: the end-to-end figure's
+    same-run reference. The retriever must not cache query vectors."""
+    ours: list[float] = []
+    reference: list[float] = []
+    sql = reference_sql(models)
+    for i, q in enumerate(queries):
+        request = msgspec.convert(
+            {"query": q, "scope": {"org_id": org}, "budget_tokens": DEFAULT_BUDGET_TOKENS}, RetrieveRequest
+        )
+        runs = [("ours", ours), ("reference", reference)]
+        for name, timings in runs if i % 2 == 0 else runs[::-1]:
+            began = time.perf_counter()
+            if name == "ours":
+                act_as(conn, org, principal)
+                retriever.retrieve(conn, request)
+                conn.commit()
+            else:
+                run_reference(conn, sql, reference_params(q, retriever.query_embeddings(q), org, models, namespaces))
+                conn.rollback()
+            timings.append((time.perf_counter() - began) * 1000)
+    mine, theirs = latency_summary(ours), latency_summary(reference)
+    return {
+        "queries": len(queries),
+        "terms_median": statistics.median(len(q.split()) for q in queries) if queries else 0,
         "ours": mine,
         "reference": theirs,
         "ratio_p50": round(mine["p50_ms"] / theirs["p50_ms"], 2) if theirs["p50_ms"] else None,
@@ -266,7 +309,7 @@ def pruning(conn: psycopg.Connection, org: str, queries: list[str]) -> dict:
         # Sums taken in another order may differ in their last bits: compare to 1e-9.
         if [round(r[1], 9) for r in rows["pruned"]] != [round(r[1], 9) for r in rows["every_posting"]]:
             differing += 1
-    pruned, every = _summary(timings["pruned"]), _summary(timings["every_posting"])
+    pruned, every = latency_summary(timings["pruned"]), latency_summary(timings["every_posting"])
     return {
         "queries": len(queries),
         "pruned": pruned,

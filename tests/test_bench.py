@@ -58,10 +58,14 @@ def test_bench_runs_every_step(db_url, tmp_path):
     assert [r["fragments"] for r in synthetic] == [40, 80]
     assert all(r["links"] > 0 and r["refresh_ms_best"] > 0 and r["seed_seconds"] >= 0 for r in synthetic)
     reference = report["reference"]
-    for key in ("hybrid", "long_lexical", "long_hybrid"):
+    for key in ("hybrid", "hybrid_end_to_end", "long_lexical", "long_hybrid"):
         assert reference[key]["queries"] > 0
         assert reference[key]["ours"]["p50_ms"] > 0 and reference[key]["reference"]["p50_ms"] > 0
-    assert reference["hybrid"]["queries"] == 3
+    assert reference["hybrid"]["queries"] == reference["hybrid_end_to_end"]["queries"] == 3
+    # The ingest reference embedded and wrote the corpus's own texts, and left no table.
+    ingest = report["ingest_reference"]
+    assert ingest["fragments"] == min(report["corpus_fragments"], 2000)
+    assert ingest["fragments_per_second"] > 0 and 0 < ingest["embed_share"] < 1
     assert 20 <= reference["long_lexical"]["terms_median"] <= 40
     # Pruned BM25 gives the top k that scoring every posting gives, on every bench query.
     for label in ("ordinary", "long"):
@@ -69,6 +73,7 @@ def test_bench_runs_every_step(db_url, tmp_path):
         assert reference["lexical_pruning"][label]["differing_top_k"] == 0
     with psycopg.connect(db_url) as conn:
         assert conn.execute("select to_regnamespace('bench_reference')").fetchone() == (None,)  # dropped
+        assert conn.execute("select to_regnamespace('bench_ingest_reference')").fetchone() == (None,)
         # The reference is a real search: it finds a fragment from a span of its own words.
         conn.execute(
             "create schema bench_reference; create table bench_reference.fts as"
