@@ -47,9 +47,11 @@ comment on function data._bm25_index(text[], bigint[], tsvector[], text[], text[
     is 'Add fragments (parallel arrays) to BM25: postings, document frequencies, corpus size.';
 
 -- data._bm25_unindex: the exact inverse of _bm25_index, computed from the tsvectors the
--- fragments were indexed under (their postings may already be gone: on delete, the
--- foreign key's cascade runs before the trigger). A fragment without terms was never
--- indexed, never counted. Document frequencies and corpus rows that reach zero go.
+-- fragments were indexed under (their postings may already be gone: an org's deletion
+-- cascades to its postings before the trigger runs). Postings have no foreign key to
+-- their fragment (migration 0021): this function is what removes them. A fragment
+-- without terms was never indexed, never counted. Document frequencies and corpus rows
+-- that reach zero go.
 create or replace function data._bm25_unindex(
     p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[],
     p_repo_ids text[], p_persona_ids text[], p_session_ids text[])

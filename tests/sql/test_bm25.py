@@ -106,7 +106,9 @@ def test_statistics_are_per_org(corpus):
 
 def assert_statistics_match_active_fragments(conn) -> None:
     """The maintained BM25 tables equal a recount from scratch over active fragments,
-    per scope group (org and repo/persona/session labels)."""
+    per scope group (org and repo/persona/session labels), and the postings are exactly
+    the active fragments' terms: none left behind by a fragment retired or deleted (no
+    foreign key removes them, migration 0021), none missing."""
     group = (
         "org_id || '|' || coalesce(repo_id, '') || '|' || coalesce(persona_id, '') || '|' || coalesce(session_id, '')"
     )
@@ -128,6 +130,17 @@ def assert_statistics_match_active_fragments(conn) -> None:
                (select count(*) from data.bm25_postings)
     """).fetchone()
     assert kept == recount
+    differing = conn.execute("""
+        with expected as (
+            select f.org_id, f.fragment_id, t.lexeme as term, coalesce(array_length(t.positions, 1), 1) as tf,
+                   f.repo_id, f.persona_id, f.session_id
+            from data.fragments f, unnest(f.tsv) t where f.active),
+        stored as (
+            select org_id, fragment_id, term, tf, repo_id, persona_id, session_id from data.bm25_postings)
+        select (select count(*) from (select * from stored except all select * from expected) extra),
+               (select count(*) from (select * from expected except all select * from stored) missing)
+    """).fetchone()
+    assert differing == (0, 0)
 
 
 def test_deletes_keep_statistics_exact(corpus):

@@ -10496,14 +10496,6 @@ ALTER TABLE ONLY data.bm25_corpus
 
 
 --
--- Name: bm25_postings bm25_postings_fragment_id_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
---
-
-ALTER TABLE data.bm25_postings
-    ADD CONSTRAINT bm25_postings_fragment_id_org_id_fkey FOREIGN KEY (fragment_id, org_id) REFERENCES data.fragments(fragment_id, org_id) ON DELETE CASCADE;
-
-
---
 -- Name: bm25_postings bm25_postings_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
