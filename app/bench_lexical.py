@@ -160,8 +160,8 @@ def database_size(conn: psycopg.Connection) -> dict:
         select (select count(*) from data.fragments where active),
                (select count(*) from data.fragments where active and org_id = %(org)s),
                (select count(distinct org_id) from data.fragments),
-               (select sum(c.fragment_count) from data.bm25_corpus c where c.org_id = %(org)s),
-               (select sum(pg_total_relation_size(i.inhrelid))
+               (select sum(c.fragment_count)::bigint from data.bm25_corpus c where c.org_id = %(org)s),
+               (select sum(pg_total_relation_size(i.inhrelid))::bigint
                 from pg_inherits i where i.inhparent = 'data.bm25_postings'::regclass),
                pg_database_size(current_database())
         """,

@@ -3,6 +3,7 @@ own, and a second run writes only what the first did not."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import psycopg
@@ -27,6 +28,7 @@ def test_tenants_hold_one_copy_each_and_a_rerun_writes_nothing(db_url, tmp_path)
     assert first["tenants_written_now"] == 3
     with psycopg.connect(db_url) as conn:
         size = bench_lexical.database_size(conn)
+        json.dumps(size)  # the report is JSON: no Decimal from a sum
         assert size["database_fragments"] == 10 + 3 * 5
         assert size["tenant_fragments"] == size["tenant_fragments_in_bm25"] == 10
         assert size["orgs"] == 4
