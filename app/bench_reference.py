@@ -14,7 +14,9 @@ with their text. It reads as the database owner, without row-level security, sco
 deduplication, citations or traces: it is the floor that work costs, not an equal.
 
 Ours is the one SQL call of a hybrid retrieval (api.retrieve_candidates, as a principal
-under row-level security), given the same query vectors. Long queries (20 to 40 terms,
+under row-level security), given the same query vectors; and, end to end, a whole
+retrieval (query embedding, candidates, composition, trace, commit) against the same
+model's query embedding followed by the reference's SQL. Long queries (20 to 40 terms,
 spans of the corpus's own text) are measured apart: BM25 over many common terms is where
 postings lists are longest.
 """

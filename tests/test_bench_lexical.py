@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 import psycopg
+import pytest
 
-from app import bench_lexical
+from app import bench_lexical, bench_reference
 
 
 def _site(root: Path) -> Path:
@@ -50,13 +51,21 @@ def test_tenants_hold_one_copy_each_and_a_rerun_writes_nothing(db_url, tmp_path)
     assert again["tenants_written_now"] == 1
     with psycopg.connect(db_url) as conn:
         assert bench_lexical.database_size(conn)["database_fragments"] == 10 + 4 * 5
+        # A tenant holding something else is refused, never copied onto.
+        conn.execute("delete from data.fragments where fragment_id = (select max(fragment_id) from data.fragments)")
+    with pytest.raises(SystemExit, match="bench-tenant-4 holds 4 fragments"):
+        bench_lexical.add_tenants(db_url, 4)
 
 
 def test_the_reference_is_timed_beside_ours_and_its_table_dropped(db_url, tmp_path):
     bench_lexical.build(db_url, _site(tmp_path), limit=5, copies=1)
     bench_lexical.add_tenants(db_url, 1)
     with psycopg.connect(db_url) as conn:
-        report = bench_lexical.against_reference(conn, ["frobnicator widget", "resolves care"])
+        bench_reference.build_reference_table(conn)
+        try:
+            report = bench_lexical.against_reference(conn, ["frobnicator widget", "resolves care"])
+        finally:
+            bench_reference.drop_reference_table(conn)
         assert report["queries"] == 2
         assert report["ours"]["p50_ms"] > 0 and report["reference"]["p50_ms"] > 0
         gone = conn.execute("select count(*) from pg_namespace where nspname = 'bench_reference'").fetchone()

@@ -131,12 +131,16 @@ def assert_statistics_match_active_fragments(conn) -> None:
     """).fetchone()
     assert kept == recount
     differing = conn.execute("""
-        with expected as (
+        with terms as (
             select f.org_id, f.fragment_id, t.lexeme as term, coalesce(array_length(t.positions, 1), 1) as tf,
                    f.repo_id, f.persona_id, f.session_id
             from data.fragments f, unnest(f.tsv) t where f.active),
+        expected as (
+            select org_id, fragment_id, term, tf, (sum(tf) over (partition by org_id, fragment_id))::int as dl,
+                   repo_id, persona_id, session_id
+            from terms),
         stored as (
-            select org_id, fragment_id, term, tf, repo_id, persona_id, session_id from data.bm25_postings)
+            select org_id, fragment_id, term, tf, dl, repo_id, persona_id, session_id from data.bm25_postings)
         select (select count(*) from (select * from stored except all select * from expected) extra),
                (select count(*) from (select * from expected except all select * from stored) missing)
     """).fetchone()
