@@ -38,12 +38,12 @@ import msgspec
 import psycopg
 
 from app.access import SERVICE_ROLE, authenticate
-from app.bench import percentile
 from app.bench_cpu import CpuMeter
 from app.bench_reference import (
     active_models,
     build_reference_table,
     drop_reference_table,
+    latency_summary,
     reference_params,
     reference_sql,
     run_ours,
@@ -250,9 +250,7 @@ def _summary(tally: Tally) -> dict:
         "errors": len(tally.errors),
         "error_examples": sorted(set(tally.errors))[:3],
         "per_second": round(count / tally.seconds, 1) if tally.seconds else 0.0,
-        "p50_ms": round(percentile(latencies, 50), 1) if latencies else None,
-        "p95_ms": round(percentile(latencies, 95), 1) if latencies else None,
-        "mean_ms": round(statistics.fmean(latencies), 1) if latencies else None,
+        **latency_summary(latencies),
         "cpu_ms_per_search": per_search,
         "cores_busy": round(statistics.fmean(u["cores_busy"] for u in tally.cpu), 2) if tally.cpu else None,
         "postgres_alone_per_second": round(cores * 1000 / postgres_ms, 1) if cores and postgres_ms else None,

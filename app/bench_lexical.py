@@ -25,6 +25,7 @@ import random
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from functools import partial
 from pathlib import Path
 
 import psycopg
@@ -212,20 +213,16 @@ def against_reference(conn: psycopg.Connection, queries: list[str]) -> dict:
     timings: dict[str, list[float]] = {"ours": [], "reference": []}
     for i, q in enumerate(queries):
         params = {"org": ORG, "query": q, "k": DEFAULT_K_LEXICAL}
-        runs = [("ours", bench_reference.PRUNED), ("reference", bench_reference.LEXICAL)]
-        for name, sql in runs if i % 2 == 0 else runs[::-1]:
-            began = time.perf_counter()
-            conn.execute(sql, params).fetchall()
-            timings[name].append((time.perf_counter() - began) * 1000)
-            conn.rollback()
-    ours = bench_reference.latency_summary(timings["ours"])
-    reference = bench_reference.latency_summary(timings["reference"])
-    return {
-        "queries": len(queries),
-        "ours": ours,
-        "reference": reference,
-        "ratio_p50": round(ours["p50_ms"] / reference["p50_ms"], 2) if reference["p50_ms"] else None,
-    }
+        bench_reference.alternate(
+            i,
+            [
+                ("ours", partial(bench_reference.owner_rows, conn, bench_reference.PRUNED, params)),
+                ("reference", partial(bench_reference.owner_rows, conn, bench_reference.LEXICAL, params)),
+            ],
+            timings,
+            conn.rollback,
+        )
+    return bench_reference.compared(timings["ours"], timings["reference"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,6 +27,9 @@ import json
 import random
 import statistics
 import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 import msgspec
 import psycopg
@@ -103,12 +106,45 @@ def long_queries(conn: psycopg.Connection, org: str, n: int, seed: int) -> list[
 
 
 def latency_summary(values: list[float]) -> dict:
+    """p50, p95 and mean in ms (None for each when nothing was timed)."""
     from app.bench import percentile  # app.bench imports this module
 
     return {
-        "p50_ms": round(percentile(values, 50), 1),
-        "p95_ms": round(percentile(values, 95), 1),
-        "mean_ms": round(statistics.fmean(values), 1),
+        "p50_ms": round(percentile(values, 50), 1) if values else None,
+        "p95_ms": round(percentile(values, 95), 1) if values else None,
+        "mean_ms": round(statistics.fmean(values), 1) if values else None,
+    }
+
+
+def alternate(
+    i: int,
+    runs: list[tuple[str, Callable[[], Any]]],
+    timings: dict[str, list[float]],
+    after: Callable[[], Any] | None = None,
+) -> dict[str, Any]:
+    """Run each of `runs` once, in the given order for an even `i` and reversed for an
+    odd one (neither side always runs on a cache the other warmed), adding each one's
+    milliseconds to `timings[name]` and calling `after` (untimed) after each; returns
+    what each returned."""
+    results: dict[str, Any] = {}
+    for name, run in runs if i % 2 == 0 else runs[::-1]:
+        began = time.perf_counter()
+        results[name] = run()
+        timings.setdefault(name, []).append((time.perf_counter() - began) * 1000)
+        if after is not None:
+            after()
+    return results
+
+
+def compared(ours: list[float], reference: list[float], **extra: Any) -> dict:
+    """Ours beside the reference: each one's latencies and the ratio of their p50s."""
+    mine, theirs = latency_summary(ours), latency_summary(reference)
+    return {
+        "queries": len(ours),
+        **extra,
+        "ours": mine,
+        "reference": theirs,
+        "ratio_p50": round(mine["p50_ms"] / theirs["p50_ms"], 2) if mine["p50_ms"] and theirs["p50_ms"] else None,
     }
 
 
@@ -217,32 +253,22 @@ def _compare(
     models: list[tuple[int, int]],
     namespaces: dict[str, int],
 ) -> dict:
-    ours: list[float] = []
-    reference: list[float] = []
+    timings: dict[str, list[float]] = {"ours": [], "reference": []}
     sql = reference_sql(models if k_dense else [])
-    terms: list[int] = []
     for i, q in enumerate(queries):
         vectors = retriever.query_embeddings(q)
         params = reference_params(q, vectors, org, models, namespaces)
         fusion = fusion_spec(retriever.config, q)
-        runs = [("ours", ours), ("reference", reference)]
-        for name, timings in runs if i % 2 == 0 else runs[::-1]:
-            began = time.perf_counter()
-            if name == "ours":
-                run_ours(conn, org, principal, q, vectors if k_dense else {}, k_dense, retriever.config.rrf_k, fusion)
-            else:
-                run_reference(conn, sql, params)
-            timings.append((time.perf_counter() - began) * 1000)
-            conn.rollback()
-        terms.append(len(q.split()))
-    mine, theirs = latency_summary(ours), latency_summary(reference)
-    return {
-        "queries": len(queries),
-        "terms_median": statistics.median(terms) if terms else 0,
-        "ours": mine,
-        "reference": theirs,
-        "ratio_p50": round(mine["p50_ms"] / theirs["p50_ms"], 2) if theirs["p50_ms"] else None,
-    }
+
+        ours = partial(
+            run_ours, conn, org, principal, q, vectors if k_dense else {}, k_dense, retriever.config.rrf_k, fusion
+        )
+        alternate(i, [("ours", ours), ("reference", partial(run_reference, conn, sql, params))], timings, conn.rollback)
+    return compared(timings["ours"], timings["reference"], terms_median=_terms_median(queries))
+
+
+def _terms_median(queries: list[str]) -> float:
+    return statistics.median(len(q.split()) for q in queries) if queries else 0
 
 
 def _compare_end_to_end(
@@ -258,32 +284,24 @@ def _compare_end_to_end(
     embedded, candidates, composition, trace, commit) against the query embedded by the
     same model followed by the reference's SQL, interleaved: the end-to-end figure's
     same-run reference. The retriever must not cache query vectors."""
-    ours: list[float] = []
-    reference: list[float] = []
+    timings: dict[str, list[float]] = {"ours": [], "reference": []}
     sql = reference_sql(models)
     for i, q in enumerate(queries):
         request = msgspec.convert(
             {"query": q, "scope": {"org_id": org}, "budget_tokens": DEFAULT_BUDGET_TOKENS}, RetrieveRequest
         )
-        runs = [("ours", ours), ("reference", reference)]
-        for name, timings in runs if i % 2 == 0 else runs[::-1]:
-            began = time.perf_counter()
-            if name == "ours":
-                act_as(conn, org, principal)
-                retriever.retrieve(conn, request)
-                conn.commit()
-            else:
-                run_reference(conn, sql, reference_params(q, retriever.query_embeddings(q), org, models, namespaces))
-                conn.rollback()
-            timings.append((time.perf_counter() - began) * 1000)
-    mine, theirs = latency_summary(ours), latency_summary(reference)
-    return {
-        "queries": len(queries),
-        "terms_median": statistics.median(len(q.split()) for q in queries) if queries else 0,
-        "ours": mine,
-        "reference": theirs,
-        "ratio_p50": round(mine["p50_ms"] / theirs["p50_ms"], 2) if theirs["p50_ms"] else None,
-    }
+
+        def ours(request: RetrieveRequest = request) -> None:
+            act_as(conn, org, principal)
+            retriever.retrieve(conn, request)
+            conn.commit()
+
+        def reference(q: str = q) -> None:
+            run_reference(conn, sql, reference_params(q, retriever.query_embeddings(q), org, models, namespaces))
+            conn.rollback()
+
+        alternate(i, [("ours", ours), ("reference", reference)], timings)
+    return compared(timings["ours"], timings["reference"], terms_median=_terms_median(queries))
 
 
 EVERY_POSTING = """
@@ -291,6 +309,11 @@ EVERY_POSTING = """
     order by score desc, fragment_id limit %(k)s
 """
 PRUNED = "select fragment_id, score from data._bm25_top(%(org)s, %(query)s, null, null, null, null, %(k)s)"
+
+
+def owner_rows(conn: psycopg.Connection, sql: str, params: dict) -> list:
+    """One search's rows, as the owner (the caller ends the transaction)."""
+    return conn.execute(sql, params).fetchall()
 
 
 def pruning(conn: psycopg.Connection, org: str, queries: list[str]) -> dict:
@@ -301,13 +324,15 @@ def pruning(conn: psycopg.Connection, org: str, queries: list[str]) -> dict:
     differing = 0
     for i, q in enumerate(queries):
         params = {"org": org, "query": q, "k": DEFAULT_K_LEXICAL}
-        rows: dict[str, list] = {}
-        runs = [("pruned", PRUNED), ("every_posting", EVERY_POSTING)]
-        for name, sql in runs if i % 2 == 0 else runs[::-1]:
-            began = time.perf_counter()
-            rows[name] = conn.execute(sql, params).fetchall()
-            timings[name].append((time.perf_counter() - began) * 1000)
-            conn.rollback()
+        rows = alternate(
+            i,
+            [
+                ("pruned", partial(owner_rows, conn, PRUNED, params)),
+                ("every_posting", partial(owner_rows, conn, EVERY_POSTING, params)),
+            ],
+            timings,
+            conn.rollback,
+        )
         # Sums taken in another order may differ in their last bits: compare to 1e-9.
         if [round(r[1], 9) for r in rows["pruned"]] != [round(r[1], 9) for r in rows["every_posting"]]:
             differing += 1
