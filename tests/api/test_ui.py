@@ -151,10 +151,13 @@ def test_a_search_shows_its_fragments_trace_and_sources(page, base_url, tenants)
     expect(page.locator("#trace-meta")).to_contain_text(STORAGE_QUERY)
 
     # The trace has its own address; it opens again from there with the same key.
+    # The row count is read before leaving: read after, it races the new page's load.
     trace_url = page.locator("#trace-link").get_attribute("href")
     assert re.fullmatch(r"/ui/traces/[0-9a-f-]{36}", trace_url or "")
+    searched_rows = rows.count()
+    assert searched_rows >= 1
     page.goto(f"{base_url}{trace_url}")
-    expect(page.locator("#trace-table tbody tr")).to_have_count(rows.count())
+    expect(page.locator("#trace-table tbody tr")).to_have_count(searched_rows)
     expect(page.locator("#search-section")).to_be_hidden()
 
     # A candidate's fragment: its text and source pointers.
