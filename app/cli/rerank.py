@@ -39,6 +39,14 @@ _cache_option = click.option(
     show_default=True,
     help="Collected candidates, one file per set.",
 )
+_kind_option = click.option(
+    "--kind",
+    type=click.Choice(("linear", "lambdamart")),
+    default="linear",
+    show_default=True,
+    help="linear: pairwise logistic regression over features standardized per list (shipped); "
+    "lambdamart: LightGBM LambdaMART over the raw features.",
+)
 _sets_option = click.option(
     "--dataset", "sets", multiple=True, help="A development set (repeatable). Default: all nine."
 )
@@ -117,9 +125,10 @@ def _folds_table(title: str, folds: list) -> tuple[object, dict]:
 @rerank.command("validate")
 @_sets_option
 @_cache_option
+@_kind_option
 @click.option("--json", "as_json", is_flag=True, help="Last line of stdout: the figures as one JSON object.")
 @click.pass_context
-def validate_command(ctx: click.Context, sets: tuple[str, ...], cache_dir: Path, as_json: bool) -> None:
+def validate_command(ctx: click.Context, sets: tuple[str, ...], cache_dir: Path, kind: str, as_json: bool) -> None:
     """Held-out nDCG@10 of `full` (learned reranker) vs `hybrid`: leave one set out, then
     leave one family out (the locomo sets are one), training on the rest each time."""
     from app.eval import rerank_train
@@ -128,7 +137,7 @@ def validate_command(ctx: click.Context, sets: tuple[str, ...], cache_dir: Path,
     xs = rerank_train.featurize(rows)
     report = {}
     for by, title in (("set", "leave one set out"), ("family", "leave one family out")):
-        table, figures = _folds_table(f"nDCG@10, {title}", rerank_train.validate(rows, by, xs))
+        table, figures = _folds_table(f"nDCG@10, {title}", rerank_train.validate(rows, by, xs, kind=kind))
         console.print(table)
         report[f"leave_one_{by}_out"] = figures
     if as_json:
@@ -146,13 +155,14 @@ def validate_command(ctx: click.Context, sets: tuple[str, ...], cache_dir: Path,
     help="Model file to write. Default: the shipped one (app/retrieve/learned_reranker.json).",
 )
 @click.option("--no-validate", is_flag=True, help="Skip the held-out figures (recorded in the file otherwise).")
+@_kind_option
 @click.pass_context
 def train_command(
-    ctx: click.Context, sets: tuple[str, ...], cache_dir: Path, out_path: Path | None, no_validate: bool
+    ctx: click.Context, sets: tuple[str, ...], cache_dir: Path, out_path: Path | None, no_validate: bool, kind: str
 ) -> None:
     """Train the learned reranker on every set's collected candidates (collecting what
-    is missing) and write the model file: LightGBM text model plus the data's hash, the
-    feature list, parameters, calibration and the held-out figures."""
+    is missing) and write the model file: the model plus the data's hash, the feature
+    list, parameters, calibration and the held-out figures."""
     from app.eval import rerank_data, rerank_train
     from app.retrieve import learned
 
@@ -161,10 +171,10 @@ def train_command(
     validation = {}
     if not no_validate:
         for by, title in (("set", "leave one set out"), ("family", "leave one family out")):
-            table, figures = _folds_table(f"nDCG@10, {title}", rerank_train.validate(rows, by, xs))
+            table, figures = _folds_table(f"nDCG@10, {title}", rerank_train.validate(rows, by, xs, kind=kind))
             console.print(table)
             validation[f"leave_one_{by}_out"] = figures
-    text, metadata = rerank_train.model_file(rows, xs, rerank_data.files_digest(paths), validation)
+    text, metadata = rerank_train.model_file(rows, xs, rerank_data.files_digest(paths), validation, kind=kind)
     target = out_path or learned.MODEL_PATH
     target.write_text(text, encoding="utf-8")
     console.print(f"model {metadata['version']} written: {target}")

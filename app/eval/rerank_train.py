@@ -1,8 +1,11 @@
 """Training and held-out validation of the learned reranker (docs/adr/0015).
 
-LightGBM LambdaMART over app.retrieve.features, on the rows app.eval.rerank_data
-collected. Reproducible: fixed seed, deterministic=True, one thread, rows in a fixed
-order; the same files give the same model text (and version).
+Two kinds of model over app.retrieve.features, on the rows app.eval.rerank_data
+collected: `linear` (the default and shipped kind), a logistic regression on pairs
+(a relevant and an unrelated candidate of one query) of features standardized within
+each list; and `lambdamart`, LightGBM LambdaMART over the raw features. Reproducible:
+fixed seeds, deterministic=True, one thread, rows in a fixed order; the same files give
+the same model text (and version).
 
 Validation holds out one set (or one family of sets) at a time, trains on the rest,
 and scores the held-out queries exactly as the `full` stage does: the reranked head
@@ -13,6 +16,7 @@ the fused list, mapped to documents, nDCG@10.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -23,11 +27,33 @@ from typing import Any
 import numpy as np
 
 from app.eval.rerank_data import QueryRow, family_of
-from app.retrieve import features
+from app.retrieve import features, learned
 from app.retrieve.blend import BUILT_IN
 
 FEATURES = features.FEATURES
-"""The columns the shipped model is trained on."""
+"""The columns a LambdaMART model is trained on."""
+LINEAR_FEATURES = (
+    "fused_ratio",
+    "fused_rr",
+    "dense_ratio",
+    "lexical_ratio",
+    "coverage_idf",
+    "bigram_coverage",
+    "proximity",
+    "identifier_match",
+    "feedback_similarity",
+    "doc_best_fused_rr",
+    "doc_fragments",
+)
+"""The columns of the linear model: the first stage's own evidence relative to the
+list, and the text evidence it ignores, each with one meaning on every corpus. Left
+out: raw magnitudes (BM25, cosine, lengths), query-level values (constant within a list,
+so 0 once standardized), and `is_code`, which on the development sets mostly says which
+corpus a list came from (with it, held-out cosqa and torchhub lost up to 0.014)."""
+KINDS = ("linear", "lambdamart")
+KIND = "linear"
+LINEAR_PARAMS: dict = {"C": 0.1, "pairs_per_query": 200, "seed": 7}
+"""Inverse L2 strength, pairs sampled per query (with replacement), sampling seed."""
 
 PARAMS: dict = {
     "objective": "lambdarank",
@@ -62,6 +88,10 @@ def featurize(rows: Sequence[QueryRow]) -> list[np.ndarray]:
     return [np.asarray(features.extract(row.query, row.head), dtype=np.float64) for row in rows]
 
 
+def columns_of(kind: str) -> tuple[str, ...]:
+    return LINEAR_FEATURES if kind == "linear" else FEATURES
+
+
 def matrix(rows: Sequence[QueryRow], xs: Sequence[np.ndarray], columns: Sequence[str] = FEATURES) -> Matrix:
     keep = [features.FEATURES.index(c) for c in columns]
     kept = [(row, x) for row, x in zip(rows, xs) if row.head]
@@ -87,6 +117,44 @@ def fit(data: Matrix, columns: Sequence[str], params: dict | None = None, rounds
         free_raw_data=False,
     )
     return lgb.train(params or PARAMS, train, num_boost_round=rounds)
+
+
+def fit_linear(data: Matrix, params: dict | None = None) -> learned.LinearScorer:
+    """Logistic regression on feature differences of (relevant, unrelated) pairs within
+    a list, features standardized per list, no intercept (a pair and its mirror are
+    both given, so the classes balance); each pair weighs its set's row weight."""
+    from sklearn.linear_model import LogisticRegression
+
+    p = LINEAR_PARAMS | (params or {})
+    rng = np.random.default_rng(p["seed"])
+    k = int(p["pairs_per_query"])
+    diffs, weights = [], []
+    start = 0
+    for size in data.groups:
+        x = features.standardized(data.x[start : start + size])
+        y = data.y[start : start + size]
+        weight = float(data.weights[start])
+        start += size
+        relevant, unrelated = np.flatnonzero(y > 0), np.flatnonzero(y == 0)
+        if len(relevant) == 0 or len(unrelated) == 0:
+            continue
+        diffs.append(x[rng.choice(relevant, k)] - x[rng.choice(unrelated, k)])
+        weights.append(np.full(k, weight if BALANCE else 1.0))
+    if not diffs:
+        raise ValueError("no query has both a relevant and an unrelated candidate: nothing to learn")
+    d, w = np.concatenate(diffs), np.concatenate(weights)
+    model = LogisticRegression(C=p["C"], fit_intercept=False, max_iter=2000)
+    model.fit(np.concatenate([d, -d]), np.r_[np.ones(len(d)), np.zeros(len(d))], sample_weight=np.r_[w, w])
+    return learned.LinearScorer(model.coef_[0])
+
+
+def predict_lists(model: Any, data: Matrix) -> np.ndarray:
+    """Raw scores, one list at a time (a linear model standardizes within the list)."""
+    out, start = [], 0
+    for size in data.groups:
+        out.append(model.predict(data.x[start : start + size], num_threads=1))
+        start += size
+    return np.concatenate(out) if out else np.zeros(0)
 
 
 def calibrate(raw: np.ndarray, labels: np.ndarray, iterations: int = 50) -> tuple[float, float]:
@@ -160,33 +228,38 @@ def score_rows(
 def train(
     rows: Sequence[QueryRow],
     xs: Sequence[np.ndarray] | None = None,
-    columns: Sequence[str] = FEATURES,
+    columns: Sequence[str] | None = None,
     params: dict | None = None,
     rounds: int = ROUNDS,
+    kind: str = KIND,
 ) -> tuple[Any, tuple[float, float]]:
     """The model and its calibration (fit on its own training rows)."""
+    columns = columns or columns_of(kind)
     data = matrix(rows, xs if xs is not None else featurize(rows), columns)
-    model = fit(data, columns, params, rounds)
-    raw = model.predict(data.x, num_threads=1)
-    return model, calibrate(raw, data.y)
+    model = fit_linear(data, params) if kind == "linear" else fit(data, columns, params, rounds)
+    return model, calibrate(predict_lists(model, data), data.y)
 
 
 def validate(
     rows: Sequence[QueryRow],
     by: str = "set",
     xs: Sequence[np.ndarray] | None = None,
-    columns: Sequence[str] = FEATURES,
+    columns: Sequence[str] | None = None,
     params: dict | None = None,
     rounds: int = ROUNDS,
+    kind: str = KIND,
 ) -> list[Fold]:
     """Leave one set (by="set") or one family (by="family") out, in turn."""
+    columns = columns or columns_of(kind)
     xs = xs if xs is not None else featurize(rows)
     key = (lambda r: r.dataset) if by == "set" else (lambda r: family_of(r.dataset))
     folds = []
     for held in sorted({key(r) for r in rows}):
         train_idx = [i for i, r in enumerate(rows) if key(r) != held]
         test_idx = [i for i, r in enumerate(rows) if key(r) == held]
-        model, calibration = train([rows[i] for i in train_idx], [xs[i] for i in train_idx], columns, params, rounds)
+        model, calibration = train(
+            [rows[i] for i in train_idx], [xs[i] for i in train_idx], columns, params, rounds, kind
+        )
         test_rows = [rows[i] for i in test_idx]
         per_set = score_rows(model, test_rows, [xs[i] for i in test_idx], columns, calibration)
         for name, (hybrid, full) in sorted(per_set.items()):
@@ -203,25 +276,32 @@ def model_file(
     xs: Sequence[np.ndarray] | None,
     data_sha256: str,
     validation: dict | None = None,
-    columns: Sequence[str] = FEATURES,
+    columns: Sequence[str] | None = None,
     params: dict | None = None,
     rounds: int = ROUNDS,
+    kind: str = KIND,
 ) -> tuple[str, dict]:
     """Train on every row; the learned-reranker file's text and its metadata."""
-    import lightgbm
+    columns = columns or columns_of(kind)
+    model, (a, b) = train(rows, xs, columns, params, rounds, kind)
+    library: dict
+    if isinstance(model, learned.LinearScorer):
+        import sklearn
 
-    from app.retrieve import learned
+        weights = {c: round(float(w), 12) for c, w in zip(columns, model.weights)}
+        text = json.dumps({"weights": weights, "standardized": "z-score within each list"}, sort_keys=True)
+        library = {"model": learned.LINEAR, "sklearn": sklearn.__version__, "params": LINEAR_PARAMS | (params or {})}
+    else:
+        import lightgbm
 
-    model, (a, b) = train(rows, xs, columns, params, rounds)
-    text = model.model_to_string()
+        text = model.model_to_string()
+        library = {"model": learned.LAMBDAMART, "lightgbm": lightgbm.__version__, "params": params or PARAMS}
+        library["rounds"] = rounds
     metadata = {
         "name": learned.NAME,
         "version": model_version(text + repr((a, b))),
-        "model": "lightgbm lambdarank",
-        "lightgbm": lightgbm.__version__,
+        **library,
         "features": list(columns),
-        "params": params or PARAMS,
-        "rounds": rounds,
         "balance_sets": BALANCE,
         "calibration": {"a": a, "b": b, "fit": "logistic P(grade > 0) on the training pairs' raw scores"},
         "training_data": {

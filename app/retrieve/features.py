@@ -18,6 +18,8 @@ import re
 from collections import Counter
 from functools import lru_cache
 
+import numpy as np
+
 from app.retrieve.candidates import Candidate
 
 FEATURES = (
@@ -134,6 +136,15 @@ def _window(positions: dict[str, list[int]]) -> int:
                 have -= 1
             left += 1
     return best
+
+
+def standardized(x: np.ndarray) -> np.ndarray:
+    """Each column as a z-score within its list (0 where the list does not vary): what a
+    feature says about a candidate relative to the others of its query, which means the
+    same on every corpus, where raw magnitudes (scores, lengths, term counts) do not.
+    Query-level columns become 0."""
+    spread = x.std(axis=0)
+    return np.divide(x - x.mean(axis=0), spread, out=np.zeros_like(x), where=spread > 1e-12)
 
 
 def extract(query: str, candidates: list[Candidate]) -> list[list[float]]:

@@ -1,9 +1,11 @@
-"""The learned reranker (docs/adr/0015): LightGBM LambdaMART over app.retrieve.features,
-its output calibrated to P(relevant) in [0, 1].
+"""The learned reranker (docs/adr/0015): a model over app.retrieve.features, its output
+calibrated to P(relevant) in [0, 1]. Two kinds of model file load: a linear pairwise
+model over the features standardized within each list (the shipped kind: it held out
+better), and LightGBM LambdaMART over the raw features.
 
-The shipped model is `learned_reranker.json` next to this module: the LightGBM text
-model plus what it was trained from (the training data's hash, the feature list, the
-parameters, the calibration, the held-out figures). `contexts rerank train` writes it.
+The shipped model is `learned_reranker.json` next to this module: the model plus what
+it was trained from (the training data's hash, the feature list, the parameters, the
+calibration, the held-out figures). `contexts rerank train` writes it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -19,6 +22,9 @@ from typing import Any
 from app.retrieve import features
 from app.retrieve.candidates import Candidate
 
+LINEAR = "linear pairwise"
+LAMBDAMART = "lightgbm lambdarank"
+"""The model kinds a file can hold (its metadata's `model`)."""
 NAME = "learned"
 """PipelineConfig.reranker / CONTEXTS_RERANKER value that selects the shipped model."""
 MODEL_PATH = Path(__file__).with_name("learned_reranker.json")
@@ -32,10 +38,34 @@ class ModelError(ValueError):
     """A learned-reranker file that cannot be used."""
 
 
+class LinearScorer:
+    """score = standardized(features) . weights, per list: with the features z-scored
+    within the list, a weight says how much being above this list's average on a
+    feature is worth, whatever the corpus."""
+
+    def __init__(self, weights: Sequence[float]) -> None:
+        import numpy as np
+
+        self.weights = np.asarray(weights, dtype=np.float64)
+
+    def predict(self, x: Any, num_threads: int = 1) -> Any:
+        """Raw scores of ONE list's rows (the standardization is within the list)."""
+        return features.standardized(x) @ self.weights
+
+    def contributions(self, x: Any) -> Any:
+        """Each feature's exact share of each row's raw score."""
+        return features.standardized(x) * self.weights
+
+
 @dataclass(frozen=True, slots=True)
 class LearnedModel:
     booster: Any
+    """A LightGBM Booster, or a LinearScorer."""
     metadata: dict
+
+    @property
+    def kind(self) -> str:
+        return str(self.metadata.get("model", LAMBDAMART))
 
     @property
     def version(self) -> str:
@@ -61,8 +91,6 @@ def dump(model_text: str, metadata: dict) -> str:
 
 @lru_cache(maxsize=4)
 def load(path: Path) -> LearnedModel:
-    import lightgbm as lgb
-
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -71,6 +99,17 @@ def load(path: Path) -> LearnedModel:
     unknown = sorted(set(metadata.get("features", ())) - set(features.FEATURES))
     if unknown or not metadata.get("features"):
         raise ModelError(f"{path}: features this code does not compute: {', '.join(unknown) or 'none listed'}")
+    kind = metadata.get("model", LAMBDAMART)
+    if kind == LINEAR:
+        try:
+            weights = json.loads(data["model"])["weights"]
+            return LearnedModel(LinearScorer([float(weights[c]) for c in metadata["features"]]), metadata)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelError(f"{path}: a linear model without one weight per feature: {exc}") from exc
+    if kind != LAMBDAMART:
+        raise ModelError(f"{path}: unknown model kind {kind!r} (expected {LINEAR!r} or {LAMBDAMART!r})")
+    import lightgbm as lgb
+
     booster = lgb.Booster(model_str=data["model"])
     return LearnedModel(booster, metadata)
 
@@ -95,7 +134,7 @@ class LearnedReranker:
         """Loaded at construction already (a few hundred KiB)."""
 
     def info(self) -> dict:
-        return {"name": self.name, "version": self.version, "kind": "lightgbm-lambdarank"}
+        return {"name": self.name, "version": self.version, "kind": self.model.kind.replace(" ", "-")}
 
     def rows(self, query: str, candidates: list[Candidate]) -> list[list[float]]:
         keep = self._keep
@@ -111,17 +150,23 @@ class LearnedReranker:
 
         rows = self.rows(query, candidates)
         x = np.asarray(rows, dtype=np.float64)
-        with _LOCK:
-            raw = self.model.booster.predict(x, num_threads=1)
-            # TreeSHAP costs about what the features do: only for the candidates a
-            # reader looks at first.
+        model = self.model.booster
+        if isinstance(model, LinearScorer):
+            raw = model.predict(x)
             best = np.argsort(-raw, kind="stable")[:EXPLAINED]
-            contrib = self.model.booster.predict(x[best], pred_contrib=True, num_threads=1)
+            contrib = model.contributions(x)[best]
+        else:
+            with _LOCK:
+                raw = model.predict(x, num_threads=1)
+                # TreeSHAP costs about what the features do: only for the candidates a
+                # reader looks at first.
+                best = np.argsort(-raw, kind="stable")[:EXPLAINED]
+                contrib = model.predict(x[best], pred_contrib=True, num_threads=1)[:, :-1]
         columns = self.model.columns
         for c, row, r in zip(candidates, rows, raw):
             c.rerank_detail = {"features": dict(zip(columns, row)), "raw": float(r)}
         for i, parts in zip(best, contrib):
-            top = np.argsort(-np.abs(parts[:-1]), kind="stable")[:CONTRIBUTIONS]
+            top = np.argsort(-np.abs(parts), kind="stable")[:CONTRIBUTIONS]
             detail = candidates[i].rerank_detail
             assert detail is not None
             detail["contributions"] = {columns[j]: round(float(parts[j]), 4) for j in top}

@@ -7,7 +7,15 @@ import json
 import pytest
 
 from app.eval.rerank_data import QueryRow
-from app.eval.rerank_train import calibrate, full_order, model_file, probability, validate
+from app.eval.rerank_train import (
+    FEATURES,
+    LINEAR_FEATURES,
+    calibrate,
+    full_order,
+    model_file,
+    probability,
+    validate,
+)
 from app.retrieve.learned import LearnedReranker
 from tests.retrieve.test_features import candidate
 
@@ -50,10 +58,12 @@ def rows(dataset: str, count: int = 12) -> list[QueryRow]:
     return out
 
 
-def test_same_data_same_model(tmp_path):
+@pytest.mark.parametrize("kind", ["linear", "lambdamart"])
+def test_same_data_same_model(tmp_path, kind):
     data = rows("a") + rows("b")
-    first, meta = model_file(data, None, "sha", params=SMALL, rounds=10)
-    second, _ = model_file(data, None, "sha", params=SMALL, rounds=10)
+    params = SMALL if kind == "lambdamart" else None
+    first, meta = model_file(data, None, "sha", params=params, rounds=10, kind=kind)
+    second, _ = model_file(data, None, "sha", params=params, rounds=10, kind=kind)
     assert first == second
     assert meta["training_data"] == {
         "sha256": "sha",
@@ -61,7 +71,11 @@ def test_same_data_same_model(tmp_path):
         "pairs": 120,
         "labels": "qrels grade of the fragment's best document (dev split)",
     }
-    assert meta["params"]["deterministic"] is True and meta["params"]["seed"] == 7
+    assert meta["params"]["seed"] == 7
+    if kind == "lambdamart":
+        assert meta["params"]["deterministic"] is True and meta["features"] == list(FEATURES)
+    else:
+        assert meta["model"] == "linear pairwise" and meta["features"] == list(LINEAR_FEATURES)
     path = tmp_path / "model.json"
     path.write_text(first)
     assert json.loads(path.read_text())["metadata"]["version"] == meta["version"]
@@ -77,8 +91,10 @@ def test_same_data_same_model(tmp_path):
     assert len(detail["contributions"]) == 5
 
 
-def test_held_out_validation_scores_the_full_order():
-    folds = validate(rows("a") + rows("b"), "set", params=SMALL, rounds=10)
+@pytest.mark.parametrize("kind", ["linear", "lambdamart"])
+def test_held_out_validation_scores_the_full_order(kind):
+    params = SMALL if kind == "lambdamart" else None
+    folds = validate(rows("a") + rows("b"), "set", params=params, rounds=10, kind=kind)
     assert [f.held_out for f in folds] == ["a", "b"]
     for f in folds:
         assert f.hybrid == pytest.approx(1 / 2.584962500721156)  # relevant fifth: 1 / log2(6)
@@ -147,3 +163,56 @@ def test_train_command_writes_a_model_with_its_provenance(tmp_path, monkeypatch)
     assert len(metadata["training_data"]["sha256"]) == 64
     assert metadata["validation"]["leave_one_set_out"]["sets"]["a"]["full"] == 1.0
     assert json.loads(result.output.strip().splitlines()[-1])["version"] == metadata["version"]
+
+
+def test_standardized_features_are_per_list_z_scores():
+    import numpy as np
+
+    from app.retrieve.features import standardized
+
+    x = np.array([[1.0, 5.0, 0.2], [3.0, 5.0, 0.4], [5.0, 5.0, 0.9]])
+    z = standardized(x)
+    assert z[:, 0] == pytest.approx([-1.224744871, 0.0, 1.224744871])
+    assert list(z[:, 1]) == [0.0, 0.0, 0.0]  # a constant column says nothing within the list
+    assert z.mean(axis=0) == pytest.approx([0.0, 0.0, 0.0], abs=1e-12)
+    assert list(standardized(np.array([[2.0, 3.0]]))[0]) == [0.0, 0.0]  # a list of one
+
+
+def test_linear_contributions_add_up_to_the_raw_score(tmp_path):
+    text, _ = model_file(rows("a") + rows("b"), None, "sha", kind="linear")
+    path = tmp_path / "linear.json"
+    path.write_text(text)
+    reranker = LearnedReranker(str(path))
+    assert reranker.info()["kind"] == "linear-pairwise"
+    head = rows("c", 1)[0].head
+    reranker.score("rotate signing keys", head)
+    import numpy as np
+
+    x = np.asarray(reranker.rows("rotate signing keys", head))
+    exact = reranker.model.booster.contributions(x)
+    for i, c in enumerate(head):
+        assert c.rerank_detail is not None
+        assert float(exact[i].sum()) == pytest.approx(c.rerank_detail["raw"])
+        for name, value in c.rerank_detail["contributions"].items():
+            assert value == pytest.approx(exact[i][reranker.model.columns.index(name)], abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        ('{"weights": {"fused_rr": 1.0}}', "one weight per feature"),
+        ("not json", "one weight per feature"),
+    ],
+)
+def test_a_broken_linear_model_file_is_refused(tmp_path, model, message):
+    from app.retrieve import learned
+
+    metadata = {"model": learned.LINEAR, "features": ["fused_rr", "coverage"], "version": "x"}
+    path = tmp_path / "broken.json"
+    path.write_text(learned.dump(model, metadata))
+    with pytest.raises(learned.ModelError, match=message):
+        learned.load(path)
+    path2 = tmp_path / "unknown.json"
+    path2.write_text(learned.dump("{}", metadata | {"model": "svm"}))
+    with pytest.raises(learned.ModelError, match="unknown model kind"):
+        learned.load(path2)

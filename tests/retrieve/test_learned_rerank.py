@@ -19,10 +19,10 @@ from tests.retrieve.corpus import CODE, DOCS
 from tests.retrieve.test_features import candidate
 
 
-@pytest.fixture(scope="module")
-def last_first_model(tmp_path_factory) -> str:
-    """A model that learned to put the last fused candidate first (whatever the text):
-    trained on the fused place alone (and a feature that tells nothing here)."""
+@pytest.fixture(scope="module", params=["linear", "lambdamart"])
+def last_first_model(request, tmp_path_factory) -> str:
+    """A model of each kind that learned to put the last fused candidate first (whatever
+    the text): trained on the fused place alone (and a feature that tells nothing here)."""
     train = []
     for q in range(30):
         head = [
@@ -40,8 +40,11 @@ def last_first_model(tmp_path_factory) -> str:
                 tail_docs=[],
             )
         )
-    text, _ = model_file(train, None, "synthetic", columns=("fused_rr", "coverage"), params=SMALL, rounds=10)
-    path = tmp_path_factory.mktemp("learned") / "last-first.json"
+    params = SMALL if request.param == "lambdamart" else None
+    columns = ("fused_rr", "coverage")
+    text, metadata = model_file(train, None, "synthetic", columns=columns, params=params, rounds=10, kind=request.param)
+    assert metadata["model"] == {"linear": learned.LINEAR, "lambdamart": learned.LAMBDAMART}[request.param]
+    path = tmp_path_factory.mktemp("learned") / f"last-first-{request.param}.json"
     path.write_text(text)
     return str(path)
 
