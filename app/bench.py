@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from app import bench_authority, bench_ingest, bench_reference, bench_scale
+from app import bench_authority, bench_ingest, bench_reference, bench_rerank, bench_scale
 from app.access import act_as, ensure_admin_principal
 from app.api.profiles import description_vectors, set_profile_on
 from app.authority import refresh as refresh_authority
@@ -470,6 +470,7 @@ def main(argv: list[str] | None = None) -> int:
             }
         results["rls_overhead"] = rls_overhead(conn, retriever, queries)
         results["blend_overhead"] = blend_overhead(conn, retriever, models, queries)
+        results["rerank_overhead"] = bench_rerank.measure(conn, models, ORG, ADMIN, queries)
         # The same queries (and long ones) through a hand-written SQL hybrid, interleaved.
         results["reference"] = bench_reference.measure(conn, retriever, ORG, ADMIN, queries, args.seed)
         if args.ingest_reference > 0:
@@ -529,6 +530,16 @@ def main(argv: list[str] | None = None) -> int:
     table.add_row(
         "left in relevance only: profile look-up / Python blend (ms)",
         f"{left['profile_lookup_ms']} / {left['python_blend_ms']}",
+    )
+    rr = results["rerank_overhead"]
+    table.add_row(
+        f"hybrid p50, {rr['rerank_top']} candidates, fused order / learned reranker (ms); added p50; paired median",
+        f"{rr['fused']['p50_ms']} / {rr['learned']['p50_ms']}; {rr['added_p50_ms']}; {rr['added_paired_median_ms']}",
+    )
+    sc = rr["scoring_cpu"]
+    table.add_row(
+        "learned reranker scoring alone, CPU: cold p50 / p95, its features cold p50, warm p50 (ms)",
+        f"{sc['cold_p50_ms']} / {sc['cold_p95_ms']}, {sc['cold_features_p50_ms']}, {sc['warm_p50_ms']}",
     )
     ref = results["reference"]
     e2e = ref["hybrid_end_to_end"]

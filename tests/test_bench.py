@@ -54,6 +54,11 @@ def test_bench_runs_every_step(db_url, tmp_path):
         assert blend[variant]["p50_ms"] > 0
     assert set(blend["added_p50_ms"]) == {"blend_defaults", "blend_with_persona_term"}
     assert blend["left_in_relevance_only"]["python_blend_ms"] >= 0
+    rerank = report["rerank_overhead"]
+    assert rerank["queries"] == 3 and rerank["reranker"]["name"] == "learned"
+    assert rerank["fused"]["p50_ms"] > 0 and rerank["learned"]["p50_ms"] > 0
+    assert rerank["candidates_median"] > 0 and rerank["scoring_cpu"]["cold_p50_ms"] > 0
+    assert rerank["scoring_cpu"]["warm_p50_ms"] > 0
     synthetic = report["authority_refresh_synthetic"]
     assert [r["fragments"] for r in synthetic] == [40, 80]
     assert all(r["links"] > 0 and r["refresh_ms_best"] > 0 and r["seed_seconds"] >= 0 for r in synthetic)

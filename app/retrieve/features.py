@@ -17,6 +17,7 @@ import math
 import re
 from collections import Counter
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -60,6 +61,8 @@ FEATURES = (
 TEXT_CHARS = 1200
 """Text read per fragment (about the 256 wordpieces the embedding model reads): keeps
 the features within a few milliseconds for 100 candidates of 512 tokens."""
+BODY_CACHE = 2048
+"""Fragments whose tokenized text is kept between queries (about 15 KiB each at most)."""
 FEEDBACK_TOP = 5
 """Fused candidates whose words make the feedback vector."""
 
@@ -138,6 +141,36 @@ def _window(positions: dict[str, list[int]]) -> int:
     return best
 
 
+class _Read(NamedTuple):
+    """What the features read of one fragment's text, whatever the query."""
+
+    words: list[str]
+    distinct: frozenset[str]
+    counts: Counter[str]
+    """Term counts without stop words (the feedback vector's terms)."""
+    norm: float
+
+
+@lru_cache(maxsize=BODY_CACHE)
+def _body(text: str) -> _Read:
+    # Tokenizing is most of the features' cost, and a fragment's text does not change:
+    # the same fragments come back query after query. Callers only read the result.
+    body = words(text)
+    counts = Counter(w for w in body if w not in _STOP)
+    return _Read(body, frozenset(body), counts, math.sqrt(sum(v * v for v in counts.values())) or 1.0)
+
+
+@lru_cache(maxsize=BODY_CACHE)
+def _head(path: str, heading_path: tuple[str, ...], symbol: str | None) -> frozenset[str]:
+    return frozenset(words(" ".join((path, *heading_path, symbol or ""))))
+
+
+def clear_cache() -> None:
+    """Forget every tokenized text (benchmarks time the cold case with it)."""
+    _body.cache_clear()
+    _head.cache_clear()
+
+
 def standardized(x: np.ndarray) -> np.ndarray:
     """Each column as a z-score within its list (0 where the list does not vary): what a
     feature says about a candidate relative to the others of its query, which means the
@@ -165,16 +198,17 @@ def extract(query: str, candidates: list[Candidate]) -> list[list[float]]:
     for place, c in enumerate(candidates, start=1):
         doc_best.setdefault(c.doc_id, place)
 
-    bodies = [words(c.text[:TEXT_CHARS]) for c in candidates]
-    heads = [set(words(" ".join((c.path, *c.heading_path, c.symbol or "")))) for c in candidates]
-    body_sets = [set(b) for b in bodies]
+    read = [_body(c.text[:TEXT_CHARS]) for c in candidates]
+    bodies = [r.words for r in read]
+    body_sets = [r.distinct for r in read]
+    heads = [_head(c.path, tuple(c.heading_path), c.symbol) for c in candidates]
     # List-local IDF: a term every candidate holds tells them apart least.
     df = {t: sum(1 for s in body_sets if t in s) for t in terms}
     idf = {t: math.log((n + 1) / (df[t] + 0.5)) for t in terms}
     idf_total = sum(idf.values()) or 1.0
     q_terms = float(len(terms))
-    counts = [Counter(w for w in b if w not in _STOP) for b in bodies]
-    norms = [math.sqrt(sum(v * v for v in tf.values())) or 1.0 for tf in counts]
+    counts = [r.counts for r in read]
+    norms = [r.norm for r in read]
     feedback: dict[str, float] = {}
     for tf, norm in zip(counts[:FEEDBACK_TOP], norms):
         for w, v in tf.items():

@@ -153,3 +153,23 @@ def test_no_candidates_no_rows_and_every_row_full_width():
     rows = extract("", [candidate(1, "")])
     assert len(rows[0]) == len(FEATURES)
     assert all(v == v for v in rows[0])  # no NaN
+
+
+def test_tokenized_texts_are_cached_and_give_the_same_rows():
+    from app.retrieve import features
+
+    listed = [
+        candidate(1, "rotate the signing keys every quarter"),
+        candidate(2, "signing keys live in the vault; rotate them with care"),
+        candidate(3, "a recipe for lemon cake"),
+    ]
+    features.clear_cache()
+    cold = extract("rotate signing keys", listed)
+    assert features._body.cache_info().currsize == 3
+    # Another query over the same fragments reads them from the cache, unchanged by use.
+    other = extract("lemon cake recipe", listed)
+    assert features._body.cache_info().hits >= 3
+    assert extract("rotate signing keys", listed) == cold
+    features.clear_cache()
+    assert features._body.cache_info().currsize == 0
+    assert extract("lemon cake recipe", listed) == other
