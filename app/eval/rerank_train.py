@@ -89,6 +89,8 @@ def featurize(rows: Sequence[QueryRow]) -> list[np.ndarray]:
 
 
 def columns_of(kind: str) -> tuple[str, ...]:
+    if kind not in KINDS:
+        raise ValueError(f"unknown model kind {kind!r} (expected one of {', '.join(KINDS)})")
     return LINEAR_FEATURES if kind == "linear" else FEATURES
 
 
@@ -124,6 +126,7 @@ def fit_linear(data: Matrix, params: dict | None = None) -> learned.LinearScorer
     a list, features standardized per list, no intercept (a pair and its mirror are
     both given, so the classes balance); each pair weighs its set's row weight."""
     from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_limits
 
     p = LINEAR_PARAMS | (params or {})
     rng = np.random.default_rng(p["seed"])
@@ -144,7 +147,8 @@ def fit_linear(data: Matrix, params: dict | None = None) -> learned.LinearScorer
         raise ValueError("no query has both a relevant and an unrelated candidate: nothing to learn")
     d, w = np.concatenate(diffs), np.concatenate(weights)
     model = LogisticRegression(C=p["C"], fit_intercept=False, max_iter=2000)
-    model.fit(np.concatenate([d, -d]), np.r_[np.ones(len(d)), np.zeros(len(d))], sample_weight=np.r_[w, w])
+    with threadpool_limits(1):  # one BLAS thread: the same sums in the same order on any machine
+        model.fit(np.concatenate([d, -d]), np.r_[np.ones(len(d)), np.zeros(len(d))], sample_weight=np.r_[w, w])
     return learned.LinearScorer(model.coef_[0])
 
 
@@ -235,9 +239,12 @@ def train(
 ) -> tuple[Any, tuple[float, float]]:
     """The model and its calibration (fit on its own training rows)."""
     columns = columns or columns_of(kind)
+    columns_of(kind)  # an unknown kind is refused even with columns given
     data = matrix(rows, xs if xs is not None else featurize(rows), columns)
     model = fit_linear(data, params) if kind == "linear" else fit(data, columns, params, rounds)
-    return model, calibrate(predict_lists(model, data), data.y)
+    a, b = calibrate(predict_lists(model, data), data.y)
+    # Rounded: the last bits of a Newton fit are not worth a different model version.
+    return model, (round(a, 9), round(b, 9))
 
 
 def validate(
@@ -303,7 +310,7 @@ def model_file(
         **library,
         "features": list(columns),
         "balance_sets": BALANCE,
-        "calibration": {"a": a, "b": b, "fit": "logistic P(grade > 0) on the training pairs' raw scores"},
+        "calibration": {"a": a, "b": b, "fit": "logistic P(grade > 0) on the training candidates' raw scores"},
         "training_data": {
             "sha256": data_sha256,
             "sets": {name: sum(1 for r in rows if r.dataset == name) for name in sorted({r.dataset for r in rows})},

@@ -16,7 +16,9 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Mapping
 from functools import lru_cache
+from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
@@ -144,10 +146,11 @@ def _window(positions: dict[str, list[int]]) -> int:
 class _Read(NamedTuple):
     """What the features read of one fragment's text, whatever the query."""
 
-    words: list[str]
+    words: tuple[str, ...]
     distinct: frozenset[str]
-    counts: Counter[str]
-    """Term counts without stop words (the feedback vector's terms)."""
+    counts: Mapping[str, int]
+    """Term counts without stop words (the feedback vector's terms); read-only, as
+    every query shares it."""
     norm: float
 
 
@@ -155,9 +158,10 @@ class _Read(NamedTuple):
 def _body(text: str) -> _Read:
     # Tokenizing is most of the features' cost, and a fragment's text does not change:
     # the same fragments come back query after query. Callers only read the result.
-    body = words(text)
+    body = tuple(words(text))
     counts = Counter(w for w in body if w not in _STOP)
-    return _Read(body, frozenset(body), counts, math.sqrt(sum(v * v for v in counts.values())) or 1.0)
+    norm = math.sqrt(sum(v * v for v in counts.values())) or 1.0
+    return _Read(body, frozenset(body), MappingProxyType(dict(counts)), norm)
 
 
 @lru_cache(maxsize=BODY_CACHE)
@@ -243,7 +247,7 @@ def extract(query: str, candidates: list[Candidate]) -> list[list[float]]:
             proximity = float(len(matched))
         lowered_head = f"{c.path} {c.symbol or ''}".lower()
         lowered_text = c.text[:TEXT_CHARS].lower() if idents else ""
-        occurrences = sum(tf[t] for t in matched)
+        occurrences = sum(tf.get(t, 0) for t in matched)
         rows.append(
             [
                 c.lexical_score or 0.0,

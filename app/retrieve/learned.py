@@ -93,25 +93,56 @@ def dump(model_text: str, metadata: dict) -> str:
 def load(path: Path) -> LearnedModel:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ModelError(f"{path}: not a learned-reranker file: {exc}") from exc
-    metadata = data.get("metadata") or {}
-    unknown = sorted(set(metadata.get("features", ())) - set(features.FEATURES))
-    if unknown or not metadata.get("features"):
-        raise ModelError(f"{path}: features this code does not compute: {', '.join(unknown) or 'none listed'}")
+    metadata = data.get("metadata") if isinstance(data, dict) else None
+    if not isinstance(metadata, dict) or not isinstance(data.get("model"), str):
+        raise ModelError(f"{path}: not a learned-reranker file: no metadata object and model text")
+    columns = metadata.get("features")
+    if not isinstance(columns, list) or not columns or not all(isinstance(c, str) for c in columns):
+        raise ModelError(f"{path}: no feature list")
+    unknown = sorted(set(columns) - set(features.FEATURES))
+    if unknown:
+        raise ModelError(f"{path}: features this code does not compute: {', '.join(unknown)}")
+    calibration = metadata.get("calibration")
+    try:
+        a, b = float(calibration["a"]), float(calibration["b"])  # type: ignore[index]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelError(f"{path}: no calibration (a, b): {exc}") from exc
+    if not (math.isfinite(a) and math.isfinite(b)) or not isinstance(metadata.get("version"), str):
+        raise ModelError(f"{path}: a calibration that is not finite, or no version")
     kind = metadata.get("model", LAMBDAMART)
     if kind == LINEAR:
-        try:
-            weights = json.loads(data["model"])["weights"]
-            return LearnedModel(LinearScorer([float(weights[c]) for c in metadata["features"]]), metadata)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ModelError(f"{path}: a linear model without one weight per feature: {exc}") from exc
+        return LearnedModel(LinearScorer(_linear_weights(path, data["model"], columns)), metadata)
     if kind != LAMBDAMART:
         raise ModelError(f"{path}: unknown model kind {kind!r} (expected {LINEAR!r} or {LAMBDAMART!r})")
     import lightgbm as lgb
 
-    booster = lgb.Booster(model_str=data["model"])
+    try:
+        booster = lgb.Booster(model_str=data["model"])
+    except lgb.basic.LightGBMError as exc:
+        raise ModelError(f"{path}: not a LightGBM model: {exc}") from exc
+    if booster.num_feature() != len(columns):
+        raise ModelError(f"{path}: the model reads {booster.num_feature()} features, the file lists {len(columns)}")
     return LearnedModel(booster, metadata)
+
+
+def _linear_weights(path: Path, text: str, columns: list[str]) -> list[float]:
+    try:
+        weights = json.loads(text)["weights"]
+        if not isinstance(weights, dict):
+            raise TypeError("weights is not an object")
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelError(f"{path}: the linear model's text holds no weights object: {exc}") from exc
+    if set(weights) != set(columns):
+        raise ModelError(f"{path}: the linear model's weights do not name exactly the listed features")
+    try:
+        values = [float(weights[c]) for c in columns]
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"{path}: a weight that is not a number: {exc}") from exc
+    if not all(math.isfinite(v) for v in values):
+        raise ModelError(f"{path}: a weight that is not finite")
+    return values
 
 
 _LOCK = threading.Lock()
@@ -169,7 +200,7 @@ class LearnedReranker:
             top = np.argsort(-np.abs(parts), kind="stable")[:CONTRIBUTIONS]
             detail = candidates[i].rerank_detail
             assert detail is not None
-            detail["contributions"] = {columns[j]: round(float(parts[j]), 4) for j in top}
+            detail["contributions"] = {columns[j]: round(float(parts[j]), 4) + 0.0 for j in top}  # no -0.0
         a, b = self.calibration
         return [_sigmoid(a * float(r) + b) for r in raw]
 

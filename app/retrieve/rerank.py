@@ -1,6 +1,6 @@
 """R-RET-2: a reranker scores the top fused candidates (when one is configured): the
-learned one (app.retrieve.learned, opt-in: it does not beat the fused order on held-out
-sets, docs/adr/0015) or any sentence-transformers CrossEncoder."""
+learned one (app.retrieve.learned, opt-in: held out it beats the fused order by less than
+the default needs, docs/adr/0015) or any sentence-transformers CrossEncoder."""
 
 from __future__ import annotations
 
@@ -78,19 +78,28 @@ def rerank_text(candidate: Candidate) -> str:
 
 
 def order(
-    query: str, candidates: list[Candidate], rerank_top: int, reranker: Scorer | None, best_possible: float = 1.0
+    query: str,
+    candidates: list[Candidate],
+    rerank_top: int,
+    reranker: Scorer | None,
+    best_possible: float = 1.0,
+    beside: list[Candidate] | None = None,
 ) -> list[Candidate]:
     """The top `rerank_top` fused candidates, best first, each with its final score.
 
     With a reranker the final score is its score (a probability, in [0, 1]); without one it is the fused
     score scaled to [0, 1] by the best possible fused score (first on both sides).
+    `beside` (pinned or rule-brought fragments, outside the ranking) get scores the same
+    way, scored in one list with the head: the learned reranker's features are relative
+    to the list, and a list of one or two pins alone would make them meaningless.
     """
     head = candidates[:rerank_top]
+    together = head + (beside or [])
     if reranker is not None:
-        for candidate, score in zip(head, reranker.score(query, head)):
+        for candidate, score in zip(together, reranker.score(query, together)):
             candidate.rerank_score = score
             candidate.final_score = score
         return sorted(head, key=lambda c: (-(c.final_score or 0.0), -c.fused_score, c.fragment_id))
-    for candidate in head:
+    for candidate in together:
         candidate.final_score = min(1.0, candidate.fused_score / best_possible)
     return head

@@ -303,11 +303,7 @@ class Retriever:
         rest = [c for c in candidates if c.pin_id is None and c.rule is None] if pinned or ruled else candidates
         best = best_fused_score(self.config)
         with self.stage("rerank"):
-            ranked = rerank.order(request.query, rest, request.rerank_top, self.reranker, best)
-            if pinned:
-                rerank.order(request.query, pinned, len(pinned), self.reranker, best)
-            if ruled:
-                rerank.order(request.query, ruled, len(ruled), self.reranker, best)
+            ranked = rerank.order(request.query, rest, request.rerank_top, self.reranker, best, pinned + ruled)
         for c in ranked + pinned + ruled:
             c.relevance = relevance(c)
         # The blend (docs/adr/0014), with the profile the SQL call returned on its first row.

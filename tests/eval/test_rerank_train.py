@@ -142,7 +142,8 @@ def write_cache(path, dataset: str, data: list[QueryRow]) -> None:
             fh.write(json.dumps(row) + "\n")
 
 
-def test_train_command_writes_a_model_with_its_provenance(tmp_path, monkeypatch):
+@pytest.mark.parametrize("kind", ["linear", "lambdamart"])
+def test_train_command_writes_a_model_with_its_provenance(tmp_path, monkeypatch, kind):
     from click.testing import CliRunner
 
     from app.cli import main
@@ -156,9 +157,11 @@ def test_train_command_writes_a_model_with_its_provenance(tmp_path, monkeypatch)
         write_cache(cache / f"{name}.jsonl.gz", name, rows(name))
     out = tmp_path / "model.json"
     args = ["rerank", "train", "--cache", str(cache), "--dataset", "a", "--dataset", "b", "--out", str(out)]
+    args += ["--kind", kind]
     result = CliRunner().invoke(main, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     metadata = json.loads(out.read_text())["metadata"]
+    assert metadata["model"] == {"linear": "linear pairwise", "lambdamart": "lightgbm lambdarank"}[kind]
     assert metadata["training_data"]["sets"] == {"a": 12, "b": 12}
     assert len(metadata["training_data"]["sha256"]) == 64
     assert metadata["validation"]["leave_one_set_out"]["sets"]["a"]["full"] == 1.0
@@ -178,41 +181,84 @@ def test_standardized_features_are_per_list_z_scores():
     assert list(standardized(np.array([[2.0, 3.0]]))[0]) == [0.0, 0.0]  # a list of one
 
 
-def test_linear_contributions_add_up_to_the_raw_score(tmp_path):
-    text, _ = model_file(rows("a") + rows("b"), None, "sha", kind="linear")
+def test_linear_scores_are_weights_over_list_z_scores_and_contributions_add_up(tmp_path):
+    import numpy as np
+
+    text, metadata = model_file(rows("a") + rows("b"), None, "sha", kind="linear")
     path = tmp_path / "linear.json"
     path.write_text(text)
     reranker = LearnedReranker(str(path))
     assert reranker.info()["kind"] == "linear-pairwise"
+    weights = json.loads(json.loads(text)["model"])["weights"]
     head = rows("c", 1)[0].head
     reranker.score("rotate signing keys", head)
-    import numpy as np
-
     x = np.asarray(reranker.rows("rotate signing keys", head))
-    exact = reranker.model.booster.contributions(x)
+    # By hand: each column over this list, (x - mean) / population std (0 if constant).
     for i, c in enumerate(head):
-        assert c.rerank_detail is not None
-        assert float(exact[i].sum()) == pytest.approx(c.rerank_detail["raw"])
-        for name, value in c.rerank_detail["contributions"].items():
-            assert value == pytest.approx(exact[i][reranker.model.columns.index(name)], abs=1e-4)
+        detail = c.rerank_detail
+        assert detail is not None
+        raw = 0.0
+        for j, name in enumerate(metadata["features"]):
+            column = x[:, j]
+            spread = float(np.sqrt(((column - column.mean()) ** 2).mean()))
+            z = (x[i, j] - column.mean()) / spread if spread > 1e-12 else 0.0
+            raw += z * weights[name]
+            if name in detail["contributions"]:
+                assert detail["contributions"][name] == pytest.approx(z * weights[name], abs=1e-4)
+        assert detail["raw"] == pytest.approx(raw)
+
+
+def test_an_unknown_kind_is_refused():
+    with pytest.raises(ValueError, match="unknown model kind"):
+        validate(rows("a") + rows("b"), "set", kind="svm")
+    with pytest.raises(ValueError, match="unknown model kind"):
+        model_file(rows("a"), None, "sha", columns=("fused_rr",), kind="linear ")
+
+
+GOOD = {
+    "model": "linear pairwise",
+    "features": ["fused_rr", "coverage"],
+    "version": "x",
+    "calibration": {"a": 1, "b": 0},
+}
+WEIGHTS = '{"weights": {"fused_rr": 1.0, "coverage": 0.5}}'
+
+
+def without(key: str) -> dict:
+    return {k: v for k, v in GOOD.items() if k != key}
 
 
 @pytest.mark.parametrize(
-    ("model", "message"),
+    ("text", "message"),
     [
-        ('{"weights": {"fused_rr": 1.0}}', "one weight per feature"),
-        ("not json", "one weight per feature"),
+        ("[1, 2]", "no metadata object"),
+        (json.dumps({"metadata": GOOD | {"features": 5}, "model": WEIGHTS}), "no feature list"),
+        (json.dumps({"metadata": GOOD | {"features": ["nope"]}, "model": WEIGHTS}), "does not compute: nope"),
+        (json.dumps({"metadata": without("calibration"), "model": WEIGHTS}), "calibration"),
+        (json.dumps({"metadata": GOOD | {"calibration": {"a": "NaN", "b": 0}}, "model": WEIGHTS}), "not finite"),
+        (json.dumps({"metadata": without("version"), "model": WEIGHTS}), "no version"),
+        (json.dumps({"metadata": GOOD, "model": "not json"}), "no weights object"),
+        (json.dumps({"metadata": GOOD, "model": '{"weights": {"fused_rr": 1.0}}'}), "exactly the listed"),
+        (json.dumps({"metadata": GOOD, "model": '{"weights": {"fused_rr": 1, "coverage": 1, "x": 2}}'}), "exactly"),
+        (json.dumps({"metadata": GOOD, "model": '{"weights": {"fused_rr": NaN, "coverage": 1}}'}), "not finite"),
+        (json.dumps({"metadata": GOOD, "model": '{"weights": {"fused_rr": "a", "coverage": 1}}'}), "not a number"),
+        (json.dumps({"metadata": GOOD | {"model": "svm"}, "model": "{}"}), "unknown model kind"),
+        (json.dumps({"metadata": GOOD | {"model": "lightgbm lambdarank"}, "model": "garbage"}), "not a LightGBM"),
     ],
 )
-def test_a_broken_linear_model_file_is_refused(tmp_path, model, message):
+def test_a_broken_model_file_is_refused_with_a_reason(tmp_path, text, message):
     from app.retrieve import learned
 
-    metadata = {"model": learned.LINEAR, "features": ["fused_rr", "coverage"], "version": "x"}
-    path = tmp_path / "broken.json"
-    path.write_text(learned.dump(model, metadata))
+    path = tmp_path / f"broken-{abs(hash(text))}.json"
+    path.write_text(text)
     with pytest.raises(learned.ModelError, match=message):
         learned.load(path)
-    path2 = tmp_path / "unknown.json"
-    path2.write_text(learned.dump("{}", metadata | {"model": "svm"}))
-    with pytest.raises(learned.ModelError, match="unknown model kind"):
-        learned.load(path2)
+
+
+def test_a_good_linear_file_loads(tmp_path):
+    from app.retrieve import learned
+
+    path = tmp_path / "good.json"
+    path.write_text(learned.dump(WEIGHTS, GOOD))
+    model = learned.load(path)
+    assert list(model.booster.weights) == [1.0, 0.5] and model.kind == learned.LINEAR

@@ -85,3 +85,47 @@ def test_learned_reranker_reorders_a_retrieval_and_the_trace_explains_it(
 def test_reranker_names():
     assert rerank.build(None) is None and rerank.build("none") is None and rerank.build(" None ") is None
     assert isinstance(rerank.build("cross-encoder/some-model"), rerank.Reranker)
+
+
+def test_pinned_and_ruled_fragments_are_scored_in_one_list_with_the_head():
+    """The learned reranker's features are relative to the list: a pin scored alone (a
+    list of one) would get the calibration's constant. Scored beside the head, a pinned
+    candidate that holds every query word scores above the head's unrelated ones."""
+    from app.retrieve.learned import LinearScorer
+
+    class Recording:
+        name, version = "recording", None
+
+        def __init__(self) -> None:
+            self.lists: list[int] = []
+
+        def load(self) -> None: ...
+
+        def score(self, query, candidates):
+            self.lists.append(len(candidates))
+            return [c.fused_score for c in candidates]
+
+    head = [candidate(i, f"filler {i}", fused=1.0 - i / 10) for i in range(4)]
+    pin = candidate(9, "rotate the signing keys", fused=0.2)
+    scorer = Recording()
+    ranked = rerank.order("rotate signing keys", head, 3, scorer, 1.0, [pin])
+    assert scorer.lists == [4]  # three of the head and the pin, in one call
+    assert [c.fragment_id for c in ranked] == [0, 1, 2] and pin.rerank_score == pytest.approx(0.2)
+    # Without a reranker the pin gets the fused score scaled, as the head does.
+    fresh = candidate(8, "x", fused=0.5)
+    rerank.order("q", [candidate(1, "y", fused=1.0)], 1, None, 2.0, [fresh])
+    assert fresh.final_score == pytest.approx(0.25)
+
+    # With a linear model reading coverage: the pin is judged against the head.
+    model = learned.LearnedModel(
+        LinearScorer([1.0]),
+        {"features": ["coverage_idf"], "version": "t", "calibration": {"a": 1.0, "b": 0.0}, "model": learned.LINEAR},
+    )
+    reranker = learned.LearnedReranker.__new__(learned.LearnedReranker)
+    reranker.model, reranker.name, reranker.version, reranker.calibration = model, "t", "t", (1.0, 0.0)
+    reranker._keep = [learned.features.FEATURES.index("coverage_idf")]
+    alone = candidate(7, "rotate the signing keys", fused=0.2)
+    rerank.order("rotate signing keys", [], 0, reranker, 1.0, [alone])
+    assert alone.rerank_score == pytest.approx(0.5)  # a list of one: z = 0, the constant
+    rerank.order("rotate signing keys", head, 4, reranker, 1.0, [pin])
+    assert pin.rerank_score is not None and pin.rerank_score > max(c.rerank_score or 0.0 for c in head)
