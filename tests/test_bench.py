@@ -88,7 +88,9 @@ def test_bench_runs_every_step(db_url, tmp_path):
             "select fragment_id, text from data.fragments where org_id = 'bench' and active and namespace = 'prose'"
             " order by length(text) desc limit 1"
         ).fetchone()
-        query = " ".join(text.split()[:25])
+        # From the middle: a fragment's first words are also the previous one's last (overlap).
+        middle = len(text.split()) // 2
+        query = " ".join(text.split()[max(0, middle - 12) : middle + 13])
         rows = conn.execute(bench_reference.reference_sql([]), {"query": query, "org": "bench", "k": 100}).fetchall()
         assert fragment_id in [r[0] for r in rows[:3]]
         conn.rollback()
