@@ -238,8 +238,8 @@ def train(
     kind: str = KIND,
 ) -> tuple[Any, tuple[float, float]]:
     """The model and its calibration (fit on its own training rows)."""
-    columns = columns or columns_of(kind)
-    columns_of(kind)  # an unknown kind is refused even with columns given
+    default = columns_of(kind)  # refuses an unknown kind, even with columns given
+    columns = columns or default
     data = matrix(rows, xs if xs is not None else featurize(rows), columns)
     model = fit_linear(data, params) if kind == "linear" else fit(data, columns, params, rounds)
     a, b = calibrate(predict_lists(model, data), data.y)
