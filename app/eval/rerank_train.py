@@ -306,9 +306,10 @@ def model_file(
         library["rounds"] = rounds
     metadata = {
         "name": learned.NAME,
-        "version": model_version(text + repr((a, b))),
+        "version": model_version(text + repr((a, b, features.TEXT_CHARS))),
         **library,
         "features": list(columns),
+        "text_chars": features.TEXT_CHARS,
         "balance_sets": BALANCE,
         "calibration": {"a": a, "b": b, "fit": "logistic P(grade > 0) on the training candidates' raw scores"},
         "training_data": {

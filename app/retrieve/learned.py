@@ -104,6 +104,11 @@ def load(path: Path) -> LearnedModel:
     unknown = sorted(set(columns) - set(features.FEATURES))
     if unknown:
         raise ModelError(f"{path}: features this code does not compute: {', '.join(unknown)}")
+    if metadata.get("text_chars") != features.TEXT_CHARS:
+        raise ModelError(
+            f"{path}: trained on the first {metadata.get('text_chars', 'unrecorded')} characters of each text,"
+            f" this code reads {features.TEXT_CHARS}: train it again (contexts rerank train)"
+        )
     calibration = metadata.get("calibration")
     try:
         a, b = float(calibration["a"]), float(calibration["b"])  # type: ignore[index]
@@ -167,9 +172,9 @@ class LearnedReranker:
     def info(self) -> dict:
         return {"name": self.name, "version": self.version, "kind": self.model.kind.replace(" ", "-")}
 
-    def rows(self, query: str, candidates: list[Candidate]) -> list[list[float]]:
-        keep = self._keep
-        return [[row[i] for i in keep] for row in features.extract(query, candidates)]
+    def rows(self, query: str, candidates: list[Candidate]) -> Any:
+        """The model's columns of the features, one row per candidate (a float array)."""
+        return features.extract(query, candidates)[:, self._keep]
 
     def score(self, query: str, candidates: list[Candidate]) -> list[float]:
         """Calibrated P(relevant) per candidate; sets each one's `rerank_detail`: its
@@ -179,8 +184,7 @@ class LearnedReranker:
             return []
         import numpy as np
 
-        rows = self.rows(query, candidates)
-        x = np.asarray(rows, dtype=np.float64)
+        x = self.rows(query, candidates)
         model = self.model.booster
         if isinstance(model, LinearScorer):
             raw = model.predict(x)
@@ -194,8 +198,8 @@ class LearnedReranker:
                 best = np.argsort(-raw, kind="stable")[:EXPLAINED]
                 contrib = model.predict(x[best], pred_contrib=True, num_threads=1)[:, :-1]
         columns = self.model.columns
-        for c, row, r in zip(candidates, rows, raw):
-            c.rerank_detail = {"features": dict(zip(columns, row)), "raw": float(r)}
+        for c, row, r in zip(candidates, x.tolist(), raw.tolist()):
+            c.rerank_detail = {"features": dict(zip(columns, row)), "raw": r}
         for i, parts in zip(best, contrib):
             top = np.argsort(-np.abs(parts), kind="stable")[:CONTRIBUTIONS]
             detail = candidates[i].rerank_detail

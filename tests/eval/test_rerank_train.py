@@ -16,6 +16,7 @@ from app.eval.rerank_train import (
     probability,
     validate,
 )
+from app.retrieve import features
 from app.retrieve.learned import LearnedReranker
 from tests.retrieve.test_features import candidate
 
@@ -218,6 +219,7 @@ def test_an_unknown_kind_is_refused():
 GOOD = {
     "model": "linear pairwise",
     "features": ["fused_rr", "coverage"],
+    "text_chars": features.TEXT_CHARS,
     "version": "x",
     "calibration": {"a": 1, "b": 0},
 }
@@ -235,6 +237,8 @@ def without(key: str) -> dict:
         (json.dumps({"metadata": GOOD | {"features": 5}, "model": WEIGHTS}), "no feature list"),
         (json.dumps({"metadata": GOOD | {"features": ["nope"]}, "model": WEIGHTS}), "does not compute: nope"),
         (json.dumps({"metadata": without("calibration"), "model": WEIGHTS}), "calibration"),
+        (json.dumps({"metadata": without("text_chars"), "model": WEIGHTS}), "unrecorded characters"),
+        (json.dumps({"metadata": GOOD | {"text_chars": 1200}, "model": WEIGHTS}), "first 1200 characters"),
         (json.dumps({"metadata": GOOD | {"calibration": {"a": "NaN", "b": 0}}, "model": WEIGHTS}), "not finite"),
         (json.dumps({"metadata": without("version"), "model": WEIGHTS}), "no version"),
         (json.dumps({"metadata": GOOD, "model": "not json"}), "no weights object"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 
 from app.retrieve.candidates import Candidate
@@ -149,10 +150,56 @@ def test_feedback_favours_candidates_like_the_top_ones():
 
 
 def test_no_candidates_no_rows_and_every_row_full_width():
-    assert extract("anything", []) == []
+    assert extract("anything", []).shape == (0, len(FEATURES))
     rows = extract("", [candidate(1, "")])
-    assert len(rows[0]) == len(FEATURES)
-    assert all(v == v for v in rows[0])  # no NaN
+    assert rows.shape == (1, len(FEATURES))
+    assert np.isfinite(rows).all()
+
+
+def test_empty_texts_get_no_feedback_and_every_value_is_finite():
+    rows = extract(
+        "vacuum thresholds",
+        [candidate(1, ""), candidate(2, "  \n "), candidate(3, "vacuum thresholds"), candidate(4, "été ünïcode ☃")],
+    )
+    assert np.isfinite(rows).all()
+    empty, blank, full, foreign = (features_of(r) for r in rows)
+    assert empty["feedback_similarity"] == blank["feedback_similarity"] == 0.0
+    assert empty["coverage"] == empty["proximity"] == empty["term_density"] == 0.0
+    assert full["coverage"] == 1.0 and foreign["coverage"] == 0.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "getUserName snake_case HTTPServer v2beta3 ABCdef",
+        "café—naïve résumé; 東京 tokenizer\x00NUL\ttab\r\nCRLF",
+        "emoji 🙂between🙂words and \ud800 a lone surrogate",
+        "x" * 5000 + " tail",
+        "--- *** /// ... 12.5e-3 0x1F __init__ a.b.c/d-e:f",
+        "",
+    ],
+)
+def test_encoding_gives_the_stems_of_words_in_order(text):
+    from app.retrieve.features import encode, stem_id
+
+    assert encode(text).tolist() == [stem_id(w) for w in words(text)]
+
+
+def test_stop_words_have_negative_ids_and_content_stems_do_not():
+    from app.retrieve.features import stem_id
+
+    assert stem_id("the") < 0 and stem_id("would") < 0
+    assert all(stem_id(w) >= 0 for w in words("rotate signing keys quarterly in the vault") if w not in ("in", "the"))
+    assert stem_id("key") == stem_id("key") != stem_id("keys")
+
+
+def test_the_token_memo_starts_afresh_when_full_and_stays_right(monkeypatch):
+    from app.retrieve import features
+
+    monkeypatch.setattr(features, "MAX_TOKENS", 4)
+    text = "alpha beta gamma delta epsilon zeta eta theta alphaBeta"
+    assert features.encode(text).tolist() == [features.stem_id(w) for w in words(text)]
+    assert len(features._TOKENS) <= 4
 
 
 def test_tokenized_texts_are_cached_and_give_the_same_rows():
@@ -165,11 +212,11 @@ def test_tokenized_texts_are_cached_and_give_the_same_rows():
     ]
     features.clear_cache()
     cold = extract("rotate signing keys", listed)
-    assert features._body.cache_info().currsize == 3
+    assert features._read.cache_info().currsize == 3
     # Another query over the same fragments reads them from the cache, unchanged by use.
     other = extract("lemon cake recipe", listed)
-    assert features._body.cache_info().hits >= 3
-    assert extract("rotate signing keys", listed) == cold
+    assert features._read.cache_info().hits >= 3
+    assert np.array_equal(extract("rotate signing keys", listed), cold)
     features.clear_cache()
-    assert features._body.cache_info().currsize == 0
-    assert extract("lemon cake recipe", listed) == other
+    assert features._read.cache_info().currsize == 0
+    assert np.array_equal(extract("lemon cake recipe", listed), other)
