@@ -87,10 +87,10 @@ class Settings:
     at start): retired generations whose window has ended lose vectors and index; 0
     never runs it."""
 
-    reranker: str | None = None
-    """`learned` (the shipped LightGBM model, docs/adr/0015), a learned-reranker .json
-    file, or a CrossEncoder name or local path; unset or `none` keeps the fused order
-    (said in traces)."""
+    reranker: str | None = "learned"
+    """`learned` (the default: the shipped linear model, docs/adr/0015), a
+    learned-reranker .json file, or a CrossEncoder name or local path; `none` keeps the
+    fused order (said in traces)."""
 
     embed_dtype: str = "auto"
     """float32, bfloat16 (cosine >= 0.998 to float32), or auto: bfloat16 where the CPU

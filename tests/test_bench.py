@@ -54,11 +54,12 @@ def test_bench_runs_every_step(db_url, tmp_path):
         assert blend[variant]["p50_ms"] > 0
     assert set(blend["added_p50_ms"]) == {"blend_defaults", "blend_with_persona_term"}
     assert blend["left_in_relevance_only"]["python_blend_ms"] >= 0
-    rerank = report["rerank_overhead"]
-    assert rerank["queries"] == 3 and rerank["reranker"]["name"] == "learned"
-    assert rerank["fused"]["p50_ms"] > 0 and rerank["learned"]["p50_ms"] > 0
-    assert rerank["candidates_median"] > 0 and rerank["scoring_cpu"]["cold_p50_ms"] > 0
-    assert rerank["scoring_cpu"]["warm_p50_ms"] > 0
+    for key, top in (("rerank_overhead", 100), ("rerank_overhead_default_top", 50)):
+        rerank = report[key]
+        assert rerank["queries"] == 3 and rerank["reranker"]["name"] == "learned" and rerank["rerank_top"] == top
+        assert rerank["fused"]["p50_ms"] > 0 and rerank["learned"]["p50_ms"] > 0
+        assert 0 < rerank["candidates_median"] <= top and rerank["scoring_cpu"]["cold_p50_ms"] > 0
+        assert rerank["scoring_cpu"]["warm_p50_ms"] > 0
     synthetic = report["authority_refresh_synthetic"]
     assert [r["fragments"] for r in synthetic] == [40, 80]
     assert all(r["links"] > 0 and r["refresh_ms_best"] > 0 and r["seed_seconds"] >= 0 for r in synthetic)

@@ -81,7 +81,8 @@ def golden_components(settings: Settings, config_path: Path | None) -> tuple[Ing
     from app.retrieve.service import Retriever
 
     try:
-        config = PipelineConfig.load(config_path) if config_path else PipelineConfig(reranker=settings.reranker)
+        current = PipelineConfig(reranker=settings.reranker)
+        config = PipelineConfig.load(config_path, current) if config_path else current
     except ConfigError as exc:
         raise CliError(str(exc)) from exc
     models = embedders(settings)
@@ -328,8 +329,9 @@ def replay_command(
     started_at = datetime.now(UTC)
     settings = context_settings(ctx)
     try:
-        candidate = PipelineConfig.load(candidate_path)
-        current = PipelineConfig.load(current_path) if current_path else PipelineConfig(reranker=settings.reranker)
+        configured = PipelineConfig(reranker=settings.reranker)
+        candidate = PipelineConfig.load(candidate_path, configured)
+        current = PipelineConfig.load(current_path, configured) if current_path else configured
         recorded = replay.from_jsonl(queries_path, settings.principal, org_id) if queries_path else None
     except (ConfigError, replay.ReplayError) as exc:
         raise CliError(str(exc)) from exc

@@ -38,9 +38,10 @@ class PipelineConfig:
     rrf_k: int = 60
     """Reciprocal Rank Fusion constant: a rank r contributes 1 / (rrf_k + r)."""
 
-    reranker: str | None = None
-    """`learned` (the shipped LightGBM model, docs/adr/0015), a learned-reranker .json
-    file, or a CrossEncoder name or local path; None or `none` keeps the fused order."""
+    reranker: str | None = "learned"
+    """`learned` (the default: the shipped linear model, docs/adr/0015), a
+    learned-reranker .json file, or a CrossEncoder name or local path; None or `none`
+    keeps the fused order."""
 
     def validate(self) -> PipelineConfig:
         for name in ("k_lexical", "k_dense"):
@@ -65,7 +66,8 @@ class PipelineConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict, origin: str = "configuration") -> PipelineConfig:
+    def from_dict(cls, data: dict, origin: str = "configuration", base: PipelineConfig | None = None) -> PipelineConfig:
+        """The knobs `data` names over `base` (the defaults when None)."""
         if not isinstance(data, dict):
             raise ConfigError(f"{origin}: a pipeline configuration is a JSON or TOML object")
         known = {f.name for f in fields(cls)}
@@ -73,13 +75,14 @@ class PipelineConfig:
         if unknown:
             raise ConfigError(f"{origin}: unknown knob(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         try:
-            return replace(cls(), **data).validate()
+            return replace(base or cls(), **data).validate()
         except ConfigError as exc:
             raise ConfigError(f"{origin}: {exc}") from exc
 
     @classmethod
-    def load(cls, path: Path) -> PipelineConfig:
-        """Read a .json or .toml file of knobs; anything not named keeps its default."""
+    def load(cls, path: Path, base: PipelineConfig | None = None) -> PipelineConfig:
+        """Read a .json or .toml file of knobs; anything not named keeps its value in
+        `base` (the current configuration; the defaults when None)."""
         try:
             raw = path.read_text(encoding="utf-8")
         except OSError as exc:
@@ -90,7 +93,7 @@ class PipelineConfig:
             raise ConfigError(
                 f"{path}: not valid {'TOML' if path.suffix.lower() == '.toml' else 'JSON'}: {exc}"
             ) from exc
-        return cls.from_dict(data, str(path))
+        return cls.from_dict(data, str(path), base)
 
     def apply(self, request):
         """The request with this configuration's list depths and rerank width, where set."""

@@ -1,6 +1,6 @@
-"""R-RET-2: a reranker scores the top fused candidates (when one is configured): the
-learned one (app.retrieve.learned, opt-in: held out it beats the fused order by less than
-the default needs, docs/adr/0015) or any sentence-transformers CrossEncoder."""
+"""R-RET-2: a reranker scores the top fused candidates: by default the learned one
+(app.retrieve.learned, docs/adr/0015), or any sentence-transformers CrossEncoder;
+`none` keeps the fused order."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from litestar.testing import TestClient
 
 from app.access import create_api_key, ensure_admin_principal
 from app.api.app import build_services, create_app
+from app.retrieve.learned import LearnedReranker
 from tests.retrieve.corpus import CODE, DOCS
 
 
@@ -71,18 +72,24 @@ def test_trace_explains_every_candidate(client):
     result = client.post("/contexts/retrieve", json=body).json()
     trace = client.get(f"/traces/{result['trace_id']}").json()
     assert trace["query"] == "rotate credentials" and trace["request"]["budget_tokens"] == 60
-    assert trace["pipeline"]["reranker"] is None and "no reranker" in trace["pipeline"]["score_basis"]
+    # The default full stage: the shipped learned reranker, named with its version.
+    assert trace["pipeline"]["reranker"] == "learned" and trace["pipeline"]["score_basis"] == "rerank_probability"
+    assert trace["pipeline"]["reranker_version"] == LearnedReranker().version
     fusion = trace["pipeline"]["fusion"]
     assert fusion["method"] == "weighted" and fusion["query_shape"] == "prose"
     assert fusion["dense_weight"] == 0.5 and fusion["lexical_weight"] == {"code": 0.2}
     candidates = trace["candidates"]
     included = [c for c in candidates if c["included"]]
-    assert [c["fragment_id"] for c in included] == [f["id"] for f in result["fragments"]]
+    assert sorted(c["fragment_id"] for c in included) == sorted(f["id"] for f in result["fragments"])
     # final_rank: the place after rerank, 1..rerank_top; the included ones in that order.
     ranked = sorted((c for c in candidates if c["final_rank"] is not None), key=lambda c: c["final_rank"])
     assert [c["final_rank"] for c in ranked] == list(range(1, 6))
     assert all(c["final_rank"] is None for c in candidates if c["reason"] == "beyond_rerank_top")
     assert [c["fragment_id"] for c in ranked if c["included"]] == [f["id"] for f in result["fragments"]]
+    # Each reranked candidate's probability, and the features behind it.
+    for c in ranked:
+        assert 0.0 <= c["rerank_score"] <= 1.0 and c["final_score"] is not None
+        assert set(c["rerank_detail"]["features"]) == set(LearnedReranker().model.columns)
     # Every final score is recomputed from the trace as served: the profile's weights
     # times each candidate's blend terms (authority among them, as the candidate says).
     weights = trace["pipeline"]["profile"]["weights"]

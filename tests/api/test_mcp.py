@@ -181,7 +181,8 @@ def test_http_lists_tools_and_retrieves_cited_fragments_of_the_keys_org(served, 
         assert links["fragment_id"] == top["id"] and isinstance(links["outgoing"], list)
         trace = data(await session.call_tool("get_trace", {"trace_id": result["trace_id"]}))
         assert trace["query"] == STORAGE_QUERY
-        assert [c["fragment_id"] for c in trace["candidates"] if c["included"]] == [f["id"] for f in fragments]
+        composed = sorted((c for c in trace["candidates"] if c["included"]), key=lambda c: c["final_rank"])
+        assert [c["fragment_id"] for c in composed] == [f["id"] for f in fragments]
 
         page = data(await session.call_tool("list_documents", {"scope": {"org_id": "acme"}, "limit": 5}))
         assert len(page["documents"]) == 5 and page["next_after"] == page["documents"][-1]["doc_id"]

@@ -130,7 +130,12 @@ def test_a_persona_profile_changes_its_retrievals(client, keys):
     trace = client.get(f"/traces/{after['trace_id']}").json()
     assert trace["pipeline"]["profile"]["source"] == "persona"
     assert trace["pipeline"]["profile"]["weights"]["rerank"] == 1.0
-    assert after["fragments"][0]["score"] > before["fragments"][0]["score"]
+    # The score is now the rerank term alone: no freshness added as the built-in profile does.
+    top = next(c for c in trace["candidates"] if c["fragment_id"] == after["fragments"][0]["id"])
+    assert after["fragments"][0]["score"] == pytest.approx(top["terms"]["rerank"], abs=1e-6)
+    before_trace = client.get(f"/traces/{before['trace_id']}").json()
+    assert before_trace["pipeline"]["profile"]["source"] != "persona"
+    assert after["fragments"][0]["score"] != pytest.approx(before["fragments"][0]["score"], abs=1e-6)
 
 
 def test_a_persona_description_is_embedded_when_set_and_dropped_with_the_profile(client, keys, db_url):

@@ -35,6 +35,13 @@ def test_config_files_are_validated(tmp_path):
     good = tmp_path / "c.toml"
     good.write_text("k_dense = 0\nrrf_k = 30\n")
     assert PipelineConfig.load(good) == PipelineConfig(k_dense=0, rrf_k=30)
+    assert PipelineConfig().reranker == "learned"  # the default full stage (docs/adr/0015)
+    # A knob the file leaves out keeps the current value (CONTEXTS_RERANKER), not the default.
+    current = PipelineConfig(reranker="none")
+    assert PipelineConfig.load(good, current) == PipelineConfig(k_dense=0, rrf_k=30, reranker="none")
+    named = tmp_path / "named.toml"
+    named.write_text('reranker = "learned"\n')
+    assert PipelineConfig.load(named, current).reranker == "learned"
     bad = tmp_path / "bad.json"
     bad.write_text('{"k_dense": -1}')
     with pytest.raises(ConfigError, match="k_dense"):
