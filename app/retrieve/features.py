@@ -68,8 +68,9 @@ TEXT_CHARS = 800
 value it was trained with, and loading refuses another."""
 BODY_CACHE = 8192
 """Fragments whose tokenized text is kept between queries (a few KiB each)."""
-MAX_TOKENS = 1 << 18
-"""Distinct raw tokens whose stem ids are remembered (some 30 MiB) before starting afresh."""
+MAX_TOKENS = 1 << 17
+"""Distinct raw tokens whose stem ids are remembered before starting afresh: about 40 MiB
+at most (2^17 random mixed-case tokens measured 41 MiB, the stem memo included)."""
 FEEDBACK_TOP = 5
 """Fused candidates whose words make the feedback vector."""
 
@@ -265,7 +266,7 @@ def extract(query: str, candidates: list[Candidate]) -> np.ndarray:
     n = len(candidates)
     if n == 0:
         return np.zeros((0, len(FEATURES)))
-    reads = [_read(c.text) for c in candidates]
+    reads = [_read(c.text[:TEXT_CHARS]) for c in candidates]
     heads = [_head(c.path, tuple(c.heading_path), c.symbol) for c in candidates]
     terms = query_terms(query)
     m = len(terms)

@@ -97,6 +97,9 @@ class Retriever:
         self.embedders = self.query_embedder.embedders
         self.reranker = reranker
         self.config = config or PipelineConfig(rrf_k=RRF_K)
+        if reranker is None and self.config.reranker is not None:
+            # Reports read the configuration: it says what runs (the default names one).
+            self.config = replace(self.config, reranker=None)
         self.generations = dict(generations or {})
         self.models = {ns: model_label(e.name) for ns, e in self.embedders.items()}
         """The model of each namespace's query vectors, as the database names it (sent

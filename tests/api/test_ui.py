@@ -172,6 +172,33 @@ def test_a_search_shows_its_fragments_trace_and_sources(page, base_url, tenants)
 
 
 @browser_test
+def test_a_trace_of_more_candidates_than_are_explained_shows_every_one(page, base_url, tenants, ingest):
+    """The learned reranker (the default) gives the largest contributions of its best
+    EXPLAINED candidates only; the others' cells still show their feature values."""
+    from playwright.sync_api import expect
+
+    from app.retrieve.learned import EXPLAINED
+
+    notes = {
+        f"notes/host-{i}.md": f"# Host {i}\n\nWhen the storage volume of host {i} is full, rotate the journal.\n"
+        for i in range(EXPLAINED + 6)
+    }
+    ingest("acme", notes, author="Ada", owner="Ada")
+    page.goto(f"{base_url}/ui")
+    enter_key(page, tenants.acme_admin)
+    page.fill("#query", STORAGE_QUERY)
+    page.click("#search-form button")
+    rows = page.locator("#trace-table tbody tr")
+    expect(rows.first).to_be_visible()
+    assert rows.count() > EXPLAINED
+    explained = page.locator("#trace-table td.explained")
+    expect(explained).to_have_count(rows.count())
+    titles = explained.evaluate_all("cells => cells.map(c => c.title)")
+    assert all("features: " in t for t in titles)
+    assert sum("contributions: " in t and "contributions: \n" not in t for t in titles) == EXPLAINED
+
+
+@browser_test
 def test_hostile_fragment_text_and_paths_are_shown_as_text(page, base_url, tenants):
     from playwright.sync_api import expect
 

@@ -197,6 +197,7 @@ def test_the_token_memo_starts_afresh_when_full_and_stays_right(monkeypatch):
     from app.retrieve import features
 
     monkeypatch.setattr(features, "MAX_TOKENS", 4)
+    monkeypatch.setattr(features, "_TOKENS", features._Tokens())  # none of these tokens known yet
     text = "alpha beta gamma delta epsilon zeta eta theta alphaBeta"
     assert features.encode(text).tolist() == [features.stem_id(w) for w in words(text)]
     assert len(features._TOKENS) <= 4
