@@ -18,6 +18,7 @@ import math
 import re
 import zlib
 from collections import Counter
+from collections.abc import Sequence
 from functools import lru_cache
 from itertools import chain
 from typing import NamedTuple
@@ -195,11 +196,6 @@ def _pieces(text: str) -> list[tuple[int, ...]]:
     return list(map(_TOKENS.__getitem__, text.encode("ascii", "replace").translate(_SEPARATORS).split()))
 
 
-def encode(text: str) -> np.ndarray:
-    """stem_id of each of `words(text)`, in order."""
-    return np.array(list(chain.from_iterable(_pieces(text))), dtype=np.int32)
-
-
 @lru_cache(maxsize=BODY_CACHE)
 def _read(text: str) -> _Read:
     # Tokenizing is most of the features' cost, and a fragment's text does not change:
@@ -208,16 +204,11 @@ def _read(text: str) -> _Read:
     pieces = _pieces(body)
     flat = list(chain.from_iterable(pieces))
     ids = np.array(flat, dtype=np.int32)
-    # Distinct content stems and their counts: np.unique's steps without its overheads.
-    content = np.sort(ids[ids >= 0])
-    first = np.ones(content.size, dtype=bool)
-    np.not_equal(content[1:], content[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
-    counts = np.diff(np.append(starts, content.size)).astype(np.float64)
+    terms, occurrences = np.unique(ids[ids >= 0], return_counts=True)
+    counts = occurrences.astype(np.float64)
     norm = math.sqrt(float(counts @ counts)) or 1.0
     end = body.find("\n")
     lead = frozenset(flat if end < 0 else chain.from_iterable(pieces[: len(_pieces(body[:end]))]))
-    terms = content[starts]
     for array in (ids, terms, counts):
         array.flags.writeable = False
     return _Read(ids, terms, counts, norm, lead)
@@ -261,13 +252,18 @@ def _lookup(values: np.ndarray, table: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return table[at] == values, at
 
 
-def extract(query: str, candidates: list[Candidate]) -> np.ndarray:
-    """One row of FEATURES per candidate, in the given order (the fused order)."""
+def extract(query: str, candidates: list[Candidate], columns: Sequence[str] = FEATURES) -> np.ndarray:
+    """One row of `columns` (FEATURES by default) per candidate, in the given order (the
+    fused order). Columns not asked for and costly to compute (matches in the heading
+    path and first line, identifiers searched in the text) are not computed."""
+    unknown = set(columns) - set(FEATURES)
+    if unknown:
+        raise ValueError(f"features this code does not compute: {', '.join(sorted(unknown))}")
+    asked = set(columns)
     n = len(candidates)
     if n == 0:
-        return np.zeros((0, len(FEATURES)))
+        return np.zeros((0, len(columns)))
     reads = [_read(c.text[:TEXT_CHARS]) for c in candidates]
-    heads = [_head(c.path, tuple(c.heading_path), c.symbol) for c in candidates]
     terms = query_terms(query)
     m = len(terms)
     q = np.array([stem_id(t) for t in terms], dtype=np.int32)
@@ -291,8 +287,12 @@ def extract(query: str, candidates: list[Candidate]) -> np.ndarray:
     idf = np.log((n + 1) / (matched.sum(axis=0) + 0.5))
     idf_total = float(idf.sum()) or 1.0
     q_list = q.tolist()
-    head_matched = np.array([[t in h for t in q_list] for h in heads], dtype=bool).reshape(n, m)
-    lead_matched = np.array([[t in r.lead for t in q_list] for r in reads], dtype=bool).reshape(n, m)
+    head_matched = lead_matched = np.zeros((n, m), dtype=bool)
+    if asked & {"head_coverage", "head_coverage_idf"}:
+        heads = [_head(c.path, tuple(c.heading_path), c.symbol) for c in candidates]
+        head_matched = np.array([[t in h for t in q_list] for h in heads], dtype=bool).reshape(n, m)
+    if "lead_coverage" in asked:
+        lead_matched = np.array([[t in r.lead for t in q_list] for r in reads], dtype=bool).reshape(n, m)
 
     # Bigrams and proximity read the words in order, all candidates' words end to end.
     seq = np.concatenate([r.ids for r in reads])
@@ -340,17 +340,17 @@ def extract(query: str, candidates: list[Candidate]) -> np.ndarray:
         doc_best.setdefault(c.doc_id, place)
     top10 = candidates[:10]
     agreement = sum(1 for c in top10 if c.lexical_rank is not None and c.dense_rank is not None) / len(top10)
-    if idents:
+    in_head = in_text = [0] * n
+    if idents and "identifier_match" in asked:
         in_head = [sum(1 for i in idents if i in f"{c.path} {c.symbol or ''}".lower()) for c in candidates]
+    if idents and "identifier_text_match" in asked:
         in_text = [sum(1 for i in idents if i in c.text[:TEXT_CHARS].lower()) for c in candidates]
-    else:
-        in_head = in_text = [0] * n
     per_term = 1.0 / m if m else 0.0
 
     def share(matches: np.ndarray) -> np.ndarray:
         return matches @ idf / idf_total if m else np.zeros(n)
 
-    columns = {
+    values = {
         "lexical_score": lexical,
         "lexical_ratio": _ratio(lexical, best_lexical),
         "lexical_rr": np.divide(1.0, lexical_rank, out=np.zeros(n), where=lexical_rank > 0),
@@ -385,4 +385,4 @@ def extract(query: str, candidates: list[Candidate]) -> np.ndarray:
         "best_lexical": np.full(n, best_lexical),
         "best_dense": np.full(n, best_dense),
     }
-    return np.column_stack([np.asarray(columns[name], dtype=np.float64) for name in FEATURES])
+    return np.column_stack([np.asarray(values[name], dtype=np.float64) for name in columns])

@@ -164,7 +164,6 @@ class LearnedReranker:
         self.version: str | None = self.model.version
         a, b = self.model.metadata["calibration"]["a"], self.model.metadata["calibration"]["b"]
         self.calibration = (float(a), float(b))
-        self._keep = [features.FEATURES.index(c) for c in self.model.columns]
 
     def load(self) -> None:
         """Loaded at construction already (a few hundred KiB)."""
@@ -174,7 +173,7 @@ class LearnedReranker:
 
     def rows(self, query: str, candidates: list[Candidate]) -> Any:
         """The model's columns of the features, one row per candidate (a float array)."""
-        return features.extract(query, candidates)[:, self._keep]
+        return features.extract(query, candidates, self.model.columns)
 
     def score(self, query: str, candidates: list[Candidate]) -> list[float]:
         """Calibrated P(relevant) per candidate; sets each one's `rerank_detail`: its

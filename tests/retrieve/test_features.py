@@ -49,6 +49,15 @@ def candidate(
     )
 
 
+def encoded(text: str) -> list[int]:
+    """The stem ids the features read of a text, in order (app.retrieve.features._pieces)."""
+    from itertools import chain
+
+    from app.retrieve.features import _pieces
+
+    return list(chain.from_iterable(_pieces(text)))
+
+
 def features_of(row: list[float]) -> dict[str, float]:
     return dict(zip(FEATURES, row, strict=True))
 
@@ -180,9 +189,9 @@ def test_empty_texts_get_no_feedback_and_every_value_is_finite():
     ],
 )
 def test_encoding_gives_the_stems_of_words_in_order(text):
-    from app.retrieve.features import encode, stem_id
+    from app.retrieve.features import stem_id
 
-    assert encode(text).tolist() == [stem_id(w) for w in words(text)]
+    assert encoded(text) == [stem_id(w) for w in words(text)]
 
 
 def test_stop_words_have_negative_ids_and_content_stems_do_not():
@@ -199,7 +208,7 @@ def test_the_token_memo_starts_afresh_when_full_and_stays_right(monkeypatch):
     monkeypatch.setattr(features, "MAX_TOKENS", 4)
     monkeypatch.setattr(features, "_TOKENS", features._Tokens())  # none of these tokens known yet
     text = "alpha beta gamma delta epsilon zeta eta theta alphaBeta"
-    assert features.encode(text).tolist() == [features.stem_id(w) for w in words(text)]
+    assert encoded(text) == [features.stem_id(w) for w in words(text)]
     assert len(features._TOKENS) <= 4
 
 
@@ -221,3 +230,19 @@ def test_tokenized_texts_are_cached_and_give_the_same_rows():
     features.clear_cache()
     assert features._read.cache_info().currsize == 0
     assert np.array_equal(extract("lemon cake recipe", listed), other)
+
+
+def test_asked_columns_are_the_full_rows_columns_and_unknown_ones_are_refused():
+    query = "fix CliRunner in click/testing.py when the terminal width is unknown"
+    listed = [
+        candidate(1, "class CliRunner: ...\nterminal width", path="src/click/testing.py", symbol="CliRunner"),
+        candidate(2, "The CliRunner docs mention click/testing.py.", path="docs/api.md", heading_path=("Testing",)),
+        candidate(3, "terminal width is unknown here", lexical=(1, 3.0), dense=(1, 0.4)),
+    ]
+    full = extract(query, listed)
+    for columns in (("coverage_idf", "identifier_match"), ("identifier_text_match", "lead_coverage"), FEATURES[::-1]):
+        asked = extract(query, listed, columns)
+        assert np.array_equal(asked, full[:, [FEATURES.index(c) for c in columns]])
+    assert extract(query, [], ("proximity",)).shape == (0, 1)
+    with pytest.raises(ValueError, match="does not compute: nope"):
+        extract(query, listed, ("proximity", "nope"))

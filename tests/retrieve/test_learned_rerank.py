@@ -123,7 +123,6 @@ def test_pinned_and_ruled_fragments_are_scored_in_one_list_with_the_head():
     )
     reranker = learned.LearnedReranker.__new__(learned.LearnedReranker)
     reranker.model, reranker.name, reranker.version, reranker.calibration = model, "t", "t", (1.0, 0.0)
-    reranker._keep = [learned.features.FEATURES.index("coverage_idf")]
     alone = candidate(7, "rotate the signing keys", fused=0.2)
     rerank.order("rotate signing keys", [], 0, reranker, 1.0, [alone])
     assert alone.rerank_score == pytest.approx(0.5)  # a list of one: z = 0, the constant
