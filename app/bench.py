@@ -36,6 +36,7 @@ from app.ingest.batches import ingest_groups
 from app.ingest.embed import Embedder, embedders
 from app.ingest.normalize import RejectedDocument, SourceDocument
 from app.ingest.pipeline import IngestPipeline, PreparedDocument
+from app.ingest.readings import write_readings
 from app.models import RankingProfileSet
 from app.retrieve.blend import blend
 from app.retrieve.candidates import fetch_candidates
@@ -439,6 +440,9 @@ def main(argv: list[str] | None = None) -> int:
         results["scale"] = scale
         results["corpus_fragments"] = scale["tenant_fragments"]
     with psycopg.connect(dsn) as conn:
+        # A reused database may hold fragments stored before ingestion wrote readings.
+        written = write_readings(conn)
+        results["readings_written"] = {"fragments": written.written, "s": round(written.seconds, 1)}
         # Citation authority of the corpus: one refresh (as after an ingestion), timed.
         done = refresh_authority(conn)
         results["authority_refresh"] = {"ms": round(done.duration_ms, 1), "scored": done.scored}

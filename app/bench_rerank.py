@@ -4,11 +4,12 @@ candidates (docs/adr/0015; the target is at most 5 ms at the median).
 The same queries through a retriever without a reranker and one with the learned model,
 in alternating order query by query, each query's vectors computed once and shared, so
 the difference is what a reranked retrieval does more: the reranking (features, model,
-contributions, calibration) and the larger trace it writes (each candidate's features
-and contributions). Then the reranker's own scoring alone on each query's 100 fused
-candidates, in CPU time: cold (no fragment's tokenized text cached, the worst case; the
-tokens' stem ids stay known, as in any running service), its features alone cold, and
-warm (the same candidates again, every text cached)."""
+contributions, calibration) and the larger trace it writes (the features and
+contributions of the best-scored candidates). Then the reranker's own scoring alone on
+each query's 100 fused candidates, in CPU time: cold (nothing cached between queries:
+the candidates' stored readings decoded, and a text without one tokenized; the tokens'
+stem ids stay known, as in any running service), the model's features alone cold, and
+warm (the same candidates again)."""
 
 from __future__ import annotations
 
@@ -80,7 +81,8 @@ def measure(
         head = plain.candidates(conn, request, qv)[:rerank_top]
         conn.rollback()
         sizes.append(len(head))
-        for timed, run in ((features_only, features.extract), (cold, reranker.score), (warm, reranker.score)):
+        model_features = partial(features.extract, columns=reranker.model.columns)
+        for timed, run in ((features_only, model_features), (cold, reranker.score), (warm, reranker.score)):
             if timed is not warm:
                 features.clear_cache()
             began = time.process_time()

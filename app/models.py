@@ -330,9 +330,11 @@ class TraceCandidate(msgspec.Struct, kw_only=True):
     """The workflow rule whose Context brought it (`touching`); absent otherwise, and
     withheld from a reader who may not read the fragment."""
     rerank_detail: dict | UnsetType = UNSET
-    """The learned reranker's view of a reranked candidate: `features` (each feature's
-    value, app.retrieve.features), `contributions` (the largest, in raw-score units) and
-    `raw` (the score before calibration). Absent for other rerankers or when withheld."""
+    """The learned reranker's view of one of its best-scored candidates (the first
+    app.retrieve.learned.EXPLAINED): `features` (each feature's value,
+    app.retrieve.features), `contributions` (the largest, in raw-score units) and `raw`
+    (the score before calibration). Absent for the other candidates (their
+    `rerank_score` stays), for other rerankers, or when withheld."""
     redacted: bool = False
     """True when the reader may not read this fragment now: only its ranks, scores and
     fate are shown (no id, source, document or text)."""

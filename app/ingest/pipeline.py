@@ -8,6 +8,7 @@ the whole group of documents), then write fragments and source pointers.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from collections.abc import Callable, Iterable
@@ -24,6 +25,7 @@ from app.ingest.normalize import NormalizedDocument, SourceDocument, normalize
 from app.ingest.references import document_references
 from app.ingest.tokens import count_tokens
 from app.owners import CODEOWNERS_PATHS, CodeOwners, find_codeowners
+from app.retrieve.features import reading
 from app.scope import Scope
 from app.settings import Settings
 
@@ -103,6 +105,8 @@ def chunk_row(
         "token_count": token_count,
         "chunker_version": chunker_version,
         "simhash": to_signed(simhash64(text)),
+        # What the learned reranker reads of the text, so retrievals need not tokenize it.
+        "reading": base64.b64encode(reading(text)).decode("ascii"),
         "anchor": anchor,
         "start_line": start_line,
         "end_line": end_line,

@@ -14,8 +14,10 @@ TEXT_CHARS, and loading refuses a model trained otherwise).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
+import struct
 import zlib
 from collections import Counter
 from collections.abc import Sequence
@@ -126,23 +128,35 @@ def identifiers(query: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _window(events: list[tuple[int, int]], need: int) -> int:
-    """The smallest span of word positions holding one occurrence of each of `need`
-    terms; `events` are (position, term) in position order."""
-    count: Counter[int] = Counter()
-    have, left, best = 0, 0, len(events) + 10**6
-    for pos, term in events:
-        count[term] += 1
-        if count[term] == 1:
-            have += 1
-        while have == need:
-            best = min(best, pos - events[left][0] + 1)
-            lterm = events[left][1]
-            count[lterm] -= 1
-            if count[lterm] == 0:
-                have -= 1
-            left += 1
-    return best
+def _windows(seq: np.ndarray, owner: np.ndarray, starts: np.ndarray, q: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """Per candidate, the smallest span of word positions holding one occurrence of each
+    query term it holds (1 when it holds none). `seq`: every candidate's ids end to end,
+    `owner` the candidate of each, `starts` where each begins (and the end), `present`
+    (candidate x query term) whether it holds the term.
+
+    A smallest window starts at an occurrence of a query term and ends at the farthest of
+    the held terms' next occurrences from there: per term, one search over all the
+    candidates' occurrences at once (a sliding window per candidate, in Python, cost ten
+    times as much)."""
+    n = starts.size - 1
+    at = np.nonzero(np.isin(seq, q))[0]  # occurrences of query terms, in position order
+    cand = owner[at]
+    right = at.copy()
+    feasible = np.ones(at.size, dtype=bool)
+    for j, term in enumerate(q.tolist()):
+        places = at[seq[at] == term]
+        if places.size == 0:
+            continue
+        k = np.searchsorted(places, at)
+        nxt = places[np.minimum(k, places.size - 1)]
+        needed = present[cand, j]
+        found = (k < places.size) & (nxt < starts[cand + 1])
+        feasible &= found | ~needed
+        right = np.where(needed & found, np.maximum(right, nxt), right)
+    best = np.ones(n)
+    spans = np.full(n, np.inf)
+    np.minimum.at(spans, cand[feasible], (right - at + 1)[feasible])
+    return np.where(np.isfinite(spans), spans, best)
 
 
 _SEPARATORS = bytes(b if chr(b).isascii() and chr(b).isalnum() else 32 for b in range(256))
@@ -156,13 +170,11 @@ class _Read(NamedTuple):
     ids: np.ndarray
     """Its words' stem ids in order, stop words included."""
     terms: np.ndarray
-    """Its distinct stem ids without stop words."""
+    """Its distinct stem ids without stop words, ascending."""
     counts: np.ndarray
-    """How often each of `terms` occurs (float)."""
-    norm: float
-    """The length of `counts` (1 when empty)."""
-    lead: frozenset[int]
-    """The stem ids of its first line."""
+    """How often each of `terms` occurs."""
+    lead: int
+    """How many of `ids` are its first line's."""
 
 
 def stem_id(stem: str) -> int:
@@ -202,16 +214,127 @@ def _read(text: str) -> _Read:
     # the same fragments come back query after query.
     body = text[:TEXT_CHARS].lstrip()
     pieces = _pieces(body)
-    flat = list(chain.from_iterable(pieces))
-    ids = np.array(flat, dtype=np.int32)
-    terms, occurrences = np.unique(ids[ids >= 0], return_counts=True)
-    counts = occurrences.astype(np.float64)
-    norm = math.sqrt(float(counts @ counts)) or 1.0
+    ids = np.fromiter(chain.from_iterable(pieces), dtype=np.int32)
+    terms, counts = np.unique(ids[ids >= 0], return_counts=True)
     end = body.find("\n")
-    lead = frozenset(flat if end < 0 else chain.from_iterable(pieces[: len(_pieces(body[:end]))]))
+    lead = ids.size if end < 0 else sum(map(len, pieces[: len(_pieces(body[:end]))]))
     for array in (ids, terms, counts):
         array.flags.writeable = False
-    return _Read(ids, terms, counts, norm, lead)
+    return _Read(ids, terms, counts, lead)
+
+
+# A fragment's reading: what `_read` makes of its text, written once at ingest
+# (data.fragments.reading) so that a retrieval takes it as it is instead of tokenizing
+# every candidate's text again, most of a cold list's cost. Little-endian: the format and
+# the tokenizer's key (int32), the first 4 bytes of the SHA-256 of the whole text (the
+# database refuses a reading of another text), the sizes (int32: ids, terms, lead), then
+# ids, terms and counts (int32). Hand-written: a fixed layout numpy takes without a copy,
+# where a general serializer (pickle, msgpack) would build Python objects.
+READING_FORMAT = 1
+_HEADER = struct.Struct("<ii4siii")
+_TOKENIZER_KEY = (
+    zlib.crc32(
+        "\x00".join(
+            (str(TEXT_CHARS), _PIECE.pattern, _SUFFIX.pattern, " ".join(sorted(_STOP)), _SEPARATORS.hex())
+        ).encode()
+    )
+    & 0x7FFFFFFF
+)
+"""Changes with anything that changes what `_read` makes of a text: a reading written
+under another key is ignored (and `contexts rerank readings` writes it again)."""
+READING_PREFIX = struct.pack("<ii", READING_FORMAT, _TOKENIZER_KEY)
+"""The first bytes of every reading this code writes and reads."""
+
+
+def reading(text: str) -> bytes:
+    """The reading of a fragment's text, for data.fragments.reading."""
+    r = _read(text[:TEXT_CHARS])
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:4]
+    header = _HEADER.pack(READING_FORMAT, _TOKENIZER_KEY, digest, r.ids.size, r.terms.size, r.lead)
+    return header + np.concatenate((r.ids, r.terms, r.counts)).astype("<i4").tobytes()
+
+
+class _Texts(NamedTuple):
+    """What the features read of a candidate list's texts, laid end to end."""
+
+    seq: np.ndarray
+    """Every candidate's ids (`_Read.ids`), one after the other."""
+    sizes: np.ndarray
+    """How many of `seq` are each candidate's."""
+    terms: np.ndarray
+    """Every candidate's distinct content ids (`_Read.terms`), one after the other."""
+    counts: np.ndarray
+    """Their counts (float)."""
+    term_sizes: np.ndarray
+    """How many of `terms` are each candidate's."""
+    leads: np.ndarray
+    """How many of each candidate's ids are its first line's."""
+
+
+def _ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The indices start, start + 1, ... (size of them) of each range, end to end."""
+    ends = np.cumsum(sizes)
+    return np.repeat(starts - (ends - sizes), sizes) + np.arange(int(ends[-1]) if ends.size else 0)
+
+
+_HEADER_WORDS = _HEADER.size // 4
+
+
+def _stored(blobs: list[bytes]) -> _Texts | None:
+    """Stored readings decoded at once (a few array operations whatever the list's
+    length); None unless every one is a well-formed reading of this code."""
+    lens = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
+    if ((lens < _HEADER.size) | (lens % 4 != 0)).any():
+        return None
+    words = np.frombuffer(b"".join(blobs), dtype="<i4")
+    starts = (np.cumsum(lens) - lens) // 4
+    header = words[starts[:, None] + np.arange(_HEADER_WORDS)].astype(np.int64)
+    n_ids, n_terms, leads = header[:, 3], header[:, 4], header[:, 5]
+    well_formed = (
+        (header[:, 0] == READING_FORMAT)
+        & (header[:, 1] == _TOKENIZER_KEY)
+        & (n_ids >= 0)
+        & (n_terms >= 0)
+        & (leads >= 0)
+        & (leads <= n_ids)
+        & (_HEADER_WORDS + n_ids + 2 * n_terms == lens // 4)
+    )
+    if not well_formed.all():
+        return None
+    ids_at = starts + _HEADER_WORDS
+    ids = words[_ranges(ids_at, n_ids)].astype(np.int32)
+    terms = words[_ranges(ids_at + n_ids, n_terms)].astype(np.int32)
+    counts = words[_ranges(ids_at + n_ids + n_terms, n_terms)].astype(np.float64)
+    return _Texts(ids, n_ids, terms, counts, n_terms, leads)
+
+
+def _texts(candidates: list[Candidate]) -> _Texts:
+    """What the features read of the candidates' texts: their stored readings when every
+    one has this code's (the database keeps a reading only with the text it was made of:
+    a check on the digest), else each one's reading or, without one, its text read now."""
+    blobs = [c.reading for c in candidates]
+    if all(b is not None for b in blobs):
+        stored = _stored(blobs)  # type: ignore[arg-type]
+        if stored is not None:
+            return stored
+    reads = list(map(_read_candidate, candidates))
+    return _Texts(
+        np.concatenate([r.ids for r in reads]),
+        np.array([r.ids.size for r in reads], dtype=np.int64),
+        np.concatenate([r.terms for r in reads]),
+        np.concatenate([r.counts for r in reads]).astype(np.float64),
+        np.array([r.terms.size for r in reads], dtype=np.int64),
+        np.array([r.lead for r in reads], dtype=np.int64),
+    )
+
+
+def _read_candidate(c: Candidate) -> _Read:
+    """One candidate's stored reading when it is this code's, else its text read now."""
+    if c.reading is not None:
+        stored = _stored([c.reading])
+        if stored is not None:
+            return _Read(stored.seq, stored.terms, stored.counts, int(stored.leads[0]))
+    return _read(c.text[:TEXT_CHARS])
 
 
 @lru_cache(maxsize=BODY_CACHE)
@@ -239,9 +362,9 @@ def _ratio(values: np.ndarray, best: float) -> np.ndarray:
     return values / best if best > 0 else np.zeros_like(values)
 
 
-def _owners(sizes: list[int]) -> np.ndarray:
+def _owners(sizes: np.ndarray) -> np.ndarray:
     """For arrays of these sizes laid end to end: which one each element came from."""
-    return np.repeat(np.arange(len(sizes)), sizes)
+    return np.repeat(np.arange(sizes.size), sizes)
 
 
 def _lookup(values: np.ndarray, table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -263,19 +386,19 @@ def extract(query: str, candidates: list[Candidate], columns: Sequence[str] = FE
     n = len(candidates)
     if n == 0:
         return np.zeros((0, len(columns)))
-    reads = [_read(c.text[:TEXT_CHARS]) for c in candidates]
+    texts = _texts(candidates)
     terms = query_terms(query)
     m = len(terms)
     q = np.array([stem_id(t) for t in terms], dtype=np.int32)
-    known = np.unique(q)
     idents = identifiers(query)
-    lengths = np.array([r.ids.size for r in reads], dtype=np.float64)
-    norms = np.array([r.norm for r in reads])
+    lengths = texts.sizes.astype(np.float64)
 
     # Each query term's count in each candidate (stop words are never query terms).
-    all_terms = np.concatenate([r.terms for r in reads])
-    all_counts = np.concatenate([r.counts for r in reads])
-    term_owner = _owners([r.terms.size for r in reads])
+    all_terms, all_counts = texts.terms, texts.counts
+    term_owner = _owners(texts.term_sizes)
+    squares = np.bincount(term_owner, weights=all_counts * all_counts, minlength=n)
+    norms = np.sqrt(squares)
+    norms[norms == 0] = 1.0
     tf = np.zeros((n, m))
     if m:
         order = np.argsort(q, kind="stable")
@@ -292,11 +415,13 @@ def extract(query: str, candidates: list[Candidate], columns: Sequence[str] = FE
         heads = [_head(c.path, tuple(c.heading_path), c.symbol) for c in candidates]
         head_matched = np.array([[t in h for t in q_list] for h in heads], dtype=bool).reshape(n, m)
     if "lead_coverage" in asked:
-        lead_matched = np.array([[t in r.lead for t in q_list] for r in reads], dtype=bool).reshape(n, m)
+        first = np.cumsum(texts.sizes) - texts.sizes
+        leads = [frozenset(texts.seq[a : a + k].tolist()) for a, k in zip(first.tolist(), texts.leads.tolist())]
+        lead_matched = np.array([[t in lead for t in q_list] for lead in leads], dtype=bool).reshape(n, m)
 
     # Bigrams and proximity read the words in order, all candidates' words end to end.
-    seq = np.concatenate([r.ids for r in reads])
-    seq_owner = _owners([r.ids.size for r in reads])
+    seq = texts.seq
+    seq_owner = _owners(texts.sizes)
     starts = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
     bigram = np.zeros(n)
     pairs = set(zip(q_list, q_list[1:]))
@@ -307,24 +432,19 @@ def extract(query: str, candidates: list[Candidate], columns: Sequence[str] = FE
         seen = set(zip(seq_owner[:-1][hit].tolist(), codes[hit].tolist()))
         bigram = np.bincount(np.array([owner for owner, _ in seen], dtype=np.intp), minlength=n) / (m - 1)
     proximity = matched_count.astype(np.float64)
-    spread = np.nonzero(matched_count > 1)[0]
-    if spread.size:
-        where = np.nonzero(np.isin(seq, known))[0]
-        bounds = np.searchsorted(where, starts)
-        for i in spread.tolist():
-            found_at = where[bounds[i] : bounds[i + 1]]
-            events = list(zip((found_at - starts[i]).tolist(), seq[found_at].tolist()))
-            proximity[i] = matched_count[i] / _window(events, int(matched_count[i]))
+    if (matched_count > 1).any():
+        proximity = matched_count / _windows(seq, seq_owner, starts, q, matched)
 
     # Pseudo-relevance feedback: the top fused candidates' words, each text weighing 1.
     top = min(FEEDBACK_TOP, n)
-    feedback, inverse = np.unique(np.concatenate([r.terms for r in reads[:top]]), return_inverse=True)
-    weights = np.bincount(inverse, weights=np.concatenate([r.counts / r.norm for r in reads[:top]]))
+    top_end = int(texts.term_sizes[:top].sum())
+    feedback, inverse = np.unique(all_terms[:top_end], return_inverse=True)
+    weights = np.bincount(inverse, weights=all_counts[:top_end] / norms[term_owner[:top_end]])
     feedback_norm = math.sqrt(float(weights @ weights)) or 1.0
     found, at = _lookup(all_terms, feedback)
     dot = np.bincount(term_owner[found], weights=all_counts[found] * weights[at[found]], minlength=n).astype(float)
     # Its own words are in the feedback: take them out.
-    dot[:top] -= np.array([float(r.counts @ r.counts) / r.norm for r in reads[:top]])
+    dot[:top] -= squares[:top] / norms[:top]
 
     lexical = np.array([c.lexical_score or 0.0 for c in candidates])
     dense = np.array([c.dense_similarity or 0.0 for c in candidates])

@@ -31,7 +31,7 @@ MODEL_PATH = Path(__file__).with_name("learned_reranker.json")
 CONTRIBUTIONS = 5
 """Features whose contributions a trace shows per candidate (the largest in magnitude)."""
 EXPLAINED = 10
-"""Candidates (the best scored) whose contributions are computed."""
+"""Candidates (the best scored) whose features and contributions the trace keeps."""
 
 
 class ModelError(ValueError):
@@ -176,9 +176,10 @@ class LearnedReranker:
         return features.extract(query, candidates, self.model.columns)
 
     def score(self, query: str, candidates: list[Candidate]) -> list[float]:
-        """Calibrated P(relevant) per candidate; sets each one's `rerank_detail`: its
-        feature values and raw score, and for the best EXPLAINED the largest
-        contributions to it."""
+        """Calibrated P(relevant) per candidate; sets the `rerank_detail` of the best
+        EXPLAINED: feature values, raw score and the largest contributions to it (None
+        for the others: every candidate's detail made the trace 40% larger, about 2.5 ms
+        more to store for 100 candidates)."""
         if not candidates:
             return []
         import numpy as np
@@ -186,9 +187,10 @@ class LearnedReranker:
         x = self.rows(query, candidates)
         model = self.model.booster
         if isinstance(model, LinearScorer):
-            raw = model.predict(x)
+            parts = model.contributions(x)
+            raw = parts.sum(axis=1)
             best = np.argsort(-raw, kind="stable")[:EXPLAINED]
-            contrib = model.contributions(x)[best]
+            contrib = parts[best]
         else:
             with _LOCK:
                 raw = model.predict(x, num_threads=1)
@@ -197,13 +199,15 @@ class LearnedReranker:
                 best = np.argsort(-raw, kind="stable")[:EXPLAINED]
                 contrib = model.predict(x[best], pred_contrib=True, num_threads=1)[:, :-1]
         columns = self.model.columns
-        for c, row, r in zip(candidates, x.tolist(), raw.tolist()):
-            c.rerank_detail = {"features": dict(zip(columns, row)), "raw": r}
-        for i, parts in zip(best, contrib):
+        for c in candidates:
+            c.rerank_detail = None
+        for i, parts in zip(best.tolist(), contrib):
             top = np.argsort(-np.abs(parts), kind="stable")[:CONTRIBUTIONS]
-            detail = candidates[i].rerank_detail
-            assert detail is not None
-            detail["contributions"] = {columns[j]: round(float(parts[j]), 4) + 0.0 for j in top}  # no -0.0
+            candidates[i].rerank_detail = {
+                "features": dict(zip(columns, x[i].tolist())),
+                "raw": float(raw[i]),
+                "contributions": {columns[j]: round(float(parts[j]), 4) + 0.0 for j in top},  # no -0.0
+            }
         a, b = self.calibration
         return [_sigmoid(a * float(r) + b) for r in raw]
 

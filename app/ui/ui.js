@@ -235,12 +235,12 @@ async function showTrace(traceId) {
     const terms = c.terms || {};
     const rerankCell = cell(num(terms.rerank ?? c.rerank_score));
     if (c.rerank_detail) {
-      // The learned reranker's view: largest contributions (its best candidates only),
-      // then every feature's value.
+      // The learned reranker's view of its best candidates: the largest contributions,
+      // then every feature's value (a trace of an older version may lack either).
       const detail = c.rerank_detail;
       rerankCell.title = "raw " + detail.raw + "; contributions: " +
         Object.entries(detail.contributions || {}).map(([k, v]) => k + " " + v).join(", ") +
-        "\nfeatures: " + Object.entries(detail.features).map(([k, v]) => k + "=" + v).join(", ");
+        "\nfeatures: " + Object.entries(detail.features || {}).map(([k, v]) => k + "=" + v).join(", ");
       rerankCell.classList.add("explained");
     }
     cell(num(terms.freshness ?? c.freshness));

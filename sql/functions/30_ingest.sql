@@ -385,6 +385,8 @@ comment on function data._analyze_new_tenant(text, int)
 -- the oldest fragment: new ones get their ids in chunk order, after every stored one).
 -- The new fragments, their vectors and every pointer are then written with one
 -- statement each, so BM25 indexes the document's fragments at once (20_bm25.sql).
+-- A chunk's optional "reading" (base64) is its text as the learned reranker reads it
+-- (app.retrieve.features.reading); the reranker checks it against the text it reads.
 create or replace function api.add_fragments(p_doc_id bigint, p_doc_version int, p_chunks jsonb)
 returns table (ordinal int, fragment_id bigint, created boolean)
 language plpgsql security definer
@@ -524,14 +526,15 @@ begin
     insert into data.fragments (
         fragment_id, org_id, repo_id, persona_id, session_id, doc_id, doc_version, namespace, kind, owner,
         owner_source, heading_path, symbol, text, content_hash, token_count, chunker_version, simhash, tsv,
-        created_at, updated_at, negative)
+        created_at, updated_at, negative, reading)
     select n.id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id, p_doc_id, p_doc_version,
            c->>'namespace', doc.kind, coalesce(doc.owner, 'unowned'), doc.owner_source,
            coalesce(array(select jsonb_array_elements_text(c->'heading_path')), '{}'),
            c->>'symbol', c->>'text', c->>'content_hash', (c->>'token_count')::int,
            c->>'chunker_version', (c->>'simhash')::bigint,
            api.lexical_document(c->>'lexical_heading', c->>'text'),
-           coalesce(ver.source_ts, now()), coalesce(ver.source_ts, now()), is_negative
+           coalesce(ver.source_ts, now()), coalesce(ver.source_ts, now()), is_negative,
+           decode(c->>'reading', 'base64')
     from unnest(new_ids, new_positions) as n(id, pos)
     cross join lateral (select p_chunks -> n.pos as c) x
     order by n.id;
@@ -623,3 +626,42 @@ end
 $$;
 comment on function api.delete_document(bigint)
     is 'Delete a document the bound principal may write: its fragments leave retrieval and BM25 at once; versions, sources and traces stay; returns near-duplicate pointers to re-home.';
+
+-- api.reading_backlog: active fragments whose reading is missing or was written by
+-- another tokenizer (its first bytes are not p_prefix), in id order after p_after: what
+-- `contexts rerank readings` writes. The migrator's (every org).
+create or replace function api.reading_backlog(p_prefix bytea, p_after bigint default 0, p_limit int default 256)
+returns table (fragment_id bigint, org_id text, text text)
+language sql stable security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select f.fragment_id, f.org_id, f.text
+    from data.fragments f
+    where f.active and f.fragment_id > p_after
+      and (f.reading is null or substring(f.reading from 1 for octet_length(p_prefix)) <> p_prefix)
+    order by f.fragment_id
+    limit p_limit
+$$;
+comment on function api.reading_backlog(bytea, bigint, int) is 'Active fragments whose learned-reranker reading is missing or outdated, in id order.';
+
+-- api.set_readings: readings for existing fragments (one per id). A fragment's text never
+-- changes, so a reading replaces any other.
+create or replace function api.set_readings(p_fragment_ids bigint[], p_readings bytea[])
+returns int
+language plpgsql security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+declare
+    written int;
+begin
+    if cardinality(p_fragment_ids) is distinct from cardinality(p_readings) then
+        raise exception 'one reading per fragment is needed' using errcode = '22023';
+    end if;
+    update data.fragments f set reading = r.reading
+    from unnest(p_fragment_ids, p_readings) as r(fragment_id, reading)
+    where f.fragment_id = r.fragment_id and f.reading is distinct from r.reading;
+    get diagnostics written = row_count;
+    return written;
+end
+$$;
+comment on function api.set_readings(bigint[], bytea[]) is 'Write the learned-reranker readings of existing fragments (`contexts rerank readings`).';

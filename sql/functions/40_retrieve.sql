@@ -180,7 +180,8 @@ returns table (
     token_count int, chunker_version text, embedding_model text, updated_at timestamptz,
     lexical_norm float8, dense_norm float8, lexical_weight float8, dense_weight float8,
     negative boolean, pin_id bigint, pin_rank int, persona_similarity float8, authority float8,
-    authority_refreshed_at timestamptz, valid_from timestamptz, valid_until timestamptz, profile jsonb)
+    authority_refreshed_at timestamptz, valid_from timestamptz, valid_until timestamptz, reading bytea,
+    profile jsonb)
 language plpgsql volatile
 set search_path = pg_catalog, extensions, pg_temp
 as $$
@@ -401,7 +402,7 @@ begin
         -- nested loop would re-sort the id list for every probe).
         select f.fragment_id, f.namespace, f.repo_id, f.kind, f.owner, f.heading_path, f.symbol, f.text,
                f.token_count, f.chunker_version, f.updated_at, f.content_hash, f.negative,
-               f.valid_from, f.valid_until
+               f.valid_from, f.valid_until, f.reading
         from data.fragments f
         where f.org_id = p_org_id and f.fragment_id = any (candidate_ids || pinned_ids)
     ), completed as materialized (
@@ -413,7 +414,7 @@ begin
                     then coalesce(p.lexical_score, lf.score, 0.0) else p.lexical_score end as lexical_score,
                coalesce(p.similarity, df.similarity) as dense_similarity,
                f.repo_id, f.kind, f.owner, f.heading_path, f.symbol, f.text, f.token_count,
-               f.chunker_version, f.updated_at, f.content_hash, f.negative, f.valid_from, f.valid_until
+               f.chunker_version, f.updated_at, f.content_hash, f.negative, f.valid_from, f.valid_until, f.reading
         from pooled p
         join candidate_rows f on f.fragment_id = p.fragment_id
         left join data._serving_models() em on em.namespace = f.namespace
@@ -455,7 +456,7 @@ begin
                c.token_count, c.chunker_version, c.model_label, c.updated_at,
                fu.lexical_norm, fu.dense_norm, fu.lexical_weight, fu.dense_weight,
                c.negative, pn.pin_id, pn.pin_rank, ps.similarity as persona_similarity, au.authority, au.refreshed_at,
-               c.valid_from, c.valid_until
+               c.valid_from, c.valid_until, c.reading
         from fused fu
         join completed c on c.fragment_id = fu.fragment_id
         left join cited src on src.fragment_id = fu.fragment_id
@@ -468,7 +469,7 @@ begin
                src.anchor, f.repo_id, f.namespace, f.kind, f.owner, f.heading_path, f.symbol, f.text,
                f.token_count, f.chunker_version, em.name || '@' || em.generation, f.updated_at,
                null, null, null, null, f.negative, pn.pin_id, pn.pin_rank, ps.similarity, au.authority, au.refreshed_at,
-               f.valid_from, f.valid_until
+               f.valid_from, f.valid_until, f.reading
         from pinned pn
         join candidate_rows f on f.fragment_id = pn.fragment_id
         left join data._serving_models() em on em.namespace = f.namespace
@@ -482,7 +483,7 @@ begin
 end
 $$;
 comment on function api.retrieve_candidates(text, text, jsonb, text, text, text, int, int, int, jsonb, text, text[], timestamptz, timestamptz, text, timestamptz, boolean)
-    is 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, the pins the request sees (pin_id, pin_rank), each candidate''s similarity to the persona, its citation authority (0 to 1, with the time of the last refresh) and the ranking profile in effect (first row); optional path prefix, kinds, updated-at window and negatives filters; only fragments current at p_as_of (now by default) unless p_include_superseded, each with its validity window.';
+    is 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, the pins the request sees (pin_id, pin_rank), each candidate''s similarity to the persona, its citation authority (0 to 1, with the time of the last refresh) and the ranking profile in effect (first row); optional path prefix, kinds, updated-at window and negatives filters; only fragments current at p_as_of (now by default) unless p_include_superseded, each with its validity window and its reading for the learned reranker (null: none stored).';
 
 -- api.get_fragment: one fragment with all its live and past source pointers.
 create or replace function api.get_fragment(p_fragment_id bigint)

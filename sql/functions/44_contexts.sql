@@ -454,8 +454,8 @@ returns table (
     token_count int, chunker_version text, embedding_model text, updated_at timestamptz,
     lexical_norm float8, dense_norm float8, lexical_weight float8, dense_weight float8,
     negative boolean, pin_id bigint, pin_rank int, persona_similarity float8, authority float8,
-    authority_refreshed_at timestamptz, valid_from timestamptz, valid_until timestamptz, profile jsonb,
-    context text, context_ordinal int)
+    authority_refreshed_at timestamptz, valid_from timestamptz, valid_until timestamptz, reading bytea,
+    profile jsonb, context text, context_ordinal int)
 language plpgsql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
@@ -560,7 +560,7 @@ begin
     ), rows as materialized (
         select k.fragment_id, refs[k.ref_n] as ref, k.ref_n, k.ordinal, k.doc_id, k.doc_version, f.namespace, f.repo_id, f.kind, f.owner,
                f.heading_path, f.symbol, f.text, f.token_count, f.chunker_version, f.updated_at, f.negative,
-               f.valid_from, f.valid_until, em.name as model, em.name || '@' || em.generation as model_label,
+               f.valid_from, f.valid_until, f.reading, em.name as model, em.name || '@' || em.generation as model_label,
                l.rank as lexical_rank, case when lexical_on then coalesce(l.score, 0.0) end as lexical_score,
                d.rank as dense_rank, d.sim as dense_similarity
         from unnest(ids, picked_refs, picked_ordinals, picked_docs, picked_versions)
@@ -585,7 +585,7 @@ begin
            r.repo_id, r.namespace, r.kind, r.owner, r.heading_path, r.symbol, r.text, r.token_count,
            r.chunker_version, r.model_label, r.updated_at, fu.lexical_norm, fu.dense_norm, fu.lexical_weight,
            fu.dense_weight, r.negative, null::bigint, null::int, null::float8, null::float8, null::timestamptz,
-           r.valid_from, r.valid_until, null::jsonb, r.ref, r.ordinal
+           r.valid_from, r.valid_until, r.reading, null::jsonb, r.ref, r.ordinal
     from rows r
     left join fused fu on fu.fragment_id = r.fragment_id
     left join data.documents d on d.doc_id = r.doc_id

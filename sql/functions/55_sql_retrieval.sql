@@ -102,7 +102,12 @@ begin
     end if;
 
     return query
-    select c.* from api.retrieve_candidates(
+    select c.fragment_id, c.lexical_rank, c.lexical_score, c.dense_rank, c.dense_similarity, c.fused_score,
+           c.doc_id, c.doc_version, c.path, c.anchor, c.repo_id, c.namespace, c.kind, c.owner, c.heading_path,
+           c.symbol, c.text, c.token_count, c.chunker_version, c.embedding_model, c.updated_at, c.lexical_norm,
+           c.dense_norm, c.lexical_weight, c.dense_weight, c.negative, c.pin_id, c.pin_rank,
+           c.persona_similarity, c.authority, c.authority_refreshed_at, c.valid_from, c.valid_until, c.profile
+    from api.retrieve_candidates(
         p_org_id, p_query, vectors, p_repo_id, p_persona_id, p_session_id, p_k_lexical, k_dense, rrf_k,
         coalesce(fusion, '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'),
         p_as_of => p_as_of, p_include_superseded => p_include_superseded) c;

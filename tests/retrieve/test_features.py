@@ -246,3 +246,83 @@ def test_asked_columns_are_the_full_rows_columns_and_unknown_ones_are_refused():
     assert extract(query, [], ("proximity",)).shape == (0, 1)
     with pytest.raises(ValueError, match="does not compute: nope"):
         extract(query, listed, ("proximity", "nope"))
+
+
+READING_TEXTS = [
+    "rotate the signing keys every quarter\nthen restart the vault",
+    "signing keys live in the vault; rotate them with care",
+    "getUserName snake_case HTTPServer v2beta3 ABCdef",
+    "café—naïve résumé; 東京 tokenizer\x00NUL\ttab\r\nCRLF",
+    "emoji 🙂between🙂words and a rotate key",
+    "x" * 5000 + " tail keys",
+    "",
+    "  \n ",
+    "keys " * 400,
+]
+
+
+def _with_readings(listed: list[Candidate], which=lambda i: True) -> list[Candidate]:
+    from dataclasses import replace
+
+    from app.retrieve.features import reading
+
+    return [replace(c, reading=reading(c.text)) if which(i) else c for i, c in enumerate(listed)]
+
+
+def test_stored_readings_give_the_rows_of_the_texts_read_now():
+    """A retrieval decodes the readings ingestion stored instead of tokenizing the texts:
+    the rows are the same, every reading stored, some, or none."""
+    from app.retrieve import features
+
+    listed = [
+        candidate(i + 1, text, lexical=(i + 1, 5.0 - i), dense=(len(READING_TEXTS) - i, 0.3 + 0.01 * i))
+        for i, text in enumerate(READING_TEXTS)
+    ]
+    for query in ("rotate signing keys", "getUserName in HTTPServer", "keys", "the"):
+        features.clear_cache()
+        read_now = extract(query, listed)
+        assert np.array_equal(extract(query, _with_readings(listed)), read_now)
+        assert np.array_equal(extract(query, _with_readings(listed, lambda i: i % 2 == 0)), read_now)
+
+
+def test_a_reading_starts_with_this_codes_prefix_and_the_texts_digest():
+    import hashlib
+
+    from app.retrieve.features import READING_PREFIX, reading
+
+    text = "rotate the signing keys"
+    blob = reading(text)
+    assert blob.startswith(READING_PREFIX) and len(blob) % 4 == 0
+    assert blob[8:12] == hashlib.sha256(text.encode()).digest()[:4]
+    assert reading(text) == blob  # the same text, the same bytes
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda b: b"",
+        lambda b: b[:10],
+        lambda b: b[:-4],
+        lambda b: b + b"\x00",
+        lambda b: b"\x02\x00\x00\x00" + b[4:],  # another format
+        lambda b: b[:4] + b"\x01\x02\x03\x04" + b[8:],  # another tokenizer
+        lambda b: b[:12] + (2**31 - 1).to_bytes(4, "little") + b[16:],  # sizes that do not add up
+        lambda b: b[:12] + (2**32 - 1).to_bytes(4, "little") + b[16:],  # a negative size
+        lambda b: b[:20] + (10**6).to_bytes(4, "little") + b[24:],  # a first line longer than the text
+        lambda b: bytes(range(256)) * 3,
+    ],
+)
+def test_a_reading_this_code_did_not_write_is_ignored_for_the_text(damage):
+    """A reading of another format or tokenizer, or not well formed, is not decoded: the
+    text is read instead (one such reading among good ones included)."""
+    from dataclasses import replace
+
+    from app.retrieve import features
+
+    listed = _with_readings([candidate(i + 1, text) for i, text in enumerate(READING_TEXTS[:5])])
+    features.clear_cache()
+    expected = extract("rotate signing keys", [replace(c, reading=None) for c in listed])
+    bad = [replace(c, reading=damage(c.reading)) if i == 1 else c for i, c in enumerate(listed)]
+    assert np.array_equal(extract("rotate signing keys", bad), expected)
+    all_bad = [replace(c, reading=damage(c.reading)) for c in listed]
+    assert np.array_equal(extract("rotate signing keys", all_bad), expected)

@@ -252,14 +252,15 @@ begin
     insert into data.fragments (
         fragment_id, org_id, repo_id, persona_id, session_id, doc_id, doc_version, namespace, kind, owner,
         owner_source, heading_path, symbol, text, content_hash, token_count, chunker_version, simhash, tsv,
-        created_at, updated_at, negative)
+        created_at, updated_at, negative, reading)
     select n.id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id, p_doc_id, p_doc_version,
            c->>'namespace', doc.kind, coalesce(doc.owner, 'unowned'), doc.owner_source,
            coalesce(array(select jsonb_array_elements_text(c->'heading_path')), '{}'),
            c->>'symbol', c->>'text', c->>'content_hash', (c->>'token_count')::int,
            c->>'chunker_version', (c->>'simhash')::bigint,
            api.lexical_document(c->>'lexical_heading', c->>'text'),
-           coalesce(ver.source_ts, now()), coalesce(ver.source_ts, now()), is_negative
+           coalesce(ver.source_ts, now()), coalesce(ver.source_ts, now()), is_negative,
+           decode(c->>'reading', 'base64')
     from unnest(new_ids, new_positions) as n(id, pos)
     cross join lateral (select p_chunks -> n.pos as c) x
     order by n.id;
@@ -794,7 +795,7 @@ COMMENT ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids 
 -- Name: context_candidates(text, text[], text, jsonb, jsonb, integer, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text DEFAULT NULL::text, p_query_embeddings jsonb DEFAULT '{}'::jsonb, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_rrf_k integer DEFAULT 60, p_include_retired boolean DEFAULT false) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, valid_from timestamp with time zone, valid_until timestamp with time zone, profile jsonb, context text, context_ordinal integer)
+CREATE FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text DEFAULT NULL::text, p_query_embeddings jsonb DEFAULT '{}'::jsonb, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_rrf_k integer DEFAULT 60, p_include_retired boolean DEFAULT false) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, valid_from timestamp with time zone, valid_until timestamp with time zone, reading bytea, profile jsonb, context text, context_ordinal integer)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -899,7 +900,7 @@ begin
     ), rows as materialized (
         select k.fragment_id, refs[k.ref_n] as ref, k.ref_n, k.ordinal, k.doc_id, k.doc_version, f.namespace, f.repo_id, f.kind, f.owner,
                f.heading_path, f.symbol, f.text, f.token_count, f.chunker_version, f.updated_at, f.negative,
-               f.valid_from, f.valid_until, em.name as model, em.name || '@' || em.generation as model_label,
+               f.valid_from, f.valid_until, f.reading, em.name as model, em.name || '@' || em.generation as model_label,
                l.rank as lexical_rank, case when lexical_on then coalesce(l.score, 0.0) end as lexical_score,
                d.rank as dense_rank, d.sim as dense_similarity
         from unnest(ids, picked_refs, picked_ordinals, picked_docs, picked_versions)
@@ -924,7 +925,7 @@ begin
            r.repo_id, r.namespace, r.kind, r.owner, r.heading_path, r.symbol, r.text, r.token_count,
            r.chunker_version, r.model_label, r.updated_at, fu.lexical_norm, fu.dense_norm, fu.lexical_weight,
            fu.dense_weight, r.negative, null::bigint, null::int, null::float8, null::float8, null::timestamptz,
-           r.valid_from, r.valid_until, null::jsonb, r.ref, r.ordinal
+           r.valid_from, r.valid_until, r.reading, null::jsonb, r.ref, r.ordinal
     from rows r
     left join fused fu on fu.fragment_id = r.fragment_id
     left join data.documents d on d.doc_id = r.doc_id
@@ -3174,6 +3175,32 @@ COMMENT ON FUNCTION api.ranking_profiles(p_org_id text) IS 'Stored ranking profi
 
 
 --
+-- Name: reading_backlog(bytea, bigint, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.reading_backlog(p_prefix bytea, p_after bigint DEFAULT 0, p_limit integer DEFAULT 256) RETURNS TABLE(fragment_id bigint, org_id text, text text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select f.fragment_id, f.org_id, f.text
+    from data.fragments f
+    where f.active and f.fragment_id > p_after
+      and (f.reading is null or substring(f.reading from 1 for octet_length(p_prefix)) <> p_prefix)
+    order by f.fragment_id
+    limit p_limit
+$$;
+
+
+ALTER FUNCTION api.reading_backlog(p_prefix bytea, p_after bigint, p_limit integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION reading_backlog(p_prefix bytea, p_after bigint, p_limit integer); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.reading_backlog(p_prefix bytea, p_after bigint, p_limit integer) IS 'Active fragments whose learned-reranker reading is missing or outdated, in id order.';
+
+
+--
 -- Name: record_eval_run(text, jsonb, jsonb, timestamp with time zone, text, jsonb, jsonb, text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -3552,7 +3579,12 @@ begin
     end if;
 
     return query
-    select c.* from api.retrieve_candidates(
+    select c.fragment_id, c.lexical_rank, c.lexical_score, c.dense_rank, c.dense_similarity, c.fused_score,
+           c.doc_id, c.doc_version, c.path, c.anchor, c.repo_id, c.namespace, c.kind, c.owner, c.heading_path,
+           c.symbol, c.text, c.token_count, c.chunker_version, c.embedding_model, c.updated_at, c.lexical_norm,
+           c.dense_norm, c.lexical_weight, c.dense_weight, c.negative, c.pin_id, c.pin_rank,
+           c.persona_similarity, c.authority, c.authority_refreshed_at, c.valid_from, c.valid_until, c.profile
+    from api.retrieve_candidates(
         p_org_id, p_query, vectors, p_repo_id, p_persona_id, p_session_id, p_k_lexical, k_dense, rrf_k,
         coalesce(fusion, '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'),
         p_as_of => p_as_of, p_include_superseded => p_include_superseded) c;
@@ -3573,7 +3605,7 @@ COMMENT ON FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, p_
 -- Name: retrieve_candidates(text, text, jsonb, text, text, text, integer, integer, integer, jsonb, text, text[], timestamp with time zone, timestamp with time zone, text, timestamp with time zone, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_rrf_k integer DEFAULT 60, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_path_prefix text DEFAULT NULL::text, p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_negatives text DEFAULT 'include'::text, p_as_of timestamp with time zone DEFAULT NULL::timestamp with time zone, p_include_superseded boolean DEFAULT false) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, valid_from timestamp with time zone, valid_until timestamp with time zone, profile jsonb)
+CREATE FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_k_lexical integer DEFAULT 100, p_k_dense integer DEFAULT 100, p_rrf_k integer DEFAULT 60, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_path_prefix text DEFAULT NULL::text, p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_negatives text DEFAULT 'include'::text, p_as_of timestamp with time zone DEFAULT NULL::timestamp with time zone, p_include_superseded boolean DEFAULT false) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, valid_from timestamp with time zone, valid_until timestamp with time zone, reading bytea, profile jsonb)
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -3794,7 +3826,7 @@ begin
         -- nested loop would re-sort the id list for every probe).
         select f.fragment_id, f.namespace, f.repo_id, f.kind, f.owner, f.heading_path, f.symbol, f.text,
                f.token_count, f.chunker_version, f.updated_at, f.content_hash, f.negative,
-               f.valid_from, f.valid_until
+               f.valid_from, f.valid_until, f.reading
         from data.fragments f
         where f.org_id = p_org_id and f.fragment_id = any (candidate_ids || pinned_ids)
     ), completed as materialized (
@@ -3806,7 +3838,7 @@ begin
                     then coalesce(p.lexical_score, lf.score, 0.0) else p.lexical_score end as lexical_score,
                coalesce(p.similarity, df.similarity) as dense_similarity,
                f.repo_id, f.kind, f.owner, f.heading_path, f.symbol, f.text, f.token_count,
-               f.chunker_version, f.updated_at, f.content_hash, f.negative, f.valid_from, f.valid_until
+               f.chunker_version, f.updated_at, f.content_hash, f.negative, f.valid_from, f.valid_until, f.reading
         from pooled p
         join candidate_rows f on f.fragment_id = p.fragment_id
         left join data._serving_models() em on em.namespace = f.namespace
@@ -3848,7 +3880,7 @@ begin
                c.token_count, c.chunker_version, c.model_label, c.updated_at,
                fu.lexical_norm, fu.dense_norm, fu.lexical_weight, fu.dense_weight,
                c.negative, pn.pin_id, pn.pin_rank, ps.similarity as persona_similarity, au.authority, au.refreshed_at,
-               c.valid_from, c.valid_until
+               c.valid_from, c.valid_until, c.reading
         from fused fu
         join completed c on c.fragment_id = fu.fragment_id
         left join cited src on src.fragment_id = fu.fragment_id
@@ -3861,7 +3893,7 @@ begin
                src.anchor, f.repo_id, f.namespace, f.kind, f.owner, f.heading_path, f.symbol, f.text,
                f.token_count, f.chunker_version, em.name || '@' || em.generation, f.updated_at,
                null, null, null, null, f.negative, pn.pin_id, pn.pin_rank, ps.similarity, au.authority, au.refreshed_at,
-               f.valid_from, f.valid_until
+               f.valid_from, f.valid_until, f.reading
         from pinned pn
         join candidate_rows f on f.fragment_id = pn.fragment_id
         left join data._serving_models() em on em.namespace = f.namespace
@@ -3882,7 +3914,7 @@ ALTER FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embe
 -- Name: FUNCTION retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_include_superseded boolean); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_include_superseded boolean) IS 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, the pins the request sees (pin_id, pin_rank), each candidate''s similarity to the persona, its citation authority (0 to 1, with the time of the last refresh) and the ranking profile in effect (first row); optional path prefix, kinds, updated-at window and negatives filters; only fragments current at p_as_of (now by default) unless p_include_superseded, each with its validity window.';
+COMMENT ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_include_superseded boolean) IS 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, the pins the request sees (pin_id, pin_rank), each candidate''s similarity to the persona, its citation authority (0 to 1, with the time of the last refresh) and the ranking profile in effect (first row); optional path prefix, kinds, updated-at window and negatives filters; only fragments current at p_as_of (now by default) unless p_include_superseded, each with its validity window and its reading for the learned reranker (null: none stored).';
 
 
 --
@@ -4367,6 +4399,38 @@ ALTER FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p_veri
 --
 
 COMMENT ON FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p_verifier text) IS 'Set a new password (as its SCRAM-SHA-256 verifier) on a principal''s login.';
+
+
+--
+-- Name: set_readings(bigint[], bytea[]); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.set_readings(p_fragment_ids bigint[], p_readings bytea[]) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    written int;
+begin
+    if cardinality(p_fragment_ids) is distinct from cardinality(p_readings) then
+        raise exception 'one reading per fragment is needed' using errcode = '22023';
+    end if;
+    update data.fragments f set reading = r.reading
+    from unnest(p_fragment_ids, p_readings) as r(fragment_id, reading)
+    where f.fragment_id = r.fragment_id and f.reading is distinct from r.reading;
+    get diagnostics written = row_count;
+    return written;
+end
+$$;
+
+
+ALTER FUNCTION api.set_readings(p_fragment_ids bigint[], p_readings bytea[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION set_readings(p_fragment_ids bigint[], p_readings bytea[]); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.set_readings(p_fragment_ids bigint[], p_readings bytea[]) IS 'Write the learned-reranker readings of existing fragments (`contexts rerank readings`).';
 
 
 --
@@ -7745,7 +7809,10 @@ CREATE TABLE data.fragments (
     valid_from timestamp with time zone,
     valid_until timestamp with time zone,
     owner_source text DEFAULT 'document'::text NOT NULL,
+    reading bytea,
     CONSTRAINT fragments_owner_source_known CHECK ((owner_source = ANY (ARRAY['document'::text, 'codeowners'::text, 'default'::text, 'reassigned'::text, 'none'::text]))),
+    CONSTRAINT fragments_reading_size CHECK ((octet_length(reading) <= 65536)),
+    CONSTRAINT fragments_reading_text CHECK ((SUBSTRING(reading FROM 9 FOR 4) = SUBSTRING(sha256(convert_to(text, 'UTF8'::name)) FROM 1 FOR 4))),
     CONSTRAINT fragments_token_count_check1 CHECK ((token_count >= 0))
 )
 PARTITION BY LIST (org_id);
@@ -7809,6 +7876,13 @@ COMMENT ON COLUMN data.fragments.valid_until IS 'Current until this time, exclus
 --
 
 COMMENT ON COLUMN data.fragments.owner_source IS 'Where the owner came from (as data.documents.owner_source).';
+
+
+--
+-- Name: COLUMN fragments.reading; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.reading IS 'The text as the learned reranker reads it (app.retrieve.features.reading); null: read from the text.';
 
 
 --
@@ -12034,6 +12108,13 @@ GRANT ALL ON FUNCTION api.ranking_profiles(p_org_id text) TO contexts_analyst;
 
 
 --
+-- Name: FUNCTION reading_backlog(p_prefix bytea, p_after bigint, p_limit integer); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.reading_backlog(p_prefix bytea, p_after bigint, p_limit integer) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -12199,6 +12280,13 @@ GRANT ALL ON FUNCTION api.serving_models() TO contexts_service;
 --
 
 REVOKE ALL ON FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p_verifier text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION set_readings(p_fragment_ids bigint[], p_readings bytea[]); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.set_readings(p_fragment_ids bigint[], p_readings bytea[]) FROM PUBLIC;
 
 
 --
