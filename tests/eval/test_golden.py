@@ -254,3 +254,21 @@ def test_cli_json_contract_and_errors(db_url, tmp_path):
     assert several.exit_code != 0 and "several splits" in several.output
     missing = CliRunner().invoke(main, ["--db-url", db_url, "eval", "run", str(tmp_path / "nowhere")])
     assert missing.exit_code != 0 and "no such dataset" in missing.output
+
+
+def test_rerank_collect_keeps_the_head_candidates_and_reads_them_back(conn, pipeline, retriever, tmp_path):
+    """`contexts rerank collect` keeps each labelled query's fused head with its grades;
+    a candidate's reading (bytes, from the database) is left out, its text kept."""
+    import numpy as np
+
+    from app.eval import rerank_data
+    from app.retrieve import features
+
+    target = tmp_path / "geo.jsonl.gz"
+    assert rerank_data.collect(conn, pipeline, retriever, beir.load(write_set(tmp_path / "geo")), target, 5) == 3
+    rows = list(rerank_data.read(target))
+    assert [r.query_id for r in rows] == ["q1", "q2", "q3"]
+    first = rows[0]
+    assert first.head and first.grades[0] == 1 and first.head_docs[0] == ["d1"]
+    assert all(c.reading is None and c.text for r in rows for c in r.head)
+    assert np.isfinite(features.extract(first.query, first.head)).all()
