@@ -1,6 +1,7 @@
 """R-RET-2: a reranker scores the top fused candidates: by default the learned one
-(app.retrieve.learned, docs/adr/0015), or any sentence-transformers CrossEncoder;
-`none` keeps the fused order."""
+(app.retrieve.learned, docs/adr/0015), or any sentence-transformers CrossEncoder, or a
+cross-encoder's ONNX export by path (app.retrieve.onnx_reranker); `none` keeps the
+fused order."""
 
 from __future__ import annotations
 
@@ -27,13 +28,16 @@ class Scorer(Protocol):
 
 def build(name_or_path: str | None, threads: int = 1) -> Scorer | None:
     """The reranker a configuration names: `learned` (or a learned-reranker .json file),
-    `none` (or nothing) for the fused order, else a CrossEncoder name or path."""
-    from app.retrieve import learned
+    `none` (or nothing) for the fused order, a folder holding `model.onnx` (or a `.onnx`
+    file), else a CrossEncoder name or path."""
+    from app.retrieve import learned, onnx_reranker
 
     if not name_or_path or name_or_path.strip().lower() == OFF:
         return None
     if learned.is_learned(name_or_path):
         return learned.LearnedReranker(name_or_path)
+    if onnx_reranker.onnx_file(name_or_path) is not None:
+        return onnx_reranker.OnnxReranker(name_or_path, threads)
     return Reranker(name_or_path, threads)
 
 
