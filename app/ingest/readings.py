@@ -23,14 +23,14 @@ class ReadingsResult:
 
 
 def backlog_size(conn: psycopg.Connection) -> int:
-    row = conn.execute("select count(*) from api.reading_backlog(%s, 0, 2147483647)", (READING_PREFIX,)).fetchone()
+    row = conn.execute("select api.reading_backlog_size(%s)", (READING_PREFIX,)).fetchone()
     return int(row[0]) if row else 0
 
 
 def write_readings(
     conn: psycopg.Connection, batch: int = DEFAULT_BATCH, progress: Callable[[int, int], None] | None = None
 ) -> ReadingsResult:
-    """Write the reading of every active fragment lacking this code's, one committed
+    """Write the reading of every fragment lacking this code's, one committed
     batch at a time (a run stopped anywhere resumes where it was); `progress(done,
     total)` after each batch. `conn`: the migrator's (every org)."""
     started = time.perf_counter()
@@ -41,11 +41,14 @@ def write_readings(
     after = 0
     while True:
         rows = conn.execute(
-            "select fragment_id, text from api.reading_backlog(%s, %s, %s)", (READING_PREFIX, after, batch)
+            "select fragment_id, org_id, text from api.reading_backlog(%s, %s, %s)", (READING_PREFIX, after, batch)
         ).fetchall()
         if not rows:
             break
-        conn.execute("select api.set_readings(%s, %s)", ([r[0] for r in rows], [reading(text) for _id, text in rows]))
+        conn.execute(
+            "select api.set_readings(%s, %s, %s)",
+            ([r[0] for r in rows], [r[1] for r in rows], [reading(text) for _id, _org, text in rows]),
+        )
         conn.commit()
         after = rows[-1][0]
         result.written += len(rows)

@@ -231,17 +231,29 @@ def _read(text: str) -> _Read:
 # ids, terms and counts (int32). Hand-written: a fixed layout numpy takes without a copy,
 # where a general serializer (pickle, msgpack) would build Python objects.
 READING_FORMAT = 1
+TOKENIZER_VERSION = 1
+"""Bump it with any change to how a text becomes stem ids that the key below does not
+see (`stem_id`, `words`, `_pieces`, `_read`): a test pins the bytes of a reading and
+fails until it is bumped."""
 _HEADER = struct.Struct("<ii4siii")
 _TOKENIZER_KEY = (
     zlib.crc32(
         "\x00".join(
-            (str(TEXT_CHARS), _PIECE.pattern, _SUFFIX.pattern, " ".join(sorted(_STOP)), _SEPARATORS.hex())
+            (
+                str(TOKENIZER_VERSION),
+                str(TEXT_CHARS),
+                _PIECE.pattern,
+                _SUFFIX.pattern,
+                " ".join(sorted(_STOP)),
+                _SEPARATORS.hex(),
+            )
         ).encode()
     )
     & 0x7FFFFFFF
 )
-"""Changes with anything that changes what `_read` makes of a text: a reading written
-under another key is ignored (and `contexts rerank readings` writes it again)."""
+"""Changes with the tokenizer's version, the characters read, the regular expressions,
+the stop words and the separators: a reading written under another key is ignored (the
+text is read instead) and `contexts rerank readings` writes it again."""
 READING_PREFIX = struct.pack("<ii", READING_FORMAT, _TOKENIZER_KEY)
 """The first bytes of every reading this code writes and reads."""
 
@@ -280,44 +292,56 @@ def _ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
 _HEADER_WORDS = _HEADER.size // 4
 
 
-def _stored(blobs: list[bytes]) -> _Texts | None:
-    """Stored readings decoded at once (a few array operations whatever the list's
-    length); None unless every one is a well-formed reading of this code."""
-    lens = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
-    if ((lens < _HEADER.size) | (lens % 4 != 0)).any():
-        return None
-    words = np.frombuffer(b"".join(blobs), dtype="<i4")
-    starts = (np.cumsum(lens) - lens) // 4
+def _decoded(blobs: list[bytes | None]) -> tuple[np.ndarray, _Texts]:
+    """Which of these stored readings are well-formed readings of this code (None, another
+    format or tokenizer, sizes that do not add up: not), and those decoded, all at once:
+    a few array operations whatever the list's length."""
+    lens = np.fromiter((0 if b is None else len(b) for b in blobs), dtype=np.int64, count=len(blobs))
+    ok = (lens >= _HEADER.size) & (lens % 4 == 0)
+    kept = lens[ok]
+    words = np.frombuffer(b"".join(b for b, good in zip(blobs, ok.tolist()) if good), dtype="<i4")  # type: ignore[misc]
+    starts = (np.cumsum(kept) - kept) // 4
     header = words[starts[:, None] + np.arange(_HEADER_WORDS)].astype(np.int64)
     n_ids, n_terms, leads = header[:, 3], header[:, 4], header[:, 5]
-    well_formed = (
+    good = (
         (header[:, 0] == READING_FORMAT)
         & (header[:, 1] == _TOKENIZER_KEY)
         & (n_ids >= 0)
         & (n_terms >= 0)
         & (leads >= 0)
         & (leads <= n_ids)
-        & (_HEADER_WORDS + n_ids + 2 * n_terms == lens // 4)
+        & (_HEADER_WORDS + n_ids + 2 * n_terms == kept // 4)
     )
-    if not well_formed.all():
-        return None
+    ok[ok] = good
+    n_ids, n_terms, leads, starts = n_ids[good], n_terms[good], leads[good], starts[good]
     ids_at = starts + _HEADER_WORDS
     ids = words[_ranges(ids_at, n_ids)].astype(np.int32)
     terms = words[_ranges(ids_at + n_ids, n_terms)].astype(np.int32)
     counts = words[_ranges(ids_at + n_ids + n_terms, n_terms)].astype(np.float64)
-    return _Texts(ids, n_ids, terms, counts, n_terms, leads)
+    return ok, _Texts(ids, n_ids, terms, counts, n_terms, leads)
 
 
 def _texts(candidates: list[Candidate]) -> _Texts:
-    """What the features read of the candidates' texts: their stored readings when every
-    one has this code's (the database keeps a reading only with the text it was made of:
-    a check on the digest), else each one's reading or, without one, its text read now."""
-    blobs = [c.reading for c in candidates]
-    if all(b is not None for b in blobs):
-        stored = _stored(blobs)  # type: ignore[arg-type]
-        if stored is not None:
-            return stored
-    reads = list(map(_read_candidate, candidates))
+    """What the features read of the candidates' texts: each one's stored reading when it
+    is this code's (the database keeps a reading only with the text it was made of: a
+    trigger checks the digest), else its text read now."""
+    ok, stored = _decoded([c.reading for c in candidates])
+    if ok.all():
+        return stored
+    # Some are read from their text (stored before readings were): the decoded ones in
+    # their places among them.
+    reads: list[_Read] = []
+    id_at = term_at = 0
+    sizes, term_sizes, leads = stored.sizes.tolist(), stored.term_sizes.tolist(), stored.leads.tolist()
+    j = 0
+    for c, good in zip(candidates, ok.tolist()):
+        if good:
+            k, t = sizes[j], term_sizes[j]
+            terms = slice(term_at, term_at + t)
+            reads.append(_Read(stored.seq[id_at : id_at + k], stored.terms[terms], stored.counts[terms], leads[j]))
+            id_at, term_at, j = id_at + k, term_at + t, j + 1
+        else:
+            reads.append(_read(c.text[:TEXT_CHARS]))
     return _Texts(
         np.concatenate([r.ids for r in reads]),
         np.array([r.ids.size for r in reads], dtype=np.int64),
@@ -326,15 +350,6 @@ def _texts(candidates: list[Candidate]) -> _Texts:
         np.array([r.terms.size for r in reads], dtype=np.int64),
         np.array([r.lead for r in reads], dtype=np.int64),
     )
-
-
-def _read_candidate(c: Candidate) -> _Read:
-    """One candidate's stored reading when it is this code's, else its text read now."""
-    if c.reading is not None:
-        stored = _stored([c.reading])
-        if stored is not None:
-            return _Read(stored.seq, stored.terms, stored.counts, int(stored.leads[0]))
-    return _read(c.text[:TEXT_CHARS])
 
 
 @lru_cache(maxsize=BODY_CACHE)
@@ -414,15 +429,17 @@ def extract(query: str, candidates: list[Candidate], columns: Sequence[str] = FE
     if asked & {"head_coverage", "head_coverage_idf"}:
         heads = [_head(c.path, tuple(c.heading_path), c.symbol) for c in candidates]
         head_matched = np.array([[t in h for t in q_list] for h in heads], dtype=bool).reshape(n, m)
-    if "lead_coverage" in asked:
-        first = np.cumsum(texts.sizes) - texts.sizes
-        leads = [frozenset(texts.seq[a : a + k].tolist()) for a, k in zip(first.tolist(), texts.leads.tolist())]
-        lead_matched = np.array([[t in lead for t in q_list] for lead in leads], dtype=bool).reshape(n, m)
 
-    # Bigrams and proximity read the words in order, all candidates' words end to end.
+    # Bigrams, proximity and the first line read the words in order, all candidates'
+    # words end to end.
     seq = texts.seq
     seq_owner = _owners(texts.sizes)
     starts = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+    if "lead_coverage" in asked and m:
+        lead = np.nonzero(np.arange(seq.size) - starts[seq_owner] < texts.leads[seq_owner])[0]
+        lead_matched = np.zeros((n, m), dtype=bool)
+        for j, term in enumerate(q_list):
+            lead_matched[seq_owner[lead[seq[lead] == term]], j] = True
     bigram = np.zeros(n)
     pairs = set(zip(q_list, q_list[1:]))
     if pairs and seq.size > 1:

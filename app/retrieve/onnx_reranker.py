@@ -1,10 +1,12 @@
-"""A cross-encoder exported to ONNX, selected by path (CONTEXTS_RERANKER=DIR or FILE):
-ONNX Runtime on CPU, no torch at query time. The layout is what `optimum` and
-sentence-transformers' ONNX export write: `model.onnx` (or `onnx/model.onnx`) beside the
-tokenizer files; a `.onnx` file may also be named directly, its tokenizer in the same
-folder or the one above. Scores are those of sentence-transformers' CrossEncoder on the
-same weights (a sigmoid of a single logit, or the softmax's second class of two):
-tests/retrieve/test_onnx_reranker.py exports a model and compares them."""
+"""A cross-encoder exported to ONNX, selected by path (CONTEXTS_RERANKER=FILE or DIR):
+ONNX Runtime on CPU, no torch at query time. Named directly, a `.onnx` file finds its
+tokenizer in its folder (or, for `onnx/model.onnx`, the folder above: the layout of
+sentence-transformers' ONNX export). A folder is taken as an ONNX export when it holds
+`model.onnx` or `onnx/model.onnx` and no torch weights; a folder with torch weights stays
+a sentence-transformers CrossEncoder, as before (name its `.onnx` file to use ONNX).
+A single logit becomes a probability by its sigmoid, as the CrossEncoder reranker does
+(tests/retrieve/test_onnx_reranker.py exports a model and compares the two); a head of
+two logits by the softmax of its second class (the "relevant" class)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,10 @@ MAX_LENGTH = 512
 """Word pieces per (query, text) pair at most, as BERT-sized cross-encoders take."""
 
 
+TORCH_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+"""A folder holding one of these is a CrossEncoder's, whatever ONNX files it also holds."""
+
+
 class OnnxRerankerError(ValueError):
     """An ONNX reranker path that cannot be used."""
 
@@ -30,7 +36,7 @@ def onnx_file(name_or_path: str) -> Path | None:
     path = Path(name_or_path)
     if path.suffix == ".onnx" and path.is_file():
         return path
-    if path.is_dir():
+    if path.is_dir() and not any((path / weights).is_file() for weights in TORCH_WEIGHTS):
         for candidate in (path / "model.onnx", path / "onnx" / "model.onnx"):
             if candidate.is_file():
                 return candidate

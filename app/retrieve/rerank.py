@@ -28,8 +28,8 @@ class Scorer(Protocol):
 
 def build(name_or_path: str | None, threads: int = 1) -> Scorer | None:
     """The reranker a configuration names: `learned` (or a learned-reranker .json file),
-    `none` (or nothing) for the fused order, a folder holding `model.onnx` (or a `.onnx`
-    file), else a CrossEncoder name or path."""
+    `none` (or nothing) for the fused order, a `.onnx` file (or a folder holding
+    `model.onnx` and no torch weights), else a CrossEncoder name or path."""
     from app.retrieve import learned, onnx_reranker
 
     if not name_or_path or name_or_path.strip().lower() == OFF:

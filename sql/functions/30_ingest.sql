@@ -386,7 +386,8 @@ comment on function data._analyze_new_tenant(text, int)
 -- The new fragments, their vectors and every pointer are then written with one
 -- statement each, so BM25 indexes the document's fragments at once (20_bm25.sql).
 -- A chunk's optional "reading" (base64) is its text as the learned reranker reads it
--- (app.retrieve.features.reading); the reranker checks it against the text it reads.
+-- (app.retrieve.features.reading); data._check_reading refuses one made of another text.
+-- A stored fragment the chunk has exactly (same content hash) gets it if it has none.
 create or replace function api.add_fragments(p_doc_id bigint, p_doc_version int, p_chunks jsonb)
 returns table (ordinal int, fragment_id bigint, created boolean)
 language plpgsql security definer
@@ -506,6 +507,10 @@ begin
         elsif not canonical = any (new_ids) then
             update data.fragments f set active = true
             where f.fragment_id = canonical and f.org_id = doc.org_id and not f.active;
+            -- Stored before readings: the chunk's is the fragment's when the text is the same.
+            update data.fragments f set reading = decode(chunk->>'reading', 'base64')
+            where f.fragment_id = canonical and f.org_id = doc.org_id and f.reading is null
+              and chunk ? 'reading' and f.content_hash = chunk->>'content_hash';
             -- A new version of the document that wrote the fragment decides its flag again.
             update data.fragments f set negative = is_negative
             where f.fragment_id = canonical and f.org_id = doc.org_id and f.doc_id = p_doc_id
@@ -627,9 +632,36 @@ $$;
 comment on function api.delete_document(bigint)
     is 'Delete a document the bound principal may write: its fragments leave retrieval and BM25 at once; versions, sources and traces stay; returns near-duplicate pointers to re-home.';
 
--- api.reading_backlog: active fragments whose reading is missing or was written by
--- another tokenizer (its first bytes are not p_prefix), in id order after p_after: what
--- `contexts rerank readings` writes. The migrator's (every org).
+-- data._check_reading: a fragment's reading carries the first 4 bytes of the SHA-256 of
+-- the text it was made of; one of another text (a writer's mistake, or a text changed
+-- under it) is refused, so a retrieval can decode readings without checking them. A
+-- trigger on the two columns, not a check constraint: a check would hash the whole text
+-- again on every update of any column (active, owner, negative, validity).
+create or replace function data._check_reading()
+returns trigger
+language plpgsql
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+begin
+    if new.reading is not null
+       and substring(new.reading from 9 for 4)
+           is distinct from substring(sha256(convert_to(new.text, 'UTF8')) from 1 for 4) then
+        raise exception 'the reading of fragment % was not made of its text', new.fragment_id
+            using errcode = '23514', constraint = 'fragments_reading_text';
+    end if;
+    return new;
+end
+$$;
+
+create or replace trigger fragments_reading_text
+    before insert or update of text, reading on data.fragments
+    for each row
+    execute function data._check_reading();
+
+-- api.reading_backlog: fragments whose reading is missing or was written by another
+-- tokenizer (its first bytes are not p_prefix), in id order after p_after: what
+-- `contexts rerank readings` writes (inactive ones too: a fragment comes back when a
+-- document holds its text again). The migrator's (every org).
 create or replace function api.reading_backlog(p_prefix bytea, p_after bigint default 0, p_limit int default 256)
 returns table (fragment_id bigint, org_id text, text text)
 language sql stable security definer
@@ -637,16 +669,27 @@ set search_path = pg_catalog, extensions, pg_temp
 as $$
     select f.fragment_id, f.org_id, f.text
     from data.fragments f
-    where f.active and f.fragment_id > p_after
+    where f.fragment_id > p_after
       and (f.reading is null or substring(f.reading from 1 for octet_length(p_prefix)) <> p_prefix)
     order by f.fragment_id
     limit p_limit
 $$;
-comment on function api.reading_backlog(bytea, bigint, int) is 'Active fragments whose learned-reranker reading is missing or outdated, in id order.';
+comment on function api.reading_backlog(bytea, bigint, int) is 'Fragments whose learned-reranker reading is missing or outdated, in id order.';
 
--- api.set_readings: readings for existing fragments (one per id). A fragment's text never
--- changes, so a reading replaces any other.
-create or replace function api.set_readings(p_fragment_ids bigint[], p_readings bytea[])
+-- api.reading_backlog_size: how many api.reading_backlog would list, without their texts.
+create or replace function api.reading_backlog_size(p_prefix bytea)
+returns bigint
+language sql stable security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select count(*) from data.fragments f
+    where f.reading is null or substring(f.reading from 1 for octet_length(p_prefix)) <> p_prefix
+$$;
+comment on function api.reading_backlog_size(bytea) is 'How many fragments lack an up-to-date learned-reranker reading.';
+
+-- api.set_readings: readings for existing fragments (one per id, with its org: one
+-- partition probed per fragment). Each is checked against its text (data._check_reading).
+create or replace function api.set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[])
 returns int
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -654,14 +697,15 @@ as $$
 declare
     written int;
 begin
-    if cardinality(p_fragment_ids) is distinct from cardinality(p_readings) then
-        raise exception 'one reading per fragment is needed' using errcode = '22023';
+    if cardinality(p_fragment_ids) is distinct from cardinality(p_readings)
+       or cardinality(p_fragment_ids) is distinct from cardinality(p_org_ids) then
+        raise exception 'one org and one reading per fragment are needed' using errcode = '22023';
     end if;
     update data.fragments f set reading = r.reading
-    from unnest(p_fragment_ids, p_readings) as r(fragment_id, reading)
-    where f.fragment_id = r.fragment_id and f.reading is distinct from r.reading;
+    from unnest(p_fragment_ids, p_org_ids, p_readings) as r(fragment_id, org_id, reading)
+    where f.fragment_id = r.fragment_id and f.org_id = r.org_id and f.reading is distinct from r.reading;
     get diagnostics written = row_count;
     return written;
 end
 $$;
-comment on function api.set_readings(bigint[], bytea[]) is 'Write the learned-reranker readings of existing fragments (`contexts rerank readings`).';
+comment on function api.set_readings(bigint[], text[], bytea[]) is 'Write the learned-reranker readings of existing fragments (`contexts rerank readings`).';

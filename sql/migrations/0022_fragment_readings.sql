@@ -3,18 +3,16 @@
 -- instead of tokenizing every candidate's text again.
 --
 --   * data.fragments.reading: int32 stem ids and counts in the layout
---     app.retrieve.features.reading writes, checked against the text's digest. Null for rows written before this migration
+--     app.retrieve.features.reading writes, checked against the text's digest by a
+--     trigger (sql/functions/30_ingest.sql). Null for rows written before this migration
 --     or by a writer that sends none: the reranker then reads the text, as before, and
 --     `contexts rerank readings` writes the missing (or outdated) ones.
 --   * api.retrieve_candidates and api.context_candidates return it (before `profile`):
 --     dropped here, created again by sql/functions.
 
 alter table data.fragments add column reading bytea;
-alter table data.fragments add constraint fragments_reading_size check (octet_length(reading) <= 65536);
--- A reading carries the first 4 bytes of the SHA-256 of the text it was made of: one of
--- another text (a writer's mistake) is refused here, so a retrieval need not check it.
-alter table data.fragments add constraint fragments_reading_text
-    check (substring(reading from 9 for 4) = substring(sha256(convert_to(text, 'UTF8')) from 1 for 4));
+-- Every row's reading is null here: nothing to validate (and no scan under the lock).
+alter table data.fragments add constraint fragments_reading_size check (octet_length(reading) <= 65536) not valid;
 comment on column data.fragments.reading is
     'The text as the learned reranker reads it (app.retrieve.features.reading); null: read from the text.';
 

@@ -40,13 +40,13 @@ def test_a_reading_of_another_text_is_refused_and_nothing_is_stored(conn, ingest
     monkeypatch.setattr("app.ingest.pipeline.reading", lambda text: reading(text + " and more"))
     with pytest.raises(psycopg.Error) as refused:
         ingest("acme", {"docs/b.md": "# B\n\nA recipe for lemon cake.\n"})
-    assert refused.value.sqlstate == "22023" and "fragments_reading_text" in str(refused.value)
+    assert refused.value.sqlstate == "22023" and "was not made of its text" in str(refused.value)
     conn.rollback()
     assert stored(conn) == before
     # Written by hand as the owner, the same check holds.
     other = reading("a recipe for lemon cake")
     with pytest.raises(psycopg.errors.CheckViolation):
-        conn.execute("select api.set_readings(%s, %s)", ([_id], [other]))
+        conn.execute("select api.set_readings(%s, %s, %s)", ([_id], ["acme"], [other]))
     conn.rollback()
     assert stored(conn) == before
 
@@ -61,9 +61,10 @@ def test_contexts_rerank_readings_writes_the_missing_and_outdated_ones(db_url, t
         rows = stored(conn)
         assert len(rows) >= 2
         (first, _, _), (second, _, blob) = rows[:2]
-        # Stored before readings existed, and by a tokenizer of another version.
+        # Stored before readings existed (and inactive now: it may come back), and by a
+        # tokenizer of another version.
         outdated = READING_PREFIX[:4] + (12345).to_bytes(4, "little") + blob[8:]
-        conn.execute("update data.fragments set reading = null where fragment_id = %s", (first,))
+        conn.execute("update data.fragments set reading = null, active = false where fragment_id = %s", (first,))
         conn.execute("update data.fragments set reading = %s where fragment_id = %s", (outdated, second))
     for expected in (2, 0):  # a second run finds nothing left to write
         done = CliRunner().invoke(main, ["--db-url", db_url, "rerank", "readings", "--json"], catch_exceptions=False)
@@ -71,3 +72,27 @@ def test_contexts_rerank_readings_writes_the_missing_and_outdated_ones(db_url, t
         assert json.loads(done.output.strip().splitlines()[-1])["written"] == expected
     with psycopg.connect(db_url) as conn:
         assert all(blob == reading(text) for _id, text, blob in stored(conn))
+
+
+def test_a_fragment_stored_without_a_reading_gets_one_when_a_document_holds_its_text(conn, ingest):
+    text = "# A\n\nRotate the signing keys every quarter.\n"
+    ingest("acme", {"docs/a.md": text})
+    conn.execute("update data.fragments set reading = null")  # as stored before readings were
+    conn.commit()
+    results = ingest("acme", {"docs/copy.md": text})
+    assert results[0].created == 0  # the same fragments, pointed at again
+    rows = stored(conn)
+    assert rows and all(blob == reading(text) for _id, text, blob in rows)
+
+
+def test_updating_other_columns_does_not_check_the_reading_again(conn, ingest):
+    """The digest is checked when the text or the reading is written, not on every
+    update of the row (retiring a fragment, changing its owner)."""
+    ingest("acme", {"docs/a.md": "# A\n\nRotate the signing keys every quarter.\n"})
+    fragment_id = stored(conn)[0][0]
+    conn.execute("alter table data.fragments disable trigger fragments_reading_text")
+    conn.execute("update data.fragments set reading = %s where fragment_id = %s", (reading("other"), fragment_id))
+    conn.execute("alter table data.fragments enable trigger fragments_reading_text")
+    conn.execute("update data.fragments set owner = 'someone' where fragment_id = %s", (fragment_id,))
+    with pytest.raises(psycopg.errors.CheckViolation):
+        conn.execute("update data.fragments set reading = reading || ''::bytea where fragment_id = %s", (fragment_id,))

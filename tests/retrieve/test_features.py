@@ -6,6 +6,8 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.retrieve.candidates import Candidate
 from app.retrieve.features import FEATURES, extract, identifiers, query_terms, stem, words
@@ -326,3 +328,54 @@ def test_a_reading_this_code_did_not_write_is_ignored_for_the_text(damage):
     assert np.array_equal(extract("rotate signing keys", bad), expected)
     all_bad = [replace(c, reading=damage(c.reading)) for c in listed]
     assert np.array_equal(extract("rotate signing keys", all_bad), expected)
+
+
+PINNED_DIGEST = "b660e563f00b8cff951139f290ed1add683bb59db1b048e1607b355847e051b3"
+PINNED_TEXT = (
+    "Rotate the signing keys every quarter.\ngetUserName snake_case HTTPServer v2beta3; café 東京 🙂 the vault"
+)
+
+
+def test_a_reading_is_pinned_so_a_tokenizer_change_bumps_its_version():
+    """Readings are stored: a change to how a text becomes stem ids must change the key
+    in their first bytes (features.TOKENIZER_VERSION), or old readings would be decoded
+    as if they were new ones. This digest changes with the bytes; update it only with
+    the version."""
+    import hashlib
+
+    from app.retrieve.features import reading
+
+    assert hashlib.sha256(reading(PINNED_TEXT)).hexdigest() == PINNED_DIGEST, (
+        "readings changed: bump TOKENIZER_VERSION in app/retrieve/features.py, then update PINNED_DIGEST"
+    )
+
+
+def _window_by_brute_force(ids: list[int], terms: set[int]) -> int:
+    held = terms & set(ids)
+    if len(held) < 1:
+        return 1
+    return min(
+        right - left + 1
+        for left in range(len(ids))
+        for right in range(left, len(ids))
+        if held <= set(ids[left : right + 1])
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(st.lists(st.integers(0, 6), max_size=25), min_size=1, max_size=6),
+    query=st.lists(st.integers(0, 6), min_size=1, max_size=4, unique=True),
+)
+def test_proximity_windows_are_the_smallest_holding_every_held_term(texts, query):
+    """`_windows` (array searches over every candidate at once) against trying every
+    window of every candidate."""
+    from app.retrieve.features import _owners, _windows
+
+    seq = np.array([i for ids in texts for i in ids], dtype=np.int32)
+    sizes = np.array([len(ids) for ids in texts], dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(sizes)))
+    q = np.array(query, dtype=np.int32)
+    present = np.array([[t in ids for t in query] for ids in texts], dtype=bool)
+    found = _windows(seq, _owners(sizes), starts, q, present)
+    assert found.tolist() == [_window_by_brute_force(ids, set(query)) for ids in texts]

@@ -77,7 +77,7 @@ def test_it_scores_as_the_cross_encoder_on_the_same_weights(exported):
     from sentence_transformers import CrossEncoder
 
     listed = [candidate(i + 1, text, path=f"docs/{i}.md", heading_path=("Keys",)) for i, text in enumerate(TEXTS)]
-    scorer = rerank.build(str(exported))
+    scorer = rerank.build(str(exported / "model.onnx"))
     assert isinstance(scorer, OnnxReranker)
     scorer.load()
     ours = scorer.score("how often are signing keys rotated", listed)
@@ -90,17 +90,23 @@ def test_it_scores_as_the_cross_encoder_on_the_same_weights(exported):
     assert scorer.score("anything", []) == []
 
 
-def test_a_folder_an_onnx_subfolder_or_the_file_itself_selects_it(exported, tmp_path):
-    nested = tmp_path / "nested"
+def test_the_file_or_a_folder_of_an_export_without_torch_weights_selects_it(exported, tmp_path):
+    """A folder with torch weights stays a CrossEncoder's, as before ONNX was read."""
+    nested = tmp_path / "nested"  # the layout of sentence-transformers' ONNX export
     shutil.copytree(exported, nested)
     (nested / "onnx").mkdir()
     (nested / "model.onnx").rename(nested / "onnx" / "model.onnx")
+    bare = tmp_path / "bare"  # an export alone: the model and its tokenizer
+    shutil.copytree(exported, bare)
+    (bare / "model.safetensors").unlink()
     listed = [candidate(1, TEXTS[0]), candidate(2, TEXTS[1])]
-    expected = OnnxReranker(str(exported)).score("signing keys", listed)
-    for path in (nested, nested / "onnx" / "model.onnx", exported / "model.onnx"):
+    expected = OnnxReranker(str(exported / "model.onnx")).score("signing keys", listed)
+    for path in (nested / "onnx" / "model.onnx", bare, bare / "model.onnx"):
         scorer = rerank.build(str(path))
         assert isinstance(scorer, OnnxReranker)
         assert np.allclose(scorer.score("signing keys", listed), expected)
+    for path in (exported, nested):
+        assert isinstance(rerank.build(str(path)), rerank.Reranker)
 
 
 def test_a_path_it_cannot_use_is_refused_with_the_reason(exported, tmp_path):
@@ -113,7 +119,7 @@ def test_a_path_it_cannot_use_is_refused_with_the_reason(exported, tmp_path):
     shutil.copytree(exported, broken)
     (broken / "model.onnx").write_bytes(b"not an onnx model")
     with pytest.raises(OnnxRerankerError, match="not a model ONNX Runtime can run"):
-        rerank.build(str(broken)).load()  # type: ignore[union-attr]
+        rerank.build(str(broken / "model.onnx")).load()  # type: ignore[union-attr]
     with pytest.raises(OnnxRerankerError, match="no model.onnx"):
         OnnxReranker(str(tmp_path))
 
@@ -127,14 +133,14 @@ def test_one_logit_is_a_sigmoid_and_two_the_second_class():
 
 def test_a_retrieval_reranked_by_it_names_it_in_the_trace(exported, conn, ingest, as_principal, models):
     ingest("acme", DOCS | CODE)
-    retriever = Retriever.build(models, PipelineConfig(reranker=str(exported)))
+    retriever = Retriever.build(models, PipelineConfig(reranker=str(exported / "model.onnx")))
     request = msgspec.convert(
         {"query": "rotate credentials", "scope": {"org_id": "acme"}, "rerank_top": 6}, RetrieveRequest
     )
     as_principal("acme")
     response = retriever.retrieve(conn, request)
     trace = get_trace(conn, response.trace_id)
-    assert trace["pipeline"]["reranker"] == str(exported)
+    assert trace["pipeline"]["reranker"] == str(exported / "model.onnx")
     assert (
         trace["pipeline"]["reranker_version"] == hashlib.sha256((exported / "model.onnx").read_bytes()).hexdigest()[:12]
     )

@@ -232,6 +232,10 @@ begin
         elsif not canonical = any (new_ids) then
             update data.fragments f set active = true
             where f.fragment_id = canonical and f.org_id = doc.org_id and not f.active;
+            -- Stored before readings: the chunk's is the fragment's when the text is the same.
+            update data.fragments f set reading = decode(chunk->>'reading', 'base64')
+            where f.fragment_id = canonical and f.org_id = doc.org_id and f.reading is null
+              and chunk ? 'reading' and f.content_hash = chunk->>'content_hash';
             -- A new version of the document that wrote the fragment decides its flag again.
             update data.fragments f set negative = is_negative
             where f.fragment_id = canonical and f.org_id = doc.org_id and f.doc_id = p_doc_id
@@ -3184,7 +3188,7 @@ CREATE FUNCTION api.reading_backlog(p_prefix bytea, p_after bigint DEFAULT 0, p_
     AS $$
     select f.fragment_id, f.org_id, f.text
     from data.fragments f
-    where f.active and f.fragment_id > p_after
+    where f.fragment_id > p_after
       and (f.reading is null or substring(f.reading from 1 for octet_length(p_prefix)) <> p_prefix)
     order by f.fragment_id
     limit p_limit
@@ -3197,7 +3201,29 @@ ALTER FUNCTION api.reading_backlog(p_prefix bytea, p_after bigint, p_limit integ
 -- Name: FUNCTION reading_backlog(p_prefix bytea, p_after bigint, p_limit integer); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.reading_backlog(p_prefix bytea, p_after bigint, p_limit integer) IS 'Active fragments whose learned-reranker reading is missing or outdated, in id order.';
+COMMENT ON FUNCTION api.reading_backlog(p_prefix bytea, p_after bigint, p_limit integer) IS 'Fragments whose learned-reranker reading is missing or outdated, in id order.';
+
+
+--
+-- Name: reading_backlog_size(bytea); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.reading_backlog_size(p_prefix bytea) RETURNS bigint
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select count(*) from data.fragments f
+    where f.reading is null or substring(f.reading from 1 for octet_length(p_prefix)) <> p_prefix
+$$;
+
+
+ALTER FUNCTION api.reading_backlog_size(p_prefix bytea) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION reading_backlog_size(p_prefix bytea); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.reading_backlog_size(p_prefix bytea) IS 'How many fragments lack an up-to-date learned-reranker reading.';
 
 
 --
@@ -4402,35 +4428,36 @@ COMMENT ON FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p
 
 
 --
--- Name: set_readings(bigint[], bytea[]); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: set_readings(bigint[], text[], bytea[]); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.set_readings(p_fragment_ids bigint[], p_readings bytea[]) RETURNS integer
+CREATE FUNCTION api.set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[]) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
 declare
     written int;
 begin
-    if cardinality(p_fragment_ids) is distinct from cardinality(p_readings) then
-        raise exception 'one reading per fragment is needed' using errcode = '22023';
+    if cardinality(p_fragment_ids) is distinct from cardinality(p_readings)
+       or cardinality(p_fragment_ids) is distinct from cardinality(p_org_ids) then
+        raise exception 'one org and one reading per fragment are needed' using errcode = '22023';
     end if;
     update data.fragments f set reading = r.reading
-    from unnest(p_fragment_ids, p_readings) as r(fragment_id, reading)
-    where f.fragment_id = r.fragment_id and f.reading is distinct from r.reading;
+    from unnest(p_fragment_ids, p_org_ids, p_readings) as r(fragment_id, org_id, reading)
+    where f.fragment_id = r.fragment_id and f.org_id = r.org_id and f.reading is distinct from r.reading;
     get diagnostics written = row_count;
     return written;
 end
 $$;
 
 
-ALTER FUNCTION api.set_readings(p_fragment_ids bigint[], p_readings bytea[]) OWNER TO <migrator>;
+ALTER FUNCTION api.set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[]) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION set_readings(p_fragment_ids bigint[], p_readings bytea[]); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[]); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.set_readings(p_fragment_ids bigint[], p_readings bytea[]) IS 'Write the learned-reranker readings of existing fragments (`contexts rerank readings`).';
+COMMENT ON FUNCTION api.set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[]) IS 'Write the learned-reranker readings of existing fragments (`contexts rerank readings`).';
 
 
 --
@@ -5453,6 +5480,28 @@ $_$;
 
 
 ALTER FUNCTION data._check_halflives(p_halflife_days jsonb) OWNER TO <migrator>;
+
+--
+-- Name: _check_reading(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._check_reading() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+begin
+    if new.reading is not null
+       and substring(new.reading from 9 for 4)
+           is distinct from substring(sha256(convert_to(new.text, 'UTF8')) from 1 for 4) then
+        raise exception 'the reading of fragment % was not made of its text', new.fragment_id
+            using errcode = '23514', constraint = 'fragments_reading_text';
+    end if;
+    return new;
+end
+$$;
+
+
+ALTER FUNCTION data._check_reading() OWNER TO <migrator>;
 
 --
 -- Name: _check_rule_globs(text[], text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -7811,8 +7860,6 @@ CREATE TABLE data.fragments (
     owner_source text DEFAULT 'document'::text NOT NULL,
     reading bytea,
     CONSTRAINT fragments_owner_source_known CHECK ((owner_source = ANY (ARRAY['document'::text, 'codeowners'::text, 'default'::text, 'reassigned'::text, 'none'::text]))),
-    CONSTRAINT fragments_reading_size CHECK ((octet_length(reading) <= 65536)),
-    CONSTRAINT fragments_reading_text CHECK ((SUBSTRING(reading FROM 9 FOR 4) = SUBSTRING(sha256(convert_to(text, 'UTF8'::name)) FROM 1 FOR 4))),
     CONSTRAINT fragments_token_count_check1 CHECK ((token_count >= 0))
 )
 PARTITION BY LIST (org_id);
@@ -9988,6 +10035,14 @@ ALTER TABLE ONLY data.fragments
 
 
 --
+-- Name: fragments fragments_reading_size; Type: CHECK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.fragments
+    ADD CONSTRAINT fragments_reading_size CHECK ((octet_length(reading) <= 65536)) NOT VALID;
+
+
+--
 -- Name: git_syncs git_syncs_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -10544,6 +10599,13 @@ CREATE TRIGGER fragments_bm25_insert AFTER INSERT ON data.fragments REFERENCING 
 --
 
 CREATE TRIGGER fragments_bm25_update AFTER UPDATE ON data.fragments REFERENCING OLD TABLE AS old_fragments NEW TABLE AS new_fragments FOR EACH STATEMENT EXECUTE FUNCTION data._bm25_on_fragment_change();
+
+
+--
+-- Name: fragments fragments_reading_text; Type: TRIGGER; Schema: data; Owner: <migrator>
+--
+
+CREATE TRIGGER fragments_reading_text BEFORE INSERT OR UPDATE OF text, reading ON data.fragments FOR EACH ROW EXECUTE FUNCTION data._check_reading();
 
 
 --
@@ -12115,6 +12177,13 @@ REVOKE ALL ON FUNCTION api.reading_backlog(p_prefix bytea, p_after bigint, p_lim
 
 
 --
+-- Name: FUNCTION reading_backlog_size(p_prefix bytea); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.reading_backlog_size(p_prefix bytea) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -12283,10 +12352,10 @@ REVOKE ALL ON FUNCTION api.set_login_password(p_org_id text, p_principal_id text
 
 
 --
--- Name: FUNCTION set_readings(p_fragment_ids bigint[], p_readings bytea[]); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[]); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.set_readings(p_fragment_ids bigint[], p_readings bytea[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION api.set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[]) FROM PUBLIC;
 
 
 --
@@ -12487,6 +12556,13 @@ GRANT ALL ON FUNCTION data._check_fusion(p_fusion jsonb) TO contexts_analyst;
 --
 
 REVOKE ALL ON FUNCTION data._check_halflives(p_halflife_days jsonb) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _check_reading(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._check_reading() FROM PUBLIC;
 
 
 --
