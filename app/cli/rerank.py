@@ -1,5 +1,6 @@
-"""`contexts rerank collect | train | validate`: the learned reranker of the `full`
-stage (docs/adr/0015), trained on the development sets' qrels."""
+"""`contexts rerank collect | train | validate | readings`: the learned reranker of the
+`full` stage (docs/adr/0015), trained on the development sets' qrels, and the readings
+of stored fragments it decodes instead of tokenizing their texts."""
 
 from __future__ import annotations
 
@@ -54,7 +55,8 @@ _sets_option = click.option(
 
 @click.group()
 def rerank() -> None:
-    """The learned reranker: collect training candidates, train, validate held out."""
+    """The learned reranker: collect training candidates, train, validate held out, and
+    write stored fragments' readings."""
 
 
 @rerank.command("collect")
