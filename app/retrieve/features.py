@@ -153,10 +153,9 @@ def _windows(seq: np.ndarray, owner: np.ndarray, starts: np.ndarray, q: np.ndarr
         found = (k < places.size) & (nxt < starts[cand + 1])
         feasible &= found | ~needed
         right = np.where(needed & found, np.maximum(right, nxt), right)
-    best = np.ones(n)
     spans = np.full(n, np.inf)
     np.minimum.at(spans, cand[feasible], (right - at + 1)[feasible])
-    return np.where(np.isfinite(spans), spans, best)
+    return np.where(np.isfinite(spans), spans, 1.0)
 
 
 _SEPARATORS = bytes(b if chr(b).isascii() and chr(b).isalnum() else 32 for b in range(256))
