@@ -781,7 +781,8 @@ class ContextOut(msgspec.Struct):
     session_id: str | None
     name: str
     description: str
-    created_by: str
+    created_by: str | None
+    """The principal that created it (null for a subscriber: it stays in the publisher's org)."""
     created_at: datetime
     retired_at: datetime | None
     """Retired: out of listings and retrieval, still readable by reference."""
@@ -834,8 +835,11 @@ class ContextVersionOut(msgspec.Struct):
     version: int
     fragment_count: int
     built_from: dict[str, Any]
+    """What it was frozen from (fragment ids, documents, path globs, a saved query and its
+    trace); empty for a subscriber."""
     note: str
-    created_by: str
+    created_by: str | None
+    """Null for a subscriber."""
     created_at: datetime
 
 
@@ -857,6 +861,10 @@ class ContextRead(msgspec.Struct):
     budget_tokens: int
     left_out: int
     """Members that did not fit the budget."""
+    unavailable: int = 0
+    """Members of the version you may no longer read: their documents were deleted or
+    changed since it was built, or their session expired. A version is frozen, but never
+    serves a fragment its reader could not read now."""
 
 
 class SubscriptionCreate(msgspec.Struct, forbid_unknown_fields=True):
@@ -880,10 +888,12 @@ class SubscriptionOut(msgspec.Struct):
     version: int | None
     subscriber_org_id: str
     subscriber_repo_id: str | None
-    created_by: str
+    created_by: str | None
+    """The publisher's principal that made it (null for the subscriber side)."""
     created_at: datetime
     revoked_at: datetime | None
     revoked_by: str | None
+    """`org/principal` that revoked it; the subscriber side sees only the publisher's org."""
 
 
 class SubscriptionList(msgspec.Struct):

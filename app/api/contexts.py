@@ -41,6 +41,7 @@ from app.retrieve.fusion import fusion_spec
 from app.retrieve.models import CONTEXT_REF_PATTERN, DEFAULT_BUDGET_TOKENS, RetrieveRequest
 from app.retrieve.service import Retriever, fragments_out
 from app.retrieve.trace import candidate_entries, record_trace
+from app.scope import Scope
 
 CONTEXT_ID_PATTERN = r"^(ctx_)?[1-9][0-9]{0,18}$"
 """A Context in a path: `ctx_12` or `12`."""
@@ -94,9 +95,12 @@ def list_contexts_on(conn: psycopg.Connection, scope: ScopeIn, include_retired: 
 def add_version_on(
     conn: psycopg.Connection, retriever: Retriever | None, context_id: int, data: ContextVersionCreate
 ) -> ContextVersionOut:
-    """A saved query is run here, once, in the Context's own scope (so everything it
-    composes lies within it), and its composed fragments are frozen with the rest."""
+    """A saved query is run here, once, in the Context's own scope, and its composed
+    fragments are frozen after the rest. That scope's requests see the scopes above it
+    too (an org-wide Context's query, every repo of the org): SQL keeps what lies within
+    the Context's scope and counts the others (`query_outside_scope` in `built_from`)."""
     fragment_ids = list(data.fragment_ids)
+    found: list[int] = []
     built_from: dict = {}
     if data.query is not None:
         if retriever is None:
@@ -109,12 +113,13 @@ def add_version_on(
             top_k=data.query.top_k,
         )
         response = retriever.retrieve(conn, request)
-        fragment_ids += [f.id for f in response.fragments if f.id not in fragment_ids]
+        found = [f.id for f in response.fragments]
         built_from["query"] = msgspec.to_builtins(data.query) | {"trace_id": response.trace_id}
     row = _one(
         conn,
         ContextVersionOut,
-        "select * from api.context_add_version(%s, %s, %s, %s, %s, %s::jsonb)",
+        "select * from api.context_add_version(p_context_id => %s, p_fragment_ids => %s, p_doc_ids => %s,"
+        " p_path_globs => %s, p_note => %s, p_built_from => %s::jsonb, p_query_fragment_ids => %s)",
         (
             context_id,
             fragment_ids,
@@ -122,6 +127,7 @@ def add_version_on(
             list(data.path_globs),
             data.note,
             msgspec.json.encode(built_from).decode(),
+            found,
         ),
     )
     assert isinstance(row, ContextVersionOut)
@@ -158,21 +164,45 @@ def read_context_on(
     me = conn.execute("select (data.current_principal()).org_id").fetchone()
     assert me is not None and me[0] is not None  # api.context_resolve raised otherwise
     org_id: str = me[0]
+    version = int(resolved.rsplit("@", 1)[1])
+    bundled = conn.execute(
+        "select fragment_count from api.context_versions(%s) where version = %s", (context_id, version)
+    ).fetchone()
+    assert bundled is not None  # the version resolved, so the caller may list it
     if query is not None:
+        # Read through its own scope, a persona's or session's Context is ranked in a
+        # request naming that persona or session (a request may name only Contexts within
+        # its scope); a subscribed one in the org's.
+        own = not context.subscribed
         request = RetrieveRequest(
             query=query,
-            scope=ScopeIn(org_id),
+            scope=ScopeIn(org_id, None, context.persona_id if own else None, context.session_id if own else None),
             budget_tokens=budget_tokens,
             contexts=[resolved],
             context_mode="restrict",
         )
         response = retriever.retrieve(conn, request, include_retired=True)
-        left_out = context_size(conn, retriever, org_id, resolved) - len(response.fragments)
+        size = context_size(conn, retriever, org_id, resolved)
         return ContextRead(
-            context, resolved, response.fragments, response.trace_id, response.tokens_used, budget_tokens, left_out
+            context,
+            resolved,
+            response.fragments,
+            response.trace_id,
+            response.tokens_used,
+            budget_tokens,
+            size - len(response.fragments),
+            bundled[0] - size,
         )
     members = context_candidates(
-        conn, org_id, [resolved], None, {}, retriever.config.rrf_k, fusion_spec(retriever.config, resolved), True
+        conn,
+        Scope(org_id),
+        [resolved],
+        None,
+        {},
+        retriever.config.rrf_k,
+        fusion_spec(retriever.config, resolved),
+        include_retired=True,
+        by_reference=True,
     )
     composition = compose(members, budget_tokens, 0.0)
     entries = candidate_entries(members, [c.fragment_id for c in members], composition)
@@ -194,13 +224,17 @@ def read_context_on(
         composition.tokens_used,
         budget_tokens,
         len(members) - len(composition.included),
+        bundled[0] - len(members),
     )
 
 
 def context_size(conn: psycopg.Connection, retriever: Retriever, org_id: str, ref: str) -> int:
-    """Members of the version that still exist (a deleted fragment is missing)."""
+    """Members of the version the caller may read now (a deleted fragment is missing)."""
     fusion = fusion_spec(retriever.config, ref)
-    return len(context_candidates(conn, org_id, [ref], None, {}, retriever.config.rrf_k, fusion, True))
+    members = context_candidates(
+        conn, Scope(org_id), [ref], None, {}, retriever.config.rrf_k, fusion, include_retired=True, by_reference=True
+    )
+    return len(members)
 
 
 def subscribe_on(conn: psycopg.Connection, context_id: int, data: SubscriptionCreate) -> SubscriptionOut:

@@ -14,6 +14,7 @@ from litestar.types import ExceptionHandlersMap
 from psycopg_pool import PoolTimeout
 
 from app.db.availability import DatabaseUnavailable, is_connection_failure
+from app.db.duplicates import duplicate_detail
 from app.ingest.normalize import RejectedDocument
 from app.ingest.pipeline import DuplicatePaths
 
@@ -60,6 +61,7 @@ GENERIC_DETAIL = {
     "57014": "the database cancelled the request; retry it",
 }
 """Messages PostgreSQL writes for these name internal objects (constraints, indexes)."""
+
 RETRY_AFTER_SECONDS = "1"
 
 
@@ -137,7 +139,7 @@ def _database_failure(exc: psycopg.Error, where: str) -> Failure:
     if status is None:
         log.exception("database error %s on %s", state, where, exc_info=exc)
         return Failure(500, "internal error")
-    message = GENERIC_DETAIL.get(state) or exc.diag.message_primary or "invalid request"
+    message = duplicate_detail(exc) or GENERIC_DETAIL.get(state) or exc.diag.message_primary or "invalid request"
     return Failure(status, message, sqlstate=state)
 
 

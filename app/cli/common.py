@@ -30,7 +30,9 @@ class CliError(click.ClickException):
 def database_error(exc: psycopg.Error, hint: bool = False) -> CliError:
     """A psycopg error as a CLI error: the server's primary message (and, with `hint`,
     its detail and hint), no traceback."""
-    parts = [exc.diag.message_primary or str(exc)]
+    from app.db.duplicates import duplicate_detail  # psycopg is imported only where a database is used
+
+    parts = [duplicate_detail(exc) or exc.diag.message_primary or str(exc)]
     if hint:
         parts += [p for p in (exc.diag.message_detail, exc.diag.message_hint) if p]
     return CliError("\n".join(parts))

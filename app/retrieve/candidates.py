@@ -145,7 +145,7 @@ def tagged(query_embeddings: dict[str, list[float]], models: dict[str, str] | No
 
 def context_candidates(
     conn: psycopg.Connection,
-    org_id: str,
+    scope: Scope,
     refs: list[str],
     query: str | None,
     query_embeddings: dict[str, list[float]],
@@ -153,15 +153,32 @@ def context_candidates(
     fusion: dict,
     include_retired: bool = False,
     models: dict[str, str] | None = None,
+    by_reference: bool = False,
 ) -> list[Candidate]:
-    """The members of the named Context versions, scored against `query` from the
-    bundles alone (api.context_candidates); bundle order without a query."""
+    """The members of the named Context versions the caller may read now, scored against
+    `query` from the bundles alone (api.context_candidates); bundle order without a
+    query. A request may name only Contexts within its `scope`; `by_reference` reads
+    one as such (GET /contexts/{ref}), where only the org of `scope` counts."""
     with conn.cursor(row_factory=dataclass_row(Candidate)) as cur:
         cur.execute(
-            "select * from api.context_candidates(%s, %s, %s, %s::jsonb, %s::jsonb, %s, %s)",
-            (org_id, refs, query, json_text(tagged(query_embeddings, models)), json_text(fusion), rrf_k,
-             include_retired),
-        )  # fmt: skip
+            "select * from api.context_candidates(p_org_id => %(org)s, p_refs => %(refs)s, p_query => %(query)s,"
+            " p_query_embeddings => %(vectors)s::jsonb, p_fusion => %(fusion)s::jsonb, p_rrf_k => %(rrf_k)s,"
+            " p_include_retired => %(retired)s, p_repo_id => %(repo)s, p_persona_id => %(persona)s,"
+            " p_session_id => %(session)s, p_scoped => %(scoped)s)",
+            {
+                "org": scope.org_id,
+                "refs": refs,
+                "query": query,
+                "vectors": json_text(tagged(query_embeddings, models)),
+                "fusion": json_text(fusion),
+                "rrf_k": rrf_k,
+                "retired": include_retired,
+                "repo": scope.repo_id,
+                "persona": scope.persona_id,
+                "session": scope.session_id,
+                "scoped": not by_reference,
+            },
+        )
         return cur.fetchall()
 
 

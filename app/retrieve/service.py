@@ -211,7 +211,7 @@ class Retriever:
         fusion = fusion_spec(self.config, request.query)
         members = context_candidates(
             conn,
-            request.scope.org_id,
+            self.scope_of(request),
             list(request.contexts),
             request.query,
             embeddings,
@@ -264,7 +264,7 @@ class Retriever:
             return []
         members = context_candidates(
             conn,
-            request.scope.org_id,
+            self.scope_of(request),
             list(by_ref),
             request.query,
             embeddings,

@@ -16,10 +16,19 @@
 -- its fragments directly too: the bundle adds nothing for them. Only subscribers read
 -- through it what their grants alone would not show.
 
--- data._readable_context_versions: the (context, version) pairs the current principal
--- may read, and whether through a subscription. Security definer: it reads contexts and
--- subscriptions past their policies (which call it) and answers only for the caller.
-create or replace function data._readable_context_versions()
+-- data._context_versions: the (context, version) pairs the current principal may read,
+-- and whether through a subscription. With p_scoped, only those a request in scope
+-- (p_repo_id, p_persona_id, p_session_id) may name: its org's Contexts whose labels lie
+-- within that scope (data._in_scope, the rule of fragments and pins: a persona or
+-- session Context only when that persona or session is asked for), and subscriptions of
+-- its org, or of the requested repo (none asked: every repo it may read). A subscription
+-- gives a Context of an org or repo scope only: persona and session material never
+-- leaves its scope (api.context_subscribe refuses the others; this is the read side of
+-- the same rule, so a row written past it gives nothing). Security definer: it reads
+-- contexts and subscriptions past their policies (which call it) and answers only for
+-- the caller.
+create or replace function data._context_versions(
+    p_scoped boolean, p_repo_id text default null, p_persona_id text default null, p_session_id text default null)
 returns table (context_id bigint, version int, via_subscription boolean)
 language sql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -32,19 +41,60 @@ as $$
       and (c.persona_id is null or (select data.acl_org_wide())
            or c.persona_id = any ((select data.acl_personas())::text[]))
       and (c.session_id is null or c.session_id = any ((select data.acl_sessions())::text[]))
+      and (not p_scoped or data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id))
     union
     select s.context_id, s.resolved, true
     from (select s.context_id,
                  coalesce(s.version, (select max(v.version) from data.context_versions v
                                       where v.context_id = s.context_id)) as resolved
           from data.context_subscriptions s
+          join data.contexts c on c.context_id = s.context_id and c.org_id = s.org_id
           where s.revoked_at is null
+            and c.persona_id is null and c.session_id is null
             and s.subscriber_org_id = (select data.acl_org())
             and (s.subscriber_repo_id is null or (select data.acl_org_wide())
-                 or s.subscriber_repo_id = any ((select data.acl_repos())::text[]))) s
+                 or s.subscriber_repo_id = any ((select data.acl_repos())::text[]))
+            and (not p_scoped or s.subscriber_repo_id is null or p_repo_id is null
+                 or s.subscriber_repo_id = p_repo_id)) s
     where s.resolved is not null
 $$;
+comment on function data._context_versions(boolean, text, text, text) is 'Context versions the current principal may read (with p_scoped: that a request in that scope may name): every version of a Context whose scope its grants cover, and the version each live subscription of its org (or repo) gives it, of org and repo Contexts only.';
+
+-- data._readable_context_versions: every version the current principal may read, in
+-- any scope: the predicate of the four context tables' policies (sql/policies).
+create or replace function data._readable_context_versions()
+returns table (context_id bigint, version int, via_subscription boolean)
+language sql stable security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$ select * from data._context_versions(false) $$;
 comment on function data._readable_context_versions() is 'Context versions the current principal may read: every version of a Context whose scope its grants cover, and the version each live subscription of its org (or repo) gives it.';
+
+-- data._check_subscription: the write side of the rule above, on the table itself (the
+-- API refuses first, with the same words; a DBA's insert meets this).
+create or replace function data._check_subscription()
+returns trigger
+language plpgsql
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+declare
+    ctx data.contexts;
+begin
+    select c.* into ctx from data.contexts c where c.context_id = new.context_id;
+    if new.revoked_at is null and (ctx.persona_id is not null or ctx.session_id is not null) then
+        raise exception 'ctx_% is a % Context: it is read only inside its %, never subscribed', new.context_id,
+            case when ctx.session_id is not null then 'session' else 'persona' end,
+            case when ctx.session_id is not null then 'session' else 'persona' end
+            using errcode = '42501',
+            hint = 'Publish a Context of an org or repo scope; bundle the notes worth sharing into it once promoted.';
+    end if;
+    return new;
+end
+$$;
+
+create or replace trigger context_subscriptions_shareable
+    before insert or update of context_id, revoked_at on data.context_subscriptions
+    for each row
+    execute function data._check_subscription();
 
 -- data._glob_regex: a path glob as an anchored regular expression: `**` any run of
 -- characters (slashes too; `**/` also none), `*` any run within one path segment, `?`
@@ -86,8 +136,9 @@ $$;
 comment on function data._glob_regex(text) is 'A path glob (**, *, ?) as an anchored regular expression.';
 
 -- data._context_rows: Contexts as callers see them: the newest version the reader may
--- read, its size, and whether it reads them through a subscription. Invoker: within an
--- api function of the service, row-level security bounds every count.
+-- read, its size, and whether it reads them through a subscription (then without its
+-- creator's name). Invoker: within an api function of the service, row-level security
+-- bounds every count.
 create or replace function data._context_rows(p_ids bigint[])
 returns table (context_id bigint, ref text, org_id text, repo_id text, persona_id text, session_id text,
                name text, description text, created_by text, created_at timestamptz, retired_at timestamptz,
@@ -95,9 +146,11 @@ returns table (context_id bigint, ref text, org_id text, repo_id text, persona_i
 language sql stable
 set search_path = pg_catalog, extensions, pg_temp
 as $$
+    -- A subscriber reads the Context's name and description, not who in the publisher's
+    -- org made it (docs/dba.md, what row-level security does not hide).
     select c.context_id, 'ctx_' || c.context_id, c.org_id, c.repo_id, c.persona_id, c.session_id, c.name,
-           c.description, c.created_by, c.created_at, c.retired_at, lv.version, lv.fragment_count,
-           coalesce(r.via_subscription, false)
+           c.description, case when r.via_subscription then null else c.created_by end, c.created_at,
+           c.retired_at, lv.version, lv.fragment_count, coalesce(r.via_subscription, false)
     from data.contexts c
     left join lateral (select v.version, v.fragment_count from data.context_versions v
                        join data._readable_context_versions() rv
@@ -178,10 +231,15 @@ comment on function api.context_create(text, text, text, text, text, text)
 -- Context's scope), in that order, each fragment once. An id or document the caller may
 -- not read is unknown (P0002); one outside the Context's scope (a repo-B fragment in a
 -- repo-A context) a 22023, as is an empty or oversized (over 2000) result. p_built_from
+-- records anything else the caller built it from (a frozen query, by the service), and
+-- p_query_fragment_ids what that query found: those the caller may read and that lie
+-- within the Context's scope follow the named ids, the others are left out and counted
+-- (a query in an org Context's scope finds the org's repo fragments too).
 -- records anything else the caller built it from (a frozen query, by the service).
 create or replace function api.context_add_version(
     p_context_id bigint, p_fragment_ids bigint[] default '{}', p_doc_ids bigint[] default '{}',
-    p_path_globs text[] default '{}', p_note text default '', p_built_from jsonb default '{}')
+    p_path_globs text[] default '{}', p_note text default '', p_built_from jsonb default '{}',
+    p_query_fragment_ids bigint[] default '{}')
 returns table (context_id bigint, ref text, version int, fragment_count int, built_from jsonb, note text,
                created_by text, created_at timestamptz)
 language plpgsql security definer
@@ -200,11 +258,13 @@ declare
     next_version int;
     members bigint[];
     row_count int;
+    query_kept bigint[] := '{}';
+    query_left_out int := 0;
 begin
     select * into me from data._principal_or_raise();
     ctx := data._writable_context(p_context_id);
     if cardinality(coalesce(p_fragment_ids, '{}')) + cardinality(coalesce(p_doc_ids, '{}'))
-       + cardinality(coalesce(p_path_globs, '{}')) = 0 then
+       + cardinality(coalesce(p_path_globs, '{}')) + cardinality(coalesce(p_query_fragment_ids, '{}')) = 0 then
         raise exception 'a version is built from fragment ids, documents, path globs or a query' using errcode = '22023';
     end if;
     if cardinality(coalesce(p_path_globs, '{}')) > 32
@@ -229,6 +289,28 @@ begin
     if outside is not null then
         raise exception 'fragment % lies outside the context''s scope', outside using errcode = '22023',
             hint = 'A context holds fragments of its own scope and of the scopes above it (org-wide ones).';
+    end if;
+    select f.fragment_id into outside from data.fragments f where f.fragment_id = any (wanted) and not f.active limit 1;
+    if outside is not null then
+        raise exception 'fragment % is no longer live (its documents were deleted or changed)', outside
+            using errcode = '22023';
+    end if;
+    -- What a saved query found: the live fragments the caller may read within the scope,
+    -- after the named ones, in the query's order; the rest counted.
+    if cardinality(coalesce(p_query_fragment_ids, '{}')) > 0 then
+        query_kept := array(
+            select q.x from (select distinct on (u.x) u.x, u.n
+                             from unnest(p_query_fragment_ids) with ordinality as u(x, n)
+                             where u.x is not null order by u.x, u.n) q
+            join data.fragments f on f.fragment_id = q.x and f.org_id = ctx.org_id and f.active
+            where q.x = any (data._readable_fragments(ctx.org_id, p_query_fragment_ids))
+              and not q.x = any (wanted)
+              and (f.repo_id is null or f.repo_id is not distinct from ctx.repo_id)
+              and (f.persona_id is null or f.persona_id is not distinct from ctx.persona_id)
+              and (f.session_id is null or f.session_id is not distinct from ctx.session_id)
+            order by q.n);
+        query_left_out := (select count(distinct x) from unnest(p_query_fragment_ids) x
+                           where x is not null and not x = any (wanted))::int - cardinality(query_kept);
     end if;
     -- Documents: readable (else unknown) and within the scope; their live fragments.
     doc_ids := array(select distinct x from unnest(coalesce(p_doc_ids, '{}')) x);
@@ -267,7 +349,7 @@ begin
     select array_agg(m.fragment_id order by m.first) into members
     from (select x.fragment_id, min(x.ord) as first
           from (select w.x as fragment_id, w.n::float8 as ord
-                from unnest(coalesce(p_fragment_ids, '{}')) with ordinality as w(x, n)
+                from unnest(coalesce(p_fragment_ids, '{}') || query_kept) with ordinality as w(x, n)
                 union all
                 select s.fragment_id, 1e6 + dd.n * 1e5 + s.ordinal
                 from unnest(doc_ids || glob_ids) with ordinality as dd(doc_id, n)
@@ -277,6 +359,11 @@ begin
                 where s.retired_at is null and f.active and s.content_hash = f.content_hash) x
           group by x.fragment_id) m;
     row_count := coalesce(cardinality(members), 0);
+    if row_count = 0 and query_left_out > 0 then
+        raise exception 'nothing to bundle: the query found % fragments, none within the context''s scope',
+            query_left_out using errcode = '22023',
+            hint = 'A context holds fragments of its own scope and of the scopes above it: an org context, org-wide ones only.';
+    end if;
     if row_count = 0 then
         raise exception 'nothing to bundle: no readable fragment matches' using errcode = '22023';
     end if;
@@ -292,7 +379,9 @@ begin
             coalesce(p_built_from, '{}') || jsonb_strip_nulls(jsonb_build_object(
                 'fragment_ids', nullif(to_jsonb(coalesce(p_fragment_ids, '{}')), '[]'),
                 'doc_ids', nullif(to_jsonb(doc_ids), '[]'),
-                'path_globs', nullif(to_jsonb(coalesce(p_path_globs, '{}')), '[]'))),
+                'path_globs', nullif(to_jsonb(coalesce(p_path_globs, '{}')), '[]'),
+                'query_fragment_ids', nullif(to_jsonb(query_kept), '[]'),
+                'query_outside_scope', nullif(query_left_out, 0))),
             coalesce(p_note, ''), row_count, me.principal_id);
     -- Each member cited from the document version it is read from now: a live exact
     -- source (near-duplicates point at the canonical text too), the newest first.
@@ -311,8 +400,8 @@ begin
     from data.context_versions v where v.context_id = ctx.context_id and v.version = next_version;
 end
 $$;
-comment on function api.context_add_version(bigint, bigint[], bigint[], text[], text, jsonb)
-    is 'Freeze a new, immutable version of a Context from fragment ids, documents and path globs (write grant on its scope).';
+comment on function api.context_add_version(bigint, bigint[], bigint[], text[], text, jsonb, bigint[])
+    is 'Freeze a new, immutable version of a Context from fragment ids, documents, path globs and what a saved query found (write grant on its scope).';
 
 -- api.context_retire: take a Context out of listings and retrieval (write grant on its
 -- scope); it stays readable by reference, versions and subscriptions included (audit).
@@ -336,10 +425,10 @@ end
 $$;
 comment on function api.context_retire(bigint) is 'Retire a Context: out of listings and retrieval, still readable by reference (write grant on its scope).';
 
--- api.contexts_list: the Contexts a request in this scope may name: its org's whose
--- scope lies within the requested one (as pins: an org-wide Context shows in every
--- repo), and those its subscriptions give it (from any org); retired ones only with
--- p_include_retired.
+-- api.contexts_list: the Contexts a request in this scope may name (data._context_versions):
+-- its org's whose scope lies within the requested one (as pins: an org-wide Context
+-- shows in every repo), and those its subscriptions give it (from any org; a repo's
+-- subscription in that repo's requests); retired ones only with p_include_retired.
 create or replace function api.contexts_list(
     p_org_id text, p_repo_id text default null, p_persona_id text default null, p_session_id text default null,
     p_include_retired boolean default false)
@@ -358,8 +447,12 @@ begin
         select c.context_id from data.contexts c
         where (p_include_retired or c.retired_at is null)
           and ((c.org_id = p_org_id
-                and data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id))
-               or c.context_id in (select rv.context_id from data._readable_context_versions() rv
+                and data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id)
+                and (c.repo_id is null or data.acl_org_wide() or c.repo_id = any (data.acl_repos()))
+                and (c.persona_id is null or data.acl_org_wide() or c.persona_id = any (data.acl_personas()))
+                and (c.session_id is null or c.session_id = any (data.acl_sessions())))
+               or c.context_id in (select rv.context_id
+                                   from data._context_versions(true, p_repo_id, p_persona_id, p_session_id) rv
                                    where rv.via_subscription)))) r
     order by r.org_id = p_org_id desc, r.name, r.context_id;
 end
@@ -371,9 +464,15 @@ comment on function api.contexts_list(text, text, text, text, boolean)
 -- order, as (ref, context id, version): 22023 for a malformed one, P0002 for one the
 -- caller may not read (unknown, another org's without a subscription, a version it is
 -- not subscribed to). `@latest` is the newest version the caller may read: for a
--- subscriber pinned to version 3, version 3. Retired Contexts resolve too.
-create or replace function data._resolve_context_refs(p_refs text[])
-returns table (ordinal int, ref text, context_id bigint, version int, retired boolean, name text)
+-- subscriber pinned to version 3, version 3. Retired Contexts resolve too. With
+-- p_scoped, within what a request in that scope may name (data._context_versions): a
+-- Context the caller may read but not in that scope (a persona's in a request naming no
+-- persona, a repo subscription in another repo's request) is a 22023 that says so.
+create or replace function data._resolve_context_refs(
+    p_refs text[], p_scoped boolean default false, p_repo_id text default null, p_persona_id text default null,
+    p_session_id text default null)
+returns table (ordinal int, ref text, context_id bigint, version int, retired boolean, name text,
+               via_subscription boolean)
 language plpgsql stable
 set search_path = pg_catalog, extensions, pg_temp
 as $$
@@ -382,6 +481,7 @@ declare
     parts text[];
     id bigint;
     v int;
+    shared boolean;
 begin
     if p_refs is null or cardinality(p_refs) = 0 or cardinality(p_refs) > 16 then
         raise exception 'name 1 to 16 contexts' using errcode = '22023';
@@ -393,12 +493,21 @@ begin
                 coalesce(left(r.ref, 64), 'null') using errcode = '22023';
         end if;
         id := parts[1]::bigint;
-        select max(rv.version) into v from data._readable_context_versions() rv
-        where rv.context_id = id and (parts[2] = 'latest' or rv.version = parts[2]::int);
+        -- The newest matching version; read through its own scope when both give it.
+        select rv.version, bool_and(rv.via_subscription) into v, shared
+        from data._context_versions(p_scoped, p_repo_id, p_persona_id, p_session_id) rv
+        where rv.context_id = id and (parts[2] = 'latest' or rv.version = parts[2]::int)
+        group by rv.version order by rv.version desc limit 1;
+        if v is null and p_scoped and exists (
+                select 1 from data._context_versions(false) rv
+                where rv.context_id = id and (parts[2] = 'latest' or rv.version = parts[2]::int)) then
+            raise exception 'context % lies outside the requested scope', r.ref using errcode = '22023',
+                hint = 'Name its scope in the request (its repo, persona or session; a subscription''s repo), or read it by reference.';
+        end if;
         if v is null then
             raise exception 'unknown context: %', r.ref using errcode = 'P0002';
         end if;
-        return query select r.n::int, 'ctx_' || id || '@' || v, id, v, c.retired_at is not null, c.name
+        return query select r.n::int, 'ctx_' || id || '@' || v, id, v, c.retired_at is not null, c.name, shared
                      from data.contexts c where c.context_id = id;
     end loop;
 end
@@ -409,11 +518,14 @@ create or replace function api.context_resolve(p_refs text[])
 returns table (ordinal int, ref text, context_id bigint, version int, retired boolean, name text)
 language sql stable
 set search_path = pg_catalog, extensions, pg_temp
-as $$ select * from data._resolve_context_refs(p_refs) $$;
+as $$ select r.ordinal, r.ref, r.context_id, r.version, r.retired, r.name from data._resolve_context_refs(p_refs) r $$;
 comment on function api.context_resolve(text[])
     is 'Resolve ctx_<id>@<version> / ctx_<id>@latest references the caller may read (22023 malformed, P0002 unknown).';
 
 -- api.context_versions: every version of a Context the caller may read, newest first.
+-- A version read through a subscription only shows its note, size and time: what it was
+-- built from (a saved query's text, its trace, document ids) and who built it stay in
+-- the publisher's org.
 create or replace function api.context_versions(p_context_id bigint)
 returns table (context_id bigint, ref text, version int, fragment_count int, built_from jsonb, note text,
                created_by text, created_at timestamptz)
@@ -422,9 +534,13 @@ set search_path = pg_catalog, extensions, pg_temp
 as $$
 begin
     return query
-    select v.context_id, 'ctx_' || v.context_id || '@' || v.version, v.version, v.fragment_count, v.built_from,
-           v.note, v.created_by, v.created_at
-    from data.context_versions v where v.context_id = p_context_id
+    select v.context_id, 'ctx_' || v.context_id || '@' || v.version, v.version, v.fragment_count,
+           case when rv.shared then '{}'::jsonb else v.built_from end, v.note,
+           case when rv.shared then null else v.created_by end, v.created_at
+    from data.context_versions v
+    join (select x.version, bool_and(x.via_subscription) as shared from data._readable_context_versions() x
+          where x.context_id = p_context_id group by x.version) rv on rv.version = v.version
+    where v.context_id = p_context_id
     order by v.version desc;
     if not found and not exists (select 1 from data.contexts c where c.context_id = p_context_id) then
         raise exception 'unknown context: ctx_%', p_context_id using errcode = 'P0002';
@@ -440,13 +556,21 @@ comment on function api.context_versions(bigint) is 'The versions of a Context t
 -- active model, fused like a retrieval (data._fuse). No statistic, score or path of a
 -- fragment outside the bundles enters, so a subscriber in another org learns nothing
 -- else of the publisher's org. Without a query: bundle order, no scores.
--- Security definer: the one door to subscribed fragments past the fragments' policy; it
--- reads only members of versions data._readable_context_versions gives the caller.
+-- Security definer: the one door to subscribed fragments past the fragments' policy.
+-- It serves a member only when the reader may read it now: read through the Context's
+-- own scope, the member must pass the fragments' policy (grants, live session) and lie
+-- within the request's scope; read through a subscription, the member must be of the
+-- Context's org and within its org or repo scope. Either way the fragment is active (a
+-- deleted or replaced document's fragments leave every version that held them) and is
+-- cited from a live document. A request's scope (p_repo_id, p_persona_id, p_session_id;
+-- p_scoped) bounds which Contexts it may name (data._resolve_context_refs); reading a
+-- Context by reference (p_scoped false) needs only that the caller may read it.
 -- Retired Contexts are refused (55000) unless p_include_retired (reading one for audit).
 create or replace function api.context_candidates(
     p_org_id text, p_refs text[], p_query text default null, p_query_embeddings jsonb default '{}',
     p_fusion jsonb default '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}',
-    p_rrf_k int default 60, p_include_retired boolean default false)
+    p_rrf_k int default 60, p_include_retired boolean default false, p_repo_id text default null,
+    p_persona_id text default null, p_session_id text default null, p_scoped boolean default true)
 returns table (
     fragment_id bigint, lexical_rank int, lexical_score float8, dense_rank int, dense_similarity float8,
     fused_score float8, doc_id bigint, doc_version int, path text, anchor text, repo_id text,
@@ -466,6 +590,11 @@ declare
     ref_contexts bigint[];
     ref_versions int[];
     ref_retired boolean[];
+    ref_shared boolean[];
+    org_wide boolean;
+    my_repos text[];
+    my_personas text[];
+    my_sessions text[];
     ids bigint[];
     picked_refs int[];
     picked_ordinals int[];
@@ -489,26 +618,65 @@ begin
         raise exception 'rrf_k must be positive' using errcode = '22023';
     end if;
     perform data._check_fusion(p_fusion);
+    if p_scoped is null then
+        raise exception 'p_scoped must be true or false' using errcode = '22023';
+    end if;
+    if p_scoped then
+        perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+        perform data._require_scope(p_org_id, p_repo_id, p_persona_id);
+    end if;
     select array_agg(r.ref order by r.ordinal), array_agg(r.context_id order by r.ordinal),
-           array_agg(r.version order by r.ordinal), array_agg(r.retired order by r.ordinal)
-      into refs, ref_contexts, ref_versions, ref_retired
-    from data._resolve_context_refs(p_refs) r;
+           array_agg(r.version order by r.ordinal), array_agg(r.retired order by r.ordinal),
+           array_agg(r.via_subscription order by r.ordinal)
+      into refs, ref_contexts, ref_versions, ref_retired, ref_shared
+    from data._resolve_context_refs(p_refs, p_scoped, p_repo_id, p_persona_id, p_session_id) r;
+    org_wide := data.acl_org_wide();
+    my_repos := data.acl_repos();
+    my_personas := data.acl_personas();
+    my_sessions := data.acl_sessions();
     retired := refs[array_position(ref_retired, true)];
     if retired is not null and not p_include_retired then
         raise exception 'context % is retired', retired using errcode = '55000',
             hint = 'Read it by reference (GET /contexts/{ref}) for audit; retrieval skips retired contexts.';
     end if;
-    -- Each fragment once, from the first reference naming it, in bundle order.
+    -- Each fragment once, from the first reference naming it, in bundle order: the
+    -- members the reader may read now (see above), cited from the document version they
+    -- were bundled from while that document lives, else from a live source.
     select coalesce(array_agg(k.fragment_id order by k.ref_n, k.ordinal), '{}'),
            coalesce(array_agg(k.ref_n order by k.ref_n, k.ordinal), '{}'),
            coalesce(array_agg(k.ordinal order by k.ref_n, k.ordinal), '{}'),
            coalesce(array_agg(k.doc_id order by k.ref_n, k.ordinal), '{}'),
            coalesce(array_agg(k.doc_version order by k.ref_n, k.ordinal), '{}')
       into ids, picked_refs, picked_ordinals, picked_docs, picked_versions
-    from (select distinct on (mb.fragment_id) mb.fragment_id, r.n as ref_n, mb.ordinal, mb.doc_id, mb.doc_version
-          from unnest(ref_contexts, ref_versions) with ordinality as r(context_id, version, n)
+    from (select distinct on (mb.fragment_id) mb.fragment_id, r.n as ref_n, mb.ordinal,
+                 case when md.deleted_at is null then mb.doc_id else ls.doc_id end as doc_id,
+                 case when md.deleted_at is null then mb.doc_version else ls.doc_version end as doc_version
+          from unnest(ref_contexts, ref_versions, ref_shared) with ordinality as r(context_id, version, shared, n)
+          join data.contexts c on c.context_id = r.context_id
           join data.context_members mb on mb.context_id = r.context_id and mb.version = r.version
-          join data.fragments f on f.fragment_id = mb.fragment_id and f.org_id = mb.org_id
+          join data.fragments f on f.fragment_id = mb.fragment_id and f.org_id = mb.org_id and f.active
+          left join data.documents md on md.doc_id = mb.doc_id
+          left join lateral (
+              select s.doc_id, s.doc_version from data.fragment_sources s
+              join data.documents d on d.doc_id = s.doc_id and d.deleted_at is null
+              where s.fragment_id = f.fragment_id and s.retired_at is null
+              order by s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id
+              limit 1) ls on md.deleted_at is not null or md.doc_id is null
+          where f.org_id = c.org_id
+            and case when r.shared
+                     -- Shared by a subscription: org and repo material of its Context only.
+                     then c.persona_id is null and c.session_id is null
+                          and f.persona_id is null and f.session_id is null
+                          and (f.repo_id is null or f.repo_id = c.repo_id)
+                     -- Its own scope: the fragments' policy, and the request's scope.
+                     else f.org_id = me.org_id
+                          and (f.repo_id is null or org_wide or f.repo_id = any (my_repos))
+                          and (f.persona_id is null or org_wide or f.persona_id = any (my_personas))
+                          and (f.session_id is null or f.session_id = any (my_sessions))
+                          and (not p_scoped or data._in_scope(f.repo_id, f.persona_id, f.session_id,
+                                                                 p_repo_id, p_persona_id, p_session_id))
+                end
+            and (md.deleted_at is null or ls.doc_id is not null)
           order by mb.fragment_id, r.n, mb.ordinal) k;
     member_orgs := array(select distinct f.org_id from data.fragments f where f.fragment_id = any (ids));
     lexical_on := has_query;
@@ -593,14 +761,15 @@ begin
              r.ref_n, r.ordinal;
 end
 $$;
-comment on function api.context_candidates(text, text[], text, jsonb, jsonb, int, boolean)
+comment on function api.context_candidates(text, text[], text, jsonb, jsonb, int, boolean, text, text, text, boolean)
     is 'Members of the named Context versions the caller may read, as retrieval candidates scored from the bundles alone (no statistic of anything else), each with the reference that brought it.';
 
 -- api.context_subscribe: a grant on a Context, made by its publisher (a write grant on
 -- its scope): the principals of p_subscriber_org (those who may read
 -- p_subscriber_repo there, or all of them) read the members of p_version, or of the
 -- newest version when it is null, until it is revoked. Another org or another repo of
--- the same org; never a copy.
+-- the same org; never a copy. Only a Context of an org or repo scope: a persona's or a
+-- session's is refused (42501), as subscribing would carry it out of its scope.
 create or replace function api.context_subscribe(
     p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text default null, p_version int default null)
 returns table (subscription_id bigint, context_id bigint, ref text, org_id text, version int,
@@ -616,6 +785,15 @@ declare
 begin
     select * into me from data._principal_or_raise();
     ctx := data._writable_context(p_context_id);
+    -- Persona and session material stays in its scope (data._check_subscription says so
+    -- on the table too): refused before anything about the subscriber is looked up.
+    if ctx.persona_id is not null or ctx.session_id is not null then
+        raise exception 'ctx_% is a % Context: it is read only inside its %, never subscribed', ctx.context_id,
+            case when ctx.session_id is not null then 'session' else 'persona' end,
+            case when ctx.session_id is not null then 'session' else 'persona' end
+            using errcode = '42501',
+            hint = 'Publish a Context of an org or repo scope; bundle the notes worth sharing into it once promoted.';
+    end if;
     perform data._require_org(p_subscriber_org_id);
     if p_subscriber_repo_id is not null and p_subscriber_repo_id !~ '^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$' then
         raise exception 'malformed repo id: %', left(p_subscriber_repo_id, 64) using errcode = '22023';
@@ -696,10 +874,16 @@ returns table (subscription_id bigint, context_id bigint, ref text, org_id text,
 language sql stable
 set search_path = pg_catalog, extensions, pg_temp
 as $$
+    -- The subscriber side does not learn who in the publisher's org made or ended it.
     select s.subscription_id, s.context_id, 'ctx_' || s.context_id || '@' || coalesce(s.version::text, 'latest'),
-           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id, s.created_by, s.created_at,
-           s.revoked_at, s.revoked_by
+           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id,
+           case when p.publisher then s.created_by end, s.created_at, s.revoked_at,
+           case when p.publisher or starts_with(s.revoked_by, s.subscriber_org_id || '/') then s.revoked_by
+                else split_part(s.revoked_by, '/', 1) end
     from data.context_subscriptions s
+    cross join lateral (select exists (select 1 from data._readable_context_versions() rv
+                                       where rv.context_id = s.context_id and not rv.via_subscription)
+                               as publisher) p
     where (p_context_id is null or s.context_id = p_context_id)
       and (p_include_revoked or s.revoked_at is null)
     order by s.subscription_id

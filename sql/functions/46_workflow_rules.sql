@@ -6,8 +6,9 @@
 -- policy of data.context_rules). It may only name a Context that every reader of its
 -- scope may read: a Context of the same org whose labels lie within the rule's scope,
 -- or one a live subscription gives the rule's org (or its repo). At match time the
--- Context must still be readable by the caller (data._readable_context_versions): a
--- revoked subscription makes the rule bring nothing, and it does not say it matched.
+-- Context must still be readable by the caller in the request's scope
+-- (data._context_versions): a revoked subscription, or one of another repo, makes the
+-- rule bring nothing, and it does not say it matched.
 
 -- data._rule_rows: rules as callers see them, with the reference they name.
 create or replace function data._rule_rows(p_ids bigint[])
@@ -160,7 +161,7 @@ comment on function api.rules_list(text, text)
 -- touched entries (`path` or `path#Symbol`), each with the Context version it brings
 -- for this caller; a rule whose Context the caller may not read (or which is retired)
 -- is left out, as if it had not matched. Invoker: row-level security bounds the rules,
--- data._readable_context_versions the Contexts. In rule order.
+-- data._context_versions the Contexts (within the request's repo). In rule order.
 create or replace function api.rule_matches(p_org_id text, p_repo_id text, p_touching text[])
 returns table (rule_id bigint, name text, ref text)
 language sql stable
@@ -184,7 +185,7 @@ as $$
     select m.rule_id, m.name, 'ctx_' || m.context_id || '@' || v.version
     from matched m
     join data.contexts c on c.context_id = m.context_id and c.retired_at is null
-    cross join lateral (select max(rv.version) as version from data._readable_context_versions() rv
+    cross join lateral (select max(rv.version) as version from data._context_versions(true, p_repo_id) rv
                         where rv.context_id = m.context_id and (m.version is null or rv.version = m.version)) v
     where v.version is not null
     order by m.rule_id

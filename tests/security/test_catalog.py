@@ -272,6 +272,7 @@ FUSION_HELPERS = {
 those who may call them."""
 CONTEXT_HELPERS = {
     "data._readable_context_versions",
+    "data._context_versions",
     "data._context_rows",
     "data._resolve_context_refs",
     "data._rule_rows",
