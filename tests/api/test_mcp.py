@@ -441,3 +441,42 @@ def test_stdio_refuses_to_start_without_a_valid_key(tenants, logins, tmp_path, c
     assert done.returncode != 0 and done.stdout == ""
     expected = "set CONTEXTS_KEY" if case == "missing" else "CONTEXTS_KEY is not a valid API key"
     assert expected in done.stderr and "Traceback" not in done.stderr
+
+
+def test_http_a_session_context_reaches_no_other_org_through_retrieve(served, tenants):
+    """The retrieve tool names Contexts as HTTP does: a session's Context, which cannot be
+    subscribed, is unknown to another org, and outside the scope of its own org's
+    requests that do not name the session."""
+    base = served.removesuffix("/mcp")
+    acme = {"Authorization": f"Bearer {tenants.acme_admin}"}
+    pack = httpx.post(
+        f"{base}/sessions", json={"scope": {"org_id": "acme"}, "task": "rotate keys"}, headers=acme, trust_env=False
+    )
+    session = pack.json()["session_id"]
+    note = {"text": "# Secret\n\nThe vault unseal share is in the red envelope.\n", "path": "notes/unseal.md"}
+    assert httpx.post(f"{base}/sessions/{session}/notes", json=note, headers=acme, trust_env=False).status_code == 201
+    ctx = httpx.post(
+        f"{base}/contexts", json={"scope": {"org_id": "acme", "session_id": session}, "name": "n"}, headers=acme
+    ).json()
+    built = httpx.post(f"{base}/contexts/{ctx['ref']}/versions", json={"path_globs": ["notes/**"]}, headers=acme)
+    assert built.status_code == 201
+    offer = httpx.post(
+        f"{base}/contexts/{ctx['ref']}/subscriptions", json={"subscriber_org_id": "globex"}, headers=acme
+    )
+    assert offer.status_code == 403
+    ref = f"{ctx['ref']}@latest"
+
+    async def as_globex(session: ClientSession) -> None:
+        asked = retrieval("globex", contexts=[ref], context_mode="restrict")
+        assert "unknown context" in failure(await session.call_tool("retrieve", asked), 404)
+
+    async def as_acme(mcp: ClientSession) -> None:
+        outside = retrieval(contexts=[ref], context_mode="restrict")
+        assert "outside the requested scope" in failure(await mcp.call_tool("retrieve", outside), 400)
+        inside = retrieval(contexts=[ref], context_mode="restrict", scope={"org_id": "acme", "session_id": session})
+        assert [f["source"] for f in data(await mcp.call_tool("retrieve", inside))["fragments"]] == [
+            "notes/unseal.md#secret"
+        ]
+
+    over_http(served, tenants.globex_admin, as_globex)
+    over_http(served, tenants.acme_admin, as_acme)

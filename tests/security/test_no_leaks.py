@@ -1,20 +1,27 @@
 """Property-based proof of R-SEC-1/2: random orgs, scopes, principals, grants and fragments
 (shared vocabulary, near-identical embeddings across tenants: the worst case). For every
-principal, lexical, dense and hybrid search, fragment and trace reads, and plain SQL as
+principal, lexical, dense and hybrid search, fragment and trace reads, links on demand
+(one hop from every fragment of the world, and each fragment's links), and plain SQL as
 an analyst (tables, and the knowledge-health views) return exactly the rows its grants
 allow, pins included (api.pins_list, the pins a retrieval returns, and data.pins as an
-analyst), Context bundles included (each org publishes one to another org or repo,
-pinned or following the newest version, and some publishers revoke it: every principal
-reads exactly the members of the versions its scope or a live subscription gives it,
-over api.context_candidates and as an analyst), workflow rules included (the publisher
-and the subscriber each make a rule bringing the bundle: the rules a principal's
-retrieval matches, in each scope it asks for, bring exactly the versions it may read,
-and never say that a rule whose Context it lost matched), and its scores (bundle scores too) do
-not move when data it cannot see is added or removed. And every trace, read by the
-principal that made it or by an auditor of its org, shows exactly what the reader's
-grants allow now, through api.get_trace, the redacting view, every usage view built on
-it, the query vectors and retrieval from SQL (api.retrieve), and the replay diffs of an
-eval run (a second property, on worlds of its own)."""
+analyst). Contexts included: each org makes one of an org or repo scope and one of a
+narrower scope (repo, persona or session), offers each to the next org (all of it or
+one repo) and to its own repo r2, pinned or following the newest version (a persona's
+or session's is refused every time), revokes some, and sessions expire; every principal
+reads exactly the live members of the versions its scope or a live subscription gives
+it and that it may read now, by reference and named in every request scope it may ask
+for (a Context outside that scope is refused as such), over api.context_candidates and
+as an analyst. Workflow rules included (the publisher and each subscriber make a rule
+bringing a published Context; one bringing a persona's or session's is refused): the
+rules a principal's retrieval matches, in each repo scope it asks for, bring exactly the
+versions it may name there, and never say that a rule whose Context it lost matched. Its
+scores (bundle scores too) do not move when data it cannot see is added or removed. Then
+a third of the documents are deleted, and every Context read, rule and search serves
+none of their fragments. And every trace, read by the principal that made it or by an
+auditor of its org, shows exactly what the reader's grants allow now, through
+api.get_trace, the redacting view, every usage view built on it, the query vectors and
+retrieval from SQL (api.retrieve), and the replay diffs of an eval run (a second
+property, on worlds of its own)."""
 
 from __future__ import annotations
 
@@ -80,6 +87,9 @@ TALLY = {
     "redacted_candidates": 0,
     "redacted_requests": 0,
     "bundle_reads": 0,
+    "refused": 0,
+    "link_reads": 0,
+    "deleted": 0,
     "rule_matches": 0,
     "leaks": 0,
 }
@@ -96,6 +106,7 @@ class Fragment:
     noise: list[float]
     id: int | None = None
     text: str = ""
+    doc_id: int | None = None
 
 
 @dataclass
@@ -114,29 +125,56 @@ class Org:
     links: list[tuple[int, int]] = field(default_factory=list)
     """(citing, cited) fragment numbers: citations, whatever their scopes (the graph's
     leak rule decides which count)."""
-    bundle: Bundle | None = None
-    """The Context this org publishes (docs/adr/0018)."""
+    bundles: list[Bundle] = field(default_factory=list)
+    """The Contexts this org makes (docs/adr/0018): one it publishes (org or repo r1
+    scope), and one of a narrower scope (repo r2, persona p1, session s1 or s2), whose
+    publication is refused unless it is a repo's."""
+    deleted: set[int] = field(default_factory=set)
+    """Fragment numbers whose documents are deleted at the end (the last phase)."""
+
+
+@dataclass
+class Subscription:
+    org: str
+    repo: str | None
+    revoke: bool
+    id: int | None = None
+    """None: refused (a persona or session Context is never subscribed)."""
+    revoked: bool = False
 
 
 @dataclass
 class Bundle:
-    """One org's Context: in its org scope or repo r1; version 1 holds every fragment of
-    that scope (a path glob), version 2 the first half of them (fragment ids). Published
-    to the next org of the world (the only one: to its repo r2), pinned to version 1 or
-    following the newest, and revoked midway or not."""
+    """One org's Context in a scope: version 1 holds every fragment of that scope (a
+    path glob), version 2 the first half of them (fragment ids). Offered to the next org
+    of the world (all of it, or its repo r2) and to the org's own repo r2, pinned to
+    version 1 or following the newest; some subscriptions are revoked midway."""
 
     repo: str | None
+    persona: str | None
+    session: str | None
     pinned: bool
     revoke: bool
+    name: str = "bundle"
     context_id: int = 0
     versions: dict[int, set[int]] = field(default_factory=dict)
-    subscriber: tuple[str, str | None] = ("", None)
-    subscription_id: int | None = None
-    revoked: bool = False
+    subscriptions: list[Subscription] = field(default_factory=list)
     rules: list[tuple[int, str, str | None]] = field(default_factory=list)
     """Workflow rules bringing it `@latest` (docs/adr/0022): (rule id, org, repo scope),
-    one of its publisher (in its own scope) and one of its subscriber (in the subscriber
-    scope), made while the subscription is live."""
+    one of its publisher (in its own scope) and one of each subscriber (in the subscriber
+    scope), made while the subscriptions are live."""
+
+    @property
+    def shareable(self) -> bool:
+        return self.persona is None and self.session is None
+
+    def holds(self, f: Fragment) -> bool:
+        """The membership rule: a fragment of the Context's scope or of one above it."""
+        return (
+            (f.repo is None or f.repo == self.repo)
+            and (f.persona is None or f.persona == self.persona)
+            and (f.session is None or f.session == self.session)
+        )
 
 
 @dataclass
@@ -152,10 +190,24 @@ class Trace:
     trace_id: str = ""
 
 
-def bundle_of(fragments: list[Fragment], principals: list, links: list) -> Bundle:
-    """An org's Context, chosen from what was drawn for the org already (no draw of its
-    own: the worlds, and so the runtime, stay those of the property without bundles)."""
-    return Bundle("r1" if len(fragments) % 2 else None, len(principals) % 2 == 1, len(links) % 2 == 1)
+NARROW = [("r2", None, None), (None, "p1", None), (None, None, "s1"), (None, None, "s2")]
+"""The scopes of an org's second Context: a repo's, a persona's, a session's."""
+
+
+def bundles_of(fragments: list[Fragment], principals: list, links: list) -> list[Bundle]:
+    """An org's Contexts, chosen from what was drawn for the org already (no draw of their
+    own: the worlds stay those of the property without bundles)."""
+    pinned, revoke = len(principals) % 2 == 1, len(links) % 2 == 1
+    narrow = NARROW[(len(fragments) + len(links) + len(principals)) % len(NARROW)]
+    return [
+        Bundle("r1" if len(fragments) % 2 else None, None, None, pinned, revoke, "shared"),
+        Bundle(*narrow, not pinned, not revoke, "narrow"),
+    ]
+
+
+def deleted_of(fragments: list[Fragment], links: list) -> set[int]:
+    """Fragment numbers whose documents the last phase deletes (a third or so)."""
+    return {n for n in range(len(fragments)) if (n + len(links)) % 3 == 1}
 
 
 fragment = st.builds(
@@ -168,7 +220,13 @@ fragment = st.builds(
 )
 org = st.builds(
     lambda fragments, principals, expired, links: Org(
-        f"t{next(_names)}", fragments, principals, expired, links=links, bundle=bundle_of(fragments, principals, links)
+        f"t{next(_names)}",
+        fragments,
+        principals,
+        expired,
+        links=links,
+        bundles=bundles_of(fragments, principals, links),
+        deleted=deleted_of(fragments, links),
     ),
     st.lists(fragment, min_size=1, max_size=8),
     st.lists(st.sets(st.sampled_from(GRANTS), max_size=4), min_size=1, max_size=3),
@@ -281,6 +339,7 @@ def write(conn: psycopg.Connection, o: Org, fragments: list[Fragment], prefix: s
             "select * from api.begin_document(%s, %s, %s, %s, %s, 'doc', %s, %s)",
             (o.name, f.repo, f.persona, f.session, f"{prefix}{n}.md", text, digest),
         ).fetchone()
+        f.doc_id = doc_id
         chunk = {
             "namespace": "prose",
             "owner": "o",
@@ -322,11 +381,17 @@ def refresh_authority(conn: psycopg.Connection) -> None:
     conn.commit()
 
 
-def grant_principals(conn: psycopg.Connection, o: Org) -> None:
+def grant_principals(conn: psycopg.Connection, o: Org, expire: bool = True) -> None:
     for p, grants in enumerate(o.principals):
         conn.execute("select api.create_principal(%s, %s)", (o.name, f"p{p}"))
         for kind, scope_id in grants:
             conn.execute("select api.grant_scope(%s, %s, %s, %s)", (o.name, f"p{p}", kind, scope_id))
+    if expire:
+        expire_sessions(conn, o)
+    conn.commit()
+
+
+def expire_sessions(conn: psycopg.Connection, o: Org) -> None:
     for s in o.expired:
         conn.execute(
             "update data.sessions set expires_at = now() - interval '1 second' where org_id = %s and session_id = %s",
@@ -342,149 +407,308 @@ def leak(found: set[int], allowed: set[int]) -> int:
 
 
 def publish(conn: psycopg.Connection, orgs: list[Org]) -> None:
-    """Each org's writer makes its Context and versions, and publishes it (api functions,
-    as the writer principal)."""
+    """Each org's writer makes its Contexts and their versions, and offers each to the
+    next org of the world and to its own repo r2 (api functions, as the writer principal):
+    a persona's or a session's Context is refused every time. A rule of the publisher and
+    one of each subscriber bring each published Context; a rule bringing a persona's or a
+    session's Context is refused."""
+    for o in orgs:  # every org has the scopes the bundles and the probes name
+        conn.execute("select api.ensure_scope(%s, 'r1', 'p1')", (o.name,))
+        conn.execute("select api.ensure_scope(%s, 'r2')", (o.name,))
     for i, o in enumerate(orgs):
-        b = o.bundle
-        assert b is not None
-        if b.repo is not None:  # the repo exists even when no fragment was written there
-            conn.execute("select api.grant_scope(%s, 'writer', 'repo', %s, true)", (o.name, b.repo))
-        conn.execute("select api.bind_principal(%s, 'writer')", (o.name,))
-        b.context_id = conn.execute(
-            "select context_id from api.context_create(%s, %s, null, null, 'bundle')", (o.name, b.repo)
-        ).fetchone()[0]
-        members = sorted(
-            {f.id for f in o.fragments if f.persona is None and f.session is None and f.repo in (None, b.repo)}
-        )
-        if members:
-            conn.execute("select api.context_add_version(%s, '{}', '{}', '{**}')", (b.context_id,))
-            b.versions[1] = set(members)
-            if len(members) > 1:
-                half = members[: len(members) // 2]
-                conn.execute("select api.context_add_version(%s, %s)", (b.context_id, half))
-                b.versions[2] = set(half)
-        b.subscriber = (orgs[(i + 1) % len(orgs)].name, None) if len(orgs) > 1 else (o.name, "r2")
-        if b.versions:
-            b.subscription_id = conn.execute(
-                "select subscription_id from api.context_subscribe(%s, %s, %s, %s)",
-                (b.context_id, *b.subscriber, 1 if b.pinned else None),
+        conn.execute("select api.grant_scope(%s, 'writer', 'persona', 'p1', true)", (o.name,))
+        for r in REPOS:
+            conn.execute("select api.grant_scope(%s, 'writer', 'repo', %s, true)", (o.name, r))
+        for b in o.bundles:
+            if b.session is not None:  # a principal's grant may have opened it already
+                conn.execute("select api.grant_scope(%s, 'writer', 'session', %s, true)", (o.name, b.session))
+            conn.execute("select api.bind_principal(%s, 'writer')", (o.name,))
+            b.context_id = conn.execute(
+                "select context_id from api.context_create(%s, %s, %s, %s, %s)",
+                (o.name, b.repo, b.persona, b.session, b.name),
             ).fetchone()[0]
+            members = sorted({f.id for f in o.fragments if b.holds(f)})
+            if members:
+                conn.execute("select api.context_add_version(%s, '{}', '{}', '{**}')", (b.context_id,))
+                b.versions[1] = set(members)
+                if len(members) > 1:
+                    half = members[: len(members) // 2]
+                    conn.execute("select api.context_add_version(%s, %s)", (b.context_id, half))
+                    b.versions[2] = set(half)
             conn.commit()
-            for org_name, repo in ((o.name, b.repo), b.subscriber):
-                if repo is not None:  # a rule's repo exists (the writer's grant makes it)
-                    conn.execute("select api.grant_scope(%s, 'writer', 'repo', %s, true)", (org_name, repo))
+            if not b.versions:
+                continue
+            offers = [(orgs[(i + 1) % len(orgs)].name, "r2" if b.pinned else None)] if len(orgs) > 1 else []
+            offers.append((o.name, "r2"))
+            for k, (org_name, repo) in enumerate(offers):
+                sub = Subscription(org_name, repo, b.revoke if k == 0 else b.pinned and not b.revoke)
+                conn.execute("select api.bind_principal(%s, 'writer')", (o.name,))
+                try:
+                    with conn.transaction():
+                        sub.id = conn.execute(
+                            "select subscription_id from api.context_subscribe(%s, %s, %s, %s)",
+                            (b.context_id, org_name, repo, 1 if b.pinned else None),
+                        ).fetchone()[0]
+                except psycopg.errors.InsufficientPrivilege:
+                    TALLY["refused"] += 1
+                assert (sub.id is not None) == b.shareable, (b, sub)
+                b.subscriptions.append(sub)
+            conn.commit()
+            rule_scopes = [(o.name, b.repo)] + [(x.org, x.repo) for x in b.subscriptions if x.id is not None]
+            for org_name, repo in rule_scopes if b.shareable else [(o.name, None)]:
                 conn.execute("select api.bind_principal(%s, 'writer')", (org_name,))
-                rule_id = conn.execute(
-                    "select rule_id from api.rule_create(%s, %s, %s, %s, '{**}')",
-                    (org_name, repo, f"bundle {b.context_id} {len(b.rules)}", f"ctx_{b.context_id}@latest"),
-                ).fetchone()[0]
-                b.rules.append((rule_id, org_name, repo))
-        conn.commit()
+                try:
+                    with conn.transaction():
+                        rule_id = conn.execute(
+                            "select rule_id from api.rule_create(%s, %s, %s, %s, '{**}')",
+                            (org_name, repo, f"bundle {b.context_id} {len(b.rules)}", f"ctx_{b.context_id}@latest"),
+                        ).fetchone()[0]
+                    b.rules.append((rule_id, org_name, repo))
+                except psycopg.errors.InvalidParameterValue:
+                    TALLY["refused"] += 1
+                    assert not b.shareable
+            conn.commit()
 
 
 def revoke_bundles(conn: psycopg.Connection, orgs: list[Org]) -> None:
     for o in orgs:
-        b = o.bundle
-        if b is not None and b.revoke and b.subscription_id is not None:
-            conn.execute("select api.bind_principal(%s, 'writer')", (o.name,))
-            conn.execute("select api.context_unsubscribe(%s)", (b.subscription_id,))
-            b.revoked = True
+        for b in o.bundles:
+            for sub in b.subscriptions:
+                if sub.revoke and sub.id is not None:
+                    conn.execute("select api.bind_principal(%s, 'writer')", (o.name,))
+                    conn.execute("select api.context_unsubscribe(%s)", (sub.id,))
+                    sub.revoked = True
     conn.commit()
 
 
-def bundle_versions(orgs: list[Org], reader: Org, grants: set[tuple[str, str | None]], b: Bundle) -> set[int]:
-    """The versions of bundle `b` a principal of `reader` with `grants` may read: all of
-    them when its grants cover the Context's scope in its own org, and the one a live
-    subscription of its org (or repo) gives it. The rule, restated independently."""
+Request = tuple[str | None, str | None, str | None]
+"""A request's (repo_id, persona_id, session_id)."""
+
+
+def in_scope(labels: Request, want: Request) -> bool:
+    """data._in_scope, restated independently."""
+    return (
+        (labels[0] is None or want[0] is None or labels[0] == want[0])
+        and (labels[1] is None or labels[1] == want[1])
+        and (labels[2] is None or labels[2] == want[2])
+    )
+
+
+def publisher_of(orgs: list[Org], b: Bundle) -> Org:
+    return next(o for o in orgs if any(x is b for x in o.bundles))
+
+
+def bundle_versions(
+    orgs: list[Org], reader: Org, grants: set[tuple[str, str | None]], b: Bundle, scope: Request | None = None
+) -> dict[int, bool]:
+    """The versions of bundle `b` a principal of `reader` with `grants` may read (by
+    reference: `scope` None), or name in a request in `scope`, each with whether it reads
+    it through a subscription only. All of them when its grants cover the Context's scope
+    in its own org (and that lies within the request's), and the one each live
+    subscription of its org (or of a repo it may read, and the request's) gives it, for a
+    Context of an org or repo scope only. The rule, restated independently."""
     kinds = {k for k, _ in grants}
-    publisher = next(o for o in orgs if o.bundle is b)
-    readable: set[int] = set()
-    if publisher is reader and (b.repo is None or "org" in kinds or ("repo", b.repo) in grants):
-        readable |= set(b.versions)
-    org_name, repo = b.subscriber
-    if (
-        b.subscription_id is not None
-        and not b.revoked
-        and org_name == reader.name
-        and (repo is None or "org" in kinds or ("repo", repo) in grants)
-    ):
-        readable.add(1 if b.pinned else max(b.versions))
+    labels = (b.repo, b.persona, b.session)
+    own = (
+        publisher_of(orgs, b) is reader
+        and (b.repo is None or "org" in kinds or ("repo", b.repo) in grants)
+        and (b.persona is None or "org" in kinds or ("persona", b.persona) in grants)
+        and (b.session is None or (("session", b.session) in grants and b.session not in reader.expired))
+        and (scope is None or in_scope(labels, scope))
+    )
+    readable = dict.fromkeys(b.versions, False) if own else {}
+    for sub in b.subscriptions:
+        if (
+            b.shareable
+            and sub.id is not None
+            and not sub.revoked
+            and sub.org == reader.name
+            and (sub.repo is None or "org" in kinds or ("repo", sub.repo) in grants)
+            and (scope is None or sub.repo is None or scope[0] is None or scope[0] == sub.repo)
+        ):
+            readable.setdefault(1 if b.pinned else max(b.versions), True)
     return readable
 
 
-def check_bundles(conn: psycopg.Connection, orgs: list[Org], o: Org, grants: set[tuple[str, str | None]]) -> set[int]:
-    """As the service: every reference of every bundle of the world returns exactly the
-    members of a version this principal may read, or is unknown. Returns the members of
-    every version it may read."""
-    vector = json.dumps({"prose": BASE})
+def served(
+    orgs: list[Org],
+    reader: Org,
+    grants: set[tuple[str, str | None]],
+    b: Bundle,
+    version: int,
+    shared: bool,
+    scope: Request | None,
+    live: set[int],
+) -> set[int]:
+    """The members of a version a reader is served: live ones it may read now, through
+    the Context's own scope (the fragments' rule, within the request's scope) or, through
+    a subscription, the org and repo material of the Context's own scope."""
+    out: set[int] = set()
+    for f in publisher_of(orgs, b).fragments:
+        if f.id not in b.versions[version] or f.id not in live:
+            continue
+        if shared:
+            ok = f.persona is None and f.session is None and f.repo in (None, b.repo)
+        else:
+            ok = visible(reader, grants, f) and (scope is None or in_scope((f.repo, f.persona, f.session), scope))
+        if ok:
+            assert f.id is not None
+            out.add(f.id)
+    return out
+
+
+def request_scopes(o: Org, grants: set[tuple[str, str | None]], b: Bundle) -> list[Request]:
+    """The requests a principal may make that probe a bundle's scope rule: the org's, the
+    bundle's own scope, and another repo's."""
+    other_repo = "r2" if b.repo != "r2" else "r1"
+    scopes: list[Request] = [(None, None, None), (b.repo, b.persona, b.session), (other_repo, None, None)]
+    return [
+        sc
+        for sc in dict.fromkeys(scopes)
+        if all(v is None or readable_scope(o, grants, k, v) for k, v in zip(SCOPE_KEYS, sc))
+    ]
+
+
+def context_read(
+    conn: psycopg.Connection, o: Org, ref: str, query: str | None, scope: Request | None
+) -> set[int] | str:
+    """What api.context_candidates serves this principal for one reference: the member
+    ids, or the error ('unknown', 'outside')."""
+    try:
+        with conn.transaction():
+            rows = conn.execute(
+                "select fragment_id from api.context_candidates(p_org_id => %s, p_refs => %s, p_query => %s,"
+                " p_query_embeddings => %s, p_repo_id => %s, p_persona_id => %s, p_session_id => %s,"
+                " p_scoped => %s)",
+                (o.name, [ref], query, json.dumps({"prose": BASE}), *(scope or (None, None, None)), scope is not None),
+            ).fetchall()
+    except psycopg.errors.NoDataFound:
+        return "unknown"
+    except psycopg.errors.InvalidParameterValue:
+        return "outside"
+    return {r[0] for r in rows}
+
+
+def version_named(readable: dict[int, bool], version: str) -> int | None:
+    """The version `@<version>` names among those readable (None: none)."""
+    if version == "latest":
+        return max(readable) if readable else None
+    return int(version) if int(version) in readable else None
+
+
+def check_bundles(
+    conn: psycopg.Connection,
+    orgs: list[Org],
+    o: Org,
+    grants: set[tuple[str, str | None]],
+    live: set[int],
+    scoped: bool = True,
+) -> set[int]:
+    """As the service: every reference of every bundle of the world, read by reference
+    and named in every request scope the principal may ask for, serves exactly the live
+    members of a version it may read there that it may read now, or is unknown, or
+    outside the request's scope. Returns the members of every version it may read."""
     members: set[int] = set()
-    for b in (x.bundle for x in orgs):
-        assert b is not None
-        readable = bundle_versions(orgs, o, grants, b)
-        for v in readable:
+    for b in (x for org in orgs for x in org.bundles):
+        anywhere = bundle_versions(orgs, o, grants, b)
+        for v in anywhere:
             members |= b.versions[v]
-        for version in ("1", "latest"):
-            if version == "latest":
-                expected = b.versions[max(readable)] if readable else None
-            else:
-                expected = b.versions[1] if 1 in readable else None
-            try:
-                with conn.transaction():
-                    rows = conn.execute(
-                        "select fragment_id from api.context_candidates(%s, %s, 'journal vault', %s)",
-                        (o.name, [f"ctx_{b.context_id}@{version}"], vector),
-                    ).fetchall()
-                found: set[int] | None = {r[0] for r in rows}
-            except psycopg.errors.NoDataFound:
-                found = None
-            TALLY["bundle_reads"] += 1
-            TALLY["leaks"] += len((found or set()) - (expected or set()))
-            assert found == expected, (b, version, grants)
+        for scope in [None, *(request_scopes(o, grants, b) if scoped else [])]:
+            readable = anywhere if scope is None else bundle_versions(orgs, o, grants, b, scope)
+            for version in ("1", "latest") if scope is None else ("latest",):
+                pick = version_named(readable, version)
+                if pick is not None:
+                    expected: set[int] | str = served(orgs, o, grants, b, pick, readable[pick], scope, live)
+                else:
+                    expected = "outside" if version_named(anywhere, version) is not None else "unknown"
+                # Scored against a query once per bundle (the same rows come back without one).
+                query = "journal vault" if scope is None and version == "latest" else None
+                found = context_read(conn, o, f"ctx_{b.context_id}@{version}", query, scope)
+                TALLY["bundle_reads"] += 1
+                if isinstance(found, set):
+                    TALLY["leaks"] += len(found - (expected if isinstance(expected, set) else set()))
+                assert found == expected, (b, version, scope, grants)
     return members
 
 
 def check_rules(
-    conn: psycopg.Connection, orgs: list[Org], o: Org, grants: set[tuple[str, str | None]], bundled: set[int]
+    conn: psycopg.Connection, orgs: list[Org], o: Org, grants: set[tuple[str, str | None]], live: set[int]
 ) -> None:
     """As the service, for a request `touching` a file in the org and in each repo: the
     rules that match are exactly those of its org in that scope that its grants show and
-    whose bundle it may still read, each bringing the newest version it may read; and
-    what they bring is within what it may read through bundles (`bundled`)."""
+    whose bundle it may still name there, each bringing the newest version it may read;
+    and what they bring is exactly what it may read of those versions now."""
     kinds = {k for k, _ in grants}
     for repo in (None, *REPOS):
+        scope: Request = (repo, None, None)
         expected: dict[int, str] = {}
         members: set[int] = set()
-        for b in (x.bundle for x in orgs):
-            assert b is not None
-            readable = bundle_versions(orgs, o, grants, b)
+        for b in (x for org in orgs for x in org.bundles):
+            readable = bundle_versions(orgs, o, grants, b, scope)
             for rule_id, org_name, rule_repo in b.rules:
                 shown = rule_repo is None or "org" in kinds or ("repo", rule_repo) in grants
                 if org_name == o.name and rule_repo in (None, repo) and shown and readable:
                     expected[rule_id] = f"ctx_{b.context_id}@{max(readable)}"
-                    members |= b.versions[max(readable)]
+                    members |= served(orgs, o, grants, b, max(readable), readable[max(readable)], scope, live)
         rows = conn.execute("select rule_id, ref from api.rule_matches(%s, %s, '{src/a.py}')", (o.name, repo))
         matched = dict(rows.fetchall())
         TALLY["rule_matches"] += 1
         TALLY["leaks"] += len(set(matched.items()) - set(expected.items()))
         assert matched == expected, (repo, grants)
-        if matched:
+        if matched and (repo is None or readable_scope(o, grants, "repo_id", repo)):
             found = {
                 r[0]
                 for r in conn.execute(
-                    "select fragment_id from api.context_candidates(%s, %s, null, '{}')",
-                    (o.name, sorted(set(matched.values()))),
+                    "select fragment_id from api.context_candidates(p_org_id => %s, p_refs => %s, p_repo_id => %s)",
+                    (o.name, sorted(set(matched.values())), repo),
                 )
             }
-            assert leak(found, bundled) == 0 and found == members
+            assert leak(found, members) == 0 and found == members
+
+
+def check_links(conn: psycopg.Connection, o: Org, grants: set[tuple[str, str | None]], every_id: set[int]) -> None:
+    """Links on demand, as the service: one hop from any fragment of the world brings
+    exactly the fragments its visible citations name that this principal may read in the
+    requested scope (the org's: no persona or session); a fragment's links (in and out)
+    name only fragments it may read."""
+    allowed = {f.id for f in o.fragments if visible(o, grants, f)}
+    for fragment_id in sorted(every_id):
+        expected = {
+            o.fragments[m].id
+            for c, m in o.links
+            if c != m
+            and max(c, m) < len(o.fragments)
+            and o.fragments[c].id == fragment_id
+            and visible(o, grants, o.fragments[c])
+            and visible(o, grants, o.fragments[m])
+            and o.fragments[m].persona is None
+            and o.fragments[m].session is None
+            and o.fragments[m].id != fragment_id
+        }
+        found = {
+            r[0] for r in conn.execute("select fragment_id from api.linked_fragments(%s, %s)", (o.name, [fragment_id]))
+        }
+        TALLY["link_reads"] += 1
+        TALLY["leaks"] += len(found - expected)
+        assert found == expected, (fragment_id, grants)
+        if fragment_id in allowed:
+            ends = {r[0] for r in conn.execute("select fragment_id from api.fragment_links(%s)", (fragment_id,))}
+            TALLY["link_reads"] += 1
+            assert leak(ends - {None}, allowed) == 0
+
+
+def bundle_refs_of(orgs: list[Org], o: Org, grants: set[tuple[str, str | None]]) -> list[str]:
+    return [f"ctx_{b.context_id}@latest" for x in orgs for b in x.bundles if bundle_versions(orgs, o, grants, b)]
 
 
 def bundle_scores(conn: psycopg.Connection, o: Org, query: str, refs: list[str]) -> dict:
-    """The scores of the members of bundles this principal may read, which nothing
-    outside those bundles may move."""
+    """The scores of the members of bundles this principal may read (by reference), which
+    nothing outside those bundles may move."""
     if not refs:
         return {}
     rows = conn.execute(
-        "select fragment_id, lexical_score, dense_similarity, fused_score from api.context_candidates(%s, %s, %s, %s)",
+        "select fragment_id, lexical_score, dense_similarity, fused_score from api.context_candidates("
+        "p_org_id => %s, p_refs => %s, p_query => %s, p_query_embeddings => %s, p_scoped => false)",
         (o.name, refs, query, json.dumps({"prose": BASE})),
     ).fetchall()
     return {r[0]: r[1:] for r in rows}
@@ -705,21 +929,29 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
     TALLY["examples"] += 1
     for o in orgs:
         write(conn, o, o.fragments)
-        grant_principals(conn, o)
+        grant_principals(conn, o, expire=False)
         TALLY["orgs"] += 1
         TALLY["fragments"] += len({f.id for f in o.fragments})
     publish(conn, orgs)
     every_id = {f.id for o in orgs for f in o.fragments}
+    live = set(every_id)
     analyst_login = logins["analysts"][0]
     snapshots: dict[tuple[str, int, str], dict] = {}
     traces: dict[tuple[str, int], str] = {}
     bundle_refs: dict[tuple[str, int], list[str]] = {}
-    for o in orgs:  # before any revocation
+    expired = {o.name: o.expired for o in orgs}
+    for o in orgs:  # before any revocation, and before sessions expire
+        o.expired = set()
+    for o in orgs:
         for p, grants in enumerate(o.principals):
             act_as(conn, o.name, f"p{p}")
-            check_bundles(conn, orgs, o, grants)
+            check_bundles(conn, orgs, o, grants, live, scoped=False)
             conn.rollback()
     revoke_bundles(conn, orgs)
+    for o in orgs:
+        o.expired = expired[o.name]
+        expire_sessions(conn, o)
+    conn.commit()
 
     for o in orgs:
         for p, grants in enumerate(o.principals):
@@ -727,14 +959,11 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
             allowed = {f.id for f in o.fragments if visible(o, grants, f)}
             # As the service: every search, and every fragment id in the world.
             act_as(conn, o.name, f"p{p}")
-            bundled = check_bundles(conn, orgs, o, grants)
-            refs = [
-                f"ctx_{x.bundle.context_id}@latest"
-                for x in orgs
-                if x.bundle is not None and bundle_versions(orgs, o, grants, x.bundle)
-            ]
+            bundled = check_bundles(conn, orgs, o, grants, live)
+            refs = bundle_refs_of(orgs, o, grants)
             bundle_refs[(o.name, p)] = refs
-            check_rules(conn, orgs, o, grants, bundled)
+            check_rules(conn, orgs, o, grants, live)
+            check_links(conn, o, grants, every_id)
             for query in queries:
                 result = searches(conn, o, query) | {"bundles": bundle_scores(conn, o, query, refs)}
                 snapshots[(o.name, p, query)] = result
@@ -804,7 +1033,8 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
                 assert rule_rows == {
                     rule_id
                     for x in orgs
-                    for rule_id, org_name, rule_repo in (x.bundle.rules if x.bundle else [])
+                    for b in x.bundles
+                    for rule_id, org_name, rule_repo in b.rules
                     if org_name == o.name and (rule_repo is None or "org" in kinds or ("repo", rule_repo) in grants)
                 }
                 for table in ("embeddings", "bm25_postings", "fragment_sources", "fragment_links"):
@@ -899,6 +1129,34 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
     conn.commit()
     refresh_authority(conn)
     unchanged()
+
+    # Deleted documents leave every door: Contexts read by reference and named in every
+    # request scope, the rules that bring them, and the searches (a fragment another live
+    # document still holds stays). Documents in an expired session stay: nobody may
+    # write there any more.
+    gone: dict[str, set[int]] = {}
+    for o in orgs:
+        conn.execute("select api.bind_principal(%s, 'writer')", (o.name,))
+        gone[o.name] = {n for n in o.deleted if o.fragments[n].session not in o.expired}
+        for n in sorted(gone[o.name]):
+            conn.execute("select * from api.delete_document(%s)", (o.fragments[n].doc_id,))
+        conn.commit()
+    live = {f.id for o in orgs for n, f in enumerate(o.fragments) if n not in gone[o.name]}
+    TALLY["deleted"] += len(every_id - live)
+    for o in orgs:
+        for p, grants in enumerate(o.principals):
+            act_as(conn, o.name, f"p{p}")
+            check_bundles(conn, orgs, o, grants, live)
+            check_rules(conn, orgs, o, grants, live)
+            dense = {
+                r[0]
+                for r in conn.execute(
+                    "select fragment_id from api.search_dense(%s, %s, 1000)", (o.name, json.dumps({"prose": BASE}))
+                )
+            }
+            in_scope = {f.id for f in o.fragments if visible(o, grants, f) and f.persona is None and f.session is None}
+            assert leak(dense, in_scope & live) == 0 and dense == in_scope & live
+            conn.rollback()
     print("\nno-leak proof so far:", json.dumps(TALLY))  # with -s: the counts for the record
     assert TALLY["leaks"] == 0
 
