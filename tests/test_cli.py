@@ -116,6 +116,18 @@ def test_principals_grants_and_keys_from_the_cli(db_url, tmp_path, monkeypatch):
     gone = run(db_url, "--principal", "bot", "query", "idle connections", "--org", "acme", "--repo", "pool")
     assert gone.exit_code != 0 and "no grant on repo pool" in gone.output
 
+    # A repo or persona the org does not have is a typo until said otherwise (--new).
+    typo = run(db_url, "grant", "add", "acme", "bot", "--repo", "pol")
+    assert typo.exit_code != 0 and "unknown repo pol in org acme (it has: pool, secret)" in typo.output
+    assert "--new" in typo.output
+    persona = run(db_url, "grant", "add", "acme", "bot", "--persona", "sre")
+    assert persona.exit_code != 0 and "unknown persona sre" in persona.output
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("select count(*) from data.repos where repo_id = 'pol'").fetchone() == (0,)
+    made = run(db_url, "grant", "add", "acme", "bot", "--repo", "web", "--new", "--write")
+    assert made.exit_code == 0, made.output
+    assert "web" in run(db_url, "grant", "list", "acme").output
+
 
 def test_sessions_expire_and_are_purged(db_url, tmp_path):
     assert run(db_url, "org", "create", "acme", "--session-ttl-hours", "1").exit_code == 0

@@ -148,9 +148,30 @@ def _grant_target(command):
     return command
 
 
+SCOPE_TABLES = {"repo": ("data.repos", "repo_id"), "persona": ("data.personas", "persona_id")}
+"""Where the repos and personas a grant may name are listed (sessions open on first use)."""
+
+
+def _require_known_scope(conn: psycopg.Connection, org_id: str, kind: str, scope_id: str) -> None:
+    """A grant on a repo or persona the org does not have is almost always a typo: say
+    so, with the ones it has, instead of creating it (`--new` does, on purpose)."""
+    table, column = SCOPE_TABLES[kind]
+    known = [
+        r[0]
+        for r in conn.execute(f"select {column} from {table} where org_id = %s order by {column}", (org_id,))  # noqa: S608 (fixed names)
+    ]
+    if scope_id not in known:
+        listed = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "") if known else "none yet"
+        raise CliError(
+            f"unknown {kind} {scope_id} in org {org_id} (it has: {listed}); pass --new to create it"
+            " (a repo is also created by its first ingest)"
+        )
+
+
 @grant.command("add")
 @_grant_target
 @click.option("--write", is_flag=True, help="Also write (ingest) into that scope.")
+@click.option("--new", "create", is_flag=True, help="Create the repo or persona if the org does not have it yet.")
 @click.pass_context
 def grant_add(
     ctx: click.Context,
@@ -162,9 +183,13 @@ def grant_add(
     session: str | None,
     audit: bool,
     write: bool,
+    create: bool,
 ) -> None:
     kind, scope_id = _scope_choice(org_wide, repo, persona, session, audit)
     with admin_connection(context_settings(ctx)) as conn:
+        if kind in SCOPE_TABLES and scope_id is not None and not create:
+            conn.execute("select data._require_org(%s)", (org_id,))
+            _require_known_scope(conn, org_id, kind, scope_id)
         conn.execute("select api.grant_scope(%s, %s, %s, %s, %s)", (org_id, principal_id, kind, scope_id, write))
     console.print(f"granted {'read/write' if write else 'read'} on {kind} {scope_id or org_id} to {principal_id}")
 
