@@ -337,17 +337,21 @@ def replay_command(
         raise CliError(str(exc)) from exc
     dsn = open_database(settings)
     models = embedders(settings)
+    skipped: list[replay.Skipped] = []
     with psycopg.connect(dsn) as conn:
         if recorded is None:
             try:
-                recorded = replay.from_traces(conn, org_id, limit)
-            except replay.ReplayError as exc:
-                raise CliError(str(exc)) from exc
+                selection = replay.from_traces(conn, org_id, limit)
+            except psycopg.Error as exc:
+                raise database_error(exc) from exc
             conn.rollback()
+            recorded, skipped = selection.recorded, selection.skipped
             if not recorded:
+                counts = replay.count_kinds((), (s.kind for s in skipped))
                 raise CliError(
                     "no recorded retrieval to replay"
                     + (f" for org {org_id!r}" if org_id else "")
+                    + (f" ({len(skipped)} trace(s) skipped: {replay.describe_kinds(counts)})" if skipped else "")
                     + "; run some queries first or pass --queries FILE"
                 )
         current_retriever = Retriever.build(models, current, settings.torch_threads)
@@ -360,6 +364,7 @@ def replay_command(
                 threshold,
                 top,
                 lambda done, total: progress("replaying", done, total),
+                skipped=skipped,
             )
     options = {
         "candidate": candidate.to_dict(),

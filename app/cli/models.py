@@ -167,8 +167,10 @@ def _retriever_factory(settings: Settings) -> RetrieverFactory:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
 @click.pass_context
 def replay_command(ctx: click.Context, namespace: str, org_id: str | None, limit: int, as_json: bool) -> None:
-    """Replay recent recorded retrievals on the shadow generation, each for the principal
-    that asked, and record their top-3 overlap with the active generation."""
+    """Replay recent recorded traces on the shadow generation, each for the principal
+    that asked, and record their top-3 overlap with the active generation. Every kind of
+    trace is replayed or skipped, and counted."""
+    from app.eval.replay import describe_kinds
     from app.ingest.embed import embedders
     from app.ingest.generations import GenerationError, replay_shadow
 
@@ -189,11 +191,19 @@ def replay_command(ctx: click.Context, namespace: str, org_id: str | None, limit
     overlap = "-" if summary.mean_overlap is None else f"{summary.mean_overlap:.3f}"
     shared = "-" if summary.mean_shared is None else f"{summary.mean_shared:.2f}"
     console.print(
-        f"generation {summary.generation}: {summary.replayed} retrieval(s) replayed ({summary.errors} error(s)); "
-        f"mean top-3 token overlap {overlap}, mean shared top-3 fragments {shared}"
+        f"generation {summary.generation} against the active one: {summary.replayed} retrieval(s) "
+        f"replayed ({summary.errors} error(s)), {len(summary.skipped)} trace(s) skipped; "
+        f"mean top-3 token overlap {overlap}, mean shared top-3 fragments {shared}",
+        highlight=False,
     )
+    console.print(f"by kind: {describe_kinds(summary.kinds)}", highlight=False, markup=False)
+    reasons: dict[tuple[str, str], int] = {}
+    for s in summary.skipped:
+        reasons[(s["kind"], s["reason"])] = reasons.get((s["kind"], s["reason"]), 0) + 1
+    for (kind, reason), n in reasons.items():
+        console.print(f"  skipped {n} {kind}: {reason}", highlight=False, markup=False)
     for r in summary.worst:
-        console.print(f"  {r['overlap']:.2f}  {r['query'][:80]!r} ({r['origin']})")
+        console.print(f"  {r['overlap']:.2f}  {r['query'][:80]!r} ({r['origin']})", highlight=False, markup=False)
     if as_json:
         click.echo(
             json.dumps(
@@ -201,9 +211,12 @@ def replay_command(ctx: click.Context, namespace: str, org_id: str | None, limit
                     "generation": summary.generation,
                     "replayed": summary.replayed,
                     "errors": summary.errors,
+                    "skipped": len(summary.skipped),
+                    "kinds": summary.kinds,
+                    "skipped_traces": summary.skipped,
                     "mean_overlap": summary.mean_overlap,
                     "mean_shared_top": summary.mean_shared,
-                    "worst": [{k: r[k] for k in ("origin", "overlap", "shared_top")} for r in summary.worst],
+                    "worst": [{k: r[k] for k in ("origin", "kind", "overlap", "shared_top")} for r in summary.worst],
                 }
             )
         )

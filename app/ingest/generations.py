@@ -177,6 +177,10 @@ class ReplaySummary:
     mean_shared: float | None
     worst: list[dict]
     """The queries whose top results moved most (lowest overlap first)."""
+    kinds: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per kind of recorded trace (app.eval.replay.KINDS), how many were replayed and skipped."""
+    skipped: list[dict] = field(default_factory=list)
+    """Each trace skipped: origin, kind and reason."""
 
 
 def replay_shadow(
@@ -190,47 +194,60 @@ def replay_shadow(
     worst: int = 5,
     progress: Callable[[int, int], None] | None = None,
 ) -> ReplaySummary:
-    """Replay the most recent recorded retrievals (`contexts eval replay`'s reading of
-    the traces) on the namespace's shadow generation, each for the principal that asked,
-    and record per query the top-`top` overlap with the active generation
-    (data.model_replays). `current(embedders, generations)` builds a Retriever."""
-    from app.eval.replay import from_traces, replay
+    """Replay the most recent recorded traces (`contexts eval replay`'s reading of them,
+    every kind replayed or skipped and counted) on the namespace's shadow generation,
+    each for the principal that asked, and record per query the top-`top` overlap with
+    the active generation (data.model_replays). Lexical-only requests are skipped: no
+    embedding generation takes part in them. `current(embedders, generations)` builds a
+    Retriever."""
+    from app.eval.replay import Skipped, from_traces, replay
     from app.retrieve.config import PipelineConfig
 
-    shadow = generation_of(conn, namespace, "shadow")
-    if shadow is None:
+    other = generation_of(conn, namespace, "shadow")
+    if other is None:
         raise GenerationError(f"namespace {namespace} has no shadow generation: run `contexts models upgrade` first")
-    recorded = [r for r in from_traces(conn, org_id, limit) if r.request.k_dense > 0]
+    selection = from_traces(conn, org_id, limit)
+    recorded, skipped = [], list(selection.skipped)
+    for item in selection.recorded:
+        if item.request.k_dense == 0:
+            skipped.append(Skipped(item.origin, item.kind, "lexical only: no embedding generation takes part"))
+        else:
+            recorded.append(item)
     config = PipelineConfig()
     active_side = (config, current(embedders, None))
-    shadow_side = (
+    other_side = (
         config,
-        current(shadow_embedders(embedders, namespace, shadow), {namespace: shadow["generation"]}),
+        current(shadow_embedders(embedders, namespace, other), {namespace: other["generation"]}),
     )
-    report = replay(conn, recorded, active_side, shadow_side, top=top, progress=progress)
-    for item, result in zip(recorded, report.results):
+    report = replay(conn, recorded, active_side, other_side, top=top, progress=progress, skipped=skipped)
+    for item, result in zip(recorded, report.results, strict=True):
+        if result.get("skipped"):
+            continue
         trace_id = uuid.UUID(item.origin.removeprefix("trace "))
         if result.get("error"):
             conn.execute(
                 "select api.record_model_replay(%s, %s, null, null, %s, null, %s)",
-                (shadow["model_id"], trace_id, top, result["error"]),
+                (other["model_id"], trace_id, top, result["error"]),
             )
             continue
         ids_active = {c["fragment_id"] for c in result["current"]}
-        ids_shadow = {c["fragment_id"] for c in result["candidate"]}
-        result["shared_top"] = len(ids_active & ids_shadow)
+        ids_other = {c["fragment_id"] for c in result["candidate"]}
+        result["shared_top"] = len(ids_active & ids_other)
         conn.execute(
             "select api.record_model_replay(%s, %s, %s, %s, %s, %s)",
-            (shadow["model_id"], trace_id, result["overlap"], result["shared_top"], top, result["same_order"]),
+            (other["model_id"], trace_id, result["overlap"], result["shared_top"], top, result["same_order"]),
         )
     conn.commit()
-    scored = [r for r in report.results if r.get("overlap") is not None]
+    replayed = report.replayed
+    scored = [r for r in replayed if r.get("overlap") is not None]
     return ReplaySummary(
-        shadow["model_id"],
-        shadow["generation"],
-        len(report.results),
-        sum(1 for r in report.results if r.get("error")),
+        other["model_id"],
+        other["generation"],
+        len(replayed),
+        sum(1 for r in replayed if r.get("error")),
         sum(r["overlap"] for r in scored) / len(scored) if scored else None,
         sum(r["shared_top"] for r in scored) / len(scored) if scored else None,
         sorted(scored, key=lambda r: (r["overlap"], r["origin"]))[:worst],
+        report.kinds,
+        [s.to_dict() for s in report.skipped],
     )

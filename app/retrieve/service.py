@@ -329,11 +329,13 @@ class Retriever:
         request: RetrieveRequest,
         vectors: QueryVectors | None = None,
         include_retired: bool = False,
+        kind: str | None = None,
     ) -> RetrieveResponse:
         """For the principal bound to `conn`'s transaction (see app.access); the trace is
         written in the same transaction. `include_retired`: retired Contexts may be named
-        (reading one for audit)."""
-        return self.answer(conn, request, vectors, include_retired=include_retired).record(conn)
+        (reading one for audit). `kind`: the door asking, when it is not a plain
+        retrieval (`session_pack`), recorded in the trace for replays."""
+        return self.answer(conn, request, vectors, include_retired=include_retired, kind=kind).record(conn)
 
     def answer(
         self,
@@ -342,10 +344,13 @@ class Retriever:
         vectors: QueryVectors | None = None,
         read: dict | None = None,
         include_retired: bool = False,
+        kind: str | None = None,
     ) -> Answer:
         """Everything a retrieval reads, without its trace: a service reading on a replica
         records the trace on the primary afterwards (`Answer.record`), since a standby
-        writes nothing. `read`: where the candidates were read, for the trace."""
+        writes nothing. `read`: where the candidates were read, for the trace. The trace
+        keeps what a replay needs to run it again as it ran (app.eval.replay):
+        `include_retired` and the door's `kind` ("request_kind")."""
         started = time.perf_counter()
         ranking = self.rank(conn, request, vectors, include_retired)
         candidates, ranked = ranking.candidates, ranking.ranked
@@ -379,6 +384,10 @@ class Retriever:
         }
         if read is not None:
             pipeline["read"] = read
+        if include_retired:
+            pipeline["include_retired"] = True
+        if kind is not None:
+            pipeline["request_kind"] = kind
         fragments = fragments_out(composition, metadata)
         return Answer(self, request, pipeline, entries, duration_ms, ranking.query_vectors, fragments, composition)
 

@@ -58,7 +58,9 @@ def test_replay_flags_changed_top3_only(conn, ingest, as_principal, models, retr
         as_principal("acme")
         retriever.retrieve(conn, msgspec.convert({"query": q, "scope": {"org_id": "acme"}}, RetrieveRequest))
         conn.commit()  # one transaction each: distinct created_at
-    recorded = replay.from_traces(conn, "acme", 10)
+    selection = replay.from_traces(conn, "acme", 10)
+    recorded, nothing_skipped = selection.recorded, selection.skipped
+    assert nothing_skipped == [] and {r.kind for r in recorded} == {"retrieval"}
     assert [r.request.query for r in recorded] == [
         "cache eviction",
         "nightly backups restore",
