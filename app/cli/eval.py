@@ -345,7 +345,7 @@ def replay_command(
             except psycopg.Error as exc:
                 raise database_error(exc) from exc
             conn.rollback()
-            recorded, skipped = selection.recorded, selection.skipped
+            recorded, skipped = replay.on_active_generation(selection)
             if not recorded:
                 counts = replay.count_kinds((), (s.kind for s in skipped))
                 raise CliError(

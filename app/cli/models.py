@@ -164,12 +164,23 @@ def _retriever_factory(settings: Settings) -> RetrieverFactory:
 @click.option(
     "--limit", default=200, show_default=True, type=click.IntRange(1, 100_000), help="Most recent distinct retrievals."
 )
+@click.option(
+    "--generation",
+    "which",
+    type=click.Choice(["shadow", "previous"]),
+    default=None,
+    help="Compare the active generation with the shadow (an upgrade not yet promoted) or the previous one "
+    "(replaced by the last promotion, within its window). Default: the shadow if there is one, else the previous.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
 @click.pass_context
-def replay_command(ctx: click.Context, namespace: str, org_id: str | None, limit: int, as_json: bool) -> None:
-    """Replay recent recorded traces on the shadow generation, each for the principal
-    that asked, and record their top-3 overlap with the active generation. Every kind of
-    trace is replayed or skipped, and counted."""
+def replay_command(
+    ctx: click.Context, namespace: str, org_id: str | None, limit: int, which: str | None, as_json: bool
+) -> None:
+    """Replay recent recorded traces on another generation than the active one (the
+    shadow, or the previous one within its window), each for the principal that asked,
+    and record their top-3 overlap with the active generation. Every kind of trace is
+    replayed or skipped, and counted."""
     from app.eval.replay import describe_kinds
     from app.ingest.embed import embedders
     from app.ingest.generations import GenerationError, replay_shadow
@@ -185,13 +196,14 @@ def replay_command(ctx: click.Context, namespace: str, org_id: str | None, limit
                 org_id,
                 limit,
                 progress=lambda done, total: progress("replaying", done, total),
+                which=which,
             )
         except GenerationError as exc:
             raise CliError(str(exc)) from exc
     overlap = "-" if summary.mean_overlap is None else f"{summary.mean_overlap:.3f}"
     shared = "-" if summary.mean_shared is None else f"{summary.mean_shared:.2f}"
     console.print(
-        f"generation {summary.generation} against the active one: {summary.replayed} retrieval(s) "
+        f"{summary.role} generation {summary.generation} against the active one: {summary.replayed} retrieval(s) "
         f"replayed ({summary.errors} error(s)), {len(summary.skipped)} trace(s) skipped; "
         f"mean top-3 token overlap {overlap}, mean shared top-3 fragments {shared}",
         highlight=False,
@@ -209,6 +221,7 @@ def replay_command(ctx: click.Context, namespace: str, org_id: str | None, limit
             json.dumps(
                 {
                     "generation": summary.generation,
+                    "compared": summary.role,
                     "replayed": summary.replayed,
                     "errors": summary.errors,
                     "skipped": len(summary.skipped),

@@ -46,7 +46,8 @@ KINDS = {
 """Every kind of recorded trace, as replays count them. Skipped, whatever the pipeline:
 Context reads in bundle order (nothing is ranked: no knob or model changes them) and
 unrecognized requests. Skipped when it happens: a request whose scope or Contexts its
-principal may no longer read; `contexts models replay` also skips lexical-only ones."""
+principal may no longer read, and (`contexts eval replay`) one that asked for the
+previous embedding generation; `contexts models replay` also skips lexical-only ones."""
 
 SKIP_BUNDLE = "a Context read in bundle order ranks nothing: no pipeline knob or embedding model changes it"
 
@@ -211,6 +212,23 @@ def from_traces(conn: psycopg.Connection, org_id: str | None, limit: int) -> Sel
             if len(selection.recorded) >= limit:
                 break
     return selection
+
+
+def on_active_generation(selection: Selection) -> tuple[list[Recorded], list[Skipped]]:
+    """What a comparison of two pipelines replays: the requests searched with the
+    active embedding generations. One that asked for the previous generation is skipped
+    (`contexts models replay NAMESPACE --generation previous` compares generations)."""
+    recorded, skipped = [], list(selection.skipped)
+    for item in selection.recorded:
+        if item.request.generation == "active":
+            recorded.append(item)
+        else:
+            reason = (
+                f"it searched the {item.request.generation} embedding generation: "
+                "`contexts models replay NAMESPACE --generation previous` compares generations"
+            )
+            skipped.append(Skipped(item.origin, item.kind, reason))
+    return recorded, skipped
 
 
 def from_jsonl(path: Path, principal: str, default_org: str | None = None) -> list[Recorded]:

@@ -127,6 +127,14 @@ class Retriever:
         """With the reranker the configuration names (none: the fused order stands)."""
         return cls(embedders, rerank.build(config.reranker, threads), config, generations=generations)
 
+    def serve_generations(self, conn: psycopg.Connection) -> None:
+        """Tell the transaction which generations this retriever searches, when not the
+        active ones (data._serving_models reads it; SQL refuses a dropped one, or a
+        retired one whose window has ended). Transaction-local: the next retrieval on
+        this connection searches the active ones again."""
+        if self.generations:
+            conn.execute("select set_config('contexts.serve_generations', %s, true)", (json.dumps(self.generations),))
+
     def query_embeddings(self, query: str) -> QueryVectors:
         """One vector per namespace; concurrent retrievals share embedding calls."""
         return self.query_embedder.vectors(query)
@@ -178,13 +186,15 @@ class Retriever:
         """`vectors`: the query's, when the caller computed them already (the API does,
         before it takes a connection, so that concurrent requests share model calls)."""
         scope = self.scope_of(request)
+        if request.generation != "active" and not self.generations:
+            # The service answers such a request with a retriever of that generation
+            # (Services.previous_retriever): this one would search the active ones.
+            raise ValueError(f"this retriever searches the active generations, not the {request.generation} ones")
         if request.k_dense == 0:
             embeddings: QueryVectors = {}
         else:
             embeddings = vectors if vectors is not None else self.query_embeddings(request.query)
-        if self.generations:
-            # Transaction-local: the next retrieval on this connection searches the active ones again.
-            conn.execute("select set_config('contexts.serve_generations', %s, true)", (json.dumps(self.generations),))
+        self.serve_generations(conn)
         if request.contexts:
             return self.with_contexts(conn, request, embeddings, include_retired)
         return fetch_candidates(
@@ -409,6 +419,9 @@ class Answer:
         """Write the trace for the principal bound to `conn` (on the primary), then the
         response that names it: an answer is never returned before its trace is stored."""
         with self.retriever.stage("trace"):
+            # Query vectors are stored under the searched generation's model (on a replica's
+            # primary this is another transaction: it is told again).
+            self.retriever.serve_generations(conn)
             trace_id = record_trace(
                 conn,
                 self.request.scope.org_id,

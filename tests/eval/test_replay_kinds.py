@@ -103,7 +103,7 @@ def test_models_replay_replays_or_skips_every_kind_of_trace(client, db_url, next
     assert result.exit_code == 0, result.output
     body = json.loads(result.stdout.strip().splitlines()[-1])
     expected = EVERY_KIND | {"retrieval": {"replayed": 2, "skipped": 1}}  # lexical only: no generation involved
-    assert body["kinds"] == expected
+    assert body["kinds"] == expected and body["compared"] == "shadow"
     assert (body["replayed"], body["skipped"], body["errors"]) == (7, 4, 0)
     assert any("lexical only" in s["reason"] for s in body["skipped_traces"] if s["kind"] == "retrieval")
     assert "by kind: retrieval 2 replayed, 1 skipped" in result.output

@@ -653,10 +653,10 @@ COMMENT ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) IS 'The r
 
 
 --
--- Name: context_add_version(bigint, bigint[], bigint[], text[], text, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: context_add_version(bigint, bigint[], bigint[], text[], text, jsonb, bigint[]); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[] DEFAULT '{}'::bigint[], p_doc_ids bigint[] DEFAULT '{}'::bigint[], p_path_globs text[] DEFAULT '{}'::text[], p_note text DEFAULT ''::text, p_built_from jsonb DEFAULT '{}'::jsonb) RETURNS TABLE(context_id bigint, ref text, version integer, fragment_count integer, built_from jsonb, note text, created_by text, created_at timestamp with time zone)
+CREATE FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[] DEFAULT '{}'::bigint[], p_doc_ids bigint[] DEFAULT '{}'::bigint[], p_path_globs text[] DEFAULT '{}'::text[], p_note text DEFAULT ''::text, p_built_from jsonb DEFAULT '{}'::jsonb, p_query_fragment_ids bigint[] DEFAULT '{}'::bigint[]) RETURNS TABLE(context_id bigint, ref text, version integer, fragment_count integer, built_from jsonb, note text, created_by text, created_at timestamp with time zone)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -673,11 +673,13 @@ declare
     next_version int;
     members bigint[];
     row_count int;
+    query_kept bigint[] := '{}';
+    query_left_out int := 0;
 begin
     select * into me from data._principal_or_raise();
     ctx := data._writable_context(p_context_id);
     if cardinality(coalesce(p_fragment_ids, '{}')) + cardinality(coalesce(p_doc_ids, '{}'))
-       + cardinality(coalesce(p_path_globs, '{}')) = 0 then
+       + cardinality(coalesce(p_path_globs, '{}')) + cardinality(coalesce(p_query_fragment_ids, '{}')) = 0 then
         raise exception 'a version is built from fragment ids, documents, path globs or a query' using errcode = '22023';
     end if;
     if cardinality(coalesce(p_path_globs, '{}')) > 32
@@ -702,6 +704,28 @@ begin
     if outside is not null then
         raise exception 'fragment % lies outside the context''s scope', outside using errcode = '22023',
             hint = 'A context holds fragments of its own scope and of the scopes above it (org-wide ones).';
+    end if;
+    select f.fragment_id into outside from data.fragments f where f.fragment_id = any (wanted) and not f.active limit 1;
+    if outside is not null then
+        raise exception 'fragment % is no longer live (its documents were deleted or changed)', outside
+            using errcode = '22023';
+    end if;
+    -- What a saved query found: the live fragments the caller may read within the scope,
+    -- after the named ones, in the query's order; the rest counted.
+    if cardinality(coalesce(p_query_fragment_ids, '{}')) > 0 then
+        query_kept := array(
+            select q.x from (select distinct on (u.x) u.x, u.n
+                             from unnest(p_query_fragment_ids) with ordinality as u(x, n)
+                             where u.x is not null order by u.x, u.n) q
+            join data.fragments f on f.fragment_id = q.x and f.org_id = ctx.org_id and f.active
+            where q.x = any (data._readable_fragments(ctx.org_id, p_query_fragment_ids))
+              and not q.x = any (wanted)
+              and (f.repo_id is null or f.repo_id is not distinct from ctx.repo_id)
+              and (f.persona_id is null or f.persona_id is not distinct from ctx.persona_id)
+              and (f.session_id is null or f.session_id is not distinct from ctx.session_id)
+            order by q.n);
+        query_left_out := (select count(distinct x) from unnest(p_query_fragment_ids) x
+                           where x is not null and not x = any (wanted))::int - cardinality(query_kept);
     end if;
     -- Documents: readable (else unknown) and within the scope; their live fragments.
     doc_ids := array(select distinct x from unnest(coalesce(p_doc_ids, '{}')) x);
@@ -740,7 +764,7 @@ begin
     select array_agg(m.fragment_id order by m.first) into members
     from (select x.fragment_id, min(x.ord) as first
           from (select w.x as fragment_id, w.n::float8 as ord
-                from unnest(coalesce(p_fragment_ids, '{}')) with ordinality as w(x, n)
+                from unnest(coalesce(p_fragment_ids, '{}') || query_kept) with ordinality as w(x, n)
                 union all
                 select s.fragment_id, 1e6 + dd.n * 1e5 + s.ordinal
                 from unnest(doc_ids || glob_ids) with ordinality as dd(doc_id, n)
@@ -750,6 +774,11 @@ begin
                 where s.retired_at is null and f.active and s.content_hash = f.content_hash) x
           group by x.fragment_id) m;
     row_count := coalesce(cardinality(members), 0);
+    if row_count = 0 and query_left_out > 0 then
+        raise exception 'nothing to bundle: the query found % fragments, none within the context''s scope',
+            query_left_out using errcode = '22023',
+            hint = 'A context holds fragments of its own scope and of the scopes above it: an org context, org-wide ones only.';
+    end if;
     if row_count = 0 then
         raise exception 'nothing to bundle: no readable fragment matches' using errcode = '22023';
     end if;
@@ -765,7 +794,9 @@ begin
             coalesce(p_built_from, '{}') || jsonb_strip_nulls(jsonb_build_object(
                 'fragment_ids', nullif(to_jsonb(coalesce(p_fragment_ids, '{}')), '[]'),
                 'doc_ids', nullif(to_jsonb(doc_ids), '[]'),
-                'path_globs', nullif(to_jsonb(coalesce(p_path_globs, '{}')), '[]'))),
+                'path_globs', nullif(to_jsonb(coalesce(p_path_globs, '{}')), '[]'),
+                'query_fragment_ids', nullif(to_jsonb(query_kept), '[]'),
+                'query_outside_scope', nullif(query_left_out, 0))),
             coalesce(p_note, ''), row_count, me.principal_id);
     -- Each member cited from the document version it is read from now: a live exact
     -- source (near-duplicates point at the canonical text too), the newest first.
@@ -786,20 +817,20 @@ end
 $$;
 
 
-ALTER FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) OWNER TO <migrator>;
+ALTER FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) IS 'Freeze a new, immutable version of a Context from fragment ids, documents and path globs (write grant on its scope).';
+COMMENT ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) IS 'Freeze a new, immutable version of a Context from fragment ids, documents, path globs and what a saved query found (write grant on its scope).';
 
 
 --
--- Name: context_candidates(text, text[], text, jsonb, jsonb, integer, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: context_candidates(text, text[], text, jsonb, jsonb, integer, boolean, text, text, text, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text DEFAULT NULL::text, p_query_embeddings jsonb DEFAULT '{}'::jsonb, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_rrf_k integer DEFAULT 60, p_include_retired boolean DEFAULT false) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, valid_from timestamp with time zone, valid_until timestamp with time zone, reading bytea, profile jsonb, context text, context_ordinal integer)
+CREATE FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text DEFAULT NULL::text, p_query_embeddings jsonb DEFAULT '{}'::jsonb, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_rrf_k integer DEFAULT 60, p_include_retired boolean DEFAULT false, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_scoped boolean DEFAULT true) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, valid_from timestamp with time zone, valid_until timestamp with time zone, reading bytea, profile jsonb, context text, context_ordinal integer)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -810,6 +841,11 @@ declare
     ref_contexts bigint[];
     ref_versions int[];
     ref_retired boolean[];
+    ref_shared boolean[];
+    org_wide boolean;
+    my_repos text[];
+    my_personas text[];
+    my_sessions text[];
     ids bigint[];
     picked_refs int[];
     picked_ordinals int[];
@@ -833,26 +869,65 @@ begin
         raise exception 'rrf_k must be positive' using errcode = '22023';
     end if;
     perform data._check_fusion(p_fusion);
+    if p_scoped is null then
+        raise exception 'p_scoped must be true or false' using errcode = '22023';
+    end if;
+    if p_scoped then
+        perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+        perform data._require_scope(p_org_id, p_repo_id, p_persona_id);
+    end if;
     select array_agg(r.ref order by r.ordinal), array_agg(r.context_id order by r.ordinal),
-           array_agg(r.version order by r.ordinal), array_agg(r.retired order by r.ordinal)
-      into refs, ref_contexts, ref_versions, ref_retired
-    from data._resolve_context_refs(p_refs) r;
+           array_agg(r.version order by r.ordinal), array_agg(r.retired order by r.ordinal),
+           array_agg(r.via_subscription order by r.ordinal)
+      into refs, ref_contexts, ref_versions, ref_retired, ref_shared
+    from data._resolve_context_refs(p_refs, p_scoped, p_repo_id, p_persona_id, p_session_id) r;
+    org_wide := data.acl_org_wide();
+    my_repos := data.acl_repos();
+    my_personas := data.acl_personas();
+    my_sessions := data.acl_sessions();
     retired := refs[array_position(ref_retired, true)];
     if retired is not null and not p_include_retired then
         raise exception 'context % is retired', retired using errcode = '55000',
             hint = 'Read it by reference (GET /contexts/{ref}) for audit; retrieval skips retired contexts.';
     end if;
-    -- Each fragment once, from the first reference naming it, in bundle order.
+    -- Each fragment once, from the first reference naming it, in bundle order: the
+    -- members the reader may read now (see above), cited from the document version they
+    -- were bundled from while that document lives, else from a live source.
     select coalesce(array_agg(k.fragment_id order by k.ref_n, k.ordinal), '{}'),
            coalesce(array_agg(k.ref_n order by k.ref_n, k.ordinal), '{}'),
            coalesce(array_agg(k.ordinal order by k.ref_n, k.ordinal), '{}'),
            coalesce(array_agg(k.doc_id order by k.ref_n, k.ordinal), '{}'),
            coalesce(array_agg(k.doc_version order by k.ref_n, k.ordinal), '{}')
       into ids, picked_refs, picked_ordinals, picked_docs, picked_versions
-    from (select distinct on (mb.fragment_id) mb.fragment_id, r.n as ref_n, mb.ordinal, mb.doc_id, mb.doc_version
-          from unnest(ref_contexts, ref_versions) with ordinality as r(context_id, version, n)
+    from (select distinct on (mb.fragment_id) mb.fragment_id, r.n as ref_n, mb.ordinal,
+                 case when md.deleted_at is null then mb.doc_id else ls.doc_id end as doc_id,
+                 case when md.deleted_at is null then mb.doc_version else ls.doc_version end as doc_version
+          from unnest(ref_contexts, ref_versions, ref_shared) with ordinality as r(context_id, version, shared, n)
+          join data.contexts c on c.context_id = r.context_id
           join data.context_members mb on mb.context_id = r.context_id and mb.version = r.version
-          join data.fragments f on f.fragment_id = mb.fragment_id and f.org_id = mb.org_id
+          join data.fragments f on f.fragment_id = mb.fragment_id and f.org_id = mb.org_id and f.active
+          left join data.documents md on md.doc_id = mb.doc_id
+          left join lateral (
+              select s.doc_id, s.doc_version from data.fragment_sources s
+              join data.documents d on d.doc_id = s.doc_id and d.deleted_at is null
+              where s.fragment_id = f.fragment_id and s.retired_at is null
+              order by s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id
+              limit 1) ls on md.deleted_at is not null or md.doc_id is null
+          where f.org_id = c.org_id
+            and case when r.shared
+                     -- Shared by a subscription: org and repo material of its Context only.
+                     then c.persona_id is null and c.session_id is null
+                          and f.persona_id is null and f.session_id is null
+                          and (f.repo_id is null or f.repo_id = c.repo_id)
+                     -- Its own scope: the fragments' policy, and the request's scope.
+                     else f.org_id = me.org_id
+                          and (f.repo_id is null or org_wide or f.repo_id = any (my_repos))
+                          and (f.persona_id is null or org_wide or f.persona_id = any (my_personas))
+                          and (f.session_id is null or f.session_id = any (my_sessions))
+                          and (not p_scoped or data._in_scope(f.repo_id, f.persona_id, f.session_id,
+                                                                 p_repo_id, p_persona_id, p_session_id))
+                end
+            and (md.deleted_at is null or ls.doc_id is not null)
           order by mb.fragment_id, r.n, mb.ordinal) k;
     member_orgs := array(select distinct f.org_id from data.fragments f where f.fragment_id = any (ids));
     lexical_on := has_query;
@@ -939,13 +1014,13 @@ end
 $$;
 
 
-ALTER FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) OWNER TO <migrator>;
+ALTER FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) IS 'Members of the named Context versions the caller may read, as retrieval candidates scored from the bundles alone (no statistic of anything else), each with the reference that brought it.';
+COMMENT ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) IS 'Members of the named Context versions the caller may read, as retrieval candidates scored from the bundles alone (no statistic of anything else), each with the reference that brought it.';
 
 
 --
@@ -1020,7 +1095,7 @@ COMMENT ON FUNCTION api.context_get(p_context_id bigint) IS 'A Context the calle
 CREATE FUNCTION api.context_resolve(p_refs text[]) RETURNS TABLE(ordinal integer, ref text, context_id bigint, version integer, retired boolean, name text)
     LANGUAGE sql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS $$ select * from data._resolve_context_refs(p_refs) $$;
+    AS $$ select r.ordinal, r.ref, r.context_id, r.version, r.retired, r.name from data._resolve_context_refs(p_refs) r $$;
 
 
 ALTER FUNCTION api.context_resolve(p_refs text[]) OWNER TO <migrator>;
@@ -1077,6 +1152,15 @@ declare
 begin
     select * into me from data._principal_or_raise();
     ctx := data._writable_context(p_context_id);
+    -- Persona and session material stays in its scope (data._check_subscription says so
+    -- on the table too): refused before anything about the subscriber is looked up.
+    if ctx.persona_id is not null or ctx.session_id is not null then
+        raise exception 'ctx_% is a % Context: it is read only inside its %, never subscribed', ctx.context_id,
+            case when ctx.session_id is not null then 'session' else 'persona' end,
+            case when ctx.session_id is not null then 'session' else 'persona' end
+            using errcode = '42501',
+            hint = 'Publish a Context of an org or repo scope; bundle the notes worth sharing into it once promoted.';
+    end if;
     perform data._require_org(p_subscriber_org_id);
     if p_subscriber_repo_id is not null and p_subscriber_repo_id !~ '^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$' then
         raise exception 'malformed repo id: %', left(p_subscriber_repo_id, 64) using errcode = '22023';
@@ -1114,10 +1198,16 @@ CREATE FUNCTION api.context_subscriptions(p_context_id bigint DEFAULT NULL::bigi
     LANGUAGE sql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
+    -- The subscriber side does not learn who in the publisher's org made or ended it.
     select s.subscription_id, s.context_id, 'ctx_' || s.context_id || '@' || coalesce(s.version::text, 'latest'),
-           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id, s.created_by, s.created_at,
-           s.revoked_at, s.revoked_by
+           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id,
+           case when p.publisher then s.created_by end, s.created_at, s.revoked_at,
+           case when p.publisher or starts_with(s.revoked_by, s.subscriber_org_id || '/') then s.revoked_by
+                else split_part(s.revoked_by, '/', 1) end
     from data.context_subscriptions s
+    cross join lateral (select exists (select 1 from data._readable_context_versions() rv
+                                       where rv.context_id = s.context_id and not rv.via_subscription)
+                               as publisher) p
     where (p_context_id is null or s.context_id = p_context_id)
       and (p_include_revoked or s.revoked_at is null)
     order by s.subscription_id
@@ -1198,9 +1288,13 @@ CREATE FUNCTION api.context_versions(p_context_id bigint) RETURNS TABLE(context_
     AS $$
 begin
     return query
-    select v.context_id, 'ctx_' || v.context_id || '@' || v.version, v.version, v.fragment_count, v.built_from,
-           v.note, v.created_by, v.created_at
-    from data.context_versions v where v.context_id = p_context_id
+    select v.context_id, 'ctx_' || v.context_id || '@' || v.version, v.version, v.fragment_count,
+           case when rv.shared then '{}'::jsonb else v.built_from end, v.note,
+           case when rv.shared then null else v.created_by end, v.created_at
+    from data.context_versions v
+    join (select x.version, bool_and(x.via_subscription) as shared from data._readable_context_versions() x
+          where x.context_id = p_context_id group by x.version) rv on rv.version = v.version
+    where v.context_id = p_context_id
     order by v.version desc;
     if not found and not exists (select 1 from data.contexts c where c.context_id = p_context_id) then
         raise exception 'unknown context: ctx_%', p_context_id using errcode = 'P0002';
@@ -1235,8 +1329,12 @@ begin
         select c.context_id from data.contexts c
         where (p_include_retired or c.retired_at is null)
           and ((c.org_id = p_org_id
-                and data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id))
-               or c.context_id in (select rv.context_id from data._readable_context_versions() rv
+                and data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id)
+                and (c.repo_id is null or data.acl_org_wide() or c.repo_id = any (data.acl_repos()))
+                and (c.persona_id is null or data.acl_org_wide() or c.persona_id = any (data.acl_personas()))
+                and (c.session_id is null or c.session_id = any (data.acl_sessions())))
+               or c.context_id in (select rv.context_id
+                                   from data._context_versions(true, p_repo_id, p_persona_id, p_session_id) rv
                                    where rv.via_subscription)))) r
     order by r.org_id = p_org_id desc, r.name, r.context_id;
 end
@@ -2929,6 +3027,32 @@ COMMENT ON FUNCTION api.policy_report() IS 'Every table of schema data: tenant d
 
 
 --
+-- Name: previous_models(); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.previous_models() RETURNS TABLE(model_id integer, namespace text, name text, source text, dims integer, generation integer, window_ends_at timestamp with time zone, queryable boolean)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select distinct on (em.namespace)
+           em.model_id, em.namespace, em.name, coalesce(em.source, em.name), em.dims, em.generation,
+           em.window_ends_at, em.window_ends_at > now()
+    from data.embedding_models em
+    where em.status = 'retired' and em.dropped_at is null
+    order by em.namespace, em.retired_at desc nulls last, em.generation desc
+$$;
+
+
+ALTER FUNCTION api.previous_models() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION previous_models(); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.previous_models() IS 'Per namespace, the generation the last promotion replaced (not dropped), what loads it, and whether its window still lets it answer.';
+
+
+--
 -- Name: promote_model(text, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -3400,8 +3524,8 @@ begin
                 using errcode = '22023';
         end if;
         for m in
-            select em.namespace, em.name, em.dims from data.embedding_models em
-            where em.status = 'active' and p_query_vectors ? em.namespace
+            select em.namespace, em.name, em.dims from data._serving_models() em
+            where p_query_vectors ? em.namespace
             order by em.namespace
         loop
             if jsonb_typeof(p_query_vectors -> m.namespace) is distinct from 'array'
@@ -4170,7 +4294,7 @@ CREATE FUNCTION api.rule_matches(p_org_id text, p_repo_id text, p_touching text[
     select m.rule_id, m.name, 'ctx_' || m.context_id || '@' || v.version
     from matched m
     join data.contexts c on c.context_id = m.context_id and c.retired_at is null
-    cross join lateral (select max(rv.version) as version from data._readable_context_versions() rv
+    cross join lateral (select max(rv.version) as version from data._context_versions(true, p_repo_id) rv
                         where rv.context_id = m.context_id and (m.version is null or rv.version = m.version)) v
     where v.version is not null
     order by m.rule_id
@@ -5525,6 +5649,32 @@ $$;
 ALTER FUNCTION data._check_rule_globs(p_path_globs text[], p_symbol_globs text[]) OWNER TO <migrator>;
 
 --
+-- Name: _check_subscription(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._check_subscription() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    ctx data.contexts;
+begin
+    select c.* into ctx from data.contexts c where c.context_id = new.context_id;
+    if new.revoked_at is null and (ctx.persona_id is not null or ctx.session_id is not null) then
+        raise exception 'ctx_% is a % Context: it is read only inside its %, never subscribed', new.context_id,
+            case when ctx.session_id is not null then 'session' else 'persona' end,
+            case when ctx.session_id is not null then 'session' else 'persona' end
+            using errcode = '42501',
+            hint = 'Publish a Context of an org or repo scope; bundle the notes worth sharing into it once promoted.';
+    end if;
+    return new;
+end
+$$;
+
+
+ALTER FUNCTION data._check_subscription() OWNER TO <migrator>;
+
+--
 -- Name: _citation_pagerank(double precision, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -5620,9 +5770,11 @@ CREATE FUNCTION data._context_rows(p_ids bigint[]) RETURNS TABLE(context_id bigi
     LANGUAGE sql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
+    -- A subscriber reads the Context's name and description, not who in the publisher's
+    -- org made it (docs/dba.md, what row-level security does not hide).
     select c.context_id, 'ctx_' || c.context_id, c.org_id, c.repo_id, c.persona_id, c.session_id, c.name,
-           c.description, c.created_by, c.created_at, c.retired_at, lv.version, lv.fragment_count,
-           coalesce(r.via_subscription, false)
+           c.description, case when r.via_subscription then null else c.created_by end, c.created_at,
+           c.retired_at, lv.version, lv.fragment_count, coalesce(r.via_subscription, false)
     from data.contexts c
     left join lateral (select v.version, v.fragment_count from data.context_versions v
                        join data._readable_context_versions() rv
@@ -5637,6 +5789,50 @@ $$;
 
 
 ALTER FUNCTION data._context_rows(p_ids bigint[]) OWNER TO <migrator>;
+
+--
+-- Name: _context_versions(boolean, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._context_versions(p_scoped boolean, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text) RETURNS TABLE(context_id bigint, version integer, via_subscription boolean)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select v.context_id, v.version, false
+    from data.contexts c
+    join data.context_versions v on v.context_id = c.context_id
+    where c.org_id = (select data.acl_org())
+      and (c.repo_id is null or (select data.acl_org_wide()) or c.repo_id = any ((select data.acl_repos())::text[]))
+      and (c.persona_id is null or (select data.acl_org_wide())
+           or c.persona_id = any ((select data.acl_personas())::text[]))
+      and (c.session_id is null or c.session_id = any ((select data.acl_sessions())::text[]))
+      and (not p_scoped or data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id))
+    union
+    select s.context_id, s.resolved, true
+    from (select s.context_id,
+                 coalesce(s.version, (select max(v.version) from data.context_versions v
+                                      where v.context_id = s.context_id)) as resolved
+          from data.context_subscriptions s
+          join data.contexts c on c.context_id = s.context_id and c.org_id = s.org_id
+          where s.revoked_at is null
+            and c.persona_id is null and c.session_id is null
+            and s.subscriber_org_id = (select data.acl_org())
+            and (s.subscriber_repo_id is null or (select data.acl_org_wide())
+                 or s.subscriber_repo_id = any ((select data.acl_repos())::text[]))
+            and (not p_scoped or s.subscriber_repo_id is null or p_repo_id is null
+                 or s.subscriber_repo_id = p_repo_id)) s
+    where s.resolved is not null
+$$;
+
+
+ALTER FUNCTION data._context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) IS 'Context versions the current principal may read (with p_scoped: that a request in that scope may name): every version of a Context whose scope its grants cover, and the version each live subscription of its org (or repo) gives it, of org and repo Contexts only.';
+
 
 --
 -- Name: _create_tenant_partitions(text); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -6095,27 +6291,7 @@ ALTER FUNCTION data._ranking_profile(p_org_id text, p_persona_id text) OWNER TO 
 CREATE FUNCTION data._readable_context_versions() RETURNS TABLE(context_id bigint, version integer, via_subscription boolean)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS $$
-    select v.context_id, v.version, false
-    from data.contexts c
-    join data.context_versions v on v.context_id = c.context_id
-    where c.org_id = (select data.acl_org())
-      and (c.repo_id is null or (select data.acl_org_wide()) or c.repo_id = any ((select data.acl_repos())::text[]))
-      and (c.persona_id is null or (select data.acl_org_wide())
-           or c.persona_id = any ((select data.acl_personas())::text[]))
-      and (c.session_id is null or c.session_id = any ((select data.acl_sessions())::text[]))
-    union
-    select s.context_id, s.resolved, true
-    from (select s.context_id,
-                 coalesce(s.version, (select max(v.version) from data.context_versions v
-                                      where v.context_id = s.context_id)) as resolved
-          from data.context_subscriptions s
-          where s.revoked_at is null
-            and s.subscriber_org_id = (select data.acl_org())
-            and (s.subscriber_repo_id is null or (select data.acl_org_wide())
-                 or s.subscriber_repo_id = any ((select data.acl_repos())::text[]))) s
-    where s.resolved is not null
-$$;
+    AS $$ select * from data._context_versions(false) $$;
 
 
 ALTER FUNCTION data._readable_context_versions() OWNER TO <migrator>;
@@ -6711,10 +6887,10 @@ $$;
 ALTER FUNCTION data._require_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
 
 --
--- Name: _resolve_context_refs(text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+-- Name: _resolve_context_refs(text[], boolean, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._resolve_context_refs(p_refs text[]) RETURNS TABLE(ordinal integer, ref text, context_id bigint, version integer, retired boolean, name text)
+CREATE FUNCTION data._resolve_context_refs(p_refs text[], p_scoped boolean DEFAULT false, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text) RETURNS TABLE(ordinal integer, ref text, context_id bigint, version integer, retired boolean, name text, via_subscription boolean)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $_$
@@ -6723,6 +6899,7 @@ declare
     parts text[];
     id bigint;
     v int;
+    shared boolean;
 begin
     if p_refs is null or cardinality(p_refs) = 0 or cardinality(p_refs) > 16 then
         raise exception 'name 1 to 16 contexts' using errcode = '22023';
@@ -6734,19 +6911,28 @@ begin
                 coalesce(left(r.ref, 64), 'null') using errcode = '22023';
         end if;
         id := parts[1]::bigint;
-        select max(rv.version) into v from data._readable_context_versions() rv
-        where rv.context_id = id and (parts[2] = 'latest' or rv.version = parts[2]::int);
+        -- The newest matching version; read through its own scope when both give it.
+        select rv.version, bool_and(rv.via_subscription) into v, shared
+        from data._context_versions(p_scoped, p_repo_id, p_persona_id, p_session_id) rv
+        where rv.context_id = id and (parts[2] = 'latest' or rv.version = parts[2]::int)
+        group by rv.version order by rv.version desc limit 1;
+        if v is null and p_scoped and exists (
+                select 1 from data._context_versions(false) rv
+                where rv.context_id = id and (parts[2] = 'latest' or rv.version = parts[2]::int)) then
+            raise exception 'context % lies outside the requested scope', r.ref using errcode = '22023',
+                hint = 'Name its scope in the request (its repo, persona or session; a subscription''s repo), or read it by reference.';
+        end if;
         if v is null then
             raise exception 'unknown context: %', r.ref using errcode = 'P0002';
         end if;
-        return query select r.n::int, 'ctx_' || id || '@' || v, id, v, c.retired_at is not null, c.name
+        return query select r.n::int, 'ctx_' || id || '@' || v, id, v, c.retired_at is not null, c.name, shared
                      from data.contexts c where c.context_id = id;
     end loop;
 end
 $_$;
 
 
-ALTER FUNCTION data._resolve_context_refs(p_refs text[]) OWNER TO <migrator>;
+ALTER FUNCTION data._resolve_context_refs(p_refs text[], p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
 
 --
 -- Name: _resolve_links(bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -6928,9 +7114,11 @@ ALTER FUNCTION data._rule_rows(p_ids bigint[]) OWNER TO <migrator>;
 CREATE FUNCTION data._serving_models() RETURNS TABLE(model_id integer, namespace text, name text, dims integer, generation integer)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS $$
+    AS $_$
 declare
     requested jsonb;
+    asked record;
+    m data.embedding_models;
 begin
     begin
         requested := nullif(current_setting('contexts.serve_generations', true), '')::jsonb;
@@ -6942,14 +7130,34 @@ begin
         raise exception 'contexts.serve_generations must be a JSON object {"namespace": generation}'
             using errcode = '22023';
     end if;
+    for asked in select * from jsonb_each(coalesce(requested, '{}')) loop
+        m := null;
+        if jsonb_typeof(asked.value) = 'number' and asked.value::text ~ '^[0-9]{1,9}$' then
+            select * into m from data.embedding_models em
+            where em.namespace = asked.key and em.generation = asked.value::text::int;
+        end if;
+        if m.model_id is null then
+            raise exception 'namespace % has no generation %', asked.key, asked.value using errcode = 'P0002';
+        end if;
+        if m.dropped_at is not null then
+            raise exception 'generation % of % (%) was dropped on % and answers nothing', m.generation, m.namespace,
+                m.name, m.dropped_at using errcode = '55000',
+                hint = 'A retired generation is queryable until its shadow window ends (docs/models.md).';
+        end if;
+        if m.status = 'retired' and m.window_ends_at <= now() then
+            raise exception 'generation % of % (%) ended its shadow window on % and answers nothing', m.generation,
+                m.namespace, m.name, m.window_ends_at using errcode = '55000',
+                hint = 'It is dropped by `contexts models drop-retired` (the service does it daily).';
+        end if;
+    end loop;
     return query
     select em.model_id, em.namespace, em.name, em.dims, em.generation
     from data.embedding_models em
     where case when requested ? em.namespace
-               then em.generation::text = requested ->> em.namespace and em.dropped_at is null
+               then em.generation::text = requested ->> em.namespace
                else em.status = 'active' end;
 end
-$$;
+$_$;
 
 
 ALTER FUNCTION data._serving_models() OWNER TO <migrator>;
@@ -6958,7 +7166,7 @@ ALTER FUNCTION data._serving_models() OWNER TO <migrator>;
 -- Name: FUNCTION _serving_models(); Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION data._serving_models() IS 'Per namespace, the generation queries search: the active one, or the live one contexts.serve_generations names.';
+COMMENT ON FUNCTION data._serving_models() IS 'Per namespace, the generation queries search: the active one, or the queryable one contexts.serve_generations names (55000 for a dropped one or one past its window).';
 
 
 --
@@ -10574,6 +10782,13 @@ CREATE OR REPLACE VIEW api.near_duplicate_clusters WITH (security_invoker='true'
 
 
 --
+-- Name: context_subscriptions context_subscriptions_shareable; Type: TRIGGER; Schema: data; Owner: <migrator>
+--
+
+CREATE TRIGGER context_subscriptions_shareable BEFORE INSERT OR UPDATE OF context_id, revoked_at ON data.context_subscriptions FOR EACH ROW EXECUTE FUNCTION data._check_subscription();
+
+
+--
 -- Name: fragment_sources fragment_sources_deleted; Type: TRIGGER; Schema: data; Owner: <migrator>
 --
 
@@ -11698,19 +11913,19 @@ GRANT ALL ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) TO cont
 
 
 --
--- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) TO contexts_service;
+REVOKE ALL ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) TO contexts_service;
 
 
 --
--- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) TO contexts_service;
+REVOKE ALL ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) TO contexts_service;
 
 
 --
@@ -12119,6 +12334,14 @@ REVOKE ALL ON FUNCTION api.policy_bypass() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION api.policy_report() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION previous_models(); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.previous_models() FROM PUBLIC;
+GRANT ALL ON FUNCTION api.previous_models() TO contexts_service;
 
 
 --
@@ -12573,6 +12796,13 @@ REVOKE ALL ON FUNCTION data._check_rule_globs(p_path_globs text[], p_symbol_glob
 
 
 --
+-- Name: FUNCTION _check_subscription(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._check_subscription() FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _citation_pagerank(p_damping double precision, p_iterations integer); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -12586,6 +12816,15 @@ REVOKE ALL ON FUNCTION data._citation_pagerank(p_damping double precision, p_ite
 REVOKE ALL ON FUNCTION data._context_rows(p_ids bigint[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._context_rows(p_ids bigint[]) TO contexts_service;
 GRANT ALL ON FUNCTION data._context_rows(p_ids bigint[]) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_service;
+GRANT ALL ON FUNCTION data._context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_analyst;
 
 
 --
@@ -12838,12 +13077,12 @@ REVOKE ALL ON FUNCTION data._require_write(p_org_id text, p_repo_id text, p_pers
 
 
 --
--- Name: FUNCTION _resolve_context_refs(p_refs text[]); Type: ACL; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _resolve_context_refs(p_refs text[], p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION data._resolve_context_refs(p_refs text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION data._resolve_context_refs(p_refs text[]) TO contexts_service;
-GRANT ALL ON FUNCTION data._resolve_context_refs(p_refs text[]) TO contexts_analyst;
+REVOKE ALL ON FUNCTION data._resolve_context_refs(p_refs text[], p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._resolve_context_refs(p_refs text[], p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_service;
+GRANT ALL ON FUNCTION data._resolve_context_refs(p_refs text[], p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_analyst;
 
 
 --
