@@ -329,30 +329,60 @@ def promote_command(
     failure = verdict.failure()
     if failure:
         raise CliError(f"{failure}; generation {shadow['generation']} of {namespace} stays in its shadow window")
-    _promote(dsn, namespace, shadow["generation"])
+    _promote(settings, dsn, namespace, shadow["generation"])
 
 
-def _promote(dsn: str, namespace: str, generation: int) -> None:
+def _promote(settings: Settings, dsn: str, namespace: str, generation: int) -> None:
     import psycopg
 
     from app.cli.common import database_error
+    from app.ingest.generations import generations
 
     try:
         with psycopg.connect(dsn) as conn:
             row = conn.execute(
                 "select name, generation, replaced, kept_until from api.promote_model(%s, %s)", (namespace, generation)
             ).fetchone()
+            assert row is not None
+            conn.commit()
+            promoted = next(g for g in generations(conn) if g["namespace"] == namespace and g["generation"] == row[1])
     except psycopg.Error as exc:
         raise database_error(exc, hint=True) from exc
-    assert row is not None
-    name, promoted, replaced, kept_until = row
-    env = "CONTEXTS_PROSE_MODEL" if namespace == "prose" else "CONTEXTS_CODE_MODEL"
+    name, _generation, replaced, kept_until = row
     console.print(
-        f"[green]{namespace} now serves {name} (generation {promoted})[/]; generation {replaced} is kept until "
-        f"{kept_until:%Y-%m-%d %H:%M %Z} (`contexts models rollback {namespace}` until then). "
-        f"Set {env} to the new model and restart services and ingestion."
+        f"[green]{namespace} now serves {name} (generation {promoted['generation']})[/]; generation {replaced} "
+        f'stays queryable until {kept_until:%Y-%m-%d %H:%M %Z} (retrievals asking for "generation": "previous", '
+        f"`contexts models replay {namespace} --generation previous`) and `contexts models rollback {namespace}` "
+        "brings it back until then."
     )
-    click.echo(json.dumps({"namespace": namespace, "active": promoted, "retired": replaced}))
+    console.print(promotion_followers(settings, namespace, name, promoted["source"]), highlight=False)
+    click.echo(json.dumps({"namespace": namespace, "active": promoted["generation"], "retired": replaced}))
+
+
+def promotion_followers(settings: Settings, namespace: str, name: str, source: str) -> str:
+    """What follows a promotion by itself and what does not (docs/models.md): services
+    load the promoted model from its source; CLI commands embed with their configuration."""
+    from app.ingest.embed import model_label
+
+    env = "CONTEXTS_PROSE_MODEL" if namespace == "prose" else "CONTEXTS_CODE_MODEL"
+    configured = settings.prose_model if namespace == "prose" else settings.code_model
+    check = (
+        f"within CONTEXTS_MODEL_CHECK_S ({settings.model_check_s:g} s) or"
+        if settings.model_check_s > 0
+        else "(CONTEXTS_MODEL_CHECK_S is 0: no periodic check)"
+    )
+    here = (
+        f"it is already set to it here ({configured})"
+        if model_label(configured) == name
+        else f"it is {configured} here: set it to {source}"
+    )
+    return (
+        f"Nothing to restart: `contexts serve` loads {name} from {source} {check} at the first retrieval or "
+        f"ingestion the database refuses for the old model; `contexts mcp` at that first refusal. The folder "
+        f"must be at that path on each service's machine (nothing is downloaded; the log says so if not). "
+        f"CLI commands that embed (`contexts ingest`, `sync`, `query`, `ctx`, `eval`, `profile set`) use {env} "
+        f"instead, and are refused until it names the promoted model: {here}."
+    )
 
 
 @models_group.command("rollback")
@@ -365,12 +395,13 @@ def rollback_command(ctx: click.Context, namespace: str) -> None:
 
     from app.ingest.generations import generation_of
 
-    dsn = open_database(context_settings(ctx))
+    settings = context_settings(ctx)
+    dsn = open_database(settings)
     with psycopg.connect(dsn) as conn:
         retired = generation_of(conn, namespace, "retired")
     if retired is None:
         raise CliError(f"namespace {namespace} has no retired generation left to roll back to")
-    _promote(dsn, namespace, retired["generation"])
+    _promote(settings, dsn, namespace, retired["generation"])
 
 
 @models_group.command("abandon")

@@ -178,3 +178,37 @@ def test_models_replay_compares_the_previous_generation_within_its_window(
     end_window(db_url)
     after = cli("models", "replay", "prose", "--generation", "previous")
     assert after.exit_code != 0 and "ended its shadow window" in after.output
+
+
+def test_promotion_and_rollback_say_what_follows_by_itself_and_what_to_configure(
+    client,
+    db_url,
+    models,
+    next_model,  # noqa: F811
+):
+    """Services follow a promotion without a restart (tests/api/test_model_follow.py);
+    CLI commands embed with their configured model and are refused until it names the
+    promoted one (tests/ingest/test_model_generations.py). The message says just that."""
+    assert ingest(client, DOCS).status_code == 201
+    build_shadow(db_url, models, next_model)
+    promote(db_url)
+    rolled = CliRunner().invoke(
+        main, ["--db-url", db_url, "models", "rollback", "prose"], env={"CONTEXTS_MODEL_CHECK_S": "5"}
+    )
+    assert rolled.exit_code == 0, rolled.output
+    said = " ".join(rolled.output.split())
+    assert "restart services" not in said and "Nothing to restart" in said
+    assert f"prose now serves {OLD} (generation 1); generation 2 stays queryable until" in said
+    assert '"generation": "previous"' in said and "contexts models rollback prose" in said
+    assert f"`contexts serve` loads {OLD} from {OLD} within CONTEXTS_MODEL_CHECK_S (5 s)" in said
+    assert "CONTEXTS_PROSE_MODEL" in said and f"it is already set to it here ({OLD})" in said
+    assert json.loads(rolled.stdout.strip().splitlines()[-1]) == {"namespace": "prose", "active": 1, "retired": 2}
+
+    again = CliRunner().invoke(main, ["--db-url", db_url, "models", "rollback", "prose"])
+    assert again.exit_code == 0, again.output
+    said = " ".join(again.output.split())
+    assert f"`contexts serve` loads minilm-next from {next_model}" in said
+    assert (
+        f"CONTEXTS_PROSE_MODEL instead, and are refused until it names the promoted model: it is {OLD} here: "
+        f"set it to {next_model}" in said
+    )
