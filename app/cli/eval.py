@@ -337,7 +337,6 @@ def replay_command(
         raise CliError(str(exc)) from exc
     dsn = open_database(settings)
     models = embedders(settings)
-    skipped: list[replay.Skipped] = []
     with psycopg.connect(dsn) as conn:
         if recorded is None:
             try:
@@ -345,15 +344,17 @@ def replay_command(
             except psycopg.Error as exc:
                 raise database_error(exc) from exc
             conn.rollback()
-            recorded, skipped = replay.on_active_generation(selection)
-            if not recorded:
-                counts = replay.count_kinds((), (s.kind for s in skipped))
-                raise CliError(
-                    "no recorded retrieval to replay"
-                    + (f" for org {org_id!r}" if org_id else "")
-                    + (f" ({len(skipped)} trace(s) skipped: {replay.describe_kinds(counts)})" if skipped else "")
-                    + "; run some queries first or pass --queries FILE"
-                )
+        else:
+            selection = replay.Selection(recorded)
+        recorded, skipped = replay.on_active_generation(selection)
+        if not recorded:
+            counts = replay.count_kinds((), (s.kind for s in skipped))
+            raise CliError(
+                ("no query to replay" if queries_path else "no recorded retrieval to replay")
+                + (f" for org {org_id!r}" if org_id and not queries_path else "")
+                + (f" ({len(skipped)} skipped: {replay.describe_kinds(counts)})" if skipped else "")
+                + ("" if queries_path else "; run some queries first or pass --queries FILE")
+            )
         current_retriever = Retriever.build(models, current, settings.torch_threads)
         with progress_bars() as progress:
             report = replay.replay(

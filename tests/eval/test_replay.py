@@ -142,6 +142,25 @@ def test_cli_replay_from_jsonl(db_url, conn, ingest, tmp_path):
     failing = CliRunner().invoke(main, [*args, "--fail-on-flag"])
     assert failing.exit_code == 1
 
+    # A request for the previous embedding generation is skipped, with where generations are compared.
+    queries.write_text(json.dumps({"query": "deploy zones", "generation": "previous"}) + "\n")
+    previous = CliRunner().invoke(
+        main,
+        [
+            "--db-url",
+            db_url,
+            "eval",
+            "replay",
+            "--candidate",
+            str(candidate),
+            "--queries",
+            str(queries),
+            "--org",
+            "acme",
+        ],
+    )
+    assert previous.exit_code == 1 and "no query to replay (1 skipped: retrieval 1 skipped)" in previous.output
+
     no_traces = CliRunner().invoke(main, ["--db-url", db_url, "eval", "replay", "--candidate", str(candidate)])
     assert no_traces.exit_code != 0 and "no recorded retrieval" in no_traces.output
     bad = tmp_path / "bad.toml"
