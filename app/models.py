@@ -910,10 +910,11 @@ class ModelGenerationOut(msgspec.Struct):
     dims: int
     generation: int
     status: str
-    """active (serves queries), shadow (being built or in its window) or retired."""
+    """active (serves queries), shadow (being built or in its window) or retired (replaced;
+    within its window it answers retrievals asking for `"generation": "previous"`)."""
     created_at: datetime
     window_ends_at: datetime | None
-    """End of the shadow window; a retired generation is kept until then."""
+    """End of the shadow window; a retired generation is kept, and queryable, until then."""
     promoted_at: datetime | None
     retired_at: datetime | None
     dropped_at: datetime | None

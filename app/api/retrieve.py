@@ -6,11 +6,13 @@ import psycopg
 from litestar import Controller, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
+from litestar.exceptions import HTTPException
 from litestar.params import JSONBody
 
 from app.api.openapi import BODY_ERRORS, problems
 from app.api.request_log import note
 from app.api.state import Services
+from app.ingest.serving import NoPreviousGeneration
 from app.retrieve.models import RetrieveRequest, RetrieveResponse
 from app.retrieve.query_vectors import QueryVectors
 from app.retrieve.service import Retriever
@@ -24,14 +26,16 @@ class RetrieveController(Controller):
         "/retrieve",
         status_code=200,
         summary="Retrieve cited fragments for a query",
-        responses=problems(*BODY_ERRORS, 404),
+        responses=problems(*BODY_ERRORS, 404, 409),
     )
     async def retrieve(
         self, data: JSONBody[RetrieveRequest], state: State, token: NamedDependency[str]
     ) -> RetrieveResponse:
         """Hybrid retrieval (BM25 + dense, weighted fusion, optional cross-encoder) within
         a scope and a token budget, over the fragments the caller's grants allow (a scope
-        it holds no grant on is a 403). Every call records a trace, returned as `trace_id`."""
+        it holds no grant on is a 403). Every call records a trace, returned as `trace_id`.
+        `generation: previous` searches the embedding generation the last upgrade replaced,
+        while its shadow window lasts (a 409 after it)."""
         return await run_retrieval(state.services, token, data)
 
 
@@ -43,7 +47,10 @@ async def run_retrieval(services: Services, token: str, data: RetrieveRequest) -
     candidates, composition and trace in one read transaction; with a read replica,
     candidates and composition there and the trace on the primary. A namespace promoted
     to another model meanwhile (55000) is followed (Services.follow_models) and the
-    retrieval run once more with it."""
+    retrieval run once more with it. A request asking for the previous generation gets
+    its retriever (Services.previous_retriever), or a 409 saying why there is none."""
+    if data.generation == "previous":
+        return await _previous_generation(services, token, data)
     retriever = services.retriever
     try:
         return await _retrieve_with(services, retriever, token, data)
@@ -52,6 +59,15 @@ async def run_retrieval(services: Services, token: str, data: RetrieveRequest) -
         if services.retriever is retriever:
             raise
         return await _retrieve_with(services, services.retriever, token, data)
+
+
+async def _previous_generation(services: Services, token: str, data: RetrieveRequest) -> RetrieveResponse:
+    await services.precheck(token)  # the key before any model is loaded for it
+    try:
+        retriever = await services.read(services.previous_retriever)
+    except NoPreviousGeneration as exc:
+        raise HTTPException(status_code=409, detail=str(exc)) from exc
+    return await _retrieve_with(services, retriever, token, data)
 
 
 async def _retrieve_with(

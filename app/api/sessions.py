@@ -129,7 +129,7 @@ async def open_session(services: Services, token: str, data: SessionOpen) -> Con
         with services.acting_for(token) as conn:
             row = conn.execute("select api.open_session(%s)", (session_id,)).fetchone()
             expires_at = row[0] if row else None
-            response = services.retriever.retrieve(conn, request)
+            response = services.retriever.retrieve(conn, request, kind="session_pack")
         fragments = pack_order(response.fragments)
         return ContextPack(
             session_id=session_id,

@@ -31,7 +31,15 @@ from app.db.availability import DatabaseMonitor, DatabaseUnavailable, is_connect
 from app.db.replica import PRIMARY, ReadReplica, ReadSource, ReplicaNotUsable, primary_wal_lsn
 from app.ingest.embed import model_label
 from app.ingest.pipeline import IngestPipeline
-from app.ingest.serving import ModelNotLoadable, follow, serving_models
+from app.ingest.serving import (
+    ModelNotLoadable,
+    NoPreviousGeneration,
+    follow,
+    load_models,
+    previous_generations,
+    previous_models,
+    serving_models,
+)
 from app.retrieve.query_vectors import QueryVectors
 from app.retrieve.service import Retriever
 from app.scope import Scope
@@ -107,6 +115,9 @@ class Services:
         """The read replica retrievals read from (CONTEXTS_READ_DATABASE_URL), if any."""
         self.retriever = retriever
         self.pipeline = pipeline
+        self._previous: tuple[tuple, Retriever] | None = None
+        """The retriever of the previous generations (previous_retriever), and what it was
+        built for: the active retriever and the generations it searches."""
         self.monitor = monitor
         # One thread per read connection: a read thread never waits for a connection.
         self.read_executor = ThreadPoolExecutor(settings.pool_max_size, thread_name_prefix="contexts-read")
@@ -186,6 +197,37 @@ class Services:
                     before[namespace],
                 )
         return True
+
+    def previous_retriever(self) -> Retriever:
+        """The retriever of a request asking for the previous generation: per namespace,
+        the generation its last promotion replaced while its window lasts (the others keep
+        their active one), its model loaded from its source once and kept until that
+        changes, with the active retriever's reranker and configuration. SQL checks the
+        window again at query time. NoPreviousGeneration when none is left, or its model
+        cannot be loaded here."""
+        with self.transaction() as conn:
+            kept = previous_models(conn)
+        try:
+            previous = previous_generations(kept)
+        except NoPreviousGeneration:
+            self._previous = None  # its model's memory goes with the window
+            raise
+        with self._following:
+            current = self.retriever
+            key = (current, tuple(sorted((ns, m.name, m.generation) for ns, m in previous.items())))
+            if self._previous is not None and self._previous[0] == key:
+                return self._previous[1]
+            try:
+                embedders = load_models(self.pipeline.embedders, previous)
+            except ModelNotLoadable as exc:
+                raise NoPreviousGeneration(f"the previous generation cannot be searched here: {exc}") from exc
+            searched = {ns: m.generation for ns, m in previous.items()}
+            retriever = Retriever(embedders, current.reranker, current.config, generations=searched)
+            retriever.stage_observer = current.stage_observer
+            self._previous = (key, retriever)
+        for namespace, model in previous.items():
+            log.info("namespace %s: previous generation %s loaded from %s", namespace, model.label, model.source)
+        return retriever
 
     def follow_models_quietly(self) -> bool:
         """follow_models, a model that cannot be loaded logged (requests keep their 409)."""

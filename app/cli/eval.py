@@ -340,16 +340,21 @@ def replay_command(
     with psycopg.connect(dsn) as conn:
         if recorded is None:
             try:
-                recorded = replay.from_traces(conn, org_id, limit)
-            except replay.ReplayError as exc:
-                raise CliError(str(exc)) from exc
+                selection = replay.from_traces(conn, org_id, limit)
+            except psycopg.Error as exc:
+                raise database_error(exc) from exc
             conn.rollback()
-            if not recorded:
-                raise CliError(
-                    "no recorded retrieval to replay"
-                    + (f" for org {org_id!r}" if org_id else "")
-                    + "; run some queries first or pass --queries FILE"
-                )
+        else:
+            selection = replay.Selection(recorded)
+        recorded, skipped = replay.on_active_generation(selection)
+        if not recorded:
+            counts = replay.count_kinds((), (s.kind for s in skipped))
+            raise CliError(
+                ("no query to replay" if queries_path else "no recorded retrieval to replay")
+                + (f" for org {org_id!r}" if org_id and not queries_path else "")
+                + (f" ({len(skipped)} skipped: {replay.describe_kinds(counts)})" if skipped else "")
+                + ("" if queries_path else "; run some queries first or pass --queries FILE")
+            )
         current_retriever = Retriever.build(models, current, settings.torch_threads)
         with progress_bars() as progress:
             report = replay.replay(
@@ -360,6 +365,7 @@ def replay_command(
                 threshold,
                 top,
                 lambda done, total: progress("replaying", done, total),
+                skipped=skipped,
             )
     options = {
         "candidate": candidate.to_dict(),

@@ -164,11 +164,24 @@ def _retriever_factory(settings: Settings) -> RetrieverFactory:
 @click.option(
     "--limit", default=200, show_default=True, type=click.IntRange(1, 100_000), help="Most recent distinct retrievals."
 )
+@click.option(
+    "--generation",
+    "which",
+    type=click.Choice(["shadow", "previous"]),
+    default=None,
+    help="Compare the active generation with the shadow (an upgrade not yet promoted) or the previous one "
+    "(replaced by the last promotion, within its window). Default: the shadow if there is one, else the previous.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
 @click.pass_context
-def replay_command(ctx: click.Context, namespace: str, org_id: str | None, limit: int, as_json: bool) -> None:
-    """Replay recent recorded retrievals on the shadow generation, each for the principal
-    that asked, and record their top-3 overlap with the active generation."""
+def replay_command(
+    ctx: click.Context, namespace: str, org_id: str | None, limit: int, which: str | None, as_json: bool
+) -> None:
+    """Replay recent recorded traces on another generation than the active one (the
+    shadow, or the previous one within its window), each for the principal that asked,
+    and record their top-3 overlap with the active generation. Every kind of trace is
+    replayed or skipped, and counted."""
+    from app.eval.replay import describe_kinds
     from app.ingest.embed import embedders
     from app.ingest.generations import GenerationError, replay_shadow
 
@@ -183,27 +196,40 @@ def replay_command(ctx: click.Context, namespace: str, org_id: str | None, limit
                 org_id,
                 limit,
                 progress=lambda done, total: progress("replaying", done, total),
+                which=which,
             )
         except GenerationError as exc:
             raise CliError(str(exc)) from exc
     overlap = "-" if summary.mean_overlap is None else f"{summary.mean_overlap:.3f}"
     shared = "-" if summary.mean_shared is None else f"{summary.mean_shared:.2f}"
     console.print(
-        f"generation {summary.generation}: {summary.replayed} retrieval(s) replayed ({summary.errors} error(s)); "
-        f"mean top-3 token overlap {overlap}, mean shared top-3 fragments {shared}"
+        f"{summary.role} generation {summary.generation} against the active one: {summary.replayed} retrieval(s) "
+        f"replayed ({summary.errors} error(s)), {len(summary.skipped)} trace(s) skipped; "
+        f"mean top-3 token overlap {overlap}, mean shared top-3 fragments {shared}",
+        highlight=False,
     )
+    console.print(f"by kind: {describe_kinds(summary.kinds)}", highlight=False, markup=False)
+    reasons: dict[tuple[str, str], int] = {}
+    for s in summary.skipped:
+        reasons[(s["kind"], s["reason"])] = reasons.get((s["kind"], s["reason"]), 0) + 1
+    for (kind, reason), n in reasons.items():
+        console.print(f"  skipped {n} {kind}: {reason}", highlight=False, markup=False)
     for r in summary.worst:
-        console.print(f"  {r['overlap']:.2f}  {r['query'][:80]!r} ({r['origin']})")
+        console.print(f"  {r['overlap']:.2f}  {r['query'][:80]!r} ({r['origin']})", highlight=False, markup=False)
     if as_json:
         click.echo(
             json.dumps(
                 {
                     "generation": summary.generation,
+                    "compared": summary.role,
                     "replayed": summary.replayed,
                     "errors": summary.errors,
+                    "skipped": len(summary.skipped),
+                    "kinds": summary.kinds,
+                    "skipped_traces": summary.skipped,
                     "mean_overlap": summary.mean_overlap,
                     "mean_shared_top": summary.mean_shared,
-                    "worst": [{k: r[k] for k in ("origin", "overlap", "shared_top")} for r in summary.worst],
+                    "worst": [{k: r[k] for k in ("origin", "kind", "overlap", "shared_top")} for r in summary.worst],
                 }
             )
         )
@@ -303,30 +329,60 @@ def promote_command(
     failure = verdict.failure()
     if failure:
         raise CliError(f"{failure}; generation {shadow['generation']} of {namespace} stays in its shadow window")
-    _promote(dsn, namespace, shadow["generation"])
+    _promote(settings, dsn, namespace, shadow["generation"])
 
 
-def _promote(dsn: str, namespace: str, generation: int) -> None:
+def _promote(settings: Settings, dsn: str, namespace: str, generation: int) -> None:
     import psycopg
 
     from app.cli.common import database_error
+    from app.ingest.generations import generations
 
     try:
         with psycopg.connect(dsn) as conn:
             row = conn.execute(
                 "select name, generation, replaced, kept_until from api.promote_model(%s, %s)", (namespace, generation)
             ).fetchone()
+            assert row is not None
+            conn.commit()
+            promoted = next(g for g in generations(conn) if g["namespace"] == namespace and g["generation"] == row[1])
     except psycopg.Error as exc:
         raise database_error(exc, hint=True) from exc
-    assert row is not None
-    name, promoted, replaced, kept_until = row
-    env = "CONTEXTS_PROSE_MODEL" if namespace == "prose" else "CONTEXTS_CODE_MODEL"
+    name, _generation, replaced, kept_until = row
     console.print(
-        f"[green]{namespace} now serves {name} (generation {promoted})[/]; generation {replaced} is kept until "
-        f"{kept_until:%Y-%m-%d %H:%M %Z} (`contexts models rollback {namespace}` until then). "
-        f"Set {env} to the new model and restart services and ingestion."
+        f"[green]{namespace} now serves {name} (generation {promoted['generation']})[/]; generation {replaced} "
+        f'stays queryable until {kept_until:%Y-%m-%d %H:%M %Z} (retrievals asking for "generation": "previous", '
+        f"`contexts models replay {namespace} --generation previous`) and `contexts models rollback {namespace}` "
+        "brings it back until then."
     )
-    click.echo(json.dumps({"namespace": namespace, "active": promoted, "retired": replaced}))
+    console.print(promotion_followers(settings, namespace, name, promoted["source"]), highlight=False)
+    click.echo(json.dumps({"namespace": namespace, "active": promoted["generation"], "retired": replaced}))
+
+
+def promotion_followers(settings: Settings, namespace: str, name: str, source: str) -> str:
+    """What follows a promotion by itself and what does not (docs/models.md): services
+    load the promoted model from its source; CLI commands embed with their configuration."""
+    from app.ingest.embed import model_label
+
+    env = "CONTEXTS_PROSE_MODEL" if namespace == "prose" else "CONTEXTS_CODE_MODEL"
+    configured = settings.prose_model if namespace == "prose" else settings.code_model
+    check = (
+        f"within CONTEXTS_MODEL_CHECK_S ({settings.model_check_s:g} s) or"
+        if settings.model_check_s > 0
+        else "(CONTEXTS_MODEL_CHECK_S is 0: no periodic check)"
+    )
+    here = (
+        f"it is already set to it here ({configured})"
+        if model_label(configured) == name
+        else f"it is {configured} here: set it to {source}"
+    )
+    return (
+        f"Nothing to restart: `contexts serve` loads {name} from {source} {check} at the first retrieval or "
+        f"ingestion the database refuses for the old model; `contexts mcp` at that first refusal. The folder "
+        f"must be at that path on each service's machine (nothing is downloaded; the log says so if not). "
+        f"CLI commands that embed (`contexts ingest`, `sync`, `query`, `ctx`, `eval`, `profile set`) use {env} "
+        f"instead, and are refused until it names the promoted model: {here}."
+    )
 
 
 @models_group.command("rollback")
@@ -339,12 +395,13 @@ def rollback_command(ctx: click.Context, namespace: str) -> None:
 
     from app.ingest.generations import generation_of
 
-    dsn = open_database(context_settings(ctx))
+    settings = context_settings(ctx)
+    dsn = open_database(settings)
     with psycopg.connect(dsn) as conn:
         retired = generation_of(conn, namespace, "retired")
     if retired is None:
         raise CliError(f"namespace {namespace} has no retired generation left to roll back to")
-    _promote(dsn, namespace, retired["generation"])
+    _promote(settings, dsn, namespace, retired["generation"])
 
 
 @models_group.command("abandon")

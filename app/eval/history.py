@@ -66,10 +66,13 @@ def gate_figures(plan: GatePlan, measured: Measured, verdict: Verdict | None) ->
 
 
 def replay_rows(recorded: Iterable[Recorded], report: ReplayReport) -> list[dict]:
-    """One row per replayed query (report.results follows `recorded`'s order). Results
-    keep their fragment ids, so readers see only the fragments they may read."""
+    """One row per replayed query (report.results follows `recorded`'s order; one the
+    replay skipped has no row). Results keep their fragment ids, so readers see only the
+    fragments they may read."""
     rows = []
     for item, result in zip(recorded, report.results, strict=True):
+        if result.get("skipped"):
+            continue
         match = _TRACE_ORIGIN.match(item.origin)
         rows.append(
             {

@@ -6,6 +6,10 @@ Overlap is the Jaccard index of the word-token sets of the two top-n texts (defa
 n = 3, threshold 0.5): a query is flagged when overlap < threshold. Both sides go
 through `Retriever.rank` (candidates, rerank, freshness) and leave no trace rows, so a
 replay never feeds its own queries back into the next replay.
+
+Every door that answers with fragments records a trace, and each kind of trace is
+either replayed or skipped with its reason, counted by kind (KINDS): a trace is never
+a reason for a replay to fail.
 """
 
 from __future__ import annotations
@@ -29,6 +33,25 @@ from app.retrieve.service import Retriever
 _WORD = re.compile(r"\w+")
 
 
+KINDS = {
+    "retrieval": "retrievals: POST /contexts/retrieve, MCP retrieve, contexts query, saved-query versions",
+    "contexts_restrict": "retrievals restricted to named Contexts (context_mode restrict)",
+    "contexts_boost": "retrievals boosting named Contexts (context_mode boost)",
+    "touching": "retrievals naming the files a step touches (workflow rules)",
+    "session_pack": "the context packs of new sessions (POST /sessions, MCP open_session)",
+    "context_read_ranked": "Context reads ranked by a query (GET /contexts/{ref}?query=...)",
+    "context_read_bundle": "Context reads in bundle order (GET /contexts/{ref})",
+    "unrecognized": "traces whose request is no retrieval this version knows",
+}
+"""Every kind of recorded trace, as replays count them. Skipped, whatever the pipeline:
+Context reads in bundle order (nothing is ranked: no knob or model changes them) and
+unrecognized requests. Skipped when it happens: a request whose scope or Contexts its
+principal may no longer read, and (`contexts eval replay`) one that asked for the
+previous embedding generation; `contexts models replay` also skips lexical-only ones."""
+
+SKIP_BUNDLE = "a Context read in bundle order ranks nothing: no pipeline knob or embedding model changes it"
+
+
 class ReplayError(ValueError):
     """Recorded queries that cannot be read; the message names the file and line."""
 
@@ -40,6 +63,50 @@ class Recorded:
     """Where it came from: a trace id or FILE:LINE."""
     principal: str
     """Who asked: replayed with that principal's grants (row-level security applies)."""
+    kind: str = "retrieval"
+    """One of KINDS."""
+    include_retired: bool = False
+    """Retired Contexts may be named, as a Context read ranked by a query was allowed to."""
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A recorded trace a replay does not run, and why."""
+
+    origin: str
+    kind: str
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {"origin": self.origin, "kind": self.kind, "reason": self.reason}
+
+
+@dataclass(slots=True)
+class Selection:
+    """The traces read for a replay: those it runs, newest first, and those it skips."""
+
+    recorded: list[Recorded] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def count_kinds(replayed: Iterable[str], skipped: Iterable[str]) -> dict[str, dict[str, int]]:
+    """{kind: {"replayed": n, "skipped": m}} for the kinds met, in KINDS order."""
+    counts = {kind: {"replayed": 0, "skipped": 0} for kind in KINDS}
+    for kind in replayed:
+        counts.setdefault(kind, {"replayed": 0, "skipped": 0})["replayed"] += 1
+    for kind in skipped:
+        counts.setdefault(kind, {"replayed": 0, "skipped": 0})["skipped"] += 1
+    return {kind: n for kind, n in counts.items() if n["replayed"] or n["skipped"]}
+
+
+def describe_kinds(counts: dict[str, dict[str, int]]) -> str:
+    """`retrieval 3, context_read_bundle 1 skipped`: one line for people."""
+    parts = []
+    for kind, n in counts.items():
+        done = [f"{n['replayed']} replayed"] if n["replayed"] else []
+        done += [f"{n['skipped']} skipped"] if n["skipped"] else []
+        parts.append(f"{kind} {', '.join(done)}")
+    return "; ".join(parts) or "none"
 
 
 @dataclass(slots=True)
@@ -49,10 +116,22 @@ class ReplayReport:
     threshold: float
     top: int
     results: list[dict] = field(default_factory=list)
+    """One per recorded query given, in its order; one skipped when replayed carries
+    `skipped` (its reason) and nothing else of a replay."""
+    skipped: list[Skipped] = field(default_factory=list)
+    """Traces skipped before the replay (Selection.skipped), then those skipped by it."""
+
+    @property
+    def replayed(self) -> list[dict]:
+        return [r for r in self.results if not r.get("skipped")]
 
     @property
     def flagged(self) -> list[dict]:
-        return [r for r in self.results if r["flagged"]]
+        return [r for r in self.replayed if r["flagged"]]
+
+    @property
+    def kinds(self) -> dict[str, dict[str, int]]:
+        return count_kinds((r["kind"] for r in self.replayed), (s.kind for s in self.skipped))
 
     def to_dict(self) -> dict:
         return {
@@ -60,10 +139,13 @@ class ReplayReport:
             "candidate": self.candidate,
             "threshold": self.threshold,
             "top": self.top,
-            "queries": len(self.results),
+            "queries": len(self.replayed),
             "flagged": len(self.flagged),
-            "errors": sum(1 for r in self.results if r.get("error")),
-            "results": self.results,
+            "errors": sum(1 for r in self.replayed if r.get("error")),
+            "skipped": len(self.skipped),
+            "kinds": self.kinds,
+            "skipped_traces": [s.to_dict() for s in self.skipped],
+            "results": self.replayed,
         }
 
 
@@ -78,28 +160,75 @@ def jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def from_traces(conn: psycopg.Connection, org_id: str | None, limit: int) -> list[Recorded]:
-    """The most recent recorded retrievals (one per distinct request and principal),
-    newest first. Reads the traces table directly: run it as the migrator."""
-    rows = conn.execute(
-        "select trace_id::text, request, principal_id from data.retrieval_traces "
-        "where %(org)s::text is null or org_id = %(org)s order by created_at desc, trace_id",
-        {"org": org_id},
-    ).fetchall()
-    out: list[Recorded] = []
+def classify(request: object, marks: dict) -> tuple[str, RetrieveRequest | str]:
+    """A recorded trace's kind (KINDS) and its request as a retrieval, or the reason it
+    is none. `marks`: what the trace's pipeline says of the door that recorded it
+    (`context_read`, `request_kind`, `include_retired`)."""
+    if marks.get("context_read") == "bundle order" or (isinstance(request, dict) and "context" in request):
+        return "context_read_bundle", SKIP_BUNDLE
+    try:
+        parsed = msgspec.convert(request, RetrieveRequest)
+    except (msgspec.ValidationError, ValueError, TypeError) as exc:
+        return "unrecognized", f"the recorded request is not a retrieval ({exc})"
+    if marks.get("request_kind") == "session_pack":
+        return "session_pack", parsed
+    if parsed.contexts:
+        if parsed.context_mode == "boost":
+            return "contexts_boost", parsed
+        return ("context_read_ranked" if marks.get("include_retired") else "contexts_restrict"), parsed
+    if parsed.touching:
+        return "touching", parsed
+    return "retrieval", parsed
+
+
+def from_traces(conn: psycopg.Connection, org_id: str | None, limit: int) -> Selection:
+    """The most recent recorded traces (one per distinct request, principal and kind),
+    newest first: up to `limit` to replay, and every one met on the way that cannot be
+    replayed, each with its reason. Reads the traces table directly: run it as the
+    migrator."""
+    selection = Selection()
     seen: set[str] = set()
-    for trace_id, request, principal in rows:
-        key = json.dumps([request, principal], sort_keys=True)
-        if key in seen:
-            continue
-        seen.add(key)
-        try:
-            out.append(Recorded(msgspec.convert(request, RetrieveRequest), f"trace {trace_id}", principal))
-        except msgspec.ValidationError as exc:
-            raise ReplayError(f"trace {trace_id}: recorded request is not a valid retrieval ({exc})") from exc
-        if len(out) >= limit:
-            break
-    return out
+    with conn.cursor(name="replay_traces") as cur:
+        cur.itersize = 500
+        cur.execute(
+            "select trace_id::text, request, principal_id, jsonb_build_object("
+            "'context_read', pipeline -> 'context_read', 'request_kind', pipeline -> 'request_kind', "
+            "'include_retired', pipeline -> 'include_retired') "
+            "from data.retrieval_traces where %(org)s::text is null or org_id = %(org)s "
+            "order by created_at desc, trace_id",
+            {"org": org_id},
+        )
+        for trace_id, request, principal, marks in cur:
+            kind, parsed = classify(request, marks)
+            key = json.dumps([request, principal, kind], sort_keys=True)
+            if key in seen:
+                continue
+            seen.add(key)
+            origin = f"trace {trace_id}"
+            if isinstance(parsed, str):
+                selection.skipped.append(Skipped(origin, kind, parsed))
+                continue
+            selection.recorded.append(Recorded(parsed, origin, principal, kind, bool(marks.get("include_retired"))))
+            if len(selection.recorded) >= limit:
+                break
+    return selection
+
+
+def on_active_generation(selection: Selection) -> tuple[list[Recorded], list[Skipped]]:
+    """What a comparison of two pipelines replays: the requests searched with the
+    active embedding generations. One that asked for the previous generation is skipped
+    (`contexts models replay NAMESPACE --generation previous` compares generations)."""
+    recorded, skipped = [], list(selection.skipped)
+    for item in selection.recorded:
+        if item.request.generation == "active":
+            recorded.append(item)
+        else:
+            reason = (
+                f"it searched the {item.request.generation} embedding generation: "
+                "`contexts models replay NAMESPACE --generation previous` compares generations"
+            )
+            skipped.append(Skipped(item.origin, item.kind, reason))
+    return recorded, skipped
 
 
 def from_jsonl(path: Path, principal: str, default_org: str | None = None) -> list[Recorded]:
@@ -129,6 +258,11 @@ def _summary(c: Candidate) -> dict:
     }
 
 
+UNREADABLE_NOW = {"42501", "P0002"}
+"""SQLSTATEs of a request its principal can no longer make (a grant revoked, a session
+expired, a Context unsubscribed or gone, the principal or repo deleted): skipped."""
+
+
 def replay(
     conn: psycopg.Connection,
     recorded: Iterable[Recorded],
@@ -137,12 +271,17 @@ def replay(
     threshold: float = 0.5,
     top: int = 3,
     progress: Callable[[int, int], None] | None = None,
+    skipped: Iterable[Skipped] = (),
 ) -> ReplayReport:
+    """Each recorded request on both sides, for its principal. One its principal may no
+    longer make is skipped (UNREADABLE_NOW); any other database error is reported and
+    flagged. `skipped`: traces skipped before the replay, reported with the others."""
     recorded = list(recorded)
-    report = ReplayReport(current[0].to_dict(), candidate[0].to_dict(), threshold, top)
+    report = ReplayReport(current[0].to_dict(), candidate[0].to_dict(), threshold, top, skipped=list(skipped))
     for done, item in enumerate(recorded, start=1):
         result = {
             "origin": item.origin,
+            "kind": item.kind,
             "query": item.request.query,
             "principal": item.principal,
             "scope": msgspec.to_builtins(item.request.scope),
@@ -151,11 +290,18 @@ def replay(
             sides = {}
             for name, (config, retriever) in (("current", current), ("candidate", candidate)):
                 act_as(conn, item.request.scope.org_id, item.principal)
-                sides[name] = retriever.rank(conn, config.apply(item.request)).ranked[:top]
+                ranking = retriever.rank(conn, config.apply(item.request), include_retired=item.include_retired)
+                sides[name] = ranking.ranked[:top]
                 conn.rollback()
         except psycopg.Error as exc:
             conn.rollback()
-            result |= {"error": exc.diag.message_primary or str(exc), "flagged": True, "overlap": None}
+            message = exc.diag.message_primary or str(exc)
+            if exc.sqlstate in UNREADABLE_NOW:
+                reason = f"{item.principal} can no longer make this request ({message})"
+                report.skipped.append(Skipped(item.origin, item.kind, reason))
+                result["skipped"] = reason
+            else:
+                result |= {"error": message, "flagged": True, "overlap": None}
             report.results.append(result)
             if progress:
                 progress(done, len(recorded))
@@ -178,11 +324,16 @@ def replay(
 
 
 def render_text(report: ReplayReport) -> str:
-    """The diff report for people: one block per flagged query, current vs candidate."""
+    """The diff report for people: the counts by kind, the skipped traces' reasons, then
+    one block per flagged query, current vs candidate."""
+    replayed = len(report.replayed)
     lines = [
-        f"replayed {len(report.results)} quer{'y' if len(report.results) == 1 else 'ies'}; "
-        f"{len(report.flagged)} flagged (top-{report.top} token overlap < {report.threshold})"
+        f"replayed {replayed} quer{'y' if replayed == 1 else 'ies'}; "
+        f"{len(report.flagged)} flagged (top-{report.top} token overlap < {report.threshold}); "
+        f"{len(report.skipped)} trace(s) skipped",
+        f"by kind: {describe_kinds(report.kinds)}",
     ]
+    lines.extend(skip_lines(report.skipped))
     changed = {k: v for k, v in report.candidate.items() if report.current.get(k) != v}
     lines.append(
         "candidate changes: "
@@ -203,3 +354,15 @@ def render_text(report: ReplayReport) -> str:
             if not r[side]:
                 lines.append("    (nothing retrieved)")
     return "\n".join(lines)
+
+
+def skip_lines(skipped: list[Skipped], shown: int = 3) -> list[str]:
+    """Per reason, how many traces were skipped for it and the first few."""
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for s in skipped:
+        by_reason.setdefault((s.kind, s.reason), []).append(s.origin)
+    lines = []
+    for (kind, reason), origins in by_reason.items():
+        more = f", +{len(origins) - shown} more" if len(origins) > shown else ""
+        lines.append(f"  skipped {len(origins)} {kind}: {reason} ({', '.join(origins[:shown])}{more})")
+    return lines

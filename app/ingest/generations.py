@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+import msgspec
 import psycopg
 from psycopg.rows import dict_row
 
@@ -167,6 +168,36 @@ def shadow_embedders(embedders: dict[str, Embedder], namespace: str, shadow: dic
     return embedders | {namespace: replace(embedders[namespace], name=shadow["source"])}
 
 
+def compared_generation(conn: psycopg.Connection, namespace: str, which: str | None = None) -> dict:
+    """The generation a replay compares with the active one: `shadow` (an upgrade not yet
+    promoted), `previous` (the one the last promotion replaced, while its window lasts),
+    or, by default, the shadow when there is one and else the previous generation."""
+    if which in (None, "shadow"):
+        shadow = generation_of(conn, namespace, "shadow")
+        if shadow is not None:
+            return shadow | {"role": "shadow"}
+        if which == "shadow":
+            raise GenerationError(
+                f"namespace {namespace} has no shadow generation: run `contexts models upgrade` first"
+            )
+    row = conn.execute(
+        "select model_id, generation, window_ends_at, queryable from api.previous_models() where namespace = %s",
+        (namespace,),
+    ).fetchone()
+    if row is None:
+        raise GenerationError(
+            f"namespace {namespace} has no shadow generation and no previous one to compare with the active "
+            "generation: run `contexts models upgrade` first"
+        )
+    model_id, generation, window_ends_at, queryable = row
+    if not queryable:
+        raise GenerationError(
+            f"generation {generation} of {namespace} ended its shadow window on {window_ends_at:%Y-%m-%d %H:%M %Z}: "
+            "it answers nothing (`contexts models drop-retired` drops it)"
+        )
+    return next(g for g in generations(conn) if g["model_id"] == model_id) | {"role": "previous"}
+
+
 @dataclass(slots=True)
 class ReplaySummary:
     model_id: int
@@ -177,6 +208,12 @@ class ReplaySummary:
     mean_shared: float | None
     worst: list[dict]
     """The queries whose top results moved most (lowest overlap first)."""
+    role: str = "shadow"
+    """What the compared generation is: `shadow` or `previous`."""
+    kinds: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per kind of recorded trace (app.eval.replay.KINDS), how many were replayed and skipped."""
+    skipped: list[dict] = field(default_factory=list)
+    """Each trace skipped: origin, kind and reason."""
 
 
 def replay_shadow(
@@ -189,48 +226,68 @@ def replay_shadow(
     top: int = 3,
     worst: int = 5,
     progress: Callable[[int, int], None] | None = None,
+    which: str | None = None,
 ) -> ReplaySummary:
-    """Replay the most recent recorded retrievals (`contexts eval replay`'s reading of
-    the traces) on the namespace's shadow generation, each for the principal that asked,
-    and record per query the top-`top` overlap with the active generation
-    (data.model_replays). `current(embedders, generations)` builds a Retriever."""
-    from app.eval.replay import from_traces, replay
+    """Replay the most recent recorded traces (`contexts eval replay`'s reading of them,
+    every kind replayed or skipped and counted) on another generation of the namespace
+    than the active one (compared_generation: the shadow, or the previous one within its
+    window), each for the principal that asked, and record per query the top-`top`
+    overlap with the active generation (data.model_replays). Lexical-only requests are
+    skipped: no embedding generation takes part in them. A request that asked for the
+    previous generation is replayed on both sides like any other: the query is what is
+    compared. `current(embedders, generations)` builds a Retriever."""
+    from app.eval.replay import Skipped, from_traces, replay
+    from app.ingest.serving import ModelNotLoadable, follow, serving_models
     from app.retrieve.config import PipelineConfig
 
-    shadow = generation_of(conn, namespace, "shadow")
-    if shadow is None:
-        raise GenerationError(f"namespace {namespace} has no shadow generation: run `contexts models upgrade` first")
-    recorded = [r for r in from_traces(conn, org_id, limit) if r.request.k_dense > 0]
+    other = compared_generation(conn, namespace, which)
+    try:  # the active side embeds with the active generation's model, whatever is configured
+        embedders = follow(embedders, serving_models(conn)) or embedders
+    except ModelNotLoadable as exc:
+        raise GenerationError(str(exc)) from exc
+    selection = from_traces(conn, org_id, limit)
+    recorded, skipped = [], list(selection.skipped)
+    for item in selection.recorded:
+        if item.request.k_dense == 0:
+            skipped.append(Skipped(item.origin, item.kind, "lexical only: no embedding generation takes part"))
+        else:
+            recorded.append(replace(item, request=msgspec.structs.replace(item.request, generation="active")))
     config = PipelineConfig()
     active_side = (config, current(embedders, None))
-    shadow_side = (
+    other_side = (
         config,
-        current(shadow_embedders(embedders, namespace, shadow), {namespace: shadow["generation"]}),
+        current(shadow_embedders(embedders, namespace, other), {namespace: other["generation"]}),
     )
-    report = replay(conn, recorded, active_side, shadow_side, top=top, progress=progress)
-    for item, result in zip(recorded, report.results):
+    report = replay(conn, recorded, active_side, other_side, top=top, progress=progress, skipped=skipped)
+    for item, result in zip(recorded, report.results, strict=True):
+        if result.get("skipped"):
+            continue
         trace_id = uuid.UUID(item.origin.removeprefix("trace "))
         if result.get("error"):
             conn.execute(
                 "select api.record_model_replay(%s, %s, null, null, %s, null, %s)",
-                (shadow["model_id"], trace_id, top, result["error"]),
+                (other["model_id"], trace_id, top, result["error"]),
             )
             continue
         ids_active = {c["fragment_id"] for c in result["current"]}
-        ids_shadow = {c["fragment_id"] for c in result["candidate"]}
-        result["shared_top"] = len(ids_active & ids_shadow)
+        ids_other = {c["fragment_id"] for c in result["candidate"]}
+        result["shared_top"] = len(ids_active & ids_other)
         conn.execute(
             "select api.record_model_replay(%s, %s, %s, %s, %s, %s)",
-            (shadow["model_id"], trace_id, result["overlap"], result["shared_top"], top, result["same_order"]),
+            (other["model_id"], trace_id, result["overlap"], result["shared_top"], top, result["same_order"]),
         )
     conn.commit()
-    scored = [r for r in report.results if r.get("overlap") is not None]
+    replayed = report.replayed
+    scored = [r for r in replayed if r.get("overlap") is not None]
     return ReplaySummary(
-        shadow["model_id"],
-        shadow["generation"],
-        len(report.results),
-        sum(1 for r in report.results if r.get("error")),
+        other["model_id"],
+        other["generation"],
+        len(replayed),
+        sum(1 for r in replayed if r.get("error")),
         sum(r["overlap"] for r in scored) / len(scored) if scored else None,
         sum(r["shared_top"] for r in scored) / len(scored) if scored else None,
         sorted(scored, key=lambda r: (r["overlap"], r["origin"]))[:worst],
+        other["role"],
+        report.kinds,
+        [s.to_dict() for s in report.skipped],
     )

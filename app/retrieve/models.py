@@ -37,6 +37,8 @@ CONTEXT_REF_PATTERN = r"^ctx_[1-9][0-9]{0,17}@([1-9][0-9]{0,8}|latest)$"
 """A Context version: `ctx_<id>@<version>`, or `ctx_<id>@latest` (the newest you may read)."""
 ContextRef = Annotated[str, msgspec.Meta(pattern=CONTEXT_REF_PATTERN, max_length=40)]
 ContextMode = Literal["restrict", "boost"]
+Generation = Literal["active", "previous"]
+"""The embedding generation a retrieval's dense lists search (docs/models.md)."""
 MAX_TOUCHING = 64
 """Touched entries a request may name (docs/adr/0022)."""
 TOUCHED_PATTERN = f"^[^{CONTROL_CHARACTERS}\t\n\r]+$"
@@ -122,6 +124,12 @@ class RetrieveRequest(msgspec.Struct, forbid_unknown_fields=True):
     step touches: the Contexts of the workflow rules matching them (in this scope, that
     you may read) are composed after the pins, each fragment marked with `rule`
     (docs/adr/0022)."""
+    generation: Generation = "active"
+    """`previous`: search the embedding generation each namespace's last promotion
+    replaced, while its shadow window lasts (docs/models.md), to compare an upgrade's
+    answers with the old model's; a namespace never upgraded is searched with its active
+    one. A 409 when no namespace has such a generation left (the window ended). The
+    trace's pipeline names the generations searched (`generations`)."""
 
     def __post_init__(self) -> None:
         check_text("query", self.query)

@@ -127,6 +127,14 @@ class Retriever:
         """With the reranker the configuration names (none: the fused order stands)."""
         return cls(embedders, rerank.build(config.reranker, threads), config, generations=generations)
 
+    def serve_generations(self, conn: psycopg.Connection) -> None:
+        """Tell the transaction which generations this retriever searches, when not the
+        active ones (data._serving_models reads it; SQL refuses a dropped one, or a
+        retired one whose window has ended). Transaction-local: the next retrieval on
+        this connection searches the active ones again."""
+        if self.generations:
+            conn.execute("select set_config('contexts.serve_generations', %s, true)", (json.dumps(self.generations),))
+
     def query_embeddings(self, query: str) -> QueryVectors:
         """One vector per namespace; concurrent retrievals share embedding calls."""
         return self.query_embedder.vectors(query)
@@ -178,13 +186,15 @@ class Retriever:
         """`vectors`: the query's, when the caller computed them already (the API does,
         before it takes a connection, so that concurrent requests share model calls)."""
         scope = self.scope_of(request)
+        if request.generation != "active" and not self.generations:
+            # The service answers such a request with a retriever of that generation
+            # (Services.previous_retriever): this one would search the active ones.
+            raise ValueError(f"this retriever searches the active generations, not the {request.generation} ones")
         if request.k_dense == 0:
             embeddings: QueryVectors = {}
         else:
             embeddings = vectors if vectors is not None else self.query_embeddings(request.query)
-        if self.generations:
-            # Transaction-local: the next retrieval on this connection searches the active ones again.
-            conn.execute("select set_config('contexts.serve_generations', %s, true)", (json.dumps(self.generations),))
+        self.serve_generations(conn)
         if request.contexts:
             return self.with_contexts(conn, request, embeddings, include_retired)
         return fetch_candidates(
@@ -329,11 +339,13 @@ class Retriever:
         request: RetrieveRequest,
         vectors: QueryVectors | None = None,
         include_retired: bool = False,
+        kind: str | None = None,
     ) -> RetrieveResponse:
         """For the principal bound to `conn`'s transaction (see app.access); the trace is
         written in the same transaction. `include_retired`: retired Contexts may be named
-        (reading one for audit)."""
-        return self.answer(conn, request, vectors, include_retired=include_retired).record(conn)
+        (reading one for audit). `kind`: the door asking, when it is not a plain
+        retrieval (`session_pack`), recorded in the trace for replays."""
+        return self.answer(conn, request, vectors, include_retired=include_retired, kind=kind).record(conn)
 
     def answer(
         self,
@@ -342,10 +354,13 @@ class Retriever:
         vectors: QueryVectors | None = None,
         read: dict | None = None,
         include_retired: bool = False,
+        kind: str | None = None,
     ) -> Answer:
         """Everything a retrieval reads, without its trace: a service reading on a replica
         records the trace on the primary afterwards (`Answer.record`), since a standby
-        writes nothing. `read`: where the candidates were read, for the trace."""
+        writes nothing. `read`: where the candidates were read, for the trace. The trace
+        keeps what a replay needs to run it again as it ran (app.eval.replay):
+        `include_retired` and the door's `kind` ("request_kind")."""
         started = time.perf_counter()
         ranking = self.rank(conn, request, vectors, include_retired)
         candidates, ranked = ranking.candidates, ranking.ranked
@@ -379,6 +394,10 @@ class Retriever:
         }
         if read is not None:
             pipeline["read"] = read
+        if include_retired:
+            pipeline["include_retired"] = True
+        if kind is not None:
+            pipeline["request_kind"] = kind
         fragments = fragments_out(composition, metadata)
         return Answer(self, request, pipeline, entries, duration_ms, ranking.query_vectors, fragments, composition)
 
@@ -400,6 +419,9 @@ class Answer:
         """Write the trace for the principal bound to `conn` (on the primary), then the
         response that names it: an answer is never returned before its trace is stored."""
         with self.retriever.stage("trace"):
+            # Query vectors are stored under the searched generation's model (on a replica's
+            # primary this is another transaction: it is told again).
+            self.retriever.serve_generations(conn)
             trace_id = record_trace(
                 conn,
                 self.request.scope.org_id,

@@ -8,9 +8,13 @@
 -- the shadow nor a recently retired generation falls behind.
 
 -- data._serving_models: the generation each namespace is searched with: the active one,
--- unless the transaction names another live generation of that namespace in the setting
--- contexts.serve_generations ({"prose": 2}), as `contexts models replay` and the promotion
--- gate do. Row-level security applies to every generation's vectors alike.
+-- unless the transaction names another generation of that namespace in the setting
+-- contexts.serve_generations ({"prose": 2}), as `contexts models replay`, the promotion
+-- gate and a retrieval asking for the previous generation do. A generation it names must
+-- still be queryable: the active one, the shadow, or a retired one within its window
+-- (55000 otherwise: dropped, or its window has ended; P0002 for none such). The setting
+-- only chooses whose vectors rank the candidates: row-level security applies to every
+-- generation's vectors alike, so it gives no reader anything it could not read.
 create or replace function data._serving_models()
 returns table (model_id int, namespace text, name text, dims int, generation int)
 language plpgsql stable
@@ -18,6 +22,8 @@ set search_path = pg_catalog, extensions, pg_temp
 as $$
 declare
     requested jsonb;
+    asked record;
+    m data.embedding_models;
 begin
     begin
         requested := nullif(current_setting('contexts.serve_generations', true), '')::jsonb;
@@ -29,15 +35,55 @@ begin
         raise exception 'contexts.serve_generations must be a JSON object {"namespace": generation}'
             using errcode = '22023';
     end if;
+    for asked in select * from jsonb_each(coalesce(requested, '{}')) loop
+        m := null;
+        if jsonb_typeof(asked.value) = 'number' and asked.value::text ~ '^[0-9]{1,9}$' then
+            select * into m from data.embedding_models em
+            where em.namespace = asked.key and em.generation = asked.value::text::int;
+        end if;
+        if m.model_id is null then
+            raise exception 'namespace % has no generation %', asked.key, asked.value using errcode = 'P0002';
+        end if;
+        if m.dropped_at is not null then
+            raise exception 'generation % of % (%) was dropped on % and answers nothing', m.generation, m.namespace,
+                m.name, m.dropped_at using errcode = '55000',
+                hint = 'A retired generation is queryable until its shadow window ends (docs/models.md).';
+        end if;
+        if m.status = 'retired' and m.window_ends_at <= now() then
+            raise exception 'generation % of % (%) ended its shadow window on % and answers nothing', m.generation,
+                m.namespace, m.name, m.window_ends_at using errcode = '55000',
+                hint = 'It is dropped by `contexts models drop-retired` (the service does it daily).';
+        end if;
+    end loop;
     return query
     select em.model_id, em.namespace, em.name, em.dims, em.generation
     from data.embedding_models em
     where case when requested ? em.namespace
-               then em.generation::text = requested ->> em.namespace and em.dropped_at is null
+               then em.generation::text = requested ->> em.namespace
                else em.status = 'active' end;
 end
 $$;
-comment on function data._serving_models() is 'Per namespace, the generation queries search: the active one, or the live one contexts.serve_generations names.';
+comment on function data._serving_models() is 'Per namespace, the generation queries search: the active one, or the queryable one contexts.serve_generations names (55000 for a dropped one or one past its window).';
+
+-- api.previous_models: per namespace, the generation its last promotion (or rollback)
+-- replaced, while its vectors are kept: what a retrieval asking for the previous
+-- generation searches, with what loads its model. `queryable` is false once its window
+-- has ended (it answers nothing then, until `drop-retired` removes it). A namespace
+-- never upgraded, or whose replaced generations were all dropped, has no row.
+create or replace function api.previous_models()
+returns table (model_id int, namespace text, name text, source text, dims int, generation int,
+               window_ends_at timestamptz, queryable boolean)
+language sql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select distinct on (em.namespace)
+           em.model_id, em.namespace, em.name, coalesce(em.source, em.name), em.dims, em.generation,
+           em.window_ends_at, em.window_ends_at > now()
+    from data.embedding_models em
+    where em.status = 'retired' and em.dropped_at is null
+    order by em.namespace, em.retired_at desc nulls last, em.generation desc
+$$;
+comment on function api.previous_models() is 'Per namespace, the generation the last promotion replaced (not dropped), what loads it, and whether its window still lets it answer.';
 
 -- api.secondary_models: the generations besides the active one that new fragments get
 -- vectors for (the shadow, and retired ones not yet dropped), with what loads each.

@@ -16,8 +16,9 @@
 -- stamped with the bound principal (never one the caller names), and the query vectors
 -- it was searched with ({"prose": [...], "code": [...]}, as api.retrieve_candidates
 -- took them). A vector is stored once per distinct model (namespaces sharing a model
--- share it), under the name of the namespace's active model; a namespace without an
--- active model is skipped, as retrieval skips it.
+-- share it), under the name of the model the namespace was searched with (the active
+-- generation's, or the one the transaction names: data._serving_models); a namespace
+-- without one is skipped, as retrieval skips it.
 create or replace function api.record_trace(
     p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb,
     p_candidates jsonb, p_duration_ms float8 default null, p_query_vectors jsonb default null)
@@ -54,8 +55,8 @@ begin
                 using errcode = '22023';
         end if;
         for m in
-            select em.namespace, em.name, em.dims from data.embedding_models em
-            where em.status = 'active' and p_query_vectors ? em.namespace
+            select em.namespace, em.name, em.dims from data._serving_models() em
+            where p_query_vectors ? em.namespace
             order by em.namespace
         loop
             if jsonb_typeof(p_query_vectors -> m.namespace) is distinct from 'array'

@@ -58,7 +58,9 @@ def test_replay_flags_changed_top3_only(conn, ingest, as_principal, models, retr
         as_principal("acme")
         retriever.retrieve(conn, msgspec.convert({"query": q, "scope": {"org_id": "acme"}}, RetrieveRequest))
         conn.commit()  # one transaction each: distinct created_at
-    recorded = replay.from_traces(conn, "acme", 10)
+    selection = replay.from_traces(conn, "acme", 10)
+    recorded, nothing_skipped = selection.recorded, selection.skipped
+    assert nothing_skipped == [] and {r.kind for r in recorded} == {"retrieval"}
     assert [r.request.query for r in recorded] == [
         "cache eviction",
         "nightly backups restore",
@@ -139,6 +141,25 @@ def test_cli_replay_from_jsonl(db_url, conn, ingest, tmp_path):
     conn.rollback()
     failing = CliRunner().invoke(main, [*args, "--fail-on-flag"])
     assert failing.exit_code == 1
+
+    # A request for the previous embedding generation is skipped, with where generations are compared.
+    queries.write_text(json.dumps({"query": "deploy zones", "generation": "previous"}) + "\n")
+    previous = CliRunner().invoke(
+        main,
+        [
+            "--db-url",
+            db_url,
+            "eval",
+            "replay",
+            "--candidate",
+            str(candidate),
+            "--queries",
+            str(queries),
+            "--org",
+            "acme",
+        ],
+    )
+    assert previous.exit_code == 1 and "no query to replay (1 skipped: retrieval 1 skipped)" in previous.output
 
     no_traces = CliRunner().invoke(main, ["--db-url", db_url, "eval", "replay", "--candidate", str(candidate)])
     assert no_traces.exit_code != 0 and "no recorded retrieval" in no_traces.output

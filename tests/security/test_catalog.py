@@ -174,6 +174,7 @@ EXECUTABLE = {
         "api.search_lexical",
         "api.secondary_models",
         "api.serving_models",
+        "api.previous_models",
         "api.sync_documents",
         "api.sync_record",
         "api.sync_state",

@@ -3027,6 +3027,32 @@ COMMENT ON FUNCTION api.policy_report() IS 'Every table of schema data: tenant d
 
 
 --
+-- Name: previous_models(); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.previous_models() RETURNS TABLE(model_id integer, namespace text, name text, source text, dims integer, generation integer, window_ends_at timestamp with time zone, queryable boolean)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select distinct on (em.namespace)
+           em.model_id, em.namespace, em.name, coalesce(em.source, em.name), em.dims, em.generation,
+           em.window_ends_at, em.window_ends_at > now()
+    from data.embedding_models em
+    where em.status = 'retired' and em.dropped_at is null
+    order by em.namespace, em.retired_at desc nulls last, em.generation desc
+$$;
+
+
+ALTER FUNCTION api.previous_models() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION previous_models(); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.previous_models() IS 'Per namespace, the generation the last promotion replaced (not dropped), what loads it, and whether its window still lets it answer.';
+
+
+--
 -- Name: promote_model(text, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -3498,8 +3524,8 @@ begin
                 using errcode = '22023';
         end if;
         for m in
-            select em.namespace, em.name, em.dims from data.embedding_models em
-            where em.status = 'active' and p_query_vectors ? em.namespace
+            select em.namespace, em.name, em.dims from data._serving_models() em
+            where p_query_vectors ? em.namespace
             order by em.namespace
         loop
             if jsonb_typeof(p_query_vectors -> m.namespace) is distinct from 'array'
@@ -7088,9 +7114,11 @@ ALTER FUNCTION data._rule_rows(p_ids bigint[]) OWNER TO <migrator>;
 CREATE FUNCTION data._serving_models() RETURNS TABLE(model_id integer, namespace text, name text, dims integer, generation integer)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS $$
+    AS $_$
 declare
     requested jsonb;
+    asked record;
+    m data.embedding_models;
 begin
     begin
         requested := nullif(current_setting('contexts.serve_generations', true), '')::jsonb;
@@ -7102,14 +7130,34 @@ begin
         raise exception 'contexts.serve_generations must be a JSON object {"namespace": generation}'
             using errcode = '22023';
     end if;
+    for asked in select * from jsonb_each(coalesce(requested, '{}')) loop
+        m := null;
+        if jsonb_typeof(asked.value) = 'number' and asked.value::text ~ '^[0-9]{1,9}$' then
+            select * into m from data.embedding_models em
+            where em.namespace = asked.key and em.generation = asked.value::text::int;
+        end if;
+        if m.model_id is null then
+            raise exception 'namespace % has no generation %', asked.key, asked.value using errcode = 'P0002';
+        end if;
+        if m.dropped_at is not null then
+            raise exception 'generation % of % (%) was dropped on % and answers nothing', m.generation, m.namespace,
+                m.name, m.dropped_at using errcode = '55000',
+                hint = 'A retired generation is queryable until its shadow window ends (docs/models.md).';
+        end if;
+        if m.status = 'retired' and m.window_ends_at <= now() then
+            raise exception 'generation % of % (%) ended its shadow window on % and answers nothing', m.generation,
+                m.namespace, m.name, m.window_ends_at using errcode = '55000',
+                hint = 'It is dropped by `contexts models drop-retired` (the service does it daily).';
+        end if;
+    end loop;
     return query
     select em.model_id, em.namespace, em.name, em.dims, em.generation
     from data.embedding_models em
     where case when requested ? em.namespace
-               then em.generation::text = requested ->> em.namespace and em.dropped_at is null
+               then em.generation::text = requested ->> em.namespace
                else em.status = 'active' end;
 end
-$$;
+$_$;
 
 
 ALTER FUNCTION data._serving_models() OWNER TO <migrator>;
@@ -7118,7 +7166,7 @@ ALTER FUNCTION data._serving_models() OWNER TO <migrator>;
 -- Name: FUNCTION _serving_models(); Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION data._serving_models() IS 'Per namespace, the generation queries search: the active one, or the live one contexts.serve_generations names.';
+COMMENT ON FUNCTION data._serving_models() IS 'Per namespace, the generation queries search: the active one, or the queryable one contexts.serve_generations names (55000 for a dropped one or one past its window).';
 
 
 --
@@ -12286,6 +12334,14 @@ REVOKE ALL ON FUNCTION api.policy_bypass() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION api.policy_report() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION previous_models(); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.previous_models() FROM PUBLIC;
+GRANT ALL ON FUNCTION api.previous_models() TO contexts_service;
 
 
 --
