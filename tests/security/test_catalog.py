@@ -452,10 +452,10 @@ def test_function_grants_outside_the_rule_are_revoked_by_migrate(db_url):
     fresh = privilege_matrix(db_url)
     with psycopg.connect(db_url, autocommit=True) as c:
         c.execute("grant execute on function api.create_org(text, text, interval) to contexts_service")
-        c.execute("grant execute on function data._bind(text, text) to contexts_analyst, contexts_auditor")
+        c.execute("grant execute on function data._bind(text, text, text) to contexts_analyst, contexts_auditor")
         c.execute("revoke execute on function api.whoami() from contexts_auditor")
     assert "contexts_service" in _executors(db_url, "api.create_org(text, text, interval)")
-    assert _executors(db_url, "data._bind(text, text)") == {"contexts_analyst", "contexts_auditor"}
+    assert _executors(db_url, "data._bind(text, text, text)") == {"contexts_analyst", "contexts_auditor"}
     assert "contexts_auditor" not in _executors(db_url, "api.whoami()")
 
     migrate(db_url)  # the files did not change: hand-made privileges stay until forced
@@ -463,7 +463,7 @@ def test_function_grants_outside_the_rule_are_revoked_by_migrate(db_url):
     migrate(db_url, force=True)  # what `contexts migrate` does
 
     assert _executors(db_url, "api.create_org(text, text, interval)") == set()
-    assert _executors(db_url, "data._bind(text, text)") == set()
+    assert _executors(db_url, "data._bind(text, text, text)") == set()
     assert _executors(db_url, "api.whoami()") == set(ROLES)
     assert privilege_matrix(db_url) == fresh
 

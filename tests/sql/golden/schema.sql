@@ -404,13 +404,18 @@ CREATE FUNCTION api.authenticate(p_token text) RETURNS TABLE(org_id text, princi
 declare
     k record;
 begin
-    select a.key_id, a.org_id, a.principal_id into k
+    select a.key_id, a.org_id, a.principal_id, a.expires_at into k
     from data.api_keys a
     join data.principals p on p.org_id = a.org_id and p.principal_id = a.principal_id
     where a.key_hash = sha256(convert_to(coalesce(p_token, ''), 'UTF8'))
       and a.revoked_at is null and p.disabled_at is null;
     if k.key_id is null then
         raise exception 'invalid or revoked API key' using errcode = '28000';
+    end if;
+    if k.expires_at <= now() then
+        raise exception 'API key % expired at % UTC; ask for a new one',
+            k.key_id, to_char(k.expires_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS') using errcode = '28000',
+            hint = 'An administrator makes one with `contexts key create ORG PRINCIPAL --expires ...`.';
     end if;
     -- At most once a minute, and never waiting: a concurrent request holding the row
     -- (until its transaction ends) just skips the refresh.
@@ -422,7 +427,7 @@ begin
                           where b.key_id = k.key_id and (b.last_used_at is null or b.last_used_at < now() - interval '1 minute')
                           for update skip locked);
     end if;
-    perform data._bind(k.org_id, k.principal_id);
+    perform data._bind(k.org_id, k.principal_id, k.key_id);
     return query select k.org_id, k.principal_id, k.key_id;
 end
 $$;
@@ -434,7 +439,7 @@ ALTER FUNCTION api.authenticate(p_token text) OWNER TO <migrator>;
 -- Name: FUNCTION authenticate(p_token text); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.authenticate(p_token text) IS 'Bind the principal of an API key to the current transaction.';
+COMMENT ON FUNCTION api.authenticate(p_token text) IS 'Bind the principal of an API key (within the key''s restriction) to the current transaction.';
 
 
 --
@@ -653,10 +658,10 @@ COMMENT ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) IS 'The r
 
 
 --
--- Name: context_add_version(bigint, bigint[], bigint[], text[], text, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: context_add_version(bigint, bigint[], bigint[], text[], text, jsonb, bigint[]); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[] DEFAULT '{}'::bigint[], p_doc_ids bigint[] DEFAULT '{}'::bigint[], p_path_globs text[] DEFAULT '{}'::text[], p_note text DEFAULT ''::text, p_built_from jsonb DEFAULT '{}'::jsonb) RETURNS TABLE(context_id bigint, ref text, version integer, fragment_count integer, built_from jsonb, note text, created_by text, created_at timestamp with time zone)
+CREATE FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[] DEFAULT '{}'::bigint[], p_doc_ids bigint[] DEFAULT '{}'::bigint[], p_path_globs text[] DEFAULT '{}'::text[], p_note text DEFAULT ''::text, p_built_from jsonb DEFAULT '{}'::jsonb, p_query_fragment_ids bigint[] DEFAULT '{}'::bigint[]) RETURNS TABLE(context_id bigint, ref text, version integer, fragment_count integer, built_from jsonb, note text, created_by text, created_at timestamp with time zone)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -673,11 +678,13 @@ declare
     next_version int;
     members bigint[];
     row_count int;
+    query_kept bigint[] := '{}';
+    query_left_out int := 0;
 begin
     select * into me from data._principal_or_raise();
     ctx := data._writable_context(p_context_id);
     if cardinality(coalesce(p_fragment_ids, '{}')) + cardinality(coalesce(p_doc_ids, '{}'))
-       + cardinality(coalesce(p_path_globs, '{}')) = 0 then
+       + cardinality(coalesce(p_path_globs, '{}')) + cardinality(coalesce(p_query_fragment_ids, '{}')) = 0 then
         raise exception 'a version is built from fragment ids, documents, path globs or a query' using errcode = '22023';
     end if;
     if cardinality(coalesce(p_path_globs, '{}')) > 32
@@ -702,6 +709,28 @@ begin
     if outside is not null then
         raise exception 'fragment % lies outside the context''s scope', outside using errcode = '22023',
             hint = 'A context holds fragments of its own scope and of the scopes above it (org-wide ones).';
+    end if;
+    select f.fragment_id into outside from data.fragments f where f.fragment_id = any (wanted) and not f.active limit 1;
+    if outside is not null then
+        raise exception 'fragment % is no longer live (its documents were deleted or changed)', outside
+            using errcode = '22023';
+    end if;
+    -- What a saved query found: the live fragments the caller may read within the scope,
+    -- after the named ones, in the query's order; the rest counted.
+    if cardinality(coalesce(p_query_fragment_ids, '{}')) > 0 then
+        query_kept := array(
+            select q.x from (select distinct on (u.x) u.x, u.n
+                             from unnest(p_query_fragment_ids) with ordinality as u(x, n)
+                             where u.x is not null order by u.x, u.n) q
+            join data.fragments f on f.fragment_id = q.x and f.org_id = ctx.org_id and f.active
+            where q.x = any (data._readable_fragments(ctx.org_id, p_query_fragment_ids))
+              and not q.x = any (wanted)
+              and (f.repo_id is null or f.repo_id is not distinct from ctx.repo_id)
+              and (f.persona_id is null or f.persona_id is not distinct from ctx.persona_id)
+              and (f.session_id is null or f.session_id is not distinct from ctx.session_id)
+            order by q.n);
+        query_left_out := (select count(distinct x) from unnest(p_query_fragment_ids) x
+                           where x is not null and not x = any (wanted))::int - cardinality(query_kept);
     end if;
     -- Documents: readable (else unknown) and within the scope; their live fragments.
     doc_ids := array(select distinct x from unnest(coalesce(p_doc_ids, '{}')) x);
@@ -740,7 +769,7 @@ begin
     select array_agg(m.fragment_id order by m.first) into members
     from (select x.fragment_id, min(x.ord) as first
           from (select w.x as fragment_id, w.n::float8 as ord
-                from unnest(coalesce(p_fragment_ids, '{}')) with ordinality as w(x, n)
+                from unnest(coalesce(p_fragment_ids, '{}') || query_kept) with ordinality as w(x, n)
                 union all
                 select s.fragment_id, 1e6 + dd.n * 1e5 + s.ordinal
                 from unnest(doc_ids || glob_ids) with ordinality as dd(doc_id, n)
@@ -750,6 +779,11 @@ begin
                 where s.retired_at is null and f.active and s.content_hash = f.content_hash) x
           group by x.fragment_id) m;
     row_count := coalesce(cardinality(members), 0);
+    if row_count = 0 and query_left_out > 0 then
+        raise exception 'nothing to bundle: the query found % fragments, none within the context''s scope',
+            query_left_out using errcode = '22023',
+            hint = 'A context holds fragments of its own scope and of the scopes above it: an org context, org-wide ones only.';
+    end if;
     if row_count = 0 then
         raise exception 'nothing to bundle: no readable fragment matches' using errcode = '22023';
     end if;
@@ -765,7 +799,9 @@ begin
             coalesce(p_built_from, '{}') || jsonb_strip_nulls(jsonb_build_object(
                 'fragment_ids', nullif(to_jsonb(coalesce(p_fragment_ids, '{}')), '[]'),
                 'doc_ids', nullif(to_jsonb(doc_ids), '[]'),
-                'path_globs', nullif(to_jsonb(coalesce(p_path_globs, '{}')), '[]'))),
+                'path_globs', nullif(to_jsonb(coalesce(p_path_globs, '{}')), '[]'),
+                'query_fragment_ids', nullif(to_jsonb(query_kept), '[]'),
+                'query_outside_scope', nullif(query_left_out, 0))),
             coalesce(p_note, ''), row_count, me.principal_id);
     -- Each member cited from the document version it is read from now: a live exact
     -- source (near-duplicates point at the canonical text too), the newest first.
@@ -786,20 +822,20 @@ end
 $$;
 
 
-ALTER FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) OWNER TO <migrator>;
+ALTER FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) IS 'Freeze a new, immutable version of a Context from fragment ids, documents and path globs (write grant on its scope).';
+COMMENT ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) IS 'Freeze a new, immutable version of a Context from fragment ids, documents, path globs and what a saved query found (write grant on its scope).';
 
 
 --
--- Name: context_candidates(text, text[], text, jsonb, jsonb, integer, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: context_candidates(text, text[], text, jsonb, jsonb, integer, boolean, text, text, text, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text DEFAULT NULL::text, p_query_embeddings jsonb DEFAULT '{}'::jsonb, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_rrf_k integer DEFAULT 60, p_include_retired boolean DEFAULT false) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, valid_from timestamp with time zone, valid_until timestamp with time zone, reading bytea, profile jsonb, context text, context_ordinal integer)
+CREATE FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text DEFAULT NULL::text, p_query_embeddings jsonb DEFAULT '{}'::jsonb, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_rrf_k integer DEFAULT 60, p_include_retired boolean DEFAULT false, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_scoped boolean DEFAULT true) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, valid_from timestamp with time zone, valid_until timestamp with time zone, reading bytea, profile jsonb, context text, context_ordinal integer)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -810,6 +846,11 @@ declare
     ref_contexts bigint[];
     ref_versions int[];
     ref_retired boolean[];
+    ref_shared boolean[];
+    org_wide boolean;
+    my_repos text[];
+    my_personas text[];
+    my_sessions text[];
     ids bigint[];
     picked_refs int[];
     picked_ordinals int[];
@@ -833,26 +874,65 @@ begin
         raise exception 'rrf_k must be positive' using errcode = '22023';
     end if;
     perform data._check_fusion(p_fusion);
+    if p_scoped is null then
+        raise exception 'p_scoped must be true or false' using errcode = '22023';
+    end if;
+    if p_scoped then
+        perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+        perform data._require_scope(p_org_id, p_repo_id, p_persona_id);
+    end if;
     select array_agg(r.ref order by r.ordinal), array_agg(r.context_id order by r.ordinal),
-           array_agg(r.version order by r.ordinal), array_agg(r.retired order by r.ordinal)
-      into refs, ref_contexts, ref_versions, ref_retired
-    from data._resolve_context_refs(p_refs) r;
+           array_agg(r.version order by r.ordinal), array_agg(r.retired order by r.ordinal),
+           array_agg(r.via_subscription order by r.ordinal)
+      into refs, ref_contexts, ref_versions, ref_retired, ref_shared
+    from data._resolve_context_refs(p_refs, p_scoped, p_repo_id, p_persona_id, p_session_id) r;
+    org_wide := data.acl_org_wide();
+    my_repos := data.acl_repos();
+    my_personas := data.acl_personas();
+    my_sessions := data.acl_sessions();
     retired := refs[array_position(ref_retired, true)];
     if retired is not null and not p_include_retired then
         raise exception 'context % is retired', retired using errcode = '55000',
             hint = 'Read it by reference (GET /contexts/{ref}) for audit; retrieval skips retired contexts.';
     end if;
-    -- Each fragment once, from the first reference naming it, in bundle order.
+    -- Each fragment once, from the first reference naming it, in bundle order: the
+    -- members the reader may read now (see above), cited from the document version they
+    -- were bundled from while that document lives, else from a live source.
     select coalesce(array_agg(k.fragment_id order by k.ref_n, k.ordinal), '{}'),
            coalesce(array_agg(k.ref_n order by k.ref_n, k.ordinal), '{}'),
            coalesce(array_agg(k.ordinal order by k.ref_n, k.ordinal), '{}'),
            coalesce(array_agg(k.doc_id order by k.ref_n, k.ordinal), '{}'),
            coalesce(array_agg(k.doc_version order by k.ref_n, k.ordinal), '{}')
       into ids, picked_refs, picked_ordinals, picked_docs, picked_versions
-    from (select distinct on (mb.fragment_id) mb.fragment_id, r.n as ref_n, mb.ordinal, mb.doc_id, mb.doc_version
-          from unnest(ref_contexts, ref_versions) with ordinality as r(context_id, version, n)
+    from (select distinct on (mb.fragment_id) mb.fragment_id, r.n as ref_n, mb.ordinal,
+                 case when md.deleted_at is null then mb.doc_id else ls.doc_id end as doc_id,
+                 case when md.deleted_at is null then mb.doc_version else ls.doc_version end as doc_version
+          from unnest(ref_contexts, ref_versions, ref_shared) with ordinality as r(context_id, version, shared, n)
+          join data.contexts c on c.context_id = r.context_id
           join data.context_members mb on mb.context_id = r.context_id and mb.version = r.version
-          join data.fragments f on f.fragment_id = mb.fragment_id and f.org_id = mb.org_id
+          join data.fragments f on f.fragment_id = mb.fragment_id and f.org_id = mb.org_id and f.active
+          left join data.documents md on md.doc_id = mb.doc_id
+          left join lateral (
+              select s.doc_id, s.doc_version from data.fragment_sources s
+              join data.documents d on d.doc_id = s.doc_id and d.deleted_at is null
+              where s.fragment_id = f.fragment_id and s.retired_at is null
+              order by s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id
+              limit 1) ls on md.deleted_at is not null or md.doc_id is null
+          where f.org_id = c.org_id
+            and case when r.shared
+                     -- Shared by a subscription: org and repo material of its Context only.
+                     then c.persona_id is null and c.session_id is null
+                          and f.persona_id is null and f.session_id is null
+                          and (f.repo_id is null or f.repo_id = c.repo_id)
+                     -- Its own scope: the fragments' policy, and the request's scope.
+                     else f.org_id = me.org_id
+                          and (f.repo_id is null or org_wide or f.repo_id = any (my_repos))
+                          and (f.persona_id is null or org_wide or f.persona_id = any (my_personas))
+                          and (f.session_id is null or f.session_id = any (my_sessions))
+                          and (not p_scoped or data._in_scope(f.repo_id, f.persona_id, f.session_id,
+                                                                 p_repo_id, p_persona_id, p_session_id))
+                end
+            and (md.deleted_at is null or ls.doc_id is not null)
           order by mb.fragment_id, r.n, mb.ordinal) k;
     member_orgs := array(select distinct f.org_id from data.fragments f where f.fragment_id = any (ids));
     lexical_on := has_query;
@@ -939,13 +1019,13 @@ end
 $$;
 
 
-ALTER FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) OWNER TO <migrator>;
+ALTER FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) IS 'Members of the named Context versions the caller may read, as retrieval candidates scored from the bundles alone (no statistic of anything else), each with the reference that brought it.';
+COMMENT ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) IS 'Members of the named Context versions the caller may read, as retrieval candidates scored from the bundles alone (no statistic of anything else), each with the reference that brought it.';
 
 
 --
@@ -1020,7 +1100,7 @@ COMMENT ON FUNCTION api.context_get(p_context_id bigint) IS 'A Context the calle
 CREATE FUNCTION api.context_resolve(p_refs text[]) RETURNS TABLE(ordinal integer, ref text, context_id bigint, version integer, retired boolean, name text)
     LANGUAGE sql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS $$ select * from data._resolve_context_refs(p_refs) $$;
+    AS $$ select r.ordinal, r.ref, r.context_id, r.version, r.retired, r.name from data._resolve_context_refs(p_refs) r $$;
 
 
 ALTER FUNCTION api.context_resolve(p_refs text[]) OWNER TO <migrator>;
@@ -1077,6 +1157,15 @@ declare
 begin
     select * into me from data._principal_or_raise();
     ctx := data._writable_context(p_context_id);
+    -- Persona and session material stays in its scope (data._check_subscription says so
+    -- on the table too): refused before anything about the subscriber is looked up.
+    if ctx.persona_id is not null or ctx.session_id is not null then
+        raise exception 'ctx_% is a % Context: it is read only inside its %, never subscribed', ctx.context_id,
+            case when ctx.session_id is not null then 'session' else 'persona' end,
+            case when ctx.session_id is not null then 'session' else 'persona' end
+            using errcode = '42501',
+            hint = 'Publish a Context of an org or repo scope; bundle the notes worth sharing into it once promoted.';
+    end if;
     perform data._require_org(p_subscriber_org_id);
     if p_subscriber_repo_id is not null and p_subscriber_repo_id !~ '^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$' then
         raise exception 'malformed repo id: %', left(p_subscriber_repo_id, 64) using errcode = '22023';
@@ -1114,10 +1203,16 @@ CREATE FUNCTION api.context_subscriptions(p_context_id bigint DEFAULT NULL::bigi
     LANGUAGE sql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
+    -- The subscriber side does not learn who in the publisher's org made or ended it.
     select s.subscription_id, s.context_id, 'ctx_' || s.context_id || '@' || coalesce(s.version::text, 'latest'),
-           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id, s.created_by, s.created_at,
-           s.revoked_at, s.revoked_by
+           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id,
+           case when p.publisher then s.created_by end, s.created_at, s.revoked_at,
+           case when p.publisher or starts_with(s.revoked_by, s.subscriber_org_id || '/') then s.revoked_by
+                else split_part(s.revoked_by, '/', 1) end
     from data.context_subscriptions s
+    cross join lateral (select exists (select 1 from data._readable_context_versions() rv
+                                       where rv.context_id = s.context_id and not rv.via_subscription)
+                               as publisher) p
     where (p_context_id is null or s.context_id = p_context_id)
       and (p_include_revoked or s.revoked_at is null)
     order by s.subscription_id
@@ -1198,9 +1293,13 @@ CREATE FUNCTION api.context_versions(p_context_id bigint) RETURNS TABLE(context_
     AS $$
 begin
     return query
-    select v.context_id, 'ctx_' || v.context_id || '@' || v.version, v.version, v.fragment_count, v.built_from,
-           v.note, v.created_by, v.created_at
-    from data.context_versions v where v.context_id = p_context_id
+    select v.context_id, 'ctx_' || v.context_id || '@' || v.version, v.version, v.fragment_count,
+           case when rv.shared then '{}'::jsonb else v.built_from end, v.note,
+           case when rv.shared then null else v.created_by end, v.created_at
+    from data.context_versions v
+    join (select x.version, bool_and(x.via_subscription) as shared from data._readable_context_versions() x
+          where x.context_id = p_context_id group by x.version) rv on rv.version = v.version
+    where v.context_id = p_context_id
     order by v.version desc;
     if not found and not exists (select 1 from data.contexts c where c.context_id = p_context_id) then
         raise exception 'unknown context: ctx_%', p_context_id using errcode = 'P0002';
@@ -1235,8 +1334,12 @@ begin
         select c.context_id from data.contexts c
         where (p_include_retired or c.retired_at is null)
           and ((c.org_id = p_org_id
-                and data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id))
-               or c.context_id in (select rv.context_id from data._readable_context_versions() rv
+                and data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id)
+                and (c.repo_id is null or data.acl_org_wide() or c.repo_id = any (data.acl_repos()))
+                and (c.persona_id is null or data.acl_org_wide() or c.persona_id = any (data.acl_personas()))
+                and (c.session_id is null or c.session_id = any (data.acl_sessions())))
+               or c.context_id in (select rv.context_id
+                                   from data._context_versions(true, p_repo_id, p_persona_id, p_session_id) rv
                                    where rv.via_subscription)))) r
     order by r.org_id = p_org_id desc, r.name, r.context_id;
 end
@@ -1302,19 +1405,30 @@ COMMENT ON FUNCTION api.create_analyst(p_org_id text, p_principal_id text, p_log
 
 
 --
--- Name: create_api_key(text, text, text, bytea, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: create_api_key(text, text, text, bytea, text, timestamp with time zone, boolean, text[]); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text DEFAULT ''::text) RETURNS timestamp with time zone
+CREATE FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text DEFAULT ''::text, p_expires_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_read_only boolean DEFAULT false, p_repos text[] DEFAULT NULL::text[]) RETURNS timestamp with time zone
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
 declare
     created timestamptz;
+    r text;
 begin
     perform data._require_principal(p_org_id, p_principal_id);
-    insert into data.api_keys (key_id, org_id, principal_id, key_hash, label)
-    values (p_key_id, p_org_id, p_principal_id, p_key_hash, coalesce(p_label, ''))
+    if p_expires_at is not null and p_expires_at <= now() then
+        raise exception 'a key''s expiry must lie ahead (% is past)', p_expires_at using errcode = '22023';
+    end if;
+    if p_repos is not null and (cardinality(p_repos) = 0 or array_position(p_repos, null) is not null) then
+        raise exception 'a key restricted to repos names at least one (and no null)' using errcode = '22023';
+    end if;
+    foreach r in array coalesce(p_repos, '{}') loop
+        perform data._require_scope(p_org_id, r, null);
+    end loop;
+    insert into data.api_keys (key_id, org_id, principal_id, key_hash, label, expires_at, read_only, repos)
+    values (p_key_id, p_org_id, p_principal_id, p_key_hash, coalesce(p_label, ''), p_expires_at,
+            coalesce(p_read_only, false), (select array_agg(distinct x order by x) from unnest(p_repos) x))
     returning api_keys.created_at into created;
     return created;
 exception when check_violation then
@@ -1323,13 +1437,13 @@ end
 $$;
 
 
-ALTER FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text) OWNER TO <migrator>;
+ALTER FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text) IS 'Store a new key (its SHA-256) for a principal.';
+COMMENT ON FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]) IS 'Store a new key (its SHA-256) for a principal, with its expiry and restriction.';
 
 
 --
@@ -1996,11 +2110,12 @@ COMMENT ON FUNCTION api.list_analysts(p_org_id text) IS 'Principals mapped to a 
 -- Name: list_api_keys(text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.list_api_keys(p_org_id text) RETURNS TABLE(key_id text, principal_id text, label text, created_at timestamp with time zone, last_used_at timestamp with time zone, revoked_at timestamp with time zone)
+CREATE FUNCTION api.list_api_keys(p_org_id text) RETURNS TABLE(key_id text, principal_id text, label text, created_at timestamp with time zone, last_used_at timestamp with time zone, revoked_at timestamp with time zone, expires_at timestamp with time zone, read_only boolean, repos text[])
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
-    select k.key_id, k.principal_id, k.label, k.created_at, k.last_used_at, k.revoked_at
+    select k.key_id, k.principal_id, k.label, k.created_at, k.last_used_at, k.revoked_at,
+           k.expires_at, k.read_only, k.repos
     from data.api_keys k where k.org_id = p_org_id order by k.created_at, k.key_id
 $$;
 
@@ -2011,7 +2126,7 @@ ALTER FUNCTION api.list_api_keys(p_org_id text) OWNER TO <migrator>;
 -- Name: FUNCTION list_api_keys(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.list_api_keys(p_org_id text) IS 'Keys of an org (never their hashes).';
+COMMENT ON FUNCTION api.list_api_keys(p_org_id text) IS 'Keys of an org with their limits (never their hashes).';
 
 
 --
@@ -2365,8 +2480,7 @@ declare
     expires timestamptz;
 begin
     select * into me from data._principal_or_raise();
-    if not exists (select 1 from data.grants g
-                   where g.org_id = me.org_id and g.principal_id = me.principal_id and g.can_write) then
+    if not data._acl_writes() then  -- within its key's restriction (a read-only key: none)
         -- Opening a session is writing: read-only principals cannot.
         raise exception 'principal % may not open sessions (it holds no write grant)', me.principal_id
             using errcode = '42501';
@@ -4170,7 +4284,7 @@ CREATE FUNCTION api.rule_matches(p_org_id text, p_repo_id text, p_touching text[
     select m.rule_id, m.name, 'ctx_' || m.context_id || '@' || v.version
     from matched m
     join data.contexts c on c.context_id = m.context_id and c.retired_at is null
-    cross join lateral (select max(rv.version) as version from data._readable_context_versions() rv
+    cross join lateral (select max(rv.version) as version from data._context_versions(true, p_repo_id) rv
                         where rv.context_id = m.context_id and (m.version is null or rv.version = m.version)) v
     where v.version is not null
     order by m.rule_id
@@ -4800,20 +4914,55 @@ CREATE FUNCTION data._acl(p_kind text, p_write boolean DEFAULT false) RETURNS te
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
-    select coalesce(array_agg(g.scope_id order by g.scope_id), '{}')
-    from data.current_principal() me
-    join data.grants g on g.org_id = me.org_id and g.principal_id = me.principal_id
-    where g.scope_kind = p_kind
-      and (g.can_write or not p_write)
-      -- A session grant lasts as long as the session.
-      and (p_kind <> 'session' or exists (
-              select 1 from data.sessions s
-              where s.org_id = g.org_id and s.session_id = g.scope_id
-                and (s.expires_at is null or s.expires_at > statement_timestamp())))
+    with me as (
+        select b.org_id, b.principal_id, coalesce(k.read_only, false) as read_only, k.repos
+        from data._binding() b
+        left join data.api_keys k on k.key_id = b.key_id
+        where b.org_id is not null
+    ), held as (
+        select g.scope_kind, g.scope_id, me.repos
+        from me join data.grants g on g.org_id = me.org_id and g.principal_id = me.principal_id
+        where (g.can_write or not p_write)
+          and not (p_write and me.read_only)
+          and (g.scope_kind <> 'session' or exists (
+                  select 1 from data.sessions s
+                  where s.org_id = g.org_id and s.session_id = g.scope_id
+                    and (s.expires_at is null or s.expires_at > statement_timestamp())))
+    ), effective (scope_kind, scope_id) as (
+        select h.scope_kind, h.scope_id from held h
+        where h.repos is null or h.scope_kind = 'session' or (h.scope_kind = 'repo' and h.scope_id = any(h.repos))
+        union
+        select 'repo', r.repo_id from held h cross join unnest(h.repos) r(repo_id) where h.scope_kind = 'org'
+    )
+    select coalesce(array_agg(distinct e.scope_id order by e.scope_id), '{}')
+    from effective e
+    where e.scope_kind = p_kind
 $$;
 
 
 ALTER FUNCTION data._acl(p_kind text, p_write boolean) OWNER TO <migrator>;
+
+--
+-- Name: _acl_writes(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._acl_writes() RETURNS boolean
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select exists (select 1 from unnest(array['org', 'repo', 'persona', 'session']) k
+                   where cardinality(data._acl(k, true)) > 0)
+$$;
+
+
+ALTER FUNCTION data._acl_writes() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _acl_writes(); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._acl_writes() IS 'True when the current principal (through its key''s restriction) may write somewhere.';
+
 
 --
 -- Name: _adopt_login(text); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -4919,10 +5068,10 @@ COMMENT ON FUNCTION data._authority(p_org_id text, p_fragment_ids bigint[]) IS '
 
 
 --
--- Name: _bind(text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+-- Name: _bind(text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._bind(p_org_id text, p_principal_id text) RETURNS void
+CREATE FUNCTION data._bind(p_org_id text, p_principal_id text, p_key_id text DEFAULT NULL::text) RETURNS void
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -4933,22 +5082,70 @@ begin
         -- A hot standby writes nothing: the binding is a setting signed for this backend
         -- and transaction (data._standby_binding reads it back).
         perform set_config('contexts.binding',
-            concat_ws('.', 'standby', data._standby_signature(p_org_id, p_principal_id),
-                      encode(convert_to(p_org_id, 'UTF8'), 'hex'), encode(convert_to(p_principal_id, 'UTF8'), 'hex')),
+            concat_ws('.', 'standby', data._standby_signature(p_org_id, p_principal_id, p_key_id),
+                      encode(convert_to(p_org_id, 'UTF8'), 'hex'), encode(convert_to(p_principal_id, 'UTF8'), 'hex'),
+                      encode(convert_to(coalesce(p_key_id, ''), 'UTF8'), 'hex')),
             true);
         return;
     end if;
     -- Earlier transactions' bindings of this backend are dead; so are old ones of others.
     delete from data.principal_bindings b
     where b.backend_pid = pg_backend_pid() or b.created_at < now() - interval '1 day';
-    insert into data.principal_bindings (nonce, backend_pid, xact_id, org_id, principal_id)
-    values (nonce, pg_backend_pid(), pg_current_xact_id(), p_org_id, p_principal_id);
+    insert into data.principal_bindings (nonce, backend_pid, xact_id, org_id, principal_id, key_id)
+    values (nonce, pg_backend_pid(), pg_current_xact_id(), p_org_id, p_principal_id, p_key_id);
     perform set_config('contexts.binding', nonce, true);
 end
 $$;
 
 
-ALTER FUNCTION data._bind(p_org_id text, p_principal_id text) OWNER TO <migrator>;
+ALTER FUNCTION data._bind(p_org_id text, p_principal_id text, p_key_id text) OWNER TO <migrator>;
+
+--
+-- Name: _binding(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._binding(OUT org_id text, OUT principal_id text, OUT key_id text) RETURNS record
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    binding constant text := nullif(current_setting('contexts.binding', true), '');
+begin
+    if binding is not null then
+        if pg_is_in_recovery() then
+            select s.org_id, s.principal_id, s.key_id into org_id, principal_id, key_id
+            from data._standby_binding(binding) s
+            join data.principals p on p.org_id = s.org_id and p.principal_id = s.principal_id
+            where p.disabled_at is null;
+        else
+            select b.org_id, b.principal_id, b.key_id into org_id, principal_id, key_id
+            from data.principal_bindings b
+            join data.principals p on p.org_id = b.org_id and p.principal_id = b.principal_id
+            where b.nonce = binding
+              and b.backend_pid = pg_backend_pid()
+              and b.xact_id = pg_current_xact_id_if_assigned()
+              and p.disabled_at is null;
+        end if;
+        if org_id is not null then
+            return;
+        end if;
+    end if;
+    select p.org_id, p.principal_id, null into org_id, principal_id, key_id
+    from data.principals p
+    where p.db_role = session_user and p.disabled_at is null
+    limit 1;
+end
+$$;
+
+
+ALTER FUNCTION data._binding(OUT org_id text, OUT principal_id text, OUT key_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _binding(OUT org_id text, OUT principal_id text, OUT key_id text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._binding(OUT org_id text, OUT principal_id text, OUT key_id text) IS 'Org, principal and API key (null: none) the current transaction acts for.';
+
 
 --
 -- Name: _bm25_index(text[], bigint[], tsvector[], text[], text[], text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -5525,6 +5722,32 @@ $$;
 ALTER FUNCTION data._check_rule_globs(p_path_globs text[], p_symbol_globs text[]) OWNER TO <migrator>;
 
 --
+-- Name: _check_subscription(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._check_subscription() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    ctx data.contexts;
+begin
+    select c.* into ctx from data.contexts c where c.context_id = new.context_id;
+    if new.revoked_at is null and (ctx.persona_id is not null or ctx.session_id is not null) then
+        raise exception 'ctx_% is a % Context: it is read only inside its %, never subscribed', new.context_id,
+            case when ctx.session_id is not null then 'session' else 'persona' end,
+            case when ctx.session_id is not null then 'session' else 'persona' end
+            using errcode = '42501',
+            hint = 'Publish a Context of an org or repo scope; bundle the notes worth sharing into it once promoted.';
+    end if;
+    return new;
+end
+$$;
+
+
+ALTER FUNCTION data._check_subscription() OWNER TO <migrator>;
+
+--
 -- Name: _citation_pagerank(double precision, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -5620,9 +5843,11 @@ CREATE FUNCTION data._context_rows(p_ids bigint[]) RETURNS TABLE(context_id bigi
     LANGUAGE sql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
+    -- A subscriber reads the Context's name and description, not who in the publisher's
+    -- org made it (docs/dba.md, what row-level security does not hide).
     select c.context_id, 'ctx_' || c.context_id, c.org_id, c.repo_id, c.persona_id, c.session_id, c.name,
-           c.description, c.created_by, c.created_at, c.retired_at, lv.version, lv.fragment_count,
-           coalesce(r.via_subscription, false)
+           c.description, case when r.via_subscription then null else c.created_by end, c.created_at,
+           c.retired_at, lv.version, lv.fragment_count, coalesce(r.via_subscription, false)
     from data.contexts c
     left join lateral (select v.version, v.fragment_count from data.context_versions v
                        join data._readable_context_versions() rv
@@ -5637,6 +5862,50 @@ $$;
 
 
 ALTER FUNCTION data._context_rows(p_ids bigint[]) OWNER TO <migrator>;
+
+--
+-- Name: _context_versions(boolean, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._context_versions(p_scoped boolean, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text) RETURNS TABLE(context_id bigint, version integer, via_subscription boolean)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select v.context_id, v.version, false
+    from data.contexts c
+    join data.context_versions v on v.context_id = c.context_id
+    where c.org_id = (select data.acl_org())
+      and (c.repo_id is null or (select data.acl_org_wide()) or c.repo_id = any ((select data.acl_repos())::text[]))
+      and (c.persona_id is null or (select data.acl_org_wide())
+           or c.persona_id = any ((select data.acl_personas())::text[]))
+      and (c.session_id is null or c.session_id = any ((select data.acl_sessions())::text[]))
+      and (not p_scoped or data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id))
+    union
+    select s.context_id, s.resolved, true
+    from (select s.context_id,
+                 coalesce(s.version, (select max(v.version) from data.context_versions v
+                                      where v.context_id = s.context_id)) as resolved
+          from data.context_subscriptions s
+          join data.contexts c on c.context_id = s.context_id and c.org_id = s.org_id
+          where s.revoked_at is null
+            and c.persona_id is null and c.session_id is null
+            and s.subscriber_org_id = (select data.acl_org())
+            and (s.subscriber_repo_id is null or (select data.acl_org_wide())
+                 or s.subscriber_repo_id = any ((select data.acl_repos())::text[]))
+            and (not p_scoped or s.subscriber_repo_id is null or p_repo_id is null
+                 or s.subscriber_repo_id = p_repo_id)) s
+    where s.resolved is not null
+$$;
+
+
+ALTER FUNCTION data._context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) IS 'Context versions the current principal may read (with p_scoped: that a request in that scope may name): every version of a Context whose scope its grants cover, and the version each live subscription of its org (or repo) gives it, of org and repo Contexts only.';
+
 
 --
 -- Name: _create_tenant_partitions(text); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -6095,27 +6364,7 @@ ALTER FUNCTION data._ranking_profile(p_org_id text, p_persona_id text) OWNER TO 
 CREATE FUNCTION data._readable_context_versions() RETURNS TABLE(context_id bigint, version integer, via_subscription boolean)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS $$
-    select v.context_id, v.version, false
-    from data.contexts c
-    join data.context_versions v on v.context_id = c.context_id
-    where c.org_id = (select data.acl_org())
-      and (c.repo_id is null or (select data.acl_org_wide()) or c.repo_id = any ((select data.acl_repos())::text[]))
-      and (c.persona_id is null or (select data.acl_org_wide())
-           or c.persona_id = any ((select data.acl_personas())::text[]))
-      and (c.session_id is null or c.session_id = any ((select data.acl_sessions())::text[]))
-    union
-    select s.context_id, s.resolved, true
-    from (select s.context_id,
-                 coalesce(s.version, (select max(v.version) from data.context_versions v
-                                      where v.context_id = s.context_id)) as resolved
-          from data.context_subscriptions s
-          where s.revoked_at is null
-            and s.subscriber_org_id = (select data.acl_org())
-            and (s.subscriber_repo_id is null or (select data.acl_org_wide())
-                 or s.subscriber_repo_id = any ((select data.acl_repos())::text[]))) s
-    where s.resolved is not null
-$$;
+    AS $$ select * from data._context_versions(false) $$;
 
 
 ALTER FUNCTION data._readable_context_versions() OWNER TO <migrator>;
@@ -6711,10 +6960,10 @@ $$;
 ALTER FUNCTION data._require_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
 
 --
--- Name: _resolve_context_refs(text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+-- Name: _resolve_context_refs(text[], boolean, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._resolve_context_refs(p_refs text[]) RETURNS TABLE(ordinal integer, ref text, context_id bigint, version integer, retired boolean, name text)
+CREATE FUNCTION data._resolve_context_refs(p_refs text[], p_scoped boolean DEFAULT false, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text) RETURNS TABLE(ordinal integer, ref text, context_id bigint, version integer, retired boolean, name text, via_subscription boolean)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $_$
@@ -6723,6 +6972,7 @@ declare
     parts text[];
     id bigint;
     v int;
+    shared boolean;
 begin
     if p_refs is null or cardinality(p_refs) = 0 or cardinality(p_refs) > 16 then
         raise exception 'name 1 to 16 contexts' using errcode = '22023';
@@ -6734,19 +6984,28 @@ begin
                 coalesce(left(r.ref, 64), 'null') using errcode = '22023';
         end if;
         id := parts[1]::bigint;
-        select max(rv.version) into v from data._readable_context_versions() rv
-        where rv.context_id = id and (parts[2] = 'latest' or rv.version = parts[2]::int);
+        -- The newest matching version; read through its own scope when both give it.
+        select rv.version, bool_and(rv.via_subscription) into v, shared
+        from data._context_versions(p_scoped, p_repo_id, p_persona_id, p_session_id) rv
+        where rv.context_id = id and (parts[2] = 'latest' or rv.version = parts[2]::int)
+        group by rv.version order by rv.version desc limit 1;
+        if v is null and p_scoped and exists (
+                select 1 from data._context_versions(false) rv
+                where rv.context_id = id and (parts[2] = 'latest' or rv.version = parts[2]::int)) then
+            raise exception 'context % lies outside the requested scope', r.ref using errcode = '22023',
+                hint = 'Name its scope in the request (its repo, persona or session; a subscription''s repo), or read it by reference.';
+        end if;
         if v is null then
             raise exception 'unknown context: %', r.ref using errcode = 'P0002';
         end if;
-        return query select r.n::int, 'ctx_' || id || '@' || v, id, v, c.retired_at is not null, c.name
+        return query select r.n::int, 'ctx_' || id || '@' || v, id, v, c.retired_at is not null, c.name, shared
                      from data.contexts c where c.context_id = id;
     end loop;
 end
 $_$;
 
 
-ALTER FUNCTION data._resolve_context_refs(p_refs text[]) OWNER TO <migrator>;
+ALTER FUNCTION data._resolve_context_refs(p_refs text[], p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
 
 --
 -- Name: _resolve_links(bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -7024,32 +7283,33 @@ COMMENT ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with t
 -- Name: _standby_binding(text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text) RETURNS SETOF record
+CREATE FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text) RETURNS SETOF record
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $_$
-    select b.org_id, b.principal_id
+    select b.org_id, b.principal_id, b.key_id
     from (select convert_from(decode(split_part(p_binding, '.', 3), 'hex'), 'UTF8') as org_id,
-                 convert_from(decode(split_part(p_binding, '.', 4), 'hex'), 'UTF8') as principal_id
-          where p_binding ~ '^standby\.[0-9a-f]{64}\.([0-9a-f]{2})+\.([0-9a-f]{2})+$') b
-    where split_part(p_binding, '.', 2) = data._standby_signature(b.org_id, b.principal_id)
+                 convert_from(decode(split_part(p_binding, '.', 4), 'hex'), 'UTF8') as principal_id,
+                 nullif(convert_from(decode(split_part(p_binding, '.', 5), 'hex'), 'UTF8'), '') as key_id
+          where p_binding ~ '^standby\.[0-9a-f]{64}\.([0-9a-f]{2})+\.([0-9a-f]{2})+\.([0-9a-f]{2})*$') b
+    where split_part(p_binding, '.', 2) = data._standby_signature(b.org_id, b.principal_id, b.key_id)
 $_$;
 
 
-ALTER FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text) OWNER TO <migrator>;
+ALTER FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION _standby_binding(p_binding text, OUT org_id text, OUT principal_id text); Type: COMMENT; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _standby_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text); Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text) IS 'Org and principal of a signed binding made on a hot standby in this backend and transaction.';
+COMMENT ON FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text) IS 'Org, principal and key of a signed binding made on a hot standby in this backend and transaction.';
 
 
 --
--- Name: _standby_signature(text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+-- Name: _standby_signature(text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._standby_signature(p_org_id text, p_principal_id text) RETURNS text
+CREATE FUNCTION data._standby_signature(p_org_id text, p_principal_id text, p_key_id text) RETURNS text
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -7057,6 +7317,7 @@ CREATE FUNCTION data._standby_signature(p_org_id text, p_principal_id text) RETU
                          || sha256(sha256(k.secret || '\x696e6e6572'::bytea)
                                    || convert_to(concat_ws('.', encode(convert_to(p_org_id, 'UTF8'), 'hex'),
                                                            encode(convert_to(p_principal_id, 'UTF8'), 'hex'),
+                                                           encode(convert_to(coalesce(p_key_id, ''), 'UTF8'), 'hex'),
                                                            pg_backend_pid(),
                                                            extract(epoch from transaction_timestamp())), 'UTF8'))),
                   'hex')
@@ -7065,13 +7326,13 @@ CREATE FUNCTION data._standby_signature(p_org_id text, p_principal_id text) RETU
 $$;
 
 
-ALTER FUNCTION data._standby_signature(p_org_id text, p_principal_id text) OWNER TO <migrator>;
+ALTER FUNCTION data._standby_signature(p_org_id text, p_principal_id text, p_key_id text) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION _standby_signature(p_org_id text, p_principal_id text); Type: COMMENT; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _standby_signature(p_org_id text, p_principal_id text, p_key_id text); Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION data._standby_signature(p_org_id text, p_principal_id text) IS 'Signature of a principal binding made on a hot standby, for this backend and transaction.';
+COMMENT ON FUNCTION data._standby_signature(p_org_id text, p_principal_id text, p_key_id text) IS 'Signature of a principal binding made on a hot standby, for this backend and transaction.';
 
 
 --
@@ -7282,37 +7543,9 @@ COMMENT ON FUNCTION data.acl_sessions() IS 'Live (unexpired) sessions the curren
 --
 
 CREATE FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) RETURNS record
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS $$
-declare
-    binding constant text := nullif(current_setting('contexts.binding', true), '');
-begin
-    if binding is not null then
-        if pg_is_in_recovery() then
-            select s.org_id, s.principal_id into org_id, principal_id
-            from data._standby_binding(binding) s
-            join data.principals p on p.org_id = s.org_id and p.principal_id = s.principal_id
-            where p.disabled_at is null;
-        else
-            select b.org_id, b.principal_id into org_id, principal_id
-            from data.principal_bindings b
-            join data.principals p on p.org_id = b.org_id and p.principal_id = b.principal_id
-            where b.nonce = binding
-              and b.backend_pid = pg_backend_pid()
-              and b.xact_id = pg_current_xact_id_if_assigned()
-              and p.disabled_at is null;
-        end if;
-        if org_id is not null then
-            return;
-        end if;
-    end if;
-    select p.org_id, p.principal_id into org_id, principal_id
-    from data.principals p
-    where p.db_role = session_user and p.disabled_at is null
-    limit 1;
-end
-$$;
+    AS $$ select b.org_id, b.principal_id from data._binding() b $$;
 
 
 ALTER FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) OWNER TO <migrator>;
@@ -8388,8 +8621,13 @@ CREATE TABLE data.api_keys (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     last_used_at timestamp with time zone,
     revoked_at timestamp with time zone,
+    expires_at timestamp with time zone,
+    read_only boolean DEFAULT false NOT NULL,
+    repos text[],
+    CONSTRAINT api_keys_expire_after_creation CHECK (((expires_at IS NULL) OR (expires_at > created_at))),
     CONSTRAINT api_keys_key_hash_check CHECK ((length(key_hash) = 32)),
-    CONSTRAINT api_keys_key_id_check CHECK ((key_id ~ '^[a-f0-9]{12}$'::text))
+    CONSTRAINT api_keys_key_id_check CHECK ((key_id ~ '^[a-f0-9]{12}$'::text)),
+    CONSTRAINT api_keys_repos_named CHECK (((repos IS NULL) OR (((cardinality(repos) >= 1) AND (cardinality(repos) <= 100)) AND (array_position(repos, NULL::text) IS NULL))))
 );
 
 ALTER TABLE ONLY data.api_keys FORCE ROW LEVEL SECURITY;
@@ -8402,6 +8640,27 @@ ALTER TABLE data.api_keys OWNER TO <migrator>;
 --
 
 COMMENT ON TABLE data.api_keys IS 'Bearer keys: only the SHA-256 of the token is stored; a key acts as its principal until revoked.';
+
+
+--
+-- Name: COLUMN api_keys.expires_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.api_keys.expires_at IS 'When the key stops authenticating (null: never; it still ends when revoked).';
+
+
+--
+-- Name: COLUMN api_keys.read_only; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.api_keys.read_only IS 'The key writes nothing, whatever its principal may write.';
+
+
+--
+-- Name: COLUMN api_keys.repos; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.api_keys.repos IS 'Null, or the only repos the key reads and writes (within its principal''s grants).';
 
 
 --
@@ -9631,7 +9890,8 @@ CREATE UNLOGGED TABLE data.principal_bindings (
     xact_id xid8 NOT NULL,
     org_id text NOT NULL,
     principal_id text NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    key_id text
 );
 
 ALTER TABLE ONLY data.principal_bindings FORCE ROW LEVEL SECURITY;
@@ -9644,6 +9904,13 @@ ALTER TABLE data.principal_bindings OWNER TO <migrator>;
 --
 
 COMMENT ON TABLE data.principal_bindings IS 'Per-transaction principal bindings (unlogged, short-lived).';
+
+
+--
+-- Name: COLUMN principal_bindings.key_id; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.principal_bindings.key_id IS 'The API key the binding was made with (null: an administrator or a login).';
 
 
 --
@@ -10571,6 +10838,13 @@ CREATE OR REPLACE VIEW api.near_duplicate_clusters WITH (security_invoker='true'
   WHERE f.active
   GROUP BY f.org_id, f.fragment_id
  HAVING (count(*) > 1);
+
+
+--
+-- Name: context_subscriptions context_subscriptions_shareable; Type: TRIGGER; Schema: data; Owner: <migrator>
+--
+
+CREATE TRIGGER context_subscriptions_shareable BEFORE INSERT OR UPDATE OF context_id, revoked_at ON data.context_subscriptions FOR EACH ROW EXECUTE FUNCTION data._check_subscription();
 
 
 --
@@ -11698,19 +11972,19 @@ GRANT ALL ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) TO cont
 
 
 --
--- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) TO contexts_service;
+REVOKE ALL ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) TO contexts_service;
 
 
 --
--- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) TO contexts_service;
+REVOKE ALL ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) TO contexts_service;
 
 
 --
@@ -11798,10 +12072,10 @@ REVOKE ALL ON FUNCTION api.create_analyst(p_org_id text, p_principal_id text, p_
 
 
 --
--- Name: FUNCTION create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]) FROM PUBLIC;
 
 
 --
@@ -12455,6 +12729,13 @@ GRANT ALL ON FUNCTION data._acl(p_kind text, p_write boolean) TO contexts_audito
 
 
 --
+-- Name: FUNCTION _acl_writes(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._acl_writes() FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _adopt_login(p_login text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -12478,10 +12759,17 @@ GRANT ALL ON FUNCTION data._authority(p_org_id text, p_fragment_ids bigint[]) TO
 
 
 --
--- Name: FUNCTION _bind(p_org_id text, p_principal_id text); Type: ACL; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _bind(p_org_id text, p_principal_id text, p_key_id text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION data._bind(p_org_id text, p_principal_id text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION data._bind(p_org_id text, p_principal_id text, p_key_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _binding(OUT org_id text, OUT principal_id text, OUT key_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._binding(OUT org_id text, OUT principal_id text, OUT key_id text) FROM PUBLIC;
 
 
 --
@@ -12573,6 +12861,13 @@ REVOKE ALL ON FUNCTION data._check_rule_globs(p_path_globs text[], p_symbol_glob
 
 
 --
+-- Name: FUNCTION _check_subscription(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._check_subscription() FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _citation_pagerank(p_damping double precision, p_iterations integer); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -12586,6 +12881,15 @@ REVOKE ALL ON FUNCTION data._citation_pagerank(p_damping double precision, p_ite
 REVOKE ALL ON FUNCTION data._context_rows(p_ids bigint[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._context_rows(p_ids bigint[]) TO contexts_service;
 GRANT ALL ON FUNCTION data._context_rows(p_ids bigint[]) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_service;
+GRANT ALL ON FUNCTION data._context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_analyst;
 
 
 --
@@ -12838,12 +13142,12 @@ REVOKE ALL ON FUNCTION data._require_write(p_org_id text, p_repo_id text, p_pers
 
 
 --
--- Name: FUNCTION _resolve_context_refs(p_refs text[]); Type: ACL; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _resolve_context_refs(p_refs text[], p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION data._resolve_context_refs(p_refs text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION data._resolve_context_refs(p_refs text[]) TO contexts_service;
-GRANT ALL ON FUNCTION data._resolve_context_refs(p_refs text[]) TO contexts_analyst;
+REVOKE ALL ON FUNCTION data._resolve_context_refs(p_refs text[], p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._resolve_context_refs(p_refs text[], p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_service;
+GRANT ALL ON FUNCTION data._resolve_context_refs(p_refs text[], p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_analyst;
 
 
 --
@@ -12902,17 +13206,17 @@ GRANT ALL ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with
 
 
 --
--- Name: FUNCTION _standby_binding(p_binding text, OUT org_id text, OUT principal_id text); Type: ACL; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _standby_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text) FROM PUBLIC;
 
 
 --
--- Name: FUNCTION _standby_signature(p_org_id text, p_principal_id text); Type: ACL; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _standby_signature(p_org_id text, p_principal_id text, p_key_id text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION data._standby_signature(p_org_id text, p_principal_id text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION data._standby_signature(p_org_id text, p_principal_id text, p_key_id text) FROM PUBLIC;
 
 
 --
