@@ -11928,8 +11928,6 @@ REVOKE ALL ON FUNCTION api.add_persona_vector(p_model_id integer, p_org_id text,
 
 REVOKE ALL ON FUNCTION api.authenticate(p_token text) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.authenticate(p_token text) TO contexts_service;
-GRANT ALL ON FUNCTION api.authenticate(p_token text) TO contexts_analyst;
-GRANT ALL ON FUNCTION api.authenticate(p_token text) TO contexts_auditor;
 
 
 --
