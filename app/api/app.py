@@ -31,6 +31,7 @@ from app.api.models import models_handler
 from app.api.openapi import (
     close_request_objects,
     declare_problem_headers,
+    declare_throttle,
     forbid_empty_retrieval,
     problem_response,
     restore_item_patterns,
@@ -45,6 +46,7 @@ from app.api.rules import RulesController
 from app.api.sessions import SessionsController
 from app.api.state import Services
 from app.api.sync import SyncController
+from app.api.throttle import auth_throttle
 from app.api.ui import ui_router
 from app.api.whoami import whoami_handler
 from app.db.availability import DatabaseMonitor
@@ -282,7 +284,8 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         lifespan=[lifespan, mcp_http_lifespan],
         before_request=require_json_body,
         before_send=[count_response],
-        middleware=[request_log_middleware, metrics_middleware],
+        # The throttle runs inside the request log (it reads whether the key authenticated).
+        middleware=[request_log_middleware, metrics_middleware, auth_throttle(settings)],
         exception_handlers=EXCEPTION_HANDLERS,
         dependencies={"token": Provide(bearer_token, sync_to_thread=False)},
         request_max_body_size=settings.max_body_bytes,
@@ -325,6 +328,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
     restore_zero_bounds(app, requests)
     restore_item_patterns(app, requests)
     forbid_empty_retrieval(app, RetrieveRequest)
+    declare_throttle(app)
     declare_problem_headers(app)
     return app
 
