@@ -170,6 +170,9 @@ def test_an_analyst_connects_with_the_printed_url_and_reads_exactly_its_grants(d
         alice.rollback()
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             alice.execute("select api.bind_principal('globex', 'admin')")
+        alice.rollback()
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):  # nor bind a key's principal, nor try keys
+            alice.execute("select api.authenticate('ctx_000000000000_guess')")
     # The login holds exactly an analyst's rights: LOGIN, one group, nothing else.
     with door.superuser() as conn:
         role = conn.execute(

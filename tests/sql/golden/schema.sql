@@ -4914,29 +4914,24 @@ CREATE FUNCTION data._acl(p_kind text, p_write boolean DEFAULT false) RETURNS te
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
-    with me as (
-        select b.org_id, b.principal_id, coalesce(k.read_only, false) as read_only, k.repos
-        from data._binding() b
-        left join data.api_keys k on k.key_id = b.key_id
-        where b.org_id is not null
-    ), held as (
-        select g.scope_kind, g.scope_id, me.repos
-        from me join data.grants g on g.org_id = me.org_id and g.principal_id = me.principal_id
-        where (g.can_write or not p_write)
-          and not (p_write and me.read_only)
-          and (g.scope_kind <> 'session' or exists (
-                  select 1 from data.sessions s
-                  where s.org_id = g.org_id and s.session_id = g.scope_id
-                    and (s.expires_at is null or s.expires_at > statement_timestamp())))
-    ), effective (scope_kind, scope_id) as (
-        select h.scope_kind, h.scope_id from held h
-        where h.repos is null or h.scope_kind = 'session' or (h.scope_kind = 'repo' and h.scope_id = any(h.repos))
-        union
-        select 'repo', r.repo_id from held h cross join unnest(h.repos) r(repo_id) where h.scope_kind = 'org'
-    )
+    -- One pass over the principal's grants: each grant gives the scope ids it stands
+    -- for under the key's restriction (k.repos null: itself), read-only keys none to write.
     select coalesce(array_agg(distinct e.scope_id order by e.scope_id), '{}')
-    from effective e
-    where e.scope_kind = p_kind
+    from data._binding() me
+    left join data.api_keys k on k.key_id = me.key_id
+    join data.grants g on g.org_id = me.org_id and g.principal_id = me.principal_id
+    cross join lateral unnest(case
+        when k.repos is null or g.scope_kind = 'session' or (g.scope_kind = 'repo' and g.scope_id = any(k.repos))
+            then array[g.scope_id]
+        when g.scope_kind = 'org' and p_kind = 'repo' then k.repos  -- the org grant covers every repo
+        else '{}'::text[] end) e(scope_id)
+    where (g.scope_kind = p_kind or (p_kind = 'repo' and g.scope_kind = 'org' and k.repos is not null))
+      and (g.can_write or not p_write)
+      and not (p_write and coalesce(k.read_only, false))
+      and (g.scope_kind <> 'session' or exists (
+              select 1 from data.sessions s
+              where s.org_id = g.org_id and s.session_id = g.scope_id
+                and (s.expires_at is null or s.expires_at > statement_timestamp())))
 $$;
 
 
