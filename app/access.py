@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 import psycopg
 
@@ -27,11 +29,34 @@ def key_hash(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8")).digest()
 
 
-def create_api_key(conn: psycopg.Connection, org_id: str, principal_id: str, label: str = "") -> NewKey:
+def create_api_key(
+    conn: psycopg.Connection,
+    org_id: str,
+    principal_id: str,
+    label: str = "",
+    *,
+    expires_at: datetime | None = None,
+    read_only: bool = False,
+    repos: Sequence[str] | None = None,
+) -> NewKey:
+    """A new key for the principal. `expires_at`: when it stops authenticating (None:
+    never); `read_only`: it writes nothing; `repos`: the only repos it reaches (None: all
+    its principal's grants cover). Its effective grants are its principal's intersected
+    with these (data._acl)."""
     key_id = secrets.token_hex(6)
     token = f"{TOKEN_PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
     conn.execute(
-        "select api.create_api_key(%s, %s, %s, %s, %s)", (org_id, principal_id, key_id, key_hash(token), label)
+        "select api.create_api_key(%s, %s, %s, %s, %s, %s, %s, %s)",
+        (
+            org_id,
+            principal_id,
+            key_id,
+            key_hash(token),
+            label,
+            expires_at,
+            read_only,
+            None if repos is None else list(repos),
+        ),
     )
     return NewKey(key_id, token)
 

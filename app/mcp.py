@@ -22,8 +22,9 @@ from typing import Annotated, Any
 import anyio
 import msgspec
 from litestar import Litestar, Request
+from litestar.exceptions import ClientException
 from litestar.handlers import asgi
-from litestar.types import Receive, Scope, Send
+from litestar.types import HTTPRequestEvent, Receive, ReceiveMessage, Scope, Send
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
@@ -399,6 +400,8 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     try:
         token = token_from_header(header.decode("latin-1") if header is not None else None)
         await services.read(services.authenticate, token)
+        if scope.get("method") == "POST":
+            receive = await read_body(receive, services.settings.max_body_bytes)
     except Exception as exc:
         failure = failure_of(exc, MOUNT_PATH)
         response = problem(
@@ -407,6 +410,31 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         await response.to_asgi_response(None, Request(scope, receive, send))(scope, receive, send)
         return
     await app.state.mcp.handle_request(scope, receive, send)
+
+
+async def read_body(receive: Receive, limit: int) -> Receive:
+    """The whole body, read here and handed on as one message: what reading it raises (the
+    server's 408 deadline, app.api.server.BodyTimeout) becomes this door's problem details,
+    where the MCP SDK would turn it into a 500. Over `limit` bytes: 413."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return receive  # the client left: the SDK sees it as before
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise ClientException(status_code=413, detail=f"request body over {limit} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    whole: list[HTTPRequestEvent] = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+
+    async def replay() -> ReceiveMessage:
+        return whole.pop() if whole else await receive()
+
+    return replay
 
 
 # -- stdio ------------------------------------------------------------------------------

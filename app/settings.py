@@ -68,6 +68,22 @@ class Settings:
     max_connections: int = 100
     """Open HTTP connections served at once; one more is answered 503 and closed."""
 
+    max_header_bytes: int = 16 * 1024
+    """Largest request head (request line and headers) accepted; a longer one is answered
+    431 (problem details) and the connection closed."""
+
+    auth_failures_per_client: int = 30
+    """Failed authentications (answered 401) one client address may make per
+    `auth_failure_window`; then its requests are answered 429 with Retry-After until the
+    window ends, unless their key authenticated recently (app/api/throttle.py). 0: no limit."""
+
+    auth_failures_per_key: int = 10
+    """The same for one key id (the `ctx_<key id>_` part of a token), from any address.
+    0: no limit."""
+
+    auth_failure_window: str = "minute"
+    """Window of those limits, counted from its first failure: second, minute, hour or day."""
+
     prose_model: str = DEFAULT_MODEL
     """Sentence-transformers model (name or local path) for the prose namespace of a fresh
     database. Once the namespace has a model, the service embeds with its active
@@ -222,6 +238,12 @@ class Settings:
             raise ValueError("CONTEXTS_HEADER_TIMEOUT_S and CONTEXTS_BODY_TIMEOUT_S must be positive")
         if self.max_connections < 1:
             raise ValueError("CONTEXTS_MAX_CONNECTIONS must be at least 1")
+        if not 1024 <= self.max_header_bytes <= 1024 * 1024:
+            raise ValueError("CONTEXTS_MAX_HEADER_BYTES must be 1024 to 1048576")
+        if self.auth_failures_per_client < 0 or self.auth_failures_per_key < 0:
+            raise ValueError("CONTEXTS_AUTH_FAILURES_PER_CLIENT and CONTEXTS_AUTH_FAILURES_PER_KEY must be at least 0")
+        if self.auth_failure_window not in ("second", "minute", "hour", "day"):
+            raise ValueError("CONTEXTS_AUTH_FAILURE_WINDOW must be second, minute, hour or day")
         if not 0 <= self.authority_refresh_s <= 86400:
             raise ValueError("CONTEXTS_AUTHORITY_REFRESH_S must be between 0 and 86400 seconds")
         if not 0 <= self.nudge_interval_s <= 86400 or not 0 <= self.nudge_retry_base_s <= 86400:

@@ -413,3 +413,116 @@ def test_normal_requests_still_work_and_connections_are_capped():
             assert data.startswith(b"HTTP/1.1 503 ") and closed_after is not None
             idle.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
             assert read_response(idle).startswith(b"HTTP/1.1 200 ")
+
+
+# --- request heads refused before they are read ---------------------------------------------
+
+
+def test_a_head_over_the_limit_gets_431_whole_or_in_pieces():
+    """A 100 KB Authorization header: 431 problem details, readable by the client (the
+    connection is not reset under it), whether the head arrives at once or in pieces."""
+    with running(max_header_bytes=16 * 1024) as (port, _):
+        for pieces in (1, 25):
+            head = b"GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + b"k" * 100_000 + b"\r\n\r\n"
+            with socket.create_connection(("127.0.0.1", port)) as big:
+                size = len(head) // pieces + 1
+                with contextlib.suppress(OSError):  # the server may stop reading before the end
+                    for start in range(0, len(head), size):
+                        big.sendall(head[start : start + size])
+                        time.sleep(0.01 if pieces > 1 else 0)
+                data, closed_after = read_until_closed(big, MARGIN_S)
+            status, _, rest = data.partition(b"\r\n")
+            assert status == b"HTTP/1.1 431 Request Header Fields Too Large", data[:200]
+            assert b"application/problem+json" in rest and closed_after is not None
+            body = json.loads(rest.partition(b"\r\n\r\n")[2])
+            assert body["status"] == 431 and "16384 bytes" in body["detail"]
+        # A head within the limit is served.
+        with socket.create_connection(("127.0.0.1", port)) as fine:
+            fine.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + b"k" * 8_000 + b"\r\n\r\n")
+            assert read_response(fine).startswith(b"HTTP/1.1 200 ")
+
+
+@pytest.mark.parametrize(
+    "framing",
+    [
+        b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n",
+        b"transfer-encoding: chunked\r\ncontent-length: 5\r\n",
+        b"Content-Length: 5\r\nTransfer-Encoding: identity\r\n",
+    ],
+)
+def test_content_length_with_transfer_encoding_is_400_at_once(framing):
+    with running(body_timeout_s=5.0) as (port, _), socket.create_connection(("127.0.0.1", port)) as both:
+        started = time.monotonic()
+        both.sendall(b"POST / HTTP/1.1\r\nHost: x\r\n" + framing + b"\r\nhello")
+        data, closed_after = read_until_closed(both, 2)
+    assert time.monotonic() - started < 2 and closed_after is not None, "it waited for the body deadline"
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 Bad Request") and b"application/problem+json" in head
+    assert "Content-Length and Transfer-Encoding" in json.loads(body)["detail"]
+
+
+# --- the body deadline, as the application answers it ------------------------------------------
+
+
+@pytest.fixture
+def served_app(settings, models, db_url, logins):
+    """The real application (services as tests/conftest.py's `serving` builds them) behind
+    the server `contexts serve` runs, in a thread on a free port; yields (port, token, app)."""
+    from app.access import create_api_key, ensure_admin_principal
+    from app.api.app import build_services, create_app
+    from app.api.server import bind, build_server
+    from tests.conftest import login_url
+
+    local = settings.with_(
+        database_url=db_url, service_database_url=login_url(db_url, logins["service"]), body_timeout_s=1.0
+    )
+    services = build_services(local, db_url)
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.create_org('acme')")
+        ensure_admin_principal(conn, "acme", "admin")
+        token = create_api_key(conn, "acme", "admin").token
+    app = create_app(local, services=services)
+    sock = bind("127.0.0.1", 0)
+    started = threading.Event()
+    server = build_server(app, local, on_started=started.set)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        assert started.wait(30)
+        yield sock.getsockname()[1], token, app
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        services.close()
+
+
+def test_a_body_timeout_is_answered_logged_and_counted_as_408(served_app, caplog, monkeypatch):
+    """It was answered 408 by the server while the application, cancelled, logged a 500
+    and counted nothing: now the application answers it, so its log line and
+    /metrics say 408 (MCP included)."""
+    import logging
+
+    from prometheus_client.exposition import generate_latest
+
+    from app.api.request_log import JsonFormatter
+
+    port, token, app = served_app
+    monkeypatch.setattr(logging.getLogger("contexts.request"), "propagate", True)
+    with caplog.at_level(logging.INFO, logger="contexts.request"):
+        for path in ("/contexts/retrieve", "/mcp"):
+            with socket.create_connection(("127.0.0.1", port)) as short:
+                short.sendall(
+                    f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                    "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+                    'Content-Length: 100\r\n\r\n{"query"'.encode()
+                )
+                data, closed_after = read_until_closed(short, 1 + MARGIN_S)
+            head, _, body = data.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 408 ") and b"application/problem+json" in head, data
+            assert json.loads(body)["status"] == 408 and closed_after is not None
+    lines = [json.loads(JsonFormatter().format(r)) for r in caplog.records if r.name == "contexts.request"]
+    assert [line["status"] for line in lines] == [408, 408] and lines[0]["path"] == "/contexts/retrieve"
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], "a timeout logged as an error"
+    metrics = generate_latest(app.state.metrics.registry).decode()
+    assert 'contexts_http_requests_total{method="POST",route="/contexts/retrieve",status="408"} 1.0' in metrics
+    assert 'status="500"' not in metrics

@@ -15,10 +15,12 @@ import psycopg
 from litestar import Litestar, Request, Response, get
 from litestar.datastructures import State
 from litestar.di import Provide
+from litestar.exceptions import ClientException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
+from litestar.types import ASGIApp, Receive, Scope, Send
 
 from app import __version__
 from app.api.auth import bearer_token
@@ -31,6 +33,7 @@ from app.api.models import models_handler
 from app.api.openapi import (
     close_request_objects,
     declare_problem_headers,
+    declare_throttle,
     forbid_empty_retrieval,
     problem_response,
     restore_item_patterns,
@@ -45,6 +48,7 @@ from app.api.rules import RulesController
 from app.api.sessions import SessionsController
 from app.api.state import Services
 from app.api.sync import SyncController
+from app.api.throttle import auth_throttle
 from app.api.ui import ui_router
 from app.api.whoami import whoami_handler
 from app.db.availability import DatabaseMonitor
@@ -282,7 +286,8 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         lifespan=[lifespan, mcp_http_lifespan],
         before_request=require_json_body,
         before_send=[count_response],
-        middleware=[request_log_middleware, metrics_middleware],
+        # The throttle runs inside the request log (it reads whether the key authenticated).
+        middleware=[request_log_middleware, metrics_middleware, auth_throttle(settings), refuse_encoded_bodies],
         exception_handlers=EXCEPTION_HANDLERS,
         dependencies={"token": Provide(bearer_token, sync_to_thread=False)},
         request_max_body_size=settings.max_body_bytes,
@@ -325,8 +330,30 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
     restore_zero_bounds(app, requests)
     restore_item_patterns(app, requests)
     forbid_empty_retrieval(app, RetrieveRequest)
+    declare_throttle(app)
     declare_problem_headers(app)
     return app
+
+
+def refuse_encoded_bodies(app: ASGIApp) -> ASGIApp:
+    """A body sent with a content coding (`Content-Encoding: gzip`, ...) is refused with
+    415 and `Accept-Encoding: identity` (RFC 9110, 15.5.16) before it is read: no door
+    decodes one, and reading it as JSON answered a misleading 400. MCP included."""
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            for name, value in scope["headers"]:
+                if name == b"content-encoding":
+                    coding = value.decode("latin-1").strip()
+                    if coding.lower() not in ("", "identity"):
+                        raise ClientException(
+                            status_code=415,
+                            detail=f"Content-Encoding {coding} is not accepted: send the body uncompressed",
+                            headers={"Accept-Encoding": "identity"},
+                        )
+        await app(scope, receive, send)
+
+    return middleware
 
 
 async def require_json_body(request: Request) -> Response | None:

@@ -5,6 +5,7 @@ the served document to what the endpoints do."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,6 +26,7 @@ DESCRIPTIONS = {
     413: "Request body over the configured limit",
     415: "Only application/json is accepted",
     422: "A document was refused (binary, empty, too large, invalid path)",
+    429: "Too many failed authentications from this client or for this key id; retry after Retry-After",
     503: "The database is unreachable; retry after the Retry-After delay",
 }
 
@@ -69,7 +71,9 @@ PROBLEM_HEADERS = {
         )
     },
 }
-"""Headers errors.problem() sets on every response of these statuses."""
+PROBLEM_HEADERS[429] = PROBLEM_HEADERS[503]
+"""Headers errors.problem() sets on every response of these statuses (429: the throttle's,
+app/api/throttle.py)."""
 
 BOUNDS = {"gt": "exclusive_minimum", "ge": "minimum", "lt": "exclusive_maximum", "le": "maximum"}
 
@@ -153,3 +157,19 @@ def declare_problem_headers(app: Litestar) -> None:
                 headers = PROBLEM_HEADERS.get(int(status))
                 if headers and not isinstance(response, Reference):
                     response.headers = {**(response.headers or {}), **headers}
+
+
+def declare_throttle(app: Litestar) -> None:
+    """Every operation that may answer 401 may also answer 429: failed authentications
+    are throttled (app/api/throttle.py). Call before declare_problem_headers."""
+    for path_item in (app.openapi_schema.paths or {}).values():
+        for method in ("get", "put", "post", "delete", "options", "head", "patch", "trace"):
+            operation = getattr(path_item, method, None)
+            responses = operation.responses if operation is not None else None
+            unauthorized = (responses or {}).get("401")
+            if responses is None or unauthorized is None or isinstance(unauthorized, Reference):
+                continue
+            throttled = copy.deepcopy(unauthorized)
+            throttled.description = DESCRIPTIONS[429]
+            throttled.headers = None
+            responses["429"] = throttled

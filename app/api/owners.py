@@ -27,6 +27,15 @@ from app.models import (
 
 OwnerName = Annotated[str, Parameter(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
 OrgId = Annotated[str, Parameter(pattern=IDENTIFIER_PATTERN, min_length=1, max_length=128)]
+ReadOrgId = Annotated[
+    str | None,
+    Parameter(
+        pattern=IDENTIFIER_PATTERN,
+        min_length=1,
+        max_length=128,
+        description="The org to read (default: your key's); another org's is a 403, an empty value a 400",
+    ),
+]
 MinRetrievals = Annotated[
     int | None, Parameter(ge=1, le=1_000_000, description="Retrievals in the window; default: the org's")
 ]
@@ -112,28 +121,31 @@ class OwnersController(Controller):
         owner: OwnerName,
         state: State,
         token: NamedDependency[str],
+        org_id: ReadOrgId = None,
         min_retrievals: MinRetrievals = None,
         window_days: WindowDays = None,
         stale_after_days: StaleAfterDays = None,
     ) -> NudgeList:
-        """The fragments of `owner` (in your org) that retrievals return often but whose
-        text has not been edited for long: at least `min_retrievals` retrievals within
-        `window_days`, text older than `stale_after_days` (each the org's setting unless
-        given). Only fragments you may read; most retrieved first."""
-        return await _read(state.services, token, None, owner, min_retrievals, window_days, stale_after_days)
+        """The fragments of `owner` (in `org_id`, by default your key's org) that
+        retrievals return often but whose text has not been edited for long: at least
+        `min_retrievals` retrievals within `window_days`, text older than
+        `stale_after_days` (each the org's setting unless given). Only fragments you may
+        read; most retrieved first."""
+        return await _read(state.services, token, org_id, owner, min_retrievals, window_days, stale_after_days)
 
     @get("/stale", summary="Stale fragments of every owner", responses=problems(400, 401, 403, 404, 503))
     async def stale(
         self,
         state: State,
         token: NamedDependency[str],
+        org_id: ReadOrgId = None,
         owner: Annotated[str | None, Parameter(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")] = None,
         min_retrievals: MinRetrievals = None,
         window_days: WindowDays = None,
         stale_after_days: StaleAfterDays = None,
     ) -> NudgeList:
         """As GET /owners/{owner}/nudges, for every owner (or the one given)."""
-        return await _read(state.services, token, None, owner, min_retrievals, window_days, stale_after_days)
+        return await _read(state.services, token, org_id, owner, min_retrievals, window_days, stale_after_days)
 
     @post(
         "/owners/reassign",

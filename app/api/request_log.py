@@ -27,6 +27,12 @@ def note(**fields: Any) -> None:
         current.update({k: v for k, v in fields.items() if v is not None})
 
 
+def current_fields() -> dict[str, Any] | None:
+    """The current request's log fields so far (None outside a request): `principal` is
+    there once its key authenticated."""
+    return _fields.get()
+
+
 def request_log_middleware(app: ASGIApp) -> ASGIApp:
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -4,8 +4,16 @@ happens, with bounded waits on clients.
 - Request headers must be complete within `header_timeout_s` of connecting (or of the
   first byte of the next request on a kept-alive connection): uvicorn's protocols have no
   such deadline, so a client sending headers byte by byte held its connection forever.
+- A request head (request line and headers) over `max_header_bytes` is answered 431; one
+  with both Content-Length and Transfer-Encoding (a request-smuggling shape, RFC 9112
+  6.3) 400, at once (h11 waited for chunks the client never meant to send, until the body
+  deadline). Both are problem details, and the connection is closed gracefully: what the
+  client still sends is read and dropped for a moment, so that it reads the answer instead
+  of a reset.
 - A request body must arrive in full within `body_timeout_s` of the application's first
-  read (`BodyDeadline`); otherwise 408, or a closed connection once the response has begun.
+  read (`BodyDeadline`); otherwise the application answers 408 (it sees `BodyTimeout`
+  raised by its read, so its request log and metrics say 408), or, when the response has
+  begun, the connection is closed.
 - At most `max_connections` connections are open; one more is answered 503 and closed.
 """
 
@@ -22,6 +30,7 @@ import anyio
 import h11
 import httpx
 import uvicorn
+from litestar.exceptions import ClientException
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from app.api.request_log import logging_config
@@ -32,6 +41,9 @@ BACKLOG = 128
 PROBE_TIMEOUT_S = 2.0
 """How long to wait for /health of whatever already holds the port."""
 PROBLEM_JSON = "application/problem+json"  # as app.api.errors answers
+LINGER_S = 2.0
+"""How long a connection refused before its request was read keeps reading (and dropping)
+what the client still sends, after the answer, before it is closed."""
 
 
 def _problem(status: int, title: str, detail: str) -> bytes:
@@ -55,10 +67,13 @@ class GuardedH11Protocol(H11Protocol):
 
     header_timeout_s: ClassVar[float] = 10.0
     max_connections: ClassVar[int] = 100
+    max_header_bytes: ClassVar[int] = 16 * 1024
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.read_deadline: asyncio.TimerHandle | None = None
+        self.lingering: asyncio.TimerHandle | None = None
+        """Set once the connection was refused: what arrives is dropped until it closes."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         if len(self.connections) >= self.max_connections:
@@ -74,7 +89,9 @@ class GuardedH11Protocol(H11Protocol):
         self._arm_read_deadline()
 
     def data_received(self, data: bytes) -> None:
-        if self.flow is None:  # refused in connection_made
+        if self.flow is None or self.lingering is not None:  # refused
+            return
+        if self.conn.their_state is h11.IDLE and self._refuse_head(self.conn.trailing_data[0] + data):
             return
         super().data_received(data)
         if self.transport.is_closing() or not self._client_unwatched():
@@ -82,9 +99,52 @@ class GuardedH11Protocol(H11Protocol):
         else:
             self._arm_read_deadline()
 
+    def eof_received(self) -> None:
+        if self.lingering is not None:
+            self.transport.close()
+            return
+        super().eof_received()
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_read_deadline()
+        if self.lingering is not None:
+            self.lingering.cancel()
         super().connection_lost(exc)
+
+    def _refuse_head(self, head: bytes) -> bool:
+        """Answer and close when the request head waiting for parsing (`head`: the bytes
+        h11 holds and those just received) is too long or frames its body twice; True when
+        it did. h11 accepts a head of any size that arrives whole, and takes
+        Transfer-Encoding over Content-Length."""
+        end = head.find(b"\r\n\r\n")
+        if (end + 4 if end >= 0 else len(head)) > self.max_header_bytes:
+            self._refuse(
+                431,
+                "Request Header Fields Too Large",
+                f"the request line and headers exceed {self.max_header_bytes} bytes",
+            )
+            return True
+        if end >= 0:
+            names = {line.split(b":", 1)[0].strip().lower() for line in head[:end].split(b"\r\n")[1:]}
+            if {b"content-length", b"transfer-encoding"} <= names:
+                self._refuse(
+                    400,
+                    "Bad Request",
+                    "a request may not carry both Content-Length and Transfer-Encoding: send one of them",
+                )
+                return True
+        return False
+
+    def _refuse(self, status: int, reason: str, detail: str) -> None:
+        """The answer, then a graceful close: the write side is shut at once, and what the
+        client still sends is dropped for LINGER_S (closing with unread bytes would reset
+        the connection, and the client could lose the answer)."""
+        self._cancel_read_deadline()
+        self.logger.info("refused a request before reading it: %d %s", status, detail)
+        self.transport.write(_problem_bytes(status, reason, detail))
+        self.lingering = self.loop.call_later(LINGER_S, self.transport.close)
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
 
     def _client_unwatched(self) -> bool:
         """The client owes bytes that no application waits for under its own deadline:
@@ -105,7 +165,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def _read_deadline_passed(self) -> None:
         self.read_deadline = None
-        if self.transport.is_closing():
+        if self.transport.is_closing() or self.lingering is not None:
             return
         if self.conn.their_state is h11.IDLE and self.conn.trailing_data[0]:  # part of a request came
             self.transport.write(
@@ -121,14 +181,25 @@ def protocol_class(settings: Settings) -> type[GuardedH11Protocol]:
     class Configured(GuardedH11Protocol):
         header_timeout_s = settings.header_timeout_s
         max_connections = settings.max_connections
+        max_header_bytes = settings.max_header_bytes
 
     return Configured
 
 
+class BodyTimeout(ClientException):
+    """What the application's read raises when the body did not arrive in time: the
+    application answers it (Litestar: app.api.errors, 408 problem details, counted and
+    logged as such) and the connection is closed after the answer."""
+
+    status_code = 408
+
+
 class BodyDeadline:
     """ASGI middleware: the request body must arrive in full within `timeout_s` of the
-    application's first read. Then the application is cancelled and the client gets 408
-    (problem+json, connection closed), or, when the response has begun, a closed connection."""
+    application's first read. Then that read raises BodyTimeout (408, `Connection:
+    close`), which the application answers like any error; should it let the exception
+    out without answering, the client gets 408 problem details from here. When the
+    response has begun, the application is cancelled and the connection closed."""
 
     def __init__(self, app: Any, timeout_s: float) -> None:
         self.app = app
@@ -139,18 +210,21 @@ class BodyDeadline:
             await self.app(scope, receive, send)
             return
         deadline: float | None = None
-        body_done = response_started = timed_out = False
+        body_done = response_started = timed_out = cut_off = False
+        detail = f"the request body did not arrive within {self.timeout_s:g} s"
 
         async def guarded_send(message: dict) -> None:
             nonlocal response_started
-            if timed_out:
+            if cut_off:
                 return
             if message["type"] == "http.response.start":
                 response_started = True
             await send(message)
 
         async def guarded_receive() -> dict:
-            nonlocal deadline, body_done, response_started, timed_out
+            nonlocal deadline, body_done, timed_out, cut_off
+            if timed_out:  # the body will not be read any further
+                return {"type": "http.disconnect"}
             if body_done:  # waiting for a disconnect is not reading the body
                 return await receive()
             if deadline is None:
@@ -161,26 +235,31 @@ class BodyDeadline:
                 return message
             timed_out = True
             if not response_started:
-                response_started = True
-                body = _problem(408, "Request Timeout", f"the request body did not arrive within {self.timeout_s:g} s")
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 408,
-                        "headers": [
-                            (b"content-type", PROBLEM_JSON.encode()),
-                            (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close"),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
+                raise BodyTimeout(detail=detail, headers={"Connection": "close"})
+            cut_off = True
             cancel.cancel()
             await anyio.lowlevel.checkpoint()  # the cancellation lands here, in the application
             return {"type": "http.disconnect"}
 
         with anyio.CancelScope() as cancel:
-            await self.app(scope, guarded_receive, guarded_send)
+            try:
+                await self.app(scope, guarded_receive, guarded_send)
+            except BodyTimeout:
+                pass  # answered below
+        if timed_out and not response_started:
+            body = _problem(408, "Request Timeout", detail)
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 408,
+                    "headers": [
+                        (b"content-type", PROBLEM_JSON.encode()),
+                        (b"content-length", str(len(body)).encode()),
+                        (b"connection", b"close"),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})
 
 
 class _Server(uvicorn.Server):
@@ -203,6 +282,8 @@ def build_server(app: Any, settings: Settings, on_started: Callable[[], None] | 
         host=settings.host,
         port=settings.port,
         http=protocol_class(settings),
+        # h11 must not refuse a head before GuardedH11Protocol answers it with 431.
+        h11_max_incomplete_event_size=settings.max_header_bytes + 1,
         ws="none",
         lifespan="on",
         backlog=BACKLOG,

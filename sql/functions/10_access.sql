@@ -75,14 +75,14 @@ $$;
 
 -- The current principal ----------------------------------------------------------
 
--- data._standby_signature: the signature of a binding of (org, principal) made on a hot
--- standby (docs/adr/0020-read-replicas.md), for this backend and this transaction (its
+-- data._standby_signature: the signature of a binding of (org, principal, key) made on a
+-- hot standby (docs/adr/0020-read-replicas.md), for this backend and this transaction (its
 -- start time: a signature read in one transaction is worth nothing in the next). A keyed
 -- hash in HMAC's two passes, sha256(k_out || sha256(k_in || message)), with two keys
 -- derived from data.binding_keys (no caller role may read it); the outer pass has a
 -- fixed-length input, so the inner hash cannot be extended. Hex-encoded ids keep the
--- message unambiguous.
-create or replace function data._standby_signature(p_org_id text, p_principal_id text)
+-- message unambiguous (a binding without a key signs an empty key id).
+create or replace function data._standby_signature(p_org_id text, p_principal_id text, p_key_id text)
 returns text
 language sql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -91,39 +91,43 @@ as $$
                          || sha256(sha256(k.secret || '\x696e6e6572'::bytea)
                                    || convert_to(concat_ws('.', encode(convert_to(p_org_id, 'UTF8'), 'hex'),
                                                            encode(convert_to(p_principal_id, 'UTF8'), 'hex'),
+                                                           encode(convert_to(coalesce(p_key_id, ''), 'UTF8'), 'hex'),
                                                            pg_backend_pid(),
                                                            extract(epoch from transaction_timestamp())), 'UTF8'))),
                   'hex')
     from data.binding_keys k
     where k.key_id = 1
 $$;
-comment on function data._standby_signature(text, text) is 'Signature of a principal binding made on a hot standby, for this backend and transaction.';
+comment on function data._standby_signature(text, text, text) is 'Signature of a principal binding made on a hot standby, for this backend and transaction.';
 
--- data._standby_binding: the (org, principal) a binding setting made on a standby names
--- ('standby.<signature>.<org hex>.<principal hex>'), when its signature is valid for this
--- backend and transaction; no row otherwise (a forged or stale setting binds nobody).
-create or replace function data._standby_binding(p_binding text, out org_id text, out principal_id text)
+-- data._standby_binding: the (org, principal, key) a binding setting made on a standby
+-- names ('standby.<signature>.<org hex>.<principal hex>.<key id hex>', the last empty
+-- for a binding without a key), when its signature is valid for this backend and
+-- transaction; no row otherwise (a forged or stale setting binds nobody).
+create or replace function data._standby_binding(p_binding text, out org_id text, out principal_id text, out key_id text)
 returns setof record
 language sql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
-    select b.org_id, b.principal_id
+    select b.org_id, b.principal_id, b.key_id
     from (select convert_from(decode(split_part(p_binding, '.', 3), 'hex'), 'UTF8') as org_id,
-                 convert_from(decode(split_part(p_binding, '.', 4), 'hex'), 'UTF8') as principal_id
-          where p_binding ~ '^standby\.[0-9a-f]{64}\.([0-9a-f]{2})+\.([0-9a-f]{2})+$') b
-    where split_part(p_binding, '.', 2) = data._standby_signature(b.org_id, b.principal_id)
+                 convert_from(decode(split_part(p_binding, '.', 4), 'hex'), 'UTF8') as principal_id,
+                 nullif(convert_from(decode(split_part(p_binding, '.', 5), 'hex'), 'UTF8'), '') as key_id
+          where p_binding ~ '^standby\.[0-9a-f]{64}\.([0-9a-f]{2})+\.([0-9a-f]{2})+\.([0-9a-f]{2})*$') b
+    where split_part(p_binding, '.', 2) = data._standby_signature(b.org_id, b.principal_id, b.key_id)
 $$;
-comment on function data._standby_binding(text) is 'Org and principal of a signed binding made on a hot standby in this backend and transaction.';
+comment on function data._standby_binding(text) is 'Org, principal and key of a signed binding made on a hot standby in this backend and transaction.';
 
--- data.current_principal: the principal this transaction acts for. First a binding
+-- data._binding: who this transaction acts for, and with which API key. First a binding
 -- made in this very transaction and backend (api.authenticate, api.bind_principal),
 -- named by contexts.binding: on a primary the nonce of a data.principal_bindings row,
 -- on a hot standby (which can neither write nor read that unlogged table) a signed
 -- setting (data._standby_binding); else the principal mapped to the login
--- (session_user cannot be changed without superuser). Disabled principals bind nobody.
--- Security definer: it reads bindings and principals past their own policies.
--- PL/pgSQL, so that a standby never plans the branch that reads the unlogged table.
-create or replace function data.current_principal(out org_id text, out principal_id text)
+-- (session_user cannot be changed without superuser), without a key. Disabled principals
+-- bind nobody. Security definer: it reads bindings and principals past their own
+-- policies. PL/pgSQL, so that a standby never plans the branch that reads the unlogged
+-- table.
+create or replace function data._binding(out org_id text, out principal_id text, out key_id text)
 language plpgsql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
@@ -132,12 +136,12 @@ declare
 begin
     if binding is not null then
         if pg_is_in_recovery() then
-            select s.org_id, s.principal_id into org_id, principal_id
+            select s.org_id, s.principal_id, s.key_id into org_id, principal_id, key_id
             from data._standby_binding(binding) s
             join data.principals p on p.org_id = s.org_id and p.principal_id = s.principal_id
             where p.disabled_at is null;
         else
-            select b.org_id, b.principal_id into org_id, principal_id
+            select b.org_id, b.principal_id, b.key_id into org_id, principal_id, key_id
             from data.principal_bindings b
             join data.principals p on p.org_id = b.org_id and p.principal_id = b.principal_id
             where b.nonce = binding
@@ -149,12 +153,20 @@ begin
             return;
         end if;
     end if;
-    select p.org_id, p.principal_id into org_id, principal_id
+    select p.org_id, p.principal_id, null into org_id, principal_id, key_id
     from data.principals p
     where p.db_role = session_user and p.disabled_at is null
     limit 1;
 end
 $$;
+comment on function data._binding() is 'Org, principal and API key (null: none) the current transaction acts for.';
+
+-- data.current_principal: the principal this transaction acts for (data._binding
+-- without the key).
+create or replace function data.current_principal(out org_id text, out principal_id text)
+language sql stable security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$ select b.org_id, b.principal_id from data._binding() b $$;
 comment on function data.current_principal() is 'Org and principal the current transaction acts for (null: nobody).';
 
 create or replace function data.acl_org()
@@ -170,23 +182,52 @@ language sql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$ select (data.current_principal()).principal_id $$;
 
--- data._acl: the current principal's grants of one kind (read or write).
+-- data._acl: the current principal's effective grants of one kind (read or write): its
+-- grants intersected with the restriction of the API key it was bound with
+-- (data.api_keys; a binding without a key is not restricted):
+--   * a read-only key holds no write grant at all;
+--   * a key restricted to repos holds a repo grant on each of them its principal's grants
+--     cover (a repo grant, or the org grant, which covers every repo; with write where
+--     that grant has it), its principal's session grants, and nothing else: no org,
+--     persona or audit grant. Org-wide knowledge (no label) stays visible, as to every
+--     principal of the org.
+-- A session grant lasts as long as the session.
 create or replace function data._acl(p_kind text, p_write boolean default false)
 returns text[]
 language sql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
-    select coalesce(array_agg(g.scope_id order by g.scope_id), '{}')
-    from data.current_principal() me
+    -- One pass over the principal's grants: each grant gives the scope ids it stands
+    -- for under the key's restriction (k.repos null: itself), read-only keys none to write.
+    select coalesce(array_agg(distinct e.scope_id order by e.scope_id), '{}')
+    from data._binding() me
+    left join data.api_keys k on k.key_id = me.key_id
     join data.grants g on g.org_id = me.org_id and g.principal_id = me.principal_id
-    where g.scope_kind = p_kind
+    cross join lateral unnest(case
+        when k.repos is null or g.scope_kind = 'session' or (g.scope_kind = 'repo' and g.scope_id = any(k.repos))
+            then array[g.scope_id]
+        when g.scope_kind = 'org' and p_kind = 'repo' then k.repos  -- the org grant covers every repo
+        else '{}'::text[] end) e(scope_id)
+    where (g.scope_kind = p_kind or (p_kind = 'repo' and g.scope_kind = 'org' and k.repos is not null))
       and (g.can_write or not p_write)
-      -- A session grant lasts as long as the session.
-      and (p_kind <> 'session' or exists (
+      and not (p_write and coalesce(k.read_only, false))
+      and (g.scope_kind <> 'session' or exists (
               select 1 from data.sessions s
               where s.org_id = g.org_id and s.session_id = g.scope_id
                 and (s.expires_at is null or s.expires_at > statement_timestamp())))
 $$;
+
+-- data._acl_writes: whether the current principal holds any effective write grant (what
+-- opening a session asks for).
+create or replace function data._acl_writes()
+returns boolean
+language sql stable security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select exists (select 1 from unnest(array['org', 'repo', 'persona', 'session']) k
+                   where cardinality(data._acl(k, true)) > 0)
+$$;
+comment on function data._acl_writes() is 'True when the current principal (through its key''s restriction) may write somewhere.';
 
 create or replace function data.acl_org_wide()
 returns boolean

@@ -1,6 +1,6 @@
--- Administration: orgs and their partitions, scopes, sessions, principals, grants and
--- API keys. The owner/migrator calls these (the CLI's org, principal, grant, key and
--- sessions commands); of them, a caller role may call only api.open_session (see
+-- Administration: orgs and their partitions, scopes, sessions, principals and grants
+-- (API keys: 11_auth.sql). The owner/migrator calls these (the CLI's org, principal,
+-- grant and sessions commands); of them, a caller role may call only api.open_session (see
 -- sql/grants/10_roles.sql). data._grant_target comes before api.revoke_scope, plain SQL
 -- whose body is checked when it is created.
 
@@ -113,8 +113,7 @@ declare
     expires timestamptz;
 begin
     select * into me from data._principal_or_raise();
-    if not exists (select 1 from data.grants g
-                   where g.org_id = me.org_id and g.principal_id = me.principal_id and g.can_write) then
+    if not data._acl_writes() then  -- within its key's restriction (a read-only key: none)
         -- Opening a session is writing: read-only principals cannot.
         raise exception 'principal % may not open sessions (it holds no write grant)', me.principal_id
             using errcode = '42501';
@@ -266,49 +265,3 @@ as $$
     order by p.principal_id, g.scope_kind, g.scope_id
 $$;
 comment on function api.list_grants(text) is 'Every principal of an org with its grants.';
-
--- api.create_api_key: store a key's SHA-256 (the token itself is made and shown once
--- by the caller, never stored).
-create or replace function api.create_api_key(
-    p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text default '')
-returns timestamptz
-language plpgsql security definer
-set search_path = pg_catalog, extensions, pg_temp
-as $$
-declare
-    created timestamptz;
-begin
-    perform data._require_principal(p_org_id, p_principal_id);
-    insert into data.api_keys (key_id, org_id, principal_id, key_hash, label)
-    values (p_key_id, p_org_id, p_principal_id, p_key_hash, coalesce(p_label, ''))
-    returning api_keys.created_at into created;
-    return created;
-exception when check_violation then
-    raise exception 'invalid API key: %', sqlerrm using errcode = '22023';
-end
-$$;
-comment on function api.create_api_key(text, text, text, bytea, text) is 'Store a new key (its SHA-256) for a principal.';
-
-create or replace function api.list_api_keys(p_org_id text)
-returns table (key_id text, principal_id text, label text, created_at timestamptz, last_used_at timestamptz,
-               revoked_at timestamptz)
-language sql stable security definer
-set search_path = pg_catalog, extensions, pg_temp
-as $$
-    select k.key_id, k.principal_id, k.label, k.created_at, k.last_used_at, k.revoked_at
-    from data.api_keys k where k.org_id = p_org_id order by k.created_at, k.key_id
-$$;
-comment on function api.list_api_keys(text) is 'Keys of an org (never their hashes).';
-
-create or replace function api.revoke_api_key(p_key_id text)
-returns boolean
-language sql security definer
-set search_path = pg_catalog, extensions, pg_temp
-as $$
-    with revoked as (
-        update data.api_keys k set revoked_at = now() where k.key_id = p_key_id and k.revoked_at is null
-        returning 1
-    )
-    select exists (select 1 from revoked)
-$$;
-comment on function api.revoke_api_key(text) is 'Revoke a key for good; false when unknown or already revoked.';

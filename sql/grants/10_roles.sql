@@ -30,6 +30,20 @@ revoke execute on all functions in schema data, api from public;
 
 grant usage on schema data, api, extensions to contexts_service, contexts_analyst, contexts_auditor;
 
+-- Temporary tables: no caller role makes any, so nobody but the database's owner (and
+-- superusers) may (PostgreSQL grants TEMP on a new database to PUBLIC). Only the owner
+-- or a superuser can revoke it; a migrator that is neither leaves it to the DBA
+-- (docs/dba.md, "Other databases and temporary tables").
+do $$
+begin
+    if exists (select 1 from pg_database d where d.datname = current_database()
+               and (pg_has_role(current_user, d.datdba, 'member')
+                    or (select r.rolsuper from pg_roles r where r.rolname = current_user))) then
+        execute format('revoke temporary on database %I from public', current_database());
+    end if;
+end
+$$;
+
 -- Reads: the parents only (a partition denies direct access).
 do $$
 declare
@@ -144,8 +158,11 @@ begin
             -- Read by the usage views (security invoker) of analysts and auditors.
             (array['contexts_analyst', 'contexts_auditor'], array['data._json_number']),
             -- Who am I, and traces (invoker: row-level security applies).
-            (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array[
-                'api.whoami', 'api.authenticate', 'api.get_trace']),
+            (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array['api.whoami', 'api.get_trace']),
+            -- Binding the principal of an API key: the service only. A login acts as the
+            -- principal mapped to it; one holding another's key must not become it in SQL,
+            -- nor try keys there, out of reach of the service's throttle (app/api/throttle.py).
+            (array['contexts_service'], array['api.authenticate']),
             -- BM25 (20_bm25.sql, 21_bm25_top.sql), dense (40_retrieve.sql) and fusion (45_fusion.sql) helpers of the searches.
             (array['contexts_service', 'contexts_analyst'], array[
                 'data._bm25_scores', 'data._bm25_top', 'data._bm25_kept', 'data._check_fusion', 'data._fuse', 'data._query_vectors', 'data._dense_hits',

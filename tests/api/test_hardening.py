@@ -97,6 +97,37 @@ def test_retrieve_requests_are_validated_for_meaning(client, change):
     problem(client.post("/contexts/retrieve", content=_json(body), headers={"content-type": "application/json"}), 400)
 
 
+def test_a_compressed_body_is_415_not_400(client):
+    """No door decodes a content coding: a gzip body is refused as unsupported (with what
+    is accepted), not read as broken JSON; an identity coding is plain."""
+    import gzip
+    import json
+
+    for path, body in (
+        ("/contexts/retrieve", QUERY),
+        ("/documents", {"scope": {"org_id": "acme"}, "documents": [{"path": "a.md", "content": "# A\n\nText.\n"}]}),
+        ("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    ):
+        for coding in ("gzip", "deflate", "br", "GZIP", "gzip, identity"):
+            response = client.post(
+                path,
+                content=gzip.compress(json.dumps(body).encode()),
+                headers={
+                    "content-type": "application/json",
+                    "content-encoding": coding,
+                    "accept": "application/json, text/event-stream",
+                },
+            )
+            detail = problem(response, 415)["detail"]
+            assert "Content-Encoding" in detail and response.headers["accept-encoding"] == "identity"
+    plain = client.post(
+        "/contexts/retrieve",
+        content=json.dumps(QUERY).encode(),
+        headers={"content-type": "application/json", "content-encoding": "identity"},
+    )
+    assert plain.status_code == 200
+
+
 def _json(body: dict) -> bytes:
     import json
 

@@ -27,6 +27,7 @@ from schemathesis.python.asgi import shutdown_lifespans
 
 from app.retrieve.models import CONTROL_CHARACTERS
 from tests.api.test_api import ingest
+from tests.conftest import serving
 from tests.retrieve.corpus import CODE, DOCS
 
 MAX_EXAMPLES = int(os.environ.get("CONTEXTS_OPENAPI_EXAMPLES", "50"))
@@ -172,6 +173,18 @@ def with_storable_documents(body: dict) -> None:
                 usable = False
             if not usable:
                 document["content"] = f"# Generated {index}\n\nSome text to store.\n"
+
+
+@pytest.fixture
+def client(settings, models, db_url, logins):
+    """The API as conftest's `client` serves it, without the throttle of failed
+    authentication: the run sends hundreds of requests without a key (the ignored_auth and
+    missing_required_header checks), each of which must be the 401 of a missing key, not
+    the 429 the throttle answers after a few (tests/api/test_throttle.py covers that)."""
+    limits = {"auth_failures_per_client": 0, "auth_failures_per_key": 0}
+    with serving(settings, db_url, logins, max_body_bytes=256 * 1024, **limits) as (test_client, token):
+        test_client.headers["Authorization"] = f"Bearer {token}"
+        yield test_client
 
 
 @pytest.fixture

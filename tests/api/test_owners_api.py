@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import psycopg
 
+from tests.api.test_api import problem
 from tests.owners.helpers import fragments_of, record_returns
 
 DOC = {
@@ -48,3 +51,16 @@ def test_owner_nudges_reassign_and_webhook(client, db_url):
     assert shown.status_code == 200 and secret not in shown.text and "secret" not in shown.json()
     assert client.put("/orgs/beta/webhook", json={"url": "https://hooks.example.com/x"}).status_code == 403
     assert client.delete("/orgs/acme/webhook").status_code == 200
+
+
+def test_nudges_read_the_org_asked_for_and_refuse_an_empty_or_foreign_one(client, db_url):
+    """`org_id` was not a parameter: an empty one, or another org's, was ignored and the
+    key's own org answered. Now it is read: empty or malformed 400, another org 403."""
+    for path in ("/owners/Ada/nudges", "/stale"):
+        assert client.get(path, params={"org_id": "acme"}).json()["org_id"] == "acme"
+        for bad in ("", "a b", "-x"):
+            body = problem(client.get(f"{path}?org_id={bad}"), 400)
+            assert "org_id" in json.dumps(body), body
+        with psycopg.connect(db_url) as conn:
+            conn.execute("select api.create_org('globex')")  # idempotent
+        problem(client.get(path, params={"org_id": "globex"}), 403)

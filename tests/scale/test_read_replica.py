@@ -178,3 +178,30 @@ def test_metrics_show_the_replica_lag(served):
     text = client.get("/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}).text
     line = next(line for line in text.splitlines() if line.startswith("contexts_replica_lag_seconds"))
     assert 0 <= float(line.split()[-1]) < 5
+
+
+def test_a_keys_restriction_binds_on_the_replica_too(served, db_url, replica_url, ingest, standby):
+    """The binding a standby signs names the key, so its restriction follows it there;
+    stripping the key from a signed binding (to read as the whole principal) binds nobody."""
+    ingest("acme", {"platform.md": "# Platform\n\nThe platform journal."}, repo="platform")
+    ingest("acme", {"secret.md": "# Secret\n\nThe secret journal."}, repo="secret")
+    with psycopg.connect(db_url) as conn:
+        narrow = create_api_key(conn, "acme", "admin", read_only=True, repos=["platform"])
+    name = psycopg.conninfo.conninfo_to_dict(db_url)["dbname"]
+    with psycopg.connect(standby.url(name)) as su:
+        deadline = time.monotonic() + VISIBLE_WITHIN_S
+        while su.execute("select count(*) from data.api_keys where key_id = %s", (narrow.key_id,)).fetchone()[0] < 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+            su.rollback()
+    with psycopg.connect(replica_url) as conn:
+        conn.execute("select api.authenticate(%s)", (narrow.token,))
+        assert conn.execute("select org_wide, repos from api.whoami()").fetchone() == (False, ["platform"])
+        repos = {r[0] for r in conn.execute("select distinct repo_id from data.fragments")}
+        assert repos == {"platform"}
+        binding = conn.execute("select current_setting('contexts.binding')").fetchone()[0]
+        assert binding.endswith("." + narrow.key_id.encode().hex())
+        # The same binding without its key, in the same transaction: its signature fails.
+        conn.execute("select set_config('contexts.binding', %s, true)", (binding.rsplit(".", 1)[0] + ".",))
+        assert conn.execute("select org_id from api.whoami()").fetchone()[0] is None
+        assert conn.execute("select count(*) from data.fragments").fetchone()[0] == 0

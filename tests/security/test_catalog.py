@@ -126,6 +126,48 @@ def test_definer_functions_pin_their_search_path_and_policy_helpers_are_stable(c
     assert set(helpers.values()) == {"s"}
 
 
+def test_no_caller_may_create_temporary_tables(db_url, logins):
+    """TEMP on the Contexts database is nobody's but its owner's: a migrate revokes
+    PostgreSQL's default grant to PUBLIC (a database cloned from a template gets it
+    back, and `contexts migrate` takes it away again)."""
+    migrate(db_url, force=True)
+    with psycopg.connect(db_url) as conn:
+        for role in (*ROLES, "public", logins["service"], *logins["analysts"]):
+            held = conn.execute("select has_database_privilege(%s, current_database(), 'temporary')", (role,))
+            assert held.fetchone() == (False,), role
+    with psycopg.connect(login_url(db_url, logins["analysts"][0])) as analyst:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            analyst.execute("create temporary table scratch (x int)")
+        analyst.rollback()
+        # Connecting is still everyone's: the analysts' door is this database.
+        assert analyst.execute("select has_database_privilege(current_database(), 'connect')").fetchone() == (True,)
+    with psycopg.connect(login_url(db_url, logins["service"])) as service:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            service.execute("create temporary table scratch (x int)")
+
+
+def test_an_analyst_cannot_authenticate_a_key_in_sql(db_url, logins):
+    """Holding another org's key, an analyst cannot bind its principal in SQL (nor try
+    keys there, out of reach of the HTTP throttle): api.authenticate is the service's."""
+    from app.access import create_api_key
+
+    with psycopg.connect(db_url) as conn:
+        for org in ("acme", "globex"):
+            conn.execute("select api.create_org(%s)", (org,))
+            conn.execute("select api.create_principal(%s, 'admin')", (org,))
+            conn.execute("select api.grant_scope(%s, 'admin', 'org', null, true)", (org,))
+        conn.execute("select api.create_principal('acme', 'alice', 'human', '', %s)", (logins["analysts"][0],))
+        token = create_api_key(conn, "globex", "admin").token
+    with psycopg.connect(login_url(db_url, logins["analysts"][0])) as analyst:
+        for call in ("select * from api.authenticate(%s)", "select * from api.authenticate('ctx_000000000000_x')"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                analyst.execute(call, (token,) if "%s" in call else None)
+            analyst.rollback()
+        assert analyst.execute("select org_id, principal_id from api.whoami()").fetchone() == ("acme", "alice")
+    with psycopg.connect(login_url(db_url, logins["service"])) as service:
+        assert service.execute("select org_id from api.authenticate(%s)", (token,)).fetchone() == ("globex",)
+
+
 EXECUTABLE = {
     "contexts_service": {
         "api.active_model",
@@ -202,7 +244,6 @@ EXECUTABLE = {
         "api.rules_list",
     },
     "contexts_analyst": {
-        "api.authenticate",
         "api.rule_matches",
         "api.rules_list",
         "api.context_get",
@@ -236,7 +277,7 @@ EXECUTABLE = {
         "api.owner_settings",
         "api.stale_fragments",
     },
-    "contexts_auditor": {"api.authenticate", "api.get_trace", "api.whoami"},
+    "contexts_auditor": {"api.get_trace", "api.whoami"},
     "public": set(),
 }
 """Exactly what each role may call in `api` (administration is nobody's but the migrator's)."""
@@ -453,10 +494,10 @@ def test_function_grants_outside_the_rule_are_revoked_by_migrate(db_url):
     fresh = privilege_matrix(db_url)
     with psycopg.connect(db_url, autocommit=True) as c:
         c.execute("grant execute on function api.create_org(text, text, interval) to contexts_service")
-        c.execute("grant execute on function data._bind(text, text) to contexts_analyst, contexts_auditor")
+        c.execute("grant execute on function data._bind(text, text, text) to contexts_analyst, contexts_auditor")
         c.execute("revoke execute on function api.whoami() from contexts_auditor")
     assert "contexts_service" in _executors(db_url, "api.create_org(text, text, interval)")
-    assert _executors(db_url, "data._bind(text, text)") == {"contexts_analyst", "contexts_auditor"}
+    assert _executors(db_url, "data._bind(text, text, text)") == {"contexts_analyst", "contexts_auditor"}
     assert "contexts_auditor" not in _executors(db_url, "api.whoami()")
 
     migrate(db_url)  # the files did not change: hand-made privileges stay until forced
@@ -464,7 +505,7 @@ def test_function_grants_outside_the_rule_are_revoked_by_migrate(db_url):
     migrate(db_url, force=True)  # what `contexts migrate` does
 
     assert _executors(db_url, "api.create_org(text, text, interval)") == set()
-    assert _executors(db_url, "data._bind(text, text)") == set()
+    assert _executors(db_url, "data._bind(text, text, text)") == set()
     assert _executors(db_url, "api.whoami()") == set(ROLES)
     assert privilege_matrix(db_url) == fresh
 

@@ -170,6 +170,9 @@ def test_an_analyst_connects_with_the_printed_url_and_reads_exactly_its_grants(d
         alice.rollback()
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             alice.execute("select api.bind_principal('globex', 'admin')")
+        alice.rollback()
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):  # nor bind a key's principal, nor try keys
+            alice.execute("select api.authenticate('ctx_000000000000_guess')")
     # The login holds exactly an analyst's rights: LOGIN, one group, nothing else.
     with door.superuser() as conn:
         role = conn.execute(
@@ -196,7 +199,7 @@ def test_nobody_is_trusted_over_tcp(door, tenants):
         assert conn.execute("show password_encryption").fetchone() == ("scram-sha-256",)
         assert conn.execute("show unix_socket_permissions").fetchone() == ("0700",)
         roles = [r[0] for r in conn.execute("select rolname from pg_roles where rolname !~ '^pg_' order by 1")]
-    trusted = [r for r in rules if r[3] != "scram-sha-256"]
+    trusted = [r for r in rules if r[3] not in ("scram-sha-256", "reject")]
     assert trusted == [("local", ["all"], ["postgres"], "trust")]
     assert any(r[0] == "host" for r in rules)
     assert "contexts_analyst" in roles and "postgres" in roles
@@ -205,6 +208,31 @@ def test_nobody_is_trusted_over_tcp(door, tenants):
             door.tcp(role)
         with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
             door.tcp(role, "postgres")
+
+
+def test_analysts_reach_no_other_database_and_make_no_temporary_table(door, tenants):
+    """An analyst's login opens Contexts' database only: `\\c postgres` or `template1` is
+    refused (pg_hba.conf rejects it, and CONNECT is no longer PUBLIC's there), and it may
+    not create temporary tables in Contexts' database either (TEMP is no longer PUBLIC's)."""
+    _, password = create_analyst(door, "acme", "tess", "org")
+    for database in ("postgres", "template1", "template0"):
+        with pytest.raises(psycopg.OperationalError, match="rejects connection|not currently accepting"):
+            psycopg.connect(
+                host="127.0.0.1", port=door.port, dbname=database, user="tess", password=password, connect_timeout=10
+            )
+        with pytest.raises(psycopg.OperationalError, match="rejects connection|not currently accepting"):
+            socket_url = f"postgresql://tess@/{database}?host={door.home / 'pgdata'}&port={door.port}"
+            psycopg.connect(socket_url, password=password)
+    with door.tcp("tess", password) as tess:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            tess.execute("create temporary table scratch (x int)")
+    with door.superuser() as conn:
+        rows = conn.execute(
+            """select d.datname, has_database_privilege('tess', d.datname, 'connect'),
+                      has_database_privilege('tess', d.datname, 'temporary')
+               from pg_database d where d.datname in ('contexts', 'postgres', 'template1') order by 1"""
+        ).fetchall()
+        assert rows == [("contexts", True, False), ("postgres", False, False), ("template1", False, False)]
 
 
 def test_analysts_need_their_password_on_the_socket_too(door, tenants):

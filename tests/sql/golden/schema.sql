@@ -404,13 +404,18 @@ CREATE FUNCTION api.authenticate(p_token text) RETURNS TABLE(org_id text, princi
 declare
     k record;
 begin
-    select a.key_id, a.org_id, a.principal_id into k
+    select a.key_id, a.org_id, a.principal_id, a.expires_at into k
     from data.api_keys a
     join data.principals p on p.org_id = a.org_id and p.principal_id = a.principal_id
     where a.key_hash = sha256(convert_to(coalesce(p_token, ''), 'UTF8'))
       and a.revoked_at is null and p.disabled_at is null;
     if k.key_id is null then
         raise exception 'invalid or revoked API key' using errcode = '28000';
+    end if;
+    if k.expires_at <= now() then
+        raise exception 'API key % expired at % UTC; ask for a new one',
+            k.key_id, to_char(k.expires_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS') using errcode = '28000',
+            hint = 'An administrator makes one with `contexts key create ORG PRINCIPAL --expires ...`.';
     end if;
     -- At most once a minute, and never waiting: a concurrent request holding the row
     -- (until its transaction ends) just skips the refresh.
@@ -422,7 +427,7 @@ begin
                           where b.key_id = k.key_id and (b.last_used_at is null or b.last_used_at < now() - interval '1 minute')
                           for update skip locked);
     end if;
-    perform data._bind(k.org_id, k.principal_id);
+    perform data._bind(k.org_id, k.principal_id, k.key_id);
     return query select k.org_id, k.principal_id, k.key_id;
 end
 $$;
@@ -434,7 +439,7 @@ ALTER FUNCTION api.authenticate(p_token text) OWNER TO <migrator>;
 -- Name: FUNCTION authenticate(p_token text); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.authenticate(p_token text) IS 'Bind the principal of an API key to the current transaction.';
+COMMENT ON FUNCTION api.authenticate(p_token text) IS 'Bind the principal of an API key (within the key''s restriction) to the current transaction.';
 
 
 --
@@ -1400,19 +1405,30 @@ COMMENT ON FUNCTION api.create_analyst(p_org_id text, p_principal_id text, p_log
 
 
 --
--- Name: create_api_key(text, text, text, bytea, text); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: create_api_key(text, text, text, bytea, text, timestamp with time zone, boolean, text[]); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text DEFAULT ''::text) RETURNS timestamp with time zone
+CREATE FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text DEFAULT ''::text, p_expires_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_read_only boolean DEFAULT false, p_repos text[] DEFAULT NULL::text[]) RETURNS timestamp with time zone
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
 declare
     created timestamptz;
+    r text;
 begin
     perform data._require_principal(p_org_id, p_principal_id);
-    insert into data.api_keys (key_id, org_id, principal_id, key_hash, label)
-    values (p_key_id, p_org_id, p_principal_id, p_key_hash, coalesce(p_label, ''))
+    if p_expires_at is not null and p_expires_at <= now() then
+        raise exception 'a key''s expiry must lie ahead (% is past)', p_expires_at using errcode = '22023';
+    end if;
+    if p_repos is not null and (cardinality(p_repos) = 0 or array_position(p_repos, null) is not null) then
+        raise exception 'a key restricted to repos names at least one (and no null)' using errcode = '22023';
+    end if;
+    foreach r in array coalesce(p_repos, '{}') loop
+        perform data._require_scope(p_org_id, r, null);
+    end loop;
+    insert into data.api_keys (key_id, org_id, principal_id, key_hash, label, expires_at, read_only, repos)
+    values (p_key_id, p_org_id, p_principal_id, p_key_hash, coalesce(p_label, ''), p_expires_at,
+            coalesce(p_read_only, false), (select array_agg(distinct x order by x) from unnest(p_repos) x))
     returning api_keys.created_at into created;
     return created;
 exception when check_violation then
@@ -1421,13 +1437,13 @@ end
 $$;
 
 
-ALTER FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text) OWNER TO <migrator>;
+ALTER FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text) IS 'Store a new key (its SHA-256) for a principal.';
+COMMENT ON FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]) IS 'Store a new key (its SHA-256) for a principal, with its expiry and restriction.';
 
 
 --
@@ -2094,11 +2110,12 @@ COMMENT ON FUNCTION api.list_analysts(p_org_id text) IS 'Principals mapped to a 
 -- Name: list_api_keys(text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.list_api_keys(p_org_id text) RETURNS TABLE(key_id text, principal_id text, label text, created_at timestamp with time zone, last_used_at timestamp with time zone, revoked_at timestamp with time zone)
+CREATE FUNCTION api.list_api_keys(p_org_id text) RETURNS TABLE(key_id text, principal_id text, label text, created_at timestamp with time zone, last_used_at timestamp with time zone, revoked_at timestamp with time zone, expires_at timestamp with time zone, read_only boolean, repos text[])
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
-    select k.key_id, k.principal_id, k.label, k.created_at, k.last_used_at, k.revoked_at
+    select k.key_id, k.principal_id, k.label, k.created_at, k.last_used_at, k.revoked_at,
+           k.expires_at, k.read_only, k.repos
     from data.api_keys k where k.org_id = p_org_id order by k.created_at, k.key_id
 $$;
 
@@ -2109,7 +2126,7 @@ ALTER FUNCTION api.list_api_keys(p_org_id text) OWNER TO <migrator>;
 -- Name: FUNCTION list_api_keys(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.list_api_keys(p_org_id text) IS 'Keys of an org (never their hashes).';
+COMMENT ON FUNCTION api.list_api_keys(p_org_id text) IS 'Keys of an org with their limits (never their hashes).';
 
 
 --
@@ -2463,8 +2480,7 @@ declare
     expires timestamptz;
 begin
     select * into me from data._principal_or_raise();
-    if not exists (select 1 from data.grants g
-                   where g.org_id = me.org_id and g.principal_id = me.principal_id and g.can_write) then
+    if not data._acl_writes() then  -- within its key's restriction (a read-only key: none)
         -- Opening a session is writing: read-only principals cannot.
         raise exception 'principal % may not open sessions (it holds no write grant)', me.principal_id
             using errcode = '42501';
@@ -4924,13 +4940,21 @@ CREATE FUNCTION data._acl(p_kind text, p_write boolean DEFAULT false) RETURNS te
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
-    select coalesce(array_agg(g.scope_id order by g.scope_id), '{}')
-    from data.current_principal() me
+    -- One pass over the principal's grants: each grant gives the scope ids it stands
+    -- for under the key's restriction (k.repos null: itself), read-only keys none to write.
+    select coalesce(array_agg(distinct e.scope_id order by e.scope_id), '{}')
+    from data._binding() me
+    left join data.api_keys k on k.key_id = me.key_id
     join data.grants g on g.org_id = me.org_id and g.principal_id = me.principal_id
-    where g.scope_kind = p_kind
+    cross join lateral unnest(case
+        when k.repos is null or g.scope_kind = 'session' or (g.scope_kind = 'repo' and g.scope_id = any(k.repos))
+            then array[g.scope_id]
+        when g.scope_kind = 'org' and p_kind = 'repo' then k.repos  -- the org grant covers every repo
+        else '{}'::text[] end) e(scope_id)
+    where (g.scope_kind = p_kind or (p_kind = 'repo' and g.scope_kind = 'org' and k.repos is not null))
       and (g.can_write or not p_write)
-      -- A session grant lasts as long as the session.
-      and (p_kind <> 'session' or exists (
+      and not (p_write and coalesce(k.read_only, false))
+      and (g.scope_kind <> 'session' or exists (
               select 1 from data.sessions s
               where s.org_id = g.org_id and s.session_id = g.scope_id
                 and (s.expires_at is null or s.expires_at > statement_timestamp())))
@@ -4938,6 +4962,28 @@ $$;
 
 
 ALTER FUNCTION data._acl(p_kind text, p_write boolean) OWNER TO <migrator>;
+
+--
+-- Name: _acl_writes(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._acl_writes() RETURNS boolean
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select exists (select 1 from unnest(array['org', 'repo', 'persona', 'session']) k
+                   where cardinality(data._acl(k, true)) > 0)
+$$;
+
+
+ALTER FUNCTION data._acl_writes() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _acl_writes(); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._acl_writes() IS 'True when the current principal (through its key''s restriction) may write somewhere.';
+
 
 --
 -- Name: _adopt_login(text); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -5043,10 +5089,10 @@ COMMENT ON FUNCTION data._authority(p_org_id text, p_fragment_ids bigint[]) IS '
 
 
 --
--- Name: _bind(text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+-- Name: _bind(text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._bind(p_org_id text, p_principal_id text) RETURNS void
+CREATE FUNCTION data._bind(p_org_id text, p_principal_id text, p_key_id text DEFAULT NULL::text) RETURNS void
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -5057,22 +5103,70 @@ begin
         -- A hot standby writes nothing: the binding is a setting signed for this backend
         -- and transaction (data._standby_binding reads it back).
         perform set_config('contexts.binding',
-            concat_ws('.', 'standby', data._standby_signature(p_org_id, p_principal_id),
-                      encode(convert_to(p_org_id, 'UTF8'), 'hex'), encode(convert_to(p_principal_id, 'UTF8'), 'hex')),
+            concat_ws('.', 'standby', data._standby_signature(p_org_id, p_principal_id, p_key_id),
+                      encode(convert_to(p_org_id, 'UTF8'), 'hex'), encode(convert_to(p_principal_id, 'UTF8'), 'hex'),
+                      encode(convert_to(coalesce(p_key_id, ''), 'UTF8'), 'hex')),
             true);
         return;
     end if;
     -- Earlier transactions' bindings of this backend are dead; so are old ones of others.
     delete from data.principal_bindings b
     where b.backend_pid = pg_backend_pid() or b.created_at < now() - interval '1 day';
-    insert into data.principal_bindings (nonce, backend_pid, xact_id, org_id, principal_id)
-    values (nonce, pg_backend_pid(), pg_current_xact_id(), p_org_id, p_principal_id);
+    insert into data.principal_bindings (nonce, backend_pid, xact_id, org_id, principal_id, key_id)
+    values (nonce, pg_backend_pid(), pg_current_xact_id(), p_org_id, p_principal_id, p_key_id);
     perform set_config('contexts.binding', nonce, true);
 end
 $$;
 
 
-ALTER FUNCTION data._bind(p_org_id text, p_principal_id text) OWNER TO <migrator>;
+ALTER FUNCTION data._bind(p_org_id text, p_principal_id text, p_key_id text) OWNER TO <migrator>;
+
+--
+-- Name: _binding(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._binding(OUT org_id text, OUT principal_id text, OUT key_id text) RETURNS record
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    binding constant text := nullif(current_setting('contexts.binding', true), '');
+begin
+    if binding is not null then
+        if pg_is_in_recovery() then
+            select s.org_id, s.principal_id, s.key_id into org_id, principal_id, key_id
+            from data._standby_binding(binding) s
+            join data.principals p on p.org_id = s.org_id and p.principal_id = s.principal_id
+            where p.disabled_at is null;
+        else
+            select b.org_id, b.principal_id, b.key_id into org_id, principal_id, key_id
+            from data.principal_bindings b
+            join data.principals p on p.org_id = b.org_id and p.principal_id = b.principal_id
+            where b.nonce = binding
+              and b.backend_pid = pg_backend_pid()
+              and b.xact_id = pg_current_xact_id_if_assigned()
+              and p.disabled_at is null;
+        end if;
+        if org_id is not null then
+            return;
+        end if;
+    end if;
+    select p.org_id, p.principal_id, null into org_id, principal_id, key_id
+    from data.principals p
+    where p.db_role = session_user and p.disabled_at is null
+    limit 1;
+end
+$$;
+
+
+ALTER FUNCTION data._binding(OUT org_id text, OUT principal_id text, OUT key_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _binding(OUT org_id text, OUT principal_id text, OUT key_id text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._binding(OUT org_id text, OUT principal_id text, OUT key_id text) IS 'Org, principal and API key (null: none) the current transaction acts for.';
+
 
 --
 -- Name: _bm25_index(text[], bigint[], tsvector[], text[], text[], text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -7232,32 +7326,33 @@ COMMENT ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with t
 -- Name: _standby_binding(text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text) RETURNS SETOF record
+CREATE FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text) RETURNS SETOF record
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $_$
-    select b.org_id, b.principal_id
+    select b.org_id, b.principal_id, b.key_id
     from (select convert_from(decode(split_part(p_binding, '.', 3), 'hex'), 'UTF8') as org_id,
-                 convert_from(decode(split_part(p_binding, '.', 4), 'hex'), 'UTF8') as principal_id
-          where p_binding ~ '^standby\.[0-9a-f]{64}\.([0-9a-f]{2})+\.([0-9a-f]{2})+$') b
-    where split_part(p_binding, '.', 2) = data._standby_signature(b.org_id, b.principal_id)
+                 convert_from(decode(split_part(p_binding, '.', 4), 'hex'), 'UTF8') as principal_id,
+                 nullif(convert_from(decode(split_part(p_binding, '.', 5), 'hex'), 'UTF8'), '') as key_id
+          where p_binding ~ '^standby\.[0-9a-f]{64}\.([0-9a-f]{2})+\.([0-9a-f]{2})+\.([0-9a-f]{2})*$') b
+    where split_part(p_binding, '.', 2) = data._standby_signature(b.org_id, b.principal_id, b.key_id)
 $_$;
 
 
-ALTER FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text) OWNER TO <migrator>;
+ALTER FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION _standby_binding(p_binding text, OUT org_id text, OUT principal_id text); Type: COMMENT; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _standby_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text); Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text) IS 'Org and principal of a signed binding made on a hot standby in this backend and transaction.';
+COMMENT ON FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text) IS 'Org, principal and key of a signed binding made on a hot standby in this backend and transaction.';
 
 
 --
--- Name: _standby_signature(text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+-- Name: _standby_signature(text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._standby_signature(p_org_id text, p_principal_id text) RETURNS text
+CREATE FUNCTION data._standby_signature(p_org_id text, p_principal_id text, p_key_id text) RETURNS text
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -7265,6 +7360,7 @@ CREATE FUNCTION data._standby_signature(p_org_id text, p_principal_id text) RETU
                          || sha256(sha256(k.secret || '\x696e6e6572'::bytea)
                                    || convert_to(concat_ws('.', encode(convert_to(p_org_id, 'UTF8'), 'hex'),
                                                            encode(convert_to(p_principal_id, 'UTF8'), 'hex'),
+                                                           encode(convert_to(coalesce(p_key_id, ''), 'UTF8'), 'hex'),
                                                            pg_backend_pid(),
                                                            extract(epoch from transaction_timestamp())), 'UTF8'))),
                   'hex')
@@ -7273,13 +7369,13 @@ CREATE FUNCTION data._standby_signature(p_org_id text, p_principal_id text) RETU
 $$;
 
 
-ALTER FUNCTION data._standby_signature(p_org_id text, p_principal_id text) OWNER TO <migrator>;
+ALTER FUNCTION data._standby_signature(p_org_id text, p_principal_id text, p_key_id text) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION _standby_signature(p_org_id text, p_principal_id text); Type: COMMENT; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _standby_signature(p_org_id text, p_principal_id text, p_key_id text); Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION data._standby_signature(p_org_id text, p_principal_id text) IS 'Signature of a principal binding made on a hot standby, for this backend and transaction.';
+COMMENT ON FUNCTION data._standby_signature(p_org_id text, p_principal_id text, p_key_id text) IS 'Signature of a principal binding made on a hot standby, for this backend and transaction.';
 
 
 --
@@ -7490,37 +7586,9 @@ COMMENT ON FUNCTION data.acl_sessions() IS 'Live (unexpired) sessions the curren
 --
 
 CREATE FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) RETURNS record
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS $$
-declare
-    binding constant text := nullif(current_setting('contexts.binding', true), '');
-begin
-    if binding is not null then
-        if pg_is_in_recovery() then
-            select s.org_id, s.principal_id into org_id, principal_id
-            from data._standby_binding(binding) s
-            join data.principals p on p.org_id = s.org_id and p.principal_id = s.principal_id
-            where p.disabled_at is null;
-        else
-            select b.org_id, b.principal_id into org_id, principal_id
-            from data.principal_bindings b
-            join data.principals p on p.org_id = b.org_id and p.principal_id = b.principal_id
-            where b.nonce = binding
-              and b.backend_pid = pg_backend_pid()
-              and b.xact_id = pg_current_xact_id_if_assigned()
-              and p.disabled_at is null;
-        end if;
-        if org_id is not null then
-            return;
-        end if;
-    end if;
-    select p.org_id, p.principal_id into org_id, principal_id
-    from data.principals p
-    where p.db_role = session_user and p.disabled_at is null
-    limit 1;
-end
-$$;
+    AS $$ select b.org_id, b.principal_id from data._binding() b $$;
 
 
 ALTER FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) OWNER TO <migrator>;
@@ -8596,8 +8664,13 @@ CREATE TABLE data.api_keys (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     last_used_at timestamp with time zone,
     revoked_at timestamp with time zone,
+    expires_at timestamp with time zone,
+    read_only boolean DEFAULT false NOT NULL,
+    repos text[],
+    CONSTRAINT api_keys_expire_after_creation CHECK (((expires_at IS NULL) OR (expires_at > created_at))),
     CONSTRAINT api_keys_key_hash_check CHECK ((length(key_hash) = 32)),
-    CONSTRAINT api_keys_key_id_check CHECK ((key_id ~ '^[a-f0-9]{12}$'::text))
+    CONSTRAINT api_keys_key_id_check CHECK ((key_id ~ '^[a-f0-9]{12}$'::text)),
+    CONSTRAINT api_keys_repos_named CHECK (((repos IS NULL) OR (((cardinality(repos) >= 1) AND (cardinality(repos) <= 100)) AND (array_position(repos, NULL::text) IS NULL))))
 );
 
 ALTER TABLE ONLY data.api_keys FORCE ROW LEVEL SECURITY;
@@ -8610,6 +8683,27 @@ ALTER TABLE data.api_keys OWNER TO <migrator>;
 --
 
 COMMENT ON TABLE data.api_keys IS 'Bearer keys: only the SHA-256 of the token is stored; a key acts as its principal until revoked.';
+
+
+--
+-- Name: COLUMN api_keys.expires_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.api_keys.expires_at IS 'When the key stops authenticating (null: never; it still ends when revoked).';
+
+
+--
+-- Name: COLUMN api_keys.read_only; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.api_keys.read_only IS 'The key writes nothing, whatever its principal may write.';
+
+
+--
+-- Name: COLUMN api_keys.repos; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.api_keys.repos IS 'Null, or the only repos the key reads and writes (within its principal''s grants).';
 
 
 --
@@ -9839,7 +9933,8 @@ CREATE UNLOGGED TABLE data.principal_bindings (
     xact_id xid8 NOT NULL,
     org_id text NOT NULL,
     principal_id text NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    key_id text
 );
 
 ALTER TABLE ONLY data.principal_bindings FORCE ROW LEVEL SECURITY;
@@ -9852,6 +9947,13 @@ ALTER TABLE data.principal_bindings OWNER TO <migrator>;
 --
 
 COMMENT ON TABLE data.principal_bindings IS 'Per-transaction principal bindings (unlogged, short-lived).';
+
+
+--
+-- Name: COLUMN principal_bindings.key_id; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.principal_bindings.key_id IS 'The API key the binding was made with (null: an administrator or a login).';
 
 
 --
@@ -11869,8 +11971,6 @@ REVOKE ALL ON FUNCTION api.add_persona_vector(p_model_id integer, p_org_id text,
 
 REVOKE ALL ON FUNCTION api.authenticate(p_token text) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.authenticate(p_token text) TO contexts_service;
-GRANT ALL ON FUNCTION api.authenticate(p_token text) TO contexts_analyst;
-GRANT ALL ON FUNCTION api.authenticate(p_token text) TO contexts_auditor;
 
 
 --
@@ -12013,10 +12113,10 @@ REVOKE ALL ON FUNCTION api.create_analyst(p_org_id text, p_principal_id text, p_
 
 
 --
--- Name: FUNCTION create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]) FROM PUBLIC;
 
 
 --
@@ -12678,6 +12778,13 @@ GRANT ALL ON FUNCTION data._acl(p_kind text, p_write boolean) TO contexts_audito
 
 
 --
+-- Name: FUNCTION _acl_writes(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._acl_writes() FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _adopt_login(p_login text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -12701,10 +12808,17 @@ GRANT ALL ON FUNCTION data._authority(p_org_id text, p_fragment_ids bigint[]) TO
 
 
 --
--- Name: FUNCTION _bind(p_org_id text, p_principal_id text); Type: ACL; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _bind(p_org_id text, p_principal_id text, p_key_id text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION data._bind(p_org_id text, p_principal_id text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION data._bind(p_org_id text, p_principal_id text, p_key_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _binding(OUT org_id text, OUT principal_id text, OUT key_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._binding(OUT org_id text, OUT principal_id text, OUT key_id text) FROM PUBLIC;
 
 
 --
@@ -13141,17 +13255,17 @@ GRANT ALL ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with
 
 
 --
--- Name: FUNCTION _standby_binding(p_binding text, OUT org_id text, OUT principal_id text); Type: ACL; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _standby_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text) FROM PUBLIC;
 
 
 --
--- Name: FUNCTION _standby_signature(p_org_id text, p_principal_id text); Type: ACL; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _standby_signature(p_org_id text, p_principal_id text, p_key_id text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION data._standby_signature(p_org_id text, p_principal_id text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION data._standby_signature(p_org_id text, p_principal_id text, p_key_id text) FROM PUBLIC;
 
 
 --

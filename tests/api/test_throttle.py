@@ -1,0 +1,146 @@
+"""Failed authentication is throttled (app/api/throttle.py): per client address and per
+key id, 429 with Retry-After once the window is full, before any key is looked up, on the
+HTTP API and the MCP door alike; successful requests count nothing and a key that
+authenticated keeps working."""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+import pytest
+from prometheus_client.exposition import generate_latest
+
+from app.settings import Settings
+from tests.api.test_api import problem
+from tests.conftest import serving
+
+QUERY = {"query": "what to do when the storage volume is full", "scope": {"org_id": "acme"}}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+MCP_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+
+
+def bogus() -> dict[str, str]:
+    """A token of the right shape for a key id nobody has."""
+    return {"Authorization": f"Bearer ctx_{secrets.token_hex(6)}_{secrets.token_urlsafe(32)}"}
+
+
+@pytest.fixture
+def throttled(settings, models, db_url, logins, request):
+    limits = {"auth_failures_per_client": 5, "auth_failures_per_key": 0} | getattr(request, "param", {})
+    with serving(settings, db_url, logins, **limits) as (client, token):
+        client.headers["Authorization"] = f"Bearer {token}"
+        yield client
+
+
+def test_a_client_that_fails_too_often_gets_429_before_any_key_is_checked(throttled, monkeypatch):
+    client = throttled
+    services = client.app.state.services
+    assert client.post("/contexts/retrieve", json=QUERY).status_code == 200  # the admin's key authenticated
+    checked: list[str] = []
+    original = services.authenticate
+    monkeypatch.setattr(services, "authenticate", lambda t: checked.append(t) or original(t))
+    for _ in range(5):
+        problem(client.post("/contexts/retrieve", json=QUERY, headers=bogus()), 401)
+    assert len(checked) == 5
+    refused = [
+        client.post("/contexts/retrieve", json=QUERY, headers=bogus()),
+        client.get("/fragments/1", headers={"Authorization": ""}),
+        client.get("/whoami", headers={"Authorization": "Basic YWRtaW46YWRtaW4="}),
+        client.post("/mcp", json=MCP_LIST, headers=bogus() | MCP_HEADERS),
+    ]
+    for response in refused:
+        body = problem(response, 429)
+        assert "too many failed authentications" in body["detail"]
+        assert 1 <= int(response.headers["retry-after"]) <= 60
+    assert len(checked) == 5, "a refused request had its key looked up"
+    # Successful requests are unaffected: the key that authenticated, and what needs no key.
+    assert client.post("/contexts/retrieve", json=QUERY).status_code == 200
+    assert client.post("/mcp", json=MCP_LIST, headers=MCP_HEADERS).status_code == 200
+    assert client.get("/health").status_code == 200
+    assert client.get("/schema/openapi.json").status_code == 200
+    metrics = generate_latest(client.app.state.metrics.registry).decode()
+    assert 'contexts_http_requests_total{method="POST",route="/contexts/retrieve",status="429"} 1.0' in metrics
+
+
+def test_the_mcp_door_counts_failures_too(throttled):
+    client = throttled
+    for _ in range(5):
+        problem(client.post("/mcp", json=MCP_LIST, headers=bogus() | MCP_HEADERS), 401)
+    problem(client.post("/contexts/retrieve", json=QUERY, headers=bogus()), 429)
+    problem(client.post("/mcp", json=MCP_LIST, headers=bogus() | MCP_HEADERS), 429)
+
+
+@pytest.mark.parametrize("throttled", [{"auth_failures_per_client": 0, "auth_failures_per_key": 3}], indirect=True)
+def test_failures_naming_one_key_id_lock_that_id_only(throttled, db_url):
+    client = throttled
+    key_id = secrets.token_hex(6)
+    guess = lambda: {"Authorization": f"Bearer ctx_{key_id}_{secrets.token_urlsafe(32)}"}  # noqa: E731
+    for _ in range(3):
+        problem(client.get("/whoami", headers=guess()), 401)
+    body = problem(client.get("/whoami", headers=guess()), 429)
+    assert "key" in body["detail"]
+    for _ in range(5):  # other key ids, from the same client (not limited here): still checked
+        problem(client.get("/whoami", headers=bogus()), 401)
+    assert client.get("/whoami").status_code == 200
+
+
+@pytest.mark.parametrize("throttled", [{"auth_failures_per_client": 2}], indirect=True)
+def test_successes_count_nothing(throttled):
+    client = throttled
+    for _ in range(10):
+        assert client.get("/whoami").status_code == 200
+    problem(client.get("/whoami", headers=bogus()), 401)
+    problem(client.get("/whoami", headers=bogus()), 401)
+    problem(client.get("/whoami", headers=bogus()), 429)
+    assert client.get("/whoami").status_code == 200
+
+
+@pytest.mark.parametrize("throttled", [{"auth_failures_per_client": 2, "auth_failure_window": "second"}], indirect=True)
+def test_the_lock_out_ends_with_its_window(throttled):
+    client = throttled
+    problem(client.get("/whoami", headers=bogus()), 401)
+    problem(client.get("/whoami", headers=bogus()), 401)
+    refused = problem(client.get("/whoami", headers=bogus()), 429)
+    assert refused["detail"]
+    deadline = time.monotonic() + 5
+    while (response := client.get("/whoami", headers=bogus())).status_code == 429:
+        assert time.monotonic() < deadline, "the window never ended"
+        time.sleep(0.2)
+    problem(response, 401)
+
+
+def test_a_revoked_key_loses_its_exemption(throttled, db_url):
+    import psycopg
+
+    from app.access import create_api_key
+
+    client = throttled
+    with psycopg.connect(db_url) as conn:
+        key = create_api_key(conn, "acme", "admin")
+    headers = {"Authorization": f"Bearer {key.token}"}
+    assert client.get("/whoami", headers=headers).status_code == 200
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.revoke_api_key(%s)", (key.key_id,))
+    for _ in range(5):
+        problem(client.get("/whoami", headers=headers), 401)
+    problem(client.get("/whoami", headers=headers), 429)
+
+
+def test_limits_are_settings():
+    settings = Settings.from_env(
+        {
+            "CONTEXTS_AUTH_FAILURES_PER_CLIENT": "7",
+            "CONTEXTS_AUTH_FAILURES_PER_KEY": "0",
+            "CONTEXTS_AUTH_FAILURE_WINDOW": "hour",
+        }
+    )
+    assert (settings.auth_failures_per_client, settings.auth_failures_per_key, settings.auth_failure_window) == (
+        7,
+        0,
+        "hour",
+    )
+    with pytest.raises(ValueError, match="second, minute, hour or day"):
+        Settings.from_env({"CONTEXTS_AUTH_FAILURE_WINDOW": "week"})
+    with pytest.raises(ValueError, match="at least 0"):
+        Settings.from_env({"CONTEXTS_AUTH_FAILURES_PER_CLIENT": "-1"})
