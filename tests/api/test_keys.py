@@ -159,7 +159,7 @@ def cli(db_url: str, *args: str):
 
 def test_key_create_expires_and_restricts_and_key_list_shows_it(db_url):
     assert cli(db_url, "org", "create", "acme").exit_code == 0
-    assert cli(db_url, "grant", "add", "acme", "admin", "--repo", "platform").exit_code == 0
+    assert cli(db_url, "grant", "add", "acme", "admin", "--repo", "platform", "--new").exit_code == 0
     made = cli(db_url, "key", "create", "acme", "admin", "--expires", "30d", "--read-only", "--repo", "platform")
     assert made.exit_code == 0, made.output
     assert "read-only; repos platform; expires" in made.output
