@@ -163,7 +163,8 @@ as $$
 declare
     knobs constant text[] := array['budget_tokens', 'k_lexical', 'k_dense', 'rerank_top',
                                    'freshness_halflife_days', 'min_score', 'top_k', 'min_relevance',
-                                   'negatives', 'include_superseded', 'expand_links', 'context_mode'];
+                                   'negatives', 'include_superseded', 'expand_links', 'context_mode',
+                                   'generation', 'include_retired', 'request_kind'];
     scope jsonb := case when jsonb_typeof(p_request -> 'scope') = 'object' then p_request -> 'scope' else '{}' end;
     hidden text[] := '{}';
     k text;
