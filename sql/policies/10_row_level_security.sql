@@ -13,33 +13,28 @@
 do $$
 declare
     t text;
-    labelled constant text := $p$
-        org_id = (select data.acl_org())
-        and (repo_id is null or (select data.acl_org_wide()) or repo_id = any ((select data.acl_repos())::text[]))
-        and (persona_id is null or (select data.acl_org_wide()) or persona_id = any ((select data.acl_personas())::text[]))
-        and (session_id is null or session_id = any ((select data.acl_sessions())::text[]))
+    -- The scope rule on one set of labels: %1$s prefixes their column names (a row's
+    -- own labels, or the labels a link's target carries). Written once, here.
+    rule constant text := $p$
+        (%1$srepo_id is null or (select data.acl_org_wide()) or %1$srepo_id = any ((select data.acl_repos())::text[]))
+        and (%1$spersona_id is null or (select data.acl_org_wide())
+             or %1$spersona_id = any ((select data.acl_personas())::text[]))
+        and (%1$ssession_id is null or %1$ssession_id = any ((select data.acl_sessions())::text[]))
     $p$;
+    labelled constant text := 'org_id = (select data.acl_org()) and ' || format(rule, '');
 begin
     foreach t in array array['documents', 'fragments', 'embeddings', 'bm25_postings', 'bm25_terms', 'bm25_corpus', 'pins'] loop
         execute format('drop policy if exists scope_read on data.%I', t);
         execute format('create policy scope_read on data.%I for select using (%s)', t, labelled);
     end loop;
+    -- A reference: visible with its citing fragment, and, once resolved, with the
+    -- fragment it cites (the same rule on the target's labels), so no row names a
+    -- fragment, or says one exists, to a reader who may not read it.
+    drop policy if exists scope_read on data.fragment_links;
+    execute format('create policy scope_read on data.fragment_links for select using (%s and %s)',
+                   labelled, format(rule, 'target_'));
 end
 $$;
-
--- A reference: visible with its citing fragment, and, once resolved, with the fragment
--- it cites (the same rule on the target's labels), so no row names a fragment, or says
--- one exists, to a reader who may not read it.
-drop policy if exists scope_read on data.fragment_links;
-create policy scope_read on data.fragment_links for select using (
-    org_id = (select data.acl_org())
-    and (repo_id is null or (select data.acl_org_wide()) or repo_id = any ((select data.acl_repos())::text[]))
-    and (persona_id is null or (select data.acl_org_wide()) or persona_id = any ((select data.acl_personas())::text[]))
-    and (session_id is null or session_id = any ((select data.acl_sessions())::text[]))
-    and (target_repo_id is null or (select data.acl_org_wide()) or target_repo_id = any ((select data.acl_repos())::text[]))
-    and (target_persona_id is null or (select data.acl_org_wide())
-         or target_persona_id = any ((select data.acl_personas())::text[]))
-    and (target_session_id is null or target_session_id = any ((select data.acl_sessions())::text[])));
 
 -- A document version, a source pointer: visible with its document.
 drop policy if exists scope_read on data.document_versions;
