@@ -260,6 +260,10 @@ class FragmentLink(msgspec.Struct):
     path: str | None
     anchor: str | None
     """Where the other end is cited from (null while unresolved)."""
+    evidence: str | None = None
+    """A supersession's grounds: where the citing document declares it and the line as
+    written ("line 3: - Status: Superseded by ADR-7", "front matter line 2: ...",
+    "metadata supersedes: ..."); null for other references."""
 
 
 class FragmentLinks(msgspec.Struct):

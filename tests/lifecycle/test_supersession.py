@@ -4,11 +4,16 @@ current one, and stays retrievable as of a past time or on request."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+import msgspec
 import psycopg
 import pytest
 
 from app.access import create_api_key
+from app.retrieve.config import PipelineConfig
+from app.retrieve.models import RetrieveRequest
+from app.retrieve.service import Retriever
 from tests.api.test_api import problem
 
 QUERY = "which message broker do services use for asynchronous events"
@@ -177,3 +182,68 @@ def test_what_a_reader_cannot_see_supersedes_nothing_for_it(client, db_url):
     found = client.post("/contexts/retrieve", json=body, headers={"Authorization": f"Bearer {token}"}).json()
     assert "docs/adr/0003-rabbitmq.md" in paths(found["fragments"])
     assert all(f["valid_until"] is None for f in found["fragments"])
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_this_repository_declares_no_supersession_and_answers_the_readme_question(conn, ingest, models, as_principal):
+    """Its README and ADRs describe the syntax ("Supersedes ADR-3" in a sentence, a status
+    line saying a part of ADR 0005 is superseded): none of it is a declaration, so
+    nothing is hidden, and the README's own example question finds what it should."""
+    files = {
+        "README.md": (ROOT / "README.md").read_text(),
+        "app/ingest/dedupe.py": (ROOT / "app/ingest/dedupe.py").read_text(),
+    }
+    files |= {str(p.relative_to(ROOT)): p.read_text() for p in sorted((ROOT / "docs").rglob("*.md"))}
+    ingest("demo", files, repo="contexts")
+    edges = conn.execute(
+        "select d.path, l.link_type, l.target from data.fragment_links l join data.documents d on d.doc_id = l.doc_id"
+        " where l.link_type in ('supersedes', 'superseded_by')"
+    ).fetchall()
+    assert edges == []
+    assert conn.execute("select count(*) from data.fragments where valid_until is not null").fetchone()[0] == 0
+
+    as_principal("demo")
+    retriever = Retriever.build(models, PipelineConfig())
+    request = msgspec.convert(
+        {"query": "how are near-duplicate fragments collapsed?", "scope": {"org_id": "demo"}, "budget_tokens": 1500},
+        RetrieveRequest,
+    )
+    top = [f.source.split("#")[0] for f in retriever.retrieve(conn, request).fragments[:3]]
+    assert {"README.md", "docs/adr/0003-deduplication-within-scope.md", "app/ingest/dedupe.py"} & set(top), top
+
+
+def links_of(client, fragment_id: int) -> list[dict]:
+    response = client.get(f"/fragments/{fragment_id}/links")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    return body["outgoing"] + body["incoming"]
+
+
+def test_each_supersession_shows_its_evidence(client):
+    old = OLD.replace("Status: accepted", "- Status: superseded by [ADR-0007](0007-kafka.md)")
+    post(client, {"path": "docs/adr/0003-rabbitmq.md", "content": old})
+    post(client, {"path": "docs/adr/0007-kafka.md", "content": NEW})
+    post(
+        client,
+        {
+            "path": "runbooks/kafka.md",
+            "content": "# Kafka runbook\n\nRestart a broker.\n",
+            "metadata": {"supersedes": "/docs/adr/0003-rabbitmq.md"},
+        },
+    )
+    both = retrieve(client, include_superseded=True)
+    old_id = next(f["id"] for f in both if f["source"].startswith("docs/adr/0003"))
+    evidence = {
+        (link["direction"], link["link_type"], link["path"], link["evidence"]) for link in links_of(client, old_id)
+    }
+    assert evidence >= {
+        ("out", "superseded_by", "docs/adr/0007-kafka.md", "line 3: - Status: superseded by [ADR-0007](0007-kafka.md)"),
+        ("in", "supersedes", "docs/adr/0007-kafka.md", "line 3: Status: accepted. Supersedes ADR-3."),
+        ("in", "supersedes", "runbooks/kafka.md", "metadata supersedes: /docs/adr/0003-rabbitmq.md"),
+    }
+    # A mention is an ADR citation, with no evidence to show.
+    post(client, {"path": "notes/history.md", "content": "# History\n\nADR 7 supersedes ADR-3, as the log says.\n"})
+    mention = next(f["id"] for f in retrieve(client, include_superseded=True) if f["source"].startswith("notes/"))
+    assert [(link["link_type"], link["evidence"]) for link in links_of(client, mention)] == [("adr", None)] * 2

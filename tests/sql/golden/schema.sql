@@ -1646,7 +1646,7 @@ COMMENT ON FUNCTION api.ensure_scope(p_org_id text, p_repo_id text, p_persona_id
 -- Name: fragment_links(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.fragment_links(p_fragment_id bigint) RETURNS TABLE(direction text, link_type text, target text, resolved boolean, fragment_id bigint, doc_id bigint, path text, anchor text)
+CREATE FUNCTION api.fragment_links(p_fragment_id bigint) RETURNS TABLE(direction text, link_type text, target text, resolved boolean, fragment_id bigint, doc_id bigint, path text, anchor text, evidence text)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -1656,7 +1656,7 @@ begin
         raise exception 'unknown fragment: %', p_fragment_id using errcode = 'P0002';
     end if;
     return query
-    select x.direction, x.link_type, x.target, x.resolved, x.fragment_id, x.doc_id, x.path, x.anchor
+    select x.direction, x.link_type, x.target, x.resolved, x.fragment_id, x.doc_id, x.path, x.anchor, x.evidence
     from (
         select distinct on (l.link_type, l.target_key, coalesce(l.target_name, ''), coalesce(l.target_anchor, ''))
                'out'::text as direction, l.link_type, l.target, l.target_fragment_id is not null as resolved,
@@ -1664,21 +1664,21 @@ begin
                (select s.anchor from data.fragment_sources s
                 where s.fragment_id = l.target_fragment_id and s.doc_id = l.target_doc_id and s.retired_at is null
                 order by s.doc_version desc, s.ordinal limit 1) as anchor,
-               l.link_id
+               l.link_id, l.evidence
         from data.fragment_links l
         left join data.documents d on d.doc_id = l.target_doc_id and l.target_fragment_id is not null
         where l.fragment_id = p_fragment_id
         order by l.link_type, l.target_key, coalesce(l.target_name, ''), coalesce(l.target_anchor, ''), l.link_id
     ) x
     union all
-    select y.direction, y.link_type, y.target, true, y.fragment_id, y.doc_id, y.path, y.anchor
+    select y.direction, y.link_type, y.target, true, y.fragment_id, y.doc_id, y.path, y.anchor, y.evidence
     from (
         select distinct on (l.fragment_id, l.link_type)
                'in'::text as direction, l.link_type, l.target, l.fragment_id, l.doc_id, d.path,
                (select s.anchor from data.fragment_sources s
                 where s.fragment_id = l.fragment_id and s.doc_id = l.doc_id and s.retired_at is null
                 order by s.doc_version desc, s.ordinal limit 1) as anchor,
-               l.link_id
+               l.link_id, l.evidence
         from data.fragment_links l
         join data.fragments f on f.fragment_id = l.fragment_id and f.active
         join data.documents d on d.doc_id = l.doc_id and d.deleted_at is null
@@ -6253,15 +6253,19 @@ declare
 begin
     delete from data.fragment_links l where l.doc_id = p_doc.doc_id;
     with refs as (
-        select (c->>'fragment_id')::bigint as fragment_id, r
-        from jsonb_array_elements(p_links) c, jsonb_array_elements(coalesce(c->'references', '[]')) r
+        select (c.c->>'fragment_id')::bigint as fragment_id, r.r, c.n as chunk_no, r.n as ref_no
+        from jsonb_array_elements(p_links) with ordinality as c(c, n),
+             jsonb_array_elements(coalesce(c.c->'references', '[]')) with ordinality as r(r, n)
     ), inserted as (
+        -- In the order they are written (link ids follow it: expand_links composes what
+        -- a fragment cites in that order); a reference given twice is recorded once.
         insert into data.fragment_links (org_id, fragment_id, repo_id, persona_id, session_id, doc_id, link_type,
-                                         target, target_key, target_name, target_anchor, target_repo)
-        select distinct p_doc.org_id, r.fragment_id, p_doc.repo_id, p_doc.persona_id, p_doc.session_id, p_doc.doc_id,
+                                         target, target_key, target_name, target_anchor, target_repo, evidence)
+        select p_doc.org_id, r.fragment_id, p_doc.repo_id, p_doc.persona_id, p_doc.session_id, p_doc.doc_id,
                r.r->>'type', left(r.r->>'target', 2048), left(r.r->>'key', 2048), r.r->>'name',
-               r.r->>'anchor', r.r->>'repo'
+               r.r->>'anchor', r.r->>'repo', nullif(left(r.r->>'evidence', 2048), '')
         from refs r
+        order by r.chunk_no, r.ref_no
         on conflict do nothing
         returning link_id
     )
@@ -9003,6 +9007,8 @@ CREATE TABLE data.fragment_links (
     target_session_id text,
     resolved_at timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    evidence text,
+    CONSTRAINT fragment_links_evidence_length CHECK (((length(evidence) >= 1) AND (length(evidence) <= 2048))),
     CONSTRAINT fragment_links_link_type_check CHECK ((link_type = ANY (ARRAY['link'::text, 'url'::text, 'import'::text, 'symbol'::text, 'adr'::text, 'metadata'::text, 'supersedes'::text, 'superseded_by'::text]))),
     CONSTRAINT fragment_links_target_check CHECK (((length(target) >= 1) AND (length(target) <= 2048))),
     CONSTRAINT fragment_links_target_key_check CHECK (((length(target_key) >= 1) AND (length(target_key) <= 2048)))
@@ -9046,6 +9052,13 @@ COMMENT ON COLUMN data.fragment_links.target_name IS 'A code name the target doc
 --
 
 COMMENT ON COLUMN data.fragment_links.target_fragment_id IS 'The cited fragment (null: unresolved, kept until its target arrives).';
+
+
+--
+-- Name: COLUMN fragment_links.evidence; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragment_links.evidence IS 'For a supersession: where the citing document declares it and the line as written (null: another kind of reference, or recorded before migration 0024).';
 
 
 --
