@@ -3,6 +3,7 @@ current one, and stays retrievable as of a past time or on request."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -247,3 +248,108 @@ def test_each_supersession_shows_its_evidence(client):
     post(client, {"path": "notes/history.md", "content": "# History\n\nADR 7 supersedes ADR-3, as the log says.\n"})
     mention = next(f["id"] for f in retrieve(client, include_superseded=True) if f["source"].startswith("notes/"))
     assert [(link["link_type"], link["evidence"]) for link in links_of(client, mention)] == [("adr", None)] * 2
+
+
+def test_windows_follow_the_documents_own_times_over_http(client):
+    """A document posted with its `timestamp` supersedes from that time, not from when it
+    was ingested, and is itself current only from then; its valid_from wins."""
+    post(client, {"path": "docs/adr/0003-rabbitmq.md", "content": OLD, "timestamp": "2025-01-10T09:00:00Z"})
+    post(client, {"path": "docs/adr/0007-kafka.md", "content": NEW, "timestamp": "2025-06-01T09:00:00Z"})
+    at = {
+        "2024-12-01T00:00:00Z": {"docs/adr/0003-rabbitmq.md"},
+        "2025-03-01T00:00:00Z": {"docs/adr/0003-rabbitmq.md"},
+        "2025-06-01T08:59:59Z": {"docs/adr/0003-rabbitmq.md"},
+        "2025-06-01T09:00:00Z": {"docs/adr/0007-kafka.md"},
+        "2025-09-01T00:00:00Z": {"docs/adr/0007-kafka.md"},
+    }
+    for as_of, expected in at.items():
+        assert set(paths(retrieve(client, as_of=as_of))) == expected, as_of
+    assert set(paths(retrieve(client))) == {"docs/adr/0007-kafka.md"}
+    both = {f["source"].split("#")[0]: f for f in retrieve(client, include_superseded=True)}
+    assert both["docs/adr/0003-rabbitmq.md"]["valid_until"].startswith("2025-06-01T09:00:00")
+    assert both["docs/adr/0007-kafka.md"]["valid_from"].startswith("2025-06-01T09:00:00")
+
+    # An edit posted later (a typo fixed) does not move the supersession: the document's
+    # time is its first version's.
+    post(
+        client,
+        {"path": "docs/adr/0007-kafka.md", "content": NEW + "\nTypo fixed.\n", "timestamp": "2025-11-01T00:00:00Z"},
+    )
+    assert set(paths(retrieve(client, as_of="2025-09-01T00:00:00Z"))) == {"docs/adr/0007-kafka.md"}
+
+    # An explicit valid_from wins over the timestamp.
+    post(
+        client,
+        {
+            "path": "docs/adr/0008-nats.md",
+            "content": "# ADR 8: NATS for service events\n\nStatus: accepted. Supersedes ADR-7.\n\nEvents use NATS.\n",
+            "timestamp": "2025-12-01T00:00:00Z",
+            "metadata": {"valid_from": "2026-02-01"},
+        },
+    )
+    assert set(paths(retrieve(client, as_of="2026-01-15T00:00:00Z"))) == {"docs/adr/0007-kafka.md"}
+    assert set(paths(retrieve(client, as_of="2026-02-02T00:00:00Z"))) == {"docs/adr/0008-nats.md"}
+
+
+ADR_HISTORY = [
+    (
+        "2025-01-10T09:00:00Z",
+        {
+            "docs/adr/0001-rabbitmq.md": "# 1. RabbitMQ\n\n- Status: accepted\n\nServices use RabbitMQ as the message "
+            "broker for asynchronous events.\n"
+        },
+    ),
+    (
+        "2025-04-10T09:00:00Z",
+        {
+            "docs/adr/0001-rabbitmq.md": "# 1. RabbitMQ\n\n- Status: superseded by [ADR-2](0002-kafka.md)\n\n"
+            "Services use RabbitMQ as the message broker for asynchronous events.\n",
+            "docs/adr/0002-kafka.md": "# 2. Kafka\n\n- Status: accepted; supersedes ADR-1\n\nKafka is the message "
+            "broker for asynchronous events between services.\n",
+        },
+    ),
+    (
+        "2025-08-10T09:00:00Z",
+        {
+            "docs/adr/0002-kafka.md": "# 2. Kafka\n\n- Status: superseded by ADR-3\n\nKafka is the message broker "
+            "for asynchronous events between services.\n",
+            "docs/adr/0003-nats.md": "# 3. NATS\n\n- Status: accepted\n- Supersedes: ADR-2\n\nNATS is the message "
+            "broker for asynchronous events between services.\n",
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize("incremental", [False, True], ids=["one-sync", "sync-per-commit"])
+def test_a_git_sync_of_an_adr_history_answers_as_of_by_commit_dates(db_url, tmp_path, incremental):
+    """Synced at once or commit by commit, the history's windows are its commit dates
+    (when each ADR was added), not the sync's time."""
+    from tests.test_cli_sync import commit, git, write
+    from tests.test_cli_sync import run as cli
+
+    repo = tmp_path / "platform"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    assert cli(db_url, "org", "create", "acme").exit_code == 0
+    sync = ("sync", str(repo), "--org", "acme", "--repo", "platform", "--create-repo", "--no-refresh-authority")
+    for when, files in ADR_HISTORY:
+        write(repo, files)
+        commit(repo, f"ADRs of {when}", when=when)
+        if incremental:
+            assert cli(db_url, *sync).exit_code == 0
+    if not incremental:
+        assert cli(db_url, *sync).exit_code == 0
+
+    def current(as_of: str | None) -> set[str]:
+        query = ["query", "message broker for asynchronous events", "--org", "acme", "--json"]
+        result = cli(db_url, *query, *(["--as-of", as_of] if as_of else []))
+        assert result.exit_code == 0, result.output
+        body = json.loads(result.output.strip().splitlines()[-1])
+        return {f["source"].split("#")[0].rsplit("/", 1)[-1] for f in body["fragments"]}
+
+    assert current("2024-12-01T00:00:00Z") == {"0001-rabbitmq.md"}
+    assert current("2025-02-01T00:00:00Z") == {"0001-rabbitmq.md"}
+    assert current("2025-05-01T00:00:00Z") == {"0002-kafka.md"}
+    assert current("2025-08-10T08:59:00Z") == {"0002-kafka.md"}
+    assert current("2025-09-01T00:00:00Z") == {"0003-nats.md"}
+    assert current(None) == {"0003-nats.md"}

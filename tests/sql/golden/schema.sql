@@ -6483,20 +6483,31 @@ begin
         select d.doc_id, d.repo_id, d.persona_id, d.session_id,
                data._metadata_time(v.metadata ->> 'valid_from') as valid_from,
                data._metadata_time(v.metadata ->> 'valid_until') as valid_until,
-               v.created_at as written_at
+               -- The document's own time: its earliest version's (least() skips nulls).
+               (select min(least(coalesce(e.source_ts, e.created_at),
+                                 data._metadata_time(e.metadata ->> 'git_added_at')))
+                from data.document_versions e where e.doc_id = d.doc_id) as began_at
         from data.documents d
         join data.document_versions v on v.doc_id = d.doc_id and v.version = d.current_version
-        where d.doc_id = any (doc_ids || array(select s.newer from said s))
+        where d.doc_id = any (doc_ids || array(select s.newer from said s) || array(select s.older from said s))
           and d.org_id = p_org_id and d.deleted_at is null
+    ), counted as (
+        -- Supersessions that count: both ends live, the newer one readable by every
+        -- reader of the older one.
+        select s.newer, s.older, coalesce(n.valid_from, n.began_at) as since
+        from said s
+        join starts n on n.doc_id = s.newer
+        join starts o on o.doc_id = s.older
+        where s.newer <> s.older
+          and (n.repo_id is null or n.repo_id is not distinct from o.repo_id)
+          and (n.persona_id is null or n.persona_id is not distinct from o.persona_id)
+          and (n.session_id is null or n.session_id is not distinct from o.session_id)
     ), windows as (
-        select o.doc_id, o.valid_from,
-               least(o.valid_until,
-                     (select min(coalesce(n.valid_from, n.written_at))
-                      from said s join starts n on n.doc_id = s.newer
-                      where s.older = o.doc_id and s.newer <> o.doc_id
-                        and (n.repo_id is null or n.repo_id is not distinct from o.repo_id)
-                        and (n.persona_id is null or n.persona_id is not distinct from o.persona_id)
-                        and (n.session_id is null or n.session_id is not distinct from o.session_id))) as valid_until
+        select o.doc_id,
+               coalesce(o.valid_from,
+                        case when exists (select 1 from counted c where c.newer = o.doc_id) then o.began_at end)
+                   as valid_from,
+               least(o.valid_until, (select min(c.since) from counted c where c.older = o.doc_id)) as valid_until
         from starts o
         where o.doc_id = any (doc_ids)
     ), computed as (
