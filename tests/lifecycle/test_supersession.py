@@ -353,3 +353,113 @@ def test_a_git_sync_of_an_adr_history_answers_as_of_by_commit_dates(db_url, tmp_
     assert current("2025-08-10T08:59:00Z") == {"0002-kafka.md"}
     assert current("2025-09-01T00:00:00Z") == {"0003-nats.md"}
     assert current(None) == {"0003-nats.md"}
+
+
+def fragment_id_of(client, path: str) -> int:
+    docs = client.get("/documents", params={"org_id": "acme", "path_prefix": path}).json()["documents"]
+    doc_id = next(d["doc_id"] for d in docs if d["path"] == path)
+    return client.get(f"/documents/{doc_id}").json()["fragments"][0]["fragment_id"]
+
+
+def test_the_trace_names_what_a_supersession_left_out_and_by_what(client, db_url):
+    """ "Why didn't the old ADR come back?": the trace lists it, where it would have
+    ranked, and the document that superseded it with the line that says so."""
+    post(client, {"path": "docs/adr/0003-rabbitmq.md", "content": OLD})
+    post(client, {"path": "docs/adr/0007-kafka.md", "content": NEW})
+    # Superseded too, but matching no word of the query: it would not have ranked.
+    post(client, {"path": "docs/adr/0004-cron.md", "content": "# ADR 4: Cron\n\nNightly jobs run from cron.\n"})
+    post(
+        client,
+        {
+            "path": "docs/adr/0008-scheduler.md",
+            "content": "# ADR 8: Scheduler\n\n- Status: accepted\n- Supersedes: ADR-4\n\nJobs run in the scheduler.\n",
+        },
+    )
+    old_id = fragment_id_of(client, "docs/adr/0003-rabbitmq.md")
+    body = {"query": QUERY, "scope": {"org_id": "acme"}, "k_dense": 0}
+    result = client.post("/contexts/retrieve", json=body).json()
+    assert "docs/adr/0003-rabbitmq.md" not in paths(result["fragments"])
+    trace = client.get(f"/traces/{result['trace_id']}").json()
+    assert [x["fragment_id"] for x in trace["left_out"]] == [old_id]
+    left = trace["left_out"][0]
+    assert (left["reason"], left["included"], left["lexical_rank"], left["source"].split("#")[0]) == (
+        "superseded",
+        False,
+        1,  # it would have ranked first on BM25
+        "docs/adr/0003-rabbitmq.md",
+    )
+    assert left["lexical_score"] > max(c["lexical_score"] for c in trace["candidates"])
+    assert [(s["path"], s["evidence"]) for s in left["superseded_by"]] == [
+        ("docs/adr/0007-kafka.md", "line 3: Status: accepted. Supersedes ADR-3.")
+    ]
+    assert left["valid_until"] is not None
+    # The candidates are what they were: the left-out list is beside them, not among them.
+    assert old_id not in {c.get("fragment_id") for c in trace["candidates"]}
+
+    # Asked for superseded fragments, nothing is left out; as of before the supersession,
+    # the old ADR is current and the new one, not yet valid, is what is left out.
+    again = client.post("/contexts/retrieve", json=body | {"include_superseded": True}).json()
+    assert client.get(f"/traces/{again['trace_id']}").json()["left_out"] == []
+    before = (datetime.fromisoformat(left["valid_until"]) - timedelta(seconds=1)).isoformat()
+    earlier = client.post("/contexts/retrieve", json=body | {"as_of": before}).json()
+    assert "docs/adr/0003-rabbitmq.md" in paths(earlier["fragments"])
+    left_then = client.get(f"/traces/{earlier['trace_id']}").json()["left_out"]
+    assert [(x["source"].split("#")[0], x["reason"], x["superseded_by"]) for x in left_then] == [
+        ("docs/adr/0007-kafka.md", "not_yet_valid", [])
+    ]
+
+    # A reader who may not read the superseded fragment is told nothing about it.
+    post(client, {"path": "payments/old.md", "content": OLD.replace("ADR 3", "Payments")},
+         scope={"org_id": "acme", "repo_id": "payments"})  # fmt: skip
+    post(
+        client,
+        {"path": "payments/new.md", "content": NEW.replace("Supersedes ADR-3", "Supersedes [old](old.md)")},
+        scope={"org_id": "acme", "repo_id": "payments"},
+    )
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.create_principal('acme', 'outsider', 'agent', '')")
+        conn.execute("select api.grant_scope('acme', 'outsider', 'repo', 'platform')")
+        token = create_api_key(conn, "acme", "outsider").token
+    headers = {"Authorization": f"Bearer {token}"}
+    seen = client.post("/contexts/retrieve", json=body, headers=headers).json()
+    trace = client.get(f"/traces/{seen['trace_id']}", headers=headers).json()
+    assert {x["source"].split("#")[0] for x in trace["left_out"]} == {"docs/adr/0003-rabbitmq.md"}
+    full = client.get(f"/traces/{client.post('/contexts/retrieve', json=body).json()['trace_id']}").json()
+    assert {x["source"].split("#")[0] for x in full["left_out"]} == {"docs/adr/0003-rabbitmq.md", "payments/old.md"}
+
+
+def test_a_pin_whose_fragment_is_superseded_is_left_out_with_its_reason(client):
+    post(client, {"path": "docs/adr/0003-rabbitmq.md", "content": OLD})
+    old_id = fragment_id_of(client, "docs/adr/0003-rabbitmq.md")
+    pinned = client.post(
+        "/pins", json={"scope": {"org_id": "acme"}, "fragment_id": old_id, "reason": "the broker decision"}
+    )
+    assert pinned.status_code == 201, pinned.text
+    pin_id = pinned.json()["pin_id"]
+    listed = client.get("/pins", params={"org_id": "acme"}).json()["pins"]
+    assert [(p["pin_id"], p["superseded"], p["superseded_by"]) for p in listed] == [(pin_id, False, [])]
+
+    post(client, {"path": "docs/adr/0007-kafka.md", "content": NEW})
+    result = client.post("/contexts/retrieve", json={"query": "kafka topics", "scope": {"org_id": "acme"}}).json()
+    assert old_id not in {f["id"] for f in result["fragments"]}
+    assert result["pins_left_out"] == [pin_id]
+    [why] = result["pins_left_out_reasons"]
+    assert (why["pin_id"], why["fragment_id"], why["reason"], why["detail"]) == (
+        pin_id,
+        old_id,
+        "superseded",
+        "superseded by docs/adr/0007-kafka.md",
+    )
+    assert why["superseded_by"][0]["evidence"] == "line 3: Status: accepted. Supersedes ADR-3."
+    trace = client.get(f"/traces/{result['trace_id']}").json()
+    assert [(x.get("pin_id"), x["reason"]) for x in trace["left_out"]] == [(pin_id, "superseded")], trace["left_out"]
+
+    [listed] = client.get("/pins", params={"org_id": "acme"}).json()["pins"]
+    assert (listed["active"], listed["superseded"], listed["valid_until"] is not None) == (True, True, True)
+    assert [s["path"] for s in listed["superseded_by"]] == ["docs/adr/0007-kafka.md"]
+
+    # Asking for superseded fragments serves the pin again.
+    again = client.post(
+        "/contexts/retrieve", json={"query": "kafka topics", "scope": {"org_id": "acme"}, "include_superseded": True}
+    ).json()
+    assert again["fragments"][0]["id"] == old_id and again["pins_left_out"] == []

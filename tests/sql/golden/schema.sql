@@ -2805,7 +2805,7 @@ COMMENT ON FUNCTION api.pin_remove(p_pin_id bigint) IS 'Remove a pin (write gran
 -- Name: pins_list(text, text, text, text, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.pins_list(p_org_id text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_include_expired boolean DEFAULT false) RETURNS TABLE(pin_id bigint, org_id text, repo_id text, persona_id text, session_id text, fragment_id bigint, pinned_by text, reason text, created_at timestamp with time zone, expires_at timestamp with time zone, kind text, negative boolean, active boolean, expired boolean)
+CREATE FUNCTION api.pins_list(p_org_id text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_include_expired boolean DEFAULT false) RETURNS TABLE(pin_id bigint, org_id text, repo_id text, persona_id text, session_id text, fragment_id bigint, pinned_by text, reason text, created_at timestamp with time zone, expires_at timestamp with time zone, kind text, negative boolean, active boolean, expired boolean, superseded boolean, valid_until timestamp with time zone, superseded_by jsonb)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -2814,16 +2814,26 @@ begin
     perform data._require_org(p_org_id);
     perform data._require_scope(p_org_id, p_repo_id, p_persona_id);
     return query
-    select p.pin_id, p.org_id, p.repo_id, p.persona_id, p.session_id, p.fragment_id, p.pinned_by, p.reason,
-           p.created_at, p.expires_at, f.kind, f.negative, f.active,
-           coalesce(p.expires_at <= statement_timestamp(), false)
-    from data.pins p
-    join data.fragments f on f.fragment_id = p.fragment_id and f.org_id = p.org_id
-    where p.org_id = p_org_id
-      and data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
-      and data._in_scope(f.repo_id, f.persona_id, f.session_id, p_repo_id, p_persona_id, p_session_id)
-      and (p_include_expired or p.expires_at is null or p.expires_at > statement_timestamp())
-    order by p.created_at, p.pin_id;
+    with listed as (
+        select p.*, f.kind, f.negative, f.active, f.valid_from, f.valid_until,
+               not ((f.valid_from is null or f.valid_from <= statement_timestamp())
+                    and (f.valid_until is null or f.valid_until > statement_timestamp())) as outside
+        from data.pins p
+        join data.fragments f on f.fragment_id = p.fragment_id and f.org_id = p.org_id
+        where p.org_id = p_org_id
+          and data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
+          and data._in_scope(f.repo_id, f.persona_id, f.session_id, p_repo_id, p_persona_id, p_session_id)
+          and (p_include_expired or p.expires_at is null or p.expires_at > statement_timestamp())
+    ), superseders as materialized (
+        select * from data._superseders(p_org_id, array(select l.fragment_id from listed l where l.outside))
+    )
+    select l.pin_id, l.org_id, l.repo_id, l.persona_id, l.session_id, l.fragment_id, l.pinned_by, l.reason,
+           l.created_at, l.expires_at, l.kind, l.negative, l.active,
+           coalesce(l.expires_at <= statement_timestamp(), false), l.outside, l.valid_until,
+           coalesce(sp.superseded_by, '[]')
+    from listed l
+    left join superseders sp on sp.fragment_id = l.fragment_id
+    order by l.created_at, l.pin_id;
 end
 $$;
 
@@ -2834,7 +2844,7 @@ ALTER FUNCTION api.pins_list(p_org_id text, p_repo_id text, p_persona_id text, p
 -- Name: FUNCTION pins_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_expired boolean); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.pins_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_expired boolean) IS 'Pins a retrieval in this scope sees, in the order they are composed (earliest first).';
+COMMENT ON FUNCTION api.pins_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_expired boolean) IS 'Pins a retrieval in this scope sees, in the order they are composed (earliest first), each saying whether its fragment is superseded (outside its validity window now) and by what.';
 
 
 --
@@ -3364,10 +3374,10 @@ COMMENT ON FUNCTION api.record_model_replay(p_model_id integer, p_trace_id uuid,
 
 
 --
--- Name: record_trace(text, text, jsonb, jsonb, jsonb, double precision, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: record_trace(text, text, jsonb, jsonb, jsonb, double precision, jsonb, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision DEFAULT NULL::double precision, p_query_vectors jsonb DEFAULT NULL::jsonb) RETURNS uuid
+CREATE FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision DEFAULT NULL::double precision, p_query_vectors jsonb DEFAULT NULL::jsonb, p_left_out jsonb DEFAULT NULL::jsonb) RETURNS uuid
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $_$
@@ -3387,6 +3397,10 @@ begin
     if jsonb_typeof(p_request) is distinct from 'object' or jsonb_typeof(p_candidates) is distinct from 'array'
        or jsonb_path_exists(p_candidates, '$[*] ? (@.type() != "object")') then
         raise exception 'a trace records a request object and an array of candidate objects' using errcode = '22023';
+    end if;
+    if p_left_out is not null and (jsonb_typeof(p_left_out) <> 'array'
+                                   or jsonb_path_exists(p_left_out, '$[*] ? (@.type() != "object")')) then
+        raise exception 'a trace records what it left out as an array of objects' using errcode = '22023';
     end if;
     if jsonb_typeof(p_query_vectors) not in ('object', 'null') then
         raise exception 'query vectors must be a JSON object keyed by namespace' using errcode = '22023';
@@ -3421,22 +3435,22 @@ begin
         end loop;
     end if;
     insert into data.retrieval_traces (org_id, principal_id, query, request, pipeline, candidates, duration_ms,
-                                       query_models, query_vectors)
+                                       query_models, query_vectors, left_out)
     values (p_org_id, me.principal_id, p_query, p_request, p_pipeline, p_candidates, p_duration_ms,
-            models, vectors)
+            models, vectors, nullif(p_left_out, '[]'))
     returning trace_id into id;
     return id;
 end
 $_$;
 
 
-ALTER FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb) OWNER TO <migrator>;
+ALTER FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb) IS 'Record one retrieval (for the bound principal), the fate of each candidate, and its query vectors.';
+COMMENT ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb) IS 'Record one retrieval (for the bound principal), the fate of each candidate, its query vectors, and what validity windows left out.';
 
 
 --
@@ -4654,6 +4668,166 @@ ALTER FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_
 --
 
 COMMENT ON FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) IS 'Which of these (path, content hash) pairs the scope holds already as the current, live version (write grants required): they need no new version.';
+
+
+--
+-- Name: validity_left_out(text, text, jsonb, text, text, text, double precision, jsonb, text, text[], timestamp with time zone, timestamp with time zone, text, timestamp with time zone, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.validity_left_out(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_lexical_floor double precision DEFAULT NULL::double precision, p_dense_floors jsonb DEFAULT NULL::jsonb, p_path_prefix text DEFAULT NULL::text, p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_negatives text DEFAULT 'include'::text, p_as_of timestamp with time zone DEFAULT NULL::timestamp with time zone, p_limit integer DEFAULT 20) RETURNS TABLE(fragment_id bigint, pin_id bigint, reason text, lexical_score double precision, dense_similarity double precision, namespace text, doc_id bigint, doc_version integer, path text, anchor text, token_count integer, valid_from timestamp with time zone, valid_until timestamp with time zone, superseded_by jsonb)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    valid_at constant timestamptz := coalesce(p_as_of, statement_timestamp());
+    negative_filter boolean;
+    path_ids bigint[];
+    windowed bigint[];
+    lexical_ids bigint[] := '{}';
+    lexical_scores float8[] := '{}';
+    dense_ids bigint[] := '{}';
+    dense_sims float8[] := '{}';
+    m record;
+begin
+    perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    perform data._require_org(p_org_id);
+    perform data._require_scope(p_org_id, p_repo_id, p_persona_id);
+    if p_negatives is null or p_negatives not in ('include', 'only', 'exclude') then
+        raise exception 'negatives must be include, only or exclude' using errcode = '22023';
+    end if;
+    if p_limit is null or p_limit not between 0 and 1000 then
+        raise exception 'limit must be between 0 and 1000' using errcode = '22023';
+    end if;
+    if jsonb_typeof(p_dense_floors) not in ('object', 'null') then
+        raise exception 'dense floors must be a JSON object keyed by namespace' using errcode = '22023';
+    end if;
+    if not exists (select 1 from data.fragments f
+                   where f.org_id = p_org_id and (f.valid_from is not null or f.valid_until is not null)) then
+        return;
+    end if;
+    negative_filter := case p_negatives when 'only' then true when 'exclude' then false end;
+    if p_path_prefix is not null then
+        select coalesce(array_agg(distinct s.fragment_id), '{}') into path_ids
+        from data.fragment_sources s
+        join data.documents d on d.doc_id = s.doc_id
+        join data.fragments f on f.fragment_id = s.fragment_id and f.org_id = s.org_id
+        where s.org_id = p_org_id and s.retired_at is null and s.content_hash = f.content_hash
+          and d.org_id = p_org_id and starts_with(d.path, p_path_prefix);
+    end if;
+    -- The scope's fragments outside their window at valid_at, passing the filters.
+    windowed := array(
+        select f.fragment_id from data.fragments f
+        where f.org_id = p_org_id and (f.valid_from is not null or f.valid_until is not null) and f.active
+          and not ((f.valid_from is null or f.valid_from <= valid_at) and (f.valid_until is null or f.valid_until > valid_at))
+          and data._in_scope(f.repo_id, f.persona_id, f.session_id, p_repo_id, p_persona_id, p_session_id)
+          and (path_ids is null or f.fragment_id = any (path_ids))
+          and (p_kinds is null or f.kind = any (p_kinds))
+          and (p_updated_since is null or f.updated_at >= p_updated_since)
+          and (p_updated_until is null or f.updated_at < p_updated_until)
+          and (negative_filter is null or f.negative = negative_filter)
+        order by f.valid_until desc nulls last, f.fragment_id
+        limit 1000);
+
+    if p_lexical_floor is not null and cardinality(windowed) > 0 and p_limit > 0 then
+        select coalesce(array_agg(l.fragment_id), '{}'), coalesce(array_agg(l.score), '{}')
+          into lexical_ids, lexical_scores
+        from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, windowed, 1.2, 0.75) l;
+    end if;
+    if p_dense_floors is not null and cardinality(windowed) > 0 and p_limit > 0 then
+        for m in select * from data._query_vectors(p_query_embeddings) loop
+            select dense_ids || coalesce(array_agg(e.fragment_id), '{}'),
+                   dense_sims || coalesce(array_agg(1.0::float8 - (e.embedding <=> m.query_vector)), '{}')
+              into dense_ids, dense_sims
+            from data.embeddings e
+            where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (windowed);
+        end loop;
+    end if;
+
+    return query
+    with scored as (
+        select w.id,
+               l.score as lexical_score,
+               d.similarity as dense_similarity
+        from unnest(windowed) as w(id)
+        left join unnest(lexical_ids, lexical_scores) as l(id, score) on l.id = w.id
+        left join unnest(dense_ids, dense_sims) as d(id, similarity) on d.id = w.id
+    ), pinned as (
+        -- The pins the request sees (api.retrieve_candidates' rule) that are not current.
+        select distinct on (p.fragment_id) p.fragment_id as id, p.pin_id, f.namespace, p.created_at
+        from data.pins p
+        join data.fragments f on f.fragment_id = p.fragment_id and f.org_id = p.org_id
+        where p.org_id = p_org_id and f.org_id = p_org_id and f.active
+          and (p.expires_at is null or p.expires_at > statement_timestamp())
+          and data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
+          and data._in_scope(f.repo_id, f.persona_id, f.session_id, p_repo_id, p_persona_id, p_session_id)
+          and (path_ids is null or f.fragment_id = any (path_ids))
+          and (p_kinds is null or f.kind = any (p_kinds))
+          and (p_updated_since is null or f.updated_at >= p_updated_since)
+          and (p_updated_until is null or f.updated_at < p_updated_until)
+          and (negative_filter is null or f.negative = negative_filter)
+          and (f.valid_from is not null or f.valid_until is not null)
+          and not ((f.valid_from is null or f.valid_from <= valid_at) and (f.valid_until is null or f.valid_until > valid_at))
+        order by p.fragment_id, p.created_at, p.pin_id
+    ), ranked as (
+        -- Strongest first: each side's score over the best among these, the better side.
+        select x.*
+        from (select s.id, s.lexical_score, s.dense_similarity, f.namespace,
+                     greatest(coalesce(s.lexical_score / nullif(max(s.lexical_score) over (), 0), 0),
+                              coalesce(s.dense_similarity / nullif(max(s.dense_similarity) over (), 0), 0)) as strength
+              from scored s
+              join data.fragments f on f.fragment_id = s.id and f.org_id = p_org_id
+              where not exists (select 1 from pinned p where p.id = s.id)  -- said as a pin
+                and ((s.lexical_score > 0 and s.lexical_score >= p_lexical_floor)
+                     or (s.dense_similarity is not null
+                         and (p_dense_floors ->> f.namespace is null
+                              or s.dense_similarity >= (p_dense_floors ->> f.namespace)::float8)))) x
+        order by x.strength desc, x.id
+        limit p_limit
+    ), rows as (
+        select p.id, p.pin_id, null::float8 as lexical_score, null::float8 as dense_similarity, p.namespace,
+               0 as part, row_number() over (order by p.created_at, p.pin_id) as ord
+        from pinned p
+        union all
+        select r.id, null, r.lexical_score, r.dense_similarity, r.namespace, 1,
+               row_number() over (order by r.strength desc, r.id)
+        from ranked r
+    ), cited as (
+        -- As api.retrieve_candidates cites: the sources first (offset 0: probed by id,
+        -- never reached from a scan of the documents).
+        select distinct on (s.fragment_id) s.fragment_id, s.doc_id, s.doc_version, d.path, s.anchor
+        from (select s.* from data.fragment_sources s
+              where s.org_id = p_org_id and s.fragment_id = any (array(select r.id from rows r))
+                and s.retired_at is null offset 0) s
+        join data.fragments f on f.fragment_id = s.fragment_id and f.org_id = s.org_id
+        join data.documents d on d.doc_id = s.doc_id
+        order by s.fragment_id, s.content_hash = f.content_hash desc,
+                 (p_path_prefix is null or starts_with(d.path, p_path_prefix)) desc,
+                 s.created_at desc, s.doc_id, s.ordinal
+    ), superseders as materialized (
+        select * from data._superseders(p_org_id, array(select distinct r.id from rows r))
+    )
+    select r.id, r.pin_id,
+           case when f.valid_from is not null and f.valid_from > valid_at then 'not_yet_valid'
+                when jsonb_array_length(sp.superseded_by) > 0 then 'superseded'
+                else 'expired' end,
+           r.lexical_score, r.dense_similarity, r.namespace, c.doc_id, c.doc_version, c.path, c.anchor,
+           f.token_count, f.valid_from, f.valid_until, sp.superseded_by
+    from rows r
+    join data.fragments f on f.fragment_id = r.id and f.org_id = p_org_id
+    left join cited c on c.fragment_id = r.id
+    left join superseders sp on sp.fragment_id = r.id
+    order by r.part, r.ord;
+end
+$$;
+
+
+ALTER FUNCTION api.validity_left_out(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_lexical_floor double precision, p_dense_floors jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_limit integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION validity_left_out(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_lexical_floor double precision, p_dense_floors jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_limit integer); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.validity_left_out(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_lexical_floor double precision, p_dense_floors jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_limit integer) IS 'What validity windows kept out of a retrieval: the pins it sees whose fragment is not current at p_as_of, and the fragments not current then that would have ranked (scores at or above the lists'' floors), each with its reason and the documents superseding it.';
 
 
 --
@@ -7090,6 +7264,61 @@ COMMENT ON FUNCTION data._standby_signature(p_org_id text, p_principal_id text) 
 
 
 --
+-- Name: _superseders(text, bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) RETURNS TABLE(fragment_id bigint, superseded_by jsonb)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    with sources as materialized (
+        select distinct s.fragment_id, s.doc_id
+        from (select s.* from data.fragment_sources s
+              where s.org_id = p_org_id and s.fragment_id = any (p_fragment_ids) and s.retired_at is null
+              offset 0) s
+        join data.documents d on d.doc_id = s.doc_id and d.deleted_at is null
+    ), edges as materialized (
+        -- Each direction through its partial index (0014_validity.sql).
+        select src.fragment_id, src.doc_id as older, l.doc_id as newer, l.evidence
+        from sources src
+        join data.fragment_links l
+          on l.target_doc_id = src.doc_id and l.link_type in ('supersedes', 'superseded_by')
+        where l.link_type = 'supersedes' and l.org_id = p_org_id
+        union all
+        select src.fragment_id, src.doc_id, l.target_doc_id, l.evidence
+        from sources src
+        join data.fragment_links l
+          on l.doc_id = src.doc_id and l.link_type in ('supersedes', 'superseded_by')
+        where l.link_type = 'superseded_by' and l.org_id = p_org_id and l.target_doc_id is not null
+    ), claims as (
+        -- One per (fragment, superseding document): its declaration, if it has several.
+        select distinct on (e.fragment_id, n.doc_id) e.fragment_id, n.doc_id, n.path, e.evidence, n.created_at
+        from edges e
+        join data.documents n on n.doc_id = e.newer and n.deleted_at is null and n.doc_id <> e.older
+        order by e.fragment_id, n.doc_id, e.evidence nulls last
+    ), listed as (
+        select c.fragment_id,
+               jsonb_agg(jsonb_build_object('doc_id', c.doc_id, 'path', c.path, 'evidence', c.evidence)
+                         order by c.created_at, c.doc_id) as superseded_by
+        from claims c
+        group by c.fragment_id
+    )
+    select f.id, coalesce(l.superseded_by, '[]')
+    from unnest(p_fragment_ids) as f(id)
+    left join listed l on l.fragment_id = f.id
+$$;
+
+
+ALTER FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _superseders(p_org_id text, p_fragment_ids bigint[]); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) IS 'The live documents superseding a live source of each fragment, as the caller may read them ([] when none).';
+
+
+--
 -- Name: _valid_login(text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -7717,6 +7946,7 @@ CREATE TABLE data.retrieval_traces (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     query_models text[],
     query_vectors extensions.vector[],
+    left_out jsonb,
     CONSTRAINT retrieval_traces_query_vectors_match CHECK ((cardinality(query_models) = cardinality(query_vectors)))
 );
 
@@ -7747,6 +7977,13 @@ COMMENT ON COLUMN data.retrieval_traces.query_vectors IS 'The query''s vector fo
 
 
 --
+-- Name: COLUMN retrieval_traces.left_out; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.left_out IS 'What the validity test kept out that the retrieval would otherwise have held: fragments that would have ranked and pins it could not serve, each with its reason and the documents superseding it (null: nothing, or recorded before migration 0024).';
+
+
+--
 -- Name: retrieval_traces; Type: VIEW; Schema: api; Owner: <migrator>
 --
 
@@ -7760,7 +7997,8 @@ CREATE VIEW api.retrieval_traces WITH (security_barrier='true') AS
     data._redact_candidates(t.org_id, t.candidates) AS candidates,
     t.duration_ms,
     t.created_at,
-    r.redacted
+    r.redacted,
+    data._redact_candidates(t.org_id, COALESCE(t.left_out, '[]'::jsonb)) AS left_out
    FROM ((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
      JOIN data.retrieval_traces t ON (((t.org_id = me.org_id) AND ((t.principal_id = me.principal_id) OR me.audit))))
      CROSS JOIN LATERAL data._redact_request(t.org_id, t.query, t.request, me.org_wide, me.repos, me.personas, me.sessions) r(query, request, redacted));
@@ -7801,6 +8039,13 @@ COMMENT ON COLUMN api.retrieval_traces.candidates IS 'Each candidate''s ranks, s
 --
 
 COMMENT ON COLUMN api.retrieval_traces.redacted IS 'Fields withheld from this caller (query, request.query, request.scope.session_id, ...); empty when none.';
+
+
+--
+-- Name: COLUMN retrieval_traces.left_out; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_traces.left_out IS 'What validity windows kept out that would otherwise have ranked, and the pins the retrieval could not serve, each with its reason and the documents superseding it; redacted like the candidates.';
 
 
 --
@@ -12222,11 +12467,11 @@ REVOKE ALL ON FUNCTION api.record_model_replay(p_model_id integer, p_trace_id uu
 
 
 --
--- Name: FUNCTION record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb) TO contexts_service;
+REVOKE ALL ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb) TO contexts_service;
 
 
 --
@@ -12423,6 +12668,15 @@ GRANT ALL ON FUNCTION api.sync_state(p_org_id text, p_repo_id text) TO contexts_
 
 REVOKE ALL ON FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) TO contexts_service;
+
+
+--
+-- Name: FUNCTION validity_left_out(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_lexical_floor double precision, p_dense_floors jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_limit integer); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.validity_left_out(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_lexical_floor double precision, p_dense_floors jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.validity_left_out(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_lexical_floor double precision, p_dense_floors jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_limit integer) TO contexts_service;
+GRANT ALL ON FUNCTION api.validity_left_out(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_lexical_floor double precision, p_dense_floors jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_limit integer) TO contexts_analyst;
 
 
 --
@@ -12937,6 +13191,15 @@ REVOKE ALL ON FUNCTION data._standby_binding(p_binding text, OUT org_id text, OU
 --
 
 REVOKE ALL ON FUNCTION data._standby_signature(p_org_id text, p_principal_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _superseders(p_org_id text, p_fragment_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) TO contexts_service;
+GRANT ALL ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) TO contexts_analyst;
 
 
 --
