@@ -21,6 +21,7 @@ from app.retrieve.models import (
     Identifier,
     Kind,
     Negatives,
+    PinLeftOut,
     RetrieveRequest,
     RetrieveResponse,
     ScopeIn,
@@ -260,6 +261,10 @@ class FragmentLink(msgspec.Struct):
     path: str | None
     anchor: str | None
     """Where the other end is cited from (null while unresolved)."""
+    evidence: str | None = None
+    """A supersession's grounds: where the citing document declares it and the line as
+    written ("line 3: - Status: Superseded by ADR-7", "front matter line 2: ...",
+    "metadata supersedes: ..."); null for other references."""
 
 
 class FragmentLinks(msgspec.Struct):
@@ -340,6 +345,37 @@ class TraceCandidate(msgspec.Struct, kw_only=True):
     fate are shown (no id, source, document or text)."""
 
 
+class TraceLeftOut(msgspec.Struct, kw_only=True):
+    """A fragment the validity test kept out of a retrieval that it would otherwise have
+    held (api.validity_left_out): why, by what, and where it would have ranked. A field
+    left out is one withheld from this reader (`redacted`)."""
+
+    fragment_id: int | UnsetType = UNSET
+    pin_id: int | UnsetType = UNSET
+    """Set for a pin the retrieval could not serve (listed in its `pins_left_out`)."""
+    included: bool = False
+    reason: str
+    """superseded (a live document supersedes it), expired (its valid_until passed) or
+    not_yet_valid (its valid_from is after the retrieval's as_of)."""
+    lexical_rank: int | None = None
+    """Its place in the lexical list had it been a candidate (null: it would not have ranked there)."""
+    lexical_score: float | None = None
+    dense_rank: int | None = None
+    """Its place among its namespace's dense hits had it been a candidate."""
+    dense_similarity: float | None = None
+    superseded_by: list[dict] | UnsetType = UNSET
+    """[{doc_id, path, evidence}]: the live documents superseding it, with where each
+    declares it and the line as written."""
+    valid_from: str | None | UnsetType = UNSET
+    valid_until: str | None | UnsetType = UNSET
+    tokens: int | UnsetType = UNSET
+    source: str | None | UnsetType = UNSET
+    doc_id: int | None | UnsetType = UNSET
+    doc_version: int | None | UnsetType = UNSET
+    namespace: str | UnsetType = UNSET
+    redacted: bool = False
+
+
 class TraceOut(msgspec.Struct):
     trace_id: uuid.UUID
     org_id: str
@@ -355,6 +391,10 @@ class TraceOut(msgspec.Struct):
     created_at: datetime
     redacted: list[str] = []
     """Fields withheld from this reader, e.g. "query", "request.scope.session_id"."""
+    left_out: list[TraceLeftOut] = []
+    """What validity windows (supersession, expiry) kept out that would otherwise have
+    ranked, and the pins the retrieval could not serve, strongest first (at most 20
+    fragments): "why didn't the README come back?" (docs/adr/0016)."""
 
 
 class WhoamiOut(msgspec.Struct):
@@ -432,6 +472,15 @@ class PinOut(msgspec.Struct):
     active: bool = True
     """False when the fragment left retrieval (its documents were deleted): the pin shows nothing."""
     expired: bool = False
+    superseded: bool = False
+    """True when the pinned fragment is outside its validity window now (superseded,
+    expired or not yet valid, docs/adr/0016): retrievals leave it out and list the pin in
+    `pins_left_out` with the reason, unless they ask for superseded fragments or for a
+    time it was current."""
+    valid_until: datetime | None = None
+    """When the pinned fragment stopped being current (null: it still is, or was never bounded)."""
+    superseded_by: list[dict] = []
+    """[{doc_id, path, evidence}]: the live documents superseding it."""
 
 
 class PinQuery(msgspec.Struct, forbid_unknown_fields=True):
@@ -603,7 +652,10 @@ class ContextPack(msgspec.Struct):
     trace_id: str
     """The pack's retrieval trace (GET /traces/{id})."""
     pins_left_out: list[int] = []
-    """Pins of the scope that did not fit the budget (earlier pins win)."""
+    """Pins of the scope the pack did not compose: over the budget (earlier pins win), or
+    their fragment superseded or expired; `pins_left_out_reasons` says which."""
+    pins_left_out_reasons: list[PinLeftOut] = []
+    """Each pin of `pins_left_out`, in the same order, with its reason."""
 
 
 class NoteWrite(msgspec.Struct, forbid_unknown_fields=True):

@@ -142,6 +142,7 @@ async def open_session(services: Services, token: str, data: SessionOpen) -> Con
             budget_tokens=response.budget_tokens,
             trace_id=response.trace_id,
             pins_left_out=response.pins_left_out,
+            pins_left_out_reasons=response.pins_left_out_reasons,
         )
 
     log_note(repo=scope.repo_id, persona=scope.persona_id, session=session_id)

@@ -288,7 +288,11 @@ def query(
     console.print(
         f"{len(response.fragments)} fragment(s), {response.tokens_used}/{response.budget_tokens} tokens, "
         f"trace {response.trace_id}"
-        + (f"; pins left out (over the budget): {response.pins_left_out}" if response.pins_left_out else "")
+        + (
+            "; pins left out: " + ", ".join(f"{p.pin_id} ({p.detail})" for p in response.pins_left_out_reasons)
+            if response.pins_left_out_reasons
+            else (f"; pins left out: {response.pins_left_out}" if response.pins_left_out else "")
+        )
     )
 
 

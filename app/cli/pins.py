@@ -21,8 +21,18 @@ def _scope_label(p: PinOut) -> str:
 
 
 def _line(p: PinOut) -> str:
+    superseded = "superseded" + (f" by {', '.join(s['path'] for s in p.superseded_by)}" if p.superseded_by else "")
     flags = ", ".join(
-        [f for f, on in (("negative", p.negative), ("expired", p.expired), ("inactive", not p.active)) if on]
+        [
+            f
+            for f, on in (
+                ("negative", p.negative),
+                ("expired", p.expired),
+                ("inactive", not p.active),
+                (superseded, p.superseded),
+            )
+            if on
+        ]
     )
     until = f" until {p.expires_at:%Y-%m-%d %H:%M}" if p.expires_at else ""
     return (

@@ -40,6 +40,9 @@ class _File:
     path: str
     blob: str
     renamed_from: str | None = None
+    new: bool = True
+    """Added (or renamed) since the last sync, or any file of a full scan: its document
+    records when git added it (`git_added_at`, where a supersession starts)."""
 
 
 @dataclass(slots=True)
@@ -84,7 +87,11 @@ def _plan(conn: psycopg.Connection, tree: WorkTree, org_id: str, repo: str) -> P
         return plan
     if last is not None and tree.has_commit(last):
         changes: list[Change] = tree.changes(last, head)
-        plan.writes = [_File(c.path, c.blob, c.old_path if c.status == "R" else None) for c in changes if c.blob]
+        plan.writes = [
+            _File(c.path, c.blob, c.old_path if c.status == "R" else None, c.status in ("A", "R"))
+            for c in changes
+            if c.blob
+        ]
         written = {f.path for f in plan.writes}
         gone = [c.old_path or c.path for c in changes if c.status == "R" or c.blob is None]
         gone = [p for p in gone if p not in written]  # a path renamed away and refilled keeps its document
@@ -224,6 +231,7 @@ def _write(
     conn.commit()
     head_time = tree.committed_at(plan.head)
     changed_at = tree.last_changed(plan.head, [f.path for f in plan.writes], None if plan.full_scan else plan.last)
+    added_at = tree.added_at(plan.head, [f.path for f in plan.writes if f.new])
 
     refused: list[str] = []
 
@@ -236,6 +244,8 @@ def _write(
         metadata: dict = {"git_commit": plan.head}
         if file.renamed_from:
             metadata["git_renamed_from"] = file.renamed_from
+        if file.path in added_at:
+            metadata["git_added_at"] = added_at[file.path].isoformat()
         return SourceDocument(
             path=file.path,
             content=content,

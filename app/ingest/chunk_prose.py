@@ -2,7 +2,8 @@
 
 Markdown is parsed with markdown-it (so a `#` inside a fenced block is not a heading);
 reStructuredText headings are title lines underlined (optionally overlined) with
-punctuation, levels in order of first use; plain text has no headings. A section that
+punctuation, levels in order of first use; plain text has no headings. A leading front
+matter block (YAML `---` or TOML `+++`) is metadata and is left out of every chunk. A section that
 exceeds the size bound is split at paragraph starts, then between lines, with overlap;
 an over-long line at sentence, then word boundaries (see `Lines.pieces`).
 """
@@ -15,6 +16,10 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 
 from app.ingest.chunks import Chunk, Lines
+from app.ingest.normalize import front_matter_lines
+
+FRONT_MATTER_SYNTAXES = ("markdown", "text", "rst")
+"""Prose whose leading front matter block is metadata (every syntax normalize reads it for)."""
 
 _RST_ADORNMENT = re.compile(r"^([=\-`:'\"~^_*+#<>.])\1{2,}\s*$")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
@@ -68,6 +73,13 @@ class ProseChunker:
         self.overlap_tokens = overlap_tokens
 
     def chunk(self, text: str, syntax: str) -> list[Chunk]:
+        # Front matter is metadata (app/ingest/normalize.py), never a fragment: its lines
+        # are blanked, so the body keeps its line numbers and a YAML `---` is neither a
+        # rule nor a setext underline.
+        skipped = front_matter_lines(text) if syntax in FRONT_MATTER_SYNTAXES else 0
+        if skipped:
+            lines_of = text.split("\n", skipped)
+            text = "\n" * skipped + lines_of[skipped]
         doc = Lines(text, self.max_tokens, self.overlap_tokens)
         lines = doc.lines
         if syntax == "markdown":

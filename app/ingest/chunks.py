@@ -18,8 +18,9 @@ import regex
 
 from app.ingest.tokens import count_tokens
 
-CHUNKER_VERSION = "2026.11-2"
-"""Bump whenever chunk boundaries change: it is recorded on every fragment."""
+CHUNKER_VERSION = "2026.12-1"
+"""Bump whenever chunk boundaries change: it is recorded on every fragment (2026.12-1:
+prose front matter is left out of every chunk)."""
 
 # How good a place to cut is, best first: a cut lands on the best rank available in the
 # last three quarters of a piece.

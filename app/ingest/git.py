@@ -192,6 +192,31 @@ class WorkTree:
             log.kill()
         return found
 
+    def added_at(self, commit: str, paths: Iterable[str]) -> dict[str, datetime]:
+        """When each path was added in the history of `commit` (the newest commit that
+        added it: a file deleted and added again starts over; a rename adds its new path),
+        read in one pass of `git log --diff-filter=A` that stops once every path is found.
+        A path not found (or printed quoted) is left out."""
+        wanted = set(paths)
+        found: dict[str, datetime] = {}
+        if not wanted:
+            return found
+        command = ["git", "-C", str(self.root), "-c", "core.quotePath=off", "log", "--format=%x01%ct",
+                   "--name-only", "--no-renames", "--diff-filter=A", commit, "--"]  # fmt: skip
+        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as log:
+            assert log.stdout is not None
+            when: datetime | None = None
+            for raw in log.stdout:
+                line = raw.rstrip(b"\n").decode("utf-8", "surrogateescape")
+                if line.startswith("\x01"):
+                    when = datetime.fromtimestamp(int(line[1:]), tz=UTC)
+                elif line and when is not None and line in wanted and line not in found:
+                    found[line] = when
+                    if len(found) == len(wanted):
+                        break
+            log.kill()
+        return found
+
     def uncommitted(self) -> int:
         """Paths whose work-tree state differs from HEAD: modified, staged, deleted, and
         untracked files that no .gitignore excludes (git status, which uses the index's

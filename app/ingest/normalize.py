@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+import tomllib
 import unicodedata
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import PurePosixPath
 
 import py3langid
+import yaml
 
 # C0/C1 controls other than tab and newline, plus NUL; they break tokenizers and psql.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -160,35 +162,134 @@ def normalize_path(given: str) -> str:
     return path
 
 
-_FRONT_MATTER_FIELD = re.compile(r"""^(kind|negative)\s*:\s*["']?([A-Za-z0-9-]+)["']?\s*(#.*)?$""")
-_FRONT_MATTER_OWNER = re.compile(
-    r"""^(owner)\s*:\s*(?:"([^"]{1,256})"|'([^']{1,256})'|([^"'#][^#]{0,255}?))\s*(#.*)?$"""
-)
-_FRONT_MATTER_TIME = re.compile(r"""^(valid_from|valid_until)\s*:\s*["']?([0-9][0-9T:.+ Zz-]*?)["']?\s*(#.*)?$""")
 VALIDITY_KEYS = ("valid_from", "valid_until")
 """Metadata (or front matter) bounding when a document is current (docs/adr/0016)."""
+LINK_KEYS = ("supersedes", "superseded_by", "links")
+"""Metadata (or front matter) naming other documents (app/ingest/references.py)."""
+FRONT_MATTER_KEYS = ("kind", "owner", "negative", "status", *VALIDITY_KEYS, *LINK_KEYS)
+"""What a document's front matter says that ingestion honours; every other key is left
+in the document's text only (docs/adr/0016, README "Front matter")."""
+FRONT_MATTER_MAX_LINES = 256
+"""A block not closed within this many lines is not front matter (read as text)."""
+_FRONT_MATTER_KEY = re.compile(r"^\s*[\"']?[A-Za-z_][\w.-]*[\"']?\s*[:=]")
 
 
-def front_matter(text: str) -> dict[str, str]:
-    """`kind`, `negative`, `owner`, `valid_from` and `valid_until` of a leading YAML
-    front matter block (--- ... ---), read as plain `key: value` lines: a document marks
-    itself an anti-pattern with `kind: anti-pattern` or `negative: true` there, names its
-    owner, and says when it is current with dates."""
-    lines = text.split("\n", 61)
-    if not lines or lines[0].strip() != "---":
+@dataclass(frozen=True, slots=True)
+class FrontMatter:
+    """A leading YAML (`---`) or TOML (`+++`) block: metadata, never text to index."""
+
+    fields: dict
+    """The block's top-level keys, as parsed."""
+    lines: int
+    """Lines the block takes, delimiters included: the body starts on the next one."""
+    source: list[str]
+    """The block's lines, delimiters included (where a key was said: evidence)."""
+
+    def line_of(self, key: str) -> int | None:
+        """The 1-based line that sets `key` (None: not set on a line of its own)."""
+        pattern = re.compile(rf"^[\"']?{re.escape(key)}[\"']?\s*[:=]")
+        return next((i for i, line in enumerate(self.source, start=1) if pattern.match(line)), None)
+
+
+def read_front_matter(text: str) -> FrontMatter | None:
+    """The document's front matter: a first line `---` (YAML) or `+++` (TOML) closed by the
+    same line (YAML also by `...`) within FRONT_MATTER_MAX_LINES, holding a mapping. A
+    block that parses to something else (a Markdown rule above a paragraph, a reST
+    overlined title) is text, as is one never closed. A block that reads as keys but does
+    not parse is refused (RejectedDocument: the author meant metadata, and silently
+    indexing it would hide that nothing of it was read)."""
+    opening = text[:4].rstrip("\n")
+    if opening not in ("---", "+++"):
+        return None
+    lines = text.split("\n", FRONT_MATTER_MAX_LINES + 1)[:FRONT_MATTER_MAX_LINES]
+    if lines[0] != opening:
+        return None
+    closing = ("---", "...") if opening == "---" else ("+++",)
+    end = next((i for i in range(1, len(lines)) if lines[i] in closing), None)
+    if end is None:
+        return None
+    body = "\n".join(lines[1:end])
+    try:
+        fields = _yaml(body) if opening == "---" else tomllib.loads(body)
+    except (yaml.YAMLError, tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
+        looks_like_keys = next(
+            (bool(_FRONT_MATTER_KEY.match(line)) for line in lines[1:end] if line.strip() and not line.startswith("#")),
+            False,
+        )
+        if not looks_like_keys:
+            return None
+        raise RejectedDocument(
+            f"front matter (lines 1-{end + 1}) is not valid {'YAML' if opening == '---' else 'TOML'}: "
+            f"{_parse_problem(exc)}; fix it, or start the document without a front matter block"
+        ) from None
+    if fields is None:
+        fields = {}
+    if not isinstance(fields, dict):
+        return None
+    return FrontMatter(fields, end + 1, lines[: end + 1])
+
+
+def _parse_problem(exc: Exception) -> str:
+    """What a YAML or TOML parser said, with the document's line (the block's first line
+    after the opening delimiter is the document's line 2)."""
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        return f"{exc.problem or exc.context or 'unreadable'} at line {exc.problem_mark.line + 2}"
+    said = " ".join(str(exc).split())
+    return re.sub(r"at line (\d+)", lambda m: f"at line {int(m.group(1)) + 1}", said)[:300]
+
+
+def front_matter_lines(text: str) -> int:
+    """How many leading lines are front matter (0: none, or not readable as such)."""
+    try:
+        found = read_front_matter(text)
+    except RejectedDocument:
+        return 0
+    return found.lines if found else 0
+
+
+def _yaml(text: str) -> object:
+    """YAML 1.1 as PyYAML's safe loader reads it (no tags beyond the standard ones); a
+    huge document of aliases is refused before it is expanded."""
+    if text.count("*") > 100:
+        events = sum(1 for event in yaml.parse(text, Loader=yaml.SafeLoader) if isinstance(event, yaml.AliasEvent))
+        if events > 100:
+            raise ValueError(f"{events} aliases: too many for front matter")
+    return yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506 (the safe loader)
+
+
+def front_matter(text: str) -> dict:
+    """The keys of the document's front matter that ingestion honours (FRONT_MATTER_KEYS),
+    checked and made JSON values: `kind`, `owner` and `status` strings, `negative` a
+    boolean, `valid_from` / `valid_until` ISO 8601 strings (YAML and TOML dates
+    included), `supersedes` / `superseded_by` / `links` a string or a list of strings.
+    Raises RejectedDocument for a value of another type (or unreadable front matter)."""
+    found = read_front_matter(text)
+    if found is None:
         return {}
-    found: dict[str, str] = {}
-    for line in lines[1:61]:
-        if line.strip() in ("---", "..."):
-            return found
-        owner = _FRONT_MATTER_OWNER.match(line.strip())
-        if owner:
-            found["owner"] = next(g for g in owner.groups()[1:4] if g).strip()
+    out: dict = {}
+    for key in FRONT_MATTER_KEYS:
+        if key not in found.fields or found.fields[key] is None:
             continue
-        match = _FRONT_MATTER_FIELD.match(line.strip()) or _FRONT_MATTER_TIME.match(line.strip())
-        if match:
-            found[match.group(1)] = match.group(2)
-    return {}  # no closing line: not front matter
+        value = found.fields[key]
+        if key == "negative":
+            if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+                value = value.strip().lower() == "true"
+            if not isinstance(value, bool):
+                raise RejectedDocument(f"front matter negative must be true or false, not {value!r}")
+        elif key in VALIDITY_KEYS:
+            if isinstance(value, datetime | date):
+                value = value.isoformat()
+            if not isinstance(value, str):
+                raise RejectedDocument(f"front matter {key} must be an ISO 8601 date or time, not {value!r}")
+        elif key in LINK_KEYS:
+            items = [value] if isinstance(value, str) else value
+            if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+                raise RejectedDocument(f"front matter {key} must be a path, URL or ADR-N, or a list of them")
+            value = [item.strip() for item in items if item.strip()]
+        elif not isinstance(value, str):
+            raise RejectedDocument(f"front matter {key} must be a string, not {value!r}")
+        out[key] = value
+    return out
 
 
 def validity_window(metadata: dict, path: str) -> None:
@@ -237,12 +338,16 @@ def normalize(doc: SourceDocument, max_bytes: int | None = None) -> NormalizedDo
         raise RejectedDocument(f"{path}: empty after normalization, nothing to index")
     syntax = syntax_of(path)
     is_code = syntax in CODE_LANGUAGES.values()
-    marks = {} if is_code else front_matter(text)
-    kind = doc.kind or marks.get("kind", "").lower() or default_kind(syntax, path)
+    try:
+        marks = {} if is_code else front_matter(text)
+    except RejectedDocument as exc:
+        raise RejectedDocument(f"{path}: {exc}") from None
+    kind = doc.kind or marks.get("kind", "").strip().lower() or default_kind(syntax, path)
+    # Front matter is metadata (FRONT_MATTER_KEYS): what the caller's metadata says wins.
     metadata = dict(doc.metadata)
-    if marks.get("negative", "").lower() == "true" and "negative" not in metadata:
+    if marks.get("negative") is True and "negative" not in metadata:
         metadata["negative"] = True
-    for key in VALIDITY_KEYS:
+    for key in ("status", *VALIDITY_KEYS, *LINK_KEYS):
         if key in marks and key not in metadata:
             metadata[key] = marks[key]
     validity_window(metadata, path)

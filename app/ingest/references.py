@@ -18,14 +18,23 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
+from markdown_it import MarkdownIt
+
 from app.ingest.chunks import Chunk
+from app.ingest.normalize import FrontMatter, RejectedDocument, read_front_matter
+from app.ingest.normalize import front_matter as read_honoured
 
 MAX_REFERENCES = 200
 """Per fragment: a generated file listing thousands of links says little about each."""
 
 TYPES = ("link", "url", "import", "symbol", "adr", "metadata", "supersedes", "superseded_by")
 """`supersedes` / `superseded_by`: the citing document replaces the target, or is
-replaced by it (sql/functions/48_validity.sql ends the older one's validity window)."""
+replaced by it (sql/functions/48_validity.sql ends the older one's validity window).
+Only the document's own declarations make them (`declared_supersessions`)."""
+EVIDENCE_MAX_CHARS = 500
+"""A supersession's evidence is one line: longer ones are cut."""
+HEADER_MAX_LINES = 40
+"""A declaration counts in the first lines of a document's body only (its header)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +51,10 @@ class Reference:
     """A section of the target (a Markdown heading's slug)."""
     repo: str | None = None
     """The repository a URL names (the target must be a document of that repo)."""
+    evidence: str | None = None
+    """A supersession's grounds, as stored with the edge (data.fragment_links.evidence):
+    where the document declares it ("line 3", "front matter line 2", "metadata") and the
+    line as written."""
 
     def as_json(self) -> dict:
         return {
@@ -51,6 +64,7 @@ class Reference:
             "name": self.name,
             "anchor": self.anchor,
             "repo": self.repo,
+            "evidence": self.evidence[:EVIDENCE_MAX_CHARS] if self.evidence else None,
         }
 
 
@@ -67,9 +81,10 @@ _ADR = re.compile(r"\bADR[-_ #]?0*([0-9]{1,5})\b", re.IGNORECASE)
 _SUPERSEDES = re.compile(
     r"\b(supersedes|superseded by|replaces|replaced by)\s+\[?(ADR[-_ #]?)?0*([0-9]{1,5})\b", re.IGNORECASE
 )
-"""A supersession (an ADR's status line, "Superseded by [ADR-0007](...)"). A bare number
+"""A mention of a supersession in running text ("ADR 0013 supersedes 0005"): an ADR
+citation, never a supersession (only `declared_supersessions` makes those). A bare number
 counts only in an ADR and only after supersedes / superseded by: "replaces 3 calls" in a
-runbook must not retire ADR 3."""
+runbook names no ADR."""
 _AMENDS = re.compile(r"\b(?:amends|amended by)\s+\[?(?:ADR[-_ #]?)?0*([0-9]{1,5})\b", re.IGNORECASE)
 _OWN_ADR = re.compile(r"^(?:adr[-_ ]?)?0*([0-9]{1,6})[-_.]", re.IGNORECASE)
 _CODE_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org")
@@ -167,8 +182,7 @@ def prose_references(text: str, doc_path: str) -> list[Reference]:
         if prefixed is None and (own is None or verb.startswith("replace")):
             continue  # a bare number: an ADR mention only where it reads as one (below)
         claimed.append(match.span())
-        kind = "supersedes" if verb in ("supersedes", "replaces") else "superseded_by"
-        found.append(Reference(kind, match.group(0), f"adr:{number}"))
+        found.append(Reference("adr", match.group(0), f"adr:{number}"))
     for pattern in (_AMENDS, _ADR):
         for match in pattern.finditer(text):
             number = int(match.group(1))
@@ -177,49 +191,239 @@ def prose_references(text: str, doc_path: str) -> list[Reference]:
     return found
 
 
-def front_matter_links(text: str, key: str = "links") -> list[str]:
-    """`links:` (or another list, `supersedes:`) of a leading YAML front matter block,
-    inline (`[a, b]`) or as a list."""
-    field = re.compile(rf"^{re.escape(key)}\s*:\s*(.*)$")
-    lines = text.split("\n", 201)
-    if not lines or lines[0].strip() != "---":
-        return []
-    links: list[str] = []
-    in_list = False
-    for line in lines[1:201]:
-        stripped = line.strip()
-        if stripped in ("---", "..."):
-            return links
-        match = field.match(stripped)
-        if match:
-            value = match.group(1).strip()
-            in_list = not value
-            if value:
-                links.extend(_yaml_items(value.strip("[]")))
-        elif in_list and stripped.startswith("- "):
-            links.extend(_yaml_items(stripped[2:]))
-        elif stripped and not line.startswith((" ", "\t")):
-            in_list = False
-    return []  # no closing line: not front matter
-
-
-def _yaml_items(value: str) -> list[str]:
-    return [item.strip().strip("\"'") for item in value.split(",") if item.strip().strip("\"'")]
-
-
 def metadata_links(metadata: dict, text: str, doc_path: str) -> list[Reference]:
-    """Explicit links of a document: its metadata's `links`, `supersedes` and
-    `superseded_by` (each a string or a list of strings: paths, URLs, ADR-N) and its
-    front matter's."""
-    refs: list[Reference | None] = []
-    for key, link_type in (("supersedes", "supersedes"), ("superseded_by", "superseded_by"), ("links", "metadata")):
-        given = metadata.get(key) if isinstance(metadata, dict) else None
-        if isinstance(given, str):
-            given = [given]
-        targets = [t for t in given if isinstance(t, str)] if isinstance(given, list) else []
-        targets += front_matter_links(text, key)
-        refs.extend(classify_target(t, doc_path, link_type) for t in targets)
+    """Explicit links of a document: `links` of its metadata and of its front matter
+    (each a string or a list of strings: paths, URLs, ADR-N)."""
+    targets = _listed(metadata.get("links") if isinstance(metadata, dict) else None)
+    targets += [t for t in front_matter(text).get("links", []) if t not in targets]
+    refs = (classify_target(t, doc_path, "metadata") for t in targets)
     return [r for r in refs if r is not None]
+
+
+def _listed(given: object) -> list[str]:
+    if isinstance(given, str):
+        given = [given]
+    return [t.strip() for t in given if isinstance(t, str) and t.strip()] if isinstance(given, list) else []
+
+
+def front_matter(text: str) -> dict:
+    """The honoured keys of the text's front matter ({} when it has none; normalize has
+    refused a document whose front matter is unreadable)."""
+    try:
+        return read_honoured(text)
+    except RejectedDocument:
+        return {}
+
+
+def read_block(text: str) -> FrontMatter | None:
+    """The text's front matter block (None: none, or unreadable)."""
+    try:
+        return read_front_matter(text)
+    except RejectedDocument:
+        return None
+
+
+# -- supersession: only what the document itself declares -----------------------------
+#
+# A supersession retires a document from default retrieval, so it is read only where a
+# reader would take it as the document's own declaration (docs/adr/0016): its metadata,
+# its front matter, or a status / supersedes line in its header (the lines above its
+# first section, and a "Status" section there, as adr-tools writes it). Running prose
+# about supersession, code spans and blocks, quotes and tables declare nothing: they
+# are at most ADR citations (prose_references).
+
+_VERB = r"(supersedes|superseded[ _-]by|replaces|replaced[ _-]by)"
+_AT_CLAUSE_START = re.compile(rf"(?:^|[.;,]\s+){_VERB}\s*:?\s*", re.IGNORECASE)
+_AT_LINE_START = re.compile(rf"^{_VERB}\s*:?\s*", re.IGNORECASE)
+_STATUS_FIELD = re.compile(r"^status\s*[:=]\s*(.*)$", re.IGNORECASE)
+_FIELD_EMPHASIS = re.compile(r"^([*_]{1,3})([A-Za-z][A-Za-z _-]{0,30}?)(\s*:?)\1(\s*:?)")
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1|``.+?``")
+_TARGET = re.compile(
+    r"\[(?P<text>[^\]\n]*)\]\(\s*<?(?P<href>[^)\s>]+)>?(?:\s+[\"'(][^)]*)?\)"  # [ADR-7](0007-x.md)
+    r"|(?P<adr>ADR[-_ #]?0*(?P<adr_number>[0-9]{1,5}))\b"  # ADR-7
+    r"|(?P<url>https?://[^\s)<>\]\"'`]+)"  # a repository URL
+    r"|(?P<path>[\w./-]+\.(?:md|markdown|rst|txt|adoc))\b"  # a path
+    r"|(?P<number>0*[0-9]{1,5})\b(?![\w-])(?!\.\w)",  # a bare number (in an ADR only), not 0.2
+    re.IGNORECASE,
+)
+_TARGET_SEPARATOR = re.compile(r"\s*(?:,|&|\band\b)\s*", re.IGNORECASE)
+_STATUS_HEADING = re.compile(r"^status$", re.IGNORECASE)
+
+
+def declared_supersessions(
+    text: str, doc_path: str, syntax: str, metadata: dict | None = None
+) -> list[tuple[Reference, int | None]]:
+    """The supersessions a document declares, each with the line of the text it is
+    declared on (None: metadata or front matter, which belong to the first fragment):
+    `supersedes` / `superseded_by` and a `status` saying "Superseded by X" in its metadata
+    or front matter, and, in its header, a status field or "Status" section clause, or a
+    line, that starts with supersedes / superseded by / replaces / replaced by. Each
+    reference keeps its evidence (where, and the line as written)."""
+    own_adr = adr_number(doc_path)
+    found: list[tuple[Reference, int | None]] = []
+    metadata = metadata if isinstance(metadata, dict) else {}
+    said = front_matter(text)
+    block = read_block(text)
+    for key, link_type in (("supersedes", "supersedes"), ("superseded_by", "superseded_by")):
+        in_front = said.get(key, [])
+        given = _listed(metadata.get(key))
+        for target in dict.fromkeys(given + in_front):
+            if target in in_front and block is not None:
+                line = block.line_of(key)
+                where = f"front matter line {line}" if line else "front matter"
+                evidence = f"{where}: {block.source[line - 1] if line else f'{key}: {target}'}"
+            else:
+                evidence = f"metadata {key}: {target}"
+            ref = classify_target(target, doc_path, link_type)
+            if ref is not None and ref.key != f"path:{doc_path}" and ref.key != f"adr:{own_adr}":
+                found.append((_with_evidence(ref, evidence), None))
+    status = metadata.get("status")
+    if isinstance(status, str):
+        if status == said.get("status") and block is not None and block.line_of("status"):
+            line = block.line_of("status")
+            assert line is not None
+            evidence = f"front matter line {line}: {block.source[line - 1]}"
+        else:
+            evidence = f"metadata status: {status}"
+        found += [(ref, None) for ref in _clauses(status, evidence, doc_path, own_adr)]
+    lines = text.split("\n")
+    for line_no, written, in_status in header_lines(text, syntax):
+        field = _STATUS_FIELD.match(written)
+        evidence = f"line {line_no}: {lines[line_no - 1].strip()}"
+        if field:
+            refs = _clauses(field.group(1), evidence, doc_path, own_adr)
+        elif in_status:
+            refs = _clauses(written, evidence, doc_path, own_adr)
+        else:
+            refs = _clauses(written, evidence, doc_path, own_adr, line_start_only=True)
+        found += [(ref, line_no) for ref in refs]
+    return found
+
+
+def _with_evidence(ref: Reference, evidence: str) -> Reference:
+    return Reference(ref.type, ref.target, ref.key, ref.name, ref.anchor, ref.repo, evidence)
+
+
+def _clauses(
+    value: str, evidence: str, doc_path: str, own_adr: int | None, line_start_only: bool = False
+) -> list[Reference]:
+    """The supersessions a status value (or a header line) declares: each clause that
+    starts with a verb, and the targets right after it ("Superseded by ADR-7",
+    "Supersedes [ADR-3](0003-x.md) and ADR-4"). Code spans declare nothing."""
+    value = _CODE_SPAN.sub("\0", value.strip())
+    found: list[Reference] = []
+    pattern = _AT_LINE_START if line_start_only else _AT_CLAUSE_START
+    for verb in pattern.finditer(value):
+        link_type = "supersedes" if verb.group(1).lower().startswith(("supersedes", "replaces")) else "superseded_by"
+        bare_allowed = own_adr is not None and verb.group(1).lower().startswith("supersede")
+        at = verb.end()
+        while True:
+            target = _TARGET.match(value, at)
+            if target is None:
+                break
+            ref = _target_reference(target, doc_path, link_type, bare_allowed)
+            if ref is not None and ref.key not in (f"path:{doc_path}", f"adr:{own_adr}"):
+                found.append(_with_evidence(ref, evidence))
+            separator = _TARGET_SEPARATOR.match(value, target.end())
+            if separator is None:
+                break
+            at = separator.end()
+    return found
+
+
+def _target_reference(target: re.Match, doc_path: str, link_type: str, bare_allowed: bool) -> Reference | None:
+    written = target.group(0)
+    if target.group("href"):
+        ref = classify_target(target.group("href"), doc_path, link_type)
+        if ref is None:  # [ADR-7](#anchor) or an external URL: the text may still name it
+            adr = re.fullmatch(r"\s*ADR[-_ #]?0*([0-9]{1,5})\s*", target.group("text"), re.IGNORECASE)
+            return Reference(link_type, written, f"adr:{int(adr.group(1))}") if adr else None
+        return Reference(link_type, written, ref.key, anchor=ref.anchor, repo=ref.repo)
+    if target.group("adr"):
+        number = int(target.group("adr_number"))
+        return Reference(link_type, written, f"adr:{number}") if number else None
+    if target.group("url") or target.group("path"):
+        ref = classify_target(written.rstrip(".,;:"), doc_path, link_type)
+        return Reference(link_type, written, ref.key, anchor=ref.anchor, repo=ref.repo) if ref else None
+    number = int(target.group("number"))
+    return Reference(link_type, written, f"adr:{number}") if bare_allowed and number else None
+
+
+def header_lines(text: str, syntax: str) -> list[tuple[int, str, bool]]:
+    """The lines of a document's header that may declare something, each with its
+    1-based line number and whether it lies in a "Status" section: for Markdown, the
+    paragraphs, list items and headings above the first section other than a "Status"
+    one (adr-tools: `## Status` then its value), never a code block, quote, table or HTML;
+    for reST and plain text, the unindented lines above the second heading (a field list's
+    `:Status:` reads as `Status:`), never a literal block or a quote. At most the first
+    HEADER_MAX_LINES lines of the body (after any front matter) count."""
+    block = read_block(text)
+    skip = block.lines if block is not None else 0
+    lines = text.split("\n")
+    last = min(len(lines), skip + HEADER_MAX_LINES)
+    if syntax == "markdown":
+        return _markdown_header(lines, skip, last)
+    return _plain_header(lines, skip, last, syntax)
+
+
+def _markdown_header(lines: list[str], skip: int, last: int) -> list[tuple[int, str, bool]]:
+    body = "\n" * skip + "\n".join(lines[skip:last])
+    tokens = MarkdownIt("commonmark").enable("table").parse(body)
+    out: list[tuple[int, str, bool]] = []
+    seen = in_status = False  # seen: a title or any content (a heading now starts a section)
+    nested = 0  # inside a quote or a table: nothing there is a declaration
+    for i, token in enumerate(tokens):
+        if token.type in ("blockquote_open", "table_open"):
+            nested += 1
+        elif token.type in ("blockquote_close", "table_close"):
+            nested -= 1
+        elif token.type == "heading_open":
+            if _STATUS_HEADING.match(tokens[i + 1].content.strip()):
+                in_status = seen = True
+                continue
+            if seen:
+                break  # the first section after the title: the header is over
+            seen = True
+        elif token.type in ("fence", "code_block", "html_block", "hr"):
+            seen = True
+        elif token.type == "inline" and token.map is not None:
+            seen = True
+            if nested or tokens[i - 1].type == "heading_open":
+                continue
+            start = token.map[0]
+            for offset, _line in enumerate(token.content.split("\n")):
+                number = start + offset
+                if number < len(lines):
+                    out.append((number + 1, _plain_line(lines[number]), in_status))
+    return out
+
+
+def _plain_line(line: str) -> str:
+    """A header line as a field reads: without its list marker and emphasis around its key."""
+    line = re.sub(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+", "", line).strip()
+    return _FIELD_EMPHASIS.sub(r"\2\3\4", line)
+
+
+def _plain_header(lines: list[str], skip: int, last: int, syntax: str) -> list[tuple[int, str, bool]]:
+    out: list[tuple[int, str, bool]] = []
+    headings = 0
+    in_status = False
+    for number in range(skip, last):
+        line = lines[number]
+        under = lines[number + 1] if number + 1 < len(lines) else ""
+        if syntax == "rst" and line.strip() and re.fullmatch(r"([=\-`:'\"~^_*+#<>.])\1{2,}\s*", under):
+            headings += 1
+            if _STATUS_HEADING.match(line.strip()):
+                in_status = True
+            elif headings > 1:
+                break
+            continue
+        if not line.strip() or line[:1] in (" ", "\t", ">", "|") or line.startswith(".. "):
+            continue
+        if re.fullmatch(r"([=\-`:'\"~^_*+#<>.])\1{2,}\s*", line):
+            continue
+        out.append((number + 1, _plain_line(re.sub(r"^:(\w[\w -]*):", r"\1:", line)), in_status))
+    return out
 
 
 # -- code ----------------------------------------------------------------------------
@@ -443,6 +647,12 @@ def document_references(
     explicit = metadata_links(metadata or {}, "" if is_code else text, doc_path)
     if per_chunk and explicit:
         per_chunk[0] = explicit + per_chunk[0]
+    if per_chunk:
+        # A declaration belongs to the fragment holding its line (metadata: the first).
+        declared = declared_supersessions("" if is_code else text, doc_path, syntax, metadata)
+        for ref, line in reversed(declared):
+            at = next((i for i, c in enumerate(chunks) if line is not None and c.start_line <= line <= c.end_line), 0)
+            per_chunk[at] = [ref, *per_chunk[at]]
     own_path = f"path:{doc_path}"
     return [
         _unique(r for r in refs if not (r.key == own_path and r.name is None and r.anchor is None))

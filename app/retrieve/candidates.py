@@ -262,6 +262,102 @@ def linked_fragments(
         return cur.fetchall()
 
 
+@dataclass(slots=True)
+class LeftOut:
+    """A fragment the validity test kept out of a retrieval (api.validity_left_out): a pin
+    the request sees (pin_id set), or a fragment that would have ranked."""
+
+    fragment_id: int
+    pin_id: int | None
+    reason: str
+    """superseded, expired or not_yet_valid (at the request's as_of)."""
+    lexical_score: float | None
+    dense_similarity: float | None
+    namespace: str
+    doc_id: int | None
+    doc_version: int | None
+    path: str | None
+    anchor: str | None
+    token_count: int
+    valid_from: datetime | None
+    valid_until: datetime | None
+    superseded_by: list[dict]
+    """[{doc_id, path, evidence}]: the live documents superseding it."""
+
+    @property
+    def source(self) -> str | None:
+        if self.path is None:
+            return None
+        return f"{self.path}#{self.anchor}" if self.anchor else self.path
+
+
+LEFT_OUT_LIMIT = 20
+"""Fragments a trace names as left out by validity windows (the strongest first)."""
+
+
+def validity_left_out(
+    conn: psycopg.Connection,
+    scope: Scope,
+    query: str,
+    query_embeddings: dict[str, list[float]],
+    lexical_floor: float | None,
+    dense_floors: dict[str, float] | None,
+    filters: Filters = NO_FILTERS,
+    models: dict[str, str] | None = None,
+    limit: int = LEFT_OUT_LIMIT,
+) -> list[LeftOut]:
+    """What the validity test kept out of a retrieval that it would otherwise have held
+    (api.validity_left_out): the pins it sees whose fragment is not current, then the
+    fragments that would have ranked in a list (a score at or above the floor: the
+    list's last score when it is full; None skips a side). Nothing when the request
+    keeps superseded fragments anyway."""
+    if filters.include_superseded:
+        return []
+    with conn.cursor(row_factory=dataclass_row(LeftOut)) as cur:
+        cur.execute(
+            "select * from api.validity_left_out(%s, %s, %s::jsonb, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s,"
+            " %s, %s)",
+            (
+                scope.org_id,
+                query,
+                json_text(tagged(query_embeddings, models)),
+                scope.repo_id,
+                scope.persona_id,
+                scope.session_id,
+                lexical_floor,
+                None if dense_floors is None else json_text(dense_floors),
+                filters.path_prefix,
+                filters.kinds,
+                filters.updated_since,
+                filters.updated_until,
+                filters.negatives,
+                filters.as_of,
+                limit,
+            ),
+        )
+        return cur.fetchall()
+
+
+def list_floors(
+    candidates: list[Candidate], k_lexical: int, k_dense: int
+) -> tuple[float | None, dict[str, float] | None]:
+    """What a fragment left out of the candidate lists needed to rank in them: the
+    lexical list's last BM25 when the list is full (else any match: 0), and per
+    namespace the last cosine of its dense hits when the dense list is full (else any);
+    None for a list not searched."""
+    lexical = [c.lexical_score for c in candidates if c.lexical_rank is not None and c.lexical_score is not None]
+    lexical_floor = None if k_lexical == 0 else (min(lexical) if len(lexical) >= k_lexical else 0.0)
+    if k_dense == 0:
+        return lexical_floor, None
+    dense = [c for c in candidates if c.dense_rank is not None and c.dense_similarity is not None]
+    floors: dict[str, float] = {}
+    if len(dense) >= k_dense:
+        for c in dense:
+            assert c.dense_similarity is not None
+            floors[c.namespace] = min(floors.get(c.namespace, c.dense_similarity), c.dense_similarity)
+    return lexical_floor, floors
+
+
 def version_metadata(conn: psycopg.Connection, candidates: list[Candidate]) -> dict[tuple[int, int], dict]:
     """The stored metadata of the document versions these candidates are cited from
     (api.version_metadata): read for the few fragments of an answer, not for every

@@ -185,11 +185,39 @@ class FragmentOut(msgspec.Struct):
     rule_name: str | None = None
 
 
+class Superseder(msgspec.Struct):
+    """A live document superseding a fragment's document, and its declaration."""
+
+    doc_id: int
+    path: str
+    evidence: str | None = None
+    """Where it declares the supersession and the line as written (null: recorded before
+    migration 0025)."""
+
+
+class PinLeftOut(msgspec.Struct):
+    """Why a pin this request sees was not composed."""
+
+    pin_id: int
+    fragment_id: int
+    reason: Literal["pin_over_budget", "pin_beyond_top_k", "superseded", "expired", "not_yet_valid"]
+    """`pin_over_budget` / `pin_beyond_top_k`: earlier pins took the room; `superseded`,
+    `expired`, `not_yet_valid`: its fragment is outside its validity window at the
+    request's `as_of` (docs/adr/0016)."""
+    detail: str
+    """The reason in words: "superseded by docs/adr/0007-kafka.md", "over the token budget"."""
+    superseded_by: list[Superseder] = []
+    valid_until: datetime | None = None
+
+
 class RetrieveResponse(msgspec.Struct):
     fragments: list[FragmentOut]
     trace_id: str
     tokens_used: int
     budget_tokens: int
     pins_left_out: list[int] = []
-    """Pins this request sees that did not fit the budget (or top_k), earliest first:
-    earlier pins win. The trace gives each one's reason."""
+    """Pins this request sees that it did not compose, earliest first: those that did not
+    fit the budget (or top_k; earlier pins win) and those whose fragment is outside its
+    validity window (superseded, expired). `pins_left_out_reasons` says why, for each."""
+    pins_left_out_reasons: list[PinLeftOut] = []
+    """Each pin of `pins_left_out`, in the same order, with its reason."""

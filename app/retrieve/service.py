@@ -20,21 +20,24 @@ from app.retrieve.blend import BUILT_IN, Profile, blend
 from app.retrieve.candidates import (
     Candidate,
     Filters,
+    LeftOut,
     admitted,
     context_candidates,
     fetch_candidates,
     linked_fragments,
+    list_floors,
     rule_matches,
+    validity_left_out,
     version_metadata,
 )
 from app.retrieve.compose import Composition, compose, compose_linked
 from app.retrieve.config import PipelineConfig
 from app.retrieve.fusion import fusion_spec
-from app.retrieve.models import FragmentOut, RetrieveRequest, RetrieveResponse
+from app.retrieve.models import FragmentOut, PinLeftOut, RetrieveRequest, RetrieveResponse, Superseder
 from app.retrieve.query_vectors import QueryEmbedder, QueryVectors
 from app.retrieve.relevance import relevance
 from app.retrieve.rerank import Scorer
-from app.retrieve.trace import candidate_entries, record_trace
+from app.retrieve.trace import candidate_entries, left_out_entries, record_trace
 from app.scope import Scope
 
 RRF_K = 60
@@ -384,6 +387,8 @@ class Retriever:
                 )
                 compose_linked(composition, linked, request.budget_tokens)
             metadata = version_metadata(conn, composition.included)
+        with self.stage("left_out"):
+            left_out = self.left_out(conn, request, ranking)
         duration_ms = (time.perf_counter() - started) * 1000.0
         # The final order: pins first, then what rules brought, then the ranked candidates.
         final_order = [c.fragment_id for c in ranking.pinned + ranking.ruled + ranked]
@@ -399,7 +404,38 @@ class Retriever:
         if kind is not None:
             pipeline["request_kind"] = kind
         fragments = fragments_out(composition, metadata)
-        return Answer(self, request, pipeline, entries, duration_ms, ranking.query_vectors, fragments, composition)
+        return Answer(
+            self,
+            request,
+            pipeline,
+            entries,
+            duration_ms,
+            ranking.query_vectors,
+            fragments,
+            composition,
+            left_out_entries(left_out, candidates),
+            pins_left_out(composition, ranking.pinned, left_out),
+        )
+
+    def left_out(self, conn: psycopg.Connection, request: RetrieveRequest, ranking: Ranking) -> list[LeftOut]:
+        """What validity windows kept out of this retrieval that it would otherwise have
+        held (api.validity_left_out): pins it could not serve, and fragments that would
+        have ranked in the lexical or dense list. One SQL call, an index probe for an org
+        without windows; none for a request keeping superseded fragments or restricted to
+        named Contexts (their members are filtered in Python: `admitted`)."""
+        if request.include_superseded or (request.contexts and request.context_mode == "restrict"):
+            return []
+        lexical_floor, dense_floors = list_floors(ranking.candidates, request.k_lexical, request.k_dense)
+        return validity_left_out(
+            conn,
+            self.scope_of(request),
+            request.query,
+            ranking.query_vectors,
+            lexical_floor,
+            dense_floors,
+            self.filters_of(request),
+            self.models,
+        )
 
 
 @dataclass(slots=True)
@@ -414,6 +450,10 @@ class Answer:
     query_vectors: QueryVectors
     fragments: list[FragmentOut]
     composition: Composition
+    left_out: list[dict] = field(default_factory=list)
+    """What validity windows kept out (trace entries, app.retrieve.trace.left_out_entries)."""
+    pins_left_out: list[PinLeftOut] = field(default_factory=list)
+    """Every pin the request sees that it did not compose, with its reason."""
 
     def record(self, conn: psycopg.Connection) -> RetrieveResponse:
         """Write the trace for the principal bound to `conn` (on the primary), then the
@@ -431,14 +471,47 @@ class Answer:
                 self.entries,
                 self.duration_ms,
                 self.query_vectors,
+                self.left_out,
             )
         return RetrieveResponse(
             fragments=self.fragments,
             trace_id=trace_id,
             tokens_used=self.composition.tokens_used,
             budget_tokens=self.request.budget_tokens,
-            pins_left_out=self.composition.pins_left_out,
+            pins_left_out=[p.pin_id for p in self.pins_left_out],
+            pins_left_out_reasons=self.pins_left_out,
         )
+
+
+PIN_REASONS = {"pin_over_budget": "over the token budget", "pin_beyond_top_k": "beyond top_k"}
+
+
+def pins_left_out(composition: Composition, pinned: list[Candidate], left_out: list[LeftOut]) -> list[PinLeftOut]:
+    """Each pin the request sees that it did not compose, earliest first (by pin id):
+    those the budget or top_k left out (earlier pins won), and those whose fragment is
+    outside its validity window at the request's as_of, with what superseded it."""
+    out = [
+        PinLeftOut(
+            c.pin_id,
+            c.fragment_id,
+            composition.decisions[c.fragment_id].reason,  # type: ignore[arg-type]
+            PIN_REASONS.get(composition.decisions[c.fragment_id].reason, composition.decisions[c.fragment_id].reason),
+        )
+        for c in pinned
+        if c.pin_id is not None and c.pin_id in composition.pins_left_out
+    ]
+    for x in left_out:
+        if x.pin_id is None:
+            continue
+        by = [Superseder(s["doc_id"], s["path"], s.get("evidence")) for s in x.superseded_by]
+        if x.reason == "superseded":
+            detail = "superseded by " + ", ".join(s.path for s in by)
+        elif x.reason == "not_yet_valid":
+            detail = f"not valid before {x.valid_from.isoformat() if x.valid_from else 'its start'}"
+        else:
+            detail = f"expired at {x.valid_until.isoformat() if x.valid_until else 'its end'}"
+        out.append(PinLeftOut(x.pin_id, x.fragment_id, x.reason, detail, by, x.valid_until))  # type: ignore[arg-type]
+    return sorted(out, key=lambda p: p.pin_id)
 
 
 def merge_ruled(candidates: list[Candidate], ruled: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import psycopg
 
 from app.db.sql import json_text, scalar
-from app.retrieve.candidates import Candidate
+from app.retrieve.candidates import Candidate, LeftOut
 from app.retrieve.compose import Composition
 
 
@@ -67,6 +67,52 @@ def _entry(c: Candidate, fused_rank: int | None, final_ranks: dict[int, int], co
     }
 
 
+def left_out_entries(left_out: list[LeftOut], candidates: list[Candidate]) -> list[dict]:
+    """One entry per fragment the validity test kept out (api.validity_left_out), in its
+    order (pins first): why (`reason`: superseded, expired, not_yet_valid), by what
+    (`superseded_by`), and the place it would have had in each candidate list
+    (`lexical_rank` among the lexical list's scores, `dense_rank` among its namespace's
+    dense hits; null where it would not have ranked). Readers get them through SQL,
+    redacted like the candidates (sql/functions/50_traces.sql)."""
+    lexical = sorted(
+        (c.lexical_score for c in candidates if c.lexical_rank is not None and c.lexical_score), reverse=True
+    )
+    dense: dict[str, list[float]] = {}
+    for c in candidates:
+        if c.dense_rank is not None and c.dense_similarity is not None:
+            dense.setdefault(c.namespace, []).append(c.dense_similarity)
+    entries = []
+    for x in left_out:
+        lexical_rank = (
+            1 + sum(1 for s in lexical if s > x.lexical_score) if x.lexical_score and x.pin_id is None else None
+        )
+        ranked_dense = x.dense_similarity is not None and x.pin_id is None
+        dense_rank = (
+            1 + sum(1 for s in dense.get(x.namespace, []) if s > (x.dense_similarity or 0)) if ranked_dense else None
+        )
+        entries.append(
+            {
+                "fragment_id": x.fragment_id,
+                **({"pin_id": x.pin_id} if x.pin_id is not None else {}),
+                "included": False,
+                "reason": x.reason,
+                "lexical_rank": lexical_rank,
+                "lexical_score": x.lexical_score,
+                "dense_rank": dense_rank,
+                "dense_similarity": x.dense_similarity,
+                "superseded_by": x.superseded_by,
+                "valid_from": x.valid_from.isoformat() if x.valid_from else None,
+                "valid_until": x.valid_until.isoformat() if x.valid_until else None,
+                "tokens": x.token_count,
+                "source": x.source,
+                "doc_id": x.doc_id,
+                "doc_version": x.doc_version,
+                "namespace": x.namespace,
+            }
+        )
+    return entries
+
+
 def record_trace(
     conn: psycopg.Connection,
     org_id: str,
@@ -76,13 +122,14 @@ def record_trace(
     entries: list[dict],
     duration_ms: float,
     query_vectors: dict[str, list[float]] | None = None,
+    left_out: list[dict] | None = None,
 ) -> str:
     """Recorded for the principal bound to the transaction (the database stamps it),
     with the query vectors the retrieval searched with ({namespace: vector}; the
     database keeps one per distinct model), so SQL can run the query again
-    (api.retrieve)."""
+    (api.retrieve), and what validity windows left out (`left_out_entries`)."""
     row = conn.execute(
-        "select api.record_trace(%s, %s, %s, %s, %s, %s, %s)",
+        "select api.record_trace(%s, %s, %s, %s, %s, %s, %s, %s)",
         (
             org_id,
             query,
@@ -91,6 +138,7 @@ def record_trace(
             json_text(entries),
             duration_ms,
             json_text(distinct_vectors(query_vectors)) if query_vectors else None,
+            json_text(left_out) if left_out else None,
         ),
     ).fetchone()
     assert row is not None  # the function returns the new id or raises

@@ -252,7 +252,47 @@ async function showTrace(traceId) {
     cell(num(c.tokens));
     body.append(row);
   }
+  showLeftOut(trace.left_out || []);
   show("trace-section");
+}
+
+// What validity windows kept out (docs/adr/0016): "why didn't this document come back?"
+function showLeftOut(leftOut) {
+  const body = $("left-out-table").querySelector("tbody");
+  body.replaceChildren();
+  for (const x of leftOut) {
+    const row = el("tr", null, "dropped");
+    const cell = (value, className) => {
+      const td = el("td", value, className);
+      row.append(td);
+      return td;
+    };
+    const fragmentCell = cell(null);
+    if (x.redacted || x.fragment_id === undefined) {
+      fragmentCell.textContent = "hidden";
+      fragmentCell.title = "you may not read this fragment now: only its ranks and scores are shown";
+    } else {
+      fragmentCell.append(link("/ui/fragments/" + encodeURIComponent(x.fragment_id), String(x.fragment_id)));
+    }
+    cell(x.source === undefined || x.source === null ? "" : x.source, "source");
+    cell(x.reason + (x.pin_id !== undefined ? " (pin " + x.pin_id + ")" : ""), "fate");
+    const by = cell(null, "source superseder");
+    for (const s of x.superseded_by || []) {
+      const item = el("div", s.path);
+      if (s.evidence) {
+        item.title = s.evidence;
+        item.append(el("div", s.evidence, "evidence"));
+      }
+      by.append(item);
+    }
+    cell(num(x.lexical_rank));
+    cell(num(x.lexical_score));
+    cell(num(x.dense_rank));
+    cell(num(x.dense_similarity));
+    cell(x.valid_until === undefined || x.valid_until === null ? "–" : x.valid_until);
+    body.append(row);
+  }
+  show("left-out", leftOut.length > 0);
 }
 
 async function showFragment(fragmentId) {

@@ -91,13 +91,18 @@ comment on function api.pin_remove(bigint) is 'Remove a pin (write grant on its 
 
 -- api.pins_list: the pins a retrieval in this scope would see (the pin's scope and its
 -- fragment's both within it, row-level security bounding both), earliest first, which
--- is the order they are composed in; expired ones only with p_include_expired.
+-- is the order they are composed in; expired ones only with p_include_expired. A pin
+-- whose fragment is outside its validity window now (superseded, expired or not yet
+-- valid: sql/functions/48_validity.sql) is listed with `superseded` true, and
+-- `superseded_by` the documents superseding it: retrievals leave it out and say so in
+-- `pins_left_out` (unless they ask for superseded fragments, or for a time it was current).
 create or replace function api.pins_list(
     p_org_id text, p_repo_id text default null, p_persona_id text default null, p_session_id text default null,
     p_include_expired boolean default false)
 returns table (pin_id bigint, org_id text, repo_id text, persona_id text, session_id text, fragment_id bigint,
                pinned_by text, reason text, created_at timestamptz, expires_at timestamptz,
-               kind text, negative boolean, active boolean, expired boolean)
+               kind text, negative boolean, active boolean, expired boolean, superseded boolean,
+               valid_until timestamptz, superseded_by jsonb)
 language plpgsql stable
 set search_path = pg_catalog, extensions, pg_temp
 as $$
@@ -106,17 +111,27 @@ begin
     perform data._require_org(p_org_id);
     perform data._require_scope(p_org_id, p_repo_id, p_persona_id);
     return query
-    select p.pin_id, p.org_id, p.repo_id, p.persona_id, p.session_id, p.fragment_id, p.pinned_by, p.reason,
-           p.created_at, p.expires_at, f.kind, f.negative, f.active,
-           coalesce(p.expires_at <= statement_timestamp(), false)
-    from data.pins p
-    join data.fragments f on f.fragment_id = p.fragment_id and f.org_id = p.org_id
-    where p.org_id = p_org_id
-      and data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
-      and data._in_scope(f.repo_id, f.persona_id, f.session_id, p_repo_id, p_persona_id, p_session_id)
-      and (p_include_expired or p.expires_at is null or p.expires_at > statement_timestamp())
-    order by p.created_at, p.pin_id;
+    with listed as (
+        select p.*, f.kind, f.negative, f.active, f.valid_from, f.valid_until,
+               not ((f.valid_from is null or f.valid_from <= statement_timestamp())
+                    and (f.valid_until is null or f.valid_until > statement_timestamp())) as outside
+        from data.pins p
+        join data.fragments f on f.fragment_id = p.fragment_id and f.org_id = p.org_id
+        where p.org_id = p_org_id
+          and data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
+          and data._in_scope(f.repo_id, f.persona_id, f.session_id, p_repo_id, p_persona_id, p_session_id)
+          and (p_include_expired or p.expires_at is null or p.expires_at > statement_timestamp())
+    ), superseders as materialized (
+        select * from data._superseders(p_org_id, array(select l.fragment_id from listed l where l.outside))
+    )
+    select l.pin_id, l.org_id, l.repo_id, l.persona_id, l.session_id, l.fragment_id, l.pinned_by, l.reason,
+           l.created_at, l.expires_at, l.kind, l.negative, l.active,
+           coalesce(l.expires_at <= statement_timestamp(), false), l.outside, l.valid_until,
+           coalesce(sp.superseded_by, '[]')
+    from listed l
+    left join superseders sp on sp.fragment_id = l.fragment_id
+    order by l.created_at, l.pin_id;
 end
 $$;
 comment on function api.pins_list(text, text, text, text, boolean)
-    is 'Pins a retrieval in this scope sees, in the order they are composed (earliest first).';
+    is 'Pins a retrieval in this scope sees, in the order they are composed (earliest first), each saying whether its fragment is superseded (outside its validity window now) and by what.';

@@ -77,7 +77,7 @@ $$;
 -- replace the references its fragments make, resolve them, and resolve again the
 -- references that name this document (waiting ones resolve now; the others follow its
 -- new fragments). `p_links`: [{fragment_id, references: [{type, target, key, name,
--- anchor, repo}]}].
+-- anchor, repo, evidence}]}] (evidence: a supersession's grounds, app/ingest/references.py).
 create or replace function data._record_links(p_doc data.documents, p_links jsonb)
 returns int
 language plpgsql
@@ -88,15 +88,19 @@ declare
 begin
     delete from data.fragment_links l where l.doc_id = p_doc.doc_id;
     with refs as (
-        select (c->>'fragment_id')::bigint as fragment_id, r
-        from jsonb_array_elements(p_links) c, jsonb_array_elements(coalesce(c->'references', '[]')) r
+        select (c.c->>'fragment_id')::bigint as fragment_id, r.r, c.n as chunk_no, r.n as ref_no
+        from jsonb_array_elements(p_links) with ordinality as c(c, n),
+             jsonb_array_elements(coalesce(c.c->'references', '[]')) with ordinality as r(r, n)
     ), inserted as (
+        -- In the order they are written (link ids follow it: expand_links composes what
+        -- a fragment cites in that order); a reference given twice is recorded once.
         insert into data.fragment_links (org_id, fragment_id, repo_id, persona_id, session_id, doc_id, link_type,
-                                         target, target_key, target_name, target_anchor, target_repo)
-        select distinct p_doc.org_id, r.fragment_id, p_doc.repo_id, p_doc.persona_id, p_doc.session_id, p_doc.doc_id,
+                                         target, target_key, target_name, target_anchor, target_repo, evidence)
+        select p_doc.org_id, r.fragment_id, p_doc.repo_id, p_doc.persona_id, p_doc.session_id, p_doc.doc_id,
                r.r->>'type', left(r.r->>'target', 2048), left(r.r->>'key', 2048), r.r->>'name',
-               r.r->>'anchor', r.r->>'repo'
+               r.r->>'anchor', r.r->>'repo', nullif(left(r.r->>'evidence', 2048), '')
         from refs r
+        order by r.chunk_no, r.ref_no
         on conflict do nothing
         returning link_id
     )

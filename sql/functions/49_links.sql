@@ -5,10 +5,11 @@
 
 -- api.fragment_links: the references a fragment makes (`out`: resolved or still waiting
 -- for their target) and those made to it (`in`), each with the fragment at the other
--- end and where it is cited from. P0002 unless the caller may read the fragment.
+-- end and where it is cited from, and a supersession's evidence. P0002 unless the caller
+-- may read the fragment.
 create or replace function api.fragment_links(p_fragment_id bigint)
 returns table (direction text, link_type text, target text, resolved boolean,
-               fragment_id bigint, doc_id bigint, path text, anchor text)
+               fragment_id bigint, doc_id bigint, path text, anchor text, evidence text)
 language plpgsql stable
 set search_path = pg_catalog, pg_temp
 as $$
@@ -18,7 +19,7 @@ begin
         raise exception 'unknown fragment: %', p_fragment_id using errcode = 'P0002';
     end if;
     return query
-    select x.direction, x.link_type, x.target, x.resolved, x.fragment_id, x.doc_id, x.path, x.anchor
+    select x.direction, x.link_type, x.target, x.resolved, x.fragment_id, x.doc_id, x.path, x.anchor, x.evidence
     from (
         select distinct on (l.link_type, l.target_key, coalesce(l.target_name, ''), coalesce(l.target_anchor, ''))
                'out'::text as direction, l.link_type, l.target, l.target_fragment_id is not null as resolved,
@@ -26,21 +27,21 @@ begin
                (select s.anchor from data.fragment_sources s
                 where s.fragment_id = l.target_fragment_id and s.doc_id = l.target_doc_id and s.retired_at is null
                 order by s.doc_version desc, s.ordinal limit 1) as anchor,
-               l.link_id
+               l.link_id, l.evidence
         from data.fragment_links l
         left join data.documents d on d.doc_id = l.target_doc_id and l.target_fragment_id is not null
         where l.fragment_id = p_fragment_id
         order by l.link_type, l.target_key, coalesce(l.target_name, ''), coalesce(l.target_anchor, ''), l.link_id
     ) x
     union all
-    select y.direction, y.link_type, y.target, true, y.fragment_id, y.doc_id, y.path, y.anchor
+    select y.direction, y.link_type, y.target, true, y.fragment_id, y.doc_id, y.path, y.anchor, y.evidence
     from (
         select distinct on (l.fragment_id, l.link_type)
                'in'::text as direction, l.link_type, l.target, l.fragment_id, l.doc_id, d.path,
                (select s.anchor from data.fragment_sources s
                 where s.fragment_id = l.fragment_id and s.doc_id = l.doc_id and s.retired_at is null
                 order by s.doc_version desc, s.ordinal limit 1) as anchor,
-               l.link_id
+               l.link_id, l.evidence
         from data.fragment_links l
         join data.fragments f on f.fragment_id = l.fragment_id and f.active
         join data.documents d on d.doc_id = l.doc_id and d.deleted_at is null

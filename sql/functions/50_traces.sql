@@ -18,10 +18,13 @@
 -- took them). A vector is stored once per distinct model (namespaces sharing a model
 -- share it), under the name of the model the namespace was searched with (the active
 -- generation's, or the one the transaction names: data._serving_models); a namespace
--- without one is skipped, as retrieval skips it.
+-- without one is skipped, as retrieval skips it. `p_left_out`: what validity windows
+-- kept out that would otherwise have ranked, and the pins it could not serve
+-- (api.validity_left_out), an array of objects like the candidates (null: none).
 create or replace function api.record_trace(
     p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb,
-    p_candidates jsonb, p_duration_ms float8 default null, p_query_vectors jsonb default null)
+    p_candidates jsonb, p_duration_ms float8 default null, p_query_vectors jsonb default null,
+    p_left_out jsonb default null)
 returns uuid
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -42,6 +45,10 @@ begin
     if jsonb_typeof(p_request) is distinct from 'object' or jsonb_typeof(p_candidates) is distinct from 'array'
        or jsonb_path_exists(p_candidates, '$[*] ? (@.type() != "object")') then
         raise exception 'a trace records a request object and an array of candidate objects' using errcode = '22023';
+    end if;
+    if p_left_out is not null and (jsonb_typeof(p_left_out) <> 'array'
+                                   or jsonb_path_exists(p_left_out, '$[*] ? (@.type() != "object")')) then
+        raise exception 'a trace records what it left out as an array of objects' using errcode = '22023';
     end if;
     if jsonb_typeof(p_query_vectors) not in ('object', 'null') then
         raise exception 'query vectors must be a JSON object keyed by namespace' using errcode = '22023';
@@ -76,14 +83,14 @@ begin
         end loop;
     end if;
     insert into data.retrieval_traces (org_id, principal_id, query, request, pipeline, candidates, duration_ms,
-                                       query_models, query_vectors)
+                                       query_models, query_vectors, left_out)
     values (p_org_id, me.principal_id, p_query, p_request, p_pipeline, p_candidates, p_duration_ms,
-            models, vectors)
+            models, vectors, nullif(p_left_out, '[]'))
     returning trace_id into id;
     return id;
 end
 $$;
-comment on function api.record_trace(text, text, jsonb, jsonb, jsonb, float8, jsonb) is 'Record one retrieval (for the bound principal), the fate of each candidate, and its query vectors.';
+comment on function api.record_trace(text, text, jsonb, jsonb, jsonb, float8, jsonb, jsonb) is 'Record one retrieval (for the bound principal), the fate of each candidate, its query vectors, and what validity windows left out.';
 
 -- data._readable_fragments: the fragments among p_ids the current principal may read
 -- now. The predicate of the row-level policy on data.fragments (sql/policies), restated:

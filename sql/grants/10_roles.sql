@@ -177,7 +177,10 @@ begin
                 'api.ranking_profile', 'api.ranking_profiles', 'api.sync_state', 'api.sync_documents',
                 'api.fragment_links', 'api.linked_fragments', 'api.contexts_list', 'api.context_resolve',
                 'api.context_versions', 'api.context_subscriptions', 'api.context_get', 'api.rules_list',
-                'api.rule_matches']),
+                'api.rule_matches', 'api.validity_left_out']),
+            -- Validity (48_validity.sql): what superseded a fragment, for the pin listing and
+            -- api.validity_left_out (invoker: row-level security applies).
+            (array['contexts_service', 'contexts_analyst'], array['data._superseders']),
             -- Contexts (44_contexts.sql): policy helper, and what the listing and resolution read.
             (array['contexts_service', 'contexts_analyst'], array[
                 'data._readable_context_versions', 'data._context_versions', 'data._context_rows',

@@ -10,7 +10,8 @@
 create or replace view api.retrieval_traces with (security_barrier) as
 select t.trace_id, t.org_id, t.principal_id, r.query, r.request, t.pipeline,
        data._redact_candidates(t.org_id, t.candidates) as candidates,
-       t.duration_ms, t.created_at, r.redacted
+       t.duration_ms, t.created_at, r.redacted,
+       data._redact_candidates(t.org_id, coalesce(t.left_out, '[]')) as left_out
 from api.whoami() me
 join data.retrieval_traces t
   on t.org_id = me.org_id and (t.principal_id = me.principal_id or me.audit)
@@ -20,6 +21,7 @@ comment on view api.retrieval_traces is 'Retrieval traces the caller may read (i
 comment on column api.retrieval_traces.query is 'The query; null when withheld (then listed in redacted).';
 comment on column api.retrieval_traces.request is 'The request body; a scope id the caller holds no grant on is null and listed in redacted, with the query.';
 comment on column api.retrieval_traces.candidates is 'Each candidate''s ranks, scores and fate; one whose fragment the caller may not read has "redacted": true and nothing that identifies it.';
+comment on column api.retrieval_traces.left_out is 'What validity windows kept out that would otherwise have ranked, and the pins the retrieval could not serve, each with its reason and the documents superseding it; redacted like the candidates.';
 comment on column api.retrieval_traces.redacted is 'Fields withheld from this caller (query, request.query, request.scope.session_id, ...); empty when none.';
 
 -- api.query_vectors: the query vectors of the traces in api.retrieval_traces whose query

@@ -220,3 +220,36 @@ def test_hostile_fragment_text_and_paths_are_shown_as_text(page, base_url, tenan
     # Parsed as markup, the text would have made elements (and the CSP blocked their script).
     assert page.locator("img, script:not([src]), b").count() == 0
     assert page.evaluate("window.__pwned") is None
+
+
+@browser_test
+def test_the_trace_says_what_a_supersession_left_out_and_by_what(page, base_url, tenants, ingest):
+    """ "Why didn't the runbook come back?": the trace page lists the superseded
+    runbook that would have ranked, and the document that superseded it, with the line
+    that says so."""
+    from playwright.sync_api import expect
+
+    ingest(
+        "acme",
+        {
+            "runbooks/storage-2019.md": "# Storage runbook (2019)\n\nWhen the storage volume is full, delete the "
+            "oldest snapshots by hand.\n",
+            "runbooks/storage-2026.md": "# Storage runbook (2026)\n\n- Status: accepted\n- Supersedes: "
+            "[the 2019 runbook](storage-2019.md)\n\nThe volume grows by itself now.\n",
+        },
+        author="Ada",
+        owner="Ada",
+    )
+    page.goto(f"{base_url}/ui")
+    enter_key(page, tenants.acme_admin)
+    page.fill("#query", STORAGE_QUERY)
+    page.click("#search-form button")
+    expect(page.locator("#trace-table tbody tr").first).to_be_visible()
+    expect(page.locator("#left-out")).to_be_visible()
+    row = page.locator("#left-out-table tbody tr", has_text="runbooks/storage-2019.md")
+    expect(row).to_have_count(1)
+    expect(row.locator("td.fate")).to_have_text("superseded")
+    superseder = row.locator("td.superseder > div")
+    expect(superseder).to_contain_text("runbooks/storage-2026.md")
+    expect(superseder.locator(".evidence")).to_have_text("line 4: - Supersedes: [the 2019 runbook](storage-2019.md)")
+    assert not page.locator("#results li.fragment", has_text="runbooks/storage-2019.md").count()

@@ -8,8 +8,8 @@ from app.ingest.references import (
     Reference,
     adr_number,
     classify_target,
+    declared_supersessions,
     document_references,
-    front_matter_links,
     import_bindings,
     prose_references,
 )
@@ -82,7 +82,8 @@ def test_adr_mentions_and_supersedes():
     text = "This supersedes 0007. Per ADR-12 and ADR 0003, and adr#4; not ADR-13 itself."
     refs = prose_references(text, "docs/adr/0013-citations.md")
     assert {r.key for r in refs} == {"adr:7", "adr:12", "adr:3", "adr:4"}
-    assert {(r.type, r.key) for r in refs if r.type != "adr"} == {("supersedes", "adr:7")}
+    # Running text about a supersession cites the ADR; only a declaration supersedes.
+    assert {r.type for r in refs} == {"adr"}
     assert adr_number("docs/adr/0013-citations.md") == 13
     assert adr_number("docs/decisions/adr-4-x.md") == 4
     assert adr_number("src/0013_thing.py") is None
@@ -90,8 +91,13 @@ def test_adr_mentions_and_supersedes():
 
 def test_metadata_and_front_matter_links_belong_to_the_first_chunk():
     text = "---\nkind: adr\nlinks:\n  - ../runbooks/dns.md\n  - ADR-2\n---\n# Title\n\nBody.\n\n# Next\n\nMore.\n"
-    assert front_matter_links(text) == ["../runbooks/dns.md", "ADR-2"]
-    assert front_matter_links("---\nlinks: [a.md, 'b.md']\n---\n") == ["a.md", "b.md"]
+    inline = "---\nlinks: [a.md, 'b.md']\n---\n# T\n"
+    assert keys(
+        document_references("x.md", "markdown", inline, ProseChunker(400, 64).chunk(inline, "markdown"))[0]
+    ) == {
+        ("metadata", "path:a.md", None),
+        ("metadata", "path:b.md", None),
+    }
     chunks = ProseChunker(400, 64).chunk(text, "markdown")
     refs = document_references("docs/adr/0005-x.md", "markdown", text, chunks, {"links": ["../policy.md"]})
     assert keys(refs[0]) >= {
@@ -181,21 +187,26 @@ def test_rust_and_java_imports():
 
 def test_supersession_reads_its_direction_and_needs_an_adr_to_take_a_bare_number():
     adr = "docs/adr/0009-kafka.md"
-    said = prose_references(
-        "Supersedes ADR-3. Replaces ADR 0004. Superseded by [ADR-0012](0012-x.md). Replaced by ADR-11. Amends 5.", adr
-    )
-    assert {(r.type, r.key) for r in said if r.type != "link"} == {
+
+    def said(status: str, path: str = adr) -> set[tuple[str, str]]:
+        return {
+            (r.type, r.key) for r, _line in declared_supersessions(f"# T\n\n- Status: {status}\n", path, "markdown")
+        }
+
+    assert said(
+        "accepted. Supersedes ADR-3; replaces ADR 0004, superseded by [ADR-0012](0012-x.md), replaced by ADR-11."
+    ) == {
         ("supersedes", "adr:3"),
         ("supersedes", "adr:4"),
-        ("superseded_by", "adr:12"),
+        ("superseded_by", "path:docs/adr/0012-x.md"),
         ("superseded_by", "adr:11"),
-        ("adr", "adr:5"),
     }
     # A bare number is an ADR only in an ADR, and only after supersedes / superseded by.
-    assert {r.type for r in prose_references("Status: superseded by 0012.", adr)} == {"superseded_by"}
-    assert {r.type for r in prose_references("This replaces 3 calls.", adr)} == set()
-    assert prose_references("This step supersedes 3 scripts and replaces 2 calls.", "runbooks/deploy.md") == []
-    assert [r.type for r in prose_references("It supersedes ADR-2.", "runbooks/deploy.md")] == ["supersedes"]
+    assert said("superseded by 0012.") == {("superseded_by", "adr:12")}
+    assert said("accepted, replaces 3 calls") == set()
+    assert said("supersedes 3 scripts", "runbooks/deploy.md") == set()
+    assert said("Supersedes ADR-2.", "runbooks/deploy.md") == {("supersedes", "adr:2")}
+    assert said("Superseded by ADR-9") == set()  # its own number
 
 
 def test_metadata_and_front_matter_supersession():

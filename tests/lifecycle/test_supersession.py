@@ -3,12 +3,18 @@ current one, and stays retrievable as of a past time or on request."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+import msgspec
 import psycopg
 import pytest
 
 from app.access import create_api_key
+from app.retrieve.config import PipelineConfig
+from app.retrieve.models import RetrieveRequest
+from app.retrieve.service import Retriever
 from tests.api.test_api import problem
 
 QUERY = "which message broker do services use for asynchronous events"
@@ -177,3 +183,283 @@ def test_what_a_reader_cannot_see_supersedes_nothing_for_it(client, db_url):
     found = client.post("/contexts/retrieve", json=body, headers={"Authorization": f"Bearer {token}"}).json()
     assert "docs/adr/0003-rabbitmq.md" in paths(found["fragments"])
     assert all(f["valid_until"] is None for f in found["fragments"])
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_this_repository_declares_no_supersession_and_answers_the_readme_question(conn, ingest, models, as_principal):
+    """Its README and ADRs describe the syntax ("Supersedes ADR-3" in a sentence, a status
+    line saying a part of ADR 0005 is superseded): none of it is a declaration, so
+    nothing is hidden, and the README's own example question finds what it should."""
+    files = {
+        "README.md": (ROOT / "README.md").read_text(),
+        "app/ingest/dedupe.py": (ROOT / "app/ingest/dedupe.py").read_text(),
+    }
+    files |= {str(p.relative_to(ROOT)): p.read_text() for p in sorted((ROOT / "docs").rglob("*.md"))}
+    ingest("demo", files, repo="contexts")
+    edges = conn.execute(
+        "select d.path, l.link_type, l.target from data.fragment_links l join data.documents d on d.doc_id = l.doc_id"
+        " where l.link_type in ('supersedes', 'superseded_by')"
+    ).fetchall()
+    assert edges == []
+    assert conn.execute("select count(*) from data.fragments where valid_until is not null").fetchone()[0] == 0
+
+    as_principal("demo")
+    retriever = Retriever.build(models, PipelineConfig())
+    request = msgspec.convert(
+        {"query": "how are near-duplicate fragments collapsed?", "scope": {"org_id": "demo"}, "budget_tokens": 1500},
+        RetrieveRequest,
+    )
+    top = [f.source.split("#")[0] for f in retriever.retrieve(conn, request).fragments[:3]]
+    assert {"README.md", "docs/adr/0003-deduplication-within-scope.md", "app/ingest/dedupe.py"} & set(top), top
+
+
+def links_of(client, fragment_id: int) -> list[dict]:
+    response = client.get(f"/fragments/{fragment_id}/links")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    return body["outgoing"] + body["incoming"]
+
+
+def test_each_supersession_shows_its_evidence(client):
+    old = OLD.replace("Status: accepted", "- Status: superseded by [ADR-0007](0007-kafka.md)")
+    post(client, {"path": "docs/adr/0003-rabbitmq.md", "content": old})
+    post(client, {"path": "docs/adr/0007-kafka.md", "content": NEW})
+    post(
+        client,
+        {
+            "path": "runbooks/kafka.md",
+            "content": "# Kafka runbook\n\nRestart a broker.\n",
+            "metadata": {"supersedes": "/docs/adr/0003-rabbitmq.md"},
+        },
+    )
+    both = retrieve(client, include_superseded=True)
+    old_id = next(f["id"] for f in both if f["source"].startswith("docs/adr/0003"))
+    evidence = {
+        (link["direction"], link["link_type"], link["path"], link["evidence"]) for link in links_of(client, old_id)
+    }
+    assert evidence >= {
+        ("out", "superseded_by", "docs/adr/0007-kafka.md", "line 3: - Status: superseded by [ADR-0007](0007-kafka.md)"),
+        ("in", "supersedes", "docs/adr/0007-kafka.md", "line 3: Status: accepted. Supersedes ADR-3."),
+        ("in", "supersedes", "runbooks/kafka.md", "metadata supersedes: /docs/adr/0003-rabbitmq.md"),
+    }
+    # A mention is an ADR citation, with no evidence to show.
+    post(client, {"path": "notes/history.md", "content": "# History\n\nADR 7 supersedes ADR-3, as the log says.\n"})
+    mention = next(f["id"] for f in retrieve(client, include_superseded=True) if f["source"].startswith("notes/"))
+    assert [(link["link_type"], link["evidence"]) for link in links_of(client, mention)] == [("adr", None)] * 2
+
+
+def test_windows_follow_the_documents_own_times_over_http(client):
+    """A document posted with its `timestamp` supersedes from that time, not from when it
+    was ingested, and is itself current only from then; its valid_from wins."""
+    post(client, {"path": "docs/adr/0003-rabbitmq.md", "content": OLD, "timestamp": "2025-01-10T09:00:00Z"})
+    post(client, {"path": "docs/adr/0007-kafka.md", "content": NEW, "timestamp": "2025-06-01T09:00:00Z"})
+    at = {
+        "2024-12-01T00:00:00Z": {"docs/adr/0003-rabbitmq.md"},
+        "2025-03-01T00:00:00Z": {"docs/adr/0003-rabbitmq.md"},
+        "2025-06-01T08:59:59Z": {"docs/adr/0003-rabbitmq.md"},
+        "2025-06-01T09:00:00Z": {"docs/adr/0007-kafka.md"},
+        "2025-09-01T00:00:00Z": {"docs/adr/0007-kafka.md"},
+    }
+    for as_of, expected in at.items():
+        assert set(paths(retrieve(client, as_of=as_of))) == expected, as_of
+    assert set(paths(retrieve(client))) == {"docs/adr/0007-kafka.md"}
+    both = {f["source"].split("#")[0]: f for f in retrieve(client, include_superseded=True)}
+    assert both["docs/adr/0003-rabbitmq.md"]["valid_until"].startswith("2025-06-01T09:00:00")
+    assert both["docs/adr/0007-kafka.md"]["valid_from"].startswith("2025-06-01T09:00:00")
+
+    # An edit posted later (a typo fixed) does not move the supersession: the document's
+    # time is its first version's.
+    post(
+        client,
+        {"path": "docs/adr/0007-kafka.md", "content": NEW + "\nTypo fixed.\n", "timestamp": "2025-11-01T00:00:00Z"},
+    )
+    assert set(paths(retrieve(client, as_of="2025-09-01T00:00:00Z"))) == {"docs/adr/0007-kafka.md"}
+
+    # An explicit valid_from wins over the timestamp.
+    post(
+        client,
+        {
+            "path": "docs/adr/0008-nats.md",
+            "content": "# ADR 8: NATS for service events\n\nStatus: accepted. Supersedes ADR-7.\n\nEvents use NATS.\n",
+            "timestamp": "2025-12-01T00:00:00Z",
+            "metadata": {"valid_from": "2026-02-01"},
+        },
+    )
+    assert set(paths(retrieve(client, as_of="2026-01-15T00:00:00Z"))) == {"docs/adr/0007-kafka.md"}
+    assert set(paths(retrieve(client, as_of="2026-02-02T00:00:00Z"))) == {"docs/adr/0008-nats.md"}
+
+
+ADR_HISTORY = [
+    (
+        "2025-01-10T09:00:00Z",
+        {
+            "docs/adr/0001-rabbitmq.md": "# 1. RabbitMQ\n\n- Status: accepted\n\nServices use RabbitMQ as the message "
+            "broker for asynchronous events.\n"
+        },
+    ),
+    (
+        "2025-04-10T09:00:00Z",
+        {
+            "docs/adr/0001-rabbitmq.md": "# 1. RabbitMQ\n\n- Status: superseded by [ADR-2](0002-kafka.md)\n\n"
+            "Services use RabbitMQ as the message broker for asynchronous events.\n",
+            "docs/adr/0002-kafka.md": "# 2. Kafka\n\n- Status: accepted; supersedes ADR-1\n\nKafka is the message "
+            "broker for asynchronous events between services.\n",
+        },
+    ),
+    (
+        "2025-08-10T09:00:00Z",
+        {
+            "docs/adr/0002-kafka.md": "# 2. Kafka\n\n- Status: superseded by ADR-3\n\nKafka is the message broker "
+            "for asynchronous events between services.\n",
+            "docs/adr/0003-nats.md": "# 3. NATS\n\n- Status: accepted\n- Supersedes: ADR-2\n\nNATS is the message "
+            "broker for asynchronous events between services.\n",
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize("incremental", [False, True], ids=["one-sync", "sync-per-commit"])
+def test_a_git_sync_of_an_adr_history_answers_as_of_by_commit_dates(db_url, tmp_path, incremental):
+    """Synced at once or commit by commit, the history's windows are its commit dates
+    (when each ADR was added), not the sync's time."""
+    from tests.test_cli_sync import commit, git, write
+    from tests.test_cli_sync import run as cli
+
+    repo = tmp_path / "platform"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    assert cli(db_url, "org", "create", "acme").exit_code == 0
+    sync = ("sync", str(repo), "--org", "acme", "--repo", "platform", "--create-repo", "--no-refresh-authority")
+    for when, files in ADR_HISTORY:
+        write(repo, files)
+        commit(repo, f"ADRs of {when}", when=when)
+        if incremental:
+            assert cli(db_url, *sync).exit_code == 0
+    if not incremental:
+        assert cli(db_url, *sync).exit_code == 0
+
+    def current(as_of: str | None) -> set[str]:
+        query = ["query", "message broker for asynchronous events", "--org", "acme", "--json"]
+        result = cli(db_url, *query, *(["--as-of", as_of] if as_of else []))
+        assert result.exit_code == 0, result.output
+        body = json.loads(result.output.strip().splitlines()[-1])
+        return {f["source"].split("#")[0].rsplit("/", 1)[-1] for f in body["fragments"]}
+
+    assert current("2024-12-01T00:00:00Z") == {"0001-rabbitmq.md"}
+    assert current("2025-02-01T00:00:00Z") == {"0001-rabbitmq.md"}
+    assert current("2025-05-01T00:00:00Z") == {"0002-kafka.md"}
+    assert current("2025-08-10T08:59:00Z") == {"0002-kafka.md"}
+    assert current("2025-09-01T00:00:00Z") == {"0003-nats.md"}
+    assert current(None) == {"0003-nats.md"}
+
+
+def fragment_id_of(client, path: str) -> int:
+    docs = client.get("/documents", params={"org_id": "acme", "path_prefix": path}).json()["documents"]
+    doc_id = next(d["doc_id"] for d in docs if d["path"] == path)
+    return client.get(f"/documents/{doc_id}").json()["fragments"][0]["fragment_id"]
+
+
+def test_the_trace_names_what_a_supersession_left_out_and_by_what(client, db_url):
+    """ "Why didn't the old ADR come back?": the trace lists it, where it would have
+    ranked, and the document that superseded it with the line that says so."""
+    post(client, {"path": "docs/adr/0003-rabbitmq.md", "content": OLD})
+    post(client, {"path": "docs/adr/0007-kafka.md", "content": NEW})
+    # Superseded too, but matching no word of the query: it would not have ranked.
+    post(client, {"path": "docs/adr/0004-cron.md", "content": "# ADR 4: Cron\n\nNightly jobs run from cron.\n"})
+    post(
+        client,
+        {
+            "path": "docs/adr/0008-scheduler.md",
+            "content": "# ADR 8: Scheduler\n\n- Status: accepted\n- Supersedes: ADR-4\n\nJobs run in the scheduler.\n",
+        },
+    )
+    old_id = fragment_id_of(client, "docs/adr/0003-rabbitmq.md")
+    body = {"query": QUERY, "scope": {"org_id": "acme"}, "k_dense": 0}
+    result = client.post("/contexts/retrieve", json=body).json()
+    assert "docs/adr/0003-rabbitmq.md" not in paths(result["fragments"])
+    trace = client.get(f"/traces/{result['trace_id']}").json()
+    assert [x["fragment_id"] for x in trace["left_out"]] == [old_id]
+    left = trace["left_out"][0]
+    assert (left["reason"], left["included"], left["lexical_rank"], left["source"].split("#")[0]) == (
+        "superseded",
+        False,
+        1,  # it would have ranked first on BM25
+        "docs/adr/0003-rabbitmq.md",
+    )
+    assert left["lexical_score"] > max(c["lexical_score"] for c in trace["candidates"])
+    assert [(s["path"], s["evidence"]) for s in left["superseded_by"]] == [
+        ("docs/adr/0007-kafka.md", "line 3: Status: accepted. Supersedes ADR-3.")
+    ]
+    assert left["valid_until"] is not None
+    # The candidates are what they were: the left-out list is beside them, not among them.
+    assert old_id not in {c.get("fragment_id") for c in trace["candidates"]}
+
+    # Asked for superseded fragments, nothing is left out; as of before the supersession,
+    # the old ADR is current and the new one, not yet valid, is what is left out.
+    again = client.post("/contexts/retrieve", json=body | {"include_superseded": True}).json()
+    assert client.get(f"/traces/{again['trace_id']}").json()["left_out"] == []
+    before = (datetime.fromisoformat(left["valid_until"]) - timedelta(seconds=1)).isoformat()
+    earlier = client.post("/contexts/retrieve", json=body | {"as_of": before}).json()
+    assert "docs/adr/0003-rabbitmq.md" in paths(earlier["fragments"])
+    left_then = client.get(f"/traces/{earlier['trace_id']}").json()["left_out"]
+    assert [(x["source"].split("#")[0], x["reason"], x["superseded_by"]) for x in left_then] == [
+        ("docs/adr/0007-kafka.md", "not_yet_valid", [])
+    ]
+
+    # A reader who may not read the superseded fragment is told nothing about it.
+    post(client, {"path": "payments/old.md", "content": OLD.replace("ADR 3", "Payments")},
+         scope={"org_id": "acme", "repo_id": "payments"})  # fmt: skip
+    post(
+        client,
+        {"path": "payments/new.md", "content": NEW.replace("Supersedes ADR-3", "Supersedes [old](old.md)")},
+        scope={"org_id": "acme", "repo_id": "payments"},
+    )
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select api.create_principal('acme', 'outsider', 'agent', '')")
+        conn.execute("select api.grant_scope('acme', 'outsider', 'repo', 'platform')")
+        token = create_api_key(conn, "acme", "outsider").token
+    headers = {"Authorization": f"Bearer {token}"}
+    seen = client.post("/contexts/retrieve", json=body, headers=headers).json()
+    trace = client.get(f"/traces/{seen['trace_id']}", headers=headers).json()
+    assert {x["source"].split("#")[0] for x in trace["left_out"]} == {"docs/adr/0003-rabbitmq.md"}
+    full = client.get(f"/traces/{client.post('/contexts/retrieve', json=body).json()['trace_id']}").json()
+    assert {x["source"].split("#")[0] for x in full["left_out"]} == {"docs/adr/0003-rabbitmq.md", "payments/old.md"}
+
+
+def test_a_pin_whose_fragment_is_superseded_is_left_out_with_its_reason(client):
+    post(client, {"path": "docs/adr/0003-rabbitmq.md", "content": OLD})
+    old_id = fragment_id_of(client, "docs/adr/0003-rabbitmq.md")
+    pinned = client.post(
+        "/pins", json={"scope": {"org_id": "acme"}, "fragment_id": old_id, "reason": "the broker decision"}
+    )
+    assert pinned.status_code == 201, pinned.text
+    pin_id = pinned.json()["pin_id"]
+    listed = client.get("/pins", params={"org_id": "acme"}).json()["pins"]
+    assert [(p["pin_id"], p["superseded"], p["superseded_by"]) for p in listed] == [(pin_id, False, [])]
+
+    post(client, {"path": "docs/adr/0007-kafka.md", "content": NEW})
+    result = client.post("/contexts/retrieve", json={"query": "kafka topics", "scope": {"org_id": "acme"}}).json()
+    assert old_id not in {f["id"] for f in result["fragments"]}
+    assert result["pins_left_out"] == [pin_id]
+    [why] = result["pins_left_out_reasons"]
+    assert (why["pin_id"], why["fragment_id"], why["reason"], why["detail"]) == (
+        pin_id,
+        old_id,
+        "superseded",
+        "superseded by docs/adr/0007-kafka.md",
+    )
+    assert why["superseded_by"][0]["evidence"] == "line 3: Status: accepted. Supersedes ADR-3."
+    trace = client.get(f"/traces/{result['trace_id']}").json()
+    assert [(x.get("pin_id"), x["reason"]) for x in trace["left_out"]] == [(pin_id, "superseded")], trace["left_out"]
+
+    [listed] = client.get("/pins", params={"org_id": "acme"}).json()["pins"]
+    assert (listed["active"], listed["superseded"], listed["valid_until"] is not None) == (True, True, True)
+    assert [s["path"] for s in listed["superseded_by"]] == ["docs/adr/0007-kafka.md"]
+
+    # Asking for superseded fragments serves the pin again.
+    again = client.post(
+        "/contexts/retrieve", json={"query": "kafka topics", "scope": {"org_id": "acme"}, "include_superseded": True}
+    ).json()
+    assert again["fragments"][0]["id"] == old_id and again["pins_left_out"] == []

@@ -201,6 +201,7 @@ EXECUTABLE = {
         "api.persona_vectors_set",
         "api.pin_remove",
         "api.pins_list",
+        "api.validity_left_out",
         "api.ranking_profile",
         "api.ranking_profile_delete",
         "api.ranking_profile_set",
@@ -259,6 +260,7 @@ EXECUTABLE = {
         "api.model_generations",
         "api.lexical_tsvector",
         "api.pins_list",
+        "api.validity_left_out",
         "api.ranking_profile",
         "api.ranking_profiles",
         "api.fragment_links",
@@ -309,6 +311,7 @@ FUSION_HELPERS = {
     "data._ranking_profile",
     "data._authority",
     "data._serving_models",
+    "data._superseders",
 }
 """Helpers of the searches (BM25, fusion, the ranking profile in effect, citation authority), for
 those who may call them."""

@@ -669,7 +669,7 @@ COMMENT ON FUNCTION api.ensure_scope(p_org_id text, p_repo_id text, p_persona_id
 -- Name: fragment_links(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.fragment_links(p_fragment_id bigint) RETURNS TABLE(direction text, link_type text, target text, resolved boolean, fragment_id bigint, doc_id bigint, path text, anchor text)
+CREATE FUNCTION api.fragment_links(p_fragment_id bigint) RETURNS TABLE(direction text, link_type text, target text, resolved boolean, fragment_id bigint, doc_id bigint, path text, anchor text, evidence text)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS <body>;
@@ -1220,7 +1220,7 @@ COMMENT ON FUNCTION api.pin_remove(p_pin_id bigint) IS 'Remove a pin (write gran
 -- Name: pins_list(text, text, text, text, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.pins_list(p_org_id text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_include_expired boolean DEFAULT false) RETURNS TABLE(pin_id bigint, org_id text, repo_id text, persona_id text, session_id text, fragment_id bigint, pinned_by text, reason text, created_at timestamp with time zone, expires_at timestamp with time zone, kind text, negative boolean, active boolean, expired boolean)
+CREATE FUNCTION api.pins_list(p_org_id text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_include_expired boolean DEFAULT false) RETURNS TABLE(pin_id bigint, org_id text, repo_id text, persona_id text, session_id text, fragment_id bigint, pinned_by text, reason text, created_at timestamp with time zone, expires_at timestamp with time zone, kind text, negative boolean, active boolean, expired boolean, superseded boolean, valid_until timestamp with time zone, superseded_by jsonb)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS <body>;
@@ -1232,7 +1232,7 @@ ALTER FUNCTION api.pins_list(p_org_id text, p_repo_id text, p_persona_id text, p
 -- Name: FUNCTION pins_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_expired boolean); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.pins_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_expired boolean) IS 'Pins a retrieval in this scope sees, in the order they are composed (earliest first).';
+COMMENT ON FUNCTION api.pins_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_expired boolean) IS 'Pins a retrieval in this scope sees, in the order they are composed (earliest first), each saying whether its fragment is superseded (outside its validity window now) and by what.';
 
 
 --
@@ -1483,22 +1483,22 @@ COMMENT ON FUNCTION api.record_model_replay(p_model_id integer, p_trace_id uuid,
 
 
 --
--- Name: record_trace(text, text, jsonb, jsonb, jsonb, double precision, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: record_trace(text, text, jsonb, jsonb, jsonb, double precision, jsonb, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision DEFAULT NULL::double precision, p_query_vectors jsonb DEFAULT NULL::jsonb) RETURNS uuid
+CREATE FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision DEFAULT NULL::double precision, p_query_vectors jsonb DEFAULT NULL::jsonb, p_left_out jsonb DEFAULT NULL::jsonb) RETURNS uuid
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS <body>;
 
 
-ALTER FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb) OWNER TO <migrator>;
+ALTER FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb) IS 'Record one retrieval (for the bound principal), the fate of each candidate, and its query vectors.';
+COMMENT ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb) IS 'Record one retrieval (for the bound principal), the fate of each candidate, its query vectors, and what validity windows left out.';
 
 
 --
@@ -1955,6 +1955,25 @@ ALTER FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_
 --
 
 COMMENT ON FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) IS 'Which of these (path, content hash) pairs the scope holds already as the current, live version (write grants required): they need no new version.';
+
+
+--
+-- Name: validity_left_out(text, text, jsonb, text, text, text, double precision, jsonb, text, text[], timestamp with time zone, timestamp with time zone, text, timestamp with time zone, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.validity_left_out(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_lexical_floor double precision DEFAULT NULL::double precision, p_dense_floors jsonb DEFAULT NULL::jsonb, p_path_prefix text DEFAULT NULL::text, p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_negatives text DEFAULT 'include'::text, p_as_of timestamp with time zone DEFAULT NULL::timestamp with time zone, p_limit integer DEFAULT 20) RETURNS TABLE(fragment_id bigint, pin_id bigint, reason text, lexical_score double precision, dense_similarity double precision, namespace text, doc_id bigint, doc_version integer, path text, anchor text, token_count integer, valid_from timestamp with time zone, valid_until timestamp with time zone, superseded_by jsonb)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION api.validity_left_out(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_lexical_floor double precision, p_dense_floors jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_limit integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION validity_left_out(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_lexical_floor double precision, p_dense_floors jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_limit integer); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.validity_left_out(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_lexical_floor double precision, p_dense_floors jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_limit integer) IS 'What validity windows kept out of a retrieval: the pins it sees whose fragment is not current at p_as_of, and the fragments not current then that would have ranked (scores at or above the lists'' floors), each with its reason and the documents superseding it.';
 
 
 --
@@ -3020,6 +3039,25 @@ COMMENT ON FUNCTION data._standby_signature(p_org_id text, p_principal_id text, 
 
 
 --
+-- Name: _superseders(text, bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) RETURNS TABLE(fragment_id bigint, superseded_by jsonb)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _superseders(p_org_id text, p_fragment_ids bigint[]); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) IS 'The live documents superseding a live source of each fragment, as the caller may read them ([] when none).';
+
+
+--
 -- Name: _valid_login(text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -3591,6 +3629,7 @@ CREATE TABLE data.retrieval_traces (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     query_models text[],
     query_vectors extensions.vector[],
+    left_out jsonb,
     CONSTRAINT retrieval_traces_query_vectors_match CHECK ((cardinality(query_models) = cardinality(query_vectors)))
 );
 
@@ -3621,6 +3660,13 @@ COMMENT ON COLUMN data.retrieval_traces.query_vectors IS 'The query''s vector fo
 
 
 --
+-- Name: COLUMN retrieval_traces.left_out; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.left_out IS 'What the validity test kept out that the retrieval would otherwise have held: fragments that would have ranked and pins it could not serve, each with its reason and the documents superseding it (null: nothing, or recorded before migration 0025).';
+
+
+--
 -- Name: retrieval_traces; Type: VIEW; Schema: api; Owner: <migrator>
 --
 
@@ -3634,7 +3680,8 @@ CREATE VIEW api.retrieval_traces WITH (security_barrier='true') AS
     data._redact_candidates(t.org_id, t.candidates) AS candidates,
     t.duration_ms,
     t.created_at,
-    r.redacted
+    r.redacted,
+    data._redact_candidates(t.org_id, COALESCE(t.left_out, '[]'::jsonb)) AS left_out
    FROM ((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
      JOIN data.retrieval_traces t ON (((t.org_id = me.org_id) AND ((t.principal_id = me.principal_id) OR me.audit))))
      CROSS JOIN LATERAL data._redact_request(t.org_id, t.query, t.request, me.org_wide, me.repos, me.personas, me.sessions) r(query, request, redacted));
@@ -3675,6 +3722,13 @@ COMMENT ON COLUMN api.retrieval_traces.candidates IS 'Each candidate''s ranks, s
 --
 
 COMMENT ON COLUMN api.retrieval_traces.redacted IS 'Fields withheld from this caller (query, request.query, request.scope.session_id, ...); empty when none.';
+
+
+--
+-- Name: COLUMN retrieval_traces.left_out; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_traces.left_out IS 'What validity windows kept out that would otherwise have ranked, and the pins the retrieval could not serve, each with its reason and the documents superseding it; redacted like the candidates.';
 
 
 --
@@ -4918,6 +4972,8 @@ CREATE TABLE data.fragment_links (
     target_session_id text,
     resolved_at timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    evidence text,
+    CONSTRAINT fragment_links_evidence_length CHECK (((length(evidence) >= 1) AND (length(evidence) <= 2048))),
     CONSTRAINT fragment_links_link_type_check CHECK ((link_type = ANY (ARRAY['link'::text, 'url'::text, 'import'::text, 'symbol'::text, 'adr'::text, 'metadata'::text, 'supersedes'::text, 'superseded_by'::text]))),
     CONSTRAINT fragment_links_target_check CHECK (((length(target) >= 1) AND (length(target) <= 2048))),
     CONSTRAINT fragment_links_target_key_check CHECK (((length(target_key) >= 1) AND (length(target_key) <= 2048)))
@@ -4961,6 +5017,13 @@ COMMENT ON COLUMN data.fragment_links.target_name IS 'A code name the target doc
 --
 
 COMMENT ON COLUMN data.fragment_links.target_fragment_id IS 'The cited fragment (null: unresolved, kept until its target arrives).';
+
+
+--
+-- Name: COLUMN fragment_links.evidence; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragment_links.evidence IS 'For a supersession: where the citing document declares it and the line as written (null: another kind of reference, or recorded before migration 0025).';
 
 
 --
@@ -8134,11 +8197,11 @@ REVOKE ALL ON FUNCTION api.record_model_replay(p_model_id integer, p_trace_id uu
 
 
 --
--- Name: FUNCTION record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb) TO contexts_service;
+REVOKE ALL ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb) TO contexts_service;
 
 
 --
@@ -8335,6 +8398,15 @@ GRANT ALL ON FUNCTION api.sync_state(p_org_id text, p_repo_id text) TO contexts_
 
 REVOKE ALL ON FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) TO contexts_service;
+
+
+--
+-- Name: FUNCTION validity_left_out(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_lexical_floor double precision, p_dense_floors jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_limit integer); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.validity_left_out(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_lexical_floor double precision, p_dense_floors jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.validity_left_out(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_lexical_floor double precision, p_dense_floors jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_limit integer) TO contexts_service;
+GRANT ALL ON FUNCTION api.validity_left_out(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_lexical_floor double precision, p_dense_floors jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_limit integer) TO contexts_analyst;
 
 
 --
@@ -8879,6 +8951,15 @@ REVOKE ALL ON FUNCTION data._standby_binding(p_binding text, OUT org_id text, OU
 --
 
 REVOKE ALL ON FUNCTION data._standby_signature(p_org_id text, p_principal_id text, p_key_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _superseders(p_org_id text, p_fragment_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) TO contexts_service;
+GRANT ALL ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) TO contexts_analyst;
 
 
 --
