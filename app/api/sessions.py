@@ -17,7 +17,7 @@ import msgspec
 from litestar import Controller, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
-from litestar.exceptions import NotFoundException
+from litestar.exceptions import NotFoundException, ValidationException
 from litestar.params import JSONBody, Parameter
 from psycopg.rows import dict_row
 
@@ -167,7 +167,11 @@ async def write_note(
     }
     # From plain data, so the request is validated exactly as a POST /documents body is.
     body = {"scope": {"org_id": org_id or key_org, "session_id": session_id}, "documents": [document]}
-    result = (await ingest_documents(services, token, msgspec.convert(body, IngestRequest))).documents[0]
+    try:
+        request = msgspec.convert(body, IngestRequest)
+    except msgspec.ValidationError as exc:
+        raise ValidationException(f"invalid note: {exc}") from None
+    result = (await ingest_documents(services, token, request)).documents[0]
     return NoteResult(
         session_id, result.doc_id, result.path, result.version, result.changed, result.fragments, result.created
     )

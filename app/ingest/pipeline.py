@@ -13,6 +13,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 import psycopg
 
@@ -21,10 +22,11 @@ from app.ingest.chunk_prose import ProseChunker
 from app.ingest.chunks import CHUNKER_VERSION, Chunk
 from app.ingest.dedupe import simhash64, to_signed
 from app.ingest.embed import Embedder, model_label
-from app.ingest.normalize import NormalizedDocument, SourceDocument, normalize
+from app.ingest.normalize import VALIDITY_KEYS, NormalizedDocument, RejectedDocument, SourceDocument, normalize
 from app.ingest.references import document_references
 from app.ingest.tokens import count_tokens
 from app.owners import CODEOWNERS_PATHS, CodeOwners, find_codeowners
+from app.readable import metadata_problem, time_problem
 from app.retrieve.features import reading
 from app.scope import Scope
 from app.settings import Settings
@@ -68,6 +70,18 @@ class IngestResult:
     fragments: int
     created: int
     """Fragments written new; the rest collapsed into existing canonical fragments."""
+
+
+def unreadable(doc: NormalizedDocument) -> str | None:
+    """Why a normalized document may not be stored (None when it may): its timestamp,
+    or a validity bound of its metadata (or front matter), is a time no reader decodes;
+    or its metadata is nested too deeply (app/readable.py)."""
+    problem = time_problem(doc.timestamp, "timestamp") or metadata_problem(doc.metadata)
+    for key in VALIDITY_KEYS:
+        value = doc.metadata.get(key)
+        if problem is None and isinstance(value, str):
+            problem = time_problem(datetime.fromisoformat(value), f"metadata {key}")
+    return problem
 
 
 def embedding_input(path: str, heading_path: Iterable[str], text: str) -> str:
@@ -132,8 +146,13 @@ class IngestPipeline:
 
     def normalize(self, source: SourceDocument) -> NormalizedDocument:
         """The first half of `prepare` (about a tenth of its cost): enough to know
-        whether the document changed."""
-        return normalize(source, max_bytes=self.settings.max_document_bytes)
+        whether the document changed. A document holding a time no reader could decode
+        is refused here, before any chunking or embedding (SQL refuses it too)."""
+        doc = normalize(source, max_bytes=self.settings.max_document_bytes)
+        problem = unreadable(doc)
+        if problem is not None:
+            raise RejectedDocument(f"{doc.path}: {problem}")
+        return doc
 
     def chunk(self, doc: NormalizedDocument) -> PreparedDocument:
         if supports(doc.syntax):

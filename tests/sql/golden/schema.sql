@@ -478,8 +478,15 @@ declare
     current_hash text;
     new_version int;
     named record;
+    problem text;
 begin
     perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    -- Only what every reader can decode is stored (app/readable.py says the same).
+    problem := coalesce(data._path_problem(p_path), data._metadata_problem(coalesce(p_metadata, '{}')));
+    if problem is not null then
+        raise exception 'invalid document: %', problem using errcode = '22023';
+    end if;
+    perform data._readable_time(p_source_ts, 'the document''s timestamp');
     perform api.ensure_scope(p_org_id, p_repo_id, p_persona_id, p_session_id);
     perform pg_advisory_xact_lock(hashtextextended('contexts.ingest:' || p_org_id, 0));
 
@@ -653,10 +660,10 @@ COMMENT ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) IS 'The r
 
 
 --
--- Name: context_add_version(bigint, bigint[], bigint[], text[], text, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: context_add_version(bigint, bigint[], bigint[], text[], text, jsonb, bigint[]); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[] DEFAULT '{}'::bigint[], p_doc_ids bigint[] DEFAULT '{}'::bigint[], p_path_globs text[] DEFAULT '{}'::text[], p_note text DEFAULT ''::text, p_built_from jsonb DEFAULT '{}'::jsonb) RETURNS TABLE(context_id bigint, ref text, version integer, fragment_count integer, built_from jsonb, note text, created_by text, created_at timestamp with time zone)
+CREATE FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[] DEFAULT '{}'::bigint[], p_doc_ids bigint[] DEFAULT '{}'::bigint[], p_path_globs text[] DEFAULT '{}'::text[], p_note text DEFAULT ''::text, p_built_from jsonb DEFAULT '{}'::jsonb, p_query_fragment_ids bigint[] DEFAULT '{}'::bigint[]) RETURNS TABLE(context_id bigint, ref text, version integer, fragment_count integer, built_from jsonb, note text, created_by text, created_at timestamp with time zone)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -673,11 +680,13 @@ declare
     next_version int;
     members bigint[];
     row_count int;
+    query_kept bigint[] := '{}';
+    query_left_out int := 0;
 begin
     select * into me from data._principal_or_raise();
     ctx := data._writable_context(p_context_id);
     if cardinality(coalesce(p_fragment_ids, '{}')) + cardinality(coalesce(p_doc_ids, '{}'))
-       + cardinality(coalesce(p_path_globs, '{}')) = 0 then
+       + cardinality(coalesce(p_path_globs, '{}')) + cardinality(coalesce(p_query_fragment_ids, '{}')) = 0 then
         raise exception 'a version is built from fragment ids, documents, path globs or a query' using errcode = '22023';
     end if;
     if cardinality(coalesce(p_path_globs, '{}')) > 32
@@ -702,6 +711,28 @@ begin
     if outside is not null then
         raise exception 'fragment % lies outside the context''s scope', outside using errcode = '22023',
             hint = 'A context holds fragments of its own scope and of the scopes above it (org-wide ones).';
+    end if;
+    select f.fragment_id into outside from data.fragments f where f.fragment_id = any (wanted) and not f.active limit 1;
+    if outside is not null then
+        raise exception 'fragment % is no longer live (its documents were deleted or changed)', outside
+            using errcode = '22023';
+    end if;
+    -- What a saved query found: the live fragments the caller may read within the scope,
+    -- after the named ones, in the query's order; the rest counted.
+    if cardinality(coalesce(p_query_fragment_ids, '{}')) > 0 then
+        query_kept := array(
+            select q.x from (select distinct on (u.x) u.x, u.n
+                             from unnest(p_query_fragment_ids) with ordinality as u(x, n)
+                             where u.x is not null order by u.x, u.n) q
+            join data.fragments f on f.fragment_id = q.x and f.org_id = ctx.org_id and f.active
+            where q.x = any (data._readable_fragments(ctx.org_id, p_query_fragment_ids))
+              and not q.x = any (wanted)
+              and (f.repo_id is null or f.repo_id is not distinct from ctx.repo_id)
+              and (f.persona_id is null or f.persona_id is not distinct from ctx.persona_id)
+              and (f.session_id is null or f.session_id is not distinct from ctx.session_id)
+            order by q.n);
+        query_left_out := (select count(distinct x) from unnest(p_query_fragment_ids) x
+                           where x is not null and not x = any (wanted))::int - cardinality(query_kept);
     end if;
     -- Documents: readable (else unknown) and within the scope; their live fragments.
     doc_ids := array(select distinct x from unnest(coalesce(p_doc_ids, '{}')) x);
@@ -740,7 +771,7 @@ begin
     select array_agg(m.fragment_id order by m.first) into members
     from (select x.fragment_id, min(x.ord) as first
           from (select w.x as fragment_id, w.n::float8 as ord
-                from unnest(coalesce(p_fragment_ids, '{}')) with ordinality as w(x, n)
+                from unnest(coalesce(p_fragment_ids, '{}') || query_kept) with ordinality as w(x, n)
                 union all
                 select s.fragment_id, 1e6 + dd.n * 1e5 + s.ordinal
                 from unnest(doc_ids || glob_ids) with ordinality as dd(doc_id, n)
@@ -750,6 +781,11 @@ begin
                 where s.retired_at is null and f.active and s.content_hash = f.content_hash) x
           group by x.fragment_id) m;
     row_count := coalesce(cardinality(members), 0);
+    if row_count = 0 and query_left_out > 0 then
+        raise exception 'nothing to bundle: the query found % fragments, none within the context''s scope',
+            query_left_out using errcode = '22023',
+            hint = 'A context holds fragments of its own scope and of the scopes above it: an org context, org-wide ones only.';
+    end if;
     if row_count = 0 then
         raise exception 'nothing to bundle: no readable fragment matches' using errcode = '22023';
     end if;
@@ -765,7 +801,9 @@ begin
             coalesce(p_built_from, '{}') || jsonb_strip_nulls(jsonb_build_object(
                 'fragment_ids', nullif(to_jsonb(coalesce(p_fragment_ids, '{}')), '[]'),
                 'doc_ids', nullif(to_jsonb(doc_ids), '[]'),
-                'path_globs', nullif(to_jsonb(coalesce(p_path_globs, '{}')), '[]'))),
+                'path_globs', nullif(to_jsonb(coalesce(p_path_globs, '{}')), '[]'),
+                'query_fragment_ids', nullif(to_jsonb(query_kept), '[]'),
+                'query_outside_scope', nullif(query_left_out, 0))),
             coalesce(p_note, ''), row_count, me.principal_id);
     -- Each member cited from the document version it is read from now: a live exact
     -- source (near-duplicates point at the canonical text too), the newest first.
@@ -786,20 +824,20 @@ end
 $$;
 
 
-ALTER FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) OWNER TO <migrator>;
+ALTER FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) IS 'Freeze a new, immutable version of a Context from fragment ids, documents and path globs (write grant on its scope).';
+COMMENT ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) IS 'Freeze a new, immutable version of a Context from fragment ids, documents, path globs and what a saved query found (write grant on its scope).';
 
 
 --
--- Name: context_candidates(text, text[], text, jsonb, jsonb, integer, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: context_candidates(text, text[], text, jsonb, jsonb, integer, boolean, text, text, text, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text DEFAULT NULL::text, p_query_embeddings jsonb DEFAULT '{}'::jsonb, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_rrf_k integer DEFAULT 60, p_include_retired boolean DEFAULT false) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, valid_from timestamp with time zone, valid_until timestamp with time zone, reading bytea, profile jsonb, context text, context_ordinal integer)
+CREATE FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text DEFAULT NULL::text, p_query_embeddings jsonb DEFAULT '{}'::jsonb, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_rrf_k integer DEFAULT 60, p_include_retired boolean DEFAULT false, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_scoped boolean DEFAULT true) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, valid_from timestamp with time zone, valid_until timestamp with time zone, reading bytea, profile jsonb, context text, context_ordinal integer)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
@@ -810,6 +848,11 @@ declare
     ref_contexts bigint[];
     ref_versions int[];
     ref_retired boolean[];
+    ref_shared boolean[];
+    org_wide boolean;
+    my_repos text[];
+    my_personas text[];
+    my_sessions text[];
     ids bigint[];
     picked_refs int[];
     picked_ordinals int[];
@@ -833,26 +876,65 @@ begin
         raise exception 'rrf_k must be positive' using errcode = '22023';
     end if;
     perform data._check_fusion(p_fusion);
+    if p_scoped is null then
+        raise exception 'p_scoped must be true or false' using errcode = '22023';
+    end if;
+    if p_scoped then
+        perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
+        perform data._require_scope(p_org_id, p_repo_id, p_persona_id);
+    end if;
     select array_agg(r.ref order by r.ordinal), array_agg(r.context_id order by r.ordinal),
-           array_agg(r.version order by r.ordinal), array_agg(r.retired order by r.ordinal)
-      into refs, ref_contexts, ref_versions, ref_retired
-    from data._resolve_context_refs(p_refs) r;
+           array_agg(r.version order by r.ordinal), array_agg(r.retired order by r.ordinal),
+           array_agg(r.via_subscription order by r.ordinal)
+      into refs, ref_contexts, ref_versions, ref_retired, ref_shared
+    from data._resolve_context_refs(p_refs, p_scoped, p_repo_id, p_persona_id, p_session_id) r;
+    org_wide := data.acl_org_wide();
+    my_repos := data.acl_repos();
+    my_personas := data.acl_personas();
+    my_sessions := data.acl_sessions();
     retired := refs[array_position(ref_retired, true)];
     if retired is not null and not p_include_retired then
         raise exception 'context % is retired', retired using errcode = '55000',
             hint = 'Read it by reference (GET /contexts/{ref}) for audit; retrieval skips retired contexts.';
     end if;
-    -- Each fragment once, from the first reference naming it, in bundle order.
+    -- Each fragment once, from the first reference naming it, in bundle order: the
+    -- members the reader may read now (see above), cited from the document version they
+    -- were bundled from while that document lives, else from a live source.
     select coalesce(array_agg(k.fragment_id order by k.ref_n, k.ordinal), '{}'),
            coalesce(array_agg(k.ref_n order by k.ref_n, k.ordinal), '{}'),
            coalesce(array_agg(k.ordinal order by k.ref_n, k.ordinal), '{}'),
            coalesce(array_agg(k.doc_id order by k.ref_n, k.ordinal), '{}'),
            coalesce(array_agg(k.doc_version order by k.ref_n, k.ordinal), '{}')
       into ids, picked_refs, picked_ordinals, picked_docs, picked_versions
-    from (select distinct on (mb.fragment_id) mb.fragment_id, r.n as ref_n, mb.ordinal, mb.doc_id, mb.doc_version
-          from unnest(ref_contexts, ref_versions) with ordinality as r(context_id, version, n)
+    from (select distinct on (mb.fragment_id) mb.fragment_id, r.n as ref_n, mb.ordinal,
+                 case when md.deleted_at is null then mb.doc_id else ls.doc_id end as doc_id,
+                 case when md.deleted_at is null then mb.doc_version else ls.doc_version end as doc_version
+          from unnest(ref_contexts, ref_versions, ref_shared) with ordinality as r(context_id, version, shared, n)
+          join data.contexts c on c.context_id = r.context_id
           join data.context_members mb on mb.context_id = r.context_id and mb.version = r.version
-          join data.fragments f on f.fragment_id = mb.fragment_id and f.org_id = mb.org_id
+          join data.fragments f on f.fragment_id = mb.fragment_id and f.org_id = mb.org_id and f.active
+          left join data.documents md on md.doc_id = mb.doc_id
+          left join lateral (
+              select s.doc_id, s.doc_version from data.fragment_sources s
+              join data.documents d on d.doc_id = s.doc_id and d.deleted_at is null
+              where s.fragment_id = f.fragment_id and s.retired_at is null
+              order by s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id
+              limit 1) ls on md.deleted_at is not null or md.doc_id is null
+          where f.org_id = c.org_id
+            and case when r.shared
+                     -- Shared by a subscription: org and repo material of its Context only.
+                     then c.persona_id is null and c.session_id is null
+                          and f.persona_id is null and f.session_id is null
+                          and (f.repo_id is null or f.repo_id = c.repo_id)
+                     -- Its own scope: the fragments' policy, and the request's scope.
+                     else f.org_id = me.org_id
+                          and (f.repo_id is null or org_wide or f.repo_id = any (my_repos))
+                          and (f.persona_id is null or org_wide or f.persona_id = any (my_personas))
+                          and (f.session_id is null or f.session_id = any (my_sessions))
+                          and (not p_scoped or data._in_scope(f.repo_id, f.persona_id, f.session_id,
+                                                                 p_repo_id, p_persona_id, p_session_id))
+                end
+            and (md.deleted_at is null or ls.doc_id is not null)
           order by mb.fragment_id, r.n, mb.ordinal) k;
     member_orgs := array(select distinct f.org_id from data.fragments f where f.fragment_id = any (ids));
     lexical_on := has_query;
@@ -939,13 +1021,13 @@ end
 $$;
 
 
-ALTER FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) OWNER TO <migrator>;
+ALTER FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) IS 'Members of the named Context versions the caller may read, as retrieval candidates scored from the bundles alone (no statistic of anything else), each with the reference that brought it.';
+COMMENT ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) IS 'Members of the named Context versions the caller may read, as retrieval candidates scored from the bundles alone (no statistic of anything else), each with the reference that brought it.';
 
 
 --
@@ -1020,7 +1102,7 @@ COMMENT ON FUNCTION api.context_get(p_context_id bigint) IS 'A Context the calle
 CREATE FUNCTION api.context_resolve(p_refs text[]) RETURNS TABLE(ordinal integer, ref text, context_id bigint, version integer, retired boolean, name text)
     LANGUAGE sql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS $$ select * from data._resolve_context_refs(p_refs) $$;
+    AS $$ select r.ordinal, r.ref, r.context_id, r.version, r.retired, r.name from data._resolve_context_refs(p_refs) r $$;
 
 
 ALTER FUNCTION api.context_resolve(p_refs text[]) OWNER TO <migrator>;
@@ -1077,6 +1159,15 @@ declare
 begin
     select * into me from data._principal_or_raise();
     ctx := data._writable_context(p_context_id);
+    -- Persona and session material stays in its scope (data._check_subscription says so
+    -- on the table too): refused before anything about the subscriber is looked up.
+    if ctx.persona_id is not null or ctx.session_id is not null then
+        raise exception 'ctx_% is a % Context: it is read only inside its %, never subscribed', ctx.context_id,
+            case when ctx.session_id is not null then 'session' else 'persona' end,
+            case when ctx.session_id is not null then 'session' else 'persona' end
+            using errcode = '42501',
+            hint = 'Publish a Context of an org or repo scope; bundle the notes worth sharing into it once promoted.';
+    end if;
     perform data._require_org(p_subscriber_org_id);
     if p_subscriber_repo_id is not null and p_subscriber_repo_id !~ '^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$' then
         raise exception 'malformed repo id: %', left(p_subscriber_repo_id, 64) using errcode = '22023';
@@ -1114,10 +1205,16 @@ CREATE FUNCTION api.context_subscriptions(p_context_id bigint DEFAULT NULL::bigi
     LANGUAGE sql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
+    -- The subscriber side does not learn who in the publisher's org made or ended it.
     select s.subscription_id, s.context_id, 'ctx_' || s.context_id || '@' || coalesce(s.version::text, 'latest'),
-           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id, s.created_by, s.created_at,
-           s.revoked_at, s.revoked_by
+           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id,
+           case when p.publisher then s.created_by end, s.created_at, s.revoked_at,
+           case when p.publisher or starts_with(s.revoked_by, s.subscriber_org_id || '/') then s.revoked_by
+                else split_part(s.revoked_by, '/', 1) end
     from data.context_subscriptions s
+    cross join lateral (select exists (select 1 from data._readable_context_versions() rv
+                                       where rv.context_id = s.context_id and not rv.via_subscription)
+                               as publisher) p
     where (p_context_id is null or s.context_id = p_context_id)
       and (p_include_revoked or s.revoked_at is null)
     order by s.subscription_id
@@ -1198,9 +1295,13 @@ CREATE FUNCTION api.context_versions(p_context_id bigint) RETURNS TABLE(context_
     AS $$
 begin
     return query
-    select v.context_id, 'ctx_' || v.context_id || '@' || v.version, v.version, v.fragment_count, v.built_from,
-           v.note, v.created_by, v.created_at
-    from data.context_versions v where v.context_id = p_context_id
+    select v.context_id, 'ctx_' || v.context_id || '@' || v.version, v.version, v.fragment_count,
+           case when rv.shared then '{}'::jsonb else v.built_from end, v.note,
+           case when rv.shared then null else v.created_by end, v.created_at
+    from data.context_versions v
+    join (select x.version, bool_and(x.via_subscription) as shared from data._readable_context_versions() x
+          where x.context_id = p_context_id group by x.version) rv on rv.version = v.version
+    where v.context_id = p_context_id
     order by v.version desc;
     if not found and not exists (select 1 from data.contexts c where c.context_id = p_context_id) then
         raise exception 'unknown context: ctx_%', p_context_id using errcode = 'P0002';
@@ -1235,8 +1336,12 @@ begin
         select c.context_id from data.contexts c
         where (p_include_retired or c.retired_at is null)
           and ((c.org_id = p_org_id
-                and data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id))
-               or c.context_id in (select rv.context_id from data._readable_context_versions() rv
+                and data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id)
+                and (c.repo_id is null or data.acl_org_wide() or c.repo_id = any (data.acl_repos()))
+                and (c.persona_id is null or data.acl_org_wide() or c.persona_id = any (data.acl_personas()))
+                and (c.session_id is null or c.session_id = any (data.acl_sessions())))
+               or c.context_id in (select rv.context_id
+                                   from data._context_versions(true, p_repo_id, p_persona_id, p_session_id) rv
                                    where rv.via_subscription)))) r
     order by r.org_id = p_org_id desc, r.name, r.context_id;
 end
@@ -4170,7 +4275,7 @@ CREATE FUNCTION api.rule_matches(p_org_id text, p_repo_id text, p_touching text[
     select m.rule_id, m.name, 'ctx_' || m.context_id || '@' || v.version
     from matched m
     join data.contexts c on c.context_id = m.context_id and c.retired_at is null
-    cross join lateral (select max(rv.version) as version from data._readable_context_versions() rv
+    cross join lateral (select max(rv.version) as version from data._context_versions(true, p_repo_id) rv
                         where rv.context_id = m.context_id and (m.version is null or rv.version = m.version)) v
     where v.version is not null
     order by m.rule_id
@@ -5525,6 +5630,32 @@ $$;
 ALTER FUNCTION data._check_rule_globs(p_path_globs text[], p_symbol_globs text[]) OWNER TO <migrator>;
 
 --
+-- Name: _check_subscription(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._check_subscription() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+declare
+    ctx data.contexts;
+begin
+    select c.* into ctx from data.contexts c where c.context_id = new.context_id;
+    if new.revoked_at is null and (ctx.persona_id is not null or ctx.session_id is not null) then
+        raise exception 'ctx_% is a % Context: it is read only inside its %, never subscribed', new.context_id,
+            case when ctx.session_id is not null then 'session' else 'persona' end,
+            case when ctx.session_id is not null then 'session' else 'persona' end
+            using errcode = '42501',
+            hint = 'Publish a Context of an org or repo scope; bundle the notes worth sharing into it once promoted.';
+    end if;
+    return new;
+end
+$$;
+
+
+ALTER FUNCTION data._check_subscription() OWNER TO <migrator>;
+
+--
 -- Name: _citation_pagerank(double precision, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -5613,6 +5744,74 @@ COMMENT ON FUNCTION data._citation_pagerank(p_damping double precision, p_iterat
 
 
 --
+-- Name: _clamp_unreadable_times(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._clamp_unreadable_times() RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+declare
+    c record;
+    k text;
+    fixed bigint;
+    total bigint := 0;
+    lowest constant timestamptz := '0001-01-02 00:00:00+00';
+    highest constant timestamptz := '9999-12-30 00:00:00+00';
+    beyond constant timestamptz := '9999-12-31 00:00:00+00';
+begin
+    -- Metadata windows, as ISO 8601 in UTC (as ingestion writes them).
+    foreach k in array array['valid_from', 'valid_until'] loop
+        update data.document_versions v
+        set metadata = v.metadata || jsonb_build_object(k, to_char(
+            least(greatest((v.metadata ->> k)::timestamptz, lowest), highest) at time zone 'UTC',
+            'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'))
+        where jsonb_typeof(v.metadata -> k) = 'string'
+          and pg_input_is_valid(v.metadata ->> k, 'timestamptz')
+          and not ((v.metadata ->> k)::timestamptz >= lowest and (v.metadata ->> k)::timestamptz < beyond);
+        get diagnostics fixed = row_count;
+        if fixed > 0 then
+            raise notice 'data.document_versions.metadata %: % unreadable times clamped', k, fixed;
+        end if;
+        total := total + fixed;
+    end loop;
+    for c in
+        select cl.relname as tbl, a.attname as col
+        from pg_attribute a
+        join pg_class cl on cl.oid = a.attrelid
+        join pg_namespace n on n.oid = cl.relnamespace
+        where n.nspname = 'data' and cl.relkind in ('r', 'p') and not cl.relispartition
+          and a.attnum > 0 and not a.attisdropped and a.atttypid = 'timestamptz'::regtype
+        order by cl.relname, a.attnum
+    loop
+        execute format('alter table data.%I drop constraint if exists %I', c.tbl, c.tbl || '_' || c.col || '_readable');
+        execute format(
+            'update data.%1$I set %2$I = least(greatest(%2$I, %3$L::timestamptz), %4$L::timestamptz)'
+            ' where not (%2$I >= %3$L::timestamptz and %2$I < %5$L::timestamptz)',
+            c.tbl, c.col, lowest, highest, beyond);
+        get diagnostics fixed = row_count;
+        if fixed > 0 then
+            raise notice 'data.%.%: % unreadable times clamped', c.tbl, c.col, fixed;
+        end if;
+        total := total + fixed;
+        execute format('alter table data.%I add constraint %I check (data._readable_time(%I, %L))',
+                       c.tbl, c.tbl || '_' || c.col || '_readable', c.col, c.tbl || '.' || c.col);
+    end loop;
+    return total;
+end
+$_$;
+
+
+ALTER FUNCTION data._clamp_unreadable_times() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _clamp_unreadable_times(); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._clamp_unreadable_times() IS 'Clamp every stored time no reader can decode (time columns of the data schema, metadata windows) to the readable range, and check each time column from then on; returns the values clamped. Migration 0026 runs it.';
+
+
+--
 -- Name: _context_rows(bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -5620,9 +5819,11 @@ CREATE FUNCTION data._context_rows(p_ids bigint[]) RETURNS TABLE(context_id bigi
     LANGUAGE sql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $$
+    -- A subscriber reads the Context's name and description, not who in the publisher's
+    -- org made it (docs/dba.md, what row-level security does not hide).
     select c.context_id, 'ctx_' || c.context_id, c.org_id, c.repo_id, c.persona_id, c.session_id, c.name,
-           c.description, c.created_by, c.created_at, c.retired_at, lv.version, lv.fragment_count,
-           coalesce(r.via_subscription, false)
+           c.description, case when r.via_subscription then null else c.created_by end, c.created_at,
+           c.retired_at, lv.version, lv.fragment_count, coalesce(r.via_subscription, false)
     from data.contexts c
     left join lateral (select v.version, v.fragment_count from data.context_versions v
                        join data._readable_context_versions() rv
@@ -5637,6 +5838,50 @@ $$;
 
 
 ALTER FUNCTION data._context_rows(p_ids bigint[]) OWNER TO <migrator>;
+
+--
+-- Name: _context_versions(boolean, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._context_versions(p_scoped boolean, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text) RETURNS TABLE(context_id bigint, version integer, via_subscription boolean)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS $$
+    select v.context_id, v.version, false
+    from data.contexts c
+    join data.context_versions v on v.context_id = c.context_id
+    where c.org_id = (select data.acl_org())
+      and (c.repo_id is null or (select data.acl_org_wide()) or c.repo_id = any ((select data.acl_repos())::text[]))
+      and (c.persona_id is null or (select data.acl_org_wide())
+           or c.persona_id = any ((select data.acl_personas())::text[]))
+      and (c.session_id is null or c.session_id = any ((select data.acl_sessions())::text[]))
+      and (not p_scoped or data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id))
+    union
+    select s.context_id, s.resolved, true
+    from (select s.context_id,
+                 coalesce(s.version, (select max(v.version) from data.context_versions v
+                                      where v.context_id = s.context_id)) as resolved
+          from data.context_subscriptions s
+          join data.contexts c on c.context_id = s.context_id and c.org_id = s.org_id
+          where s.revoked_at is null
+            and c.persona_id is null and c.session_id is null
+            and s.subscriber_org_id = (select data.acl_org())
+            and (s.subscriber_repo_id is null or (select data.acl_org_wide())
+                 or s.subscriber_repo_id = any ((select data.acl_repos())::text[]))
+            and (not p_scoped or s.subscriber_repo_id is null or p_repo_id is null
+                 or s.subscriber_repo_id = p_repo_id)) s
+    where s.resolved is not null
+$$;
+
+
+ALTER FUNCTION data._context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) IS 'Context versions the current principal may read (with p_scoped: that a request in that scope may name): every version of a Context whose scope its grants cover, and the version each live subscription of its org (or repo) gives it, of org and repo Contexts only.';
+
 
 --
 -- Name: _create_tenant_partitions(text); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -5958,6 +6203,53 @@ CREATE FUNCTION data._json_number(p_value jsonb) RETURNS double precision
 ALTER FUNCTION data._json_number(p_value jsonb) OWNER TO <migrator>;
 
 --
+-- Name: _metadata_problem(jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._metadata_problem(p_metadata jsonb) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+declare
+    k text;
+begin
+    if jsonb_typeof(p_metadata) is distinct from 'object' then
+        return 'metadata must be a JSON object';
+    end if;
+    if octet_length(p_metadata::text) > 32768 then
+        return format('metadata is %s bytes as JSON; at most 32768 are stored', octet_length(p_metadata::text));
+    end if;
+    -- A container at level 32 (the object itself at 0) is a 33rd level of nesting.
+    if jsonb_path_exists(p_metadata, 'strict $.**{32} ? (@.type() == "object" || @.type() == "array")') then
+        return 'metadata is nested more than 32 levels deep';
+    end if;
+    if jsonb_path_exists(p_metadata,
+           'strict $.** ? (@.type() == "number" && (@ > 1.7976931348623157e308 || @ < -1.7976931348623157e308))') then
+        return 'metadata holds a number beyond what a double holds (about 1.8e308)';
+    end if;
+    foreach k in array array['valid_from', 'valid_until'] loop
+        if jsonb_typeof(p_metadata -> k) = 'string' and pg_input_is_valid(p_metadata ->> k, 'timestamptz')
+           and not ((p_metadata ->> k)::timestamptz >= '0001-01-02 00:00:00+00'::timestamptz
+                    and (p_metadata ->> k)::timestamptz < '9999-12-31 00:00:00+00'::timestamptz) then
+            return format('metadata %s %s is outside the times every reader can decode: from 0001-01-02 to 9999-12-30 (UTC)',
+                          k, p_metadata ->> k);
+        end if;
+    end loop;
+    return null;
+end
+$_$;
+
+
+ALTER FUNCTION data._metadata_problem(p_metadata jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _metadata_problem(p_metadata jsonb); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._metadata_problem(p_metadata jsonb) IS 'Why a document''s metadata may not be stored (null when it may): not an object, over 32 KiB, nested over 32 levels, a number beyond a double, or a validity time no reader can decode.';
+
+
+--
 -- Name: _metadata_time(text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -6000,6 +6292,40 @@ $$;
 
 
 ALTER FUNCTION data._on_sources_deleted() OWNER TO <migrator>;
+
+--
+-- Name: _path_problem(text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._path_problem(p_path text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+    select case
+        when p_path is null or p_path = '' then 'a document needs a path'
+        when length(p_path) > 1024 then format('a path of %s characters is over the 1024-character limit', length(p_path))
+        when p_path ~ '[\u0001-\u001f\u007f-\u009f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]'
+            then format('path %s contains a control or invisible formatting character', to_json(p_path))
+        when p_path is not nfc normalized then format('path %s is not in Unicode normal form C', to_json(p_path))
+        when strpos(p_path, '\') > 0 then format('path %s contains a backslash (separate segments with /)', to_json(p_path))
+        when exists (select 1 from unnest(string_to_array(p_path, '/')) s(segment) where s.segment in ('', '.'))
+            then format('path %s has an empty or "." segment (a leading, trailing or doubled /)', to_json(p_path))
+        when exists (select 1 from unnest(string_to_array(p_path, '/')) s(segment)
+                     where regexp_replace(s.segment, '^[ \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+|[ \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+$', '', 'g')
+                           in ('', '..'))
+            then format('path %s has a blank or ".." segment', to_json(p_path))
+    end
+$_$;
+
+
+ALTER FUNCTION data._path_problem(p_path text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _path_problem(p_path text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._path_problem(p_path text) IS 'Why a document path may not be stored (null when it may): what app.ingest.normalize.normalize_path would change or refuse.';
+
 
 --
 -- Name: _principal_or_raise(); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -6095,27 +6421,7 @@ ALTER FUNCTION data._ranking_profile(p_org_id text, p_persona_id text) OWNER TO 
 CREATE FUNCTION data._readable_context_versions() RETURNS TABLE(context_id bigint, version integer, via_subscription boolean)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS $$
-    select v.context_id, v.version, false
-    from data.contexts c
-    join data.context_versions v on v.context_id = c.context_id
-    where c.org_id = (select data.acl_org())
-      and (c.repo_id is null or (select data.acl_org_wide()) or c.repo_id = any ((select data.acl_repos())::text[]))
-      and (c.persona_id is null or (select data.acl_org_wide())
-           or c.persona_id = any ((select data.acl_personas())::text[]))
-      and (c.session_id is null or c.session_id = any ((select data.acl_sessions())::text[]))
-    union
-    select s.context_id, s.resolved, true
-    from (select s.context_id,
-                 coalesce(s.version, (select max(v.version) from data.context_versions v
-                                      where v.context_id = s.context_id)) as resolved
-          from data.context_subscriptions s
-          where s.revoked_at is null
-            and s.subscriber_org_id = (select data.acl_org())
-            and (s.subscriber_repo_id is null or (select data.acl_org_wide())
-                 or s.subscriber_repo_id = any ((select data.acl_repos())::text[]))) s
-    where s.resolved is not null
-$$;
+    AS $$ select * from data._context_versions(false) $$;
 
 
 ALTER FUNCTION data._readable_context_versions() OWNER TO <migrator>;
@@ -6157,6 +6463,34 @@ ALTER FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) OWNER TO 
 COMMENT ON FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) IS 'Fragments among the given ids the current principal may read now (the data.fragments policy).';
 
 
+--
+-- Name: _readable_time(timestamp with time zone, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._readable_time(p_value timestamp with time zone, p_what text) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+    if p_value is null
+       or (p_value >= '0001-01-02 00:00:00+00'::timestamptz and p_value < '9999-12-31 00:00:00+00'::timestamptz) then
+        return true;
+    end if;
+    raise exception '% % is outside the times every reader can decode: from 0001-01-02 to 9999-12-30 (UTC)',
+        p_what, p_value using errcode = '22023';
+end
+$$;
+
+
+ALTER FUNCTION data._readable_time(p_value timestamp with time zone, p_what text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _readable_time(p_value timestamp with time zone, p_what text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._readable_time(p_value timestamp with time zone, p_what text) IS 'True for null or a time from 0001-01-02 to 9999-12-30 UTC (what every reader, in any time zone, decodes); raises 22023 naming p_what otherwise. Checked on every time column of the data schema.';
+
+
 SET default_tablespace = '';
 
 SET default_table_access_method = heap;
@@ -6181,9 +6515,12 @@ CREATE TABLE data.documents (
     deleted_by text,
     link_keys text[] GENERATED ALWAYS AS (data._document_keys(path)) STORED,
     owner_source text DEFAULT 'document'::text NOT NULL,
+    CONSTRAINT documents_created_at_readable CHECK (data._readable_time(created_at, 'documents.created_at'::text)),
+    CONSTRAINT documents_deleted_at_readable CHECK (data._readable_time(deleted_at, 'documents.deleted_at'::text)),
     CONSTRAINT documents_kind_check CHECK ((kind ~ '^[a-z][a-z0-9-]{0,31}$'::text)),
     CONSTRAINT documents_owner_source_known CHECK ((owner_source = ANY (ARRAY['document'::text, 'codeowners'::text, 'default'::text, 'reassigned'::text, 'none'::text]))),
-    CONSTRAINT documents_path_check CHECK (((length(path) >= 1) AND (length(path) <= 1024)))
+    CONSTRAINT documents_path_check CHECK (((length(path) >= 1) AND (length(path) <= 1024))),
+    CONSTRAINT documents_updated_at_readable CHECK (data._readable_time(updated_at, 'documents.updated_at'::text))
 );
 
 ALTER TABLE ONLY data.documents FORCE ROW LEVEL SECURITY;
@@ -6711,10 +7048,10 @@ $$;
 ALTER FUNCTION data._require_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
 
 --
--- Name: _resolve_context_refs(text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+-- Name: _resolve_context_refs(text[], boolean, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._resolve_context_refs(p_refs text[]) RETURNS TABLE(ordinal integer, ref text, context_id bigint, version integer, retired boolean, name text)
+CREATE FUNCTION data._resolve_context_refs(p_refs text[], p_scoped boolean DEFAULT false, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text) RETURNS TABLE(ordinal integer, ref text, context_id bigint, version integer, retired boolean, name text, via_subscription boolean)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS $_$
@@ -6723,6 +7060,7 @@ declare
     parts text[];
     id bigint;
     v int;
+    shared boolean;
 begin
     if p_refs is null or cardinality(p_refs) = 0 or cardinality(p_refs) > 16 then
         raise exception 'name 1 to 16 contexts' using errcode = '22023';
@@ -6734,19 +7072,28 @@ begin
                 coalesce(left(r.ref, 64), 'null') using errcode = '22023';
         end if;
         id := parts[1]::bigint;
-        select max(rv.version) into v from data._readable_context_versions() rv
-        where rv.context_id = id and (parts[2] = 'latest' or rv.version = parts[2]::int);
+        -- The newest matching version; read through its own scope when both give it.
+        select rv.version, bool_and(rv.via_subscription) into v, shared
+        from data._context_versions(p_scoped, p_repo_id, p_persona_id, p_session_id) rv
+        where rv.context_id = id and (parts[2] = 'latest' or rv.version = parts[2]::int)
+        group by rv.version order by rv.version desc limit 1;
+        if v is null and p_scoped and exists (
+                select 1 from data._context_versions(false) rv
+                where rv.context_id = id and (parts[2] = 'latest' or rv.version = parts[2]::int)) then
+            raise exception 'context % lies outside the requested scope', r.ref using errcode = '22023',
+                hint = 'Name its scope in the request (its repo, persona or session; a subscription''s repo), or read it by reference.';
+        end if;
         if v is null then
             raise exception 'unknown context: %', r.ref using errcode = 'P0002';
         end if;
-        return query select r.n::int, 'ctx_' || id || '@' || v, id, v, c.retired_at is not null, c.name
+        return query select r.n::int, 'ctx_' || id || '@' || v, id, v, c.retired_at is not null, c.name, shared
                      from data.contexts c where c.context_id = id;
     end loop;
 end
 $_$;
 
 
-ALTER FUNCTION data._resolve_context_refs(p_refs text[]) OWNER TO <migrator>;
+ALTER FUNCTION data._resolve_context_refs(p_refs text[], p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
 
 --
 -- Name: _resolve_links(bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -7111,7 +7458,9 @@ CREATE TABLE data.contexts (
     retired_at timestamp with time zone,
     retired_by text,
     CONSTRAINT context_name_format CHECK ((name ~ '^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,127}$'::text)),
-    CONSTRAINT contexts_description_check CHECK ((length(description) <= 2000))
+    CONSTRAINT contexts_created_at_readable CHECK (data._readable_time(created_at, 'contexts.created_at'::text)),
+    CONSTRAINT contexts_description_check CHECK ((length(description) <= 2000)),
+    CONSTRAINT contexts_retired_at_readable CHECK (data._readable_time(retired_at, 'contexts.retired_at'::text))
 );
 
 ALTER TABLE ONLY data.contexts FORCE ROW LEVEL SECURITY;
@@ -7455,9 +7804,11 @@ CREATE TABLE data.eval_runs (
     started_at timestamp with time zone NOT NULL,
     finished_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
     CONSTRAINT eval_runs_command_check CHECK ((command = ANY (ARRAY['run'::text, 'gate'::text, 'replay'::text]))),
+    CONSTRAINT eval_runs_finished_at_readable CHECK (data._readable_time(finished_at, 'eval_runs.finished_at'::text)),
     CONSTRAINT eval_runs_options_check CHECK ((jsonb_typeof(options) = 'object'::text)),
     CONSTRAINT eval_runs_outcome_check CHECK ((outcome = ANY (ARRAY['passed'::text, 'failed'::text, 'baseline'::text]))),
-    CONSTRAINT eval_runs_pipeline_check CHECK ((jsonb_typeof(pipeline) = 'object'::text))
+    CONSTRAINT eval_runs_pipeline_check CHECK ((jsonb_typeof(pipeline) = 'object'::text)),
+    CONSTRAINT eval_runs_started_at_readable CHECK (data._readable_time(started_at, 'eval_runs.started_at'::text))
 );
 
 
@@ -7702,6 +8053,7 @@ CREATE TABLE data.retrieval_traces (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     query_models text[],
     query_vectors extensions.vector[],
+    CONSTRAINT retrieval_traces_created_at_readable CHECK (data._readable_time(created_at, 'retrieval_traces.created_at'::text)),
     CONSTRAINT retrieval_traces_query_vectors_match CHECK ((cardinality(query_models) = cardinality(query_vectors)))
 );
 
@@ -7859,8 +8211,12 @@ CREATE TABLE data.fragments (
     valid_until timestamp with time zone,
     owner_source text DEFAULT 'document'::text NOT NULL,
     reading bytea,
+    CONSTRAINT fragments_created_at_readable CHECK (data._readable_time(created_at, 'fragments.created_at'::text)),
     CONSTRAINT fragments_owner_source_known CHECK ((owner_source = ANY (ARRAY['document'::text, 'codeowners'::text, 'default'::text, 'reassigned'::text, 'none'::text]))),
-    CONSTRAINT fragments_token_count_check1 CHECK ((token_count >= 0))
+    CONSTRAINT fragments_token_count_check1 CHECK ((token_count >= 0)),
+    CONSTRAINT fragments_updated_at_readable CHECK (data._readable_time(updated_at, 'fragments.updated_at'::text)),
+    CONSTRAINT fragments_valid_from_readable CHECK (data._readable_time(valid_from, 'fragments.valid_from'::text)),
+    CONSTRAINT fragments_valid_until_readable CHECK (data._readable_time(valid_until, 'fragments.valid_until'::text))
 )
 PARTITION BY LIST (org_id);
 
@@ -7998,7 +8354,9 @@ CREATE TABLE data.fragment_sources (
     content_hash text NOT NULL,
     retired_at timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    org_id text NOT NULL
+    org_id text NOT NULL,
+    CONSTRAINT fragment_sources_created_at_readable CHECK (data._readable_time(created_at, 'fragment_sources.created_at'::text)),
+    CONSTRAINT fragment_sources_retired_at_readable CHECK (data._readable_time(retired_at, 'fragment_sources.retired_at'::text))
 );
 
 ALTER TABLE ONLY data.fragment_sources FORCE ROW LEVEL SECURITY;
@@ -8388,8 +8746,11 @@ CREATE TABLE data.api_keys (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     last_used_at timestamp with time zone,
     revoked_at timestamp with time zone,
+    CONSTRAINT api_keys_created_at_readable CHECK (data._readable_time(created_at, 'api_keys.created_at'::text)),
     CONSTRAINT api_keys_key_hash_check CHECK ((length(key_hash) = 32)),
-    CONSTRAINT api_keys_key_id_check CHECK ((key_id ~ '^[a-f0-9]{12}$'::text))
+    CONSTRAINT api_keys_key_id_check CHECK ((key_id ~ '^[a-f0-9]{12}$'::text)),
+    CONSTRAINT api_keys_last_used_at_readable CHECK (data._readable_time(last_used_at, 'api_keys.last_used_at'::text)),
+    CONSTRAINT api_keys_revoked_at_readable CHECK (data._readable_time(revoked_at, 'api_keys.revoked_at'::text))
 );
 
 ALTER TABLE ONLY data.api_keys FORCE ROW LEVEL SECURITY;
@@ -8411,7 +8772,8 @@ COMMENT ON TABLE data.api_keys IS 'Bearer keys: only the SHA-256 of the token is
 CREATE TABLE data.authority_refreshes (
     refreshed_at timestamp with time zone NOT NULL,
     duration_ms double precision NOT NULL,
-    scored integer NOT NULL
+    scored integer NOT NULL,
+    CONSTRAINT authority_refreshes_refreshed_at_readable CHECK (data._readable_time(refreshed_at, 'authority_refreshes.refreshed_at'::text))
 );
 
 
@@ -8432,6 +8794,7 @@ CREATE TABLE data.binding_keys (
     key_id smallint DEFAULT 1 NOT NULL,
     secret bytea NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT binding_keys_created_at_readable CHECK (data._readable_time(created_at, 'binding_keys.created_at'::text)),
     CONSTRAINT binding_keys_key_id_check CHECK ((key_id = 1)),
     CONSTRAINT binding_keys_secret_check CHECK ((octet_length(secret) = 32))
 );
@@ -8581,6 +8944,8 @@ CREATE TABLE data.context_rules (
     enabled boolean DEFAULT true NOT NULL,
     CONSTRAINT context_rule_name_format CHECK ((name ~ '^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,127}$'::text)),
     CONSTRAINT context_rules_check CHECK ((((cardinality(path_globs) + cardinality(symbol_globs)) >= 1) AND ((cardinality(path_globs) + cardinality(symbol_globs)) <= 32))),
+    CONSTRAINT context_rules_created_at_readable CHECK (data._readable_time(created_at, 'context_rules.created_at'::text)),
+    CONSTRAINT context_rules_expires_at_readable CHECK (data._readable_time(expires_at, 'context_rules.expires_at'::text)),
     CONSTRAINT context_rules_version_check CHECK ((version >= 1))
 );
 
@@ -8647,6 +9012,8 @@ CREATE TABLE data.context_subscriptions (
     revoked_at timestamp with time zone,
     revoked_by text,
     CONSTRAINT context_subscriptions_check CHECK (((revoked_at IS NULL) OR (revoked_at >= created_at))),
+    CONSTRAINT context_subscriptions_created_at_readable CHECK (data._readable_time(created_at, 'context_subscriptions.created_at'::text)),
+    CONSTRAINT context_subscriptions_revoked_at_readable CHECK (data._readable_time(revoked_at, 'context_subscriptions.revoked_at'::text)),
     CONSTRAINT subscriber_repo_format CHECK ((subscriber_repo_id ~ '^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$'::text))
 );
 
@@ -8710,6 +9077,7 @@ CREATE TABLE data.context_versions (
     fragment_count integer NOT NULL,
     created_by text NOT NULL,
     created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT context_versions_created_at_readable CHECK (data._readable_time(created_at, 'context_versions.created_at'::text)),
     CONSTRAINT context_versions_fragment_count_check CHECK ((fragment_count >= 1)),
     CONSTRAINT context_versions_note_check CHECK ((length(note) <= 2000)),
     CONSTRAINT context_versions_version_check CHECK ((version >= 1))
@@ -8755,6 +9123,8 @@ CREATE TABLE data.document_versions (
     source_ts timestamp with time zone,
     metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT document_versions_created_at_readable CHECK (data._readable_time(created_at, 'document_versions.created_at'::text)),
+    CONSTRAINT document_versions_source_ts_readable CHECK (data._readable_time(source_ts, 'document_versions.source_ts'::text)),
     CONSTRAINT document_versions_version_check CHECK ((version >= 1))
 );
 
@@ -8801,10 +9171,15 @@ CREATE TABLE data.embedding_models (
     promoted_at timestamp with time zone,
     retired_at timestamp with time zone,
     dropped_at timestamp with time zone,
+    CONSTRAINT embedding_models_created_at_readable CHECK (data._readable_time(created_at, 'embedding_models.created_at'::text)),
     CONSTRAINT embedding_models_dims_check CHECK (((dims >= 1) AND (dims <= 16000))),
+    CONSTRAINT embedding_models_dropped_at_readable CHECK (data._readable_time(dropped_at, 'embedding_models.dropped_at'::text)),
     CONSTRAINT embedding_models_dropped_retired CHECK (((dropped_at IS NULL) OR (status = 'retired'::text))),
     CONSTRAINT embedding_models_generation_check CHECK ((generation >= 1)),
-    CONSTRAINT embedding_models_status_check CHECK ((status = ANY (ARRAY['active'::text, 'shadow'::text, 'retired'::text])))
+    CONSTRAINT embedding_models_promoted_at_readable CHECK (data._readable_time(promoted_at, 'embedding_models.promoted_at'::text)),
+    CONSTRAINT embedding_models_retired_at_readable CHECK (data._readable_time(retired_at, 'embedding_models.retired_at'::text)),
+    CONSTRAINT embedding_models_status_check CHECK ((status = ANY (ARRAY['active'::text, 'shadow'::text, 'retired'::text]))),
+    CONSTRAINT embedding_models_window_ends_at_readable CHECK (data._readable_time(window_ends_at, 'embedding_models.window_ends_at'::text))
 );
 
 
@@ -8905,7 +9280,8 @@ CREATE TABLE data.embeddings (
     persona_id text,
     session_id text,
     embedding extensions.vector CONSTRAINT embeddings_embedding_not_null1 NOT NULL,
-    created_at timestamp with time zone DEFAULT now() CONSTRAINT embeddings_created_at_not_null1 NOT NULL
+    created_at timestamp with time zone DEFAULT now() CONSTRAINT embeddings_created_at_not_null1 NOT NULL,
+    CONSTRAINT embeddings_created_at_readable CHECK (data._readable_time(created_at, 'embeddings.created_at'::text))
 )
 PARTITION BY LIST (org_id);
 
@@ -9003,7 +9379,9 @@ CREATE TABLE data.fragment_links (
     target_session_id text,
     resolved_at timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT fragment_links_created_at_readable CHECK (data._readable_time(created_at, 'fragment_links.created_at'::text)),
     CONSTRAINT fragment_links_link_type_check CHECK ((link_type = ANY (ARRAY['link'::text, 'url'::text, 'import'::text, 'symbol'::text, 'adr'::text, 'metadata'::text, 'supersedes'::text, 'superseded_by'::text]))),
+    CONSTRAINT fragment_links_resolved_at_readable CHECK (data._readable_time(resolved_at, 'fragment_links.resolved_at'::text)),
     CONSTRAINT fragment_links_target_check CHECK (((length(target) >= 1) AND (length(target) <= 2048))),
     CONSTRAINT fragment_links_target_key_check CHECK (((length(target_key) >= 1) AND (length(target_key) <= 2048)))
 );
@@ -9070,7 +9448,8 @@ CREATE TABLE data.fragment_returns (
     org_id text NOT NULL,
     trace_id uuid NOT NULL,
     fragment_id bigint NOT NULL,
-    returned_at timestamp with time zone NOT NULL
+    returned_at timestamp with time zone NOT NULL,
+    CONSTRAINT fragment_returns_returned_at_readable CHECK (data._readable_time(returned_at, 'fragment_returns.returned_at'::text))
 );
 
 ALTER TABLE ONLY data.fragment_returns FORCE ROW LEVEL SECURITY;
@@ -9102,6 +9481,7 @@ CREATE TABLE data.git_syncs (
     CONSTRAINT git_syncs_commit_sha_check CHECK ((commit_sha ~ '^[0-9a-f]{40}([0-9a-f]{24})?$'::text)),
     CONSTRAINT git_syncs_deleted_check CHECK ((deleted >= 0)),
     CONSTRAINT git_syncs_ref_check CHECK ((length(ref) <= 1024)),
+    CONSTRAINT git_syncs_synced_at_readable CHECK (data._readable_time(synced_at, 'git_syncs.synced_at'::text)),
     CONSTRAINT git_syncs_written_check CHECK ((written >= 0))
 );
 
@@ -9171,6 +9551,7 @@ CREATE TABLE data.grants (
     can_write boolean DEFAULT false NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT audit_is_read_only CHECK (((scope_kind <> 'audit'::text) OR (NOT can_write))),
+    CONSTRAINT grants_created_at_readable CHECK (data._readable_time(created_at, 'grants.created_at'::text)),
     CONSTRAINT grants_scope_kind_check CHECK ((scope_kind = ANY (ARRAY['org'::text, 'repo'::text, 'persona'::text, 'session'::text, 'audit'::text]))),
     CONSTRAINT org_grants_name_the_org CHECK (((scope_kind <> ALL (ARRAY['org'::text, 'audit'::text])) OR (scope_id = org_id)))
 );
@@ -9204,6 +9585,7 @@ CREATE TABLE data.model_replays (
     error text,
     replayed_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT model_replays_overlap_check CHECK (((overlap >= (0)::double precision) AND (overlap <= (1)::double precision))),
+    CONSTRAINT model_replays_replayed_at_readable CHECK (data._readable_time(replayed_at, 'model_replays.replayed_at'::text)),
     CONSTRAINT model_replays_shared_top_check CHECK ((shared_top >= 0)),
     CONSTRAINT model_replays_top_check CHECK ((top >= 1))
 );
@@ -9267,7 +9649,8 @@ CREATE TABLE data.nudge_deliveries (
     attempted_at timestamp with time zone DEFAULT now() NOT NULL,
     status integer,
     error text,
-    duration_ms double precision
+    duration_ms double precision,
+    CONSTRAINT nudge_deliveries_attempted_at_readable CHECK (data._readable_time(attempted_at, 'nudge_deliveries.attempted_at'::text))
 );
 
 ALTER TABLE ONLY data.nudge_deliveries FORCE ROW LEVEL SECURITY;
@@ -9312,7 +9695,11 @@ CREATE TABLE data.nudge_outbox (
     next_attempt_at timestamp with time zone DEFAULT now() NOT NULL,
     delivered_at timestamp with time zone,
     last_status integer,
-    last_error text
+    last_error text,
+    CONSTRAINT nudge_outbox_created_at_readable CHECK (data._readable_time(created_at, 'nudge_outbox.created_at'::text)),
+    CONSTRAINT nudge_outbox_delivered_at_readable CHECK (data._readable_time(delivered_at, 'nudge_outbox.delivered_at'::text)),
+    CONSTRAINT nudge_outbox_next_attempt_at_readable CHECK (data._readable_time(next_attempt_at, 'nudge_outbox.next_attempt_at'::text)),
+    CONSTRAINT nudge_outbox_period_start_readable CHECK (data._readable_time(period_start, 'nudge_outbox.period_start'::text))
 );
 
 ALTER TABLE ONLY data.nudge_outbox FORCE ROW LEVEL SECURITY;
@@ -9353,7 +9740,9 @@ CREATE TABLE data.org_webhooks (
     updated_by text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT org_webhooks_created_at_readable CHECK (data._readable_time(created_at, 'org_webhooks.created_at'::text)),
     CONSTRAINT org_webhooks_secret_check CHECK (((secret IS NULL) OR ((length(secret) >= 16) AND (length(secret) <= 256)))),
+    CONSTRAINT org_webhooks_updated_at_readable CHECK (data._readable_time(updated_at, 'org_webhooks.updated_at'::text)),
     CONSTRAINT webhook_url_http CHECK (((url ~ '^https?://[^/?#@[:space:][:cntrl:]]+([/?#][^[:space:][:cntrl:]]*)?$'::text) AND (length(url) <= 2048)))
 );
 
@@ -9387,6 +9776,7 @@ CREATE TABLE data.orgs (
     CONSTRAINT default_owner_named CHECK (((default_owner IS NULL) OR ((length(default_owner) >= 1) AND (length(default_owner) <= 256)))),
     CONSTRAINT nudge_period_positive CHECK ((nudge_period >= '01:00:00'::interval)),
     CONSTRAINT org_id_format CHECK ((org_id ~ '^[a-z0-9][a-z0-9_.-]{0,62}$'::text)),
+    CONSTRAINT orgs_created_at_readable CHECK (data._readable_time(created_at, 'orgs.created_at'::text)),
     CONSTRAINT session_ttl_positive CHECK ((session_ttl > '00:00:00'::interval)),
     CONSTRAINT stale_after_positive CHECK ((stale_after > '00:00:00'::interval)),
     CONSTRAINT stale_min_retrievals_positive CHECK ((stale_min_retrievals >= 1)),
@@ -9476,6 +9866,7 @@ CREATE TABLE data.owner_reassignments (
     fragments integer NOT NULL,
     principal_id text NOT NULL,
     reassigned_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT owner_reassignments_reassigned_at_readable CHECK (data._readable_time(reassigned_at, 'owner_reassignments.reassigned_at'::text)),
     CONSTRAINT owner_reassignments_to_owner_check CHECK (((length(to_owner) >= 1) AND (length(to_owner) <= 256)))
 );
 
@@ -9516,7 +9907,8 @@ CREATE TABLE data.persona_vectors (
     description text NOT NULL,
     embedding extensions.vector NOT NULL,
     updated_by text NOT NULL,
-    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT persona_vectors_updated_at_readable CHECK (data._readable_time(updated_at, 'persona_vectors.updated_at'::text))
 );
 
 ALTER TABLE ONLY data.persona_vectors FORCE ROW LEVEL SECURITY;
@@ -9547,7 +9939,8 @@ CREATE TABLE data.personas (
     persona_id text NOT NULL,
     description text DEFAULT ''::text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT persona_id_format CHECK ((persona_id ~ '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$'::text))
+    CONSTRAINT persona_id_format CHECK ((persona_id ~ '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$'::text)),
+    CONSTRAINT personas_created_at_readable CHECK (data._readable_time(created_at, 'personas.created_at'::text))
 );
 
 ALTER TABLE ONLY data.personas FORCE ROW LEVEL SECURITY;
@@ -9578,6 +9971,8 @@ CREATE TABLE data.pins (
     created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
     expires_at timestamp with time zone,
     CONSTRAINT pins_check CHECK (((expires_at IS NULL) OR (expires_at > created_at))),
+    CONSTRAINT pins_created_at_readable CHECK (data._readable_time(created_at, 'pins.created_at'::text)),
+    CONSTRAINT pins_expires_at_readable CHECK (data._readable_time(expires_at, 'pins.expires_at'::text)),
     CONSTRAINT pins_reason_check CHECK (((length(reason) >= 1) AND (length(reason) <= 1000)))
 );
 
@@ -9631,7 +10026,8 @@ CREATE UNLOGGED TABLE data.principal_bindings (
     xact_id xid8 NOT NULL,
     org_id text NOT NULL,
     principal_id text NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT principal_bindings_created_at_readable CHECK (data._readable_time(created_at, 'principal_bindings.created_at'::text))
 );
 
 ALTER TABLE ONLY data.principal_bindings FORCE ROW LEVEL SECURITY;
@@ -9659,6 +10055,8 @@ CREATE TABLE data.principals (
     db_role name,
     disabled_at timestamp with time zone,
     CONSTRAINT principal_id_format CHECK ((principal_id ~ '^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$'::text)),
+    CONSTRAINT principals_created_at_readable CHECK (data._readable_time(created_at, 'principals.created_at'::text)),
+    CONSTRAINT principals_disabled_at_readable CHECK (data._readable_time(disabled_at, 'principals.disabled_at'::text)),
     CONSTRAINT principals_kind_check CHECK ((kind = ANY (ARRAY['agent'::text, 'human'::text, 'service'::text])))
 );
 
@@ -9699,6 +10097,7 @@ CREATE TABLE data.ranking_profiles (
     updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
     CONSTRAINT ranking_profiles_description_check CHECK ((length(description) <= 2000)),
     CONSTRAINT ranking_profiles_halflife_days_check CHECK ((jsonb_typeof(halflife_days) = 'object'::text)),
+    CONSTRAINT ranking_profiles_updated_at_readable CHECK (data._readable_time(updated_at, 'ranking_profiles.updated_at'::text)),
     CONSTRAINT ranking_profiles_w_authority_check CHECK ((w_authority >= (0)::double precision)),
     CONSTRAINT ranking_profiles_w_freshness_check CHECK ((w_freshness >= (0)::double precision)),
     CONSTRAINT ranking_profiles_w_persona_check CHECK ((w_persona >= (0)::double precision)),
@@ -9740,7 +10139,8 @@ CREATE TABLE data.repos (
     org_id text NOT NULL,
     repo_id text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT repo_id_format CHECK ((repo_id ~ '^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$'::text))
+    CONSTRAINT repo_id_format CHECK ((repo_id ~ '^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$'::text)),
+    CONSTRAINT repos_created_at_readable CHECK (data._readable_time(created_at, 'repos.created_at'::text))
 );
 
 ALTER TABLE ONLY data.repos FORCE ROW LEVEL SECURITY;
@@ -9764,7 +10164,9 @@ CREATE TABLE data.sessions (
     session_id text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     expires_at timestamp with time zone,
-    CONSTRAINT session_id_format CHECK ((session_id ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$'::text))
+    CONSTRAINT session_id_format CHECK ((session_id ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$'::text)),
+    CONSTRAINT sessions_created_at_readable CHECK (data._readable_time(created_at, 'sessions.created_at'::text)),
+    CONSTRAINT sessions_expires_at_readable CHECK (data._readable_time(expires_at, 'sessions.expires_at'::text))
 );
 
 ALTER TABLE ONLY data.sessions FORCE ROW LEVEL SECURITY;
@@ -10571,6 +10973,13 @@ CREATE OR REPLACE VIEW api.near_duplicate_clusters WITH (security_invoker='true'
   WHERE f.active
   GROUP BY f.org_id, f.fragment_id
  HAVING (count(*) > 1);
+
+
+--
+-- Name: context_subscriptions context_subscriptions_shareable; Type: TRIGGER; Schema: data; Owner: <migrator>
+--
+
+CREATE TRIGGER context_subscriptions_shareable BEFORE INSERT OR UPDATE OF context_id, revoked_at ON data.context_subscriptions FOR EACH ROW EXECUTE FUNCTION data._check_subscription();
 
 
 --
@@ -11698,19 +12107,19 @@ GRANT ALL ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) TO cont
 
 
 --
--- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb) TO contexts_service;
+REVOKE ALL ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) TO contexts_service;
 
 
 --
--- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean) TO contexts_service;
+REVOKE ALL ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) TO contexts_service;
 
 
 --
@@ -12573,10 +12982,24 @@ REVOKE ALL ON FUNCTION data._check_rule_globs(p_path_globs text[], p_symbol_glob
 
 
 --
+-- Name: FUNCTION _check_subscription(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._check_subscription() FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _citation_pagerank(p_damping double precision, p_iterations integer); Type: ACL; Schema: data; Owner: <migrator>
 --
 
 REVOKE ALL ON FUNCTION data._citation_pagerank(p_damping double precision, p_iterations integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _clamp_unreadable_times(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._clamp_unreadable_times() FROM PUBLIC;
 
 
 --
@@ -12586,6 +13009,15 @@ REVOKE ALL ON FUNCTION data._citation_pagerank(p_damping double precision, p_ite
 REVOKE ALL ON FUNCTION data._context_rows(p_ids bigint[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._context_rows(p_ids bigint[]) TO contexts_service;
 GRANT ALL ON FUNCTION data._context_rows(p_ids bigint[]) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_service;
+GRANT ALL ON FUNCTION data._context_versions(p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_analyst;
 
 
 --
@@ -12670,6 +13102,13 @@ GRANT ALL ON FUNCTION data._json_number(p_value jsonb) TO contexts_auditor;
 
 
 --
+-- Name: FUNCTION _metadata_problem(p_metadata jsonb); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._metadata_problem(p_metadata jsonb) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _metadata_time(p_value text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -12681,6 +13120,13 @@ REVOKE ALL ON FUNCTION data._metadata_time(p_value text) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION data._on_sources_deleted() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _path_problem(p_path text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._path_problem(p_path text) FROM PUBLIC;
 
 
 --
@@ -12728,6 +13174,13 @@ REVOKE ALL ON FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) F
 GRANT ALL ON FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) TO contexts_service;
 GRANT ALL ON FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) TO contexts_analyst;
 GRANT ALL ON FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _readable_time(p_value timestamp with time zone, p_what text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._readable_time(p_value timestamp with time zone, p_what text) FROM PUBLIC;
 
 
 --
@@ -12838,12 +13291,12 @@ REVOKE ALL ON FUNCTION data._require_write(p_org_id text, p_repo_id text, p_pers
 
 
 --
--- Name: FUNCTION _resolve_context_refs(p_refs text[]); Type: ACL; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _resolve_context_refs(p_refs text[], p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION data._resolve_context_refs(p_refs text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION data._resolve_context_refs(p_refs text[]) TO contexts_service;
-GRANT ALL ON FUNCTION data._resolve_context_refs(p_refs text[]) TO contexts_analyst;
+REVOKE ALL ON FUNCTION data._resolve_context_refs(p_refs text[], p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._resolve_context_refs(p_refs text[], p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_service;
+GRANT ALL ON FUNCTION data._resolve_context_refs(p_refs text[], p_scoped boolean, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_analyst;
 
 
 --
