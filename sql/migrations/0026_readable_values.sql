@@ -20,6 +20,10 @@
 --     data._readable_time, so no door (the API, the CLI, a security definer function, a
 --     DBA's insert) stores one again. A table created later needs its own: a catalog
 --     test (tests/sql/test_readable_values.py) asks for one on every time column.
+--   * data.idempotent_writes (the other half of this release's write safety): the
+--     response of each write made with an `Idempotency-Key`, per org, principal and key,
+--     for 24 hours, so a retried request is answered what the first one did and writes
+--     nothing (sql/functions/37_idempotency.sql). No caller role reads it directly.
 
 create function data._readable_time(p_value timestamptz, p_what text)
 returns boolean
@@ -37,6 +41,24 @@ end
 $$;
 comment on function data._readable_time(timestamptz, text)
     is 'True for null or a time from 0001-01-02 to 9999-12-30 UTC (what every reader, in any time zone, decodes); raises 22023 naming p_what otherwise. Checked on every time column of the data schema.';
+
+create table data.idempotent_writes (
+    org_id          text not null references data.orgs on delete cascade,
+    principal_id    text not null,
+    idempotency_key text not null constraint idempotency_key_format check (idempotency_key ~ '^[!-~]{1,255}$'),
+    request_hash    text not null constraint request_hash_format check (request_hash ~ '^[0-9a-f]{64}$'),
+    status          int not null check (status between 200 and 299),
+    response        jsonb not null,
+    created_at      timestamptz not null default now(),
+    primary key (org_id, principal_id, idempotency_key)
+);
+create index idempotent_writes_age on data.idempotent_writes (org_id, created_at);
+comment on table data.idempotent_writes
+    is 'The response of each write made with an Idempotency-Key (per org, principal and key, kept 24 hours): a retry is answered it and writes nothing.';
+alter table data.idempotent_writes enable row level security;
+alter table data.idempotent_writes force row level security;
+-- Read and written only by the owner's security definer functions.
+create policy no_direct_access on data.idempotent_writes using (false);
 
 -- data._clamp_unreadable_times: the repair, which this migration runs once; a DBA may
 -- run it again (e.g. after restoring rows saved before this release). Every time outside

@@ -1967,6 +1967,71 @@ COMMENT ON FUNCTION api.grant_scope(p_org_id text, p_principal_id text, p_scope_
 
 
 --
+-- Name: idempotent_record(text, text, integer, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    me record;
+    stored int;
+begin
+    select * into me from data._principal_or_raise();
+    delete from data.idempotent_writes w
+    where w.org_id = me.org_id and w.created_at <= now() - interval '24 hours';
+    insert into data.idempotent_writes (org_id, principal_id, idempotency_key, request_hash, status, response)
+    values (me.org_id, me.principal_id, p_key, p_request_hash, p_status, p_response)
+    on conflict do nothing;
+    get diagnostics stored = row_count;
+    return stored = 1;
+exception when check_violation then
+    raise exception 'invalid idempotency key or response: %', sqlerrm using errcode = '22023';
+end
+$$;
+
+
+ALTER FUNCTION api.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) IS 'Remember a write''s response under its Idempotency-Key in the write''s transaction; false when the key is taken (a concurrent request with it committed first).';
+
+
+--
+-- Name: idempotent_response(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.idempotent_response(p_key text) RETURNS TABLE(request_hash text, status integer, response jsonb, created_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+    me record;
+begin
+    select * into me from data._principal_or_raise();
+    return query
+    select w.request_hash, w.status, w.response, w.created_at
+    from data.idempotent_writes w
+    where w.org_id = me.org_id and w.principal_id = me.principal_id and w.idempotency_key = p_key
+      and w.created_at > now() - interval '24 hours';
+end
+$$;
+
+
+ALTER FUNCTION api.idempotent_response(p_key text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION idempotent_response(p_key text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.idempotent_response(p_key text) IS 'The response an earlier write of the bound principal with this Idempotency-Key got (within 24 hours), and the hash of its request.';
+
+
+--
 -- Name: lexical_document(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -9569,6 +9634,36 @@ COMMENT ON TABLE data.grants IS 'A principal''s ACL. org: every repo and persona
 
 
 --
+-- Name: idempotent_writes; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.idempotent_writes (
+    org_id text NOT NULL,
+    principal_id text NOT NULL,
+    idempotency_key text NOT NULL,
+    request_hash text NOT NULL,
+    status integer NOT NULL,
+    response jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT idempotency_key_format CHECK ((idempotency_key ~ '^[!-~]{1,255}$'::text)),
+    CONSTRAINT idempotent_writes_created_at_readable CHECK (data._readable_time(created_at, 'idempotent_writes.created_at'::text)),
+    CONSTRAINT idempotent_writes_status_check CHECK (((status >= 200) AND (status <= 299))),
+    CONSTRAINT request_hash_format CHECK ((request_hash ~ '^[0-9a-f]{64}$'::text))
+);
+
+ALTER TABLE ONLY data.idempotent_writes FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.idempotent_writes OWNER TO <migrator>;
+
+--
+-- Name: TABLE idempotent_writes; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.idempotent_writes IS 'The response of each write made with an Idempotency-Key (per org, principal and key, kept 24 hours): a retry is answered it and writes nothing.';
+
+
+--
 -- Name: model_replays; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -10461,6 +10556,14 @@ ALTER TABLE ONLY data.grants
 
 
 --
+-- Name: idempotent_writes idempotent_writes_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.idempotent_writes
+    ADD CONSTRAINT idempotent_writes_pkey PRIMARY KEY (org_id, principal_id, idempotency_key);
+
+
+--
 -- Name: model_replays model_replays_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -10841,6 +10944,13 @@ CREATE INDEX fragments_tsv ON ONLY data.fragments USING gin (tsv);
 --
 
 CREATE INDEX fragments_windowed ON ONLY data.fragments USING btree (org_id) WHERE ((valid_from IS NOT NULL) OR (valid_until IS NOT NULL));
+
+
+--
+-- Name: idempotent_writes_age; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX idempotent_writes_age ON data.idempotent_writes USING btree (org_id, created_at);
 
 
 --
@@ -11369,6 +11479,14 @@ ALTER TABLE ONLY data.grants
 
 
 --
+-- Name: idempotent_writes idempotent_writes_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.idempotent_writes
+    ADD CONSTRAINT idempotent_writes_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
 -- Name: model_replays model_replays_model_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -11664,6 +11782,12 @@ CREATE POLICY granted_read ON data.sessions FOR SELECT USING (((org_id = ( SELEC
 ALTER TABLE data.grants ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: idempotent_writes; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.idempotent_writes ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: orgs member_read; Type: POLICY; Schema: data; Owner: <migrator>
 --
 
@@ -11702,6 +11826,13 @@ CREATE POLICY no_direct_access ON data.binding_keys USING (false);
 --
 
 CREATE POLICY no_direct_access ON data.fragment_returns USING (false);
+
+
+--
+-- Name: idempotent_writes no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY no_direct_access ON data.idempotent_writes USING (false);
 
 
 --
@@ -12312,6 +12443,22 @@ GRANT ALL ON FUNCTION api.get_trace(p_trace_id uuid) TO contexts_auditor;
 --
 
 REVOKE ALL ON FUNCTION api.grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text, p_can_write boolean) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) TO contexts_service;
+
+
+--
+-- Name: FUNCTION idempotent_response(p_key text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.idempotent_response(p_key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.idempotent_response(p_key text) TO contexts_service;
 
 
 --
@@ -13792,6 +13939,14 @@ GRANT SELECT ON TABLE data.git_syncs TO contexts_analyst;
 GRANT SELECT ON TABLE data.grants TO contexts_service;
 GRANT SELECT ON TABLE data.grants TO contexts_analyst;
 GRANT SELECT ON TABLE data.grants TO contexts_auditor;
+
+
+--
+-- Name: TABLE idempotent_writes; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.idempotent_writes TO contexts_service;
+GRANT SELECT ON TABLE data.idempotent_writes TO contexts_analyst;
 
 
 --
