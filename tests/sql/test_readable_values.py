@@ -106,6 +106,17 @@ def test_sql_doors_refuse_times_no_reader_decodes(conn, acme, value):
         conn.execute("rollback to savepoint s")
 
 
+def test_a_session_that_would_expire_past_year_9999_is_not_opened(conn, db_url, acme):
+    """An org's session lifetime is the operator's (`contexts org create --session-ttl-hours`):
+    one that puts a session's expiry past what readers decode refuses the session."""
+    conn.commit()
+    with psycopg.connect(db_url, autocommit=True) as admin:
+        admin.execute("update data.orgs set session_ttl = interval '100000000 hours' where org_id = 'acme'")
+    act_as(conn, "acme", "admin")
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="sessions.expires_at"):
+        conn.execute("select api.open_session('s-far')")
+
+
 @pytest.mark.parametrize(
     ("metadata", "problem"),
     [
