@@ -106,7 +106,8 @@ class NoteIn(NoteWrite, kw_only=True, forbid_unknown_fields=True):
 async def _write_note(services: Services, token: str, note: NoteIn) -> NoteResult:
     if note.scope.session_id is None:
         raise msgspec.ValidationError("a note needs `scope.session_id`: notes are written into a session")
-    return await write_note(services, token, note.scope.org_id, note.scope.session_id, note)
+    result, _replayed = await write_note(services, token, note.scope.org_id, note.scope.session_id, note)
+    return result
 
 
 class NoteRef(msgspec.Struct, forbid_unknown_fields=True):

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from app.readable import metadata_problem, time_problem
 from app.retrieve.models import (
     CONTEXT_REF_PATTERN,
     IDENTIFIER_PATTERN,
@@ -70,9 +71,15 @@ class DocumentIn(msgspec.Struct, forbid_unknown_fields=True):
     author: PersonName | None = None
     owner: PersonName | None = None
     timestamp: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
-    """ISO 8601 with a UTC offset; a naive time would be read in the server's zone."""
+    """ISO 8601 with a UTC offset; a naive time would be read in the server's zone. From
+    0001-01-02 to 9999-12-30 in UTC (what every reader decodes, app/readable.py)."""
     metadata: dict[str, object] = {}
-    """Free-form JSON object, at most 16 KiB once encoded."""
+    """Free-form JSON object, at most 16 KiB once encoded, nested at most 32 levels deep."""
+
+    def __post_init__(self) -> None:
+        problem = time_problem(self.timestamp, "timestamp") or metadata_problem(self.metadata)
+        if problem is not None:
+            raise ValueError(problem)
 
 
 class IngestRequest(msgspec.Struct, forbid_unknown_fields=True):
@@ -451,6 +458,9 @@ class PinCreate(msgspec.Struct, forbid_unknown_fields=True):
     def __post_init__(self) -> None:
         if not self.reason.strip():
             raise ValueError("reason must not be blank")
+        problem = time_problem(self.expires_at, "expires_at")
+        if problem is not None:
+            raise ValueError(problem)
 
 
 class PinOut(msgspec.Struct):
@@ -1024,6 +1034,9 @@ class RuleCreate(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
             raise ValueError("a rule has at most 32 globs")
         if any(RULE_GLOB_REFUSED.search(g) for g in self.path_globs + self.symbol_globs):
             raise ValueError("a glob must not contain control characters")
+        problem = time_problem(self.expires_at, "expires_at")
+        if problem is not None:
+            raise ValueError(problem)
 
 
 class RuleOut(msgspec.Struct):

@@ -171,7 +171,14 @@ class Settings:
     two per usable core (at least 2)."""
 
     write_workers: int = 2
-    """Connections (and worker threads) for ingestion; writers of one org take turns."""
+    """Connections (and worker threads) for ingestion's SQL; writers of one org take
+    turns. As many threads again chunk and embed documents, holding no connection."""
+
+    write_lock_wait_s: float = 10.0
+    """Seconds a write waits for its org's turn (another write of the org holds the write
+    lock: in this service, or in the database for another process) before it is answered
+    503 with Retry-After, having stored nothing. Embedding happens before the turn, so
+    the lock is held only for the SQL of a write (docs/writes.md)."""
 
     authority_refresh_s: float = 5.0
     """Seconds after the last ingestion before the service refreshes citation authority
@@ -236,6 +243,8 @@ class Settings:
             raise ValueError("CONTEXTS_MAX_FRAGMENT_TOKENS must be at least 64")
         if self.header_timeout_s <= 0 or self.body_timeout_s <= 0:
             raise ValueError("CONTEXTS_HEADER_TIMEOUT_S and CONTEXTS_BODY_TIMEOUT_S must be positive")
+        if not 0 < self.write_lock_wait_s <= 600:
+            raise ValueError("CONTEXTS_WRITE_LOCK_WAIT_S must be over 0 and at most 600 seconds")
         if self.max_connections < 1:
             raise ValueError("CONTEXTS_MAX_CONNECTIONS must be at least 1")
         if not 1024 <= self.max_header_bytes <= 1024 * 1024:

@@ -237,6 +237,24 @@ def test_rewritten_history_falls_back_to_a_full_comparison(org, work_tree):
     assert state(org)[0] == head and state(org)[5] is True
 
 
+@pytest.mark.parametrize("when", ["@253402300799 +0000", "@300000000000 +0000"])
+def test_a_commit_dated_past_what_readers_decode_is_refused_not_stored(org, tmp_path, when):
+    """Git records a commit of 9999-12-31T23:59:59Z, or of year 11476: no document takes
+    such a time (a reader east of UTC, or every reader, could not decode it); the sync
+    says why and finishes."""
+    repo = tmp_path / "future"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, {"README.md": "# Now\n\nA document of today.\n"})
+    commit(repo, "now", when="2026-01-05T10:00:00Z")
+    write(repo, {"docs/far.md": "# Far\n\nA document from the far future.\n"})
+    commit(repo, "far", when=when)
+    result = sync(org, repo, "--create-repo")
+    assert result.exit_code == 0, result.output
+    assert "outside the times every reader can decode" in result.output
+    assert sorted(documents(org)) == ["README.md"]
+
+
 def test_dry_run_changes_nothing(org, work_tree):
     result = sync(org, work_tree, "--create-repo", "--dry-run")
     assert result.exit_code == 0, result.output

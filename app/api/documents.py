@@ -9,19 +9,28 @@ from typing import Annotated
 
 import msgspec
 import psycopg
-from litestar import Controller, delete, get, post
+from litestar import Controller, Response, delete, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.exceptions import ValidationException
 from litestar.params import JSONBody, Parameter
 
 from app.api.fragments import parse_id
+from app.api.idempotency import (
+    REPLAYED_HEADER,
+    REPLAYED_RESPONSE_HEADER,
+    IdempotencyKey,
+    IdempotentWrite,
+    once,
+    remember,
+    request_hash,
+)
 from app.api.openapi import BODY_ERRORS, READ_ERRORS, problems
 from app.api.queries import list_documents_on, read_document_on
 from app.api.request_log import note
 from app.api.state import Services
 from app.ingest.normalize import SourceDocument
-from app.ingest.pipeline import IngestPipeline, IngestResult, PreparedDocument
+from app.ingest.pipeline import EmbeddedAhead, EmbeddingPlan, IngestPipeline, IngestResult, PreparedDocument
 from app.models import (
     DEFAULT_PAGE,
     IDENTIFIER_PATTERN,
@@ -66,13 +75,30 @@ class DocumentsController(Controller):
         summary="Ingest documents",
         responses=problems(*BODY_ERRORS, 404, 409, 422),
         response_description="Stored, or found unchanged: one result per document",
+        response_headers=[REPLAYED_RESPONSE_HEADER],
     )
-    async def ingest(self, data: JSONBody[IngestRequest], state: State, token: NamedDependency[str]) -> IngestResponse:
+    async def ingest(
+        self,
+        data: JSONBody[IngestRequest],
+        state: State,
+        token: NamedDependency[str],
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[IngestResponse]:
         """Normalize, chunk, deduplicate and embed the documents, in one transaction:
         a document that is refused (binary, empty, too large) stores nothing at all.
         Unchanged documents are reported with `changed: false`. The caller needs write
-        grants on the scope (403 otherwise)."""
-        return await ingest_documents(state.services, token, data)
+        grants on the scope (403 otherwise). Another write of the org holding its write
+        lock longer than CONTEXTS_WRITE_LOCK_WAIT_S is a 503 with Retry-After (nothing
+        stored); with an `Idempotency-Key`, a retry is answered the first response and
+        writes nothing."""
+        services: Services = state.services
+        idempotent = None
+        if idempotency_key is not None:
+            idempotent = IdempotentWrite(idempotency_key, request_hash("POST /documents", data), lambda r: r)
+        response, replayed = await once(
+            services, token, idempotent, IngestResponse, lambda: ingest_documents(services, token, data, idempotent)
+        )
+        return Response(response, status_code=201, headers={REPLAYED_HEADER: "true"} if replayed else None)
 
     @get(
         "/",
@@ -148,9 +174,14 @@ class DocumentsController(Controller):
         return await delete_document(state.services, token, parse_id(doc_id, "document id"))
 
 
-async def ingest_documents(services: Services, token: str, data: IngestRequest) -> IngestResponse:
-    """POST /documents and the MCP tool `write_note`: key and grants first, then prepare
-    (chunk, embed) and write in one transaction, the org's writers taking turns."""
+async def ingest_documents(
+    services: Services, token: str, data: IngestRequest, idempotent: IdempotentWrite | None = None
+) -> IngestResponse:
+    """POST /documents and the MCP tool `write_note`: key and grants first, then chunk
+    and embed holding no lock (nor any connection while the model runs), then the SQL
+    writes in one transaction in the org's turn, waited for at most
+    CONTEXTS_WRITE_LOCK_WAIT_S (503 with Retry-After otherwise, nothing stored). With
+    `idempotent`, the response is stored under its key in that same transaction."""
     scope = Scope(data.scope.org_id, data.scope.repo_id, data.scope.persona_id, data.scope.session_id)
     check_metadata(data.documents)
     # Key and grants first: an unauthorised body costs no parsing or chunking.
@@ -172,28 +203,44 @@ async def ingest_documents(services: Services, token: str, data: IngestRequest) 
             for d in data.documents
         ]
 
-    def write(pipeline: IngestPipeline, prepared: list[PreparedDocument]) -> list[IngestResult]:
-        with services.acting_for(token, write=True) as conn:
-            return pipeline.write(conn, scope, prepared)
+    def plan(pipeline: IngestPipeline, prepared: list[PreparedDocument]) -> EmbeddingPlan:
+        # A short read transaction: which chunks no stored fragment holds (no lock taken).
+        with services.acting_for(token) as conn:
+            return pipeline.plan_embeddings(conn, scope, prepared)
+
+    def write(
+        pipeline: IngestPipeline, prepared: list[PreparedDocument], ahead: EmbeddedAhead, wait_s: float
+    ) -> list[IngestResult]:
+        with services.writing_for(token, scope.org_id, wait_s) as conn:
+            results = pipeline.write(conn, scope, prepared, ahead=ahead)
+            if idempotent is not None:
+                remember(conn, idempotent, response_of(results))
+            return results
 
     started = time.perf_counter()
     pipeline = services.pipeline
-    prepared = await services.write(prepare)
-    async with services.org_lock(scope.org_id):  # waiting here holds no thread
+    prepared = await services.prepare(prepare)
+    ahead = await services.prepare(pipeline.embed_planned, await services.read(plan, pipeline, prepared))
+    async with services.org_turn(scope.org_id) as wait_s:  # waiting here holds no thread
         try:
-            results = await services.write(write, pipeline, prepared)
+            results = await services.write(write, pipeline, prepared, ahead, wait_s)
         except psycopg.errors.ObjectNotInPrerequisiteState:
-            # The namespace was promoted to another model: follow it, and write once more.
+            # The namespace was promoted to another model: follow it, and write once more
+            # (its vectors computed in this turn: those embedded ahead are the old model's).
             await services.read(services.follow_models_quietly)
             if services.pipeline is pipeline:
                 raise
-            results = await services.write(write, services.pipeline, prepared)
+            results = await services.write(write, services.pipeline, prepared, EmbeddedAhead(), wait_s)
     if any(r.changed for r in results):
         services.authority.poke()
     if services.metrics is not None:
         fragments = sum(r.fragments for r in results)
         services.metrics.ingested(scope.org_id, len(results), fragments, time.perf_counter() - started)
     note(repo=scope.repo_id, persona=scope.persona_id, session=scope.session_id, documents=len(results))
+    return response_of(results)
+
+
+def response_of(results: list[IngestResult]) -> IngestResponse:
     return IngestResponse(
         [DocumentResult(r.path, r.doc_id, r.version, r.changed, r.fragments, r.created) for r in results]
     )
@@ -238,15 +285,15 @@ def delete_on(conn: psycopg.Connection, pipeline: IngestPipeline, doc_id: int) -
 
 async def delete_document(services: Services, token: str, doc_id: int) -> DocumentDeleted:
     """DELETE /documents/{id} and the MCP tool `delete_document`: a write (the org's
-    writers take turns, as for ingestion)."""
+    writers take turns, as for ingestion, waiting at most CONTEXTS_WRITE_LOCK_WAIT_S)."""
     org_id, _ = await services.read(services.authenticate, token)
 
-    def run() -> DocumentDeleted:
-        with services.acting_for(token, write=True) as conn:
+    def run(wait_s: float) -> DocumentDeleted:
+        with services.writing_for(token, org_id, wait_s) as conn:
             return delete_on(conn, services.pipeline, doc_id)
 
-    async with services.org_lock(org_id):
-        deleted = await services.write(run)
+    async with services.org_turn(org_id) as wait_s:
+        deleted = await services.write(run, wait_s)
     services.authority.poke()
     note(documents=1)
     return deleted

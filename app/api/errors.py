@@ -13,6 +13,7 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ExceptionHandlersMap
 from psycopg_pool import PoolTimeout
 
+from app.api.state import WriteBusy
 from app.db.availability import DatabaseUnavailable, is_connection_failure
 from app.db.duplicates import duplicate_detail
 from app.ingest.normalize import RejectedDocument
@@ -84,7 +85,7 @@ def problem(
     if status == 401:
         headers["WWW-Authenticate"] = 'Bearer realm="contexts"'
     if status == 503:
-        headers["Retry-After"] = RETRY_AFTER_SECONDS
+        headers.setdefault("Retry-After", RETRY_AFTER_SECONDS)
     return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers or None)
 
 
@@ -118,6 +119,8 @@ def failure_of(exc: BaseException, where: str) -> Failure:
         return Failure(503, "database unavailable")
     if isinstance(exc, DatabaseUnavailable):
         return Failure(503, "database unavailable")
+    if isinstance(exc, WriteBusy):
+        return Failure(503, str(exc), {"Retry-After": str(exc.retry_after_s)})
     if isinstance(exc, psycopg.Error):
         return _database_failure(exc, where)
     if isinstance(exc, RejectedDocument):
@@ -166,6 +169,7 @@ EXCEPTION_HANDLERS: ExceptionHandlersMap = {
         psycopg.Error,
         PoolTimeout,
         DatabaseUnavailable,
+        WriteBusy,
         RejectedDocument,
         DuplicatePaths,
         RecursionError,

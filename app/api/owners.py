@@ -162,11 +162,13 @@ class OwnersController(Controller):
         audited (data.owner_reassignments)."""
         services: Services = state.services
 
-        def run() -> OwnersReassigned:
-            with services.acting_for(token, write=True) as conn:
+        def run(wait_s: float) -> OwnersReassigned:
+            with services.writing_for(token, data.org_id, wait_s) as conn:
                 return reassign_on(conn, data)
 
-        return await services.write(run)
+        # It takes the org's write lock, as ingestion does: the same bounded turn.
+        async with services.org_turn(data.org_id) as wait_s:
+            return await services.write(run, wait_s)
 
     @put(
         "/orgs/{org_id:str}/webhook",

@@ -14,15 +14,23 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 import msgspec
-from litestar import Controller, post
+from litestar import Controller, Response, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
-from litestar.exceptions import NotFoundException
+from litestar.exceptions import NotFoundException, ValidationException
 from litestar.params import JSONBody, Parameter
 from psycopg.rows import dict_row
 
 from app.api.documents import ingest_documents
 from app.api.fragments import parse_id
+from app.api.idempotency import (
+    REPLAYED_HEADER,
+    REPLAYED_RESPONSE_HEADER,
+    IdempotencyKey,
+    IdempotentWrite,
+    once,
+    request_hash,
+)
 from app.api.openapi import BODY_ERRORS, problems
 from app.api.request_log import note as log_note
 from app.api.state import Services
@@ -32,6 +40,7 @@ from app.models import (
     DocumentIn,
     FragmentOut,
     IngestRequest,
+    IngestResponse,
     NotePromote,
     NoteProvenance,
     NoteResult,
@@ -152,11 +161,47 @@ async def open_session(services: Services, token: str, data: SessionOpen) -> Con
 
 
 async def write_note(
-    services: Services, token: str, org_id: str | None, session_id: str, note: NoteWrite
-) -> NoteResult:
+    services: Services,
+    token: str,
+    org_id: str | None,
+    session_id: str,
+    note: NoteWrite,
+    idempotency_key: str | None = None,
+) -> tuple[NoteResult, bool]:
     """POST /sessions/{id}/notes and the MCP tool `write_note`: a document of the session,
     through the ingestion path of POST /documents (a session that does not exist yet is
-    opened for the writer, as any first write into it). `org_id` None: the key's org."""
+    opened for the writer, as any first write into it). `org_id` None: the key's org.
+    With an Idempotency-Key, a retry is answered the first note's result (True: it was)."""
+    idempotent = None
+    if idempotency_key is not None:
+        door = f"POST /sessions/{session_id}/notes {org_id or ''}"
+        idempotent = IdempotentWrite(
+            idempotency_key, request_hash(door, note), lambda response: note_result(session_id, response)
+        )
+    return await once(
+        services,
+        token,
+        idempotent,
+        NoteResult,
+        lambda: _write_note(services, token, org_id, session_id, note, idempotent),
+    )
+
+
+def note_result(session_id: str, response: IngestResponse) -> NoteResult:
+    result = response.documents[0]
+    return NoteResult(
+        session_id, result.doc_id, result.path, result.version, result.changed, result.fragments, result.created
+    )
+
+
+async def _write_note(
+    services: Services,
+    token: str,
+    org_id: str | None,
+    session_id: str,
+    note: NoteWrite,
+    idempotent: IdempotentWrite | None,
+) -> NoteResult:
     key_org, principal_id = await services.read(services.authenticate, token)
     document = {
         "path": note.path or f"notes/{hashlib.sha256(note.text.encode()).hexdigest()[:16]}.md",
@@ -168,10 +213,11 @@ async def write_note(
     }
     # From plain data, so the request is validated exactly as a POST /documents body is.
     body = {"scope": {"org_id": org_id or key_org, "session_id": session_id}, "documents": [document]}
-    result = (await ingest_documents(services, token, msgspec.convert(body, IngestRequest))).documents[0]
-    return NoteResult(
-        session_id, result.doc_id, result.path, result.version, result.changed, result.fragments, result.created
-    )
+    try:
+        request = msgspec.convert(body, IngestRequest)
+    except msgspec.ValidationError as exc:
+        raise ValidationException(f"invalid note: {exc}") from None
+    return note_result(session_id, await ingest_documents(services, token, request, idempotent))
 
 
 async def promote_note(
@@ -261,14 +307,23 @@ class SessionsController(Controller):
         status_code=201,
         summary="Write a note into a session",
         responses=problems(*BODY_ERRORS, 404, 409, 422),
+        response_headers=[REPLAYED_RESPONSE_HEADER],
     )
     async def notes(
-        self, session_id: SessionId, data: JSONBody[NoteWrite], state: State, token: NamedDependency[str]
-    ) -> NoteResult:
+        self,
+        session_id: SessionId,
+        data: JSONBody[NoteWrite],
+        state: State,
+        token: NamedDependency[str],
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[NoteResult]:
         """Stored as a document of the session (in the key's org), indexed at once,
         retrievable only in that session and expiring with it. A session that does not
-        exist yet is opened for the writer; one it may not write is a 403."""
-        return await write_note(state.services, token, None, session_id, data)
+        exist yet is opened for the writer; one it may not write is a 403. Writes of the
+        org take turns as for POST /documents (503 with Retry-After past
+        CONTEXTS_WRITE_LOCK_WAIT_S), and an `Idempotency-Key` makes a retry safe."""
+        result, replayed = await write_note(state.services, token, None, session_id, data, idempotency_key)
+        return Response(result, status_code=201, headers={REPLAYED_HEADER: "true"} if replayed else None)
 
     @post(
         "/{session_id:str}/notes/{note_id:str}/promote",

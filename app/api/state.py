@@ -13,12 +13,13 @@ import contextvars
 import functools
 import hashlib
 import logging
+import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, TypeVar
 
 import psycopg
@@ -91,6 +92,19 @@ class RecentKeys:
             return True
 
 
+class WriteBusy(Exception):
+    """A write waited longer than CONTEXTS_WRITE_LOCK_WAIT_S for its org's turn: answered
+    503 with Retry-After, having stored nothing (safe to retry, with the same
+    Idempotency-Key)."""
+
+    def __init__(self, org_id: str, waited_s: float, retry_after_s: int) -> None:
+        super().__init__(
+            f"another write of org {org_id} held its write lock for more than {waited_s:g} s; nothing was "
+            f"stored: retry in {retry_after_s} s (with the same Idempotency-Key, if you sent one)"
+        )
+        self.retry_after_s = retry_after_s
+
+
 class Services:
     def __init__(
         self,
@@ -122,6 +136,9 @@ class Services:
         # One thread per read connection: a read thread never waits for a connection.
         self.read_executor = ThreadPoolExecutor(settings.pool_max_size, thread_name_prefix="contexts-read")
         self.write_executor = ThreadPoolExecutor(settings.write_workers, thread_name_prefix="contexts-write")
+        # Chunking and embedding of writes: CPU only, no connection, no lock; a write's
+        # SQL then runs on a write thread, so it never queues behind another's model.
+        self.prepare_executor = ThreadPoolExecutor(settings.write_workers, thread_name_prefix="contexts-prepare")
         # Threads that wait for a query vector (app.retrieve.query_vectors): as many as
         # requests may be in flight, so that all of them can join one model call. They
         # hold no connection, and sleep while a call runs.
@@ -145,6 +162,7 @@ class Services:
             self.monitor.close()
         self.read_executor.shutdown(wait=False, cancel_futures=True)
         self.write_executor.shutdown(wait=False, cancel_futures=True)
+        self.prepare_executor.shutdown(wait=False, cancel_futures=True)
         self.embed_executor.shutdown(wait=False, cancel_futures=True)
         for pool in {id(self.pool): self.pool, id(self.write_pool): self.write_pool}.values():
             pool.close()
@@ -158,6 +176,10 @@ class Services:
 
     async def write(self, fn: Callable[..., T], *args: object) -> T:
         return await self._run(self.write_executor, fn, *args)
+
+    async def prepare(self, fn: Callable[..., T], *args: object) -> T:
+        """CPU work of a write (chunking, embedding), holding no connection."""
+        return await self._run(self.prepare_executor, fn, *args)
 
     async def query_vectors(self, query: str, retriever: Retriever | None = None) -> QueryVectors:
         """The query's vectors, computed with those of the other requests waiting; a
@@ -270,6 +292,42 @@ class Services:
         if lock is None:
             lock = self._org_locks[org_id] = asyncio.Lock()
         return lock
+
+    @asynccontextmanager
+    async def org_turn(self, org_id: str) -> AsyncIterator[float]:
+        """The org's turn to write, waited for at most CONTEXTS_WRITE_LOCK_WAIT_S (WriteBusy
+        then, a 503): first among this service's writers (waiting holds no thread), then
+        yields the seconds left of the bound, for the database's own lock
+        (`bounded_lock_wait`)."""
+        bound = self.settings.write_lock_wait_s
+        started = time.monotonic()
+        lock = self.org_lock(org_id)
+        try:
+            async with asyncio.timeout(bound):
+                await lock.acquire()
+        except TimeoutError:
+            raise self.busy(org_id) from None
+        try:
+            yield max(0.0, bound - (time.monotonic() - started))
+        finally:
+            lock.release()
+
+    def busy(self, org_id: str) -> WriteBusy:
+        bound = self.settings.write_lock_wait_s
+        return WriteBusy(org_id, bound, max(1, min(60, math.ceil(bound))))
+
+    @contextmanager
+    def writing_for(self, token: str, org_id: str, wait_s: float) -> Iterator[psycopg.Connection]:
+        """acting_for(token, write=True) in the org's turn (`org_turn` yields `wait_s`):
+        a lock the transaction needs (the org's advisory write lock above all, taken by
+        api.begin_document, api.delete_document, api.owners_reassign) is waited for at
+        most the seconds left of the bound, then WriteBusy (a 503; rolled back)."""
+        with self.acting_for(token, write=True) as conn:
+            conn.execute("select set_config('lock_timeout', %s, true)", (f"{max(1, round(wait_s * 1000))}ms",))
+            try:
+                yield conn
+            except psycopg.errors.LockNotAvailable:
+                raise self.busy(org_id) from None
 
     # -- transactions --------------------------------------------------------------
 

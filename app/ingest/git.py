@@ -67,6 +67,16 @@ def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
     return done.stdout
 
 
+def commit_time(seconds: int) -> datetime:
+    """A commit's time. Git records years past 9999 (and Python's datetime holds none):
+    such a time is clamped to the last (or first) one datetime holds, which ingestion
+    then refuses with a message (app/readable.py) instead of the sync failing."""
+    try:
+        return datetime.fromtimestamp(seconds, tz=UTC)
+    except (OverflowError, ValueError, OSError):
+        return datetime.max.replace(tzinfo=UTC) if seconds > 0 else datetime.min.replace(tzinfo=UTC)
+
+
 class WorkTree:
     """A git work tree, named by its top-level directory."""
 
@@ -165,7 +175,7 @@ class WorkTree:
                 at = end + 1 + size + 1
 
     def committed_at(self, commit: str) -> datetime:
-        return datetime.fromtimestamp(int(_git(self.root, "show", "-s", "--format=%ct", commit).strip()), tz=UTC)
+        return commit_time(int(_git(self.root, "show", "-s", "--format=%ct", commit).strip()))
 
     def last_changed(self, commit: str, paths: Iterable[str], since: str | None = None) -> dict[str, datetime]:
         """When each path last changed in the history of `commit` (its newest commit that
@@ -184,7 +194,7 @@ class WorkTree:
             for raw in log.stdout:
                 line = raw.rstrip(b"\n").decode("utf-8", "surrogateescape")
                 if line.startswith("\x01"):
-                    when = datetime.fromtimestamp(int(line[1:]), tz=UTC)
+                    when = commit_time(int(line[1:]))
                 elif line and when is not None and line in wanted and line not in found:
                     found[line] = when
                     if len(found) == len(wanted):

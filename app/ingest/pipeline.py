@@ -1,9 +1,13 @@
 """The ingestion lane end to end: normalize, chunk, deduplicate, embed, write.
 
-Pure-Python preparation (normalize, chunk, SimHash) runs without the database; the
-write runs inside the caller's transaction: record the document versions, ask SQL
-which chunks collapse into existing fragments, embed only the new ones (batched over
-the whole group of documents), then write fragments and source pointers.
+Pure-Python preparation (normalize, chunk, SimHash) runs without the database. Then
+the chunks that will need a vector are embedded before the org's write lock is taken
+(`embed_ahead`: SQL says which chunks match no fragment, without locking anything), so
+a large write holds the lock only for its SQL. The write runs inside the caller's
+transaction: record the document versions (api.begin_document takes the org's lock),
+ask SQL again which chunks collapse into existing fragments, embed only what is new and
+was not embedded ahead (rare: a fragment another writer retired meanwhile), then write
+fragments and source pointers.
 """
 
 from __future__ import annotations
@@ -11,8 +15,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 import psycopg
 
@@ -21,13 +27,16 @@ from app.ingest.chunk_prose import ProseChunker
 from app.ingest.chunks import CHUNKER_VERSION, Chunk
 from app.ingest.dedupe import simhash64, to_signed
 from app.ingest.embed import Embedder, model_label
-from app.ingest.normalize import NormalizedDocument, SourceDocument, normalize
+from app.ingest.normalize import VALIDITY_KEYS, NormalizedDocument, RejectedDocument, SourceDocument, normalize
 from app.ingest.references import document_references
 from app.ingest.tokens import count_tokens
 from app.owners import CODEOWNERS_PATHS, CodeOwners, find_codeowners
+from app.readable import metadata_problem, time_problem
 from app.retrieve.features import reading
 from app.scope import Scope
 from app.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 class DuplicatePaths(ValueError):
@@ -68,6 +77,39 @@ class IngestResult:
     fragments: int
     created: int
     """Fragments written new; the rest collapsed into existing canonical fragments."""
+
+
+@dataclass(slots=True)
+class EmbeddedAhead:
+    """Vectors computed before the write lock is taken, by (model, embedding input): what
+    the write then needs no model for. Keyed by the model's name, so vectors of a model
+    the namespace no longer serves (a promotion meanwhile) are never written."""
+
+    vectors: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    planned: int = 0
+    """Inputs the plan asked for (each embedded with the active model and with every
+    other live generation of its namespace)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingPlan:
+    """What `embed_ahead` will compute: per namespace, the inputs of chunks no stored
+    fragment holds exactly, and the embedders of that namespace's live generations."""
+
+    inputs: dict[str, list[str]]
+    embedders: dict[str, list[Embedder]]
+
+
+def unreadable(doc: NormalizedDocument) -> str | None:
+    """Why a normalized document may not be stored (None when it may): its timestamp,
+    or a validity bound of its metadata (or front matter), is a time no reader decodes;
+    or its metadata is nested too deeply (app/readable.py)."""
+    problem = time_problem(doc.timestamp, "timestamp") or metadata_problem(doc.metadata)
+    for key in VALIDITY_KEYS:
+        value = doc.metadata.get(key)
+        if problem is None and isinstance(value, str):
+            problem = time_problem(datetime.fromisoformat(value), f"metadata {key}")
+    return problem
 
 
 def embedding_input(path: str, heading_path: Iterable[str], text: str) -> str:
@@ -132,8 +174,13 @@ class IngestPipeline:
 
     def normalize(self, source: SourceDocument) -> NormalizedDocument:
         """The first half of `prepare` (about a tenth of its cost): enough to know
-        whether the document changed."""
-        return normalize(source, max_bytes=self.settings.max_document_bytes)
+        whether the document changed. A document holding a time no reader could decode
+        is refused here, before any chunking or embedding (SQL refuses it too)."""
+        doc = normalize(source, max_bytes=self.settings.max_document_bytes)
+        problem = unreadable(doc)
+        if problem is not None:
+            raise RejectedDocument(f"{doc.path}: {problem}")
+        return doc
 
     def chunk(self, doc: NormalizedDocument) -> PreparedDocument:
         if supports(doc.syntax):
@@ -171,18 +218,85 @@ class IngestPipeline:
         ).fetchall()
         return {path: IngestResult(path, doc_id, version, False, 0, 0) for path, doc_id, version in rows}
 
+    @staticmethod
+    def _check_paths(documents: list[PreparedDocument]) -> None:
+        paths = [p.doc.path for p in documents]
+        repeated = sorted({p for p in paths if paths.count(p) > 1})
+        if repeated:
+            raise DuplicatePaths(f"each document path may appear once per ingestion: {', '.join(repeated)}")
+
+    def plan_embeddings(
+        self, conn: psycopg.Connection, scope: Scope, documents: Iterable[PreparedDocument]
+    ) -> EmbeddingPlan:
+        """Which chunks the write will need vectors for, asked without taking the org's
+        write lock (the bound principal needs write grants): those of documents that
+        changed which no stored fragment holds exactly. A near-duplicate match counts as
+        new: it is most often the document's own previous text, which this write retires
+        (its fragment then leaves, and the chunk becomes a fragment of its own)."""
+        documents = list(documents)
+        self._check_paths(documents)
+        unchanged = self.unchanged(conn, scope, [p.doc for p in documents]) if documents else {}
+        changed = [p for p in documents if p.doc.path not in unchanged]
+        chunks = [
+            (p.namespace, embedding_input(p.doc.path, c.heading_path, c.text), c.text)
+            for p in changed
+            for c in p.chunks
+        ]
+        if not chunks:
+            return EmbeddingPlan({}, {})
+        matches = conn.execute(
+            "select ordinal, fragment_id, distance from api.match_fragments(%s, %s, %s, %s, %s, %s, %s)",
+            (
+                *scope.as_args(),
+                [namespace for namespace, _input, _text in chunks],
+                [hashlib.sha256(text.encode("utf-8")).hexdigest() for _namespace, _input, text in chunks],
+                [to_signed(simhash64(text)) for _namespace, _input, text in chunks],
+            ),
+        ).fetchall()
+        inputs: dict[str, list[str]] = {}
+        for (namespace, text, _chunk), (_ordinal, fragment_id, distance) in zip(chunks, matches):
+            if fragment_id is None or distance:
+                inputs.setdefault(namespace, []).append(text)
+        secondary = self.secondary_models(conn) if inputs else {}
+        embedders = {
+            namespace: [self.embedders[namespace], *(e for _id, e in secondary.get(namespace, []))]
+            for namespace in inputs
+        }
+        return EmbeddingPlan({ns: list(dict.fromkeys(texts)) for ns, texts in inputs.items()}, embedders)
+
+    @staticmethod
+    def embed_planned(plan: EmbeddingPlan) -> EmbeddedAhead:
+        """Compute what `plan` names (CPU only: no connection is needed or held)."""
+        ahead = EmbeddedAhead()
+        for namespace, texts in plan.inputs.items():
+            ahead.planned += len(texts)
+            for embedder in plan.embedders[namespace]:
+                for text, vector in zip(texts, embedder.embed(texts)):
+                    ahead.vectors[(embedder.name, text)] = vector
+        return ahead
+
+    def embed_ahead(
+        self, conn: psycopg.Connection, scope: Scope, documents: Iterable[PreparedDocument]
+    ) -> EmbeddedAhead:
+        """plan_embeddings, then embed_planned, on the caller's connection (which holds no
+        lock meanwhile): what `write` does first when it is given nothing embedded."""
+        return self.embed_planned(self.plan_embeddings(conn, scope, documents))
+
     def write(
         self,
         conn: psycopg.Connection,
         scope: Scope,
         documents: Iterable[PreparedDocument],
         on_document: Callable[[IngestResult], None] | None = None,
+        ahead: EmbeddedAhead | None = None,
     ) -> list[IngestResult]:
+        """Write `documents` in the caller's transaction. Their new chunks are embedded
+        first, before api.begin_document takes the org's write lock, unless `ahead`
+        holds them already (the service embeds in another thread, holding no connection)."""
         documents = list(documents)
-        paths = [p.doc.path for p in documents]
-        repeated = sorted({p for p in paths if paths.count(p) > 1})
-        if repeated:
-            raise DuplicatePaths(f"each document path may appear once per ingestion: {', '.join(repeated)}")
+        self._check_paths(documents)
+        if ahead is None:
+            ahead = self.embed_ahead(conn, scope, documents)
         results: list[IngestResult] = []
         pending: list[_Pending] = []
         detached: list[dict] = []
@@ -246,7 +360,7 @@ class IngestPipeline:
             pending.append(item)
         pending.extend(self._rehomed(detached, {p.doc_id: p.version for p in pending}))
         if pending:
-            results.extend(self._write_pending(conn, scope, pending, on_document))
+            results.extend(self._write_pending(conn, scope, pending, on_document, ahead))
         if any(r.changed and r.path in CODEOWNERS_PATHS for r in results):
             self.resolve_owners(conn, scope, self.codeowners(conn, scope, []))
         return results
@@ -292,7 +406,7 @@ class IngestPipeline:
         Returns the pointers written."""
         pending = self._rehomed(detached, {})
         if pending:
-            self._write_pending(conn, scope, pending, None)
+            self._write_pending(conn, scope, pending, None, None)
         return sum(len(item.rows) for item in pending)
 
     def _write_pending(
@@ -301,6 +415,7 @@ class IngestPipeline:
         scope: Scope,
         pending: list[_Pending],
         on_document: Callable[[IngestResult], None] | None,
+        ahead: EmbeddedAhead | None,
     ) -> list[IngestResult]:
         results: list[IngestResult] = []
         self.model_ids(conn)  # unchanged documents need no model at all
@@ -323,7 +438,9 @@ class IngestPipeline:
             item.is_new = is_new[start : start + len(item.rows)]
             start += len(item.rows)
 
-        self._embed_new(pending, secondary)
+        embedded_now = self._embed_new(pending, secondary, ahead)
+        if embedded_now and ahead is not None and ahead.planned:
+            log.info("%d chunks embedded under the write lock of %s (not planned ahead)", embedded_now, scope.org_id)
         for item in pending:
             written = conn.execute(
                 "select ordinal, fragment_id, created from api.add_fragments(%s, %s, %s)",
@@ -383,19 +500,34 @@ class IngestPipeline:
             out.setdefault(namespace, []).append((model_id, self._secondary[source]))
         return out
 
-    def _embed_new(self, pending: list[_Pending], secondary: dict[str, list[tuple[int, Embedder]]]) -> None:
-        """Embed the chunks SQL did not match, batched per namespace over all documents,
-        with the active model and every other live generation of their namespace."""
+    def _embed_new(
+        self,
+        pending: list[_Pending],
+        secondary: dict[str, list[tuple[int, Embedder]]],
+        ahead: EmbeddedAhead | None,
+    ) -> int:
+        """Give the chunks SQL did not match their vectors, with the active model and
+        every other live generation of their namespace: those embedded ahead are looked
+        up, the rest embedded now (batched per namespace over all documents). Returns the
+        inputs embedded now, under the org's write lock."""
         by_namespace: dict[str, list[tuple[dict, str]]] = {}
         for item in pending:
             for row, text, new in zip(item.rows, item.inputs, item.is_new):
                 if new:
                     by_namespace.setdefault(row["namespace"], []).append((row, text))
+        known = ahead.vectors if ahead is not None else {}
+        embedded_now = 0
         for namespace, work in by_namespace.items():
-            texts = [text for _row, text in work]
-            vectors = self.embedders[namespace].embed(texts)
-            for (row, _text), vector in zip(work, vectors):
-                row["embedding"] = vector
-            for model_id, embedder in secondary.get(namespace, []):
-                for (row, _text), vector in zip(work, embedder.embed(texts)):
-                    row.setdefault("generations", {})[str(model_id)] = vector
+            models = [(None, self.embedders[namespace]), *secondary.get(namespace, [])]
+            for model_id, embedder in models:
+                missing = list(dict.fromkeys(text for _row, text in work if (embedder.name, text) not in known))
+                vectors = dict(zip(missing, embedder.embed(missing))) if missing else {}
+                if model_id is None:
+                    embedded_now += len(missing)
+                for row, text in work:
+                    vector = vectors[text] if text in vectors else known[(embedder.name, text)]
+                    if model_id is None:
+                        row["embedding"] = vector
+                    else:
+                        row.setdefault("generations", {})[str(model_id)] = vector
+        return embedded_now

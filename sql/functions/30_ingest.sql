@@ -73,6 +73,75 @@ end
 $$;
 comment on function api.active_model(text, text, int) is 'Id of the active model of a namespace, checked against the caller''s model.';
 
+-- data._path_problem: why a document path may not be stored (null when it may). The
+-- rule of app.ingest.normalize.normalize_path, for every door: a path as that function
+-- returns it (NFC, relative, `/` between segments, no empty, `.`, blank or `..` segment,
+-- at most 1,024 characters) with no character a reader of a citation cannot see or that
+-- breaks its line (Unicode categories Cc, Cf, Zl and Zp, as of Unicode 14).
+create or replace function data._path_problem(p_path text)
+returns text
+language sql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+    select case
+        when p_path is null or p_path = '' then 'a document needs a path'
+        when length(p_path) > 1024 then format('a path of %s characters is over the 1024-character limit', length(p_path))
+        when p_path ~ '[\u0001-\u001f\u007f-\u009f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]'
+            then format('path %s contains a control or invisible formatting character', to_json(p_path))
+        when p_path is not nfc normalized then format('path %s is not in Unicode normal form C', to_json(p_path))
+        when strpos(p_path, '\') > 0 then format('path %s contains a backslash (separate segments with /)', to_json(p_path))
+        when exists (select 1 from unnest(string_to_array(p_path, '/')) s(segment) where s.segment in ('', '.'))
+            then format('path %s has an empty or "." segment (a leading, trailing or doubled /)', to_json(p_path))
+        when exists (select 1 from unnest(string_to_array(p_path, '/')) s(segment)
+                     where regexp_replace(s.segment, '^[ \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+|[ \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+$', '', 'g')
+                           in ('', '..'))
+            then format('path %s has a blank or ".." segment', to_json(p_path))
+    end
+$$;
+comment on function data._path_problem(text) is 'Why a document path may not be stored (null when it may): what app.ingest.normalize.normalize_path would change or refuse.';
+
+-- data._metadata_problem: why a document's metadata may not be stored (null when it
+-- may): a JSON object of at most 32 KiB as printed here, nested at most 32 levels deep
+-- (a reader decodes it recursively), whose numbers a double holds (a reader decodes
+-- them as doubles; beyond one it reads infinity, or fails on a long integer), and whose
+-- `valid_from` / `valid_until`, when they are times, are times every reader can decode
+-- (data._readable_time: they become the fragments' window). The HTTP API refuses more
+-- before it gets here (16 KiB of compact JSON), app.readable the same depth.
+create or replace function data._metadata_problem(p_metadata jsonb)
+returns text
+language plpgsql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    k text;
+begin
+    if jsonb_typeof(p_metadata) is distinct from 'object' then
+        return 'metadata must be a JSON object';
+    end if;
+    if octet_length(p_metadata::text) > 32768 then
+        return format('metadata is %s bytes as JSON; at most 32768 are stored', octet_length(p_metadata::text));
+    end if;
+    -- A container at level 32 (the object itself at 0) is a 33rd level of nesting.
+    if jsonb_path_exists(p_metadata, 'strict $.**{32} ? (@.type() == "object" || @.type() == "array")') then
+        return 'metadata is nested more than 32 levels deep';
+    end if;
+    if jsonb_path_exists(p_metadata,
+           'strict $.** ? (@.type() == "number" && (@ > 1.7976931348623157e308 || @ < -1.7976931348623157e308))') then
+        return 'metadata holds a number beyond what a double holds (about 1.8e308)';
+    end if;
+    foreach k in array array['valid_from', 'valid_until'] loop
+        if jsonb_typeof(p_metadata -> k) = 'string' and pg_input_is_valid(p_metadata ->> k, 'timestamptz')
+           and not ((p_metadata ->> k)::timestamptz >= '0001-01-02 00:00:00+00'::timestamptz
+                    and (p_metadata ->> k)::timestamptz < '9999-12-31 00:00:00+00'::timestamptz) then
+            return format('metadata %s %s is outside the times every reader can decode: from 0001-01-02 to 9999-12-30 (UTC)',
+                          k, p_metadata ->> k);
+        end if;
+    end loop;
+    return null;
+end
+$$;
+comment on function data._metadata_problem(jsonb) is 'Why a document''s metadata may not be stored (null when it may): not an object, over 32 KiB, nested over 32 levels, a number beyond a double, or a validity time no reader can decode.';
+
 -- api.begin_document: record a document's content. Unchanged content is a no-op;
 -- changed content becomes a new version and retires the previous version's fragment
 -- pointers (the old version's rows stay for history). Serialised per org so
@@ -92,8 +161,15 @@ declare
     current_hash text;
     new_version int;
     named record;
+    problem text;
 begin
     perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    -- Only what every reader can decode is stored (app/readable.py says the same).
+    problem := coalesce(data._path_problem(p_path), data._metadata_problem(coalesce(p_metadata, '{}')));
+    if problem is not null then
+        raise exception 'invalid document: %', problem using errcode = '22023';
+    end if;
+    perform data._readable_time(p_source_ts, 'the document''s timestamp');
     perform api.ensure_scope(p_org_id, p_repo_id, p_persona_id, p_session_id);
     perform pg_advisory_xact_lock(hashtextextended('contexts.ingest:' || p_org_id, 0));
 

@@ -197,7 +197,7 @@ begin
                 'api.ranking_profile_delete', 'api.persona_vectors_set', 'api.sync_record', 'api.context_create',
                 'api.context_add_version', 'api.context_retire', 'api.context_subscribe', 'api.context_unsubscribe',
                 'api.context_candidates', 'api.secondary_models', 'api.serving_models', 'api.previous_models',
-                'api.rule_create', 'api.rule_delete']),
+                'api.rule_create', 'api.rule_delete', 'api.idempotent_response', 'api.idempotent_record']),
             -- Index sizes of every org for GET /metrics (sql/functions/70_metrics.sql).
             (array['contexts_service'], array['api.metrics_org_sizes']),
             -- Citation authority, refreshed after ingestion (sql/functions/47_authority.sql).

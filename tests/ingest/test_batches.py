@@ -132,8 +132,9 @@ def test_an_unchanged_document_is_not_chunked_again(conn, pipeline, org, monkeyp
 
 
 def test_a_group_asks_for_duplicates_once(conn, pipeline, org, monkeypatch):
-    """Every chunk of a group is matched against stored fragments in one call; only the
-    new ones are embedded."""
+    """Every chunk of a group is matched against stored fragments in one call before the
+    org's write lock (to embed the new ones outside it) and in one call under it; only
+    the new ones are embedded, once."""
     import psycopg
 
     list(ingest_groups(conn, pipeline, org, "admin", ITEMS[:1], source))
@@ -161,7 +162,7 @@ def test_a_group_asks_for_duplicates_once(conn, pipeline, org, monkeypatch):
     monkeypatch.setitem(pipeline.embedders, "prose", Counting(pipeline.embedders["prose"]))
     copy = [(p.replace("notes/", "copies/"), t) for p, t in DOCS.items()]  # n0's text is stored already
     groups = list(ingest_groups(conn, pipeline, org, "admin", copy, source))
-    assert sum(1 for q in calls if "api.match_fragments" in q) == 1
+    assert sum(1 for q in calls if "api.match_fragments" in q) == 2
     assert sum(g.changed for g in groups) == len(DOCS) and sum(g.created for g in groups) == len(DOCS) - 1
     assert len(embedded) == len(DOCS) - 1 and not any("Note 0" in t for t in embedded)
 

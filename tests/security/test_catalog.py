@@ -243,6 +243,9 @@ EXECUTABLE = {
         "api.rule_delete",
         "api.rule_matches",
         "api.rules_list",
+        # Idempotent writes (sql/functions/37_idempotency.sql): the service's own keys.
+        "api.idempotent_response",
+        "api.idempotent_record",
     },
     "contexts_analyst": {
         "api.rule_matches",

@@ -761,6 +761,44 @@ COMMENT ON FUNCTION api.grant_scope(p_org_id text, p_principal_id text, p_scope_
 
 
 --
+-- Name: idempotent_record(text, text, integer, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION api.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) IS 'Remember a write''s response under its Idempotency-Key in the write''s transaction; false when the key is taken (a concurrent request with it committed first).';
+
+
+--
+-- Name: idempotent_response(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.idempotent_response(p_key text) RETURNS TABLE(request_hash text, status integer, response jsonb, created_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION api.idempotent_response(p_key text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION idempotent_response(p_key text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.idempotent_response(p_key text) IS 'The response an earlier write of the bound principal with this Idempotency-Key got (within 24 hours), and the hash of its request.';
+
+
+--
 -- Name: lexical_document(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -2375,6 +2413,25 @@ COMMENT ON FUNCTION data._citation_pagerank(p_damping double precision, p_iterat
 
 
 --
+-- Name: _clamp_unreadable_times(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._clamp_unreadable_times() RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._clamp_unreadable_times() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _clamp_unreadable_times(); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._clamp_unreadable_times() IS 'Clamp every stored time no reader can decode (time columns of the data schema, metadata windows) to the readable range, and check each time column from then on; returns the values clamped. Migration 0026 runs it.';
+
+
+--
 -- Name: _context_rows(bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -2538,6 +2595,25 @@ CREATE FUNCTION data._json_number(p_value jsonb) RETURNS double precision
 ALTER FUNCTION data._json_number(p_value jsonb) OWNER TO <migrator>;
 
 --
+-- Name: _metadata_problem(jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._metadata_problem(p_metadata jsonb) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._metadata_problem(p_metadata jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _metadata_problem(p_metadata jsonb); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._metadata_problem(p_metadata jsonb) IS 'Why a document''s metadata may not be stored (null when it may): not an object, over 32 KiB, nested over 32 levels, a number beyond a double, or a validity time no reader can decode.';
+
+
+--
 -- Name: _metadata_time(text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -2567,6 +2643,25 @@ CREATE FUNCTION data._on_sources_deleted() RETURNS trigger
 
 
 ALTER FUNCTION data._on_sources_deleted() OWNER TO <migrator>;
+
+--
+-- Name: _path_problem(text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._path_problem(p_path text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._path_problem(p_path text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _path_problem(p_path text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._path_problem(p_path text) IS 'Why a document path may not be stored (null when it may): what app.ingest.normalize.normalize_path would change or refuse.';
+
 
 --
 -- Name: _principal_or_raise(); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -2642,6 +2737,25 @@ ALTER FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) OWNER TO 
 COMMENT ON FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) IS 'Fragments among the given ids the current principal may read now (the data.fragments policy).';
 
 
+--
+-- Name: _readable_time(timestamp with time zone, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._readable_time(p_value timestamp with time zone, p_what text) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._readable_time(p_value timestamp with time zone, p_what text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _readable_time(p_value timestamp with time zone, p_what text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._readable_time(p_value timestamp with time zone, p_what text) IS 'True for null or a time from 0001-01-02 to 9999-12-30 UTC (what every reader, in any time zone, decodes); raises 22023 naming p_what otherwise. Checked on every time column of the data schema.';
+
+
 SET default_tablespace = '';
 
 SET default_table_access_method = heap;
@@ -2666,9 +2780,12 @@ CREATE TABLE data.documents (
     deleted_by text,
     link_keys text[] GENERATED ALWAYS AS (data._document_keys(path)) STORED,
     owner_source text DEFAULT 'document'::text NOT NULL,
+    CONSTRAINT documents_created_at_readable CHECK (data._readable_time(created_at, 'documents.created_at'::text)),
+    CONSTRAINT documents_deleted_at_readable CHECK (data._readable_time(deleted_at, 'documents.deleted_at'::text)),
     CONSTRAINT documents_kind_check CHECK ((kind ~ '^[a-z][a-z0-9-]{0,31}$'::text)),
     CONSTRAINT documents_owner_source_known CHECK ((owner_source = ANY (ARRAY['document'::text, 'codeowners'::text, 'default'::text, 'reassigned'::text, 'none'::text]))),
-    CONSTRAINT documents_path_check CHECK (((length(path) >= 1) AND (length(path) <= 1024)))
+    CONSTRAINT documents_path_check CHECK (((length(path) >= 1) AND (length(path) <= 1024))),
+    CONSTRAINT documents_updated_at_readable CHECK (data._readable_time(updated_at, 'documents.updated_at'::text))
 );
 
 ALTER TABLE ONLY data.documents FORCE ROW LEVEL SECURITY;
@@ -3086,7 +3203,9 @@ CREATE TABLE data.contexts (
     retired_at timestamp with time zone,
     retired_by text,
     CONSTRAINT context_name_format CHECK ((name ~ '^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,127}$'::text)),
-    CONSTRAINT contexts_description_check CHECK ((length(description) <= 2000))
+    CONSTRAINT contexts_created_at_readable CHECK (data._readable_time(created_at, 'contexts.created_at'::text)),
+    CONSTRAINT contexts_description_check CHECK ((length(description) <= 2000)),
+    CONSTRAINT contexts_retired_at_readable CHECK (data._readable_time(retired_at, 'contexts.retired_at'::text))
 );
 
 ALTER TABLE ONLY data.contexts FORCE ROW LEVEL SECURITY;
@@ -3382,9 +3501,11 @@ CREATE TABLE data.eval_runs (
     started_at timestamp with time zone NOT NULL,
     finished_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
     CONSTRAINT eval_runs_command_check CHECK ((command = ANY (ARRAY['run'::text, 'gate'::text, 'replay'::text]))),
+    CONSTRAINT eval_runs_finished_at_readable CHECK (data._readable_time(finished_at, 'eval_runs.finished_at'::text)),
     CONSTRAINT eval_runs_options_check CHECK ((jsonb_typeof(options) = 'object'::text)),
     CONSTRAINT eval_runs_outcome_check CHECK ((outcome = ANY (ARRAY['passed'::text, 'failed'::text, 'baseline'::text]))),
-    CONSTRAINT eval_runs_pipeline_check CHECK ((jsonb_typeof(pipeline) = 'object'::text))
+    CONSTRAINT eval_runs_pipeline_check CHECK ((jsonb_typeof(pipeline) = 'object'::text)),
+    CONSTRAINT eval_runs_started_at_readable CHECK (data._readable_time(started_at, 'eval_runs.started_at'::text))
 );
 
 
@@ -3630,6 +3751,7 @@ CREATE TABLE data.retrieval_traces (
     query_models text[],
     query_vectors extensions.vector[],
     left_out jsonb,
+    CONSTRAINT retrieval_traces_created_at_readable CHECK (data._readable_time(created_at, 'retrieval_traces.created_at'::text)),
     CONSTRAINT retrieval_traces_query_vectors_match CHECK ((cardinality(query_models) = cardinality(query_vectors)))
 );
 
@@ -3802,8 +3924,12 @@ CREATE TABLE data.fragments (
     valid_until timestamp with time zone,
     owner_source text DEFAULT 'document'::text NOT NULL,
     reading bytea,
+    CONSTRAINT fragments_created_at_readable CHECK (data._readable_time(created_at, 'fragments.created_at'::text)),
     CONSTRAINT fragments_owner_source_known CHECK ((owner_source = ANY (ARRAY['document'::text, 'codeowners'::text, 'default'::text, 'reassigned'::text, 'none'::text]))),
-    CONSTRAINT fragments_token_count_check1 CHECK ((token_count >= 0))
+    CONSTRAINT fragments_token_count_check1 CHECK ((token_count >= 0)),
+    CONSTRAINT fragments_updated_at_readable CHECK (data._readable_time(updated_at, 'fragments.updated_at'::text)),
+    CONSTRAINT fragments_valid_from_readable CHECK (data._readable_time(valid_from, 'fragments.valid_from'::text)),
+    CONSTRAINT fragments_valid_until_readable CHECK (data._readable_time(valid_until, 'fragments.valid_until'::text))
 )
 PARTITION BY LIST (org_id);
 
@@ -3941,7 +4067,9 @@ CREATE TABLE data.fragment_sources (
     content_hash text NOT NULL,
     retired_at timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    org_id text NOT NULL
+    org_id text NOT NULL,
+    CONSTRAINT fragment_sources_created_at_readable CHECK (data._readable_time(created_at, 'fragment_sources.created_at'::text)),
+    CONSTRAINT fragment_sources_retired_at_readable CHECK (data._readable_time(retired_at, 'fragment_sources.retired_at'::text))
 );
 
 ALTER TABLE ONLY data.fragment_sources FORCE ROW LEVEL SECURITY;
@@ -4334,10 +4462,14 @@ CREATE TABLE data.api_keys (
     expires_at timestamp with time zone,
     read_only boolean DEFAULT false NOT NULL,
     repos text[],
+    CONSTRAINT api_keys_created_at_readable CHECK (data._readable_time(created_at, 'api_keys.created_at'::text)),
     CONSTRAINT api_keys_expire_after_creation CHECK (((expires_at IS NULL) OR (expires_at > created_at))),
+    CONSTRAINT api_keys_expires_at_readable CHECK (data._readable_time(expires_at, 'api_keys.expires_at'::text)),
     CONSTRAINT api_keys_key_hash_check CHECK ((length(key_hash) = 32)),
     CONSTRAINT api_keys_key_id_check CHECK ((key_id ~ '^[a-f0-9]{12}$'::text)),
-    CONSTRAINT api_keys_repos_named CHECK (((repos IS NULL) OR (((cardinality(repos) >= 1) AND (cardinality(repos) <= 100)) AND (array_position(repos, NULL::text) IS NULL))))
+    CONSTRAINT api_keys_last_used_at_readable CHECK (data._readable_time(last_used_at, 'api_keys.last_used_at'::text)),
+    CONSTRAINT api_keys_repos_named CHECK (((repos IS NULL) OR (((cardinality(repos) >= 1) AND (cardinality(repos) <= 100)) AND (array_position(repos, NULL::text) IS NULL)))),
+    CONSTRAINT api_keys_revoked_at_readable CHECK (data._readable_time(revoked_at, 'api_keys.revoked_at'::text))
 );
 
 ALTER TABLE ONLY data.api_keys FORCE ROW LEVEL SECURITY;
@@ -4380,7 +4512,8 @@ COMMENT ON COLUMN data.api_keys.repos IS 'Null, or the only repos the key reads 
 CREATE TABLE data.authority_refreshes (
     refreshed_at timestamp with time zone NOT NULL,
     duration_ms double precision NOT NULL,
-    scored integer NOT NULL
+    scored integer NOT NULL,
+    CONSTRAINT authority_refreshes_refreshed_at_readable CHECK (data._readable_time(refreshed_at, 'authority_refreshes.refreshed_at'::text))
 );
 
 
@@ -4401,6 +4534,7 @@ CREATE TABLE data.binding_keys (
     key_id smallint DEFAULT 1 NOT NULL,
     secret bytea NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT binding_keys_created_at_readable CHECK (data._readable_time(created_at, 'binding_keys.created_at'::text)),
     CONSTRAINT binding_keys_key_id_check CHECK ((key_id = 1)),
     CONSTRAINT binding_keys_secret_check CHECK ((octet_length(secret) = 32))
 );
@@ -4550,6 +4684,8 @@ CREATE TABLE data.context_rules (
     enabled boolean DEFAULT true NOT NULL,
     CONSTRAINT context_rule_name_format CHECK ((name ~ '^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,127}$'::text)),
     CONSTRAINT context_rules_check CHECK ((((cardinality(path_globs) + cardinality(symbol_globs)) >= 1) AND ((cardinality(path_globs) + cardinality(symbol_globs)) <= 32))),
+    CONSTRAINT context_rules_created_at_readable CHECK (data._readable_time(created_at, 'context_rules.created_at'::text)),
+    CONSTRAINT context_rules_expires_at_readable CHECK (data._readable_time(expires_at, 'context_rules.expires_at'::text)),
     CONSTRAINT context_rules_version_check CHECK ((version >= 1))
 );
 
@@ -4616,6 +4752,8 @@ CREATE TABLE data.context_subscriptions (
     revoked_at timestamp with time zone,
     revoked_by text,
     CONSTRAINT context_subscriptions_check CHECK (((revoked_at IS NULL) OR (revoked_at >= created_at))),
+    CONSTRAINT context_subscriptions_created_at_readable CHECK (data._readable_time(created_at, 'context_subscriptions.created_at'::text)),
+    CONSTRAINT context_subscriptions_revoked_at_readable CHECK (data._readable_time(revoked_at, 'context_subscriptions.revoked_at'::text)),
     CONSTRAINT subscriber_repo_format CHECK ((subscriber_repo_id ~ '^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$'::text))
 );
 
@@ -4679,6 +4817,7 @@ CREATE TABLE data.context_versions (
     fragment_count integer NOT NULL,
     created_by text NOT NULL,
     created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT context_versions_created_at_readable CHECK (data._readable_time(created_at, 'context_versions.created_at'::text)),
     CONSTRAINT context_versions_fragment_count_check CHECK ((fragment_count >= 1)),
     CONSTRAINT context_versions_note_check CHECK ((length(note) <= 2000)),
     CONSTRAINT context_versions_version_check CHECK ((version >= 1))
@@ -4724,6 +4863,8 @@ CREATE TABLE data.document_versions (
     source_ts timestamp with time zone,
     metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT document_versions_created_at_readable CHECK (data._readable_time(created_at, 'document_versions.created_at'::text)),
+    CONSTRAINT document_versions_source_ts_readable CHECK (data._readable_time(source_ts, 'document_versions.source_ts'::text)),
     CONSTRAINT document_versions_version_check CHECK ((version >= 1))
 );
 
@@ -4770,10 +4911,15 @@ CREATE TABLE data.embedding_models (
     promoted_at timestamp with time zone,
     retired_at timestamp with time zone,
     dropped_at timestamp with time zone,
+    CONSTRAINT embedding_models_created_at_readable CHECK (data._readable_time(created_at, 'embedding_models.created_at'::text)),
     CONSTRAINT embedding_models_dims_check CHECK (((dims >= 1) AND (dims <= 16000))),
+    CONSTRAINT embedding_models_dropped_at_readable CHECK (data._readable_time(dropped_at, 'embedding_models.dropped_at'::text)),
     CONSTRAINT embedding_models_dropped_retired CHECK (((dropped_at IS NULL) OR (status = 'retired'::text))),
     CONSTRAINT embedding_models_generation_check CHECK ((generation >= 1)),
-    CONSTRAINT embedding_models_status_check CHECK ((status = ANY (ARRAY['active'::text, 'shadow'::text, 'retired'::text])))
+    CONSTRAINT embedding_models_promoted_at_readable CHECK (data._readable_time(promoted_at, 'embedding_models.promoted_at'::text)),
+    CONSTRAINT embedding_models_retired_at_readable CHECK (data._readable_time(retired_at, 'embedding_models.retired_at'::text)),
+    CONSTRAINT embedding_models_status_check CHECK ((status = ANY (ARRAY['active'::text, 'shadow'::text, 'retired'::text]))),
+    CONSTRAINT embedding_models_window_ends_at_readable CHECK (data._readable_time(window_ends_at, 'embedding_models.window_ends_at'::text))
 );
 
 
@@ -4874,7 +5020,8 @@ CREATE TABLE data.embeddings (
     persona_id text,
     session_id text,
     embedding extensions.vector CONSTRAINT embeddings_embedding_not_null1 NOT NULL,
-    created_at timestamp with time zone DEFAULT now() CONSTRAINT embeddings_created_at_not_null1 NOT NULL
+    created_at timestamp with time zone DEFAULT now() CONSTRAINT embeddings_created_at_not_null1 NOT NULL,
+    CONSTRAINT embeddings_created_at_readable CHECK (data._readable_time(created_at, 'embeddings.created_at'::text))
 )
 PARTITION BY LIST (org_id);
 
@@ -4973,8 +5120,10 @@ CREATE TABLE data.fragment_links (
     resolved_at timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     evidence text,
+    CONSTRAINT fragment_links_created_at_readable CHECK (data._readable_time(created_at, 'fragment_links.created_at'::text)),
     CONSTRAINT fragment_links_evidence_length CHECK (((length(evidence) >= 1) AND (length(evidence) <= 2048))),
     CONSTRAINT fragment_links_link_type_check CHECK ((link_type = ANY (ARRAY['link'::text, 'url'::text, 'import'::text, 'symbol'::text, 'adr'::text, 'metadata'::text, 'supersedes'::text, 'superseded_by'::text]))),
+    CONSTRAINT fragment_links_resolved_at_readable CHECK (data._readable_time(resolved_at, 'fragment_links.resolved_at'::text)),
     CONSTRAINT fragment_links_target_check CHECK (((length(target) >= 1) AND (length(target) <= 2048))),
     CONSTRAINT fragment_links_target_key_check CHECK (((length(target_key) >= 1) AND (length(target_key) <= 2048)))
 );
@@ -5048,7 +5197,8 @@ CREATE TABLE data.fragment_returns (
     org_id text NOT NULL,
     trace_id uuid NOT NULL,
     fragment_id bigint NOT NULL,
-    returned_at timestamp with time zone NOT NULL
+    returned_at timestamp with time zone NOT NULL,
+    CONSTRAINT fragment_returns_returned_at_readable CHECK (data._readable_time(returned_at, 'fragment_returns.returned_at'::text))
 );
 
 ALTER TABLE ONLY data.fragment_returns FORCE ROW LEVEL SECURITY;
@@ -5080,6 +5230,7 @@ CREATE TABLE data.git_syncs (
     CONSTRAINT git_syncs_commit_sha_check CHECK ((commit_sha ~ '^[0-9a-f]{40}([0-9a-f]{24})?$'::text)),
     CONSTRAINT git_syncs_deleted_check CHECK ((deleted >= 0)),
     CONSTRAINT git_syncs_ref_check CHECK ((length(ref) <= 1024)),
+    CONSTRAINT git_syncs_synced_at_readable CHECK (data._readable_time(synced_at, 'git_syncs.synced_at'::text)),
     CONSTRAINT git_syncs_written_check CHECK ((written >= 0))
 );
 
@@ -5149,6 +5300,7 @@ CREATE TABLE data.grants (
     can_write boolean DEFAULT false NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT audit_is_read_only CHECK (((scope_kind <> 'audit'::text) OR (NOT can_write))),
+    CONSTRAINT grants_created_at_readable CHECK (data._readable_time(created_at, 'grants.created_at'::text)),
     CONSTRAINT grants_scope_kind_check CHECK ((scope_kind = ANY (ARRAY['org'::text, 'repo'::text, 'persona'::text, 'session'::text, 'audit'::text]))),
     CONSTRAINT org_grants_name_the_org CHECK (((scope_kind <> ALL (ARRAY['org'::text, 'audit'::text])) OR (scope_id = org_id)))
 );
@@ -5163,6 +5315,36 @@ ALTER TABLE data.grants OWNER TO <migrator>;
 --
 
 COMMENT ON TABLE data.grants IS 'A principal''s ACL. org: every repo and persona of the org; repo/persona/session: that one; audit: the org''s traces.';
+
+
+--
+-- Name: idempotent_writes; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.idempotent_writes (
+    org_id text NOT NULL,
+    principal_id text NOT NULL,
+    idempotency_key text NOT NULL,
+    request_hash text NOT NULL,
+    status integer NOT NULL,
+    response jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT idempotency_key_format CHECK ((idempotency_key ~ '^[!-~]{1,255}$'::text)),
+    CONSTRAINT idempotent_writes_created_at_readable CHECK (data._readable_time(created_at, 'idempotent_writes.created_at'::text)),
+    CONSTRAINT idempotent_writes_status_check CHECK (((status >= 200) AND (status <= 299))),
+    CONSTRAINT request_hash_format CHECK ((request_hash ~ '^[0-9a-f]{64}$'::text))
+);
+
+ALTER TABLE ONLY data.idempotent_writes FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.idempotent_writes OWNER TO <migrator>;
+
+--
+-- Name: TABLE idempotent_writes; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.idempotent_writes IS 'The response of each write made with an Idempotency-Key (per org, principal and key, kept 24 hours): a retry is answered it and writes nothing.';
 
 
 --
@@ -5182,6 +5364,7 @@ CREATE TABLE data.model_replays (
     error text,
     replayed_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT model_replays_overlap_check CHECK (((overlap >= (0)::double precision) AND (overlap <= (1)::double precision))),
+    CONSTRAINT model_replays_replayed_at_readable CHECK (data._readable_time(replayed_at, 'model_replays.replayed_at'::text)),
     CONSTRAINT model_replays_shared_top_check CHECK ((shared_top >= 0)),
     CONSTRAINT model_replays_top_check CHECK ((top >= 1))
 );
@@ -5245,7 +5428,8 @@ CREATE TABLE data.nudge_deliveries (
     attempted_at timestamp with time zone DEFAULT now() NOT NULL,
     status integer,
     error text,
-    duration_ms double precision
+    duration_ms double precision,
+    CONSTRAINT nudge_deliveries_attempted_at_readable CHECK (data._readable_time(attempted_at, 'nudge_deliveries.attempted_at'::text))
 );
 
 ALTER TABLE ONLY data.nudge_deliveries FORCE ROW LEVEL SECURITY;
@@ -5290,7 +5474,11 @@ CREATE TABLE data.nudge_outbox (
     next_attempt_at timestamp with time zone DEFAULT now() NOT NULL,
     delivered_at timestamp with time zone,
     last_status integer,
-    last_error text
+    last_error text,
+    CONSTRAINT nudge_outbox_created_at_readable CHECK (data._readable_time(created_at, 'nudge_outbox.created_at'::text)),
+    CONSTRAINT nudge_outbox_delivered_at_readable CHECK (data._readable_time(delivered_at, 'nudge_outbox.delivered_at'::text)),
+    CONSTRAINT nudge_outbox_next_attempt_at_readable CHECK (data._readable_time(next_attempt_at, 'nudge_outbox.next_attempt_at'::text)),
+    CONSTRAINT nudge_outbox_period_start_readable CHECK (data._readable_time(period_start, 'nudge_outbox.period_start'::text))
 );
 
 ALTER TABLE ONLY data.nudge_outbox FORCE ROW LEVEL SECURITY;
@@ -5331,7 +5519,9 @@ CREATE TABLE data.org_webhooks (
     updated_by text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT org_webhooks_created_at_readable CHECK (data._readable_time(created_at, 'org_webhooks.created_at'::text)),
     CONSTRAINT org_webhooks_secret_check CHECK (((secret IS NULL) OR ((length(secret) >= 16) AND (length(secret) <= 256)))),
+    CONSTRAINT org_webhooks_updated_at_readable CHECK (data._readable_time(updated_at, 'org_webhooks.updated_at'::text)),
     CONSTRAINT webhook_url_http CHECK (((url ~ '^https?://[^/?#@[:space:][:cntrl:]]+([/?#][^[:space:][:cntrl:]]*)?$'::text) AND (length(url) <= 2048)))
 );
 
@@ -5365,6 +5555,7 @@ CREATE TABLE data.orgs (
     CONSTRAINT default_owner_named CHECK (((default_owner IS NULL) OR ((length(default_owner) >= 1) AND (length(default_owner) <= 256)))),
     CONSTRAINT nudge_period_positive CHECK ((nudge_period >= '01:00:00'::interval)),
     CONSTRAINT org_id_format CHECK ((org_id ~ '^[a-z0-9][a-z0-9_.-]{0,62}$'::text)),
+    CONSTRAINT orgs_created_at_readable CHECK (data._readable_time(created_at, 'orgs.created_at'::text)),
     CONSTRAINT session_ttl_positive CHECK ((session_ttl > '00:00:00'::interval)),
     CONSTRAINT stale_after_positive CHECK ((stale_after > '00:00:00'::interval)),
     CONSTRAINT stale_min_retrievals_positive CHECK ((stale_min_retrievals >= 1)),
@@ -5454,6 +5645,7 @@ CREATE TABLE data.owner_reassignments (
     fragments integer NOT NULL,
     principal_id text NOT NULL,
     reassigned_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT owner_reassignments_reassigned_at_readable CHECK (data._readable_time(reassigned_at, 'owner_reassignments.reassigned_at'::text)),
     CONSTRAINT owner_reassignments_to_owner_check CHECK (((length(to_owner) >= 1) AND (length(to_owner) <= 256)))
 );
 
@@ -5494,7 +5686,8 @@ CREATE TABLE data.persona_vectors (
     description text NOT NULL,
     embedding extensions.vector NOT NULL,
     updated_by text NOT NULL,
-    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT persona_vectors_updated_at_readable CHECK (data._readable_time(updated_at, 'persona_vectors.updated_at'::text))
 );
 
 ALTER TABLE ONLY data.persona_vectors FORCE ROW LEVEL SECURITY;
@@ -5525,7 +5718,8 @@ CREATE TABLE data.personas (
     persona_id text NOT NULL,
     description text DEFAULT ''::text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT persona_id_format CHECK ((persona_id ~ '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$'::text))
+    CONSTRAINT persona_id_format CHECK ((persona_id ~ '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$'::text)),
+    CONSTRAINT personas_created_at_readable CHECK (data._readable_time(created_at, 'personas.created_at'::text))
 );
 
 ALTER TABLE ONLY data.personas FORCE ROW LEVEL SECURITY;
@@ -5556,6 +5750,8 @@ CREATE TABLE data.pins (
     created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
     expires_at timestamp with time zone,
     CONSTRAINT pins_check CHECK (((expires_at IS NULL) OR (expires_at > created_at))),
+    CONSTRAINT pins_created_at_readable CHECK (data._readable_time(created_at, 'pins.created_at'::text)),
+    CONSTRAINT pins_expires_at_readable CHECK (data._readable_time(expires_at, 'pins.expires_at'::text)),
     CONSTRAINT pins_reason_check CHECK (((length(reason) >= 1) AND (length(reason) <= 1000)))
 );
 
@@ -5610,7 +5806,8 @@ CREATE UNLOGGED TABLE data.principal_bindings (
     org_id text NOT NULL,
     principal_id text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    key_id text
+    key_id text,
+    CONSTRAINT principal_bindings_created_at_readable CHECK (data._readable_time(created_at, 'principal_bindings.created_at'::text))
 );
 
 ALTER TABLE ONLY data.principal_bindings FORCE ROW LEVEL SECURITY;
@@ -5645,6 +5842,8 @@ CREATE TABLE data.principals (
     db_role name,
     disabled_at timestamp with time zone,
     CONSTRAINT principal_id_format CHECK ((principal_id ~ '^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$'::text)),
+    CONSTRAINT principals_created_at_readable CHECK (data._readable_time(created_at, 'principals.created_at'::text)),
+    CONSTRAINT principals_disabled_at_readable CHECK (data._readable_time(disabled_at, 'principals.disabled_at'::text)),
     CONSTRAINT principals_kind_check CHECK ((kind = ANY (ARRAY['agent'::text, 'human'::text, 'service'::text])))
 );
 
@@ -5685,6 +5884,7 @@ CREATE TABLE data.ranking_profiles (
     updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
     CONSTRAINT ranking_profiles_description_check CHECK ((length(description) <= 2000)),
     CONSTRAINT ranking_profiles_halflife_days_check CHECK ((jsonb_typeof(halflife_days) = 'object'::text)),
+    CONSTRAINT ranking_profiles_updated_at_readable CHECK (data._readable_time(updated_at, 'ranking_profiles.updated_at'::text)),
     CONSTRAINT ranking_profiles_w_authority_check CHECK ((w_authority >= (0)::double precision)),
     CONSTRAINT ranking_profiles_w_freshness_check CHECK ((w_freshness >= (0)::double precision)),
     CONSTRAINT ranking_profiles_w_persona_check CHECK ((w_persona >= (0)::double precision)),
@@ -5726,7 +5926,8 @@ CREATE TABLE data.repos (
     org_id text NOT NULL,
     repo_id text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT repo_id_format CHECK ((repo_id ~ '^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$'::text))
+    CONSTRAINT repo_id_format CHECK ((repo_id ~ '^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$'::text)),
+    CONSTRAINT repos_created_at_readable CHECK (data._readable_time(created_at, 'repos.created_at'::text))
 );
 
 ALTER TABLE ONLY data.repos FORCE ROW LEVEL SECURITY;
@@ -5750,7 +5951,9 @@ CREATE TABLE data.sessions (
     session_id text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     expires_at timestamp with time zone,
-    CONSTRAINT session_id_format CHECK ((session_id ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$'::text))
+    CONSTRAINT session_id_format CHECK ((session_id ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$'::text)),
+    CONSTRAINT sessions_created_at_readable CHECK (data._readable_time(created_at, 'sessions.created_at'::text)),
+    CONSTRAINT sessions_expires_at_readable CHECK (data._readable_time(expires_at, 'sessions.expires_at'::text))
 );
 
 ALTER TABLE ONLY data.sessions FORCE ROW LEVEL SECURITY;
@@ -6042,6 +6245,14 @@ ALTER TABLE ONLY data.git_syncs
 
 ALTER TABLE ONLY data.grants
     ADD CONSTRAINT grants_pkey PRIMARY KEY (org_id, principal_id, scope_kind, scope_id);
+
+
+--
+-- Name: idempotent_writes idempotent_writes_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.idempotent_writes
+    ADD CONSTRAINT idempotent_writes_pkey PRIMARY KEY (org_id, principal_id, idempotency_key);
 
 
 --
@@ -6425,6 +6636,13 @@ CREATE INDEX fragments_tsv ON ONLY data.fragments USING gin (tsv);
 --
 
 CREATE INDEX fragments_windowed ON ONLY data.fragments USING btree (org_id) WHERE ((valid_from IS NOT NULL) OR (valid_until IS NOT NULL));
+
+
+--
+-- Name: idempotent_writes_age; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX idempotent_writes_age ON data.idempotent_writes USING btree (org_id, created_at);
 
 
 --
@@ -6953,6 +7171,14 @@ ALTER TABLE ONLY data.grants
 
 
 --
+-- Name: idempotent_writes idempotent_writes_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.idempotent_writes
+    ADD CONSTRAINT idempotent_writes_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
 -- Name: model_replays model_replays_model_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -7248,6 +7474,12 @@ CREATE POLICY granted_read ON data.sessions FOR SELECT USING (((org_id = ( SELEC
 ALTER TABLE data.grants ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: idempotent_writes; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.idempotent_writes ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: orgs member_read; Type: POLICY; Schema: data; Owner: <migrator>
 --
 
@@ -7286,6 +7518,13 @@ CREATE POLICY no_direct_access ON data.binding_keys USING (false);
 --
 
 CREATE POLICY no_direct_access ON data.fragment_returns USING (false);
+
+
+--
+-- Name: idempotent_writes no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY no_direct_access ON data.idempotent_writes USING (false);
 
 
 --
@@ -7894,6 +8133,22 @@ GRANT ALL ON FUNCTION api.get_trace(p_trace_id uuid) TO contexts_auditor;
 --
 
 REVOKE ALL ON FUNCTION api.grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text, p_can_write boolean) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) TO contexts_service;
+
+
+--
+-- Name: FUNCTION idempotent_response(p_key text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.idempotent_response(p_key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.idempotent_response(p_key text) TO contexts_service;
 
 
 --
@@ -8609,6 +8864,13 @@ REVOKE ALL ON FUNCTION data._citation_pagerank(p_damping double precision, p_ite
 
 
 --
+-- Name: FUNCTION _clamp_unreadable_times(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._clamp_unreadable_times() FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _context_rows(p_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -8708,6 +8970,13 @@ GRANT ALL ON FUNCTION data._json_number(p_value jsonb) TO contexts_auditor;
 
 
 --
+-- Name: FUNCTION _metadata_problem(p_metadata jsonb); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._metadata_problem(p_metadata jsonb) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _metadata_time(p_value text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -8719,6 +8988,13 @@ REVOKE ALL ON FUNCTION data._metadata_time(p_value text) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION data._on_sources_deleted() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _path_problem(p_path text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._path_problem(p_path text) FROM PUBLIC;
 
 
 --
@@ -8766,6 +9042,13 @@ REVOKE ALL ON FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) F
 GRANT ALL ON FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) TO contexts_service;
 GRANT ALL ON FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) TO contexts_analyst;
 GRANT ALL ON FUNCTION data._readable_fragments(p_org_id text, p_ids bigint[]) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _readable_time(p_value timestamp with time zone, p_what text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._readable_time(p_value timestamp with time zone, p_what text) FROM PUBLIC;
 
 
 --
@@ -9386,6 +9669,14 @@ GRANT SELECT ON TABLE data.git_syncs TO contexts_analyst;
 GRANT SELECT ON TABLE data.grants TO contexts_service;
 GRANT SELECT ON TABLE data.grants TO contexts_analyst;
 GRANT SELECT ON TABLE data.grants TO contexts_auditor;
+
+
+--
+-- Name: TABLE idempotent_writes; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.idempotent_writes TO contexts_service;
+GRANT SELECT ON TABLE data.idempotent_writes TO contexts_analyst;
 
 
 --

@@ -1,0 +1,71 @@
+"""What a write may store: only values every later reader can decode.
+
+A stored value is read back by the service (psycopg into Python objects), the CLI, the
+MCP door and analysts' own clients, each in its own time zone. A time outside what
+Python's datetime holds once converted to the reader's zone (year 1 to 9999), or
++/-infinity, breaks every listing that meets it; JSON nested deeper than a decoder's
+recursion limit breaks every read of it. The same rules hold in SQL (migration
+0026_readable_values, sql/functions/30_ingest.sql), so no door stores what these refuse:
+checking here first only refuses earlier, before a document is chunked and embedded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+READABLE_FROM = datetime(1, 1, 2, tzinfo=UTC)
+"""The earliest time stored: a day after year 1 begins, so every zone (UTC-12 to
+UTC+14) still reads a date of year 1 or later."""
+READABLE_UNTIL = datetime(9999, 12, 31, tzinfo=UTC)
+"""Times are stored before this one: a day before year 9999 ends, for the same reason."""
+READABLE_RANGE = "from 0001-01-02 to 9999-12-30 (UTC)"
+
+MAX_METADATA_DEPTH = 32
+"""Nesting of a document's metadata: objects and arrays within one another."""
+MAX_METADATA_TEXT_BYTES = 32 * 1024
+"""A document's metadata as PostgreSQL prints it (jsonb::text), checked in SQL for every
+door; the HTTP API's own bound (16 KiB of compact JSON) is tighter: JSON printed by
+PostgreSQL is at most 1.5 times as long as compact JSON (a space after each `,` and `:`)."""
+
+
+def time_problem(value: datetime | None, what: str) -> str | None:
+    """Why `value` may not be stored (None when it may). A naive time counts as UTC."""
+    if value is None:
+        return None
+    at = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    try:
+        ok = READABLE_FROM <= at < READABLE_UNTIL
+    except OverflowError:  # an offset that pushes it past what datetime holds
+        ok = False
+    if ok:
+        return None
+    return f"{what} {value.isoformat()} is outside the times every reader can decode: {READABLE_RANGE}"
+
+
+def json_depth(value: object) -> int:
+    """Nesting of containers in a decoded JSON value (a scalar is 0, `{}` and `[]` are 1),
+    without recursion: the value may be deep enough to exhaust Python's stack."""
+    depth = 0
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, Mapping):
+            children = list(item.values())
+        elif isinstance(item, list | tuple):
+            children = list(item)
+        else:
+            continue
+        depth = max(depth, level)
+        stack.extend((child, level + 1) for child in children)
+    return depth
+
+
+def metadata_problem(metadata: Mapping[str, object], what: str = "metadata") -> str | None:
+    """Why a document's metadata may not be stored (None when it may): its nesting.
+    (Sizes are checked where the JSON is encoded; NaN, infinities and numbers beyond a
+    double never decode from a request, and PostgreSQL refuses NUL and lone surrogates.)"""
+    depth = json_depth(metadata)
+    if depth > MAX_METADATA_DEPTH:
+        return f"{what} is nested {depth} levels deep; at most {MAX_METADATA_DEPTH} are accepted"
+    return None
