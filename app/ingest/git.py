@@ -219,7 +219,10 @@ class WorkTree:
             for raw in log.stdout:
                 line = raw.rstrip(b"\n").decode("utf-8", "surrogateescape")
                 if line.startswith("\x01"):
-                    when = datetime.fromtimestamp(int(line[1:]), tz=UTC)
+                    try:
+                        when = datetime.fromtimestamp(int(line[1:]), tz=UTC)
+                    except (ValueError, OverflowError, OSError):  # past what Python dates hold
+                        when = None  # unknown; the commit's date is refused where it is read
                 elif line and when is not None and line in wanted and line not in found:
                     found[line] = when
                     if len(found) == len(wanted):

@@ -103,6 +103,7 @@ select create_distributed_table('data.org_webhooks', 'org_id', colocate_with => 
 select create_distributed_table('data.nudge_outbox', 'org_id', colocate_with => 'data.documents');
 select create_distributed_table('data.nudge_deliveries', 'org_id', colocate_with => 'data.documents');
 select create_distributed_table('data.model_replays', 'org_id', colocate_with => 'data.documents');
+select create_distributed_table('data.idempotent_writes', 'org_id', colocate_with => 'data.documents');
 
 -- 5. Foreign keys again, now with org_id (distributed -> distributed must be colocated
 --    and name the distribution column; distributed -> reference is allowed).
