@@ -33,7 +33,6 @@ from app.db.embedded import EmbeddedPostgres
 from app.db.migrate import migrate
 from app.db.sql import scalar
 from app.ingest.batches import ingest_groups
-from app.ingest.embed import Embedder, embedders
 from app.ingest.normalize import RejectedDocument, SourceDocument
 from app.ingest.pipeline import IngestPipeline, PreparedDocument
 from app.ingest.readings import write_readings
@@ -52,6 +51,7 @@ from app.retrieve.models import (
 from app.retrieve.service import Retriever
 from app.scope import Scope
 from app.settings import Settings
+from app.text.embed import Embedder, embedders
 
 console = Console(stderr=True, soft_wrap=True)
 PACKAGES = (

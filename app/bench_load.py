@@ -58,12 +58,12 @@ from app.bench import (
 from app.bench_cpu import CpuMeter, postmaster_pid
 from app.db.migrate import migrate
 from app.db.sql import scalar
-from app.ingest.embed import embedders, resolve_dtype
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.config import PipelineConfig
 from app.retrieve.models import DEFAULT_BUDGET_TOKENS
 from app.retrieve.service import Retriever
 from app.settings import Settings
+from app.text.embed import embedders, resolve_dtype
 
 console = Console(stderr=True, soft_wrap=True)
 READER = "load-reader"

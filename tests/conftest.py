@@ -138,7 +138,7 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 @pytest.fixture(scope="session")
 def models(settings: Settings):
-    from app.ingest.embed import embedders
+    from app.text.embed import embedders
 
     loaded = embedders(settings)
     for embedder in loaded.values():

@@ -57,7 +57,6 @@ from app.db.migrate import migrate
 from app.db.pool import open_pool
 from app.db.replica import ReadReplica
 from app.db.service_login import check_service_login, service_database_url
-from app.ingest.embed import embedders
 from app.ingest.pipeline import IngestPipeline
 from app.ingest.serving import follow, serving_models
 from app.mcp import http_lifespan as mcp_http_lifespan
@@ -83,6 +82,7 @@ from app.models import (
 from app.retrieve.config import PipelineConfig
 from app.retrieve.service import Retriever
 from app.settings import Settings
+from app.text.embed import embedders
 
 log = logging.getLogger(__name__)
 

@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 
 def _retriever(settings: Settings) -> Retriever:
     """Loads the embedding models (seconds): only to build from or rank by a query."""
-    from app.ingest.embed import embedders
     from app.retrieve.config import PipelineConfig
     from app.retrieve.service import Retriever
+    from app.text.embed import embedders
 
     return Retriever.build(embedders(settings), PipelineConfig(reranker=settings.reranker), settings.torch_threads)
 

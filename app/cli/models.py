@@ -19,8 +19,8 @@ from app.eval.stages import STAGES
 from app.settings import Settings
 
 if TYPE_CHECKING:  # loaded lazily: `contexts --help` should not import torch
-    from app.ingest.embed import Embedder
     from app.ingest.generations import RetrieverFactory
+    from app.text.embed import Embedder
 
 NAMESPACE = click.argument("namespace", type=click.Choice(["prose", "code"]))
 
@@ -143,7 +143,7 @@ def upgrade_command(
 def _model_embedder(settings: Settings, namespace: str, model: str) -> Embedder:
     from dataclasses import replace
 
-    from app.ingest.embed import embedders
+    from app.text.embed import embedders
 
     return replace(embedders(settings)[namespace], name=model)
 
@@ -182,8 +182,8 @@ def replay_command(
     and record their top-3 overlap with the active generation. Every kind of trace is
     replayed or skipped, and counted."""
     from app.eval.replay import describe_kinds
-    from app.ingest.embed import embedders
     from app.ingest.generations import GenerationError, replay_shadow
+    from app.text.embed import embedders
 
     settings = context_settings(ctx)
     with admin_connection(settings) as conn, progress_bars(as_json) as progress:
@@ -278,9 +278,9 @@ def promote_command(
     import psycopg
 
     from app.eval import beir, gate
-    from app.ingest.embed import embedders
     from app.ingest.generations import backlog_size, generation_of, shadow_embedders
     from app.ingest.pipeline import IngestPipeline
+    from app.text.embed import embedders
 
     settings = context_settings(ctx)
     dsn = open_database(settings)
@@ -362,7 +362,7 @@ def _promote(settings: Settings, dsn: str, namespace: str, generation: int) -> N
 def promotion_followers(settings: Settings, namespace: str, name: str, source: str) -> str:
     """What follows a promotion by itself and what does not (docs/models.md): services
     load the promoted model from its source; CLI commands embed with their configuration."""
-    from app.ingest.embed import model_label
+    from app.text.embed import model_label
 
     env = "CONTEXTS_PROSE_MODEL" if namespace == "prose" else "CONTEXTS_CODE_MODEL"
     configured = settings.prose_model if namespace == "prose" else settings.code_model

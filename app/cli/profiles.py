@@ -108,8 +108,8 @@ def profile_set(
         vectors = None
         pipeline = None
         if has_description(request):
-            from app.ingest.embed import embedders
             from app.ingest.pipeline import IngestPipeline
+            from app.text.embed import embedders
 
             pipeline = IngestPipeline(settings, embedders(settings))
             vectors = description_vectors(pipeline.embedders, request)

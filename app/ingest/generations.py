@@ -18,8 +18,8 @@ import msgspec
 import psycopg
 from psycopg.rows import dict_row
 
-from app.ingest.embed import Embedder, model_label
 from app.ingest.pipeline import embedding_input
+from app.text.embed import Embedder, model_label
 
 if TYPE_CHECKING:
     from app.retrieve.service import Retriever

@@ -13,8 +13,6 @@ from datetime import UTC, datetime
 import msgspec
 import psycopg
 
-from app.ingest.chunks import CHUNKER_VERSION
-from app.ingest.embed import Embedder, model_label
 from app.retrieve import rerank
 from app.retrieve.blend import BUILT_IN, Profile, blend
 from app.retrieve.candidates import (
@@ -39,6 +37,8 @@ from app.retrieve.relevance import relevance
 from app.retrieve.rerank import Scorer
 from app.retrieve.trace import candidate_entries, left_out_entries, record_trace
 from app.scope import Scope
+from app.text.embed import Embedder, model_label
+from app.text.versions import CHUNKER_VERSION
 
 RRF_K = 60
 MAX_RULE_CONTEXTS = 16
