@@ -36,11 +36,15 @@ from app.ingest.batches import ingest_groups
 from app.ingest.normalize import RejectedDocument, SourceDocument
 from app.ingest.pipeline import IngestPipeline, PreparedDocument
 from app.ingest.readings import write_readings
-from app.models import RankingProfileSet
 from app.retrieve.blend import blend
 from app.retrieve.candidates import fetch_candidates
 from app.retrieve.fusion import fusion_spec
-from app.retrieve.models import (
+from app.retrieve.service import Retriever
+from app.scope import Scope
+from app.settings import Settings
+from app.text.embed import Embedder, embedders
+from app.wire.bodies import RankingProfileSet
+from app.wire.retrieve import (
     DEFAULT_BUDGET_TOKENS,
     DEFAULT_K_DENSE,
     DEFAULT_K_LEXICAL,
@@ -48,10 +52,6 @@ from app.retrieve.models import (
     RetrieveRequest,
     check_text,
 )
-from app.retrieve.service import Retriever
-from app.scope import Scope
-from app.settings import Settings
-from app.text.embed import Embedder, embedders
 
 console = Console(stderr=True, soft_wrap=True)
 PACKAGES = (

@@ -50,8 +50,8 @@ from app.bench_reference import (
     run_reference,
 )
 from app.retrieve.fusion import fusion_spec
-from app.retrieve.models import DEFAULT_K_DENSE, RetrieveRequest
 from app.retrieve.service import Retriever
+from app.wire.retrieve import DEFAULT_K_DENSE, RetrieveRequest
 
 VARIANTS = ("reference", "candidates", "retrieval")
 

@@ -35,8 +35,8 @@ from rich.progress import Progress
 from app import bench_reference
 from app.bench import bench_database, corpus_files
 from app.db.migrate import migrate
-from app.retrieve.models import DEFAULT_K_LEXICAL
 from app.settings import usable_cores
+from app.wire.retrieve import DEFAULT_K_LEXICAL
 
 ORG = "bench"
 FIRST_REPO = "copy-0"

@@ -60,10 +60,10 @@ from app.db.migrate import migrate
 from app.db.sql import scalar
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.config import PipelineConfig
-from app.retrieve.models import DEFAULT_BUDGET_TOKENS
 from app.retrieve.service import Retriever
 from app.settings import Settings
 from app.text.embed import embedders, resolve_dtype
+from app.wire.retrieve import DEFAULT_BUDGET_TOKENS
 
 console = Console(stderr=True, soft_wrap=True)
 READER = "load-reader"

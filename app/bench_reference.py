@@ -37,9 +37,9 @@ import psycopg
 from app.access import act_as
 from app.retrieve.candidates import fetch_candidates
 from app.retrieve.fusion import fusion_spec
-from app.retrieve.models import DEFAULT_BUDGET_TOKENS, DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, RetrieveRequest
 from app.retrieve.service import Retriever
 from app.scope import Scope
+from app.wire.retrieve import DEFAULT_BUDGET_TOKENS, DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, RetrieveRequest
 
 LEXICAL = """
     select s.fragment_id, row_number() over (order by ts_rank_cd(s.tsv, t.q) desc) as r

@@ -26,10 +26,10 @@ from app.access import act_as
 from app.bench_reference import alternate, latency_summary
 from app.retrieve import features
 from app.retrieve.learned import LearnedReranker
-from app.retrieve.models import DEFAULT_BUDGET_TOKENS, RetrieveRequest
 from app.retrieve.query_vectors import QueryVectors
 from app.retrieve.service import Retriever
 from app.text.embed import Embedder
+from app.wire.retrieve import DEFAULT_BUDGET_TOKENS, RetrieveRequest
 
 RERANK_TOP = 100
 """The issue's yardstick; `make bench` also measures the requests' default (50)."""

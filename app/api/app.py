@@ -61,7 +61,11 @@ from app.ingest.pipeline import IngestPipeline
 from app.ingest.serving import follow, serving_models
 from app.mcp import http_lifespan as mcp_http_lifespan
 from app.mcp import mcp_endpoint
-from app.models import (
+from app.retrieve.config import PipelineConfig
+from app.retrieve.service import Retriever
+from app.settings import Settings
+from app.text.embed import embedders
+from app.wire.bodies import (
     ContextCreate,
     ContextVersionCreate,
     DocumentIn,
@@ -79,10 +83,6 @@ from app.models import (
     SubscriptionCreate,
     WebhookIn,
 )
-from app.retrieve.config import PipelineConfig
-from app.retrieve.service import Retriever
-from app.settings import Settings
-from app.text.embed import embedders
 
 log = logging.getLogger(__name__)
 

@@ -29,8 +29,9 @@ from app.cli.common import (
     remote_options,
     validated,
 )
-from app.models import DocumentQuery, DocumentRead
-from app.retrieve.models import (
+from app.settings import Settings
+from app.wire.bodies import DocumentQuery, DocumentRead
+from app.wire.retrieve import (
     DEFAULT_BUDGET_TOKENS,
     DEFAULT_K_DENSE,
     DEFAULT_K_LEXICAL,
@@ -38,7 +39,6 @@ from app.retrieve.models import (
     RetrieveRequest,
     RetrieveResponse,
 )
-from app.settings import Settings
 
 if TYPE_CHECKING:
     import psycopg

@@ -25,8 +25,8 @@ from rich.table import Table
 from app.cli.common import CliError, console, context_settings, database_error, open_database
 from app.eval.metrics import METRICS
 from app.eval.stages import DEFAULT_DEPTH, STAGES
-from app.retrieve.models import DEFAULT_BUDGET_TOKENS, DEFAULT_RERANK_TOP
 from app.settings import Settings
+from app.wire.retrieve import DEFAULT_BUDGET_TOKENS, DEFAULT_RERANK_TOP
 
 if TYPE_CHECKING:  # loaded lazily: `contexts --help` should not import torch
     from app.ingest.pipeline import IngestPipeline

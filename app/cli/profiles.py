@@ -10,7 +10,7 @@ import msgspec
 
 from app.cli.common import CliError, console, context_settings, remote, remote_options
 from app.cli.documents import _print_json, as_principal
-from app.models import BLEND_WEIGHTS, RankingProfileOut, RankingProfileSet
+from app.wire.bodies import BLEND_WEIGHTS, RankingProfileOut, RankingProfileSet
 
 
 @click.group()

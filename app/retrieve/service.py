@@ -31,7 +31,6 @@ from app.retrieve.candidates import (
 from app.retrieve.compose import Composition, compose, compose_linked
 from app.retrieve.config import PipelineConfig
 from app.retrieve.fusion import fusion_spec
-from app.retrieve.models import FragmentOut, PinLeftOut, RetrieveRequest, RetrieveResponse, Superseder
 from app.retrieve.query_vectors import QueryEmbedder, QueryVectors
 from app.retrieve.relevance import relevance
 from app.retrieve.rerank import Scorer
@@ -39,6 +38,7 @@ from app.retrieve.trace import candidate_entries, left_out_entries, record_trace
 from app.scope import Scope
 from app.text.embed import Embedder, model_label
 from app.text.versions import CHUNKER_VERSION
+from app.wire.retrieve import FragmentOut, PinLeftOut, RetrieveRequest, RetrieveResponse, Superseder
 
 RRF_K = 60
 MAX_RULE_CONTEXTS = 16
