@@ -57,8 +57,8 @@ from app.db.migrate import migrate
 from app.db.pool import open_pool
 from app.db.replica import ReadReplica
 from app.db.service_login import check_service_login, service_database_url
+from app.generations.serving import follow, serving_models
 from app.ingest.pipeline import IngestPipeline
-from app.ingest.serving import follow, serving_models
 from app.mcp import http_lifespan as mcp_http_lifespan
 from app.mcp import mcp_endpoint
 from app.retrieve.config import PipelineConfig

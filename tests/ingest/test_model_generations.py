@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import main
-from app.ingest.generations import backlog_size, generations, replay_shadow, upgrade
+from app.generations.upgrade import backlog_size, generations, replay_shadow, upgrade
 from app.retrieve.service import Retriever
 from app.text.embed import resolve_model_path
 from app.wire.retrieve import RetrieveRequest
