@@ -8,7 +8,7 @@
    package the corpus does not draw from) into a repo of their own.
 
 The corpus is app.bench's (the installed packages' sources and docs, in org `bench`);
-the service is the real one (app.api.app.create_app under uvicorn) in a subprocess on a
+the service is the real one (app.serve.app.create_app under uvicorn) in a subprocess on a
 free loopback port, which stops by itself when this process goes away or overruns. Reads
 mix repeated and fresh queries (see QueryMix). Per phase: requests, errors by status,
 throughput, p50/p95/p99 latency of reads and writes, and the CPU seconds each party used
@@ -168,8 +168,8 @@ class Documents:
 def serve_child(spec: dict) -> int:
     """The service on an inherited listening socket. It stops when its parent is gone or
     after `max_seconds`, whichever comes first, and is killed 30 s after that at the latest."""
-    from app.api.app import create_app
     from app.api.server import build_server
+    from app.serve.app import create_app
 
     settings = Settings.from_env().with_(database_url=spec["dsn"])
     # The server `contexts serve` runs (deadlines, connection cap, request log lines).
