@@ -8,7 +8,8 @@ from pathlib import Path
 
 import psycopg
 
-from app import bench, bench_reference
+from app.bench import reference as bench_reference
+from app.bench import run as bench
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 """The corpus: this repository's own docs, a few dozen fragments of real prose."""

@@ -35,6 +35,7 @@ import msgspec
 import psycopg
 
 from app.access import act_as
+from app.bench.stats import percentile
 from app.retrieve.candidates import fetch_candidates
 from app.retrieve.fusion import fusion_spec
 from app.retrieve.service import Retriever
@@ -107,8 +108,6 @@ def long_queries(conn: psycopg.Connection, org: str, n: int, seed: int) -> list[
 
 def latency_summary(values: list[float]) -> dict:
     """p50, p95 and mean in ms (None for each when nothing was timed)."""
-    from app.bench import percentile  # app.bench imports this module
-
     return {
         "p50_ms": round(percentile(values, 50), 1) if values else None,
         "p95_ms": round(percentile(values, 95), 1) if values else None,
