@@ -58,7 +58,7 @@ bench: install
 # The HTTP service under load: 50 readers, then 50 readers + 10 writers, 60 s each
 # (bench-results/load.json). A quick run: BENCH_ARGS="--fragments 2000 --seconds 20".
 bench-load: install
-	$(BIN)/python -m app.bench_load $(BENCH_ARGS)
+	$(BIN)/python -m app.bench.load $(BENCH_ARGS)
 
 migrate: install
 	$(BIN)/contexts migrate

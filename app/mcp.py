@@ -40,7 +40,7 @@ from app.api.retrieve import run_retrieval
 from app.api.sessions import SESSION_PATTERN, open_session, promote_note, write_note
 from app.api.state import Services
 from app.api.whoami import whoami
-from app.models import (
+from app.wire.bodies import (
     MAX_BIGINT,
     UUID_PATTERN,
     ContextPack,
@@ -68,7 +68,7 @@ from app.models import (
     TraceOut,
     WhoamiOut,
 )
-from app.retrieve.models import RetrieveRequest, RetrieveResponse, ScopeIn
+from app.wire.retrieve import RetrieveRequest, RetrieveResponse, ScopeIn
 
 MOUNT_PATH = "/mcp"
 

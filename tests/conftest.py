@@ -138,7 +138,7 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 @pytest.fixture(scope="session")
 def models(settings: Settings):
-    from app.ingest.embed import embedders
+    from app.text.embed import embedders
 
     loaded = embedders(settings)
     for embedder in loaded.values():
@@ -218,7 +218,7 @@ def serving(settings, db_url: str, logins: dict, **overrides) -> Iterator[tuple[
     from litestar.testing import TestClient
 
     from app.access import create_api_key, ensure_admin_principal
-    from app.api.app import build_services, create_app
+    from app.serve.app import build_services, create_app
 
     local = settings.with_(database_url=db_url, service_database_url=login_url(db_url, logins["service"]), **overrides)
     services = build_services(local, db_url)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import psycopg
 
-from app import bench, bench_reference
+from app.bench import reference as bench_reference
+from app.bench import run as bench
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 """The corpus: this repository's own docs, a few dozen fragments of real prose."""
@@ -100,7 +101,7 @@ def test_bench_runs_every_step(db_url, tmp_path):
 def test_sampled_queries_are_ones_the_api_accepts(conn):
     """A symbol named `_` or a line of punctuation is no query: the API refuses it (400),
     and the load bench counted that refusal as an error of the service."""
-    from app.retrieve.models import check_text
+    from app.wire.retrieve import check_text
 
     conn.execute("select api.create_org(%s)", (bench.ORG,))
     conn.execute("insert into data.repos (org_id, repo_id) values (%s, %s)", (bench.ORG, bench.CORPUS_REPO))

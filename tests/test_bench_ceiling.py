@@ -6,8 +6,8 @@ from __future__ import annotations
 import psycopg
 from psycopg.pq import TransactionStatus
 
-from app import bench_ceiling
-from app.bench_cpu import CpuMeter
+from app.bench import ceiling as bench_ceiling
+from app.bench.cpu import CpuMeter
 
 
 def test_a_failing_search_is_counted_and_the_loop_goes_on(db_url):

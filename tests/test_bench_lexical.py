@@ -9,7 +9,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from app import bench_lexical, bench_reference
+from app.bench import lexical as bench_lexical
+from app.bench import reference as bench_reference
 
 
 def _site(root: Path) -> Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import psutil
 
-from app import bench_load
+from app.bench import load as bench_load
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 """The corpus: this repository's own docs, a few dozen fragments of real prose."""

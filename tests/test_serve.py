@@ -469,8 +469,8 @@ def served_app(settings, models, db_url, logins):
     """The real application (services as tests/conftest.py's `serving` builds them) behind
     the server `contexts serve` runs, in a thread on a free port; yields (port, token, app)."""
     from app.access import create_api_key, ensure_admin_principal
-    from app.api.app import build_services, create_app
     from app.api.server import bind, build_server
+    from app.serve.app import build_services, create_app
     from tests.conftest import login_url
 
     local = settings.with_(

@@ -20,7 +20,13 @@ from psycopg.rows import class_row
 from app.api.openapi import BODY_ERRORS, problems
 from app.api.request_log import note
 from app.api.state import Services
-from app.models import (
+from app.retrieve.candidates import context_candidates
+from app.retrieve.compose import compose
+from app.retrieve.fusion import fusion_spec
+from app.retrieve.service import Retriever, fragments_out
+from app.retrieve.trace import candidate_entries, record_trace
+from app.scope import Scope
+from app.wire.bodies import (
     IDENTIFIER_PATTERN,
     MAX_BIGINT,
     ContextCreate,
@@ -35,13 +41,7 @@ from app.models import (
     SubscriptionList,
     SubscriptionOut,
 )
-from app.retrieve.candidates import context_candidates
-from app.retrieve.compose import compose
-from app.retrieve.fusion import fusion_spec
-from app.retrieve.models import CONTEXT_REF_PATTERN, DEFAULT_BUDGET_TOKENS, RetrieveRequest
-from app.retrieve.service import Retriever, fragments_out
-from app.retrieve.trace import candidate_entries, record_trace
-from app.scope import Scope
+from app.wire.retrieve import CONTEXT_REF_PATTERN, DEFAULT_BUDGET_TOKENS, RetrieveRequest
 
 CONTEXT_ID_PATTERN = r"^(ctx_)?[1-9][0-9]{0,18}$"
 """A Context in a path: `ctx_12` or `12`."""

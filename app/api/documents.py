@@ -31,7 +31,8 @@ from app.api.request_log import note
 from app.api.state import Services
 from app.ingest.normalize import SourceDocument
 from app.ingest.pipeline import EmbeddedAhead, EmbeddingPlan, IngestPipeline, IngestResult, PreparedDocument
-from app.models import (
+from app.scope import Scope
+from app.wire.bodies import (
     DEFAULT_PAGE,
     IDENTIFIER_PATTERN,
     MAX_BIGINT,
@@ -51,7 +52,6 @@ from app.models import (
     IngestResponse,
     ScopeIn,
 )
-from app.scope import Scope
 
 KIND_PATTERN = r"^[a-z][a-z0-9-]{0,31}$"
 

@@ -17,8 +17,8 @@ from psycopg.rows import dict_row
 
 from app.api.openapi import READ_ERRORS, problems
 from app.api.state import Services
-from app.models import MAX_BIGINT, POSITIVE_ID, UUID_PATTERN, FragmentDetail, FragmentLink, FragmentLinks, TraceOut
 from app.retrieve.trace import get_trace
+from app.wire.bodies import MAX_BIGINT, POSITIVE_ID, UUID_PATTERN, FragmentDetail, FragmentLink, FragmentLinks, TraceOut
 
 
 def parse_id(raw: str, what: str = "fragment id") -> int:

@@ -19,7 +19,7 @@ from litestar.exceptions import HTTPException
 from litestar.params import HeaderParameter
 
 from app.api.state import Services
-from app.models import IngestResponse
+from app.wire.bodies import IngestResponse
 
 T = TypeVar("T")
 

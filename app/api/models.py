@@ -12,7 +12,7 @@ from psycopg.rows import dict_row
 
 from app.api.openapi import problems
 from app.api.state import Services
-from app.models import ModelGenerationList, ModelGenerationOut
+from app.wire.bodies import ModelGenerationList, ModelGenerationOut
 
 COLUMNS = (
     "model_id, namespace, name, dims, generation, status, created_at, window_ends_at, promoted_at, retired_at,"

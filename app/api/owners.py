@@ -15,7 +15,7 @@ from psycopg.rows import class_row
 
 from app.api.openapi import BODY_ERRORS, problems
 from app.api.state import Services
-from app.models import (
+from app.wire.bodies import (
     IDENTIFIER_PATTERN,
     NudgeList,
     OwnersReassign,

@@ -18,7 +18,7 @@ from app.api.fragments import parse_id
 from app.api.openapi import BODY_ERRORS, problems
 from app.api.request_log import note
 from app.api.state import Services
-from app.models import IDENTIFIER_PATTERN, POSITIVE_ID, PinCreate, PinList, PinOut, PinQuery, ScopeIn
+from app.wire.bodies import IDENTIFIER_PATTERN, POSITIVE_ID, PinCreate, PinList, PinOut, PinQuery, ScopeIn
 
 ScopeId = Annotated[str | None, Parameter(pattern=IDENTIFIER_PATTERN, min_length=1, max_length=128)]
 

@@ -19,9 +19,9 @@ from psycopg.rows import dict_row
 from app.api.openapi import BODY_ERRORS, problems
 from app.api.request_log import note
 from app.api.state import Services
-from app.ingest.embed import Embedder
 from app.ingest.pipeline import IngestPipeline
-from app.models import IDENTIFIER_PATTERN, RankingProfileList, RankingProfileOut, RankingProfileSet
+from app.text.embed import Embedder
+from app.wire.bodies import IDENTIFIER_PATTERN, RankingProfileList, RankingProfileOut, RankingProfileSet
 
 OrgId = Annotated[str, Parameter(pattern=IDENTIFIER_PATTERN, min_length=1, max_length=128)]
 PersonaId = Annotated[

@@ -8,7 +8,7 @@ import msgspec
 import psycopg
 from psycopg.rows import dict_row
 
-from app.models import DocumentDetail, DocumentPage, DocumentQuery, DocumentRead, DocumentSummary
+from app.wire.bodies import DocumentDetail, DocumentPage, DocumentQuery, DocumentRead, DocumentSummary
 
 
 def list_documents_on(conn: psycopg.Connection, query: DocumentQuery) -> DocumentPage:

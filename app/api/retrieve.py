@@ -12,10 +12,10 @@ from litestar.params import JSONBody
 from app.api.openapi import BODY_ERRORS, problems
 from app.api.request_log import note
 from app.api.state import Services
-from app.ingest.serving import NoPreviousGeneration
-from app.retrieve.models import RetrieveRequest, RetrieveResponse
+from app.generations.serving import NoPreviousGeneration
 from app.retrieve.query_vectors import QueryVectors
 from app.retrieve.service import Retriever
+from app.wire.retrieve import RetrieveRequest, RetrieveResponse
 
 
 class RetrieveController(Controller):

@@ -34,7 +34,7 @@ from app.api.idempotency import (
 from app.api.openapi import BODY_ERRORS, problems
 from app.api.request_log import note as log_note
 from app.api.state import Services
-from app.models import (
+from app.wire.bodies import (
     POSITIVE_ID,
     ContextPack,
     DocumentIn,

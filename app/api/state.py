@@ -30,9 +30,7 @@ from app.api.request_log import note
 from app.authority import DebouncedRefresh, refresh
 from app.db.availability import DatabaseMonitor, DatabaseUnavailable, is_connection_failure
 from app.db.replica import PRIMARY, ReadReplica, ReadSource, ReplicaNotUsable, primary_wal_lsn
-from app.ingest.embed import model_label
-from app.ingest.pipeline import IngestPipeline
-from app.ingest.serving import (
+from app.generations.serving import (
     ModelNotLoadable,
     NoPreviousGeneration,
     follow,
@@ -41,10 +39,12 @@ from app.ingest.serving import (
     previous_models,
     serving_models,
 )
+from app.ingest.pipeline import IngestPipeline
 from app.retrieve.query_vectors import QueryVectors
 from app.retrieve.service import Retriever
 from app.scope import Scope
 from app.settings import Settings
+from app.text.embed import model_label
 
 if TYPE_CHECKING:
     from app.api.metrics import Metrics

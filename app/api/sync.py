@@ -18,7 +18,7 @@ from psycopg.rows import dict_row
 
 from app.api.openapi import problems
 from app.api.state import Services
-from app.models import IDENTIFIER_PATTERN, SyncState
+from app.wire.bodies import IDENTIFIER_PATTERN, SyncState
 
 Identifier = Annotated[str, Parameter(pattern=IDENTIFIER_PATTERN, min_length=1, max_length=128)]
 

@@ -11,7 +11,7 @@ from psycopg.rows import dict_row
 
 from app.api.openapi import problems
 from app.api.state import Services
-from app.models import WhoamiOut
+from app.wire.bodies import WhoamiOut
 
 
 @get("/whoami", tags=["access"], summary="The key's principal and read grants", responses=problems(401, 503))

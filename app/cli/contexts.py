@@ -10,14 +10,14 @@ import click
 
 from app.cli.common import console, context_settings, validated
 from app.cli.documents import _org, _print_json, as_principal
-from app.models import (
+from app.wire.bodies import (
     ContextCreate,
     ContextOut,
     ContextVersionCreate,
     SubscriptionCreate,
     SubscriptionOut,
 )
-from app.retrieve.models import DEFAULT_BUDGET_TOKENS
+from app.wire.retrieve import DEFAULT_BUDGET_TOKENS
 
 if TYPE_CHECKING:
     from app.retrieve.service import Retriever
@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 
 def _retriever(settings: Settings) -> Retriever:
     """Loads the embedding models (seconds): only to build from or rank by a query."""
-    from app.ingest.embed import embedders
     from app.retrieve.config import PipelineConfig
     from app.retrieve.service import Retriever
+    from app.text.embed import embedders
 
     return Retriever.build(embedders(settings), PipelineConfig(reranker=settings.reranker), settings.torch_threads)
 
@@ -160,7 +160,7 @@ def ctx_list(
 ) -> None:
     """The Contexts a scope may name, subscribed ones included (GET /contexts)."""
     from app.api.contexts import list_contexts_on
-    from app.models import ScopeIn
+    from app.wire.bodies import ScopeIn
 
     scope = validated({"org_id": org_id, "repo_id": repo, "persona_id": persona, "session_id": session}, ScopeIn)
     listed = as_principal(context_settings(cli), org_id, lambda conn: list_contexts_on(conn, scope, include_retired))

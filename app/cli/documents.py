@@ -29,8 +29,9 @@ from app.cli.common import (
     remote_options,
     validated,
 )
-from app.models import DocumentQuery, DocumentRead
-from app.retrieve.models import (
+from app.settings import Settings
+from app.wire.bodies import DocumentQuery, DocumentRead
+from app.wire.retrieve import (
     DEFAULT_BUDGET_TOKENS,
     DEFAULT_K_DENSE,
     DEFAULT_K_LEXICAL,
@@ -38,7 +39,6 @@ from app.retrieve.models import (
     RetrieveRequest,
     RetrieveResponse,
 )
-from app.settings import Settings
 
 if TYPE_CHECKING:
     import psycopg
@@ -63,11 +63,11 @@ def ingest_paths(
     import psycopg
 
     from app.ingest.batches import ingest_groups
-    from app.ingest.embed import embedders
     from app.ingest.files import FileEntry, collect
     from app.ingest.normalize import RejectedDocument, SourceDocument
     from app.ingest.pipeline import IngestPipeline
     from app.scope import Scope
+    from app.text.embed import embedders
 
     try:
         entries = collect(paths, base)
@@ -301,9 +301,9 @@ def _query_database(settings: Settings, org_id: str, request: RetrieveRequest) -
     import psycopg
 
     from app.access import act_as
-    from app.ingest.embed import embedders
     from app.retrieve.config import PipelineConfig
     from app.retrieve.service import Retriever
+    from app.text.embed import embedders
 
     dsn = open_database(settings)
     retriever = Retriever.build(embedders(settings), PipelineConfig(reranker=settings.reranker), settings.torch_threads)
@@ -451,8 +451,8 @@ def documents_delete(
         deleted = remote(url, key, lambda client: client.delete_document(doc_id))
     else:
         from app.api.documents import delete_on
-        from app.ingest.embed import embedders
         from app.ingest.pipeline import IngestPipeline
+        from app.text.embed import embedders
 
         settings = context_settings(ctx)
         pipeline = IngestPipeline(settings, embedders(settings))  # loads a model only to re-home pointers

@@ -25,8 +25,8 @@ from rich.table import Table
 from app.cli.common import CliError, console, context_settings, database_error, open_database
 from app.eval.metrics import METRICS
 from app.eval.stages import DEFAULT_DEPTH, STAGES
-from app.retrieve.models import DEFAULT_BUDGET_TOKENS, DEFAULT_RERANK_TOP
 from app.settings import Settings
+from app.wire.retrieve import DEFAULT_BUDGET_TOKENS, DEFAULT_RERANK_TOP
 
 if TYPE_CHECKING:  # loaded lazily: `contexts --help` should not import torch
     from app.ingest.pipeline import IngestPipeline
@@ -75,10 +75,10 @@ def resolve_dataset(settings: Settings, name_or_path: str) -> Path:
 
 def golden_components(settings: Settings, config_path: Path | None) -> tuple[IngestPipeline, Retriever, PipelineConfig]:
     """Ingestion pipeline and retriever for a run; a configuration file may swap knobs."""
-    from app.ingest.embed import embedders
     from app.ingest.pipeline import IngestPipeline
     from app.retrieve.config import ConfigError, PipelineConfig
     from app.retrieve.service import Retriever
+    from app.text.embed import embedders
 
     try:
         current = PipelineConfig(reranker=settings.reranker)
@@ -322,9 +322,9 @@ def replay_command(
 
     from app.eval import replay
     from app.eval.history import replay_rows
-    from app.ingest.embed import embedders
     from app.retrieve.config import ConfigError, PipelineConfig
     from app.retrieve.service import Retriever
+    from app.text.embed import embedders
 
     started_at = datetime.now(UTC)
     settings = context_settings(ctx)
@@ -461,9 +461,9 @@ def agent_command(
     import psycopg
 
     from app.eval import agent
-    from app.ingest.embed import embedders
     from app.retrieve.config import PipelineConfig
     from app.retrieve.service import Retriever
+    from app.text.embed import embedders
 
     if not agent_url or not agent_model:
         raise CliError(

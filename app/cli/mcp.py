@@ -23,8 +23,8 @@ def mcp(ctx: click.Context) -> None:
     import psycopg
 
     from app.access import authenticate
-    from app.api.app import build_services
     from app.mcp import serve_stdio
+    from app.serve.app import build_services
 
     settings = context_settings(ctx)
     key = os.environ.get(KEY_VARIABLE, "").strip()

@@ -19,8 +19,8 @@ from app.eval.stages import STAGES
 from app.settings import Settings
 
 if TYPE_CHECKING:  # loaded lazily: `contexts --help` should not import torch
-    from app.ingest.embed import Embedder
-    from app.ingest.generations import RetrieverFactory
+    from app.generations.upgrade import RetrieverFactory
+    from app.text.embed import Embedder
 
 NAMESPACE = click.argument("namespace", type=click.Choice(["prose", "code"]))
 
@@ -47,7 +47,7 @@ def _when(value: datetime | None) -> str:
 def status_command(ctx: click.Context, as_json: bool) -> None:
     """Every generation: status, coverage (vectors over active fragments), window end,
     replay overlap."""
-    from app.ingest.generations import generations
+    from app.generations.upgrade import generations
 
     with admin_connection(context_settings(ctx)) as conn:
         rows = generations(conn)
@@ -104,7 +104,7 @@ def upgrade_command(
     """Re-embed NAMESPACE into a shadow generation of MODEL (a sentence-transformers name
     or local path) while queries keep using the active one. Committed batch by batch:
     running it again resumes where it stopped."""
-    from app.ingest.generations import upgrade
+    from app.generations.upgrade import upgrade
 
     settings = context_settings(ctx)
     embedder = _model_embedder(settings, namespace, model)
@@ -143,7 +143,7 @@ def upgrade_command(
 def _model_embedder(settings: Settings, namespace: str, model: str) -> Embedder:
     from dataclasses import replace
 
-    from app.ingest.embed import embedders
+    from app.text.embed import embedders
 
     return replace(embedders(settings)[namespace], name=model)
 
@@ -182,8 +182,8 @@ def replay_command(
     and record their top-3 overlap with the active generation. Every kind of trace is
     replayed or skipped, and counted."""
     from app.eval.replay import describe_kinds
-    from app.ingest.embed import embedders
-    from app.ingest.generations import GenerationError, replay_shadow
+    from app.generations.upgrade import GenerationError, replay_shadow
+    from app.text.embed import embedders
 
     settings = context_settings(ctx)
     with admin_connection(settings) as conn, progress_bars(as_json) as progress:
@@ -278,9 +278,9 @@ def promote_command(
     import psycopg
 
     from app.eval import beir, gate
-    from app.ingest.embed import embedders
-    from app.ingest.generations import backlog_size, generation_of, shadow_embedders
+    from app.generations.upgrade import backlog_size, generation_of, shadow_embedders
     from app.ingest.pipeline import IngestPipeline
+    from app.text.embed import embedders
 
     settings = context_settings(ctx)
     dsn = open_database(settings)
@@ -336,7 +336,7 @@ def _promote(settings: Settings, dsn: str, namespace: str, generation: int) -> N
     import psycopg
 
     from app.cli.common import database_error
-    from app.ingest.generations import generations
+    from app.generations.upgrade import generations
 
     try:
         with psycopg.connect(dsn) as conn:
@@ -362,7 +362,7 @@ def _promote(settings: Settings, dsn: str, namespace: str, generation: int) -> N
 def promotion_followers(settings: Settings, namespace: str, name: str, source: str) -> str:
     """What follows a promotion by itself and what does not (docs/models.md): services
     load the promoted model from its source; CLI commands embed with their configuration."""
-    from app.ingest.embed import model_label
+    from app.text.embed import model_label
 
     env = "CONTEXTS_PROSE_MODEL" if namespace == "prose" else "CONTEXTS_CODE_MODEL"
     configured = settings.prose_model if namespace == "prose" else settings.code_model
@@ -393,7 +393,7 @@ def rollback_command(ctx: click.Context, namespace: str) -> None:
     vectors were kept and ingestion kept writing them). No gate: it served before."""
     import psycopg
 
-    from app.ingest.generations import generation_of
+    from app.generations.upgrade import generation_of
 
     settings = context_settings(ctx)
     dsn = open_database(settings)
@@ -409,7 +409,7 @@ def rollback_command(ctx: click.Context, namespace: str) -> None:
 @click.pass_context
 def abandon_command(ctx: click.Context, namespace: str) -> None:
     """Give up the namespace's upgrade: drop the shadow generation's vectors and index."""
-    from app.ingest.generations import generation_of
+    from app.generations.upgrade import generation_of
 
     with admin_connection(context_settings(ctx), hints=True) as conn:
         shadow = generation_of(conn, namespace, "shadow")

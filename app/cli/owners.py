@@ -12,7 +12,7 @@ import click
 
 from app.cli.common import CliError, console, context_settings, database_error, open_database, validated
 from app.cli.documents import _org, _print_json, as_principal
-from app.models import NudgeList, OwnersReassign, WebhookIn, WebhookOut
+from app.wire.bodies import NudgeList, OwnersReassign, WebhookIn, WebhookOut
 
 if TYPE_CHECKING:
     import psycopg

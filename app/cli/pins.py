@@ -8,7 +8,7 @@ import click
 
 from app.cli.common import console, context_settings, remote, remote_options, validated
 from app.cli.documents import _org, _print_json, as_principal
-from app.models import PinCreate, PinOut, PinQuery
+from app.wire.bodies import PinCreate, PinOut, PinQuery
 
 
 @click.group()

@@ -10,7 +10,7 @@ import msgspec
 
 from app.cli.common import CliError, console, context_settings, remote, remote_options
 from app.cli.documents import _print_json, as_principal
-from app.models import BLEND_WEIGHTS, RankingProfileOut, RankingProfileSet
+from app.wire.bodies import BLEND_WEIGHTS, RankingProfileOut, RankingProfileSet
 
 
 @click.group()
@@ -108,8 +108,8 @@ def profile_set(
         vectors = None
         pipeline = None
         if has_description(request):
-            from app.ingest.embed import embedders
             from app.ingest.pipeline import IngestPipeline
+            from app.text.embed import embedders
 
             pipeline = IngestPipeline(settings, embedders(settings))
             vectors = description_vectors(pipeline.embedders, request)

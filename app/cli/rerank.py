@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import click
 
 from app.cli.common import CliError, console, context_settings, open_database
-from app.retrieve.models import DEFAULT_RERANK_TOP
 from app.settings import Settings
+from app.wire.retrieve import DEFAULT_RERANK_TOP
 
 if TYPE_CHECKING:
     from app.eval.rerank_data import QueryRow

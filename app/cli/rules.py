@@ -8,7 +8,7 @@ import click
 
 from app.cli.common import console, context_settings, validated
 from app.cli.documents import _org, _print_json, as_principal
-from app.models import RuleCreate, RuleOut
+from app.wire.bodies import RuleCreate, RuleOut
 
 
 @click.group()

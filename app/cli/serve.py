@@ -31,8 +31,8 @@ DEMO_ORG, DEMO_REPO, DEMO_AGENT = "demo", "contexts", "demo-agent"
 @click.pass_context
 def serve(ctx: click.Context, host: str | None, port: int | None, demo: bool) -> None:
     """Serve the HTTP API (OpenAPI at /schema)."""
-    from app.api.app import create_app
     from app.api.server import base_url, bind, build_server, why_unavailable
+    from app.serve.app import create_app
 
     settings = context_settings(ctx).with_(**{k: v for k, v in (("host", host), ("port", port)) if v is not None})
     # The port first: when it is taken, nothing else (ingest, demo key) may happen.

@@ -176,8 +176,8 @@ def sync_tree(
             conn.execute("select api.authorize_write(%s, %s)", (org_id, repo))
             conn.rollback()
             from app.api.documents import delete_on
-            from app.ingest.embed import embedders
             from app.ingest.pipeline import IngestPipeline
+            from app.text.embed import embedders
 
             pipeline = IngestPipeline(settings, embedders(settings))
             _write(conn, pipeline, tree, scope, settings.principal, plan, report, author, owner, kind, quiet)

@@ -1,5 +1,5 @@
 """A typed Python client of the Contexts HTTP API, sync (`Client`) and async
-(`AsyncClient`), on httpx. Bodies are the server's own msgspec structs (app.models), so
+(`AsyncClient`), on httpx. Bodies are the server's own msgspec structs (app.wire.bodies), so
 what the client sends is validated as the server validates it, and what it decodes is
 exactly what the server encodes. Errors are `ContextsError`, carrying the problem
 details the service answered (status, title, detail).
@@ -24,7 +24,7 @@ from urllib.parse import quote
 import httpx
 import msgspec
 
-from app.models import (
+from app.wire.bodies import (
     ContextPack,
     DocumentDeleted,
     DocumentDetail,

@@ -26,8 +26,8 @@ import psycopg
 
 from app.access import act_as
 from app.eval.jsonl import json_objects
-from app.retrieve.models import DEFAULT_BUDGET_TOKENS, RetrieveRequest, RetrieveResponse
 from app.retrieve.service import Retriever
+from app.wire.retrieve import DEFAULT_BUDGET_TOKENS, RetrieveRequest, RetrieveResponse
 
 AGENT_SYSTEM = (
     "You answer questions for an engineer using only the numbered context fragments given. "

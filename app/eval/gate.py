@@ -34,7 +34,7 @@ from pathlib import Path
 from app.eval import beir
 from app.eval.golden import DEFAULT_DEPTH, STAGES
 from app.eval.metrics import METRICS
-from app.retrieve.models import DEFAULT_RERANK_TOP
+from app.wire.retrieve import DEFAULT_RERANK_TOP
 
 TOLERANCE = 0.005
 GATED = ("ndcg@10", "recall@100")

@@ -33,14 +33,14 @@ from app.eval import beir
 from app.eval.metrics import mean, score_query
 from app.eval.stages import DEFAULT_DEPTH, STAGES
 from app.ingest.batches import ingest_groups
-from app.ingest.chunks import CHUNKER_VERSION
-from app.ingest.embed import model_label
 from app.ingest.normalize import SourceDocument
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.candidates import Candidate
-from app.retrieve.models import DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, DEFAULT_RERANK_TOP, RetrieveRequest
 from app.retrieve.service import Retriever
 from app.scope import Scope
+from app.text.embed import model_label
+from app.text.versions import CHUNKER_VERSION
+from app.wire.retrieve import DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, DEFAULT_RERANK_TOP, RetrieveRequest
 
 EVAL_INGEST_VERSION = "2"
 """Bump when how a corpus document becomes a SourceDocument changes (paths, title), or

@@ -27,8 +27,8 @@ from app.access import act_as
 from app.eval.jsonl import json_objects
 from app.retrieve.candidates import Candidate
 from app.retrieve.config import PipelineConfig
-from app.retrieve.models import RetrieveRequest
 from app.retrieve.service import Retriever
+from app.wire.retrieve import RetrieveRequest
 
 _WORD = re.compile(r"\w+")
 

@@ -28,8 +28,8 @@ from app.eval import beir, golden
 from app.eval.metrics import score_query
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.candidates import Candidate
-from app.retrieve.models import DEFAULT_RERANK_TOP
 from app.retrieve.service import Retriever
+from app.wire.retrieve import DEFAULT_RERANK_TOP
 
 FAMILIES = {"locomo": ("locomo-conv-26", "locomo-conv-30", "locomo-conv-41")}
 """Sets built the same way from one source: leave-one-family-out holds them out together."""

@@ -29,6 +29,7 @@ import numpy as np
 from app.eval.rerank_data import QueryRow, family_of
 from app.retrieve import features, learned
 from app.retrieve.blend import BUILT_IN
+from app.text.stems import TEXT_CHARS
 
 FEATURES = features.FEATURES
 """The columns a LambdaMART model is trained on."""
@@ -306,10 +307,10 @@ def model_file(
         library["rounds"] = rounds
     metadata = {
         "name": learned.NAME,
-        "version": model_version(text + repr((a, b, features.TEXT_CHARS))),
+        "version": model_version(text + repr((a, b, TEXT_CHARS))),
         **library,
         "features": list(columns),
-        "text_chars": features.TEXT_CHARS,
+        "text_chars": TEXT_CHARS,
         "balance_sets": BALANCE,
         "calibration": {"a": a, "b": b, "fit": "logistic P(grade > 0) on the training candidates' raw scores"},
         "training_data": {

@@ -16,11 +16,7 @@ from itertools import accumulate, pairwise
 
 import regex
 
-from app.ingest.tokens import count_tokens
-
-CHUNKER_VERSION = "2026.12-1"
-"""Bump whenever chunk boundaries change: it is recorded on every fragment (2026.12-1:
-prose front matter is left out of every chunk)."""
+from app.text.tokens import count_tokens
 
 # How good a place to cut is, best first: a cut lands on the best rank available in the
 # last three quarters of a piece.

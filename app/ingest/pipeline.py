@@ -24,17 +24,18 @@ import psycopg
 
 from app.ingest.chunk_code import CodeChunker, supports
 from app.ingest.chunk_prose import ProseChunker
-from app.ingest.chunks import CHUNKER_VERSION, Chunk
+from app.ingest.chunks import Chunk
 from app.ingest.dedupe import simhash64, to_signed
-from app.ingest.embed import Embedder, model_label
 from app.ingest.normalize import VALIDITY_KEYS, NormalizedDocument, RejectedDocument, SourceDocument, normalize
 from app.ingest.references import document_references
-from app.ingest.tokens import count_tokens
 from app.owners import CODEOWNERS_PATHS, CodeOwners, find_codeowners
 from app.readable import metadata_problem, time_problem
-from app.retrieve.features import reading
 from app.scope import Scope
 from app.settings import Settings
+from app.text.embed import Embedder, model_label
+from app.text.stems import reading
+from app.text.tokens import count_tokens
+from app.text.versions import CHUNKER_VERSION
 
 log = logging.getLogger(__name__)
 

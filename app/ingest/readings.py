@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import psycopg
 
-from app.retrieve.features import READING_PREFIX, reading
+from app.text.stems import READING_PREFIX, reading
 
 DEFAULT_BATCH = 500
 

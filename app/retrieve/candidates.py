@@ -61,7 +61,7 @@ class Candidate:
     """The fragment's validity window (sql/functions/48_validity.sql; null: unbounded)."""
     reading: bytes | None = None
     """Its text as the learned reranker reads it, written at ingest (data.fragments.reading,
-    app.retrieve.features.reading); null: read from the text when needed."""
+    app.text.stems.reading); null: read from the text when needed."""
     profile: dict | None = None
     """The ranking profile in effect (data._ranking_profile), on the first row only."""
     # The fields so far are the columns of api.retrieve_candidates, and with the next two

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from app.ingest.tokens import count_tokens
 from app.retrieve.candidates import Candidate
+from app.text.tokens import count_tokens
 
 _BOILERPLATE = re.compile(
     r"copyright|licen[cs]e|spdx-license-identifier|all rights reserved|auto-?generated|"

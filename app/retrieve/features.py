@@ -9,16 +9,14 @@ IDF: no document frequencies are needed from the database).
 FEATURES names the columns in order; `extract` returns one row per candidate (a float
 array), computed for the whole list at once over the texts' stem ids. A change to a
 feature's meaning needs a retrained model (the model file records this list and
-TEXT_CHARS, and loading refuses a model trained otherwise).
+TEXT_CHARS, and loading refuses a model trained otherwise). How a text becomes stem ids
+(the tokenizer, and the readings ingestion stores) is app.text.stems.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
-import struct
-import zlib
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
@@ -28,6 +26,18 @@ from typing import NamedTuple
 import numpy as np
 
 from app.retrieve.candidates import Candidate
+from app.text.stems import (
+    BODY_CACHE,
+    HEADER,
+    READING_FORMAT,
+    TEXT_CHARS,
+    TOKENIZER_KEY,
+    Read,
+    query_terms,
+    read,
+    stem_id,
+    token_ids,
+)
 
 FEATURES = (
     "lexical_score",  # Okapi BM25, as the SQL call computed it (0: not in the lexical list)
@@ -64,55 +74,11 @@ FEATURES = (
     "best_lexical",  # the list's best BM25 (the query's)
     "best_dense",  # the list's best cosine (the query's)
 )
-TEXT_CHARS = 800
-"""Text read per fragment, from its start. Held out, 800 characters did as well as 1200
-(leave one set out: mean +0.0104 against +0.0092, worst set -0.0015 against -0.0032;
-600: worst -0.0051) and tokenizing costs two thirds as much. A model file records the
-value it was trained with, and loading refuses another."""
-BODY_CACHE = 8192
-"""Fragments whose tokenized text is kept between queries (a few KiB each)."""
-MAX_TOKENS = 1 << 17
-"""Distinct raw tokens whose stem ids are remembered before starting afresh: about 40 MiB
-at most (2^17 random mixed-case tokens measured 41 MiB, the stem memo included)."""
 FEEDBACK_TOP = 5
 """Fused candidates whose words make the feedback vector."""
 
-_PIECE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _TOKEN = re.compile(r"[A-Za-z0-9_./:-]+")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
-_STOP = frozenset(
-    """a about above after again against all am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each few for from further had has have
-    having he her here hers herself him himself his how i if in into is it its itself just me more most
-    my myself no nor not now of off on once only or other our ours ourselves out over own same she should
-    so some such than that the their theirs them themselves then there these they this those through to
-    too under until up very was we were what when where which while who whom why will with would you your
-    yours yourself yourselves""".split()
-)
-
-
-_SUFFIX = re.compile(r"^(.{3,}?)(?:ations|ation|ings|ing|edly|ed|ies|es|s|ly|e)$")
-
-
-@lru_cache(maxsize=1 << 16)
-def stem(word: str) -> str:
-    """A crude suffix strip: enough that "rotating" meets "rotate" and "keys" "key"."""
-    match = _SUFFIX.match(word)
-    return match.group(1) if match else word
-
-
-def words(text: str) -> list[str]:
-    """Lower-cased stems; identifiers split at case changes, underscores and digits."""
-    return [stem(piece.lower()) for piece in _PIECE.findall(text)]
-
-
-def query_terms(query: str) -> list[str]:
-    """The query's distinct content stems, in order of first use."""
-    seen: dict[str, None] = {}
-    for w in words(query):
-        if w not in _STOP and (len(w) > 1 or w.isdigit()):
-            seen.setdefault(w, None)
-    return list(seen)
 
 
 def identifiers(query: str) -> list[str]:
@@ -158,122 +124,15 @@ def _windows(seq: np.ndarray, owner: np.ndarray, starts: np.ndarray, q: np.ndarr
     return np.where(np.isfinite(spans), spans, 1.0)
 
 
-_SEPARATORS = bytes(b if chr(b).isascii() and chr(b).isalnum() else 32 for b in range(256))
-"""bytes.translate table: ASCII letters and digits stay, every other byte is a space."""
-
-
-class _Read(NamedTuple):
-    """What the features read of one fragment's text, whatever the query (read-only:
-    every query shares it)."""
-
-    ids: np.ndarray
-    """Its words' stem ids in order, stop words included."""
-    terms: np.ndarray
-    """Its distinct stem ids without stop words, ascending."""
-    counts: np.ndarray
-    """How often each of `terms` occurs."""
-    lead: int
-    """How many of `ids` are its first line's."""
-
-
-def stem_id(stem: str) -> int:
-    """A stem as an int32: its CRC-32 in 31 bits, negated (below 0) for a stop word. A
-    hash needs no vocabulary shared between threads or processes; two stems of one
-    query's list meet in 31 bits about once in 10^5 queries, and then only blur a
-    feature."""
-    code = zlib.crc32(stem.encode()) & 0x7FFFFFFF
-    return ~code if stem in _STOP else code
-
-
-class _Tokens(dict[bytes, tuple[int, ...]]):
-    """A raw token (the bytes between two separators) to its words' stem ids. After the
-    first sight of a token, tokenizing it is one dict lookup in C: splitting every text
-    with the regular expression cost about 50 us per fragment, most of a cold list."""
-
-    def __missing__(self, token: bytes) -> tuple[int, ...]:
-        ids = tuple(stem_id(w) for w in words(token.decode("ascii")))
-        if len(self) >= MAX_TOKENS:  # a service that has read millions of distinct tokens
-            self.clear()
-        self[token] = ids
-        return ids
-
-
-_TOKENS = _Tokens()
-
-
-def _pieces(text: str) -> list[tuple[int, ...]]:
-    """Each raw token's stem ids. The same words as `words(text)`, in order: the regular
-    expression's pieces never hold a byte the table turns into a space."""
-    return list(map(_TOKENS.__getitem__, text.encode("ascii", "replace").translate(_SEPARATORS).split()))
-
-
-@lru_cache(maxsize=BODY_CACHE)
-def _read(text: str) -> _Read:
-    # Tokenizing is most of the features' cost, and a fragment's text does not change:
-    # the same fragments come back query after query.
-    body = text[:TEXT_CHARS].lstrip()
-    pieces = _pieces(body)
-    ids = np.fromiter(chain.from_iterable(pieces), dtype=np.int32)
-    terms, counts = np.unique(ids[ids >= 0], return_counts=True)
-    end = body.find("\n")
-    lead = ids.size if end < 0 else sum(map(len, pieces[: len(_pieces(body[:end]))]))
-    for array in (ids, terms, counts):
-        array.flags.writeable = False
-    return _Read(ids, terms, counts, lead)
-
-
-# A fragment's reading: what `_read` makes of its text, written once at ingest
-# (data.fragments.reading) so that a retrieval takes it as it is instead of tokenizing
-# every candidate's text again, most of a cold list's cost. Little-endian: the format and
-# the tokenizer's key (int32), the first 4 bytes of the SHA-256 of the whole text (the
-# database refuses a reading of another text), the sizes (int32: ids, terms, lead), then
-# ids, terms and counts (int32). Hand-written: a fixed layout numpy takes without a copy,
-# where a general serializer (pickle, msgpack) would build Python objects.
-READING_FORMAT = 1
-TOKENIZER_VERSION = 1
-"""Bump it with any change to how a text becomes stem ids that the key below does not
-see (`stem_id`, `words`, `_pieces`, `_read`): a test pins the bytes of a reading and
-fails until it is bumped."""
-_HEADER = struct.Struct("<ii4siii")
-_TOKENIZER_KEY = (
-    zlib.crc32(
-        "\x00".join(
-            (
-                str(TOKENIZER_VERSION),
-                str(TEXT_CHARS),
-                _PIECE.pattern,
-                _SUFFIX.pattern,
-                " ".join(sorted(_STOP)),
-                _SEPARATORS.hex(),
-            )
-        ).encode()
-    )
-    & 0x7FFFFFFF
-)
-"""Changes with the tokenizer's version, the characters read, the regular expressions,
-the stop words and the separators: a reading written under another key is ignored (the
-text is read instead) and `contexts rerank readings` writes it again."""
-READING_PREFIX = struct.pack("<ii", READING_FORMAT, _TOKENIZER_KEY)
-"""The first bytes of every reading this code writes and reads."""
-
-
-def reading(text: str) -> bytes:
-    """The reading of a fragment's text, for data.fragments.reading."""
-    r = _read(text[:TEXT_CHARS])
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:4]
-    header = _HEADER.pack(READING_FORMAT, _TOKENIZER_KEY, digest, r.ids.size, r.terms.size, r.lead)
-    return header + np.concatenate((r.ids, r.terms, r.counts)).astype("<i4").tobytes()
-
-
 class _Texts(NamedTuple):
     """What the features read of a candidate list's texts, laid end to end."""
 
     seq: np.ndarray
-    """Every candidate's ids (`_Read.ids`), one after the other."""
+    """Every candidate's ids (`Read.ids`), one after the other."""
     sizes: np.ndarray
     """How many of `seq` are each candidate's."""
     terms: np.ndarray
-    """Every candidate's distinct content ids (`_Read.terms`), one after the other."""
+    """Every candidate's distinct content ids (`Read.terms`), one after the other."""
     counts: np.ndarray
     """Their counts (float)."""
     term_sizes: np.ndarray
@@ -288,7 +147,7 @@ def _ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return np.repeat(starts - (ends - sizes), sizes) + np.arange(int(ends[-1]) if ends.size else 0)
 
 
-_HEADER_WORDS = _HEADER.size // 4
+_HEADER_WORDS = HEADER.size // 4
 
 
 def _decoded(blobs: list[bytes | None]) -> tuple[np.ndarray, _Texts]:
@@ -296,7 +155,7 @@ def _decoded(blobs: list[bytes | None]) -> tuple[np.ndarray, _Texts]:
     format or tokenizer, sizes that do not add up: not), and those decoded, all at once:
     a few array operations whatever the list's length."""
     lens = np.fromiter((0 if b is None else len(b) for b in blobs), dtype=np.int64, count=len(blobs))
-    ok = (lens >= _HEADER.size) & (lens % 4 == 0)
+    ok = (lens >= HEADER.size) & (lens % 4 == 0)
     kept = lens[ok]
     words = np.frombuffer(b"".join(b for b, good in zip(blobs, ok.tolist()) if good), dtype="<i4")  # type: ignore[misc]
     starts = (np.cumsum(kept) - kept) // 4
@@ -304,7 +163,7 @@ def _decoded(blobs: list[bytes | None]) -> tuple[np.ndarray, _Texts]:
     n_ids, n_terms, leads = header[:, 3], header[:, 4], header[:, 5]
     good = (
         (header[:, 0] == READING_FORMAT)
-        & (header[:, 1] == _TOKENIZER_KEY)
+        & (header[:, 1] == TOKENIZER_KEY)
         & (n_ids >= 0)
         & (n_terms >= 0)
         & (leads >= 0)
@@ -329,7 +188,7 @@ def _texts(candidates: list[Candidate]) -> _Texts:
         return stored
     # Some are read from their text (stored before readings were): the decoded ones in
     # their places among them.
-    reads: list[_Read] = []
+    reads: list[Read] = []
     id_at = term_at = 0
     sizes, term_sizes, leads = stored.sizes.tolist(), stored.term_sizes.tolist(), stored.leads.tolist()
     j = 0
@@ -337,10 +196,10 @@ def _texts(candidates: list[Candidate]) -> _Texts:
         if good:
             k, t = sizes[j], term_sizes[j]
             terms = slice(term_at, term_at + t)
-            reads.append(_Read(stored.seq[id_at : id_at + k], stored.terms[terms], stored.counts[terms], leads[j]))
+            reads.append(Read(stored.seq[id_at : id_at + k], stored.terms[terms], stored.counts[terms], leads[j]))
             id_at, term_at, j = id_at + k, term_at + t, j + 1
         else:
-            reads.append(_read(c.text[:TEXT_CHARS]))
+            reads.append(read(c.text[:TEXT_CHARS]))
     return _Texts(
         np.concatenate([r.ids for r in reads]),
         np.array([r.ids.size for r in reads], dtype=np.int64),
@@ -353,13 +212,13 @@ def _texts(candidates: list[Candidate]) -> _Texts:
 
 @lru_cache(maxsize=BODY_CACHE)
 def _head(path: str, heading_path: tuple[str, ...], symbol: str | None) -> frozenset[int]:
-    return frozenset(chain.from_iterable(_pieces(" ".join((path, *heading_path, symbol or "")))))
+    return frozenset(chain.from_iterable(token_ids(" ".join((path, *heading_path, symbol or "")))))
 
 
 def clear_cache() -> None:
     """Forget every tokenized text (benchmarks time the cold case with it); the tokens'
     ids stay known, as the words of a running service's corpus do."""
-    _read.cache_clear()
+    read.cache_clear()
     _head.cache_clear()
 
 

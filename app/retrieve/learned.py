@@ -21,6 +21,7 @@ from typing import Any
 
 from app.retrieve import features
 from app.retrieve.candidates import Candidate
+from app.text.stems import TEXT_CHARS
 
 LINEAR = "linear pairwise"
 LAMBDAMART = "lightgbm lambdarank"
@@ -104,10 +105,10 @@ def load(path: Path) -> LearnedModel:
     unknown = sorted(set(columns) - set(features.FEATURES))
     if unknown:
         raise ModelError(f"{path}: features this code does not compute: {', '.join(unknown)}")
-    if metadata.get("text_chars") != features.TEXT_CHARS:
+    if metadata.get("text_chars") != TEXT_CHARS:
         raise ModelError(
             f"{path}: trained on the first {metadata.get('text_chars', 'unrecorded')} characters of each text,"
-            f" this code reads {features.TEXT_CHARS}: train it again (contexts rerank train)"
+            f" this code reads {TEXT_CHARS}: train it again (contexts rerank train)"
         )
     calibration = metadata.get("calibration")
     try:

@@ -14,7 +14,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from app.ingest.embed import Embedder
+from app.text.embed import Embedder
 
 QueryVectors = dict[str, list[float]]
 """One vector per namespace (namespaces sharing a model share the vector)."""

@@ -13,8 +13,6 @@ from datetime import UTC, datetime
 import msgspec
 import psycopg
 
-from app.ingest.chunks import CHUNKER_VERSION
-from app.ingest.embed import Embedder, model_label
 from app.retrieve import rerank
 from app.retrieve.blend import BUILT_IN, Profile, blend
 from app.retrieve.candidates import (
@@ -33,12 +31,14 @@ from app.retrieve.candidates import (
 from app.retrieve.compose import Composition, compose, compose_linked
 from app.retrieve.config import PipelineConfig
 from app.retrieve.fusion import fusion_spec
-from app.retrieve.models import FragmentOut, PinLeftOut, RetrieveRequest, RetrieveResponse, Superseder
 from app.retrieve.query_vectors import QueryEmbedder, QueryVectors
 from app.retrieve.relevance import relevance
 from app.retrieve.rerank import Scorer
 from app.retrieve.trace import candidate_entries, left_out_entries, record_trace
 from app.scope import Scope
+from app.text.embed import Embedder, model_label
+from app.text.versions import CHUNKER_VERSION
+from app.wire.retrieve import FragmentOut, PinLeftOut, RetrieveRequest, RetrieveResponse, Superseder
 
 RRF_K = 60
 MAX_RULE_CONTEXTS = 16

@@ -462,7 +462,7 @@ comment on function data._analyze_new_tenant(text, int)
 -- The new fragments, their vectors and every pointer are then written with one
 -- statement each, so BM25 indexes the document's fragments at once (20_bm25.sql).
 -- A chunk's optional "reading" (base64) is its text as the learned reranker reads it
--- (app.retrieve.features.reading); data._check_reading refuses one made of another text.
+-- (app.text.stems.reading); data._check_reading refuses one made of another text.
 -- A stored fragment the chunk has exactly (same content hash) gets it if it has none.
 create or replace function api.add_fragments(p_doc_id bigint, p_doc_version int, p_chunks jsonb)
 returns table (ordinal int, fragment_id bigint, created boolean)

@@ -9,8 +9,8 @@ import pytest
 from litestar.testing import TestClient
 
 from app.access import create_api_key, ensure_admin_principal
-from app.api.app import build_services, create_app
 from app.retrieve.learned import LearnedReranker
+from app.serve.app import build_services, create_app
 from tests.retrieve.corpus import CODE, DOCS
 
 

@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from app.client import AsyncClient, Client, ContextsError
-from app.models import ContextPack, DocumentDeleted, DocumentPage, RetrieveResponse, WhoamiOut
+from app.wire.bodies import ContextPack, DocumentDeleted, DocumentPage, RetrieveResponse, WhoamiOut
 from tests.api.test_mcp import ROOT, STORAGE_QUERY, served, tenants  # noqa: F401  (fixtures)
 
 

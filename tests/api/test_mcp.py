@@ -83,8 +83,8 @@ def revoke(db_url: str, token: str) -> None:
 @pytest.fixture
 def served(settings, models, tenants, logins) -> Iterator[str]:
     """The service on a free loopback port, as `contexts serve` runs it; yields its /mcp URL."""
-    from app.api.app import build_services, create_app
     from app.api.server import bind, build_server
+    from app.serve.app import build_services, create_app
 
     local = settings.with_(
         database_url=tenants.db_url,

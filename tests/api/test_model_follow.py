@@ -14,9 +14,9 @@ from dataclasses import replace
 import psycopg
 import pytest
 
-from app.api.app import build_services, model_worker
-from app.ingest.generations import upgrade
-from app.ingest.serving import ModelNotLoadable, follow, serving_models
+from app.generations.serving import ModelNotLoadable, follow, serving_models
+from app.generations.upgrade import upgrade
+from app.serve.app import build_services, model_worker
 from tests.api.test_api import ingest, problem
 from tests.conftest import login_url, serving
 from tests.ingest import test_model_generations

@@ -25,7 +25,7 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.engine import events, from_schema
 from schemathesis.python.asgi import shutdown_lifespans
 
-from app.retrieve.models import CONTROL_CHARACTERS
+from app.wire.retrieve import CONTROL_CHARACTERS
 from tests.api.test_api import ingest
 from tests.conftest import serving
 from tests.retrieve.corpus import CODE, DOCS
@@ -134,7 +134,7 @@ def with_touchable_paths(body: dict) -> None:
     path before any `#Symbol`), which the pattern dialect cannot say: such an entry is
     replaced by a plain path, so generated requests reach the rules; refusals have
     tests of their own (tests/api/test_rules.py)."""
-    from app.retrieve.models import check_touched
+    from app.wire.retrieve import check_touched
 
     touching = body.get("touching")
     if not isinstance(touching, list):

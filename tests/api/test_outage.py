@@ -10,9 +10,9 @@ import pytest
 from litestar.testing import TestClient
 
 from app.access import create_api_key, ensure_admin_principal
-from app.api.app import build_services, create_app
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrate import migrate
+from app.serve.app import build_services, create_app
 from tests.conftest import private_server
 
 DOC = {

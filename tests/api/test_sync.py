@@ -79,7 +79,7 @@ def test_python_client_reads_the_state(client, db_url):
     import httpx
 
     from app.client import Client, ContextsError
-    from app.models import SyncState
+    from app.wire.bodies import SyncState
 
     record(db_url, "platform", HEAD, None)
     token = client.headers["Authorization"].removeprefix("Bearer ")

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from app.access import act_as
 from app.cli import main
 from app.eval import history
-from app.retrieve.models import RetrieveRequest
+from app.wire.retrieve import RetrieveRequest
 from tests.conftest import login_url
 
 SESSION = "s-heron-19ab"

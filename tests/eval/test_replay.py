@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from app.cli import main
 from app.eval import replay
 from app.retrieve.config import ConfigError, PipelineConfig
-from app.retrieve.models import RetrieveRequest
 from app.retrieve.service import Retriever
+from app.wire.retrieve import RetrieveRequest
 
 DOCS = {
     "runbooks/pool.md": (

@@ -16,8 +16,8 @@ from app.eval.rerank_train import (
     probability,
     validate,
 )
-from app.retrieve import features
 from app.retrieve.learned import LearnedReranker
+from app.text.stems import TEXT_CHARS
 from tests.retrieve.test_features import candidate
 
 SMALL = {
@@ -219,7 +219,7 @@ def test_an_unknown_kind_is_refused():
 GOOD = {
     "model": "linear pairwise",
     "features": ["fused_rr", "coverage"],
-    "text_chars": features.TEXT_CHARS,
+    "text_chars": TEXT_CHARS,
     "version": "x",
     "calibration": {"a": 1, "b": 0},
 }

@@ -13,9 +13,9 @@ import psycopg
 from app.access import act_as
 from app.authority import DebouncedRefresh
 from app.retrieve.config import PipelineConfig
-from app.retrieve.models import RetrieveRequest
 from app.retrieve.service import Retriever
 from app.retrieve.trace import get_trace
+from app.wire.retrieve import RetrieveRequest
 
 DOCS = {
     "storage/volumes.md": "# Volumes\n\nA storage volume fills up when the journal is never rotated.\n",

@@ -13,9 +13,9 @@ import pytest
 from litestar.testing import TestClient
 
 from app.access import create_api_key, ensure_admin_principal
-from app.api.app import build_services, create_app
 from app.ingest.normalize import SourceDocument
 from app.ingest.pipeline import IngestPipeline
+from app.serve.app import build_services, create_app
 from tests.conftest import login_url
 
 CODE = Path(__file__).parents[1] / "fixtures" / "code"

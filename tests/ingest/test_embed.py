@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.ingest.embed import embedders, resolve_dtype
 from app.settings import Settings
+from app.text.embed import embedders, resolve_dtype
 
 
 def test_vectors_are_unit_length_and_deterministic(models):
@@ -86,7 +86,7 @@ def test_a_query_never_waits_behind_an_ingestion(models):
 def test_auto_dtype_is_bfloat16_only_where_the_cpu_computes_it(monkeypatch, native, flags, expected):
     import torch
 
-    from app.ingest import embed
+    from app.text import embed
 
     monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: native)
     monkeypatch.setattr(embed, "cpu_flags", lambda: flags)
@@ -107,7 +107,7 @@ def test_an_unknown_dtype_is_refused():
 def test_declared_dims_match_the_loaded_model_without_loading_it(models, tmp_path):
     import json
 
-    from app.ingest.embed import declared_dims, resolve_model_path
+    from app.text.embed import declared_dims, resolve_model_path
 
     embedder = models["prose"]
     folder = resolve_model_path(embedder.name)

@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import main
-from app.ingest.embed import resolve_model_path
-from app.ingest.generations import backlog_size, generations, replay_shadow, upgrade
-from app.retrieve.models import RetrieveRequest
+from app.generations.upgrade import backlog_size, generations, replay_shadow, upgrade
 from app.retrieve.service import Retriever
+from app.text.embed import resolve_model_path
+from app.wire.retrieve import RetrieveRequest
 from tests.eval.test_gate import WAIVER, waiver_file
 from tests.eval.test_golden import write_set
 from tests.retrieve.corpus import DOCS

@@ -7,9 +7,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from app.ingest.embed import Embedder
-from app.ingest.onnx_minilm import OnnxModelError, _verified
 from app.settings import Settings
+from app.text.embed import Embedder
+from app.text.onnx_minilm import OnnxModelError, _verified
 
 QUERIES = [
     "how do I rotate the journal when the disk is full",

@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import main
-from app.retrieve.features import READING_PREFIX, reading
-from app.retrieve.models import RetrieveRequest
 from app.retrieve.service import Retriever
+from app.text.stems import READING_PREFIX, reading
+from app.wire.retrieve import RetrieveRequest
 from tests.retrieve.corpus import CODE, DOCS
 
 

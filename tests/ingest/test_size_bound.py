@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from app.ingest.normalize import SourceDocument
 from app.ingest.pipeline import IngestPipeline, PreparedDocument
-from app.ingest.tokens import count_tokens
+from app.text.tokens import count_tokens
 
 BOUND, OVERLAP = 64, 16
 WORDS = (

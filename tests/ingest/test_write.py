@@ -303,7 +303,7 @@ def test_near_duplicate_pointer_is_rehomed_when_the_original_changes(conn, inges
 def test_persona_fragments_only_for_that_persona(conn, ingest, retriever):
     import msgspec
 
-    from app.retrieve.models import RetrieveRequest
+    from app.wire.retrieve import RetrieveRequest
 
     ingest(
         "acme",

@@ -13,8 +13,8 @@ import pytest
 
 from app.access import create_api_key
 from app.retrieve.config import PipelineConfig
-from app.retrieve.models import RetrieveRequest
 from app.retrieve.service import Retriever
+from app.wire.retrieve import RetrieveRequest
 from tests.api.test_api import problem
 
 QUERY = "which message broker do services use for asynchronous events"

@@ -16,7 +16,7 @@ import msgspec
 
 from app.access import act_as
 from app.retrieve import service
-from app.retrieve.models import RetrieveRequest
+from app.wire.retrieve import RetrieveRequest
 from tests.retrieve.corpus import CODE, DOCS
 
 WORDS = (

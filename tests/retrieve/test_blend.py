@@ -13,8 +13,8 @@ import pytest
 
 from app.access import act_as
 from app.retrieve.blend import TERMS, Profile, freshness
-from app.retrieve.models import RetrieveRequest
 from app.retrieve.trace import get_trace
+from app.wire.retrieve import RetrieveRequest
 
 NOW = datetime.now(UTC)
 FREEZE = "# Deploy freeze\n\nNo production deploys on Fridays after 15:00; hotfixes need two approvals.\n"
@@ -221,7 +221,7 @@ DESCRIPTIONS = {persona: text.split("\n\n", 1)[1].strip() for persona, (_path, t
 def describe(conn, models, persona: str, description: str, **weights) -> None:
     """Set the persona's profile as the API and CLI do: the description embedded first."""
     from app.api.profiles import description_vectors, set_profile_on
-    from app.models import RankingProfileSet
+    from app.wire.bodies import RankingProfileSet
 
     data = msgspec.convert(
         {"org_id": "acme", "persona_id": persona, "description": description, **weights}, RankingProfileSet

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.ingest.tokens import count_tokens
 from app.retrieve.candidates import Candidate
 from app.retrieve.compose import _strip_lines, compose, strip_boilerplate
+from app.text.tokens import count_tokens
 
 
 def candidate(fid: int, text: str, score: float) -> Candidate:

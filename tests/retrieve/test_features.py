@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.retrieve.candidates import Candidate
-from app.retrieve.features import FEATURES, extract, identifiers, query_terms, stem, words
+from app.retrieve.features import FEATURES, extract, identifiers
+from app.text.stems import query_terms, stem, words
 
 
 def candidate(
@@ -52,12 +53,12 @@ def candidate(
 
 
 def encoded(text: str) -> list[int]:
-    """The stem ids the features read of a text, in order (app.retrieve.features._pieces)."""
+    """The stem ids the features read of a text, in order (app.text.stems.token_ids)."""
     from itertools import chain
 
-    from app.retrieve.features import _pieces
+    from app.text.stems import token_ids
 
-    return list(chain.from_iterable(_pieces(text)))
+    return list(chain.from_iterable(token_ids(text)))
 
 
 def features_of(row: list[float]) -> dict[str, float]:
@@ -191,13 +192,13 @@ def test_empty_texts_get_no_feedback_and_every_value_is_finite():
     ],
 )
 def test_encoding_gives_the_stems_of_words_in_order(text):
-    from app.retrieve.features import stem_id
+    from app.text.stems import stem_id
 
     assert encoded(text) == [stem_id(w) for w in words(text)]
 
 
 def test_stop_words_have_negative_ids_and_content_stems_do_not():
-    from app.retrieve.features import stem_id
+    from app.text.stems import stem_id
 
     assert stem_id("the") < 0 and stem_id("would") < 0
     assert all(stem_id(w) >= 0 for w in words("rotate signing keys quarterly in the vault") if w not in ("in", "the"))
@@ -205,17 +206,18 @@ def test_stop_words_have_negative_ids_and_content_stems_do_not():
 
 
 def test_the_token_memo_starts_afresh_when_full_and_stays_right(monkeypatch):
-    from app.retrieve import features
+    from app.text import stems
 
-    monkeypatch.setattr(features, "MAX_TOKENS", 4)
-    monkeypatch.setattr(features, "_TOKENS", features._Tokens())  # none of these tokens known yet
+    monkeypatch.setattr(stems, "MAX_TOKENS", 4)
+    monkeypatch.setattr(stems, "_TOKENS", stems._Tokens())  # none of these tokens known yet
     text = "alpha beta gamma delta epsilon zeta eta theta alphaBeta"
-    assert encoded(text) == [features.stem_id(w) for w in words(text)]
-    assert len(features._TOKENS) <= 4
+    assert encoded(text) == [stems.stem_id(w) for w in words(text)]
+    assert len(stems._TOKENS) <= 4
 
 
 def test_tokenized_texts_are_cached_and_give_the_same_rows():
     from app.retrieve import features
+    from app.text import stems
 
     listed = [
         candidate(1, "rotate the signing keys every quarter"),
@@ -224,13 +226,13 @@ def test_tokenized_texts_are_cached_and_give_the_same_rows():
     ]
     features.clear_cache()
     cold = extract("rotate signing keys", listed)
-    assert features._read.cache_info().currsize == 3
+    assert stems.read.cache_info().currsize == 3
     # Another query over the same fragments reads them from the cache, unchanged by use.
     other = extract("lemon cake recipe", listed)
-    assert features._read.cache_info().hits >= 3
+    assert stems.read.cache_info().hits >= 3
     assert np.array_equal(extract("rotate signing keys", listed), cold)
     features.clear_cache()
-    assert features._read.cache_info().currsize == 0
+    assert stems.read.cache_info().currsize == 0
     assert np.array_equal(extract("lemon cake recipe", listed), other)
 
 
@@ -266,7 +268,7 @@ READING_TEXTS = [
 def _with_readings(listed: list[Candidate], which=lambda i: True) -> list[Candidate]:
     from dataclasses import replace
 
-    from app.retrieve.features import reading
+    from app.text.stems import reading
 
     return [replace(c, reading=reading(c.text)) if which(i) else c for i, c in enumerate(listed)]
 
@@ -290,7 +292,7 @@ def test_stored_readings_give_the_rows_of_the_texts_read_now():
 def test_a_reading_starts_with_this_codes_prefix_and_the_texts_digest():
     import hashlib
 
-    from app.retrieve.features import READING_PREFIX, reading
+    from app.text.stems import READING_PREFIX, reading
 
     text = "rotate the signing keys"
     blob = reading(text)
@@ -338,15 +340,15 @@ PINNED_TEXT = (
 
 def test_a_reading_is_pinned_so_a_tokenizer_change_bumps_its_version():
     """Readings are stored: a change to how a text becomes stem ids must change the key
-    in their first bytes (features.TOKENIZER_VERSION), or old readings would be decoded
+    in their first bytes (app.text.stems.TOKENIZER_VERSION), or old readings would be decoded
     as if they were new ones. This digest changes with the bytes; update it only with
     the version."""
     import hashlib
 
-    from app.retrieve.features import reading
+    from app.text.stems import reading
 
     assert hashlib.sha256(reading(PINNED_TEXT)).hexdigest() == PINNED_DIGEST, (
-        "readings changed: bump TOKENIZER_VERSION in app/retrieve/features.py, then update PINNED_DIGEST"
+        "readings changed: bump TOKENIZER_VERSION in app/text/stems.py, then update PINNED_DIGEST"
     )
 
 

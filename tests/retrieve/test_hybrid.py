@@ -7,7 +7,7 @@ from datetime import UTC
 import msgspec
 import pytest
 
-from app.retrieve.models import RetrieveRequest
+from app.wire.retrieve import RetrieveRequest
 from tests.retrieve.corpus import CODE, DOCS
 
 

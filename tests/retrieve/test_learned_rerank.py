@@ -11,9 +11,9 @@ from app.eval.rerank_data import QueryRow
 from app.eval.rerank_train import model_file
 from app.retrieve import learned, rerank
 from app.retrieve.config import PipelineConfig
-from app.retrieve.models import RetrieveRequest
 from app.retrieve.service import Retriever
 from app.retrieve.trace import get_trace
+from app.wire.retrieve import RetrieveRequest
 from tests.eval.test_rerank_train import SMALL
 from tests.retrieve.corpus import CODE, DOCS
 from tests.retrieve.test_features import candidate

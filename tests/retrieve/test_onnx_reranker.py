@@ -14,10 +14,10 @@ import pytest
 
 from app.retrieve import rerank
 from app.retrieve.config import PipelineConfig
-from app.retrieve.models import RetrieveRequest
 from app.retrieve.onnx_reranker import OnnxReranker, OnnxRerankerError, _probabilities
 from app.retrieve.service import Retriever
 from app.retrieve.trace import get_trace
+from app.wire.retrieve import RetrieveRequest
 from tests.retrieve import cross_encoders
 from tests.retrieve.corpus import CODE, DOCS
 from tests.retrieve.test_features import candidate

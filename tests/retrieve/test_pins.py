@@ -10,8 +10,8 @@ import pytest
 from psycopg import errors
 
 from app.access import act_as
-from app.retrieve.models import RetrieveRequest
 from app.retrieve.trace import get_trace
+from app.wire.retrieve import RetrieveRequest
 from tests.retrieve.corpus import DOCS
 
 TRAP = (

@@ -8,10 +8,10 @@ import math
 import msgspec
 import pytest
 
-from app.retrieve.models import RetrieveRequest
 from app.retrieve.rerank import Reranker, rerank_text
 from app.retrieve.service import Retriever
 from app.retrieve.trace import get_trace
+from app.wire.retrieve import RetrieveRequest
 from tests.retrieve import cross_encoders
 from tests.retrieve.corpus import CODE, DOCS
 

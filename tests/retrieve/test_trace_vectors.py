@@ -11,7 +11,7 @@ import numpy as np
 import psycopg
 import pytest
 
-from app.retrieve.models import RetrieveRequest
+from app.wire.retrieve import RetrieveRequest
 from tests.retrieve.corpus import DOCS
 
 

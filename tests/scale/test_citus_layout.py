@@ -11,7 +11,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from app.retrieve.models import RetrieveRequest
+from app.wire.retrieve import RetrieveRequest
 
 DISTRIBUTE = Path(__file__).parents[2] / "docker" / "citus" / "distribute.sql"
 NOT_DISTRIBUTED = {"principal_bindings"}

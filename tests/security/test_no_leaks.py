@@ -42,9 +42,9 @@ from app.retrieve.candidates import fetch_candidates
 from app.retrieve.compose import compose
 from app.retrieve.config import PipelineConfig
 from app.retrieve.fusion import fusion_spec
-from app.retrieve.models import RetrieveRequest
 from app.retrieve.trace import candidate_entries, record_trace
 from app.scope import Scope
+from app.wire.retrieve import RetrieveRequest
 from tests.conftest import login_url
 from tests.security.test_trace_redaction import SCORE_KEYS
 

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from app.access import act_as
-from app.retrieve.models import RetrieveRequest, RetrieveResponse
+from app.wire.retrieve import RetrieveRequest, RetrieveResponse
 from tests.conftest import login_url
 
 JOURNAL = "# Journal\n\nRotate the write-ahead journal before the storage volume fills up.\n"

@@ -18,8 +18,8 @@ from app.access import act_as
 from app.api.queries import list_documents_on, read_document_on
 from app.db.migrate import migrate
 from app.ingest.normalize import RejectedDocument, normalize_path
-from app.models import DocumentQuery, DocumentRead, ScopeIn
 from app.readable import READABLE_FROM, READABLE_UNTIL
+from app.wire.bodies import DocumentQuery, DocumentRead, ScopeIn
 
 UNREADABLE = ["infinity", "-infinity", "10000-01-01 13:59:59+00", "0001-01-01 00:00:00+14", "0001-01-01 13:59:59+00"]
 """Times PostgreSQL stores and Python (psycopg) cannot decode in some zone, or at all."""

@@ -2,7 +2,7 @@
 fragments (the installed Python packages' sources and docs), lexical, dense and
 hybrid measured separately; what the ranking layer (the blend, docs/adr/0014) adds to
 hybrid retrieval, against relevance alone in the same run; our candidates SQL against a
-hand-written SQL hybrid (app.bench_reference), for ordinary and for long queries; and the
+hand-written SQL hybrid (app.bench.reference), for ordinary and for long queries; and the
 citation-authority refresh of the corpus and of synthetic graphs of fixed sizes
 (docs/adr/0013). Figures go to stdout and bench-results/latest.json."""
 
@@ -25,23 +25,31 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from app import bench_authority, bench_ingest, bench_reference, bench_rerank, bench_scale
 from app.access import act_as, ensure_admin_principal
 from app.api.profiles import description_vectors, set_profile_on
 from app.authority import refresh as refresh_authority
+from app.bench import authority as bench_authority
+from app.bench import ingest as bench_ingest
+from app.bench import reference as bench_reference
+from app.bench import rerank as bench_rerank
+from app.bench import scale as bench_scale
+from app.bench.stats import percentile
 from app.db.embedded import EmbeddedPostgres
 from app.db.migrate import migrate
 from app.db.sql import scalar
 from app.ingest.batches import ingest_groups
-from app.ingest.embed import Embedder, embedders
 from app.ingest.normalize import RejectedDocument, SourceDocument
 from app.ingest.pipeline import IngestPipeline, PreparedDocument
 from app.ingest.readings import write_readings
-from app.models import RankingProfileSet
 from app.retrieve.blend import blend
 from app.retrieve.candidates import fetch_candidates
 from app.retrieve.fusion import fusion_spec
-from app.retrieve.models import (
+from app.retrieve.service import Retriever
+from app.scope import Scope
+from app.settings import Settings
+from app.text.embed import Embedder, embedders
+from app.wire.bodies import RankingProfileSet
+from app.wire.retrieve import (
     DEFAULT_BUDGET_TOKENS,
     DEFAULT_K_DENSE,
     DEFAULT_K_LEXICAL,
@@ -49,9 +57,6 @@ from app.retrieve.models import (
     RetrieveRequest,
     check_text,
 )
-from app.retrieve.service import Retriever
-from app.scope import Scope
-from app.settings import Settings
 
 console = Console(stderr=True, soft_wrap=True)
 PACKAGES = (
@@ -116,12 +121,6 @@ def prepared_documents(pipeline: IngestPipeline, files: list[Path], site: Path) 
             yield pipeline.prepare(source_document(path, site))
         except RejectedDocument:
             continue
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
-    return ordered[index]
 
 
 def sample_queries(conn: psycopg.Connection, n: int, seed: int) -> list[str]:
@@ -380,7 +379,7 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, report: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m app.bench", description=__doc__)
     parser.add_argument("--queries", type=int, default=200, help="queries per retrieval mode")
     parser.add_argument(
         "--authority-fragments",
@@ -400,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
         "--copies",
         type=int,
         default=1,
-        help="copies of the corpus in the bench org (app.bench_scale: written through the pipeline, vectors"
+        help="copies of the corpus in the bench org (app.bench.scale: written through the pipeline, vectors"
         " reused): 5 makes a 100k-fragment tenant of a 20k corpus",
     )
     parser.add_argument(

@@ -35,7 +35,7 @@ def _verified(path: str, sha256: str) -> str:
 
 
 class OnnxMiniLM:
-    """What app.ingest.embed.Embedder uses of a SentenceTransformer: `tokenizer`,
+    """What app.text.embed.Embedder uses of a SentenceTransformer: `tokenizer`,
     `max_seq_length`, `encode()` (mean pooling, unit vectors) and the dimension."""
 
     def __init__(self, threads: int) -> None:

@@ -19,8 +19,8 @@ import time
 
 import psycopg
 
-from app.ingest.embed import Embedder
 from app.ingest.pipeline import embedding_input
+from app.text.embed import Embedder
 
 SCHEMA = "bench_ingest_reference"
 BATCH = 64

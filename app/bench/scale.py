@@ -33,10 +33,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from app.access import ensure_admin_principal
 from app.db.sql import scalar
 from app.ingest.batches import ingest_groups
-from app.ingest.embed import Embedder
 from app.ingest.normalize import SourceDocument
 from app.ingest.pipeline import IngestPipeline, embedding_input
 from app.scope import Scope
+from app.text.embed import Embedder
 
 JITTER = 0.005
 """Standard deviation of the noise added to each coordinate of a copied unit vector

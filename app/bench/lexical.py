@@ -14,7 +14,7 @@ because `make bench --copies` pushes every fragment through the ingestion pipeli
 embeds what it cannot reuse, which takes hours at 100k fragments on two cores, while
 BM25's cost needs only the postings.
 
-    python -m app.bench_lexical --home .contexts/bench-lexical --chunks 20000 --copies 5 --tenants 45
+    python -m app.bench.lexical --home .contexts/bench-lexical --chunks 20000 --copies 5 --tenants 45
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ import psycopg
 from rich.console import Console
 from rich.progress import Progress
 
-from app import bench_reference
-from app.bench import bench_database, corpus_files
+from app.bench import reference as bench_reference
+from app.bench.run import bench_database, corpus_files
 from app.db.migrate import migrate
-from app.retrieve.models import DEFAULT_K_LEXICAL
 from app.settings import usable_cores
+from app.wire.retrieve import DEFAULT_K_LEXICAL
 
 ORG = "bench"
 FIRST_REPO = "copy-0"

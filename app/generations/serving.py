@@ -12,7 +12,7 @@ from pathlib import Path
 
 import psycopg
 
-from app.ingest.embed import Embedder, model_label, resolve_model_path
+from app.text.embed import Embedder, model_label, resolve_model_path
 
 
 class ModelNotLoadable(RuntimeError):

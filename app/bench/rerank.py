@@ -23,13 +23,14 @@ import msgspec
 import psycopg
 
 from app.access import act_as
-from app.bench_reference import alternate, latency_summary
-from app.ingest.embed import Embedder
+from app.bench.reference import alternate, latency_summary
+from app.bench.stats import percentile
 from app.retrieve import features
 from app.retrieve.learned import LearnedReranker
-from app.retrieve.models import DEFAULT_BUDGET_TOKENS, RetrieveRequest
 from app.retrieve.query_vectors import QueryVectors
 from app.retrieve.service import Retriever
+from app.text.embed import Embedder
+from app.wire.retrieve import DEFAULT_BUDGET_TOKENS, RetrieveRequest
 
 RERANK_TOP = 100
 """The issue's yardstick; `make bench` also measures the requests' default (50)."""
@@ -112,6 +113,4 @@ def _p50(values: list[float]) -> float | None:
 
 
 def _percentile(values: list[float], q: float) -> float | None:
-    from app.bench import percentile  # app.bench imports this module
-
     return round(percentile(values, q), 2) if values else None

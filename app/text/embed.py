@@ -33,7 +33,7 @@ document being embedded (one 512 KiB document held a shared lock for a minute)."
 
 BACKENDS = ("torch", "onnx-int8")
 """How a model runs: sentence-transformers on torch (every model), or the int8 ONNX
-export of the bundled MiniLM (app/ingest/onnx_minilm.py; queries only by default)."""
+export of the bundled MiniLM (app/text/onnx_minilm.py; queries only by default)."""
 
 
 PASS_THROUGH_MODULES = {"sentence_transformers.models.Transformer", "sentence_transformers.models.Normalize"}
@@ -98,7 +98,7 @@ def _lock(name: str, dtype: str, lane: str) -> threading.Lock:
 def _load(name: str, dtype: str, threads: int, lane: str = "ingest", backend: str = "torch") -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if backend == "onnx-int8":
-        from app.ingest.onnx_minilm import OnnxMiniLM
+        from app.text.onnx_minilm import OnnxMiniLM
 
         return OnnxMiniLM(threads)
     import torch

@@ -18,8 +18,8 @@ import msgspec
 import psycopg
 from psycopg.rows import dict_row
 
-from app.ingest.embed import Embedder, model_label
 from app.ingest.pipeline import embedding_input
+from app.text.embed import Embedder, model_label
 
 if TYPE_CHECKING:
     from app.retrieve.service import Retriever
@@ -237,7 +237,7 @@ def replay_shadow(
     previous generation is replayed on both sides like any other: the query is what is
     compared. `current(embedders, generations)` builds a Retriever."""
     from app.eval.replay import Skipped, from_traces, replay
-    from app.ingest.serving import ModelNotLoadable, follow, serving_models
+    from app.generations.serving import ModelNotLoadable, follow, serving_models
     from app.retrieve.config import PipelineConfig
 
     other = compared_generation(conn, namespace, which)

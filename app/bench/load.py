@@ -8,7 +8,7 @@
    package the corpus does not draw from) into a repo of their own.
 
 The corpus is app.bench's (the installed packages' sources and docs, in org `bench`);
-the service is the real one (app.api.app.create_app under uvicorn) in a subprocess on a
+the service is the real one (app.serve.app.create_app under uvicorn) in a subprocess on a
 free loopback port, which stops by itself when this process goes away or overruns. Reads
 mix repeated and fresh queries (see QueryMix). Per phase: requests, errors by status,
 throughput, p50/p95/p99 latency of reads and writes, and the CPU seconds each party used
@@ -41,10 +41,11 @@ import psycopg
 from rich.console import Console
 from rich.table import Table
 
-from app import bench_ceiling
 from app.access import create_api_key
 from app.api.server import base_url, bind
-from app.bench import (
+from app.bench import ceiling as bench_ceiling
+from app.bench.cpu import CpuMeter, postmaster_pid
+from app.bench.run import (
     CORPUS_REPO,
     ORG,
     PACKAGES,
@@ -52,18 +53,17 @@ from app.bench import (
     add_corpus_arguments,
     bench_database,
     build_corpus,
-    percentile,
     sample_queries,
 )
-from app.bench_cpu import CpuMeter, postmaster_pid
+from app.bench.stats import percentile
 from app.db.migrate import migrate
 from app.db.sql import scalar
-from app.ingest.embed import embedders, resolve_dtype
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.config import PipelineConfig
-from app.retrieve.models import DEFAULT_BUDGET_TOKENS
 from app.retrieve.service import Retriever
 from app.settings import Settings
+from app.text.embed import embedders, resolve_dtype
+from app.wire.retrieve import DEFAULT_BUDGET_TOKENS
 
 console = Console(stderr=True, soft_wrap=True)
 READER = "load-reader"
@@ -168,8 +168,8 @@ class Documents:
 def serve_child(spec: dict) -> int:
     """The service on an inherited listening socket. It stops when its parent is gone or
     after `max_seconds`, whichever comes first, and is killed 30 s after that at the latest."""
-    from app.api.app import create_app
     from app.api.server import build_server
+    from app.serve.app import create_app
 
     settings = Settings.from_env().with_(database_url=spec["dsn"])
     # The server `contexts serve` runs (deadlines, connection cap, request log lines).
@@ -207,7 +207,7 @@ def running_service(dsn: str, log: Path, max_seconds: float, start_timeout: floa
     listener.set_inheritable(True)
     url = base_url("127.0.0.1", listener.getsockname()[1])
     spec = {"dsn": dsn, "fd": listener.fileno(), "parent": os.getpid(), "max_seconds": max_seconds}
-    here = str(Path(__file__).resolve().parents[1])  # the child imports this very `app`
+    here = str(Path(__file__).resolve().parents[2])  # the child imports this very `app`
     # The spec (a database URL, perhaps with a password) goes in the environment, which
     # other users cannot read, not on the command line, which they can.
     env = os.environ | {
@@ -219,7 +219,7 @@ def running_service(dsn: str, log: Path, max_seconds: float, start_timeout: floa
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "app.bench_load", "--serve-child"],
+            [sys.executable, "-m", "app.bench.load", "--serve-child"],
             pass_fds=[listener.fileno()],
             stdout=sink,
             stderr=subprocess.STDOUT,
@@ -497,7 +497,7 @@ def report_tables(results: dict) -> list[Table]:
     if alone is not None:
         ceiling = Table(
             title=f"The database's part: no HTTP, no model, {alone['clients']} connections, "
-            f"{alone['rounds']} x {alone['seconds_each']:g} s alternated (app.bench_ceiling)"
+            f"{alone['rounds']} x {alone['seconds_each']:g} s alternated (app.bench.ceiling)"
         )
         for column in (
             "search",
@@ -557,7 +557,7 @@ def main(argv: list[str] | None = None) -> int:
         "--ceiling-seconds",
         type=float,
         default=20.0,
-        help="seconds of each round of the database-alone phase (app.bench_ceiling; 0: skip it)",
+        help="seconds of each round of the database-alone phase (app.bench.ceiling; 0: skip it)",
     )
     parser.add_argument("--ceiling-rounds", type=int, default=2, help="rounds of the database-alone phase")
     parser.add_argument("--check", action="store_true", help="exit 1 when a load target is missed")

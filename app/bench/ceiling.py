@@ -10,7 +10,7 @@ different runs do not compare). `clients` connections (one thread each, as many 
 service's read pool) run closed loops over the bench's queries, with vectors embedded
 beforehand (neither timed nor counted), alternating in rounds between:
 
-- `reference`: app.bench_reference's hybrid (`ts_rank_cd` over stored tsvectors with a GIN
+- `reference`: app.bench.reference's hybrid (`ts_rank_cd` over stored tsvectors with a GIN
   index, pgvector `order by` per model, RRF, top 10 with text), as the database owner,
   without row-level security, rolled back;
 - `candidates`: ours, the one SQL call of a retrieval (api.retrieve_candidates), as the
@@ -38,8 +38,8 @@ import msgspec
 import psycopg
 
 from app.access import SERVICE_ROLE, authenticate
-from app.bench_cpu import CpuMeter
-from app.bench_reference import (
+from app.bench.cpu import CpuMeter
+from app.bench.reference import (
     active_models,
     build_reference_table,
     drop_reference_table,
@@ -50,8 +50,8 @@ from app.bench_reference import (
     run_reference,
 )
 from app.retrieve.fusion import fusion_spec
-from app.retrieve.models import DEFAULT_K_DENSE, RetrieveRequest
 from app.retrieve.service import Retriever
+from app.wire.retrieve import DEFAULT_K_DENSE, RetrieveRequest
 
 VARIANTS = ("reference", "candidates", "retrieval")
 

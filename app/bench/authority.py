@@ -4,7 +4,7 @@ only the refresh is measured). Each size: N fragments, most org-wide or in one o
 repos, some in personas and sessions; about `--links` references per fragment, most to
 fragments of the same or a broader scope, a few across scopes (they do not count), a
 few unresolved. `make bench` runs it in its own database (`--authority-fragments`);
-standalone: `python -m app.bench_authority --db-url URL --fragments 2000 20000`."""
+standalone: `python -m app.bench.authority --db-url URL --fragments 2000 20000`."""
 
 from __future__ import annotations
 

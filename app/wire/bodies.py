@@ -14,7 +14,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from app.readable import metadata_problem, time_problem
-from app.retrieve.models import (
+from app.wire.retrieve import (
     CONTEXT_REF_PATTERN,
     IDENTIFIER_PATTERN,
     MAX_TOUCHING,

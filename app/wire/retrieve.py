@@ -1,4 +1,5 @@
-"""Request and response bodies of a retrieval, validated at the edge (HTTP and CLI)."""
+"""Request and response bodies of a retrieval, validated at the edge (HTTP, MCP and CLI);
+the retriever (app.retrieve.service) takes and answers them."""
 
 from __future__ import annotations
 

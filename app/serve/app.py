@@ -57,12 +57,15 @@ from app.db.migrate import migrate
 from app.db.pool import open_pool
 from app.db.replica import ReadReplica
 from app.db.service_login import check_service_login, service_database_url
-from app.ingest.embed import embedders
+from app.generations.serving import follow, serving_models
 from app.ingest.pipeline import IngestPipeline
-from app.ingest.serving import follow, serving_models
 from app.mcp import http_lifespan as mcp_http_lifespan
 from app.mcp import mcp_endpoint
-from app.models import (
+from app.retrieve.config import PipelineConfig
+from app.retrieve.service import Retriever
+from app.settings import Settings
+from app.text.embed import embedders
+from app.wire.bodies import (
     ContextCreate,
     ContextVersionCreate,
     DocumentIn,
@@ -80,9 +83,6 @@ from app.models import (
     SubscriptionCreate,
     WebhookIn,
 )
-from app.retrieve.config import PipelineConfig
-from app.retrieve.service import Retriever
-from app.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -35,11 +35,12 @@ import msgspec
 import psycopg
 
 from app.access import act_as
+from app.bench.stats import percentile
 from app.retrieve.candidates import fetch_candidates
 from app.retrieve.fusion import fusion_spec
-from app.retrieve.models import DEFAULT_BUDGET_TOKENS, DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, RetrieveRequest
 from app.retrieve.service import Retriever
 from app.scope import Scope
+from app.wire.retrieve import DEFAULT_BUDGET_TOKENS, DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, RetrieveRequest
 
 LEXICAL = """
     select s.fragment_id, row_number() over (order by ts_rank_cd(s.tsv, t.q) desc) as r
@@ -107,8 +108,6 @@ def long_queries(conn: psycopg.Connection, org: str, n: int, seed: int) -> list[
 
 def latency_summary(values: list[float]) -> dict:
     """p50, p95 and mean in ms (None for each when nothing was timed)."""
-    from app.bench import percentile  # app.bench imports this module
-
     return {
         "p50_ms": round(percentile(values, 50), 1) if values else None,
         "p95_ms": round(percentile(values, 95), 1) if values else None,
