@@ -70,6 +70,15 @@ def test_bad_arguments_fail_cleanly(db_url, tmp_path):
     assert bad_ingest.exit_code != 0 and "invalid org id" in bad_ingest.output
 
 
+def test_a_path_with_nothing_to_ingest_says_so(db_url, tmp_path, monkeypatch):
+    tree = make_tree(tmp_path)
+    monkeypatch.chdir(tree)
+    (tree / ".cache").mkdir()
+    (tree / ".cache" / ".hidden.md").write_text("# h\n")
+    nothing = run(db_url, "ingest", ".cache", "--org", "acme")
+    assert nothing.exit_code != 0 and "no file to ingest" in nothing.output and ".gitignore" in nothing.output
+
+
 def test_principals_grants_and_keys_from_the_cli(db_url, tmp_path, monkeypatch):
     tree = make_tree(tmp_path)
     monkeypatch.chdir(tree)

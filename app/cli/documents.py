@@ -73,6 +73,12 @@ def ingest_paths(
         entries = collect(paths, base)
     except FileNotFoundError as exc:
         raise CliError(str(exc)) from exc
+    if not entries:
+        raise CliError(
+            "no file to ingest: every file under "
+            + ", ".join(str(p) for p in paths)
+            + " is hidden (a dot-name) or ignored by a .gitignore"
+        )
     pipeline = IngestPipeline(settings, embedders(settings))
     scope = Scope(org_id, repo, persona, session)
     author = owner or git_identity() or os.environ.get("USER")

@@ -54,9 +54,22 @@ def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathSpec
     return False
 
 
+def _ignored_here(root: Path, base: Path, spec: pathspec.PathSpec) -> bool:
+    """Whether `spec` (the ignore file of `base`) ignores `root` or a folder between them."""
+    relative = root.relative_to(base)
+    return any(spec.match_file(Path(*relative.parts[: n + 1]).as_posix() + "/") for n in range(len(relative.parts)))
+
+
 def _walk(root: Path, top: Path) -> Iterator[Path]:
-    """Files under root, honouring every .gitignore from top on the way down."""
-    specs = _ancestor_specs(root, top)
+    """Files under root, honouring every .gitignore from top on the way down. A directory
+    named on the command line is walked even when an ignore file above it ignores it (a
+    package under `.venv/`, a `build/` output): as git and ripgrep do when a walk starts
+    there, a rule that matches the named directory itself (or a folder between it and
+    that ignore file) does not hide what is in it; the rest of that file (`*.log`,
+    `__pycache__/`) applies inside, as from the named directory."""
+    specs = [
+        (root, spec) if _ignored_here(root, base, spec) else (base, spec) for base, spec in _ancestor_specs(root, top)
+    ]
     for directory, dirnames, filenames in os.walk(root):
         here = Path(directory)
         specs = [(base, spec) for base, spec in specs if here == base or base in here.parents]
