@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install run test lint format goldens bench bench-load migrate eval-gate eval-baseline clean
+.PHONY: install run test test-fast lint format goldens bench bench-load migrate eval-gate eval-baseline clean
 
 install: $(STAMP)
 
@@ -36,6 +36,11 @@ test: install
 		apt-get install -y chromium || { apt-get update && apt-get install -y chromium; } || { echo "could not install chromium: install it, or run with CONTEXTS_SKIP_BROWSER=1" >&2; exit 1; }; \
 	fi
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The unit tier for the edit loop: tests that take no database and load no model (each
+# test's tier comes from the fixtures it uses, tests/conftest.py). About a minute.
+test-fast: install
+	$(BIN)/python -m pytest -q -m unit $(PYTEST_ARGS)
 
 # Rewrites the schema and privilege goldens (tests/sql/golden/) from a fresh migrate;
 # review and commit their diff with the change that caused it.

@@ -231,3 +231,26 @@ def serving(settings, db_url: str, logins: dict, **overrides) -> Iterator[tuple[
             yield test_client, key.token
     finally:
         services.close()
+
+
+# -- tiers ------------------------------------------------------------------------------
+
+MODEL_FIXTURES = {"models", "pipeline", "retriever", "client"}
+"""Fixtures that load the real embedding model (or a whole service built on it)."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test's tier, from the fixtures it uses (its whole closure): `e2e` loads the
+    real model or builds the service, `db` takes a database, `unit` neither. `make
+    test-fast` runs the unit tier (`-m unit`); a test that starts a server or the model
+    by itself instead of through these fixtures names its tier with a marker."""
+    for item in items:
+        if any(item.get_closest_marker(tier) for tier in ("unit", "db", "e2e")):
+            continue
+        used = set(getattr(item, "fixturenames", ()))
+        if used & MODEL_FIXTURES:
+            item.add_marker(pytest.mark.e2e)
+        elif "pg_server" in used:
+            item.add_marker(pytest.mark.db)
+        else:
+            item.add_marker(pytest.mark.unit)

@@ -12,6 +12,9 @@ import time
 from pathlib import Path
 
 import psycopg
+import pytest
+
+pytestmark = pytest.mark.db  # starts PostgreSQL servers of its own: not the unit tier
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -24,6 +24,8 @@ from app.cli import main
 from app.cli.serve import DEMO_AGENT, DEMO_ORG
 from app.settings import Settings
 
+pytestmark = pytest.mark.e2e  # starts servers or builds a model of its own: not the unit tier
+
 ROOT = Path(__file__).resolve().parents[1]
 MARGIN_S = 3.0
 """Slack on every timing assertion: two shared cores, other tests running beside."""

@@ -22,6 +22,8 @@ from tests.retrieve import cross_encoders
 from tests.retrieve.corpus import CODE, DOCS
 from tests.retrieve.test_features import candidate
 
+pytestmark = pytest.mark.e2e  # starts servers or builds a model of its own: not the unit tier
+
 TEXTS = [
     "Rotate the signing keys every quarter.",
     "A recipe for lemon cake with poppy seeds.",

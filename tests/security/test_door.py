@@ -22,6 +22,8 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
+pytestmark = pytest.mark.db  # starts PostgreSQL servers of its own: not the unit tier
+
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 180
 """initdb, start and migrate on two shared cores."""
