@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install run test test-fast lint format goldens bench bench-load migrate eval-gate eval-baseline clean
+.PHONY: install run test test-fast lint format goldens bench bench-load migrate eval-gate eval-baseline eval-cache clean
 
 install: $(STAMP)
 
@@ -75,13 +75,22 @@ eval-gate eval-baseline: export CONTEXTS_HOME ?= $(CURDIR)/.contexts
 # The baseline holds float32 figures: a CPU with native bf16 (AMX) would otherwise embed
 # in bf16 and move figures by up to 0.01 (locomo-conv-26 dense recall@100: 0.8633 in
 # float32, 0.8533 in bf16, the same code), so the gate embeds in float32 everywhere.
-eval-gate eval-baseline: export CONTEXTS_EMBED_DTYPE ?= float32
+eval-gate eval-baseline eval-cache: export CONTEXTS_EMBED_DTYPE ?= float32
 
 eval-gate: install
 	$(BIN)/contexts eval gate $(EVAL_ARGS)
 
 eval-baseline: install
 	$(BIN)/contexts eval gate --update-baseline $(EVAL_ARGS)
+
+# The corpus vectors the gate reads instead of embedding its corpora cold (eval/embeddings/,
+# one file per set, float16; docs/adr/0024-eval-corpus-vectors.md): keeps the vectors that
+# still hold, embeds the rest (every corpus from scratch: about 25 minutes of both cores),
+# prints each file's size. Commit eval/embeddings/ with the change that needed it; the
+# gate warns when more than 5% of a set's texts miss. Check without a model:
+# `contexts eval cache check`.
+eval-cache: install
+	$(BIN)/contexts eval cache build $(EVAL_ARGS)
 
 clean:
 	rm -rf $(VENV) *.egg-info

@@ -29,11 +29,27 @@ from app.settings import Settings
 from app.wire.retrieve import DEFAULT_BUDGET_TOKENS, DEFAULT_RERANK_TOP
 
 if TYPE_CHECKING:  # loaded lazily: `contexts --help` should not import torch
+    from app.eval.beir import Dataset
     from app.ingest.pipeline import IngestPipeline
     from app.retrieve.config import PipelineConfig
     from app.retrieve.service import Retriever
 
 DEFAULT_OUT = Path("eval-results")
+EVAL_DIR = Path(__file__).resolve().parents[2] / "eval"
+VECTORS_DIR = EVAL_DIR / "embeddings"
+"""The golden sets' corpus vectors (docs/adr/0024): `make eval-cache` builds them."""
+
+
+def vectors_option(function: Callable) -> Callable:
+    return click.option(
+        "--vectors",
+        "vectors_dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=VECTORS_DIR,
+        show_default=True,
+        help="Corpus vectors to read before embedding (built by `make eval-cache`); every corpus vector "
+        "is rounded through float16, read or embedded.",
+    )(function)
 
 
 @click.group("eval")
@@ -137,6 +153,7 @@ def run_golden_set(
     out_dir: Path | None,
     quiet: bool = False,
     components: tuple[IngestPipeline, Retriever, PipelineConfig] | None = None,
+    vectors_dir: Path | None = VECTORS_DIR,
 ) -> dict:
     import psycopg
 
@@ -147,7 +164,9 @@ def run_golden_set(
     except beir.DatasetError as exc:
         raise CliError(str(exc)) from exc
     pipeline, retriever, _config = components or golden_components(settings, config_path)
-    options = golden.GoldenOptions(stages=stages, depth=depth, rerank_top=rerank_top, kind=kind, out_dir=out_dir)
+    options = golden.GoldenOptions(
+        stages=stages, depth=depth, rerank_top=rerank_top, kind=kind, out_dir=out_dir, vectors_dir=vectors_dir
+    )
     try:
         with psycopg.connect(dsn) as conn, progress_bars(quiet) as progress:
             return golden.run(
@@ -207,6 +226,7 @@ def run_golden_set(
     show_default=True,
     help="Where per-query results (JSONL) and the summary go.",
 )
+@vectors_option
 @click.option("--json", "as_json", is_flag=True, help="Last line of stdout: the report as one JSON object.")
 @click.pass_context
 def run_command(
@@ -219,6 +239,7 @@ def run_command(
     kind: str,
     config_path: Path | None,
     out_dir: Path,
+    vectors_dir: Path,
     as_json: bool,
 ) -> None:
     """Score a labelled set (BEIR layout: DATASET dir, or a name under CONTEXTS_DATASETS)
@@ -230,7 +251,9 @@ def run_command(
     path = resolve_dataset(settings, dataset)
     stages = (stage,) if stage else STAGES
     dsn = open_database(settings)
-    report = run_golden_set(settings, dsn, path, split, stages, depth, rerank_top, kind, config_path, out_dir)
+    report = run_golden_set(
+        settings, dsn, path, split, stages, depth, rerank_top, kind, config_path, out_dir, vectors_dir=vectors_dir
+    )
     options = {"depth": depth, "rerank_top": rerank_top, "kind": report["kind"], "stages": list(stages)}
     report["eval_run_id"] = record_run(
         dsn, "run", report["pipeline_version"], options, started_at, figures=figures_of(report)
@@ -251,8 +274,16 @@ def print_report(report: dict, as_json: bool) -> None:
     target.print(metrics_table(title, rows, note))
     if report.get("per_query_file"):
         console.print(f"per-query results: {report['per_query_file']}")
+    if report.get("corpus_vectors"):
+        console.print(f"corpus vectors: {vectors_line(report['corpus_vectors'])}")
     if as_json:
         click.echo(json.dumps(report, sort_keys=False))
+
+
+def vectors_line(vectors: dict) -> str:
+    """How a set's corpus vectors came: read from the cache or embedded now."""
+    line = f"{vectors['hits']} read from {vectors['file']}, {vectors['misses']} embedded now"
+    return line + "".join(f"; {problem}" for problem in vectors["problems"])
 
 
 @eval_group.command("replay")
@@ -530,9 +561,6 @@ def agent_command(
         raise CliError("the judge graded no answer (its replies were not the JSON asked for); see " + str(per_task))
 
 
-EVAL_DIR = Path(__file__).resolve().parents[2] / "eval"
-
-
 @eval_group.command("gate")
 @click.option(
     "--baseline",
@@ -562,6 +590,7 @@ EVAL_DIR = Path(__file__).resolve().parents[2] / "eval"
     show_default=True,
     help="Per-query results of each set, and gate.json.",
 )
+@vectors_option
 @click.option("--json", "as_json", is_flag=True, help="Last line of stdout: every check as one JSON object.")
 @click.pass_context
 def gate_command(
@@ -571,6 +600,7 @@ def gate_command(
     only: tuple[str, ...],
     update_baseline: bool,
     out_dir: Path,
+    vectors_dir: Path,
     as_json: bool,
 ) -> None:
     """Run the development sets and fail when a gated figure (nDCG@10, recall@100 of
@@ -600,15 +630,18 @@ def gate_command(
             None,
             out_dir,
             components=components,
+            vectors_dir=vectors_dir,
         )
 
     def ran(name: str, report: dict, seconds: float) -> None:
         console.print(
             f"{name}: {seconds} s (ingest {report['seconds']['ingest']} s, "
-            f"{report['ingested_now']} documents ingested now)"
+            f"{report['ingested_now']} documents ingested now; "
+            f"corpus vectors: {vectors_line(report['corpus_vectors'])})"
         )
 
     measured = gate.measure(plan, run_set, ran)
+    warn_stale_vectors(measured.reports)
     pipeline = next(iter(measured.reports.values()))["pipeline_version"]
     options = {
         "depth": plan.depth,
@@ -667,6 +700,153 @@ def gate_command(
     if failure:
         raise CliError(failure)
     console.print("[green]gate passed[/]")
+
+
+def warn_stale_vectors(reports: dict[str, dict]) -> None:
+    """A loud warning when the corpus vectors missed much: the cache is stale, the gate
+    embedded what it missed (correct, only slower), and a rebuild brings it back."""
+    from app.eval.embedding_cache import REBUILD, STALE_SHARE
+
+    stale = {name: r["corpus_vectors"] for name, r in reports.items() if r.get("corpus_vectors", {}).get("stale")}
+    if not stale:
+        return
+    console.print(
+        f"[bold red]WARNING: the corpus vector cache is stale[/] for {len(stale)} set(s): more than "
+        f"{STALE_SHARE:.0%} of their corpus texts missed it and were embedded now (correct, only slower)."
+    )
+    for name, vectors in stale.items():
+        looked_up = vectors["hits"] + vectors["misses"]
+        console.print(f"[bold red]  {name}: {vectors['misses']} of {looked_up} missed[/] ({vectors_line(vectors)})")
+    console.print(f"[bold red]  Rebuild it and commit eval/embeddings/: {REBUILD}[/]")
+
+
+@eval_group.group("cache")
+def cache_group() -> None:
+    """The golden sets' corpus vectors (eval/embeddings/, one file per set), read by the
+    gate's ingestion before any model runs (docs/adr/0024)."""
+
+
+def _cache_plan(settings: Settings, only: tuple[str, ...]) -> dict[str, Path]:
+    from app.eval import beir, gate
+
+    try:
+        plan = gate.plan(EVAL_DIR / "baseline.json", EVAL_DIR / "waivers", settings.datasets, only, True)
+    except (gate.GateError, beir.DatasetError) as exc:
+        raise CliError(str(exc)) from exc
+    return plan.datasets
+
+
+def _load_set(path: Path) -> tuple[Dataset, str]:
+    from app.eval import beir
+
+    try:
+        dataset = beir.load(path)
+    except beir.DatasetError as exc:
+        raise CliError(str(exc)) from exc
+    return dataset, beir.detect_kind(dataset)
+
+
+@cache_group.command("build")
+@click.option(
+    "--dataset", "only", multiple=True, help="Build only these sets (repeatable). Default: every set of the baseline."
+)
+@click.option(
+    "--dir",
+    "vectors_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=VECTORS_DIR,
+    show_default=True,
+)
+@click.option("--fresh", is_flag=True, help="Embed every text again instead of keeping the vectors that still hold.")
+@click.option("--json", "as_json", is_flag=True, help="Last line of stdout: what was built, as one JSON object.")
+@click.pass_context
+def cache_build_command(
+    ctx: click.Context, only: tuple[str, ...], vectors_dir: Path, fresh: bool, as_json: bool
+) -> None:
+    """Embed every corpus text of the golden sets (as the gate's ingestion chunks them)
+    and write one vector file per set. Vectors whose model, dtype, chunker and text
+    still hold are kept; the rest are embedded. Run it through `make eval-cache` (the
+    gate's dtype, float32) and commit eval/embeddings/."""
+    from app.eval import embedding_cache
+    from app.ingest.pipeline import IngestPipeline
+    from app.text.embed import embedders
+
+    settings = context_settings(ctx)
+    sets = _cache_plan(settings, only)
+    pipeline = IngestPipeline(settings, embedders(settings))
+    summary: dict[str, dict] = {}
+    with progress_bars(as_json) as progress:
+        for name, path in sets.items():
+            dataset, kind = _load_set(path)
+            target = embedding_cache.cache_path(vectors_dir, name)
+            previous = None
+            if target.is_file() and not fresh:
+                try:
+                    previous = embedding_cache.CacheFile.read(target)
+                except (OSError, embedding_cache.CacheError) as exc:
+                    console.print(f"{name}: {exc}: every text is embedded again")
+            built = embedding_cache.build(pipeline, dataset, kind, previous, progress)
+            size = built.file.write(target)
+            summary[name] = {
+                "file": str(target),
+                "vectors": built.file.count,
+                "embedded": built.embedded,
+                "kept": built.kept,
+                "dropped": built.dropped,
+                "bytes": size,
+            }
+            console.print(
+                f"{name}: {built.file.count} vectors ({', '.join(built.file.tables)}), {built.embedded} embedded now, "
+                f"{built.kept} kept, {built.dropped} dropped: {target} ({size / 2**20:.1f} MiB)"
+            )
+    if not only:
+        for extra in sorted(vectors_dir.glob(f"*{embedding_cache.SUFFIX}")):
+            if extra.name[: -len(embedding_cache.SUFFIX)] not in sets:
+                extra.unlink()
+                console.print(f"removed {extra} (not a set of the baseline)")
+    files = sorted(vectors_dir.glob(f"*{embedding_cache.SUFFIX}"))
+    total = sum(f.stat().st_size for f in files)
+    console.print(
+        f"{vectors_dir}: {sum(s['vectors'] for s in summary.values())} vectors built now; "
+        f"{len(files)} file(s), {total / 2**20:.1f} MiB in all"
+    )
+    if as_json:
+        click.echo(json.dumps({"sets": summary, "files": len(files), "bytes": total}))
+
+
+@cache_group.command("check")
+@click.option("--dataset", "only", multiple=True, help="Check only these sets (repeatable).")
+@click.option(
+    "--dir",
+    "vectors_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=VECTORS_DIR,
+    show_default=True,
+)
+@click.pass_context
+def cache_check_command(ctx: click.Context, only: tuple[str, ...], vectors_dir: Path) -> None:
+    """Say, without running any model, whether each set's vector file holds every text
+    the gate would embed now (chunking the corpora takes seconds); exit 1 when one does not."""
+    from app.eval import embedding_cache
+    from app.ingest.pipeline import IngestPipeline
+    from app.text.embed import embedders
+
+    settings = context_settings(ctx)
+    pipeline = IngestPipeline(settings, embedders(settings))
+    stale: list[str] = []
+    for name, path in _cache_plan(settings, only).items():
+        dataset, kind = _load_set(path)
+        found = embedding_cache.check(pipeline, dataset, kind, vectors_dir)
+        line = f"{name}: {found.cached} of {found.texts} texts cached, {found.missing} missing, {found.unused} unused"
+        console.print(line + "".join(f"; {p}" for p in found.problems))
+        if not found.fresh:
+            stale.append(name)
+    if stale:
+        raise CliError(
+            f"the corpus vector cache is stale for {', '.join(stale)}: rebuild it ({embedding_cache.REBUILD}) "
+            "and commit eval/embeddings/"
+        )
+    console.print("[green]corpus vectors fresh[/]")
 
 
 COMMANDS = (eval_group,)

@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import quote, unquote
 
 from app.eval.jsonl import json_objects
-from app.ingest.normalize import syntax_of
+from app.ingest.normalize import SourceDocument, syntax_of
 
 KINDS = ("auto", "code", "prose", "files")
 _SAMPLE = 200
@@ -286,3 +286,10 @@ def document_text(doc: CorpusDoc, kind: str) -> str:
     if kind == "code":
         return f"# {title}\n{text}" if title else text
     return f"{title}\n\n{text}" if title and text.strip() else (title or text)
+
+
+def source_document(doc: CorpusDoc, kind: str) -> SourceDocument:
+    """What the eval lane ingests of a corpus document (and the embedding cache chunks)."""
+    return SourceDocument(
+        path=document_path(doc.id, kind), content=document_text(doc, kind), author="eval", owner="eval"
+    )

@@ -30,6 +30,7 @@ import psycopg
 
 from app.access import act_as, ensure_admin_principal
 from app.eval import beir
+from app.eval.embedding_cache import CorpusVectors, with_rounding
 from app.eval.metrics import mean, score_query
 from app.eval.stages import DEFAULT_DEPTH, STAGES
 from app.ingest.batches import ingest_groups
@@ -60,6 +61,10 @@ class GoldenOptions:
     rerank_top: int = DEFAULT_RERANK_TOP
     kind: str = "auto"
     out_dir: Path | None = None
+    vectors_dir: Path | None = None
+    """The eval lane's corpus vectors (eval/embeddings/, docs/adr/0024): the set's file
+    there is read before any model runs, and every corpus vector is rounded through
+    float16. None: every text is embedded, in the embedder's precision."""
 
 
 @dataclass(slots=True)
@@ -85,7 +90,7 @@ def lexical_version(conn: psycopg.Connection) -> str:
 def pipeline_version(conn: psycopg.Connection, pipeline: IngestPipeline) -> dict:
     """Everything an ingested copy of a corpus depends on."""
     settings = pipeline.settings
-    return {
+    version = {
         "chunker_version": CHUNKER_VERSION,
         "embedding_models": {ns: model_label(e.name) for ns, e in sorted(pipeline.embedders.items())},
         "embed_dtype": next(iter(pipeline.embedders.values())).dtype,  # `auto` resolved
@@ -94,6 +99,7 @@ def pipeline_version(conn: psycopg.Connection, pipeline: IngestPipeline) -> dict
         "lexical": lexical_version(conn),
         "eval_ingest": EVAL_INGEST_VERSION,
     }
+    return with_rounding(version, pipeline.embedders.values())
 
 
 def org_id_for(dataset_name: str, content_hash: str, version: dict, kind: str) -> str:
@@ -141,9 +147,7 @@ def ensure_ingested(
         progress("ingest", done, len(docs))
 
     def source(doc: beir.CorpusDoc) -> SourceDocument:
-        return SourceDocument(
-            path=beir.document_path(doc.id, kind), content=beir.document_text(doc, kind), author="eval", owner="eval"
-        )
+        return beir.source_document(doc, kind)
 
     for group in ingest_groups(conn, pipeline, scope, EVAL_PRINCIPAL, todo, source):
         stats.refused.extend(f"{doc.id}: {exc}" for doc, exc in group.refused)
@@ -245,6 +249,10 @@ def run(
 ) -> dict:
     """Ingest (or reuse) the corpus, run every labelled query, return the report."""
     kind = options.kind if options.kind != "auto" else beir.detect_kind(dataset)
+    vectors = None
+    if options.vectors_dir is not None:
+        vectors = CorpusVectors.open(options.vectors_dir, dataset.name)
+        pipeline = IngestPipeline(pipeline.settings, vectors.embedders(pipeline.embedders))
     content_hash = dataset.content_hash()
     version = pipeline_version(conn, pipeline)
     org = org_id_for(dataset.name, content_hash, version, kind)
@@ -317,6 +325,8 @@ def run(
         "labels_missing_from_corpus": dataset.unknown_labels,
         "seconds": {"ingest": round(stats.seconds, 1), "queries": round(query_seconds, 1)},
     }
+    if vectors is not None:
+        report["corpus_vectors"] = vectors.report()
     if by_scope:
         report["scopes"] = {
             scope: {
