@@ -1,5 +1,7 @@
 """Retrieval as a pipeline of stages (app.retrieve.stages): the request resolved once into
-one typed value, each score in its own field, SQL functions called with named arguments."""
+one typed value, each score in its own field, SQL functions called with named arguments,
+and reading a Context in bundle order as a pipeline of the same stages
+(app.retrieve.bundle)."""
 
 from __future__ import annotations
 
@@ -13,10 +15,12 @@ from typing import TYPE_CHECKING
 import msgspec
 import pytest
 
+from app.access import act_as
 from app.retrieve.blend import TERMS
 from app.retrieve.candidates import Candidate, Filters
 from app.retrieve.config import PipelineConfig
 from app.retrieve.fusion import fusion_spec
+from app.retrieve.trace import get_trace
 from app.scope import Scope
 from app.wire.retrieve import RetrieveRequest
 
@@ -159,3 +163,41 @@ def test_sql_functions_are_called_with_named_arguments():
     assert {"validity_left_out", "version_metadata", "record_trace", "get_trace"} <= names
     for name, args in calls:
         assert all(re.fullmatch(r"p_\w+ => %\(\w+\)s(::\w+)?", a) for a in args), (name, args)
+
+
+def test_a_context_is_read_in_bundle_order_by_its_own_pipeline(conn, ingest, retriever):
+    from app.retrieve.bundle import read_bundle
+
+    ingest(
+        "acme",
+        {
+            "a.md": "# Alpha\n\nRotate the signing keys every ninety days.\n",
+            "b.md": "# Beta\n\nFreeze deploys on Fridays after three.\n",
+            "c.md": "# Gamma\n\nRefunds above ten thousand need a second approver.\n",
+        },
+    )
+    act_as(conn, "acme", "admin")
+    ids = {c.path: c.fragment_id for c in retriever.candidates(conn, request("rotate deploys refunds", k_dense=0))}
+    assert len(ids) == 3
+    order = [ids["c.md"], ids["a.md"], ids["b.md"]]
+    context_id = conn.execute(
+        "select context_id from api.context_create(p_org_id => 'acme', p_repo_id => null, p_persona_id => null,"
+        " p_session_id => null, p_name => 'bundle')"
+    ).fetchone()[0]
+    ref = conn.execute(
+        "select ref from api.context_add_version(p_context_id => %s, p_fragment_ids => %s)", (context_id, order)
+    ).fetchone()[0]
+    bundle = read_bundle(conn, retriever, "acme", ref, budget_tokens=4000)
+    assert [f.id for f in bundle.fragments] == order  # bundle order, not a ranking
+    assert (bundle.members, bundle.left_out) == (3, 0)
+    assert bundle.tokens_used == sum(f.tokens for f in bundle.fragments)
+    assert all(f.score == 0.0 and f.context == ref for f in bundle.fragments)
+    trace = get_trace(conn, bundle.trace_id)
+    assert trace["pipeline"]["context_read"] == "bundle order"
+    assert [c["fragment_id"] for c in trace["candidates"]] == order
+    assert [c["final_rank"] for c in trace["candidates"]] == [1, 2, 3]
+    assert {c["reason"] for c in trace["candidates"]} == {"included"}
+
+    # A budget that holds only the first member: the rest are left out, in bundle order.
+    small = read_bundle(conn, retriever, "acme", ref, budget_tokens=bundle.fragments[0].tokens)
+    assert [f.id for f in small.fragments] == order[:1] and small.left_out == 2
