@@ -20,12 +20,9 @@ from psycopg.rows import class_row
 from app.api.openapi import BODY_ERRORS, problems
 from app.api.request_log import note
 from app.api.state import Services
-from app.retrieve.candidates import context_candidates
-from app.retrieve.compose import compose
-from app.retrieve.fusion import fusion_spec
-from app.retrieve.service import Retriever, fragments_out
-from app.retrieve.trace import candidate_entries, record_trace
-from app.scope import Scope
+from app.retrieve.bundle import members as bundle_members
+from app.retrieve.bundle import read_bundle
+from app.retrieve.service import Retriever
 from app.wire.bodies import (
     IDENTIFIER_PATTERN,
     MAX_BIGINT,
@@ -193,48 +190,22 @@ def read_context_on(
             size - len(response.fragments),
             bundled[0] - size,
         )
-    members = context_candidates(
-        conn,
-        Scope(org_id),
-        [resolved],
-        None,
-        {},
-        retriever.config.rrf_k,
-        fusion_spec(retriever.config, resolved),
-        include_retired=True,
-        by_reference=True,
-    )
-    composition = compose(members, budget_tokens, 0.0)
-    entries = candidate_entries(members, [c.fragment_id for c in members], composition)
-    request_record = {"context": resolved, "scope": {"org_id": org_id}, "budget_tokens": budget_tokens}
-    trace_id = record_trace(
-        conn,
-        org_id,
-        resolved,
-        request_record,
-        retriever.pipeline_info() | {"context_read": "bundle order"},
-        entries,
-        (time.perf_counter() - started) * 1000.0,
-    )
+    bundle = read_bundle(conn, retriever, org_id, resolved, budget_tokens, started)
     return ContextRead(
         context,
         resolved,
-        fragments_out(composition, {}),
-        trace_id,
-        composition.tokens_used,
+        bundle.fragments,
+        bundle.trace_id,
+        bundle.tokens_used,
         budget_tokens,
-        len(members) - len(composition.included),
-        bundled[0] - len(members),
+        bundle.left_out,
+        bundled[0] - bundle.members,
     )
 
 
 def context_size(conn: psycopg.Connection, retriever: Retriever, org_id: str, ref: str) -> int:
     """Members of the version the caller may read now (a deleted fragment is missing)."""
-    fusion = fusion_spec(retriever.config, ref)
-    members = context_candidates(
-        conn, Scope(org_id), [ref], None, {}, retriever.config.rrf_k, fusion, include_retired=True, by_reference=True
-    )
-    return len(members)
+    return len(bundle_members(conn, retriever.config, org_id, ref))
 
 
 def subscribe_on(conn: psycopg.Connection, context_id: int, data: SubscriptionCreate) -> SubscriptionOut:

@@ -95,16 +95,16 @@ def freshness(updated_at: datetime, halflife_days: float, now: datetime) -> floa
 
 
 def blend(candidates: list[Candidate], profile: Profile, now: datetime) -> None:
-    """Set each candidate's terms and its final score, from the rerank score already in
-    `final_score` (app.retrieve.rerank.order)."""
+    """Set each candidate's terms and its blended score, from its base score
+    (app.retrieve.rerank.order)."""
     w = profile.weights
     for c in candidates:
         terms = {
-            "rerank": c.final_score or 0.0,
+            "rerank": c.base_score or 0.0,
             "freshness": freshness(c.updated_at, profile.halflife(c.kind), now),
             "authority": c.authority or 0.0,
             "pinned": 1.0 if c.pin_id is not None else 0.0,
             "persona": c.persona_similarity or 0.0,
         }
         c.terms = terms
-        c.final_score = min(1.0, max(0.0, sum(w[t] * terms[t] for t in TERMS)))
+        c.blended = min(1.0, max(0.0, sum(w[t] * terms[t] for t in TERMS)))

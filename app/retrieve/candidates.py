@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import psycopg
+from psycopg.rows import dict_row
 
 from app.db.rows import dataclass_row
 from app.db.sql import json_text
@@ -65,8 +66,8 @@ class Candidate:
     profile: dict | None = None
     """The ranking profile in effect (data._ranking_profile), on the first row only."""
     # The fields so far are the columns of api.retrieve_candidates, and with the next two
-    # those of api.context_candidates, in their order: rows are built by position
-    # (app.db.rows; tests/retrieve/test_rows.py).
+    # those of api.context_candidates. Rows are built by column name (app.db.rows); the
+    # same order only makes that cheaper (tests/retrieve/test_rows.py).
     context: str | None = None
     """The Context version (`ctx_<id>@<version>`) that brought this fragment, when the
     request named Contexts (api.context_candidates)."""
@@ -81,11 +82,22 @@ class Candidate:
     """The workflow rule whose Context brought it (a request `touching` files matched it)."""
     terms: dict[str, float] | None = None
     """Each term of the blended score (app.retrieve.blend), set for ranked candidates."""
+    # The scores, one field each, in the order the stages set them (app.retrieve.stages):
+    # rerank -> base_score -> blended -> final_score.
     rerank_score: float | None = None
+    """The reranker's score, in [0, 1] (None without a reranker, or beyond rerank_top)."""
     rerank_detail: dict | None = None
     """The learned reranker's view of this candidate (trace): its feature values and the
     largest contributions to its raw score."""
+    base_score: float | None = None
+    """The blend's relevance term (`terms["rerank"]`): `rerank_score`, or without a
+    reranker the fused score over the best possible one (app.retrieve.rerank.order)."""
+    blended: float | None = None
+    """The blend of the base score with freshness, authority, pin and persona
+    (app.retrieve.blend), in [0, 1]."""
     final_score: float | None = None
+    """What the ranking orders by, composition's `min_score` tests and a response shows:
+    `blended`, lifted for a named Context's member in `boost` mode (app.retrieve.stages)."""
     relevance: float | None = None
     """Absolute relevance (app.retrieve.relevance), set for the ranked candidates."""
 
@@ -113,9 +125,34 @@ class Filters:
 NO_FILTERS = Filters()
 
 
+def scope_args(scope: Scope) -> dict:
+    """A scope as the named arguments of the api functions take it (p_org_id => %(org)s, ...)."""
+    return {"org": scope.org_id, "repo": scope.repo_id, "persona": scope.persona_id, "session": scope.session_id}
+
+
+def filter_args(filters: Filters) -> dict:
+    """The filters api.retrieve_candidates and api.validity_left_out share, by name."""
+    return {
+        "path_prefix": filters.path_prefix,
+        "kinds": filters.kinds,
+        "updated_since": filters.updated_since,
+        "updated_until": filters.updated_until,
+        "negatives": filters.negatives,
+        "as_of": filters.as_of,
+    }
+
+
 def admitted(filters: Filters, c: Candidate, now: datetime) -> bool:
-    """The filters of api.retrieve_candidates, for candidates that come from Contexts
-    (a bundle is fetched whole; its members are tested here, after the fetch)."""
+    """The filters of api.retrieve_candidates, for the members of named Contexts only.
+
+    The usual candidates are filtered in SQL alone (before each list's top k is cut, so
+    a filter never leaves a list short). This test is not a second copy of that one for
+    the same rows: api.context_candidates takes no filter arguments (a bundle is fetched
+    whole, and read by reference it shows every member, expired ones too), so a
+    request's path, kind, date, negative and validity filters reach the members of the
+    Contexts it names, or that its workflow rules bring, only here, after the fetch.
+    Validity is tested at the request's `as_of`, else at `now` (the retrieval's instant,
+    where SQL reads its statement time)."""
     if filters.path_prefix is not None and not c.path.startswith(filters.path_prefix):
         return False
     if filters.kinds is not None and c.kind not in filters.kinds:
@@ -166,16 +203,13 @@ def context_candidates(
             " p_include_retired => %(retired)s, p_repo_id => %(repo)s, p_persona_id => %(persona)s,"
             " p_session_id => %(session)s, p_scoped => %(scoped)s)",
             {
-                "org": scope.org_id,
+                **scope_args(scope),
                 "refs": refs,
                 "query": query,
                 "vectors": json_text(tagged(query_embeddings, models)),
                 "fusion": json_text(fusion),
                 "rrf_k": rrf_k,
                 "retired": include_retired,
-                "repo": scope.repo_id,
-                "persona": scope.persona_id,
-                "session": scope.session_id,
                 "scoped": not by_reference,
             },
         )
@@ -194,7 +228,10 @@ class RuleMatch:
 
 def rule_matches(conn: psycopg.Connection, scope: Scope, touching: list[str]) -> list[RuleMatch]:
     with conn.cursor(row_factory=dataclass_row(RuleMatch)) as cur:
-        cur.execute("select * from api.rule_matches(%s, %s, %s)", (scope.org_id, scope.repo_id, touching))
+        cur.execute(
+            "select * from api.rule_matches(p_org_id => %(org)s, p_repo_id => %(repo)s, p_touching => %(touching)s)",
+            {"org": scope.org_id, "repo": scope.repo_id, "touching": touching},
+        )
         return cur.fetchall()
 
 
@@ -215,27 +252,23 @@ def fetch_candidates(
     SQL checks against the generation it searches (data._query_vectors)."""
     with conn.cursor(row_factory=dataclass_row(Candidate)) as cur:
         cur.execute(
-            "select * from api.retrieve_candidates(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s,"
-            " %s, %s)",
-            (
-                scope.org_id,
-                query,
-                json_text(tagged(query_embeddings, models)),
-                scope.repo_id,
-                scope.persona_id,
-                scope.session_id,
-                k_lexical,
-                k_dense,
-                rrf_k,
-                json_text(fusion),
-                filters.path_prefix,
-                filters.kinds,
-                filters.updated_since,
-                filters.updated_until,
-                filters.negatives,
-                filters.as_of,
-                filters.include_superseded,
-            ),
+            "select * from api.retrieve_candidates(p_org_id => %(org)s, p_query => %(query)s,"
+            " p_query_embeddings => %(vectors)s::jsonb, p_repo_id => %(repo)s, p_persona_id => %(persona)s,"
+            " p_session_id => %(session)s, p_k_lexical => %(k_lexical)s, p_k_dense => %(k_dense)s,"
+            " p_rrf_k => %(rrf_k)s, p_fusion => %(fusion)s::jsonb, p_path_prefix => %(path_prefix)s,"
+            " p_kinds => %(kinds)s, p_updated_since => %(updated_since)s, p_updated_until => %(updated_until)s,"
+            " p_negatives => %(negatives)s, p_as_of => %(as_of)s, p_include_superseded => %(include_superseded)s)",
+            {
+                **scope_args(scope),
+                "query": query,
+                "vectors": json_text(tagged(query_embeddings, models)),
+                "k_lexical": k_lexical,
+                "k_dense": k_dense,
+                "rrf_k": rrf_k,
+                "fusion": json_text(fusion),
+                **filter_args(filters),
+                "include_superseded": filters.include_superseded,
+            },
         )
         return cur.fetchall()
 
@@ -248,16 +281,15 @@ def linked_fragments(
         return []
     with conn.cursor(row_factory=dataclass_row(Candidate)) as cur:
         cur.execute(
-            "select * from api.linked_fragments(%s, %s, %s, %s, %s, %s, %s)",
-            (
-                request_scope.org_id,
-                fragment_ids,
-                request_scope.repo_id,
-                request_scope.persona_id,
-                request_scope.session_id,
-                filters.as_of,
-                filters.include_superseded,
-            ),
+            "select * from api.linked_fragments(p_org_id => %(org)s, p_fragment_ids => %(ids)s,"
+            " p_repo_id => %(repo)s, p_persona_id => %(persona)s, p_session_id => %(session)s,"
+            " p_as_of => %(as_of)s, p_include_superseded => %(include_superseded)s)",
+            {
+                **scope_args(request_scope),
+                "ids": fragment_ids,
+                "as_of": filters.as_of,
+                "include_superseded": filters.include_superseded,
+            },
         )
         return cur.fetchall()
 
@@ -315,25 +347,21 @@ def validity_left_out(
         return []
     with conn.cursor(row_factory=dataclass_row(LeftOut)) as cur:
         cur.execute(
-            "select * from api.validity_left_out(%s, %s, %s::jsonb, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s,"
-            " %s, %s)",
-            (
-                scope.org_id,
-                query,
-                json_text(tagged(query_embeddings, models)),
-                scope.repo_id,
-                scope.persona_id,
-                scope.session_id,
-                lexical_floor,
-                None if dense_floors is None else json_text(dense_floors),
-                filters.path_prefix,
-                filters.kinds,
-                filters.updated_since,
-                filters.updated_until,
-                filters.negatives,
-                filters.as_of,
-                limit,
-            ),
+            "select * from api.validity_left_out(p_org_id => %(org)s, p_query => %(query)s,"
+            " p_query_embeddings => %(vectors)s::jsonb, p_repo_id => %(repo)s, p_persona_id => %(persona)s,"
+            " p_session_id => %(session)s, p_lexical_floor => %(lexical_floor)s,"
+            " p_dense_floors => %(dense_floors)s::jsonb, p_path_prefix => %(path_prefix)s, p_kinds => %(kinds)s,"
+            " p_updated_since => %(updated_since)s, p_updated_until => %(updated_until)s,"
+            " p_negatives => %(negatives)s, p_as_of => %(as_of)s, p_limit => %(limit)s)",
+            {
+                **scope_args(scope),
+                "query": query,
+                "vectors": json_text(tagged(query_embeddings, models)),
+                "lexical_floor": lexical_floor,
+                "dense_floors": None if dense_floors is None else json_text(dense_floors),
+                **filter_args(filters),
+                "limit": limit,
+            },
         )
         return cur.fetchall()
 
@@ -364,8 +392,10 @@ def version_metadata(conn: psycopg.Connection, candidates: list[Candidate]) -> d
     candidate (metadata may be 16 KiB a version)."""
     if not candidates:
         return {}
-    rows = conn.execute(
-        "select doc_id, version, metadata from api.version_metadata(%s, %s)",
-        ([c.doc_id for c in candidates], [c.doc_version for c in candidates]),
-    ).fetchall()
-    return {(doc_id, version): metadata for doc_id, version, metadata in rows}
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(
+            "select doc_id, version, metadata from api.version_metadata(p_doc_ids => %(doc_ids)s,"
+            " p_versions => %(versions)s)",
+            {"doc_ids": [c.doc_id for c in candidates], "versions": [c.doc_version for c in candidates]},
+        ).fetchall()
+    return {(row["doc_id"], row["version"]): row["metadata"] for row in rows}

@@ -89,10 +89,12 @@ def order(
     best_possible: float = 1.0,
     beside: list[Candidate] | None = None,
 ) -> list[Candidate]:
-    """The top `rerank_top` fused candidates, best first, each with its final score.
+    """The top `rerank_top` fused candidates, best first, each with its base score (the
+    blend's relevance term, app.retrieve.blend).
 
-    With a reranker the final score is its score (a probability, in [0, 1]); without one it is the fused
-    score scaled to [0, 1] by the best possible fused score (first on both sides).
+    With a reranker the base score is its score (a probability, in [0, 1], kept in
+    `rerank_score` too); without one it is the fused score scaled to [0, 1] by the best
+    possible fused score (first on both sides), and the fused order stands.
     `beside` (pinned or rule-brought fragments, outside the ranking) get scores the same
     way, scored in one list with the head: the learned reranker's features are relative
     to the list, and a list of one or two pins alone would make them meaningless.
@@ -102,8 +104,8 @@ def order(
     if reranker is not None:
         for candidate, score in zip(together, reranker.score(query, together)):
             candidate.rerank_score = score
-            candidate.final_score = score
-        return sorted(head, key=lambda c: (-(c.final_score or 0.0), -c.fused_score, c.fragment_id))
+            candidate.base_score = score
+        return sorted(head, key=lambda c: (-(c.base_score or 0.0), -c.fused_score, c.fragment_id))
     for candidate in together:
-        candidate.final_score = min(1.0, candidate.fused_score / best_possible)
+        candidate.base_score = min(1.0, candidate.fused_score / best_possible)
     return head

@@ -1,5 +1,6 @@
-"""One retrieval: embed the query, fetch fused candidates (one SQL call), rerank,
-compose within the budget, and record the trace. Shared by HTTP, CLI and eval."""
+"""One retrieval: resolve the request, embed the query, then the stages of
+app.retrieve.stages (gather, rerank, blend, boost, compose) and the trace. Shared by
+HTTP, MCP, CLI and eval."""
 
 from __future__ import annotations
 
@@ -8,67 +9,25 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 
 import msgspec
 import psycopg
 
-from app.retrieve import rerank
-from app.retrieve.blend import BUILT_IN, Profile, blend
-from app.retrieve.candidates import (
-    Candidate,
-    Filters,
-    LeftOut,
-    admitted,
-    context_candidates,
-    fetch_candidates,
-    linked_fragments,
-    list_floors,
-    rule_matches,
-    validity_left_out,
-    version_metadata,
-)
-from app.retrieve.compose import Composition, compose, compose_linked
+from app.retrieve import rerank, stages
+from app.retrieve.candidates import Candidate, LeftOut
+from app.retrieve.compose import Composition
 from app.retrieve.config import PipelineConfig
 from app.retrieve.fusion import fusion_spec
 from app.retrieve.query_vectors import QueryEmbedder, QueryVectors
-from app.retrieve.relevance import relevance
+from app.retrieve.request import Resolved, resolve
 from app.retrieve.rerank import Scorer
+from app.retrieve.stages import Ranking, best_fused_score
 from app.retrieve.trace import candidate_entries, left_out_entries, record_trace
-from app.scope import Scope
 from app.text.embed import Embedder, model_label
 from app.text.versions import CHUNKER_VERSION
 from app.wire.retrieve import FragmentOut, PinLeftOut, RetrieveRequest, RetrieveResponse, Superseder
 
 RRF_K = 60
-MAX_RULE_CONTEXTS = 16
-"""Contexts the workflow rules matching one request may bring (the bound of
-api.context_candidates); further matching rules, in rule order, bring nothing."""
-CONTEXT_BOOST = 0.5
-"""`context_mode: boost`: a member of a named Context closes this share of the gap
-between its blended score and 1 (0.4 becomes 0.7): lifted, never past a better fit."""
-
-
-@dataclass(slots=True)
-class Ranking:
-    """A retrieval before composition: what the budget and the trace start from."""
-
-    candidates: list[Candidate]
-    """Every candidate, in fused order (as the SQL call returned them), then the pins
-    outside both lists."""
-    ranked: list[Candidate]
-    """The top `rerank_top` fused candidates that are not pinned, in final order, each
-    with its final score."""
-    pinned: list[Candidate]
-    """The pinned fragments the request sees, in pin order (earliest pin first), each
-    scored like a ranked candidate: composed first, whatever their scores."""
-    query_vectors: QueryVectors
-    """The query's vector per namespace (empty when the request searched no dense list)."""
-    profile: Profile = BUILT_IN
-    """The ranking profile the blend used (weights normalised)."""
-    ruled: list[Candidate] = field(default_factory=list)
-    """The members of the Contexts the workflow rules matching `touching` brought (not
-    pinned), best first, each with its rule: composed after the pins (docs/adr/0022)."""
 
 
 def authority_refreshed_at(candidates: list[Candidate]) -> str | None:
@@ -77,12 +36,10 @@ def authority_refreshed_at(candidates: list[Candidate]) -> str | None:
     return max(times).isoformat() if times else None
 
 
-def best_fused_score(config: PipelineConfig) -> float:
-    """The fused score of a candidate ranked first by both sides."""
-    return 2.0 / (config.rrf_k + 1) if config.fusion == "rrf" else 1.0
-
-
 class Retriever:
+    """One retrieval as a composition of stages (app.retrieve.stages): the request is
+    resolved once, then gathered, reranked, blended, boosted, composed and traced."""
+
     def __init__(
         self,
         embedders: dict[str, Embedder],
@@ -142,17 +99,21 @@ class Retriever:
         """One vector per namespace; concurrent retrievals share embedding calls."""
         return self.query_embedder.vectors(query)
 
-    def pipeline_info(self, query: str | None = None) -> dict:
+    def resolve(self, request: RetrieveRequest, include_retired: bool = False) -> Resolved:
+        """The request as this retriever runs it, resolved once for every stage."""
+        return resolve(request, self.config, self.models, include_retired)
+
+    def pipeline_info(self, query: str | Resolved | None = None) -> dict:
         """Versions and knobs a trace records; with a query, the fusion it was given."""
+        fusion = fusion_spec(self.config, query) if isinstance(query, str) else query.fusion if query else None
         return {
             "chunker_version": CHUNKER_VERSION,
             "embedding_models": dict(self.models),
             **({"generations": dict(sorted(self.generations.items()))} if self.generations else {}),
             "embed_dtype": next(iter(self.embedders.values())).dtype if self.embedders else None,
             "query_embedding": {ns: e.runtime for ns, e in self.embedders.items()},
-            "fusion": fusion_spec(self.config, query)
-            if query is not None
-            else {
+            "fusion": fusion
+            or {
                 "method": self.config.fusion,
                 "dense_weight": self.config.dense_weight,
                 "code_lexical_weight": self.config.code_lexical_weight,
@@ -163,178 +124,61 @@ class Retriever:
             "score_basis": "rerank_probability" if self.reranker else "fused_score_normalized (no reranker configured)",
         }
 
-    @staticmethod
-    def scope_of(request: RetrieveRequest) -> Scope:
-        return Scope(request.scope.org_id, request.scope.repo_id, request.scope.persona_id, request.scope.session_id)
+    def vectors(self, q: Resolved, vectors: QueryVectors | None) -> QueryVectors:
+        """The query's vectors (none when the request searches no dense list); `vectors`:
+        the caller's, when it computed them already (the API does, before it takes a
+        connection, so that concurrent requests share model calls)."""
+        if q.k_dense == 0:
+            return {}
+        if vectors is None:
+            with self.stage("embed"):
+                vectors = self.query_embeddings(q.query)
+        return vectors
 
-    @staticmethod
-    def filters_of(request: RetrieveRequest) -> Filters:
-        return Filters(
-            request.path_prefix,
-            request.kinds,
-            request.updated_since,
-            request.updated_until,
-            request.negatives,
-            request.as_of,
-            request.include_superseded,
-        )
+    def check_generation(self, q: Resolved) -> None:
+        if q.request.generation != "active" and not self.generations:
+            # The service answers such a request with a retriever of that generation
+            # (Services.previous_retriever): this one would search the active ones.
+            raise ValueError(f"this retriever searches the active generations, not the {q.request.generation} ones")
 
     def candidates(
         self,
         conn: psycopg.Connection,
-        request: RetrieveRequest,
+        request: RetrieveRequest | Resolved,
         vectors: QueryVectors | None = None,
         include_retired: bool = False,
     ) -> list[Candidate]:
-        """`vectors`: the query's, when the caller computed them already (the API does,
-        before it takes a connection, so that concurrent requests share model calls)."""
-        scope = self.scope_of(request)
-        if request.generation != "active" and not self.generations:
-            # The service answers such a request with a retriever of that generation
-            # (Services.previous_retriever): this one would search the active ones.
-            raise ValueError(f"this retriever searches the active generations, not the {request.generation} ones")
-        if request.k_dense == 0:
-            embeddings: QueryVectors = {}
-        else:
-            embeddings = vectors if vectors is not None else self.query_embeddings(request.query)
+        """The candidates stage alone (stages.candidates): the fused lists, or the
+        members of the Contexts the request names."""
+        q = request if isinstance(request, Resolved) else self.resolve(request, include_retired)
+        self.check_generation(q)
+        embeddings = self.vectors(q, vectors)
         self.serve_generations(conn)
-        if request.contexts:
-            return self.with_contexts(conn, request, embeddings, include_retired)
-        return fetch_candidates(
-            conn,
-            scope,
-            request.query,
-            embeddings,
-            request.k_lexical,
-            request.k_dense,
-            self.config.rrf_k,
-            fusion_spec(self.config, request.query),
-            self.filters_of(request),
-            self.models,
-        )
+        return stages.candidates(conn, q, embeddings)
 
-    def with_contexts(
-        self, conn: psycopg.Connection, request: RetrieveRequest, embeddings: QueryVectors, include_retired: bool
-    ) -> list[Candidate]:
-        """Candidates of a request naming Contexts (docs/adr/0018). `restrict`: the
-        bundles' members alone, scored from the bundles; `boost`: the usual candidates,
-        each member among them marked with its Context, then the members the usual lists
-        did not reach. Members pass the request's filters like any candidate."""
-        assert request.contexts
-        fusion = fusion_spec(self.config, request.query)
-        members = context_candidates(
-            conn,
-            self.scope_of(request),
-            list(request.contexts),
-            request.query,
-            embeddings,
-            self.config.rrf_k,
-            fusion,
-            include_retired,
-            self.models,
-        )
-        filters, now = self.filters_of(request), datetime.now(UTC)
-        members = [c for c in members if admitted(filters, c, now)]
-        if request.context_mode == "restrict":
-            return members
-        scope = self.scope_of(request)
-        usual = fetch_candidates(
-            conn,
-            scope,
-            request.query,
-            embeddings,
-            request.k_lexical,
-            request.k_dense,
-            self.config.rrf_k,
-            fusion,
-            filters,
-            self.models,
-        )
-        by_id = {c.fragment_id: c for c in members}
-        for c in usual:
-            member = by_id.pop(c.fragment_id, None)
-            if member is not None:
-                c.context, c.context_ordinal = member.context, member.context_ordinal
-        # After the usual candidates (pins among them keep their place after the ranked
-        # ones: rank() splits them out), the members no list reached, in bundle order.
-        return usual + [c for c in members if c.fragment_id in by_id]
-
-    def rule_candidates(
-        self, conn: psycopg.Connection, request: RetrieveRequest, embeddings: QueryVectors
-    ) -> list[Candidate]:
-        """The members of the Contexts the workflow rules matching `touching` bring
-        (docs/adr/0022), scored against the query from those bundles alone, each marked
-        with the first rule (lowest id) that brought its Context. A rule whose Context
-        the caller may not read matched nothing, as far as anyone can tell (SQL drops it).
-        At most MAX_RULE_CONTEXTS Contexts, in rule order."""
-        assert request.touching
-        matches = rule_matches(conn, self.scope_of(request), list(request.touching))
-        by_ref: dict[str, tuple[int, str]] = {}
-        for m in matches:
-            if m.ref not in by_ref and len(by_ref) < MAX_RULE_CONTEXTS:
-                by_ref[m.ref] = (m.rule_id, m.name)
-        if not by_ref:
-            return []
-        members = context_candidates(
-            conn,
-            self.scope_of(request),
-            list(by_ref),
-            request.query,
-            embeddings,
-            self.config.rrf_k,
-            fusion_spec(self.config, request.query),
-            models=self.models,
-        )
-        filters, now = self.filters_of(request), datetime.now(UTC)
-        out = [c for c in members if admitted(filters, c, now)]
-        for c in out:
-            assert c.context is not None
-            c.rule, c.rule_name = by_ref[c.context]
-        return out
+    def gather(self, conn: psycopg.Connection, q: Resolved, vectors: QueryVectors | None = None) -> stages.Gathered:
+        embeddings = self.vectors(q, vectors)
+        with self.stage("candidates"):
+            candidates = self.candidates(conn, q, embeddings)
+        ruled: list[Candidate] = []
+        if q.touching:
+            with self.stage("rules"):
+                ruled = stages.rule_candidates(conn, q, embeddings)
+        return stages.gathered(candidates, ruled, embeddings)
 
     def rank(
         self,
         conn: psycopg.Connection,
-        request: RetrieveRequest,
+        request: RetrieveRequest | Resolved,
         vectors: QueryVectors | None = None,
         include_retired: bool = False,
     ) -> Ranking:
-        """Candidates, rerank and the blend: everything `retrieve` does before the budget."""
-        embeddings: QueryVectors = {}
-        if request.k_dense > 0:
-            if vectors is None:
-                with self.stage("embed"):
-                    vectors = self.query_embeddings(request.query)
-            embeddings = vectors
-        with self.stage("candidates"):
-            candidates = self.candidates(conn, request, embeddings, include_retired)
-        ruled: list[Candidate] = []
-        if request.touching:
-            with self.stage("rules"):
-                ruled = self.rule_candidates(conn, request, embeddings)
-            candidates, ruled = merge_ruled(candidates, ruled)
-        # Pins take no part in the ranking (without any, it is exactly what it was); they
-        # get scores of their own only to show them. So do the fragments rules brought.
-        pinned = sorted((c for c in candidates if c.pin_id is not None), key=lambda c: c.pin_rank or 0)
-        rest = [c for c in candidates if c.pin_id is None and c.rule is None] if pinned or ruled else candidates
-        best = best_fused_score(self.config)
+        """Gather, rerank, blend and boost: everything `retrieve` does before the budget."""
+        q = request if isinstance(request, Resolved) else self.resolve(request, include_retired)
+        gathered = self.gather(conn, q, vectors)
         with self.stage("rerank"):
-            ranked = rerank.order(request.query, rest, request.rerank_top, self.reranker, best, pinned + ruled)
-        for c in ranked + pinned + ruled:
-            c.relevance = relevance(c)
-        # The blend (docs/adr/0014), with the profile the SQL call returned on its first row.
-        row = candidates[0].profile if candidates else None
-        override = request.freshness_halflife_days
-        profile = Profile.from_row(row, override) if row else replace(BUILT_IN, halflife_override=override)
-        blend(ranked + pinned + ruled, profile, datetime.now(UTC))
-        ruled.sort(key=lambda c: -(c.final_score or 0.0))
-        if request.contexts and request.context_mode == "boost":
-            for c in ranked:
-                if c.context is not None and c.final_score is not None:
-                    c.final_score += (1.0 - c.final_score) * CONTEXT_BOOST
-        # Stable: candidates the blend ties keep the pipeline's order.
-        ranked.sort(key=lambda c: -(c.final_score or 0.0))
-        return Ranking(candidates, ranked, pinned, embeddings, profile, ruled)
+            reranked = stages.rerank(q, gathered, self.reranker, best_fused_score(self.config))
+        return stages.boost(q, stages.blend(q, reranked))
 
     def retrieve(
         self,
@@ -365,37 +209,16 @@ class Retriever:
         keeps what a replay needs to run it again as it ran (app.eval.replay):
         `include_retired` and the door's `kind` ("request_kind")."""
         started = time.perf_counter()
-        ranking = self.rank(conn, request, vectors, include_retired)
-        candidates, ranked = ranking.candidates, ranking.ranked
+        q = self.resolve(request, include_retired)
+        ranking = self.rank(conn, q, vectors)
         with self.stage("compose"):
-            composition = compose(
-                ranked,
-                request.budget_tokens,
-                request.min_score,
-                request.min_relevance,
-                request.top_k,
-                ranking.pinned,
-                ranking.ruled,
-            )
-            linked: list[Candidate] = []
-            if request.expand_links:
-                linked = linked_fragments(
-                    conn,
-                    self.scope_of(request),
-                    [c.fragment_id for c in composition.included],
-                    self.filters_of(request),
-                )
-                compose_linked(composition, linked, request.budget_tokens)
-            metadata = version_metadata(conn, composition.included)
+            composed = stages.compose(conn, q, ranking)
         with self.stage("left_out"):
-            left_out = self.left_out(conn, request, ranking)
+            left_out = stages.left_out(conn, q, ranking)
         duration_ms = (time.perf_counter() - started) * 1000.0
-        # The final order: pins first, then what rules brought, then the ranked candidates.
-        final_order = [c.fragment_id for c in ranking.pinned + ranking.ruled + ranked]
-        entries = candidate_entries(candidates, final_order, composition, linked)
-        pipeline = self.pipeline_info(request.query) | {
+        pipeline = self.pipeline_info(q) | {
             "profile": ranking.profile.to_trace(),
-            "authority_refreshed_at": authority_refreshed_at(candidates),
+            "authority_refreshed_at": authority_refreshed_at(ranking.candidates),
         }
         if read is not None:
             pipeline["read"] = read
@@ -403,39 +226,34 @@ class Retriever:
             pipeline["include_retired"] = True
         if kind is not None:
             pipeline["request_kind"] = kind
-        fragments = fragments_out(composition, metadata)
-        return Answer(
-            self,
-            request,
-            pipeline,
-            entries,
-            duration_ms,
-            ranking.query_vectors,
-            fragments,
-            composition,
-            left_out_entries(left_out, candidates),
-            pins_left_out(composition, ranking.pinned, left_out),
-        )
+        return answer_of(self, q, ranking, composed, left_out, pipeline, duration_ms)
 
-    def left_out(self, conn: psycopg.Connection, request: RetrieveRequest, ranking: Ranking) -> list[LeftOut]:
-        """What validity windows kept out of this retrieval that it would otherwise have
-        held (api.validity_left_out): pins it could not serve, and fragments that would
-        have ranked in the lexical or dense list. One SQL call, an index probe for an org
-        without windows; none for a request keeping superseded fragments or restricted to
-        named Contexts (their members are filtered in Python: `admitted`)."""
-        if request.include_superseded or (request.contexts and request.context_mode == "restrict"):
-            return []
-        lexical_floor, dense_floors = list_floors(ranking.candidates, request.k_lexical, request.k_dense)
-        return validity_left_out(
-            conn,
-            self.scope_of(request),
-            request.query,
-            ranking.query_vectors,
-            lexical_floor,
-            dense_floors,
-            self.filters_of(request),
-            self.models,
-        )
+
+def answer_of(
+    retriever: Retriever,
+    q: Resolved,
+    ranking: Ranking,
+    composed: stages.Composed,
+    left_out: list[LeftOut],
+    pipeline: dict,
+    duration_ms: float,
+) -> Answer:
+    """The trace stage's input: the trace entries (final order: pins first, then what
+    rules brought, then the ranked candidates) and the response's fragments."""
+    final_order = [c.fragment_id for c in ranking.pinned + ranking.ruled + ranking.ranked]
+    entries = candidate_entries(ranking.candidates, final_order, composed.composition, composed.linked)
+    return Answer(
+        retriever,
+        q.request,
+        pipeline,
+        entries,
+        duration_ms,
+        ranking.query_vectors,
+        fragments_out(composed.composition, composed.metadata),
+        composed.composition,
+        left_out_entries(left_out, ranking.candidates),
+        pins_left_out(composed.composition, ranking.pinned, left_out),
+    )
 
 
 @dataclass(slots=True)
@@ -512,26 +330,6 @@ def pins_left_out(composition: Composition, pinned: list[Candidate], left_out: l
             detail = f"expired at {x.valid_until.isoformat() if x.valid_until else 'its end'}"
         out.append(PinLeftOut(x.pin_id, x.fragment_id, x.reason, detail, by, x.valid_until))  # type: ignore[arg-type]
     return sorted(out, key=lambda p: p.pin_id)
-
-
-def merge_ruled(candidates: list[Candidate], ruled: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
-    """The candidates with what rules brought: a pinned fragment stays a pin; one the
-    usual lists reached keeps its ranks (and its trace entry) and takes the rule's mark;
-    the others follow the candidates, as pins outside both lists do. Returns the
-    candidates and the rule-brought ones (pins left out)."""
-    by_id = {c.fragment_id: c for c in candidates}
-    out: list[Candidate] = []
-    for member in ruled:
-        usual = by_id.get(member.fragment_id)
-        if usual is None:
-            candidates.append(member)
-            by_id[member.fragment_id] = member
-            out.append(member)
-        elif usual.pin_id is None and usual.rule is None:
-            usual.rule, usual.rule_name = member.rule, member.rule_name
-            usual.context = usual.context or member.context
-            out.append(usual)
-    return candidates, out
 
 
 def fragments_out(composition: Composition, metadata: dict[tuple[int, int], dict]) -> list[FragmentOut]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import psycopg
+from psycopg.rows import dict_row
 
 from app.db.sql import json_text, scalar
 from app.retrieve.candidates import Candidate, LeftOut
@@ -128,21 +129,24 @@ def record_trace(
     with the query vectors the retrieval searched with ({namespace: vector}; the
     database keeps one per distinct model), so SQL can run the query again
     (api.retrieve), and what validity windows left out (`left_out_entries`)."""
-    row = conn.execute(
-        "select api.record_trace(%s, %s, %s, %s, %s, %s, %s, %s)",
-        (
-            org_id,
-            query,
-            json_text(request),
-            json_text(pipeline),
-            json_text(entries),
-            duration_ms,
-            json_text(distinct_vectors(query_vectors)) if query_vectors else None,
-            json_text(left_out) if left_out else None,
-        ),
-    ).fetchone()
+    with conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(
+            "select api.record_trace(p_org_id => %(org)s, p_query => %(query)s, p_request => %(request)s,"
+            " p_pipeline => %(pipeline)s, p_candidates => %(entries)s, p_duration_ms => %(duration_ms)s,"
+            " p_query_vectors => %(vectors)s, p_left_out => %(left_out)s) as trace_id",
+            {
+                "org": org_id,
+                "query": query,
+                "request": json_text(request),
+                "pipeline": json_text(pipeline),
+                "entries": json_text(entries),
+                "duration_ms": duration_ms,
+                "vectors": json_text(distinct_vectors(query_vectors)) if query_vectors else None,
+                "left_out": json_text(left_out) if left_out else None,
+            },
+        ).fetchone()
     assert row is not None  # the function returns the new id or raises
-    return str(row[0])
+    return str(row["trace_id"])
 
 
 def distinct_vectors(query_vectors: dict[str, list[float]]) -> dict[str, list[float]]:
@@ -161,4 +165,4 @@ def distinct_vectors(query_vectors: dict[str, list[float]]) -> dict[str, list[fl
 def get_trace(conn: psycopg.Connection, trace_id: str) -> dict:
     """The trace as the principal bound to `conn` may see it now (redacted in SQL; the
     withheld fields are listed under "redacted"). P0002 when it may not see it at all."""
-    return scalar(conn, "select api.get_trace(%s::uuid)", (trace_id,))
+    return scalar(conn, "select api.get_trace(p_trace_id => %(trace_id)s::uuid)", {"trace_id": trace_id})

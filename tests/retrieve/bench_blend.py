@@ -11,11 +11,12 @@ from __future__ import annotations
 import random
 import statistics
 import time
+from datetime import UTC, datetime
 
 import msgspec
 
 from app.access import act_as
-from app.retrieve import service
+from app.retrieve import stages
 from app.wire.retrieve import RetrieveRequest
 from tests.retrieve.corpus import CODE, DOCS
 
@@ -63,10 +64,11 @@ def test_bench_blend(conn, ingest, retriever, monkeypatch):
         for q in QUERIES
     ]
     vectors = {r.query: retriever.query_embeddings(r.query) for r in requests}
-    blend = service.blend
+    blend = stages.blend_terms
 
-    def no_blend(candidates, profile, now):  # the order and scores of before
-        return None
+    def no_blend(candidates, profile, now):  # the order and scores of before: the base score stands
+        for c in candidates:
+            c.blended = c.base_score
 
     on: list[float] = []
     off: list[float] = []
@@ -75,16 +77,16 @@ def test_bench_blend(conn, ingest, retriever, monkeypatch):
     for _ in range(25):
         for r in requests:
             for label in ("on", "off"):
-                monkeypatch.setattr(service, "blend", blend if label == "on" else no_blend)
+                monkeypatch.setattr(stages, "blend_terms", blend if label == "on" else no_blend)
                 started = time.perf_counter()
                 ranking = retriever.rank(conn, r, vectors[r.query])
                 (on if label == "on" else off).append(time.perf_counter() - started)
             sizes.append(len(ranking.ranked))
             started = time.perf_counter()
-            blend(ranking.ranked + ranking.pinned, ranking.profile, service.datetime.now(service.UTC))
-            ranking.ranked.sort(key=lambda c: -(c.final_score or 0.0))
+            blend(ranking.ranked + ranking.pinned, ranking.profile, datetime.now(UTC))
+            ranking.ranked.sort(key=lambda c: -(c.blended or 0.0))
             py_only.append(time.perf_counter() - started)
-    monkeypatch.setattr(service, "blend", blend)
+    monkeypatch.setattr(stages, "blend_terms", blend)
     lookups = []
     for _ in range(200):
         started = time.perf_counter()

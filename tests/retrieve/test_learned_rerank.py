@@ -111,10 +111,11 @@ def test_pinned_and_ruled_fragments_are_scored_in_one_list_with_the_head():
     ranked = rerank.order("rotate signing keys", head, 3, scorer, 1.0, [pin])
     assert scorer.lists == [4]  # three of the head and the pin, in one call
     assert [c.fragment_id for c in ranked] == [0, 1, 2] and pin.rerank_score == pytest.approx(0.2)
-    # Without a reranker the pin gets the fused score scaled, as the head does.
+    # Without a reranker the pin gets the fused score scaled, as the head does: its base
+    # score (the blend's relevance term); the final score is the boost stage's.
     fresh = candidate(8, "x", fused=0.5)
     rerank.order("q", [candidate(1, "y", fused=1.0)], 1, None, 2.0, [fresh])
-    assert fresh.final_score == pytest.approx(0.25)
+    assert fresh.base_score == pytest.approx(0.25) and fresh.rerank_score is None and fresh.final_score is None
 
     # With a linear model reading coverage: the pin is judged against the head.
     model = learned.LearnedModel(

@@ -24,6 +24,8 @@ QUERIES = [
     "select 1 as a, 'x' as b, array['p', 'q'] as c, 2.5::float8 as d",  # every field, in order
     "select 1 as a, 'x' as b",  # leading fields: by position, defaults for the rest
     "select 'x' as b, 1 as a, 0.25::float8 as d",  # another order: by keyword
+    "select 'x' as b, 1 as a",  # the leading fields in another order: put in place by name
+    "select 0.25::float8 as d, array['p'] as c, 'x' as b, 1 as a",
     "select g as a, g::text as b from generate_series(1, 3) g",
 ]
 
