@@ -2,7 +2,7 @@
 
 What it holds: requests and their latency per route template (never a raw path, which
 carries ids), retrieval stages, ingestion throughput, the pools and queues of
-app.api.state, and per-org index sizes read from the catalog at scrape time. No label
+app.operations.services, and per-org index sizes read from the catalog at scrape time. No label
 carries tenant data beyond org ids.
 
 Who may read it: with CONTEXTS_METRICS_TOKEN set, a caller sending it as a bearer
@@ -30,7 +30,7 @@ from prometheus_client.registry import Collector
 from app.api.errors import problem
 
 if TYPE_CHECKING:
-    from app.api.state import Services
+    from app.operations.services import Services
 
 log = logging.getLogger("contexts.metrics")
 

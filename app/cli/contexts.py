@@ -81,7 +81,7 @@ def ctx_create(
     as_json: bool,
 ) -> None:
     """Create Context NAME in a scope (POST /contexts)."""
-    from app.api.contexts import create_context_on
+    from app.operations.contexts import create_context_on
 
     payload = {
         "scope": {"org_id": org_id, "repo_id": repo, "persona_id": persona, "session_id": session},
@@ -120,7 +120,7 @@ def ctx_version(
     as_json: bool,
 ) -> None:
     """Freeze a new version of CONTEXT_ID (POST /contexts/{id}/versions)."""
-    from app.api.contexts import add_version_on
+    from app.operations.contexts import add_version_on
 
     payload: dict = {
         "fragment_ids": list(fragment_ids),
@@ -159,7 +159,7 @@ def ctx_list(
     as_json: bool,
 ) -> None:
     """The Contexts a scope may name, subscribed ones included (GET /contexts)."""
-    from app.api.contexts import list_contexts_on
+    from app.operations.contexts import list_contexts_on
     from app.wire.bodies import ScopeIn
 
     scope = validated({"org_id": org_id, "repo_id": repo, "persona_id": persona, "session_id": session}, ScopeIn)
@@ -184,7 +184,7 @@ def ctx_show(
     cli: click.Context, ref: str, org_id: str | None, budget_tokens: int, query: str | None, as_json: bool
 ) -> None:
     """Read REF (ctx_<id>@<version> or @latest) composed within a budget (GET /contexts/{ref})."""
-    from app.api.contexts import read_context_on
+    from app.operations.contexts import read_context_on
     from app.retrieve.config import PipelineConfig
     from app.retrieve.service import Retriever
 
@@ -212,7 +212,7 @@ def ctx_show(
 @click.pass_context
 def ctx_retire(cli: click.Context, context_id: str, org_id: str | None) -> None:
     """Retire CONTEXT_ID: out of listings and retrieval, still readable (DELETE /contexts/{id})."""
-    from app.api.contexts import retire_context_on
+    from app.operations.contexts import retire_context_on
 
     number = _context_id(context_id)
     retired = as_principal(context_settings(cli), _org(org_id), lambda conn: retire_context_on(conn, number))
@@ -235,7 +235,7 @@ def ctx_subscribe(
     version: int | None,
 ) -> None:
     """Publish CONTEXT_ID to another org or repo: a revocable grant, not a copy."""
-    from app.api.contexts import subscribe_on
+    from app.operations.contexts import subscribe_on
 
     payload = {"subscriber_org_id": subscriber_org_id, "subscriber_repo_id": subscriber_repo_id, "version": version}
     request = validated(payload, SubscriptionCreate)
@@ -250,7 +250,7 @@ def ctx_subscribe(
 @click.pass_context
 def ctx_unsubscribe(cli: click.Context, subscription_id: int, org_id: str | None) -> None:
     """Revoke subscription SUBSCRIPTION_ID (the publisher, or a writer of the subscriber scope)."""
-    from app.api.contexts import unsubscribe_on
+    from app.operations.contexts import unsubscribe_on
 
     revoked = as_principal(context_settings(cli), _org(org_id), lambda conn: unsubscribe_on(conn, subscription_id))
     click.echo(_sub_line(revoked))
@@ -263,7 +263,7 @@ def ctx_unsubscribe(cli: click.Context, subscription_id: int, org_id: str | None
 @click.pass_context
 def ctx_subscriptions(cli: click.Context, org_id: str | None, context_id: str | None, include_revoked: bool) -> None:
     """Subscriptions you publish, and those of your subscriber scopes."""
-    from app.api.contexts import list_subscriptions_on
+    from app.operations.contexts import list_subscriptions_on
 
     number = _context_id(context_id) if context_id else None
     listed = as_principal(

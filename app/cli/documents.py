@@ -388,7 +388,7 @@ def documents_list(
         }
         page = remote(url, key, lambda client: client.list_documents(org_id, **filters))
     else:
-        from app.api.queries import list_documents_on
+        from app.operations.queries import list_documents_on
 
         page = as_principal(context_settings(ctx), org_id, lambda conn: list_documents_on(conn, q))
     if as_json:
@@ -425,7 +425,7 @@ def documents_show(
     if url:
         detail = remote(url, key, lambda client: client.get_document(doc_id, version=version))
     else:
-        from app.api.queries import read_document_on
+        from app.operations.queries import read_document_on
 
         detail = as_principal(context_settings(ctx), _org(org_id), lambda conn: read_document_on(conn, read))
     if as_json:
@@ -456,7 +456,7 @@ def documents_delete(
     if url:
         deleted = remote(url, key, lambda client: client.delete_document(doc_id))
     else:
-        from app.api.documents import delete_on
+        from app.operations.documents import delete_on
         from app.ingest.pipeline import IngestPipeline
         from app.text.embed import embedders
 

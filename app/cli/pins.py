@@ -79,7 +79,7 @@ def pin_add(
             options["expires_at"] = request.expires_at.isoformat()
         added = remote(url, key, lambda client: client.pin(org_id, fragment_id, reason, **options))
     else:
-        from app.api.pins import add_pin_on
+        from app.operations.pins import add_pin_on
 
         added = as_principal(context_settings(ctx), org_id, lambda conn: add_pin_on(conn, request))
     if as_json:
@@ -102,7 +102,7 @@ def pin_remove(
     if url:
         removed = remote(url, key, lambda client: client.unpin(pin_id))
     else:
-        from app.api.pins import remove_pin_on
+        from app.operations.pins import remove_pin_on
 
         removed = as_principal(context_settings(ctx), _org(org_id), lambda conn: remove_pin_on(conn, pin_id))
     if as_json:
@@ -138,7 +138,7 @@ def pin_list(
         filters = {"repo_id": repo, "persona_id": persona, "session_id": session, "include_expired": include_expired}
         pins = remote(url, key, lambda client: client.list_pins(org_id, **filters))
     else:
-        from app.api.pins import list_pins_on
+        from app.operations.pins import list_pins_on
 
         pins = as_principal(context_settings(ctx), org_id, lambda conn: list_pins_on(conn, query))
     if as_json:

@@ -102,7 +102,7 @@ def profile_set(
     if url:
         stored = remote(url, key, lambda client: client.set_profile(org_id, **msgspec.structs.asdict(request)))
     else:
-        from app.api.profiles import description_vectors, has_description, set_profile_on
+        from app.operations.profiles import description_vectors, has_description, set_profile_on
 
         settings = context_settings(ctx)
         vectors = None
@@ -135,7 +135,7 @@ def profile_show(
     if url:
         shown = remote(url, key, lambda client: client.profile(org_id, persona))
     else:
-        from app.api.profiles import get_profile_on
+        from app.operations.profiles import get_profile_on
 
         shown = as_principal(context_settings(ctx), org_id, lambda conn: get_profile_on(conn, org_id, persona))
     if as_json:
@@ -155,7 +155,7 @@ def profile_list(ctx: click.Context, org_id: str, as_json: bool, url: str | None
     if url:
         listed = remote(url, key, lambda client: client.list_profiles(org_id))
     else:
-        from app.api.profiles import list_profiles_on
+        from app.operations.profiles import list_profiles_on
 
         listed = as_principal(context_settings(ctx), org_id, lambda conn: list_profiles_on(conn, org_id))
     if as_json:
@@ -180,7 +180,7 @@ def profile_delete(
     if url:
         removed = remote(url, key, lambda client: client.delete_profile(org_id, persona))
     else:
-        from app.api.profiles import delete_profile_on
+        from app.operations.profiles import delete_profile_on
 
         removed = as_principal(context_settings(ctx), org_id, lambda conn: delete_profile_on(conn, org_id, persona))
     if as_json:

@@ -61,7 +61,7 @@ def rules_add(
         "enabled": not disabled,
     }
     request = validated(payload, RuleCreate)
-    from app.api.rules import create_rule_on
+    from app.operations.rules import create_rule_on
 
     added = as_principal(context_settings(ctx), org_id, lambda conn: create_rule_on(conn, request))
     if as_json:
@@ -78,7 +78,7 @@ def rules_add(
 @click.pass_context
 def rules_list(ctx: click.Context, org_id: str, repo: str | None, as_json: bool) -> None:
     """The rules a retrieval in this scope consults (GET /rules)."""
-    from app.api.rules import list_rules_on
+    from app.operations.rules import list_rules_on
 
     listed = as_principal(context_settings(ctx), org_id, lambda conn: list_rules_on(conn, org_id, repo))
     if as_json:
@@ -96,7 +96,7 @@ def rules_list(ctx: click.Context, org_id: str, repo: str | None, as_json: bool)
 @click.pass_context
 def rules_remove(ctx: click.Context, rule_id: int, org_id: str | None, as_json: bool) -> None:
     """Delete rule RULE_ID (DELETE /rules/{id})."""
-    from app.api.rules import delete_rule_on
+    from app.operations.rules import delete_rule_on
 
     removed = as_principal(context_settings(ctx), _org(org_id), lambda conn: delete_rule_on(conn, rule_id))
     if as_json:

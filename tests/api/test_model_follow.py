@@ -71,7 +71,7 @@ def test_a_promotion_is_followed_without_restart_by_retrieval_and_ingestion(clie
     shadow = build_shadow(db_url, models, next_model)
     promote(db_url)
 
-    with caplog.at_level(logging.WARNING, logger="app.api.state"):
+    with caplog.at_level(logging.WARNING, logger="app.operations.services"):
         answered = client.post("/contexts/retrieve", json=QUERY)
     assert answered.status_code == 200, answered.text  # no 409, no restart
     assert services.retriever is not before and services.pipeline.embedders["prose"].name == next_model

@@ -1,4 +1,4 @@
-"""What the controllers share: pools, worker threads, the retrieval and ingestion lanes.
+"""What the operations run on: pools, worker threads, the retrieval and ingestion lanes.
 
 Reads and writes run on separate thread pools with separate connection pools, so
 writers waiting on an org's lock never take the threads or connections that reads
@@ -20,13 +20,12 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from app.access import authenticate
-from app.api.request_log import note
 from app.authority import DebouncedRefresh, refresh
 from app.db.availability import DatabaseMonitor, DatabaseUnavailable, is_connection_failure
 from app.db.replica import PRIMARY, ReadReplica, ReadSource, ReplicaNotUsable, primary_wal_lsn
@@ -40,14 +39,12 @@ from app.generations.serving import (
     serving_models,
 )
 from app.ingest.pipeline import IngestPipeline
+from app.operations.log_fields import note
 from app.retrieve.query_vectors import QueryVectors
 from app.retrieve.service import Retriever
 from app.scope import Scope
 from app.settings import Settings
 from app.text.embed import model_label
-
-if TYPE_CHECKING:
-    from app.api.metrics import Metrics
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -90,6 +87,12 @@ class RecentKeys:
                 del self._seen[digest]
                 return False
             return True
+
+
+class IngestionMetrics(Protocol):
+    """Where ingestion counts go (the HTTP door's Prometheus metrics, app.api.metrics)."""
+
+    def ingested(self, org_id: str, documents: int, fragments: int, seconds: float) -> None: ...
 
 
 class WriteBusy(Exception):
@@ -145,8 +148,8 @@ class Services:
         self.embed_executor = ThreadPoolExecutor(settings.query_embed_waiters, thread_name_prefix="contexts-embed")
         self._org_locks: dict[str, asyncio.Lock] = {}
         self.recent_keys = RecentKeys()
-        self.metrics: Metrics | None = None
-        """Set by the app (app.api.metrics): retrieval stages and ingestion counts go there."""
+        self.metrics: IngestionMetrics | None = None
+        """Set by the app (app.api.metrics): ingestion counts go there."""
         self.authority = DebouncedRefresh(self.refresh_authority, settings.authority_refresh_s)
         """Poked after each ingestion or deletion: citation authority is refreshed off the
         request path, once a burst of writes is over."""
