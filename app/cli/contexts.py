@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from app.cli.common import console, context_settings, validated
-from app.cli.documents import _org, _print_json, as_principal
+from app.cli.common import as_principal, console, context_settings, print_json, required_org, validated
 from app.wire.bodies import (
     ContextCreate,
     ContextOut,
@@ -91,7 +90,7 @@ def ctx_create(
     request = validated(payload, ContextCreate)
     created = as_principal(context_settings(cli), org_id, lambda conn: create_context_on(conn, request))
     if as_json:
-        _print_json(created)
+        print_json(created)
         return
     click.echo(_line(created))
 
@@ -134,9 +133,9 @@ def ctx_version(
     settings = context_settings(cli)
     retriever = _retriever(settings) if query is not None else None
     number = _context_id(context_id)
-    made = as_principal(settings, _org(org_id), lambda conn: add_version_on(conn, retriever, number, request))
+    made = as_principal(settings, required_org(org_id), lambda conn: add_version_on(conn, retriever, number, request))
     if as_json:
-        _print_json(made)
+        print_json(made)
         return
     console.print(f"{made.ref}: {made.fragment_count} fragments")
 
@@ -165,7 +164,7 @@ def ctx_list(
     scope = validated({"org_id": org_id, "repo_id": repo, "persona_id": persona, "session_id": session}, ScopeIn)
     listed = as_principal(context_settings(cli), org_id, lambda conn: list_contexts_on(conn, scope, include_retired))
     if as_json:
-        _print_json(listed)
+        print_json(listed)
         return
     for c in listed.contexts:
         click.echo(_line(c))
@@ -192,10 +191,10 @@ def ctx_show(
     # Bundle order needs no model: a retriever without embedders composes and traces.
     retriever = _retriever(settings) if query is not None else Retriever({}, None, PipelineConfig())
     read = as_principal(
-        settings, _org(org_id), lambda conn: read_context_on(conn, retriever, ref, budget_tokens, query)
+        settings, required_org(org_id), lambda conn: read_context_on(conn, retriever, ref, budget_tokens, query)
     )
     if as_json:
-        _print_json(read)
+        print_json(read)
         return
     console.print(
         f"{read.ref}  {read.context.name}  ({read.tokens_used}/{read.budget_tokens} tokens, trace {read.trace_id})"
@@ -215,7 +214,7 @@ def ctx_retire(cli: click.Context, context_id: str, org_id: str | None) -> None:
     from app.operations.contexts import retire_context_on
 
     number = _context_id(context_id)
-    retired = as_principal(context_settings(cli), _org(org_id), lambda conn: retire_context_on(conn, number))
+    retired = as_principal(context_settings(cli), required_org(org_id), lambda conn: retire_context_on(conn, number))
     console.print(f"retired {retired.ref} ({retired.name})")
 
 
@@ -240,7 +239,7 @@ def ctx_subscribe(
     payload = {"subscriber_org_id": subscriber_org_id, "subscriber_repo_id": subscriber_repo_id, "version": version}
     request = validated(payload, SubscriptionCreate)
     number = _context_id(context_id)
-    made = as_principal(context_settings(cli), _org(org_id), lambda conn: subscribe_on(conn, number, request))
+    made = as_principal(context_settings(cli), required_org(org_id), lambda conn: subscribe_on(conn, number, request))
     click.echo(_sub_line(made))
 
 
@@ -252,7 +251,9 @@ def ctx_unsubscribe(cli: click.Context, subscription_id: int, org_id: str | None
     """Revoke subscription SUBSCRIPTION_ID (the publisher, or a writer of the subscriber scope)."""
     from app.operations.contexts import unsubscribe_on
 
-    revoked = as_principal(context_settings(cli), _org(org_id), lambda conn: unsubscribe_on(conn, subscription_id))
+    revoked = as_principal(
+        context_settings(cli), required_org(org_id), lambda conn: unsubscribe_on(conn, subscription_id)
+    )
     click.echo(_sub_line(revoked))
 
 
@@ -267,7 +268,7 @@ def ctx_subscriptions(cli: click.Context, org_id: str | None, context_id: str | 
 
     number = _context_id(context_id) if context_id else None
     listed = as_principal(
-        context_settings(cli), _org(org_id), lambda conn: list_subscriptions_on(conn, number, include_revoked)
+        context_settings(cli), required_org(org_id), lambda conn: list_subscriptions_on(conn, number, include_revoked)
     )
     for s in listed.subscriptions:
         click.echo(_sub_line(s))

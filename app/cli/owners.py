@@ -10,8 +10,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from app.cli.common import CliError, console, context_settings, database_error, open_database, validated
-from app.cli.documents import _org, _print_json, as_principal
+from app.cli.common import (
+    CliError,
+    as_principal,
+    console,
+    context_settings,
+    database_error,
+    open_database,
+    print_json,
+    required_org,
+    validated,
+)
 from app.wire.bodies import NudgeList, OwnersReassign, WebhookIn, WebhookOut
 
 if TYPE_CHECKING:
@@ -56,11 +65,11 @@ def stale(
 
     found = as_principal(
         context_settings(ctx),
-        _org(org_id),
+        required_org(org_id),
         lambda conn: stale_on(conn, org_id, owner, min_retrievals, window_days, stale_after_days),
     )
     if as_json:
-        _print_json(found)
+        print_json(found)
         return
     print_nudges(found)
 
@@ -95,7 +104,7 @@ def owners_reassign(
     request = validated(payload, OwnersReassign)
     done = as_principal(context_settings(ctx), org_id, lambda conn: reassign_on(conn, request))
     if as_json:
-        _print_json(done)
+        print_json(done)
         return
     console.print(
         f"reassigned {done.documents} document(s) and {done.fragments} fragment(s) from {from_owner} to {to_owner}"

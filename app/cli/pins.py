@@ -6,8 +6,16 @@ from __future__ import annotations
 
 import click
 
-from app.cli.common import console, context_settings, remote, remote_options, validated
-from app.cli.documents import _org, _print_json, as_principal
+from app.cli.common import (
+    as_principal,
+    console,
+    context_settings,
+    print_json,
+    remote,
+    remote_options,
+    required_org,
+    validated,
+)
 from app.wire.bodies import PinCreate, PinOut, PinQuery
 
 
@@ -83,7 +91,7 @@ def pin_add(
 
         added = as_principal(context_settings(ctx), org_id, lambda conn: add_pin_on(conn, request))
     if as_json:
-        _print_json(added)
+        print_json(added)
         return
     click.echo(_line(added))
     console.print(f"pinned fragment {added.fragment_id} in {_scope_label(added)} (pin {added.pin_id})")
@@ -104,9 +112,9 @@ def pin_remove(
     else:
         from app.operations.pins import remove_pin_on
 
-        removed = as_principal(context_settings(ctx), _org(org_id), lambda conn: remove_pin_on(conn, pin_id))
+        removed = as_principal(context_settings(ctx), required_org(org_id), lambda conn: remove_pin_on(conn, pin_id))
     if as_json:
-        _print_json(removed)
+        print_json(removed)
         return
     console.print(f"removed pin {removed.pin_id} (fragment {removed.fragment_id} in {_scope_label(removed)})")
 
@@ -142,7 +150,7 @@ def pin_list(
 
         pins = as_principal(context_settings(ctx), org_id, lambda conn: list_pins_on(conn, query))
     if as_json:
-        _print_json(pins)
+        print_json(pins)
         return
     for p in pins.pins:
         click.echo(_line(p))

@@ -8,8 +8,7 @@ from __future__ import annotations
 import click
 import msgspec
 
-from app.cli.common import CliError, console, context_settings, remote, remote_options
-from app.cli.documents import _print_json, as_principal
+from app.cli.common import CliError, as_principal, console, context_settings, print_json, remote, remote_options
 from app.wire.bodies import BLEND_WEIGHTS, RankingProfileOut, RankingProfileSet
 
 
@@ -115,7 +114,7 @@ def profile_set(
             vectors = description_vectors(pipeline.embedders, request)
         stored = as_principal(settings, org_id, lambda conn: set_profile_on(conn, request, vectors, pipeline))
     if as_json:
-        _print_json(stored)
+        print_json(stored)
         return
     for line in _lines(stored):
         click.echo(line)
@@ -139,7 +138,7 @@ def profile_show(
 
         shown = as_principal(context_settings(ctx), org_id, lambda conn: get_profile_on(conn, org_id, persona))
     if as_json:
-        _print_json(shown)
+        print_json(shown)
         return
     for line in _lines(shown):
         click.echo(line)
@@ -159,7 +158,7 @@ def profile_list(ctx: click.Context, org_id: str, as_json: bool, url: str | None
 
         listed = as_principal(context_settings(ctx), org_id, lambda conn: list_profiles_on(conn, org_id))
     if as_json:
-        _print_json(listed)
+        print_json(listed)
         return
     for p in listed.profiles:
         for line in _lines(p):
@@ -184,7 +183,7 @@ def profile_delete(
 
         removed = as_principal(context_settings(ctx), org_id, lambda conn: delete_profile_on(conn, org_id, persona))
     if as_json:
-        _print_json(removed)
+        print_json(removed)
         return
     console.print(f"removed the ranking profile of {persona or 'the org default'} in {org_id}")
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import click
 
-from app.cli.common import console, context_settings, validated
-from app.cli.documents import _org, _print_json, as_principal
+from app.cli.common import as_principal, console, context_settings, print_json, required_org, validated
 from app.wire.bodies import RuleCreate, RuleOut
 
 
@@ -65,7 +64,7 @@ def rules_add(
 
     added = as_principal(context_settings(ctx), org_id, lambda conn: create_rule_on(conn, request))
     if as_json:
-        _print_json(added)
+        print_json(added)
         return
     click.echo(_line(added))
     console.print(f"added rule {added.rule_id}")
@@ -82,7 +81,7 @@ def rules_list(ctx: click.Context, org_id: str, repo: str | None, as_json: bool)
 
     listed = as_principal(context_settings(ctx), org_id, lambda conn: list_rules_on(conn, org_id, repo))
     if as_json:
-        _print_json(listed)
+        print_json(listed)
         return
     for r in listed.rules:
         click.echo(_line(r))
@@ -98,9 +97,9 @@ def rules_remove(ctx: click.Context, rule_id: int, org_id: str | None, as_json: 
     """Delete rule RULE_ID (DELETE /rules/{id})."""
     from app.operations.rules import delete_rule_on
 
-    removed = as_principal(context_settings(ctx), _org(org_id), lambda conn: delete_rule_on(conn, rule_id))
+    removed = as_principal(context_settings(ctx), required_org(org_id), lambda conn: delete_rule_on(conn, rule_id))
     if as_json:
-        _print_json(removed)
+        print_json(removed)
         return
     console.print(f"removed rule {removed.rule_id} ({removed.name})")
 
