@@ -263,7 +263,8 @@ def test_mcp_and_the_cli_call_the_operations_never_the_http_door():
 def test_the_operations_mcp_and_the_cli_load_no_litestar():
     """In a fresh interpreter: every module of app/operations/ (what the CLI's commands
     import when they run), app.mcp (MCP over stdio) and every module of app/cli/ are
-    imported; none of them loads Litestar, the HTTP door's framework."""
+    imported; none of them loads Litestar, the HTTP door's framework (and the operations
+    load no MCP SDK either)."""
     import subprocess
     import sys
 
@@ -271,6 +272,8 @@ def test_the_operations_mcp_and_the_cli_load_no_litestar():
         "import importlib, pkgutil, sys\n"
         "import app.operations, app.cli\n"
         "names = ['app.operations.' + m.name for m in pkgutil.iter_modules(app.operations.__path__)]\n"
+        "for name in names: importlib.import_module(name)\n"
+        "assert 'mcp' not in sys.modules, 'the operations load the MCP SDK'\n"
         "names += ['app.mcp'] + ['app.cli.' + m.name for m in pkgutil.iter_modules(app.cli.__path__)"
         " if m.name != '__main__']\n"
         "assert len(names) > 20, names\n"
