@@ -14,7 +14,7 @@ from app.db.availability import DatabaseUnavailable
 from app.ingest.normalize import RejectedDocument
 from app.ingest.pipeline import DuplicatePaths
 from app.operations.errors import TITLES, Failure, Refused, failure_of
-from app.operations.services import WriteBusy
+from app.operations.runtime import WriteBusy
 
 PROBLEM_JSON = "application/problem+json"
 RETRY_AFTER_SECONDS = "1"

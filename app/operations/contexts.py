@@ -260,71 +260,71 @@ async def read_context(
     """GET /contexts/{ref} and the MCP tool `read_context`."""
 
     def run() -> ContextRead:
-        with services.acting_for(token) as conn:
+        with services.auth.acting_for(token) as conn:
             return read_context_on(conn, services.retriever, ref, budget_tokens, query)
 
-    return await services.read(run)
+    return await services.runtime.read(run)
 
 
 async def create_context(services: Services, token: str, data: ContextCreate) -> ContextOut:
     """POST /contexts."""
 
     def run() -> ContextOut:
-        with services.acting_for(token, write=True) as conn:
+        with services.auth.acting_for(token, write=True) as conn:
             return create_context_on(conn, data)
 
     note(repo=data.scope.repo_id, persona=data.scope.persona_id, session=data.scope.session_id)
-    return await services.write(run)
+    return await services.runtime.write(run)
 
 
 async def list_contexts(services: Services, token: str, scope: ScopeIn, include_retired: bool = False) -> ContextList:
     """GET /contexts."""
 
     def run() -> ContextList:
-        with services.acting_for(token) as conn:
+        with services.auth.acting_for(token) as conn:
             return list_contexts_on(conn, scope, include_retired)
 
-    return await services.read(run)
+    return await services.runtime.read(run)
 
 
 async def add_version(services: Services, token: str, context_id: int, data: ContextVersionCreate) -> ContextVersionOut:
     """POST /contexts/{id}/versions."""
 
     def run() -> ContextVersionOut:
-        with services.acting_for(token, write=True) as conn:
+        with services.auth.acting_for(token, write=True) as conn:
             return add_version_on(conn, services.retriever, context_id, data)
 
-    return await services.write(run)
+    return await services.runtime.write(run)
 
 
 async def list_versions(services: Services, token: str, context_id: int) -> ContextVersionList:
     """GET /contexts/{id}/versions."""
 
     def run() -> ContextVersionList:
-        with services.acting_for(token) as conn:
+        with services.auth.acting_for(token) as conn:
             return list_versions_on(conn, context_id)
 
-    return await services.read(run)
+    return await services.runtime.read(run)
 
 
 async def retire_context(services: Services, token: str, context_id: int) -> ContextOut:
     """DELETE /contexts/{id}."""
 
     def run() -> ContextOut:
-        with services.acting_for(token, write=True) as conn:
+        with services.auth.acting_for(token, write=True) as conn:
             return retire_context_on(conn, context_id)
 
-    return await services.write(run)
+    return await services.runtime.write(run)
 
 
 async def subscribe(services: Services, token: str, context_id: int, data: SubscriptionCreate) -> SubscriptionOut:
     """POST /contexts/{id}/subscriptions."""
 
     def run() -> SubscriptionOut:
-        with services.acting_for(token, write=True) as conn:
+        with services.auth.acting_for(token, write=True) as conn:
             return subscribe_on(conn, context_id, data)
 
-    return await services.write(run)
+    return await services.runtime.write(run)
 
 
 async def list_subscriptions(
@@ -333,11 +333,11 @@ async def list_subscriptions(
     """GET /contexts/{id}/subscriptions: a Context the caller may not read is a 404."""
 
     def run() -> SubscriptionList:
-        with services.acting_for(token) as conn:
+        with services.auth.acting_for(token) as conn:
             get_context_on(conn, context_id)
             return list_subscriptions_on(conn, context_id, include_revoked)
 
-    return await services.read(run)
+    return await services.runtime.read(run)
 
 
 async def unsubscribe(services: Services, token: str, context_id: int, subscription_id: int) -> SubscriptionOut:
@@ -345,10 +345,10 @@ async def unsubscribe(services: Services, token: str, context_id: int, subscript
     one the caller may not see) is a 404."""
 
     def run() -> SubscriptionOut:
-        with services.acting_for(token, write=True) as conn:
+        with services.auth.acting_for(token, write=True) as conn:
             listed = list_subscriptions_on(conn, context_id, include_revoked=True).subscriptions
             if subscription_id not in {s.subscription_id for s in listed}:
                 raise NotFound(f"unknown subscription of ctx_{context_id}: {subscription_id}")
             return unsubscribe_on(conn, subscription_id)
 
-    return await services.write(run)
+    return await services.runtime.write(run)

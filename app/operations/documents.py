@@ -53,7 +53,7 @@ async def ingest_documents(
     scope = Scope(data.scope.org_id, data.scope.repo_id, data.scope.persona_id, data.scope.session_id)
     check_metadata(data.documents)
     # Key and grants first: an unauthorised body costs no parsing or chunking.
-    await services.read(services.authorize_write, token, scope)
+    await services.runtime.read(services.auth.authorize_write, token, scope)
 
     def prepare() -> list[PreparedDocument]:
         return [
@@ -73,13 +73,13 @@ async def ingest_documents(
 
     def plan(pipeline: IngestPipeline, prepared: list[PreparedDocument]) -> EmbeddingPlan:
         # A short read transaction: which chunks no stored fragment holds (no lock taken).
-        with services.acting_for(token) as conn:
+        with services.auth.acting_for(token) as conn:
             return pipeline.plan_embeddings(conn, scope, prepared)
 
     def write(
         pipeline: IngestPipeline, prepared: list[PreparedDocument], ahead: EmbeddedAhead, wait_s: float
     ) -> list[IngestResult]:
-        with services.writing_for(token, scope.org_id, wait_s) as conn:
+        with services.auth.writing_for(token, scope.org_id, wait_s) as conn:
             results = pipeline.write(conn, scope, prepared, ahead=ahead)
             if idempotent is not None:
                 remember(conn, idempotent, response_of(results))
@@ -87,18 +87,20 @@ async def ingest_documents(
 
     started = time.perf_counter()
     pipeline = services.pipeline
-    prepared = await services.prepare(prepare)
-    ahead = await services.prepare(pipeline.embed_planned, await services.read(plan, pipeline, prepared))
-    async with services.org_turn(scope.org_id) as wait_s:  # waiting here holds no thread
+    prepared = await services.runtime.prepare(prepare)
+    ahead = await services.runtime.prepare(
+        pipeline.embed_planned, await services.runtime.read(plan, pipeline, prepared)
+    )
+    async with services.runtime.org_turn(scope.org_id) as wait_s:  # waiting here holds no thread
         try:
-            results = await services.write(write, pipeline, prepared, ahead, wait_s)
+            results = await services.runtime.write(write, pipeline, prepared, ahead, wait_s)
         except psycopg.errors.ObjectNotInPrerequisiteState:
             # The namespace was promoted to another model: follow it, and write once more
             # (its vectors computed in this turn: those embedded ahead are the old model's).
-            await services.read(services.follow_models_quietly)
+            await services.runtime.read(services.following.follow_models_quietly)
             if services.pipeline is pipeline:
                 raise
-            results = await services.write(write, services.pipeline, prepared, EmbeddedAhead(), wait_s)
+            results = await services.runtime.write(write, services.pipeline, prepared, EmbeddedAhead(), wait_s)
     if any(r.changed for r in results):
         services.authority.poke()
     if services.metrics is not None:
@@ -133,21 +135,21 @@ async def list_documents(services: Services, token: str, query: DocumentQuery) -
     scope = query.scope
 
     def run() -> DocumentPage:
-        with services.acting_for(token) as conn:
+        with services.auth.acting_for(token) as conn:
             return list_documents_on(conn, query)
 
     note(repo=scope.repo_id, persona=scope.persona_id, session=scope.session_id)
-    return await services.read(run)
+    return await services.runtime.read(run)
 
 
 async def read_document(services: Services, token: str, query: DocumentRead) -> DocumentDetail:
     """GET /documents/{id} and the MCP tool `read_document`: P0002 (404) unless readable."""
 
     def run() -> DocumentDetail:
-        with services.acting_for(token) as conn:
+        with services.auth.acting_for(token) as conn:
             return read_document_on(conn, query)
 
-    return await services.read(run)
+    return await services.runtime.read(run)
 
 
 def delete_on(conn: psycopg.Connection, pipeline: IngestPipeline, doc_id: int) -> DocumentDeleted:
@@ -168,14 +170,14 @@ def delete_on(conn: psycopg.Connection, pipeline: IngestPipeline, doc_id: int) -
 async def delete_document(services: Services, token: str, doc_id: int) -> DocumentDeleted:
     """DELETE /documents/{id} and the MCP tool `delete_document`: a write (the org's
     writers take turns, as for ingestion, waiting at most CONTEXTS_WRITE_LOCK_WAIT_S)."""
-    org_id, _ = await services.read(services.authenticate, token)
+    org_id, _ = await services.runtime.read(services.auth.authenticate, token)
 
     def run(wait_s: float) -> DocumentDeleted:
-        with services.writing_for(token, org_id, wait_s) as conn:
+        with services.auth.writing_for(token, org_id, wait_s) as conn:
             return delete_on(conn, services.pipeline, doc_id)
 
-    async with services.org_turn(org_id) as wait_s:
-        deleted = await services.write(run, wait_s)
+    async with services.runtime.org_turn(org_id) as wait_s:
+        deleted = await services.runtime.write(run, wait_s)
     services.authority.poke()
     note(documents=1)
     return deleted

@@ -19,7 +19,7 @@ from app.db.availability import DatabaseUnavailable, is_connection_failure
 from app.db.duplicates import duplicate_detail
 from app.ingest.normalize import RejectedDocument
 from app.ingest.pipeline import DuplicatePaths
-from app.operations.services import WriteBusy
+from app.operations.runtime import WriteBusy
 
 log = logging.getLogger("contexts.api")
 

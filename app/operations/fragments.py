@@ -31,20 +31,20 @@ async def read_fragment(services: Services, token: str, fragment_id: int) -> Fra
     """GET /fragments/{id} and the MCP tool `get_fragment`: P0002 (404) unless readable."""
 
     def run() -> FragmentDetail:
-        with services.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
+        with services.auth.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
             row = cur.execute("select * from api.get_fragment(%s)", (fragment_id,)).fetchone()
         assert row is not None  # api.get_fragment raises P0002 instead
         row["simhash"] = f"{row['simhash'] & 0xFFFFFFFFFFFFFFFF:016x}"
         return msgspec.convert(row, FragmentDetail)
 
-    return await services.read(run)
+    return await services.runtime.read(run)
 
 
 async def read_links(services: Services, token: str, fragment_id: int) -> FragmentLinks:
     """GET /fragments/{id}/links: P0002 (404) unless readable."""
 
     def run() -> FragmentLinks:
-        with services.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
+        with services.auth.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
             rows = cur.execute("select * from api.fragment_links(%s)", (fragment_id,)).fetchall()
         links = [msgspec.convert(row, FragmentLink) for row in rows]
         return FragmentLinks(
@@ -53,14 +53,14 @@ async def read_links(services: Services, token: str, fragment_id: int) -> Fragme
             [link for link in links if link.direction == "in"],
         )
 
-    return await services.read(run)
+    return await services.runtime.read(run)
 
 
 async def read_trace(services: Services, token: str, trace_id: str) -> TraceOut:
     """GET /traces/{id} and the MCP tool `get_trace` (`trace_id` already a UUID's text)."""
 
     def run() -> TraceOut:
-        with services.acting_for(token) as conn:
+        with services.auth.acting_for(token) as conn:
             return msgspec.convert(get_trace(conn, trace_id.lower()), TraceOut)
 
-    return await services.read(run)
+    return await services.runtime.read(run)

@@ -90,15 +90,15 @@ async def once(
         return await run(), False
 
     def lookup() -> Any | None:
-        with services.acting_for(token) as conn:
+        with services.auth.acting_for(token) as conn:
             return stored_response(conn, write)
 
-    stored = await services.read(lookup)
+    stored = await services.runtime.read(lookup)
     if stored is None:
         try:
             return await run(), False
         except KeyTaken:
-            stored = await services.read(lookup)
+            stored = await services.runtime.read(lookup)
             if stored is None:  # it committed moments ago; it is there now or never was
                 raise
     return msgspec.convert(stored, kind), True

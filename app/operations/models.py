@@ -20,8 +20,8 @@ async def list_models(services: Services, token: str) -> ModelGenerationList:
     """GET /models: every generation of every namespace (403 without an org grant)."""
 
     def run() -> ModelGenerationList:
-        with services.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
+        with services.auth.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
             rows = cur.execute(f"select {COLUMNS} from api.model_generations()").fetchall()
         return ModelGenerationList([msgspec.convert(r, ModelGenerationOut) for r in rows])
 
-    return await services.read(run)
+    return await services.runtime.read(run)

@@ -91,49 +91,49 @@ async def stale_fragments(
     """GET /owners/{owner}/nudges and GET /stale."""
 
     def run() -> NudgeList:
-        with services.acting_for(token) as conn:
+        with services.auth.acting_for(token) as conn:
             return stale_on(conn, org_id, owner, min_retrievals, window_days, stale_after_days)
 
-    return await services.read(run)
+    return await services.runtime.read(run)
 
 
 async def reassign(services: Services, token: str, data: OwnersReassign) -> OwnersReassigned:
     """POST /owners/reassign: it takes the org's write lock, as ingestion does, in the
-    same bounded turn (Services.org_turn)."""
+    same bounded turn (Runtime.org_turn)."""
 
     def run(wait_s: float) -> OwnersReassigned:
-        with services.writing_for(token, data.org_id, wait_s) as conn:
+        with services.auth.writing_for(token, data.org_id, wait_s) as conn:
             return reassign_on(conn, data)
 
-    async with services.org_turn(data.org_id) as wait_s:
-        return await services.write(run, wait_s)
+    async with services.runtime.org_turn(data.org_id) as wait_s:
+        return await services.runtime.write(run, wait_s)
 
 
 async def set_webhook(services: Services, token: str, org_id: str, data: WebhookIn) -> WebhookOut:
     """PUT /orgs/{org_id}/webhook."""
 
     def run() -> WebhookOut:
-        with services.acting_for(token, write=True) as conn:
+        with services.auth.acting_for(token, write=True) as conn:
             return webhook_set_on(conn, org_id, data)
 
-    return await services.write(run)
+    return await services.runtime.write(run)
 
 
 async def get_webhook(services: Services, token: str, org_id: str) -> WebhookOut:
     """GET /orgs/{org_id}/webhook."""
 
     def run() -> WebhookOut:
-        with services.acting_for(token) as conn:
+        with services.auth.acting_for(token) as conn:
             return webhook_get_on(conn, org_id)
 
-    return await services.read(run)
+    return await services.runtime.read(run)
 
 
 async def delete_webhook(services: Services, token: str, org_id: str) -> WebhookOut:
     """DELETE /orgs/{org_id}/webhook."""
 
     def run() -> WebhookOut:
-        with services.acting_for(token, write=True) as conn:
+        with services.auth.acting_for(token, write=True) as conn:
             return webhook_get_on(conn, org_id, remove=True)
 
-    return await services.write(run)
+    return await services.runtime.write(run)

@@ -54,28 +54,28 @@ async def add_pin(services: Services, token: str, data: PinCreate) -> PinOut:
     """POST /pins and the MCP tool `pin`."""
 
     def run() -> PinOut:
-        with services.acting_for(token, write=True) as conn:
+        with services.auth.acting_for(token, write=True) as conn:
             return add_pin_on(conn, data)
 
     note(repo=data.scope.repo_id, persona=data.scope.persona_id, session=data.scope.session_id)
-    return await services.write(run)
+    return await services.runtime.write(run)
 
 
 async def remove_pin(services: Services, token: str, pin_id: int) -> PinOut:
     """DELETE /pins/{id} and the MCP tool `unpin`."""
 
     def run() -> PinOut:
-        with services.acting_for(token, write=True) as conn:
+        with services.auth.acting_for(token, write=True) as conn:
             return remove_pin_on(conn, pin_id)
 
-    return await services.write(run)
+    return await services.runtime.write(run)
 
 
 async def list_pins(services: Services, token: str, query: PinQuery) -> PinList:
     """GET /pins and the MCP tool `list_pins`."""
 
     def run() -> PinList:
-        with services.acting_for(token) as conn:
+        with services.auth.acting_for(token) as conn:
             return list_pins_on(conn, query)
 
-    return await services.read(run)
+    return await services.runtime.read(run)

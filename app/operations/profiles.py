@@ -118,37 +118,37 @@ async def set_profile(services: Services, token: str, data: RankingProfileSet) -
 
     def run() -> RankingProfileOut:
         vectors = description_vectors(services.pipeline.embedders, data)
-        with services.acting_for(token, write=True) as conn:
+        with services.auth.acting_for(token, write=True) as conn:
             return set_profile_on(conn, data, vectors, services.pipeline)
 
-    return await services.write(run)
+    return await services.runtime.write(run)
 
 
 async def list_profiles(services: Services, token: str, org_id: str) -> RankingProfileList:
     """GET /profiles."""
 
     def run() -> RankingProfileList:
-        with services.acting_for(token) as conn:
+        with services.auth.acting_for(token) as conn:
             return list_profiles_on(conn, org_id)
 
-    return await services.read(run)
+    return await services.runtime.read(run)
 
 
 async def get_profile(services: Services, token: str, org_id: str, persona_id: str | None) -> RankingProfileOut:
     """GET /profiles/effective."""
 
     def run() -> RankingProfileOut:
-        with services.acting_for(token) as conn:
+        with services.auth.acting_for(token) as conn:
             return get_profile_on(conn, org_id, persona_id)
 
-    return await services.read(run)
+    return await services.runtime.read(run)
 
 
 async def delete_profile(services: Services, token: str, org_id: str, persona_id: str | None) -> RankingProfileOut:
     """DELETE /profiles."""
 
     def run() -> RankingProfileOut:
-        with services.acting_for(token, write=True) as conn:
+        with services.auth.acting_for(token, write=True) as conn:
             return delete_profile_on(conn, org_id, persona_id)
 
-    return await services.write(run)
+    return await services.runtime.write(run)

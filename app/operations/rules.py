@@ -49,24 +49,24 @@ def list_rules_on(conn: psycopg.Connection, org_id: str, repo_id: str | None = N
 
 async def create_rule(services: Services, token: str, data: RuleCreate) -> RuleOut:
     def run() -> RuleOut:
-        with services.acting_for(token, write=True) as conn:
+        with services.auth.acting_for(token, write=True) as conn:
             return create_rule_on(conn, data)
 
     note(repo=data.repo_id)
-    return await services.write(run)
+    return await services.runtime.write(run)
 
 
 async def delete_rule(services: Services, token: str, rule_id: int) -> RuleOut:
     def run() -> RuleOut:
-        with services.acting_for(token, write=True) as conn:
+        with services.auth.acting_for(token, write=True) as conn:
             return delete_rule_on(conn, rule_id)
 
-    return await services.write(run)
+    return await services.runtime.write(run)
 
 
 async def list_rules(services: Services, token: str, org_id: str, repo_id: str | None) -> RuleList:
     def run() -> RuleList:
-        with services.acting_for(token) as conn:
+        with services.auth.acting_for(token) as conn:
             return list_rules_on(conn, org_id, repo_id)
 
-    return await services.read(run)
+    return await services.runtime.read(run)

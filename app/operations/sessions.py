@@ -119,7 +119,7 @@ async def open_session(services: Services, token: str, data: SessionOpen) -> Con
     )
 
     def run() -> ContextPack:
-        with services.acting_for(token) as conn:
+        with services.auth.acting_for(token) as conn:
             row = conn.execute("select api.open_session(%s)", (session_id,)).fetchone()
             expires_at = row[0] if row else None
             response = services.retriever.retrieve(conn, request, kind="session_pack")
@@ -139,7 +139,7 @@ async def open_session(services: Services, token: str, data: SessionOpen) -> Con
         )
 
     log_note(repo=scope.repo_id, persona=scope.persona_id, session=session_id)
-    pack = await services.read(run)
+    pack = await services.runtime.read(run)
     log_note(trace_id=pack.trace_id, fragments=len(pack.fragments))
     return pack
 
@@ -186,7 +186,7 @@ async def _write_note(
     note: NoteWrite,
     idempotent: IdempotentWrite | None,
 ) -> NoteResult:
-    key_org, principal_id = await services.read(services.authenticate, token)
+    key_org, principal_id = await services.runtime.read(services.auth.authenticate, token)
     document = {
         "path": note.path or f"notes/{hashlib.sha256(note.text.encode()).hexdigest()[:16]}.md",
         "content": note.text,
@@ -212,10 +212,10 @@ async def promote_note(
     target scope like any document (write grant there, or 403), so deduplication applies
     and its fragments are canonical there, with an owner and the provenance in the new
     version's metadata (`promoted_from`)."""
-    org_id, principal_id = await services.read(services.authenticate, token)
+    org_id, principal_id = await services.runtime.read(services.auth.authenticate, token)
 
     def read() -> dict:
-        with services.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
+        with services.auth.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
             row = cur.execute(
                 "select session_id, path, kind, author, content, metadata, version, created_at, source_ts"
                 " from api.get_document(%s)",
@@ -226,7 +226,7 @@ async def promote_note(
             raise NotFound(f"no note {note_id} in session {session_id}")
         return row
 
-    row = await services.read(read)
+    row = await services.runtime.read(read)
     provenance = NoteProvenance(
         session_id=session_id,
         note_id=note_id,

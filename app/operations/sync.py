@@ -25,10 +25,10 @@ async def sync_state(services: Services, token: str, org_id: str, repo_id: str) 
     """GET /repos/{repo_id}/sync: a repo never synced (or unknown) is a 404."""
 
     def run() -> SyncState | None:
-        with services.acting_for(token) as conn:
+        with services.auth.acting_for(token) as conn:
             return sync_state_on(conn, org_id, repo_id)
 
-    found = await services.read(run)
+    found = await services.runtime.read(run)
     if found is None:
         raise NotFound(f"repo {repo_id} was never synced")
     return found

@@ -14,8 +14,8 @@ async def whoami(services: Services, token: str) -> WhoamiOut:
     """GET /whoami and the MCP tool `whoami`."""
 
     def run() -> WhoamiOut:
-        with services.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
+        with services.auth.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
             row = cur.execute("select * from api.whoami()").fetchone()
         return msgspec.convert(row, WhoamiOut)
 
-    return await services.read(run)
+    return await services.runtime.read(run)

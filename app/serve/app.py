@@ -117,7 +117,7 @@ async def health(state: State) -> Response[HealthOut]:
     """Answers from the database monitor (pinged a few times a second on its own
     connection), so it needs no worker thread and no pooled connection."""
     services: Services = state.services
-    if services.monitor is not None and not services.monitor.available:
+    if services.runtime.monitor is not None and not services.runtime.monitor.available:
         return problem(503, "database unavailable")
     return Response(HealthOut("ok", "ok", __version__))
 
@@ -131,7 +131,7 @@ async def nudge_worker(services: Services) -> None:
 
     def run() -> None:
         report = deliver_pending(
-            lambda: services.transaction(services.write_pool),
+            lambda: services.runtime.transaction(services.runtime.write_pool),
             retry_base_s=settings.nudge_retry_base_s,
             timeout_s=settings.nudge_timeout_s,
             limit=1000,
@@ -148,13 +148,13 @@ async def nudge_worker(services: Services) -> None:
     while True:
         await asyncio.sleep(settings.nudge_interval_s)
         try:
-            await services.write(run)
+            await services.runtime.write(run)
         except Exception:  # the worker outlives any one run's failure
             log.exception("nudge delivery run failed")
 
 
 async def model_worker(services: Services) -> None:
-    """Follows promotions (Services.follow_models every model_check_s) and drops retired
+    """Follows promotions (ModelFollowing.follow_models every model_check_s) and drops retired
     generations whose window has ended (at start, then every drop_retired_s). A failed
     run is logged and the next one tries again."""
     settings = services.settings
@@ -166,10 +166,10 @@ async def model_worker(services: Services) -> None:
         try:
             if loop.time() >= next_drop:
                 next_drop = loop.time() + settings.drop_retired_s
-                await services.write(services.drop_retired_models)
+                await services.runtime.write(services.following.drop_retired_models)
             if loop.time() >= next_check:
                 next_check = loop.time() + settings.model_check_s
-                await services.read(services.follow_models_quietly)
+                await services.runtime.read(services.following.follow_models_quietly)
         except Exception:  # the worker outlives any one run's failure
             log.exception("model generations check failed")
 

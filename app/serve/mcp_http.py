@@ -46,7 +46,7 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     header = headers.get(b"authorization")
     try:
         token = token_from_header(header.decode("latin-1") if header is not None else None)
-        await services.read(services.authenticate, token)
+        await services.runtime.read(services.auth.authenticate, token)
         if scope.get("method") == "POST":
             receive = await read_body(receive, services.settings.max_body_bytes)
     except Exception as exc:
