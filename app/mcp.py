@@ -1,45 +1,41 @@
 """The MCP door (Model Context Protocol): the service's capabilities as tools, over
 Streamable HTTP at /mcp in the service itself and over stdio (`contexts mcp`).
 
-Each tool runs what the matching HTTP endpoint runs (app.api.*), with the same argument
+Each tool runs what the matching HTTP endpoint runs (app.operations.*), with the same argument
 structs and the same validation, as the principal of the caller's API key: every call
 authenticates the key in its own transaction (the `Authorization: Bearer` header of the
 HTTP request; CONTEXTS_KEY over stdio), so row-level security bounds a tool exactly as
 it bounds an HTTP request, and a key revoked mid-session fails the next call. Errors
 are tool results with `isError` (the HTTP status, title and message of the same
-failure over HTTP, from app.api.errors), never a traceback.
+failure over HTTP, from app.operations.errors), never a traceback. Streamable HTTP is
+mounted in the service's application by app.serve.mcp_http; this module loads no
+Litestar.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 import anyio
 import msgspec
-from litestar import Litestar, Request
-from litestar.exceptions import ClientException
-from litestar.handlers import asgi
-from litestar.types import HTTPRequestEvent, Receive, ReceiveMessage, Scope, Send
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from app import __version__
-from app.api.auth import token_from_header
-from app.api.documents import delete_document, list_documents, read_document
-from app.api.errors import Failure, failure_of, problem
-from app.api.fragments import read_fragment, read_links, read_trace
-from app.api.pins import add_pin, list_pins, remove_pin
-from app.api.retrieve import run_retrieval
-from app.api.sessions import SESSION_PATTERN, open_session, promote_note, write_note
-from app.api.state import Services
-from app.api.whoami import whoami
+from app.operations.auth import token_from_header
+from app.operations.documents import delete_document, list_documents, read_document
+from app.operations.errors import Failure, failure_of
+from app.operations.fragments import read_fragment, read_links, read_trace
+from app.operations.pins import add_pin, list_pins, remove_pin
+from app.operations.retrieve import run_retrieval
+from app.operations.services import Services
+from app.operations.sessions import SESSION_PATTERN, open_session, promote_note, write_note
+from app.operations.whoami import whoami
 from app.wire.bodies import (
     MAX_BIGINT,
     UUID_PATTERN,
@@ -368,74 +364,6 @@ def build_server(services: Callable[[], Services], key: str | None = None) -> Se
         )
 
     return server
-
-
-# -- Streamable HTTP, mounted in the Litestar app -------------------------------------
-
-
-@asynccontextmanager
-async def http_lifespan(app: Litestar) -> AsyncIterator[None]:
-    """Runs the MCP session manager for as long as the app runs (a manager runs once:
-    each start of the app makes its own)."""
-    manager = StreamableHTTPSessionManager(
-        build_server(lambda: app.state.services),
-        # Every call is authenticated on its own, so no state is kept between requests:
-        # any worker can answer any request, and responses are plain JSON.
-        stateless=True,
-        json_response=True,
-        max_request_body_size=app.state.services.settings.max_body_bytes,
-    )
-    async with manager.run():
-        app.state.mcp = manager
-        yield
-
-
-@asgi(MOUNT_PATH, is_mount=True, copy_scope=True)
-async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
-    """Streamable HTTP. The key is checked before the request reaches the MCP session
-    manager: a missing, unknown or revoked key is a 401 problem, as on every endpoint."""
-    app = Litestar.from_scope(scope)
-    services: Services = app.state.services
-    headers = dict(scope["headers"])
-    header = headers.get(b"authorization")
-    try:
-        token = token_from_header(header.decode("latin-1") if header is not None else None)
-        await services.read(services.authenticate, token)
-        if scope.get("method") == "POST":
-            receive = await read_body(receive, services.settings.max_body_bytes)
-    except Exception as exc:
-        failure = failure_of(exc, MOUNT_PATH)
-        response = problem(
-            failure.status, failure.detail, headers=failure.headers, sqlstate=failure.sqlstate, instance=MOUNT_PATH
-        )
-        await response.to_asgi_response(None, Request(scope, receive, send))(scope, receive, send)
-        return
-    await app.state.mcp.handle_request(scope, receive, send)
-
-
-async def read_body(receive: Receive, limit: int) -> Receive:
-    """The whole body, read here and handed on as one message: what reading it raises (the
-    server's 408 deadline, app.api.server.BodyTimeout) becomes this door's problem details,
-    where the MCP SDK would turn it into a 500. Over `limit` bytes: 413."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return receive  # the client left: the SDK sees it as before
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise ClientException(status_code=413, detail=f"request body over {limit} bytes")
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            break
-    whole: list[HTTPRequestEvent] = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
-
-    async def replay() -> ReceiveMessage:
-        return whole.pop() if whole else await receive()
-
-    return replay
 
 
 # -- stdio ------------------------------------------------------------------------------

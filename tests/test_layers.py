@@ -24,8 +24,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("lanes", frozenset({"ingest", "retrieve", "authority", "nudges"})),
     ("eval", frozenset({"eval"})),
     ("generations", frozenset({"generations"})),
-    ("operations and HTTP", frozenset({"api"})),
-    ("other doors", frozenset({"mcp", "client"})),
+    ("operations", frozenset({"operations"})),
+    ("doors", frozenset({"api", "mcp", "client"})),
     ("the service", frozenset({"serve"})),
     ("command line", frozenset({"cli"})),
     ("benchmarks", frozenset({"bench"})),
@@ -240,3 +240,49 @@ def test_every_import_of_app_in_app_and_tests_names_what_exists():
                     if name != "*" and name not in defined and not is_module(f"{source}.{name}")
                 )
     assert missing == []
+
+
+HTTP_ONLY_CLI = frozenset({"app.cli.serve"})
+"""The CLI modules that run the HTTP service itself (`contexts serve`): the only ones
+that may import the HTTP door or the application that mounts it."""
+
+
+def test_mcp_and_the_cli_call_the_operations_never_the_http_door():
+    """MCP and the command line reach the service's operations through app.operations,
+    wherever their imports stand (lazy ones included): not through app.api (Litestar's
+    controllers) nor app.serve (the application that mounts them)."""
+    wrong = [
+        f"{a.module}:{a.line} imports {a.target}"
+        for a in arrows()
+        if (a.module == "app.mcp" or (package_of(a.module) == "cli" and a.module not in HTTP_ONLY_CLI))
+        and package_of(a.target) in {"api", "serve"}
+    ]
+    assert wrong == []
+
+
+def test_the_operations_mcp_and_the_cli_load_no_litestar():
+    """In a fresh interpreter: every module of app/operations/ (what the CLI's commands
+    import when they run), app.mcp (MCP over stdio) and every module of app/cli/ are
+    imported; none of them loads Litestar, the HTTP door's framework (and the operations
+    load no MCP SDK either)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib, pkgutil, sys\n"
+        "import app.operations, app.cli\n"
+        "names = ['app.operations.' + m.name for m in pkgutil.iter_modules(app.operations.__path__)]\n"
+        "for name in names: importlib.import_module(name)\n"
+        "assert 'mcp' not in sys.modules, 'the operations load the MCP SDK'\n"
+        "names += ['app.mcp'] + ['app.cli.' + m.name for m in pkgutil.iter_modules(app.cli.__path__)"
+        " if m.name != '__main__']\n"
+        "assert len(names) > 20, names\n"
+        "for name in names:\n"
+        "    importlib.import_module(name)\n"
+        "    if 'litestar' in sys.modules:\n"
+        "        print(name)\n"
+        "        break\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "", f"importing {out.stdout.strip()} loads Litestar"

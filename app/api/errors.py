@@ -1,11 +1,8 @@
 """Every error leaves as an RFC 9457 problem-details body; database text never leaks
-out of a 5xx. SQLSTATE codes raised by our SQL functions map to statuses here."""
+out of a 5xx. Which status an error gets is app.operations.errors' (the SQLSTATEs our SQL
+functions raise included), shared with MCP; Litestar's own exceptions map here."""
 
 from __future__ import annotations
-
-import logging
-from dataclasses import dataclass
-from typing import Any
 
 import psycopg
 from litestar import Request, Response
@@ -13,59 +10,13 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ExceptionHandlersMap
 from psycopg_pool import PoolTimeout
 
-from app.api.state import WriteBusy
-from app.db.availability import DatabaseUnavailable, is_connection_failure
-from app.db.duplicates import duplicate_detail
+from app.db.availability import DatabaseUnavailable
 from app.ingest.normalize import RejectedDocument
 from app.ingest.pipeline import DuplicatePaths
-
-log = logging.getLogger("contexts.api")
+from app.operations.errors import TITLES, Failure, Refused, failure_of
+from app.operations.runtime import WriteBusy
 
 PROBLEM_JSON = "application/problem+json"
-SQLSTATE_STATUS = {
-    "28000": 401,  # invalid_authorization_specification: unknown or revoked API key
-    "P0002": 404,  # no_data_found: unknown org, fragment, trace (or one you may not read)
-    "22023": 400,  # invalid_parameter_value
-    "22P02": 400,  # invalid_text_representation (e.g. a malformed uuid)
-    "22001": 400,  # string_data_right_truncation
-    "22003": 400,  # numeric_value_out_of_range (an id beyond bigint)
-    "22P05": 400,  # untranslatable_character (e.g. \u0000 inside JSON)
-    "23505": 409,  # unique_violation
-    "42501": 403,  # insufficient_privilege
-    "55000": 409,  # object_not_in_prerequisite_state (e.g. model mismatch)
-    # Transient: the same request may succeed when retried (503 with Retry-After).
-    "40001": 503,  # serialization_failure
-    "40P01": 503,  # deadlock_detected
-    "55P03": 503,  # lock_not_available
-    "57014": 503,  # query_canceled (a statement timeout)
-}
-TITLES = {
-    400: "Bad Request",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    408: "Request Timeout",
-    409: "Conflict",
-    413: "Content Too Large",
-    415: "Unsupported Media Type",
-    422: "Unprocessable Content",
-    429: "Too Many Requests",
-    431: "Request Header Fields Too Large",
-    500: "Internal Server Error",
-    503: "Service Unavailable",
-}
-
-
-GENERIC_DETAIL = {
-    "23505": "the write conflicts with a concurrent or existing one; retry it",
-    "40001": "the request conflicted with a concurrent one; retry it",
-    "40P01": "the request conflicted with a concurrent one; retry it",
-    "55P03": "the database is busy; retry the request",
-    "57014": "the database cancelled the request; retry it",
-}
-"""Messages PostgreSQL writes for these name internal objects (constraints, indexes)."""
-
 RETRY_AFTER_SECONDS = "1"
 
 
@@ -89,68 +40,24 @@ def problem(
     return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers or None)
 
 
-@dataclass(frozen=True, slots=True)
-class Failure:
-    """An error as every door reports it (HTTP problem details, MCP tool errors): a
-    status, a message safe to show the caller, and what goes with them."""
-
-    status: int
-    detail: str
-    headers: dict[str, str] | None = None
-    errors: list[dict[str, Any]] | None = None
-    sqlstate: str | None = None
-
-    @property
-    def title(self) -> str:
-        return TITLES.get(self.status, "Error")
+def http_failure(exc: HTTPException) -> Failure:
+    """Litestar's own exceptions (validation, 404 of an unknown route, 405, 413, ...) as
+    a Failure; every other one goes through the operations' mapping (failure_of)."""
+    errors = exc.extra if isinstance(exc, ValidationException) and exc.extra else None
+    if exc.status_code >= 500:
+        return Failure(exc.status_code, "internal error")
+    # The exception's own headers stay: `Allow` on a 405 (RFC 9110 requires it).
+    return Failure(exc.status_code, exc.detail, dict(exc.headers or {}), errors)  # type: ignore[arg-type]
 
 
-def failure_of(exc: BaseException, where: str) -> Failure:
-    """The one mapping from exceptions (SQLSTATEs included) to statuses; `where` names
-    the request or tool in the log. Database text never leaves with a 5xx."""
-    if isinstance(exc, HTTPException):
-        errors = exc.extra if isinstance(exc, ValidationException) and exc.extra else None
-        if exc.status_code >= 500:
-            return Failure(exc.status_code, "internal error")
-        # The exception's own headers stay: `Allow` on a 405 (RFC 9110 requires it).
-        return Failure(exc.status_code, exc.detail, dict(exc.headers or {}), errors)  # type: ignore[arg-type]
-    if isinstance(exc, PoolTimeout):
-        log.error("no database connection within the pool timeout on %s", where)
-        return Failure(503, "database unavailable")
-    if isinstance(exc, DatabaseUnavailable):
-        return Failure(503, "database unavailable")
-    if isinstance(exc, WriteBusy):
-        return Failure(503, str(exc), {"Retry-After": str(exc.retry_after_s)})
-    if isinstance(exc, psycopg.Error):
-        return _database_failure(exc, where)
-    if isinstance(exc, RejectedDocument):
-        return Failure(422, str(exc))
-    if isinstance(exc, DuplicatePaths):
-        return Failure(400, str(exc))
-    if isinstance(exc, RecursionError):
-        return Failure(400, "request body is nested too deeply")
-    log.exception("unhandled error on %s", where, exc_info=exc)
-    return Failure(500, "internal error")
-
-
-def _database_failure(exc: psycopg.Error, where: str) -> Failure:
-    state = exc.sqlstate or ""
-    if is_connection_failure(exc) or isinstance(exc, psycopg.InterfaceError):
-        log.error("database unreachable on %s: %s", where, exc)
-        return Failure(503, "database unavailable")
-    if isinstance(exc, psycopg.DataError) and not state:
-        # Raised by the driver before sending, e.g. a NUL character in a text value.
-        return Failure(400, f"invalid value: {exc}")
-    status = SQLSTATE_STATUS.get(state)
-    if status is None:
-        log.exception("database error %s on %s", state, where, exc_info=exc)
-        return Failure(500, "internal error")
-    message = duplicate_detail(exc) or GENERIC_DETAIL.get(state) or exc.diag.message_primary or "invalid request"
-    return Failure(status, message, sqlstate=state)
+def failure_for(exc: BaseException, where: str) -> Failure:
+    """The HTTP door's mapping (endpoints and the /mcp mount alike): Litestar's own
+    exceptions here, every other one through the operations' (failure_of)."""
+    return http_failure(exc) if isinstance(exc, HTTPException) else failure_of(exc, where)
 
 
 def on_error(request: Request, exc: Exception) -> Response:
-    failure = failure_of(exc, request.url.path)
+    failure = failure_for(exc, request.url.path)
     return problem(
         failure.status,
         failure.detail,
@@ -166,6 +73,7 @@ EXCEPTION_HANDLERS: ExceptionHandlersMap = {
     kind: on_error
     for kind in (
         HTTPException,
+        Refused,
         psycopg.Error,
         PoolTimeout,
         DatabaseUnavailable,

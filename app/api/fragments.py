@@ -1,4 +1,5 @@
-"""GET /fragments/{id} and GET /traces/{trace_id}: provenance of what was retrieved.
+"""GET /fragments/{id} and GET /traces/{trace_id}: provenance of what was retrieved (the
+operations are app.operations.fragments).
 
 Ids are read strictly (canonical decimal, canonical UUID): `+1`, ` 1` or `١` are not
 another spelling of fragment 1."""
@@ -7,29 +8,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import msgspec
 from litestar import Controller, get
 from litestar.datastructures import State
 from litestar.di import NamedDependency
-from litestar.exceptions import NotFoundException
 from litestar.params import Parameter
-from psycopg.rows import dict_row
 
 from app.api.openapi import READ_ERRORS, problems
-from app.api.state import Services
-from app.retrieve.trace import get_trace
-from app.wire.bodies import MAX_BIGINT, POSITIVE_ID, UUID_PATTERN, FragmentDetail, FragmentLink, FragmentLinks, TraceOut
-
-
-def parse_id(raw: str, what: str = "fragment id") -> int:
-    """The path parameter already matched POSITIVE_ID (ASCII digits only: int() alone
-    would take other scripts' digits, signs and spaces). 19 digits may still exceed
-    bigint: the pattern allows it, and no such id can exist, so it is unknown (404),
-    as the document promises for any well-formed id."""
-    number = int(raw)
-    if number > MAX_BIGINT:
-        raise NotFoundException(f"unknown {what}: {raw}")
-    return number
+from app.operations.fragments import parse_id, read_fragment, read_links, read_trace
+from app.wire.bodies import POSITIVE_ID, UUID_PATTERN, FragmentDetail, FragmentLinks, TraceOut
 
 
 class FragmentsController(Controller):
@@ -66,35 +52,6 @@ class FragmentsController(Controller):
         return await read_links(state.services, token, parse_id(fragment_id))
 
 
-async def read_fragment(services: Services, token: str, fragment_id: int) -> FragmentDetail:
-    """GET /fragments/{id} and the MCP tool `get_fragment`: P0002 (404) unless readable."""
-
-    def run() -> FragmentDetail:
-        with services.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
-            row = cur.execute("select * from api.get_fragment(%s)", (fragment_id,)).fetchone()
-        assert row is not None  # api.get_fragment raises P0002 instead
-        row["simhash"] = f"{row['simhash'] & 0xFFFFFFFFFFFFFFFF:016x}"
-        return msgspec.convert(row, FragmentDetail)
-
-    return await services.read(run)
-
-
-async def read_links(services: Services, token: str, fragment_id: int) -> FragmentLinks:
-    """GET /fragments/{id}/links: P0002 (404) unless readable."""
-
-    def run() -> FragmentLinks:
-        with services.acting_for(token) as conn, conn.cursor(row_factory=dict_row) as cur:
-            rows = cur.execute("select * from api.fragment_links(%s)", (fragment_id,)).fetchall()
-        links = [msgspec.convert(row, FragmentLink) for row in rows]
-        return FragmentLinks(
-            fragment_id,
-            [link for link in links if link.direction == "out"],
-            [link for link in links if link.direction == "in"],
-        )
-
-    return await services.read(run)
-
-
 class TracesController(Controller):
     path = "/traces"
     tags = ["provenance"]
@@ -113,13 +70,3 @@ class TracesController(Controller):
         ranks and scores, a request in a scope it holds no grant on loses its query and
         scope ids, and `redacted` lists what was withheld."""
         return await read_trace(state.services, token, trace_id)
-
-
-async def read_trace(services: Services, token: str, trace_id: str) -> TraceOut:
-    """GET /traces/{id} and the MCP tool `get_trace` (`trace_id` already a UUID's text)."""
-
-    def run() -> TraceOut:
-        with services.acting_for(token) as conn:
-            return msgspec.convert(get_trace(conn, trace_id.lower()), TraceOut)
-
-    return await services.read(run)

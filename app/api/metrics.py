@@ -2,7 +2,7 @@
 
 What it holds: requests and their latency per route template (never a raw path, which
 carries ids), retrieval stages, ingestion throughput, the pools and queues of
-app.api.state, and per-org index sizes read from the catalog at scrape time. No label
+app.operations.services, and per-org index sizes read from the catalog at scrape time. No label
 carries tenant data beyond org ids.
 
 Who may read it: with CONTEXTS_METRICS_TOKEN set, a caller sending it as a bearer
@@ -30,7 +30,7 @@ from prometheus_client.registry import Collector
 from app.api.errors import problem
 
 if TYPE_CHECKING:
-    from app.api.state import Services
+    from app.operations.services import Services
 
 log = logging.getLogger("contexts.metrics")
 
@@ -119,7 +119,7 @@ class ServiceCollector(Collector):
         waiting = GaugeMetricFamily(
             "contexts_pool_requests_waiting", "Callers waiting for a connection, by pool.", labels=("pool",)
         )
-        for name, pool in {"read": services.pool, "write": services.write_pool}.items():
+        for name, pool in {"read": services.runtime.pool, "write": services.runtime.write_pool}.items():
             stats = pool.get_stats()
             size, available = stats.get("pool_size", 0), stats.get("pool_available", 0)
             pools.add_metric([name, "open"], size)
@@ -134,21 +134,21 @@ class ServiceCollector(Collector):
             labels=("executor",),
         )
         for name, executor in (
-            ("read", services.read_executor),
-            ("write", services.write_executor),
-            ("embed", services.embed_executor),
+            ("read", services.runtime.read_executor),
+            ("write", services.runtime.write_executor),
+            ("embed", services.runtime.embed_executor),
         ):
             queued.add_metric([name], executor._work_queue.qsize())  # no public accessor
         yield queued
         up = GaugeMetricFamily("contexts_database_up", "1 when the database answers the monitor's pings.")
-        up.add_metric([], 0 if services.monitor is not None and not services.monitor.available else 1)
+        up.add_metric([], 0 if services.runtime.monitor is not None and not services.runtime.monitor.available else 1)
         yield up
-        if services.replica is not None:
+        if services.runtime.replica is not None:
             lag = GaugeMetricFamily(
                 "contexts_replica_lag_seconds",
                 "Replay lag of the read replica (0 when it has replayed all it received; absent when unreadable).",
             )
-            seconds = services.replica.lag_s(timeout=SIZES_TIMEOUT_S)
+            seconds = services.runtime.replica.lag_s(timeout=SIZES_TIMEOUT_S)
             if seconds is not None:
                 lag.add_metric([], seconds)
             yield lag
@@ -156,10 +156,10 @@ class ServiceCollector(Collector):
 
     def _sizes(self) -> Iterator[Metric]:
         services = self.services
-        if services.monitor is not None and not services.monitor.available:
+        if services.runtime.monitor is not None and not services.runtime.monitor.available:
             return
         try:
-            with services.pool.connection(timeout=SIZES_TIMEOUT_S) as conn:
+            with services.runtime.pool.connection(timeout=SIZES_TIMEOUT_S) as conn:
                 rows = conn.execute("select * from api.metrics_org_sizes()").fetchall()
         except Exception as error:  # a scrape reports what it can; the log says why sizes are missing
             log.warning("metrics: index sizes unavailable: %s", error)
@@ -246,5 +246,5 @@ async def metrics_handler(request: Request, state: State) -> Response:
     elif not _loopback(request):
         return problem(403, "metrics are served to loopback clients only unless CONTEXTS_METRICS_TOKEN is set", request)
     metrics: Metrics = state.metrics
-    body = await state.services.read(generate_latest, metrics.registry)
+    body = await state.services.runtime.read(generate_latest, metrics.registry)
     return Response(body, media_type=CONTENT_TYPE_LATEST)

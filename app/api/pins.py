@@ -1,94 +1,22 @@
 """/pins: manual pins. A principal with a write grant on a scope pins a fragment there;
 every retrieval (and session pack) that sees that scope composes it first, whatever its
-relevance (docs/adr/0012). Each function here is what the HTTP endpoint and the MCP tool
-of the same purpose run, and what `contexts pin` runs on the database."""
+relevance (docs/adr/0012). The HTTP controller of app.operations.pins."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-import psycopg
 from litestar import Controller, delete, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import JSONBody, Parameter
-from psycopg.rows import class_row
 
-from app.api.fragments import parse_id
 from app.api.openapi import BODY_ERRORS, problems
-from app.api.request_log import note
-from app.api.state import Services
+from app.operations.fragments import parse_id
+from app.operations.pins import add_pin, list_pins, remove_pin
 from app.wire.bodies import IDENTIFIER_PATTERN, POSITIVE_ID, PinCreate, PinList, PinOut, PinQuery, ScopeIn
 
 ScopeId = Annotated[str | None, Parameter(pattern=IDENTIFIER_PATTERN, min_length=1, max_length=128)]
-
-
-def add_pin_on(conn: psycopg.Connection, data: PinCreate) -> PinOut:
-    """api.pin_add in the caller's transaction (bound to a principal)."""
-    scope = data.scope
-    with conn.cursor(row_factory=class_row(PinOut)) as cur:
-        row = cur.execute(
-            "select * from api.pin_add(%s, %s, %s, %s, %s, %s, %s)",
-            (
-                scope.org_id,
-                scope.repo_id,
-                scope.persona_id,
-                scope.session_id,
-                data.fragment_id,
-                data.reason,
-                data.expires_at,
-            ),
-        ).fetchone()
-    assert row is not None  # api.pin_add returns the pin or raises
-    return row
-
-
-def remove_pin_on(conn: psycopg.Connection, pin_id: int) -> PinOut:
-    with conn.cursor(row_factory=class_row(PinOut)) as cur:
-        row = cur.execute("select * from api.pin_remove(%s)", (pin_id,)).fetchone()
-    assert row is not None  # api.pin_remove returns the pin or raises
-    return row
-
-
-def list_pins_on(conn: psycopg.Connection, query: PinQuery) -> PinList:
-    scope = query.scope
-    with conn.cursor(row_factory=class_row(PinOut)) as cur:
-        rows = cur.execute(
-            "select * from api.pins_list(%s, %s, %s, %s, %s)",
-            (scope.org_id, scope.repo_id, scope.persona_id, scope.session_id, query.include_expired),
-        ).fetchall()
-    return PinList(rows)
-
-
-async def add_pin(services: Services, token: str, data: PinCreate) -> PinOut:
-    """POST /pins and the MCP tool `pin`."""
-
-    def run() -> PinOut:
-        with services.acting_for(token, write=True) as conn:
-            return add_pin_on(conn, data)
-
-    note(repo=data.scope.repo_id, persona=data.scope.persona_id, session=data.scope.session_id)
-    return await services.write(run)
-
-
-async def remove_pin(services: Services, token: str, pin_id: int) -> PinOut:
-    """DELETE /pins/{id} and the MCP tool `unpin`."""
-
-    def run() -> PinOut:
-        with services.acting_for(token, write=True) as conn:
-            return remove_pin_on(conn, pin_id)
-
-    return await services.write(run)
-
-
-async def list_pins(services: Services, token: str, query: PinQuery) -> PinList:
-    """GET /pins and the MCP tool `list_pins`."""
-
-    def run() -> PinList:
-        with services.acting_for(token) as conn:
-            return list_pins_on(conn, query)
-
-    return await services.read(run)
 
 
 class PinsController(Controller):

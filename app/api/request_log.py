@@ -1,36 +1,24 @@
-"""One structured log line per request: method, path, status, latency, principal,
+"""One structured log line per HTTP request: method, path, status, latency, principal,
 org, scope and trace id, as JSON. Query text and document content never appear at
 info level (a query can hold what its asker may not share); at debug it may.
 
-The fields are a dict in a context variable set by the middleware: worker threads
-run in a copy of the request's context, which holds the same dict, so what they learn
-(the key's principal, the trace id) reaches the line written when the response ends."""
+The fields are a dict in a context variable (app.operations.log_fields) set by the
+middleware: worker threads run in a copy of the request's context, which holds the same
+dict, so what the operations learn there (the key's principal, the trace id) reaches the
+line written when the response ends."""
 
 from __future__ import annotations
 
 import json
 import logging
 import time
-from contextvars import ContextVar
 from typing import Any
 
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.operations.log_fields import FIELDS
+
 log = logging.getLogger("contexts.request")
-_fields: ContextVar[dict[str, Any] | None] = ContextVar("contexts_request_fields", default=None)
-
-
-def note(**fields: Any) -> None:
-    """Add fields to the current request's log line (no-op outside a request)."""
-    current = _fields.get()
-    if current is not None:
-        current.update({k: v for k, v in fields.items() if v is not None})
-
-
-def current_fields() -> dict[str, Any] | None:
-    """The current request's log fields so far (None outside a request): `principal` is
-    there once its key authenticated."""
-    return _fields.get()
 
 
 def request_log_middleware(app: ASGIApp) -> ASGIApp:
@@ -39,7 +27,7 @@ def request_log_middleware(app: ASGIApp) -> ASGIApp:
             await app(scope, receive, send)
             return
         fields: dict[str, Any] = {"method": scope.get("method"), "path": scope["path"]}
-        token = _fields.set(fields)
+        token = FIELDS.set(fields)
         started = time.perf_counter()
 
         async def sending(message: Message) -> None:
@@ -53,7 +41,7 @@ def request_log_middleware(app: ASGIApp) -> ASGIApp:
             fields["ms"] = round((time.perf_counter() - started) * 1000, 1)
             fields.setdefault("status", 500)
             log.info("request", extra={"fields": fields})
-            _fields.reset(token)
+            FIELDS.reset(token)
 
     return middleware
 

@@ -7,27 +7,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import msgspec
-import psycopg
 from litestar import Controller, get
 from litestar.datastructures import State
 from litestar.di import NamedDependency
-from litestar.exceptions import NotFoundException
 from litestar.params import Parameter
-from psycopg.rows import dict_row
 
 from app.api.openapi import problems
-from app.api.state import Services
+from app.operations.sync import sync_state
 from app.wire.bodies import IDENTIFIER_PATTERN, SyncState
 
 Identifier = Annotated[str, Parameter(pattern=IDENTIFIER_PATTERN, min_length=1, max_length=128)]
-
-
-def sync_state_on(conn: psycopg.Connection, org_id: str, repo_id: str) -> SyncState | None:
-    """api.sync_state in the caller's transaction; None when the repo was never synced."""
-    with conn.cursor(row_factory=dict_row) as cur:
-        row = cur.execute("select * from api.sync_state(%s, %s)", (org_id, repo_id)).fetchone()
-    return None if row is None else msgspec.convert(row, SyncState)
 
 
 class SyncController(Controller):
@@ -41,13 +30,4 @@ class SyncController(Controller):
         """The commit the repo's synced documents hold, its branch, when and by whom it
         was synced, and what that sync wrote and deleted. An unknown repo, or one never
         synced, is a 404; a repo outside your grants a 403."""
-        services: Services = state.services
-
-        def run() -> SyncState | None:
-            with services.acting_for(token) as conn:
-                return sync_state_on(conn, org_id, repo_id)
-
-        found = await services.read(run)
-        if found is None:
-            raise NotFoundException(f"repo {repo_id} was never synced")
-        return found
+        return await sync_state(state.services, token, org_id, repo_id)

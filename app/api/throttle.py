@@ -35,8 +35,8 @@ from litestar.middleware.base import DefineMiddleware
 from litestar.middleware.rate_limit import DURATION_VALUES, CacheObject, RateLimitConfig, RateLimitMiddleware
 
 from app.access import key_id_of
-from app.api.auth import MAX_TOKEN_LENGTH
-from app.api.request_log import current_fields
+from app.operations.auth import MAX_TOKEN_LENGTH
+from app.operations.log_fields import current_fields
 
 if TYPE_CHECKING:
     from litestar.stores.base import Store
@@ -91,7 +91,7 @@ class TrustedTokens:
 
 
 def bearer_of(scope: Scope) -> str | None:
-    """The token of an `Authorization: Bearer` header, as app.api.auth reads it (None:
+    """The token of an `Authorization: Bearer` header, as app.operations.auth reads it (None:
     none, or not one a key could be)."""
     for name, value in scope.get("headers", ()):
         if name == b"authorization":

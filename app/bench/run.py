@@ -26,7 +26,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from app.access import act_as, ensure_admin_principal
-from app.api.profiles import description_vectors, set_profile_on
 from app.authority import refresh as refresh_authority
 from app.bench import authority as bench_authority
 from app.bench import ingest as bench_ingest
@@ -41,6 +40,7 @@ from app.ingest.batches import ingest_groups
 from app.ingest.normalize import RejectedDocument, SourceDocument
 from app.ingest.pipeline import IngestPipeline, PreparedDocument
 from app.ingest.readings import write_readings
+from app.operations.profiles import description_vectors, set_profile_on
 from app.retrieve.blend import blend
 from app.retrieve.candidates import fetch_candidates
 from app.retrieve.fusion import fusion_spec

@@ -1,5 +1,6 @@
 """What every command group shares: the error type, the stderr console, the settings
-the root group built, and opening (and migrating) the database."""
+the root group built, opening (and migrating) the database, a transaction on it as
+--principal, printing a result as JSON, and calling the service through --url."""
 
 from __future__ import annotations
 
@@ -102,3 +103,32 @@ def remote(url: str, key: str | None, call: Callable[[Client], T]) -> T:
             return call(client)
     except ContextsError as exc:
         raise CliError(str(exc)) from exc
+
+
+def print_json(value: object) -> None:
+    """A result (a wire body) as one line of JSON on stdout."""
+    import msgspec
+
+    click.echo(msgspec.json.encode(value).decode())
+
+
+def required_org(org_id: str | None) -> str:
+    """--org, which a command on the database needs (through --url, the key's org serves)."""
+    if not org_id:
+        raise CliError("--org is required without --url (the principal's org)")
+    return org_id
+
+
+def as_principal(settings: Settings, org_id: str, run: Callable[[psycopg.Connection], T]) -> T:
+    """One transaction on the database as --principal (row-level security applies)."""
+    import psycopg
+
+    from app.access import act_as
+
+    dsn = open_database(settings)
+    try:
+        with psycopg.connect(dsn) as conn:
+            act_as(conn, org_id, settings.principal)
+            return run(conn)
+    except psycopg.Error as exc:
+        raise database_error(exc) from exc

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from app.cli.common import console, context_settings, validated
-from app.cli.documents import _org, _print_json, as_principal
+from app.cli.common import as_principal, console, context_settings, print_json, required_org, validated
 from app.wire.bodies import (
     ContextCreate,
     ContextOut,
@@ -81,7 +80,7 @@ def ctx_create(
     as_json: bool,
 ) -> None:
     """Create Context NAME in a scope (POST /contexts)."""
-    from app.api.contexts import create_context_on
+    from app.operations.contexts import create_context_on
 
     payload = {
         "scope": {"org_id": org_id, "repo_id": repo, "persona_id": persona, "session_id": session},
@@ -91,7 +90,7 @@ def ctx_create(
     request = validated(payload, ContextCreate)
     created = as_principal(context_settings(cli), org_id, lambda conn: create_context_on(conn, request))
     if as_json:
-        _print_json(created)
+        print_json(created)
         return
     click.echo(_line(created))
 
@@ -120,7 +119,7 @@ def ctx_version(
     as_json: bool,
 ) -> None:
     """Freeze a new version of CONTEXT_ID (POST /contexts/{id}/versions)."""
-    from app.api.contexts import add_version_on
+    from app.operations.contexts import add_version_on
 
     payload: dict = {
         "fragment_ids": list(fragment_ids),
@@ -134,9 +133,9 @@ def ctx_version(
     settings = context_settings(cli)
     retriever = _retriever(settings) if query is not None else None
     number = _context_id(context_id)
-    made = as_principal(settings, _org(org_id), lambda conn: add_version_on(conn, retriever, number, request))
+    made = as_principal(settings, required_org(org_id), lambda conn: add_version_on(conn, retriever, number, request))
     if as_json:
-        _print_json(made)
+        print_json(made)
         return
     console.print(f"{made.ref}: {made.fragment_count} fragments")
 
@@ -159,13 +158,13 @@ def ctx_list(
     as_json: bool,
 ) -> None:
     """The Contexts a scope may name, subscribed ones included (GET /contexts)."""
-    from app.api.contexts import list_contexts_on
+    from app.operations.contexts import list_contexts_on
     from app.wire.bodies import ScopeIn
 
     scope = validated({"org_id": org_id, "repo_id": repo, "persona_id": persona, "session_id": session}, ScopeIn)
     listed = as_principal(context_settings(cli), org_id, lambda conn: list_contexts_on(conn, scope, include_retired))
     if as_json:
-        _print_json(listed)
+        print_json(listed)
         return
     for c in listed.contexts:
         click.echo(_line(c))
@@ -184,7 +183,7 @@ def ctx_show(
     cli: click.Context, ref: str, org_id: str | None, budget_tokens: int, query: str | None, as_json: bool
 ) -> None:
     """Read REF (ctx_<id>@<version> or @latest) composed within a budget (GET /contexts/{ref})."""
-    from app.api.contexts import read_context_on
+    from app.operations.contexts import read_context_on
     from app.retrieve.config import PipelineConfig
     from app.retrieve.service import Retriever
 
@@ -192,10 +191,10 @@ def ctx_show(
     # Bundle order needs no model: a retriever without embedders composes and traces.
     retriever = _retriever(settings) if query is not None else Retriever({}, None, PipelineConfig())
     read = as_principal(
-        settings, _org(org_id), lambda conn: read_context_on(conn, retriever, ref, budget_tokens, query)
+        settings, required_org(org_id), lambda conn: read_context_on(conn, retriever, ref, budget_tokens, query)
     )
     if as_json:
-        _print_json(read)
+        print_json(read)
         return
     console.print(
         f"{read.ref}  {read.context.name}  ({read.tokens_used}/{read.budget_tokens} tokens, trace {read.trace_id})"
@@ -212,10 +211,10 @@ def ctx_show(
 @click.pass_context
 def ctx_retire(cli: click.Context, context_id: str, org_id: str | None) -> None:
     """Retire CONTEXT_ID: out of listings and retrieval, still readable (DELETE /contexts/{id})."""
-    from app.api.contexts import retire_context_on
+    from app.operations.contexts import retire_context_on
 
     number = _context_id(context_id)
-    retired = as_principal(context_settings(cli), _org(org_id), lambda conn: retire_context_on(conn, number))
+    retired = as_principal(context_settings(cli), required_org(org_id), lambda conn: retire_context_on(conn, number))
     console.print(f"retired {retired.ref} ({retired.name})")
 
 
@@ -235,12 +234,12 @@ def ctx_subscribe(
     version: int | None,
 ) -> None:
     """Publish CONTEXT_ID to another org or repo: a revocable grant, not a copy."""
-    from app.api.contexts import subscribe_on
+    from app.operations.contexts import subscribe_on
 
     payload = {"subscriber_org_id": subscriber_org_id, "subscriber_repo_id": subscriber_repo_id, "version": version}
     request = validated(payload, SubscriptionCreate)
     number = _context_id(context_id)
-    made = as_principal(context_settings(cli), _org(org_id), lambda conn: subscribe_on(conn, number, request))
+    made = as_principal(context_settings(cli), required_org(org_id), lambda conn: subscribe_on(conn, number, request))
     click.echo(_sub_line(made))
 
 
@@ -250,9 +249,11 @@ def ctx_subscribe(
 @click.pass_context
 def ctx_unsubscribe(cli: click.Context, subscription_id: int, org_id: str | None) -> None:
     """Revoke subscription SUBSCRIPTION_ID (the publisher, or a writer of the subscriber scope)."""
-    from app.api.contexts import unsubscribe_on
+    from app.operations.contexts import unsubscribe_on
 
-    revoked = as_principal(context_settings(cli), _org(org_id), lambda conn: unsubscribe_on(conn, subscription_id))
+    revoked = as_principal(
+        context_settings(cli), required_org(org_id), lambda conn: unsubscribe_on(conn, subscription_id)
+    )
     click.echo(_sub_line(revoked))
 
 
@@ -263,11 +264,11 @@ def ctx_unsubscribe(cli: click.Context, subscription_id: int, org_id: str | None
 @click.pass_context
 def ctx_subscriptions(cli: click.Context, org_id: str | None, context_id: str | None, include_revoked: bool) -> None:
     """Subscriptions you publish, and those of your subscriber scopes."""
-    from app.api.contexts import list_subscriptions_on
+    from app.operations.contexts import list_subscriptions_on
 
     number = _context_id(context_id) if context_id else None
     listed = as_principal(
-        context_settings(cli), _org(org_id), lambda conn: list_subscriptions_on(conn, number, include_revoked)
+        context_settings(cli), required_org(org_id), lambda conn: list_subscriptions_on(conn, number, include_revoked)
     )
     for s in listed.subscriptions:
         click.echo(_sub_line(s))

@@ -7,7 +7,6 @@ second."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,14 +18,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from app.cli import admin
 from app.cli.common import (
     CliError,
-    T,
+    as_principal,
     console,
     context_settings,
     database_error,
     git_identity,
     open_database,
+    print_json,
     remote,
     remote_options,
+    required_org,
     validated,
 )
 from app.settings import Settings
@@ -41,7 +42,7 @@ from app.wire.retrieve import (
 )
 
 if TYPE_CHECKING:
-    import psycopg
+    pass
 
 
 def ingest_paths(
@@ -329,10 +330,6 @@ def documents() -> None:
     """List, show and delete documents (as --principal, or through --url with --key)."""
 
 
-def _print_json(value: object) -> None:
-    click.echo(msgspec.json.encode(value).decode())
-
-
 @documents.command("list")
 @click.option("--org", "org_id", required=True)
 @click.option("--repo", default=None)
@@ -388,11 +385,11 @@ def documents_list(
         }
         page = remote(url, key, lambda client: client.list_documents(org_id, **filters))
     else:
-        from app.api.queries import list_documents_on
+        from app.operations.queries import list_documents_on
 
         page = as_principal(context_settings(ctx), org_id, lambda conn: list_documents_on(conn, q))
     if as_json:
-        _print_json(page)
+        print_json(page)
         return
     for d in page.documents:
         scope = "/".join(x for x in (d.repo_id, d.persona_id, d.session_id) if x) or "org"
@@ -425,11 +422,11 @@ def documents_show(
     if url:
         detail = remote(url, key, lambda client: client.get_document(doc_id, version=version))
     else:
-        from app.api.queries import read_document_on
+        from app.operations.queries import read_document_on
 
-        detail = as_principal(context_settings(ctx), _org(org_id), lambda conn: read_document_on(conn, read))
+        detail = as_principal(context_settings(ctx), required_org(org_id), lambda conn: read_document_on(conn, read))
     if as_json:
-        _print_json(detail)
+        print_json(detail)
         return
     console.print(
         f"{detail.path}  document {detail.doc_id}, version {detail.version} of {detail.current_version}, "
@@ -456,41 +453,20 @@ def documents_delete(
     if url:
         deleted = remote(url, key, lambda client: client.delete_document(doc_id))
     else:
-        from app.api.documents import delete_on
         from app.ingest.pipeline import IngestPipeline
+        from app.operations.documents import delete_on
         from app.text.embed import embedders
 
         settings = context_settings(ctx)
         pipeline = IngestPipeline(settings, embedders(settings))  # loads a model only to re-home pointers
-        deleted = as_principal(settings, _org(org_id), lambda conn: delete_on(conn, pipeline, doc_id))
+        deleted = as_principal(settings, required_org(org_id), lambda conn: delete_on(conn, pipeline, doc_id))
     if as_json:
-        _print_json(deleted)
+        print_json(deleted)
         return
     console.print(
         f"deleted {deleted.path} (document {deleted.doc_id}, version {deleted.version}): "
         f"{deleted.fragments_retired} fragment(s) retired, {deleted.rehomed} pointer(s) re-homed"
     )
-
-
-def _org(org_id: str | None) -> str:
-    if not org_id:
-        raise CliError("--org is required without --url (the principal's org)")
-    return org_id
-
-
-def as_principal(settings: Settings, org_id: str, run: Callable[[psycopg.Connection], T]) -> T:
-    """One transaction on the database as --principal (row-level security applies)."""
-    import psycopg
-
-    from app.access import act_as
-
-    dsn = open_database(settings)
-    try:
-        with psycopg.connect(dsn) as conn:
-            act_as(conn, org_id, settings.principal)
-            return run(conn)
-    except psycopg.Error as exc:
-        raise database_error(exc) from exc
 
 
 COMMANDS = (ingest, query, documents)

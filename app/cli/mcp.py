@@ -24,7 +24,7 @@ def mcp(ctx: click.Context) -> None:
 
     from app.access import authenticate
     from app.mcp import serve_stdio
-    from app.serve.app import build_services
+    from app.operations.build import build_services
 
     settings = context_settings(ctx)
     key = os.environ.get(KEY_VARIABLE, "").strip()

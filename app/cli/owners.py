@@ -10,8 +10,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from app.cli.common import CliError, console, context_settings, database_error, open_database, validated
-from app.cli.documents import _org, _print_json, as_principal
+from app.cli.common import (
+    CliError,
+    as_principal,
+    console,
+    context_settings,
+    database_error,
+    open_database,
+    print_json,
+    required_org,
+    validated,
+)
 from app.wire.bodies import NudgeList, OwnersReassign, WebhookIn, WebhookOut
 
 if TYPE_CHECKING:
@@ -52,15 +61,15 @@ def stale(
     as_json: bool,
 ) -> None:
     """Fragments often retrieved whose text has not been edited for long (those you may read)."""
-    from app.api.owners import stale_on
+    from app.operations.owners import stale_on
 
     found = as_principal(
         context_settings(ctx),
-        _org(org_id),
+        required_org(org_id),
         lambda conn: stale_on(conn, org_id, owner, min_retrievals, window_days, stale_after_days),
     )
     if as_json:
-        _print_json(found)
+        print_json(found)
         return
     print_nudges(found)
 
@@ -88,14 +97,14 @@ def owners_reassign(
     as_json: bool,
 ) -> None:
     """Move documents and their fragments from one owner to another (no new version; audited)."""
-    from app.api.owners import reassign_on
+    from app.operations.owners import reassign_on
 
     payload = {"org_id": org_id, "from_owner": from_owner, "to_owner": to_owner}
     payload |= {k: v for k, v in (("repo_id", repo), ("path_prefix", path_prefix)) if v is not None}
     request = validated(payload, OwnersReassign)
     done = as_principal(context_settings(ctx), org_id, lambda conn: reassign_on(conn, request))
     if as_json:
-        _print_json(done)
+        print_json(done)
         return
     console.print(
         f"reassigned {done.documents} document(s) and {done.fragments} fragment(s) from {from_owner} to {to_owner}"
@@ -165,7 +174,7 @@ def _webhook_line(hook: WebhookOut) -> str:
 @click.pass_context
 def webhook_set(ctx: click.Context, url: str, org_id: str, secret: str | None, disabled: bool) -> None:
     """Set the org's nudge webhook URL (http or https, no credentials in it)."""
-    from app.api.owners import webhook_set_on
+    from app.operations.owners import webhook_set_on
 
     payload = {"url": url, "enabled": not disabled} | ({"secret": secret} if secret is not None else {})
     request = validated(payload, WebhookIn)
@@ -177,7 +186,7 @@ def webhook_set(ctx: click.Context, url: str, org_id: str, secret: str | None, d
 @click.pass_context
 def webhook_show(ctx: click.Context, org_id: str) -> None:
     """The org's webhook (never its secret)."""
-    from app.api.owners import webhook_get_on
+    from app.operations.owners import webhook_get_on
 
     click.echo(_webhook_line(as_principal(context_settings(ctx), org_id, lambda c: webhook_get_on(c, org_id))))
 
@@ -187,7 +196,7 @@ def webhook_show(ctx: click.Context, org_id: str) -> None:
 @click.pass_context
 def webhook_delete(ctx: click.Context, org_id: str) -> None:
     """Remove the org's webhook (nudges owed stay queued)."""
-    from app.api.owners import webhook_get_on
+    from app.operations.owners import webhook_get_on
 
     removed = as_principal(context_settings(ctx), org_id, lambda c: webhook_get_on(c, org_id, remove=True))
     console.print(f"removed the webhook of {removed.org_id} ({removed.url})")

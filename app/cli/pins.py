@@ -6,8 +6,16 @@ from __future__ import annotations
 
 import click
 
-from app.cli.common import console, context_settings, remote, remote_options, validated
-from app.cli.documents import _org, _print_json, as_principal
+from app.cli.common import (
+    as_principal,
+    console,
+    context_settings,
+    print_json,
+    remote,
+    remote_options,
+    required_org,
+    validated,
+)
 from app.wire.bodies import PinCreate, PinOut, PinQuery
 
 
@@ -79,11 +87,11 @@ def pin_add(
             options["expires_at"] = request.expires_at.isoformat()
         added = remote(url, key, lambda client: client.pin(org_id, fragment_id, reason, **options))
     else:
-        from app.api.pins import add_pin_on
+        from app.operations.pins import add_pin_on
 
         added = as_principal(context_settings(ctx), org_id, lambda conn: add_pin_on(conn, request))
     if as_json:
-        _print_json(added)
+        print_json(added)
         return
     click.echo(_line(added))
     console.print(f"pinned fragment {added.fragment_id} in {_scope_label(added)} (pin {added.pin_id})")
@@ -102,11 +110,11 @@ def pin_remove(
     if url:
         removed = remote(url, key, lambda client: client.unpin(pin_id))
     else:
-        from app.api.pins import remove_pin_on
+        from app.operations.pins import remove_pin_on
 
-        removed = as_principal(context_settings(ctx), _org(org_id), lambda conn: remove_pin_on(conn, pin_id))
+        removed = as_principal(context_settings(ctx), required_org(org_id), lambda conn: remove_pin_on(conn, pin_id))
     if as_json:
-        _print_json(removed)
+        print_json(removed)
         return
     console.print(f"removed pin {removed.pin_id} (fragment {removed.fragment_id} in {_scope_label(removed)})")
 
@@ -138,11 +146,11 @@ def pin_list(
         filters = {"repo_id": repo, "persona_id": persona, "session_id": session, "include_expired": include_expired}
         pins = remote(url, key, lambda client: client.list_pins(org_id, **filters))
     else:
-        from app.api.pins import list_pins_on
+        from app.operations.pins import list_pins_on
 
         pins = as_principal(context_settings(ctx), org_id, lambda conn: list_pins_on(conn, query))
     if as_json:
-        _print_json(pins)
+        print_json(pins)
         return
     for p in pins.pins:
         click.echo(_line(p))

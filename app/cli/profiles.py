@@ -8,8 +8,7 @@ from __future__ import annotations
 import click
 import msgspec
 
-from app.cli.common import CliError, console, context_settings, remote, remote_options
-from app.cli.documents import _print_json, as_principal
+from app.cli.common import CliError, as_principal, console, context_settings, print_json, remote, remote_options
 from app.wire.bodies import BLEND_WEIGHTS, RankingProfileOut, RankingProfileSet
 
 
@@ -102,7 +101,7 @@ def profile_set(
     if url:
         stored = remote(url, key, lambda client: client.set_profile(org_id, **msgspec.structs.asdict(request)))
     else:
-        from app.api.profiles import description_vectors, has_description, set_profile_on
+        from app.operations.profiles import description_vectors, has_description, set_profile_on
 
         settings = context_settings(ctx)
         vectors = None
@@ -115,7 +114,7 @@ def profile_set(
             vectors = description_vectors(pipeline.embedders, request)
         stored = as_principal(settings, org_id, lambda conn: set_profile_on(conn, request, vectors, pipeline))
     if as_json:
-        _print_json(stored)
+        print_json(stored)
         return
     for line in _lines(stored):
         click.echo(line)
@@ -135,11 +134,11 @@ def profile_show(
     if url:
         shown = remote(url, key, lambda client: client.profile(org_id, persona))
     else:
-        from app.api.profiles import get_profile_on
+        from app.operations.profiles import get_profile_on
 
         shown = as_principal(context_settings(ctx), org_id, lambda conn: get_profile_on(conn, org_id, persona))
     if as_json:
-        _print_json(shown)
+        print_json(shown)
         return
     for line in _lines(shown):
         click.echo(line)
@@ -155,11 +154,11 @@ def profile_list(ctx: click.Context, org_id: str, as_json: bool, url: str | None
     if url:
         listed = remote(url, key, lambda client: client.list_profiles(org_id))
     else:
-        from app.api.profiles import list_profiles_on
+        from app.operations.profiles import list_profiles_on
 
         listed = as_principal(context_settings(ctx), org_id, lambda conn: list_profiles_on(conn, org_id))
     if as_json:
-        _print_json(listed)
+        print_json(listed)
         return
     for p in listed.profiles:
         for line in _lines(p):
@@ -180,11 +179,11 @@ def profile_delete(
     if url:
         removed = remote(url, key, lambda client: client.delete_profile(org_id, persona))
     else:
-        from app.api.profiles import delete_profile_on
+        from app.operations.profiles import delete_profile_on
 
         removed = as_principal(context_settings(ctx), org_id, lambda conn: delete_profile_on(conn, org_id, persona))
     if as_json:
-        _print_json(removed)
+        print_json(removed)
         return
     console.print(f"removed the ranking profile of {persona or 'the org default'} in {org_id}")
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import click
 
-from app.cli.common import console, context_settings, validated
-from app.cli.documents import _org, _print_json, as_principal
+from app.cli.common import as_principal, console, context_settings, print_json, required_org, validated
 from app.wire.bodies import RuleCreate, RuleOut
 
 
@@ -61,11 +60,11 @@ def rules_add(
         "enabled": not disabled,
     }
     request = validated(payload, RuleCreate)
-    from app.api.rules import create_rule_on
+    from app.operations.rules import create_rule_on
 
     added = as_principal(context_settings(ctx), org_id, lambda conn: create_rule_on(conn, request))
     if as_json:
-        _print_json(added)
+        print_json(added)
         return
     click.echo(_line(added))
     console.print(f"added rule {added.rule_id}")
@@ -78,11 +77,11 @@ def rules_add(
 @click.pass_context
 def rules_list(ctx: click.Context, org_id: str, repo: str | None, as_json: bool) -> None:
     """The rules a retrieval in this scope consults (GET /rules)."""
-    from app.api.rules import list_rules_on
+    from app.operations.rules import list_rules_on
 
     listed = as_principal(context_settings(ctx), org_id, lambda conn: list_rules_on(conn, org_id, repo))
     if as_json:
-        _print_json(listed)
+        print_json(listed)
         return
     for r in listed.rules:
         click.echo(_line(r))
@@ -96,11 +95,11 @@ def rules_list(ctx: click.Context, org_id: str, repo: str | None, as_json: bool)
 @click.pass_context
 def rules_remove(ctx: click.Context, rule_id: int, org_id: str | None, as_json: bool) -> None:
     """Delete rule RULE_ID (DELETE /rules/{id})."""
-    from app.api.rules import delete_rule_on
+    from app.operations.rules import delete_rule_on
 
-    removed = as_principal(context_settings(ctx), _org(org_id), lambda conn: delete_rule_on(conn, rule_id))
+    removed = as_principal(context_settings(ctx), required_org(org_id), lambda conn: delete_rule_on(conn, rule_id))
     if as_json:
-        _print_json(removed)
+        print_json(removed)
         return
     console.print(f"removed rule {removed.rule_id} ({removed.name})")
 

@@ -175,8 +175,8 @@ def sync_tree(
             # A principal that may only read the repo is refused now, before any model loads.
             conn.execute("select api.authorize_write(%s, %s)", (org_id, repo))
             conn.rollback()
-            from app.api.documents import delete_on
             from app.ingest.pipeline import IngestPipeline
+            from app.operations.documents import delete_on
             from app.text.embed import embedders
 
             pipeline = IngestPipeline(settings, embedders(settings))

@@ -138,7 +138,7 @@ class Retriever:
     def check_generation(self, q: Resolved) -> None:
         if q.request.generation != "active" and not self.generations:
             # The service answers such a request with a retriever of that generation
-            # (Services.previous_retriever): this one would search the active ones.
+            # (ModelFollowing.previous_retriever, app/operations/following.py): this one would search the active ones.
             raise ValueError(f"this retriever searches the active generations, not the {q.request.generation} ones")
 
     def candidates(

@@ -7,11 +7,9 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import replace
 
 import anyio
 import msgspec
-import psycopg
 from litestar import Litestar, Request, Response, get
 from litestar.datastructures import State
 from litestar.di import Provide
@@ -46,25 +44,17 @@ from app.api.request_log import request_log_middleware
 from app.api.retrieve import RetrieveController
 from app.api.rules import RulesController
 from app.api.sessions import SessionsController
-from app.api.state import Services
 from app.api.sync import SyncController
 from app.api.throttle import auth_throttle
 from app.api.ui import ui_router
 from app.api.whoami import whoami_handler
-from app.db.availability import DatabaseMonitor
-from app.db.database import resolve_database_url, service_password
+from app.db.database import resolve_database_url
 from app.db.migrate import migrate
-from app.db.pool import open_pool
-from app.db.replica import ReadReplica
-from app.db.service_login import check_service_login, service_database_url
-from app.generations.serving import follow, serving_models
-from app.ingest.pipeline import IngestPipeline
-from app.mcp import http_lifespan as mcp_http_lifespan
-from app.mcp import mcp_endpoint
-from app.retrieve.config import PipelineConfig
-from app.retrieve.service import Retriever
+from app.operations.build import build_services
+from app.operations.services import Services
+from app.serve.mcp_http import http_lifespan as mcp_http_lifespan
+from app.serve.mcp_http import mcp_endpoint
 from app.settings import Settings
-from app.text.embed import embedders
 from app.wire.bodies import (
     ContextCreate,
     ContextVersionCreate,
@@ -127,53 +117,9 @@ async def health(state: State) -> Response[HealthOut]:
     """Answers from the database monitor (pinged a few times a second on its own
     connection), so it needs no worker thread and no pooled connection."""
     services: Services = state.services
-    if services.monitor is not None and not services.monitor.available:
+    if services.runtime.monitor is not None and not services.runtime.monitor.available:
         return problem(503, "database unavailable")
     return Response(HealthOut("ok", "ok", __version__))
-
-
-def build_services(settings: Settings, dsn: str) -> Services:
-    settings = replace(settings, torch_threads=settings.service_torch_threads)
-    models = embedders(settings)
-    with psycopg.connect(dsn) as conn:  # a namespace with a model is served by its active generation
-        followed = follow(models, serving_models(conn))
-    if followed is not None:
-        for namespace, embedder in followed.items():
-            if embedder.name != models[namespace].name:
-                log.warning(
-                    "namespace %s: embedding with %s, the database's active generation (the configured %s "
-                    "applies to a fresh database only)",
-                    namespace,
-                    embedder.name,
-                    models[namespace].name,
-                )
-        models = followed
-    retriever = Retriever.build(models, PipelineConfig(reranker=settings.reranker), settings.torch_threads)
-    for embedder in (*models.values(), *retriever.embedders.values()):
-        embedder.load()  # now: the first request should not pay for it
-    if retriever.reranker is not None:
-        retriever.reranker.load()
-    pipeline = IngestPipeline(settings, models)
-    with psycopg.connect(dsn) as conn:  # as the migrator: registering a model creates its index
-        pipeline.register_models(conn)
-    service_url = service_database_url(settings.service_database_url, dsn, service_password(settings, dsn))
-    pool = open_pool(service_url, settings.pool_max_size, name="contexts-read")
-    write_pool = open_pool(service_url, settings.write_workers, name="contexts-write")
-
-    def drop_stale_connections() -> None:
-        pool.check()
-        write_pool.check()
-
-    replica = None
-    if settings.read_database_url:
-        # The same checks as the primary's login: row-level security must apply there too.
-        check_service_login(settings.read_database_url)
-        replica_pool = open_pool(settings.read_database_url, settings.pool_max_size, name="contexts-replica")
-        replica = ReadReplica(replica_pool, settings.read_replica_max_lag_s)
-    monitor = DatabaseMonitor(service_url, on_recovery=drop_stale_connections).start()
-    return Services(
-        settings, pool, retriever, pipeline, write_pool=write_pool, monitor=monitor, replica=replica, admin_dsn=dsn
-    )
 
 
 async def nudge_worker(services: Services) -> None:
@@ -185,7 +131,7 @@ async def nudge_worker(services: Services) -> None:
 
     def run() -> None:
         report = deliver_pending(
-            lambda: services.transaction(services.write_pool),
+            lambda: services.runtime.transaction(services.runtime.write_pool),
             retry_base_s=settings.nudge_retry_base_s,
             timeout_s=settings.nudge_timeout_s,
             limit=1000,
@@ -202,13 +148,13 @@ async def nudge_worker(services: Services) -> None:
     while True:
         await asyncio.sleep(settings.nudge_interval_s)
         try:
-            await services.write(run)
+            await services.runtime.write(run)
         except Exception:  # the worker outlives any one run's failure
             log.exception("nudge delivery run failed")
 
 
 async def model_worker(services: Services) -> None:
-    """Follows promotions (Services.follow_models every model_check_s) and drops retired
+    """Follows promotions (ModelFollowing.follow_models every model_check_s) and drops retired
     generations whose window has ended (at start, then every drop_retired_s). A failed
     run is logged and the next one tries again."""
     settings = services.settings
@@ -220,10 +166,10 @@ async def model_worker(services: Services) -> None:
         try:
             if loop.time() >= next_drop:
                 next_drop = loop.time() + settings.drop_retired_s
-                await services.write(services.drop_retired_models)
+                await services.runtime.write(services.following.drop_retired_models)
             if loop.time() >= next_check:
                 next_check = loop.time() + settings.model_check_s
-                await services.read(services.follow_models_quietly)
+                await services.runtime.read(services.following.follow_models_quietly)
         except Exception:  # the worker outlives any one run's failure
             log.exception("model generations check failed")
 

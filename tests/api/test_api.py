@@ -255,8 +255,8 @@ def test_unknown_ids(client):
 def test_unreachable_database_is_503(settings, models, db_url, pg_server):
     from psycopg_pool import ConnectionPool
 
-    from app.api.state import Services
     from app.db.availability import DatabaseMonitor
+    from app.operations.services import Services
 
     services = build_services(settings.with_(database_url=db_url), db_url)
     services.close()

@@ -277,8 +277,8 @@ def test_a_key_valid_a_moment_ago_skips_the_precheck_but_never_its_transactions_
     token = key_for(db_url, "acme", "bot", ("org", None))
     headers = {"Authorization": f"Bearer {token}"}
     checks: list[str] = []
-    original = services.authenticate
-    monkeypatch.setattr(services, "authenticate", lambda t: checks.append(t) or original(t))
+    original = services.auth.authenticate
+    monkeypatch.setattr(services.auth, "authenticate", lambda t: checks.append(t) or original(t))
     assert client.post("/contexts/retrieve", json=QUERY, headers=headers).status_code == 200
     assert checks == [token]
     assert client.post("/contexts/retrieve", json=QUERY | {"query": "another"}, headers=headers).status_code == 200
@@ -289,8 +289,8 @@ def test_a_key_valid_a_moment_ago_skips_the_precheck_but_never_its_transactions_
     for _ in range(2):
         problem(client.post("/contexts/retrieve", json=QUERY, headers={"Authorization": "Bearer ctx_x_bogus"}), 401)
     assert checks.count("ctx_x_bogus") == 2
-    services.recent_keys.seconds = 0.0  # a stale entry is checked again
-    services.recent_keys.add(token)
+    services.auth.recent_keys.seconds = 0.0  # a stale entry is checked again
+    services.auth.recent_keys.add(token)
     problem(client.post("/contexts/retrieve", json=QUERY, headers=headers), 401)
     assert checks.count(token) == 2
 

@@ -71,7 +71,7 @@ def test_a_promotion_is_followed_without_restart_by_retrieval_and_ingestion(clie
     shadow = build_shadow(db_url, models, next_model)
     promote(db_url)
 
-    with caplog.at_level(logging.WARNING, logger="app.api.state"):
+    with caplog.at_level(logging.WARNING, logger="app.operations.following"):
         answered = client.post("/contexts/retrieve", json=QUERY)
     assert answered.status_code == 200, answered.text  # no 409, no restart
     assert services.retriever is not before and services.pipeline.embedders["prose"].name == next_model
@@ -95,7 +95,7 @@ def test_a_promotion_is_followed_without_restart_by_retrieval_and_ingestion(clie
     assert new_ids
     # The serving generation's vector, and the retired one's (kept for a rollback).
     assert all(ids == {shadow, model_id(db_url, "prose", 1)} for ids in vectors_of(db_url, new_ids).values())
-    assert services.follow_models() is False  # nothing changed since: no swap
+    assert services.following.follow_models() is False  # nothing changed since: no swap
 
 
 def test_a_service_starts_with_the_active_generation_not_its_configuration(
@@ -174,7 +174,7 @@ def test_the_service_drops_retired_generations_whose_window_ended_never_the_serv
         services = client.app.state.services
         shadow = build_shadow(db_url, models, next_model)
         promote(db_url)
-        assert services.drop_retired_models() == []  # within the window: kept
+        assert services.following.drop_retired_models() == []  # within the window: kept
         with psycopg.connect(db_url) as conn:  # the window has ended, for both generations' rows
             conn.execute("update data.embedding_models set window_ends_at = now() - interval '1 day'")
 
@@ -201,4 +201,4 @@ def test_the_service_drops_retired_generations_whose_window_ended_never_the_serv
             and f"embeddings_hnsw_model_{shadow}" in indexes
         )
         assert client.post("/contexts/retrieve", json=QUERY).status_code == 200
-        assert services.drop_retired_models() == []  # dropped once
+        assert services.following.drop_retired_models() == []  # dropped once

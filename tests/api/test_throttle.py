@@ -38,8 +38,8 @@ def test_a_client_that_fails_too_often_gets_429_before_any_key_is_checked(thrott
     services = client.app.state.services
     assert client.post("/contexts/retrieve", json=QUERY).status_code == 200  # the admin's key authenticated
     checked: list[str] = []
-    original = services.authenticate
-    monkeypatch.setattr(services, "authenticate", lambda t: checked.append(t) or original(t))
+    original = services.auth.authenticate
+    monkeypatch.setattr(services.auth, "authenticate", lambda t: checked.append(t) or original(t))
     for _ in range(5):
         problem(client.post("/contexts/retrieve", json=QUERY, headers=bogus()), 401)
     assert len(checked) == 5

@@ -79,7 +79,7 @@ def test_a_write_that_waits_past_the_bound_gets_503_and_stores_nothing(bounded, 
 
 def test_a_write_waiting_behind_another_of_this_service_gets_503(bounded, db_url):
     """The service's own writers take turns on an in-process lock first: bounded too."""
-    lock = bounded.app.state.services.org_lock("acme")
+    lock = bounded.app.state.services.runtime.org_lock("acme")
     bounded.blocking_portal.call(lock.acquire)
     try:
         response = post_within(bounded, 30, "/documents", document("tiny.md", "A tiny write."))

@@ -97,7 +97,7 @@ def api(settings, models, db_url, logins):
         with TestClient(app=create_app(local, services=services)) as client:
             yield client, keys
     finally:
-        services.pool.close()
+        services.runtime.pool.close()
 
 
 def upload(client: TestClient, key: str, org: str, files: dict[str, str]):

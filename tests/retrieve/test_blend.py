@@ -220,7 +220,7 @@ DESCRIPTIONS = {persona: text.split("\n\n", 1)[1].strip() for persona, (_path, t
 
 def describe(conn, models, persona: str, description: str, **weights) -> None:
     """Set the persona's profile as the API and CLI do: the description embedded first."""
-    from app.api.profiles import description_vectors, set_profile_on
+    from app.operations.profiles import description_vectors, set_profile_on
     from app.wire.bodies import RankingProfileSet
 
     data = msgspec.convert(

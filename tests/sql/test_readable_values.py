@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from pytest_postgresql.janitor import DatabaseJanitor
 
 from app.access import act_as
-from app.api.queries import list_documents_on, read_document_on
 from app.db.migrate import migrate
 from app.ingest.normalize import RejectedDocument, normalize_path
+from app.operations.queries import list_documents_on, read_document_on
 from app.readable import READABLE_FROM, READABLE_UNTIL
 from app.wire.bodies import DocumentQuery, DocumentRead, ScopeIn
 

@@ -1,6 +1,5 @@
 """Reads of documents in an open transaction (bound to a principal): what the HTTP
-endpoints, the MCP tools and the CLI's database mode all run. Free of Litestar, so the
-CLI loads it cheaply."""
+endpoints, the MCP tools and the CLI's database mode all run."""
 
 from __future__ import annotations
 

@@ -1,0 +1,84 @@
+"""The MCP door's Streamable HTTP transport, mounted at /mcp in the Litestar app
+(app.serve.app): the MCP server of app.mcp behind the HTTP door's key check and body
+limits, its failures answered as problem details like every endpoint's."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from litestar import Litestar, Request
+from litestar.exceptions import ClientException
+from litestar.handlers import asgi
+from litestar.types import HTTPRequestEvent, Receive, ReceiveMessage, Scope, Send
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+from app.api.errors import failure_for, problem
+from app.mcp import MOUNT_PATH, build_server
+from app.operations.auth import token_from_header
+from app.operations.services import Services
+
+
+@asynccontextmanager
+async def http_lifespan(app: Litestar) -> AsyncIterator[None]:
+    """Runs the MCP session manager for as long as the app runs (a manager runs once:
+    each start of the app makes its own)."""
+    manager = StreamableHTTPSessionManager(
+        build_server(lambda: app.state.services),
+        # Every call is authenticated on its own, so no state is kept between requests:
+        # any worker can answer any request, and responses are plain JSON.
+        stateless=True,
+        json_response=True,
+        max_request_body_size=app.state.services.settings.max_body_bytes,
+    )
+    async with manager.run():
+        app.state.mcp = manager
+        yield
+
+
+@asgi(MOUNT_PATH, is_mount=True, copy_scope=True)
+async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+    """Streamable HTTP. The key is checked before the request reaches the MCP session
+    manager: a missing, unknown or revoked key is a 401 problem, as on every endpoint."""
+    app = Litestar.from_scope(scope)
+    services: Services = app.state.services
+    headers = dict(scope["headers"])
+    header = headers.get(b"authorization")
+    try:
+        token = token_from_header(header.decode("latin-1") if header is not None else None)
+        await services.runtime.read(services.auth.authenticate, token)
+        if scope.get("method") == "POST":
+            receive = await read_body(receive, services.settings.max_body_bytes)
+    except Exception as exc:
+        failure = failure_for(exc, MOUNT_PATH)
+        response = problem(
+            failure.status, failure.detail, headers=failure.headers, sqlstate=failure.sqlstate, instance=MOUNT_PATH
+        )
+        await response.to_asgi_response(None, Request(scope, receive, send))(scope, receive, send)
+        return
+    await app.state.mcp.handle_request(scope, receive, send)
+
+
+async def read_body(receive: Receive, limit: int) -> Receive:
+    """The whole body, read here and handed on as one message: what reading it raises (the
+    server's 408 deadline, app.api.server.BodyTimeout) becomes this door's problem details,
+    where the MCP SDK would turn it into a 500. Over `limit` bytes: 413."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return receive  # the client left: the SDK sees it as before
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise ClientException(status_code=413, detail=f"request body over {limit} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    whole: list[HTTPRequestEvent] = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+
+    async def replay() -> ReceiveMessage:
+        return whole.pop() if whole else await receive()
+
+    return replay
