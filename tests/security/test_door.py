@@ -97,7 +97,9 @@ def door():
             pytest.fail(f"contexts db serve did not start:\n{server.stderr.read() if server.stderr else ''}")
         yield Door(home, port, env, announced.strip())
     finally:
-        server.send_signal(signal.SIGINT)
+        # SIGTERM, not SIGINT: a process started where SIGINT is ignored (a pytest-xdist
+        # worker, a background job of a script) inherits that, and would wait out the 60 s.
+        server.send_signal(signal.SIGTERM)
         try:
             server.wait(60)
         except subprocess.TimeoutExpired:
