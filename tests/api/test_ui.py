@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from app.api.ui import CONTENT_SECURITY_POLICY, UI_DIR
-from tests.api.test_mcp import STORAGE_QUERY, Tenants, keys_of_tenants, served  # noqa: F401  (fixtures)
+from tests.mcp.test_mcp import STORAGE_QUERY, Tenants, keys_of_tenants, served  # noqa: F401  (fixtures)
 from tests.retrieve.corpus import DOCS
 
 CHROMIUM = os.environ.get("CONTEXTS_CHROMIUM", "/usr/bin/chromium")
@@ -37,7 +37,7 @@ HOSTILE_TEXT = (
 
 @pytest.fixture
 def tenants(db_url, ingest) -> Tenants:
-    """As tests/api/test_mcp.py's (which `served` starts the service for), plus a note
+    """As tests/mcp/test_mcp.py's (which `served` starts the service for), plus a note
     whose path and text are HTML that would run script if parsed as markup."""
     ingest("acme", DOCS | {HOSTILE_PATH: HOSTILE_TEXT}, author="Ada", owner="Ada")
     return keys_of_tenants(db_url)

@@ -12,8 +12,8 @@ import pytest
 from app.ingest.chunk_prose import ProseChunker
 from app.ingest.normalize import RejectedDocument, SourceDocument, normalize
 from tests.api.test_api import problem
-from tests.test_cli_sync import commit, git, write
-from tests.test_cli_sync import run as cli
+from tests.cli.test_sync import commit, git, write
+from tests.cli.test_sync import run as cli
 
 YAML = "---\nowner: Ada\nkind: runbook\nstatus: draft\ntags: [dns, oncall]\n---\n# Title\n\nRestart the resolver.\n"
 TOML = '+++\nowner = "Ada"\nkind = "runbook"\nvalid_from = 2026-01-02\n+++\n# Title\n\nRestart the resolver.\n'

@@ -324,8 +324,8 @@ ADR_HISTORY = [
 def test_a_git_sync_of_an_adr_history_answers_as_of_by_commit_dates(db_url, tmp_path, incremental):
     """Synced at once or commit by commit, the history's windows are its commit dates
     (when each ADR was added), not the sync's time."""
-    from tests.test_cli_sync import commit, git, write
-    from tests.test_cli_sync import run as cli
+    from tests.cli.test_sync import commit, git, write
+    from tests.cli.test_sync import run as cli
 
     repo = tmp_path / "platform"
     repo.mkdir()

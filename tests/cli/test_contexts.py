@@ -9,7 +9,7 @@ import psycopg
 from click.testing import CliRunner
 
 from app.cli import main
-from tests.test_cli import make_tree, run
+from tests.cli.test_cli import make_tree, run
 
 
 def test_ctx_lifecycle(db_url, tmp_path, monkeypatch):

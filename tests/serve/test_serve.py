@@ -26,7 +26,7 @@ from app.settings import Settings
 
 pytestmark = pytest.mark.e2e  # starts servers or builds a model of its own: not the unit tier
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MARGIN_S = 3.0
 """Slack on every timing assertion: two shared cores, other tests running beside."""
 

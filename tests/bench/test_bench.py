@@ -11,7 +11,7 @@ import psycopg
 from app.bench import reference as bench_reference
 from app.bench import run as bench
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 """The corpus: this repository's own docs, a few dozen fragments of real prose."""
 
 

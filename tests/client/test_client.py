@@ -14,7 +14,7 @@ import pytest
 
 from app.client import AsyncClient, Client, ContextsError
 from app.wire.bodies import ContextPack, DocumentDeleted, DocumentPage, RetrieveResponse, WhoamiOut
-from tests.api.test_mcp import ROOT, STORAGE_QUERY, served, tenants  # noqa: F401  (fixtures)
+from tests.mcp.test_mcp import ROOT, STORAGE_QUERY, served, tenants  # noqa: F401  (fixtures)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import psutil
 
 from app.bench import load as bench_load
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 """The corpus: this repository's own docs, a few dozen fragments of real prose."""
 
 

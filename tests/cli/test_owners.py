@@ -8,9 +8,9 @@ import psycopg
 from click.testing import CliRunner
 
 from app.cli import main
+from tests.cli.test_cli import run
 from tests.owners.helpers import fragments_of, record_returns
 from tests.owners.test_nudges import Receiver
-from tests.test_cli import run
 
 
 def test_owners_commands(db_url, tmp_path, monkeypatch):

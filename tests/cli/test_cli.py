@@ -161,7 +161,7 @@ def test_demo_key_reads_the_demo_org(db_url, tmp_path):
     from app.cli.serve import DEMO_ORG, _demo_key
 
     assert run(db_url, "org", "create", DEMO_ORG).exit_code == 0
-    token = _demo_key(db_url, tmp_path)  # kept and replaced as tests/test_serve.py shows
+    token = _demo_key(db_url, tmp_path)  # kept and replaced as tests/serve/test_serve.py shows
     with psycopg.connect(db_url) as conn:
         assert conn.execute("select principal_id from api.authenticate(%s)", (token,)).fetchone() == ("demo-agent",)
 
@@ -173,7 +173,7 @@ def test_the_cli_runs_as_a_module():
 
     done = subprocess.run(
         [sys.executable, "-m", "app.cli", "--help"],
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
         capture_output=True,
         text=True,
         timeout=120,

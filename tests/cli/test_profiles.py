@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 
 from app.cli import main
-from tests.test_cli import make_tree, run
+from tests.cli.test_cli import make_tree, run
 
 
 def test_profile_set_show_list_and_delete(db_url, tmp_path, monkeypatch):
