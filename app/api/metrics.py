@@ -247,4 +247,5 @@ async def metrics_handler(request: Request, state: State) -> Response:
         return problem(403, "metrics are served to loopback clients only unless CONTEXTS_METRICS_TOKEN is set", request)
     metrics: Metrics = state.metrics
     body = await state.services.runtime.read(generate_latest, metrics.registry)
-    return Response(body, media_type=CONTENT_TYPE_LATEST)
+    # Litestar adds `; charset=utf-8` to a text/ media type: CONTENT_TYPE_LATEST names it already.
+    return Response(body, media_type=CONTENT_TYPE_LATEST.replace("; charset=utf-8", ""))

@@ -11,15 +11,19 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from litestar import Response, Router, get
+from litestar import Response, Router, route
+from litestar.enums import HttpMethod
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 
 UI_DIR = Path(__file__).resolve().parent.parent / "ui"
 """Shipped as package data (pyproject.toml): no build step, no CDN."""
 
-ASSETS = {"ui.js": "text/javascript; charset=utf-8", "ui.css": "text/css; charset=utf-8"}
-"""Every file the page loads besides itself; any other name is a 404."""
+ASSETS = {"ui.js": "text/javascript", "ui.css": "text/css"}
+"""Every file the page loads besides itself; any other name is a 404. (Litestar adds
+`; charset=utf-8` to a text/ media type: naming it here too sent it twice.)"""
+GET_AND_HEAD = [HttpMethod.GET, HttpMethod.HEAD]
+"""HEAD answers as GET without the body (link checkers, proxies, `curl -I`)."""
 
 CONTENT_SECURITY_POLICY = "; ".join(
     (
@@ -51,33 +55,39 @@ def _read(name: str) -> bytes:
 
 
 def _page() -> Response[bytes]:
-    return Response(_read("index.html"), media_type="text/html; charset=utf-8", headers=SECURITY_HEADERS)
+    return Response(_read("index.html"), media_type="text/html", headers=SECURITY_HEADERS)
 
 
-@get("/", include_in_schema=False, name="ui")
+@route("/", http_method=GET_AND_HEAD, include_in_schema=False, name="ui")
 async def ui_page() -> Response[bytes]:
     """The search box and, after a search, its trace."""
     return _page()
 
 
-@get("/traces/{trace_id:str}", include_in_schema=False)
+@route("/traces/{trace_id:str}", http_method=GET_AND_HEAD, include_in_schema=False)
 async def ui_trace() -> Response[bytes]:
     """One trace (the script reads its id from the path and asks GET /traces/{id})."""
     return _page()
 
 
-@get("/fragments/{fragment_id:str}", include_in_schema=False)
+@route("/fragments/{fragment_id:str}", http_method=GET_AND_HEAD, include_in_schema=False)
 async def ui_fragment() -> Response[bytes]:
     """One fragment and its sources (the script asks GET /fragments/{id})."""
     return _page()
 
 
-@get("/assets/{name:str}", include_in_schema=False)
+@route("/assets/{name:str}", http_method=GET_AND_HEAD, include_in_schema=False)
 async def ui_asset(name: FromPath[str]) -> Response[bytes]:
     media_type = ASSETS.get(name)
     if media_type is None:
         raise NotFoundException(f"no such file: {name}")
     return Response(_read(name), media_type=media_type, headers=SECURITY_HEADERS)
+
+
+@route("/favicon.ico", http_method=GET_AND_HEAD, include_in_schema=False, status_code=204)
+async def favicon() -> Response[None]:
+    """Browsers ask for it on every page: no icon, said once a day, instead of a 404."""
+    return Response(None, status_code=204, headers={"Cache-Control": "public, max-age=86400"})
 
 
 ui_router = Router(path="/ui", route_handlers=[ui_page, ui_trace, ui_fragment, ui_asset])

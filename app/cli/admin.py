@@ -21,8 +21,11 @@ from app.settings import Settings
 def migrate(ctx: click.Context) -> None:
     """Create or upgrade the schema; re-apply every function, view, policy and grant
     (which also undoes privileges changed by hand)."""
-    open_database(context_settings(ctx), force_reapply=True)
-    console.print("[green]schema is up to date[/]")
+    from app.db.database import resolve_database_url
+    from app.db.migrate import migrate as migrate_schema
+
+    done = migrate_schema(resolve_database_url(context_settings(ctx)), force=True)
+    console.print(f"[green]{done.describe()}[/]")
 
 
 @click.group()

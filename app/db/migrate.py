@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Connection
 
@@ -56,7 +59,29 @@ def reapplied_digest() -> str:
     return digest.hexdigest()
 
 
-def migrate(dsn: str, revision: str = "head", reapply: bool = True, force: bool = False) -> None:
+@dataclass(frozen=True, slots=True)
+class Migrated:
+    """What one migrate did, for the people who ran it."""
+
+    before: str | None
+    """The schema's revision before (None: an empty database)."""
+    after: str | None
+    applied: tuple[str, ...]
+    """The migrations applied now, oldest first (revision ids, as in alembic/versions)."""
+    reapplied: bool
+    """Whether functions, views, policies and grants were re-applied."""
+
+    def describe(self) -> str:
+        if self.applied:
+            done = f"applied {len(self.applied)} migration(s) ({', '.join(self.applied)}): schema at {self.after}"
+            if self.before is None:
+                done += " (created)"
+        else:
+            done = f"no migration to apply: schema already at {self.after}"
+        return done + ("; functions, views, policies and grants re-applied" if self.reapplied else "")
+
+
+def migrate(dsn: str, revision: str = "head", reapply: bool = True, force: bool = False) -> Migrated:
     """Bring the database at `dsn` to the current schema, in one transaction. Functions,
     views, policies and grants are re-applied when their files changed since the last
     migrate, or with `force` (`contexts migrate`, which also puts back any privilege
@@ -71,13 +96,16 @@ def migrate(dsn: str, revision: str = "head", reapply: bool = True, force: bool 
             cfg = Config()
             cfg.set_main_option("script_location", str(ALEMBIC_DIR))
             cfg.attributes["connection"] = conn
+            before = MigrationContext.configure(conn).get_current_revision()
             command.upgrade(cfg, revision)
+            after = MigrationContext.configure(conn).get_current_revision()
+            done = Migrated(before, after, _revisions_between(cfg, before, after), False)
             if not reapply:
-                return
+                return done
             digest = reapplied_digest()
             applied = conn.execute(text("select digest from public.contexts_reapplied")).scalar()
             if applied == digest and not force:
-                return
+                return done
             for path in reapplied_files():
                 _execute_script(conn, path.read_text(encoding="utf-8"))
             conn.execute(
@@ -87,5 +115,15 @@ def migrate(dsn: str, revision: str = "head", reapply: bool = True, force: bool 
                 ),
                 {"digest": digest},
             )
+            return Migrated(done.before, done.after, done.applied, True)
     finally:
         engine.dispose()
+
+
+def _revisions_between(cfg: Config, before: str | None, after: str | None) -> tuple[str, ...]:
+    """The revisions from `before` (excluded) up to `after`, oldest first."""
+    if after is None or before == after:
+        return ()
+    script = ScriptDirectory.from_config(cfg)
+    walked = [r.revision for r in script.iterate_revisions(after, before or "base")]
+    return tuple(reversed([r for r in walked if r != before]))

@@ -46,7 +46,7 @@ from app.api.rules import RulesController
 from app.api.sessions import SessionsController
 from app.api.sync import SyncController
 from app.api.throttle import auth_throttle
-from app.api.ui import ui_router
+from app.api.ui import favicon, ui_router
 from app.api.whoami import whoami_handler
 from app.db.database import resolve_database_url
 from app.db.migrate import migrate
@@ -224,6 +224,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             TracesController,
             mcp_endpoint,
             ui_router,
+            favicon,
             create_static_files_router(
                 path=DOCS_ASSETS, directories=[docs_assets_dir()], include_in_schema=False, name="docs-assets"
             ),

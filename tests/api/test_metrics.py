@@ -89,6 +89,12 @@ def test_metrics_need_the_token(service):
         assert "contexts_" not in response.text
 
 
+def test_metrics_name_their_charset_once(service):
+    client, _auth = service
+    kind = client.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"}).headers["content-type"]
+    assert kind.startswith("text/plain; version=") and kind.lower().count("charset") == 1, kind
+
+
 def test_without_a_token_metrics_answer_loopback_clients_only(client):
     response = client.get("/metrics")  # the test client's address is no loopback address
     assert response.status_code == 403

@@ -71,6 +71,20 @@ def test_the_page_loads_without_a_key_with_a_strict_policy(client):
     assert not any(p.startswith("/ui") for p in client.get("/schema/openapi.json").json()["paths"])
 
 
+def test_the_page_answers_head_a_favicon_and_names_its_charset_once(client):
+    """What browsers and checkers ask beside GET: HEAD of the page, /favicon.ico, and a
+    Content-Type with one charset (a repeated parameter is malformed)."""
+    client.headers.pop("Authorization")
+    for path in ("/ui", "/ui/traces/00000000-0000-0000-0000-000000000000", "/ui/assets/ui.js", "/ui/assets/ui.css"):
+        got, head = client.get(path), client.head(path)
+        assert head.status_code == 200 and head.content == b"", path
+        assert head.headers["content-type"] == got.headers["content-type"], path
+        assert got.headers["content-type"].lower().count("charset") == 1, got.headers["content-type"]
+    icon = client.get("/favicon.ico")
+    assert icon.status_code == 204 and icon.content == b"" and "max-age" in icon.headers["cache-control"]
+    assert client.head("/favicon.ico").status_code == 204
+
+
 def test_the_page_has_no_inline_script_and_never_parses_data_as_html():
     html = (UI_DIR / "index.html").read_text()
     assert re.findall(r"<script[^>]*>", html) == ['<script src="/ui/assets/ui.js" defer>']

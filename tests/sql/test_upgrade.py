@@ -4,12 +4,17 @@ BM25 statistics are rebuilt per scope group, and search works on the result."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import psycopg
 import pytest
 from pytest_postgresql.janitor import DatabaseJanitor
 
 from app.db.migrate import migrate
 from tests.sql.test_bm25 import assert_statistics_match_active_fragments
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -97,3 +102,41 @@ def test_0001_data_survives_the_upgrade(v1_db):
             "select fragment_id from api.search_dense('acme', '{\"prose\": [1, 0, 0]}', 5)"
         ).fetchall()
         assert len(nearest) == 2
+
+
+@pytest.fixture
+def empty_db(pg_server):
+    name = f"contexts_empty_{os.getpid()}"
+    janitor = DatabaseJanitor(user="postgres", host=pg_server.socket_dir, port=5432, dbname=name, password=None)
+    janitor.drop()
+    with janitor:
+        yield pg_server.url(name)
+
+
+def test_contexts_migrate_says_which_migrations_it_applied(empty_db):
+    """Not "schema is up to date" after applying migrations: what ran, from where to where."""
+    from click.testing import CliRunner
+
+    from app.cli import main
+
+    heads = sorted(p.name.split("_")[0] for p in (ROOT / "alembic" / "versions").glob("[0-9]*.py"))
+    head = heads[-1]
+
+    def run() -> str:
+        done = CliRunner().invoke(main, ["--db-url", empty_db, "migrate"])
+        assert done.exit_code == 0, done.output
+        return " ".join(done.output.split())
+
+    created = run()
+    assert f"applied {len(heads)} migration(s) ({', '.join(heads)}): schema at {head} (created)" in created
+    assert "re-applied" in created
+    assert run() == f"no migration to apply: schema already at {head}; functions, views, policies and grants re-applied"
+
+    # A database some migrations behind names exactly the ones it was missing.
+    with psycopg.connect(empty_db, autocommit=True) as conn:
+        conn.execute("drop schema data, api, extensions cascade")
+        conn.execute("drop table public.alembic_version, public.contexts_reapplied")
+    migrate(empty_db, revision=heads[-3], reapply=False)
+    upgraded = run()
+    assert f"applied 2 migration(s) ({', '.join(heads[-2:])}): schema at {head};" in upgraded
+    assert "(created)" not in upgraded
