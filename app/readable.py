@@ -43,6 +43,13 @@ def time_problem(value: datetime | None, what: str) -> str | None:
     return f"{what} {value.isoformat()} is outside the times every reader can decode: {READABLE_RANGE}"
 
 
+def require_readable_time(value: datetime | None, what: str) -> None:
+    """Raise ValueError with `time_problem`'s reason (a wire body's __post_init__ check)."""
+    problem = time_problem(value, what)
+    if problem is not None:
+        raise ValueError(problem)
+
+
 def json_depth(value: object) -> int:
     """Nesting of containers in a decoded JSON value (a scalar is 0, `{}` and `[]` are 1),
     without recursion: the value may be deep enough to exhaust Python's stack."""

@@ -39,6 +39,9 @@ STAGE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.035, 0.05, 0.1, 0.2
 SIZES_TIMEOUT_S = 2.0
 """A scrape never waits longer than this for a read connection (the sizes are then left out)."""
 
+METRICS_MEDIA_TYPE = CONTENT_TYPE_LATEST.replace("; charset=utf-8", "")
+"""Litestar adds `; charset=utf-8` to a text/ media type: CONTENT_TYPE_LATEST names it already."""
+
 
 class Metrics:
     """One registry per service (tests run several apps in one process)."""
@@ -247,5 +250,4 @@ async def metrics_handler(request: Request, state: State) -> Response:
         return problem(403, "metrics are served to loopback clients only unless CONTEXTS_METRICS_TOKEN is set", request)
     metrics: Metrics = state.metrics
     body = await state.services.runtime.read(generate_latest, metrics.registry)
-    # Litestar adds `; charset=utf-8` to a text/ media type: CONTENT_TYPE_LATEST names it already.
-    return Response(body, media_type=CONTENT_TYPE_LATEST.replace("; charset=utf-8", ""))
+    return Response(body, media_type=METRICS_MEDIA_TYPE)

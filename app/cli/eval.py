@@ -40,16 +40,18 @@ VECTORS_DIR = EVAL_DIR / "embeddings"
 """The golden sets' corpus vectors (docs/adr/0024): `make eval-cache` builds them."""
 
 
-def vectors_option(function: Callable) -> Callable:
+def vectors_option(flag: str = "--vectors", help: str | None = None) -> Callable[[Callable], Callable]:
+    """The folder of the golden sets' corpus vectors (one option, as each command names it)."""
     return click.option(
-        "--vectors",
+        flag,
         "vectors_dir",
         type=click.Path(path_type=Path, file_okay=False),
         default=VECTORS_DIR,
         show_default=True,
-        help="Corpus vectors to read before embedding (built by `make eval-cache`); every corpus vector "
+        help=help
+        or "Corpus vectors to read before embedding (built by `make eval-cache`); every corpus vector "
         "is rounded through float16, read or embedded.",
-    )(function)
+    )
 
 
 @click.group("eval")
@@ -226,7 +228,7 @@ def run_golden_set(
     show_default=True,
     help="Where per-query results (JSONL) and the summary go.",
 )
-@vectors_option
+@vectors_option()
 @click.option("--json", "as_json", is_flag=True, help="Last line of stdout: the report as one JSON object.")
 @click.pass_context
 def run_command(
@@ -590,7 +592,7 @@ def agent_command(
     show_default=True,
     help="Per-query results of each set, and gate.json.",
 )
-@vectors_option
+@vectors_option()
 @click.option("--json", "as_json", is_flag=True, help="Last line of stdout: every check as one JSON object.")
 @click.pass_context
 def gate_command(
@@ -750,13 +752,7 @@ def _load_set(path: Path) -> tuple[Dataset, str]:
 @click.option(
     "--dataset", "only", multiple=True, help="Build only these sets (repeatable). Default: every set of the baseline."
 )
-@click.option(
-    "--dir",
-    "vectors_dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=VECTORS_DIR,
-    show_default=True,
-)
+@vectors_option("--dir", help="Where the vector files are.")
 @click.option("--fresh", is_flag=True, help="Embed every text again instead of keeping the vectors that still hold.")
 @click.option("--json", "as_json", is_flag=True, help="Last line of stdout: what was built, as one JSON object.")
 @click.pass_context
@@ -816,13 +812,7 @@ def cache_build_command(
 
 @cache_group.command("check")
 @click.option("--dataset", "only", multiple=True, help="Check only these sets (repeatable).")
-@click.option(
-    "--dir",
-    "vectors_dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=VECTORS_DIR,
-    show_default=True,
-)
+@vectors_option("--dir", help="Where the vector files are.")
 @click.pass_context
 def cache_check_command(ctx: click.Context, only: tuple[str, ...], vectors_dir: Path) -> None:
     """Say, without running any model, whether each set's vector file holds every text

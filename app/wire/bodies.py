@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from app.readable import metadata_problem, time_problem
+from app.readable import metadata_problem, require_readable_time, time_problem
 from app.wire.retrieve import (
     CONTEXT_REF_PATTERN,
     IDENTIFIER_PATTERN,
@@ -458,9 +458,7 @@ class PinCreate(msgspec.Struct, forbid_unknown_fields=True):
     def __post_init__(self) -> None:
         if not self.reason.strip():
             raise ValueError("reason must not be blank")
-        problem = time_problem(self.expires_at, "expires_at")
-        if problem is not None:
-            raise ValueError(problem)
+        require_readable_time(self.expires_at, "expires_at")
 
 
 class PinOut(msgspec.Struct):
@@ -1034,9 +1032,7 @@ class RuleCreate(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
             raise ValueError("a rule has at most 32 globs")
         if any(RULE_GLOB_REFUSED.search(g) for g in self.path_globs + self.symbol_globs):
             raise ValueError("a glob must not contain control characters")
-        problem = time_problem(self.expires_at, "expires_at")
-        if problem is not None:
-            raise ValueError(problem)
+        require_readable_time(self.expires_at, "expires_at")
 
 
 class RuleOut(msgspec.Struct):
