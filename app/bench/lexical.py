@@ -168,7 +168,7 @@ def database_size(conn: psycopg.Connection) -> dict:
                (select count(distinct org_id) from data.fragments),
                (select sum(c.fragment_count)::bigint from data.bm25_corpus c where c.org_id = %(org)s),
                (select sum(pg_total_relation_size(i.inhrelid))::bigint
-                from pg_inherits i where i.inhparent = 'data.bm25_postings'::regclass),
+                from pg_inherits i where i.inhparent = 'data.bm25_blocks'::regclass),
                pg_database_size(current_database())
         """,
         {"org": ORG},

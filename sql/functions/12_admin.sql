@@ -44,7 +44,7 @@ begin
     if no is null then
         raise exception 'unknown org: %', p_org_id using errcode = 'P0002';
     end if;
-    foreach t in array array['fragments', 'embeddings', 'bm25_postings'] loop
+    foreach t in array array['fragments', 'embeddings', 'bm25_blocks'] loop
         if exists (select 1 from pg_partitioned_table pt
                    where pt.partrelid = format('data.%I', t)::regclass and pt.partdefid <> 0) then
             continue;

@@ -5,10 +5,19 @@
 -- query time over the groups the caller may read.
 
 -- data._bm25_index: index fragments' terms and count them in their scope groups, all
--- at once (parallel arrays, one entry per fragment): one insert of postings, one
--- upsert per distinct (group, term) and one per group, however many fragments.
--- Upserts go in key order, as the per-fragment version's did (writers of one org also
--- hold its advisory write lock: api.begin_document, api.delete_document).
+-- at once (parallel arrays, one entry per fragment): one statement, whatever the number
+-- of fragments. Postings go into packed blocks (data.bm25_blocks, the contexts_bm25
+-- extension) per org, term and scope group, whose id ranges stay disjoint and in order:
+--   * New postings above every block of their group and term (fragment ids grow) make a
+--     new block, open when it holds fewer than 512, unless the group and term already
+--     has seven open blocks or the new postings fill a block: then its open blocks (the
+--     last ones) and the new postings are merged and packed again. Writing a term's
+--     postings costs a row per write and a merge per eight, not a row per posting.
+--   * A posting below a block's end (a fragment revived under its old id) is merged with
+--     every block of its group and term from the one it falls in.
+-- Document frequencies and corpus sizes are upserted per (group, term) and per group, in
+-- key order (writers of one org also hold its advisory write lock: api.begin_document,
+-- api.delete_document).
 create or replace function data._bm25_index(
     p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[],
     p_repo_ids text[], p_persona_ids text[], p_session_ids text[])
@@ -24,14 +33,52 @@ as $$
              unnest(f.tsv) as t
     ), sized as materialized (
         select terms.*, (sum(tf) over (partition by org_id, fragment_id))::int as dl from terms
-    ), postings as (
-        insert into data.bm25_postings (org_id, term, fragment_id, tf, dl, repo_id, persona_id, session_id)
-        select org_id, term, fragment_id, tf, dl, repo_id, persona_id, session_id from sized
-        order by org_id, term, fragment_id
+    ), fresh as materialized (
+        select s.org_id, s.term, s.repo_id, s.persona_id, s.session_id,
+               data._bm25_group(s.repo_id, s.persona_id, s.session_id) as scope_group,
+               array_agg(s.fragment_id) as ids, array_agg(s.tf) as tfs, array_agg(s.dl) as dls,
+               min(s.fragment_id) as min_id, count(*) as n
+        from sized s
+        group by s.org_id, s.term, s.repo_id, s.persona_id, s.session_id
+    ), placed as materialized (
+        -- Where the new postings fall among the group's blocks of the term: the last block
+        -- starting at or before the smallest (its end says whether they go past it), and
+        -- how many open blocks there are.
+        select f.*, at.first_id as start_id, at.last_id as start_end,
+               (select count(*) from data.bm25_blocks b
+                where b.org_id = f.org_id and b.term = f.term and b.scope_group = f.scope_group
+                  and not b.sealed) as open_blocks
+        from fresh f
+        left join lateral (select b.first_id, b.last_id from data.bm25_blocks b
+                           where b.org_id = f.org_id and b.term = f.term and b.scope_group = f.scope_group
+                             and b.first_id <= f.min_id
+                           order by b.first_id desc limit 1) at on true
+    ), gone as (
+        delete from data.bm25_blocks b
+        using placed p
+        where b.org_id = p.org_id and b.term = p.term and b.scope_group = p.scope_group
+          and ((b.first_id >= coalesce(p.start_id, p.min_id) and b.last_id >= p.min_id)
+               or (not b.sealed and (p.open_blocks >= 7 or p.n >= 512)))
+        returning b.org_id, b.term, b.scope_group, b.postings
+    ), packed as (
+        select p.org_id, p.term, p.repo_id, p.persona_id, p.session_id,
+               case when g.olds is null then extensions.bm25_pack(p.ids, p.tfs, p.dls)
+                    else extensions.bm25_merge(g.olds || extensions.bm25_pack(p.ids, p.tfs, p.dls)) end as blocks
+        from placed p
+        left join (select g.org_id, g.term, g.scope_group, array_agg(g.postings) as olds
+                   from gone g group by g.org_id, g.term, g.scope_group) g
+               on g.org_id = p.org_id and g.term = p.term and g.scope_group = p.scope_group
+    ), blocks as (
+        insert into data.bm25_blocks (org_id, term, repo_id, persona_id, session_id, first_id, last_id,
+                                      postings_count, sealed, postings)
+        select p.org_id, p.term, p.repo_id, p.persona_id, p.session_id,
+               extensions.bm25_block_first(b.block), extensions.bm25_block_last(b.block),
+               extensions.bm25_block_count(b.block),
+               b.n < cardinality(p.blocks) or extensions.bm25_block_count(b.block) >= 512, b.block
+        from packed p, unnest(p.blocks) with ordinality as b(block, n)
     ), df as (
         insert into data.bm25_terms as s (org_id, term, repo_id, persona_id, session_id, df)
-        select org_id, term, repo_id, persona_id, session_id, count(*) from sized
-        group by org_id, term, repo_id, persona_id, session_id
+        select org_id, term, repo_id, persona_id, session_id, n from fresh
         order by org_id, term, repo_id, persona_id, session_id
         on conflict (org_id, term, repo_id, persona_id, session_id) do update set df = s.df + excluded.df
     )
@@ -44,12 +91,14 @@ as $$
             total_length = c.total_length + excluded.total_length
 $$;
 comment on function data._bm25_index(text[], bigint[], tsvector[], text[], text[], text[])
-    is 'Add fragments (parallel arrays) to BM25: postings, document frequencies, corpus size.';
+    is 'Add fragments (parallel arrays) to BM25: packed postings, document frequencies, corpus size.';
 
 -- data._bm25_unindex: the exact inverse of _bm25_index, computed from the tsvectors the
--- fragments were indexed under (their postings may already be gone: an org's deletion
--- cascades to its postings before the trigger runs). Postings have no foreign key to
--- their fragment (migration 0021): this function is what removes them. A fragment
+-- fragments were indexed under (their blocks may already be gone: an org's deletion
+-- cascades to them before the trigger runs). Blocks have no foreign key to their
+-- fragments (migration 0021, for postings then): this function is what removes their
+-- postings. Each block holding a removed posting is packed again without it (its id
+-- range stays, so the group's blocks stay disjoint), or goes when emptied. A fragment
 -- without terms was never indexed, never counted. Document frequencies and corpus rows
 -- that reach zero go.
 create or replace function data._bm25_unindex(
@@ -59,9 +108,36 @@ returns void
 language sql
 set search_path = pg_catalog, extensions, pg_temp
 as $$
-    delete from data.bm25_postings p
-    using unnest(p_org_ids, p_fragment_ids) as g(org_id, fragment_id)
-    where p.org_id = g.org_id and p.fragment_id = g.fragment_id;
+    with removed as (
+        select f.org_id, t.lexeme as term, data._bm25_group(f.repo_id, f.persona_id, f.session_id) as scope_group,
+               f.fragment_id
+        from unnest(p_org_ids, p_fragment_ids, p_tsvs, p_repo_ids, p_persona_ids, p_session_ids)
+             as f(org_id, fragment_id, tsv, repo_id, persona_id, session_id),
+             unnest(f.tsv) as t
+    ), located as materialized (
+        select b.org_id, b.term, b.scope_group, b.first_id, array_agg(r.fragment_id) as ids
+        from removed r
+        cross join lateral (select b.org_id, b.term, b.scope_group, b.first_id from data.bm25_blocks b
+                            where b.org_id = r.org_id and b.term = r.term and b.scope_group = r.scope_group
+                              and b.first_id <= r.fragment_id
+                            order by b.first_id desc limit 1) b
+        group by b.org_id, b.term, b.scope_group, b.first_id
+    ), rewritten as materialized (
+        select l.org_id, l.term, l.scope_group, l.first_id, extensions.bm25_merge(array[b.postings], l.ids) as blocks
+        from located l
+        join data.bm25_blocks b on b.org_id = l.org_id and b.term = l.term and b.scope_group = l.scope_group
+                               and b.first_id = l.first_id
+    ), kept as (
+        update data.bm25_blocks b
+        set postings = r.blocks[1], postings_count = extensions.bm25_block_count(r.blocks[1])
+        from rewritten r
+        where cardinality(r.blocks) = 1 and b.org_id = r.org_id and b.term = r.term
+          and b.scope_group = r.scope_group and b.first_id = r.first_id
+    )
+    delete from data.bm25_blocks b
+    using rewritten r
+    where cardinality(r.blocks) = 0 and b.org_id = r.org_id and b.term = r.term
+      and b.scope_group = r.scope_group and b.first_id = r.first_id;
 
     update data.bm25_terms s set df = s.df - g.n
     from (select f.org_id, t.lexeme as term, f.repo_id, f.persona_id, f.session_id, count(*) as n
@@ -71,7 +147,6 @@ as $$
           group by 1, 2, 3, 4, 5) g
     where s.org_id = g.org_id and s.term = g.term and s.repo_id is not distinct from g.repo_id
       and s.persona_id is not distinct from g.persona_id and s.session_id is not distinct from g.session_id;
-
     delete from data.bm25_terms s
     using (select distinct f.org_id, t.lexeme as term, f.repo_id, f.persona_id, f.session_id
            from unnest(p_org_ids, p_tsvs, p_repo_ids, p_persona_ids, p_session_ids)
@@ -187,64 +262,87 @@ as $$
 $$;
 comment on function api.lexical_document(text, text) is 'tsvector of a fragment: heading (weight A) and body.';
 
--- data._bm25_scores: Okapi BM25 of the fragments matching a query within a scope (all
--- of them, or only p_fragment_ids), the one place the formula lives.
--- idf = ln(1 + (N - df + 0.5) / (df + 0.5)); tf saturates with k1; length is
--- normalised by b against the average fragment length. N, df and the average length
--- are summed over the scope groups in the requested scope that row-level security
--- lets the caller read: a fragment the caller cannot see is never counted. Callers
--- check the requested scope first.
+-- data._bm25_statistics: what BM25 needs of a query within a scope, the one place it
+-- is gathered. idf = ln(1 + (N - df + 0.5) / (df + 0.5)); tf saturates with k1; length
+-- is normalised by b against the average fragment length. N, df and the average length
+-- are summed over the scope groups in the requested scope that row-level security lets
+-- the caller read: a fragment the caller cannot see is never counted. The query's terms
+-- found in scope come with their idf, most common first; `term_nos` and `blocks` are the
+-- packed postings of those terms the caller may read (term_nos[i] numbers blocks[i]'s
+-- term in `terms`), which extensions.bm25_top scores (the formula lives there, in C).
+-- No term found: null terms. Callers check the requested scope first.
+create or replace function data._bm25_statistics(
+    p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text,
+    out n float8, out avgdl float8, out terms text[], out idfs float8[], out dfs bigint[],
+    out term_nos int[], out blocks bytea[])
+language plpgsql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+begin
+    select sum(c.fragment_count)::float8,
+           sum(c.total_length)::float8 / greatest(sum(c.fragment_count), 1)::float8
+      into n, avgdl
+    from data.bm25_corpus c
+    where c.org_id = p_org_id
+      and data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id)
+    having sum(c.fragment_count) > 0;
+    if n is null then
+        return;
+    end if;
+    select array_agg(t.term order by t.idf, t.term), array_agg(t.idf order by t.idf, t.term),
+           array_agg(t.df order by t.idf, t.term)
+      into terms, idfs, dfs
+    from (select s.term, sum(s.df) as df,
+                 ln(1.0::float8 + (n - sum(s.df)::float8 + 0.5) / (sum(s.df)::float8 + 0.5)) as idf
+          from data.bm25_terms s
+          where s.org_id = p_org_id
+            and s.term = any (array(select distinct q.lexeme from unnest(api.lexical_tsvector(p_query)) as q))
+            and s.df > 0
+            and data._in_scope(s.repo_id, s.persona_id, s.session_id, p_repo_id, p_persona_id, p_session_id)
+          group by s.term) t;
+    if terms is null then
+        return;
+    end if;
+    -- One index scan per term (org, term): the blocks of every scope group, filtered by
+    -- the requested scope here and by the caller's grants (row-level security).
+    select coalesce(array_agg(w.no), '{}'), coalesce(array_agg(b.postings), '{}')
+      into term_nos, blocks
+    from unnest(terms) with ordinality as w(term, no)
+    cross join lateral (select b.postings from data.bm25_blocks b
+                        where b.org_id = p_org_id and b.term = w.term
+                          and data._in_scope(b.repo_id, b.persona_id, b.session_id,
+                                             p_repo_id, p_persona_id, p_session_id)) b;
+end
+$$;
+comment on function data._bm25_statistics(text, text, text, text, text)
+    is 'BM25 statistics of a query within a scope (N, average length, idf per term) and the blocks the caller may read.';
+
+-- data._bm25_scores: Okapi BM25 of the fragments matching a query within a scope: all of
+-- them, or only p_fragment_ids (the dense hits outside the lexical top k, a Context's
+-- members, a validity window's fragments).
 create or replace function data._bm25_scores(
     p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text,
     p_fragment_ids bigint[], p_k1 float8, p_b float8)
 returns table (fragment_id bigint, score float8)
-language sql stable
+language plpgsql stable
 set search_path = pg_catalog, extensions, pg_temp
 as $$
-    with corpus as materialized (
-        select sum(c.fragment_count)::float8 as n,
-               sum(c.total_length)::float8 / greatest(sum(c.fragment_count), 1)::float8 as avgdl
-        from data.bm25_corpus c
-        where c.org_id = p_org_id
-          and data._in_scope(c.repo_id, c.persona_id, c.session_id, p_repo_id, p_persona_id, p_session_id)
-        having sum(c.fragment_count) > 0
-    ), query_terms as materialized (
-        select distinct t.lexeme as term
-        from unnest(api.lexical_tsvector(p_query)) as t
-    ), weighted as materialized (
-        -- `= any(array(...))`: an index condition on (org_id, term), one probe per term.
-        select s.term, ln(1.0::float8 + (corpus.n - sum(s.df)::float8 + 0.5) / (sum(s.df)::float8 + 0.5)) as idf
-        from data.bm25_terms s
-        cross join corpus
-        where s.org_id = p_org_id and s.term = any (array(select q.term from query_terms q))
-          and s.df > 0
-          and data._in_scope(s.repo_id, s.persona_id, s.session_id, p_repo_id, p_persona_id, p_session_id)
-        group by s.term, corpus.n
-    )
-    select p.fragment_id,
-           sum(w.idf * (p.tf::float8 * (p_k1 + 1.0))
-               / (p.tf::float8 + p_k1 * (1.0 - p_b + p_b * p.dl::float8 / corpus.avgdl)))
-    from weighted w
-    cross join corpus
-    -- One index scan per term. Given ids, `fragment_id = any (ids)` is an index
-    -- condition in the second branch, so a common term's list is never read whole: a
-    -- join of the terms with the postings (or an `ids is null or ...` test) let the
-    -- cached plan read it (100 ids at 100k fragments: 224 ms instead of a few). Postings
-    -- exist only for active fragments (the trigger keeps it so) and carry their scope
-    -- labels: no heap access to data.fragments at all.
-    cross join lateral (
-        select p.fragment_id, p.tf, p.dl
-        from data.bm25_postings p
-        where p_fragment_ids is null and p.org_id = p_org_id and p.term = w.term
-          and data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
-        union all
-        select p.fragment_id, p.tf, p.dl
-        from data.bm25_postings p
-        where p_fragment_ids is not null and p.org_id = p_org_id and p.term = w.term
-          and p.fragment_id = any (p_fragment_ids)
-          and data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
-        offset 0) p
-    group by p.fragment_id
+declare
+    st record;
+begin
+    if p_fragment_ids is not null and cardinality(p_fragment_ids) = 0 then
+        return;
+    end if;
+    st := data._bm25_statistics(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id);
+    if st.terms is null then
+        return;
+    end if;
+    return query
+    select t.fragment_id, t.score
+    from extensions.bm25_top(st.term_nos, st.blocks, st.idfs,
+                             coalesce(cardinality(p_fragment_ids), 2147483647), p_k1, p_b, st.avgdl,
+                             p_fragment_ids) t;
+end
 $$;
 
 -- api.search_lexical: Okapi BM25 top-k over an org's fragments within a scope.
@@ -269,7 +367,7 @@ begin
     return query
     select s.fragment_id, s.score, s.rank::int
     from data._bm25_top(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, null, p_k,
-                        p_k1 => p_k1, p_b => p_b) with ordinality as s(fragment_id, score, rank)
+                        p_k1 => p_k1, p_b => p_b) with ordinality as s(fragment_id, score, in_top, rank)
     order by s.rank;
 end
 $$;

@@ -434,7 +434,7 @@ begin
     for part in
         select c.oid::regclass from pg_class c
         where c.oid in (select to_regclass(format('data.%I', t || '_' || no))
-                        from unnest(array['fragments', 'embeddings', 'bm25_postings']) as t)
+                        from unnest(array['fragments', 'embeddings', 'bm25_blocks']) as t)
           and not exists (select 1 from pg_stats s
                           where s.schemaname = 'data' and s.tablename = c.relname and s.attname = 'org_id')
         order by c.oid

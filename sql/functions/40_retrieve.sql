@@ -268,17 +268,6 @@ begin
         end if;
     end if;
 
-    if lexical_on then
-        -- The exact BM25 top k after the filters the dense side applies too (kinds, dates,
-        -- negative, validity), common terms pruned (sql/functions/21_bm25_top.sql).
-        select coalesce(array_agg(b.fragment_id order by b.ord), '{}'), coalesce(array_agg(b.score order by b.ord), '{}')
-          into bm25_ids, bm25_scores
-        from data._bm25_top(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, path_ids, p_k_lexical,
-                            p_kinds, p_updated_since, p_updated_until, negative_filter, valid_at)
-             with ordinality as b(fragment_id, score, ord);
-        lexical_ids := bm25_ids;
-    end if;
-
     if dense_on then
         for m in select * from data._query_vectors(p_query_embeddings) loop
             select coalesce(array_agg(h.fragment_id order by h.rank), '{}'),
@@ -291,13 +280,6 @@ begin
             dense_ids := dense_ids || hit_ids;
             dense_sims := dense_sims || hit_sims;
             dense_ranks := dense_ranks || array(select generate_series(1, cardinality(hit_ids)));
-            if weighted and lexical_on then
-                select fill_ids || coalesce(array_agg(e.fragment_id), '{}'),
-                       fill_sims || coalesce(array_agg(1.0::float8 - (e.embedding <=> m.query_vector)), '{}')
-                  into fill_ids, fill_sims
-                from data.embeddings e
-                where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (lexical_ids);
-            end if;
         end loop;
         -- Only the first p_k_dense hits of all namespaces together are candidates (the
         -- `dense` list below keeps them in this order): with two namespaces about half of
@@ -310,6 +292,33 @@ begin
               from unnest(dense_ids, dense_sims, dense_ranks) as u(id, similarity, rank)
               order by u.rank, u.similarity desc, u.id
               limit p_k_dense) d;
+    end if;
+
+    if lexical_on then
+        -- The exact BM25 top k after the filters the dense side applies too (kinds, dates,
+        -- negative, validity; sql/functions/21_bm25_top.sql). Weighted fusion also needs the
+        -- BM25 of the dense hits outside it: scored from the same blocks in the same call
+        -- (in_top false; absent: no query term, 0), not read a second time.
+        select coalesce(array_agg(b.fragment_id order by b.ord) filter (where b.in_top), '{}'),
+               coalesce(array_agg(b.score order by b.ord) filter (where b.in_top), '{}'),
+               coalesce(array_agg(b.fragment_id) filter (where not b.in_top), '{}'),
+               coalesce(array_agg(b.score) filter (where not b.in_top), '{}')
+          into bm25_ids, bm25_scores, bm25_fill_ids, bm25_fill_scores
+        from data._bm25_top(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id, path_ids, p_k_lexical,
+                            p_kinds, p_updated_since, p_updated_until, negative_filter, valid_at,
+                            p_also_ids => case when weighted and dense_on then dense_ids end)
+             with ordinality as b(fragment_id, score, in_top, ord);
+        lexical_ids := bm25_ids;
+        if weighted and dense_on then
+            -- And the similarity of the lexical hits outside the dense top k.
+            for m in select * from data._query_vectors(p_query_embeddings) loop
+                select fill_ids || coalesce(array_agg(e.fragment_id), '{}'),
+                       fill_sims || coalesce(array_agg(1.0::float8 - (e.embedding <=> m.query_vector)), '{}')
+                  into fill_ids, fill_sims
+                from data.embeddings e
+                where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (lexical_ids);
+            end loop;
+        end if;
     end if;
 
     -- Pins the request sees: the pin's scope and its fragment's both within the requested
@@ -373,14 +382,6 @@ begin
             from data.embeddings e
             where e.model_id = m.model_id and e.org_id = p_org_id and e.fragment_id = any (candidate_ids || pinned_ids);
         end loop;
-    end if;
-    if weighted and lexical_on and dense_on then
-        -- The BM25 of dense hits outside the lexical top k (absent: no query term, 0).
-        select coalesce(array_agg(l.fragment_id), '{}'), coalesce(array_agg(l.score), '{}')
-          into bm25_fill_ids, bm25_fill_scores
-        from data._bm25_scores(p_org_id, p_query, p_repo_id, p_persona_id, p_session_id,
-                               array(select d.id from unnest(dense_ids) as d(id) where d.id <> all (lexical_ids)),
-                               1.2, 0.75) l;
     end if;
 
     return query

@@ -683,10 +683,15 @@ begin
     dense_on := has_query and jsonb_typeof(p_query_embeddings) = 'object' and p_query_embeddings <> '{}';
     if lexical_on then
         -- BM25 over the bundles alone (the formula of data._bm25_scores, k1 1.2, b 0.75).
-        with postings as (
-            -- Postings exist for active fragments only; an inactive member matches nothing.
-            select p.fragment_id, p.term, p.tf, p.dl from data.bm25_postings p
-            where p.fragment_id = any (ids) and p.org_id = any (member_orgs)
+        with terms_of as (
+            -- The postings the BM25 triggers derive from each active member's tsvector (an
+            -- inactive member matches nothing), read from the fragments themselves.
+            select f.fragment_id, t.lexeme as term, coalesce(array_length(t.positions, 1), 1) as tf
+            from data.fragments f, unnest(f.tsv) as t
+            where f.fragment_id = any (ids) and f.org_id = any (member_orgs) and f.active
+        ), postings as (
+            select p.fragment_id, p.term, p.tf, (sum(p.tf) over (partition by p.fragment_id))::int as dl
+            from terms_of p
         ), corpus as (
             select cardinality(ids)::float8 as n,
                    coalesce((select avg(x.dl) from (select distinct on (p.fragment_id) p.dl from postings p

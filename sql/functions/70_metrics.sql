@@ -6,7 +6,7 @@
 create or replace function api.metrics_org_sizes()
 returns table (
     org_id text, active_fragments bigint, embeddings_estimated bigint, hnsw_bytes bigint,
-    bm25_postings_estimated bigint, bm25_bytes bigint, fragment_bytes bigint)
+    bm25_blocks_estimated bigint, bm25_bytes bigint, fragment_bytes bigint)
 language sql stable security definer
 set search_path = pg_catalog, pg_temp
 as $$
@@ -14,7 +14,7 @@ as $$
         select o.org_id,
                to_regclass(format('data.%I', 'fragments_' || o.org_no)) as fragments,
                to_regclass(format('data.%I', 'embeddings_' || o.org_no)) as embeddings,
-               to_regclass(format('data.%I', 'bm25_postings_' || o.org_no)) as postings
+               to_regclass(format('data.%I', 'bm25_blocks_' || o.org_no)) as postings
         from data.orgs o
     )
     select p.org_id,

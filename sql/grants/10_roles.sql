@@ -165,7 +165,7 @@ begin
             (array['contexts_service'], array['api.authenticate']),
             -- BM25 (20_bm25.sql, 21_bm25_top.sql), dense (40_retrieve.sql) and fusion (45_fusion.sql) helpers of the searches.
             (array['contexts_service', 'contexts_analyst'], array[
-                'data._bm25_scores', 'data._bm25_top', 'data._bm25_kept', 'data._check_fusion', 'data._fuse', 'data._query_vectors', 'data._dense_hits',
+                'data._bm25_statistics', 'data._bm25_scores', 'data._bm25_top', 'data._bm25_kept', 'data._check_fusion', 'data._fuse', 'data._query_vectors', 'data._dense_hits',
                 'data._ranking_profile', 'data._authority', 'data._serving_models']),
             -- Model generations and their coverage (31_model_generations.sql): org-wide principals.
             (array['contexts_service', 'contexts_analyst'], array['api.model_generations']),

@@ -23,7 +23,7 @@ declare
     $p$;
     labelled constant text := 'org_id = (select data.acl_org()) and ' || format(rule, '');
 begin
-    foreach t in array array['documents', 'fragments', 'embeddings', 'bm25_postings', 'bm25_terms', 'bm25_corpus', 'pins'] loop
+    foreach t in array array['documents', 'fragments', 'embeddings', 'bm25_blocks', 'bm25_terms', 'bm25_corpus', 'pins'] loop
         execute format('drop policy if exists scope_read on data.%I', t);
         execute format('create policy scope_read on data.%I for select using (%s)', t, labelled);
     end loop;

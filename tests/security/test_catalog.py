@@ -33,7 +33,7 @@ def test_every_tenant_table_has_forced_rls_and_a_policy(conn):
         "fragments",
         "fragment_sources",
         "embeddings",
-        "bm25_postings",
+        "bm25_blocks",
         "bm25_terms",
         "bm25_corpus",
         "retrieval_traces",
@@ -82,7 +82,7 @@ def test_org_partitions_deny_direct_access(conn):
         from pg_class c join pg_namespace n on n.oid = c.relnamespace
         where n.nspname = 'data' and c.relispartition and c.relkind = 'r'
     """).fetchall()
-    assert {r[0].rsplit("_", 1)[0] for r in rows} == {"fragments", "embeddings", "bm25_postings"}
+    assert {r[0].rsplit("_", 1)[0] for r in rows} == {"fragments", "embeddings", "bm25_blocks"}
     for name, enabled, forced, quals, service_reads, analyst_reads in rows:
         assert enabled and forced and quals == ["false"], name
         assert not service_reads and not analyst_reads, name
@@ -306,6 +306,7 @@ POLICY_HELPERS = {
 FUSION_HELPERS = {
     "data._fuse",
     "data._check_fusion",
+    "data._bm25_statistics",
     "data._bm25_scores",
     "data._bm25_top",
     "data._bm25_kept",

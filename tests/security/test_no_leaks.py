@@ -1037,8 +1037,10 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
                     for rule_id, org_name, rule_repo in b.rules
                     if org_name == o.name and (rule_repo is None or "org" in kinds or ("repo", rule_repo) in grants)
                 }
-                for table in ("embeddings", "bm25_postings", "fragment_sources", "fragment_links"):
+                for table in ("embeddings", "fragment_sources", "fragment_links"):
                     assert leak({r[0] for r in sql.execute(f"select fragment_id from data.{table}")}, allowed) == 0
+                packed = "select p.fragment_id from data.bm25_blocks b, extensions.bm25_postings(b.postings) p"
+                assert leak({r[0] for r in sql.execute(packed)}, allowed) == 0
                 cited = {r[0] for r in sql.execute("select target_fragment_id from data.fragment_links")} - {None}
                 assert leak(cited, allowed) == 0
                 with pytest.raises(psycopg.errors.InsufficientPrivilege):

@@ -42,7 +42,7 @@ def test_an_analyst_reads_exactly_its_principals_rows(tenants, db_url, logins):
         assert paths == VISIBLE_TO_ALICE
         labels = set(alice.execute("select distinct org_id, repo_id, persona_id, session_id from data.fragments"))
         assert labels == {("acme", None, None, None), ("acme", "platform", None, None)}
-        for table in ("embeddings", "bm25_postings", "bm25_terms", "bm25_corpus"):
+        for table in ("embeddings", "bm25_blocks", "bm25_terms", "bm25_corpus"):
             rows = set(alice.execute(f"select distinct org_id, repo_id, persona_id, session_id from data.{table}"))
             assert rows <= labels and rows, table
         visible = {r[0] for r in alice.execute("select fragment_id from data.fragments")}
@@ -88,7 +88,7 @@ def test_an_unmapped_login_reads_nothing(tenants, db_url, logins):
             "fragments",
             "fragment_sources",
             "embeddings",
-            "bm25_postings",
+            "bm25_blocks",
             "bm25_terms",
             "bm25_corpus",
             "principals",

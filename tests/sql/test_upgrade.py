@@ -140,3 +140,81 @@ def test_contexts_migrate_says_which_migrations_it_applied(empty_db):
     upgraded = run()
     assert f"applied 2 migration(s) ({', '.join(heads[-2:])}): schema at {head};" in upgraded
     assert "(created)" not in upgraded
+
+
+def test_0026_postings_are_packed_as_a_fresh_index_would_be(empty_db):
+    """Migration 0027 packs the per-posting rows of a 0026 database into blocks: the
+    packed postings are exactly the old rows, the blocks keep their layout, and every
+    query's BM25 top k equals what a fresh index of the same fragments gives (the
+    fragments retired and revived through the triggers afterwards)."""
+    migrate(empty_db, revision="0026", reapply=False)
+    with psycopg.connect(empty_db) as conn:
+        conn.execute("insert into data.orgs (org_id) values ('acme'), ('globex')")
+        conn.execute("select data._create_tenant_partitions(org_id) from data.orgs")
+        conn.execute("insert into data.repos (org_id, repo_id) values ('acme', 'r1'), ('globex', 'r1')")
+        # 3,000 fragments in four scope groups: common words make terms of several blocks.
+        conn.execute("""
+            insert into data.fragments (fragment_id, org_id, repo_id, session_id, namespace, kind, owner, text,
+                                        content_hash, token_count, chunker_version, simhash, tsv)
+            select nextval('data.fragment_id_seq'), o, case when i % 3 = 0 then 'r1' end, null, 'prose', 'doc',
+                   'o', t, md5(t), 10, 'v', 1, to_tsvector('english', t)
+            from generate_series(1, 3000) i,
+                 lateral (select case when i % 4 = 0 then 'globex' else 'acme' end as o,
+                                 'journal rotate ' || (i % 17) || ' word' || (i % 101) || ' ' ||
+                                 repeat('common ', 1 + i % 5) || 'tail' || i as t) x
+        """)
+        conn.execute("""
+            insert into data.bm25_postings (org_id, term, fragment_id, tf, dl, repo_id, persona_id, session_id)
+            select f.org_id, t.lexeme, f.fragment_id, coalesce(array_length(t.positions, 1), 1),
+                   sum(coalesce(array_length(t.positions, 1), 1)) over (partition by f.fragment_id),
+                   f.repo_id, f.persona_id, f.session_id
+            from data.fragments f, unnest(f.tsv) t
+        """)
+        conn.execute("""
+            insert into data.bm25_terms (org_id, term, repo_id, persona_id, session_id, df)
+            select org_id, term, repo_id, persona_id, session_id, count(*)
+            from data.bm25_postings group by org_id, term, repo_id, persona_id, session_id
+        """)
+        conn.execute("""
+            insert into data.bm25_corpus (org_id, repo_id, persona_id, session_id, fragment_count, total_length)
+            select org_id, repo_id, persona_id, session_id, count(*), sum(dl)
+            from (select distinct on (fragment_id) org_id, fragment_id, dl, repo_id, persona_id, session_id
+                  from data.bm25_postings order by fragment_id) per_fragment
+            group by org_id, repo_id, persona_id, session_id
+        """)
+        old = set(conn.execute("select org_id, term, fragment_id, tf, dl from data.bm25_postings").fetchall())
+        conn.commit()
+
+    migrate(empty_db)
+
+    queries = ["journal", "common tail7", "word3 rotate 5", "common journal rotate word1 tail30 tail2999"]
+    with psycopg.connect(empty_db) as conn:
+        packed = set(
+            conn.execute(
+                "select b.org_id, b.term, p.fragment_id, p.tf, p.dl"
+                " from data.bm25_blocks b, extensions.bm25_postings(b.postings) p"
+            ).fetchall()
+        )
+        assert packed == old
+        several = "select count(*) > count(distinct (org_id, term, scope_group)) from data.bm25_blocks"
+        assert conn.execute(several).fetchone() == (True,)  # terms of more than one block
+        assert_statistics_match_active_fragments(conn)
+
+        def tops() -> list:
+            return [
+                conn.execute(
+                    "select fragment_id, round(score::numeric, 9) from api.search_lexical(%s, %s, 50, %s)",
+                    (org, q, repo),
+                ).fetchall()
+                for org in ("acme", "globex")
+                for repo in (None, "r1")
+                for q in queries
+            ]
+
+        upgraded = tops()
+        assert all(upgraded)
+        conn.execute("update data.fragments set active = false")
+        assert conn.execute("select count(*) from data.bm25_blocks").fetchone() == (0,)
+        conn.execute("update data.fragments set active = true")
+        assert_statistics_match_active_fragments(conn)
+        assert tops() == upgraded

@@ -63,6 +63,20 @@ CREATE SCHEMA extensions;
 ALTER SCHEMA extensions OWNER TO <migrator>;
 
 --
+-- Name: contexts_bm25; Type: EXTENSION; Schema: -; Owner: -
+--
+
+CREATE EXTENSION IF NOT EXISTS contexts_bm25 WITH SCHEMA extensions;
+
+
+--
+-- Name: EXTENSION contexts_bm25; Type: COMMENT; Schema: -; Owner: 
+--
+
+COMMENT ON EXTENSION contexts_bm25 IS 'BM25 postings packed in blocks with block-max bounds; exact top k by MaxScore';
+
+
+--
 -- Name: vector; Type: EXTENSION; Schema: -; Owner: -
 --
 
@@ -954,7 +968,7 @@ COMMENT ON FUNCTION api.match_fragments(p_org_id text, p_repo_id text, p_persona
 -- Name: metrics_org_sizes(); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.metrics_org_sizes() RETURNS TABLE(org_id text, active_fragments bigint, embeddings_estimated bigint, hnsw_bytes bigint, bm25_postings_estimated bigint, bm25_bytes bigint, fragment_bytes bigint)
+CREATE FUNCTION api.metrics_org_sizes() RETURNS TABLE(org_id text, active_fragments bigint, embeddings_estimated bigint, hnsw_bytes bigint, bm25_blocks_estimated bigint, bm25_bytes bigint, fragment_bytes bigint)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS <body>;
@@ -2222,6 +2236,18 @@ COMMENT ON FUNCTION data._binding(OUT org_id text, OUT principal_id text, OUT ke
 
 
 --
+-- Name: _bm25_group(text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._bm25_group(p_repo_id text, p_persona_id text, p_session_id text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._bm25_group(p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
+
+--
 -- Name: _bm25_index(text[], bigint[], tsvector[], text[], text[], text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -2237,7 +2263,7 @@ ALTER FUNCTION data._bm25_index(p_org_ids text[], p_fragment_ids bigint[], p_tsv
 -- Name: FUNCTION _bm25_index(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]); Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION data._bm25_index(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]) IS 'Add fragments (parallel arrays) to BM25: postings, document frequencies, corpus size.';
+COMMENT ON FUNCTION data._bm25_index(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]) IS 'Add fragments (parallel arrays) to BM25: packed postings, document frequencies, corpus size.';
 
 
 --
@@ -2276,7 +2302,7 @@ ALTER FUNCTION data._bm25_on_fragment_change() OWNER TO <migrator>;
 --
 
 CREATE FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k1 double precision, p_b double precision) RETURNS TABLE(fragment_id bigint, score double precision)
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS <body>;
 
@@ -2284,22 +2310,41 @@ CREATE FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id text, p
 ALTER FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k1 double precision, p_b double precision) OWNER TO <migrator>;
 
 --
--- Name: _bm25_top(text, text, text, text, text, bigint[], integer, text[], timestamp with time zone, timestamp with time zone, boolean, timestamp with time zone, double precision, double precision, bigint); Type: FUNCTION; Schema: data; Owner: <migrator>
+-- Name: _bm25_statistics(text, text, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_negative boolean DEFAULT NULL::boolean, p_valid_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_k1 double precision DEFAULT 1.2, p_b double precision DEFAULT 0.75, p_prune_from bigint DEFAULT 20000) RETURNS TABLE(fragment_id bigint, score double precision)
+CREATE FUNCTION data._bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT idfs double precision[], OUT dfs bigint[], OUT term_nos integer[], OUT blocks bytea[]) RETURNS record
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS <body>;
 
 
-ALTER FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_prune_from bigint) OWNER TO <migrator>;
+ALTER FUNCTION data._bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT idfs double precision[], OUT dfs bigint[], OUT term_nos integer[], OUT blocks bytea[]) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION _bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_prune_from bigint); Type: COMMENT; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT idfs double precision[], OUT dfs bigint[], OUT term_nos integer[], OUT blocks bytea[]); Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_prune_from bigint) IS 'Exact BM25 top k within a scope and filters, pruning common terms by MaxScore from p_prune_from postings on (docs/adr/0023).';
+COMMENT ON FUNCTION data._bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT idfs double precision[], OUT dfs bigint[], OUT term_nos integer[], OUT blocks bytea[]) IS 'BM25 statistics of a query within a scope (N, average length, idf per term) and the blocks the caller may read.';
+
+
+--
+-- Name: _bm25_top(text, text, text, text, text, bigint[], integer, text[], timestamp with time zone, timestamp with time zone, boolean, timestamp with time zone, double precision, double precision, bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[] DEFAULT NULL::text[], p_updated_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_updated_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_negative boolean DEFAULT NULL::boolean, p_valid_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_k1 double precision DEFAULT 1.2, p_b double precision DEFAULT 0.75, p_also_ids bigint[] DEFAULT NULL::bigint[]) RETURNS TABLE(fragment_id bigint, score double precision, in_top boolean)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_also_ids bigint[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_also_ids bigint[]); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_also_ids bigint[]) IS 'Exact BM25 top k within a scope and filters over packed postings (contexts_bm25); also the BM25 of p_also_ids (docs/adr/0025).';
 
 
 --
@@ -4552,6 +4597,40 @@ COMMENT ON TABLE data.binding_keys IS 'The key that signs principal bindings mad
 
 
 --
+-- Name: bm25_blocks; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.bm25_blocks (
+    org_id text NOT NULL,
+    term text NOT NULL,
+    repo_id text,
+    persona_id text,
+    session_id text,
+    scope_group text GENERATED ALWAYS AS (data._bm25_group(repo_id, persona_id, session_id)) STORED NOT NULL,
+    first_id bigint NOT NULL,
+    last_id bigint NOT NULL,
+    postings_count integer NOT NULL,
+    sealed boolean NOT NULL,
+    postings bytea NOT NULL,
+    CONSTRAINT bm25_blocks_check CHECK ((last_id >= first_id)),
+    CONSTRAINT bm25_blocks_postings_count_check CHECK ((postings_count > 0))
+)
+PARTITION BY LIST (org_id);
+ALTER TABLE ONLY data.bm25_blocks ALTER COLUMN postings SET STORAGE PLAIN;
+
+ALTER TABLE ONLY data.bm25_blocks FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.bm25_blocks OWNER TO <migrator>;
+
+--
+-- Name: TABLE bm25_blocks; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.bm25_blocks IS 'BM25 postings of active fragments, packed per term, scope group and block of up to 1,024 (contexts_bm25).';
+
+
+--
 -- Name: bm25_corpus; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -4574,34 +4653,6 @@ ALTER TABLE data.bm25_corpus OWNER TO <migrator>;
 --
 
 COMMENT ON TABLE data.bm25_corpus IS 'Fragment count and total length of one scope group (for idf and average length).';
-
-
---
--- Name: bm25_postings; Type: TABLE; Schema: data; Owner: <migrator>
---
-
-CREATE TABLE data.bm25_postings (
-    org_id text NOT NULL,
-    term text NOT NULL,
-    fragment_id bigint NOT NULL,
-    tf integer NOT NULL,
-    dl integer NOT NULL,
-    repo_id text,
-    persona_id text,
-    session_id text
-)
-PARTITION BY LIST (org_id);
-
-ALTER TABLE ONLY data.bm25_postings FORCE ROW LEVEL SECURITY;
-
-
-ALTER TABLE data.bm25_postings OWNER TO <migrator>;
-
---
--- Name: TABLE bm25_postings; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON TABLE data.bm25_postings IS 'Term frequencies of active fragments; the covering key serves BM25 and the scope filter without heap reads.';
 
 
 --
@@ -6040,19 +6091,19 @@ ALTER TABLE ONLY data.binding_keys
 
 
 --
+-- Name: bm25_blocks bm25_blocks_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.bm25_blocks
+    ADD CONSTRAINT bm25_blocks_key PRIMARY KEY (org_id, term, scope_group, first_id);
+
+
+--
 -- Name: bm25_corpus bm25_corpus_group_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
 ALTER TABLE ONLY data.bm25_corpus
     ADD CONSTRAINT bm25_corpus_group_key UNIQUE NULLS NOT DISTINCT (org_id, repo_id, persona_id, session_id);
-
-
---
--- Name: bm25_postings bm25_postings_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
---
-
-ALTER TABLE ONLY data.bm25_postings
-    ADD CONSTRAINT bm25_postings_pkey PRIMARY KEY (org_id, term, fragment_id) INCLUDE (tf, dl, repo_id, persona_id, session_id);
 
 
 --
@@ -6408,10 +6459,10 @@ ALTER TABLE ONLY public.contexts_reapplied
 
 
 --
--- Name: bm25_postings_fragment; Type: INDEX; Schema: data; Owner: <migrator>
+-- Name: bm25_blocks_open; Type: INDEX; Schema: data; Owner: <migrator>
 --
 
-CREATE INDEX bm25_postings_fragment ON ONLY data.bm25_postings USING btree (fragment_id);
+CREATE INDEX bm25_blocks_open ON ONLY data.bm25_blocks USING btree (org_id, term, scope_group) WHERE (NOT sealed);
 
 
 --
@@ -6835,19 +6886,19 @@ ALTER TABLE ONLY data.api_keys
 
 
 --
+-- Name: bm25_blocks bm25_blocks_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.bm25_blocks
+    ADD CONSTRAINT bm25_blocks_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
 -- Name: bm25_corpus bm25_corpus_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
 ALTER TABLE ONLY data.bm25_corpus
     ADD CONSTRAINT bm25_corpus_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
-
-
---
--- Name: bm25_postings bm25_postings_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
---
-
-ALTER TABLE data.bm25_postings
-    ADD CONSTRAINT bm25_postings_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
 
 
 --
@@ -7359,16 +7410,16 @@ ALTER TABLE data.api_keys ENABLE ROW LEVEL SECURITY;
 ALTER TABLE data.binding_keys ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: bm25_blocks; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.bm25_blocks ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: bm25_corpus; Type: ROW SECURITY; Schema: data; Owner: <migrator>
 --
 
 ALTER TABLE data.bm25_corpus ENABLE ROW LEVEL SECURITY;
-
---
--- Name: bm25_postings; Type: ROW SECURITY; Schema: data; Owner: <migrator>
---
-
-ALTER TABLE data.bm25_postings ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: bm25_terms; Type: ROW SECURITY; Schema: data; Owner: <migrator>
@@ -7671,17 +7722,17 @@ ALTER TABLE data.repos ENABLE ROW LEVEL SECURITY;
 ALTER TABLE data.retrieval_traces ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: bm25_blocks scope_read; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY scope_read ON data.bm25_blocks FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
+
+
+--
 -- Name: bm25_corpus scope_read; Type: POLICY; Schema: data; Owner: <migrator>
 --
 
 CREATE POLICY scope_read ON data.bm25_corpus FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
-
-
---
--- Name: bm25_postings scope_read; Type: POLICY; Schema: data; Owner: <migrator>
---
-
-CREATE POLICY scope_read ON data.bm25_postings FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((repo_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (repo_id = ANY (( SELECT data.acl_repos() AS acl_repos)::text[]))) AND ((persona_id IS NULL) OR ( SELECT data.acl_org_wide() AS acl_org_wide) OR (persona_id = ANY (( SELECT data.acl_personas() AS acl_personas)::text[]))) AND ((session_id IS NULL) OR (session_id = ANY (( SELECT data.acl_sessions() AS acl_sessions)::text[])))));
 
 
 --
@@ -8762,6 +8813,13 @@ REVOKE ALL ON FUNCTION data._binding(OUT org_id text, OUT principal_id text, OUT
 
 
 --
+-- Name: FUNCTION _bm25_group(p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._bm25_group(p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _bm25_index(p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[]); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -8794,12 +8852,21 @@ GRANT ALL ON FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id t
 
 
 --
--- Name: FUNCTION _bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_prune_from bigint); Type: ACL; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT idfs double precision[], OUT dfs bigint[], OUT term_nos integer[], OUT blocks bytea[]); Type: ACL; Schema: data; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_prune_from bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_prune_from bigint) TO contexts_service;
-GRANT ALL ON FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_prune_from bigint) TO contexts_analyst;
+REVOKE ALL ON FUNCTION data._bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT idfs double precision[], OUT dfs bigint[], OUT term_nos integer[], OUT blocks bytea[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT idfs double precision[], OUT dfs bigint[], OUT term_nos integer[], OUT blocks bytea[]) TO contexts_service;
+GRANT ALL ON FUNCTION data._bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT idfs double precision[], OUT dfs bigint[], OUT term_nos integer[], OUT blocks bytea[]) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_also_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_also_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_also_ids bigint[]) TO contexts_service;
+GRANT ALL ON FUNCTION data._bm25_top(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_ids bigint[], p_k integer, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negative boolean, p_valid_at timestamp with time zone, p_k1 double precision, p_b double precision, p_also_ids bigint[]) TO contexts_analyst;
 
 
 --
@@ -9559,19 +9626,19 @@ GRANT SELECT ON TABLE data.authority_refreshes TO contexts_analyst;
 
 
 --
+-- Name: TABLE bm25_blocks; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.bm25_blocks TO contexts_service;
+GRANT SELECT ON TABLE data.bm25_blocks TO contexts_analyst;
+
+
+--
 -- Name: TABLE bm25_corpus; Type: ACL; Schema: data; Owner: <migrator>
 --
 
 GRANT SELECT ON TABLE data.bm25_corpus TO contexts_service;
 GRANT SELECT ON TABLE data.bm25_corpus TO contexts_analyst;
-
-
---
--- Name: TABLE bm25_postings; Type: ACL; Schema: data; Owner: <migrator>
---
-
-GRANT SELECT ON TABLE data.bm25_postings TO contexts_service;
-GRANT SELECT ON TABLE data.bm25_postings TO contexts_analyst;
 
 
 --
