@@ -19,7 +19,7 @@ do $$
 declare
     t text;
 begin
-    foreach t in array array['fragments', 'embeddings', 'bm25_postings'] loop
+    foreach t in array array['fragments', 'embeddings', 'bm25_blocks'] loop
         execute format('create table data.%I partition of data.%I default', t || '_shared', t);
         execute format('alter table data.%I enable row level security', t || '_shared');
         execute format('alter table data.%I force row level security', t || '_shared');
@@ -87,7 +87,7 @@ select create_distributed_table('data.document_versions', 'org_id', colocate_wit
 select create_distributed_table('data.fragments', 'org_id', colocate_with => 'data.documents');
 select create_distributed_table('data.fragment_sources', 'org_id', colocate_with => 'data.documents');
 select create_distributed_table('data.embeddings', 'org_id', colocate_with => 'data.documents');
-select create_distributed_table('data.bm25_postings', 'org_id', colocate_with => 'data.documents');
+select create_distributed_table('data.bm25_blocks', 'org_id', colocate_with => 'data.documents');
 select create_distributed_table('data.bm25_terms', 'org_id', colocate_with => 'data.documents');
 select create_distributed_table('data.bm25_corpus', 'org_id', colocate_with => 'data.documents');
 select create_distributed_table('data.fragment_links', 'org_id', colocate_with => 'data.documents');

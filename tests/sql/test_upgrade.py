@@ -218,3 +218,17 @@ def test_0026_postings_are_packed_as_a_fresh_index_would_be(empty_db):
         conn.execute("update data.fragments set active = true")
         assert_statistics_match_active_fragments(conn)
         assert tops() == upgraded
+
+
+def test_a_server_without_the_lexical_extension_stops_the_migrate_with_one_line(conn):
+    """Migration 0027's guard, run as it is written but asking for an extension this
+    server lacks: one error naming what is missing, and a hint saying how to install it."""
+    sql = (ROOT / "sql" / "migrations" / "0027_lexical_blocks.sql").read_text()
+    guard = sql[sql.index("do $$") : sql.index("$$;", sql.index("do $$")) + 3]
+    assert "'contexts_bm25'" in guard
+    with pytest.raises(psycopg.errors.UndefinedFile) as refused:
+        conn.execute(guard.replace("'contexts_bm25'", "'contexts_bm25_absent'"))
+    assert str(refused.value).splitlines()[0] == "the contexts_bm25 extension is not installed on this PostgreSQL server"
+    assert "ext/contexts_bm25" in (refused.value.diag.message_hint or "")
+    conn.rollback()
+    conn.execute(guard)  # installed here: passes
