@@ -43,11 +43,13 @@ as $$
     ), placed as materialized (
         -- Where the new postings fall among the group's blocks of the term: the last block
         -- starting at or before the smallest (its end says whether they go past it), and
-        -- how many open blocks there are.
+        -- how many open blocks end the list (open blocks are its last ones: the last
+        -- eight are read backwards through the key, no index of their own).
         select f.*, at.first_id as start_id, at.last_id as start_end,
-               (select count(*) from data.bm25_blocks b
-                where b.org_id = f.org_id and b.term = f.term and b.scope_group = f.scope_group
-                  and not b.sealed) as open_blocks
+               (select count(*) filter (where not l.sealed)
+                from (select b.sealed from data.bm25_blocks b
+                      where b.org_id = f.org_id and b.term = f.term and b.scope_group = f.scope_group
+                      order by b.first_id desc limit 8) l) as open_blocks
         from fresh f
         left join lateral (select b.first_id, b.last_id from data.bm25_blocks b
                            where b.org_id = f.org_id and b.term = f.term and b.scope_group = f.scope_group

@@ -53,7 +53,6 @@ create table data.bm25_blocks (
 -- Blocks stay below the size that would make PostgreSQL compress them or move them out
 -- of line: read in place, never decompressed.
 alter table data.bm25_blocks alter column postings set storage plain;
-create index bm25_blocks_open on data.bm25_blocks (org_id, term, scope_group) where not sealed;
 comment on table data.bm25_blocks is
     'BM25 postings of active fragments, packed per term, scope group and block of up to 1,024 (contexts_bm25).';
 
