@@ -21,7 +21,12 @@ leaves its rows out.
 - **LanceDB** (0.40) holds the same texts and the same stored vectors (each fragment's
   embedding under its namespace's active model), its own full-text index (English,
   stemmed, stop words removed) and no vector index (an exact scan); a hybrid query with
-  the same query vector, fused by its RRF reranker, top k.
+  the same query vector, fused by its RRF reranker (k 60), top k, each hit's id and text.
+
+Ours is timed as the rest of the bench times it: data._bm25_top as the owner (the lexical
+bench's call), api.retrieve_candidates and a whole retrieval as a principal under
+row-level security (reference.py's calls). Tantivy's time is its query parse and search
+(hits as document addresses); bm25s's its scoring, top k and ids.
 """
 
 from __future__ import annotations
@@ -384,6 +389,7 @@ class LanceTable:
             .text(query)
             .distance_type("cosine")
             .rerank(self.reranker)
+            .select(["fragment_id", "text"])
             .limit(k)
             .to_arrow()
         )
