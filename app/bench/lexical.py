@@ -14,6 +14,12 @@ because `make bench --copies` pushes every fragment through the ingestion pipeli
 embeds what it cannot reuse, which takes hours at 100k fragments on two cores, while
 BM25's cost needs only the postings.
 
+Beside ours, on the same queries and interleaved with it (app.bench.engines, from the
+optional `bench` extra; skipped in one line without it): Tantivy over the same texts and
+bm25s fed our lexemes, each one's p50 and p95 and ours over it, the overlap of our top k
+with bm25s's and whether our scores are its up to a constant; and our lexical index's
+bytes and build (the corpus's writes through the BM25 triggers) beside Tantivy's.
+
     python -m app.bench.lexical --home .contexts/bench-lexical --chunks 20000 --copies 5 --tenants 45
 """
 
@@ -31,7 +37,9 @@ from pathlib import Path
 import psycopg
 from rich.console import Console
 from rich.progress import Progress
+from rich.table import Table
 
+from app.bench import engines as bench_engines
 from app.bench import reference as bench_reference
 from app.bench.run import bench_database, corpus_files
 from app.db.migrate import migrate
@@ -66,19 +74,21 @@ def chunks(site: Path, limit: int) -> list[tuple[str, str]]:
     return pieces
 
 
-def build(dsn: str, site: Path, limit: int, copies: int) -> int:
-    """Write the corpus unless the org already holds it; returns its active fragments."""
+def build(dsn: str, site: Path, limit: int, copies: int) -> tuple[int, float | None]:
+    """Write the corpus unless the org already holds it; returns its active fragments and
+    the seconds its writes took through the BM25 triggers (None: an earlier run wrote it)."""
     migrate(dsn)
     with psycopg.connect(dsn, autocommit=True) as conn:
         held = conn.execute("select count(*) from data.fragments where org_id = %s and active", (ORG,)).fetchone()
         if held and held[0]:
-            return int(held[0])
+            return int(held[0]), None
         pieces = chunks(site, limit)
         conn.execute("select api.create_org(%s, 'lexical bench')", (ORG,))
         conn.execute("create temp table corpus (path text, body text)")
         with conn.cursor().copy("copy corpus (path, body) from stdin") as copy:
             for row in pieces:
                 copy.write_row(row)
+        started = time.perf_counter()
         with Progress(console=Console(stderr=True)) as progress:
             task = progress.add_task(f"writing {len(pieces)} chunks x {copies}", total=copies)
             for c in range(copies):
@@ -93,9 +103,10 @@ def build(dsn: str, site: Path, limit: int, copies: int) -> int:
                     (ORG, repo, repo),
                 )
                 progress.advance(task)
+        seconds = round(time.perf_counter() - started, 2)
         conn.execute("vacuum analyze")
         count = conn.execute("select count(*) from data.fragments where org_id = %s", (ORG,)).fetchone()
-        return int(count[0]) if count else 0
+        return (int(count[0]) if count else 0), seconds
 
 
 COPY_TO_TENANT = (
@@ -240,10 +251,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-reference", action="store_true", help="skip the hand-written ts_rank_cd reference (its GIN build)"
     )
+    parser.add_argument(
+        "--no-engines", action="store_true", help="skip Tantivy and bm25s (the bench extra) beside ours"
+    )
     args = parser.parse_args(argv)
     dsn = bench_database(args.home, args.reuse)
     site = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
-    fragments = build(dsn, site, args.chunks, args.copies)
+    fragments, write_seconds = build(dsn, site, args.chunks, args.copies)
     written = add_tenants(dsn, args.tenants, args.workers) if args.tenants > 0 else {}
     with psycopg.connect(dsn) as conn:
         asked = queries(conn, args.queries, args.seed)
@@ -253,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
             "corpus": f"installed packages' text in chunks of ~900 characters, {args.copies} copies in as many repos"
             + (f"; {args.tenants} more orgs holding one copy each" if args.tenants > 0 else ""),
             "database": {**database_size(conn), **written},
+            "write_seconds": write_seconds,
             "ordinary": bench_reference.pruning(conn, ORG, asked),
             "long": bench_reference.pruning(conn, ORG, long),
         }
@@ -268,8 +283,42 @@ def main(argv: list[str] | None = None) -> int:
                 }
             finally:
                 bench_reference.drop_reference_table(conn)
+        if not args.no_engines:
+            report["engines"] = bench_engines.lexical(
+                conn, ORG, {"ordinary": asked, "long": long}, ours_build_seconds=write_seconds
+            )
+    Console(stderr=True).print(table(report))
     print(json.dumps(report, indent=2))
     return 0
+
+
+def table(report: dict) -> Table:
+    """The report's figures in rows, beside their same-run references."""
+    rows = Table(title=f"BM25 top {DEFAULT_K_LEXICAL}: {report['fragments']} fragments in the tenant")
+    rows.add_column("measure")
+    rows.add_column("value", justify="right")
+    for label in ("ordinary", "long"):
+        r = report[label]
+        rows.add_row(
+            f"{label} queries: pruned vs every posting scored, p50 / p95 (ms)",
+            f"{r['pruned']['p50_ms']} / {r['pruned']['p95_ms']} vs {r['every_posting']['p50_ms']} / "
+            f"{r['every_posting']['p95_ms']}  ({r['differing_top_k']} of {r['queries']} differ)",
+        )
+    for label in ("ordinary", "long"):
+        r = report.get("reference", {}).get(label)
+        if r:
+            rows.add_row(
+                f"{label} queries: ours vs ts_rank_cd over GIN, p50 / p95 (ms)",
+                f"{r['ours']['p50_ms']} / {r['ours']['p95_ms']} vs {r['reference']['p50_ms']} / "
+                f"{r['reference']['p95_ms']}  (x{r['ratio_p50']})",
+            )
+    engines = report.get("engines")
+    if engines and "skipped" in engines:
+        rows.add_row("Tantivy, bm25s", f"skipped: {engines['skipped']}")
+    elif engines:
+        for row in bench_engines.engine_rows(engines):
+            rows.add_row(*row)
+    return rows
 
 
 if __name__ == "__main__":

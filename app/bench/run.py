@@ -28,6 +28,7 @@ from rich.table import Table
 from app.access import act_as, ensure_admin_principal
 from app.authority import refresh as refresh_authority
 from app.bench import authority as bench_authority
+from app.bench import engines as bench_engines
 from app.bench import ingest as bench_ingest
 from app.bench import reference as bench_reference
 from app.bench import rerank as bench_rerank
@@ -415,6 +416,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="fragments of the corpus embedded and inserted by hand, beside our ingest rate (0: skip)",
     )
+    parser.add_argument(
+        "--no-engines",
+        action="store_true",
+        help="skip Tantivy, bm25s and LanceDB beside ours (app.bench.engines; skipped anyway without the extra)",
+    )
     add_corpus_arguments(parser, "latest.json")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -486,6 +492,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         # The same queries (and long ones) through a hand-written SQL hybrid, interleaved.
         results["reference"] = bench_reference.measure(conn, retriever, ORG, ADMIN, queries, args.seed)
+        if not args.no_engines:
+            # Tantivy and bm25s beside our BM25, LanceDB beside our hybrid (the bench extra).
+            long = bench_reference.long_queries(conn, ORG, len(queries), args.seed)
+            results["engines_lexical"] = bench_engines.lexical(conn, ORG, {"ordinary": queries, "long": long})
+            results["engines_hybrid"] = bench_engines.hybrid(conn, retriever, ORG, ADMIN, queries)
+            for key in ("engines_lexical", "engines_hybrid"):
+                if "skipped" in results[key]:
+                    console.print(f"[yellow]{key}: {results[key]['skipped']}[/]")
         if args.ingest_reference > 0:
             # Ingestion's reference: the corpus's own texts embedded and inserted by hand.
             results["ingest_reference"] = bench_ingest.measure(conn, models, ORG, args.ingest_reference)
@@ -579,6 +593,21 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['pruned']['p50_ms']} / {r['pruned']['p95_ms']} vs {r['every_posting']['p50_ms']} / "
             f"{r['every_posting']['p95_ms']}  (x{r['ratio_p50']}, {r['differing_top_k']} of {r['queries']} differ)",
         )
+    engines = results.get("engines_lexical")
+    if engines and "skipped" not in engines:
+        for row in bench_engines.engine_rows(engines):
+            table.add_row(f"BM25 top {DEFAULT_K_LEXICAL}, {row[0]}", row[1])
+    lance = results.get("engines_hybrid")
+    if lance and "skipped" not in lance:
+        table.add_row(
+            "hybrid p50 / p95, our candidates SQL / whole retrieval vs LanceDB hybrid, same vectors (ms)",
+            f"{lance['candidates']['p50_ms']} / {lance['candidates']['p95_ms']}, {lance['whole']['p50_ms']} /"
+            f" {lance['whole']['p95_ms']} vs {lance['lancedb']['p50_ms']} / {lance['lancedb']['p95_ms']}"
+            f"  (x{lance['candidates_over_lancedb']['p50']}, x{lance['whole_over_lancedb']['p50']})",
+        )
+    for key in ("engines_lexical", "engines_hybrid"):
+        if "skipped" in results.get(key, {}):
+            table.add_row(key, f"skipped: {results[key]['skipped']}")
     for r in results.get("authority_refresh_synthetic", []):
         table.add_row(
             f"authority refresh, synthetic {r['fragments']} fragments / {r['links']} links: best / median (ms)",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import psycopg
 
+from app.bench import engines as bench_engines
 from app.bench import reference as bench_reference
 from app.bench import run as bench
 
@@ -69,6 +70,16 @@ def test_bench_runs_every_step(db_url, tmp_path):
         assert reference[key]["queries"] > 0
         assert reference[key]["ours"]["p50_ms"] > 0 and reference[key]["reference"]["p50_ms"] > 0
     assert reference["hybrid"]["queries"] == reference["hybrid_end_to_end"]["queries"] == 3
+    # Tantivy and bm25s beside our BM25, LanceDB beside our hybrid; or, without the bench
+    # extra, one line saying so in their place.
+    lexical, hybrid = report["engines_lexical"], report["engines_hybrid"]
+    if bench_engines.missing(*bench_engines.EXTRA) is None:
+        assert lexical["ordinary"]["queries"] == 3 and lexical["long"]["queries"] > 0
+        assert lexical["ordinary"]["overlap_at_10_bm25s"] >= 0.99
+        assert lexical["storage"]["tantivy_bytes"] > 0 and lexical["build"]["ours_seconds"] is None
+        assert hybrid["queries"] == 3 and hybrid["lancedb"]["p50_ms"] > 0 and hybrid["whole"]["p50_ms"] > 0
+    else:
+        assert list(lexical) == list(hybrid) == ["skipped"]
     # The ingest reference embedded and wrote the corpus's own texts, and left no table.
     ingest = report["ingest_reference"]
     assert ingest["fragments"] == min(report["corpus_fragments"], 2000)

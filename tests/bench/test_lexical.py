@@ -23,7 +23,7 @@ def _site(root: Path) -> Path:
 
 
 def test_tenants_hold_one_copy_each_and_a_rerun_writes_nothing(db_url, tmp_path):
-    per_copy = bench_lexical.build(db_url, _site(tmp_path), limit=5, copies=2)
+    per_copy, _ = bench_lexical.build(db_url, _site(tmp_path), limit=5, copies=2)
     assert per_copy == 2 * 5
 
     first = bench_lexical.add_tenants(db_url, 3, workers=2)
