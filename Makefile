@@ -74,7 +74,14 @@ format: install
 	$(BIN)/ruff check --fix app tests
 	$(BIN)/ruff format app tests
 
-bench: install
+# The bench's same-run references (Tantivy, bm25s, LanceDB: the `bench` extra), never
+# runtime dependencies: installed here, for `make bench` only.
+BENCH_EXTRA := $(VENV)/.bench-extra
+$(BENCH_EXTRA): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	touch $(BENCH_EXTRA)
+
+bench: install $(BENCH_EXTRA)
 	$(BIN)/python -m app.bench $(BENCH_ARGS)
 
 # The HTTP service under load: 50 readers, then 50 readers + 10 writers, 60 s each
