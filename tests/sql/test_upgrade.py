@@ -228,7 +228,8 @@ def test_a_server_without_the_lexical_extension_stops_the_migrate_with_one_line(
     assert "'contexts_bm25'" in guard
     with pytest.raises(psycopg.errors.UndefinedFile) as refused:
         conn.execute(guard.replace("'contexts_bm25'", "'contexts_bm25_absent'"))
-    assert str(refused.value).splitlines()[0] == "the contexts_bm25 extension is not installed on this PostgreSQL server"
+    first_line = str(refused.value).splitlines()[0]
+    assert first_line == "the contexts_bm25 extension is not installed on this PostgreSQL server"
     assert "ext/contexts_bm25" in (refused.value.diag.message_hint or "")
     conn.rollback()
     conn.execute(guard)  # installed here: passes
