@@ -40,26 +40,44 @@ as $$
                min(s.fragment_id) as min_id, count(*) as n
         from sized s
         group by s.org_id, s.term, s.repo_id, s.persona_id, s.session_id
-    ), placed as materialized (
-        -- Where the new postings fall among the group's blocks of the term: the last block
-        -- starting at or before the smallest (its end says whether they go past it), and
-        -- how many open blocks end the list (open blocks are its last ones: the last
-        -- eight are read backwards through the key, no index of their own).
-        select f.*, at.first_id as start_id, at.last_id as start_end,
-               (select count(*) filter (where not l.sealed)
-                from (select b.sealed from data.bm25_blocks b
-                      where b.org_id = f.org_id and b.term = f.term and b.scope_group = f.scope_group
-                      order by b.first_id desc limit 8) l) as open_blocks
+    ), df as (
+        -- Document frequencies first: a (group, term) counted for the first time (xmax 0:
+        -- inserted, not updated) has no block yet, and its blocks are not looked for.
+        insert into data.bm25_terms as s (org_id, term, repo_id, persona_id, session_id, df)
+        select org_id, term, repo_id, persona_id, session_id, n from fresh
+        order by org_id, term, repo_id, persona_id, session_id
+        on conflict (org_id, term, repo_id, persona_id, session_id) do update set df = s.df + excluded.df
+        returning s.org_id, s.term, data._bm25_group(s.repo_id, s.persona_id, s.session_id) as scope_group,
+                  s.xmax = 0 as new_term
+    ), tails as materialized (
+        -- The last blocks of the group's known terms, read backwards through the key (at
+        -- most eight): where the list ends, and how many open blocks end it (open blocks
+        -- are a list's last ones).
+        select f.org_id, f.term, f.scope_group, t.tail_end, t.open_blocks
         from fresh f
-        left join lateral (select b.first_id, b.last_id from data.bm25_blocks b
-                           where b.org_id = f.org_id and b.term = f.term and b.scope_group = f.scope_group
-                             and b.first_id <= f.min_id
-                           order by b.first_id desc limit 1) at on true
+        join df d on d.org_id = f.org_id and d.term = f.term and d.scope_group = f.scope_group and not d.new_term
+        cross join lateral (select max(l.last_id) as tail_end, count(*) filter (where not l.sealed) as open_blocks
+                            from (select b.last_id, b.sealed from data.bm25_blocks b
+                                  where b.org_id = f.org_id and b.term = f.term and b.scope_group = f.scope_group
+                                  order by b.first_id desc limit 8) l) t
+    ), placed as materialized (
+        -- Postings above the list's end are appended (merged with the open blocks once
+        -- these are seven); below it (a fragment revived under its old id), merged with
+        -- every block from the last one starting at or before the smallest new id.
+        select f.*, t.open_blocks,
+               case when f.min_id <= t.tail_end then
+                   coalesce((select b.first_id from data.bm25_blocks b
+                             where b.org_id = f.org_id and b.term = f.term and b.scope_group = f.scope_group
+                               and b.first_id <= f.min_id
+                             order by b.first_id desc limit 1), f.min_id)
+               end as start_id
+        from fresh f
+        left join tails t on t.org_id = f.org_id and t.term = f.term and t.scope_group = f.scope_group
     ), gone as (
         delete from data.bm25_blocks b
         using placed p
-        where b.org_id = p.org_id and b.term = p.term and b.scope_group = p.scope_group
-          and ((b.first_id >= coalesce(p.start_id, p.min_id) and b.last_id >= p.min_id)
+        where p.open_blocks is not null and b.org_id = p.org_id and b.term = p.term and b.scope_group = p.scope_group
+          and ((p.start_id is not null and b.first_id >= p.start_id and b.last_id >= p.min_id)
                or (not b.sealed and (p.open_blocks >= 7 or p.n >= 512)))
         returning b.org_id, b.term, b.scope_group, b.postings
     ), packed as (
@@ -78,11 +96,6 @@ as $$
                extensions.bm25_block_count(b.block),
                b.n < cardinality(p.blocks) or extensions.bm25_block_count(b.block) >= 512, b.block
         from packed p, unnest(p.blocks) with ordinality as b(block, n)
-    ), df as (
-        insert into data.bm25_terms as s (org_id, term, repo_id, persona_id, session_id, df)
-        select org_id, term, repo_id, persona_id, session_id, n from fresh
-        order by org_id, term, repo_id, persona_id, session_id
-        on conflict (org_id, term, repo_id, persona_id, session_id) do update set df = s.df + excluded.df
     )
     insert into data.bm25_corpus as c (org_id, repo_id, persona_id, session_id, fragment_count, total_length)
     select org_id, repo_id, persona_id, session_id, count(distinct fragment_id), sum(tf) from sized
@@ -116,19 +129,29 @@ as $$
         from unnest(p_org_ids, p_fragment_ids, p_tsvs, p_repo_ids, p_persona_ids, p_session_ids)
              as f(org_id, fragment_id, tsv, repo_id, persona_id, session_id),
              unnest(f.tsv) as t
-    ), located as materialized (
-        select b.org_id, b.term, b.scope_group, b.first_id, array_agg(r.fragment_id) as ids
+    ), grouped as (
+        select r.org_id, r.term, r.scope_group, array_agg(r.fragment_id) as ids,
+               min(r.fragment_id) as min_id, max(r.fragment_id) as max_id
         from removed r
-        cross join lateral (select b.org_id, b.term, b.scope_group, b.first_id from data.bm25_blocks b
-                            where b.org_id = r.org_id and b.term = r.term and b.scope_group = r.scope_group
-                              and b.first_id <= r.fragment_id
-                            order by b.first_id desc limit 1) b
-        group by b.org_id, b.term, b.scope_group, b.first_id
+        group by r.org_id, r.term, r.scope_group
     ), rewritten as materialized (
-        select l.org_id, l.term, l.scope_group, l.first_id, extensions.bm25_merge(array[b.postings], l.ids) as blocks
-        from located l
-        join data.bm25_blocks b on b.org_id = l.org_id and b.term = l.term and b.scope_group = l.scope_group
-                               and b.first_id = l.first_id
+        -- Per group and term, the blocks whose range may hold a removed id: from the last
+        -- one starting at or before the smallest (one backward probe) to the largest,
+        -- each packed again without the removed ids; those it did not hold are left as
+        -- they are.
+        select b.org_id, b.term, b.scope_group, b.first_id, b.blocks
+        from grouped g
+        cross join lateral (
+            select b.org_id, b.term, b.scope_group, b.first_id, b.postings_count,
+                   extensions.bm25_merge(array[b.postings], g.ids) as blocks
+            from data.bm25_blocks b
+            where b.org_id = g.org_id and b.term = g.term and b.scope_group = g.scope_group
+              and b.first_id <= g.max_id
+              and b.first_id >= coalesce((select s.first_id from data.bm25_blocks s
+                                          where s.org_id = g.org_id and s.term = g.term
+                                            and s.scope_group = g.scope_group and s.first_id <= g.min_id
+                                          order by s.first_id desc limit 1), g.min_id)) b
+        where coalesce(extensions.bm25_block_count(b.blocks[1]), 0) <> b.postings_count
     ), kept as (
         update data.bm25_blocks b
         set postings = r.blocks[1], postings_count = extensions.bm25_block_count(r.blocks[1])

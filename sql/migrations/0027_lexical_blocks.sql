@@ -25,11 +25,11 @@ $$;
 create extension if not exists contexts_bm25 with schema extensions;
 
 -- A scope group as one value (labels never hold a space): the blocks' key compares it
--- with `=`, which an index answers, where three `is not distinct from` would not.
+-- with `=`, which an index answers, where three `is not distinct from` would not. No
+-- search_path setting, so that it is inlined (built-ins only: pg_catalog is searched first).
 create function data._bm25_group(p_repo_id text, p_persona_id text, p_session_id text)
 returns text
 language sql immutable parallel safe
-set search_path = pg_catalog, pg_temp
 as $$ select coalesce(p_repo_id, '') || ' ' || coalesce(p_persona_id, '') || ' ' || coalesce(p_session_id, '') $$;
 
 create table data.bm25_blocks (

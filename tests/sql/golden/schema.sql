@@ -2241,7 +2241,6 @@ COMMENT ON FUNCTION data._binding(OUT org_id text, OUT principal_id text, OUT ke
 
 CREATE FUNCTION data._bm25_group(p_repo_id text, p_persona_id text, p_session_id text) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    SET search_path TO 'pg_catalog', 'pg_temp'
     AS <body>;
 
 
@@ -6456,13 +6455,6 @@ ALTER TABLE ONLY public.alembic_version
 
 ALTER TABLE ONLY public.contexts_reapplied
     ADD CONSTRAINT contexts_reapplied_pkey PRIMARY KEY (singleton);
-
-
---
--- Name: bm25_blocks_open; Type: INDEX; Schema: data; Owner: <migrator>
---
-
-CREATE INDEX bm25_blocks_open ON ONLY data.bm25_blocks USING btree (org_id, term, scope_group) WHERE (NOT sealed);
 
 
 --
