@@ -188,10 +188,13 @@ def test_what_a_reader_cannot_see_supersedes_nothing_for_it(client, db_url):
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_this_repository_declares_no_supersession_and_answers_the_readme_question(conn, ingest, models, as_principal):
+def test_this_repository_declares_only_its_real_supersession_and_answers_the_readme_question(
+    conn, ingest, models, as_principal
+):
     """Its README and ADRs describe the syntax ("Supersedes ADR-3" in a sentence, a status
-    line saying a part of ADR 0005 is superseded): none of it is a declaration, so
-    nothing is hidden, and the README's own example question finds what it should."""
+    line saying a part of ADR 0005 is superseded): none of it is a declaration. The one
+    real declaration, ADR 0023's status line ("superseded by 0025"), hides ADR 0023 alone,
+    and the README's own example question finds what it should."""
     files = {
         "README.md": (ROOT / "README.md").read_text(),
         "app/ingest/dedupe.py": (ROOT / "app/ingest/dedupe.py").read_text(),
@@ -202,8 +205,13 @@ def test_this_repository_declares_no_supersession_and_answers_the_readme_questio
         "select d.path, l.link_type, l.target from data.fragment_links l join data.documents d on d.doc_id = l.doc_id"
         " where l.link_type in ('supersedes', 'superseded_by')"
     ).fetchall()
-    assert edges == []
-    assert conn.execute("select count(*) from data.fragments where valid_until is not null").fetchone()[0] == 0
+    assert {(path, kind) for path, kind, _ in edges} == {("docs/adr/0023-bm25-top-k-by-maxscore.md", "superseded_by")}
+    assert all("0025" in str(target) for _, _, target in edges), edges
+    windowed = conn.execute(
+        "select distinct d.path from data.fragments f join data.fragment_sources s on s.fragment_id = f.fragment_id"
+        " join data.documents d on d.doc_id = s.doc_id where f.valid_until is not null"
+    ).fetchall()
+    assert windowed in ([], [("docs/adr/0023-bm25-top-k-by-maxscore.md",)]), windowed
 
     as_principal("demo")
     retriever = Retriever.build(models, PipelineConfig())
