@@ -211,8 +211,9 @@ begin
         new_version := 1;
     end if;
 
-    insert into data.document_versions (doc_id, version, content_hash, content, language, author, source_ts, metadata)
-    values (existing.doc_id, new_version, p_content_hash, p_content, p_language, p_author, p_source_ts,
+    insert into data.document_versions (org_id, doc_id, version, content_hash, content, language, author, source_ts,
+                                        metadata)
+    values (p_org_id, existing.doc_id, new_version, p_content_hash, p_content, p_language, p_author, p_source_ts,
             coalesce(p_metadata, '{}'));
 
     return query select existing.doc_id, new_version, true, data._retire_sources(existing.doc_id, new_version);
