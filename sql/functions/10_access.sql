@@ -112,15 +112,18 @@ comment on function data._transaction_identity()
 -- the inner hash cannot be extended.
 create or replace function data._binding_mac(p_ids text)
 returns text
-language sql stable security definer
+language plpgsql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
-    select encode(sha256(sha256(k.secret || '\x6f75746572'::bytea)
-                         || sha256(sha256(k.secret || '\x696e6e6572'::bytea)
+declare
+    secret bytea;
+begin
+    select k.secret into secret from data.binding_keys k where k.key_id = 1;
+    return encode(sha256(sha256(secret || '\x6f75746572'::bytea)
+                         || sha256(sha256(secret || '\x696e6e6572'::bytea)
                                    || convert_to(concat_ws('.', p_ids, data._transaction_identity()), 'UTF8'))),
-                  'hex')
-    from data.binding_keys k
-    where k.key_id = 1
+                  'hex');
+end
 $$;
 comment on function data._binding_mac(text) is 'Signature of a binding''s hex-encoded ids for this transaction, the same on every node working for it.';
 
@@ -136,47 +139,38 @@ as $$
                      encode(convert_to(coalesce(p_key_id, ''), 'UTF8'), 'hex'))
 $$;
 
--- data._signed_binding: the (org, principal, key) a binding setting names
--- ('signed.<signature>.<org hex>.<principal hex>.<key id hex>', the last empty for a
--- binding without a key), when its signature is valid for this transaction; no row
--- otherwise (a forged, tampered or replayed setting binds nobody). The signature is
--- checked on the hex as given, before anything is decoded: a forged setting naming
--- bytes that are no text binds nobody instead of raising.
-create or replace function data._signed_binding(p_binding text, out org_id text, out principal_id text, out key_id text)
-returns setof record
-language sql stable security definer
-set search_path = pg_catalog, extensions, pg_temp
-as $$
-    select convert_from(decode(b.org_hex, 'hex'), 'UTF8'), convert_from(decode(b.principal_hex, 'hex'), 'UTF8'),
-           nullif(convert_from(decode(b.key_hex, 'hex'), 'UTF8'), '')
-    from (select split_part(p_binding, '.', 2) as signature, split_part(p_binding, '.', 3) as org_hex,
-                 split_part(p_binding, '.', 4) as principal_hex, split_part(p_binding, '.', 5) as key_hex
-          where p_binding ~ '^signed\.[0-9a-f]{64}\.([0-9a-f]{2})+\.([0-9a-f]{2})+\.([0-9a-f]{2})*$') b
-    where b.signature = data._binding_mac(concat_ws('.', b.org_hex, b.principal_hex, b.key_hex))
-$$;
-comment on function data._signed_binding(text) is 'Org, principal and key of a binding setting signed for this transaction.';
-
 -- data._binding: who this transaction acts for, and with which API key. First a binding
--- made in this transaction (api.authenticate, api.bind_principal): the signed setting
--- contexts.binding (data._signed_binding), which any node working for the transaction
--- verifies alike (a primary, a hot standby, a Citus worker); else the principal mapped
--- to the login (session_user cannot be changed without superuser), without a key.
--- Disabled principals bind nobody. Security definer: it reads principals past their
--- own policies.
+-- made in this transaction (api.authenticate, api.bind_principal): the setting
+-- contexts.binding, 'signed.<signature>.<org hex>.<principal hex>.<key id hex>' (the last
+-- empty for a binding without a key), when its signature (data._binding_mac) is valid
+-- for this transaction, which any node working for it verifies alike (a primary, a hot
+-- standby, a Citus worker); a forged, tampered or replayed setting binds nobody. The
+-- signature is checked on the hex as given, before anything is decoded, so a forged
+-- setting naming bytes that are no text binds nobody instead of raising. Else the
+-- principal mapped to the login (session_user cannot be changed without superuser),
+-- without a key. Disabled principals bind nobody. Security definer: it reads principals
+-- past their own policies. One PL/pgSQL function (its plans cached), as it runs in
+-- every statement's policies.
 create or replace function data._binding(out org_id text, out principal_id text, out key_id text)
 language plpgsql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
 declare
     binding constant text := nullif(current_setting('contexts.binding', true), '');
+    part text[];
 begin
-    if binding is not null then
-        select s.org_id, s.principal_id, s.key_id into org_id, principal_id, key_id
-        from data._signed_binding(binding) s
-        join data.principals p on p.org_id = s.org_id and p.principal_id = s.principal_id
-        where p.disabled_at is null;
-        if org_id is not null then
-            return;
+    if binding ~ '^signed\.[0-9a-f]{64}\.[0-9a-f]+\.[0-9a-f]+\.[0-9a-f]*$' then
+        part := string_to_array(binding, '.');
+        if part[2] = data._binding_mac(concat_ws('.', part[3], part[4], part[5])) then
+            select p.org_id, p.principal_id, nullif(convert_from(decode(part[5], 'hex'), 'UTF8'), '')
+              into org_id, principal_id, key_id
+            from data.principals p
+            where p.org_id = convert_from(decode(part[3], 'hex'), 'UTF8')
+              and p.principal_id = convert_from(decode(part[4], 'hex'), 'UTF8')
+              and p.disabled_at is null;
+            if org_id is not null then
+                return;
+            end if;
         end if;
     end if;
     select p.org_id, p.principal_id, null into org_id, principal_id, key_id

@@ -5,7 +5,7 @@
 -- is plain SQL, whose body is checked when it is created.
 
 -- data._bind: bind a principal (and the key it authenticated with) to this transaction:
--- a signed setting (data._signed_binding), set with a SET LOCAL statement, which Citus
+-- a signed setting (data._binding reads it back), set with a SET LOCAL statement, which Citus
 -- propagates to the workers running the transaction's shard queries
 -- (citus.propagate_set_commands = 'local'; a set_config() call is never propagated). It
 -- writes nothing, so it works the same on a primary, a hot standby and a Citus node,

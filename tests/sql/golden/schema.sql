@@ -2252,7 +2252,7 @@ ALTER FUNCTION data._binding_ids(p_org_id text, p_principal_id text, p_key_id te
 --
 
 CREATE FUNCTION data._binding_mac(p_ids text) RETURNS text
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS <body>;
 
@@ -3179,25 +3179,6 @@ ALTER FUNCTION data._serving_models() OWNER TO <migrator>;
 --
 
 COMMENT ON FUNCTION data._serving_models() IS 'Per namespace, the generation queries search: the active one, or the queryable one contexts.serve_generations names (55000 for a dropped one or one past its window).';
-
-
---
--- Name: _signed_binding(text); Type: FUNCTION; Schema: data; Owner: <migrator>
---
-
-CREATE FUNCTION data._signed_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text) RETURNS SETOF record
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION data._signed_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION _signed_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text); Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON FUNCTION data._signed_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text) IS 'Org, principal and key of a binding setting signed for this transaction.';
 
 
 --
@@ -9266,13 +9247,6 @@ GRANT ALL ON FUNCTION data._rule_rows(p_ids bigint[]) TO contexts_analyst;
 REVOKE ALL ON FUNCTION data._serving_models() FROM PUBLIC;
 GRANT ALL ON FUNCTION data._serving_models() TO contexts_service;
 GRANT ALL ON FUNCTION data._serving_models() TO contexts_analyst;
-
-
---
--- Name: FUNCTION _signed_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text); Type: ACL; Schema: data; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION data._signed_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text) FROM PUBLIC;
 
 
 --
