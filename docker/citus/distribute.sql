@@ -1,12 +1,27 @@
 -- Contexts on Citus: distribute tenant tables by org_id, replicate the rest.
 -- Run once on the coordinator as the migrator, after `contexts migrate` and BEFORE the
 -- first org is created (the tables must be empty), with psql -v ON_ERROR_STOP=1.
--- docs/scale.md explains each step and the traps; it lists what the schema still lacks
--- (step 2) and what the service must change before it can serve from a distributed
--- schema (the principal binding on workers). Not run by the test suite: Citus cannot be
--- installed here. Written for Citus 13 / PostgreSQL 17.
+-- docs/scale.md explains each step and the traps, and says exactly what was and was not
+-- run: Citus cannot be installed here, so steps 0, 3, 4 and 7 never ran; the test suite
+-- (tests/scale/test_citus_layout.py) runs steps 1, 2 and 5, which are plain PostgreSQL,
+-- against the schema. Written for Citus 13 / PostgreSQL 17.
 
 create extension if not exists citus;
+
+-- 0. Settings the schema relies on, for every session of this database:
+--    * principal bindings are signed settings made with SET LOCAL (data._bind), which
+--      the coordinator forwards to the workers running a transaction's shard queries
+--      only with propagate_set_commands = 'local'; a worker then verifies the binding
+--      itself (data.current_principal) before row-level security reads any row;
+--    * the triggers of tenant tables (BM25 statistics, a document version's org) touch
+--      only the same org's colocated shards: safe, but Citus asks to be told.
+do $$
+begin
+    execute format('alter database %I set citus.propagate_set_commands = %L', current_database(), 'local');
+    execute format('alter database %I set citus.enable_unsafe_triggers = on', current_database());
+end
+$$;
+set citus.enable_unsafe_triggers = on;  -- this session too: step 4 distributes tables with triggers
 
 begin;
 
@@ -28,10 +43,8 @@ begin
 end
 $$;
 
--- 2. Keys and foreign keys of distributed tables must contain the distribution column.
---    (Schema prerequisites: document_versions has no org_id yet, and api.begin_document
---    must then write it; see docs/scale.md, "What the schema still needs".)
-alter table data.document_versions add column org_id text;
+-- 2. Keys and foreign keys of distributed tables must contain the distribution column
+--    (every tenant table has org_id: document_versions since migration 0028).
 alter table data.fragments drop constraint fragments_doc_id_doc_version_fkey1;
 alter table data.fragment_sources drop constraint fragment_sources_doc_id_doc_version_fkey;
 alter table data.document_versions drop constraint document_versions_doc_id_fkey;
@@ -40,11 +53,16 @@ alter table data.fragment_links drop constraint fragment_links_target_doc_id_fke
 alter table data.fragment_returns drop constraint fragment_returns_trace_id_fkey;
 alter table data.nudge_deliveries drop constraint nudge_deliveries_nudge_id_fkey;
 alter table data.documents drop constraint documents_pkey, add primary key (org_id, doc_id);
-alter table data.document_versions alter column org_id set not null,
-    drop constraint document_versions_pkey, add primary key (org_id, doc_id, version);
+alter table data.document_versions drop constraint document_versions_pkey, add primary key (org_id, doc_id, version);
 alter table data.fragment_sources drop constraint fragment_sources_pkey,
     add primary key (org_id, doc_id, doc_version, ordinal);
 alter table data.fragment_links drop constraint fragment_links_pkey, add primary key (org_id, link_id);
+-- A reference made twice is recorded once (data._record_links: on conflict do nothing):
+-- the same identity, led by org_id.
+drop index data.fragment_links_identity;
+create unique index fragment_links_identity on data.fragment_links
+    (org_id, fragment_id, doc_id, link_type, target_key, coalesce(target_name, ''), coalesce(target_anchor, ''),
+     coalesce(target_repo, ''));
 alter table data.pins drop constraint pins_pkey, add primary key (org_id, pin_id);
 alter table data.retrieval_traces drop constraint retrieval_traces_pkey, add primary key (org_id, trace_id);
 alter table data.eval_replays drop constraint eval_replays_pkey, add primary key (org_id, run_id, ordinal);
@@ -104,6 +122,8 @@ select create_distributed_table('data.nudge_outbox', 'org_id', colocate_with => 
 select create_distributed_table('data.nudge_deliveries', 'org_id', colocate_with => 'data.documents');
 select create_distributed_table('data.model_replays', 'org_id', colocate_with => 'data.documents');
 select create_distributed_table('data.idempotent_writes', 'org_id', colocate_with => 'data.documents');
+-- Citation authority, refreshed per org (api.refresh_authority(org)) on the org's worker.
+select create_distributed_table('data.fragment_authority', 'org_id', colocate_with => 'data.documents');
 
 -- 5. Foreign keys again, now with org_id (distributed -> distributed must be colocated
 --    and name the distribution column; distributed -> reference is allowed).
@@ -137,5 +157,5 @@ commit;
 --          'api.retrieve_candidates(text,text,jsonb,text,text,text,integer,integer,integer,jsonb,text,text[],timestamp with time zone,timestamp with time zone,text,timestamp with time zone,boolean)',
 --          '$1', colocate_with => 'data.documents');
 --    (check the exact signature with \df api.retrieve_candidates; a delegated function's
---    own queries then run on that worker, which needs data.fragment_authority: see the
---    traps in docs/scale.md.)
+--    own queries then run on that worker, whose shards of data.fragment_authority hold
+--    the org's scores. Not run: see docs/scale.md.)

@@ -75,82 +75,102 @@ $$;
 
 -- The current principal ----------------------------------------------------------
 
--- data._standby_signature: the signature of a binding of (org, principal, key) made on a
--- hot standby (docs/adr/0020-read-replicas.md), for this backend and this transaction (its
--- start time: a signature read in one transaction is worth nothing in the next). A keyed
--- hash in HMAC's two passes, sha256(k_out || sha256(k_in || message)), with two keys
--- derived from data.binding_keys (no caller role may read it); the outer pass has a
--- fixed-length input, so the inner hash cannot be extended. Hex-encoded ids keep the
--- message unambiguous (a binding without a key signs an empty key id).
-create or replace function data._standby_signature(p_org_id text, p_principal_id text, p_key_id text)
+-- data._transaction_identity: what names this transaction on every node that works
+-- for it. On one server (a primary or a hot standby): the backend pid and the
+-- transaction's start time. Where Citus is installed, its distributed transaction id
+-- (initiator node, transaction number, stamp: get_current_transaction_id()), which the
+-- coordinator hands to every worker backend that runs a shard query of the transaction;
+-- until the coordinator has one (transaction number 0) the local form. Dynamic SQL, so
+-- that a server without Citus never resolves its function.
+create or replace function data._transaction_identity()
 returns text
-language sql stable security definer
+language plpgsql stable
 set search_path = pg_catalog, extensions, pg_temp
 as $$
-    select encode(sha256(sha256(k.secret || '\x6f75746572'::bytea)
-                         || sha256(sha256(k.secret || '\x696e6e6572'::bytea)
-                                   || convert_to(concat_ws('.', encode(convert_to(p_org_id, 'UTF8'), 'hex'),
-                                                           encode(convert_to(p_principal_id, 'UTF8'), 'hex'),
-                                                           encode(convert_to(coalesce(p_key_id, ''), 'UTF8'), 'hex'),
-                                                           pg_backend_pid(),
-                                                           extract(epoch from transaction_timestamp())), 'UTF8'))),
-                  'hex')
-    from data.binding_keys k
-    where k.key_id = 1
+declare
+    citus record;
+begin
+    if to_regprocedure('pg_catalog.get_current_transaction_id()') is not null then
+        execute 'select t.initiator_node_identifier as node, t.transaction_number as number,'
+                ' t.transaction_stamp as stamp from pg_catalog.get_current_transaction_id() t' into citus;
+        if citus.number is not null and citus.number <> 0 then
+            return concat_ws(':', 'citus', citus.node, citus.number, extract(epoch from citus.stamp));
+        end if;
+    end if;
+    return concat_ws(':', 'local', pg_backend_pid(), extract(epoch from transaction_timestamp()));
+end
 $$;
-comment on function data._standby_signature(text, text, text) is 'Signature of a principal binding made on a hot standby, for this backend and transaction.';
+comment on function data._transaction_identity()
+    is 'This transaction''s identity on every node working for it (Citus''s distributed transaction id, else backend and start).';
 
--- data._standby_binding: the (org, principal, key) a binding setting made on a standby
--- names ('standby.<signature>.<org hex>.<principal hex>.<key id hex>', the last empty
--- for a binding without a key), when its signature is valid for this backend and
--- transaction; no row otherwise (a forged or stale setting binds nobody).
-create or replace function data._standby_binding(p_binding text, out org_id text, out principal_id text, out key_id text)
-returns setof record
-language sql stable security definer
+-- data._binding_mac: the signature of a binding's ids (hex-encoded org, principal and
+-- key id, dot-separated: an unambiguous message) for this transaction
+-- (data._transaction_identity: a signature made in one transaction is worth nothing in
+-- the next). A keyed hash in HMAC's two passes, sha256(k_out || sha256(k_in || message)),
+-- with two keys derived from data.binding_keys (no caller role may read it; a reference
+-- table on Citus, so every node signs alike); the outer pass has a fixed-length input, so
+-- the inner hash cannot be extended.
+create or replace function data._binding_mac(p_ids text)
+returns text
+language plpgsql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
-    select b.org_id, b.principal_id, b.key_id
-    from (select convert_from(decode(split_part(p_binding, '.', 3), 'hex'), 'UTF8') as org_id,
-                 convert_from(decode(split_part(p_binding, '.', 4), 'hex'), 'UTF8') as principal_id,
-                 nullif(convert_from(decode(split_part(p_binding, '.', 5), 'hex'), 'UTF8'), '') as key_id
-          where p_binding ~ '^standby\.[0-9a-f]{64}\.([0-9a-f]{2})+\.([0-9a-f]{2})+\.([0-9a-f]{2})*$') b
-    where split_part(p_binding, '.', 2) = data._standby_signature(b.org_id, b.principal_id, b.key_id)
+declare
+    secret bytea;
+begin
+    select k.secret into secret from data.binding_keys k where k.key_id = 1;
+    return encode(sha256(sha256(secret || '\x6f75746572'::bytea)
+                         || sha256(sha256(secret || '\x696e6e6572'::bytea)
+                                   || convert_to(concat_ws('.', p_ids, data._transaction_identity()), 'UTF8'))),
+                  'hex');
+end
 $$;
-comment on function data._standby_binding(text) is 'Org, principal and key of a signed binding made on a hot standby in this backend and transaction.';
+comment on function data._binding_mac(text) is 'Signature of a binding''s hex-encoded ids for this transaction, the same on every node working for it.';
+
+-- data._binding_ids: the message data._binding_mac signs for (org, principal, key): each
+-- id hex-encoded (a binding without a key names an empty key id).
+create or replace function data._binding_ids(p_org_id text, p_principal_id text, p_key_id text)
+returns text
+language sql immutable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select concat_ws('.', encode(convert_to(p_org_id, 'UTF8'), 'hex'),
+                     encode(convert_to(p_principal_id, 'UTF8'), 'hex'),
+                     encode(convert_to(coalesce(p_key_id, ''), 'UTF8'), 'hex'))
+$$;
 
 -- data._binding: who this transaction acts for, and with which API key. First a binding
--- made in this very transaction and backend (api.authenticate, api.bind_principal),
--- named by contexts.binding: on a primary the nonce of a data.principal_bindings row,
--- on a hot standby (which can neither write nor read that unlogged table) a signed
--- setting (data._standby_binding); else the principal mapped to the login
--- (session_user cannot be changed without superuser), without a key. Disabled principals
--- bind nobody. Security definer: it reads bindings and principals past their own
--- policies. PL/pgSQL, so that a standby never plans the branch that reads the unlogged
--- table.
+-- made in this transaction (api.authenticate, api.bind_principal): the setting
+-- contexts.binding, 'signed.<signature>.<org hex>.<principal hex>.<key id hex>' (the last
+-- empty for a binding without a key), when its signature (data._binding_mac) is valid
+-- for this transaction, which any node working for it verifies alike (a primary, a hot
+-- standby, a Citus worker); a forged, tampered or replayed setting binds nobody. The
+-- signature is checked on the hex as given, before anything is decoded, so a forged
+-- setting naming bytes that are no text binds nobody instead of raising. Else the
+-- principal mapped to the login (session_user cannot be changed without superuser),
+-- without a key. Disabled principals bind nobody. Security definer: it reads principals
+-- past their own policies. One PL/pgSQL function (its plans cached), as it runs in
+-- every statement's policies.
 create or replace function data._binding(out org_id text, out principal_id text, out key_id text)
 language plpgsql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
 declare
     binding constant text := nullif(current_setting('contexts.binding', true), '');
+    part text[];
 begin
-    if binding is not null then
-        if pg_is_in_recovery() then
-            select s.org_id, s.principal_id, s.key_id into org_id, principal_id, key_id
-            from data._standby_binding(binding) s
-            join data.principals p on p.org_id = s.org_id and p.principal_id = s.principal_id
-            where p.disabled_at is null;
-        else
-            select b.org_id, b.principal_id, b.key_id into org_id, principal_id, key_id
-            from data.principal_bindings b
-            join data.principals p on p.org_id = b.org_id and p.principal_id = b.principal_id
-            where b.nonce = binding
-              and b.backend_pid = pg_backend_pid()
-              and b.xact_id = pg_current_xact_id_if_assigned()
+    if binding ~ '^signed\.[0-9a-f]{64}\.[0-9a-f]+\.[0-9a-f]+\.[0-9a-f]*$' then
+        part := string_to_array(binding, '.');
+        if part[2] = data._binding_mac(concat_ws('.', part[3], part[4], part[5])) then
+            select p.org_id, p.principal_id, nullif(convert_from(decode(part[5], 'hex'), 'UTF8'), '')
+              into org_id, principal_id, key_id
+            from data.principals p
+            where p.org_id = convert_from(decode(part[3], 'hex'), 'UTF8')
+              and p.principal_id = convert_from(decode(part[4], 'hex'), 'UTF8')
               and p.disabled_at is null;
-        end if;
-        if org_id is not null then
-            return;
+            if org_id is not null then
+                return;
+            end if;
         end if;
     end if;
     select p.org_id, p.principal_id, null into org_id, principal_id, key_id

@@ -4,30 +4,21 @@
 -- api.authorize_write checks a write before it is made. After 10_access.sql: api.whoami
 -- is plain SQL, whose body is checked when it is created.
 
+-- data._bind: bind a principal (and the key it authenticated with) to this transaction:
+-- a signed setting (data._binding reads it back), set with a SET LOCAL statement, which Citus
+-- propagates to the workers running the transaction's shard queries
+-- (citus.propagate_set_commands = 'local'; a set_config() call is never propagated). It
+-- writes nothing, so it works the same on a primary, a hot standby and a Citus node,
+-- and a rolled-back savepoint undoes it.
 create or replace function data._bind(p_org_id text, p_principal_id text, p_key_id text default null)
 returns void
 language plpgsql
 set search_path = pg_catalog, extensions, pg_temp
 as $$
-declare
-    nonce text := gen_random_uuid()::text || gen_random_uuid()::text;
 begin
-    if pg_is_in_recovery() then
-        -- A hot standby writes nothing: the binding is a setting signed for this backend
-        -- and transaction (data._standby_binding reads it back).
-        perform set_config('contexts.binding',
-            concat_ws('.', 'standby', data._standby_signature(p_org_id, p_principal_id, p_key_id),
-                      encode(convert_to(p_org_id, 'UTF8'), 'hex'), encode(convert_to(p_principal_id, 'UTF8'), 'hex'),
-                      encode(convert_to(coalesce(p_key_id, ''), 'UTF8'), 'hex')),
-            true);
-        return;
-    end if;
-    -- Earlier transactions' bindings of this backend are dead; so are old ones of others.
-    delete from data.principal_bindings b
-    where b.backend_pid = pg_backend_pid() or b.created_at < now() - interval '1 day';
-    insert into data.principal_bindings (nonce, backend_pid, xact_id, org_id, principal_id, key_id)
-    values (nonce, pg_backend_pid(), pg_current_xact_id(), p_org_id, p_principal_id, p_key_id);
-    perform set_config('contexts.binding', nonce, true);
+    execute format('set local contexts.binding = %L',
+                   concat_ws('.', 'signed', data._binding_mac(data._binding_ids(p_org_id, p_principal_id, p_key_id)),
+                             data._binding_ids(p_org_id, p_principal_id, p_key_id)));
 end
 $$;
 

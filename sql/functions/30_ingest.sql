@@ -211,8 +211,9 @@ begin
         new_version := 1;
     end if;
 
-    insert into data.document_versions (doc_id, version, content_hash, content, language, author, source_ts, metadata)
-    values (existing.doc_id, new_version, p_content_hash, p_content, p_language, p_author, p_source_ts,
+    insert into data.document_versions (org_id, doc_id, version, content_hash, content, language, author, source_ts,
+                                        metadata)
+    values (p_org_id, existing.doc_id, new_version, p_content_hash, p_content, p_language, p_author, p_source_ts,
             coalesce(p_metadata, '{}'));
 
     return query select existing.doc_id, new_version, true, data._retire_sources(existing.doc_id, new_version);
@@ -252,7 +253,7 @@ begin
      and d.path = w.path
      and d.deleted_at is null
     join data.document_versions v
-      on v.doc_id = d.doc_id and v.version = d.current_version and v.content_hash = w.content_hash;
+      on v.org_id = d.org_id and v.doc_id = d.doc_id and v.version = d.current_version and v.content_hash = w.content_hash;
 end
 $$;
 comment on function api.unchanged_documents(text, text, text, text, text[], text[])
@@ -268,7 +269,7 @@ as $$
     update data.fragments f set active = false
     where f.fragment_id = any(p_fragment_ids) and f.active
       and not exists (select 1 from data.fragment_sources s
-                      where s.fragment_id = f.fragment_id and s.retired_at is null
+                      where s.org_id = f.org_id and s.fragment_id = f.fragment_id and s.retired_at is null
                         and s.content_hash = f.content_hash)
 $$;
 
@@ -299,7 +300,7 @@ begin
         from data.fragments f
         where f.fragment_id = any(affected) and f.active
           and not exists (select 1 from data.fragment_sources s
-                          where s.fragment_id = f.fragment_id and s.retired_at is null
+                          where s.org_id = f.org_id and s.fragment_id = f.fragment_id and s.retired_at is null
                             and s.content_hash = f.content_hash)
     ), gone as (
         delete from data.fragment_sources s using orphaned o
@@ -337,7 +338,7 @@ declare
 begin
     delete from data.fragments f
     where f.fragment_id = any(touched)
-      and not exists (select 1 from data.fragment_sources s where s.fragment_id = f.fragment_id);
+      and not exists (select 1 from data.fragment_sources s where s.org_id = f.org_id and s.fragment_id = f.fragment_id);
     perform data._deactivate_unsourced(touched);
     return null;
 end

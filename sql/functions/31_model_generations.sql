@@ -217,8 +217,8 @@ language sql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
     select f.fragment_id, f.org_id,
-           coalesce((select d.path from data.documents d where d.doc_id = f.doc_id),
-                    (select d.path from data.fragment_sources s join data.documents d on d.doc_id = s.doc_id
+           coalesce((select d.path from data.documents d where d.org_id = f.org_id and d.doc_id = f.doc_id),
+                    (select d.path from data.fragment_sources s join data.documents d on d.org_id = s.org_id and d.doc_id = s.doc_id
                      where s.fragment_id = f.fragment_id and s.retired_at is null
                      order by s.created_at, s.doc_id limit 1), ''),
            f.heading_path, f.text

@@ -40,10 +40,10 @@ begin
     select d.doc_id, d.org_id, d.repo_id, d.persona_id, d.session_id, d.path, d.kind,
            d.current_version, v.language, v.author, d.owner, v.source_ts,
            (select count(*)::int from data.fragment_sources s
-             where s.doc_id = d.doc_id and s.doc_version = d.current_version and s.retired_at is null),
+             where s.org_id = d.org_id and s.doc_id = d.doc_id and s.doc_version = d.current_version and s.retired_at is null),
            d.created_at, d.updated_at
     from data.documents d
-    join data.document_versions v on v.doc_id = d.doc_id and v.version = d.current_version
+    join data.document_versions v on v.org_id = d.org_id and v.doc_id = d.doc_id and v.version = d.current_version
     where d.org_id = p_org_id
       and d.deleted_at is null
       and data._in_scope(d.repo_id, d.persona_id, d.session_id, p_repo_id, p_persona_id, p_session_id)

@@ -44,7 +44,7 @@ begin
     return query
     select d.doc_id, d.path, d.current_version, v.metadata ->> 'git_commit'
     from data.documents d
-    join data.document_versions v on v.doc_id = d.doc_id and v.version = d.current_version
+    join data.document_versions v on v.org_id = d.org_id and v.doc_id = d.doc_id and v.version = d.current_version
     where d.org_id = p_org_id and d.repo_id = p_repo_id and d.persona_id is null and d.session_id is null
       and d.deleted_at is null
       and v.metadata ? 'git_commit'

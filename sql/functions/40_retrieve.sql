@@ -259,7 +259,7 @@ begin
     if p_path_prefix is not null then
         select coalesce(array_agg(distinct s.fragment_id), '{}') into path_ids
         from data.fragment_sources s
-        join data.documents d on d.doc_id = s.doc_id
+        join data.documents d on d.org_id = s.org_id and d.doc_id = s.doc_id
         join data.fragments f on f.fragment_id = s.fragment_id and f.org_id = s.org_id
         where s.org_id = p_org_id and s.retired_at is null and s.content_hash = f.content_hash
           and d.org_id = p_org_id and starts_with(d.path, p_path_prefix);
@@ -433,7 +433,7 @@ begin
         from (select s.* from data.fragment_sources s
               where s.fragment_id = any (candidate_ids || pinned_ids) and s.retired_at is null offset 0) s
         join candidate_rows f on f.fragment_id = s.fragment_id
-        join data.documents d on d.doc_id = s.doc_id
+        join data.documents d on d.org_id = s.org_id and d.doc_id = s.doc_id
         order by s.fragment_id, s.content_hash = f.content_hash desc,
                  (p_path_prefix is null or starts_with(d.path, p_path_prefix)) desc,
                  s.created_at desc, s.doc_id, s.ordinal
@@ -509,7 +509,7 @@ begin
                         'anchor', s.anchor, 'start_line', s.start_line, 'end_line', s.end_line,
                         'live', s.retired_at is null, 'exact', s.content_hash = f.content_hash)
                         order by s.retired_at is null desc, s.created_at desc)
-                     from data.fragment_sources s join data.documents d on d.doc_id = s.doc_id
+                     from data.fragment_sources s join data.documents d on d.org_id = s.org_id and d.doc_id = s.doc_id
                      where s.fragment_id = f.fragment_id), '[]'::jsonb)
     from data.fragments f
     where f.fragment_id = p_fragment_id;

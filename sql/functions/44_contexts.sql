@@ -354,8 +354,8 @@ begin
                 select s.fragment_id, 1e6 + dd.n * 1e5 + s.ordinal
                 from unnest(doc_ids || glob_ids) with ordinality as dd(doc_id, n)
                 join data.documents d on d.doc_id = dd.doc_id
-                join data.fragment_sources s on s.doc_id = d.doc_id and s.doc_version = d.current_version
-                join data.fragments f on f.fragment_id = s.fragment_id
+                join data.fragment_sources s on s.org_id = d.org_id and s.doc_id = d.doc_id and s.doc_version = d.current_version
+                join data.fragments f on f.org_id = s.org_id and f.fragment_id = s.fragment_id
                 where s.retired_at is null and f.active and s.content_hash = f.content_hash) x
           group by x.fragment_id) m;
     row_count := coalesce(cardinality(members), 0);
@@ -390,7 +390,7 @@ begin
     from unnest(members) with ordinality as m(fragment_id, n)
     left join lateral (
         select s.doc_id, s.doc_version from data.fragment_sources s
-        join data.fragments f on f.fragment_id = s.fragment_id
+        join data.fragments f on f.org_id = s.org_id and f.fragment_id = s.fragment_id
         where s.fragment_id = m.fragment_id
         order by s.retired_at is null desc, s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id
         limit 1) src on true;
@@ -658,8 +658,8 @@ begin
           left join data.documents md on md.doc_id = mb.doc_id
           left join lateral (
               select s.doc_id, s.doc_version from data.fragment_sources s
-              join data.documents d on d.doc_id = s.doc_id and d.deleted_at is null
-              where s.fragment_id = f.fragment_id and s.retired_at is null
+              join data.documents d on d.org_id = s.org_id and d.doc_id = s.doc_id and d.deleted_at is null
+              where s.org_id = f.org_id and s.fragment_id = f.fragment_id and s.retired_at is null
               order by s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id
               limit 1) ls on md.deleted_at is not null or md.doc_id is null
           where f.org_id = c.org_id

@@ -3,7 +3,8 @@
 -- they resolve to a cited fragment when their target is known, and again whenever a
 -- document they name is written. data.fragment_authority holds citation PageRank,
 -- computed so that a score never depends on a fragment or a link some reader of the
--- scored fragment cannot read.
+-- scored fragment cannot read; a table refreshed per org (links never cross orgs, so an
+-- org's scores are the same computed alone), distributed by org_id on Citus.
 
 -- data._resolve_links: point each of these references at the document and fragment it
 -- names, or at nothing (unresolved, kept). Among documents with the key: the citing
@@ -129,7 +130,11 @@ $$;
 --   * normalisation: authority(x) = (PR(x) - (1 - d)) / the largest such gain among
 --     the fragments whose labels are x's or fewer (the scope classes every reader of x
 --     sees), so 1 is the most cited fragment x's readers all see, 0 an uncited one.
-create or replace function data._citation_pagerank(p_damping float8 default 0.85, p_iterations int default 30)
+--
+-- p_org_id: that org's fragments only (null: every org; the scores are the same, as no
+-- link crosses orgs).
+create or replace function data._citation_pagerank(
+    p_org_id text default null, p_damping float8 default 0.85, p_iterations int default 30)
 returns table (org_id text, fragment_id bigint, pagerank float8, authority float8)
 language plpgsql stable
 set search_path = pg_catalog, pg_temp
@@ -153,9 +158,10 @@ begin
                (c.repo_id is null or c.repo_id = t.repo_id) and (c.persona_id is null or c.persona_id = t.persona_id)
                and (c.session_id is null or c.session_id = t.session_id) as counts
         from data.fragment_links l
-        join data.documents d on d.doc_id = l.doc_id and d.deleted_at is null
+        join data.documents d on d.org_id = l.org_id and d.doc_id = l.doc_id and d.deleted_at is null
         join data.fragments c on c.org_id = l.org_id and c.fragment_id = l.fragment_id and c.active
         left join data.fragments t on t.org_id = l.org_id and t.fragment_id = l.target_fragment_id and t.active
+        where p_org_id is null or l.org_id = p_org_id
     ), links as materialized (
         select r.citing, r.cited, 1.0::float8 / r.made as w from refs r where r.counts and r.cited <> r.citing
     ), bounds as (
@@ -183,7 +189,7 @@ begin
         select f.org_id, f.fragment_id, f.repo_id, f.persona_id, f.session_id, pr[g.i] as p,
                pr[g.i] - (1.0 - p_damping) as gain
         from (select distinct x.i from unnest(src || dst) x(i)) g
-        join data.fragments f on f.fragment_id = base + g.i - 1
+        join data.fragments f on f.fragment_id = base + g.i - 1 and (p_org_id is null or f.org_id = p_org_id)
     ), classes as (
         select s.org_id, s.repo_id, s.persona_id, s.session_id, max(s.gain) as top
         from scored s group by s.org_id, s.repo_id, s.persona_id, s.session_id
@@ -203,13 +209,15 @@ begin
                 and r.persona_id is not distinct from s.persona_id and r.session_id is not distinct from s.session_id;
 end
 $$;
-comment on function data._citation_pagerank(float8, int)
+comment on function data._citation_pagerank(text, float8, int)
     is 'Citation PageRank over the links whose citing fragment every reader of the cited one may read, each citer''s share divided by all the references it makes; normalised to [0, 1] among the scope classes a fragment''s readers all see. The query of data.fragment_authority.';
 
--- api.refresh_authority: refresh data.fragment_authority without blocking its readers
--- (concurrently) and record when. Called after ingestion (debounced, off the request
+-- api.refresh_authority: recompute data.fragment_authority for one org (null: every org
+-- that has fragments, one after the other) and record when. Readers are not blocked:
+-- until this transaction commits they read the previous scores (an org's rows are
+-- replaced in one transaction). Called after ingestion (debounced, off the request
 -- path) and by `contexts rank refresh`; owner-only otherwise (the service's grant).
-create or replace function api.refresh_authority()
+create or replace function api.refresh_authority(p_org_id text default null)
 returns table (refreshed_at timestamptz, duration_ms float8, scored int)
 language plpgsql security definer
 set search_path = pg_catalog, pg_temp
@@ -218,10 +226,22 @@ declare
     started timestamptz := clock_timestamp();
     took float8;
     rows_scored int;
+    org text;
 begin
+    if p_org_id is not null then
+        perform data._require_org(p_org_id);
+    end if;
     -- One refresh at a time (a second waits, then refreshes what the first did not see).
     perform pg_advisory_xact_lock(hashtext('contexts.authority'));
-    refresh materialized view concurrently data.fragment_authority;
+    for org in select o.org_id from data.orgs o where p_org_id is null or o.org_id = p_org_id order by o.org_id loop
+        delete from data.fragment_authority a where a.org_id = org;
+        insert into data.fragment_authority (org_id, fragment_id, pagerank, authority)
+        select r.org_id, r.fragment_id, r.pagerank, r.authority from data._citation_pagerank(org) r;
+    end loop;
+    if p_org_id is null then
+        -- Orgs that are gone leave no scores behind.
+        delete from data.fragment_authority a where not exists (select 1 from data.orgs o where o.org_id = a.org_id);
+    end if;
     took := extract(epoch from clock_timestamp() - started) * 1000.0;
     select count(*)::int into rows_scored from data.fragment_authority;
     delete from data.authority_refreshes;
@@ -229,13 +249,13 @@ begin
     return query select r.refreshed_at, r.duration_ms, r.scored from data.authority_refreshes r;
 end
 $$;
-comment on function api.refresh_authority()
-    is 'Refresh citation authority (data.fragment_authority) concurrently and record when and how long it took.';
+comment on function api.refresh_authority(text)
+    is 'Recompute citation authority (data.fragment_authority) for one org or every org, and record when and how long it took.';
 
 -- data._authority: the authority of those fragments the caller may read (the read rule
 -- of data.fragments, restated: a definer reads past row-level security; each data.acl_*
--- call in a scalar subquery, once per call as in the policies), and when the view was
--- last refreshed. The only way a caller reads data.fragment_authority.
+-- call in a scalar subquery, once per call as in the policies), and when it was last
+-- refreshed. The only way a caller reads data.fragment_authority.
 create or replace function data._authority(p_org_id text, p_fragment_ids bigint[])
 returns table (fragment_id bigint, authority float8, refreshed_at timestamptz)
 language sql stable security definer

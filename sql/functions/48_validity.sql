@@ -57,7 +57,7 @@ begin
     -- under another window now), and every live document citing them.
     fragment_ids := array(
         select distinct s.fragment_id from data.fragment_sources s
-        join data.documents d on d.doc_id = s.doc_id
+        join data.documents d on d.org_id = s.org_id and d.doc_id = s.doc_id
         where s.doc_id = any (touched) and (s.retired_at is null or s.doc_version >= d.current_version - 1));
     doc_ids := array(
         select distinct s.doc_id from data.fragment_sources s
@@ -66,7 +66,7 @@ begin
                    where l.link_type in ('supersedes', 'superseded_by')
                      and (l.doc_id = any (doc_ids) or l.target_doc_id = any (doc_ids)))
        and not exists (select 1 from data.documents d
-                       join data.document_versions v on v.doc_id = d.doc_id and v.version = d.current_version
+                       join data.document_versions v on v.org_id = d.org_id and v.doc_id = d.doc_id and v.version = d.current_version
                        where d.doc_id = any (doc_ids) and (v.metadata ? 'valid_from' or v.metadata ? 'valid_until'))
        and not exists (select 1 from data.fragments f
                        where f.fragment_id = any (fragment_ids) and (f.valid_from is not null or f.valid_until is not null))
@@ -85,7 +85,7 @@ begin
               select l.* from data.fragment_links l
               where l.link_type in ('supersedes', 'superseded_by') and l.target_doc_id = any (doc_ids)) l
         where l.org_id = p_org_id and l.target_doc_id is not null
-          and exists (select 1 from data.fragment_sources s join data.documents d on d.doc_id = s.doc_id
+          and exists (select 1 from data.fragment_sources s join data.documents d on d.org_id = s.org_id and d.doc_id = s.doc_id
                       where s.fragment_id = l.fragment_id and s.doc_id = l.doc_id and s.retired_at is null
                         and s.doc_version = d.current_version and d.deleted_at is null)
     ), starts as (
@@ -95,9 +95,9 @@ begin
                -- The document's own time: its earliest version's (least() skips nulls).
                (select min(least(coalesce(e.source_ts, e.created_at),
                                  data._metadata_time(e.metadata ->> 'git_added_at')))
-                from data.document_versions e where e.doc_id = d.doc_id) as began_at
+                from data.document_versions e where e.org_id = d.org_id and e.doc_id = d.doc_id) as began_at
         from data.documents d
-        join data.document_versions v on v.doc_id = d.doc_id and v.version = d.current_version
+        join data.document_versions v on v.org_id = d.org_id and v.doc_id = d.doc_id and v.version = d.current_version
         where d.doc_id = any (doc_ids || array(select s.newer from said s) || array(select s.older from said s))
           and d.org_id = p_org_id and d.deleted_at is null
     ), counted as (
@@ -153,7 +153,7 @@ as $$
         from (select s.* from data.fragment_sources s
               where s.org_id = p_org_id and s.fragment_id = any (p_fragment_ids) and s.retired_at is null
               offset 0) s
-        join data.documents d on d.doc_id = s.doc_id and d.deleted_at is null
+        join data.documents d on d.org_id = s.org_id and d.doc_id = s.doc_id and d.deleted_at is null
     ), edges as materialized (
         -- Each direction through its partial index (0014_validity.sql).
         select src.fragment_id, src.doc_id as older, l.doc_id as newer, l.evidence
@@ -258,7 +258,7 @@ begin
     if p_path_prefix is not null then
         select coalesce(array_agg(distinct s.fragment_id), '{}') into path_ids
         from data.fragment_sources s
-        join data.documents d on d.doc_id = s.doc_id
+        join data.documents d on d.org_id = s.org_id and d.doc_id = s.doc_id
         join data.fragments f on f.fragment_id = s.fragment_id and f.org_id = s.org_id
         where s.org_id = p_org_id and s.retired_at is null and s.content_hash = f.content_hash
           and d.org_id = p_org_id and starts_with(d.path, p_path_prefix);
@@ -348,7 +348,7 @@ begin
               where s.org_id = p_org_id and s.fragment_id = any (array(select r.id from rows r))
                 and s.retired_at is null offset 0) s
         join data.fragments f on f.fragment_id = s.fragment_id and f.org_id = s.org_id
-        join data.documents d on d.doc_id = s.doc_id
+        join data.documents d on d.org_id = s.org_id and d.doc_id = s.doc_id
         order by s.fragment_id, s.content_hash = f.content_hash desc,
                  (p_path_prefix is null or starts_with(d.path, p_path_prefix)) desc,
                  s.created_at desc, s.doc_id, s.ordinal

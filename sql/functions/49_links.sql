@@ -25,11 +25,11 @@ begin
                'out'::text as direction, l.link_type, l.target, l.target_fragment_id is not null as resolved,
                l.target_fragment_id as fragment_id, l.target_doc_id as doc_id, d.path,
                (select s.anchor from data.fragment_sources s
-                where s.fragment_id = l.target_fragment_id and s.doc_id = l.target_doc_id and s.retired_at is null
+                where s.org_id = l.org_id and s.fragment_id = l.target_fragment_id and s.doc_id = l.target_doc_id and s.retired_at is null
                 order by s.doc_version desc, s.ordinal limit 1) as anchor,
                l.link_id, l.evidence
         from data.fragment_links l
-        left join data.documents d on d.doc_id = l.target_doc_id and l.target_fragment_id is not null
+        left join data.documents d on d.org_id = l.org_id and d.doc_id = l.target_doc_id and l.target_fragment_id is not null
         where l.fragment_id = p_fragment_id
         order by l.link_type, l.target_key, coalesce(l.target_name, ''), coalesce(l.target_anchor, ''), l.link_id
     ) x
@@ -39,12 +39,12 @@ begin
         select distinct on (l.fragment_id, l.link_type)
                'in'::text as direction, l.link_type, l.target, l.fragment_id, l.doc_id, d.path,
                (select s.anchor from data.fragment_sources s
-                where s.fragment_id = l.fragment_id and s.doc_id = l.doc_id and s.retired_at is null
+                where s.org_id = l.org_id and s.fragment_id = l.fragment_id and s.doc_id = l.doc_id and s.retired_at is null
                 order by s.doc_version desc, s.ordinal limit 1) as anchor,
                l.link_id, l.evidence
         from data.fragment_links l
-        join data.fragments f on f.fragment_id = l.fragment_id and f.active
-        join data.documents d on d.doc_id = l.doc_id and d.deleted_at is null
+        join data.fragments f on f.org_id = l.org_id and f.fragment_id = l.fragment_id and f.active
+        join data.documents d on d.org_id = l.org_id and d.doc_id = l.doc_id and d.deleted_at is null
         where l.target_fragment_id = p_fragment_id and l.fragment_id <> p_fragment_id
         order by l.fragment_id, l.link_type, l.link_id
     ) y;
@@ -97,7 +97,7 @@ begin
     join data.fragments f on f.fragment_id = h.target and f.org_id = p_org_id and f.active
     cross join lateral (
         select s.doc_id, s.doc_version, d.path, s.anchor
-        from data.fragment_sources s join data.documents d on d.doc_id = s.doc_id
+        from data.fragment_sources s join data.documents d on d.org_id = s.org_id and d.doc_id = s.doc_id
         where s.fragment_id = f.fragment_id and s.retired_at is null
         order by s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id, s.ordinal
         limit 1

@@ -52,7 +52,7 @@ set search_path = pg_catalog, pg_temp
 as $$
     select d.doc_id, d.path, v.content
     from data.documents d
-    join data.document_versions v on v.doc_id = d.doc_id and v.version = d.current_version
+    join data.document_versions v on v.org_id = d.org_id and v.doc_id = d.doc_id and v.version = d.current_version
     where d.org_id = p_org_id and d.repo_id = p_repo_id and d.persona_id is null and d.session_id is null
       and d.deleted_at is null and d.path in ('.github/CODEOWNERS', 'CODEOWNERS', 'docs/CODEOWNERS')
     order by array_position(array['.github/CODEOWNERS', 'CODEOWNERS', 'docs/CODEOWNERS'], d.path)
@@ -335,7 +335,7 @@ begin
                               p_stale_after_days) s
     join data.fragments f on f.org_id = p_org_id and f.fragment_id = s.fragment_id
     cross join lateral (
-        select x.doc_id, d.path, x.anchor from data.fragment_sources x join data.documents d on d.doc_id = x.doc_id
+        select x.doc_id, d.path, x.anchor from data.fragment_sources x join data.documents d on d.org_id = x.org_id and d.doc_id = x.doc_id
         where x.org_id = p_org_id and x.fragment_id = f.fragment_id and x.retired_at is null
         order by x.content_hash = f.content_hash desc, x.created_at desc, x.doc_id, x.ordinal
         limit 1
@@ -442,7 +442,7 @@ begin
         from data._stale_core(o.org_id, at, o.stale_window, o.stale_min_retrievals, o.stale_after) s
         join data.fragments f on f.org_id = o.org_id and f.fragment_id = s.fragment_id
         left join lateral (
-            select x.doc_id, d.path, x.anchor from data.fragment_sources x join data.documents d on d.doc_id = x.doc_id
+            select x.doc_id, d.path, x.anchor from data.fragment_sources x join data.documents d on d.org_id = x.org_id and d.doc_id = x.doc_id
             where x.org_id = o.org_id and x.fragment_id = f.fragment_id and x.retired_at is null
             order by x.content_hash = f.content_hash desc, x.created_at desc, x.doc_id, x.ordinal
             limit 1

@@ -51,7 +51,7 @@ declare
 begin
     for t in select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace
              where n.nspname = 'data' and c.relkind in ('r', 'p') and not c.relispartition
-               and c.relname not in ('principal_bindings', 'binding_keys', 'api_keys', 'retrieval_traces',
+               and c.relname not in ('fragment_authority', 'binding_keys', 'api_keys', 'retrieval_traces',
                                      'eval_replays', 'fragment_returns', 'org_webhooks') loop
         execute format('revoke all on data.%I from contexts_service, contexts_analyst, contexts_auditor', t.relname);
         execute format('grant select on data.%I to contexts_service, contexts_analyst', t.relname);
@@ -61,7 +61,7 @@ $$;
 revoke all on data.api_keys from contexts_service, contexts_analyst, contexts_auditor;
 grant select (key_id, org_id, principal_id, label, created_at, last_used_at, revoked_at)
     on data.api_keys to contexts_service, contexts_analyst;
-revoke all on data.retrieval_traces, data.eval_replays, data.binding_keys
+revoke all on data.retrieval_traces, data.eval_replays, data.binding_keys, data.fragment_authority
     from contexts_service, contexts_analyst, contexts_auditor;
 -- Retrieval counts behind staleness and the org's webhook secret: definer functions only.
 revoke all on data.fragment_returns, data.org_webhooks from contexts_service, contexts_analyst, contexts_auditor;

@@ -39,11 +39,11 @@ $$;
 -- A document version, a source pointer: visible with its document.
 drop policy if exists scope_read on data.document_versions;
 create policy scope_read on data.document_versions for select
-    using (doc_id in (select d.doc_id from data.documents d));
+    using (org_id = (select data.acl_org()) and (org_id, doc_id) in (select d.org_id, d.doc_id from data.documents d));
 
 drop policy if exists scope_read on data.fragment_sources;
 create policy scope_read on data.fragment_sources for select
-    using (org_id = (select data.acl_org()) and doc_id in (select d.doc_id from data.documents d));
+    using (org_id = (select data.acl_org()) and (org_id, doc_id) in (select d.org_id, d.doc_id from data.documents d));
 
 -- The org, its repos and personas: visible to its principals. Sessions: to those granted.
 drop policy if exists member_read on data.orgs;
@@ -68,12 +68,14 @@ drop policy if exists self_read on data.api_keys;
 create policy self_read on data.api_keys for select
     using (org_id = (select data.acl_org()) and principal_id = (select data.acl_principal()));
 
--- Bindings are read only by data.current_principal (security definer): deny everyone.
-drop policy if exists no_direct_access on data.principal_bindings;
-create policy no_direct_access on data.principal_bindings using (false);
--- So is the key that signs bindings made on a hot standby (data._standby_binding).
+-- The key that signs bindings is read only by data._binding_mac (security
+-- definer): deny everyone.
 drop policy if exists no_direct_access on data.binding_keys;
 create policy no_direct_access on data.binding_keys using (false);
+-- Citation authority is read only through data._authority (security definer), which
+-- restates the fragments' read rule: deny everyone.
+drop policy if exists no_direct_access on data.fragment_authority;
+create policy no_direct_access on data.fragment_authority using (false);
 
 -- Traces are read through api.retrieval_traces (sql/views), which redacts what the
 -- reader's grants do not cover; no caller role may select the table. Should one ever be

@@ -98,8 +98,10 @@ select r.org_id, r.doc_id, d.path, d.kind, d.repo_id, d.persona_id, d.session_id
        sum(r.candidacies)::bigint as candidacies,
        max(r.last_retrieved_at) as last_retrieved_at
 from api.fragment_retrievals r
-join data.documents d on d.doc_id = r.doc_id
-group by r.org_id, r.doc_id, d.doc_id;
+join data.documents d on d.org_id = r.org_id and d.doc_id = r.doc_id
+-- Every column named, not the key's functional dependency: a view depending on
+-- documents_pkey would stop docker/citus/distribute.sql replacing that key.
+group by r.org_id, r.doc_id, d.path, d.kind, d.repo_id, d.persona_id, d.session_id, d.current_version;
 comment on view api.document_retrievals is 'Per document you may read: how often the retrievals you may read returned its fragments. Most retrieved: order by fragments_returned desc.';
 comment on column api.document_retrievals.fragments_returned is 'Fragments of this document returned, summed over retrievals.';
 comment on column api.document_retrievals.fragments_retrieved is 'Distinct fragments of this document ever returned.';
@@ -110,7 +112,7 @@ create or replace view api.fragments_never_retrieved with (security_invoker = tr
 select f.fragment_id, f.org_id, f.repo_id, f.persona_id, f.session_id, f.namespace, f.kind, f.owner,
        f.token_count, f.created_at, f.updated_at,
        coalesce(r.candidacies, 0) as candidacies,
-       (select d.path from data.fragment_sources s join data.documents d on d.doc_id = s.doc_id
+       (select d.path from data.fragment_sources s join data.documents d on d.org_id = s.org_id and d.doc_id = s.doc_id
         where s.fragment_id = f.fragment_id and s.retired_at is null
         order by s.content_hash = f.content_hash desc, s.created_at desc, s.doc_id, s.ordinal
         limit 1) as path

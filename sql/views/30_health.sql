@@ -39,7 +39,7 @@ select f.fragment_id, f.org_id, f.repo_id, f.persona_id, f.session_id, f.namespa
        array_agg(distinct d.path order by d.path) as paths
 from data.fragments f
 join data.fragment_sources s on s.fragment_id = f.fragment_id and s.org_id = f.org_id and s.retired_at is null
-join data.documents d on d.doc_id = s.doc_id
+join data.documents d on d.org_id = s.org_id and d.doc_id = s.doc_id
 where f.active
 group by f.org_id, f.fragment_id
 having count(*) > 1;
@@ -95,6 +95,7 @@ select d.doc_id, d.org_id, d.repo_id, d.persona_id, d.session_id, d.path, d.kind
        min(v.created_at) as first_version_at,
        max(v.created_at) as last_version_at
 from data.documents d
-join data.document_versions v on v.doc_id = d.doc_id
-group by d.doc_id;
+join data.document_versions v on v.org_id = d.org_id and v.doc_id = d.doc_id
+-- Every column named, not the key's functional dependency (see api.document_retrievals).
+group by d.doc_id, d.org_id, d.repo_id, d.persona_id, d.session_id, d.path, d.kind, d.current_version;
 comment on view api.document_version_counts is 'Documents you may read with their number of stored versions and when the first and last were written. Most versions: order by versions desc.';

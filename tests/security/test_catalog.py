@@ -57,16 +57,16 @@ def test_every_tenant_table_has_forced_rls_and_a_policy(conn):
     assert unprotected == []
 
 
-def test_no_caller_role_may_select_a_materialized_view(conn, db_url, logins):
-    """Materialized views have no row-level security: citation authority (computed over
-    every tenant's links) is read only through data._authority, which applies the read
-    rule of fragments."""
+def test_no_caller_role_may_select_a_materialized_view_or_citation_authority(conn, db_url, logins):
+    """Materialized views have no row-level security, and citation authority (a table
+    refreshed per org, computed over every reader's links) is read only through
+    data._authority, which applies the read rule of fragments: no caller role may
+    select either."""
     views = [r[0] for r in conn.execute("select oid::regclass::text from pg_class where relkind = 'm'")]
-    assert "data.fragment_authority" in views
-    for view in views:
+    for relation in (*views, "data.fragment_authority"):
         for role in (*ROLES, "public"):
-            held = conn.execute("select has_table_privilege(%s, %s, 'select')", (role, view)).fetchone()[0]
-            assert not held, (role, view)
+            held = conn.execute("select has_table_privilege(%s, %s, 'select')", (role, relation)).fetchone()[0]
+            assert not held, (role, relation)
     with psycopg.connect(login_url(db_url, logins["analysts"][0])) as analyst:
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             analyst.execute("select * from data.fragment_authority")

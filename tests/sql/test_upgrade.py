@@ -86,6 +86,11 @@ def test_0001_data_survives_the_upgrade(v1_db):
         assert partitions == {f"data.fragments_{numbers['acme']}": 2, f"data.fragments_{numbers['globex']}": 1}
         assert conn.execute("select count(*), count(distinct repo_id) from data.embeddings").fetchone() == (3, 1)
         assert conn.execute("select count(*) from data.fragment_sources where org_id is null").fetchone() == (0,)
+        # Document versions name their document's org (migration 0028).
+        assert conn.execute(
+            "select count(*) from data.document_versions v join data.documents d "
+            "on d.doc_id = v.doc_id and d.org_id = v.org_id"
+        ).fetchone() == (3,)
         assert_statistics_match_active_fragments(conn)
         # New fragments continue the old id sequence.
         assert conn.execute("select nextval('data.fragment_id_seq') > %s", (before[-1][0],)).fetchone() == (True,)

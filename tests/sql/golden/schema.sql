@@ -1554,22 +1554,22 @@ COMMENT ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request json
 
 
 --
--- Name: refresh_authority(); Type: FUNCTION; Schema: api; Owner: <migrator>
+-- Name: refresh_authority(text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.refresh_authority() RETURNS TABLE(refreshed_at timestamp with time zone, duration_ms double precision, scored integer)
+CREATE FUNCTION api.refresh_authority(p_org_id text DEFAULT NULL::text) RETURNS TABLE(refreshed_at timestamp with time zone, duration_ms double precision, scored integer)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS <body>;
 
 
-ALTER FUNCTION api.refresh_authority() OWNER TO <migrator>;
+ALTER FUNCTION api.refresh_authority(p_org_id text) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION refresh_authority(); Type: COMMENT; Schema: api; Owner: <migrator>
+-- Name: FUNCTION refresh_authority(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.refresh_authority() IS 'Refresh citation authority (data.fragment_authority) concurrently and record when and how long it took.';
+COMMENT ON FUNCTION api.refresh_authority(p_org_id text) IS 'Recompute citation authority (data.fragment_authority) for one org or every org, and record when and how long it took.';
 
 
 --
@@ -2236,6 +2236,37 @@ COMMENT ON FUNCTION data._binding(OUT org_id text, OUT principal_id text, OUT ke
 
 
 --
+-- Name: _binding_ids(text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._binding_ids(p_org_id text, p_principal_id text, p_key_id text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._binding_ids(p_org_id text, p_principal_id text, p_key_id text) OWNER TO <migrator>;
+
+--
+-- Name: _binding_mac(text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._binding_mac(p_ids text) RETURNS text
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._binding_mac(p_ids text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _binding_mac(p_ids text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._binding_mac(p_ids text) IS 'Signature of a binding''s hex-encoded ids for this transaction, the same on every node working for it.';
+
+
+--
 -- Name: _bm25_group(text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -2438,22 +2469,22 @@ CREATE FUNCTION data._check_subscription() RETURNS trigger
 ALTER FUNCTION data._check_subscription() OWNER TO <migrator>;
 
 --
--- Name: _citation_pagerank(double precision, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
+-- Name: _citation_pagerank(text, double precision, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._citation_pagerank(p_damping double precision DEFAULT 0.85, p_iterations integer DEFAULT 30) RETURNS TABLE(org_id text, fragment_id bigint, pagerank double precision, authority double precision)
+CREATE FUNCTION data._citation_pagerank(p_org_id text DEFAULT NULL::text, p_damping double precision DEFAULT 0.85, p_iterations integer DEFAULT 30) RETURNS TABLE(org_id text, fragment_id bigint, pagerank double precision, authority double precision)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS <body>;
 
 
-ALTER FUNCTION data._citation_pagerank(p_damping double precision, p_iterations integer) OWNER TO <migrator>;
+ALTER FUNCTION data._citation_pagerank(p_org_id text, p_damping double precision, p_iterations integer) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION _citation_pagerank(p_damping double precision, p_iterations integer); Type: COMMENT; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _citation_pagerank(p_org_id text, p_damping double precision, p_iterations integer); Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION data._citation_pagerank(p_damping double precision, p_iterations integer) IS 'Citation PageRank over the links whose citing fragment every reader of the cited one may read, each citer''s share divided by all the references it makes; normalised to [0, 1] among the scope classes a fragment''s readers all see. The query of data.fragment_authority.';
+COMMENT ON FUNCTION data._citation_pagerank(p_org_id text, p_damping double precision, p_iterations integer) IS 'Citation PageRank over the links whose citing fragment every reader of the cited one may read, each citer''s share divided by all the references it makes; normalised to [0, 1] among the scope classes a fragment''s readers all see. The query of data.fragment_authority.';
 
 
 --
@@ -2559,6 +2590,25 @@ ALTER FUNCTION data._document_keys(p_path text) OWNER TO <migrator>;
 --
 
 COMMENT ON FUNCTION data._document_keys(p_path text) IS 'Keys a reference may name a document by: path:P, module:a.b (dotted suffixes of a code path), package:a.b (of its folder), adr:N (an ADR file''s number).';
+
+
+--
+-- Name: _document_version_org(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._document_version_org() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._document_version_org() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _document_version_org(); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._document_version_org() IS 'A document version''s org is its document''s: filled when left out, refused when another.';
 
 
 --
@@ -3162,44 +3212,6 @@ COMMENT ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with t
 
 
 --
--- Name: _standby_binding(text); Type: FUNCTION; Schema: data; Owner: <migrator>
---
-
-CREATE FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text) RETURNS SETOF record
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION _standby_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text); Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text) IS 'Org, principal and key of a signed binding made on a hot standby in this backend and transaction.';
-
-
---
--- Name: _standby_signature(text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
---
-
-CREATE FUNCTION data._standby_signature(p_org_id text, p_principal_id text, p_key_id text) RETURNS text
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION data._standby_signature(p_org_id text, p_principal_id text, p_key_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION _standby_signature(p_org_id text, p_principal_id text, p_key_id text); Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON FUNCTION data._standby_signature(p_org_id text, p_principal_id text, p_key_id text) IS 'Signature of a principal binding made on a hot standby, for this backend and transaction.';
-
-
---
 -- Name: _superseders(text, bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -3216,6 +3228,25 @@ ALTER FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) OWNER T
 --
 
 COMMENT ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) IS 'The live documents superseding a live source of each fragment, as the caller may read them ([] when none).';
+
+
+--
+-- Name: _transaction_identity(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._transaction_identity() RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._transaction_identity() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _transaction_identity(); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._transaction_identity() IS 'This transaction''s identity on every node working for it (Citus''s distributed transaction id, else backend and start).';
 
 
 --
@@ -3415,23 +3446,180 @@ COMMENT ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id tex
 
 
 --
+-- Name: retrieval_traces; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.retrieval_traces (
+    trace_id uuid DEFAULT gen_random_uuid() NOT NULL,
+    org_id text NOT NULL,
+    principal_id text,
+    query text NOT NULL,
+    request jsonb NOT NULL,
+    pipeline jsonb NOT NULL,
+    candidates jsonb NOT NULL,
+    duration_ms double precision,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    query_models text[],
+    query_vectors extensions.vector[],
+    left_out jsonb,
+    CONSTRAINT retrieval_traces_created_at_readable CHECK (data._readable_time(created_at, 'retrieval_traces.created_at'::text)),
+    CONSTRAINT retrieval_traces_query_vectors_match CHECK ((cardinality(query_models) = cardinality(query_vectors)))
+);
+
+ALTER TABLE ONLY data.retrieval_traces FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.retrieval_traces OWNER TO <migrator>;
+
+--
+-- Name: TABLE retrieval_traces; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.retrieval_traces IS 'One row per retrieval: every candidate''s ranks and scores, and why it was or was not included.';
+
+
+--
+-- Name: COLUMN retrieval_traces.query_models; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.query_models IS 'Embedding model of each query vector (data.embedding_models.name).';
+
+
+--
+-- Name: COLUMN retrieval_traces.query_vectors; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.query_vectors IS 'The query''s vector for each model of query_models, as the service computed it.';
+
+
+--
+-- Name: COLUMN retrieval_traces.left_out; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.left_out IS 'What the validity test kept out that the retrieval would otherwise have held: fragments that would have ranked and pins it could not serve, each with its reason and the documents superseding it (null: nothing, or recorded before migration 0025).';
+
+
+--
+-- Name: retrieval_traces; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.retrieval_traces WITH (security_barrier='true') AS
+ SELECT t.trace_id,
+    t.org_id,
+    t.principal_id,
+    r.query,
+    r.request,
+    t.pipeline,
+    data._redact_candidates(t.org_id, t.candidates) AS candidates,
+    t.duration_ms,
+    t.created_at,
+    r.redacted,
+    data._redact_candidates(t.org_id, COALESCE(t.left_out, '[]'::jsonb)) AS left_out
+   FROM ((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
+     JOIN data.retrieval_traces t ON (((t.org_id = me.org_id) AND ((t.principal_id = me.principal_id) OR me.audit))))
+     CROSS JOIN LATERAL data._redact_request(t.org_id, t.query, t.request, me.org_wide, me.repos, me.personas, me.sessions) r(query, request, redacted));
+
+
+ALTER VIEW api.retrieval_traces OWNER TO <migrator>;
+
+--
+-- Name: VIEW retrieval_traces; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.retrieval_traces IS 'Retrieval traces the caller may read (its own; its org''s with an audit grant), each redacted to what its grants let it read now: see redacted, and candidates[].redacted.';
+
+
+--
+-- Name: COLUMN retrieval_traces.query; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_traces.query IS 'The query; null when withheld (then listed in redacted).';
+
+
+--
+-- Name: COLUMN retrieval_traces.request; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_traces.request IS 'The request body; a scope id the caller holds no grant on is null and listed in redacted, with the query.';
+
+
+--
+-- Name: COLUMN retrieval_traces.candidates; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_traces.candidates IS 'Each candidate''s ranks, scores and fate; one whose fragment the caller may not read has "redacted": true and nothing that identifies it.';
+
+
+--
+-- Name: COLUMN retrieval_traces.redacted; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_traces.redacted IS 'Fields withheld from this caller (query, request.query, request.scope.session_id, ...); empty when none.';
+
+
+--
+-- Name: COLUMN retrieval_traces.left_out; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_traces.left_out IS 'What validity windows kept out that would otherwise have ranked, and the pins the retrieval could not serve, each with its reason and the documents superseding it; redacted like the candidates.';
+
+
+--
+-- Name: fragment_retrievals; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.fragment_retrievals WITH (security_invoker='true') AS
+ SELECT t.org_id,
+    ((e.value ->> 'fragment_id'::text))::bigint AS fragment_id,
+    (array_agg((e.value ->> 'source'::text) ORDER BY t.created_at DESC, t.trace_id))[1] AS source,
+    (array_agg((data._json_number((e.value -> 'doc_id'::text)))::bigint ORDER BY t.created_at DESC, t.trace_id))[1] AS doc_id,
+    count(*) FILTER (WHERE ((e.value ->> 'included'::text) = 'true'::text)) AS retrievals,
+    count(*) AS candidacies,
+    (min(data._json_number((e.value -> 'fused_rank'::text))))::integer AS best_fused_rank,
+    max(t.created_at) FILTER (WHERE ((e.value ->> 'included'::text) = 'true'::text)) AS last_retrieved_at,
+    max(t.created_at) AS last_candidate_at
+   FROM (api.retrieval_traces t
+     CROSS JOIN LATERAL jsonb_array_elements(t.candidates) e(value))
+  WHERE (((e.value ->> 'redacted'::text) = 'false'::text) AND (jsonb_typeof((e.value -> 'fragment_id'::text)) = 'number'::text))
+  GROUP BY t.org_id, ((e.value ->> 'fragment_id'::text))::bigint;
+
+
+ALTER VIEW api.fragment_retrievals OWNER TO <migrator>;
+
+--
+-- Name: VIEW fragment_retrievals; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.fragment_retrievals IS 'Per fragment you may read: how many of the retrievals you may read returned it (retrievals) or ranked it as a candidate (candidacies), and when last. Most retrieved: order by retrievals desc.';
+
+
+--
+-- Name: COLUMN fragment_retrievals.source; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.fragment_retrievals.source IS 'path#anchor the newest retrieval cited it from.';
+
+
+--
 -- Name: document_retrievals; Type: VIEW; Schema: api; Owner: <migrator>
 --
 
-CREATE VIEW api.document_retrievals AS
-SELECT
-    NULL::text AS org_id,
-    NULL::bigint AS doc_id,
-    NULL::text AS path,
-    NULL::text AS kind,
-    NULL::text AS repo_id,
-    NULL::text AS persona_id,
-    NULL::text AS session_id,
-    NULL::integer AS current_version,
-    NULL::bigint AS fragments_returned,
-    NULL::bigint AS fragments_retrieved,
-    NULL::bigint AS candidacies,
-    NULL::timestamp with time zone AS last_retrieved_at;
+CREATE VIEW api.document_retrievals WITH (security_invoker='true') AS
+ SELECT r.org_id,
+    r.doc_id,
+    d.path,
+    d.kind,
+    d.repo_id,
+    d.persona_id,
+    d.session_id,
+    d.current_version,
+    (sum(r.retrievals))::bigint AS fragments_returned,
+    count(*) FILTER (WHERE (r.retrievals > 0)) AS fragments_retrieved,
+    (sum(r.candidacies))::bigint AS candidacies,
+    max(r.last_retrieved_at) AS last_retrieved_at
+   FROM (api.fragment_retrievals r
+     JOIN data.documents d ON (((d.org_id = r.org_id) AND (d.doc_id = r.doc_id))))
+  GROUP BY r.org_id, r.doc_id, d.path, d.kind, d.repo_id, d.persona_id, d.session_id, d.current_version;
 
 
 ALTER VIEW api.document_retrievals OWNER TO <migrator>;
@@ -3458,22 +3646,63 @@ COMMENT ON COLUMN api.document_retrievals.fragments_retrieved IS 'Distinct fragm
 
 
 --
+-- Name: document_versions; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.document_versions (
+    doc_id bigint NOT NULL,
+    version integer NOT NULL,
+    content_hash text NOT NULL,
+    content text NOT NULL,
+    language text,
+    author text,
+    source_ts timestamp with time zone,
+    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    org_id text NOT NULL,
+    CONSTRAINT document_versions_created_at_readable CHECK (data._readable_time(created_at, 'document_versions.created_at'::text)),
+    CONSTRAINT document_versions_source_ts_readable CHECK (data._readable_time(source_ts, 'document_versions.source_ts'::text)),
+    CONSTRAINT document_versions_version_check CHECK ((version >= 1))
+);
+
+ALTER TABLE ONLY data.document_versions FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.document_versions OWNER TO <migrator>;
+
+--
+-- Name: TABLE document_versions; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.document_versions IS 'Every distinct content a document has had; a new content hash makes a new version.';
+
+
+--
+-- Name: COLUMN document_versions.org_id; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.document_versions.org_id IS 'The document''s org (the tenant; Citus distributes by it).';
+
+
+--
 -- Name: document_version_counts; Type: VIEW; Schema: api; Owner: <migrator>
 --
 
-CREATE VIEW api.document_version_counts AS
-SELECT
-    NULL::bigint AS doc_id,
-    NULL::text AS org_id,
-    NULL::text AS repo_id,
-    NULL::text AS persona_id,
-    NULL::text AS session_id,
-    NULL::text AS path,
-    NULL::text AS kind,
-    NULL::integer AS current_version,
-    NULL::bigint AS versions,
-    NULL::timestamp with time zone AS first_version_at,
-    NULL::timestamp with time zone AS last_version_at;
+CREATE VIEW api.document_version_counts WITH (security_invoker='true') AS
+ SELECT d.doc_id,
+    d.org_id,
+    d.repo_id,
+    d.persona_id,
+    d.session_id,
+    d.path,
+    d.kind,
+    d.current_version,
+    count(*) AS versions,
+    min(v.created_at) AS first_version_at,
+    max(v.created_at) AS last_version_at
+   FROM (data.documents d
+     JOIN data.document_versions v ON (((v.org_id = d.org_id) AND (v.doc_id = d.doc_id))))
+  GROUP BY d.doc_id, d.org_id, d.repo_id, d.persona_id, d.session_id, d.path, d.kind, d.current_version;
 
 
 ALTER VIEW api.document_version_counts OWNER TO <migrator>;
@@ -3779,161 +4008,6 @@ COMMENT ON VIEW api.eval_runs IS 'Eval runs (contexts eval run, gate, replay): w
 
 
 --
--- Name: retrieval_traces; Type: TABLE; Schema: data; Owner: <migrator>
---
-
-CREATE TABLE data.retrieval_traces (
-    trace_id uuid DEFAULT gen_random_uuid() NOT NULL,
-    org_id text NOT NULL,
-    principal_id text,
-    query text NOT NULL,
-    request jsonb NOT NULL,
-    pipeline jsonb NOT NULL,
-    candidates jsonb NOT NULL,
-    duration_ms double precision,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    query_models text[],
-    query_vectors extensions.vector[],
-    left_out jsonb,
-    CONSTRAINT retrieval_traces_created_at_readable CHECK (data._readable_time(created_at, 'retrieval_traces.created_at'::text)),
-    CONSTRAINT retrieval_traces_query_vectors_match CHECK ((cardinality(query_models) = cardinality(query_vectors)))
-);
-
-ALTER TABLE ONLY data.retrieval_traces FORCE ROW LEVEL SECURITY;
-
-
-ALTER TABLE data.retrieval_traces OWNER TO <migrator>;
-
---
--- Name: TABLE retrieval_traces; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON TABLE data.retrieval_traces IS 'One row per retrieval: every candidate''s ranks and scores, and why it was or was not included.';
-
-
---
--- Name: COLUMN retrieval_traces.query_models; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.retrieval_traces.query_models IS 'Embedding model of each query vector (data.embedding_models.name).';
-
-
---
--- Name: COLUMN retrieval_traces.query_vectors; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.retrieval_traces.query_vectors IS 'The query''s vector for each model of query_models, as the service computed it.';
-
-
---
--- Name: COLUMN retrieval_traces.left_out; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.retrieval_traces.left_out IS 'What the validity test kept out that the retrieval would otherwise have held: fragments that would have ranked and pins it could not serve, each with its reason and the documents superseding it (null: nothing, or recorded before migration 0025).';
-
-
---
--- Name: retrieval_traces; Type: VIEW; Schema: api; Owner: <migrator>
---
-
-CREATE VIEW api.retrieval_traces WITH (security_barrier='true') AS
- SELECT t.trace_id,
-    t.org_id,
-    t.principal_id,
-    r.query,
-    r.request,
-    t.pipeline,
-    data._redact_candidates(t.org_id, t.candidates) AS candidates,
-    t.duration_ms,
-    t.created_at,
-    r.redacted,
-    data._redact_candidates(t.org_id, COALESCE(t.left_out, '[]'::jsonb)) AS left_out
-   FROM ((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
-     JOIN data.retrieval_traces t ON (((t.org_id = me.org_id) AND ((t.principal_id = me.principal_id) OR me.audit))))
-     CROSS JOIN LATERAL data._redact_request(t.org_id, t.query, t.request, me.org_wide, me.repos, me.personas, me.sessions) r(query, request, redacted));
-
-
-ALTER VIEW api.retrieval_traces OWNER TO <migrator>;
-
---
--- Name: VIEW retrieval_traces; Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON VIEW api.retrieval_traces IS 'Retrieval traces the caller may read (its own; its org''s with an audit grant), each redacted to what its grants let it read now: see redacted, and candidates[].redacted.';
-
-
---
--- Name: COLUMN retrieval_traces.query; Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON COLUMN api.retrieval_traces.query IS 'The query; null when withheld (then listed in redacted).';
-
-
---
--- Name: COLUMN retrieval_traces.request; Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON COLUMN api.retrieval_traces.request IS 'The request body; a scope id the caller holds no grant on is null and listed in redacted, with the query.';
-
-
---
--- Name: COLUMN retrieval_traces.candidates; Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON COLUMN api.retrieval_traces.candidates IS 'Each candidate''s ranks, scores and fate; one whose fragment the caller may not read has "redacted": true and nothing that identifies it.';
-
-
---
--- Name: COLUMN retrieval_traces.redacted; Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON COLUMN api.retrieval_traces.redacted IS 'Fields withheld from this caller (query, request.query, request.scope.session_id, ...); empty when none.';
-
-
---
--- Name: COLUMN retrieval_traces.left_out; Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON COLUMN api.retrieval_traces.left_out IS 'What validity windows kept out that would otherwise have ranked, and the pins the retrieval could not serve, each with its reason and the documents superseding it; redacted like the candidates.';
-
-
---
--- Name: fragment_retrievals; Type: VIEW; Schema: api; Owner: <migrator>
---
-
-CREATE VIEW api.fragment_retrievals WITH (security_invoker='true') AS
- SELECT t.org_id,
-    ((e.value ->> 'fragment_id'::text))::bigint AS fragment_id,
-    (array_agg((e.value ->> 'source'::text) ORDER BY t.created_at DESC, t.trace_id))[1] AS source,
-    (array_agg((data._json_number((e.value -> 'doc_id'::text)))::bigint ORDER BY t.created_at DESC, t.trace_id))[1] AS doc_id,
-    count(*) FILTER (WHERE ((e.value ->> 'included'::text) = 'true'::text)) AS retrievals,
-    count(*) AS candidacies,
-    (min(data._json_number((e.value -> 'fused_rank'::text))))::integer AS best_fused_rank,
-    max(t.created_at) FILTER (WHERE ((e.value ->> 'included'::text) = 'true'::text)) AS last_retrieved_at,
-    max(t.created_at) AS last_candidate_at
-   FROM (api.retrieval_traces t
-     CROSS JOIN LATERAL jsonb_array_elements(t.candidates) e(value))
-  WHERE (((e.value ->> 'redacted'::text) = 'false'::text) AND (jsonb_typeof((e.value -> 'fragment_id'::text)) = 'number'::text))
-  GROUP BY t.org_id, ((e.value ->> 'fragment_id'::text))::bigint;
-
-
-ALTER VIEW api.fragment_retrievals OWNER TO <migrator>;
-
---
--- Name: VIEW fragment_retrievals; Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON VIEW api.fragment_retrievals IS 'Per fragment you may read: how many of the retrievals you may read returned it (retrievals) or ranked it as a candidate (candidacies), and when last. Most retrieved: order by retrievals desc.';
-
-
---
--- Name: COLUMN fragment_retrievals.source; Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON COLUMN api.fragment_retrievals.source IS 'path#anchor the newest retrieval cited it from.';
-
-
---
 -- Name: fragments; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -4161,7 +4235,7 @@ CREATE VIEW api.fragments_never_retrieved WITH (security_invoker='true') AS
     COALESCE(r.candidacies, (0)::bigint) AS candidacies,
     ( SELECT d.path
            FROM (data.fragment_sources s
-             JOIN data.documents d ON ((d.doc_id = s.doc_id)))
+             JOIN data.documents d ON (((d.org_id = s.org_id) AND (d.doc_id = s.doc_id))))
           WHERE ((s.fragment_id = f.fragment_id) AND (s.retired_at IS NULL))
           ORDER BY (s.content_hash = f.content_hash) DESC, s.created_at DESC, s.doc_id, s.ordinal
          LIMIT 1) AS path
@@ -4592,7 +4666,7 @@ ALTER TABLE data.binding_keys OWNER TO <migrator>;
 -- Name: TABLE binding_keys; Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON TABLE data.binding_keys IS 'The key that signs principal bindings made on a hot standby (one row; no caller role may read it).';
+COMMENT ON TABLE data.binding_keys IS 'The key that signs principal bindings (one row; no caller role may read it; a reference table on Citus).';
 
 
 --
@@ -4900,37 +4974,6 @@ ALTER TABLE data.contexts ALTER COLUMN context_id ADD GENERATED ALWAYS AS IDENTI
 
 
 --
--- Name: document_versions; Type: TABLE; Schema: data; Owner: <migrator>
---
-
-CREATE TABLE data.document_versions (
-    doc_id bigint NOT NULL,
-    version integer NOT NULL,
-    content_hash text NOT NULL,
-    content text NOT NULL,
-    language text,
-    author text,
-    source_ts timestamp with time zone,
-    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT document_versions_created_at_readable CHECK (data._readable_time(created_at, 'document_versions.created_at'::text)),
-    CONSTRAINT document_versions_source_ts_readable CHECK (data._readable_time(source_ts, 'document_versions.source_ts'::text)),
-    CONSTRAINT document_versions_version_check CHECK ((version >= 1))
-);
-
-ALTER TABLE ONLY data.document_versions FORCE ROW LEVEL SECURITY;
-
-
-ALTER TABLE data.document_versions OWNER TO <migrator>;
-
---
--- Name: TABLE document_versions; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON TABLE data.document_versions IS 'Every distinct content a document has had; a new content hash makes a new version.';
-
-
---
 -- Name: documents_doc_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
 --
 
@@ -5102,25 +5145,26 @@ ALTER TABLE data.eval_runs ALTER COLUMN run_id ADD GENERATED ALWAYS AS IDENTITY 
 
 
 --
--- Name: fragment_authority; Type: MATERIALIZED VIEW; Schema: data; Owner: <migrator>
+-- Name: fragment_authority; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
-CREATE MATERIALIZED VIEW data.fragment_authority AS
- SELECT org_id,
-    fragment_id,
-    pagerank,
-    authority
-   FROM data._citation_pagerank() r(org_id, fragment_id, pagerank, authority)
-  WITH NO DATA;
+CREATE TABLE data.fragment_authority (
+    org_id text CONSTRAINT fragment_authority_table_org_id_not_null NOT NULL,
+    fragment_id bigint CONSTRAINT fragment_authority_table_fragment_id_not_null NOT NULL,
+    pagerank double precision CONSTRAINT fragment_authority_table_pagerank_not_null NOT NULL,
+    authority double precision CONSTRAINT fragment_authority_table_authority_not_null NOT NULL
+);
+
+ALTER TABLE ONLY data.fragment_authority FORCE ROW LEVEL SECURITY;
 
 
-ALTER MATERIALIZED VIEW data.fragment_authority OWNER TO <migrator>;
+ALTER TABLE data.fragment_authority OWNER TO <migrator>;
 
 --
--- Name: MATERIALIZED VIEW fragment_authority; Type: COMMENT; Schema: data; Owner: <migrator>
+-- Name: TABLE fragment_authority; Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON MATERIALIZED VIEW data.fragment_authority IS 'Citation PageRank per fragment (damping 0.85), per scope class, normalised to [0, 1]; no caller role may select it (no row-level security on a materialized view): read through api.retrieve_candidates.';
+COMMENT ON TABLE data.fragment_authority IS 'Citation PageRank per fragment (damping 0.85), per scope class, normalised to [0, 1]; refreshed per org by api.refresh_authority; no caller role may select it: read through data._authority.';
 
 
 --
@@ -5846,40 +5890,6 @@ ALTER TABLE data.pins ALTER COLUMN pin_id ADD GENERATED ALWAYS AS IDENTITY (
 
 
 --
--- Name: principal_bindings; Type: TABLE; Schema: data; Owner: <migrator>
---
-
-CREATE UNLOGGED TABLE data.principal_bindings (
-    nonce text NOT NULL,
-    backend_pid integer NOT NULL,
-    xact_id xid8 NOT NULL,
-    org_id text NOT NULL,
-    principal_id text NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    key_id text,
-    CONSTRAINT principal_bindings_created_at_readable CHECK (data._readable_time(created_at, 'principal_bindings.created_at'::text))
-);
-
-ALTER TABLE ONLY data.principal_bindings FORCE ROW LEVEL SECURITY;
-
-
-ALTER TABLE data.principal_bindings OWNER TO <migrator>;
-
---
--- Name: TABLE principal_bindings; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON TABLE data.principal_bindings IS 'Per-transaction principal bindings (unlogged, short-lived).';
-
-
---
--- Name: COLUMN principal_bindings.key_id; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.principal_bindings.key_id IS 'The API key the binding was made with (null: an administrator or a login).';
-
-
---
 -- Name: principals; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -6242,6 +6252,14 @@ ALTER TABLE ONLY data.eval_runs
 
 
 --
+-- Name: fragment_authority fragment_authority_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.fragment_authority
+    ADD CONSTRAINT fragment_authority_pkey PRIMARY KEY (org_id, fragment_id);
+
+
+--
 -- Name: fragment_links fragment_links_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -6394,14 +6412,6 @@ ALTER TABLE ONLY data.pins
 
 
 --
--- Name: principal_bindings principal_bindings_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
---
-
-ALTER TABLE ONLY data.principal_bindings
-    ADD CONSTRAINT principal_bindings_pkey PRIMARY KEY (nonce);
-
-
---
 -- Name: principals principals_db_role_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
 --
 
@@ -6546,13 +6556,6 @@ CREATE INDEX eval_replays_org ON data.eval_replays USING btree (org_id, run_id);
 --
 
 CREATE INDEX eval_runs_finished ON data.eval_runs USING btree (finished_at);
-
-
---
--- Name: fragment_authority_key; Type: INDEX; Schema: data; Owner: <migrator>
---
-
-CREATE UNIQUE INDEX fragment_authority_key ON data.fragment_authority USING btree (org_id, fragment_id);
 
 
 --
@@ -6731,13 +6734,6 @@ CREATE UNIQUE INDEX pins_identity ON data.pins USING btree (org_id, COALESCE(rep
 
 
 --
--- Name: principal_bindings_backend; Type: INDEX; Schema: data; Owner: <migrator>
---
-
-CREATE INDEX principal_bindings_backend ON data.principal_bindings USING btree (backend_pid);
-
-
---
 -- Name: ranking_profiles_identity; Type: INDEX; Schema: data; Owner: <migrator>
 --
 
@@ -6749,49 +6745,6 @@ CREATE UNIQUE INDEX ranking_profiles_identity ON data.ranking_profiles USING btr
 --
 
 CREATE INDEX retrieval_traces_org_created ON data.retrieval_traces USING btree (org_id, created_at DESC);
-
-
---
--- Name: document_retrievals _RETURN; Type: RULE; Schema: api; Owner: <migrator>
---
-
-CREATE OR REPLACE VIEW api.document_retrievals WITH (security_invoker='true') AS
- SELECT r.org_id,
-    r.doc_id,
-    d.path,
-    d.kind,
-    d.repo_id,
-    d.persona_id,
-    d.session_id,
-    d.current_version,
-    (sum(r.retrievals))::bigint AS fragments_returned,
-    count(*) FILTER (WHERE (r.retrievals > 0)) AS fragments_retrieved,
-    (sum(r.candidacies))::bigint AS candidacies,
-    max(r.last_retrieved_at) AS last_retrieved_at
-   FROM (api.fragment_retrievals r
-     JOIN data.documents d ON ((d.doc_id = r.doc_id)))
-  GROUP BY r.org_id, r.doc_id, d.doc_id;
-
-
---
--- Name: document_version_counts _RETURN; Type: RULE; Schema: api; Owner: <migrator>
---
-
-CREATE OR REPLACE VIEW api.document_version_counts WITH (security_invoker='true') AS
- SELECT d.doc_id,
-    d.org_id,
-    d.repo_id,
-    d.persona_id,
-    d.session_id,
-    d.path,
-    d.kind,
-    d.current_version,
-    count(*) AS versions,
-    min(v.created_at) AS first_version_at,
-    max(v.created_at) AS last_version_at
-   FROM (data.documents d
-     JOIN data.document_versions v ON ((v.doc_id = d.doc_id)))
-  GROUP BY d.doc_id;
 
 
 --
@@ -6814,7 +6767,7 @@ CREATE OR REPLACE VIEW api.near_duplicate_clusters WITH (security_invoker='true'
     array_agg(DISTINCT d.path ORDER BY d.path) AS paths
    FROM ((data.fragments f
      JOIN data.fragment_sources s ON (((s.fragment_id = f.fragment_id) AND (s.org_id = f.org_id) AND (s.retired_at IS NULL))))
-     JOIN data.documents d ON ((d.doc_id = s.doc_id)))
+     JOIN data.documents d ON (((d.org_id = s.org_id) AND (d.doc_id = s.doc_id))))
   WHERE f.active
   GROUP BY f.org_id, f.fragment_id
  HAVING (count(*) > 1);
@@ -6825,6 +6778,13 @@ CREATE OR REPLACE VIEW api.near_duplicate_clusters WITH (security_invoker='true'
 --
 
 CREATE TRIGGER context_subscriptions_shareable BEFORE INSERT OR UPDATE OF context_id, revoked_at ON data.context_subscriptions FOR EACH ROW EXECUTE FUNCTION data._check_subscription();
+
+
+--
+-- Name: document_versions document_versions_org; Type: TRIGGER; Schema: data; Owner: <migrator>
+--
+
+CREATE TRIGGER document_versions_org BEFORE INSERT OR UPDATE OF org_id, doc_id ON data.document_versions FOR EACH ROW EXECUTE FUNCTION data._document_version_org();
 
 
 --
@@ -7474,6 +7434,12 @@ ALTER TABLE data.embeddings ENABLE ROW LEVEL SECURITY;
 ALTER TABLE data.eval_replays ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: fragment_authority; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.fragment_authority ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: fragment_links; Type: ROW SECURITY; Schema: data; Owner: <migrator>
 --
 
@@ -7557,6 +7523,13 @@ CREATE POLICY no_direct_access ON data.binding_keys USING (false);
 
 
 --
+-- Name: fragment_authority no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY no_direct_access ON data.fragment_authority USING (false);
+
+
+--
 -- Name: fragment_returns no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
 --
 
@@ -7575,13 +7548,6 @@ CREATE POLICY no_direct_access ON data.idempotent_writes USING (false);
 --
 
 CREATE POLICY no_direct_access ON data.org_webhooks USING (false);
-
-
---
--- Name: principal_bindings no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
---
-
-CREATE POLICY no_direct_access ON data.principal_bindings USING (false);
 
 
 --
@@ -7684,12 +7650,6 @@ ALTER TABLE data.personas ENABLE ROW LEVEL SECURITY;
 ALTER TABLE data.pins ENABLE ROW LEVEL SECURITY;
 
 --
--- Name: principal_bindings; Type: ROW SECURITY; Schema: data; Owner: <migrator>
---
-
-ALTER TABLE data.principal_bindings ENABLE ROW LEVEL SECURITY;
-
---
 -- Name: principals; Type: ROW SECURITY; Schema: data; Owner: <migrator>
 --
 
@@ -7753,8 +7713,9 @@ CREATE POLICY scope_read ON data.contexts FOR SELECT USING ((((org_id = ( SELECT
 -- Name: document_versions scope_read; Type: POLICY; Schema: data; Owner: <migrator>
 --
 
-CREATE POLICY scope_read ON data.document_versions FOR SELECT USING ((doc_id IN ( SELECT d.doc_id
-   FROM data.documents d)));
+CREATE POLICY scope_read ON data.document_versions FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((org_id, doc_id) IN ( SELECT d.org_id,
+    d.doc_id
+   FROM data.documents d))));
 
 
 --
@@ -7782,7 +7743,8 @@ CREATE POLICY scope_read ON data.fragment_links FOR SELECT USING (((org_id = ( S
 -- Name: fragment_sources scope_read; Type: POLICY; Schema: data; Owner: <migrator>
 --
 
-CREATE POLICY scope_read ON data.fragment_sources FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND (doc_id IN ( SELECT d.doc_id
+CREATE POLICY scope_read ON data.fragment_sources FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((org_id, doc_id) IN ( SELECT d.org_id,
+    d.doc_id
    FROM data.documents d))));
 
 
@@ -8503,11 +8465,11 @@ GRANT ALL ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request js
 
 
 --
--- Name: FUNCTION refresh_authority(); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: FUNCTION refresh_authority(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.refresh_authority() FROM PUBLIC;
-GRANT ALL ON FUNCTION api.refresh_authority() TO contexts_service;
+REVOKE ALL ON FUNCTION api.refresh_authority(p_org_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.refresh_authority(p_org_id text) TO contexts_service;
 
 
 --
@@ -8805,6 +8767,20 @@ REVOKE ALL ON FUNCTION data._binding(OUT org_id text, OUT principal_id text, OUT
 
 
 --
+-- Name: FUNCTION _binding_ids(p_org_id text, p_principal_id text, p_key_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._binding_ids(p_org_id text, p_principal_id text, p_key_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _binding_mac(p_ids text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._binding_mac(p_ids text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _bm25_group(p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -8916,10 +8892,10 @@ REVOKE ALL ON FUNCTION data._check_subscription() FROM PUBLIC;
 
 
 --
--- Name: FUNCTION _citation_pagerank(p_damping double precision, p_iterations integer); Type: ACL; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _citation_pagerank(p_org_id text, p_damping double precision, p_iterations integer); Type: ACL; Schema: data; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION data._citation_pagerank(p_damping double precision, p_iterations integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION data._citation_pagerank(p_org_id text, p_damping double precision, p_iterations integer) FROM PUBLIC;
 
 
 --
@@ -8975,6 +8951,13 @@ GRANT ALL ON FUNCTION data._dense_hits(p_org_id text, p_model_id integer, p_dims
 --
 
 REVOKE ALL ON FUNCTION data._document_keys(p_path text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _document_version_org(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._document_version_org() FROM PUBLIC;
 
 
 --
@@ -9282,26 +9265,19 @@ GRANT ALL ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with
 
 
 --
--- Name: FUNCTION _standby_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text); Type: ACL; Schema: data; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION data._standby_binding(p_binding text, OUT org_id text, OUT principal_id text, OUT key_id text) FROM PUBLIC;
-
-
---
--- Name: FUNCTION _standby_signature(p_org_id text, p_principal_id text, p_key_id text); Type: ACL; Schema: data; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION data._standby_signature(p_org_id text, p_principal_id text, p_key_id text) FROM PUBLIC;
-
-
---
 -- Name: FUNCTION _superseders(p_org_id text, p_fragment_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
 --
 
 REVOKE ALL ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) TO contexts_service;
 GRANT ALL ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _transaction_identity(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._transaction_identity() FROM PUBLIC;
 
 
 --
@@ -9407,10 +9383,35 @@ GRANT ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id t
 
 
 --
+-- Name: TABLE retrieval_traces; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.retrieval_traces TO contexts_service;
+GRANT SELECT ON TABLE api.retrieval_traces TO contexts_analyst;
+GRANT SELECT ON TABLE api.retrieval_traces TO contexts_auditor;
+
+
+--
+-- Name: TABLE fragment_retrievals; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.fragment_retrievals TO contexts_analyst;
+GRANT SELECT ON TABLE api.fragment_retrievals TO contexts_auditor;
+
+
+--
 -- Name: TABLE document_retrievals; Type: ACL; Schema: api; Owner: <migrator>
 --
 
 GRANT SELECT ON TABLE api.document_retrievals TO contexts_analyst;
+
+
+--
+-- Name: TABLE document_versions; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.document_versions TO contexts_service;
+GRANT SELECT ON TABLE data.document_versions TO contexts_analyst;
 
 
 --
@@ -9458,23 +9459,6 @@ GRANT SELECT ON TABLE api.eval_replay_diffs TO contexts_auditor;
 
 GRANT SELECT ON TABLE api.eval_runs TO contexts_analyst;
 GRANT SELECT ON TABLE api.eval_runs TO contexts_auditor;
-
-
---
--- Name: TABLE retrieval_traces; Type: ACL; Schema: api; Owner: <migrator>
---
-
-GRANT SELECT ON TABLE api.retrieval_traces TO contexts_service;
-GRANT SELECT ON TABLE api.retrieval_traces TO contexts_analyst;
-GRANT SELECT ON TABLE api.retrieval_traces TO contexts_auditor;
-
-
---
--- Name: TABLE fragment_retrievals; Type: ACL; Schema: api; Owner: <migrator>
---
-
-GRANT SELECT ON TABLE api.fragment_retrievals TO contexts_analyst;
-GRANT SELECT ON TABLE api.fragment_retrievals TO contexts_auditor;
 
 
 --
@@ -9671,14 +9655,6 @@ GRANT SELECT ON TABLE data.context_subscriptions TO contexts_analyst;
 
 GRANT SELECT ON TABLE data.context_versions TO contexts_service;
 GRANT SELECT ON TABLE data.context_versions TO contexts_analyst;
-
-
---
--- Name: TABLE document_versions; Type: ACL; Schema: data; Owner: <migrator>
---
-
-GRANT SELECT ON TABLE data.document_versions TO contexts_service;
-GRANT SELECT ON TABLE data.document_versions TO contexts_analyst;
 
 
 --
