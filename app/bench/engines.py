@@ -102,17 +102,6 @@ def ratio(ours: float | None, theirs: float | None) -> float | None:
     return round(ours / theirs, 2) if ours and theirs else None
 
 
-def summary(values: list[float]) -> dict:
-    """p50, p95 and mean in ms to the hundredth (a Tantivy search takes about one)."""
-    if not values:
-        return {"p50_ms": None, "p95_ms": None, "mean_ms": None}
-    return {
-        "p50_ms": round(percentile(values, 50), 2),
-        "p95_ms": round(percentile(values, 95), 2),
-        "mean_ms": round(sum(values) / len(values), 2),
-    }
-
-
 def ratios(ours: list[float], theirs: list[float]) -> dict:
     """Ours over theirs at p50 and p95, from the unrounded percentiles."""
     if not ours or not theirs:
@@ -291,7 +280,8 @@ def _lexical_set(
             if shared is not None:
                 into.append(shared)
         factors.extend(score / reference[f] for f, score in ours if reference.get(f))
-    summaries = {name: summary(values) for name, values in timings.items()}
+    # To the hundredth of a ms: a Tantivy search takes about one.
+    summaries = {name: bench_reference.latency_summary(values, 2) for name, values in timings.items()}
     constant = sorted(factors)[len(factors) // 2] if factors else None
     spread = max(abs(f / constant - 1) for f in factors) if factors and constant else None
     return {
@@ -459,7 +449,7 @@ def hybrid(
                 conn.rollback,
             )
             found.append(len(rows["lancedb"]))
-        summaries = {name: summary(values) for name, values in timings.items()}
+        summaries = {name: bench_reference.latency_summary(values, 2) for name, values in timings.items()}
         return {
             "reference": f"LanceDB {EXTRA['lancedb']}: the same texts and stored vectors, its own FTS (English,"
             f" stemmed, stop words removed) + an exact cosine scan, its RRF reranker (k 60), top {k}",

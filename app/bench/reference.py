@@ -106,12 +106,12 @@ def long_queries(conn: psycopg.Connection, org: str, n: int, seed: int) -> list[
     return queries
 
 
-def latency_summary(values: list[float]) -> dict:
-    """p50, p95 and mean in ms (None for each when nothing was timed)."""
+def latency_summary(values: list[float], digits: int = 1) -> dict:
+    """p50, p95 and mean in ms, to `digits` decimals (None for each when nothing was timed)."""
     return {
-        "p50_ms": round(percentile(values, 50), 1) if values else None,
-        "p95_ms": round(percentile(values, 95), 1) if values else None,
-        "mean_ms": round(statistics.fmean(values), 1) if values else None,
+        "p50_ms": round(percentile(values, 50), digits) if values else None,
+        "p95_ms": round(percentile(values, 95), digits) if values else None,
+        "mean_ms": round(statistics.fmean(values), digits) if values else None,
     }
 
 

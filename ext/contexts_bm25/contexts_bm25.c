@@ -654,6 +654,16 @@ cursor_score(const Cursor *c, const Scoring *sc)
 	return impact(sc, c->idf, c->tfs[c->pos], c->dls[c->pos]);
 }
 
+/* Back to the run's first posting. */
+static void
+cursor_rewind(Cursor *c)
+{
+	c->block = 0;
+	c->sub = 0;
+	c->len = 0;
+	cursor_load(c);
+}
+
 static void
 cursor_start(Cursor *c, const Scoring *sc)
 {
@@ -668,10 +678,7 @@ cursor_start(Cursor *c, const Scoring *sc)
 			best = Max(best, impact(sc, c->idf, (int32) e.max_tf, (int32) e.min_dl));
 		}
 	c->bound = best;
-	c->block = 0;
-	c->sub = 0;
-	c->len = 0;
-	cursor_load(c);
+	cursor_rewind(c);
 }
 
 /* The k best (score desc, id asc) in a binary heap whose root is the worst kept. */
@@ -776,7 +783,6 @@ typedef struct BlockRef
 {
 	int			term;
 	int64		first;
-	int64		last;
 	int			index;
 } BlockRef;
 
@@ -878,7 +884,6 @@ bm25_top(PG_FUNCTION_ARGS)
 		block_open((bytea *) PG_DETOAST_DATUM_PACKED(block_elems[i]), &views[i]);
 		refs[i].term = term_nos[i];
 		refs[i].first = views[i].head.first_id;
-		refs[i].last = views[i].head.last_id;
 		refs[i].index = i;
 	}
 	qsort(refs, nblocks, sizeof(BlockRef), blockref_order);
@@ -891,11 +896,9 @@ bm25_top(PG_FUNCTION_ARGS)
 		{
 			int			j = i;
 			int			first_run = ncursors;
-			int		   *run_of;
 
 			while (j < nblocks && refs[j].term == refs[i].term)
 				j++;
-			run_of = (int *) palloc(sizeof(int) * (j - i));
 			/* Greedy interval partitioning: a block joins the first run it follows. */
 			for (int x = i; x < j; x++)
 			{
@@ -916,9 +919,7 @@ bm25_top(PG_FUNCTION_ARGS)
 					ncursors++;
 				}
 				pool[r].blocks[pool[r].nblocks++] = views[refs[x].index];
-				run_of[x - i] = r;
 			}
-			pfree(run_of);
 			i = j;
 		}
 	}
@@ -1031,12 +1032,7 @@ bm25_top(PG_FUNCTION_ARGS)
 		if (nheap > 1)
 			qsort(top, nheap, sizeof(int64), int64_cmp);
 		for (int c = 0; c < ncursors; c++)
-		{
-			pool[c].block = 0;
-			pool[c].sub = 0;
-			pool[c].len = 0;
-			cursor_load(&pool[c]);
-		}
+			cursor_rewind(&pool[c]);
 		for (int x = 0; x < nalso; x++)
 		{
 			double		score = 0.0;

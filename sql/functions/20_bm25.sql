@@ -298,7 +298,7 @@ comment on function api.lexical_document(text, text) is 'tsvector of a fragment:
 -- No term found: null terms. Callers check the requested scope first.
 create or replace function data._bm25_statistics(
     p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text,
-    out n float8, out avgdl float8, out terms text[], out idfs float8[], out dfs bigint[],
+    out n float8, out avgdl float8, out terms text[], out idfs float8[],
     out term_nos int[], out blocks bytea[])
 language plpgsql stable
 set search_path = pg_catalog, extensions, pg_temp
@@ -314,10 +314,9 @@ begin
     if n is null then
         return;
     end if;
-    select array_agg(t.term order by t.idf, t.term), array_agg(t.idf order by t.idf, t.term),
-           array_agg(t.df order by t.idf, t.term)
-      into terms, idfs, dfs
-    from (select s.term, sum(s.df) as df,
+    select array_agg(t.term order by t.idf, t.term), array_agg(t.idf order by t.idf, t.term)
+      into terms, idfs
+    from (select s.term,
                  ln(1.0::float8 + (n - sum(s.df)::float8 + 0.5) / (sum(s.df)::float8 + 0.5)) as idf
           from data.bm25_terms s
           where s.org_id = p_org_id

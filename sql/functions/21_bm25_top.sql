@@ -33,6 +33,7 @@ declare
     ids bigint[];
     scores float8[];
     kept bigint[];
+    top bigint[];
 begin
     if p_k is null or p_k < 0 then
         return;
@@ -58,20 +59,22 @@ begin
         exit when cardinality(kept) >= p_k or cardinality(ids) < asked or asked >= 1000000;
         asked := least(asked * 4, 1000000);
     end loop;
+    -- The first k of the asked ones that passed, in score order.
+    select coalesce(array_agg(c.id order by c.ord), '{}') into top
+    from (select c.id, c.ord from unnest(ids) with ordinality as c(id, ord)
+          join unnest(kept) as k(id) on k.id = c.id
+          order by c.ord limit p_k) c;
     return query
     select c.id, c.score, true
-    from unnest(ids, scores) with ordinality as c(id, score, ord)
-    join unnest(kept) as k(id) on k.id = c.id
-    order by c.ord
-    limit p_k;
+    from unnest(ids, scores) as c(id, score)
+    join unnest(top) with ordinality as t(id, ord) on t.id = c.id
+    order by t.ord;
     if p_also_ids is not null then
         return query
         select t.fragment_id, t.score, false
         from extensions.bm25_top(st.term_nos, st.blocks, st.idfs, cardinality(p_also_ids), p_k1, p_b, st.avgdl,
                                  p_also_ids) t
-        where t.fragment_id <> all (array(select c.id from unnest(ids) with ordinality as c(id, ord)
-                                          join unnest(kept) as k(id) on k.id = c.id
-                                          order by c.ord limit p_k));
+        where t.fragment_id <> all (top);
     end if;
 end
 $$;

@@ -294,23 +294,31 @@ def read_response(sock: socket.socket) -> bytes:
 
 
 @contextlib.contextmanager
-def running(**changes: object):
-    """The server `contexts serve` runs, around echo_app, in a thread on a free port."""
+def in_thread(app, settings: Settings, start_s: float):
+    """The server `contexts serve` runs, around `app`, in a thread on a free port; yields
+    the port once it listens, and stops it on exit."""
     from app.api.server import bind, build_server
 
-    settings = Settings(**{"header_timeout_s": 0.5, "body_timeout_s": 0.5, **changes})  # type: ignore[arg-type]
     sock = bind("127.0.0.1", 0)
     started = threading.Event()
-    server = build_server(echo_app, settings, on_started=started.set)
+    server = build_server(app, settings, on_started=started.set)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:
-        assert started.wait(10)
-        yield sock.getsockname()[1], settings
+        assert started.wait(start_s)
+        yield sock.getsockname()[1]
     finally:
         server.should_exit = True
         thread.join(10)
         assert not thread.is_alive()
+
+
+@contextlib.contextmanager
+def running(**changes: object):
+    """The server `contexts serve` runs, around echo_app, in a thread on a free port."""
+    settings = Settings(**{"header_timeout_s": 0.5, "body_timeout_s": 0.5, **changes})  # type: ignore[arg-type]
+    with in_thread(echo_app, settings, 10) as port:
+        yield port, settings
 
 
 def read_until_closed(sock: socket.socket, limit_s: float) -> tuple[bytes, float | None]:
@@ -471,7 +479,6 @@ def served_app(settings, models, db_url, logins):
     """The real application (services as tests/conftest.py's `serving` builds them) behind
     the server `contexts serve` runs, in a thread on a free port; yields (port, token, app)."""
     from app.access import create_api_key, ensure_admin_principal
-    from app.api.server import bind, build_server
     from app.serve.app import build_services, create_app
     from tests.conftest import login_url
 
@@ -484,17 +491,10 @@ def served_app(settings, models, db_url, logins):
         ensure_admin_principal(conn, "acme", "admin")
         token = create_api_key(conn, "acme", "admin").token
     app = create_app(local, services=services)
-    sock = bind("127.0.0.1", 0)
-    started = threading.Event()
-    server = build_server(app, local, on_started=started.set)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
     try:
-        assert started.wait(30)
-        yield sock.getsockname()[1], token, app
+        with in_thread(app, local, 30) as port:
+            yield port, token, app
     finally:
-        server.should_exit = True
-        thread.join(10)
         services.close()
 
 
