@@ -296,6 +296,9 @@ comment on function api.lexical_document(text, text) is 'tsvector of a fragment:
 -- packed postings of those terms the caller may read (term_nos[i] numbers blocks[i]'s
 -- term in `terms`), which extensions.bm25_top scores (the formula lives there, in C).
 -- No term found: null terms. Callers check the requested scope first.
+-- Its out-parameters changed once (the document frequencies went): a database that
+-- holds the earlier form gets this one, not "cannot change return type".
+drop function if exists data._bm25_statistics(text, text, text, text, text);
 create or replace function data._bm25_statistics(
     p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text,
     out n float8, out avgdl float8, out terms text[], out idfs float8[],
