@@ -8,13 +8,14 @@
 -- at once (parallel arrays, one entry per fragment): one statement, whatever the number
 -- of fragments. Postings go into packed blocks (data.bm25_blocks, the contexts_bm25
 -- extension) per org, term and scope group, whose id ranges stay disjoint and in order:
---   * New postings above every block of their group and term (fragment ids grow) make a
---     new block, open when it holds fewer than 512, unless the group and term already
---     has seven open blocks or the new postings fill a block: then its open blocks (the
---     last ones) and the new postings are merged and packed again. Writing a term's
---     postings costs a row per write and a merge per eight, not a row per posting.
---   * A posting below a block's end (a fragment revived under its old id) is merged with
---     every block of its group and term from the one it falls in.
+--   * New postings above the end of their group and term's list (fragment ids grow) make
+--     a new block, open when it holds fewer than 512, unless this is the eighth write
+--     since the open blocks were merged or the new postings fill a block: then its open
+--     blocks (the last ones) and the new postings are merged and packed again. Writing a
+--     term's postings costs a row per write and a merge per eight, not a row per posting;
+--     where the list ends is kept in data.bm25_terms, so an append reads no block.
+--   * A posting at or below the list's end (a fragment revived under its old id) is
+--     merged with every block of its group and term from the one it falls in.
 -- Document frequencies and corpus sizes are upserted per (group, term) and per group, in
 -- key order (writers of one org also hold its advisory write lock: api.begin_document,
 -- api.delete_document).
@@ -37,48 +38,46 @@ as $$
         select s.org_id, s.term, s.repo_id, s.persona_id, s.session_id,
                data._bm25_group(s.repo_id, s.persona_id, s.session_id) as scope_group,
                array_agg(s.fragment_id) as ids, array_agg(s.tf) as tfs, array_agg(s.dl) as dls,
-               min(s.fragment_id) as min_id, count(*) as n
+               min(s.fragment_id) as min_id, max(s.fragment_id) as max_id, count(*) as n
         from sized s
         group by s.org_id, s.term, s.repo_id, s.persona_id, s.session_id
     ), df as (
-        -- Document frequencies first: a (group, term) counted for the first time (xmax 0:
-        -- inserted, not updated) has no block yet, and its blocks are not looked for.
-        insert into data.bm25_terms as s (org_id, term, repo_id, persona_id, session_id, df)
-        select org_id, term, repo_id, persona_id, session_id, n from fresh
+        -- Document frequencies first, with where each (group, term)'s list ends and how
+        -- many writes appended to it since its open blocks were merged (migration 0032):
+        -- a (group, term) counted for the first time (xmax 0: inserted, not updated) has
+        -- no block yet; one whose list ends below this write's ids appends a block; the
+        -- others (the eighth append, a write that fills a block, ids at or below the
+        -- list's end) merge. No block is read to decide.
+        insert into data.bm25_terms as s (org_id, term, repo_id, persona_id, session_id, df,
+                                          list_end, last_first_id, appends)
+        select org_id, term, repo_id, persona_id, session_id, n, max_id, min_id, 0 from fresh
         order by org_id, term, repo_id, persona_id, session_id
-        on conflict (org_id, term, repo_id, persona_id, session_id) do update set df = s.df + excluded.df
+        on conflict (org_id, term, repo_id, persona_id, session_id) do update
+            set df = s.df + excluded.df,
+                list_end = greatest(s.list_end, excluded.list_end),
+                last_first_id = excluded.last_first_id,
+                appends = case when excluded.last_first_id <= s.list_end or s.appends >= 6 or excluded.df >= 512
+                               then 0 else s.appends + 1 end
         returning s.org_id, s.term, data._bm25_group(s.repo_id, s.persona_id, s.session_id) as scope_group,
-                  s.xmax = 0 as new_term
-    ), tails as materialized (
-        -- The last blocks of the group's known terms, read backwards through the key (at
-        -- most eight): where the list ends, and how many open blocks end it (open blocks
-        -- are a list's last ones).
-        select f.org_id, f.term, f.scope_group, t.tail_end, t.open_blocks
-        from fresh f
-        join df d on d.org_id = f.org_id and d.term = f.term and d.scope_group = f.scope_group and not d.new_term
-        cross join lateral (select max(l.last_id) as tail_end, count(*) filter (where not l.sealed) as open_blocks
-                            from (select b.last_id, b.sealed from data.bm25_blocks b
-                                  where b.org_id = f.org_id and b.term = f.term and b.scope_group = f.scope_group
-                                  order by b.first_id desc limit 8) l) t
+                  s.xmax <> 0 and s.appends = 0 as merging
     ), placed as materialized (
-        -- Postings above the list's end are appended (merged with the open blocks once
-        -- these are seven); below it (a fragment revived under its old id), merged with
-        -- every block from the last one starting at or before the smallest new id.
-        select f.*, t.open_blocks,
-               case when f.min_id <= t.tail_end then
+        -- A merging write takes the open blocks (a list's last ones) and, when its ids
+        -- fall inside the list, every block from the last one starting at or before its
+        -- smallest id (one backward probe of the key).
+        select f.*, d.merging,
+               case when d.merging then
                    coalesce((select b.first_id from data.bm25_blocks b
                              where b.org_id = f.org_id and b.term = f.term and b.scope_group = f.scope_group
                                and b.first_id <= f.min_id
                              order by b.first_id desc limit 1), f.min_id)
                end as start_id
         from fresh f
-        left join tails t on t.org_id = f.org_id and t.term = f.term and t.scope_group = f.scope_group
+        join df d on d.org_id = f.org_id and d.term = f.term and d.scope_group = f.scope_group
     ), gone as (
         delete from data.bm25_blocks b
         using placed p
-        where p.open_blocks is not null and b.org_id = p.org_id and b.term = p.term and b.scope_group = p.scope_group
-          and ((p.start_id is not null and b.first_id >= p.start_id and b.last_id >= p.min_id)
-               or (not b.sealed and (p.open_blocks >= 7 or p.n >= 512)))
+        where p.merging and b.org_id = p.org_id and b.term = p.term and b.scope_group = p.scope_group
+          and ((b.first_id >= p.start_id and b.last_id >= p.min_id) or not b.sealed)
         returning b.org_id, b.term, b.scope_group, b.postings
     ), packed as (
         select p.org_id, p.term, p.repo_id, p.persona_id, p.session_id,

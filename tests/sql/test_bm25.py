@@ -164,6 +164,17 @@ def assert_statistics_match_active_fragments(conn) -> None:
         from blocks
     """).fetchone()
     assert misplaced == (0, 0, 0, 0), "outside range, miscounted, overlapping, sealed after open"
+    ends = conn.execute("""
+        select count(*) filter (where t.list_end < b.list_end),
+               count(*) filter (where b.open_blocks > 8)
+        from data.bm25_terms t
+        join (select org_id, term, scope_group, max(last_id) as list_end,
+                     count(*) filter (where not sealed) as open_blocks
+              from data.bm25_blocks group by 1, 2, 3) b
+          on b.org_id = t.org_id and b.term = t.term
+         and b.scope_group = data._bm25_group(t.repo_id, t.persona_id, t.session_id)
+    """).fetchone()
+    assert ends == (0, 0), "a list ending after its recorded end, more than eight open blocks"
 
 
 def test_deletes_keep_statistics_exact(corpus):
@@ -258,3 +269,38 @@ def test_scores_of_given_fragments_read_only_their_postings(corpus):
     assert re.search(r"Index Scan using bm25_blocks_\d+_pkey", plans), plans
     assert re.search(r"Index Cond: [^\n]*term = ", plans), plans
     assert "Seq Scan on bm25_blocks" not in plans
+
+
+def test_appends_below_the_list_end_and_many_small_writes_keep_the_layout(conn):
+    """Where a list ends is kept in data.bm25_terms (migration 0032), not read from the
+    blocks: writes whose ids fall at or below that end (ids given out of order, as two
+    writers that took their ids before either committed would write them; revivals) are
+    merged where they fall, and a run of small appends merges its open blocks every
+    eighth write."""
+    conn.execute("select api.create_org('ab')")
+    conn.execute("insert into data.repos (org_id, repo_id) values ('ab', 'r')")
+    insert = (
+        "insert into data.fragments (fragment_id, org_id, repo_id, namespace, kind, owner, heading_path, text,"
+        " content_hash, token_count, chunker_version, simhash, tsv)"
+        " select id, 'ab', 'r', 'prose', 'doc', 'o', array['h'], t, md5(t || id::text), 3, 'v', 0,"
+        " api.lexical_document('h', t) from unnest(%s::bigint[], %s::text[]) x(id, t)"
+    )
+
+    def write(ids: list[int]) -> None:
+        conn.execute(insert, (ids, [f"common word{i % 5} solo{i}" for i in ids]))
+
+    for start in range(1000, 1300, 10):  # thirty small appends of one term
+        write(list(range(start, start + 3)))
+        assert_statistics_match_active_fragments(conn)
+    write([5, 6, 1001 + 2000])  # below the list's start, then above its end
+    write([1004, 1105])  # inside gaps of the list
+    assert_statistics_match_active_fragments(conn)
+    conn.execute("update data.fragments set active = false where org_id = 'ab' and fragment_id % 3 = 0")
+    assert_statistics_match_active_fragments(conn)
+    conn.execute("update data.fragments set active = true where org_id = 'ab' and fragment_id % 6 = 0")
+    write([1500, 1501])
+    assert_statistics_match_active_fragments(conn)
+    blocks, open_blocks = conn.execute(
+        "select count(*), count(*) filter (where not sealed) from data.bm25_blocks where term = 'common'"
+    ).fetchone()
+    assert 1 <= blocks < 30 and open_blocks <= 8

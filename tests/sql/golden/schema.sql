@@ -4739,6 +4739,9 @@ CREATE TABLE data.bm25_terms (
     persona_id text,
     session_id text,
     df integer NOT NULL,
+    list_end bigint DEFAULT 0 NOT NULL,
+    last_first_id bigint DEFAULT 0 NOT NULL,
+    appends smallint DEFAULT 0 NOT NULL,
     CONSTRAINT bm25_terms_df_check CHECK ((df >= 0))
 );
 
@@ -4752,6 +4755,27 @@ ALTER TABLE data.bm25_terms OWNER TO <migrator>;
 --
 
 COMMENT ON TABLE data.bm25_terms IS 'Document frequency of each term among the active fragments of one scope group.';
+
+
+--
+-- Name: COLUMN bm25_terms.list_end; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.bm25_terms.list_end IS 'The largest fragment id ever written to this group and term''s blocks: a write above it appends.';
+
+
+--
+-- Name: COLUMN bm25_terms.last_first_id; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.bm25_terms.last_first_id IS 'The smallest fragment id of the last write (compared with list_end by the upsert).';
+
+
+--
+-- Name: COLUMN bm25_terms.appends; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.bm25_terms.appends IS 'Writes since this group and term''s open blocks were last merged (the eighth merges them).';
 
 
 --
