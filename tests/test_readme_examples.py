@@ -11,8 +11,18 @@ import json
 import os
 import re
 import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import anyio
+import httpx
 import pytest
 from click.testing import CliRunner
 
@@ -209,3 +219,194 @@ def test_every_mcp_configuration_names_its_database_or_its_url():
 def test_the_mcp_page_states_the_sdk_pin_of_pyproject():
     pin = re.search(r'"(mcp[<>=!~][^"]*)"', (ROOT / "pyproject.toml").read_text())
     assert pin and f"`{pin.group(1)}`" in (DOCS / "mcp.md").read_text()
+
+
+# --- the README, run against a live demo ----------------------------------------------------
+
+NO_INGEST = (
+    "import sys, app.cli, app.cli.serve as s; s.ingest_paths = lambda *a, **k: (0, 0, 0, []); sys.exit(app.cli.main())"
+)
+"""`contexts serve --demo` without ingesting this repository (minutes; its own tests cover
+it): the org it would create is made beforehand with `contexts org create demo`."""
+
+SHIM = '#!/bin/sh\nPYTHONPATH={root} exec {python} -m app.cli "$@"\n'
+"""`.venv/bin/contexts` of a stand-in checkout: this tree's code (the venv's own script
+imports the checkout it was installed from)."""
+
+PAYMENTS = "# Payments\n\nA failed payment is retried three times, with exponential backoff.\n"
+
+
+@dataclass(frozen=True)
+class Demo:
+    base: str
+    home: Path
+    checkout: Path
+    log: str
+    key: str
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The test's environment without any CONTEXTS_* setting: what a snippet needs, it says."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTEXTS_")}
+    return env | extra
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def bash(script: str, cwd: Path, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    assert result.returncode == 0, (script, result.stdout, result.stderr)
+    return result
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
+    """`make run`'s server (`contexts serve --demo`) on an embedded database of its own,
+    under a CONTEXTS_HOME of its own, as a newcomer starts it."""
+    root = tmp_path_factory.mktemp("readme")
+    home, checkout = root / "home", root / "checkout"
+    shim = checkout / ".venv" / "bin" / "contexts"
+    shim.parent.mkdir(parents=True)
+    shim.write_text(SHIM.format(root=shlex.quote(str(ROOT)), python=shlex.quote(sys.executable)))
+    shim.chmod(0o755)
+    env = clean_env(CONTEXTS_HOME=str(home), PYTHONPATH=str(ROOT))
+    bash(".venv/bin/contexts org create demo", checkout, env)
+    port, log = free_port(), root / "serve.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", NO_INGEST, "serve", "--demo", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 180
+        while "curl -s" not in log.read_text():  # the start-up text, written at once when serving
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        time.sleep(1)
+        text = log.read_text()
+        key = next(line.split("=", 1)[1] for line in text.splitlines() if line.startswith("export CONTEXTS_KEY="))
+        yield Demo(f"http://127.0.0.1:{port}", home, checkout, text, key)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+def session_body(task: str = "add a retry to the ingest CLI") -> dict[str, Any]:
+    return {"scope": {"org_id": "demo"}, "task": task, "budget_tokens": 500}
+
+
+@pytest.mark.e2e
+def test_the_demo_says_its_key_only_reads_and_how_to_get_a_write_key(demo: Demo):
+    """The start-up text says what each example needs, and the command it prints makes a
+    key with which a write the demo key is refused (403) succeeds."""
+    from app.mcp import TOOLS
+
+    assert "The demo key only reads" in demo.log and "Python client example" in demo.log
+    assert [tool.name for tool in TOOLS if tool.writes and tool.name not in demo.log] == []
+    (command,) = [line.strip() for line in demo.log.splitlines() if line.strip().endswith("key create demo admin")]
+    assert command.startswith(f"CONTEXTS_HOME={demo.home} ")
+    write_key = bash(command, demo.checkout, clean_env(PYTHONPATH=str(ROOT))).stdout.split()[-1]
+    with httpx.Client(base_url=demo.base, trust_env=False, timeout=120) as http:
+        refused = http.post("/sessions", json=session_body(), headers={"Authorization": f"Bearer {demo.key}"})
+        assert refused.status_code == 403, refused.text
+        opened = http.post("/sessions", json=session_body(), headers={"Authorization": f"Bearer {write_key}"})
+        assert opened.status_code in (200, 201), opened.text
+
+
+def substitute(text: str, demo: Demo, repo: Path, key: str) -> str:
+    """The README's placeholders, as a newcomer fills them in."""
+    return (
+        text.replace("http://127.0.0.1:8000", demo.base)
+        .replace("ctx_...", key)
+        .replace("/path/to/your/repo", str(repo))
+        .replace("/path/to/contexts", str(demo.checkout))
+        .replace("/home/you/.local/share/contexts", str(demo.home))
+    )
+
+
+def over_mcp(entry: dict[str, Any]) -> dict[str, Any]:
+    """An MCP client session on a configuration's server entry (HTTP or stdio): whoami,
+    then open_session, a tool that writes. Returns whoami's answer."""
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def use(session: ClientSession) -> dict[str, Any]:
+        with anyio.fail_after(300):  # stdio: start-up loads the embedding model
+            await session.initialize()
+        me = await session.call_tool("whoami", {})
+        opened = await session.call_tool("open_session", session_body("write a note"))
+        assert not me.isError and not opened.isError, (me.content, opened.content)
+        assert me.structuredContent is not None
+        return me.structuredContent
+
+    async def main() -> dict[str, Any]:
+        if "url" in entry:
+            async with (
+                httpx.AsyncClient(headers=entry["headers"], timeout=120, trust_env=False) as http,
+                streamable_http_client(entry["url"], http_client=http) as (read, write, _),
+                ClientSession(read, write) as session,
+            ):
+                return await use(session)
+        # The client starts the server with the configuration's env only: nothing of the test's CONTEXTS_*.
+        parameters = StdioServerParameters(command=entry["command"], args=entry["args"], env=clean_env(**entry["env"]))
+        async with stdio_client(parameters) as (read, write), ClientSession(read, write) as session:
+            return await use(session)
+
+    return anyio.run(main)
+
+
+@pytest.mark.e2e
+def test_every_block_of_the_readme_runs(demo: Demo, tmp_path: Path):
+    """Each block in order, placeholders filled in; a key made by one block is the key
+    (`ctx_...`) of the blocks after it, as for a newcomer following the page."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "payments.md").write_text(PAYMENTS)
+    # "with the same CONTEXTS_HOME as make run (if you set one)": the test did set one
+    env = clean_env(CONTEXTS_HOME=str(demo.home), PYTHONPATH=str(ROOT))
+    keys = [demo.key]
+    ran = []
+    for lang, text in blocks(README):
+        code = substitute(text, demo, repo, keys[-1])
+        if lang == "bash" and re.search(r"^make run\b", text, re.M) and re.search(r"^make test\b", text, re.M):
+            dry = subprocess.run(["make", "-n", "run", "test"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+            assert dry.returncode == 0 and "contexts serve --demo" in dry.stdout and "pytest" in dry.stdout, dry
+        elif lang == "bash":
+            out = bash(code, demo.checkout, env).stdout
+            if "/contexts/retrieve" in text:
+                assert json.loads(out)["trace_id"], out
+            elif "key create" in text:
+                keys.append(out.split()[-1])
+                assert keys[-1].startswith("ctx_") and keys[-1] != demo.key, out
+            elif " ingest " in text:
+                assert "payments.md#payments" in out and "retried three times" in out, out
+            else:
+                pytest.fail(f"a README block this test does not check: {text}")
+        elif lang == "python":
+            run_env = env | {"CONTEXTS_KEY": keys[-1]}
+            command = [sys.executable, "-c", code]
+            result = subprocess.run(command, cwd=demo.checkout, env=run_env, capture_output=True, text=True)
+            assert result.returncode == 0, (code, result.stdout, result.stderr)
+        elif lang == "json":
+            (entry,) = servers(json.loads(code))
+            me = over_mcp(entry)
+            assert (me["org_id"], me["principal_id"]) == ("demo", "admin"), me
+        else:
+            pytest.fail(f"a README block in {lang!r}, which this test does not run")
+        ran.append(text)
+    assert len(ran) == len(blocks(README)) >= 6
