@@ -292,7 +292,9 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
             assert proc.poll() is None, log.read_text()
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.2)
-        time.sleep(1)
+        settled = time.monotonic() + 10  # the lines after the call come in the same breath
+        while "key create" not in log.read_text() and time.monotonic() < settled:
+            time.sleep(0.2)
         text = log.read_text()
         key = next(line.split("=", 1)[1] for line in text.splitlines() if line.startswith("export CONTEXTS_KEY="))
         yield Demo(f"http://127.0.0.1:{port}", home, checkout, text, key)
