@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 import signal
 import sys
 from pathlib import Path
@@ -81,6 +82,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, demo: bool) ->
                 f"-H 'content-type: application/json' -d '{body}'\n",
                 err=True,
             )
+            click.echo(demo_key_needs(url, settings.home, external=settings.database_url is not None), err=True)
 
         # uvicorn re-raises SIGTERM/SIGINT after a graceful shutdown; turning them into a
         # normal exit lets the embedded PostgreSQL server be stopped cleanly (atexit).
@@ -90,6 +92,36 @@ def serve(ctx: click.Context, host: str | None, port: int | None, demo: bool) ->
     if not server.started:
         raise CliError("the server did not start (see the log above)")
 
+
+def demo_key_needs(url: str, home: Path, *, external: bool) -> str:
+    """What the demo key may do, what needs a write key, and the command that makes one:
+    the demo key only reads, so the README's Python example and MCP's writing tools would
+    otherwise answer 403 with nothing said about why."""
+    from app.mcp import TOOLS
+
+    writes = ", ".join(tool.name for tool in TOOLS if tool.writes)
+    reads = ", ".join(tool.name for tool in TOOLS if not tool.writes)
+    where = (
+        "with the same CONTEXTS_DATABASE_URL (or --db-url) as this server"
+        if external
+        else f"with the same CONTEXTS_HOME as this server, {home}"
+    )
+    prefix = "" if external else f"CONTEXTS_HOME={shlex.quote(str(home))} "
+    return (
+        "The demo key only reads. With it: POST /contexts/retrieve (the call above), "
+        f"GET /documents, /fragments, /traces, the trace page at {url}/ui, "
+        f"and the MCP tools {reads}.\n"
+        "A write key is needed for POST /documents, POST /sessions and session notes, pins, "
+        f"profiles, the README's Python client example and the MCP tools {writes} "
+        "(with the demo key they answer 403).\n"
+        f"Make one for principal {DEMO_ADMIN} (read and write on org {DEMO_ORG}) in another terminal, "
+        f"from the repository, {where}:\n\n"
+        f"    {prefix}.venv/bin/contexts key create {DEMO_ORG} {DEMO_ADMIN}\n"
+    )
+
+
+DEMO_ADMIN = "admin"
+"""The principal every org gets (read, write and audit on the whole org)."""
 
 DEMO_KEY_FILE = "demo-key"
 """Under CONTEXTS_HOME: the demo agent's token, so that `make run` prints the same key
