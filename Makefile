@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install run test test-fast lint format goldens bench bench-load migrate eval-gate eval-baseline eval-cache clean
+.PHONY: install run test test-fast lint format goldens bench bench-load migrate eval-gate eval-baseline eval-cache demo-vectors clean
 
 install: $(STAMP) $(BM25_EXT)
 
@@ -115,6 +115,12 @@ eval-baseline: install
 # `contexts eval cache check`.
 eval-cache: install
 	$(BIN)/contexts eval cache build $(EVAL_ARGS)
+
+# The demo's vectors (app/cli/demo.vectors: this repository's fragments, computed ahead so
+# a cold `make run` embeds only what changed since): keeps the vectors whose text still
+# holds, embeds the rest. Commit the file; tests/cli/test_demo.py says when it is stale.
+demo-vectors: install
+	$(BIN)/python -m app.cli.demo
 
 clean:
 	rm -rf $(VENV) *.egg-info

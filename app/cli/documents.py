@@ -42,7 +42,7 @@ from app.wire.retrieve import (
 )
 
 if TYPE_CHECKING:
-    pass
+    from app.eval.embedding_cache import CorpusVectors
 
 
 def ingest_paths(
@@ -58,9 +58,11 @@ def ingest_paths(
     create_org: bool,
     base: Path | None = None,
     quiet: bool = False,
+    vectors: CorpusVectors | None = None,
 ) -> tuple[int, int, int, list[str]]:
     """Ingest files as settings.principal; returns (documents changed, fragments, new
-    fragments, refusals)."""
+    fragments, refusals). With `vectors` (the demo's), a text they hold is read from
+    them instead of embedded."""
     import psycopg
 
     from app.ingest.batches import ingest_groups
@@ -80,7 +82,8 @@ def ingest_paths(
             + ", ".join(str(p) for p in paths)
             + " is hidden (a dot-name) or ignored by a .gitignore"
         )
-    pipeline = IngestPipeline(settings, embedders(settings))
+    models = embedders(settings)
+    pipeline = IngestPipeline(settings, vectors.embedders(models) if vectors is not None else models)
     scope = Scope(org_id, repo, persona, session)
     author = owner or git_identity() or os.environ.get("USER")
     refused: list[str] = []

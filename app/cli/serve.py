@@ -46,12 +46,29 @@ def serve(ctx: click.Context, host: str | None, port: int | None, demo: bool) ->
         dsn = open_database(settings)
         demo_key = None
         if demo:
-            paths = [p for p in (ROOT / "README.md", ROOT / "docs", ROOT / "app") if p.exists()]
+            from app.cli.demo import demo_paths, demo_vectors
+
             console.print("ingesting the demo corpus (this repository) into org [bold]demo[/] ...")
+            vectors = demo_vectors()
             changed, fragments, created, _ = ingest_paths(
-                settings, dsn, paths, DEMO_ORG, DEMO_REPO, None, None, None, None, True, base=ROOT
+                settings,
+                dsn,
+                demo_paths(),
+                DEMO_ORG,
+                DEMO_REPO,
+                None,
+                None,
+                None,
+                None,
+                True,
+                base=ROOT,
+                vectors=vectors,
             )
-            console.print(f"demo: {changed} document(s) changed, {created} new fragment(s)")
+            console.print(
+                f"demo: {changed} document(s) changed, {created} new fragment(s); vectors: {vectors.hits} read from "
+                f"{vectors.path.relative_to(ROOT)}, {vectors.misses} embedded now"
+                + (f" ({'; '.join(vectors.problems)})" if vectors.problems else "")
+            )
             if changed:  # as `contexts ingest` does: the demo's first retrievals see authority
                 from app.cli.rank import rank_refresh
 

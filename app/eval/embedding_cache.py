@@ -18,8 +18,9 @@ misses so a stale cache shows. Vectors are stored in float16; every corpus vecto
 eval lane is rounded through float16, embedded now or read here, so a run's figures do
 not depend on how much of the cache was hit.
 
-Only eval uses this (the gate, `contexts eval run`, a promotion's gate run): ingestion
-by `contexts ingest` and the service always embed with the model.
+The eval lane uses this (the gate, `contexts eval run`, a promotion's gate run), and so
+does the demo `make run` serves (app/cli/demo.py: this repository's own fragments);
+`contexts ingest` and the service otherwise always embed with the model.
 """
 
 from __future__ import annotations
@@ -387,9 +388,23 @@ def build(
 ) -> Built:
     """Every corpus text's vector under the pipeline's embedders (plain ones: the model
     runs). Vectors of `previous` whose key and text still hold are kept as they are."""
+    inputs = corpus_inputs(pipeline, dataset, kind)
+    return build_texts(pipeline, dataset.name, dataset.content_hash(), kind, inputs, previous, progress, batch)
+
+
+def build_texts(
+    pipeline: IngestPipeline,
+    name: str,
+    corpus_sha256: str,
+    kind: str,
+    inputs: dict[str, list[str]],
+    previous: CacheFile | None = None,
+    progress: Progress | None = None,
+    batch: int = 256,
+) -> Built:
+    """`build` for any texts ({namespace: embedding inputs}): the demo's corpus too."""
     embedded = kept = dropped = 0
     tables: dict[str, Table] = {}
-    inputs = corpus_inputs(pipeline, dataset, kind)
     for namespace, texts in inputs.items():
         embedder = pipeline.embedders[namespace]
         key = key_of(embedder)
@@ -407,17 +422,17 @@ def build(
         dropped += len(set(known) - set(vectors))
         for start in range(0, len(todo), batch):
             if progress:
-                progress(f"{dataset.name}: {namespace}", start, len(todo))
+                progress(f"{name}: {namespace}", start, len(todo))
             part = todo[start : start + batch]
             for text, vector in zip(part, rounded(embedder.embed(part))):
                 vectors[text_digest(text)] = vector.astype(np.float16)
         if progress:
-            progress(f"{dataset.name}: {namespace}", len(todo), len(todo))
+            progress(f"{name}: {namespace}", len(todo), len(todo))
         embedded += len(todo)
         tables[namespace] = Table.of(key, vectors)
     if previous is not None:
         dropped += sum(len(t.digests) for ns, t in previous.tables.items() if ns not in inputs)
-    return Built(CacheFile(dataset.name, dataset.content_hash(), kind, tables), embedded, kept, dropped)
+    return Built(CacheFile(name, corpus_sha256, kind, tables), embedded, kept, dropped)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,93 @@
+"""The demo `make run` serves: this repository's README, docs/ and app/ ingested as org
+'demo', with its fragments' vectors computed ahead and committed (app/cli/demo.vectors,
+the format of the eval lane's vector files: docs/adr/0024). Embedding the ~2,000
+fragments on two cores takes minutes; with the file, a cold start embeds only the texts
+that changed since it was built, and reads the rest (each vector rounded through
+float16, as the eval lane's are). A file built under another model, dtype or chunker
+misses as a whole, and the demo embeds everything, as before: slower, never wrong.
+
+`make demo-vectors` (python -m app.cli.demo) rebuilds the file, keeping the vectors whose
+text still holds; tests/cli/test_demo.py fails once it covers less than
+DEMO_FRESH_SHARE of the corpus."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+from app.eval.embedding_cache import CacheError, CacheFile, CorpusVectors, build_texts
+from app.ingest.files import collect
+from app.ingest.normalize import RejectedDocument, SourceDocument
+from app.ingest.pipeline import IngestPipeline, embedding_input
+
+ROOT = Path(__file__).resolve().parents[2]
+VECTORS = Path(__file__).with_name("demo.vectors")
+DEMO_NAME = "demo"
+"""The file's set name (VECTORS is <directory>/<name>.vectors)."""
+DEMO_FRESH_SHARE = 0.8
+"""The share of the demo corpus's texts the committed file must hold (tests/cli/test_demo.py)."""
+
+
+def demo_paths() -> list[Path]:
+    return [p for p in (ROOT / "README.md", ROOT / "docs", ROOT / "app") if p.exists()]
+
+
+def demo_vectors() -> CorpusVectors:
+    """The committed vectors, for the demo's ingestion (a missing or unreadable file:
+    every text is embedded, and `problems` says why)."""
+    return CorpusVectors.open(VECTORS.parent, DEMO_NAME)
+
+
+def demo_inputs(pipeline: IngestPipeline) -> dict[str, list[str]]:
+    """Per namespace, every text the demo's ingestion may embed (as ingest_paths reads
+    the files: relative to the repository's root)."""
+    out: dict[str, dict[str, None]] = {}
+    for entry in collect(demo_paths(), ROOT):
+        try:
+            prepared = pipeline.prepare(SourceDocument(path=entry.relative, content=entry.path.read_bytes()))
+        except RejectedDocument:
+            continue
+        texts = out.setdefault(prepared.namespace, {})
+        for chunk in prepared.chunks:
+            texts[embedding_input(prepared.doc.path, chunk.heading_path, chunk.text)] = None
+    return {ns: list(texts) for ns, texts in sorted(out.items())}
+
+
+def corpus_digest(inputs: dict[str, list[str]]) -> str:
+    digest = hashlib.sha256()
+    for namespace, texts in sorted(inputs.items()):
+        for text in sorted(texts):
+            digest.update(f"{namespace}\0{text}\0".encode())
+    return digest.hexdigest()
+
+
+def main() -> int:
+    """Rebuild app/cli/demo.vectors (the model runs for the texts it does not hold)."""
+    from app.settings import Settings
+    from app.text.embed import embedders
+
+    settings = Settings.from_env()
+    pipeline = IngestPipeline(settings, embedders(settings))
+    inputs = demo_inputs(pipeline)
+    previous = None
+    if VECTORS.is_file():
+        try:
+            previous = CacheFile.read(VECTORS)
+        except (OSError, CacheError) as exc:
+            print(f"{VECTORS}: {exc}: every text is embedded again", file=sys.stderr)
+
+    def progress(label: str, done: int, total: int) -> None:
+        print(f"{label}: {done}/{total} embedded", file=sys.stderr)
+
+    built = build_texts(pipeline, DEMO_NAME, corpus_digest(inputs), "demo", inputs, previous, progress)
+    size = built.file.write(VECTORS)
+    print(
+        f"{VECTORS.relative_to(ROOT)}: {built.file.count} vectors, {built.embedded} embedded now, "
+        f"{built.kept} kept, {built.dropped} dropped ({size / 2**20:.1f} MiB)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
