@@ -6,6 +6,7 @@ a CLI message and a non-zero exit."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -162,6 +163,30 @@ def test_the_cli_queries_and_manages_documents_through_a_running_service(base_ur
     assert bad.returncode != 0 and "top_k" in bad.stderr
     no_key = cli("query", "storage", "--org", "acme", "--url", base_url)
     assert no_key.returncode != 0 and "--key" in no_key.stderr
+
+    # pins and ranking profiles, through the client's keyword-only calls
+    remote = {"CONTEXTS_URL": base_url, "CONTEXTS_KEY": tenants.acme_admin}
+    found = cli("query", STORAGE_QUERY, "--org", "acme", "--top-k", "1", "--json", **remote)
+    fragment_id = str(json.loads(found.stdout)["fragments"][0]["id"])
+    until = "2100-01-01T00:00:00+00:00"
+    added = cli(
+        "pin", "add", fragment_id, "--org", "acme", "--reason", "read first", "--expires-at", until, "--json", **remote
+    )
+    assert added.returncode == 0, added.stderr
+    pin = json.loads(added.stdout)
+    assert pin["fragment_id"] == int(fragment_id) and pin["expires_at"].startswith("2100-01-01")
+    listed_pins = cli("pin", "list", "--org", "acme", "--json", **remote)
+    assert listed_pins.returncode == 0 and [p["pin_id"] for p in json.loads(listed_pins.stdout)["pins"]] == [
+        pin["pin_id"]
+    ]
+    assert cli("pin", "remove", str(pin["pin_id"]), **remote).returncode == 0
+    stored = cli("profile", "set", "--org", "acme", "--w-rerank", "0.7", "--halflife", "runbook=30", "--json", **remote)
+    assert stored.returncode == 0, stored.stderr
+    shown_profile = cli("profile", "show", "--org", "acme", "--json", **remote)
+    assert shown_profile.returncode == 0 and json.loads(shown_profile.stdout)["w_rerank"] == 0.7
+    profiles = cli("profile", "list", "--org", "acme", "--json", **remote)
+    assert profiles.returncode == 0 and len(json.loads(profiles.stdout)["profiles"]) == 1
+    assert cli("profile", "delete", "--org", "acme", **remote).returncode == 0
 
 
 def test_the_cli_remote_path_loads_no_model():
