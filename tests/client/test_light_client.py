@@ -258,6 +258,7 @@ def test_settings_missing_or_wrong_are_contexts_errors(monkeypatch):
         ((), "CONTEXTS_URL"),
         (("http://127.0.0.1:1",), "CONTEXTS_KEY"),
         (("127.0.0.1:8000", "k"), "http://"),
+        (("http://[::1", "k"), "Invalid port"),
     ):
         with pytest.raises(light.InvalidCall, match=words):
             light.Client(*args)

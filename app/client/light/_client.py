@@ -257,7 +257,9 @@ def _settings(url: str | None, key: str | None, org_id: str | None) -> tuple[str
     return url.rstrip("/"), key, org_id
 
 
-def _failure(exc: httpx.HTTPError, base: httpx.URL) -> ContextsError:
+def _failure(exc: httpx.HTTPError | httpx.InvalidURL, base: httpx.URL) -> ContextsError:
+    if isinstance(exc, httpx.InvalidURL):
+        return InvalidCall(f"{base}: {exc}")
     if isinstance(exc, httpx.TimeoutException):
         return TimedOut(f"no answer from {base} within the timeout ({type(exc).__name__})")
     if isinstance(exc, httpx.TransportError):
@@ -282,7 +284,7 @@ def _answer(response: httpx.Response, kind: type[R]) -> R:
             error.retry_after = float(response.headers.get("Retry-After", ""))
         except ValueError:
             pass
-        return _raise(error)
+        raise error
     try:
         return msgspec.json.decode(response.content, type=kind)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -291,10 +293,6 @@ def _answer(response: httpx.Response, kind: type[R]) -> R:
             f"{response.request.method} {response.request.url.path} answered {kind_of}, not a {kind.__name__}: {exc}"
         )
         raise BadResponse(response.status_code, "Unexpected answer", detail) from None
-
-
-def _raise(error: ContextsError) -> Any:
-    raise error
 
 
 class _Base:
@@ -331,9 +329,12 @@ class Client(_Base):
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         super().__init__(url, key, org_id)
-        self._http = httpx.Client(
-            base_url=self._url, headers=self._headers(), timeout=timeout, transport=transport, trust_env=False
-        )
+        try:
+            self._http = httpx.Client(
+                base_url=self._url, headers=self._headers(), timeout=timeout, transport=transport, trust_env=False
+            )
+        except httpx.InvalidURL as exc:
+            raise InvalidCall(f"url {self._url!r:.80}: {exc}") from None
 
     def __enter__(self) -> Client:
         return self
@@ -349,7 +350,7 @@ class Client(_Base):
         headers = {"Content-Type": "application/json"} if body is not None else None
         try:
             response = self._http.request(method, path, params=params, content=body, headers=headers)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise _failure(exc, self._http.base_url) from exc
         return _answer(response, self._kind(kind))
 
@@ -557,9 +558,12 @@ class AsyncClient(_Base):
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         super().__init__(url, key, org_id)
-        self._http = httpx.AsyncClient(
-            base_url=self._url, headers=self._headers(), timeout=timeout, transport=transport, trust_env=False
-        )
+        try:
+            self._http = httpx.AsyncClient(
+                base_url=self._url, headers=self._headers(), timeout=timeout, transport=transport, trust_env=False
+            )
+        except httpx.InvalidURL as exc:
+            raise InvalidCall(f"url {self._url!r:.80}: {exc}") from None
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -575,7 +579,7 @@ class AsyncClient(_Base):
         headers = {"Content-Type": "application/json"} if body is not None else None
         try:
             response = await self._http.request(method, path, params=params, content=body, headers=headers)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise _failure(exc, self._http.base_url) from exc
         return _answer(response, self._kind(kind))
 
