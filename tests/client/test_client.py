@@ -113,9 +113,9 @@ def test_earlier_argument_orders_still_work_with_a_warning(base_url, tenants):  
             contexts.sync_state("acme", "platform")
 
         # swapped: the query where the org goes; three strings where two are taken
-        with pytest.raises(ContextsError) as swapped:
+        with pytest.raises(InvalidCall) as swapped:  # read as (org_id, task): the task is no org id
             contexts.open_session("the storage volume is full", "acme")
-        assert swapped.value.status == 400 and "org_id" in swapped.value.detail
+        assert swapped.value.status == 0 and "$.scope.org_id" in swapped.value.detail
         with pytest.raises(InvalidCall) as too_many:
             contexts.retrieve(STORAGE_QUERY, "acme", "platform")
         assert "too many positional arguments" in str(too_many.value) and too_many.value.status == 0
