@@ -375,18 +375,22 @@ def documents_list(
     }
     q = validated(payload, DocumentQuery)
     if url:
-        filters = {
-            "repo_id": repo,
-            "persona_id": persona,
-            "session_id": session,
-            "path_prefix": path_prefix,
-            "kind": kind,
-            "owner": owner,
-            "updated_since": q.updated_since,
-            "limit": limit,
-            "after": after,
-        }
-        page = remote(url, key, lambda client: client.list_documents(org_id, **filters))
+        page = remote(
+            url,
+            key,
+            lambda client: client.list_documents(
+                org_id=org_id,
+                repo_id=repo,
+                persona_id=persona,
+                session_id=session,
+                path_prefix=path_prefix,
+                kind=kind,
+                owner=owner,
+                updated_since=q.updated_since,
+                limit=limit,
+                after=after,
+            ),
+        )
     else:
         from app.operations.queries import list_documents_on
 

@@ -82,10 +82,10 @@ def pin_add(
     }
     request = validated(payload, PinCreate)
     if url:
-        options = {k: v for k, v in (("repo_id", repo), ("persona_id", persona), ("session_id", session)) if v}
-        if request.expires_at is not None:
-            options["expires_at"] = request.expires_at.isoformat()
-        added = remote(url, key, lambda client: client.pin(org_id, fragment_id, reason, **options))
+        scope = {"org_id": org_id, "repo_id": repo, "persona_id": persona, "session_id": session}
+        added = remote(
+            url, key, lambda client: client.pin(fragment_id, reason=reason, expires_at=request.expires_at, **scope)
+        )
     else:
         from app.operations.pins import add_pin_on
 
@@ -143,8 +143,8 @@ def pin_list(
     payload = {"scope": {"org_id": org_id, "repo_id": repo, "persona_id": persona, "session_id": session}}
     query = validated(payload | {"include_expired": include_expired}, PinQuery)
     if url:
-        filters = {"repo_id": repo, "persona_id": persona, "session_id": session, "include_expired": include_expired}
-        pins = remote(url, key, lambda client: client.list_pins(org_id, **filters))
+        scope = {"org_id": org_id, "repo_id": repo, "persona_id": persona, "session_id": session}
+        pins = remote(url, key, lambda client: client.list_pins(include_expired=include_expired, **scope))
     else:
         from app.operations.pins import list_pins_on
 

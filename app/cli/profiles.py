@@ -99,7 +99,7 @@ def profile_set(
     except msgspec.ValidationError as exc:
         raise CliError(str(exc)) from exc
     if url:
-        stored = remote(url, key, lambda client: client.set_profile(org_id, **msgspec.structs.asdict(request)))
+        stored = remote(url, key, lambda client: client.set_profile(**msgspec.structs.asdict(request)))
     else:
         from app.operations.profiles import description_vectors, has_description, set_profile_on
 
@@ -132,7 +132,7 @@ def profile_show(
 ) -> None:
     """The profile stored for the org default or a persona, and the one its retrievals use."""
     if url:
-        shown = remote(url, key, lambda client: client.profile(org_id, persona))
+        shown = remote(url, key, lambda client: client.profile(org_id=org_id, persona_id=persona))
     else:
         from app.operations.profiles import get_profile_on
 
@@ -152,7 +152,7 @@ def profile_show(
 def profile_list(ctx: click.Context, org_id: str, as_json: bool, url: str | None, key: str | None) -> None:
     """The stored profiles you may read, the org default first."""
     if url:
-        listed = remote(url, key, lambda client: client.list_profiles(org_id))
+        listed = remote(url, key, lambda client: client.list_profiles(org_id=org_id))
     else:
         from app.operations.profiles import list_profiles_on
 
@@ -177,7 +177,7 @@ def profile_delete(
 ) -> None:
     """Remove a stored profile: the org default or persona inherits again."""
     if url:
-        removed = remote(url, key, lambda client: client.delete_profile(org_id, persona))
+        removed = remote(url, key, lambda client: client.delete_profile(org_id=org_id, persona_id=persona))
     else:
         from app.operations.profiles import delete_profile_on
 

@@ -1,9 +1,12 @@
-"""The Python client (app.client), sync and async, against the real service on a free
-loopback port (uvicorn, as `contexts serve` runs it), and the CLI's remote mode that
-uses it: typed results, problems as ContextsError, a CLI message and a non-zero exit."""
+"""The Python client of the server's distribution (app.client: the light client answering
+the server's structs), sync and async, against the real service on a free loopback port
+(uvicorn, as `contexts serve` runs it), the argument orders of earlier releases it still
+takes, and the CLI's remote mode that uses it: typed results, problems as ContextsError,
+a CLI message and a non-zero exit."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,8 +15,16 @@ import time
 import anyio
 import pytest
 
-from app.client import AsyncClient, Client, ContextsError
-from app.wire.bodies import ContextPack, DocumentDeleted, DocumentPage, RetrieveResponse, WhoamiOut
+from app.client import AsyncClient, Client, ContextsError, InvalidCall, NotFound
+from app.wire.bodies import (
+    ContextPack,
+    DocumentDeleted,
+    DocumentIn,
+    DocumentPage,
+    RetrieveResponse,
+    ScopeIn,
+    WhoamiOut,
+)
 from tests.mcp.test_mcp import ROOT, STORAGE_QUERY, served, tenants  # noqa: F401  (fixtures)
 
 
@@ -26,16 +37,16 @@ def test_sync_client_reads_writes_and_raises_problems(base_url, tenants):  # noq
     with Client(base_url, tenants.acme_admin) as contexts:
         me = contexts.whoami()
         assert isinstance(me, WhoamiOut) and me.org_id == "acme"
-        found = contexts.retrieve(STORAGE_QUERY, "acme", budget_tokens=400, top_k=1)
+        found = contexts.retrieve(STORAGE_QUERY, org_id="acme", budget_tokens=400, top_k=1)
         assert isinstance(found, RetrieveResponse) and len(found.fragments) == 1
         assert found.fragments[0].source == "runbooks/storage.md#storage-runbook"
         assert contexts.get_trace(found.trace_id).query == STORAGE_QUERY
-        page = contexts.list_documents("acme", path_prefix="runbooks/")
+        page = contexts.list_documents(org_id="acme", path_prefix="runbooks/")
         assert isinstance(page, DocumentPage) and {d.path for d in page.documents} >= {"runbooks/storage.md"}
         storage = next(d for d in page.documents if d.path == "runbooks/storage.md")
         assert contexts.get_document(storage.doc_id).versions[0].current
 
-        pack = contexts.open_session("acme", "the storage volume is full", budget_tokens=300)
+        pack = contexts.open_session("the storage volume is full", org_id="acme", budget_tokens=300)
         assert isinstance(pack, ContextPack) and pack.fragments and "## [1]" in pack.markdown
         note = contexts.write_note(pack.session_id, "# Note\n\nNode 7's journal cron is commented out.\n")
         promoted = contexts.promote_note(pack.session_id, note.doc_id, owner="Grace")
@@ -47,11 +58,11 @@ def test_sync_client_reads_writes_and_raises_problems(base_url, tenants):  # noq
             contexts.get_document(storage.doc_id)
         assert gone.value.status == 404 and gone.value.title == "Not Found"
         with pytest.raises(ContextsError) as unknown_repo:
-            contexts.retrieve(STORAGE_QUERY, "acme", repo_id="no-such-repo")
+            contexts.retrieve(STORAGE_QUERY, org_id="acme", repo_id="no-such-repo")
         assert unknown_repo.value.status == 404 and "unknown repo" in unknown_repo.value.detail
 
     with Client(base_url, tenants.acme_reader) as reader, pytest.raises(ContextsError) as refused:
-        reader.open_session("acme", "anything at all")
+        reader.open_session("anything at all")
     assert refused.value.status == 403
     with Client(base_url, "ctx_not_a_key") as stranger, pytest.raises(ContextsError) as unauthorized:
         stranger.whoami()
@@ -64,7 +75,7 @@ def test_sync_client_reads_writes_and_raises_problems(base_url, tenants):  # noq
 def test_async_client_makes_the_same_calls(base_url, tenants):  # noqa: F811
     async def main() -> None:
         async with AsyncClient(base_url, tenants.acme_admin) as contexts:
-            found = await contexts.retrieve(STORAGE_QUERY, "acme", budget_tokens=400)
+            found = await contexts.retrieve(STORAGE_QUERY, budget_tokens=400)
             assert found.fragments[0].source == "runbooks/storage.md#storage-runbook"
             fragment = await contexts.get_fragment(found.fragments[0].id)
             assert fragment.sources[0].path == "runbooks/storage.md"
@@ -73,6 +84,43 @@ def test_async_client_makes_the_same_calls(base_url, tenants):  # noqa: F811
             assert bad.value.status == 404
 
     anyio.run(main)
+
+
+def test_earlier_argument_orders_still_work_with_a_warning(base_url, tenants):  # noqa: F811
+    """Each earlier form has more positional arguments than today's: the count tells them
+    apart, the call is made as today's, and it warns. A swapped call is an InvalidCall."""
+    with Client(base_url, tenants.acme_admin) as contexts:
+        with pytest.warns(DeprecationWarning, match="retrieve: positional org_id"):
+            found = contexts.retrieve(STORAGE_QUERY, "acme", top_k=1)
+        assert isinstance(found, RetrieveResponse) and found.fragments[0].source.startswith("runbooks/storage.md")
+        with pytest.warns(
+            DeprecationWarning, match=r"open_session: positional org_id .* open_session\(task, \*, ...\)"
+        ):
+            pack = contexts.open_session("acme", "the storage volume is full", budget_tokens=300)
+        assert isinstance(pack, ContextPack) and pack.task == "the storage volume is full"
+        with pytest.warns(DeprecationWarning, match="list_documents"):
+            assert contexts.list_documents("acme", path_prefix="runbooks/").documents
+        with pytest.warns(DeprecationWarning, match="ingest: positional scope"):
+            written = contexts.ingest(ScopeIn("acme"), [DocumentIn("notes/legacy.md", "# Legacy\n\nStill taken.\n")])
+        assert written.documents[0].path == "notes/legacy.md"
+        with pytest.warns(DeprecationWarning, match="pin: positional org_id"):
+            pinned = contexts.pin("acme", found.fragments[0].id, "the runbook to read first")
+        with pytest.warns(DeprecationWarning, match="list_pins"):
+            assert [p.pin_id for p in contexts.list_pins("acme").pins] == [pinned.pin_id]
+        with pytest.warns(DeprecationWarning, match="profile: positional org_id, persona_id"):
+            assert contexts.profile("acme", None).org_id == "acme"
+        with pytest.warns(DeprecationWarning, match="sync_state"), pytest.raises(NotFound):
+            contexts.sync_state("acme", "platform")
+
+        # swapped: the query where the org goes; three strings where two are taken
+        with pytest.raises(InvalidCall) as swapped:  # read as (org_id, task): the task is no org id
+            contexts.open_session("the storage volume is full", "acme")
+        assert swapped.value.status == 0 and "$.scope.org_id" in swapped.value.detail
+        with pytest.raises(InvalidCall) as too_many:
+            contexts.retrieve(STORAGE_QUERY, "acme", "platform")
+        assert "too many positional arguments" in str(too_many.value) and too_many.value.status == 0
+        with pytest.raises(InvalidCall, match="fragment_id must be an int"):
+            contexts.pin("acme", "12", "why")
 
 
 def cli(*args: str, **env: str) -> subprocess.CompletedProcess:
@@ -115,6 +163,30 @@ def test_the_cli_queries_and_manages_documents_through_a_running_service(base_ur
     assert bad.returncode != 0 and "top_k" in bad.stderr
     no_key = cli("query", "storage", "--org", "acme", "--url", base_url)
     assert no_key.returncode != 0 and "--key" in no_key.stderr
+
+    # pins and ranking profiles, through the client's keyword-only calls
+    remote = {"CONTEXTS_URL": base_url, "CONTEXTS_KEY": tenants.acme_admin}
+    found = cli("query", STORAGE_QUERY, "--org", "acme", "--top-k", "1", "--json", **remote)
+    fragment_id = str(json.loads(found.stdout)["fragments"][0]["id"])
+    until = "2100-01-01T00:00:00+00:00"
+    added = cli(
+        "pin", "add", fragment_id, "--org", "acme", "--reason", "read first", "--expires-at", until, "--json", **remote
+    )
+    assert added.returncode == 0, added.stderr
+    pin = json.loads(added.stdout)
+    assert pin["fragment_id"] == int(fragment_id) and pin["expires_at"].startswith("2100-01-01")
+    listed_pins = cli("pin", "list", "--org", "acme", "--json", **remote)
+    assert listed_pins.returncode == 0 and [p["pin_id"] for p in json.loads(listed_pins.stdout)["pins"]] == [
+        pin["pin_id"]
+    ]
+    assert cli("pin", "remove", str(pin["pin_id"]), **remote).returncode == 0
+    stored = cli("profile", "set", "--org", "acme", "--w-rerank", "0.7", "--halflife", "runbook=30", "--json", **remote)
+    assert stored.returncode == 0, stored.stderr
+    shown_profile = cli("profile", "show", "--org", "acme", "--json", **remote)
+    assert shown_profile.returncode == 0 and json.loads(shown_profile.stdout)["w_rerank"] == 0.7
+    profiles = cli("profile", "list", "--org", "acme", "--json", **remote)
+    assert profiles.returncode == 0 and len(json.loads(profiles.stdout)["profiles"]) == 1
+    assert cli("profile", "delete", "--org", "acme", **remote).returncode == 0
 
 
 def test_the_cli_remote_path_loads_no_model():

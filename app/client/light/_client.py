@@ -1,0 +1,778 @@
+"""The calls, one definition each (`_Calls`: method, path, query, body, answer type),
+made by the sync `Client` and the async `AsyncClient`.
+
+The rule for arguments, every method alike: what the call is about comes first and
+positionally (the query, the task, the note's text, or the ids in the URL path: a
+session's id, a document's id); everything else is keyword-only, `org_id` included, which
+defaults to the client's `org_id=` or else the key's own org (asked once, from /whoami)."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, ParamSpec, TypeVar
+from urllib.parse import quote
+
+import httpx
+import msgspec
+
+from . import types
+from .errors import BadResponse, ContextsError, InvalidCall, TimedOut, Unreachable, service_error
+
+P = ParamSpec("P")
+R = TypeVar("R")
+DEFAULT_TIMEOUT = 60.0
+URL_ENV, KEY_ENV = "CONTEXTS_URL", "CONTEXTS_KEY"
+SCOPE = ("repo_id", "persona_id", "session_id")
+RULE = (
+    "what the call is about (query, task, text, or the ids in the path) is positional; "
+    "everything else, org_id included, is keyword-only"
+)
+
+Call = tuple[str, str, dict[str, str] | None, bytes | None, str]
+"""(method, path, query parameters, JSON body, name of the answer's type)."""
+
+
+def checked(method: Callable[P, R]) -> Callable[P, R]:
+    """Binds a call to `method`'s signature first: a missing, extra or misplaced argument
+    is an InvalidCall naming the method's signature and the rule, not a bare TypeError."""
+    signature = inspect.signature(method)
+    parameters = list(signature.parameters.values())[1:]  # without self
+
+    def check(args: tuple, kwargs: dict) -> None:
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            plain = [p.replace(annotation=p.empty) for p in parameters]
+            shown = str(signature.replace(parameters=plain, return_annotation=signature.empty))
+            raise InvalidCall(f"{method.__name__}{shown}: {exc} ({RULE})") from None
+
+    if inspect.iscoroutinefunction(method):
+
+        @functools.wraps(method)
+        async def awaited(*args: Any, **kwargs: Any) -> Any:
+            check(args, kwargs)
+            return await method(*args, **kwargs)
+
+        return awaited  # type: ignore[return-value]
+
+    @functools.wraps(method)
+    def called(*args: P.args, **kwargs: P.kwargs) -> R:
+        check(args, kwargs)
+        return method(*args, **kwargs)
+
+    return called
+
+
+def _text(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidCall(f"{name} must be a str, got {type(value).__name__} {value!r:.80}")
+    if not value.strip():
+        raise InvalidCall(f"{name} must not be empty")
+    return value
+
+
+def _id(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidCall(f"{name} must be an int, got {type(value).__name__} {value!r:.80}")
+    if value < 1:
+        raise InvalidCall(f"{name} must be a positive int, got {value}")
+    return value
+
+
+def _segment(name: str, value: object) -> str:
+    """A string id placed in the URL path, escaped."""
+    if isinstance(value, uuid.UUID):
+        value = str(value)
+    return quote(_text(name, value), safe="")
+
+
+def _convert(payload: object, kind: type[R], what: str) -> R:
+    try:
+        return msgspec.convert(payload, kind)
+    except msgspec.ValidationError as exc:
+        raise InvalidCall(f"{what}: {exc}") from None
+
+
+def _plain(value: object, what: str) -> object:
+    """A struct or a mapping as builtins, for converting into this client's types."""
+    if isinstance(value, msgspec.Struct):
+        return msgspec.to_builtins(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise InvalidCall(f"{what} must be a mapping or a msgspec struct, got {type(value).__name__}")
+
+
+def _body(payload: object, kind: type, what: str) -> bytes:
+    return msgspec.json.encode(_convert(payload, kind, what))
+
+
+def _params(**values: object) -> dict[str, str]:
+    out = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            out[name] = "true" if value else "false"
+        elif isinstance(value, datetime):
+            out[name] = value.isoformat()
+        elif isinstance(value, str | int | float):
+            out[name] = str(value)
+        else:
+            raise InvalidCall(f"{name} must be a str, int, float, bool or datetime, got {type(value).__name__}")
+    return out
+
+
+def _options(options: dict[str, Any], *taken: str) -> dict[str, Any]:
+    """Keyword options, none of which may replace what the method's own arguments set."""
+    clash = sorted(set(options) & {"scope", "org_id", *SCOPE, *taken})
+    if clash:
+        raise InvalidCall(f"{', '.join(clash)}: set by the method's own arguments, not an option")
+    return options
+
+
+def _scope(org_id: str, scope: Mapping[str, object]) -> dict[str, object]:
+    return {"org_id": org_id} | {k: v for k, v in scope.items() if v is not None}
+
+
+class _Calls:
+    """Each endpoint once: the request it makes, for a resolved org."""
+
+    def __init__(self, bodies: Any) -> None:
+        self.bodies = bodies
+
+    def retrieve(self, query: str, org_id: str, scope: dict, options: dict) -> Call:
+        payload = {"query": _text("query", query), "scope": _scope(org_id, scope), **_options(options, "query")}
+        return (
+            "POST",
+            "/contexts/retrieve",
+            None,
+            _body(payload, self.bodies.RetrieveRequest, "retrieve"),
+            "RetrieveResponse",
+        )
+
+    def send(self, request: object) -> Call:
+        payload = _plain(request, "request")
+        return (
+            "POST",
+            "/contexts/retrieve",
+            None,
+            _body(payload, self.bodies.RetrieveRequest, "send"),
+            "RetrieveResponse",
+        )
+
+    def ingest(self, documents: object, org_id: str, scope: dict) -> Call:
+        if isinstance(documents, str | bytes | Mapping | msgspec.Struct) or not isinstance(documents, Sequence):
+            raise InvalidCall(f"documents must be a list of documents, got {type(documents).__name__}")
+        items = [_plain(d, f"documents[{i}]") for i, d in enumerate(documents)]
+        payload = {"scope": _scope(org_id, scope), "documents": items}
+        return "POST", "/documents", None, _body(payload, self.bodies.IngestRequest, "ingest"), "IngestResponse"
+
+    def list_documents(self, org_id: str, filters: dict) -> Call:
+        return "GET", "/documents", _params(org_id=org_id, **filters), None, "DocumentPage"
+
+    def get_document(self, doc_id: int, options: dict) -> Call:
+        return "GET", f"/documents/{_id('doc_id', doc_id)}", _params(**options), None, "DocumentDetail"
+
+    def delete_document(self, doc_id: int) -> Call:
+        return "DELETE", f"/documents/{_id('doc_id', doc_id)}", None, None, "DocumentDeleted"
+
+    def get_fragment(self, fragment_id: int) -> Call:
+        return "GET", f"/fragments/{_id('fragment_id', fragment_id)}", None, None, "FragmentDetail"
+
+    def get_trace(self, trace_id: str | uuid.UUID) -> Call:
+        return "GET", f"/traces/{_segment('trace_id', trace_id)}", None, None, "TraceOut"
+
+    def whoami(self) -> Call:
+        return "GET", "/whoami", None, None, "WhoamiOut"
+
+    def open_session(self, task: str, org_id: str, scope: dict, options: dict) -> Call:
+        payload = {"scope": _scope(org_id, scope), "task": _text("task", task), **_options(options, "task")}
+        return "POST", "/sessions", None, _body(payload, self.bodies.SessionOpen, "open_session"), "ContextPack"
+
+    def write_note(self, session_id: str, text: str, options: dict) -> Call:
+        payload = {"text": _text("text", text), **_options(options, "text", "session_id")}
+        path = f"/sessions/{_segment('session_id', session_id)}/notes"
+        return "POST", path, None, _body(payload, self.bodies.NoteWrite, "write_note"), "NoteResult"
+
+    def promote_note(self, session_id: str, note_id: int, target: dict) -> Call:
+        path = f"/sessions/{_segment('session_id', session_id)}/notes/{_id('note_id', note_id)}/promote"
+        return "POST", path, None, _body(target, self.bodies.NotePromote, "promote_note"), "PromotedNote"
+
+    def pin(self, fragment_id: int, reason: str, org_id: str, scope: dict, expires_at: datetime | None) -> Call:
+        payload = {
+            "scope": _scope(org_id, scope),
+            "fragment_id": _id("fragment_id", fragment_id),
+            "reason": _text("reason", reason),
+            "expires_at": expires_at,
+        }
+        return "POST", "/pins", None, _body(payload, self.bodies.PinCreate, "pin"), "PinOut"
+
+    def unpin(self, pin_id: int) -> Call:
+        return "DELETE", f"/pins/{_id('pin_id', pin_id)}", None, None, "PinOut"
+
+    def list_pins(self, org_id: str, filters: dict) -> Call:
+        return "GET", "/pins", _params(org_id=org_id, **filters), None, "PinList"
+
+    def set_profile(self, org_id: str, fields: dict) -> Call:
+        payload = {"org_id": org_id, **fields}
+        return (
+            "PUT",
+            "/profiles",
+            None,
+            _body(payload, self.bodies.RankingProfileSet, "set_profile"),
+            "RankingProfileOut",
+        )
+
+    def profile(self, org_id: str, persona_id: str | None) -> Call:
+        return "GET", "/profiles/effective", _params(org_id=org_id, persona_id=persona_id), None, "RankingProfileOut"
+
+    def list_profiles(self, org_id: str) -> Call:
+        return "GET", "/profiles", _params(org_id=org_id), None, "RankingProfileList"
+
+    def delete_profile(self, org_id: str, persona_id: str | None) -> Call:
+        return "DELETE", "/profiles", _params(org_id=org_id, persona_id=persona_id), None, "RankingProfileOut"
+
+    def sync_state(self, repo_id: str, org_id: str) -> Call:
+        return "GET", f"/repos/{_segment('repo_id', repo_id)}/sync", _params(org_id=org_id), None, "SyncState"
+
+
+def _settings(url: str | None, key: str | None, org_id: str | None) -> tuple[str, str, str | None]:
+    url = url or os.environ.get(URL_ENV)
+    key = key or os.environ.get(KEY_ENV)
+    if not url:
+        raise InvalidCall(f"no service URL: pass url= or set {URL_ENV}")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise InvalidCall(f"url must be an http:// or https:// URL, got {url!r:.80}")
+    if not key:
+        raise InvalidCall(f"no API key: pass key= or set {KEY_ENV}")
+    if not isinstance(key, str):
+        raise InvalidCall(f"key must be a str, got {type(key).__name__}")
+    if org_id is not None:
+        _text("org_id", org_id)
+    return url.rstrip("/"), key, org_id
+
+
+def _failure(exc: httpx.HTTPError | httpx.InvalidURL, base: httpx.URL) -> ContextsError:
+    if isinstance(exc, httpx.InvalidURL):
+        return InvalidCall(f"{base}: {exc}")
+    if isinstance(exc, httpx.TimeoutException):
+        return TimedOut(f"no answer from {base} within the timeout ({type(exc).__name__})")
+    if isinstance(exc, httpx.TransportError):
+        return Unreachable(f"cannot reach {base}: {exc or type(exc).__name__}")
+    return Unreachable(f"{base}: {exc or type(exc).__name__}")
+
+
+def _answer(response: httpx.Response, kind: type[R]) -> R:
+    """The decoded answer, or the ContextsError it means."""
+    if response.status_code >= 400:
+        try:
+            body = msgspec.json.decode(response.content)
+        except msgspec.DecodeError:
+            body = None
+        if isinstance(body, dict) and "detail" in body:
+            title = str(body.get("title") or response.reason_phrase)
+            error = service_error(response.status_code, title, str(body["detail"]), body)
+        else:
+            detail = response.text[:500].strip() or "no detail"
+            error = service_error(response.status_code, response.reason_phrase, detail, None)
+        try:
+            error.retry_after = float(response.headers.get("Retry-After", ""))
+        except ValueError:
+            pass
+        raise error
+    try:
+        return msgspec.json.decode(response.content, type=kind)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        kind_of = response.headers.get("content-type", "no content type")
+        detail = (
+            f"{response.request.method} {response.request.url.path} answered {kind_of}, not a {kind.__name__}: {exc}"
+        )
+        raise BadResponse(response.status_code, "Unexpected answer", detail) from None
+
+
+class _Base:
+    """What both clients share: settings, the calls, the answer types."""
+
+    bodies: Any = types
+    """Where the request and answer structs come from (app.client uses the server's)."""
+
+    def __init__(self, url: str | None, key: str | None, org_id: str | None) -> None:
+        self._url, self._key, self._org_id = _settings(url, key, org_id)
+        self._calls = _Calls(self.bodies)
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self._key}", "Accept": "application/json"}
+
+    def _kind(self, name: str) -> type:
+        return getattr(self.bodies, name)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._url!r}, org_id={self._org_id!r})"
+
+
+class Client(_Base):
+    """Synchronous client. `url` and `key` default to CONTEXTS_URL and CONTEXTS_KEY;
+    `org_id` (keyword) to the key's own org."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        key: str | None = None,
+        *,
+        org_id: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        super().__init__(url, key, org_id)
+        try:
+            self._http = httpx.Client(
+                base_url=self._url, headers=self._headers(), timeout=timeout, transport=transport, trust_env=False
+            )
+        except httpx.InvalidURL as exc:
+            raise InvalidCall(f"url {self._url!r:.80}: {exc}") from None
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _call(self, call: Call) -> Any:
+        method, path, params, body, kind = call
+        headers = {"Content-Type": "application/json"} if body is not None else None
+        try:
+            response = self._http.request(method, path, params=params, content=body, headers=headers)
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise _failure(exc, self._http.base_url) from exc
+        return _answer(response, self._kind(kind))
+
+    def _prepare(self, org_id: str | None, build: Callable[[str], Call]) -> Call:
+        """The call for the org given, the client's, or the key's: checked before /whoami
+        is first asked, so a call refused is refused without a request."""
+        if org_id is None and self._org_id is None:
+            build("org")
+        return build(self._org(org_id))
+
+    def _org(self, org_id: str | None) -> str:
+        if org_id is not None:
+            return _text("org_id", org_id)
+        if self._org_id is None:
+            self._org_id = self.whoami().org_id
+        return self._org_id
+
+    @checked
+    def whoami(self) -> types.WhoamiOut:
+        """The key's principal: its org, and the scopes it may read."""
+        return self._call(self._calls.whoami())
+
+    @checked
+    def retrieve(
+        self,
+        query: str,
+        *,
+        org_id: str | None = None,
+        repo_id: str | None = None,
+        persona_id: str | None = None,
+        session_id: str | None = None,
+        **options: Any,
+    ) -> types.RetrieveResponse:
+        """Cited fragments for `query`, within a token budget. Options are RetrieveRequest's
+        fields: budget_tokens, top_k, min_relevance, kinds, path_prefix, updated_since, ..."""
+        scope = {"repo_id": repo_id, "persona_id": persona_id, "session_id": session_id}
+        return self._call(self._prepare(org_id, lambda org: self._calls.retrieve(query, org, scope, options)))
+
+    @checked
+    def send(self, request: types.RetrieveRequest | Mapping[str, Any]) -> types.RetrieveResponse:
+        """A retrieval request built beforehand (a RetrieveRequest, or its fields as a dict)."""
+        return self._call(self._calls.send(request))
+
+    @checked
+    def ingest(
+        self,
+        documents: Sequence[types.DocumentIn | Mapping[str, Any]],
+        *,
+        org_id: str | None = None,
+        repo_id: str | None = None,
+        persona_id: str | None = None,
+        session_id: str | None = None,
+    ) -> types.IngestResponse:
+        """Writes documents ({"path", "content", "kind", "owner", ...}) into a scope; an
+        unchanged document is not written again."""
+        scope = {"repo_id": repo_id, "persona_id": persona_id, "session_id": session_id}
+        return self._call(self._prepare(org_id, lambda org: self._calls.ingest(documents, org, scope)))
+
+    @checked
+    def list_documents(
+        self,
+        *,
+        org_id: str | None = None,
+        repo_id: str | None = None,
+        persona_id: str | None = None,
+        session_id: str | None = None,
+        path_prefix: str | None = None,
+        kind: str | None = None,
+        owner: str | None = None,
+        updated_since: datetime | None = None,
+        limit: int | None = None,
+        after: int | None = None,
+    ) -> types.DocumentPage:
+        """A page of documents (`after`: the previous page's `next_after`)."""
+        filters: dict[str, object] = dict(
+            repo_id=repo_id, persona_id=persona_id, session_id=session_id, path_prefix=path_prefix
+        )
+        filters |= dict(kind=kind, owner=owner, updated_since=updated_since, limit=limit, after=after)
+        return self._call(self._prepare(org_id, lambda org: self._calls.list_documents(org, filters)))
+
+    @checked
+    def get_document(
+        self, doc_id: int, *, version: int | None = None, offset: int | None = None, max_chars: int | None = None
+    ) -> types.DocumentDetail:
+        options = {"version": version, "offset": offset, "max_chars": max_chars}
+        return self._call(self._calls.get_document(doc_id, options))
+
+    @checked
+    def delete_document(self, doc_id: int) -> types.DocumentDeleted:
+        return self._call(self._calls.delete_document(doc_id))
+
+    @checked
+    def get_fragment(self, fragment_id: int) -> types.FragmentDetail:
+        return self._call(self._calls.get_fragment(fragment_id))
+
+    @checked
+    def get_trace(self, trace_id: str | uuid.UUID) -> types.TraceOut:
+        return self._call(self._calls.get_trace(trace_id))
+
+    @checked
+    def open_session(
+        self,
+        task: str,
+        *,
+        org_id: str | None = None,
+        repo_id: str | None = None,
+        persona_id: str | None = None,
+        session_id: str | None = None,
+        **options: Any,
+    ) -> types.ContextPack:
+        """Opens (or, with session_id, reopens) a session and answers its context pack for
+        `task`. Options: budget_tokens, top_k, min_relevance, negatives, touching."""
+        scope = {"repo_id": repo_id, "persona_id": persona_id, "session_id": session_id}
+        return self._call(self._prepare(org_id, lambda org: self._calls.open_session(task, org, scope, options)))
+
+    @checked
+    def write_note(self, session_id: str, text: str, **options: Any) -> types.NoteResult:
+        """A note in the session's scope. Options: path, kind, owner, metadata."""
+        return self._call(self._calls.write_note(session_id, text, options))
+
+    @checked
+    def promote_note(
+        self,
+        session_id: str,
+        note_id: int,
+        *,
+        repo_id: str | None = None,
+        owner: str | None = None,
+        path: str | None = None,
+    ) -> types.PromotedNote:
+        """Copies a session note to repo scope (repo_id) or org scope (none)."""
+        target = {k: v for k, v in {"repo_id": repo_id, "owner": owner, "path": path}.items() if v is not None}
+        return self._call(self._calls.promote_note(session_id, note_id, target))
+
+    @checked
+    def pin(
+        self,
+        fragment_id: int,
+        *,
+        reason: str,
+        org_id: str | None = None,
+        repo_id: str | None = None,
+        persona_id: str | None = None,
+        session_id: str | None = None,
+        expires_at: datetime | None = None,
+    ) -> types.PinOut:
+        """Pins a fragment to the top of a scope."""
+        scope = {"repo_id": repo_id, "persona_id": persona_id, "session_id": session_id}
+        return self._call(
+            self._prepare(org_id, lambda org: self._calls.pin(fragment_id, reason, org, scope, expires_at))
+        )
+
+    @checked
+    def unpin(self, pin_id: int) -> types.PinOut:
+        return self._call(self._calls.unpin(pin_id))
+
+    @checked
+    def list_pins(
+        self,
+        *,
+        org_id: str | None = None,
+        repo_id: str | None = None,
+        persona_id: str | None = None,
+        session_id: str | None = None,
+        include_expired: bool = False,
+    ) -> types.PinList:
+        filters = dict(repo_id=repo_id, persona_id=persona_id, session_id=session_id, include_expired=include_expired)
+        return self._call(self._prepare(org_id, lambda org: self._calls.list_pins(org, filters)))
+
+    @checked
+    def set_profile(self, *, org_id: str | None = None, **fields: Any) -> types.RankingProfileOut:
+        """Fields: persona_id (none: the org default), w_rerank, w_freshness, w_authority,
+        w_pinned, w_persona, halflife_days ({kind: days}), description."""
+        return self._call(self._prepare(org_id, lambda org: self._calls.set_profile(org, fields)))
+
+    @checked
+    def profile(self, *, org_id: str | None = None, persona_id: str | None = None) -> types.RankingProfileOut:
+        """The ranking profile a persona (or the org) uses."""
+        return self._call(self._prepare(org_id, lambda org: self._calls.profile(org, persona_id)))
+
+    @checked
+    def list_profiles(self, *, org_id: str | None = None) -> types.RankingProfileList:
+        return self._call(self._prepare(org_id, lambda org: self._calls.list_profiles(org)))
+
+    @checked
+    def delete_profile(self, *, org_id: str | None = None, persona_id: str | None = None) -> types.RankingProfileOut:
+        return self._call(self._prepare(org_id, lambda org: self._calls.delete_profile(org, persona_id)))
+
+    @checked
+    def sync_state(self, repo_id: str, *, org_id: str | None = None) -> types.SyncState:
+        """The repo's last `contexts sync` (NotFound when never synced)."""
+        return self._call(self._prepare(org_id, lambda org: self._calls.sync_state(repo_id, org)))
+
+
+class AsyncClient(_Base):
+    """The same calls as `Client`, awaited."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        key: str | None = None,
+        *,
+        org_id: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(url, key, org_id)
+        try:
+            self._http = httpx.AsyncClient(
+                base_url=self._url, headers=self._headers(), timeout=timeout, transport=transport, trust_env=False
+            )
+        except httpx.InvalidURL as exc:
+            raise InvalidCall(f"url {self._url!r:.80}: {exc}") from None
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _call(self, call: Call) -> Any:
+        method, path, params, body, kind = call
+        headers = {"Content-Type": "application/json"} if body is not None else None
+        try:
+            response = await self._http.request(method, path, params=params, content=body, headers=headers)
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise _failure(exc, self._http.base_url) from exc
+        return _answer(response, self._kind(kind))
+
+    async def _prepare(self, org_id: str | None, build: Callable[[str], Call]) -> Call:
+        if org_id is None and self._org_id is None:
+            build("org")
+        return build(await self._org(org_id))
+
+    async def _org(self, org_id: str | None) -> str:
+        if org_id is not None:
+            return _text("org_id", org_id)
+        if self._org_id is None:
+            self._org_id = (await self.whoami()).org_id
+        return self._org_id
+
+    @checked
+    async def whoami(self) -> types.WhoamiOut:
+        """The key's principal: its org, and the scopes it may read."""
+        return await self._call(self._calls.whoami())
+
+    @checked
+    async def retrieve(
+        self,
+        query: str,
+        *,
+        org_id: str | None = None,
+        repo_id: str | None = None,
+        persona_id: str | None = None,
+        session_id: str | None = None,
+        **options: Any,
+    ) -> types.RetrieveResponse:
+        """Cited fragments for `query`, within a token budget. Options are RetrieveRequest's
+        fields: budget_tokens, top_k, min_relevance, kinds, path_prefix, updated_since, ..."""
+        scope = {"repo_id": repo_id, "persona_id": persona_id, "session_id": session_id}
+        return await self._call(
+            await self._prepare(org_id, lambda org: self._calls.retrieve(query, org, scope, options))
+        )
+
+    @checked
+    async def send(self, request: types.RetrieveRequest | Mapping[str, Any]) -> types.RetrieveResponse:
+        """A retrieval request built beforehand (a RetrieveRequest, or its fields as a dict)."""
+        return await self._call(self._calls.send(request))
+
+    @checked
+    async def ingest(
+        self,
+        documents: Sequence[types.DocumentIn | Mapping[str, Any]],
+        *,
+        org_id: str | None = None,
+        repo_id: str | None = None,
+        persona_id: str | None = None,
+        session_id: str | None = None,
+    ) -> types.IngestResponse:
+        """Writes documents ({"path", "content", "kind", "owner", ...}) into a scope; an
+        unchanged document is not written again."""
+        scope = {"repo_id": repo_id, "persona_id": persona_id, "session_id": session_id}
+        return await self._call(await self._prepare(org_id, lambda org: self._calls.ingest(documents, org, scope)))
+
+    @checked
+    async def list_documents(
+        self,
+        *,
+        org_id: str | None = None,
+        repo_id: str | None = None,
+        persona_id: str | None = None,
+        session_id: str | None = None,
+        path_prefix: str | None = None,
+        kind: str | None = None,
+        owner: str | None = None,
+        updated_since: datetime | None = None,
+        limit: int | None = None,
+        after: int | None = None,
+    ) -> types.DocumentPage:
+        """A page of documents (`after`: the previous page's `next_after`)."""
+        filters: dict[str, object] = dict(
+            repo_id=repo_id, persona_id=persona_id, session_id=session_id, path_prefix=path_prefix
+        )
+        filters |= dict(kind=kind, owner=owner, updated_since=updated_since, limit=limit, after=after)
+        return await self._call(await self._prepare(org_id, lambda org: self._calls.list_documents(org, filters)))
+
+    @checked
+    async def get_document(
+        self, doc_id: int, *, version: int | None = None, offset: int | None = None, max_chars: int | None = None
+    ) -> types.DocumentDetail:
+        options = {"version": version, "offset": offset, "max_chars": max_chars}
+        return await self._call(self._calls.get_document(doc_id, options))
+
+    @checked
+    async def delete_document(self, doc_id: int) -> types.DocumentDeleted:
+        return await self._call(self._calls.delete_document(doc_id))
+
+    @checked
+    async def get_fragment(self, fragment_id: int) -> types.FragmentDetail:
+        return await self._call(self._calls.get_fragment(fragment_id))
+
+    @checked
+    async def get_trace(self, trace_id: str | uuid.UUID) -> types.TraceOut:
+        return await self._call(self._calls.get_trace(trace_id))
+
+    @checked
+    async def open_session(
+        self,
+        task: str,
+        *,
+        org_id: str | None = None,
+        repo_id: str | None = None,
+        persona_id: str | None = None,
+        session_id: str | None = None,
+        **options: Any,
+    ) -> types.ContextPack:
+        """Opens (or, with session_id, reopens) a session and answers its context pack for
+        `task`. Options: budget_tokens, top_k, min_relevance, negatives, touching."""
+        scope = {"repo_id": repo_id, "persona_id": persona_id, "session_id": session_id}
+        return await self._call(
+            await self._prepare(org_id, lambda org: self._calls.open_session(task, org, scope, options))
+        )
+
+    @checked
+    async def write_note(self, session_id: str, text: str, **options: Any) -> types.NoteResult:
+        """A note in the session's scope. Options: path, kind, owner, metadata."""
+        return await self._call(self._calls.write_note(session_id, text, options))
+
+    @checked
+    async def promote_note(
+        self,
+        session_id: str,
+        note_id: int,
+        *,
+        repo_id: str | None = None,
+        owner: str | None = None,
+        path: str | None = None,
+    ) -> types.PromotedNote:
+        """Copies a session note to repo scope (repo_id) or org scope (none)."""
+        target = {k: v for k, v in {"repo_id": repo_id, "owner": owner, "path": path}.items() if v is not None}
+        return await self._call(self._calls.promote_note(session_id, note_id, target))
+
+    @checked
+    async def pin(
+        self,
+        fragment_id: int,
+        *,
+        reason: str,
+        org_id: str | None = None,
+        repo_id: str | None = None,
+        persona_id: str | None = None,
+        session_id: str | None = None,
+        expires_at: datetime | None = None,
+    ) -> types.PinOut:
+        """Pins a fragment to the top of a scope."""
+        scope = {"repo_id": repo_id, "persona_id": persona_id, "session_id": session_id}
+        return await self._call(
+            await self._prepare(org_id, lambda org: self._calls.pin(fragment_id, reason, org, scope, expires_at))
+        )
+
+    @checked
+    async def unpin(self, pin_id: int) -> types.PinOut:
+        return await self._call(self._calls.unpin(pin_id))
+
+    @checked
+    async def list_pins(
+        self,
+        *,
+        org_id: str | None = None,
+        repo_id: str | None = None,
+        persona_id: str | None = None,
+        session_id: str | None = None,
+        include_expired: bool = False,
+    ) -> types.PinList:
+        filters = dict(repo_id=repo_id, persona_id=persona_id, session_id=session_id, include_expired=include_expired)
+        return await self._call(await self._prepare(org_id, lambda org: self._calls.list_pins(org, filters)))
+
+    @checked
+    async def set_profile(self, *, org_id: str | None = None, **fields: Any) -> types.RankingProfileOut:
+        """Fields: persona_id (none: the org default), w_rerank, w_freshness, w_authority,
+        w_pinned, w_persona, halflife_days ({kind: days}), description."""
+        return await self._call(await self._prepare(org_id, lambda org: self._calls.set_profile(org, fields)))
+
+    @checked
+    async def profile(self, *, org_id: str | None = None, persona_id: str | None = None) -> types.RankingProfileOut:
+        """The ranking profile a persona (or the org) uses."""
+        return await self._call(await self._prepare(org_id, lambda org: self._calls.profile(org, persona_id)))
+
+    @checked
+    async def list_profiles(self, *, org_id: str | None = None) -> types.RankingProfileList:
+        return await self._call(await self._prepare(org_id, lambda org: self._calls.list_profiles(org)))
+
+    @checked
+    async def delete_profile(
+        self, *, org_id: str | None = None, persona_id: str | None = None
+    ) -> types.RankingProfileOut:
+        return await self._call(await self._prepare(org_id, lambda org: self._calls.delete_profile(org, persona_id)))
+
+    @checked
+    async def sync_state(self, repo_id: str, *, org_id: str | None = None) -> types.SyncState:
+        """The repo's last `contexts sync` (NotFound when never synced)."""
+        return await self._call(await self._prepare(org_id, lambda org: self._calls.sync_state(repo_id, org)))
