@@ -89,8 +89,8 @@ def test_python_client_reads_the_state(client, db_url):
         return httpx.Response(answer.status_code, headers=answer.headers, content=answer.content)
 
     with Client("http://contexts.test", token, transport=httpx.MockTransport(forward)) as contexts:
-        shown = contexts.sync_state("acme", "platform")
+        shown = contexts.sync_state("platform", org_id="acme")
         assert isinstance(shown, SyncState) and shown.commit_sha == HEAD and shown.full_scan
         with pytest.raises(ContextsError) as never:
-            contexts.sync_state("acme", "nowhere")
+            contexts.sync_state("nowhere", org_id="acme")
         assert never.value.status == 404
