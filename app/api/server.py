@@ -30,7 +30,9 @@ import anyio
 import h11
 import httpx
 import uvicorn
+from litestar import Litestar
 from litestar.exceptions import ClientException
+from litestar.routes import HTTPRoute
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from app.api.request_log import logging_config
@@ -260,6 +262,21 @@ class BodyDeadline:
                 }
             )
             await send({"type": "http.response.body", "body": body})
+
+
+def allow_every_method(app: Litestar) -> None:
+    """Make each path's `OPTIONS` answer list every method the path serves. Litestar
+    (2.25) creates a path's OPTIONS handler with the path's first handler and, when a
+    controller adds another method to the path, reuses it: its `Allow` named the first
+    method only (`OPTIONS /documents` said `OPTIONS, POST` of a path that also serves
+    GET). The handler reads its route's methods when it answers, so it is pointed at the
+    route that holds them all. tests/api/test_openapi_conformance.py checks every path."""
+    for route in app.routes:
+        if not isinstance(route, HTTPRoute) or "OPTIONS" not in route.route_handler_map:
+            continue
+        fn: Any = route.route_handler_map["OPTIONS"][0].fn
+        if getattr(fn, "__name__", None) == "options_handler" and fn.__code__.co_freevars == ("self",):
+            fn.__closure__[0].cell_contents = route  # Litestar's own handler, not one the app declares
 
 
 class _Server(uvicorn.Server):

@@ -43,6 +43,7 @@ from app.api.profiles import ProfilesController
 from app.api.request_log import request_log_middleware
 from app.api.retrieve import RetrieveController
 from app.api.rules import RulesController
+from app.api.server import allow_every_method
 from app.api.sessions import SessionsController
 from app.api.sync import SyncController
 from app.api.throttle import auth_throttle
@@ -279,6 +280,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
     forbid_empty_retrieval(app, RetrieveRequest)
     declare_throttle(app)
     declare_problem_headers(app)
+    allow_every_method(app)
     return app
 
 

@@ -312,3 +312,34 @@ def referenced(schema: object, components: dict, seen: set[str] | None = None) -
         for value in schema:
             referenced(value, components, seen)
     return seen
+
+
+def test_options_allows_exactly_what_each_path_serves(client):
+    """`OPTIONS` on every path of the document (and the undocumented ones: the page, its
+    icon, /metrics, the document itself) lists in `Allow` the methods the path serves,
+    no fewer and no more; each listed method is answered, and a method not listed is 405
+    with the same methods in `Allow`. A path whose controller declares two methods once listed only
+    the first."""
+    document = client.get("/schema/openapi.json").json()
+    served = {path: {method.upper() for method in item} for path, item in document["paths"].items()}
+    served |= {
+        "/ui": {"GET", "HEAD"},
+        "/ui/traces/{trace_id}": {"GET", "HEAD"},
+        "/favicon.ico": {"GET", "HEAD"},
+        "/metrics": {"GET"},
+        "/schema/openapi.json": {"GET"},
+    }
+    wrong = []
+    for path, methods in served.items():
+        concrete = re.sub(r"\{[^}]+\}", "1", path)
+        allow = client.options(concrete).headers.get("allow", "")
+        listed = {method.strip() for method in allow.split(",") if method.strip()}
+        if listed != methods | {"OPTIONS"}:
+            wrong.append(f"{path}: Allow {allow!r}, serves {sorted(methods)}")
+            continue
+        for method in {"GET", "POST", "PUT", "DELETE", "PATCH"} - listed:
+            refused = client.request(method, concrete)
+            again = {m.strip() for m in refused.headers.get("allow", "").split(",")}
+            if refused.status_code != 405 or again != listed:
+                wrong.append(f"{method} {path}: {refused.status_code}, Allow {refused.headers.get('allow')!r}")
+    assert not wrong, "\n".join(wrong)
