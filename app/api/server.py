@@ -290,6 +290,11 @@ class _Server(uvicorn.Server):
             self.on_started()
 
 
+def trusted_forwarders(settings: Settings) -> list[str]:
+    """The peers whose forwarding headers are believed (settings.forwarded_allow_ips)."""
+    return [item.strip() for item in settings.forwarded_allow_ips.split(",") if item.strip()]
+
+
 def build_server(app: Any, settings: Settings, on_started: Callable[[], None] | None = None) -> uvicorn.Server:
     """uvicorn around `app` with the deadlines and the connection cap of `settings`; call
     `.run(sockets=[bind(...)])`. `on_started` runs once the application has started and
@@ -307,6 +312,9 @@ def build_server(app: Any, settings: Settings, on_started: Callable[[], None] | 
         log_level=settings.log_level,
         log_config=logging_config(settings.log_level),
         access_log=False,
+        # The client's address and scheme from X-Forwarded-For/-Proto, for trusted peers only.
+        proxy_headers=bool(trusted_forwarders(settings)),
+        forwarded_allow_ips=trusted_forwarders(settings) or None,
     )
     return _Server(config, on_started)
 
