@@ -146,6 +146,28 @@ def forbid_empty_retrieval(app: Litestar, request: type[msgspec.Struct]) -> None
         )
 
 
+def require_one_of(app: Litestar, request: type[msgspec.Struct], names: tuple[str, ...]) -> None:
+    """The struct refuses a body in which every one of `names` is empty (a list) or null
+    (anything else): say that at least one is not (`anyOf`), so that the document does not
+    allow what is refused (a rule without globs, a Context version from nothing)."""
+    info = msgspec.inspect.type_info(request)
+    assert isinstance(info, msgspec.inspect.StructType)
+    fields = {field.encode_name: field.type for field in info.fields}
+    branches = []
+    for name in names:
+        kind = fields[name]
+        types = kind.types if isinstance(kind, msgspec.inspect.UnionType) else (kind,)
+        if any(isinstance(t, msgspec.inspect.ListType) for t in types):
+            branches.append(Schema(required=[name], properties={name: Schema(min_items=1)}))
+        else:
+            branches.append(
+                Schema(required=[name], properties={name: Schema(schema_not=Schema(type=OpenAPIType.NULL))})
+            )
+    for schema in _components(app, [request]).values():
+        schema.any_of = branches
+        schema.description = ((schema.description or "") + f" At least one of {', '.join(names)} is given.").strip()
+
+
 def declare_problem_headers(app: Litestar) -> None:
     """Litestar's ResponseSpec has no headers: add those problem() sends to each response."""
     for path_item in (app.openapi_schema.paths or {}).values():

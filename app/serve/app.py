@@ -34,6 +34,7 @@ from app.api.openapi import (
     declare_throttle,
     forbid_empty_retrieval,
     problem_response,
+    require_one_of,
     restore_item_patterns,
     restore_zero_bounds,
 )
@@ -278,6 +279,8 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
     restore_zero_bounds(app, requests)
     restore_item_patterns(app, requests)
     forbid_empty_retrieval(app, RetrieveRequest)
+    require_one_of(app, RuleCreate, ("path_globs", "symbol_globs"))
+    require_one_of(app, ContextVersionCreate, ("fragment_ids", "doc_ids", "path_globs", "query"))
     declare_throttle(app)
     declare_problem_headers(app)
     allow_every_method(app)
