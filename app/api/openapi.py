@@ -136,6 +136,24 @@ def restore_item_patterns(app: Litestar, structs: list[type[msgspec.Struct]]) ->
                     variant.items.pattern = pattern
 
 
+def restore_item_bounds(app: Litestar, structs: list[type[msgspec.Struct]]) -> None:
+    """Litestar drops the bounds of a list's numeric items (`fragment_ids: list[JsonId]`,
+    ids from 1): put them back, so the document refuses an id of 0 as the struct does."""
+    for prop, types in _field_types(app, structs):
+        for t in types:
+            if not isinstance(t, msgspec.inspect.ListType):
+                continue
+            item = t.item_type
+            if not isinstance(item, (msgspec.inspect.IntType, msgspec.inspect.FloatType)):
+                continue
+            for variant in (prop, *(prop.one_of or ())):
+                if isinstance(variant, Schema) and isinstance(variant.items, Schema):
+                    for bound, key in BOUNDS.items():
+                        value = getattr(item, bound)
+                        if value is not None and getattr(variant.items, key) is None:
+                            setattr(variant.items, key, value)
+
+
 def forbid_empty_retrieval(app: Litestar, request: type[msgspec.Struct]) -> None:
     """RetrieveRequest refuses k_lexical and k_dense both 0 (nothing would be retrieved)."""
     for schema in _components(app, [request]).values():

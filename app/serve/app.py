@@ -35,6 +35,7 @@ from app.api.openapi import (
     forbid_empty_retrieval,
     problem_response,
     require_one_of,
+    restore_item_bounds,
     restore_item_patterns,
     restore_zero_bounds,
 )
@@ -278,6 +279,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
     close_request_objects(app, requests)
     restore_zero_bounds(app, requests)
     restore_item_patterns(app, requests)
+    restore_item_bounds(app, requests)
     forbid_empty_retrieval(app, RetrieveRequest)
     require_one_of(app, RuleCreate, ("path_globs", "symbol_globs"))
     require_one_of(app, ContextVersionCreate, ("fragment_ids", "doc_ids", "path_globs", "query"))

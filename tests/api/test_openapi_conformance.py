@@ -318,6 +318,9 @@ def referenced(schema: object, components: dict, seen: set[str] | None = None) -
 REFUSED = [
     # A Context version from nothing (every source empty).
     ("POST", "/contexts/ctx_1/versions", {"doc_ids": [], "fragment_ids": [], "path_globs": [], "query": None}),
+    # Ids start at 1, in a list too.
+    ("POST", "/contexts/ctx_1/versions", {"fragment_ids": [0]}),
+    ("POST", "/contexts/ctx_1/versions", {"doc_ids": [2**53]}),
     # A rule without globs.
     ("POST", "/rules", {"context": "ctx_1@1", "name": "r", "org_id": "acme", "path_globs": [], "symbol_globs": []}),
     # A new owner or a path prefix with C1 control characters: the database refuses them as [[:cntrl:]].
