@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -71,6 +72,14 @@ class Settings:
     max_header_bytes: int = 16 * 1024
     """Largest request head (request line and headers) accepted; a longer one is answered
     431 (problem details) and the connection closed."""
+
+    forwarded_allow_ips: str = "127.0.0.1,::1"
+    """Reverse proxies whose X-Forwarded-For and X-Forwarded-Proto headers `contexts serve`
+    believes: comma-separated addresses or networks (`10.0.0.0/8`), `*` for any peer,
+    empty for none. A request from one of them is taken to come from the address its
+    proxies name (the nearest one not trusted itself), which the failed-authentication
+    throttle, the request log and /metrics' loopback rule see; from any other peer the
+    headers are ignored (docs/http-tls.md)."""
 
     auth_failures_per_client: int = 30
     """Failed authentications (answered 401) one client address may make per
@@ -249,6 +258,11 @@ class Settings:
             raise ValueError("CONTEXTS_MAX_CONNECTIONS must be at least 1")
         if not 1024 <= self.max_header_bytes <= 1024 * 1024:
             raise ValueError("CONTEXTS_MAX_HEADER_BYTES must be 1024 to 1048576")
+        if (wrong := untrusty_forwarders(self.forwarded_allow_ips)) is not None:
+            raise ValueError(
+                "CONTEXTS_FORWARDED_ALLOW_IPS (--forwarded-allow-ips) must list IP addresses or networks "
+                f"(10.0.0.0/8) separated by commas, or be * or empty: {wrong!r} is neither"
+            )
         if self.auth_failures_per_client < 0 or self.auth_failures_per_key < 0:
             raise ValueError("CONTEXTS_AUTH_FAILURES_PER_CLIENT and CONTEXTS_AUTH_FAILURES_PER_KEY must be at least 0")
         if self.auth_failure_window not in ("second", "minute", "hour", "day"):
@@ -268,6 +282,24 @@ class Settings:
 
     def with_(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def untrusty_forwarders(value: str) -> str | None:
+    """The first entry of a forwarded_allow_ips list that is not an address, a network
+    (host bits zero) or a lone `*`; None when all are. uvicorn takes such an entry as a
+    literal name that no peer address matches: a typo would quietly trust nobody."""
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    if items == ["*"]:
+        return None
+    for item in items:
+        try:
+            if "/" in item:
+                ipaddress.ip_network(item)
+            else:
+                ipaddress.ip_address(item)
+        except ValueError:
+            return item
+    return None
 
 
 def _coerce(name: str, annotation: object, raw: str) -> object:

@@ -136,6 +136,24 @@ def restore_item_patterns(app: Litestar, structs: list[type[msgspec.Struct]]) ->
                     variant.items.pattern = pattern
 
 
+def restore_item_bounds(app: Litestar, structs: list[type[msgspec.Struct]]) -> None:
+    """Litestar drops the bounds of a list's numeric items (`fragment_ids: list[JsonId]`,
+    ids from 1): put them back, so the document refuses an id of 0 as the struct does."""
+    for prop, types in _field_types(app, structs):
+        for t in types:
+            if not isinstance(t, msgspec.inspect.ListType):
+                continue
+            item = t.item_type
+            if not isinstance(item, (msgspec.inspect.IntType, msgspec.inspect.FloatType)):
+                continue
+            for variant in (prop, *(prop.one_of or ())):
+                if isinstance(variant, Schema) and isinstance(variant.items, Schema):
+                    for bound, key in BOUNDS.items():
+                        value = getattr(item, bound)
+                        if value is not None and getattr(variant.items, key) is None:
+                            setattr(variant.items, key, value)
+
+
 def forbid_empty_retrieval(app: Litestar, request: type[msgspec.Struct]) -> None:
     """RetrieveRequest refuses k_lexical and k_dense both 0 (nothing would be retrieved)."""
     for schema in _components(app, [request]).values():
@@ -144,6 +162,28 @@ def forbid_empty_retrieval(app: Litestar, request: type[msgspec.Struct]) -> None
             properties={"k_lexical": Schema(const=0), "k_dense": Schema(const=0)},
             description="k_lexical and k_dense are not both 0",
         )
+
+
+def require_one_of(app: Litestar, request: type[msgspec.Struct], names: tuple[str, ...]) -> None:
+    """The struct refuses a body in which every one of `names` is empty (a list) or null
+    (anything else): say that at least one is not (`anyOf`), so that the document does not
+    allow what is refused (a rule without globs, a Context version from nothing)."""
+    info = msgspec.inspect.type_info(request)
+    assert isinstance(info, msgspec.inspect.StructType)
+    fields = {field.encode_name: field.type for field in info.fields}
+    branches = []
+    for name in names:
+        kind = fields[name]
+        types = kind.types if isinstance(kind, msgspec.inspect.UnionType) else (kind,)
+        if any(isinstance(t, msgspec.inspect.ListType) for t in types):
+            branches.append(Schema(required=[name], properties={name: Schema(min_items=1)}))
+        else:
+            branches.append(
+                Schema(required=[name], properties={name: Schema(schema_not=Schema(type=OpenAPIType.NULL))})
+            )
+    for schema in _components(app, [request]).values():
+        schema.any_of = branches
+        schema.description = ((schema.description or "") + f" At least one of {', '.join(names)} is given.").strip()
 
 
 def declare_problem_headers(app: Litestar) -> None:

@@ -30,7 +30,9 @@ import anyio
 import h11
 import httpx
 import uvicorn
+from litestar import Litestar
 from litestar.exceptions import ClientException
+from litestar.routes import HTTPRoute
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from app.api.request_log import logging_config
@@ -262,6 +264,21 @@ class BodyDeadline:
             await send({"type": "http.response.body", "body": body})
 
 
+def allow_every_method(app: Litestar) -> None:
+    """Make each path's `OPTIONS` answer list every method the path serves. Litestar
+    (2.25) creates a path's OPTIONS handler with the path's first handler and, when a
+    controller adds another method to the path, reuses it: its `Allow` named the first
+    method only (`OPTIONS /documents` said `OPTIONS, POST` of a path that also serves
+    GET). The handler reads its route's methods when it answers, so it is pointed at the
+    route that holds them all. tests/api/test_openapi_conformance.py checks every path."""
+    for route in app.routes:
+        if not isinstance(route, HTTPRoute) or "OPTIONS" not in route.route_handler_map:
+            continue
+        fn: Any = route.route_handler_map["OPTIONS"][0].fn
+        if getattr(fn, "__name__", None) == "options_handler" and fn.__code__.co_freevars == ("self",):
+            fn.__closure__[0].cell_contents = route  # Litestar's own handler, not one the app declares
+
+
 class _Server(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, on_started: Callable[[], None] | None) -> None:
         super().__init__(config)
@@ -271,6 +288,11 @@ class _Server(uvicorn.Server):
         await super().startup(sockets=sockets)  # the application's start-up, then listening
         if self.started and self.on_started is not None:
             self.on_started()
+
+
+def trusted_forwarders(settings: Settings) -> list[str]:
+    """The peers whose forwarding headers are believed (settings.forwarded_allow_ips)."""
+    return [item.strip() for item in settings.forwarded_allow_ips.split(",") if item.strip()]
 
 
 def build_server(app: Any, settings: Settings, on_started: Callable[[], None] | None = None) -> uvicorn.Server:
@@ -290,6 +312,9 @@ def build_server(app: Any, settings: Settings, on_started: Callable[[], None] | 
         log_level=settings.log_level,
         log_config=logging_config(settings.log_level),
         access_log=False,
+        # The client's address and scheme from X-Forwarded-For/-Proto, for trusted peers only.
+        proxy_headers=bool(trusted_forwarders(settings)),
+        forwarded_allow_ips=trusted_forwarders(settings) or None,
     )
     return _Server(config, on_started)
 

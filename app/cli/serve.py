@@ -24,18 +24,30 @@ DEMO_ORG, DEMO_REPO, DEMO_AGENT = "demo", "contexts", "demo-agent"
 @click.option("--host", default=None, help="Default: CONTEXTS_HOST or 127.0.0.1.")
 @click.option("--port", default=None, type=int, help="Default: CONTEXTS_PORT or 8000 (0: any free port).")
 @click.option(
+    "--forwarded-allow-ips",
+    default=None,
+    help="Reverse proxies whose X-Forwarded-For/-Proto are believed: addresses or networks, "
+    "comma-separated, * for any, '' for none. Default: CONTEXTS_FORWARDED_ALLOW_IPS or 127.0.0.1,::1 "
+    "(docs/http-tls.md).",
+)
+@click.option(
     "--demo",
     is_flag=True,
     help="Ingest this repository's README, docs and app/ as org 'demo' first, "
     "and print the demo agent's key (kept under CONTEXTS_HOME).",
 )
 @click.pass_context
-def serve(ctx: click.Context, host: str | None, port: int | None, demo: bool) -> None:
+def serve(ctx: click.Context, host: str | None, port: int | None, forwarded_allow_ips: str | None, demo: bool) -> None:
     """Serve the HTTP API (OpenAPI at /schema)."""
     from app.api.server import base_url, bind, build_server, why_unavailable
     from app.serve.app import create_app
 
-    settings = context_settings(ctx).with_(**{k: v for k, v in (("host", host), ("port", port)) if v is not None})
+    options = (("host", host), ("port", port), ("forwarded_allow_ips", forwarded_allow_ips))
+    settings = context_settings(ctx).with_(**{k: v for k, v in options if v is not None})
+    try:
+        settings.validate()
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
     # The port first: when it is taken, nothing else (ingest, demo key) may happen.
     try:
         sock = bind(settings.host, settings.port)

@@ -34,6 +34,8 @@ from app.api.openapi import (
     declare_throttle,
     forbid_empty_retrieval,
     problem_response,
+    require_one_of,
+    restore_item_bounds,
     restore_item_patterns,
     restore_zero_bounds,
 )
@@ -43,6 +45,7 @@ from app.api.profiles import ProfilesController
 from app.api.request_log import request_log_middleware
 from app.api.retrieve import RetrieveController
 from app.api.rules import RulesController
+from app.api.server import allow_every_method
 from app.api.sessions import SessionsController
 from app.api.sync import SyncController
 from app.api.throttle import auth_throttle
@@ -276,9 +279,13 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
     close_request_objects(app, requests)
     restore_zero_bounds(app, requests)
     restore_item_patterns(app, requests)
+    restore_item_bounds(app, requests)
     forbid_empty_retrieval(app, RetrieveRequest)
+    require_one_of(app, RuleCreate, ("path_globs", "symbol_globs"))
+    require_one_of(app, ContextVersionCreate, ("fragment_ids", "doc_ids", "path_globs", "query"))
     declare_throttle(app)
     declare_problem_headers(app)
+    allow_every_method(app)
     return app
 
 

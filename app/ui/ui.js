@@ -198,22 +198,53 @@ async function showTrace(traceId) {
   definition(meta, "duration", num(trace.duration_ms, 1) + " ms");
   if (trace.redacted && trace.redacted.length) definition(meta, "withheld from you", trace.redacted.join(", "));
 
+  const weights = profile.weights || {};
   const rows = [...trace.candidates].sort((a, b) => {
     const ra = a.final_rank ?? Infinity;
     const rb = b.final_rank ?? Infinity;
-    return ra !== rb ? ra - rb : a.fused_rank - b.fused_rank;
+    return ra !== rb ? ra - rb : (a.fused_rank ?? Infinity) - (b.fused_rank ?? Infinity);
   });
-  const body = $("trace-table").querySelector("tbody");
+  const returned = rows.filter((c) => c.included);
+  const dropped = rows.filter((c) => !c.included);
+  renderCandidates($("trace-table"), returned, weights);
+  renderCandidates($("dropped-table"), dropped, weights);
+  $("returned-heading").textContent = returned.length
+    ? "Returned, in final order (" + returned.length + ")"
+    : "Nothing returned";
+  showLeftOut(dropped, trace.left_out || []);
+  show("trace-section");
+}
+
+// The blend's terms of a ranked candidate, each times its weight in the profile: what
+// its final score is made of, the largest first (zero terms left out).
+function weightedTerms(terms, weights) {
+  return Object.entries(terms || {})
+    .map(([name, value]) => [name, (typeof weights[name] === "number" ? weights[name] : 0) * (value || 0)])
+    .filter(([, value]) => value > 0)
+    .sort((a, b) => b[1] - a[1]);
+}
+
+function signed(value) {
+  const text = num(value, 3);
+  return value > 0 ? "+" + text : text;
+}
+
+// One row per candidate: its source (sticky: it stays while the row scrolls sideways),
+// what decided its place (final score and its largest terms, rerank score and the
+// reranker's largest contributions), then how fusion ranked it.
+function renderCandidates(table, candidates, weights) {
+  const body = table.querySelector("tbody");
   body.replaceChildren();
-  for (const c of rows) {
+  for (const c of candidates) {
     const row = el("tr", null, c.included ? "included" : "dropped");
     const cell = (value, className) => {
       const td = el("td", value, className);
       row.append(td);
       return td;
     };
-    cell(num(c.final_rank));
-    cell(c.included ? "included" : c.reason, "fate");
+    const source = c.source === undefined || c.source === null ? "" : c.source + (c.doc_version != null ? " @v" + c.doc_version : "");
+    cell(source, "source").title = source;
+    cell(num(c.final_rank), "rank");
     const fragmentCell = cell(null);
     if (c.redacted || c.fragment_id === undefined) {
       fragmentCell.textContent = "hidden";
@@ -221,7 +252,34 @@ async function showTrace(traceId) {
     } else {
       fragmentCell.append(link("/ui/fragments/" + encodeURIComponent(c.fragment_id), String(c.fragment_id)));
     }
-    cell(c.source === undefined ? "" : c.source + (c.doc_version !== undefined ? " @v" + c.doc_version : ""), "source");
+    cell(num(c.final_score), "final");
+    const termsCell = cell(null, "terms");
+    for (const [name, value] of weightedTerms(c.terms, weights).slice(0, 3)) {
+      termsCell.append(el("div", name + " " + num(value, 3)));
+    }
+    const terms = c.terms || {};
+    const rerankCell = cell(num(terms.rerank ?? c.rerank_score), "rerank");
+    const contributionsCell = cell(null, "contributions");
+    if (c.rerank_detail) {
+      // The learned reranker's view of its best candidates: the largest contributions
+      // to its raw score, shown; every feature's value on hover (a trace of an older
+      // version may lack either).
+      const detail = c.rerank_detail;
+      const contributions = Object.entries(detail.contributions || {}).sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]));
+      for (const [name, value] of contributions) {
+        contributionsCell.append(el("div", name + " " + signed(value)));
+      }
+      if (detail.raw !== undefined) contributionsCell.append(el("div", "raw " + num(detail.raw, 3), "raw"));
+      rerankCell.title = contributionsCell.title = "raw " + detail.raw + "; contributions: " +
+        contributions.map(([k, v]) => k + " " + v).join(", ") +
+        "\nfeatures: " + Object.entries(detail.features || {}).map(([k, v]) => k + "=" + v).join(", ");
+      rerankCell.classList.add("explained");
+    }
+    cell(c.included ? "included" : c.reason, "fate");
+    cell(num(c.relevance));
+    cell(num(c.tokens));
+    cell(num(c.fused_rank));
+    cell(num(c.fused_score));
     cell(num(c.lexical_rank));
     cell(num(c.lexical_score));
     cell(num(c.lexical_norm));
@@ -230,34 +288,25 @@ async function showTrace(traceId) {
     cell(num(c.dense_similarity));
     cell(num(c.dense_norm));
     cell(num(product(c.dense_weight, c.dense_norm)));
-    cell(num(c.fused_rank));
-    cell(num(c.fused_score));
-    const terms = c.terms || {};
-    const rerankCell = cell(num(terms.rerank ?? c.rerank_score));
-    if (c.rerank_detail) {
-      // The learned reranker's view of its best candidates: the largest contributions,
-      // then every feature's value (a trace of an older version may lack either).
-      const detail = c.rerank_detail;
-      rerankCell.title = "raw " + detail.raw + "; contributions: " +
-        Object.entries(detail.contributions || {}).map(([k, v]) => k + " " + v).join(", ") +
-        "\nfeatures: " + Object.entries(detail.features || {}).map(([k, v]) => k + "=" + v).join(", ");
-      rerankCell.classList.add("explained");
-    }
     cell(num(terms.freshness ?? c.freshness));
     cell(num(terms.authority));
     cell(num(terms.pinned));
     cell(num(terms.persona));
-    cell(num(c.final_score));
-    cell(num(c.relevance));
-    cell(num(c.tokens));
     body.append(row);
   }
-  showLeftOut(trace.left_out || []);
-  show("trace-section");
 }
 
-// What validity windows kept out (docs/adr/0016): "why didn't this document come back?"
-function showLeftOut(leftOut) {
+// Everything the retrieval saw and did not return, in a section of its own: candidates
+// the ranking or the composition dropped (their fate says why), and what validity
+// windows kept out (docs/adr/0016): "why didn't this document come back?"
+function showLeftOut(dropped, leftOut) {
+  const reasons = {};
+  for (const x of [...dropped, ...leftOut]) reasons[x.reason] = (reasons[x.reason] || 0) + 1;
+  $("left-out-summary").textContent = Object.entries(reasons)
+    .sort((a, b) => b[1] - a[1])
+    .map(([reason, count]) => count + " " + reason.replaceAll("_", " "))
+    .join(", ");
+  show("dropped", dropped.length > 0);
   const body = $("left-out-table").querySelector("tbody");
   body.replaceChildren();
   for (const x of leftOut) {
@@ -267,6 +316,8 @@ function showLeftOut(leftOut) {
       row.append(td);
       return td;
     };
+    const source = x.source === undefined || x.source === null ? "" : x.source;
+    cell(source, "source").title = source;
     const fragmentCell = cell(null);
     if (x.redacted || x.fragment_id === undefined) {
       fragmentCell.textContent = "hidden";
@@ -274,11 +325,10 @@ function showLeftOut(leftOut) {
     } else {
       fragmentCell.append(link("/ui/fragments/" + encodeURIComponent(x.fragment_id), String(x.fragment_id)));
     }
-    cell(x.source === undefined || x.source === null ? "" : x.source, "source");
     cell(x.reason + (x.pin_id !== undefined ? " (pin " + x.pin_id + ")" : ""), "fate");
-    const by = cell(null, "source superseder");
+    const by = cell(null, "superseder");
     for (const s of x.superseded_by || []) {
-      const item = el("div", s.path);
+      const item = el("div", s.path, "path");
       if (s.evidence) {
         item.title = s.evidence;
         item.append(el("div", s.evidence, "evidence"));
@@ -292,7 +342,8 @@ function showLeftOut(leftOut) {
     cell(x.valid_until === undefined || x.valid_until === null ? "–" : x.valid_until);
     body.append(row);
   }
-  show("left-out", leftOut.length > 0);
+  show("invalid", leftOut.length > 0);
+  show("left-out", dropped.length + leftOut.length > 0);
 }
 
 async function showFragment(fragmentId) {

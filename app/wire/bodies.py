@@ -53,6 +53,9 @@ in the OpenAPI document's bound, which a float would round past 2^63 - 1)."""
 
 
 NO_NUL = "^[^\x00]*$"
+NO_CONTROL = r"^[^\x00-\x1f\x7f-\x9f]+$"
+"""Text without C0 or C1 control characters: what the database refuses as `[[:cntrl:]]`
+(a UTF-8 database's C0, DEL and C1), so the document refuses no less."""
 MAX_METADATA_BYTES = 16 * 1024
 """A document's metadata, as JSON: it is stored again with every version."""
 DEFAULT_PAGE, MAX_PAGE = 50, 1000
@@ -772,12 +775,10 @@ class OwnersReassign(msgspec.Struct, forbid_unknown_fields=True):
 
     org_id: Identifier
     from_owner: Annotated[str, msgspec.Meta(min_length=1, max_length=256, pattern=NO_NUL)]
-    to_owner: Annotated[str, msgspec.Meta(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
+    to_owner: Annotated[str, msgspec.Meta(min_length=1, max_length=256, pattern=NO_CONTROL)]
     repo_id: Identifier | None = None
     """Only this repo's documents (needs a write grant on it); none: the whole org (an org write grant)."""
-    path_prefix: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern=r"^[^\x00-\x1f\x7f]+$")] | None = (
-        None
-    )
+    path_prefix: Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern=NO_CONTROL)] | None = None
 
 
 class OwnersReassigned(msgspec.Struct):
@@ -787,8 +788,9 @@ class OwnersReassigned(msgspec.Struct):
     fragments: int
 
 
-WEBHOOK_URL = r"^https?://[^/?#@\s\x00-\x1f\x7f]+([/?#][^\s\x00-\x1f\x7f]*)?$"
-"""http or https, a host, no credentials (no @ before the path), no spaces or controls."""
+WEBHOOK_URL = r"^https?://[^/?#@\s\x00-\x1f\x7f-\x9f]+([/?#][^\s\x00-\x1f\x7f-\x9f]*)?$"
+"""http or https, a host, no credentials (no @ before the path), no spaces or controls
+(C1 ones included: the database's check refuses them)."""
 
 
 class WebhookIn(msgspec.Struct, forbid_unknown_fields=True):

@@ -90,8 +90,9 @@ def schema_config(token: str) -> SchemathesisConfig:
                     "checks": {"positive_data_acceptance": {"enabled": False}},
                 },
                 {
-                    # A rule needs a path or a symbol glob (32 at most in all), which a
-                    # schema cannot say across two lists; tests/api/test_rules.py holds the rest.
+                    # A rule has 32 globs at most in all, path and symbol ones together: a
+                    # schema cannot count across two lists (that it needs one of them, it
+                    # says); tests/api/test_rules.py holds the rest.
                     "include-path-regex": "^/rules$",
                     "include-method-regex": "^POST$",
                     "checks": {"positive_data_acceptance": {"enabled": False}},
@@ -312,3 +313,94 @@ def referenced(schema: object, components: dict, seen: set[str] | None = None) -
         for value in schema:
             referenced(value, components, seen)
     return seen
+
+
+REFUSED = [
+    # A Context version from nothing (every source empty).
+    ("POST", "/contexts/ctx_1/versions", {"doc_ids": [], "fragment_ids": [], "path_globs": [], "query": None}),
+    # Ids start at 1, in a list too.
+    ("POST", "/contexts/ctx_1/versions", {"fragment_ids": [0]}),
+    ("POST", "/contexts/ctx_1/versions", {"doc_ids": [2**53]}),
+    # A rule without globs.
+    ("POST", "/rules", {"context": "ctx_1@1", "name": "r", "org_id": "acme", "path_globs": [], "symbol_globs": []}),
+    # A new owner or a path prefix with C1 control characters: the database refuses them as [[:cntrl:]].
+    ("POST", "/owners/reassign", {"org_id": "acme", "from_owner": "Ada", "to_owner": "Bob\u008a"}),
+    ("POST", "/owners/reassign", {"org_id": "acme", "from_owner": "Ada", "to_owner": "Bob", "path_prefix": "x\u0085"}),
+    # A webhook URL with a C1 control character.
+    ("PUT", "/orgs/acme/webhook", {"url": "https://hooks.example.com/\u0090x"}),
+]
+"""Requests the service refuses as malformed (400) that the document once allowed,
+found by generated runs without the hooks above (schemathesis's positive_data_acceptance)."""
+
+
+def schema_errors(document: dict, method: str, path: str, body: dict) -> list[str]:
+    """Where `body` breaks the request schema the document declares for the operation."""
+    from jsonschema import Draft202012Validator
+
+    template = next(p for p in document["paths"] if re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", p), path))
+    schema = document["paths"][template][method.lower()]["requestBody"]["content"]["application/json"]["schema"]
+    validator = Draft202012Validator({**schema, "components": document["components"]})
+    return [error.message for error in validator.iter_errors(body)]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"), REFUSED, ids=[f"{m} {p} {i}" for i, (m, p, _) in enumerate(REFUSED)]
+)
+def test_what_the_service_refuses_as_malformed_the_schema_refuses(client, method, path, body):
+    document = client.get("/schema/openapi.json").json()
+    answer = client.request(method, path, json=body)
+    assert answer.status_code == 400, answer.text
+    assert schema_errors(document, method, path, body), f"the document allows {body}, refused with {answer.text}"
+
+
+def test_the_schema_still_allows_what_is_accepted(client):
+    """The tightened schemas refuse only what they must: these are valid and accepted."""
+    document = client.get("/schema/openapi.json").json()
+    accepted = [
+        (
+            "POST",
+            "/documents",
+            {"documents": [{"path": "a.md", "content": "# A\n\nText.", "owner": "Zoë"}], "scope": {"org_id": "acme"}},
+        ),
+        ("POST", "/owners/reassign", {"org_id": "acme", "from_owner": "Zoë", "to_owner": "Ada Lovelace"}),
+        ("PUT", "/orgs/acme/webhook", {"url": "https://hooks.example.com/nudge?to=zoë"}),
+    ]
+    for method, path, body in accepted:
+        assert not schema_errors(document, method, path, body), body
+        answer = client.request(method, path, json=body)
+        assert answer.status_code in (200, 201), answer.text
+    for body in ({"path_globs": ["src/**"]}, {"symbol_globs": ["Stripe*"]}):
+        rule = {"context": "ctx_1@1", "name": "r", "org_id": "acme", **body}
+        assert not schema_errors(document, "POST", "/rules", rule)
+    assert not schema_errors(document, "POST", "/contexts/ctx_1/versions", {"query": {"query": "storage"}})
+
+
+def test_options_allows_exactly_what_each_path_serves(client):
+    """`OPTIONS` on every path of the document (and the undocumented ones: the page, its
+    icon, /metrics, the document itself) lists in `Allow` the methods the path serves,
+    no fewer and no more; each listed method is answered, and a method not listed is 405
+    with the same methods in `Allow`. A path whose controller declares two methods once listed only
+    the first."""
+    document = client.get("/schema/openapi.json").json()
+    served = {path: {method.upper() for method in item} for path, item in document["paths"].items()}
+    served |= {
+        "/ui": {"GET", "HEAD"},
+        "/ui/traces/{trace_id}": {"GET", "HEAD"},
+        "/favicon.ico": {"GET", "HEAD"},
+        "/metrics": {"GET"},
+        "/schema/openapi.json": {"GET"},
+    }
+    wrong = []
+    for path, methods in served.items():
+        concrete = re.sub(r"\{[^}]+\}", "1", path)
+        allow = client.options(concrete).headers.get("allow", "")
+        listed = {method.strip() for method in allow.split(",") if method.strip()}
+        if listed != methods | {"OPTIONS"}:
+            wrong.append(f"{path}: Allow {allow!r}, serves {sorted(methods)}")
+            continue
+        for method in {"GET", "POST", "PUT", "DELETE", "PATCH"} - listed:
+            refused = client.request(method, concrete)
+            again = {m.strip() for m in refused.headers.get("allow", "").split(",")}
+            if refused.status_code != 405 or again != listed:
+                wrong.append(f"{method} {path}: {refused.status_code}, Allow {refused.headers.get('allow')!r}")
+    assert not wrong, "\n".join(wrong)

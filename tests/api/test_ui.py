@@ -157,11 +157,13 @@ def test_a_search_shows_its_fragments_trace_and_sources(page, base_url, tenants)
     expect(returned.first.locator(".source")).to_have_text("runbooks/storage.md#storage-runbook")
     rows = page.locator("#trace-table tbody tr")
     included = page.locator("#trace-table tbody tr.included")
-    assert included.count() == returned.count()
-    first = [rows.first.locator("td").nth(i).inner_text() for i in range(4)]
-    assert first[:2] == ["1", "included"] and first[3].startswith("runbooks/storage.md#")
-    fates = set(page.locator("#trace-table td.fate").all_inner_texts())
-    assert fates <= {"included", "over_budget", "below_min_score", "beyond_rerank_top", "only_boilerplate"}
+    assert included.count() == returned.count() == rows.count()
+    first = rows.first
+    assert first.locator("td.source").inner_text().startswith("runbooks/storage.md#")
+    assert first.locator("td.rank").inner_text() == "1" and first.locator("td.fate").inner_text() == "included"
+    assert set(page.locator("#trace-table td.fate").all_inner_texts()) == {"included"}
+    fates = set(page.locator("#dropped-table td.fate").all_inner_texts())
+    assert fates <= {"over_budget", "below_min_score", "below_min_relevance", "beyond_rerank_top", "only_boilerplate"}
     expect(page.locator("#trace-meta")).to_contain_text(STORAGE_QUERY)
 
     # The trace has its own address; it opens again from there with the same key.
@@ -175,7 +177,7 @@ def test_a_search_shows_its_fragments_trace_and_sources(page, base_url, tenants)
     expect(page.locator("#search-section")).to_be_hidden()
 
     # A candidate's fragment: its text and source pointers.
-    rows.first.locator("td").nth(2).locator("a").click()
+    rows.first.locator("td").nth(2).locator("a").click()  # source, final rank, fragment
     expect(page.locator("#fragment-section")).to_be_visible()
     expect(page.locator("#sources-table tbody tr").first.locator("td").first).to_have_text("runbooks/storage.md")
     expect(page.locator("#fragment-text")).to_contain_text("rotate the journal")
@@ -203,13 +205,17 @@ def test_a_trace_of_more_candidates_than_are_explained_shows_the_explained_ones(
     enter_key(page, tenants.acme_admin)
     page.fill("#query", STORAGE_QUERY)
     page.click("#search-form button")
-    rows = page.locator("#trace-table tbody tr")
+    rows = page.locator("#trace-table tbody tr, #dropped-table tbody tr")
     expect(rows.first).to_be_visible()
     assert rows.count() > EXPLAINED
-    explained = page.locator("#trace-table td.explained")
+    explained = page.locator("#trace-section td.explained")
     expect(explained).to_have_count(EXPLAINED)
     titles = explained.evaluate_all("cells => cells.map(c => c.title)")
     assert all("features: " in t and "contributions: \n" not in t for t in titles)
+    # The contributions are written in the row, not only in the tooltip.
+    shown = page.locator("#trace-section td.contributions:has(div)")
+    expect(shown).to_have_count(EXPLAINED)
+    assert all(re.search(r"[+-]?\d\.\d{3}$", t.splitlines()[0]) for t in shown.all_inner_texts())
 
 
 @browser_test
@@ -267,3 +273,73 @@ def test_the_trace_says_what_a_supersession_left_out_and_by_what(page, base_url,
     expect(superseder).to_contain_text("runbooks/storage-2026.md")
     expect(superseder.locator(".evidence")).to_have_text("line 4: - Supersedes: [the 2019 runbook](storage-2019.md)")
     assert not page.locator("#results li.fragment", has_text="runbooks/storage-2019.md").count()
+
+
+@browser_test
+def test_at_1400_px_each_row_shows_its_source_final_score_and_largest_terms(page, base_url, tenants, ingest, tmp_path):
+    """In a 1,400 px window the columns that decide a row's place (source, final score
+    and the blend's largest terms, rerank and the reranker's largest contributions) are
+    inside the window for every returned row, without scrolling sideways; in a narrower
+    one the table scrolls in its box and the source column stays. What the retrieval
+    left out (over the budget, beyond rerank_top, ...) has a section of its own."""
+    from playwright.sync_api import expect
+
+    notes = {
+        f"notes/host-{i}.md": f"# Host {i}\n\nWhen the storage volume of host {i} is full, rotate the journal.\n"
+        for i in range(8)
+    }
+    ingest("acme", notes, author="Ada", owner="Ada")
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(f"{base_url}/ui")
+    enter_key(page, tenants.acme_admin)
+    page.fill("#query", STORAGE_QUERY)
+    page.fill("#budget", "100")
+    page.click("#search-form button")
+    rows = page.locator("#trace-table tbody tr")
+    expect(rows.first).to_be_visible()
+    page.screenshot(path=tmp_path / "trace-1400.png", full_page=True)
+
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1400  # the page does not scroll sideways
+    scroller = page.locator("#trace-table").locator("xpath=..").bounding_box()
+    assert scroller is not None
+    right = min(1400.0, scroller["x"] + scroller["width"])
+    term = re.compile(r"^(rerank|freshness|authority|pinned|persona) (\d\.\d{3})$")
+    assert rows.count() >= 2
+    for i in range(rows.count()):
+        row = rows.nth(i)
+        row.scroll_into_view_if_needed()
+        for column in ("source", "final", "terms", "rerank", "contributions"):
+            box = row.locator(f"td.{column}").bounding_box()
+            assert box is not None and box["width"] > 0, (i, column)
+            assert 0 <= box["x"] and box["x"] + box["width"] <= right + 0.5, (i, column, box, right)
+            assert 0 <= box["y"] and box["y"] + box["height"] <= 900, (i, column, box)
+        assert row.locator("td.source").inner_text().strip()
+        final = float(row.locator("td.final").inner_text())
+        terms = [term.match(t) for t in row.locator("td.terms div").all_inner_texts()]
+        assert terms and all(terms), (i, row.locator("td.terms").inner_text())
+        values = [float(m.group(2)) for m in terms if m]
+        assert values == sorted(values, reverse=True) and sum(values) <= final + 0.002, (values, final)
+        assert row.locator("td.contributions div").count() >= 1  # the best are explained, in the row
+
+    # What the retrieval left out: in its own section, each with its reason.
+    expect(page.locator("#left-out")).to_be_visible()
+    expect(page.locator("#left-out-summary")).to_contain_text("over budget")
+    dropped = page.locator("#dropped-table tbody tr")
+    assert dropped.count() >= 1
+    assert "over_budget" in dropped.locator("td.fate").all_inner_texts()
+    assert page.locator("#dropped-table tr.included").count() == 0
+
+    # Narrower, the table scrolls in its box: the source column stays, the others pass under it.
+    page.set_viewport_size({"width": 800, "height": 900})
+    box = page.locator("#dropped-table").locator("xpath=..")
+    box.scroll_into_view_if_needed()
+    scrolled = box.evaluate("e => { e.scrollLeft = e.scrollWidth; return e.scrollLeft; }")
+    assert scrolled > 0
+    page.wait_for_function("() => true")  # a frame for the layout
+    frame = box.bounding_box()
+    first = dropped.first
+    source, rank = first.locator("td.source").bounding_box(), first.locator("td.rank").bounding_box()
+    assert frame and source and rank
+    assert abs(source["x"] - frame["x"]) <= 2, (source, frame)
+    assert rank["x"] < frame["x"], (rank, frame)  # scrolled out of the box
+    assert page.evaluate("document.documentElement.scrollWidth") <= 800
