@@ -145,6 +145,17 @@ def psql_command(ctx: click.Context, login: str | None, psql_args: tuple[str, ..
     ctx.exit(status)
 
 
+@db_group.command("url")
+@click.pass_context
+def db_url_command(ctx: click.Context) -> None:
+    """Print the migrator's URL of the Contexts database (the embedded server's socket,
+    with the port it runs on; or the configured URL), for the client tools:
+    `.venv/bin/pg_dump --schema-only "$(contexts db url)"`."""
+    from app.db.database import resolve_database_url
+
+    click.echo(resolve_database_url(context_settings(ctx)))
+
+
 @click.command("backup")
 @click.argument("file", type=click.Path(dir_okay=False, writable=True, path_type=Path))
 @click.pass_context
