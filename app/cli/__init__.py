@@ -44,11 +44,11 @@ from app.cli import (
     sync,
 )
 from app.cli import eval as eval_commands
-from app.cli.common import CliError
+from app.cli.common import CliError, ContextsGroup
 from app.settings import Settings
 
 
-@click.group()
+@click.group(cls=ContextsGroup)
 @click.option(
     "--db-url",
     envvar="CONTEXTS_DATABASE_URL",

@@ -28,6 +28,20 @@ class CliError(click.ClickException):
         console.print(f"[bold red]error:[/] {self.message}")
 
 
+class ContextsGroup(click.Group):
+    """The root group: a configured PostgreSQL that cannot serve (the preflight's
+    DatabaseUnusable, from whichever command connected) is one line and a non-zero
+    exit, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from app.db.preflight import DatabaseUnusable
+
+        try:
+            return super().invoke(ctx)
+        except DatabaseUnusable as exc:
+            raise CliError(str(exc)) from exc
+
+
 def database_error(exc: psycopg.Error, hint: bool = False) -> CliError:
     """A psycopg error as a CLI error: the server's primary message (and, with `hint`,
     its detail and hint), no traceback."""

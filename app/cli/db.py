@@ -1,6 +1,7 @@
-"""`contexts db serve | psql`: the SQL door. `db serve` keeps the embedded PostgreSQL
-running and open to SQL clients over TCP (every login proves its password); `psql`
-opens the shipped psql on the Contexts database, as the DBA or as an analyst."""
+"""`contexts db serve | psql | backup | restore`: the SQL door. `db serve` keeps the
+embedded PostgreSQL running and open to SQL clients over TCP (every login proves its
+password); `psql` opens the shipped psql on the Contexts database, as the DBA or as an
+analyst; `backup` and `restore` keep the database with its logins (app/db/backup.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import click
 from rich.markup import escape
@@ -143,4 +145,59 @@ def psql_command(ctx: click.Context, login: str | None, psql_args: tuple[str, ..
     ctx.exit(status)
 
 
-COMMANDS = (db_group, psql_command)
+@db_group.command("url")
+@click.pass_context
+def db_url_command(ctx: click.Context) -> None:
+    """Print the migrator's URL of the Contexts database (the embedded server's socket,
+    with the port it runs on; or the configured URL), for the client tools:
+    `.venv/bin/pg_dump --schema-only "$(contexts db url)"`."""
+    from app.db.database import resolve_database_url
+
+    click.echo(resolve_database_url(context_settings(ctx)))
+
+
+@click.command("backup")
+@click.argument("file", type=click.Path(dir_okay=False, writable=True, path_type=Path))
+@click.pass_context
+def backup_command(ctx: click.Context, file: Path) -> None:
+    """Write the Contexts database and the server's roles (analysts' logins, with their
+    passwords as SCRAM verifiers) to FILE; `contexts restore FILE` puts both back."""
+    from app.db.backup import BackupError, backup
+    from app.db.database import resolve_database_url
+
+    dsn = resolve_database_url(context_settings(ctx))
+    try:
+        done = backup(dsn, file)
+    except BackupError as exc:
+        raise CliError(str(exc)) from exc
+    console.print(
+        f"backed up the database and {done.roles} role(s) to {escape(str(file))} ({done.size / 1e6:.1f} MB)"
+        + ("" if done.passwords else "; without the logins' passwords (only a superuser may read them)")
+    )
+
+
+@click.command("restore")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_context
+def restore_command(ctx: click.Context, file: Path) -> None:
+    """Restore a `contexts backup` FILE into a database with no Contexts schema yet (a
+    new CONTEXTS_HOME, or a new database of your own): the roles it lacks first, then
+    the data, then a migrate to the current schema."""
+    from app.db.backup import BackupError, restore
+    from app.db.database import resolve_database_url
+    from app.db.migrate import migrate
+
+    dsn = resolve_database_url(context_settings(ctx))
+    try:
+        done = restore(dsn, file)
+    except BackupError as exc:
+        raise CliError(str(exc)) from exc
+    migrated = migrate(dsn, force=True)
+    created = ", ".join(done.created) or "none"
+    console.print(
+        f"restored {escape(str(file))}: role(s) created: {escape(created)}; {done.kept} role(s) kept as they were; "
+        f"{migrated.describe()}"
+    )
+
+
+COMMANDS = (db_group, psql_command, backup_command, restore_command)

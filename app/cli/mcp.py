@@ -4,10 +4,16 @@ as the principal of the API key in CONTEXTS_KEY (the same keys as the HTTP API).
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import click
 
 from app.cli.common import CliError, console, context_settings, database_error, open_database
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from app.settings import Settings
 
 KEY_VARIABLE = "CONTEXTS_KEY"
 
@@ -39,7 +45,8 @@ def mcp(ctx: click.Context) -> None:
         try:
             org_id, principal_id = authenticate(conn, key)
         except psycopg.errors.InvalidAuthorizationSpecification as exc:
-            raise CliError(f"{KEY_VARIABLE} is not a valid API key: it is unknown or revoked") from exc
+            conn.rollback()
+            raise CliError(refused_key_message(conn, settings)) from exc
         except psycopg.Error as exc:
             raise database_error(exc) from exc
         conn.rollback()
@@ -49,6 +56,20 @@ def mcp(ctx: click.Context) -> None:
         anyio.run(serve_stdio, services, key)
     finally:
         services.close()
+
+
+def refused_key_message(conn: psycopg.Connection, settings: Settings) -> str:
+    """Why the key was refused; on a database with no org at all, that it is empty (a
+    new default home, most often), not only that the key is unknown."""
+    from app.db.database import describe_database, holds_no_org
+
+    if holds_no_org(conn):
+        return (
+            f"{KEY_VARIABLE} is not a key of this database: the database {describe_database(settings)} is empty "
+            "(new: no org, no key); set CONTEXTS_HOME (or CONTEXTS_DATABASE_URL) to the one that holds your "
+            "keys, or create them here (contexts org create ORG; contexts key create ORG PRINCIPAL)"
+        )
+    return f"{KEY_VARIABLE} is not a valid API key: it is unknown or revoked"
 
 
 COMMANDS = (mcp,)

@@ -1,6 +1,7 @@
 """`contexts policy check`: what protects each table, read from the catalog (api.policy_report,
 sql/functions/14_policy_report.sql); fails when a table with tenant data lacks forced
-row-level security."""
+row-level security, or when the policies in the database differ from sql/policies
+(app/db/policy_drift.py)."""
 
 from __future__ import annotations
 
@@ -27,28 +28,62 @@ def policy_check(ctx: click.Context, verbose: bool, as_json: bool) -> None:
     """Print every table of schema data: tenant data or not, row-level security enabled
     and forced, its policies, and which roles may select, insert, update or delete it.
     Exit non-zero when a table with tenant data (or one of its partitions) lacks forced
-    row-level security."""
+    row-level security, or on drift: a policy in the database that sql/policies does not
+    make (made by hand, or removed from the files), or one the files make that the
+    database lacks or holds with another definition."""
+    import psycopg
+
+    from app.db.policy_drift import LOCK_TIMEOUT, policy_drift
+
     with admin_connection(context_settings(ctx)) as conn:
         cursor = conn.execute("select * from api.policy_report()")
         columns = [c.name for c in cursor.description or ()]
         tables = [dict(zip(columns, row)) for row in cursor.fetchall()]
         bypass = [r[0] for r in conn.execute("select role_name from api.policy_bypass()")]
+        try:
+            drift = policy_drift(conn)
+        except psycopg.errors.LockNotAvailable as exc:
+            raise CliError(
+                f"cannot compare the policies with sql/policies: a table stayed locked for {LOCK_TIMEOUT}; try again"
+            ) from exc
     failures = [t["table_name"] for t in tables if t["tenant"] and not (t["rls_enabled"] and t["rls_forced"])] + [
         p for t in tables if t["tenant"] for p in t["unprotected_partitions"]
     ]
 
     if as_json:
-        click.echo(json.dumps({"tables": tables, "bypass_rls": bypass, "unprotected": failures}))
+        click.echo(
+            json.dumps(
+                {
+                    "tables": tables,
+                    "bypass_rls": bypass,
+                    "unprotected": failures,
+                    "drift": [d.as_json() for d in drift],
+                }
+            )
+        )
     else:
         for t in tables:
             click.echo(_describe(t, verbose))
         click.echo(f"roles that bypass row-level security everywhere: {', '.join(bypass) or 'none'}")
+        for d in drift:
+            click.echo(f"drift: {d.describe()}")
+    problems = []
     if failures:
-        raise CliError(
+        problems.append(
             f"{len(failures)} table(s) with tenant data lack forced row-level security: {', '.join(failures)} "
             "(alter table ... enable row level security; alter table ... force row level security)"
         )
-    console.print(f"[green]every table with tenant data has forced row-level security[/] ({len(tables)} tables)")
+    if drift:
+        problems.append(
+            f"{len(drift)} polic{'y differs' if len(drift) == 1 else 'ies differ'} from sql/policies: "
+            + "; ".join(d.describe() for d in drift)
+        )
+    if problems:
+        raise CliError("\n".join(problems))
+    console.print(
+        f"[green]every table with tenant data has forced row-level security[/] ({len(tables)} tables), "
+        "and the policies are those of sql/policies"
+    )
 
 
 def _describe(t: dict, verbose: bool) -> str:
