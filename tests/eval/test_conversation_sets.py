@@ -37,7 +37,7 @@ def test_a_conversation_is_stored_turn_by_turn_with_date_and_question(conn, pipe
     assert beir.document_path("D1:2", "conversation") == "D1%3A2.txt"
     assert beir.corpus_id("D1%3A2.txt", "conversation") == "D1:2"
     assert beir.document_text(docs["D1:2"], "conversation") == (
-        f"{S1}\nCaroline: They loved the dinosaur bones at the museum.\n\nMelanie: What do your kids like these days?"
+        f"{S1}\nCaroline: They loved the dinosaur bones at the museum.\n\nWhat do your kids like these days?"
     )
     assert "(2022)" in beir.document_text(docs["D2:2"], "conversation")
     # Asked for prose, the same set is stored as before: title and turn.
