@@ -207,10 +207,11 @@ def run_golden_set(
 )
 @click.option(
     "--kind",
-    type=click.Choice(["auto", "code", "prose", "files"]),
+    type=click.Choice(["auto", "code", "prose", "files", "conversation"]),
     default="auto",
     show_default=True,
-    help="Ingest the corpus as code (.py), prose, or files under their own paths (ids that are paths); "
+    help="Ingest the corpus as code (.py), prose, files under their own paths (ids that are paths), "
+    "or a conversation (each turn with its date and the question asked before it); "
     "auto decides from the ids and the content.",
 )
 @click.option(

@@ -20,9 +20,10 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import quote, unquote
 
 from app.eval.jsonl import json_objects
+from app.ingest import conversation
 from app.ingest.normalize import SourceDocument, syntax_of
 
-KINDS = ("auto", "code", "prose", "files")
+KINDS = ("auto", "code", "prose", "files", "conversation")
 _SAMPLE = 200
 
 
@@ -42,6 +43,10 @@ class CorpusDoc:
     id: str
     title: str
     text: str
+    window: str | None = None
+    """A conversation turn's stored text (app/ingest/conversation.py: the turn under its
+    session and date, then the question asked before it); set by Dataset.corpus on a
+    conversation."""
 
 
 @dataclass(slots=True)
@@ -57,17 +62,41 @@ class Dataset:
     corpus_size: int = 0
     unknown_labels: int = 0
     """Relevant labels naming a document absent from the corpus (they count as misses)."""
+    _conversation: bool | None = None
 
     @property
     def corpus_path(self) -> Path:
         return self.path / "corpus.jsonl"
 
     def corpus(self) -> Iterator[CorpusDoc]:
-        yield from read_corpus(self.corpus_path)
+        """The documents in file order; a conversation's turns carry their window."""
+        if not self.is_conversation():
+            yield from read_corpus(self.corpus_path)
+            return
+        docs = list(read_corpus(self.corpus_path))
+        windows = conversation.fragments(conversation.turns_of((d.id, d.title, d.text) for d in docs))
+        for doc in docs:
+            yield CorpusDoc(doc.id, doc.title, doc.text, windows[doc.id])
+
+    def is_conversation(self) -> bool:
+        """Whether the corpus is the turns of a conversation, in order: most documents
+        open with a speaker's name (a few names in all) and a title shared by the turns
+        of one session (LoCoMo's "session 3, 1:56 pm on 8 May, 2023")."""
+        if self._conversation is None:
+            sample = []
+            for doc in read_corpus(self.corpus_path):
+                sample.append((doc.title, doc.text))
+                if len(sample) >= _SAMPLE:
+                    break
+            self._conversation = conversation.is_conversation(sample)
+        return self._conversation
 
     def content_hash(self) -> str:
-        """SHA-256 of the corpus file: what the ingested copy depends on."""
+        """SHA-256 of the corpus file (and, for a conversation, of the version of the way
+        its turns are stored): what the ingested copy depends on."""
         digest = hashlib.sha256()
+        if self.is_conversation():
+            digest.update(f"conversation {conversation.VERSION}\n".encode())
         with self.corpus_path.open("rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 digest.update(block)
@@ -241,8 +270,10 @@ def detect_kind(dataset: Dataset) -> str:
     """ "files" when the documents are a repository's files, keyed by their paths (most
     ids are relative paths, and at least half name a language or markup the pipeline
     knows): each is then ingested under its own path, so the pipeline chooses chunker
-    and namespace per file as it does for `contexts ingest`. Else "code" when most of
-    the first documents are Python source, else "prose" (one namespace per set).
+    and namespace per file as it does for `contexts ingest`. Else "conversation" when the
+    documents are a conversation's turns (Dataset.is_conversation: each turn is stored
+    with its session, date and the question before it, as prose), "code" when most of the first
+    documents are Python source, else "prose" (one namespace per set).
 
     Decided from the ids and the content, for the whole corpus at once."""
     sample = []
@@ -256,6 +287,8 @@ def detect_kind(dataset: Dataset) -> str:
     known = sum(1 for p in paths if syntax_of(p) != "text" or p.lower().endswith(".txt"))
     if len(paths) * 10 >= len(sample) * 8 and known * 2 >= len(sample):
         return "files"
+    if dataset.is_conversation():
+        return "conversation"
     code = sum(1 for doc in sample if looks_like_python(doc.text))
     return "code" if code * 10 >= len(sample) * 8 else "prose"
 
@@ -279,8 +312,11 @@ def corpus_id(path: str, kind: str) -> str:
 
 def document_text(doc: CorpusDoc, kind: str) -> str:
     """Title then text, as BEIR evaluations join them; code keeps a title as a comment;
-    a file is its text (its title, when it is only the path, is the path it is stored under)."""
+    a file is its text (its title, when it is only the path, is the path it is stored under);
+    a conversation's turn is its window (Dataset.corpus), else as prose."""
     title, text = doc.title.strip(), doc.text.strip("\n")
+    if kind == "conversation" and doc.window is not None:
+        return doc.window
     if kind == "files":
         return text if title in ("", doc.id) else f"{title}\n\n{text}"
     if kind == "code":

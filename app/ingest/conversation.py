@@ -1,0 +1,239 @@
+"""Conversations as memory: turns with speaker and time, and the window around each.
+
+A conversation arrives as turns ("Caroline: I went to a support group yesterday."), in
+order, grouped in sessions that carry a date ("session 1, 1:56 pm on 8 May, 2023"). A
+turn alone is a poor retrieval unit: the question it answers is in the turn before
+("What do your kids like?" / "They loved the dinosaurs!"), and its relative times
+("yesterday", "last year") mean nothing without the session's date. So each turn's
+fragment is the turn itself under a header naming its session and date, the calendar
+dates its relative times resolve to (so "in 2022" finds "last year" said in 2023), then
+the question the turn before it asked, so a question and its answer stay together.
+
+Pure functions over text: no database, no model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_MONTH = "|".join(MONTHS) + "|" + "|".join(m[:3] for m in MONTHS) + "|sept"
+_SPEAKER = re.compile(r"([A-Z][\w.'\-]*(?: [A-Z][\w.'\-]*){0,2}):[ \t]+(?=\S)")
+# "8 May, 2023", "8 May 2023", "May 8, 2023", "2023-05-08"
+_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH})\.?,?\s+(\d{{4}})\b", re.IGNORECASE)
+_MONTH_DAY_YEAR = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.IGNORECASE)
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+
+VERSION = "2"
+"""Changes whenever what a turn's fragment holds changes (stored copies depend on it)."""
+SPEAKER_SHARE = 0.8
+"""Share of turns that must open with a speaker's name for a text set to be a conversation."""
+MAX_SPEAKERS = 12
+"""More distinct "names" than this and the colons are something else (headings, labels)."""
+CONTEXT_CHARS = 600
+"""Bound on the questions carried from one neighbour turn (a turn's fragment stays small)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    id: str
+    """The turn's identifier (a corpus id, an anchor)."""
+    session: str
+    """The label of the session the turn belongs to (its turns share it)."""
+    speaker: str | None
+    text: str
+    """What was said, without the speaker's prefix."""
+    when: date | None
+    """The session's date, when its label holds one."""
+
+
+def month_number(name: str) -> int:
+    key = name.lower().rstrip(".")
+    return 9 if key == "sept" else next(i for i, m in enumerate(MONTHS, start=1) if m.startswith(key[:3]))
+
+
+def parse_date(text: str) -> date | None:
+    """The first calendar date written in `text` (day month year, month day year, or ISO)."""
+    found: list[tuple[int, date]] = []
+    for match in _DAY_MONTH_YEAR.finditer(text):
+        day, month, year = int(match[1]), month_number(match[2]), int(match[3])
+        found.extend(_valid(match.start(), year, month, day))
+    for match in _MONTH_DAY_YEAR.finditer(text):
+        month, day, year = month_number(match[1]), int(match[2]), int(match[3])
+        found.extend(_valid(match.start(), year, month, day))
+    for match in _ISO.finditer(text):
+        found.extend(_valid(match.start(), int(match[1]), int(match[2]), int(match[3])))
+    return min(found)[1] if found else None
+
+
+def _valid(position: int, year: int, month: int, day: int) -> list[tuple[int, date]]:
+    try:
+        return [(position, date(year, month, day))]
+    except ValueError:
+        return []
+
+
+def split_speaker(text: str) -> tuple[str | None, str]:
+    """("Caroline", "Hey Mel!") from "Caroline: Hey Mel!"; (None, text) without a name."""
+    match = _SPEAKER.match(text)
+    if match is None:
+        return None, text
+    return match[1], text[match.end() :]
+
+
+def is_conversation(turns: Iterable[tuple[str, str]]) -> bool:
+    """Whether (session label, text) pairs are the turns of a conversation: most open
+    with a speaker's name, a few names in all, and sessions hold several turns each."""
+    speakers: set[str] = set()
+    named = total = 0
+    sessions: set[str] = set()
+    for session, text in turns:
+        total += 1
+        sessions.add(session)
+        speaker, _ = split_speaker(text)
+        if speaker is not None:
+            named += 1
+            speakers.add(speaker)
+    return (
+        total >= 4
+        and named >= total * SPEAKER_SHARE
+        and 2 <= len(speakers) <= MAX_SPEAKERS
+        and len(sessions) * 2 <= total
+    )
+
+
+def turns_of(rows: Iterable[tuple[str, str, str]]) -> list[Turn]:
+    """Turns from (id, session label, text) rows in conversation order."""
+    out = []
+    for turn_id, session, text in rows:
+        speaker, said = split_speaker(text)
+        out.append(Turn(turn_id, session, speaker, said, parse_date(session)))
+    return out
+
+
+# Relative times and the span of days they point at, from the day they were said.
+_RELATIVE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), unit)
+    for pattern, unit in (
+        (r"\byesterday\b", "yesterday"),
+        (r"\btoday\b|\btonight\b|\bthis morning\b|\bthis evening\b", "today"),
+        (r"\btomorrow\b", "tomorrow"),
+        (r"\blast (?:week|weekend)\b|\bthe (?:week|weekend) before\b", "last week"),
+        (r"\bnext (?:week|weekend)\b", "next week"),
+        (r"\blast month\b", "last month"),
+        (r"\bnext month\b", "next month"),
+        (r"\bthis month\b", "this month"),
+        (r"\blast year\b", "last year"),
+        (r"\bnext year\b", "next year"),
+        (r"\bthis year\b", "this year"),
+    )
+)
+
+
+def _month_label(year: int, month: int) -> str:
+    return f"{MONTHS[month - 1].capitalize()} {year}"
+
+
+def _shift_month(day: date, months: int) -> tuple[int, int]:
+    index = day.year * 12 + day.month - 1 + months
+    return index // 12, index % 12 + 1
+
+
+def day_label(day: date) -> str:
+    """ "8 May 2023" (the words a question would use)."""
+    return f"{day.day} {MONTHS[day.month - 1].capitalize()} {day.year}"
+
+
+def resolve_relative(text: str, said_on: date) -> list[str]:
+    """The calendar dates that the relative times in `text` name, said on `said_on`:
+    "yesterday" on 8 May 2023 -> "7 May 2023"; "last year" -> "2022"; in text order,
+    each once."""
+    found: list[tuple[int, str]] = []
+    for pattern, unit in _RELATIVE:
+        for match in pattern.finditer(text):
+            found.append((match.start(), _resolve(unit, said_on)))
+    out: list[str] = []
+    for _, label in sorted(found):
+        if label not in out:
+            out.append(label)
+    return out
+
+
+def _resolve(unit: str, day: date) -> str:
+    if unit in ("yesterday", "today", "tomorrow"):
+        return day_label(day + timedelta(days={"yesterday": -1, "today": 0, "tomorrow": 1}[unit]))
+    if unit in ("last week", "next week"):
+        start = day + timedelta(days=-7 if unit == "last week" else 7)
+        return f"week of {day_label(start - timedelta(days=start.weekday()))}"
+    if unit in ("last month", "next month", "this month"):
+        return _month_label(*_shift_month(day, {"last month": -1, "next month": 1, "this month": 0}[unit]))
+    return str(day.year + {"last year": -1, "next year": 1, "this year": 0}[unit])
+
+
+def _clip(text: str, limit: int = CONTEXT_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[: cut if cut > limit // 2 else limit] + " …"
+
+
+def _line(turn: Turn, text: str) -> str:
+    return f"{turn.speaker}: {text}" if turn.speaker else text
+
+
+_SENTENCE = re.compile(r"[^.!?\n]*[.!?]+[\"')\]]*|[^.!?\n]+$")
+
+
+def questions(text: str) -> str:
+    """The questions a turn asks (its sentences that end with a question mark)."""
+    return " ".join(m.group().strip() for m in _SENTENCE.finditer(text) if m.group().rstrip("\"')]").endswith("?"))
+
+
+def turn_fragment(turns: Sequence[Turn], index: int, before: int = 1) -> str:
+    """The text stored for `turns[index]`: its session (label and date), the turn under
+    its speaker's name, the dates its relative times name, then the questions that the
+    `before` turns preceding it in its session asked (what the turn answers: "What do
+    your kids like?" before "They loved the dinosaurs!").
+
+    Only the questions are carried, not whole neighbour turns: a neighbour's full text
+    would make each turn's fragment a near copy of the next one's, and two of them then
+    take two of the first ten places for one piece of evidence (measured on LoCoMo:
+    whole previous turns cost 0.05 of nDCG@10 against questions only). They are carried
+    without the asker's name: the name would make a turn match questions about the
+    other speaker (recall@10 +0.01 on each LoCoMo set without it)."""
+    turn = turns[index]
+    lines = [turn.session, _line(turn, turn.text)]
+    if turn.when is not None:
+        dates = resolve_relative(turn.text, turn.when)
+        if dates:
+            lines.append("(" + "; ".join(dates) + ")")
+    asked = [
+        _clip(questions(other.text))
+        for other in turns[max(0, index - before) : index]
+        if other.session == turn.session and questions(other.text)
+    ]
+    if asked:
+        lines.append("")
+        lines.extend(asked)
+    return "\n".join(lines)
+
+
+def fragments(turns: Sequence[Turn], before: int = 1) -> dict[str, str]:
+    """Turn id -> the text stored for that turn (turn_fragment for each)."""
+    return {turn.id: turn_fragment(turns, i, before) for i, turn in enumerate(turns)}
