@@ -93,7 +93,7 @@ begin
                 'api.eval_runs', 'api.eval_figures', 'api.eval_replay_diffs']),
             -- Read data tables under row-level security as well (security invoker).
             (array['contexts_analyst'], array[
-                'api.document_retrievals', 'api.fragments_never_retrieved', 'api.fragments_by_owner',
+                'api.fragment_authority', 'api.document_retrievals', 'api.fragments_never_retrieved', 'api.fragments_by_owner',
                 'api.near_duplicate_clusters', 'api.near_duplicate_pairs', 'api.document_version_counts'])
         ), wanted (name, roles) as (
             select vw, array_agg(distinct role)
@@ -167,6 +167,9 @@ begin
             -- principal mapped to it; one holding another's key must not become it in SQL,
             -- nor try keys there, out of reach of the service's throttle (app/api/throttle.py).
             (array['contexts_service'], array['api.authenticate']),
+            -- Who may read a fragment, and why (57_access_report.sql): auditors (it checks the
+            -- audit grant) and the DBA.
+            (array['contexts_auditor'], array['api.fragment_readers', 'data._fragment_readers']),
             -- BM25 (20_bm25.sql, 21_bm25_top.sql), dense (40_retrieve.sql) and fusion (45_fusion.sql) helpers of the searches.
             (array['contexts_service', 'contexts_analyst'], array[
                 'data._bm25_statistics', 'data._bm25_scores', 'data._bm25_top', 'data._bm25_kept', 'data._check_fusion', 'data._fuse', 'data._query_vectors', 'data._dense_hits',

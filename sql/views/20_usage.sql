@@ -196,3 +196,20 @@ from data.fragments f
 left join api.fragment_retrievals r on r.fragment_id = f.fragment_id and r.org_id = f.org_id
 where f.active and coalesce(r.retrievals, 0) = 0;
 comment on view api.fragments_never_retrieved is 'Active fragments you may read that no retrieval you may read returned (your own retrievals; your org''s with an audit grant). candidacies: how often one was ranked but not returned.';
+
+-- api.fragment_authority: citation authority (docs/adr/0013) of the fragments the caller
+-- may read now (the read rule of data.fragments, with the caller's grants, as
+-- data._authority applies it), with where each came from. Most cited first: order by
+-- authority desc. Runs as its owner: data.fragment_authority denies every caller.
+create or replace view api.fragment_authority with (security_barrier) as
+select a.org_id, a.fragment_id, a.authority, a.pagerank, f.repo_id, f.persona_id, f.session_id, f.kind, f.active,
+       d.path, f.heading_path,
+       (select max(r.refreshed_at) from data.authority_refreshes r) as refreshed_at
+from api.whoami() me
+join data.fragment_authority a on a.org_id = me.org_id
+join data.fragments f on f.org_id = a.org_id and f.fragment_id = a.fragment_id
+left join data.documents d on d.org_id = f.org_id and d.doc_id = f.doc_id
+where (f.repo_id is null or coalesce(me.org_wide, false) or f.repo_id = any (coalesce(me.repos, '{}')))
+  and (f.persona_id is null or coalesce(me.org_wide, false) or f.persona_id = any (coalesce(me.personas, '{}')))
+  and (f.session_id is null or f.session_id = any (coalesce(me.sessions, '{}')));
+comment on view api.fragment_authority is 'Citation authority of the fragments you may read (refreshed after ingestion: refreshed_at). Top 20: order by authority desc limit 20.';

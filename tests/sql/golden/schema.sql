@@ -699,6 +699,25 @@ COMMENT ON FUNCTION api.fragment_links(p_fragment_id bigint) IS 'The references 
 
 
 --
+-- Name: fragment_readers(text, bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.fragment_readers(p_org_id text, p_fragment_id bigint) RETURNS TABLE(principal_id text, kind text, disabled boolean, login name, grants text[], keys text[], why text)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION api.fragment_readers(p_org_id text, p_fragment_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION fragment_readers(p_org_id text, p_fragment_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.fragment_readers(p_org_id text, p_fragment_id bigint) IS 'Who may read a fragment now, and why: each principal, the grants that let it, its login and its API keys (DBA and auditors of the org).';
+
+
+--
 -- Name: get_document(bigint, integer, integer, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -2624,6 +2643,30 @@ CREATE FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_persona_id
 ALTER FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text, p_content_hash text, p_simhash bigint, p_max_distance integer) OWNER TO <migrator>;
 
 --
+-- Name: _fragment_readers(text, bigint); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._fragment_readers(p_org_id text, p_fragment_id bigint) RETURNS TABLE(principal_id text, kind text, disabled boolean, login name, grants text[], keys text[], why text)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._fragment_readers(p_org_id text, p_fragment_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: _fragment_readers_core(text, bigint); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._fragment_readers_core(p_org_id text, p_fragment_id bigint) RETURNS TABLE(principal_id text, kind text, disabled boolean, login name, grants text[], keys text[], why text)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._fragment_readers_core(p_org_id text, p_fragment_id bigint) OWNER TO <migrator>;
+
+--
 -- Name: _fuse(bigint[], integer[], double precision[], integer[], double precision[], text[], text[], boolean, boolean, jsonb, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -4149,6 +4192,84 @@ COMMENT ON VIEW api.eval_runs IS 'Eval runs (contexts eval run, gate, replay): w
 
 
 --
+-- Name: authority_refreshes; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.authority_refreshes (
+    refreshed_at timestamp with time zone NOT NULL,
+    duration_ms double precision NOT NULL,
+    scored integer NOT NULL,
+    CONSTRAINT authority_refreshes_refreshed_at_readable CHECK (data._readable_time(refreshed_at, 'authority_refreshes.refreshed_at'::text))
+);
+
+
+ALTER TABLE data.authority_refreshes OWNER TO <migrator>;
+
+--
+-- Name: TABLE authority_refreshes; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.authority_refreshes IS 'Each refresh of data.fragment_authority: when, how long, how many fragments scored (no tenant data).';
+
+
+--
+-- Name: fragment_authority; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.fragment_authority (
+    org_id text CONSTRAINT fragment_authority_table_org_id_not_null NOT NULL,
+    fragment_id bigint CONSTRAINT fragment_authority_table_fragment_id_not_null NOT NULL,
+    pagerank double precision CONSTRAINT fragment_authority_table_pagerank_not_null NOT NULL,
+    authority double precision CONSTRAINT fragment_authority_table_authority_not_null NOT NULL
+);
+
+ALTER TABLE ONLY data.fragment_authority FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.fragment_authority OWNER TO <migrator>;
+
+--
+-- Name: TABLE fragment_authority; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.fragment_authority IS 'Citation PageRank per fragment (damping 0.85), per scope class, normalised to [0, 1]; refreshed per org by api.refresh_authority; no caller role may select it: read through data._authority.';
+
+
+--
+-- Name: fragment_authority; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.fragment_authority WITH (security_barrier='true') AS
+ SELECT a.org_id,
+    a.fragment_id,
+    a.authority,
+    a.pagerank,
+    f.repo_id,
+    f.persona_id,
+    f.session_id,
+    f.kind,
+    f.active,
+    d.path,
+    f.heading_path,
+    ( SELECT max(r.refreshed_at) AS max
+           FROM data.authority_refreshes r) AS refreshed_at
+   FROM (((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
+     JOIN data.fragment_authority a ON ((a.org_id = me.org_id)))
+     JOIN data.fragments f ON (((f.org_id = a.org_id) AND (f.fragment_id = a.fragment_id))))
+     LEFT JOIN data.documents d ON (((d.org_id = f.org_id) AND (d.doc_id = f.doc_id))))
+  WHERE (((f.repo_id IS NULL) OR COALESCE(me.org_wide, false) OR (f.repo_id = ANY (COALESCE(me.repos, '{}'::text[])))) AND ((f.persona_id IS NULL) OR COALESCE(me.org_wide, false) OR (f.persona_id = ANY (COALESCE(me.personas, '{}'::text[])))) AND ((f.session_id IS NULL) OR (f.session_id = ANY (COALESCE(me.sessions, '{}'::text[])))));
+
+
+ALTER VIEW api.fragment_authority OWNER TO <migrator>;
+
+--
+-- Name: VIEW fragment_authority; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.fragment_authority IS 'Citation authority of the fragments you may read (refreshed after ingestion: refreshed_at). Top 20: order by authority desc limit 20.';
+
+
+--
 -- Name: fragments_by_owner; Type: VIEW; Schema: api; Owner: <migrator>
 --
 
@@ -4983,27 +5104,6 @@ COMMENT ON COLUMN data.api_keys.repos IS 'Null, or the only repos the key reads 
 
 
 --
--- Name: authority_refreshes; Type: TABLE; Schema: data; Owner: <migrator>
---
-
-CREATE TABLE data.authority_refreshes (
-    refreshed_at timestamp with time zone NOT NULL,
-    duration_ms double precision NOT NULL,
-    scored integer NOT NULL,
-    CONSTRAINT authority_refreshes_refreshed_at_readable CHECK (data._readable_time(refreshed_at, 'authority_refreshes.refreshed_at'::text))
-);
-
-
-ALTER TABLE data.authority_refreshes OWNER TO <migrator>;
-
---
--- Name: TABLE authority_refreshes; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON TABLE data.authority_refreshes IS 'Each refresh of data.fragment_authority: when, how long, how many fragments scored (no tenant data).';
-
-
---
 -- Name: binding_keys; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -5501,29 +5601,6 @@ ALTER TABLE data.eval_runs ALTER COLUMN run_id ADD GENERATED ALWAYS AS IDENTITY 
     NO MAXVALUE
     CACHE 1
 );
-
-
---
--- Name: fragment_authority; Type: TABLE; Schema: data; Owner: <migrator>
---
-
-CREATE TABLE data.fragment_authority (
-    org_id text CONSTRAINT fragment_authority_table_org_id_not_null NOT NULL,
-    fragment_id bigint CONSTRAINT fragment_authority_table_fragment_id_not_null NOT NULL,
-    pagerank double precision CONSTRAINT fragment_authority_table_pagerank_not_null NOT NULL,
-    authority double precision CONSTRAINT fragment_authority_table_authority_not_null NOT NULL
-);
-
-ALTER TABLE ONLY data.fragment_authority FORCE ROW LEVEL SECURITY;
-
-
-ALTER TABLE data.fragment_authority OWNER TO <migrator>;
-
---
--- Name: TABLE fragment_authority; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON TABLE data.fragment_authority IS 'Citation PageRank per fragment (damping 0.85), per scope class, normalised to [0, 1]; refreshed per org by api.refresh_authority; no caller role may select it: read through data._authority.';
 
 
 --
@@ -8595,6 +8672,14 @@ GRANT ALL ON FUNCTION api.fragment_links(p_fragment_id bigint) TO contexts_analy
 
 
 --
+-- Name: FUNCTION fragment_readers(p_org_id text, p_fragment_id bigint); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.fragment_readers(p_org_id text, p_fragment_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.fragment_readers(p_org_id text, p_fragment_id bigint) TO contexts_auditor;
+
+
+--
 -- Name: FUNCTION get_document(p_doc_id bigint, p_version integer, p_offset integer, p_max_chars integer); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -9457,6 +9542,21 @@ REVOKE ALL ON FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_per
 
 
 --
+-- Name: FUNCTION _fragment_readers(p_org_id text, p_fragment_id bigint); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._fragment_readers(p_org_id text, p_fragment_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._fragment_readers(p_org_id text, p_fragment_id bigint) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _fragment_readers_core(p_org_id text, p_fragment_id bigint); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._fragment_readers_core(p_org_id text, p_fragment_id bigint) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _fuse(p_ids bigint[], p_lexical_ranks integer[], p_lexical_scores double precision[], p_dense_ranks integer[], p_dense_scores double precision[], p_namespaces text[], p_models text[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -10008,6 +10108,21 @@ GRANT SELECT ON TABLE api.eval_runs TO contexts_auditor;
 
 
 --
+-- Name: TABLE authority_refreshes; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.authority_refreshes TO contexts_service;
+GRANT SELECT ON TABLE data.authority_refreshes TO contexts_analyst;
+
+
+--
+-- Name: TABLE fragment_authority; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.fragment_authority TO contexts_analyst;
+
+
+--
 -- Name: TABLE fragments_by_owner; Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -10138,14 +10253,6 @@ GRANT SELECT(last_used_at) ON TABLE data.api_keys TO contexts_analyst;
 
 GRANT SELECT(revoked_at) ON TABLE data.api_keys TO contexts_service;
 GRANT SELECT(revoked_at) ON TABLE data.api_keys TO contexts_analyst;
-
-
---
--- Name: TABLE authority_refreshes; Type: ACL; Schema: data; Owner: <migrator>
---
-
-GRANT SELECT ON TABLE data.authority_refreshes TO contexts_service;
-GRANT SELECT ON TABLE data.authority_refreshes TO contexts_analyst;
 
 
 --
