@@ -196,10 +196,10 @@ begin
             execute s;
         end loop;
     end if;
-    if tg_op in ('INSERT', 'UPDATE') then
+    if tg_op = 'UPDATE' then
         foreach s in array data._usage_statements('added', 1) loop
             -- An update counts usage_fragments again below rather than adding to it.
-            if tg_op = 'INSERT' or s not like '%data.usage_fragments%' then
+            if s not like '%data.usage_fragments%' then
                 execute s;
             end if;
         end loop;
@@ -218,6 +218,68 @@ begin
 end
 $$;
 
+-- data._usage_added: the insert trigger's own function. The statements of
+-- data._usage_statements(..., 1), written out over the transition table so that their
+-- plans are kept for the session (an EXECUTE plans again on every trace written); the
+-- rebuild runs the generated ones, and tests/sql/test_usage_rollups.py checks that both
+-- give the same roll-ups.
+create or replace function data._usage_added()
+returns trigger
+language plpgsql security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+    insert into data.usage_days as u (org_id, day, principal_id, repo_id, persona_id, session_id, foreign_org,
+                                      latency_bucket, retrievals, empty, below_floor, duration_sum)
+    select t.org_id, (t.created_at at time zone 'UTC')::date, t.principal_id, d.repo_id, d.persona_id,
+           d.session_id, d.foreign_org, d.latency_bucket, count(*), count(*) filter (where d.empty),
+           count(*) filter (where d.below_floor), coalesce(sum(t.duration_ms), 0)
+    from added t cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
+    group by 1, 2, 3, 4, 5, 6, 7, 8
+    order by 1, 2, 3, 4, 5, 6, 7, 8
+    on conflict on constraint usage_days_key do update
+    set retrievals = u.retrievals + excluded.retrievals, empty = u.empty + excluded.empty,
+        below_floor = u.below_floor + excluded.below_floor,
+        duration_sum = u.duration_sum + excluded.duration_sum;
+
+    insert into data.usage_below_floor (trace_id, org_id, principal_id, created_at, query, repo_id, persona_id,
+                                        session_id, foreign_org, relevance_floor, best_relevance, best_score,
+                                        candidates)
+    select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, d.repo_id, d.persona_id, d.session_id,
+           d.foreign_org, d.relevance_floor, d.best_relevance, d.best_score, d.candidates
+    from added t cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
+    where d.below_floor
+    on conflict (trace_id) do nothing;
+
+    insert into data.usage_fragments as u (org_id, principal_id, fragment_id, retrievals, candidacies,
+                                           best_fused_rank, last_retrieved_at, last_candidate_at,
+                                           newest_trace_id, source, doc_id)
+    select t.org_id, t.principal_id, c.fragment_id, count(*) filter (where c.included), count(*),
+           min(c.fused_rank), max(t.created_at) filter (where c.included), max(t.created_at),
+           (array_agg(t.trace_id order by t.created_at desc, t.trace_id))[1],
+           (array_agg(c.source order by t.created_at desc, t.trace_id))[1],
+           (array_agg(c.doc_id order by t.created_at desc, t.trace_id))[1]
+    from added t cross join lateral data._usage_candidates(t.candidates) c
+    group by t.org_id, t.principal_id, c.fragment_id
+    order by t.org_id, c.fragment_id, t.principal_id
+    on conflict on constraint usage_fragments_key do update
+    set retrievals = u.retrievals + excluded.retrievals, candidacies = u.candidacies + excluded.candidacies,
+        best_fused_rank = least(u.best_fused_rank, excluded.best_fused_rank),
+        last_retrieved_at = greatest(u.last_retrieved_at, excluded.last_retrieved_at),
+        last_candidate_at = greatest(u.last_candidate_at, excluded.last_candidate_at),
+        newest_trace_id = case when (excluded.last_candidate_at, u.newest_trace_id)
+                                    > (u.last_candidate_at, excluded.newest_trace_id)
+                               then excluded.newest_trace_id else u.newest_trace_id end,
+        source = case when (excluded.last_candidate_at, u.newest_trace_id)
+                           > (u.last_candidate_at, excluded.newest_trace_id)
+                      then excluded.source else u.source end,
+        doc_id = case when (excluded.last_candidate_at, u.newest_trace_id)
+                           > (u.last_candidate_at, excluded.newest_trace_id)
+                      then excluded.doc_id else u.doc_id end;
+    return null;
+end
+$$;
+
 create or replace function data._usage_truncate()
 returns trigger
 language plpgsql security definer
@@ -232,7 +294,7 @@ $$;
 create or replace trigger retrieval_traces_usage_insert
     after insert on data.retrieval_traces
     referencing new table as added
-    for each statement execute function data._usage_track();
+    for each statement execute function data._usage_added();
 create or replace trigger retrieval_traces_usage_delete
     after delete on data.retrieval_traces
     referencing old table as removed

@@ -3293,6 +3293,18 @@ COMMENT ON FUNCTION data._transaction_identity() IS 'This transaction''s identit
 
 
 --
+-- Name: _usage_added(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_added() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_added() OWNER TO <migrator>;
+
+--
 -- Name: _usage_candidates(jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -7307,7 +7319,7 @@ CREATE TRIGGER retrieval_traces_usage_delete AFTER DELETE ON data.retrieval_trac
 -- Name: retrieval_traces retrieval_traces_usage_insert; Type: TRIGGER; Schema: data; Owner: <migrator>
 --
 
-CREATE TRIGGER retrieval_traces_usage_insert AFTER INSERT ON data.retrieval_traces REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION data._usage_track();
+CREATE TRIGGER retrieval_traces_usage_insert AFTER INSERT ON data.retrieval_traces REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION data._usage_added();
 
 
 --
@@ -9867,6 +9879,13 @@ GRANT ALL ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) 
 --
 
 REVOKE ALL ON FUNCTION data._transaction_identity() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _usage_added(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_added() FROM PUBLIC;
 
 
 --
