@@ -1,7 +1,7 @@
 """Where each scope group and term's postings end, kept beside its document frequency
 
 Revision ID: 0032
-Revises: 0028
+Revises: 0029
 """
 
 from alembic import op
@@ -9,7 +9,7 @@ from alembic import op
 from app.db.migrate import run_sql_file
 
 revision = "0032"
-down_revision = "0028"
+down_revision = "0029"
 branch_labels = None
 depends_on = None
 

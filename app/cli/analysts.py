@@ -4,6 +4,8 @@ mapped to a principal whose grants row-level security applies to everything it r
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 from rich.console import Console
 from rich.markup import escape
@@ -12,7 +14,40 @@ from app.cli.admin import admin_connection
 from app.cli.common import CliError, console, context_settings
 from app.settings import Settings
 
+if TYPE_CHECKING:
+    import psycopg
+
 GRANT_FORMS = "org, audit, repo:ID, persona:ID or session:ID"
+STATEMENT_TIMEOUT = "5min"
+"""What a new analyst login's statements may run for, by default (`--statement-timeout`)."""
+CONNECTION_LIMIT = 5
+"""How many sessions a new analyst login may hold at once, by default (`--connection-limit`)."""
+USAGE_VIEWS = "api.retrievals_per_day, api.fragment_retrievals and the other usage views"
+
+
+def statement_timeout(value: str) -> str:
+    """A PostgreSQL duration: a whole number with ms, s, min, h or d (0: no limit)."""
+    import re
+
+    text = value.strip()
+    match = re.fullmatch(r"(\d{1,9})\s*(ms|s|min|h|d)?", text)
+    if match is None:
+        raise click.BadParameter(f"{value!r} is no duration (a whole number with ms, s, min, h or d; 0: no limit)")
+    number, unit = match.groups()
+    milliseconds = int(number) * {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}[unit or "ms"]
+    if milliseconds > 2_147_483_647:
+        raise click.BadParameter(f"{value!r} is longer than PostgreSQL allows (about 24 days)")
+    return f"{number}{unit or 'ms'}"
+
+
+def limit_login(conn: psycopg.Connection, login: str, timeout: str | None, connections: int | None) -> None:
+    """Set the login's statement_timeout (its sessions' default) and connection limit."""
+    from psycopg import sql
+
+    if timeout is not None:
+        conn.execute(sql.SQL("alter role {} set statement_timeout = {}").format(sql.Identifier(login), timeout))
+    if connections is not None:
+        conn.execute(sql.SQL("alter role {} connection limit {}").format(sql.Identifier(login), connections))
 
 
 def door_address(settings: Settings) -> tuple[str, int] | None:
@@ -65,22 +100,66 @@ def analyst() -> None:
 )
 @click.option("--login", default=None, help="Database login name (default: NAME; logins are cluster-wide).")
 @click.option("--display-name", default="", help="Shown in `analyst list` and the principal's row.")
+@click.option(
+    "--statement-timeout",
+    "timeout",
+    default=None,
+    metavar="DURATION",
+    help=f"Longest a statement of the login may run, e.g. 30s, 5min, 0 (no limit). Default for a new login: "
+    f"{STATEMENT_TIMEOUT}; an existing login keeps its own unless given.",
+)
+@click.option(
+    "--connection-limit",
+    "connections",
+    default=None,
+    type=click.IntRange(-1, 10_000),
+    help=f"Sessions the login may hold at once (-1: no limit). Default for a new login: {CONNECTION_LIMIT}; "
+    "an existing login keeps its own unless given.",
+)
 @click.pass_context
 def analyst_create(
-    ctx: click.Context, org_id: str, name: str, grants: tuple[str, ...], login: str | None, display_name: str
+    ctx: click.Context,
+    org_id: str,
+    name: str,
+    grants: tuple[str, ...],
+    login: str | None,
+    display_name: str,
+    timeout: str | None,
+    connections: int | None,
 ) -> None:
     """Create the login NAME (password generated, printed once), its principal NAME in
-    ORG_ID mapped to it, and its read grants, in one step; print its connection URL. An
-    existing login (made by a DBA) is mapped as it is."""
+    ORG_ID mapped to it, and its read grants, in one step; print its connection URL. A new
+    login gets a statement timeout and a connection limit (defaults above). An existing
+    login (made by a DBA) is mapped as it is."""
     from app.db.logins import create_analyst
 
     settings = context_settings(ctx)
     login = login or name
+    if timeout is not None:
+        try:
+            timeout = statement_timeout(timeout)
+        except click.BadParameter as exc:
+            raise CliError(f"--statement-timeout: {exc.message}") from exc
     with admin_connection(settings, hints=True) as conn:
         password = create_analyst(conn, org_id, name, login, list(grants), display_name)
+        if password is not None:  # made here: its limits default
+            timeout = timeout or STATEMENT_TIMEOUT
+            connections = CONNECTION_LIMIT if connections is None else connections
+        limit_login(conn, login, timeout, connections)
     reads = ", ".join(grants) or "nothing yet (add grants with `contexts grant add`)"
     made = "created (in contexts_analyst)" if password is not None else "(existing) mapped"
-    print_login(settings, login, password, f"login {login} {made} for principal {org_id}/{name}, reading {reads}")
+    limits = []
+    if timeout is not None:
+        limits.append(f"statements stop after {timeout}" if timeout not in ("0ms", "0") else "no statement timeout")
+    if connections is not None:
+        limits.append(f"at most {connections} sessions" if connections >= 0 else "no session limit")
+    what = f"login {login} {made} for principal {org_id}/{name}, reading {reads}"
+    print_login(settings, login, password, what + (f" ({', '.join(limits)})" if limits else ""))
+    if "audit" not in grants:
+        console.print(
+            f"note: without `--grant audit`, {USAGE_VIEWS} show only the retrievals this principal made itself "
+            f"(none yet): to read the org's, add it (`contexts grant add {escape(org_id)} {escape(name)} --audit`)"
+        )
 
 
 @analyst.command("list")

@@ -51,8 +51,10 @@ def db_group() -> None:
 @click.pass_context
 def db_serve(ctx: click.Context, host: str | None, port: int | None) -> None:
     """Run the embedded PostgreSQL open to SQL clients on HOST:PORT until interrupted.
-    Every login proves its password (SCRAM-SHA-256) and none is trusted over TCP; start
-    it before `contexts serve`, which then joins it."""
+    Every login proves its password (SCRAM-SHA-256) and none is trusted over TCP. Before
+    or after `contexts serve` (or `make run`): started first, it opens the server's TCP
+    port and the others join it; started after, it listens itself and relays to the
+    running server's socket, refusing the superuser."""
     from app.db.database import embedded_server, resolve_database_url
     from app.db.embedded import ServerUnavailable, running_postmaster
     from app.db.migrate import migrate
@@ -68,18 +70,34 @@ def db_serve(ctx: click.Context, host: str | None, port: int | None) -> None:
     pgdata = settings.home / "pgdata"
     try:
         running = running_postmaster(pgdata)
-        if running is None:
+        socket_only = running is not None and running[1] is None
+        if running is None or socket_only:
             problem = port_problem(*listen)
             if problem:
                 raise CliError(problem)
         elif running[1] != listen:
             raise CliError(_already_running(pgdata, running[0], running[1]))
-        dsn = resolve_database_url(settings, listen=listen)
+        dsn = resolve_database_url(settings, listen=None if socket_only else listen)
     except ServerUnavailable as exc:
         raise CliError(str(exc)) from exc
     server = embedded_server(settings)
     assert server is not None
-    if server.tcp_address != listen:  # another command started it first, without TCP
+    relay = None
+    if server.tcp_address is None:
+        # Started by another command (`contexts serve`, `make run`) on its socket only:
+        # listen here and relay to that socket (app/cli/db_relay.py refuses the superuser).
+        from psycopg.conninfo import conninfo_to_dict
+
+        from app.cli.db_relay import Relay
+        from app.db.embedded import SUPERUSER
+
+        socket_port = conninfo_to_dict(server.url()).get("port") or 5432
+        relay = Relay(*listen, f"{server.socket_dir}/.s.PGSQL.{socket_port}", SUPERUSER)
+        try:
+            relay.start()
+        except OSError as exc:
+            raise CliError(f"cannot listen on {listen[0]}:{listen[1]}: {exc.strerror or exc}") from exc
+    elif server.tcp_address != listen:  # another door, elsewhere
         raise CliError(_already_running(pgdata, server.pid, server.tcp_address))
     migrate(dsn)
 
@@ -87,7 +105,9 @@ def db_serve(ctx: click.Context, host: str | None, port: int | None) -> None:
     shown = f"[{listen[0]}]" if ":" in listen[0] else listen[0]
     console.print(
         f"PostgreSQL accepts SQL clients on {escape(shown)}:{listen[1]}, database contexts "
-        f"(pid {server.pid}, data in {escape(str(pgdata))}). Every login needs its password "
+        f"(pid {server.pid}, data in {escape(str(pgdata))}"
+        + (", relayed to the server another contexts command started" if relay is not None else "")
+        + "). Every login needs its password "
         "(SCRAM-SHA-256); none is trusted over TCP.\n"
         "  an analyst:  contexts analyst create ORG NAME --grant org   (prints the login's URL)\n"
         "  the DBA:     contexts psql\n"
@@ -100,15 +120,17 @@ def db_serve(ctx: click.Context, host: str | None, port: int | None) -> None:
     except KeyboardInterrupt:
         console.print("stopped")
         return
+    finally:
+        if relay is not None:
+            relay.stop()
     raise CliError(f"the PostgreSQL server stopped; its log: {pgdata / 'log'}\n{server.log_tail(5)}")
 
 
 def _already_running(pgdata: object, pid: int | None, address: tuple[str, int] | None) -> str:
     where = f"on {address[0]}:{address[1]}" if address else "on its Unix socket only"
     return (
-        f"the embedded server under {pgdata} is already running {where} (pid {pid}), started by another "
-        "contexts command (`contexts serve`, `make run`, or another `db serve`); stop it first, then start "
-        "`contexts db serve` before the others: they join it"
+        f"the embedded server under {pgdata} is already open to SQL clients {where} (pid {pid}), by another "
+        "`contexts db serve`: connect there, or stop that one first"
     )
 
 

@@ -52,7 +52,8 @@ begin
     for t in select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace
              where n.nspname = 'data' and c.relkind in ('r', 'p') and not c.relispartition
                and c.relname not in ('fragment_authority', 'binding_keys', 'api_keys', 'retrieval_traces',
-                                     'eval_replays', 'fragment_returns', 'org_webhooks') loop
+                                     'eval_replays', 'fragment_returns', 'org_webhooks', 'usage_fragments',
+                                     'usage_days', 'usage_below_floor') loop
         execute format('revoke all on data.%I from contexts_service, contexts_analyst, contexts_auditor', t.relname);
         execute format('grant select on data.%I to contexts_service, contexts_analyst', t.relname);
     end loop;
@@ -65,6 +66,9 @@ revoke all on data.retrieval_traces, data.eval_replays, data.binding_keys, data.
     from contexts_service, contexts_analyst, contexts_auditor;
 -- Retrieval counts behind staleness and the org's webhook secret: definer functions only.
 revoke all on data.fragment_returns, data.org_webhooks from contexts_service, contexts_analyst, contexts_auditor;
+-- Usage roll-ups: read through the usage views (sql/views/20_usage.sql) only.
+revoke all on data.usage_fragments, data.usage_days, data.usage_below_floor
+    from contexts_service, contexts_analyst, contexts_auditor;
 grant select on data.orgs, data.principals, data.grants to contexts_auditor;
 
 -- Views: who may select which view of schema api, by name. Each migrate makes the catalog
@@ -89,7 +93,7 @@ begin
                 'api.eval_runs', 'api.eval_figures', 'api.eval_replay_diffs']),
             -- Read data tables under row-level security as well (security invoker).
             (array['contexts_analyst'], array[
-                'api.document_retrievals', 'api.fragments_never_retrieved', 'api.fragments_by_owner',
+                'api.fragment_authority', 'api.document_retrievals', 'api.fragments_never_retrieved', 'api.fragments_by_owner',
                 'api.near_duplicate_clusters', 'api.near_duplicate_pairs', 'api.document_version_counts'])
         ), wanted (name, roles) as (
             select vw, array_agg(distinct role)
@@ -156,13 +160,16 @@ begin
             (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array[
                 'data._readable_fragments', 'data._redact_candidates', 'data._redact_request']),
             -- Read by the usage views (security invoker) of analysts and auditors.
-            (array['contexts_analyst', 'contexts_auditor'], array['data._json_number']),
+            (array['contexts_analyst', 'contexts_auditor'], array['data._json_number', 'data._usage_latency']),
             -- Who am I, and traces (invoker: row-level security applies).
             (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array['api.whoami', 'api.get_trace']),
             -- Binding the principal of an API key: the service only. A login acts as the
             -- principal mapped to it; one holding another's key must not become it in SQL,
             -- nor try keys there, out of reach of the service's throttle (app/api/throttle.py).
             (array['contexts_service'], array['api.authenticate']),
+            -- Who may read a fragment, and why (57_access_report.sql): auditors (it checks the
+            -- audit grant) and the DBA.
+            (array['contexts_auditor'], array['api.fragment_readers', 'data._fragment_readers']),
             -- BM25 (20_bm25.sql, 21_bm25_top.sql), dense (40_retrieve.sql) and fusion (45_fusion.sql) helpers of the searches.
             (array['contexts_service', 'contexts_analyst'], array[
                 'data._bm25_statistics', 'data._bm25_scores', 'data._bm25_top', 'data._bm25_kept', 'data._check_fusion', 'data._fuse', 'data._query_vectors', 'data._dense_hits',

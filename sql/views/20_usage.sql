@@ -1,11 +1,17 @@
--- Usage: how retrieval is used, for analysts. Every view here reads traces only through
--- api.retrieval_traces (sql/views/10_traces.sql), so each row, query, scope id and
--- candidate is exactly what that view shows the caller: its own traces, its org's with
--- an audit grant, each redacted to what its grants let it read now. They are security
--- invoker views: data tables they join are read under the caller's row-level security.
--- Each trace read is redacted on the way (one look-up of its candidates' fragments), so
--- over a long history filter api.retrieval_summaries on created_at (it reaches the
--- trace table's index) rather than an aggregate on its day.
+-- Usage: how retrieval is used, for analysts. Every row, query, scope id and fragment
+-- here is exactly what api.retrieval_traces (sql/views/10_traces.sql) shows the caller:
+-- its own traces, its org's with an audit grant, each redacted to what its grants let it
+-- read now.
+--   * api.retrieval_summaries reads api.retrieval_traces itself (one row per trace, each
+--     redacted on the way: over a long history filter it on created_at).
+--   * api.retrievals_per_day, api.retrievals_below_floor and api.fragment_retrievals read
+--     the usage roll-ups (sql/functions/51_usage.sql), kept as traces are written, keyed
+--     by what redaction depends on: they restate the row rule of api.retrieval_traces
+--     (the caller's org; own rows, or all with an audit grant) and its redaction (a
+--     scope id the caller holds no grant on is withheld; a fragment it may not read now
+--     is not counted), so their cost follows the roll-ups, not the history (ADR 0028).
+--     Like api.retrieval_traces they run as their owner and filter their rows themselves.
+--   * The others are security invoker views over those and the data tables.
 
 -- api.retrieval_summaries: one row per retrieval the caller may read, without the
 -- candidate list: who asked, in which scope, what came back, and whether anything
@@ -48,44 +54,114 @@ comment on column api.retrieval_summaries.relevance_floor is 'The request''s min
 comment on column api.retrieval_summaries.best_relevance is 'Best absolute relevance among the ranked candidates (null: none ranked, or a trace from before relevance was recorded).';
 comment on column api.retrieval_summaries.nothing_above_floor is 'No ranked candidate reached relevance_floor (true when nothing was found at all; null for a trace that recorded no relevance).';
 
--- api.retrievals_per_day: retrievals per UTC day, org, principal and requested scope.
-create or replace view api.retrievals_per_day with (security_invoker = true) as
-select (s.created_at at time zone 'UTC')::date as day, s.org_id, s.principal_id,
-       s.repo_id, s.persona_id, s.session_id, s.withheld,
-       count(*) as retrievals,
-       count(*) filter (where s.included = 0) as empty,
-       count(*) filter (where s.nothing_above_floor) as nothing_above_floor,
-       avg(s.duration_ms) as mean_ms,
-       percentile_cont(0.95) within group (order by s.duration_ms) as p95_ms
-from api.retrieval_summaries s
-group by 1, 2, 3, 4, 5, 6, 7;
+-- api.retrievals_per_day: retrievals per UTC day, org, principal and requested scope,
+-- from data.usage_days. p95_ms is read from latency buckets 2% wide: within 1% of the
+-- exact percentile.
+create or replace view api.retrievals_per_day with (security_barrier) as
+with visible as (
+    select u.day, u.org_id, u.principal_id, u.latency_bucket, u.retrievals, u.empty, u.below_floor, u.duration_sum,
+           u.repo_id, u.persona_id, u.session_id, u.foreign_org,
+           u.repo_id is not null and not (coalesce(me.org_wide, false) or u.repo_id = any (coalesce(me.repos, '{}')))
+               as repo_hidden,
+           u.persona_id is not null
+               and not (coalesce(me.org_wide, false) or u.persona_id = any (coalesce(me.personas, '{}')))
+               as persona_hidden,
+           u.session_id is not null and not (u.session_id = any (coalesce(me.sessions, '{}'))) as session_hidden
+    from api.whoami() me
+    join data.usage_days u on u.org_id = me.org_id and (u.principal_id = me.principal_id or me.audit)
+), buckets as (
+    select v.day, v.org_id, v.principal_id,
+           case when v.repo_hidden then null else v.repo_id end as repo_id,
+           case when v.persona_hidden then null else v.persona_id end as persona_id,
+           case when v.session_hidden then null else v.session_id end as session_id,
+           v.foreign_org or v.repo_hidden or v.persona_hidden or v.session_hidden as withheld,
+           v.latency_bucket, sum(v.retrievals) as retrievals, sum(v.empty) as empty,
+           sum(v.below_floor) as below_floor, sum(v.duration_sum) as duration_sum
+    from visible v
+    group by 1, 2, 3, 4, 5, 6, 7, 8
+), cumulated as (
+    select b.*,
+           sum(b.retrievals) filter (where b.latency_bucket is not null)
+               over (partition by b.day, b.org_id, b.principal_id, b.repo_id, b.persona_id, b.session_id, b.withheld
+                     order by b.latency_bucket rows between unbounded preceding and current row) as below,
+           sum(b.retrievals) filter (where b.latency_bucket is not null)
+               over (partition by b.day, b.org_id, b.principal_id, b.repo_id, b.persona_id, b.session_id, b.withheld)
+               as timed
+    from buckets b
+), per_group as (
+    select c.day, c.org_id, c.principal_id, c.repo_id, c.persona_id, c.session_id, c.withheld,
+           sum(c.retrievals)::bigint as retrievals, sum(c.empty)::bigint as empty,
+           sum(c.below_floor)::bigint as nothing_above_floor,
+           sum(c.duration_sum) / nullif(max(c.timed), 0) as mean_ms,
+           max(c.timed) as timed,
+           -- percentile_cont's position among the timed retrievals (0-based), and the
+           -- buckets holding it and the next one.
+           min(data._usage_latency(c.latency_bucket))
+               filter (where c.below > floor(0.95 * (c.timed - 1))) as at_low,
+           min(data._usage_latency(c.latency_bucket))
+               filter (where c.below > floor(0.95 * (c.timed - 1)) + 1) as at_high
+    from cumulated c
+    group by 1, 2, 3, 4, 5, 6, 7
+)
+select g.day, g.org_id, g.principal_id, g.repo_id, g.persona_id, g.session_id, g.withheld,
+       g.retrievals, g.empty, g.nothing_above_floor, g.mean_ms,
+       (g.at_low + (0.95 * (g.timed - 1) - floor(0.95 * (g.timed - 1)))
+                   * (coalesce(g.at_high, g.at_low) - g.at_low))::float8 as p95_ms
+from per_group g;
 comment on view api.retrievals_per_day is 'Retrievals you may read per UTC day, org, principal and requested scope (repo, persona, session; withheld: a scope you hold no grant on), with empty answers and latency.';
 comment on column api.retrievals_per_day.empty is 'Retrievals that returned no fragment.';
+comment on column api.retrievals_per_day.p95_ms is '95th percentile of the latency, from buckets 2% wide (within 1% of the exact value).';
 
--- api.retrievals_below_floor: queries with nothing above the relevance floor.
-create or replace view api.retrievals_below_floor with (security_invoker = true) as
-select s.trace_id, s.org_id, s.principal_id, s.created_at, s.query, s.repo_id, s.persona_id, s.session_id,
-       s.withheld, s.relevance_floor, s.best_relevance, s.best_score, s.candidates
-from api.retrieval_summaries s
-where s.nothing_above_floor;
+-- api.retrievals_below_floor: queries with nothing above the relevance floor, from
+-- data.usage_below_floor.
+create or replace view api.retrievals_below_floor with (security_barrier) as
+with visible as (
+    select b.*,
+           b.foreign_org
+           or (b.repo_id is not null
+               and not (coalesce(me.org_wide, false) or b.repo_id = any (coalesce(me.repos, '{}'))))
+           or (b.persona_id is not null
+               and not (coalesce(me.org_wide, false) or b.persona_id = any (coalesce(me.personas, '{}'))))
+           or (b.session_id is not null and not (b.session_id = any (coalesce(me.sessions, '{}')))) as withheld,
+           coalesce(me.org_wide, false) as org_wide, me.repos, me.personas, me.sessions
+    from api.whoami() me
+    join data.usage_below_floor b on b.org_id = me.org_id and (b.principal_id = me.principal_id or me.audit)
+)
+select v.trace_id, v.org_id, v.principal_id, v.created_at,
+       case when v.withheld then null else v.query end as query,
+       case when v.withheld and v.repo_id is not null
+                 and not (v.org_wide or v.repo_id = any (coalesce(v.repos, '{}'))) then null
+            else v.repo_id end as repo_id,
+       case when v.withheld and v.persona_id is not null
+                 and not (v.org_wide or v.persona_id = any (coalesce(v.personas, '{}'))) then null
+            else v.persona_id end as persona_id,
+       case when v.withheld and v.session_id is not null
+                 and not (v.session_id = any (coalesce(v.sessions, '{}'))) then null
+            else v.session_id end as session_id,
+       v.withheld, v.relevance_floor, v.best_relevance, v.best_score, v.candidates
+from visible v;
 comment on view api.retrievals_below_floor is 'Retrievals you may read in which no candidate reached the relevance floor (the request''s min_relevance, else 0.3), or that found nothing. For another floor: api.retrieval_summaries where best_relevance < x.';
 
--- api.fragment_retrievals: per fragment, how often retrievals returned it. Only the
--- candidates api.retrieval_traces shows whole (fragments you may read now) are counted:
--- a withheld candidate has no fragment id.
-create or replace view api.fragment_retrievals with (security_invoker = true) as
-select t.org_id, (e ->> 'fragment_id')::bigint as fragment_id,
-       (array_agg(e ->> 'source' order by t.created_at desc, t.trace_id))[1] as source,
-       (array_agg(data._json_number(e -> 'doc_id')::bigint order by t.created_at desc, t.trace_id))[1] as doc_id,
-       count(*) filter (where e ->> 'included' = 'true') as retrievals,
-       count(*) as candidacies,
-       min(data._json_number(e -> 'fused_rank'))::int as best_fused_rank,
-       max(t.created_at) filter (where e ->> 'included' = 'true') as last_retrieved_at,
-       max(t.created_at) as last_candidate_at
-from api.retrieval_traces t
-cross join lateral jsonb_array_elements(t.candidates) e
-where e ->> 'redacted' = 'false' and jsonb_typeof(e -> 'fragment_id') = 'number'
-group by t.org_id, (e ->> 'fragment_id')::bigint;
+-- api.fragment_retrievals: per fragment, how often retrievals returned it, from
+-- data.usage_fragments. Only fragments the caller may read now are counted (the
+-- predicate of data._readable_fragments, with the caller's grants): a withheld
+-- candidate has no fragment id.
+create or replace view api.fragment_retrievals with (security_barrier) as
+select u.org_id, u.fragment_id,
+       (array_agg(u.source order by u.last_candidate_at desc, u.newest_trace_id))[1] as source,
+       (array_agg(u.doc_id order by u.last_candidate_at desc, u.newest_trace_id))[1] as doc_id,
+       sum(u.retrievals)::bigint as retrievals,
+       sum(u.candidacies)::bigint as candidacies,
+       min(u.best_fused_rank)::int as best_fused_rank,
+       max(u.last_retrieved_at) as last_retrieved_at,
+       max(u.last_candidate_at) as last_candidate_at
+from api.whoami() me
+join data.usage_fragments u on u.org_id = me.org_id and (u.principal_id = me.principal_id or me.audit)
+join data.fragments f on f.org_id = u.org_id and f.fragment_id = u.fragment_id
+where (f.repo_id is null or coalesce(me.org_wide, false) or f.repo_id = any (coalesce(me.repos, '{}')))
+  and (f.persona_id is null or coalesce(me.org_wide, false) or f.persona_id = any (coalesce(me.personas, '{}')))
+  and (f.session_id is null or f.session_id = any (coalesce(me.sessions, '{}')))
+group by u.org_id, u.fragment_id;
 comment on view api.fragment_retrievals is 'Per fragment you may read: how many of the retrievals you may read returned it (retrievals) or ranked it as a candidate (candidacies), and when last. Most retrieved: order by retrievals desc.';
 comment on column api.fragment_retrievals.source is 'path#anchor the newest retrieval cited it from.';
 
@@ -120,3 +196,20 @@ from data.fragments f
 left join api.fragment_retrievals r on r.fragment_id = f.fragment_id and r.org_id = f.org_id
 where f.active and coalesce(r.retrievals, 0) = 0;
 comment on view api.fragments_never_retrieved is 'Active fragments you may read that no retrieval you may read returned (your own retrievals; your org''s with an audit grant). candidacies: how often one was ranked but not returned.';
+
+-- api.fragment_authority: citation authority (docs/adr/0013) of the fragments the caller
+-- may read now (the read rule of data.fragments, with the caller's grants, as
+-- data._authority applies it), with where each came from. Most cited first: order by
+-- authority desc. Runs as its owner: data.fragment_authority denies every caller.
+create or replace view api.fragment_authority with (security_barrier) as
+select a.org_id, a.fragment_id, a.authority, a.pagerank, f.repo_id, f.persona_id, f.session_id, f.kind, f.active,
+       d.path, f.heading_path,
+       (select max(r.refreshed_at) from data.authority_refreshes r) as refreshed_at
+from api.whoami() me
+join data.fragment_authority a on a.org_id = me.org_id
+join data.fragments f on f.org_id = a.org_id and f.fragment_id = a.fragment_id
+left join data.documents d on d.org_id = f.org_id and d.doc_id = f.doc_id
+where (f.repo_id is null or coalesce(me.org_wide, false) or f.repo_id = any (coalesce(me.repos, '{}')))
+  and (f.persona_id is null or coalesce(me.org_wide, false) or f.persona_id = any (coalesce(me.personas, '{}')))
+  and (f.session_id is null or f.session_id = any (coalesce(me.sessions, '{}')));
+comment on view api.fragment_authority is 'Citation authority of the fragments you may read (refreshed after ingestion: refreshed_at). Top 20: order by authority desc limit 20.';

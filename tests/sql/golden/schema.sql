@@ -699,6 +699,25 @@ COMMENT ON FUNCTION api.fragment_links(p_fragment_id bigint) IS 'The references 
 
 
 --
+-- Name: fragment_readers(text, bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.fragment_readers(p_org_id text, p_fragment_id bigint) RETURNS TABLE(principal_id text, kind text, disabled boolean, login name, grants text[], keys text[], why text)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION api.fragment_readers(p_org_id text, p_fragment_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION fragment_readers(p_org_id text, p_fragment_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.fragment_readers(p_org_id text, p_fragment_id bigint) IS 'Who may read a fragment now, and why: each principal, the grants that let it, its login and its API keys (DBA and auditors of the org).';
+
+
+--
 -- Name: get_document(bigint, integer, integer, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -2624,6 +2643,30 @@ CREATE FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_persona_id
 ALTER FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text, p_content_hash text, p_simhash bigint, p_max_distance integer) OWNER TO <migrator>;
 
 --
+-- Name: _fragment_readers(text, bigint); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._fragment_readers(p_org_id text, p_fragment_id bigint) RETURNS TABLE(principal_id text, kind text, disabled boolean, login name, grants text[], keys text[], why text)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._fragment_readers(p_org_id text, p_fragment_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: _fragment_readers_core(text, bigint); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._fragment_readers_core(p_org_id text, p_fragment_id bigint) RETURNS TABLE(principal_id text, kind text, disabled boolean, login name, grants text[], keys text[], why text)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._fragment_readers_core(p_org_id text, p_fragment_id bigint) OWNER TO <migrator>;
+
+--
 -- Name: _fuse(bigint[], integer[], double precision[], integer[], double precision[], text[], text[], boolean, boolean, jsonb, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -3250,6 +3293,128 @@ COMMENT ON FUNCTION data._transaction_identity() IS 'This transaction''s identit
 
 
 --
+-- Name: _usage_added(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_added() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_added() OWNER TO <migrator>;
+
+--
+-- Name: _usage_candidates(jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_candidates(p_candidates jsonb) RETURNS TABLE(fragment_id bigint, included boolean, fused_rank double precision, source text, doc_id bigint)
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_candidates(p_candidates jsonb) OWNER TO <migrator>;
+
+--
+-- Name: _usage_latency(integer); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_latency(p_bucket integer) RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_latency(p_bucket integer) OWNER TO <migrator>;
+
+--
+-- Name: _usage_rebuild(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_rebuild() RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_rebuild() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _usage_rebuild(); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._usage_rebuild() IS 'Count the usage roll-ups again from every retrieval trace.';
+
+
+--
+-- Name: _usage_recount_statements(text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_recount_statements(p_source text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_recount_statements(p_source text) OWNER TO <migrator>;
+
+--
+-- Name: _usage_statements(text, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_statements(p_source text, p_sign integer) RETURNS text[]
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_statements(p_source text, p_sign integer) OWNER TO <migrator>;
+
+--
+-- Name: _usage_trace(text, jsonb, jsonb, double precision); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_trace(p_org_id text, p_request jsonb, p_candidates jsonb, p_duration_ms double precision, OUT repo_id text, OUT persona_id text, OUT session_id text, OUT foreign_org boolean, OUT latency_bucket integer, OUT empty boolean, OUT below_floor boolean, OUT relevance_floor double precision, OUT best_relevance double precision, OUT best_score double precision, OUT candidates integer) RETURNS record
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_trace(p_org_id text, p_request jsonb, p_candidates jsonb, p_duration_ms double precision, OUT repo_id text, OUT persona_id text, OUT session_id text, OUT foreign_org boolean, OUT latency_bucket integer, OUT empty boolean, OUT below_floor boolean, OUT relevance_floor double precision, OUT best_relevance double precision, OUT best_score double precision, OUT candidates integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _usage_trace(p_org_id text, p_request jsonb, p_candidates jsonb, p_duration_ms double precision, OUT repo_id text, OUT persona_id text, OUT session_id text, OUT foreign_org boolean, OUT latency_bucket integer, OUT empty boolean, OUT below_floor boolean, OUT relevance_floor double precision, OUT best_relevance double precision, OUT best_score double precision, OUT candidates integer); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._usage_trace(p_org_id text, p_request jsonb, p_candidates jsonb, p_duration_ms double precision, OUT repo_id text, OUT persona_id text, OUT session_id text, OUT foreign_org boolean, OUT latency_bucket integer, OUT empty boolean, OUT below_floor boolean, OUT relevance_floor double precision, OUT best_relevance double precision, OUT best_score double precision, OUT candidates integer) IS 'What the usage roll-ups keep of one trace (scope ids, latency bucket, empty, below the relevance floor).';
+
+
+--
+-- Name: _usage_track(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_track() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_track() OWNER TO <migrator>;
+
+--
+-- Name: _usage_truncate(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_truncate() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_truncate() OWNER TO <migrator>;
+
+--
 -- Name: _valid_login(text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -3446,142 +3611,173 @@ COMMENT ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id tex
 
 
 --
--- Name: retrieval_traces; Type: TABLE; Schema: data; Owner: <migrator>
+-- Name: fragments; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
-CREATE TABLE data.retrieval_traces (
-    trace_id uuid DEFAULT gen_random_uuid() NOT NULL,
+CREATE TABLE data.fragments (
+    fragment_id bigint CONSTRAINT fragments_fragment_id_not_null1 NOT NULL,
+    org_id text CONSTRAINT fragments_org_id_not_null1 NOT NULL,
+    repo_id text,
+    persona_id text,
+    session_id text,
+    doc_id bigint,
+    doc_version integer,
+    namespace text CONSTRAINT fragments_namespace_not_null1 NOT NULL,
+    kind text CONSTRAINT fragments_kind_not_null1 NOT NULL,
+    owner text CONSTRAINT fragments_owner_not_null1 NOT NULL,
+    heading_path text[] DEFAULT '{}'::text[] CONSTRAINT fragments_heading_path_not_null1 NOT NULL,
+    symbol text,
+    text text CONSTRAINT fragments_text_not_null1 NOT NULL,
+    content_hash text CONSTRAINT fragments_content_hash_not_null1 NOT NULL,
+    token_count integer CONSTRAINT fragments_token_count_not_null1 NOT NULL,
+    chunker_version text CONSTRAINT fragments_chunker_version_not_null1 NOT NULL,
+    simhash bigint CONSTRAINT fragments_simhash_not_null1 NOT NULL,
+    simhash_band0 integer GENERATED ALWAYS AS ((((simhash >> 48) & (65535)::bigint))::integer) STORED,
+    simhash_band1 integer GENERATED ALWAYS AS ((((simhash >> 32) & (65535)::bigint))::integer) STORED,
+    simhash_band2 integer GENERATED ALWAYS AS ((((simhash >> 16) & (65535)::bigint))::integer) STORED,
+    simhash_band3 integer GENERATED ALWAYS AS (((simhash & (65535)::bigint))::integer) STORED,
+    tsv tsvector CONSTRAINT fragments_tsv_not_null1 NOT NULL,
+    active boolean DEFAULT true CONSTRAINT fragments_active_not_null1 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() CONSTRAINT fragments_created_at_not_null1 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() CONSTRAINT fragments_updated_at_not_null1 NOT NULL,
+    negative boolean DEFAULT false NOT NULL,
+    valid_from timestamp with time zone,
+    valid_until timestamp with time zone,
+    owner_source text DEFAULT 'document'::text NOT NULL,
+    reading bytea,
+    CONSTRAINT fragments_created_at_readable CHECK (data._readable_time(created_at, 'fragments.created_at'::text)),
+    CONSTRAINT fragments_owner_source_known CHECK ((owner_source = ANY (ARRAY['document'::text, 'codeowners'::text, 'default'::text, 'reassigned'::text, 'none'::text]))),
+    CONSTRAINT fragments_token_count_check1 CHECK ((token_count >= 0)),
+    CONSTRAINT fragments_updated_at_readable CHECK (data._readable_time(updated_at, 'fragments.updated_at'::text)),
+    CONSTRAINT fragments_valid_from_readable CHECK (data._readable_time(valid_from, 'fragments.valid_from'::text)),
+    CONSTRAINT fragments_valid_until_readable CHECK (data._readable_time(valid_until, 'fragments.valid_until'::text))
+)
+PARTITION BY LIST (org_id);
+
+ALTER TABLE ONLY data.fragments FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.fragments OWNER TO <migrator>;
+
+--
+-- Name: TABLE fragments; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.fragments IS 'Canonical fragments: one decision or one code unit, deduplicated by SimHash. One partition per org.';
+
+
+--
+-- Name: COLUMN fragments.doc_id; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.doc_id IS 'Document that first produced this text (null once deleted); all sources are in fragment_sources.';
+
+
+--
+-- Name: COLUMN fragments.heading_path; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.heading_path IS 'Headings (prose) or enclosing symbols (code) above the fragment.';
+
+
+--
+-- Name: COLUMN fragments.active; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.active IS 'True while at least one live document version points at the fragment.';
+
+
+--
+-- Name: COLUMN fragments.negative; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.negative IS 'An anti-pattern or known trap (R-DOC-2): returned with negative: true, "do not do this". From the document that wrote the fragment: kind anti-pattern, or "negative": true in its metadata.';
+
+
+--
+-- Name: COLUMN fragments.valid_from; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.valid_from IS 'Current from this time (null: always was); kept by data._refresh_validity.';
+
+
+--
+-- Name: COLUMN fragments.valid_until; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.valid_until IS 'Current until this time, exclusive (null: still is): metadata valid_until, or when a superseding document starts.';
+
+
+--
+-- Name: COLUMN fragments.owner_source; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.owner_source IS 'Where the owner came from (as data.documents.owner_source).';
+
+
+--
+-- Name: COLUMN fragments.reading; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.fragments.reading IS 'The text as the learned reranker reads it (app.retrieve.features.reading); null: read from the text.';
+
+
+--
+-- Name: usage_fragments; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.usage_fragments (
     org_id text NOT NULL,
     principal_id text,
-    query text NOT NULL,
-    request jsonb NOT NULL,
-    pipeline jsonb NOT NULL,
-    candidates jsonb NOT NULL,
-    duration_ms double precision,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    query_models text[],
-    query_vectors extensions.vector[],
-    left_out jsonb,
-    CONSTRAINT retrieval_traces_created_at_readable CHECK (data._readable_time(created_at, 'retrieval_traces.created_at'::text)),
-    CONSTRAINT retrieval_traces_query_vectors_match CHECK ((cardinality(query_models) = cardinality(query_vectors)))
+    fragment_id bigint NOT NULL,
+    retrievals bigint NOT NULL,
+    candidacies bigint NOT NULL,
+    best_fused_rank double precision,
+    last_retrieved_at timestamp with time zone,
+    last_candidate_at timestamp with time zone NOT NULL,
+    newest_trace_id uuid NOT NULL,
+    source text,
+    doc_id bigint
 );
 
-ALTER TABLE ONLY data.retrieval_traces FORCE ROW LEVEL SECURITY;
+ALTER TABLE ONLY data.usage_fragments FORCE ROW LEVEL SECURITY;
 
 
-ALTER TABLE data.retrieval_traces OWNER TO <migrator>;
-
---
--- Name: TABLE retrieval_traces; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON TABLE data.retrieval_traces IS 'One row per retrieval: every candidate''s ranks and scores, and why it was or was not included.';
-
+ALTER TABLE data.usage_fragments OWNER TO <migrator>;
 
 --
--- Name: COLUMN retrieval_traces.query_models; Type: COMMENT; Schema: data; Owner: <migrator>
+-- Name: TABLE usage_fragments; Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON COLUMN data.retrieval_traces.query_models IS 'Embedding model of each query vector (data.embedding_models.name).';
+COMMENT ON TABLE data.usage_fragments IS 'Per org, principal and fragment: how often that principal''s retrievals ranked (candidacies) and returned (retrievals) the fragment; kept from data.retrieval_traces by triggers, read through api.fragment_retrievals.';
 
 
 --
--- Name: COLUMN retrieval_traces.query_vectors; Type: COMMENT; Schema: data; Owner: <migrator>
+-- Name: COLUMN usage_fragments.newest_trace_id; Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON COLUMN data.retrieval_traces.query_vectors IS 'The query''s vector for each model of query_models, as the service computed it.';
-
-
---
--- Name: COLUMN retrieval_traces.left_out; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.retrieval_traces.left_out IS 'What the validity test kept out that the retrieval would otherwise have held: fragments that would have ranked and pins it could not serve, each with its reason and the documents superseding it (null: nothing, or recorded before migration 0025).';
-
-
---
--- Name: retrieval_traces; Type: VIEW; Schema: api; Owner: <migrator>
---
-
-CREATE VIEW api.retrieval_traces WITH (security_barrier='true') AS
- SELECT t.trace_id,
-    t.org_id,
-    t.principal_id,
-    r.query,
-    r.request,
-    t.pipeline,
-    data._redact_candidates(t.org_id, t.candidates) AS candidates,
-    t.duration_ms,
-    t.created_at,
-    r.redacted,
-    data._redact_candidates(t.org_id, COALESCE(t.left_out, '[]'::jsonb)) AS left_out
-   FROM ((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
-     JOIN data.retrieval_traces t ON (((t.org_id = me.org_id) AND ((t.principal_id = me.principal_id) OR me.audit))))
-     CROSS JOIN LATERAL data._redact_request(t.org_id, t.query, t.request, me.org_wide, me.repos, me.personas, me.sessions) r(query, request, redacted));
-
-
-ALTER VIEW api.retrieval_traces OWNER TO <migrator>;
-
---
--- Name: VIEW retrieval_traces; Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON VIEW api.retrieval_traces IS 'Retrieval traces the caller may read (its own; its org''s with an audit grant), each redacted to what its grants let it read now: see redacted, and candidates[].redacted.';
-
-
---
--- Name: COLUMN retrieval_traces.query; Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON COLUMN api.retrieval_traces.query IS 'The query; null when withheld (then listed in redacted).';
-
-
---
--- Name: COLUMN retrieval_traces.request; Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON COLUMN api.retrieval_traces.request IS 'The request body; a scope id the caller holds no grant on is null and listed in redacted, with the query.';
-
-
---
--- Name: COLUMN retrieval_traces.candidates; Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON COLUMN api.retrieval_traces.candidates IS 'Each candidate''s ranks, scores and fate; one whose fragment the caller may not read has "redacted": true and nothing that identifies it.';
-
-
---
--- Name: COLUMN retrieval_traces.redacted; Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON COLUMN api.retrieval_traces.redacted IS 'Fields withheld from this caller (query, request.query, request.scope.session_id, ...); empty when none.';
-
-
---
--- Name: COLUMN retrieval_traces.left_out; Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON COLUMN api.retrieval_traces.left_out IS 'What validity windows kept out that would otherwise have ranked, and the pins the retrieval could not serve, each with its reason and the documents superseding it; redacted like the candidates.';
+COMMENT ON COLUMN data.usage_fragments.newest_trace_id IS 'The newest trace that ranked the fragment (latest created_at, then smallest trace id); source and doc_id are its.';
 
 
 --
 -- Name: fragment_retrievals; Type: VIEW; Schema: api; Owner: <migrator>
 --
 
-CREATE VIEW api.fragment_retrievals WITH (security_invoker='true') AS
- SELECT t.org_id,
-    ((e.value ->> 'fragment_id'::text))::bigint AS fragment_id,
-    (array_agg((e.value ->> 'source'::text) ORDER BY t.created_at DESC, t.trace_id))[1] AS source,
-    (array_agg((data._json_number((e.value -> 'doc_id'::text)))::bigint ORDER BY t.created_at DESC, t.trace_id))[1] AS doc_id,
-    count(*) FILTER (WHERE ((e.value ->> 'included'::text) = 'true'::text)) AS retrievals,
-    count(*) AS candidacies,
-    (min(data._json_number((e.value -> 'fused_rank'::text))))::integer AS best_fused_rank,
-    max(t.created_at) FILTER (WHERE ((e.value ->> 'included'::text) = 'true'::text)) AS last_retrieved_at,
-    max(t.created_at) AS last_candidate_at
-   FROM (api.retrieval_traces t
-     CROSS JOIN LATERAL jsonb_array_elements(t.candidates) e(value))
-  WHERE (((e.value ->> 'redacted'::text) = 'false'::text) AND (jsonb_typeof((e.value -> 'fragment_id'::text)) = 'number'::text))
-  GROUP BY t.org_id, ((e.value ->> 'fragment_id'::text))::bigint;
+CREATE VIEW api.fragment_retrievals WITH (security_barrier='true') AS
+ SELECT u.org_id,
+    u.fragment_id,
+    (array_agg(u.source ORDER BY u.last_candidate_at DESC, u.newest_trace_id))[1] AS source,
+    (array_agg(u.doc_id ORDER BY u.last_candidate_at DESC, u.newest_trace_id))[1] AS doc_id,
+    (sum(u.retrievals))::bigint AS retrievals,
+    (sum(u.candidacies))::bigint AS candidacies,
+    (min(u.best_fused_rank))::integer AS best_fused_rank,
+    max(u.last_retrieved_at) AS last_retrieved_at,
+    max(u.last_candidate_at) AS last_candidate_at
+   FROM ((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
+     JOIN data.usage_fragments u ON (((u.org_id = me.org_id) AND ((u.principal_id = me.principal_id) OR me.audit))))
+     JOIN data.fragments f ON (((f.org_id = u.org_id) AND (f.fragment_id = u.fragment_id))))
+  WHERE (((f.repo_id IS NULL) OR COALESCE(me.org_wide, false) OR (f.repo_id = ANY (COALESCE(me.repos, '{}'::text[])))) AND ((f.persona_id IS NULL) OR COALESCE(me.org_wide, false) OR (f.persona_id = ANY (COALESCE(me.personas, '{}'::text[])))) AND ((f.session_id IS NULL) OR (f.session_id = ANY (COALESCE(me.sessions, '{}'::text[])))))
+  GROUP BY u.org_id, u.fragment_id;
 
 
 ALTER VIEW api.fragment_retrievals OWNER TO <migrator>;
@@ -4008,115 +4204,81 @@ COMMENT ON VIEW api.eval_runs IS 'Eval runs (contexts eval run, gate, replay): w
 
 
 --
--- Name: fragments; Type: TABLE; Schema: data; Owner: <migrator>
+-- Name: authority_refreshes; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
-CREATE TABLE data.fragments (
-    fragment_id bigint CONSTRAINT fragments_fragment_id_not_null1 NOT NULL,
-    org_id text CONSTRAINT fragments_org_id_not_null1 NOT NULL,
-    repo_id text,
-    persona_id text,
-    session_id text,
-    doc_id bigint,
-    doc_version integer,
-    namespace text CONSTRAINT fragments_namespace_not_null1 NOT NULL,
-    kind text CONSTRAINT fragments_kind_not_null1 NOT NULL,
-    owner text CONSTRAINT fragments_owner_not_null1 NOT NULL,
-    heading_path text[] DEFAULT '{}'::text[] CONSTRAINT fragments_heading_path_not_null1 NOT NULL,
-    symbol text,
-    text text CONSTRAINT fragments_text_not_null1 NOT NULL,
-    content_hash text CONSTRAINT fragments_content_hash_not_null1 NOT NULL,
-    token_count integer CONSTRAINT fragments_token_count_not_null1 NOT NULL,
-    chunker_version text CONSTRAINT fragments_chunker_version_not_null1 NOT NULL,
-    simhash bigint CONSTRAINT fragments_simhash_not_null1 NOT NULL,
-    simhash_band0 integer GENERATED ALWAYS AS ((((simhash >> 48) & (65535)::bigint))::integer) STORED,
-    simhash_band1 integer GENERATED ALWAYS AS ((((simhash >> 32) & (65535)::bigint))::integer) STORED,
-    simhash_band2 integer GENERATED ALWAYS AS ((((simhash >> 16) & (65535)::bigint))::integer) STORED,
-    simhash_band3 integer GENERATED ALWAYS AS (((simhash & (65535)::bigint))::integer) STORED,
-    tsv tsvector CONSTRAINT fragments_tsv_not_null1 NOT NULL,
-    active boolean DEFAULT true CONSTRAINT fragments_active_not_null1 NOT NULL,
-    created_at timestamp with time zone DEFAULT now() CONSTRAINT fragments_created_at_not_null1 NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() CONSTRAINT fragments_updated_at_not_null1 NOT NULL,
-    negative boolean DEFAULT false NOT NULL,
-    valid_from timestamp with time zone,
-    valid_until timestamp with time zone,
-    owner_source text DEFAULT 'document'::text NOT NULL,
-    reading bytea,
-    CONSTRAINT fragments_created_at_readable CHECK (data._readable_time(created_at, 'fragments.created_at'::text)),
-    CONSTRAINT fragments_owner_source_known CHECK ((owner_source = ANY (ARRAY['document'::text, 'codeowners'::text, 'default'::text, 'reassigned'::text, 'none'::text]))),
-    CONSTRAINT fragments_token_count_check1 CHECK ((token_count >= 0)),
-    CONSTRAINT fragments_updated_at_readable CHECK (data._readable_time(updated_at, 'fragments.updated_at'::text)),
-    CONSTRAINT fragments_valid_from_readable CHECK (data._readable_time(valid_from, 'fragments.valid_from'::text)),
-    CONSTRAINT fragments_valid_until_readable CHECK (data._readable_time(valid_until, 'fragments.valid_until'::text))
-)
-PARTITION BY LIST (org_id);
-
-ALTER TABLE ONLY data.fragments FORCE ROW LEVEL SECURITY;
+CREATE TABLE data.authority_refreshes (
+    refreshed_at timestamp with time zone NOT NULL,
+    duration_ms double precision NOT NULL,
+    scored integer NOT NULL,
+    CONSTRAINT authority_refreshes_refreshed_at_readable CHECK (data._readable_time(refreshed_at, 'authority_refreshes.refreshed_at'::text))
+);
 
 
-ALTER TABLE data.fragments OWNER TO <migrator>;
+ALTER TABLE data.authority_refreshes OWNER TO <migrator>;
 
 --
--- Name: TABLE fragments; Type: COMMENT; Schema: data; Owner: <migrator>
+-- Name: TABLE authority_refreshes; Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON TABLE data.fragments IS 'Canonical fragments: one decision or one code unit, deduplicated by SimHash. One partition per org.';
+COMMENT ON TABLE data.authority_refreshes IS 'Each refresh of data.fragment_authority: when, how long, how many fragments scored (no tenant data).';
 
 
 --
--- Name: COLUMN fragments.doc_id; Type: COMMENT; Schema: data; Owner: <migrator>
+-- Name: fragment_authority; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON COLUMN data.fragments.doc_id IS 'Document that first produced this text (null once deleted); all sources are in fragment_sources.';
+CREATE TABLE data.fragment_authority (
+    org_id text CONSTRAINT fragment_authority_table_org_id_not_null NOT NULL,
+    fragment_id bigint CONSTRAINT fragment_authority_table_fragment_id_not_null NOT NULL,
+    pagerank double precision CONSTRAINT fragment_authority_table_pagerank_not_null NOT NULL,
+    authority double precision CONSTRAINT fragment_authority_table_authority_not_null NOT NULL
+);
+
+ALTER TABLE ONLY data.fragment_authority FORCE ROW LEVEL SECURITY;
 
 
---
--- Name: COLUMN fragments.heading_path; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.fragments.heading_path IS 'Headings (prose) or enclosing symbols (code) above the fragment.';
-
-
---
--- Name: COLUMN fragments.active; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.fragments.active IS 'True while at least one live document version points at the fragment.';
-
+ALTER TABLE data.fragment_authority OWNER TO <migrator>;
 
 --
--- Name: COLUMN fragments.negative; Type: COMMENT; Schema: data; Owner: <migrator>
+-- Name: TABLE fragment_authority; Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON COLUMN data.fragments.negative IS 'An anti-pattern or known trap (R-DOC-2): returned with negative: true, "do not do this". From the document that wrote the fragment: kind anti-pattern, or "negative": true in its metadata.';
+COMMENT ON TABLE data.fragment_authority IS 'Citation PageRank per fragment (damping 0.85), per scope class, normalised to [0, 1]; refreshed per org by api.refresh_authority; no caller role may select it: read through data._authority.';
 
 
 --
--- Name: COLUMN fragments.valid_from; Type: COMMENT; Schema: data; Owner: <migrator>
+-- Name: fragment_authority; Type: VIEW; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON COLUMN data.fragments.valid_from IS 'Current from this time (null: always was); kept by data._refresh_validity.';
+CREATE VIEW api.fragment_authority WITH (security_barrier='true') AS
+ SELECT a.org_id,
+    a.fragment_id,
+    a.authority,
+    a.pagerank,
+    f.repo_id,
+    f.persona_id,
+    f.session_id,
+    f.kind,
+    f.active,
+    d.path,
+    f.heading_path,
+    ( SELECT max(r.refreshed_at) AS max
+           FROM data.authority_refreshes r) AS refreshed_at
+   FROM (((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
+     JOIN data.fragment_authority a ON ((a.org_id = me.org_id)))
+     JOIN data.fragments f ON (((f.org_id = a.org_id) AND (f.fragment_id = a.fragment_id))))
+     LEFT JOIN data.documents d ON (((d.org_id = f.org_id) AND (d.doc_id = f.doc_id))))
+  WHERE (((f.repo_id IS NULL) OR COALESCE(me.org_wide, false) OR (f.repo_id = ANY (COALESCE(me.repos, '{}'::text[])))) AND ((f.persona_id IS NULL) OR COALESCE(me.org_wide, false) OR (f.persona_id = ANY (COALESCE(me.personas, '{}'::text[])))) AND ((f.session_id IS NULL) OR (f.session_id = ANY (COALESCE(me.sessions, '{}'::text[])))));
 
+
+ALTER VIEW api.fragment_authority OWNER TO <migrator>;
 
 --
--- Name: COLUMN fragments.valid_until; Type: COMMENT; Schema: data; Owner: <migrator>
+-- Name: VIEW fragment_authority; Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON COLUMN data.fragments.valid_until IS 'Current until this time, exclusive (null: still is): metadata valid_until, or when a superseding document starts.';
-
-
---
--- Name: COLUMN fragments.owner_source; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.fragments.owner_source IS 'Where the owner came from (as data.documents.owner_source).';
-
-
---
--- Name: COLUMN fragments.reading; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.fragments.reading IS 'The text as the learned reranker reads it (app.retrieve.features.reading); null: read from the text.';
+COMMENT ON VIEW api.fragment_authority IS 'Citation authority of the fragments you may read (refreshed after ingestion: refreshed_at). Top 20: order by authority desc limit 20.';
 
 
 --
@@ -4357,6 +4519,60 @@ COMMENT ON VIEW api.near_duplicate_pairs IS 'Pairs of active fragments you may r
 
 
 --
+-- Name: retrieval_traces; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.retrieval_traces (
+    trace_id uuid DEFAULT gen_random_uuid() NOT NULL,
+    org_id text NOT NULL,
+    principal_id text,
+    query text NOT NULL,
+    request jsonb NOT NULL,
+    pipeline jsonb NOT NULL,
+    candidates jsonb NOT NULL,
+    duration_ms double precision,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    query_models text[],
+    query_vectors extensions.vector[],
+    left_out jsonb,
+    CONSTRAINT retrieval_traces_created_at_readable CHECK (data._readable_time(created_at, 'retrieval_traces.created_at'::text)),
+    CONSTRAINT retrieval_traces_query_vectors_match CHECK ((cardinality(query_models) = cardinality(query_vectors)))
+);
+
+ALTER TABLE ONLY data.retrieval_traces FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.retrieval_traces OWNER TO <migrator>;
+
+--
+-- Name: TABLE retrieval_traces; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.retrieval_traces IS 'One row per retrieval: every candidate''s ranks and scores, and why it was or was not included.';
+
+
+--
+-- Name: COLUMN retrieval_traces.query_models; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.query_models IS 'Embedding model of each query vector (data.embedding_models.name).';
+
+
+--
+-- Name: COLUMN retrieval_traces.query_vectors; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.query_vectors IS 'The query''s vector for each model of query_models, as the service computed it.';
+
+
+--
+-- Name: COLUMN retrieval_traces.left_out; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.left_out IS 'What the validity test kept out that the retrieval would otherwise have held: fragments that would have ranked and pins it could not serve, each with its reason and the documents superseding it (null: nothing, or recorded before migration 0025).';
+
+
+--
 -- Name: query_vectors; Type: VIEW; Schema: api; Owner: <migrator>
 --
 
@@ -4396,6 +4612,71 @@ COMMENT ON COLUMN api.query_vectors.model IS 'The embedding model (data.embeddin
 --
 
 COMMENT ON COLUMN api.query_vectors.embedding IS 'The query''s vector as the service searched with it.';
+
+
+--
+-- Name: retrieval_traces; Type: VIEW; Schema: api; Owner: <migrator>
+--
+
+CREATE VIEW api.retrieval_traces WITH (security_barrier='true') AS
+ SELECT t.trace_id,
+    t.org_id,
+    t.principal_id,
+    r.query,
+    r.request,
+    t.pipeline,
+    data._redact_candidates(t.org_id, t.candidates) AS candidates,
+    t.duration_ms,
+    t.created_at,
+    r.redacted,
+    data._redact_candidates(t.org_id, COALESCE(t.left_out, '[]'::jsonb)) AS left_out
+   FROM ((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
+     JOIN data.retrieval_traces t ON (((t.org_id = me.org_id) AND ((t.principal_id = me.principal_id) OR me.audit))))
+     CROSS JOIN LATERAL data._redact_request(t.org_id, t.query, t.request, me.org_wide, me.repos, me.personas, me.sessions) r(query, request, redacted));
+
+
+ALTER VIEW api.retrieval_traces OWNER TO <migrator>;
+
+--
+-- Name: VIEW retrieval_traces; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON VIEW api.retrieval_traces IS 'Retrieval traces the caller may read (its own; its org''s with an audit grant), each redacted to what its grants let it read now: see redacted, and candidates[].redacted.';
+
+
+--
+-- Name: COLUMN retrieval_traces.query; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_traces.query IS 'The query; null when withheld (then listed in redacted).';
+
+
+--
+-- Name: COLUMN retrieval_traces.request; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_traces.request IS 'The request body; a scope id the caller holds no grant on is null and listed in redacted, with the query.';
+
+
+--
+-- Name: COLUMN retrieval_traces.candidates; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_traces.candidates IS 'Each candidate''s ranks, scores and fate; one whose fragment the caller may not read has "redacted": true and nothing that identifies it.';
+
+
+--
+-- Name: COLUMN retrieval_traces.redacted; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_traces.redacted IS 'Fields withheld from this caller (query, request.query, request.scope.session_id, ...); empty when none.';
+
+
+--
+-- Name: COLUMN retrieval_traces.left_out; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_traces.left_out IS 'What validity windows kept out that would otherwise have ranked, and the pins the retrieval could not serve, each with its reason and the documents superseding it; redacted like the candidates.';
 
 
 --
@@ -4497,25 +4778,90 @@ COMMENT ON COLUMN api.retrieval_summaries.nothing_above_floor IS 'No ranked cand
 
 
 --
+-- Name: usage_below_floor; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.usage_below_floor (
+    trace_id uuid NOT NULL,
+    org_id text NOT NULL,
+    principal_id text,
+    created_at timestamp with time zone NOT NULL,
+    query text NOT NULL,
+    repo_id text,
+    persona_id text,
+    session_id text,
+    foreign_org boolean NOT NULL,
+    relevance_floor double precision NOT NULL,
+    best_relevance double precision,
+    best_score double precision,
+    candidates integer NOT NULL
+);
+
+ALTER TABLE ONLY data.usage_below_floor FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.usage_below_floor OWNER TO <migrator>;
+
+--
+-- Name: TABLE usage_below_floor; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.usage_below_floor IS 'The traces in which no candidate reached the relevance floor (or that found nothing), without their candidates; kept from data.retrieval_traces by triggers, read through api.retrievals_below_floor.';
+
+
+--
 -- Name: retrievals_below_floor; Type: VIEW; Schema: api; Owner: <migrator>
 --
 
-CREATE VIEW api.retrievals_below_floor WITH (security_invoker='true') AS
+CREATE VIEW api.retrievals_below_floor WITH (security_barrier='true') AS
+ WITH visible AS (
+         SELECT b.trace_id,
+            b.org_id,
+            b.principal_id,
+            b.created_at,
+            b.query,
+            b.repo_id,
+            b.persona_id,
+            b.session_id,
+            b.foreign_org,
+            b.relevance_floor,
+            b.best_relevance,
+            b.best_score,
+            b.candidates,
+            (b.foreign_org OR ((b.repo_id IS NOT NULL) AND (NOT (COALESCE(me.org_wide, false) OR (b.repo_id = ANY (COALESCE(me.repos, '{}'::text[])))))) OR ((b.persona_id IS NOT NULL) AND (NOT (COALESCE(me.org_wide, false) OR (b.persona_id = ANY (COALESCE(me.personas, '{}'::text[])))))) OR ((b.session_id IS NOT NULL) AND (NOT (b.session_id = ANY (COALESCE(me.sessions, '{}'::text[])))))) AS withheld,
+            COALESCE(me.org_wide, false) AS org_wide,
+            me.repos,
+            me.personas,
+            me.sessions
+           FROM (api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
+             JOIN data.usage_below_floor b ON (((b.org_id = me.org_id) AND ((b.principal_id = me.principal_id) OR me.audit))))
+        )
  SELECT trace_id,
     org_id,
     principal_id,
     created_at,
-    query,
-    repo_id,
-    persona_id,
-    session_id,
+        CASE
+            WHEN withheld THEN NULL::text
+            ELSE query
+        END AS query,
+        CASE
+            WHEN (withheld AND (repo_id IS NOT NULL) AND (NOT (org_wide OR (repo_id = ANY (COALESCE(repos, '{}'::text[])))))) THEN NULL::text
+            ELSE repo_id
+        END AS repo_id,
+        CASE
+            WHEN (withheld AND (persona_id IS NOT NULL) AND (NOT (org_wide OR (persona_id = ANY (COALESCE(personas, '{}'::text[])))))) THEN NULL::text
+            ELSE persona_id
+        END AS persona_id,
+        CASE
+            WHEN (withheld AND (session_id IS NOT NULL) AND (NOT (session_id = ANY (COALESCE(sessions, '{}'::text[]))))) THEN NULL::text
+            ELSE session_id
+        END AS session_id,
     withheld,
     relevance_floor,
     best_relevance,
     best_score,
     candidates
-   FROM api.retrieval_summaries s
-  WHERE nothing_above_floor;
+   FROM visible v;
 
 
 ALTER VIEW api.retrievals_below_floor OWNER TO <migrator>;
@@ -4528,24 +4874,163 @@ COMMENT ON VIEW api.retrievals_below_floor IS 'Retrievals you may read in which 
 
 
 --
+-- Name: usage_days; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.usage_days (
+    org_id text NOT NULL,
+    day date NOT NULL,
+    principal_id text,
+    repo_id text,
+    persona_id text,
+    session_id text,
+    foreign_org boolean NOT NULL,
+    latency_bucket integer,
+    retrievals bigint NOT NULL,
+    empty bigint NOT NULL,
+    below_floor bigint NOT NULL,
+    duration_sum double precision NOT NULL
+);
+
+ALTER TABLE ONLY data.usage_days FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.usage_days OWNER TO <migrator>;
+
+--
+-- Name: TABLE usage_days; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.usage_days IS 'Retrievals per UTC day, org, principal, requested scope and latency bucket; kept from data.retrieval_traces by triggers, read through api.retrievals_per_day.';
+
+
+--
+-- Name: COLUMN usage_days.foreign_org; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.usage_days.foreign_org IS 'The request''s scope named an org other than the trace''s (every reader sees it withheld).';
+
+
+--
+-- Name: COLUMN usage_days.latency_bucket; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.usage_days.latency_bucket IS 'floor(ln(duration_ms) / ln(1.02)) (durations under 1 us count as 1 us); null: no duration recorded.';
+
+
+--
+-- Name: COLUMN usage_days.below_floor; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.usage_days.below_floor IS 'Retrievals in which no candidate reached the relevance floor, or that found nothing.';
+
+
+--
 -- Name: retrievals_per_day; Type: VIEW; Schema: api; Owner: <migrator>
 --
 
-CREATE VIEW api.retrievals_per_day WITH (security_invoker='true') AS
- SELECT ((created_at AT TIME ZONE 'UTC'::text))::date AS day,
+CREATE VIEW api.retrievals_per_day WITH (security_barrier='true') AS
+ WITH visible AS (
+         SELECT u.day,
+            u.org_id,
+            u.principal_id,
+            u.latency_bucket,
+            u.retrievals,
+            u.empty,
+            u.below_floor,
+            u.duration_sum,
+            u.repo_id,
+            u.persona_id,
+            u.session_id,
+            u.foreign_org,
+            ((u.repo_id IS NOT NULL) AND (NOT (COALESCE(me.org_wide, false) OR (u.repo_id = ANY (COALESCE(me.repos, '{}'::text[])))))) AS repo_hidden,
+            ((u.persona_id IS NOT NULL) AND (NOT (COALESCE(me.org_wide, false) OR (u.persona_id = ANY (COALESCE(me.personas, '{}'::text[])))))) AS persona_hidden,
+            ((u.session_id IS NOT NULL) AND (NOT (u.session_id = ANY (COALESCE(me.sessions, '{}'::text[]))))) AS session_hidden
+           FROM (api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
+             JOIN data.usage_days u ON (((u.org_id = me.org_id) AND ((u.principal_id = me.principal_id) OR me.audit))))
+        ), buckets AS (
+         SELECT v.day,
+            v.org_id,
+            v.principal_id,
+                CASE
+                    WHEN v.repo_hidden THEN NULL::text
+                    ELSE v.repo_id
+                END AS repo_id,
+                CASE
+                    WHEN v.persona_hidden THEN NULL::text
+                    ELSE v.persona_id
+                END AS persona_id,
+                CASE
+                    WHEN v.session_hidden THEN NULL::text
+                    ELSE v.session_id
+                END AS session_id,
+            (v.foreign_org OR v.repo_hidden OR v.persona_hidden OR v.session_hidden) AS withheld,
+            v.latency_bucket,
+            sum(v.retrievals) AS retrievals,
+            sum(v.empty) AS empty,
+            sum(v.below_floor) AS below_floor,
+            sum(v.duration_sum) AS duration_sum
+           FROM visible v
+          GROUP BY v.day, v.org_id, v.principal_id,
+                CASE
+                    WHEN v.repo_hidden THEN NULL::text
+                    ELSE v.repo_id
+                END,
+                CASE
+                    WHEN v.persona_hidden THEN NULL::text
+                    ELSE v.persona_id
+                END,
+                CASE
+                    WHEN v.session_hidden THEN NULL::text
+                    ELSE v.session_id
+                END, (v.foreign_org OR v.repo_hidden OR v.persona_hidden OR v.session_hidden), v.latency_bucket
+        ), cumulated AS (
+         SELECT b.day,
+            b.org_id,
+            b.principal_id,
+            b.repo_id,
+            b.persona_id,
+            b.session_id,
+            b.withheld,
+            b.latency_bucket,
+            b.retrievals,
+            b.empty,
+            b.below_floor,
+            b.duration_sum,
+            sum(b.retrievals) FILTER (WHERE (b.latency_bucket IS NOT NULL)) OVER (PARTITION BY b.day, b.org_id, b.principal_id, b.repo_id, b.persona_id, b.session_id, b.withheld ORDER BY b.latency_bucket ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS below,
+            sum(b.retrievals) FILTER (WHERE (b.latency_bucket IS NOT NULL)) OVER (PARTITION BY b.day, b.org_id, b.principal_id, b.repo_id, b.persona_id, b.session_id, b.withheld) AS timed
+           FROM buckets b
+        ), per_group AS (
+         SELECT c.day,
+            c.org_id,
+            c.principal_id,
+            c.repo_id,
+            c.persona_id,
+            c.session_id,
+            c.withheld,
+            (sum(c.retrievals))::bigint AS retrievals,
+            (sum(c.empty))::bigint AS empty,
+            (sum(c.below_floor))::bigint AS nothing_above_floor,
+            (sum(c.duration_sum) / (NULLIF(max(c.timed), (0)::numeric))::double precision) AS mean_ms,
+            max(c.timed) AS timed,
+            min(data._usage_latency(c.latency_bucket)) FILTER (WHERE (c.below > floor((0.95 * (c.timed - (1)::numeric))))) AS at_low,
+            min(data._usage_latency(c.latency_bucket)) FILTER (WHERE (c.below > (floor((0.95 * (c.timed - (1)::numeric))) + (1)::numeric))) AS at_high
+           FROM cumulated c
+          GROUP BY c.day, c.org_id, c.principal_id, c.repo_id, c.persona_id, c.session_id, c.withheld
+        )
+ SELECT day,
     org_id,
     principal_id,
     repo_id,
     persona_id,
     session_id,
     withheld,
-    count(*) AS retrievals,
-    count(*) FILTER (WHERE (included = 0)) AS empty,
-    count(*) FILTER (WHERE nothing_above_floor) AS nothing_above_floor,
-    avg(duration_ms) AS mean_ms,
-    percentile_cont((0.95)::double precision) WITHIN GROUP (ORDER BY duration_ms) AS p95_ms
-   FROM api.retrieval_summaries s
-  GROUP BY (((created_at AT TIME ZONE 'UTC'::text))::date), org_id, principal_id, repo_id, persona_id, session_id, withheld;
+    retrievals,
+    empty,
+    nothing_above_floor,
+    mean_ms,
+    (at_low + ((((0.95 * (timed - (1)::numeric)) - floor((0.95 * (timed - (1)::numeric)))))::double precision * (COALESCE(at_high, at_low) - at_low))) AS p95_ms
+   FROM per_group g;
 
 
 ALTER VIEW api.retrievals_per_day OWNER TO <migrator>;
@@ -4562,6 +5047,13 @@ COMMENT ON VIEW api.retrievals_per_day IS 'Retrievals you may read per UTC day, 
 --
 
 COMMENT ON COLUMN api.retrievals_per_day.empty IS 'Retrievals that returned no fragment.';
+
+
+--
+-- Name: COLUMN retrievals_per_day.p95_ms; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrievals_per_day.p95_ms IS '95th percentile of the latency, from buckets 2% wide (within 1% of the exact value).';
 
 
 --
@@ -4621,27 +5113,6 @@ COMMENT ON COLUMN data.api_keys.read_only IS 'The key writes nothing, whatever i
 --
 
 COMMENT ON COLUMN data.api_keys.repos IS 'Null, or the only repos the key reads and writes (within its principal''s grants).';
-
-
---
--- Name: authority_refreshes; Type: TABLE; Schema: data; Owner: <migrator>
---
-
-CREATE TABLE data.authority_refreshes (
-    refreshed_at timestamp with time zone NOT NULL,
-    duration_ms double precision NOT NULL,
-    scored integer NOT NULL,
-    CONSTRAINT authority_refreshes_refreshed_at_readable CHECK (data._readable_time(refreshed_at, 'authority_refreshes.refreshed_at'::text))
-);
-
-
-ALTER TABLE data.authority_refreshes OWNER TO <migrator>;
-
---
--- Name: TABLE authority_refreshes; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON TABLE data.authority_refreshes IS 'Each refresh of data.fragment_authority: when, how long, how many fragments scored (no tenant data).';
 
 
 --
@@ -5166,29 +5637,6 @@ ALTER TABLE data.eval_runs ALTER COLUMN run_id ADD GENERATED ALWAYS AS IDENTITY 
     NO MAXVALUE
     CACHE 1
 );
-
-
---
--- Name: fragment_authority; Type: TABLE; Schema: data; Owner: <migrator>
---
-
-CREATE TABLE data.fragment_authority (
-    org_id text CONSTRAINT fragment_authority_table_org_id_not_null NOT NULL,
-    fragment_id bigint CONSTRAINT fragment_authority_table_fragment_id_not_null NOT NULL,
-    pagerank double precision CONSTRAINT fragment_authority_table_pagerank_not_null NOT NULL,
-    authority double precision CONSTRAINT fragment_authority_table_authority_not_null NOT NULL
-);
-
-ALTER TABLE ONLY data.fragment_authority FORCE ROW LEVEL SECURITY;
-
-
-ALTER TABLE data.fragment_authority OWNER TO <migrator>;
-
---
--- Name: TABLE fragment_authority; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON TABLE data.fragment_authority IS 'Citation PageRank per fragment (damping 0.85), per scope class, normalised to [0, 1]; refreshed per org by api.refresh_authority; no caller role may select it: read through data._authority.';
 
 
 --
@@ -6476,6 +6924,30 @@ ALTER TABLE ONLY data.sessions
 
 
 --
+-- Name: usage_below_floor usage_below_floor_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.usage_below_floor
+    ADD CONSTRAINT usage_below_floor_pkey PRIMARY KEY (trace_id);
+
+
+--
+-- Name: usage_days usage_days_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.usage_days
+    ADD CONSTRAINT usage_days_key UNIQUE NULLS NOT DISTINCT (org_id, day, principal_id, repo_id, persona_id, session_id, foreign_org, latency_bucket);
+
+
+--
+-- Name: usage_fragments usage_fragments_key; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.usage_fragments
+    ADD CONSTRAINT usage_fragments_key UNIQUE NULLS NOT DISTINCT (org_id, fragment_id, principal_id);
+
+
+--
 -- Name: alembic_version alembic_version_pkc; Type: CONSTRAINT; Schema: public; Owner: <migrator>
 --
 
@@ -6772,6 +7244,13 @@ CREATE INDEX retrieval_traces_org_created ON data.retrieval_traces USING btree (
 
 
 --
+-- Name: usage_below_floor_org_created; Type: INDEX; Schema: data; Owner: <migrator>
+--
+
+CREATE INDEX usage_below_floor_org_created ON data.usage_below_floor USING btree (org_id, created_at DESC);
+
+
+--
 -- Name: near_duplicate_clusters _RETURN; Type: RULE; Schema: api; Owner: <migrator>
 --
 
@@ -6851,6 +7330,34 @@ CREATE TRIGGER fragments_reading_text BEFORE INSERT OR UPDATE OF text, reading O
 --
 
 CREATE TRIGGER retrieval_traces_returns AFTER INSERT ON data.retrieval_traces FOR EACH ROW EXECUTE FUNCTION data._record_returns();
+
+
+--
+-- Name: retrieval_traces retrieval_traces_usage_delete; Type: TRIGGER; Schema: data; Owner: <migrator>
+--
+
+CREATE TRIGGER retrieval_traces_usage_delete AFTER DELETE ON data.retrieval_traces REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION data._usage_track();
+
+
+--
+-- Name: retrieval_traces retrieval_traces_usage_insert; Type: TRIGGER; Schema: data; Owner: <migrator>
+--
+
+CREATE TRIGGER retrieval_traces_usage_insert AFTER INSERT ON data.retrieval_traces REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION data._usage_added();
+
+
+--
+-- Name: retrieval_traces retrieval_traces_usage_truncate; Type: TRIGGER; Schema: data; Owner: <migrator>
+--
+
+CREATE TRIGGER retrieval_traces_usage_truncate AFTER TRUNCATE ON data.retrieval_traces FOR EACH STATEMENT EXECUTE FUNCTION data._usage_truncate();
+
+
+--
+-- Name: retrieval_traces retrieval_traces_usage_update; Type: TRIGGER; Schema: data; Owner: <migrator>
+--
+
+CREATE TRIGGER retrieval_traces_usage_update AFTER UPDATE ON data.retrieval_traces REFERENCING OLD TABLE AS removed NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION data._usage_track();
 
 
 --
@@ -7374,6 +7881,38 @@ ALTER TABLE ONLY data.sessions
 
 
 --
+-- Name: usage_below_floor usage_below_floor_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.usage_below_floor
+    ADD CONSTRAINT usage_below_floor_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: usage_below_floor usage_below_floor_trace_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.usage_below_floor
+    ADD CONSTRAINT usage_below_floor_trace_id_fkey FOREIGN KEY (trace_id) REFERENCES data.retrieval_traces(trace_id) ON DELETE CASCADE;
+
+
+--
+-- Name: usage_days usage_days_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.usage_days
+    ADD CONSTRAINT usage_days_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
+-- Name: usage_fragments usage_fragments_org_id_fkey; Type: FK CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.usage_fragments
+    ADD CONSTRAINT usage_fragments_org_id_fkey FOREIGN KEY (org_id) REFERENCES data.orgs(org_id) ON DELETE CASCADE;
+
+
+--
 -- Name: api_keys; Type: ROW SECURITY; Schema: data; Owner: <migrator>
 --
 
@@ -7572,6 +8111,27 @@ CREATE POLICY no_direct_access ON data.idempotent_writes USING (false);
 --
 
 CREATE POLICY no_direct_access ON data.org_webhooks USING (false);
+
+
+--
+-- Name: usage_below_floor no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY no_direct_access ON data.usage_below_floor USING (false);
+
+
+--
+-- Name: usage_days no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY no_direct_access ON data.usage_days USING (false);
+
+
+--
+-- Name: usage_fragments no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY no_direct_access ON data.usage_fragments USING (false);
 
 
 --
@@ -7833,6 +8393,24 @@ CREATE POLICY self_read ON data.principals FOR SELECT USING (((org_id = ( SELECT
 --
 
 ALTER TABLE data.sessions ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: usage_below_floor; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.usage_below_floor ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: usage_days; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.usage_days ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: usage_fragments; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.usage_fragments ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: context_members version_read; Type: POLICY; Schema: data; Owner: <migrator>
@@ -8127,6 +8705,14 @@ REVOKE ALL ON FUNCTION api.ensure_scope(p_org_id text, p_repo_id text, p_persona
 REVOKE ALL ON FUNCTION api.fragment_links(p_fragment_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.fragment_links(p_fragment_id bigint) TO contexts_service;
 GRANT ALL ON FUNCTION api.fragment_links(p_fragment_id bigint) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION fragment_readers(p_org_id text, p_fragment_id bigint); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.fragment_readers(p_org_id text, p_fragment_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.fragment_readers(p_org_id text, p_fragment_id bigint) TO contexts_auditor;
 
 
 --
@@ -8992,6 +9578,21 @@ REVOKE ALL ON FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_per
 
 
 --
+-- Name: FUNCTION _fragment_readers(p_org_id text, p_fragment_id bigint); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._fragment_readers(p_org_id text, p_fragment_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._fragment_readers(p_org_id text, p_fragment_id bigint) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _fragment_readers_core(p_org_id text, p_fragment_id bigint); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._fragment_readers_core(p_org_id text, p_fragment_id bigint) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _fuse(p_ids bigint[], p_lexical_ranks integer[], p_lexical_scores double precision[], p_dense_ranks integer[], p_dense_scores double precision[], p_namespaces text[], p_models text[], p_lexical_on boolean, p_dense_on boolean, p_fusion jsonb, p_rrf_k integer); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -9305,6 +9906,71 @@ REVOKE ALL ON FUNCTION data._transaction_identity() FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION _usage_added(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_added() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _usage_candidates(p_candidates jsonb); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_candidates(p_candidates jsonb) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _usage_latency(p_bucket integer); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_latency(p_bucket integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._usage_latency(p_bucket integer) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._usage_latency(p_bucket integer) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _usage_rebuild(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_rebuild() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _usage_recount_statements(p_source text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_recount_statements(p_source text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _usage_statements(p_source text, p_sign integer); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_statements(p_source text, p_sign integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _usage_trace(p_org_id text, p_request jsonb, p_candidates jsonb, p_duration_ms double precision, OUT repo_id text, OUT persona_id text, OUT session_id text, OUT foreign_org boolean, OUT latency_bucket integer, OUT empty boolean, OUT below_floor boolean, OUT relevance_floor double precision, OUT best_relevance double precision, OUT best_score double precision, OUT candidates integer); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_trace(p_org_id text, p_request jsonb, p_candidates jsonb, p_duration_ms double precision, OUT repo_id text, OUT persona_id text, OUT session_id text, OUT foreign_org boolean, OUT latency_bucket integer, OUT empty boolean, OUT below_floor boolean, OUT relevance_floor double precision, OUT best_relevance double precision, OUT best_score double precision, OUT candidates integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _usage_track(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_track() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _usage_truncate(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_truncate() FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _valid_login(p_login text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -9407,12 +10073,11 @@ GRANT ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id t
 
 
 --
--- Name: TABLE retrieval_traces; Type: ACL; Schema: api; Owner: <migrator>
+-- Name: TABLE fragments; Type: ACL; Schema: data; Owner: <migrator>
 --
 
-GRANT SELECT ON TABLE api.retrieval_traces TO contexts_service;
-GRANT SELECT ON TABLE api.retrieval_traces TO contexts_analyst;
-GRANT SELECT ON TABLE api.retrieval_traces TO contexts_auditor;
+GRANT SELECT ON TABLE data.fragments TO contexts_service;
+GRANT SELECT ON TABLE data.fragments TO contexts_analyst;
 
 
 --
@@ -9486,11 +10151,18 @@ GRANT SELECT ON TABLE api.eval_runs TO contexts_auditor;
 
 
 --
--- Name: TABLE fragments; Type: ACL; Schema: data; Owner: <migrator>
+-- Name: TABLE authority_refreshes; Type: ACL; Schema: data; Owner: <migrator>
 --
 
-GRANT SELECT ON TABLE data.fragments TO contexts_service;
-GRANT SELECT ON TABLE data.fragments TO contexts_analyst;
+GRANT SELECT ON TABLE data.authority_refreshes TO contexts_service;
+GRANT SELECT ON TABLE data.authority_refreshes TO contexts_analyst;
+
+
+--
+-- Name: TABLE fragment_authority; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.fragment_authority TO contexts_analyst;
 
 
 --
@@ -9535,6 +10207,15 @@ GRANT SELECT ON TABLE api.near_duplicate_pairs TO contexts_analyst;
 
 GRANT SELECT ON TABLE api.query_vectors TO contexts_analyst;
 GRANT SELECT ON TABLE api.query_vectors TO contexts_auditor;
+
+
+--
+-- Name: TABLE retrieval_traces; Type: ACL; Schema: api; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE api.retrieval_traces TO contexts_service;
+GRANT SELECT ON TABLE api.retrieval_traces TO contexts_analyst;
+GRANT SELECT ON TABLE api.retrieval_traces TO contexts_auditor;
 
 
 --
@@ -9615,14 +10296,6 @@ GRANT SELECT(last_used_at) ON TABLE data.api_keys TO contexts_analyst;
 
 GRANT SELECT(revoked_at) ON TABLE data.api_keys TO contexts_service;
 GRANT SELECT(revoked_at) ON TABLE data.api_keys TO contexts_analyst;
-
-
---
--- Name: TABLE authority_refreshes; Type: ACL; Schema: data; Owner: <migrator>
---
-
-GRANT SELECT ON TABLE data.authority_refreshes TO contexts_service;
-GRANT SELECT ON TABLE data.authority_refreshes TO contexts_analyst;
 
 
 --

@@ -1,0 +1,336 @@
+-- Usage roll-ups (migration 0029): data.usage_fragments, data.usage_days and
+-- data.usage_below_floor, kept from data.retrieval_traces by the statement triggers
+-- below, read through the usage views (sql/views/20_usage.sql). They hold what a trace
+-- shows every reader before redaction, keyed by what redaction depends on (principal,
+-- fragment, requested scope ids), so a view applies the reader's grants to a roll-up
+-- row exactly as api.retrieval_traces applies them to a trace (docs/adr/0028).
+
+-- data._usage_trace: what the roll-ups keep of one trace: its requested scope as
+-- api.retrieval_summaries reads it (ids from an object scope; whether it named another
+-- org, which every reader sees withheld), its latency bucket, whether it returned
+-- nothing, and whether nothing reached the relevance floor (as
+-- api.retrieval_summaries.nothing_above_floor; null: no relevance recorded).
+create or replace function data._usage_trace(
+    p_org_id text, p_request jsonb, p_candidates jsonb, p_duration_ms float8,
+    out repo_id text, out persona_id text, out session_id text, out foreign_org boolean,
+    out latency_bucket int, out empty boolean, out below_floor boolean, out relevance_floor float8,
+    out best_relevance float8, out best_score float8, out candidates int)
+language sql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+    with s as (
+        select case when jsonb_typeof(p_request -> 'scope') = 'object' then p_request -> 'scope' else '{}' end as scope,
+               coalesce(data._json_number(p_request -> 'min_relevance'), 0.0) as min_relevance
+    ), c as (
+        select count(*)::int as candidates,
+               count(*) filter (where e ->> 'included' = 'true') as included,
+               max(data._json_number(e -> 'relevance')) as best_relevance,
+               max(data._json_number(e -> 'final_score')) as best_score
+        from jsonb_array_elements(case when jsonb_typeof(p_candidates) = 'array' then p_candidates else '[]' end) e
+    )
+    select s.scope ->> 'repo_id', s.scope ->> 'persona_id', s.scope ->> 'session_id',
+           s.scope ? 'org_id' and s.scope ->> 'org_id' is distinct from p_org_id,
+           case when p_duration_ms is not null then floor(ln(greatest(p_duration_ms, 0.001)) / ln(1.02))::int end,
+           c.included = 0,
+           case when c.candidates = 0 then true
+                when c.best_relevance is null then null
+                else c.best_relevance < case when s.min_relevance > 0 then s.min_relevance else 0.3 end
+           end,
+           case when s.min_relevance > 0 then s.min_relevance else 0.3 end,
+           c.best_relevance, c.best_score, c.candidates
+    from s, c
+$$;
+comment on function data._usage_trace(text, jsonb, jsonb, float8) is 'What the usage roll-ups keep of one trace (scope ids, latency bucket, empty, below the relevance floor).';
+
+-- data._usage_latency: the latency a bucket of data.usage_days stands for (its geometric
+-- middle: within 1% of every duration in it).
+create or replace function data._usage_latency(p_bucket int)
+returns float8
+language sql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$ select exp((p_bucket + 0.5) * ln(1.02)) $$;
+
+-- data._usage_candidates: the candidates of one trace the usage roll-ups count: those
+-- api.retrieval_traces may show whole (an object with a fragment id of the shape
+-- data._redact_candidates accepts); whether each may be shown is the reader's, at read.
+create or replace function data._usage_candidates(p_candidates jsonb)
+returns table (fragment_id bigint, included boolean, fused_rank float8, source text, doc_id bigint)
+language sql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+    select (e ->> 'fragment_id')::bigint, e ->> 'included' = 'true', data._json_number(e -> 'fused_rank'),
+           e ->> 'source',
+           case when abs(data._json_number(e -> 'doc_id')) < 9e18 then data._json_number(e -> 'doc_id')::bigint end
+    from jsonb_array_elements(case when jsonb_typeof(p_candidates) = 'array' then p_candidates else '[]' end) e
+    where jsonb_typeof(e) = 'object' and jsonb_typeof(e -> 'fragment_id') = 'number'
+      and e ->> 'fragment_id' ~ '^[0-9]{1,18}$'
+$$;
+
+-- data._usage_statements: the statements that add the traces of relation p_source
+-- (a trigger's transition table, or data.retrieval_traces itself) to the roll-ups
+-- (p_sign 1), or take them out (-1). Taking out leaves data.usage_fragments alone: its
+-- minimums and maximums cannot be undone, so the principals concerned are counted
+-- again (data._usage_recount); data.usage_below_floor follows the trace's key.
+create or replace function data._usage_statements(p_source text, p_sign int)
+returns text[]
+language sql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+    select case when p_sign = 1 then array[
+        format($q$
+            insert into data.usage_days as u (org_id, day, principal_id, repo_id, persona_id, session_id, foreign_org,
+                                              latency_bucket, retrievals, empty, below_floor, duration_sum)
+            select t.org_id, (t.created_at at time zone 'UTC')::date, t.principal_id, d.repo_id, d.persona_id,
+                   d.session_id, d.foreign_org, d.latency_bucket, count(*), count(*) filter (where d.empty),
+                   count(*) filter (where d.below_floor), coalesce(sum(t.duration_ms), 0)
+            from %1$s t cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
+            group by 1, 2, 3, 4, 5, 6, 7, 8
+            order by 1, 2, 3, 4, 5, 6, 7, 8
+            on conflict on constraint usage_days_key do update
+            set retrievals = u.retrievals + excluded.retrievals, empty = u.empty + excluded.empty,
+                below_floor = u.below_floor + excluded.below_floor,
+                duration_sum = u.duration_sum + excluded.duration_sum
+        $q$, p_source),
+        format($q$
+            insert into data.usage_below_floor (trace_id, org_id, principal_id, created_at, query, repo_id, persona_id,
+                                                session_id, foreign_org, relevance_floor, best_relevance, best_score,
+                                                candidates)
+            select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, d.repo_id, d.persona_id, d.session_id,
+                   d.foreign_org, d.relevance_floor, d.best_relevance, d.best_score, d.candidates
+            from %1$s t cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
+            where d.below_floor
+            on conflict (trace_id) do nothing
+        $q$, p_source),
+        format($q$
+            insert into data.usage_fragments as u (org_id, principal_id, fragment_id, retrievals, candidacies,
+                                                   best_fused_rank, last_retrieved_at, last_candidate_at,
+                                                   newest_trace_id, source, doc_id)
+            select t.org_id, t.principal_id, c.fragment_id, count(*) filter (where c.included), count(*),
+                   min(c.fused_rank), max(t.created_at) filter (where c.included), max(t.created_at),
+                   (array_agg(t.trace_id order by t.created_at desc, t.trace_id))[1],
+                   (array_agg(c.source order by t.created_at desc, t.trace_id))[1],
+                   (array_agg(c.doc_id order by t.created_at desc, t.trace_id))[1]
+            from %1$s t cross join lateral data._usage_candidates(t.candidates) c
+            group by t.org_id, t.principal_id, c.fragment_id
+            order by t.org_id, c.fragment_id, t.principal_id
+            on conflict on constraint usage_fragments_key do update
+            set retrievals = u.retrievals + excluded.retrievals, candidacies = u.candidacies + excluded.candidacies,
+                best_fused_rank = least(u.best_fused_rank, excluded.best_fused_rank),
+                last_retrieved_at = greatest(u.last_retrieved_at, excluded.last_retrieved_at),
+                last_candidate_at = greatest(u.last_candidate_at, excluded.last_candidate_at),
+                newest_trace_id = case when (excluded.last_candidate_at, u.newest_trace_id)
+                                            > (u.last_candidate_at, excluded.newest_trace_id)
+                                       then excluded.newest_trace_id else u.newest_trace_id end,
+                source = case when (excluded.last_candidate_at, u.newest_trace_id)
+                                   > (u.last_candidate_at, excluded.newest_trace_id)
+                              then excluded.source else u.source end,
+                doc_id = case when (excluded.last_candidate_at, u.newest_trace_id)
+                                   > (u.last_candidate_at, excluded.newest_trace_id)
+                              then excluded.doc_id else u.doc_id end
+        $q$, p_source)]
+    else array[
+        -- An update, not an upsert: under a cascade from data.orgs the org is gone.
+        format($q$
+            update data.usage_days u
+            set retrievals = u.retrievals - a.retrievals, empty = u.empty - a.empty,
+                below_floor = u.below_floor - a.below_floor, duration_sum = u.duration_sum - a.duration_sum
+            from (select t.org_id, (t.created_at at time zone 'UTC')::date as day, t.principal_id, d.repo_id,
+                         d.persona_id, d.session_id, d.foreign_org, d.latency_bucket, count(*) as retrievals,
+                         count(*) filter (where d.empty) as empty, count(*) filter (where d.below_floor) as below_floor,
+                         coalesce(sum(t.duration_ms), 0) as duration_sum
+                  from %1$s t cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
+                  group by 1, 2, 3, 4, 5, 6, 7, 8) a
+            where u.org_id = a.org_id and u.day = a.day and u.principal_id is not distinct from a.principal_id
+              and u.repo_id is not distinct from a.repo_id and u.persona_id is not distinct from a.persona_id
+              and u.session_id is not distinct from a.session_id and u.foreign_org = a.foreign_org
+              and u.latency_bucket is not distinct from a.latency_bucket
+        $q$, p_source),
+        'delete from data.usage_days where retrievals <= 0',
+        format('delete from data.usage_below_floor b using %1$s t where b.trace_id = t.trace_id', p_source)]
+    end
+$$;
+
+-- data._usage_recount: count data.usage_fragments again for the principals of the
+-- traces in p_source, from their traces as they are now (after a delete or an update).
+create or replace function data._usage_recount_statements(p_source text)
+returns text[]
+language sql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+    select array[
+        format($q$
+            delete from data.usage_fragments u
+            using (select distinct src.org_id, src.principal_id from %1$s src) k
+            where u.org_id = k.org_id and u.principal_id is not distinct from k.principal_id
+        $q$, p_source),
+        format($q$
+            insert into data.usage_fragments (org_id, principal_id, fragment_id, retrievals, candidacies,
+                                              best_fused_rank, last_retrieved_at, last_candidate_at,
+                                              newest_trace_id, source, doc_id)
+            select t.org_id, t.principal_id, c.fragment_id, count(*) filter (where c.included), count(*),
+                   min(c.fused_rank), max(t.created_at) filter (where c.included), max(t.created_at),
+                   (array_agg(t.trace_id order by t.created_at desc, t.trace_id))[1],
+                   (array_agg(c.source order by t.created_at desc, t.trace_id))[1],
+                   (array_agg(c.doc_id order by t.created_at desc, t.trace_id))[1]
+            from data.retrieval_traces t
+            cross join lateral data._usage_candidates(t.candidates) c
+            where exists (select 1 from %1$s k where k.org_id = t.org_id
+                                                 and k.principal_id is not distinct from t.principal_id)
+              and exists (select 1 from data.orgs o where o.org_id = t.org_id)
+            group by t.org_id, t.principal_id, c.fragment_id
+        $q$, p_source)]
+$$;
+
+-- The triggers: one function for inserts, deletes and updates of traces (a statement
+-- each, with its transition tables), one for truncation.
+create or replace function data._usage_track()
+returns trigger
+language plpgsql security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    s text;
+begin
+    if tg_op in ('DELETE', 'UPDATE') then
+        foreach s in array data._usage_statements('removed', -1) loop
+            execute s;
+        end loop;
+    end if;
+    if tg_op = 'UPDATE' then
+        foreach s in array data._usage_statements('added', 1) loop
+            -- An update counts usage_fragments again below rather than adding to it.
+            if s not like '%data.usage_fragments%' then
+                execute s;
+            end if;
+        end loop;
+    end if;
+    if tg_op = 'DELETE' then
+        foreach s in array data._usage_recount_statements('removed') loop
+            execute s;
+        end loop;
+    elsif tg_op = 'UPDATE' then
+        foreach s in array data._usage_recount_statements(
+                '(select org_id, principal_id from removed union select org_id, principal_id from added)') loop
+            execute s;
+        end loop;
+    end if;
+    return null;
+end
+$$;
+
+-- data._usage_added: the insert trigger's own function. The statements of
+-- data._usage_statements(..., 1), written out over the transition table so that their
+-- plans are kept for the session (an EXECUTE plans again on every trace written); the
+-- rebuild runs the generated ones, and tests/sql/test_usage_rollups.py checks that both
+-- give the same roll-ups.
+create or replace function data._usage_added()
+returns trigger
+language plpgsql security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+    insert into data.usage_days as u (org_id, day, principal_id, repo_id, persona_id, session_id, foreign_org,
+                                      latency_bucket, retrievals, empty, below_floor, duration_sum)
+    select t.org_id, (t.created_at at time zone 'UTC')::date, t.principal_id, d.repo_id, d.persona_id,
+           d.session_id, d.foreign_org, d.latency_bucket, count(*), count(*) filter (where d.empty),
+           count(*) filter (where d.below_floor), coalesce(sum(t.duration_ms), 0)
+    from added t cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
+    group by 1, 2, 3, 4, 5, 6, 7, 8
+    order by 1, 2, 3, 4, 5, 6, 7, 8
+    on conflict on constraint usage_days_key do update
+    set retrievals = u.retrievals + excluded.retrievals, empty = u.empty + excluded.empty,
+        below_floor = u.below_floor + excluded.below_floor,
+        duration_sum = u.duration_sum + excluded.duration_sum;
+
+    insert into data.usage_below_floor (trace_id, org_id, principal_id, created_at, query, repo_id, persona_id,
+                                        session_id, foreign_org, relevance_floor, best_relevance, best_score,
+                                        candidates)
+    select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, d.repo_id, d.persona_id, d.session_id,
+           d.foreign_org, d.relevance_floor, d.best_relevance, d.best_score, d.candidates
+    from added t cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
+    where d.below_floor
+    on conflict (trace_id) do nothing;
+
+    insert into data.usage_fragments as u (org_id, principal_id, fragment_id, retrievals, candidacies,
+                                           best_fused_rank, last_retrieved_at, last_candidate_at,
+                                           newest_trace_id, source, doc_id)
+    select t.org_id, t.principal_id, c.fragment_id, count(*) filter (where c.included), count(*),
+           min(c.fused_rank), max(t.created_at) filter (where c.included), max(t.created_at),
+           (array_agg(t.trace_id order by t.created_at desc, t.trace_id))[1],
+           (array_agg(c.source order by t.created_at desc, t.trace_id))[1],
+           (array_agg(c.doc_id order by t.created_at desc, t.trace_id))[1]
+    from added t cross join lateral data._usage_candidates(t.candidates) c
+    group by t.org_id, t.principal_id, c.fragment_id
+    order by t.org_id, c.fragment_id, t.principal_id
+    on conflict on constraint usage_fragments_key do update
+    set retrievals = u.retrievals + excluded.retrievals, candidacies = u.candidacies + excluded.candidacies,
+        best_fused_rank = least(u.best_fused_rank, excluded.best_fused_rank),
+        last_retrieved_at = greatest(u.last_retrieved_at, excluded.last_retrieved_at),
+        last_candidate_at = greatest(u.last_candidate_at, excluded.last_candidate_at),
+        newest_trace_id = case when (excluded.last_candidate_at, u.newest_trace_id)
+                                    > (u.last_candidate_at, excluded.newest_trace_id)
+                               then excluded.newest_trace_id else u.newest_trace_id end,
+        source = case when (excluded.last_candidate_at, u.newest_trace_id)
+                           > (u.last_candidate_at, excluded.newest_trace_id)
+                      then excluded.source else u.source end,
+        doc_id = case when (excluded.last_candidate_at, u.newest_trace_id)
+                           > (u.last_candidate_at, excluded.newest_trace_id)
+                      then excluded.doc_id else u.doc_id end;
+    return null;
+end
+$$;
+
+create or replace function data._usage_truncate()
+returns trigger
+language plpgsql security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+    truncate data.usage_fragments, data.usage_days, data.usage_below_floor;
+    return null;
+end
+$$;
+
+create or replace trigger retrieval_traces_usage_insert
+    after insert on data.retrieval_traces
+    referencing new table as added
+    for each statement execute function data._usage_added();
+create or replace trigger retrieval_traces_usage_delete
+    after delete on data.retrieval_traces
+    referencing old table as removed
+    for each statement execute function data._usage_track();
+create or replace trigger retrieval_traces_usage_update
+    after update on data.retrieval_traces
+    referencing old table as removed new table as added
+    for each statement execute function data._usage_track();
+create or replace trigger retrieval_traces_usage_truncate
+    after truncate on data.retrieval_traces
+    for each statement execute function data._usage_truncate();
+
+-- data._usage_rebuild: the roll-ups counted again from every trace (the DBA's repair;
+-- migrate runs it once, when traces exist that were never counted: after migration 0029).
+create or replace function data._usage_rebuild()
+returns void
+language plpgsql security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    s text;
+begin
+    truncate data.usage_fragments, data.usage_days, data.usage_below_floor;
+    foreach s in array data._usage_statements('data.retrieval_traces', 1) loop
+        execute s;
+    end loop;
+end
+$$;
+comment on function data._usage_rebuild() is 'Count the usage roll-ups again from every retrieval trace.';
+
+-- A trace always adds a row to data.usage_days: traces without any are traces never
+-- counted (written before migration 0029).
+do $$
+begin
+    if exists (select 1 from data.retrieval_traces) and not exists (select 1 from data.usage_days) then
+        perform data._usage_rebuild();
+    end if;
+end
+$$;

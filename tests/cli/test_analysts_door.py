@@ -1,0 +1,93 @@
+"""`contexts db serve` after the embedded server was started by another command on its
+socket only (`contexts serve`, `make run`): it listens itself and relays, so an analyst
+connects with the URL `contexts analyst create` printed, and the superuser, trusted on
+the socket, is refused over TCP."""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg.conninfo import conninfo_to_dict
+
+from tests.security.test_door import START_TIMEOUT_S, free_port
+
+pytestmark = pytest.mark.db  # starts a PostgreSQL server of its own
+
+ROOT = Path(__file__).resolve().parents[2]
+HOLDER = """
+import sys, time
+from app.db.database import resolve_database_url
+from app.settings import Settings
+resolve_database_url(Settings.from_env())
+print("up", flush=True)
+sys.stdin.read()
+"""
+
+
+def first_line(process: subprocess.Popen, timeout: float) -> str | None:
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: lines.put(process.stdout.readline() if process.stdout else ""), daemon=True).start()
+    try:
+        return lines.get(timeout=timeout) or None
+    except queue.Empty:
+        return None
+
+
+def test_db_serve_started_after_the_service_relays_and_refuses_the_superuser():
+    home = Path(tempfile.mkdtemp(prefix="contexts-door-order-"))
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONTEXTS_", "PG"))}
+    env.update(CONTEXTS_HOME=str(home), CONTEXTS_DB_PORT=str(port))
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "app.cli", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180
+        )
+
+    popen = {"cwd": ROOT, "env": env, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER], stdin=subprocess.PIPE, **popen)  # type: ignore[call-overload]
+    door = None
+    try:
+        assert first_line(holder, START_TIMEOUT_S) == "up\n", holder.stderr.read() if holder.stderr else ""
+        door = subprocess.Popen([sys.executable, "-m", "app.cli", "db", "serve"], **popen)  # type: ignore[call-overload]
+        announced = first_line(door, START_TIMEOUT_S)
+        if announced is None or door.poll() is not None:
+            door.kill()
+            pytest.fail(f"db serve did not start: {door.stderr.read() if door.stderr else ''}")
+        assert announced.strip() == f"postgresql://127.0.0.1:{port}/contexts"
+
+        assert cli("org", "create", "acme").returncode == 0
+        made = cli("analyst", "create", "acme", "ana", "--grant", "org", "--grant", "audit")
+        assert made.returncode == 0, made.stderr
+        url = made.stdout.strip().splitlines()[-1]
+        assert conninfo_to_dict(url)["port"] == str(port)
+        with psycopg.connect(url, host="127.0.0.1", connect_timeout=10) as conn:
+            assert conn.execute("select current_user, (select principal_id from api.whoami())").fetchone() == (
+                "ana",
+                "ana",
+            )
+        with pytest.raises(psycopg.OperationalError, match="only over the server's Unix socket"):
+            psycopg.connect(host="127.0.0.1", port=port, dbname="contexts", user="postgres", connect_timeout=10)
+        with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+            psycopg.connect(
+                host="127.0.0.1", port=port, dbname="contexts", user="ana", password="wrong", connect_timeout=10
+            )
+    finally:
+        for process in (door, holder):
+            if process is not None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(60)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+        shutil.rmtree(home, ignore_errors=True)
