@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install run test test-fast lint format goldens bench bench-load migrate eval-gate eval-baseline eval-cache demo-vectors clean
+.PHONY: install run test test-fast lint format goldens bench bench-load bench-usage migrate eval-gate eval-baseline eval-cache demo-vectors clean
 
 install: $(STAMP) $(BM25_EXT)
 
@@ -88,6 +88,11 @@ bench: install $(BENCH_EXTRA)
 # (bench-results/load.json). A quick run: BENCH_ARGS="--fragments 2000 --seconds 20".
 bench-load: install
 	$(BIN)/python -m app.bench.load $(BENCH_ARGS)
+
+# The analysts' usage views at 100,000 traces (app.bench.usage; ADR 0028). A quick run:
+# BENCH_ARGS="--traces 20000".
+bench-usage: install
+	$(BIN)/python -m app.bench.usage $(BENCH_ARGS)
 
 migrate: install
 	$(BIN)/contexts migrate
