@@ -43,15 +43,14 @@ LINEAR_FEATURES = (
     "proximity",
     "identifier_match",
     "feedback_similarity",
+    "doc_best_fused_rr",
     "doc_fragments",
 )
 """The columns of the linear model: the first stage's own evidence relative to the
 list, and the text evidence it ignores, each with one meaning on every corpus. Left
 out: raw magnitudes (BM25, cosine, lengths), query-level values (constant within a list,
 so 0 once standardized), and `is_code`, which on the development sets mostly says which
-corpus a list came from (with it, held-out cosqa and torchhub lost up to 0.014), and
-`doc_best_fused_rr`: it differs from `fused_rr` only on a document's other fragments,
-which it lifted to their document's best place (the fourth amendment of ADR 0015)."""
+corpus a list came from (with it, held-out cosqa and torchhub lost up to 0.014)."""
 KINDS = ("linear", "lambdamart")
 KIND = "linear"
 LINEAR_PARAMS: dict = {"C": 0.1, "pairs_per_query": 200, "seed": 7}
@@ -96,46 +95,14 @@ def columns_of(kind: str) -> tuple[str, ...]:
     return LINEAR_FEATURES if kind == "linear" else FEATURES
 
 
-SIBLING = -1
-"""The training label of a head candidate that retrieves no relevant document not
-already retrieved above it in the fused list: another fragment of a relevant document
-(a labelled set's qrels name documents; which of their fragments answers is not known)."""
-
-
-def first_fragment_labels(row: QueryRow) -> np.ndarray:
-    """Per head candidate, the best grade among the relevant documents it is the first
-    in the fused head to retrieve; SIBLING for a candidate whose relevant documents were
-    all retrieved above it; 0 for one that retrieves no relevant document.
-
-    The labels are documents, the reranker orders fragments: giving every fragment of a
-    relevant document its grade taught the model that the fragments of a well-placed
-    document are answers (the document's best place, its fragments in the list), which
-    lifted every fragment of a long code file or a module of types above the one fragment
-    that answers (docs/adr/0015, fourth amendment). A sibling is neither an answer nor
-    unrelated: it is left out of the training pairs."""
-    seen: set[str] = set()
-    out = np.zeros(len(row.head), dtype=np.int32)
-    for i, (docs, grade) in enumerate(zip(row.head_docs, row.grades)):
-        fresh = [d for d in docs if row.qrels.get(d, 0) > 0 and d not in seen]
-        seen.update(docs)
-        if fresh:
-            out[i] = max(row.qrels[d] for d in fresh)
-        elif grade > 0:
-            out[i] = SIBLING
-    return out
-
-
 def matrix(rows: Sequence[QueryRow], xs: Sequence[np.ndarray], columns: Sequence[str] = FEATURES) -> Matrix:
-    """The training rows: labels by first_fragment_labels (SIBLING rows are kept, for
-    the features' standardization within the list, and left out of pairs, LambdaMART's
-    gains and the calibration)."""
     keep = [features.FEATURES.index(c) for c in columns]
     kept = [(row, x) for row, x in zip(rows, xs) if row.head]
     per_set = Counter(row.dataset for row, _ in kept)
     share = len(kept) / len(per_set)
     return Matrix(
         np.concatenate([x[:, keep] for _, x in kept]),
-        np.concatenate([first_fragment_labels(row) for row, _ in kept]),
+        np.concatenate([np.asarray(row.grades, dtype=np.int32) for row, _ in kept]),
         [len(row.head) for row, _ in kept],
         np.concatenate([np.full(len(row.head), share / per_set[row.dataset]) for row, _ in kept]),
     )
@@ -146,7 +113,7 @@ def fit(data: Matrix, columns: Sequence[str], params: dict | None = None, rounds
 
     train = lgb.Dataset(
         data.x,
-        label=np.maximum(data.y, 0),  # a sibling adds no gain below its document's first fragment
+        label=data.y,
         group=data.groups,
         weight=data.weights if BALANCE else None,
         feature_name=list(columns),
@@ -276,8 +243,7 @@ def train(
     columns = columns or default
     data = matrix(rows, xs if xs is not None else featurize(rows), columns)
     model = fit_linear(data, params) if kind == "linear" else fit(data, columns, params, rounds)
-    labelled = data.y != SIBLING
-    a, b = calibrate(predict_lists(model, data)[labelled], data.y[labelled])
+    a, b = calibrate(predict_lists(model, data), data.y)
     # Rounded: the last bits of a Newton fit are not worth a different model version.
     return model, (round(a, 9), round(b, 9))
 
@@ -351,8 +317,7 @@ def model_file(
             "sha256": data_sha256,
             "sets": {name: sum(1 for r in rows if r.dataset == name) for name in sorted({r.dataset for r in rows})},
             "pairs": sum(len(r.head) for r in rows),
-            "labels": "qrels grade of the relevant documents the fragment is the first in the fused head to"
-            " retrieve; other fragments of relevant documents left out (dev split)",
+            "labels": "qrels grade of the fragment's best document (dev split)",
         },
         "validation": validation or {},
     }

@@ -63,7 +63,7 @@ FEATURES = (
     "log_tokens",  # log(1 + the fragment's tokens)
     "tokens_ratio",  # tokens over the median tokens of this list
     "is_code",  # namespace code
-    "doc_fragments",  # on a document's first fragment in this list: its document's other fragments here (0 on those)
+    "doc_fragments",  # other fragments of the same document in this list
     "doc_best_fused_rr",  # 1 / best fused place among this document's fragments
     "authority",  # citation authority in [0, 1]
     "query_terms",  # distinct terms of the query
@@ -369,12 +369,7 @@ def extract(query: str, candidates: list[Candidate], columns: Sequence[str] = FE
         "log_tokens": np.log1p(tokens),
         "tokens_ratio": tokens / (sorted(tokens.tolist())[n // 2] or 1),
         "is_code": np.array([c.namespace == "code" for c in candidates]),
-        # A document's other fragments in the list are evidence for the document: carried
-        # by its first fragment only, so that they do not lift every fragment of a long
-        # file or a module of types above the one that answers (docs/adr/0015).
-        "doc_fragments": np.array(
-            [doc_count[c.doc_id] - 1 if doc_best[c.doc_id] == place else 0 for place, c in enumerate(candidates, 1)]
-        ),
+        "doc_fragments": np.array([doc_count[c.doc_id] - 1 for c in candidates]),
         "doc_best_fused_rr": np.array([1.0 / doc_best[c.doc_id] for c in candidates]),
         "authority": np.array([c.authority or 0.0 for c in candidates]),
         "query_terms": np.full(n, float(m)),

