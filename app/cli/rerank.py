@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from app.cli.common import CliError, console, context_settings, open_database
+from app.cli.eval import vectors_option
 from app.settings import Settings
 from app.wire.retrieve import DEFAULT_RERANK_TOP
 
@@ -63,8 +64,11 @@ def rerank() -> None:
 @_sets_option
 @_cache_option
 @click.option("--rerank-top", default=DEFAULT_RERANK_TOP, show_default=True, type=click.IntRange(1, 1000))
+@vectors_option()
 @click.pass_context
-def collect_command(ctx: click.Context, sets: tuple[str, ...], cache_dir: Path, rerank_top: int) -> None:
+def collect_command(
+    ctx: click.Context, sets: tuple[str, ...], cache_dir: Path, rerank_top: int, vectors_dir: Path
+) -> None:
     """Run the hybrid stage of each set's labelled queries (ingesting a corpus first if
     its ingested copy is missing or stale) and keep the top fused candidates with labels."""
     import psycopg
@@ -85,7 +89,7 @@ def collect_command(ctx: click.Context, sets: tuple[str, ...], cache_dir: Path, 
             raise CliError(str(exc)) from exc
         target = cache_dir / f"{dataset.name}.jsonl.gz"
         with psycopg.connect(dsn) as conn, console.status(f"{dataset.name}: collecting...", spinner="dots"):
-            count = rerank_data.collect(conn, pipeline, retriever, dataset, target, rerank_top)
+            count = rerank_data.collect(conn, pipeline, retriever, dataset, target, rerank_top, vectors_dir)
         console.print(f"{dataset.name}: {count} queries -> {target}")
     click.echo(json.dumps({"cache": str(cache_dir)}))
 

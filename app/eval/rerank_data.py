@@ -25,6 +25,7 @@ from pathlib import Path
 import psycopg
 
 from app.eval import beir, golden
+from app.eval.embedding_cache import CorpusVectors
 from app.eval.metrics import score_query
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.candidates import Candidate
@@ -99,10 +100,16 @@ def collect(
     dataset: beir.Dataset,
     path: Path,
     rerank_top: int = DEFAULT_RERANK_TOP,
+    vectors_dir: Path | None = None,
 ) -> int:
     """Run the hybrid stage of every labelled query of `dataset` (ingesting its corpus
-    first if needed, as `contexts eval run` does) and write its rows to `path`."""
+    first if needed, as `contexts eval run` does, reading its corpus vectors from
+    `vectors_dir` first when given: the same org and vectors as the gate's) and write its
+    rows to `path`."""
     kind = beir.detect_kind(dataset)
+    if vectors_dir is not None:
+        vectors = CorpusVectors.open(vectors_dir, dataset.name)
+        pipeline = IngestPipeline(pipeline.settings, vectors.embedders(pipeline.embedders))
     version = golden.pipeline_version(conn, pipeline)
     org = golden.org_id_for(dataset.name, dataset.content_hash(), version, kind)
     golden.ensure_ingested(conn, pipeline, dataset, org, kind)

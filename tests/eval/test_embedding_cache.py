@@ -236,3 +236,21 @@ def test_only_the_eval_lane_imports_the_cache():
             if "app.eval.embedding_cache" in names:
                 importers.add(path.relative_to(ROOT).as_posix())
     assert importers == {"app/eval/golden.py", "app/cli/eval.py"}
+
+
+def test_rerank_collect_reads_the_cached_vectors_into_the_gates_copy(conn, pipeline, retriever, tmp_path):
+    """`contexts rerank collect --vectors`: the corpus is ingested from the cache (its
+    stored vectors are exactly the cache's), into the very copy the gate's run then
+    reuses; only the queries are embedded."""
+    from app.eval import rerank_data
+
+    directory = tmp_path / "vectors"
+    root = write_set(tmp_path / "geo")
+    dataset, file = built_cache(pipeline, root, directory)
+    target = tmp_path / "geo.jsonl.gz"
+    assert rerank_data.collect(conn, pipeline, retriever, dataset, target, 5, vectors_dir=directory) == 3
+    assert [r.query_id for r in rerank_data.read(target)] == ["q1", "q2", "q3"]
+    report = golden.run(conn, pipeline, retriever, dataset, golden.GoldenOptions(depth=100, vectors_dir=directory))
+    assert report["ingested_now"] == 0
+    expected = sorted(file.tables["prose"].vectors.astype(np.float32).tolist())
+    assert sorted(v.tolist() for v in stored_vectors(conn, report["org"])) == expected
