@@ -51,6 +51,7 @@ alter table data.document_versions drop constraint document_versions_doc_id_fkey
 alter table data.fragment_links drop constraint fragment_links_doc_id_fkey;
 alter table data.fragment_links drop constraint fragment_links_target_doc_id_fkey;
 alter table data.fragment_returns drop constraint fragment_returns_trace_id_fkey;
+alter table data.usage_below_floor drop constraint usage_below_floor_trace_id_fkey;
 alter table data.nudge_deliveries drop constraint nudge_deliveries_nudge_id_fkey;
 alter table data.documents drop constraint documents_pkey, add primary key (org_id, doc_id);
 alter table data.document_versions drop constraint document_versions_pkey, add primary key (org_id, doc_id, version);
@@ -65,6 +66,7 @@ create unique index fragment_links_identity on data.fragment_links
      coalesce(target_repo, ''));
 alter table data.pins drop constraint pins_pkey, add primary key (org_id, pin_id);
 alter table data.retrieval_traces drop constraint retrieval_traces_pkey, add primary key (org_id, trace_id);
+alter table data.usage_below_floor drop constraint usage_below_floor_pkey, add primary key (org_id, trace_id);
 alter table data.eval_replays drop constraint eval_replays_pkey, add primary key (org_id, run_id, ordinal);
 alter table data.owner_reassignments drop constraint owner_reassignments_pkey, add primary key (org_id, reassignment_id);
 alter table data.nudge_outbox drop constraint nudge_outbox_pkey, add primary key (org_id, nudge_id);
@@ -124,6 +126,10 @@ select create_distributed_table('data.model_replays', 'org_id', colocate_with =>
 select create_distributed_table('data.idempotent_writes', 'org_id', colocate_with => 'data.documents');
 -- Citation authority, refreshed per org (api.refresh_authority(org)) on the org's worker.
 select create_distributed_table('data.fragment_authority', 'org_id', colocate_with => 'data.documents');
+-- The usage roll-ups (ADR 0028) live beside the traces they count.
+select create_distributed_table('data.usage_fragments', 'org_id', colocate_with => 'data.documents');
+select create_distributed_table('data.usage_days', 'org_id', colocate_with => 'data.documents');
+select create_distributed_table('data.usage_below_floor', 'org_id', colocate_with => 'data.documents');
 
 -- 5. Foreign keys again, now with org_id (distributed -> distributed must be colocated
 --    and name the distribution column; distributed -> reference is allowed).
@@ -138,6 +144,8 @@ alter table data.fragment_links add foreign key (org_id, doc_id)
 alter table data.fragment_links add foreign key (org_id, target_doc_id)
     references data.documents (org_id, doc_id) on delete set null (target_doc_id);
 alter table data.fragment_returns add foreign key (org_id, trace_id)
+    references data.retrieval_traces (org_id, trace_id) on delete cascade;
+alter table data.usage_below_floor add foreign key (org_id, trace_id)
     references data.retrieval_traces (org_id, trace_id) on delete cascade;
 alter table data.nudge_deliveries add foreign key (org_id, nudge_id)
     references data.nudge_outbox (org_id, nudge_id) on delete cascade;

@@ -99,7 +99,7 @@ as $$
                    d.foreign_org, d.relevance_floor, d.best_relevance, d.best_score, d.candidates
             from %1$s t cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
             where d.below_floor
-            on conflict (trace_id) do nothing
+            on conflict do nothing  -- any key: (trace_id), or (org_id, trace_id) on Citus
         $q$, p_source),
         format($q$
             insert into data.usage_fragments as u (org_id, principal_id, fragment_id, retrievals, candidacies,
@@ -249,7 +249,7 @@ begin
            d.foreign_org, d.relevance_floor, d.best_relevance, d.best_score, d.candidates
     from added t cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
     where d.below_floor
-    on conflict (trace_id) do nothing;
+    on conflict do nothing;  -- any key: (trace_id), or (org_id, trace_id) on Citus
 
     insert into data.usage_fragments as u (org_id, principal_id, fragment_id, retrievals, candidacies,
                                            best_fused_rank, last_retrieved_at, last_candidate_at,

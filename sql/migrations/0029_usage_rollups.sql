@@ -84,3 +84,15 @@ comment on table data.usage_below_floor is 'The traces in which no candidate rea
 
 alter table data.usage_below_floor enable row level security;
 alter table data.usage_below_floor force row level security;
+
+-- Every stored time is one every reader can decode (migration 0026).
+alter table data.usage_fragments
+    add constraint usage_fragments_last_retrieved_at_readable
+        check (data._readable_time(last_retrieved_at, 'usage_fragments.last_retrieved_at')),
+    add constraint usage_fragments_last_candidate_at_readable
+        check (data._readable_time(last_candidate_at, 'usage_fragments.last_candidate_at'));
+alter table data.usage_days
+    add constraint usage_days_day_readable check (data._readable_time(day, 'usage_days.day'));
+alter table data.usage_below_floor
+    add constraint usage_below_floor_created_at_readable
+        check (data._readable_time(created_at, 'usage_below_floor.created_at'));

@@ -225,8 +225,10 @@ def test_gate_reports_hits_and_warns_loudly_when_the_cache_is_stale(db_url, tmp_
     assert cli("cache", "check", "--dataset", "geo", "--dir", str(directory)).exit_code == 0
 
 
-def test_only_the_eval_lane_imports_the_cache():
-    """The product's ingestion (`contexts ingest`, the service) never reads cached vectors."""
+def test_only_the_eval_lane_and_the_demo_read_the_cache():
+    """The product's ingestion (`contexts ingest`, the service) never reads cached vectors:
+    the eval lane does, and the demo `make run` serves (its own file, app/cli/demo.py);
+    `ingest_paths` names the cache's type only for that argument, which only the demo passes."""
     importers = set()
     for path in (ROOT / "app").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -235,7 +237,16 @@ def test_only_the_eval_lane_imports_the_cache():
                 names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
             if "app.eval.embedding_cache" in names:
                 importers.add(path.relative_to(ROOT).as_posix())
-    assert importers == {"app/eval/golden.py", "app/cli/eval.py"}
+    eval_lane = {"app/eval/golden.py", "app/eval/rerank_data.py", "app/cli/eval.py"}
+    assert importers == eval_lane | {"app/cli/demo.py", "app/cli/documents.py"}
+    documents = (ROOT / "app" / "cli" / "documents.py").read_text()
+    assert "if TYPE_CHECKING:\n    from app.eval.embedding_cache import CorpusVectors" in documents
+    passing = [
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "app").rglob("*.py")
+        if "vectors=vectors" in path.read_text() and "ingest_paths(" in path.read_text()
+    ]
+    assert passing == ["app/cli/serve.py"]
 
 
 def test_rerank_collect_reads_the_cached_vectors_into_the_gates_copy(conn, pipeline, retriever, tmp_path):

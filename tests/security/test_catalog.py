@@ -282,7 +282,7 @@ EXECUTABLE = {
         "api.owner_settings",
         "api.stale_fragments",
     },
-    "contexts_auditor": {"api.get_trace", "api.whoami"},
+    "contexts_auditor": {"api.get_trace", "api.whoami", "api.fragment_readers"},
     "public": set(),
 }
 """Exactly what each role may call in `api` (administration is nobody's but the migrator's)."""
@@ -333,8 +333,11 @@ TRACE_HELPERS = {"data._readable_fragments", "data._redact_candidates", "data._r
 """Redaction helpers of api.retrieval_traces, which every caller role reads."""
 OWNER_HELPERS = {"data._stale_readable"}
 """Staleness kept to what the caller may read, for those who may call api.stale_fragments."""
-VIEW_HELPERS = {"data._json_number"}
-"""Read by the usage views (security invoker), which analysts and auditors select."""
+AUDIT_HELPERS = {"data._fragment_readers"}
+"""Who may read a fragment and why, for those who may call api.fragment_readers."""
+VIEW_HELPERS = {"data._json_number", "data._usage_latency"}
+"""Read by the usage views, which analysts and auditors select (the p95 of a roll-up's
+latency buckets, ADR 0028)."""
 
 
 def test_each_role_may_call_exactly_its_functions(conn):
@@ -355,6 +358,7 @@ def test_each_role_may_call_exactly_its_functions(conn):
             | (FUSION_HELPERS if "api.retrieve_candidates" in expected else set())
             | (OWNER_HELPERS if "api.stale_fragments" in expected else set())
             | (CONTEXT_HELPERS if "api.contexts_list" in expected else set())
+            | (AUDIT_HELPERS if "api.fragment_readers" in expected else set())
             | (VIEW_HELPERS if role in ("contexts_analyst", "contexts_auditor") else set())
         )
         assert {f for f in callable_ if f.startswith("data.")} == (helpers if role != "public" else set()), role
@@ -374,6 +378,7 @@ TRACE_VIEWS = {
 history: auditors, who read no data table, may select them too."""
 TABLE_VIEWS = {
     "api.document_retrievals",
+    "api.fragment_authority",
     "api.fragments_never_retrieved",
     "api.fragments_by_owner",
     "api.near_duplicate_clusters",
@@ -388,6 +393,14 @@ SELECTABLE = {
     "public": set(),
 }
 """Exactly what each role may select in `api` (the view rule of sql/grants/10_roles.sql)."""
+
+
+USAGE_VIEWS = {
+    "api.retrievals_per_day",
+    "api.retrievals_below_floor",
+    "api.fragment_retrievals",
+}
+"""The usage views: they read the roll-ups as their owner and redact per reader."""
 
 
 def test_each_role_may_select_exactly_its_views_and_nothing_else_of_them(conn):
@@ -417,7 +430,8 @@ def test_each_role_may_select_exactly_its_views_and_nothing_else_of_them(conn):
     )
     # A view that reads what its caller may not is a barrier that filters itself; every
     # other one reads as its caller (row-level security applies), or reads global data.
-    barriers = {"api.retrieval_traces", "api.query_vectors", "api.eval_replay_diffs"}
+    barriers = {"api.retrieval_traces", "api.query_vectors", "api.eval_replay_diffs", "api.fragment_authority"}
+    barriers |= USAGE_VIEWS  # they read the roll-ups, which deny every caller (ADR 0028)
     for name, opts in options.items():
         if name in barriers:
             assert "security_barrier=true" in (opts or []), name

@@ -3737,7 +3737,9 @@ CREATE TABLE data.usage_fragments (
     last_candidate_at timestamp with time zone NOT NULL,
     newest_trace_id uuid NOT NULL,
     source text,
-    doc_id bigint
+    doc_id bigint,
+    CONSTRAINT usage_fragments_last_candidate_at_readable CHECK (data._readable_time(last_candidate_at, 'usage_fragments.last_candidate_at'::text)),
+    CONSTRAINT usage_fragments_last_retrieved_at_readable CHECK (data._readable_time(last_retrieved_at, 'usage_fragments.last_retrieved_at'::text))
 );
 
 ALTER TABLE ONLY data.usage_fragments FORCE ROW LEVEL SECURITY;
@@ -4794,7 +4796,8 @@ CREATE TABLE data.usage_below_floor (
     relevance_floor double precision NOT NULL,
     best_relevance double precision,
     best_score double precision,
-    candidates integer NOT NULL
+    candidates integer NOT NULL,
+    CONSTRAINT usage_below_floor_created_at_readable CHECK (data._readable_time(created_at, 'usage_below_floor.created_at'::text))
 );
 
 ALTER TABLE ONLY data.usage_below_floor FORCE ROW LEVEL SECURITY;
@@ -4889,7 +4892,8 @@ CREATE TABLE data.usage_days (
     retrievals bigint NOT NULL,
     empty bigint NOT NULL,
     below_floor bigint NOT NULL,
-    duration_sum double precision NOT NULL
+    duration_sum double precision NOT NULL,
+    CONSTRAINT usage_days_day_readable CHECK (data._readable_time((day)::timestamp with time zone, 'usage_days.day'::text))
 );
 
 ALTER TABLE ONLY data.usage_days FORCE ROW LEVEL SECURITY;
