@@ -117,7 +117,7 @@ def test_http_refuses_a_malformed_transcript_and_stores_nothing(client, db_url):
         "documents": [{"path": "chat.md", "content": MALFORMED, "kind": "conversation"}],
     }
     response = client.post("/documents", json=body)
-    assert 400 <= response.status_code < 500, response.text
+    assert response.status_code == 422, response.text
     assert "line 5" in response.text and "Speaker: text" in response.text
     with psycopg.connect(db_url) as conn:
         assert conn.execute("select count(*) from data.documents").fetchone() == (0,)
