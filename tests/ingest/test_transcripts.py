@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from app.cli import main
 from app.ingest import conversation
+from app.ingest.chunk_conversation import ConversationChunker
 from app.ingest.chunk_prose import ProseChunker
 from app.ingest.normalize import RejectedDocument, SourceDocument
 
@@ -140,3 +141,19 @@ def test_cli_ingest_kind_conversation(db_url, tmp_path):
     assert good.exit_code == 0, good.output
     with psycopg.connect(db_url) as conn:
         assert [r[2] for r in fragments(conn)] == ["L5-L5", "L6-L6", "L7-L8", "L12-L12", "L13-L13"]
+
+
+def test_dated_lines_make_day_sessions_and_a_long_turn_is_cut_citing_it():
+    text = (
+        "[2023-05-08 13:56] Caroline: Where did you go last week?\n"
+        "[8 May 2023, 2:01 pm] Melanie: To the lake. " + "We swam and talked for hours. " * 200 + "\n"
+        "[2023-05-09 08:00] Caroline: I slept well last night.\n"
+    )
+    chunks = ConversationChunker(200, 20).chunk(text)
+    assert {c.anchor for c in chunks} == {"L1-L1", "L2-L2", "L3-L3"}
+    assert [c.heading_path for c in chunks if c.anchor != "L2-L2"] == [("8 May 2023",), ("9 May 2023",)]
+    assert chunks[0].text == "8 May 2023\nCaroline: Where did you go last week?\n(week of 1 May 2023)"
+    long = [c for c in chunks if c.anchor == "L2-L2"]
+    assert len(long) > 1 and all(c.token_count <= 200 and (c.start_line, c.end_line) == (2, 2) for c in long)
+    assert long[0].text.startswith("8 May 2023\nMelanie: To the lake.")
+    assert long[-1].text.endswith("Where did you go last week?")
