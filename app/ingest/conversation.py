@@ -237,3 +237,96 @@ def turn_fragment(turns: Sequence[Turn], index: int, before: int = 1) -> str:
 def fragments(turns: Sequence[Turn], before: int = 1) -> dict[str, str]:
     """Turn id -> the text stored for that turn (turn_fragment for each)."""
     return {turn.id: turn_fragment(turns, i, before) for i, turn in enumerate(turns)}
+
+
+# -- transcripts (a conversation as one document: `contexts ingest --kind conversation`) --
+
+KIND = "conversation"
+"""The document kind whose text is read as a transcript, one fragment per turn."""
+FORMAT = (
+    "a heading per session with its date ('## Session 3, 8 May 2023, 1:56 pm' or '## 2023-05-08'), "
+    "then one turn per line or paragraph as 'Speaker: text', "
+    "or dated turns '[2023-05-08 13:56] Speaker: text'"
+)
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+_STAMP = re.compile(r"^\[([^\]\n]{1,60})\][ \t]*")
+
+
+class NotATranscript(ValueError):
+    """A document of kind conversation that cannot be read as turns (the message names
+    the line and the format expected)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptTurn:
+    turn: Turn
+    start_line: int
+    """1-based line of the transcript the turn starts on."""
+    end_line: int
+    """1-based, inclusive: its last line (a turn may go on over the lines below it)."""
+
+
+def read_transcript(text: str, skip_lines: int = 0) -> list[TranscriptTurn]:
+    """The turns of a transcript, in order (`skip_lines`: a front matter block to pass
+    over). A heading opens a session, named by the heading (its date, when it holds one,
+    is the session's); a line "Speaker: text" is a turn (split_speaker), and lines below
+    it up to a blank line, a heading or the next turn go on with it; "[date time] Speaker:
+    text" is a turn said on that date (in a session named by the date when no heading
+    opened one). Anything else raises NotATranscript saying which line and what was
+    expected."""
+    session: str | None = None
+    when: date | None = None
+    out: list[TranscriptTurn] = []
+    # The turn being read: its start line, session, date, speaker and lines said.
+    current: tuple[int, str, date | None, str] | None = None
+    said: list[str] = []
+    end = 0
+
+    def close() -> None:
+        nonlocal current
+        if current is not None:
+            start, label, day, speaker = current
+            anchor = f"L{start}-L{end}"
+            out.append(TranscriptTurn(Turn(anchor, label, speaker, "\n".join(said), day), start, end))
+        current = None
+
+    for number, line in enumerate(text.split("\n"), start=1):
+        if number <= skip_lines:
+            continue
+        stripped = line.strip()
+        if not stripped:
+            close()
+            continue
+        heading = _HEADING.match(line)
+        if heading is not None:
+            close()
+            session, when = heading[2].strip(), parse_date(heading[2])
+            continue
+        day, label, rest = when, session, stripped
+        stamp = _STAMP.match(stripped)
+        if stamp is not None:
+            day = parse_date(stamp[1])
+            if day is None:
+                raise NotATranscript(
+                    f"line {number}: [{stamp[1]}] holds no date (expected e.g. [2023-05-08 13:56] Speaker: text)"
+                )
+            label = session if session is not None else day_label(day)
+            rest = stripped[stamp.end() :]
+        speaker, words = split_speaker(rest)
+        if speaker is None:
+            if current is not None and stamp is None:
+                said.append(stripped)
+                end = number
+                continue
+            raise NotATranscript(
+                f"line {number}: {_clip(stripped, 60)!r} is not a turn 'Speaker: text' "
+                f"(a speaker's name starts with a capital letter); expected {FORMAT}"
+            )
+        if label is None:
+            raise NotATranscript(f"line {number}: a turn before any session heading or date; expected {FORMAT}")
+        close()
+        current, said, end = (number, label, day, speaker), [words.strip()], number
+    close()
+    if not out:
+        raise NotATranscript(f"no turns found; expected {FORMAT}")
+    return out

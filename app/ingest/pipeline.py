@@ -22,7 +22,9 @@ from datetime import datetime
 
 import psycopg
 
+from app.ingest import conversation
 from app.ingest.chunk_code import CodeChunker, supports
+from app.ingest.chunk_conversation import ConversationChunker
 from app.ingest.chunk_prose import ProseChunker
 from app.ingest.chunks import Chunk
 from app.ingest.dedupe import simhash64, to_signed
@@ -165,6 +167,7 @@ class IngestPipeline:
         self.embedders = embedders
         self.code_chunker = CodeChunker(settings.max_fragment_tokens, settings.overlap_tokens)
         self.prose_chunker = ProseChunker(settings.max_fragment_tokens, settings.overlap_tokens)
+        self.conversation_chunker = ConversationChunker(settings.max_fragment_tokens, settings.overlap_tokens)
         self._secondary: dict[str, Embedder] = {}
         """Embedders of other live generations (an upgrade's shadow), by what loads them."""
 
@@ -181,9 +184,18 @@ class IngestPipeline:
         problem = unreadable(doc)
         if problem is not None:
             raise RejectedDocument(f"{doc.path}: {problem}")
+        if doc.kind == conversation.KIND:
+            # A transcript that cannot be read as turns is refused before anything is
+            # stored, saying which line is wrong and what is expected.
+            try:
+                self.conversation_chunker.read(doc.text)
+            except conversation.NotATranscript as exc:
+                raise RejectedDocument(f"{doc.path}: not a conversation transcript: {exc}") from None
         return doc
 
     def chunk(self, doc: NormalizedDocument) -> PreparedDocument:
+        if doc.kind == conversation.KIND:
+            return PreparedDocument(doc, "prose", self.conversation_chunker.chunk(doc.text))
         if supports(doc.syntax):
             return PreparedDocument(doc, "code", self.code_chunker.chunk(doc.text, doc.syntax))
         return PreparedDocument(doc, "prose", self.prose_chunker.chunk(doc.text, doc.syntax))
