@@ -229,6 +229,18 @@ function signed(value) {
   return value > 0 ? "+" + text : text;
 }
 
+// A long source shown by its end (the file and anchor tell rows apart; a repository's
+// or a venv's leading folders do not): "…/" and the last two folders' worth of path,
+// whole in the cell's title.
+function shortSource(source) {
+  if (source.length <= 48) return source;
+  const hash = source.indexOf("#");
+  const path = hash < 0 ? source : source.slice(0, hash);
+  const rest = hash < 0 ? "" : source.slice(hash);
+  const parts = path.split("/");
+  return parts.length > 2 ? "…/" + parts.slice(-2).join("/") + rest : source;
+}
+
 // One row per candidate: its source (sticky: it stays while the row scrolls sideways),
 // what decided its place (final score and its largest terms, rerank score and the
 // reranker's largest contributions), then how fusion ranked it.
@@ -243,7 +255,7 @@ function renderCandidates(table, candidates, weights) {
       return td;
     };
     const source = c.source === undefined || c.source === null ? "" : c.source + (c.doc_version != null ? " @v" + c.doc_version : "");
-    cell(source, "source").title = source;
+    cell(shortSource(source), "source").title = source;
     cell(num(c.final_rank), "rank");
     const fragmentCell = cell(null);
     if (c.redacted || c.fragment_id === undefined) {
@@ -317,7 +329,7 @@ function showLeftOut(dropped, leftOut) {
       return td;
     };
     const source = x.source === undefined || x.source === null ? "" : x.source;
-    cell(source, "source").title = source;
+    cell(shortSource(source), "source").title = source;
     const fragmentCell = cell(null);
     if (x.redacted || x.fragment_id === undefined) {
       fragmentCell.textContent = "hidden";
