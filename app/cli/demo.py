@@ -16,10 +16,10 @@ import hashlib
 import sys
 from pathlib import Path
 
-from app.eval.embedding_cache import CacheError, CacheFile, CorpusVectors, build_texts
+from app.eval.embedding_cache import CacheError, CacheFile, CorpusVectors, build_texts, sources_inputs
 from app.ingest.files import collect
-from app.ingest.normalize import RejectedDocument, SourceDocument
-from app.ingest.pipeline import IngestPipeline, embedding_input
+from app.ingest.normalize import SourceDocument
+from app.ingest.pipeline import IngestPipeline
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = Path(__file__).with_name("demo.vectors")
@@ -42,16 +42,8 @@ def demo_vectors() -> CorpusVectors:
 def demo_inputs(pipeline: IngestPipeline) -> dict[str, list[str]]:
     """Per namespace, every text the demo's ingestion may embed (as ingest_paths reads
     the files: relative to the repository's root)."""
-    out: dict[str, dict[str, None]] = {}
-    for entry in collect(demo_paths(), ROOT):
-        try:
-            prepared = pipeline.prepare(SourceDocument(path=entry.relative, content=entry.path.read_bytes()))
-        except RejectedDocument:
-            continue
-        texts = out.setdefault(prepared.namespace, {})
-        for chunk in prepared.chunks:
-            texts[embedding_input(prepared.doc.path, chunk.heading_path, chunk.text)] = None
-    return {ns: list(texts) for ns, texts in sorted(out.items())}
+    entries = collect(demo_paths(), ROOT)
+    return sources_inputs(pipeline, (SourceDocument(path=e.relative, content=e.path.read_bytes()) for e in entries))
 
 
 def corpus_digest(inputs: dict[str, list[str]]) -> str:

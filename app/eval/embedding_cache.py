@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from app.eval import beir
-from app.ingest.normalize import RejectedDocument
+from app.ingest.normalize import RejectedDocument, SourceDocument
 from app.ingest.pipeline import IngestPipeline, embedding_input
 from app.text.embed import Embedder, model_label, resolve_model_path
 from app.text.versions import CHUNKER_VERSION
@@ -355,10 +355,16 @@ def corpus_inputs(pipeline: IngestPipeline, dataset: beir.Dataset, kind: str) ->
     """Per namespace, every distinct text the gate's ingestion of `dataset` may embed:
     each chunk of each document as `golden.ensure_ingested` writes it (a superset of what
     it embeds: chunks that collapse into an earlier fragment are not embedded there)."""
+    return sources_inputs(pipeline, (beir.source_document(doc, kind) for doc in dataset.corpus()))
+
+
+def sources_inputs(pipeline: IngestPipeline, sources: Iterable[SourceDocument]) -> dict[str, list[str]]:
+    """Per namespace, every distinct text the pipeline would embed for these documents
+    (each chunk as ingestion writes it); a document the pipeline refuses gives none."""
     out: dict[str, dict[str, None]] = {}
-    for doc in dataset.corpus():
+    for source in sources:
         try:
-            prepared = pipeline.prepare(beir.source_document(doc, kind))
+            prepared = pipeline.prepare(source)
         except RejectedDocument:
             continue
         texts = out.setdefault(prepared.namespace, {})
