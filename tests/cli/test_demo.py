@@ -56,13 +56,12 @@ def test_the_demo_ingest_reads_the_vectors_instead_of_running_the_model(db_url, 
     assert vectors.misses == 0 and vectors.hits >= created  # no text went to the model
     with psycopg.connect(db_url) as conn:
         stored = conn.execute(
-            "select d.path, f.heading_path, f.text, e.embedding::text from data.fragments f"
+            "select d.path, f.namespace, f.heading_path, f.text, e.embedding::text from data.fragments f"
             " join data.documents d on d.doc_id = f.doc_id join data.embeddings e on e.fragment_id = f.fragment_id"
         ).fetchall()
     assert len(stored) == created
     pipeline_embedders = embedders(settings)
-    for path, heading_path, text, embedding in stored:
-        namespace = "code" if path.endswith(".py") else "prose"
+    for path, namespace, heading_path, text, embedding in stored:
         table = vectors.table(key_of(pipeline_embedders[namespace]))
         assert table is not None
         cached = table.get(text_digest(embedding_input(path, heading_path, text)))
