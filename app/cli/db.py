@@ -136,7 +136,8 @@ def db_serve(
             f"{verify}\n"
             "  an analyst:  contexts analyst create ORG NAME --grant org   (prints the login's URL)\n"
             "  the DBA:     contexts psql\n"
-            "Ctrl-C stops it (the server itself stops once no other contexts command uses it)."
+            "Ctrl-C stops it (the server itself stops once no other contexts command uses it).",
+            emoji=False,  # a fingerprint's ":AB:" is no emoji
         )
         click.echo(f"postgresql://{shown}:{listen[1]}/contexts?sslmode=require")
         try:
