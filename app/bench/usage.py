@@ -8,7 +8,8 @@ roll-up triggers run once per batch). Then each usage view is read whole, and ov
 last week, as two analysts: one org-wide with an audit grant, one with a single repo and
 an audit grant (whose scope ids and fragments are withheld); the median of `--repeat`
 reads is kept. Writing one trace per transaction is timed with the roll-up triggers and
-without them. The org is removed at the end.
+without them. The org is removed at the end. A view whose server time (median) exceeds
+`--budget-ms` (100 ms: ADR 0028's target at 100,000 traces) is named, and the run exits 1.
 
     python -m app.bench.usage                      # the embedded bench server, 100,000 traces
     python -m app.bench.usage --db-url URL --traces 20000
@@ -251,17 +252,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--singles", type=int, default=200, help="traces written one per transaction, timed")
     parser.add_argument("--keep", action="store_true", help="leave the scratch org in place (to look at plans)")
     parser.add_argument("--out", type=Path, help="also write the figures to this JSON file")
+    parser.add_argument(
+        "--budget-ms", type=float, default=100.0, help="the most a view may take in the server (median); 0: no check"
+    )
     args = parser.parse_args(argv)
     dsn = args.db_url or bench_database(args.home)
     migrate(dsn)
     report = measure(dsn, args.traces, args.fragments, args.candidates, args.repeat, args.singles, args.keep)
+    report["budget_ms"] = args.budget_ms
+    report["over_budget"] = [
+        f"{r['view']} as the {r['reader']}: {r['server_median_ms']} ms"
+        for r in report["views"]
+        if args.budget_ms and r["server_median_ms"] > args.budget_ms
+    ]
     Console(stderr=True).print(table(report))
     text = json.dumps(report, indent=2)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text + "\n")
     print(text)
-    return 0
+    for line in report["over_budget"]:
+        console.print(f"over the budget of {args.budget_ms:g} ms: {line}")
+    return 1 if report["over_budget"] else 0
 
 
 if __name__ == "__main__":

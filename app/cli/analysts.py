@@ -65,10 +65,16 @@ def door_address(settings: Settings) -> tuple[str, int] | None:
 def print_login(settings: Settings, login: str, password: str | None, what: str) -> None:
     """Say what was done on stderr and print the login's connection URL on stdout (with
     its password, when one was made: shown this once)."""
+    from psycopg.conninfo import make_conninfo
+
     from app.db.database import embedded_server, resolve_database_url
     from app.db.logins import connection_url
 
-    url = connection_url(resolve_database_url(settings), login, password, door_address(settings))
+    address = door_address(settings)
+    dsn = resolve_database_url(settings)
+    if address is not None:  # the embedded server's door speaks TLS only (`contexts db serve`)
+        dsn = make_conninfo(dsn, sslmode="require")
+    url = connection_url(dsn, login, password, address)
     if password is not None:
         console.print(f"{escape(what)}; its password, shown this once (store it now): {password}\nits URL:")
     else:

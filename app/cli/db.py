@@ -1,6 +1,6 @@
 """`contexts db serve | psql | backup | restore`: the SQL door. `db serve` keeps the
-embedded PostgreSQL running and open to SQL clients over TCP (every login proves its
-password); `psql` opens the shipped psql on the Contexts database, as the DBA or as an
+embedded PostgreSQL running and open to SQL clients over TCP with TLS (every login proves
+its password; app/cli/db_relay.py); `psql` opens the shipped psql on the Contexts database, as the DBA or as an
 analyst; `backup` and `restore` keep the database with its logins (app/db/backup.py)."""
 
 from __future__ import annotations
@@ -48,15 +48,31 @@ def db_group() -> None:
 @db_group.command("serve")
 @click.option("--host", default=None, help="Default: CONTEXTS_DB_HOST or 127.0.0.1 ('*': every interface).")
 @click.option("--port", default=None, type=click.IntRange(1, 65535), help="Default: CONTEXTS_DB_PORT or 5432.")
+@click.option(
+    "--tls-cert",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Your own certificate (PEM, with its chain) instead of the self-signed one kept under CONTEXTS_HOME/tls.",
+)
+@click.option(
+    "--tls-key",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The private key of --tls-cert (PEM, unencrypted).",
+)
 @click.pass_context
-def db_serve(ctx: click.Context, host: str | None, port: int | None) -> None:
-    """Run the embedded PostgreSQL open to SQL clients on HOST:PORT until interrupted.
-    Every login proves its password (SCRAM-SHA-256) and none is trusted over TCP. Before
-    or after `contexts serve` (or `make run`): started first, it opens the server's TCP
-    port and the others join it; started after, it listens itself and relays to the
-    running server's socket, refusing the superuser."""
+def db_serve(
+    ctx: click.Context, host: str | None, port: int | None, tls_cert: Path | None, tls_key: Path | None
+) -> None:
+    """Open the embedded PostgreSQL to SQL clients on HOST:PORT, over TLS, until
+    interrupted. The server runs on its Unix socket (started here, or already by
+    `contexts serve` or `make run`: any order works) and this command listens on TCP and
+    relays: it speaks TLS to every client (a certificate made on first start, or
+    --tls-cert/--tls-key), refuses clients that do not ask for TLS, and refuses the
+    superuser. Every login proves its password (SCRAM-SHA-256)."""
+    from app.cli.db_relay import Relay, TlsError, given_certificate, self_signed_certificate, server_context
     from app.db.database import embedded_server, resolve_database_url
-    from app.db.embedded import ServerUnavailable, running_postmaster
+    from app.db.embedded import SUPERUSER, ServerUnavailable, running_postmaster
     from app.db.migrate import migrate
 
     settings = context_settings(ctx)
@@ -66,71 +82,80 @@ def db_serve(ctx: click.Context, host: str | None, port: int | None) -> None:
             "`contexts db serve` opens the embedded server; with CONTEXTS_DATABASE_URL (or --db-url) your "
             "PostgreSQL is a server already, whose DBA decides who connects (see docs/dba.md)"
         )
+    if (tls_cert is None) != (tls_key is None):
+        raise click.UsageError("--tls-cert and --tls-key go together (or neither: the self-signed certificate)")
     listen = (settings.db_host, settings.db_port)
     pgdata = settings.home / "pgdata"
     try:
         running = running_postmaster(pgdata)
-        socket_only = running is not None and running[1] is None
-        if running is None or socket_only:
-            problem = port_problem(*listen)
-            if problem:
-                raise CliError(problem)
-        elif running[1] != listen:
+        if running is not None and running[1] is not None:  # a door of an earlier version, without TLS
             raise CliError(_already_running(pgdata, running[0], running[1]))
-        dsn = resolve_database_url(settings, listen=None if socket_only else listen)
-    except ServerUnavailable as exc:
+        problem = port_problem(*listen)
+        if problem:
+            raise CliError(problem)
+        if tls_cert is not None and tls_key is not None:
+            certificate = given_certificate(tls_cert, tls_key)
+        else:
+            certificate = self_signed_certificate(settings.home, listen[0])
+        tls = server_context(certificate)
+        # Not running: started on its socket only, named after the door's port (TCP stays closed).
+        dsn = resolve_database_url(settings, listen=None if running is not None else ("", listen[1]))
+    except (ServerUnavailable, TlsError) as exc:
         raise CliError(str(exc)) from exc
     server = embedded_server(settings)
     assert server is not None
-    relay = None
-    if server.tcp_address is None:
-        # Started by another command (`contexts serve`, `make run`) on its socket only:
-        # listen here and relay to that socket (app/cli/db_relay.py refuses the superuser).
-        from psycopg.conninfo import conninfo_to_dict
-
-        from app.cli.db_relay import Relay
-        from app.db.embedded import SUPERUSER
-
-        socket_port = conninfo_to_dict(server.url()).get("port") or 5432
-        relay = Relay(*listen, f"{server.socket_dir}/.s.PGSQL.{socket_port}", SUPERUSER)
-        try:
-            relay.start()
-        except OSError as exc:
-            raise CliError(f"cannot listen on {listen[0]}:{listen[1]}: {exc.strerror or exc}") from exc
-    elif server.tcp_address != listen:  # another door, elsewhere
+    if server.tcp_address is not None:
         raise CliError(_already_running(pgdata, server.pid, server.tcp_address))
-    migrate(dsn)
+    from psycopg.conninfo import conninfo_to_dict
 
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a normal exit stops the server (atexit)
-    shown = f"[{listen[0]}]" if ":" in listen[0] else listen[0]
-    console.print(
-        f"PostgreSQL accepts SQL clients on {escape(shown)}:{listen[1]}, database contexts "
-        f"(pid {server.pid}, data in {escape(str(pgdata))}"
-        + (", relayed to the server another contexts command started" if relay is not None else "")
-        + "). Every login needs its password "
-        "(SCRAM-SHA-256); none is trusted over TCP.\n"
-        "  an analyst:  contexts analyst create ORG NAME --grant org   (prints the login's URL)\n"
-        "  the DBA:     contexts psql\n"
-        "Ctrl-C stops it (the server itself stops once no other contexts command uses it)."
-    )
-    click.echo(f"postgresql://{shown}:{listen[1]}/contexts")
+    socket_port = conninfo_to_dict(server.url()).get("port") or 5432
+    relay = Relay(*listen, f"{server.socket_dir}/.s.PGSQL.{socket_port}", SUPERUSER, tls)
     try:
-        while server.is_running():
-            time.sleep(0.5)
-    except KeyboardInterrupt:
-        console.print("stopped")
-        return
+        relay.start()
+    except OSError as exc:
+        raise CliError(f"cannot listen on {listen[0]}:{listen[1]}: {exc.strerror or exc}") from exc
+    try:
+        migrate(dsn)
+
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a normal exit stops the server (atexit)
+        shown = f"[{listen[0]}]" if ":" in listen[0] else listen[0]
+        if certificate.self_signed:
+            verify = (
+                f"  verify it:   sslmode=verify-ca sslrootcert={escape(str(certificate.cert))}  (a copy of that file "
+                "on the client; or compare the fingerprint)"
+            )
+        else:
+            verify = "  verify it:   sslmode=verify-full sslrootcert=<the certificate of the authority that signed it>"
+        console.print(
+            f"PostgreSQL accepts SQL clients on {escape(shown)}:{listen[1]}, database contexts, over TLS only "
+            f"(pid {server.pid}, data in {escape(str(pgdata))}). Every login needs its password "
+            "(SCRAM-SHA-256); the superuser connects only through the server's socket.\n"
+            f"  TLS:         {'self-signed certificate' if certificate.self_signed else 'certificate'} "
+            f"{escape(str(certificate.cert))}, valid until {certificate.not_after:%Y-%m-%d}\n"
+            f"  SHA-256:     {certificate.fingerprint}\n"
+            f"{verify}\n"
+            "  an analyst:  contexts analyst create ORG NAME --grant org   (prints the login's URL)\n"
+            "  the DBA:     contexts psql\n"
+            "Ctrl-C stops it (the server itself stops once no other contexts command uses it).",
+            emoji=False,  # a fingerprint's ":AB:" is no emoji
+        )
+        click.echo(f"postgresql://{shown}:{listen[1]}/contexts?sslmode=require")
+        try:
+            while server.is_running():
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            console.print("stopped")
+            return
     finally:
-        if relay is not None:
-            relay.stop()
+        relay.stop()
     raise CliError(f"the PostgreSQL server stopped; its log: {pgdata / 'log'}\n{server.log_tail(5)}")
 
 
 def _already_running(pgdata: object, pid: int | None, address: tuple[str, int] | None) -> str:
     where = f"on {address[0]}:{address[1]}" if address else "on its Unix socket only"
     return (
-        f"the embedded server under {pgdata} is already open to SQL clients {where} (pid {pid}), by another "
-        "`contexts db serve`: connect there, or stop that one first"
+        f"the embedded server under {pgdata} is already open to SQL clients {where} (pid {pid}), without TLS, "
+        "by a `contexts db serve` of an earlier version: stop that one first"
     )
 
 

@@ -1,4 +1,5 @@
--- Usage roll-ups (migration 0029): data.usage_fragments, data.usage_days and
+-- Usage roll-ups (migrations 0029, 0035): data.usage_fragments, data.usage_days (a row
+-- per day, principal and requested scope, with its latency histogram) and
 -- data.usage_below_floor, kept from data.retrieval_traces by the statement triggers
 -- below, read through the usage views (sql/views/20_usage.sql). They hold what a trace
 -- shows every reader before redaction, keyed by what redaction depends on (principal,
@@ -48,7 +49,96 @@ create or replace function data._usage_latency(p_bucket int)
 returns float8
 language sql immutable parallel safe
 set search_path = pg_catalog, pg_temp
-as $$ select exp((p_bucket + 0.5) * ln(1.02)) $$;
+as $$ select exp((p_bucket + 0.5) * ln(1.02::float8)) $$;
+
+-- data._usage_histogram_add: two latency histograms of data.usage_days (buckets
+-- ascending, a count each) added bucket by bucket (a negative count takes away); buckets
+-- left at zero are dropped.
+create or replace function data._usage_histogram_add(
+    p_buckets int[], p_counts bigint[], p_more_buckets int[], p_more_counts bigint[],
+    out buckets int[], out counts bigint[])
+language sql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+    select coalesce(array_agg(h.b order by h.b), '{}'), coalesce(array_agg(h.c order by h.b), '{}')
+    from (select x.b, sum(x.c)::bigint as c
+          from (select * from unnest(p_buckets, p_counts)
+                union all
+                select * from unnest(p_more_buckets, p_more_counts)) x(b, c)
+          group by x.b) h
+    where h.c <> 0
+$$;
+
+-- data._usage_p95: the 95th percentile of the latency a histogram holds, as
+-- percentile_cont(0.95) places it (0-based position 0.95 * (n - 1) among the n timed
+-- retrievals): the latencies of the buckets holding that position and the next one,
+-- interpolated. A bucket may appear more than once (histograms concatenated): its counts
+-- add up. A loop, not a query: the per-day view calls it once per group that redaction
+-- merges (a query with a window took twice as long a call).
+create or replace function data._usage_p95(p_buckets int[], p_counts bigint[])
+returns float8
+language plpgsql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    lo int;
+    hi int;
+    dense bigint[];
+    total bigint := 0;
+    position numeric;
+    below bigint := 0;
+    low_bucket int;
+begin
+    for i in 1 .. coalesce(cardinality(p_buckets), 0) loop
+        if p_counts[i] > 0 then
+            lo := least(lo, p_buckets[i]);
+            hi := greatest(hi, p_buckets[i]);
+            total := total + p_counts[i];
+        end if;
+    end loop;
+    if total = 0 then
+        return null;
+    end if;
+    dense := array_fill(0::bigint, array[hi - lo + 1]);
+    for i in 1 .. cardinality(p_buckets) loop
+        if p_counts[i] > 0 then
+            dense[p_buckets[i] - lo + 1] := dense[p_buckets[i] - lo + 1] + p_counts[i];
+        end if;
+    end loop;
+    position := floor(0.95 * (total - 1));
+    for i in 1 .. hi - lo + 1 loop
+        below := below + dense[i];
+        if low_bucket is null and below > position then
+            low_bucket := lo + i - 1;
+        end if;
+        if below > position + 1 then
+            return data._usage_latency(low_bucket) + (0.95 * (total - 1) - position)::float8
+                   * (data._usage_latency(lo + i - 1) - data._usage_latency(low_bucket));
+        end if;
+    end loop;
+    return data._usage_latency(low_bucket);
+end
+$$;
+
+-- data._usage_concat: arrays concatenated over the rows of a group (in the order the
+-- rows are fed, the same for two such aggregates of one query): the histograms of the
+-- data.usage_days rows that redaction merges, for data._usage_p95.
+create or replace aggregate data._usage_concat(anycompatiblearray) (sfunc = array_cat, stype = anycompatiblearray);
+
+-- p95_ms of a data.usage_days row, kept as its histogram changes.
+create or replace function data._usage_days_p95()
+returns trigger
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+    new.p95_ms := data._usage_p95(new.latency_buckets, new.latency_counts);
+    return new;
+end
+$$;
+create or replace trigger usage_days_p95
+    before insert or update on data.usage_days
+    for each row execute function data._usage_days_p95();
 
 -- data._usage_candidates: the candidates of one trace the usage roll-ups count: those
 -- api.retrieval_traces may show whole (an object with a fragment id of the shape
@@ -79,17 +169,31 @@ as $$
     select case when p_sign = 1 then array[
         format($q$
             insert into data.usage_days as u (org_id, day, principal_id, repo_id, persona_id, session_id, foreign_org,
-                                              latency_bucket, retrievals, empty, below_floor, duration_sum)
-            select t.org_id, (t.created_at at time zone 'UTC')::date, t.principal_id, d.repo_id, d.persona_id,
-                   d.session_id, d.foreign_org, d.latency_bucket, count(*), count(*) filter (where d.empty),
-                   count(*) filter (where d.below_floor), coalesce(sum(t.duration_ms), 0)
-            from %1$s t cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
-            group by 1, 2, 3, 4, 5, 6, 7, 8
-            order by 1, 2, 3, 4, 5, 6, 7, 8
+                                              retrievals, empty, below_floor, duration_sum, timed, latency_buckets,
+                                              latency_counts)
+            select g.org_id, g.day, g.principal_id, g.repo_id, g.persona_id, g.session_id, g.foreign_org,
+                   sum(g.retrievals), sum(g.empty), sum(g.below_floor), sum(g.duration_sum),
+                   coalesce(sum(g.retrievals) filter (where g.latency_bucket is not null), 0),
+                   coalesce(array_agg(g.latency_bucket order by g.latency_bucket)
+                                filter (where g.latency_bucket is not null), '{}'),
+                   coalesce(array_agg(g.retrievals order by g.latency_bucket)
+                                filter (where g.latency_bucket is not null), '{}')
+            from (select t.org_id, (t.created_at at time zone 'UTC')::date as day, t.principal_id, d.repo_id,
+                         d.persona_id, d.session_id, d.foreign_org, d.latency_bucket, count(*) as retrievals,
+                         count(*) filter (where d.empty) as empty, count(*) filter (where d.below_floor) as below_floor,
+                         coalesce(sum(t.duration_ms), 0) as duration_sum
+                  from %1$s t cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
+                  group by 1, 2, 3, 4, 5, 6, 7, 8) g
+            group by 1, 2, 3, 4, 5, 6, 7
+            order by 1, 2, 3, 4, 5, 6, 7
             on conflict on constraint usage_days_key do update
             set retrievals = u.retrievals + excluded.retrievals, empty = u.empty + excluded.empty,
                 below_floor = u.below_floor + excluded.below_floor,
-                duration_sum = u.duration_sum + excluded.duration_sum
+                duration_sum = u.duration_sum + excluded.duration_sum, timed = u.timed + excluded.timed,
+                (latency_buckets, latency_counts) = (
+                    select h.buckets, h.counts
+                    from data._usage_histogram_add(u.latency_buckets, u.latency_counts, excluded.latency_buckets,
+                                                   excluded.latency_counts) h)
         $q$, p_source),
         format($q$
             insert into data.usage_below_floor (trace_id, org_id, principal_id, created_at, query, repo_id, persona_id,
@@ -133,17 +237,32 @@ as $$
         format($q$
             update data.usage_days u
             set retrievals = u.retrievals - a.retrievals, empty = u.empty - a.empty,
-                below_floor = u.below_floor - a.below_floor, duration_sum = u.duration_sum - a.duration_sum
-            from (select t.org_id, (t.created_at at time zone 'UTC')::date as day, t.principal_id, d.repo_id,
-                         d.persona_id, d.session_id, d.foreign_org, d.latency_bucket, count(*) as retrievals,
-                         count(*) filter (where d.empty) as empty, count(*) filter (where d.below_floor) as below_floor,
-                         coalesce(sum(t.duration_ms), 0) as duration_sum
-                  from %1$s t cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
-                  group by 1, 2, 3, 4, 5, 6, 7, 8) a
+                below_floor = u.below_floor - a.below_floor, duration_sum = u.duration_sum - a.duration_sum,
+                timed = u.timed - a.timed,
+                (latency_buckets, latency_counts) = (
+                    select h.buckets, h.counts
+                    from data._usage_histogram_add(u.latency_buckets, u.latency_counts, a.latency_buckets,
+                                                   a.latency_taken) h)
+            from (select g.org_id, g.day, g.principal_id, g.repo_id, g.persona_id, g.session_id, g.foreign_org,
+                         sum(g.retrievals) as retrievals, sum(g.empty) as empty, sum(g.below_floor) as below_floor,
+                         sum(g.duration_sum) as duration_sum,
+                         coalesce(sum(g.retrievals) filter (where g.latency_bucket is not null), 0) as timed,
+                         coalesce(array_agg(g.latency_bucket order by g.latency_bucket)
+                                      filter (where g.latency_bucket is not null), '{}') as latency_buckets,
+                         coalesce(array_agg(-g.retrievals order by g.latency_bucket)
+                                      filter (where g.latency_bucket is not null), '{}') as latency_taken
+                  from (select t.org_id, (t.created_at at time zone 'UTC')::date as day, t.principal_id, d.repo_id,
+                               d.persona_id, d.session_id, d.foreign_org, d.latency_bucket, count(*) as retrievals,
+                               count(*) filter (where d.empty) as empty,
+                               count(*) filter (where d.below_floor) as below_floor,
+                               coalesce(sum(t.duration_ms), 0) as duration_sum
+                        from %1$s t
+                        cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
+                        group by 1, 2, 3, 4, 5, 6, 7, 8) g
+                  group by 1, 2, 3, 4, 5, 6, 7) a
             where u.org_id = a.org_id and u.day = a.day and u.principal_id is not distinct from a.principal_id
               and u.repo_id is not distinct from a.repo_id and u.persona_id is not distinct from a.persona_id
               and u.session_id is not distinct from a.session_id and u.foreign_org = a.foreign_org
-              and u.latency_bucket is not distinct from a.latency_bucket
         $q$, p_source),
         'delete from data.usage_days where retrievals <= 0',
         format('delete from data.usage_below_floor b using %1$s t where b.trace_id = t.trace_id', p_source)]
@@ -230,17 +349,31 @@ set search_path = pg_catalog, pg_temp
 as $$
 begin
     insert into data.usage_days as u (org_id, day, principal_id, repo_id, persona_id, session_id, foreign_org,
-                                      latency_bucket, retrievals, empty, below_floor, duration_sum)
-    select t.org_id, (t.created_at at time zone 'UTC')::date, t.principal_id, d.repo_id, d.persona_id,
-           d.session_id, d.foreign_org, d.latency_bucket, count(*), count(*) filter (where d.empty),
-           count(*) filter (where d.below_floor), coalesce(sum(t.duration_ms), 0)
-    from added t cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
-    group by 1, 2, 3, 4, 5, 6, 7, 8
-    order by 1, 2, 3, 4, 5, 6, 7, 8
+                                      retrievals, empty, below_floor, duration_sum, timed, latency_buckets,
+                                      latency_counts)
+    select g.org_id, g.day, g.principal_id, g.repo_id, g.persona_id, g.session_id, g.foreign_org,
+           sum(g.retrievals), sum(g.empty), sum(g.below_floor), sum(g.duration_sum),
+           coalesce(sum(g.retrievals) filter (where g.latency_bucket is not null), 0),
+           coalesce(array_agg(g.latency_bucket order by g.latency_bucket)
+                        filter (where g.latency_bucket is not null), '{}'),
+           coalesce(array_agg(g.retrievals order by g.latency_bucket)
+                        filter (where g.latency_bucket is not null), '{}')
+    from (select t.org_id, (t.created_at at time zone 'UTC')::date as day, t.principal_id, d.repo_id,
+                 d.persona_id, d.session_id, d.foreign_org, d.latency_bucket, count(*) as retrievals,
+                 count(*) filter (where d.empty) as empty, count(*) filter (where d.below_floor) as below_floor,
+                 coalesce(sum(t.duration_ms), 0) as duration_sum
+          from added t cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
+          group by 1, 2, 3, 4, 5, 6, 7, 8) g
+    group by 1, 2, 3, 4, 5, 6, 7
+    order by 1, 2, 3, 4, 5, 6, 7
     on conflict on constraint usage_days_key do update
     set retrievals = u.retrievals + excluded.retrievals, empty = u.empty + excluded.empty,
         below_floor = u.below_floor + excluded.below_floor,
-        duration_sum = u.duration_sum + excluded.duration_sum;
+        duration_sum = u.duration_sum + excluded.duration_sum, timed = u.timed + excluded.timed,
+        (latency_buckets, latency_counts) = (
+            select h.buckets, h.counts
+            from data._usage_histogram_add(u.latency_buckets, u.latency_counts, excluded.latency_buckets,
+                                           excluded.latency_counts) h);
 
     insert into data.usage_below_floor (trace_id, org_id, principal_id, created_at, query, repo_id, persona_id,
                                         session_id, foreign_org, relevance_floor, best_relevance, best_score,

@@ -160,7 +160,8 @@ begin
             (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array[
                 'data._readable_fragments', 'data._redact_candidates', 'data._redact_request']),
             -- Read by the usage views (security invoker) of analysts and auditors.
-            (array['contexts_analyst', 'contexts_auditor'], array['data._json_number', 'data._usage_latency']),
+            (array['contexts_analyst', 'contexts_auditor'], array[
+                'data._json_number', 'data._usage_latency', 'data._usage_p95', 'data._usage_concat']),
             -- Who am I, and traces (invoker: row-level security applies).
             (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array['api.whoami', 'api.get_trace']),
             -- Binding the principal of an API key: the service only. A login acts as the

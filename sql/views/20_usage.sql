@@ -55,12 +55,15 @@ comment on column api.retrieval_summaries.best_relevance is 'Best absolute relev
 comment on column api.retrieval_summaries.nothing_above_floor is 'No ranked candidate reached relevance_floor (true when nothing was found at all; null for a trace that recorded no relevance).';
 
 -- api.retrievals_per_day: retrievals per UTC day, org, principal and requested scope,
--- from data.usage_days. p95_ms is read from latency buckets 2% wide: within 1% of the
--- exact percentile.
+-- from data.usage_days (a row per group, with its latency histogram). p95_ms is read from
+-- latency buckets 2% wide: within 1% of the exact percentile. A group that redaction
+-- leaves alone keeps the p95 stored with its row; one that redaction makes of several
+-- rows (scope ids withheld from the reader become alike) concatenates their histograms.
 create or replace view api.retrievals_per_day with (security_barrier) as
 with visible as (
-    select u.day, u.org_id, u.principal_id, u.latency_bucket, u.retrievals, u.empty, u.below_floor, u.duration_sum,
-           u.repo_id, u.persona_id, u.session_id, u.foreign_org,
+    select u.day, u.org_id, u.principal_id, u.repo_id, u.persona_id, u.session_id, u.foreign_org,
+           u.retrievals, u.empty, u.below_floor, u.duration_sum, u.timed, u.latency_buckets, u.latency_counts,
+           u.p95_ms,
            u.repo_id is not null and not (coalesce(me.org_wide, false) or u.repo_id = any (coalesce(me.repos, '{}')))
                as repo_hidden,
            u.persona_id is not null
@@ -69,44 +72,23 @@ with visible as (
            u.session_id is not null and not (u.session_id = any (coalesce(me.sessions, '{}'))) as session_hidden
     from api.whoami() me
     join data.usage_days u on u.org_id = me.org_id and (u.principal_id = me.principal_id or me.audit)
-), buckets as (
+), per_group as (
     select v.day, v.org_id, v.principal_id,
            case when v.repo_hidden then null else v.repo_id end as repo_id,
            case when v.persona_hidden then null else v.persona_id end as persona_id,
            case when v.session_hidden then null else v.session_id end as session_id,
            v.foreign_org or v.repo_hidden or v.persona_hidden or v.session_hidden as withheld,
-           v.latency_bucket, sum(v.retrievals) as retrievals, sum(v.empty) as empty,
-           sum(v.below_floor) as below_floor, sum(v.duration_sum) as duration_sum
+           count(*) as merged, sum(v.retrievals)::bigint as retrievals, sum(v.empty)::bigint as empty,
+           sum(v.below_floor)::bigint as nothing_above_floor,
+           sum(v.duration_sum) / nullif(sum(v.timed), 0) as mean_ms,
+           min(v.p95_ms) as p95_ms,
+           data._usage_concat(v.latency_buckets) as latency_buckets, data._usage_concat(v.latency_counts) as latency_counts
     from visible v
-    group by 1, 2, 3, 4, 5, 6, 7, 8
-), cumulated as (
-    select b.*,
-           sum(b.retrievals) filter (where b.latency_bucket is not null)
-               over (partition by b.day, b.org_id, b.principal_id, b.repo_id, b.persona_id, b.session_id, b.withheld
-                     order by b.latency_bucket rows between unbounded preceding and current row) as below,
-           sum(b.retrievals) filter (where b.latency_bucket is not null)
-               over (partition by b.day, b.org_id, b.principal_id, b.repo_id, b.persona_id, b.session_id, b.withheld)
-               as timed
-    from buckets b
-), per_group as (
-    select c.day, c.org_id, c.principal_id, c.repo_id, c.persona_id, c.session_id, c.withheld,
-           sum(c.retrievals)::bigint as retrievals, sum(c.empty)::bigint as empty,
-           sum(c.below_floor)::bigint as nothing_above_floor,
-           sum(c.duration_sum) / nullif(max(c.timed), 0) as mean_ms,
-           max(c.timed) as timed,
-           -- percentile_cont's position among the timed retrievals (0-based), and the
-           -- buckets holding it and the next one.
-           min(data._usage_latency(c.latency_bucket))
-               filter (where c.below > floor(0.95 * (c.timed - 1))) as at_low,
-           min(data._usage_latency(c.latency_bucket))
-               filter (where c.below > floor(0.95 * (c.timed - 1)) + 1) as at_high
-    from cumulated c
     group by 1, 2, 3, 4, 5, 6, 7
 )
 select g.day, g.org_id, g.principal_id, g.repo_id, g.persona_id, g.session_id, g.withheld,
        g.retrievals, g.empty, g.nothing_above_floor, g.mean_ms,
-       (g.at_low + (0.95 * (g.timed - 1) - floor(0.95 * (g.timed - 1)))
-                   * (coalesce(g.at_high, g.at_low) - g.at_low))::float8 as p95_ms
+       case when g.merged = 1 then g.p95_ms else data._usage_p95(g.latency_buckets, g.latency_counts) end as p95_ms
 from per_group g;
 comment on view api.retrievals_per_day is 'Retrievals you may read per UTC day, org, principal and requested scope (repo, persona, session; withheld: a scope you hold no grant on), with empty answers and latency.';
 comment on column api.retrievals_per_day.empty is 'Retrievals that returned no fragment.';

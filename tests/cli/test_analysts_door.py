@@ -1,7 +1,8 @@
 """`contexts db serve` after the embedded server was started by another command on its
-socket only (`contexts serve`, `make run`): it listens itself and relays, so an analyst
-connects with the URL `contexts analyst create` printed, and the superuser, trusted on
-the socket, is refused over TCP."""
+socket only (`contexts serve`, `make run`): it listens itself and relays, with TLS (here
+with a certificate of one's own: --tls-cert, --tls-key), so an analyst connects with the
+URL `contexts analyst create` printed, and the superuser, trusted on the socket, is
+refused over TCP."""
 
 from __future__ import annotations
 
@@ -59,19 +60,26 @@ def test_db_serve_started_after_the_service_relays_and_refuses_the_superuser():
     door = None
     try:
         assert first_line(holder, START_TIMEOUT_S) == "up\n", holder.stderr.read() if holder.stderr else ""
-        door = subprocess.Popen([sys.executable, "-m", "app.cli", "db", "serve"], **popen)  # type: ignore[call-overload]
+        from app.cli.db_relay import self_signed_certificate
+
+        own = self_signed_certificate(home / "own", "127.0.0.1")  # as if from one's own authority
+        serve = ["db", "serve", "--tls-cert", str(own.cert), "--tls-key", str(own.key)]
+        door = subprocess.Popen([sys.executable, "-m", "app.cli", *serve], **popen)  # type: ignore[call-overload]
         announced = first_line(door, START_TIMEOUT_S)
         if announced is None or door.poll() is not None:
             door.kill()
             pytest.fail(f"db serve did not start: {door.stderr.read() if door.stderr else ''}")
-        assert announced.strip() == f"postgresql://127.0.0.1:{port}/contexts"
+        assert announced.strip() == f"postgresql://127.0.0.1:{port}/contexts?sslmode=require"
+        assert not (home / "tls").exists()  # no self-signed one made
 
         assert cli("org", "create", "acme").returncode == 0
         made = cli("analyst", "create", "acme", "ana", "--grant", "org", "--grant", "audit")
         assert made.returncode == 0, made.stderr
         url = made.stdout.strip().splitlines()[-1]
         assert conninfo_to_dict(url)["port"] == str(port)
-        with psycopg.connect(url, host="127.0.0.1", connect_timeout=10) as conn:
+        assert conninfo_to_dict(url)["sslmode"] == "require"
+        with psycopg.connect(url, sslmode="verify-ca", sslrootcert=str(own.cert), connect_timeout=10) as conn:
+            assert conn.pgconn.ssl_in_use
             assert conn.execute("select current_user, (select principal_id from api.whoami())").fetchone() == (
                 "ana",
                 "ana",

@@ -335,9 +335,9 @@ OWNER_HELPERS = {"data._stale_readable"}
 """Staleness kept to what the caller may read, for those who may call api.stale_fragments."""
 AUDIT_HELPERS = {"data._fragment_readers"}
 """Who may read a fragment and why, for those who may call api.fragment_readers."""
-VIEW_HELPERS = {"data._json_number", "data._usage_latency"}
+VIEW_HELPERS = {"data._json_number", "data._usage_latency", "data._usage_p95", "data._usage_concat"}
 """Read by the usage views, which analysts and auditors select (the p95 of a roll-up's
-latency buckets, ADR 0028)."""
+latency histograms, ADR 0028)."""
 
 
 def test_each_role_may_call_exactly_its_functions(conn):

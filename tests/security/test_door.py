@@ -1,7 +1,8 @@
 """The SQL door: `contexts db serve` opens an embedded server of its own (under a fresh
-CONTEXTS_HOME, as a user would run it) over TCP. Every login proves its password with
-SCRAM-SHA-256, nothing is trusted over TCP, and an analyst made by `contexts analyst
-create` connects with the URL it printed and reads exactly what its grants allow."""
+CONTEXTS_HOME, as a user would run it) over TCP, with TLS. Every login proves its
+password with SCRAM-SHA-256, nothing is trusted over TCP, no client gets in without TLS,
+and an analyst made by `contexts analyst create` connects with the URL it printed and
+reads exactly what its grants allow."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import queue
 import shutil
 import signal
 import socket
+import ssl
+import struct
 import subprocess
 import sys
 import tempfile
@@ -41,6 +44,8 @@ class Door:
     port: int
     env: dict[str, str]
     announced: str
+    said: list[str]
+    """What `contexts db serve` printed on stderr (its lines so far)."""
 
     def cli(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
         """`contexts ...` as a user runs it: a process of its own, joining the server."""
@@ -86,7 +91,9 @@ def door():
         text=True,
     )
     lines: queue.Queue = queue.Queue()
+    said: list[str] = []
     threading.Thread(target=_read_lines, args=(server.stdout, lines), daemon=True).start()
+    threading.Thread(target=lambda: said.extend(server.stderr or ()), daemon=True).start()
     try:
         try:
             announced = lines.get(timeout=START_TIMEOUT_S)
@@ -94,8 +101,8 @@ def door():
             announced = None
         if not announced:
             server.kill()
-            pytest.fail(f"contexts db serve did not start:\n{server.stderr.read() if server.stderr else ''}")
-        yield Door(home, port, env, announced.strip())
+            pytest.fail(f"contexts db serve did not start:\n{''.join(said)}")
+        yield Door(home, port, env, announced.strip(), said)
     finally:
         # SIGTERM, not SIGINT: a process started where SIGINT is ignored (a pytest-xdist
         # worker, a background job of a script) inherits that, and would wait out the 60 s.
@@ -143,14 +150,14 @@ def create_analyst(door: Door, org: str, name: str, *grants: str) -> tuple[str, 
 
 
 def test_the_door_listens_on_tcp_and_announces_itself(door):
-    assert door.announced == f"postgresql://127.0.0.1:{door.port}/contexts"
+    assert door.announced == f"postgresql://127.0.0.1:{door.port}/contexts?sslmode=require"
     with socket.create_connection(("127.0.0.1", door.port), timeout=5):
         pass
 
 
 def test_an_analyst_connects_with_the_printed_url_and_reads_exactly_its_grants(door, tenants):
     url, password = create_analyst(door, "acme", "alice", "repo:platform")
-    assert url == f"postgresql://alice:{password}@127.0.0.1:{door.port}/contexts"
+    assert url == f"postgresql://alice:{password}@127.0.0.1:{door.port}/contexts?sslmode=require"
     assert len(password) >= 32
     with psycopg.connect(url) as alice:
         # Over TCP, authenticated by SCRAM, as herself.
@@ -207,10 +214,11 @@ def test_nobody_is_trusted_over_tcp(door, tenants):
     assert trusted == [("local", ["all"], ["postgres"], "trust")]
     assert any(r[0] == "host" for r in rules)
     assert "contexts_analyst" in roles and "postgres" in roles
-    for role in roles:  # the superuser, the group roles, every analyst: none gets in without its password
-        with pytest.raises(psycopg.OperationalError, match="password authentication failed|no password supplied"):
+    for role in roles:  # the group roles, every analyst: none gets in without its password
+        refused = "only over the server's Unix socket" if role == "postgres" else "password authentication failed"
+        with pytest.raises(psycopg.OperationalError, match=f"{refused}|no password supplied"):
             door.tcp(role)
-        with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+        with pytest.raises(psycopg.OperationalError, match=refused):
             door.tcp(role, "postgres")
 
 
@@ -298,7 +306,7 @@ def test_principal_create_makes_the_missing_login(door, tenants):
     done = door.cli("principal", "create", "acme", "carol", "--kind", "human", "--db-role", "carol")
     assert done.returncode == 0, done.stderr
     url = done.stdout.strip().splitlines()[-1]
-    assert url.startswith("postgresql://carol:") and url.endswith(f"@127.0.0.1:{door.port}/contexts")
+    assert url.startswith("postgresql://carol:") and url.endswith(f"@127.0.0.1:{door.port}/contexts?sslmode=require")
     assert door.cli("grant", "add", "acme", "carol", "--repo", "secret").returncode == 0
     with psycopg.connect(url) as carol:
         assert {r[0] for r in carol.execute("select path from data.documents")} == {"policy.md", "secret/keys.md"}
@@ -329,3 +337,100 @@ def test_db_serve_leaves_an_external_database_to_its_dba(db_url):
     done = CliRunner().invoke(main, ["--db-url", db_url, "db", "serve"])
     assert done.exit_code != 0
     assert "opens the embedded server" in done.stderr and "Traceback" not in done.output
+
+
+# TLS: the door speaks it itself (app/cli/db_relay.py), with a certificate made on first
+# start under CONTEXTS_HOME/tls, and refuses clients that do not ask for it.
+
+SSL_REQUEST = struct.pack("!II", 8, 80877103)
+
+
+def tls_handshake(port: int, context: ssl.SSLContext) -> str | None:
+    """SSLRequest, then a TLS handshake with `context`: the protocol agreed on."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        raw.sendall(SSL_REQUEST)
+        assert raw.recv(1) == b"S"
+        with context.wrap_socket(raw) as wrapped:
+            return wrapped.version()
+
+
+def test_an_analyst_connects_over_tls_and_verifies_the_printed_certificate(door, tenants, tmp_path):
+    url, _ = create_analyst(door, "acme", "tina", "org")
+    cert = door.home / "tls" / "server.crt"
+    printed = "".join(door.said)
+    assert f"sslmode=verify-ca sslrootcert={cert}" in printed
+    digest = hashlib.sha256(ssl.PEM_cert_to_DER_cert(cert.read_text())).hexdigest().upper()
+    assert ":".join(digest[i : i + 2] for i in range(0, 64, 2)) in printed
+    assert oct((door.home / "tls" / "server.key").stat().st_mode & 0o777) == "0o600"
+
+    with psycopg.connect(url) as tina:  # sslmode=require, as printed
+        assert tina.pgconn.ssl_in_use
+        assert tina.execute("select current_user").fetchone() == ("tina",)
+    for mode, host in (("verify-ca", "127.0.0.1"), ("verify-full", "localhost"), ("verify-full", "127.0.0.1")):
+        with psycopg.connect(url, sslmode=mode, sslrootcert=str(cert), host=host) as tina:
+            assert tina.pgconn.ssl_in_use
+    from app.cli.db_relay import self_signed_certificate
+
+    other = self_signed_certificate(tmp_path, "127.0.0.1")  # another door's certificate
+    with pytest.raises(psycopg.OperationalError, match="certificate verify failed"):
+        psycopg.connect(url, sslmode="verify-ca", sslrootcert=str(other.cert))
+
+
+def test_the_door_speaks_tls_1_2_or_later_only(door):
+    cert = door.home / "tls" / "server.crt"
+    client = ssl.create_default_context(cafile=cert)
+    client.check_hostname = False
+    assert tls_handshake(door.port, client) in ("TLSv1.2", "TLSv1.3")
+    old = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    old.load_verify_locations(cert)
+    old.check_hostname = False
+    old.set_ciphers("DEFAULT:@SECLEVEL=0")  # let this client offer TLS 1.1 at all
+    old.minimum_version = ssl.TLSVersion.TLSv1
+    old.maximum_version = ssl.TLSVersion.TLSv1_1
+    with pytest.raises(ssl.SSLError):
+        tls_handshake(door.port, old)
+
+
+def test_a_client_without_tls_is_told_to_use_it(door, tenants):
+    url, _ = create_analyst(door, "acme", "pat", "org")
+    for extra in ({"sslmode": "disable"}, {"sslmode": "disable", "gssencmode": "prefer"}):
+        with pytest.raises(
+            psycopg.OperationalError, match="accepts TLS connections only: connect with sslmode=require"
+        ):
+            psycopg.connect(url, **extra)
+    # A startup packet straight away, as a client that never heard of TLS sends it.
+    with socket.create_connection(("127.0.0.1", door.port), timeout=10) as raw:
+        params = b"user\0pat\0database\0contexts\0\0"
+        raw.sendall(struct.pack("!II", 8 + len(params), 196608) + params)
+        answer = raw.recv(4096)
+    assert answer.startswith(b"E") and b"FATAL" in answer and b"TLS connections only" in answer
+
+
+def test_the_superuser_and_replication_are_refused_over_tls_too(door):
+    for extra in ({"user": "postgres"}, {"user": "postgres", "password": "postgres"}):
+        with pytest.raises(psycopg.OperationalError, match="only over the server's Unix socket, never over TCP"):
+            psycopg.connect(host="127.0.0.1", port=door.port, dbname="contexts", sslmode="require", **extra)
+    with pytest.raises(psycopg.OperationalError, match="replication connections are not relayed"):
+        psycopg.connect(
+            host="127.0.0.1", port=door.port, dbname="contexts", user="tina", sslmode="require", replication="database"
+        )
+
+
+def test_a_query_is_cancelled_over_tls(door, tenants):
+    url, _ = create_analyst(door, "acme", "cid", "org")
+    with psycopg.connect(url) as cid:
+        threading.Timer(1, cid.cancel_safe).start()
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            cid.execute("select pg_sleep(30)")
+
+
+def test_the_self_signed_certificate_is_made_once_and_kept(tmp_path):
+    from app.cli.db_relay import self_signed_certificate, server_context
+
+    made = self_signed_certificate(tmp_path, "10.1.2.3")
+    assert oct((tmp_path / "tls").stat().st_mode & 0o777) == "0o700"
+    assert oct(made.key.stat().st_mode & 0o777) == "0o600"
+    again = self_signed_certificate(tmp_path, "10.1.2.3")
+    assert again.fingerprint == made.fingerprint and again.cert.read_bytes() == made.cert.read_bytes()
+    context = server_context(made)
+    assert context.minimum_version == ssl.TLSVersion.TLSv1_2

@@ -3317,6 +3317,30 @@ CREATE FUNCTION data._usage_candidates(p_candidates jsonb) RETURNS TABLE(fragmen
 ALTER FUNCTION data._usage_candidates(p_candidates jsonb) OWNER TO <migrator>;
 
 --
+-- Name: _usage_days_p95(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_days_p95() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_days_p95() OWNER TO <migrator>;
+
+--
+-- Name: _usage_histogram_add(integer[], bigint[], integer[], bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_histogram_add(p_buckets integer[], p_counts bigint[], p_more_buckets integer[], p_more_counts bigint[], OUT buckets integer[], OUT counts bigint[]) RETURNS record
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_histogram_add(p_buckets integer[], p_counts bigint[], p_more_buckets integer[], p_more_counts bigint[], OUT buckets integer[], OUT counts bigint[]) OWNER TO <migrator>;
+
+--
 -- Name: _usage_latency(integer); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -3327,6 +3351,18 @@ CREATE FUNCTION data._usage_latency(p_bucket integer) RETURNS double precision
 
 
 ALTER FUNCTION data._usage_latency(p_bucket integer) OWNER TO <migrator>;
+
+--
+-- Name: _usage_p95(integer[], bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_p95(p_buckets integer[], p_counts bigint[]) RETURNS double precision
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_p95(p_buckets integer[], p_counts bigint[]) OWNER TO <migrator>;
 
 --
 -- Name: _usage_rebuild(); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -3609,6 +3645,18 @@ ALTER FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) OW
 
 COMMENT ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) IS 'Org and principal the current transaction acts for (null: nobody).';
 
+
+--
+-- Name: _usage_concat(anycompatiblearray); Type: AGGREGATE; Schema: data; Owner: <migrator>
+--
+
+CREATE AGGREGATE data._usage_concat(anycompatiblearray) (
+    SFUNC = array_cat,
+    STYPE = anycompatiblearray
+);
+
+
+ALTER AGGREGATE data._usage_concat(anycompatiblearray) OWNER TO <migrator>;
 
 --
 -- Name: fragments; Type: TABLE; Schema: data; Owner: <migrator>
@@ -4888,11 +4936,14 @@ CREATE TABLE data.usage_days (
     persona_id text,
     session_id text,
     foreign_org boolean NOT NULL,
-    latency_bucket integer,
     retrievals bigint NOT NULL,
     empty bigint NOT NULL,
     below_floor bigint NOT NULL,
     duration_sum double precision NOT NULL,
+    timed bigint NOT NULL,
+    latency_buckets integer[] NOT NULL,
+    latency_counts bigint[] NOT NULL,
+    p95_ms double precision,
     CONSTRAINT usage_days_day_readable CHECK (data._readable_time((day)::timestamp with time zone, 'usage_days.day'::text))
 );
 
@@ -4905,7 +4956,7 @@ ALTER TABLE data.usage_days OWNER TO <migrator>;
 -- Name: TABLE usage_days; Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON TABLE data.usage_days IS 'Retrievals per UTC day, org, principal, requested scope and latency bucket; kept from data.retrieval_traces by triggers, read through api.retrievals_per_day.';
+COMMENT ON TABLE data.usage_days IS 'Retrievals per UTC day, org, principal and requested scope, with their latency histogram; kept from data.retrieval_traces by triggers, read through api.retrievals_per_day.';
 
 
 --
@@ -4916,17 +4967,38 @@ COMMENT ON COLUMN data.usage_days.foreign_org IS 'The request''s scope named an 
 
 
 --
--- Name: COLUMN usage_days.latency_bucket; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.usage_days.latency_bucket IS 'floor(ln(duration_ms) / ln(1.02)) (durations under 1 us count as 1 us); null: no duration recorded.';
-
-
---
 -- Name: COLUMN usage_days.below_floor; Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
 COMMENT ON COLUMN data.usage_days.below_floor IS 'Retrievals in which no candidate reached the relevance floor, or that found nothing.';
+
+
+--
+-- Name: COLUMN usage_days.timed; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.usage_days.timed IS 'Retrievals with a duration recorded (the sum of latency_counts).';
+
+
+--
+-- Name: COLUMN usage_days.latency_buckets; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.usage_days.latency_buckets IS 'The latency buckets that hold retrievals, ascending: floor(ln(duration_ms) / ln(1.02)) (durations under 1 us count as 1 us).';
+
+
+--
+-- Name: COLUMN usage_days.latency_counts; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.usage_days.latency_counts IS 'Retrievals in each bucket of latency_buckets (same positions).';
+
+
+--
+-- Name: COLUMN usage_days.p95_ms; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.usage_days.p95_ms IS 'The 95th percentile of the latency read from the buckets (data._usage_p95), kept by a trigger.';
 
 
 --
@@ -4938,21 +5010,24 @@ CREATE VIEW api.retrievals_per_day WITH (security_barrier='true') AS
          SELECT u.day,
             u.org_id,
             u.principal_id,
-            u.latency_bucket,
-            u.retrievals,
-            u.empty,
-            u.below_floor,
-            u.duration_sum,
             u.repo_id,
             u.persona_id,
             u.session_id,
             u.foreign_org,
+            u.retrievals,
+            u.empty,
+            u.below_floor,
+            u.duration_sum,
+            u.timed,
+            u.latency_buckets,
+            u.latency_counts,
+            u.p95_ms,
             ((u.repo_id IS NOT NULL) AND (NOT (COALESCE(me.org_wide, false) OR (u.repo_id = ANY (COALESCE(me.repos, '{}'::text[])))))) AS repo_hidden,
             ((u.persona_id IS NOT NULL) AND (NOT (COALESCE(me.org_wide, false) OR (u.persona_id = ANY (COALESCE(me.personas, '{}'::text[])))))) AS persona_hidden,
             ((u.session_id IS NOT NULL) AND (NOT (u.session_id = ANY (COALESCE(me.sessions, '{}'::text[]))))) AS session_hidden
            FROM (api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
              JOIN data.usage_days u ON (((u.org_id = me.org_id) AND ((u.principal_id = me.principal_id) OR me.audit))))
-        ), buckets AS (
+        ), per_group AS (
          SELECT v.day,
             v.org_id,
             v.principal_id,
@@ -4969,11 +5044,14 @@ CREATE VIEW api.retrievals_per_day WITH (security_barrier='true') AS
                     ELSE v.session_id
                 END AS session_id,
             (v.foreign_org OR v.repo_hidden OR v.persona_hidden OR v.session_hidden) AS withheld,
-            v.latency_bucket,
-            sum(v.retrievals) AS retrievals,
-            sum(v.empty) AS empty,
-            sum(v.below_floor) AS below_floor,
-            sum(v.duration_sum) AS duration_sum
+            count(*) AS merged,
+            (sum(v.retrievals))::bigint AS retrievals,
+            (sum(v.empty))::bigint AS empty,
+            (sum(v.below_floor))::bigint AS nothing_above_floor,
+            (sum(v.duration_sum) / (NULLIF(sum(v.timed), (0)::numeric))::double precision) AS mean_ms,
+            min(v.p95_ms) AS p95_ms,
+            data._usage_concat(v.latency_buckets) AS latency_buckets,
+            data._usage_concat(v.latency_counts) AS latency_counts
            FROM visible v
           GROUP BY v.day, v.org_id, v.principal_id,
                 CASE
@@ -4987,40 +5065,7 @@ CREATE VIEW api.retrievals_per_day WITH (security_barrier='true') AS
                 CASE
                     WHEN v.session_hidden THEN NULL::text
                     ELSE v.session_id
-                END, (v.foreign_org OR v.repo_hidden OR v.persona_hidden OR v.session_hidden), v.latency_bucket
-        ), cumulated AS (
-         SELECT b.day,
-            b.org_id,
-            b.principal_id,
-            b.repo_id,
-            b.persona_id,
-            b.session_id,
-            b.withheld,
-            b.latency_bucket,
-            b.retrievals,
-            b.empty,
-            b.below_floor,
-            b.duration_sum,
-            sum(b.retrievals) FILTER (WHERE (b.latency_bucket IS NOT NULL)) OVER (PARTITION BY b.day, b.org_id, b.principal_id, b.repo_id, b.persona_id, b.session_id, b.withheld ORDER BY b.latency_bucket ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS below,
-            sum(b.retrievals) FILTER (WHERE (b.latency_bucket IS NOT NULL)) OVER (PARTITION BY b.day, b.org_id, b.principal_id, b.repo_id, b.persona_id, b.session_id, b.withheld) AS timed
-           FROM buckets b
-        ), per_group AS (
-         SELECT c.day,
-            c.org_id,
-            c.principal_id,
-            c.repo_id,
-            c.persona_id,
-            c.session_id,
-            c.withheld,
-            (sum(c.retrievals))::bigint AS retrievals,
-            (sum(c.empty))::bigint AS empty,
-            (sum(c.below_floor))::bigint AS nothing_above_floor,
-            (sum(c.duration_sum) / (NULLIF(max(c.timed), (0)::numeric))::double precision) AS mean_ms,
-            max(c.timed) AS timed,
-            min(data._usage_latency(c.latency_bucket)) FILTER (WHERE (c.below > floor((0.95 * (c.timed - (1)::numeric))))) AS at_low,
-            min(data._usage_latency(c.latency_bucket)) FILTER (WHERE (c.below > (floor((0.95 * (c.timed - (1)::numeric))) + (1)::numeric))) AS at_high
-           FROM cumulated c
-          GROUP BY c.day, c.org_id, c.principal_id, c.repo_id, c.persona_id, c.session_id, c.withheld
+                END, (v.foreign_org OR v.repo_hidden OR v.persona_hidden OR v.session_hidden)
         )
  SELECT day,
     org_id,
@@ -5033,7 +5078,10 @@ CREATE VIEW api.retrievals_per_day WITH (security_barrier='true') AS
     empty,
     nothing_above_floor,
     mean_ms,
-    (at_low + ((((0.95 * (timed - (1)::numeric)) - floor((0.95 * (timed - (1)::numeric)))))::double precision * (COALESCE(at_high, at_low) - at_low))) AS p95_ms
+        CASE
+            WHEN (merged = 1) THEN p95_ms
+            ELSE data._usage_p95(latency_buckets, latency_counts)
+        END AS p95_ms
    FROM per_group g;
 
 
@@ -6940,7 +6988,7 @@ ALTER TABLE ONLY data.usage_below_floor
 --
 
 ALTER TABLE ONLY data.usage_days
-    ADD CONSTRAINT usage_days_key UNIQUE NULLS NOT DISTINCT (org_id, day, principal_id, repo_id, persona_id, session_id, foreign_org, latency_bucket);
+    ADD CONSTRAINT usage_days_key UNIQUE NULLS NOT DISTINCT (org_id, day, principal_id, repo_id, persona_id, session_id, foreign_org);
 
 
 --
@@ -7362,6 +7410,13 @@ CREATE TRIGGER retrieval_traces_usage_truncate AFTER TRUNCATE ON data.retrieval_
 --
 
 CREATE TRIGGER retrieval_traces_usage_update AFTER UPDATE ON data.retrieval_traces REFERENCING OLD TABLE AS removed NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION data._usage_track();
+
+
+--
+-- Name: usage_days usage_days_p95; Type: TRIGGER; Schema: data; Owner: <migrator>
+--
+
+CREATE TRIGGER usage_days_p95 BEFORE INSERT OR UPDATE ON data.usage_days FOR EACH ROW EXECUTE FUNCTION data._usage_days_p95();
 
 
 --
@@ -9924,12 +9979,35 @@ REVOKE ALL ON FUNCTION data._usage_candidates(p_candidates jsonb) FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION _usage_days_p95(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_days_p95() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _usage_histogram_add(p_buckets integer[], p_counts bigint[], p_more_buckets integer[], p_more_counts bigint[], OUT buckets integer[], OUT counts bigint[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_histogram_add(p_buckets integer[], p_counts bigint[], p_more_buckets integer[], p_more_counts bigint[], OUT buckets integer[], OUT counts bigint[]) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _usage_latency(p_bucket integer); Type: ACL; Schema: data; Owner: <migrator>
 --
 
 REVOKE ALL ON FUNCTION data._usage_latency(p_bucket integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._usage_latency(p_bucket integer) TO contexts_analyst;
 GRANT ALL ON FUNCTION data._usage_latency(p_bucket integer) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _usage_p95(p_buckets integer[], p_counts bigint[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_p95(p_buckets integer[], p_counts bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._usage_p95(p_buckets integer[], p_counts bigint[]) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._usage_p95(p_buckets integer[], p_counts bigint[]) TO contexts_auditor;
 
 
 --
@@ -10074,6 +10152,15 @@ REVOKE ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id 
 GRANT ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) TO contexts_service;
 GRANT ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) TO contexts_analyst;
 GRANT ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _usage_concat(anycompatiblearray); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_concat(anycompatiblearray) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._usage_concat(anycompatiblearray) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._usage_concat(anycompatiblearray) TO contexts_auditor;
 
 
 --
