@@ -327,5 +327,9 @@ def document_text(doc: CorpusDoc, kind: str) -> str:
 def source_document(doc: CorpusDoc, kind: str) -> SourceDocument:
     """What the eval lane ingests of a corpus document (and the embedding cache chunks)."""
     return SourceDocument(
-        path=document_path(doc.id, kind), content=document_text(doc, kind), author="eval", owner="eval"
+        path=document_path(doc.id, kind),
+        content=document_text(doc, kind),
+        kind=conversation.TURN_KIND if kind == "conversation" else None,
+        author="eval",
+        owner="eval",
     )

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from app.text import expansion
+
 MONTHS = (
     "january",
     "february",
@@ -40,8 +42,9 @@ _DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH})\.?,?\
 _MONTH_DAY_YEAR = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.IGNORECASE)
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 
-VERSION = "2"
-"""Changes whenever what a turn's fragment holds changes (stored copies depend on it)."""
+VERSION = f"3/{expansion.VERSION}"
+"""Changes whenever what a turn's fragment holds changes, its lexical expansion included
+(stored copies depend on it)."""
 SPEAKER_SHARE = 0.8
 """Share of turns that must open with a speaker's name for a text set to be a conversation."""
 MAX_SPEAKERS = 12
@@ -243,6 +246,9 @@ def fragments(turns: Sequence[Turn], before: int = 1) -> dict[str, str]:
 
 KIND = "conversation"
 """The document kind whose text is read as a transcript, one fragment per turn."""
+TURN_KIND = "conversation-turn"
+"""The kind of a document that is one turn already rendered (turn_fragment), as the eval
+lane stores a conversation's turns: read as prose, expanded as a turn."""
 FORMAT = (
     "a heading per session with its date ('## Session 3, 8 May 2023, 1:56 pm' or '## 2023-05-08'), "
     "then one turn per line or paragraph as 'Speaker: text', "

@@ -34,12 +34,17 @@ from app.owners import CODEOWNERS_PATHS, CodeOwners, find_codeowners
 from app.readable import metadata_problem, time_problem
 from app.scope import Scope
 from app.settings import Settings
+from app.text import expansion
 from app.text.embed import Embedder, model_label
 from app.text.stems import reading
 from app.text.tokens import count_tokens
 from app.text.versions import CHUNKER_VERSION
 
 log = logging.getLogger(__name__)
+
+EXPANDED_KINDS = frozenset({conversation.KIND, conversation.TURN_KIND})
+"""Document kinds whose new fragments get learned expansion terms in their lexical text
+(app/text/expansion.py): transcripts, and documents that are one turn each."""
 
 
 class DuplicatePaths(ValueError):
@@ -67,6 +72,8 @@ class _Pending:
     generations)."""
     inputs: list[str] = field(default_factory=list)
     is_new: list[bool] = field(default_factory=list)
+    expand: bool = False
+    """Whether its new chunks get learned expansion terms (conversation turns)."""
     report: bool = True
     """False for re-homed pointers of a document not being ingested now."""
 
@@ -89,6 +96,8 @@ class EmbeddedAhead:
     the namespace no longer serves (a promotion meanwhile) are never written."""
 
     vectors: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    expansions: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Learned expansion terms by chunk text (conversation turns only: EXPANDED_KINDS)."""
     planned: int = 0
     """Inputs the plan asked for (each embedded with the active model and with every
     other live generation of its namespace)."""
@@ -101,6 +110,8 @@ class EmbeddingPlan:
 
     inputs: dict[str, list[str]]
     embedders: dict[str, list[Embedder]]
+    expand: list[str] = field(default_factory=list)
+    """Texts of new conversation turns to expand (app/text/expansion.py)."""
 
 
 def unreadable(doc: NormalizedDocument) -> str | None:
@@ -123,6 +134,11 @@ def embedding_input(path: str, heading_path: Iterable[str], text: str) -> str:
 
 def lexical_heading(path: str, heading_path: Iterable[str]) -> str:
     return " ".join((path.replace("/", " ").replace(".", " "), *heading_path))
+
+
+def expanded_heading(heading: str, terms: Iterable[str]) -> str:
+    """A fragment's lexical heading followed by its expansion terms."""
+    return " ".join((heading, *terms)).strip()
 
 
 def chunk_row(
@@ -168,6 +184,8 @@ class IngestPipeline:
         self.code_chunker = CodeChunker(settings.max_fragment_tokens, settings.overlap_tokens)
         self.prose_chunker = ProseChunker(settings.max_fragment_tokens, settings.overlap_tokens)
         self.conversation_chunker = ConversationChunker(settings.max_fragment_tokens, settings.overlap_tokens)
+        self.expander = expansion.shared(settings.torch_threads)
+        """Loads its model on first use: only conversations need it."""
         self._secondary: dict[str, Embedder] = {}
         """Embedders of other live generations (an upgrade's shadow), by what loads them."""
 
@@ -251,7 +269,7 @@ class IngestPipeline:
         unchanged = self.unchanged(conn, scope, [p.doc for p in documents]) if documents else {}
         changed = [p for p in documents if p.doc.path not in unchanged]
         chunks = [
-            (p.namespace, embedding_input(p.doc.path, c.heading_path, c.text), c.text)
+            (p.namespace, embedding_input(p.doc.path, c.heading_path, c.text), c.text, p.doc.kind in EXPANDED_KINDS)
             for p in changed
             for c in p.chunks
         ]
@@ -261,26 +279,32 @@ class IngestPipeline:
             "select ordinal, fragment_id, distance from api.match_fragments(%s, %s, %s, %s, %s, %s, %s)",
             (
                 *scope.as_args(),
-                [namespace for namespace, _input, _text in chunks],
-                [hashlib.sha256(text.encode("utf-8")).hexdigest() for _namespace, _input, text in chunks],
-                [to_signed(simhash64(text)) for _namespace, _input, text in chunks],
+                [namespace for namespace, _input, _text, _expand in chunks],
+                [hashlib.sha256(text.encode("utf-8")).hexdigest() for _namespace, _input, text, _expand in chunks],
+                [to_signed(simhash64(text)) for _namespace, _input, text, _expand in chunks],
             ),
         ).fetchall()
         inputs: dict[str, list[str]] = {}
-        for (namespace, text, _chunk), (_ordinal, fragment_id, distance) in zip(chunks, matches):
+        expand: list[str] = []
+        for (namespace, text, chunk, turn), (_ordinal, fragment_id, distance) in zip(chunks, matches):
             if fragment_id is None or distance:
                 inputs.setdefault(namespace, []).append(text)
+                if turn:
+                    expand.append(chunk)
         secondary = self.secondary_models(conn) if inputs else {}
         embedders = {
             namespace: [self.embedders[namespace], *(e for _id, e in secondary.get(namespace, []))]
             for namespace in inputs
         }
-        return EmbeddingPlan({ns: list(dict.fromkeys(texts)) for ns, texts in inputs.items()}, embedders)
+        return EmbeddingPlan(
+            {ns: list(dict.fromkeys(texts)) for ns, texts in inputs.items()}, embedders, list(dict.fromkeys(expand))
+        )
 
-    @staticmethod
-    def embed_planned(plan: EmbeddingPlan) -> EmbeddedAhead:
+    def embed_planned(self, plan: EmbeddingPlan) -> EmbeddedAhead:
         """Compute what `plan` names (CPU only: no connection is needed or held)."""
         ahead = EmbeddedAhead()
+        if plan.expand:
+            ahead.expansions = dict(zip(plan.expand, self.expander.expand(plan.expand)))
         for namespace, texts in plan.inputs.items():
             ahead.planned += len(texts)
             for embedder in plan.embedders[namespace]:
@@ -346,7 +370,7 @@ class IngestPipeline:
                 if on_document:
                     on_document(result)
                 continue
-            item = _Pending(doc.path, doc_id, version)
+            item = _Pending(doc.path, doc_id, version, expand=doc.kind in EXPANDED_KINDS)
             references = document_references(
                 doc.path, doc.syntax, doc.text, prepared.chunks, doc.metadata, is_code=prepared.namespace == "code"
             )
@@ -452,6 +476,7 @@ class IngestPipeline:
             start += len(item.rows)
 
         embedded_now = self._embed_new(pending, secondary, ahead)
+        self._expand_new(pending, ahead)
         if embedded_now and ahead is not None and ahead.planned:
             log.info("%d chunks embedded under the write lock of %s (not planned ahead)", embedded_now, scope.org_id)
         for item in pending:
@@ -512,6 +537,19 @@ class IngestPipeline:
                 self._secondary[source] = replace(self.embedders[namespace], name=source)
             out.setdefault(namespace, []).append((model_id, self._secondary[source]))
         return out
+
+    def _expand_new(self, pending: list[_Pending], ahead: EmbeddedAhead | None) -> None:
+        """Append learned expansion terms to the lexical text of the new chunks of
+        conversation turns (those expanded ahead are looked up, the rest expanded now).
+        The reader's text is unchanged: only what BM25 indexes grows."""
+        work = [row for item in pending if item.expand for row, new in zip(item.rows, item.is_new) if new]
+        if not work:
+            return
+        known = ahead.expansions if ahead is not None else {}
+        missing = list(dict.fromkeys(row["text"] for row in work if row["text"] not in known))
+        terms = known | dict(zip(missing, self.expander.expand(missing)))
+        for row in work:
+            row["lexical_heading"] = expanded_heading(row["lexical_heading"], terms[row["text"]])
 
     def _embed_new(
         self,

@@ -157,3 +157,19 @@ def test_dated_lines_make_day_sessions_and_a_long_turn_is_cut_citing_it():
     assert len(long) > 1 and all(c.token_count <= 200 and (c.start_line, c.end_line) == (2, 2) for c in long)
     assert long[0].text.startswith("8 May 2023\nMelanie: To the lake.")
     assert long[-1].text.endswith("Where did you go last week?")
+
+
+PUPPY = "## Session 1, 8 May 2023\n\nCaroline: We adopted a puppy last week, he chews everything!\nMelanie: Congrats!\n"
+
+
+def test_a_turn_is_found_by_a_word_it_implies_and_prose_is_not_expanded(conn, ingest, as_principal):
+    """Conversation turns carry learned expansion terms in their lexical text only
+    (app/text/expansion.py): "dog" finds the puppy turn; the same words as prose do not
+    get them, and no reader sees them."""
+    ingest("acme", {"chats/pets.md": PUPPY}, kind="conversation")
+    ingest("acme", {"notes/pets.md": PUPPY.replace("## Session 1, 8 May 2023\n\n", "")}, repo="notes")
+    found = search(conn, as_principal, "dog")
+    assert [text.split("\n")[1] for text in found] == ["Caroline: We adopted a puppy last week, he chews everything!"]
+    assert "dog" not in found[0]
+    stored = conn.execute("select count(*) from data.fragments where text like '%dog%'").fetchone()
+    assert stored == (0,)
