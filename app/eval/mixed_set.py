@@ -61,8 +61,8 @@ _NOT_EXPLAINING = re.compile(r"^(changes|changelog|history|license|licence|code_
 # -- sentences -----------------------------------------------------------------------
 
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.")
-_ROLE = re.compile(r":[A-Za-z:]+:`[^`]*`")
-_LITERAL = re.compile(r"``[^`]*``|`[^`]*`_?")
+_ROLE = re.compile(r":[A-Za-z:]+:`[^`]*`(?:\\\S)?")  # with a reST escape after it (":class:`Option`\s")
+_LITERAL = re.compile(r"(?:``[^`]*``|`[^`]*`_?)(?:\\\S)?")
 _IDENTIFIER = re.compile(
     r"(?<![\w.])(?:\*{1,2}\w+|\w+(?:\.\w+)+(?:\(\))?|\w*_\w*|\w+\(\)|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*)(?![\w])"
 )

@@ -195,3 +195,27 @@ def test_the_committed_set_is_rebuilt_byte_for_byte_from_the_click_corpus(tmp_pa
     assert mixed_set.main([str(CLICK / "commits-click"), str(tmp_path / "out"), *args]) == 0
     for name in ("corpus.jsonl", "queries.jsonl", "qrels/dev.tsv", "README.md"):
         assert (tmp_path / "out" / name).read_bytes() == (COMMITTED / name).read_bytes(), name
+
+
+@pytest.mark.parametrize(
+    ("sentence", "question"),
+    [
+        ("Adds a result callback to the :class:`Command`.", "Adds a result callback to the."),
+        (
+            "They are either :class:`Option`\\s or :class:`Argument`\\s in a command.",
+            "They are either or in a command.",
+        ),
+        (
+            "Calls ``ctx.invoke()`` with make_pass_decorator and NoArgsIsHelp for each nested command.",
+            "Calls with and for each nested command.",
+        ),
+        ("Returns the name of the thing.", None),  # only what is returned
+        (
+            "Returns a value that callers can compare with the default value.",
+            "Returns a value that callers can compare with the default value.",
+        ),
+        ("Open a file.", None),  # under five words
+    ],
+)
+def test_a_question_keeps_the_words_and_drops_names(sentence, question):
+    assert mixed_set.clean_question(sentence) == question
