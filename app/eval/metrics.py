@@ -38,30 +38,34 @@ Span = tuple[str, int, int]
 """(corpus id, first line, last line) of one source of a fragment."""
 
 
+def satisfies(spans: Sequence[Span], label: str) -> bool:
+    """Whether a fragment with these sources' spans is what `label` names: a fragment
+    label `ID#L<n>` wants a source of ID whose line range holds n, a document label
+    any source of that document."""
+    fragment = fragment_label(label)
+    if fragment is None:
+        return any(doc == label for doc, _, _ in spans)
+    return any(doc == fragment[0] and start <= fragment[1] <= end for doc, start, end in spans)
+
+
+def fragment_grade(spans: Sequence[Span], qrels: Mapping[str, int]) -> int:
+    """A fragment's own grade: the best grade of the labels it satisfies (0: none); what
+    training pairs drawn from a fragment-labelled set grade a candidate by."""
+    return max((grade for label, grade in qrels.items() if satisfies(spans, label)), default=0)
+
+
 def fragment_ranking(fragments: Sequence[tuple[str, Sequence[Span]]], qrels: Mapping[str, int]) -> list[str]:
     """Rank positions of a fragment list scored per fragment: each fragment (its own key,
     its sources' spans) is one position, standing for the best-graded relevant label it
     satisfies that no earlier fragment took, else for its own key (a miss). A fragment
     label `ID#L<n>` is satisfied by a fragment with a source of document ID whose line
     range holds n; a document label by any fragment of that document (only its first)."""
-    rel = relevant(qrels)
-    wanted = sorted(rel.items(), key=lambda item: (-item[1], item[0]))
-    targets = [(label, fragment_label(label)) for label, _ in wanted]
+    wanted = [label for label, _ in sorted(relevant(qrels).items(), key=lambda item: (-item[1], item[0]))]
     taken: set[str] = set()
     out: list[str] = []
     for key, spans in fragments:
-        stand = key
-        for label, fragment in targets:
-            if label in taken:
-                continue
-            if fragment is None:
-                hit = any(doc == label for doc, _, _ in spans)
-            else:
-                hit = any(doc == fragment[0] and start <= fragment[1] <= end for doc, start, end in spans)
-            if hit:
-                stand = label
-                taken.add(label)
-                break
+        stand = next((label for label in wanted if label not in taken and satisfies(spans, label)), key)
+        taken.add(stand)
         out.append(stand)
     return out
 

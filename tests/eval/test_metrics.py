@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from app.eval.metrics import fragment_ranking, mean, mrr_at_k, ndcg_at_k, recall_at_k, score_query
+from app.eval.metrics import fragment_grade, fragment_ranking, mean, mrr_at_k, ndcg_at_k, recall_at_k, score_query
 
 
 def test_single_relevant_document_at_rank_two():
@@ -105,3 +105,8 @@ def test_a_fragment_stands_for_its_best_label_and_near_duplicates_for_each_sourc
     fragments = [("a.py#L1-L10", [("a.py", 1, 10)]), ("x#1", [("c.py", 1, 4), ("b.py", 1, 4)])]
     assert fragment_ranking(fragments, qrels) == ["a.py#L8", "b.py#L3"]
     assert recall_at_k(fragment_ranking(fragments, qrels), qrels, 10) == pytest.approx(2 / 3)
+
+    # A candidate's own grade, for training pairs: its best satisfied label, else 0.
+    assert fragment_grade([("a.py", 1, 10)], qrels) == 2
+    assert fragment_grade([("a.py", 6, 7)], qrels) == 0
+    assert fragment_grade([("c.py", 1, 4), ("b.py", 1, 4)], qrels) == 1
