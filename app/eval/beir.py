@@ -5,6 +5,11 @@
                                an object) or "metadata": {"scope": ...} for breakdowns
     DATASET/qrels/SPLIT.tsv    query-id <TAB> corpus-id <TAB> grade, after a header line
 
+A corpus-id is a document ("any fragment of it is the answer"), or `ID#L<n>`: the
+fragment of document ID whose line range holds line n of its text (fragment_label; the
+mixed-repository sets of app/eval/mixed_set.py are labelled so). A set with such labels
+is scored per fragment (app/eval/metrics.py: fragment_ranking).
+
 Every malformed line is an error naming the file and line: a silently skipped label
 would move the figures.
 """
@@ -25,6 +30,10 @@ from app.ingest.normalize import SourceDocument, syntax_of
 
 KINDS = ("auto", "code", "prose", "files", "conversation")
 _SAMPLE = 200
+_FRAGMENT_LABEL = re.compile(r"(?P<doc>.+)#L(?P<line>[1-9][0-9]*)")
+BUNDLED = Path(__file__).resolve().parents[2] / "eval" / "datasets"
+"""Sets committed with the repository (eval/datasets/): found by name when
+CONTEXTS_DATASETS holds no set of that name."""
 
 
 class DatasetError(ValueError):
@@ -62,6 +71,8 @@ class Dataset:
     corpus_size: int = 0
     unknown_labels: int = 0
     """Relevant labels naming a document absent from the corpus (they count as misses)."""
+    fragment_level: bool = False
+    """Some label names a fragment (`ID#L<n>`): the set is scored per fragment."""
     _conversation: bool | None = None
 
     @property
@@ -191,16 +202,31 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     return qrels
 
 
-def locate(datasets: Path, name_or_path: str) -> Path:
-    """A dataset directory, or the name of a set under `datasets` (CONTEXTS_DATASETS)."""
+def fragment_label(corpus_id: str) -> tuple[str, int] | None:
+    """(document id, line) of a fragment label `ID#L<n>`; None for a document label."""
+    match = _FRAGMENT_LABEL.fullmatch(corpus_id)
+    return (match.group("doc"), int(match.group("line"))) if match else None
+
+
+def label_document(corpus_id: str) -> str:
+    """The document a label names (itself, or a fragment label's document)."""
+    fragment = fragment_label(corpus_id)
+    return fragment[0] if fragment else corpus_id
+
+
+def locate(datasets: Path, name_or_path: str, bundled: Path = BUNDLED) -> Path:
+    """A dataset directory, or the name of a set under `datasets` (CONTEXTS_DATASETS),
+    else of a set committed under eval/datasets/."""
     path = Path(name_or_path)
     if path.is_dir():
         return path
-    candidate = datasets / name_or_path
-    if "/" not in name_or_path and candidate.is_dir():
-        return candidate
+    if "/" not in name_or_path:
+        for root in (datasets, bundled):
+            if (root / name_or_path).is_dir():
+                return root / name_or_path
     raise DatasetError(
-        f"{name_or_path}: no such dataset directory (nor a set of that name under CONTEXTS_DATASETS={datasets})"
+        f"{name_or_path}: no such dataset directory (nor a set of that name under CONTEXTS_DATASETS={datasets} "
+        f"or {bundled})"
     )
 
 
@@ -239,9 +265,18 @@ def load(path: Path, split: str | None = None) -> Dataset:
             skipped.append(query_id)
     if not queries:
         raise DatasetError(f"{qrels_path}: no query has a relevant (grade > 0) document")
-    unknown = sum(1 for q in queries for d, g in qrels[q].items() if g > 0 and d not in corpus_ids)
+    unknown = sum(1 for q in queries for d, g in qrels[q].items() if g > 0 and label_document(d) not in corpus_ids)
+    fragments = any(fragment_label(d) is not None for q in queries for d in qrels[q])
     return Dataset(
-        path.resolve().name, path.resolve(), qrels_path.stem, queries, qrels, skipped, len(corpus_ids), unknown
+        path.resolve().name,
+        path.resolve(),
+        qrels_path.stem,
+        queries,
+        qrels,
+        skipped,
+        len(corpus_ids),
+        unknown,
+        fragments,
     )
 
 

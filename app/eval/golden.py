@@ -1,6 +1,7 @@
 """Layer 1: golden sets. Ingest a BEIR corpus through the ingestion lane into an org of
 its own (kept between runs), run every labelled query through the retrieval lane, and
-score each stage at document level.
+score each stage at document level, or per fragment for a set whose labels name
+fragments (`ID#L<n>`, app/eval/beir.py).
 
 Stages, each through the `Retriever` the HTTP endpoint uses:
 - lexical: `Retriever.candidates` with k_dense = 0 (BM25 only);
@@ -31,7 +32,7 @@ import psycopg
 from app.access import act_as, ensure_admin_principal
 from app.eval import beir
 from app.eval.embedding_cache import CorpusVectors, with_rounding
-from app.eval.metrics import mean, score_query
+from app.eval.metrics import Span, fragment_ranking, mean, score_query
 from app.eval.stages import DEFAULT_DEPTH, STAGES
 from app.ingest.batches import ingest_groups
 from app.ingest.normalize import SourceDocument
@@ -184,6 +185,48 @@ def fragment_documents(conn: psycopg.Connection, org: str, kind: str) -> dict[in
     return out
 
 
+def fragment_spans(conn: psycopg.Connection, org: str, kind: str) -> dict[int, list[Span]]:
+    """Fragment id -> (corpus id, first line, last line) of every live source."""
+    out: dict[int, list[Span]] = {}
+    for fragment_id, path, start, end in conn.execute(
+        "select s.fragment_id, d.path, s.start_line, s.end_line from data.fragment_sources s "
+        "join data.documents d using (doc_id) where d.org_id = %s and s.retired_at is null "
+        "order by s.fragment_id, d.path, s.start_line",
+        (org,),
+    ):
+        out.setdefault(fragment_id, []).append((beir.corpus_id(path, kind), start, end))
+    return out
+
+
+def fragment_keys(candidates: list[Candidate], spans: dict[int, list[Span]], kind: str) -> list[tuple[str, list[Span]]]:
+    """Each candidate as (its own key `ID#Lstart-Lend` of the cited source, its spans):
+    fragment_ranking's input."""
+    out: list[tuple[str, list[Span]]] = []
+    for c in candidates:
+        own = spans.get(c.fragment_id, [])
+        cited = beir.corpus_id(c.path, kind)
+        span = next((s for s in own if s[0] == cited), None)
+        key = f"{cited}#L{span[1]}-L{span[2]}" if span else f"{cited}#fragment-{c.fragment_id}"
+        out.append((key, own))
+    return out
+
+
+def labels_without_fragment(dataset: beir.Dataset, spans: dict[int, list[Span]]) -> int:
+    """Relevant fragment labels that no fragment's line range holds (they count as misses:
+    a label past the end of its document, or a document that was refused)."""
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    for sources in spans.values():
+        for doc, start, end in sources:
+            ranges.setdefault(doc, []).append((start, end))
+    missing = 0
+    for query_id in dataset.queries:
+        for label, grade in dataset.qrels[query_id].items():
+            fragment = beir.fragment_label(label)
+            if grade > 0 and fragment and not any(a <= fragment[1] <= b for a, b in ranges.get(fragment[0], ())):
+                missing += 1
+    return missing
+
+
 def document_ranking(candidates: list[Candidate], sources: dict[int, list[str]], kind: str) -> list[str]:
     """Corpus ids in rank order: each fragment's cited document first, then its other
     sources; a document counts once, at its best fragment."""
@@ -258,6 +301,7 @@ def run(
     org = org_id_for(dataset.name, content_hash, version, kind)
     stats = ensure_ingested(conn, pipeline, dataset, org, kind, progress)
     sources = fragment_documents(conn, org, kind)
+    spans = fragment_spans(conn, org, kind) if dataset.fragment_level else {}
 
     started = time.perf_counter()
     per_query: list[dict] = []
@@ -277,7 +321,10 @@ def run(
             "stages": {},
         }
         for stage in options.stages:
-            docs = document_ranking(rankings[stage], sources, kind)
+            if dataset.fragment_level:
+                docs = fragment_ranking(fragment_keys(rankings[stage], spans, kind), qrels)
+            else:
+                docs = document_ranking(rankings[stage], sources, kind)
             metrics = score_query(docs, qrels)
             assert metrics is not None  # load() keeps only queries with a relevant document
             scores[stage].append(metrics)
@@ -323,8 +370,11 @@ def run(
         "refused_documents": len(stats.refused),
         "skipped_queries": len(dataset.skipped_queries),
         "labels_missing_from_corpus": dataset.unknown_labels,
+        "labels": "fragment" if dataset.fragment_level else "document",
         "seconds": {"ingest": round(stats.seconds, 1), "queries": round(query_seconds, 1)},
     }
+    if dataset.fragment_level:
+        report["labels_without_fragment"] = labels_without_fragment(dataset, spans)
     if vectors is not None:
         report["corpus_vectors"] = vectors.report()
     if by_scope:

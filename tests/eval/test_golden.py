@@ -272,3 +272,65 @@ def test_rerank_collect_keeps_the_head_candidates_and_reads_them_back(conn, pipe
     assert first.head and first.grades[0] == 1 and first.head_docs[0] == ["d1"]
     assert all(c.reading is None and c.text for r in rows for c in r.head)
     assert np.isfinite(features.extract(first.query, first.head)).all()
+
+
+TAX = '''"""Shop taxes."""
+
+
+def add_vat(amount, rate):
+    """Add value added tax to a net amount."""
+    gross = amount * (1 + rate)
+    return round(gross, 2)
+
+
+def refund_window(days):
+    """How long a customer may return goods."""
+    if days > 14:
+        raise ValueError("refunds close after fourteen days")
+    return days
+'''
+
+
+def test_fragment_labels_are_scored_per_fragment(conn, pipeline, retriever, tmp_path):
+    """`PATH#L<n>` names the fragment whose line range holds line n: another fragment of
+    the same file ranked first is a miss, not the answer (document-level scoring would
+    call it a hit); a plain corpus id in the same set still means any fragment of it."""
+    corpus = [
+        {"_id": "src/shop/tax.py", "title": "src/shop/tax.py", "text": TAX},
+        {
+            "_id": "docs/refunds.md",
+            "title": "docs/refunds.md",
+            "text": "# Refunds\n\nRefunds are issued within days.\n",
+        },
+    ]
+    queries = [
+        {"_id": "q1", "text": "add value added tax to a net amount"},
+        {"_id": "q2", "text": "add value added tax to a net amount, with refunds closing"},
+        {"_id": "q3", "text": "refunds issued within days"},
+        {"_id": "q4", "text": "gross amount"},
+    ]
+    qrels = (
+        "query-id\tcorpus-id\tscore\n"
+        "q1\tsrc/shop/tax.py#L4\t2\n"  # add_vat's def line
+        "q2\tsrc/shop/tax.py#L10\t1\n"  # refund_window's def line: not add_vat's fragment
+        "q3\tdocs/refunds.md\t1\n"
+        "q4\tsrc/shop/tax.py#L99\t1\n"  # past the file's end: no fragment holds it
+    )
+    dataset = beir.load(write_set(tmp_path / "shop", corpus=corpus, queries=queries, qrels=qrels))
+    assert dataset.fragment_level and dataset.unknown_labels == 0
+    options = golden.GoldenOptions(stages=("lexical",), depth=100, out_dir=tmp_path / "out")
+    report = golden.run(conn, pipeline, retriever, dataset, options)
+    assert report["labels"] == "fragment" and report["labels_without_fragment"] == 1
+
+    lines = {
+        r["query_id"]: r["stages"]["lexical"]
+        for r in map(json.loads, (tmp_path / "out" / "shop-test.jsonl").read_text().splitlines())
+    }
+    assert lines["q1"]["first_relevant_rank"] == 1 and lines["q1"]["metrics"]["ndcg@10"] == 1.0
+    assert lines["q1"]["top10"][0] == "src/shop/tax.py#L4"
+    # q2: add_vat's fragment is first and is not the answer; refund_window's is below it.
+    assert lines["q2"]["top10"][0].startswith("src/shop/tax.py#L1-")
+    assert lines["q2"]["first_relevant_rank"] in (2, 3)
+    assert lines["q2"]["metrics"]["mrr@10"] == pytest.approx(1 / lines["q2"]["first_relevant_rank"])
+    assert lines["q3"]["metrics"]["ndcg@10"] == 1.0
+    assert lines["q4"]["metrics"]["recall@100"] == 0.0
