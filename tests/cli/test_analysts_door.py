@@ -99,3 +99,48 @@ def test_db_serve_started_after_the_service_relays_and_refuses_the_superuser():
                 except subprocess.TimeoutExpired:
                     process.kill()
         shutil.rmtree(home, ignore_errors=True)
+
+
+def test_db_serve_started_first_then_the_service_both_serve():
+    """The other order: the door starts the embedded server itself; a command of the
+    service started afterwards joins that server, and an analyst still connects through
+    the door with the printed self-signed certificate."""
+    home = Path(tempfile.mkdtemp(prefix="contexts-door-first-"))
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONTEXTS_", "PG"))}
+    env.update(CONTEXTS_HOME=str(home), CONTEXTS_DB_PORT=str(port))
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "app.cli", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180
+        )
+
+    popen = {"cwd": ROOT, "env": env, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    door = subprocess.Popen([sys.executable, "-m", "app.cli", "db", "serve"], **popen)  # type: ignore[call-overload]
+    holder = None
+    try:
+        announced = first_line(door, START_TIMEOUT_S)
+        if announced is None or door.poll() is not None:
+            door.kill()
+            pytest.fail(f"db serve did not start: {door.stderr.read() if door.stderr else ''}")
+        assert announced.strip() == f"postgresql://127.0.0.1:{port}/contexts?sslmode=require"
+        holder = subprocess.Popen([sys.executable, "-c", HOLDER], stdin=subprocess.PIPE, **popen)  # type: ignore[call-overload]
+        assert first_line(holder, START_TIMEOUT_S) == "up\n", holder.stderr.read() if holder.stderr else ""
+        assert holder.poll() is None  # the service's side runs beside the door
+        assert cli("org", "create", "acme").returncode == 0
+        made = cli("analyst", "create", "acme", "ana", "--grant", "org")
+        assert made.returncode == 0, made.stderr
+        url = made.stdout.strip().splitlines()[-1]
+        root = home / "tls" / "server.crt"
+        with psycopg.connect(url, sslmode="verify-ca", sslrootcert=str(root), connect_timeout=10) as conn:
+            assert conn.pgconn.ssl_in_use
+            assert conn.execute("select current_user").fetchone() == ("ana",)
+    finally:
+        for process in (holder, door):
+            if process is not None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(60)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+        shutil.rmtree(home, ignore_errors=True)
