@@ -343,3 +343,30 @@ def test_at_1400_px_each_row_shows_its_source_final_score_and_largest_terms(page
     assert abs(source["x"] - frame["x"]) <= 2, (source, frame)
     assert rank["x"] < frame["x"], (rank, frame)  # scrolled out of the box
     assert page.evaluate("document.documentElement.scrollWidth") <= 800
+
+
+@browser_test
+def test_a_trace_shows_the_fragments_a_relevance_floor_left_out(page, base_url, tenants):
+    """A retrieval made over the API with a floor no fragment reaches answers nothing, and
+    its trace page lists each candidate it dropped, marked below_min_relevance."""
+    import httpx
+    from playwright.sync_api import expect
+
+    answer = httpx.post(
+        f"{base_url}/contexts/retrieve",
+        headers={"Authorization": f"Bearer {tenants.acme_admin}"},
+        json={"query": STORAGE_QUERY, "scope": {"org_id": "acme"}, "min_relevance": 0.999},
+        timeout=60,
+    )
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["fragments"] == []
+    page.goto(f"{base_url}/ui")
+    enter_key(page, tenants.acme_admin)
+    page.goto(f"{base_url}/ui/traces/{body['trace_id']}")
+    dropped = page.locator("#dropped-table tbody tr")
+    expect(dropped.first).to_be_visible()
+    fates = dropped.locator("td.fate").all_inner_texts()
+    assert fates and set(fates) == {"below_min_relevance"}, fates
+    assert page.locator("#trace-table tbody tr.included").count() == 0
+    assert dropped.first.locator("td.source").inner_text().startswith("runbooks/")
