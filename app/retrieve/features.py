@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 from app.retrieve.candidates import Candidate
+from app.retrieve.kinds import candidate_kind, query_kind
 from app.text.stems import (
     BODY_CACHE,
     HEADER,
@@ -73,7 +74,24 @@ FEATURES = (
     "lists_agreement",  # share of the top 10 candidates that both lists hold (the query's)
     "best_lexical",  # the list's best BM25 (the query's)
     "best_dense",  # the list's best cosine (the query's)
+    # What the fragment is and what the query asks (app.retrieve.kinds): one-hots, and
+    # the pairs a linear model over per-list z-scores can only read as one column.
+    "kind_definition",  # a function or method with a body, a class with methods
+    "kind_declaration",  # a type that only declares (fields, no logic), a type alias
+    "kind_imports",  # imports, __all__, registration and wiring
+    "kind_test",  # a test file's fragment or a test function
+    "kind_explaining",  # prose in sentences
+    "kind_reference",  # prose that lists: tables, bullets, changelogs
+    "kind_turn",  # a conversation turn
+    "query_question",  # the query is a natural-language question (the query's)
+    "query_identifier",  # the query names code (the query's)
+    "query_error",  # the query is an error message (the query's)
+    "query_path",  # the query is a file path (the query's)
+    "question_non_answer",  # a question, and a declaration-only type, an import block or a test
+    "name_definition",  # an identifier, path or error query, and a definition or declaration
 )
+_FRAGMENT_COLUMNS = ("definition", "declaration", "imports", "test", "explaining", "reference", "turn")
+_KIND_COLUMNS = {f"kind_{k}" for k in _FRAGMENT_COLUMNS} | {"question_non_answer", "name_definition"}
 FEEDBACK_TOP = 5
 """Fused candidates whose words make the feedback vector."""
 
@@ -341,6 +359,9 @@ def extract(query: str, candidates: list[Candidate], columns: Sequence[str] = FE
     if idents and "identifier_text_match" in asked:
         in_text = [sum(1 for i in idents if i in c.text[:TEXT_CHARS].lower()) for c in candidates]
     per_term = 1.0 / m if m else 0.0
+    kinds = [candidate_kind(c) for c in candidates] if asked & _KIND_COLUMNS else [""] * n
+    asks = query_kind(query)
+    is_kind = {k: np.array([f == k for f in kinds], dtype=np.float64) for k in _FRAGMENT_COLUMNS}
 
     def share(matches: np.ndarray) -> np.ndarray:
         return matches @ idf / idf_total if m else np.zeros(n)
@@ -379,5 +400,9 @@ def extract(query: str, candidates: list[Candidate], columns: Sequence[str] = FE
         "lists_agreement": np.full(n, agreement),
         "best_lexical": np.full(n, best_lexical),
         "best_dense": np.full(n, best_dense),
+        **{f"kind_{k}": is_kind[k] for k in _FRAGMENT_COLUMNS},
+        **{f"query_{k}": np.full(n, float(asks == k)) for k in ("question", "identifier", "error", "path")},
+        "question_non_answer": (asks == "question") * (is_kind["declaration"] + is_kind["imports"] + is_kind["test"]),
+        "name_definition": (asks != "question") * (is_kind["definition"] + is_kind["declaration"]),
     }
     return np.column_stack([np.asarray(values[name], dtype=np.float64) for name in columns])

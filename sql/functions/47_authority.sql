@@ -124,6 +124,9 @@ $$;
 --   * a link y -> x counts only when every reader of x may read y: y's labels are x's
 --     or fewer (org-wide, same repo, same persona, same session); by induction every
 --     fragment whose score flows into x is readable by all of x's readers;
+--   * an import y does not use (a module, or a name its text does not name again)
+--     passes a tenth of y's share: a use from a body (a call, a name read) makes x an
+--     authority, the import of a types module every file needs does not;
 --   * y's share is divided by refs(y), all the references y makes (resolved or not,
 --     counted or not): a number its own text gives, not how many of them land on
 --     fragments some reader cannot see (the mass of the others is simply not passed on);
@@ -153,7 +156,13 @@ begin
     -- Nodes are numbered by fragment id (id - base + 1): no join to number them.
     with refs as materialized (
         -- Every reference of a live fragment from a live document, and what it cites.
+        -- An import is a use when the citing fragment names the imported name again
+        -- (a small file's one fragment holds the import and the call, recorded once).
         select l.fragment_id as citing, t.fragment_id as cited,
+               l.link_type = 'import'
+               and (l.target_name is null
+                    or regexp_count(c.text, '(?<![\w$])' || regexp_replace(l.target_name, '([^\w])', '\\\1', 'g')
+                                    || '(?![\w$])') < 2) as import_only,
                count(*) over (partition by l.fragment_id) as made,
                (c.repo_id is null or c.repo_id = t.repo_id) and (c.persona_id is null or c.persona_id = t.persona_id)
                and (c.session_id is null or c.session_id = t.session_id) as counts
@@ -163,7 +172,12 @@ begin
         left join data.fragments t on t.org_id = l.org_id and t.fragment_id = l.target_fragment_id and t.active
         where p_org_id is null or l.org_id = p_org_id
     ), links as materialized (
-        select r.citing, r.cited, 1.0::float8 / r.made as w from refs r where r.counts and r.cited <> r.citing
+        -- An import states that a file needs a name, not that its body relies on it: a
+        -- types module every file imports is no authority on anything. An import the
+        -- citing fragment does not use passes a tenth of a use's share (docs/adr/0013,
+        -- 3rd amendment).
+        select r.citing, r.cited, (case when r.import_only then 0.1 else 1.0 end)::float8 / r.made as w
+        from refs r where r.counts and r.cited <> r.citing
     ), bounds as (
         select least(min(k.citing), min(k.cited)) as lo, greatest(max(k.citing), max(k.cited)) as hi from links k
     )

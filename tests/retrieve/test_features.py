@@ -381,3 +381,28 @@ def test_proximity_windows_are_the_smallest_holding_every_held_term(texts, query
     present = np.array([[t in ids for t in query] for ids in texts], dtype=bool)
     found = _windows(seq, _owners(sizes), starts, q, present)
     assert found.tolist() == [_window_by_brute_force(ids, set(query)) for ids in texts]
+
+
+def test_fragment_and_query_kinds_are_features():
+    """What each fragment is and what the query asks (app.retrieve.kinds), as one-hots
+    and the pairs a linear model reads as one column."""
+    listed = [
+        candidate(1, "def run(job):\n    return job.start()\n", "app/jobs.py", namespace="code", symbol="run"),
+        candidate(2, "@dataclass\nclass Job:\n    name: str\n    size: int\n", "app/types.py", namespace="code"),
+        candidate(3, "from app.jobs import run\nfrom app.types import Job\n", "app/cli.py", namespace="code"),
+        candidate(4, "def test_run():\n    assert run(Job('a', 1))\n", "tests/test_jobs.py", namespace="code"),
+        candidate(5, "A job runs when its queue has room. It starts at once and reports when done.\n"),
+        candidate(6, "- `run`: start a job\n- `stop`: end it\n"),
+    ]
+    kinds = ("definition", "declaration", "imports", "test", "explaining", "reference")
+    question = [features_of(r) for r in extract("how does a job start?", listed)]
+    for row, kind in zip(question, kinds, strict=True):
+        assert [k for k in kinds if row[f"kind_{k}"] == 1.0] == [kind]
+        assert row["kind_turn"] == 0.0
+        assert (row["query_question"], row["query_identifier"], row["query_error"], row["query_path"]) == (1, 0, 0, 0)
+        assert row["question_non_answer"] == float(kind in ("declaration", "imports", "test"))
+        assert row["name_definition"] == 0.0
+    named = [features_of(r) for r in extract("run_job", listed)]
+    assert [r["query_identifier"] for r in named] == [1.0] * 6
+    assert [r["name_definition"] for r in named] == [1.0, 1.0, 0, 0, 0, 0]
+    assert [r["question_non_answer"] for r in named] == [0.0] * 6
