@@ -102,9 +102,14 @@ def order(
     head = candidates[:rerank_top]
     together = head + (beside or [])
     if reranker is not None:
+        # A reranker that keeps a share for the fused order (the learned one: ADR 0015,
+        # sixth amendment) mixes it in, the fused score relative to the head's best.
+        share = float(getattr(reranker, "fused_share", 0.0))
+        best = max((c.fused_score for c in head), default=0.0)
         for candidate, score in zip(together, reranker.score(query, together)):
             candidate.rerank_score = score
-            candidate.base_score = score
+            fused = min(1.0, candidate.fused_score / best) if best > 0 else 0.0
+            candidate.base_score = (1.0 - share) * score + share * fused
         return sorted(head, key=lambda c: (-(c.base_score or 0.0), -c.fused_score, c.fragment_id))
     for candidate in together:
         candidate.base_score = min(1.0, candidate.fused_score / best_possible)
