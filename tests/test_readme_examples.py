@@ -412,3 +412,51 @@ def test_every_block_of_the_readme_runs(demo: Demo, tmp_path: Path):
             pytest.fail(f"a README block in {lang!r}, which this test does not run")
         ran.append(text)
     assert len(ran) == len(blocks(README)) >= 6
+
+
+def test_every_inline_command_of_the_readme_runs(demo: Demo, tmp_path: Path):
+    """The commands the README names inline (`contexts ...` in a sentence) run as written
+    against the demo's database; a new one fails this test until it is run here too."""
+    env = clean_env(CONTEXTS_HOME=str(demo.home), PYTHONPATH=str(ROOT), COLUMNS="250")  # tables unfolded
+    repo = tmp_path / "backend"
+    repo.mkdir()
+    (repo / "payments.md").write_text(PAYMENTS)
+    git = "git -c user.name=t -c user.email=t@example.com"
+    bash(f"git init -q . && {git} add -A && {git} commit -qm first", repo, env)
+
+    def run(command: str, cwd: Path = demo.checkout) -> str:
+        return bash(f".venv/bin/{command}" if cwd == demo.checkout else command, cwd, env).stdout
+
+    shim = demo.checkout / ".venv" / "bin" / "contexts"
+    inline = set(re.findall(r"`(contexts [^`]*)`", README.read_text()))
+    checked: set[str] = set()
+    key = ""
+    run(f"contexts ingest {repo} --org acme --repo backend")  # the README's step 4, before these sentences
+    for command in sorted(inline):
+        if command in ("contexts mcp", "contexts ingest --org"):
+            pass  # the MCP configurations and the ingest block run in test_every_block_of_the_readme_runs
+        elif command == "contexts sync . --org acme --repo backend":
+            synced = bash(f"{shim} {command.removeprefix('contexts ')}", repo, env)
+            said = synced.stdout + synced.stderr
+            assert "acme/backend" in said and "->" in said, said  # from nothing synced to HEAD
+        elif command == "contexts key create acme admin":
+            made = run(command)
+            key = made.split()[-1]
+            assert key.startswith("ctx_"), made
+        elif command == "contexts key list demo":
+            assert demo.key.split("_")[1] in run(command)
+        elif command == "contexts key revoke KEY_ID":
+            continue  # below, once a key of its own exists
+        elif command == "contexts psql":
+            assert run(f"{command} -c 'select 1 as one'").split()[:3] == ["one", "-----", "1"]
+        elif command == "contexts analyst create demo alice --grant org":
+            out = run(command)
+            assert out.startswith("postgresql://alice:") and "sslmode=require" in out, out
+        else:
+            pytest.fail(f"an inline README command this test does not run: {command}")
+        checked.add(command)
+    assert "contexts key create acme admin" in checked
+    run(f"contexts key revoke {key.split('_')[1]}")
+    listed = run("contexts key list acme")
+    assert key.split("_")[1] in listed and "revoked" in listed
+    assert checked >= {c for c in inline if "KEY_ID" not in c}
