@@ -44,19 +44,45 @@ def first_line(process: subprocess.Popen, timeout: float) -> str | None:
         return None
 
 
+def door_env(home: Path, port: int) -> dict[str, str]:
+    """The environment of a user with this home and door port, nothing else of ours."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONTEXTS_", "PG"))}
+    return env | {"CONTEXTS_HOME": str(home), "CONTEXTS_DB_PORT": str(port)}
+
+
+def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180
+    )
+
+
+def spawn(env: dict[str, str], *argv: str, stdin: bool = False) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, *argv],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.PIPE if stdin else None,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def stop(*processes: subprocess.Popen | None) -> None:
+    for process in processes:
+        if process is not None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
 def test_db_serve_started_after_the_service_relays_and_refuses_the_superuser():
     home = Path(tempfile.mkdtemp(prefix="contexts-door-order-"))
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONTEXTS_", "PG"))}
-    env.update(CONTEXTS_HOME=str(home), CONTEXTS_DB_PORT=str(port))
-
-    def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "app.cli", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180
-        )
-
-    popen = {"cwd": ROOT, "env": env, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER], stdin=subprocess.PIPE, **popen)  # type: ignore[call-overload]
+    env = door_env(home, port)
+    holder = spawn(env, "-c", HOLDER, stdin=True)
     door = None
     try:
         assert first_line(holder, START_TIMEOUT_S) == "up\n", holder.stderr.read() if holder.stderr else ""
@@ -64,7 +90,7 @@ def test_db_serve_started_after_the_service_relays_and_refuses_the_superuser():
 
         own = self_signed_certificate(home / "own", "127.0.0.1")  # as if from one's own authority
         serve = ["db", "serve", "--tls-cert", str(own.cert), "--tls-key", str(own.key)]
-        door = subprocess.Popen([sys.executable, "-m", "app.cli", *serve], **popen)  # type: ignore[call-overload]
+        door = spawn(env, "-m", "app.cli", *serve)
         announced = first_line(door, START_TIMEOUT_S)
         if announced is None or door.poll() is not None:
             door.kill()
@@ -72,8 +98,8 @@ def test_db_serve_started_after_the_service_relays_and_refuses_the_superuser():
         assert announced.strip() == f"postgresql://127.0.0.1:{port}/contexts?sslmode=require"
         assert not (home / "tls").exists()  # no self-signed one made
 
-        assert cli("org", "create", "acme").returncode == 0
-        made = cli("analyst", "create", "acme", "ana", "--grant", "org", "--grant", "audit")
+        assert cli(env, "org", "create", "acme").returncode == 0
+        made = cli(env, "analyst", "create", "acme", "ana", "--grant", "org", "--grant", "audit")
         assert made.returncode == 0, made.stderr
         url = made.stdout.strip().splitlines()[-1]
         assert conninfo_to_dict(url)["port"] == str(port)
@@ -91,13 +117,7 @@ def test_db_serve_started_after_the_service_relays_and_refuses_the_superuser():
                 host="127.0.0.1", port=port, dbname="contexts", user="ana", password="wrong", connect_timeout=10
             )
     finally:
-        for process in (door, holder):
-            if process is not None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(60)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+        stop(door, holder)
         shutil.rmtree(home, ignore_errors=True)
 
 
@@ -107,16 +127,8 @@ def test_db_serve_started_first_then_the_service_both_serve():
     the door with the printed self-signed certificate."""
     home = Path(tempfile.mkdtemp(prefix="contexts-door-first-"))
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONTEXTS_", "PG"))}
-    env.update(CONTEXTS_HOME=str(home), CONTEXTS_DB_PORT=str(port))
-
-    def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "app.cli", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180
-        )
-
-    popen = {"cwd": ROOT, "env": env, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
-    door = subprocess.Popen([sys.executable, "-m", "app.cli", "db", "serve"], **popen)  # type: ignore[call-overload]
+    env = door_env(home, port)
+    door = spawn(env, "-m", "app.cli", "db", "serve")
     holder = None
     try:
         announced = first_line(door, START_TIMEOUT_S)
@@ -124,11 +136,11 @@ def test_db_serve_started_first_then_the_service_both_serve():
             door.kill()
             pytest.fail(f"db serve did not start: {door.stderr.read() if door.stderr else ''}")
         assert announced.strip() == f"postgresql://127.0.0.1:{port}/contexts?sslmode=require"
-        holder = subprocess.Popen([sys.executable, "-c", HOLDER], stdin=subprocess.PIPE, **popen)  # type: ignore[call-overload]
+        holder = spawn(env, "-c", HOLDER, stdin=True)
         assert first_line(holder, START_TIMEOUT_S) == "up\n", holder.stderr.read() if holder.stderr else ""
         assert holder.poll() is None  # the service's side runs beside the door
-        assert cli("org", "create", "acme").returncode == 0
-        made = cli("analyst", "create", "acme", "ana", "--grant", "org")
+        assert cli(env, "org", "create", "acme").returncode == 0
+        made = cli(env, "analyst", "create", "acme", "ana", "--grant", "org")
         assert made.returncode == 0, made.stderr
         url = made.stdout.strip().splitlines()[-1]
         root = home / "tls" / "server.crt"
@@ -136,11 +148,5 @@ def test_db_serve_started_first_then_the_service_both_serve():
             assert conn.pgconn.ssl_in_use
             assert conn.execute("select current_user").fetchone() == ("ana",)
     finally:
-        for process in (holder, door):
-            if process is not None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(60)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+        stop(holder, door)
         shutil.rmtree(home, ignore_errors=True)
