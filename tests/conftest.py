@@ -50,6 +50,11 @@ def private_server() -> Iterator[EmbeddedPostgres]:
 @pytest.fixture(scope="session")
 def pg_server():
     with private_server() as server:
+        # What Contexts' own servers load from contexts.conf (app/db/embedded.py's GUARD):
+        # the lexical engine's library in every session, for its COPY guard.
+        with psycopg.connect(server.url(), autocommit=True) as conn:
+            conn.execute("alter system set session_preload_libraries = 'contexts_bm25'")
+            conn.execute("select pg_reload_conf()")
         yield server
 
 

