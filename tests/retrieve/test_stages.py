@@ -181,11 +181,11 @@ def test_a_context_is_read_in_bundle_order_by_its_own_pipeline(conn, ingest, ret
     assert len(ids) == 3
     order = [ids["c.md"], ids["a.md"], ids["b.md"]]
     context_id = conn.execute(
-        "select context_id from api.context_create(p_org_id => 'acme', p_repo_id => null, p_persona_id => null,"
+        "select context_id from service.context_create(p_org_id => 'acme', p_repo_id => null, p_persona_id => null,"
         " p_session_id => null, p_name => 'bundle')"
     ).fetchone()[0]
     ref = conn.execute(
-        "select ref from api.context_add_version(p_context_id => %s, p_fragment_ids => %s)", (context_id, order)
+        "select ref from service.context_add_version(p_context_id => %s, p_fragment_ids => %s)", (context_id, order)
     ).fetchone()[0]
     bundle = read_bundle(conn, retriever, "acme", ref, budget_tokens=4000)
     assert [f.id for f in bundle.fragments] == order  # bundle order, not a ranking
