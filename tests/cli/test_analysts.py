@@ -125,7 +125,7 @@ def test_a_migrator_without_createrole_is_told_the_sql_its_dba_runs(acme):
         for fn in ("service.create_analyst(text, text, text, text, text[], text)", "service.create_login(text, text)"):
             conn.execute(f"grant execute on function {fn} to {lite}")
         conn.execute(f"grant execute on all functions in schema data to {lite}")
-        conn.execute(f"grant usage on schema data, api to {lite}")
+        conn.execute(f"grant usage on schema data, api, service to {lite}")
         conn.execute(f"grant select on all tables in schema data to {lite}")
     with psycopg.connect(acme) as conn:
         conn.execute(f"set role {lite}")
