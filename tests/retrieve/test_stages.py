@@ -132,11 +132,11 @@ def test_each_stage_writes_its_own_score():
 
 
 def sql_calls(source: str) -> list[tuple[str, list[str]]]:
-    """Each `api.name(...)` with parameters in a module's SQL strings (adjacent string
-    literals joined), with its arguments."""
+    """Each `api.name(...)` or `service.name(...)` with parameters in a module's SQL
+    strings (adjacent string literals joined), with its arguments."""
     joined = re.sub(r'"\s*\n\s*"', "", source)
     calls = []
-    for match in re.finditer(r"api\.([a-z_]+)\(", joined):
+    for match in re.finditer(r"\b(?:api|service)\.([a-z_]+)\(", joined):
         depth, at, args, current = 1, match.end(), [], ""
         while depth:
             ch = joined[at]
@@ -154,8 +154,9 @@ def sql_calls(source: str) -> list[tuple[str, list[str]]]:
 
 
 def test_sql_functions_are_called_with_named_arguments():
-    """Every api.* call of the retrieval lane names its arguments (`p_org_id =>
-    %(org)s`): none passes values by position, so a signature's order cannot shift them."""
+    """Every api.* and service.* call of the retrieval lane names its arguments
+    (`p_org_id => %(org)s`): none passes values by position, so a signature's order
+    cannot shift them."""
     root = Path(__file__).resolve().parents[2] / "app" / "retrieve"
     calls = [call for path in sorted(root.glob("*.py")) for call in sql_calls(path.read_text(encoding="utf-8"))]
     names = {name for name, _ in calls}
