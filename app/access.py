@@ -46,7 +46,7 @@ def create_api_key(
     key_id = secrets.token_hex(6)
     token = f"{TOKEN_PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
     conn.execute(
-        "select api.create_api_key(%s, %s, %s, %s, %s, %s, %s, %s)",
+        "select service.create_api_key(%s, %s, %s, %s, %s, %s, %s, %s)",
         (
             org_id,
             principal_id,
@@ -71,20 +71,20 @@ def key_id_of(token: str) -> str | None:
 def authenticate(conn: psycopg.Connection, token: str) -> tuple[str, str]:
     """Bind the key's principal to the open transaction; 28000 when unknown or revoked.
     Returns (org, principal)."""
-    row = conn.execute("select org_id, principal_id from api.authenticate(%s)", (token,)).fetchone()
-    assert row is not None  # api.authenticate raises instead
+    row = conn.execute("select org_id, principal_id from service.authenticate(%s)", (token,)).fetchone()
+    assert row is not None  # service.authenticate raises instead
     return row[0], row[1]
 
 
 def act_as(conn: psycopg.Connection, org_id: str, principal_id: str) -> None:
     """Administrators (the CLI): bind a principal, then drop to the service role for the
     rest of the transaction so row-level security applies exactly as over HTTP."""
-    conn.execute("select api.bind_principal(%s, %s)", (org_id, principal_id))
+    conn.execute("select service.bind_principal(%s, %s)", (org_id, principal_id))
     conn.execute(f"set local role {SERVICE_ROLE}")
 
 
 def ensure_admin_principal(conn: psycopg.Connection, org_id: str, principal_id: str) -> None:
     """An org's first principal: a human with read and write on the whole org."""
-    conn.execute("select api.create_principal(%s, %s, 'human', 'org administrator')", (org_id, principal_id))
-    conn.execute("select api.grant_scope(%s, %s, 'org', null, true)", (org_id, principal_id))
-    conn.execute("select api.grant_scope(%s, %s, 'audit', null, false)", (org_id, principal_id))
+    conn.execute("select service.create_principal(%s, %s, 'human', 'org administrator')", (org_id, principal_id))
+    conn.execute("select service.grant_scope(%s, %s, 'org', null, true)", (org_id, principal_id))
+    conn.execute("select service.grant_scope(%s, %s, 'audit', null, false)", (org_id, principal_id))

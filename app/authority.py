@@ -26,7 +26,7 @@ class Refresh:
 
 def refresh(conn: psycopg.Connection) -> Refresh:
     """Refresh the view concurrently (readers keep the previous scores meanwhile)."""
-    row = conn.execute("select refreshed_at, duration_ms, scored from api.refresh_authority()").fetchone()
+    row = conn.execute("select refreshed_at, duration_ms, scored from service.refresh_authority()").fetchone()
     assert row is not None  # the function returns its one record or raises
     return Refresh(*row)
 

@@ -1,6 +1,6 @@
 """Delivering staleness nudges to each org's webhook, at least once (docs/owners.md).
 
-`deliver_pending` first queues the nudges owed now (api.nudges_enqueue: one row per
+`deliver_pending` first queues the nudges owed now (service.nudges_enqueue: one row per
 stale fragment and period, so running it again adds nothing), then sends each due
 nudge in a transaction of its own: claim it (locked, so a second worker skips it), POST
 it, record the attempt, commit. The nudge is marked delivered only with the record of a
@@ -63,14 +63,14 @@ def deliver_pending(
     report = DeliveryReport()
     started = time.perf_counter()
     with transaction() as conn:
-        rows = conn.execute("select enqueued from api.nudges_enqueue(%s)", (org_id,)).fetchall()
+        rows = conn.execute("select enqueued from service.nudges_enqueue(%s)", (org_id,)).fetchall()
         report.enqueued = sum(n for (n,) in rows)
     http = client or httpx.Client(timeout=timeout_s, follow_redirects=False)
     try:
         for _ in range(limit):
             with transaction() as conn:
                 claimed = conn.execute(
-                    "select nudge_id, url, secret, payload, attempts from api.nudge_claim(%s)", (org_id,)
+                    "select nudge_id, url, secret, payload, attempts from service.nudge_claim(%s)", (org_id,)
                 ).fetchone()
                 if claimed is None:
                     break
@@ -78,7 +78,7 @@ def deliver_pending(
                 status, error, took_ms = _post(http, url, secret, nudge_id, payload)
                 ok = status is not None and 200 <= status < 300
                 conn.execute(
-                    "select api.nudge_attempted(%s, %s, %s, %s, %s, %s)",
+                    "select service.nudge_attempted(%s, %s, %s, %s, %s, %s)",
                     (
                         nudge_id,
                         url,

@@ -180,10 +180,10 @@ def ingest(conn, pipeline):
         session: str | None = None,
         **doc_fields,
     ):
-        conn.execute("select api.create_org(%s)", (org,))
+        conn.execute("select service.create_org(%s)", (org,))
         pipeline.register_models(conn)
         ensure_admin_principal(conn, org, ADMIN)
-        conn.execute("select api.bind_principal(%s, %s)", (org, ADMIN))
+        conn.execute("select service.bind_principal(%s, %s)", (org, ADMIN))
         prepared = [pipeline.prepare(SourceDocument(path=p, content=c, **doc_fields)) for p, c in files.items()]
         results = pipeline.write(conn, Scope(org, repo, persona, session), prepared)
         conn.commit()
@@ -228,7 +228,7 @@ def serving(settings, db_url: str, logins: dict, **overrides) -> Iterator[tuple[
     local = settings.with_(database_url=db_url, service_database_url=login_url(db_url, logins["service"]), **overrides)
     services = build_services(local, db_url)
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_org('acme')")
+        conn.execute("select service.create_org('acme')")
         ensure_admin_principal(conn, "acme", "admin")
         key = create_api_key(conn, "acme", "admin")
     try:

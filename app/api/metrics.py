@@ -163,7 +163,7 @@ class ServiceCollector(Collector):
             return
         try:
             with services.runtime.pool.connection(timeout=SIZES_TIMEOUT_S) as conn:
-                rows = conn.execute("select * from api.metrics_org_sizes()").fetchall()
+                rows = conn.execute("select * from service.metrics_org_sizes()").fetchall()
         except Exception as error:  # a scrape reports what it can; the log says why sizes are missing
             log.warning("metrics: index sizes unavailable: %s", error)
             return

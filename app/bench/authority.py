@@ -71,12 +71,12 @@ on conflict do nothing
 def seed(conn: psycopg.Connection, n: int, links: int, seed_value: float) -> int:
     """A fresh scratch org with `n` fragments and their links; returns the links."""
     conn.execute("delete from data.orgs where org_id = %s", (ORG,))
-    conn.execute("select api.create_org(%s)", (ORG,))
+    conn.execute("select service.create_org(%s)", (ORG,))
     for repo in range(4):
-        conn.execute("select api.ensure_scope(%s, %s, null, null)", (ORG, f"r{repo}"))
-    conn.execute("select api.ensure_scope(%s, null, 'p1', null)", (ORG,))
+        conn.execute("select service.ensure_scope(%s, %s, null, null)", (ORG, f"r{repo}"))
+    conn.execute("select service.ensure_scope(%s, null, 'p1', null)", (ORG,))
     for session in range(7):
-        conn.execute("select api.ensure_scope(%s, null, null, %s)", (ORG, f"s{session}"))
+        conn.execute("select service.ensure_scope(%s, null, null, %s)", (ORG, f"s{session}"))
     params = {"org": ORG, "n": n, "links": links, "seed": seed_value}
     conn.execute(_SEED_SQL, params)
     conn.execute("select setseed(%s)", (seed_value,))
@@ -123,7 +123,7 @@ def measure(db_url: str, sizes: list[int], links: int = 4, repeat: int = 3) -> l
         finally:
             conn.rollback()
             conn.execute("delete from data.orgs where org_id = %s", (ORG,))
-            conn.execute("select api.refresh_authority()")
+            conn.execute("select service.refresh_authority()")
             conn.commit()
     return results
 

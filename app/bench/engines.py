@@ -9,7 +9,7 @@ leaves its rows out.
   field) with its English stemmer tokenizer (`en_stem`) on one writer thread, in a
   temporary folder; the query is the same text, its terms OR-ed (punctuation becomes
   spaces, lower case: no query syntax), top k. Its index's size on disk and its build
-  time stand beside our lexical index's bytes (`api.metrics_org_sizes`) and our write.
+  time stand beside our lexical index's bytes (`service.metrics_org_sizes`) and our write.
 - **bm25s** (0.3, sparse matrices, no pruning) is fed *our* lexemes: each fragment's
   terms and term frequencies as our BM25 indexes them (`unnest(tsv)`, a term's frequency
   its number of positions), and the query's lexemes from `api.lexical_tsvector`, with
@@ -220,7 +220,9 @@ def lexical(
     tantivy = TantivyIndex(texts)
     try:
         bm25 = Bm25sIndex(conn, org)
-        row = conn.execute("select sum(bm25_bytes) from api.metrics_org_sizes() where org_id = %s", (org,)).fetchone()
+        row = conn.execute(
+            "select sum(bm25_bytes) from service.metrics_org_sizes() where org_id = %s", (org,)
+        ).fetchone()
         conn.rollback()
         ours_bytes = int(row[0]) if row and row[0] is not None else None
         report: dict = {

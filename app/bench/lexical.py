@@ -83,7 +83,7 @@ def build(dsn: str, site: Path, limit: int, copies: int) -> tuple[int, float | N
         if held and held[0]:
             return int(held[0]), None
         pieces = chunks(site, limit)
-        conn.execute("select api.create_org(%s, 'lexical bench')", (ORG,))
+        conn.execute("select service.create_org(%s, 'lexical bench')", (ORG,))
         conn.execute("create temp table corpus (path text, body text)")
         with conn.cursor().copy("copy corpus (path, body) from stdin") as copy:
             for row in pieces:
@@ -138,7 +138,7 @@ def add_tenants(dsn: str, tenants: int, workers: int = 1) -> dict:
             elif held != (per_copy,):
                 raise SystemExit(f"{tenant_org(n)} holds {held[0] if held else 0} fragments, not 0 or {per_copy}")
         for org in todo:
-            conn.execute("select api.create_org(%s, 'lexical bench tenant')", (org,))
+            conn.execute("select service.create_org(%s, 'lexical bench tenant')", (org,))
             conn.execute(
                 "insert into data.repos (org_id, repo_id) values (%s, %s) on conflict do nothing", (org, FIRST_REPO)
             )

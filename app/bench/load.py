@@ -580,13 +580,13 @@ def main(argv: list[str] | None = None) -> int:
     corpus = build_corpus(dsn, pipeline, args.fragments, site, args.corpus)
     with psycopg.connect(dsn) as conn:
         for principal, kind, scope_id, can_write in ((READER, "org", None, False), (WRITER, "repo", WRITE_REPO, True)):
-            conn.execute("select api.create_principal(%s, %s, 'agent', 'bench load')", (ORG, principal))
-            conn.execute("select api.grant_scope(%s, %s, %s, %s, %s)", (ORG, principal, kind, scope_id, can_write))
+            conn.execute("select service.create_principal(%s, %s, 'agent', 'bench load')", (ORG, principal))
+            conn.execute("select service.grant_scope(%s, %s, %s, %s, %s)", (ORG, principal, kind, scope_id, can_write))
         for (key_id,) in conn.execute(
-            "select key_id from api.list_api_keys(%s) where principal_id = any(%s) and revoked_at is null",
+            "select key_id from service.list_api_keys(%s) where principal_id = any(%s) and revoked_at is null",
             (ORG, [READER, WRITER]),
         ).fetchall():
-            conn.execute("select api.revoke_api_key(%s)", (key_id,))  # an earlier run's
+            conn.execute("select service.revoke_api_key(%s)", (key_id,))  # an earlier run's
         read_key = create_api_key(conn, ORG, READER, "bench load").token
         write_key = create_api_key(conn, ORG, WRITER, "bench load").token
         written = {

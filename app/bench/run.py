@@ -198,14 +198,14 @@ def blend_profiles(conn: psycopg.Connection, embedders: dict[str, Embedder]) -> 
     """The personas the blend is measured with (no fragments of their own, so all
     retrieve from the same candidates) and their profiles."""
     for persona in VARIANTS:
-        conn.execute("select api.ensure_scope(%s, null, %s, null)", (ORG, persona))
+        conn.execute("select service.ensure_scope(%s, null, %s, null)", (ORG, persona))
     conn.commit()
     described = msgspec.convert(
         {"org_id": ORG, "persona_id": DESCRIBED, "w_persona": 0.1, "description": DESCRIPTION}, RankingProfileSet
     )
     vectors = description_vectors(embedders, described)
     act_as(conn, ORG, ADMIN)
-    conn.execute("select from api.ranking_profile_set(%s, %s, 1, 0, 0, 0, 0)", (ORG, RELEVANCE))
+    conn.execute("select from service.ranking_profile_set(%s, %s, 1, 0, 0, 0, 0)", (ORG, RELEVANCE))
     set_profile_on(conn, described, vectors)
     conn.commit()
 
@@ -304,7 +304,7 @@ def build_corpus(dsn: str, pipeline: IngestPipeline, target: int, site: Path, co
     vacuumed and analysed. Returns `corpus_fragments`, and `ingest` figures when it ingested."""
     results: dict = {}
     with psycopg.connect(dsn) as conn:
-        conn.execute("select api.create_org(%s)", (ORG,))
+        conn.execute("select service.create_org(%s)", (ORG,))
         ensure_admin_principal(conn, ORG, ADMIN)
         pipeline.register_models(conn)
         conn.commit()

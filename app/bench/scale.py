@@ -152,7 +152,7 @@ def make_copies(
                 for vectors in wrapped.values():
                     vectors.copy = k
                 if scope.org_id != org:
-                    conn.execute("select api.create_org(%s)", (scope.org_id,))
+                    conn.execute("select service.create_org(%s)", (scope.org_id,))
                     ensure_admin_principal(conn, scope.org_id, admin)
                     conn.commit()
                 for group in ingest_groups(

@@ -88,18 +88,18 @@ from ids, generate_series(%(first)s::int, %(last)s::int) g
 
 
 def seed(conn: psycopg.Connection, fragments: int) -> None:
-    conn.execute("select api.create_org(%s)", (ORG,))
+    conn.execute("select service.create_org(%s)", (ORG,))
     conn.execute("insert into data.repos (org_id, repo_id) select %s, 'r' || i from generate_series(1, 3) i", (ORG,))
     conn.execute("insert into data.personas (org_id, persona_id) values (%s, 'p1')", (ORG,))
     conn.execute("insert into data.sessions (org_id, session_id) values (%s, 's1')", (ORG,))
     for i in range(5):
-        conn.execute("select api.create_principal(%s, %s, 'agent')", (ORG, f"agent-{i}"))
-    conn.execute("select api.create_principal(%s, 'usage-admin', 'human')", (ORG,))
-    conn.execute("select api.grant_scope(%s, 'usage-admin', 'org', null)", (ORG,))
-    conn.execute("select api.grant_scope(%s, 'usage-admin', 'audit', null)", (ORG,))
-    conn.execute("select api.create_principal(%s, 'usage-repo', 'human')", (ORG,))
-    conn.execute("select api.grant_scope(%s, 'usage-repo', 'repo', 'r1')", (ORG,))
-    conn.execute("select api.grant_scope(%s, 'usage-repo', 'audit', null)", (ORG,))
+        conn.execute("select service.create_principal(%s, %s, 'agent')", (ORG, f"agent-{i}"))
+    conn.execute("select service.create_principal(%s, 'usage-admin', 'human')", (ORG,))
+    conn.execute("select service.grant_scope(%s, 'usage-admin', 'org', null)", (ORG,))
+    conn.execute("select service.grant_scope(%s, 'usage-admin', 'audit', null)", (ORG,))
+    conn.execute("select service.create_principal(%s, 'usage-repo', 'human')", (ORG,))
+    conn.execute("select service.grant_scope(%s, 'usage-repo', 'repo', 'r1')", (ORG,))
+    conn.execute("select service.grant_scope(%s, 'usage-repo', 'audit', null)", (ORG,))
     conn.execute(_SEED_SQL, {"org": ORG, "n": fragments})
     conn.commit()
 
@@ -157,7 +157,7 @@ def read_views(conn: psycopg.Connection, repeat: int) -> list[dict]:
             walls, servers, rows = [], [], 0
             for _ in range(repeat + 1):
                 with conn.transaction():
-                    conn.execute("select api.bind_principal(%s, %s)", (ORG, principal))
+                    conn.execute("select service.bind_principal(%s, %s)", (ORG, principal))
                     conn.execute("set local role contexts_analyst")
                     started = time.perf_counter()
                     rows = len(conn.execute(sql).fetchall())

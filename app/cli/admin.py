@@ -59,7 +59,7 @@ def create_org(
 
     ttl = datetime.timedelta(hours=session_ttl_hours) if session_ttl_hours else None
     try:
-        conn.execute("select api.create_org(%s, %s, %s)", (org_id, name, ttl))
+        conn.execute("select service.create_org(%s, %s, %s)", (org_id, name, ttl))
         ensure_admin_principal(conn, org_id, admin)
     except psycopg.errors.InvalidParameterValue as exc:
         raise CliError(f"invalid org id {org_id!r}: use lowercase letters, digits, '.', '_' and '-'") from exc
@@ -108,7 +108,7 @@ def principal_create(
     with admin_connection(settings, hints=True) as conn:
         if db_role is not None and not login_exists(conn, db_role):
             password = create_login(conn, db_role)
-        conn.execute("select api.create_principal(%s, %s, %s, %s, %s)", (org_id, principal_id, kind, name, db_role))
+        conn.execute("select service.create_principal(%s, %s, %s, %s, %s)", (org_id, principal_id, kind, name, db_role))
     console.print(f"principal [bold]{principal_id}[/] ready in org {org_id}; give it grants with `contexts grant add`")
     if password is not None and db_role is not None:
         print_login(settings, db_role, password, f"login {db_role} created (in contexts_analyst)")
@@ -192,7 +192,7 @@ def grant_add(
         if kind in SCOPE_TABLES and scope_id is not None and not create:
             conn.execute("select data._require_org(%s)", (org_id,))
             _require_known_scope(conn, org_id, kind, scope_id)
-        conn.execute("select api.grant_scope(%s, %s, %s, %s, %s)", (org_id, principal_id, kind, scope_id, write))
+        conn.execute("select service.grant_scope(%s, %s, %s, %s, %s)", (org_id, principal_id, kind, scope_id, write))
     console.print(f"granted {'read/write' if write else 'read'} on {kind} {scope_id or org_id} to {principal_id}")
 
 
@@ -211,7 +211,7 @@ def grant_revoke(
 ) -> None:
     kind, scope_id = _scope_choice(org_wide, repo, persona, session, audit)
     with admin_connection(context_settings(ctx)) as conn:
-        found = scalar(conn, "select api.revoke_scope(%s, %s, %s, %s)", (org_id, principal_id, kind, scope_id))
+        found = scalar(conn, "select service.revoke_scope(%s, %s, %s, %s)", (org_id, principal_id, kind, scope_id))
     if not found:
         raise CliError(f"{principal_id} holds no {kind} grant {scope_id or org_id}")
     console.print(f"revoked {kind} {scope_id or org_id} from {principal_id}")
@@ -224,7 +224,7 @@ def grant_list(ctx: click.Context, org_id: str) -> None:
     from rich.table import Table
 
     with admin_connection(context_settings(ctx)) as conn:
-        rows = conn.execute("select * from api.list_grants(%s)", (org_id,)).fetchall()
+        rows = conn.execute("select * from service.list_grants(%s)", (org_id,)).fetchall()
     table = Table("principal", "kind", "scope", "id", "write", "granted")
     for principal_id, kind, scope_kind, scope_id, can_write, created in rows:
         table.add_row(
@@ -338,7 +338,7 @@ def key_list(ctx: click.Context, org_id: str) -> None:
     with admin_connection(context_settings(ctx)) as conn:
         rows = conn.execute(
             "select key_id, principal_id, label, created_at, last_used_at, revoked_at, expires_at, read_only, "
-            "repos, now() from api.list_api_keys(%s)",
+            "repos, now() from service.list_api_keys(%s)",
             (org_id,),
         ).fetchall()
     # The key id (what `key revoke` takes) is never wrapped; the other columns narrow instead.
@@ -358,7 +358,7 @@ def key_list(ctx: click.Context, org_id: str) -> None:
 @click.pass_context
 def key_revoke(ctx: click.Context, key_id: str) -> None:
     with admin_connection(context_settings(ctx)) as conn:
-        found = scalar(conn, "select api.revoke_api_key(%s)", (key_id,))
+        found = scalar(conn, "select service.revoke_api_key(%s)", (key_id,))
     if not found:
         raise CliError(f"no live key {key_id}")
     console.print(f"key {key_id} revoked")
@@ -374,7 +374,7 @@ def sessions() -> None:
 def sessions_purge(ctx: click.Context) -> None:
     """Delete expired sessions with everything written in them."""
     with admin_connection(context_settings(ctx)) as conn:
-        rows = conn.execute("select * from api.purge_expired_sessions()").fetchall()
+        rows = conn.execute("select * from service.purge_expired_sessions()").fetchall()
     for org_id, session_id, documents, fragments in rows:
         console.print(f"purged {org_id}/{session_id}: {documents} document(s), {fragments} fragment(s)")
     console.print(f"{len(rows)} expired session(s) purged")

@@ -176,7 +176,7 @@ def analyst_list(ctx: click.Context, org_id: str | None) -> None:
     from rich.table import Column, Table
 
     with admin_connection(context_settings(ctx)) as conn:
-        rows = conn.execute("select * from api.list_analysts(%s)", (org_id,)).fetchall()
+        rows = conn.execute("select * from service.list_analysts(%s)", (org_id,)).fetchall()
     headers = ("org", "principal", "login", "may connect", "member of", "disabled", "grants")
     table = Table(*(Column(h, overflow="fold") for h in headers))
     for org, principal_id, login, can_login, member_of, disabled_at, grants in rows:
@@ -216,7 +216,7 @@ def analyst_revoke(ctx: click.Context, org_id: str, name: str) -> None:
     sessions end) and disable the principal. Its grants, traces and the role itself stay,
     so the audit trail still names it."""
     with admin_connection(context_settings(ctx), hints=True) as conn:
-        login = conn.execute("select api.revoke_analyst(%s, %s)", (org_id, name)).fetchone()
+        login = conn.execute("select service.revoke_analyst(%s, %s)", (org_id, name)).fetchone()
     if login is None:
         raise CliError(f"principal {name} of org {org_id} has no login")
     console.print(f"login {escape(login[0])} may no longer connect; principal {escape(org_id)}/{escape(name)} disabled")

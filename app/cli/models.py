@@ -341,7 +341,8 @@ def _promote(settings: Settings, dsn: str, namespace: str, generation: int) -> N
     try:
         with psycopg.connect(dsn) as conn:
             row = conn.execute(
-                "select name, generation, replaced, kept_until from api.promote_model(%s, %s)", (namespace, generation)
+                "select name, generation, replaced, kept_until from service.promote_model(%s, %s)",
+                (namespace, generation),
             ).fetchone()
             assert row is not None
             conn.commit()
@@ -415,7 +416,7 @@ def abandon_command(ctx: click.Context, namespace: str) -> None:
         shadow = generation_of(conn, namespace, "shadow")
         if shadow is None:
             raise CliError(f"namespace {namespace} has no shadow generation")
-        row = conn.execute("select api.drop_model_generation(%s)", (shadow["model_id"],)).fetchone()
+        row = conn.execute("select service.drop_model_generation(%s)", (shadow["model_id"],)).fetchone()
     dropped = row[0] if row else 0
     console.print(f"generation {shadow['generation']} of {namespace} abandoned: {dropped} vector(s) dropped")
 
@@ -428,7 +429,7 @@ def drop_retired_command(ctx: click.Context, as_json: bool) -> None:
     ended (the rows stay: traces name them)."""
     with admin_connection(context_settings(ctx)) as conn:
         rows = conn.execute(
-            "select model_id, namespace, name, generation, vectors from api.drop_retired_models()"
+            "select model_id, namespace, name, generation, vectors from service.drop_retired_models()"
         ).fetchall()
     for _id, namespace, name, generation, vectors in rows:
         console.print(f"dropped {namespace} generation {generation} ({name}): {vectors} vector(s)")

@@ -135,7 +135,7 @@ def owners_settings(
     def run(conn: psycopg.Connection) -> tuple | None:
         if any(k is not None for k in knobs):
             return conn.execute(
-                "select * from api.owner_settings_set(%s, %s, %s, %s, %s, %s)", (org_id, *knobs)
+                "select * from service.owner_settings_set(%s, %s, %s, %s, %s, %s)", (org_id, *knobs)
             ).fetchone()
         return conn.execute("select * from api.owner_settings(%s)", (org_id,)).fetchone()
 

@@ -1,4 +1,4 @@
-"""`contexts policy check`: what protects each table, read from the catalog (api.policy_report,
+"""`contexts policy check`: what protects each table, read from the catalog (service.policy_report,
 sql/functions/14_policy_report.sql); fails when a table with tenant data lacks forced
 row-level security, or when the policies in the database differ from sql/policies
 (app/db/policy_drift.py)."""
@@ -36,10 +36,10 @@ def policy_check(ctx: click.Context, verbose: bool, as_json: bool) -> None:
     from app.db.policy_drift import LOCK_TIMEOUT, policy_drift
 
     with admin_connection(context_settings(ctx)) as conn:
-        cursor = conn.execute("select * from api.policy_report()")
+        cursor = conn.execute("select * from service.policy_report()")
         columns = [c.name for c in cursor.description or ()]
         tables = [dict(zip(columns, row)) for row in cursor.fetchall()]
-        bypass = [r[0] for r in conn.execute("select role_name from api.policy_bypass()")]
+        bypass = [r[0] for r in conn.execute("select role_name from service.policy_bypass()")]
         try:
             drift = policy_drift(conn)
         except psycopg.errors.LockNotAvailable as exc:

@@ -171,19 +171,19 @@ def _demo_key(dsn: str, home: Path) -> str:
     except OSError:
         token = None
     with psycopg.connect(dsn) as conn:
-        conn.execute("select api.create_principal(%s, %s, 'agent', 'demo agent')", (DEMO_ORG, DEMO_AGENT))
-        conn.execute("select api.grant_scope(%s, %s, 'org', null, false)", (DEMO_ORG, DEMO_AGENT))
+        conn.execute("select service.create_principal(%s, %s, 'agent', 'demo agent')", (DEMO_ORG, DEMO_AGENT))
+        conn.execute("select service.grant_scope(%s, %s, 'org', null, false)", (DEMO_ORG, DEMO_AGENT))
         live = [
             key_id
             for (key_id,) in conn.execute(
-                "select key_id from api.list_api_keys(%s) where principal_id = %s and revoked_at is null",
+                "select key_id from service.list_api_keys(%s) where principal_id = %s and revoked_at is null",
                 (DEMO_ORG, DEMO_AGENT),
             )
         ]
         if token and key_id_of(token) in live:
             return token
         for key_id in live:
-            conn.execute("select api.revoke_api_key(%s)", (key_id,))
+            conn.execute("select service.revoke_api_key(%s)", (key_id,))
         token = create_api_key(conn, DEMO_ORG, DEMO_AGENT, "make run demo").token
         write_private(stored, token + "\n")  # before the commit: a failed write changes nothing
     return token

@@ -1,7 +1,7 @@
 """`contexts sync PATH --org ORG --repo REPO`: bring a repo's documents to the files git
 tracks at HEAD, touching only what changed since the commit last synced (docs/sync.md).
 
-The last synced commit lives in data.git_syncs (api.sync_state, api.sync_record). A sync
+The last synced commit lives in data.git_syncs (api.sync_state, service.sync_record). A sync
 asks git for the changes between that commit and HEAD, ingests the added, modified and
 renamed files through the ingestion loop `contexts ingest` uses (app.ingest.batches),
 deletes the documents of deleted files (and of a rename's old path) as `contexts
@@ -173,7 +173,7 @@ def sync_tree(
             if report.up_to_date or dry_run:
                 return report  # before loading the pipeline (seconds of imports): nothing to write
             # A principal that may only read the repo is refused now, before any model loads.
-            conn.execute("select api.authorize_write(%s, %s)", (org_id, repo))
+            conn.execute("select service.authorize_write(%s, %s)", (org_id, repo))
             conn.rollback()
             from app.ingest.pipeline import IngestPipeline
             from app.operations.documents import delete_on
@@ -189,7 +189,7 @@ def sync_tree(
                 conn.commit()
             act_as(conn, org_id, settings.principal)
             conn.execute(
-                "select * from api.sync_record(%s, %s, %s, %s, %s, %s, %s, %s)",
+                "select * from service.sync_record(%s, %s, %s, %s, %s, %s, %s, %s)",
                 (org_id, repo, plan.head, plan.ref, plan.last, report.written, report.deleted, plan.full_scan),
             )
             conn.commit()

@@ -35,7 +35,7 @@ def login_exists(conn: psycopg.Connection, login: str) -> bool:
 def create_login(conn: psycopg.Connection, login: str) -> str:
     """A new analyst login; returns its password (shown once, never stored)."""
     password = new_password()
-    conn.execute("select api.create_login(%s, %s)", (login, scram_verifier(conn, login, password)))
+    conn.execute("select service.create_login(%s, %s)", (login, scram_verifier(conn, login, password)))
     return password
 
 
@@ -47,7 +47,7 @@ def create_analyst(
     (its password is whoever set it's)."""
     password = new_password()
     created = conn.execute(
-        "select api.create_analyst(%s, %s, %s, %s, %s, %s)",
+        "select service.create_analyst(%s, %s, %s, %s, %s, %s)",
         (org_id, principal_id, login, scram_verifier(conn, login, password), grants, display_name),
     ).fetchone()
     return password if created == (True,) else None
@@ -58,7 +58,7 @@ def rotate_password(conn: psycopg.Connection, org_id: str, principal_id: str) ->
     password = new_password()
     # A SCRAM verifier does not depend on the role name (only MD5's did).
     verifier = scram_verifier(conn, principal_id, password)
-    row = conn.execute("select api.set_login_password(%s, %s, %s)", (org_id, principal_id, verifier)).fetchone()
+    row = conn.execute("select service.set_login_password(%s, %s, %s)", (org_id, principal_id, verifier)).fetchone()
     assert row is not None
     return row[0], password
 

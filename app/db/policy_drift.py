@@ -4,7 +4,7 @@ hand, or removed from the files: a migrate re-creates the files' policies but dr
 other) is reported, as is one the files make that the database lacks or holds with
 another definition. The files' set is read by applying them in a transaction that is
 always rolled back; a partition's only expected policy is the `direct_access_denied`
-that api.create_org gives it (reached through its parent only)."""
+that service.create_org gives it (reached through its parent only)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,9 @@ class Drift:
         if self.kind == "missing":
             return f"{on} is in sql/policies but not in the database: run contexts migrate"
         if self.policy == PARTITION_POLICY[0]:
-            return f"{on} differs from the one api.create_org gives every partition: using (false), for all commands"
+            return (
+                f"{on} differs from the one service.create_org gives every partition: using (false), for all commands"
+            )
         return f"{on} differs from its definition in sql/policies: run contexts migrate"
 
     def as_json(self) -> dict[str, str]:

@@ -134,7 +134,7 @@ def ensure_ingested(
     ]
     for old in stale:
         drop_org(conn, old)
-    conn.execute("select api.create_org(%s, %s)", (org, f"eval copy of {dataset.name}"))
+    conn.execute("select service.create_org(%s, %s)", (org, f"eval copy of {dataset.name}"))
     ensure_admin_principal(conn, org, EVAL_PRINCIPAL)
     pipeline.register_models(conn)  # as the migrator; the principal then only writes
     conn.commit()
@@ -159,7 +159,7 @@ def ensure_ingested(
     if stats.ingested_now:
         # Citation authority of what was just written (the service does it in the
         # background; here the queries follow at once).
-        conn.execute("select api.refresh_authority()")
+        conn.execute("select service.refresh_authority()")
         conn.commit()
     stats.seconds = time.perf_counter() - started
     return stats

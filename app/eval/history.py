@@ -1,5 +1,5 @@
 """Eval history in the database: each `contexts eval run | gate | replay` stores what it
-measured through api.record_eval_run (sql/functions/60_eval.sql), so analysts can chart
+measured through service.record_eval_run (sql/functions/60_eval.sql), so analysts can chart
 figures over time (api.eval_figures) and read replay diffs (api.eval_replay_diffs).
 This module only shapes the reports the commands already build into that call."""
 
@@ -116,7 +116,7 @@ def record(
 ) -> int:
     """Store one run (the operator's connection: the migrator); returns its run_id."""
     row = conn.execute(
-        "select api.record_eval_run(%s, %s::jsonb, %s::jsonb, %s, %s, %s::jsonb, %s::jsonb, %s)",
+        "select service.record_eval_run(%s, %s::jsonb, %s::jsonb, %s, %s, %s::jsonb, %s::jsonb, %s)",
         (
             command,
             json.dumps(pipeline, default=str),

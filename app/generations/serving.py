@@ -38,14 +38,14 @@ class ServingModel:
 
 
 def serving_models(conn: psycopg.Connection) -> dict[str, ServingModel]:
-    """api.serving_models: per namespace, the active generation (one small indexed read)."""
-    rows = conn.execute("select namespace, name, generation, source, dims from api.serving_models()").fetchall()
+    """service.serving_models: per namespace, the active generation (one small indexed read)."""
+    rows = conn.execute("select namespace, name, generation, source, dims from service.serving_models()").fetchall()
     return {row[0]: ServingModel(*row) for row in rows}
 
 
 @dataclass(frozen=True, slots=True)
 class PreviousModel:
-    """The generation a namespace's last promotion replaced (api.previous_models)."""
+    """The generation a namespace's last promotion replaced (service.previous_models)."""
 
     model: ServingModel
     window_ends_at: datetime
@@ -54,10 +54,10 @@ class PreviousModel:
 
 
 def previous_models(conn: psycopg.Connection) -> dict[str, PreviousModel]:
-    """api.previous_models: per namespace, the generation its last promotion replaced,
+    """service.previous_models: per namespace, the generation its last promotion replaced,
     while its vectors are kept (one small indexed read)."""
     rows = conn.execute(
-        "select namespace, name, generation, source, dims, window_ends_at, queryable from api.previous_models()"
+        "select namespace, name, generation, source, dims, window_ends_at, queryable from service.previous_models()"
     ).fetchall()
     return {row[0]: PreviousModel(ServingModel(*row[:5]), row[5], row[6]) for row in rows}
 

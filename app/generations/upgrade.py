@@ -83,7 +83,7 @@ def generation_of(conn: psycopg.Connection, namespace: str, status: str) -> dict
 
 
 def backlog_size(conn: psycopg.Connection, model_id: int) -> int:
-    row = conn.execute("select count(*) from api.model_backlog(%s, 0, 2147483647)", (model_id,)).fetchone()
+    row = conn.execute("select count(*) from service.model_backlog(%s, 0, 2147483647)", (model_id,)).fetchone()
     return int(row[0]) if row else 0
 
 
@@ -102,7 +102,7 @@ def upgrade(
     continues. `progress(done, total)` after each batch. Persona descriptions follow."""
     started = time.perf_counter()
     row = conn.execute(
-        "select api.begin_model_upgrade(%s, %s, %s, %s, %s)",
+        "select service.begin_model_upgrade(%s, %s, %s, %s, %s)",
         (namespace, model_label(embedder.name), embedder.name, embedder.dims, window_days),
     ).fetchone()
     assert row is not None
@@ -117,7 +117,7 @@ def upgrade(
     after = 0
     while True:
         rows = conn.execute(
-            "select fragment_id, path, heading_path, text from api.model_backlog(%s, %s, %s)",
+            "select fragment_id, path, heading_path, text from service.model_backlog(%s, %s, %s)",
             (model_id, after, batch),
         ).fetchall()
         if not rows:
@@ -127,7 +127,7 @@ def upgrade(
             continue
         vectors = embedder.embed([embedding_input(path, heading, text) for _id, path, heading, text in rows])
         conn.execute(
-            "select api.add_model_vectors(%s, %s, %s::jsonb)",
+            "select service.add_model_vectors(%s, %s, %s::jsonb)",
             (model_id, [r[0] for r in rows], json.dumps(vectors)),
         )
         conn.commit()
@@ -147,14 +147,14 @@ def _embed_personas(conn: psycopg.Connection, model_id: int, embedder: Embedder)
     """Persona descriptions (docs/adr/0014) embedded with the new generation too, so the
     persona term keeps its evidence once it is promoted."""
     rows = conn.execute(
-        "select org_id, persona_id, description, updated_by from api.persona_backlog(%s)", (model_id,)
+        "select org_id, persona_id, description, updated_by from service.persona_backlog(%s)", (model_id,)
     ).fetchall()
     if not rows:
         return 0
     vectors = embedder.embed([r[2] for r in rows])
     for (org_id, persona_id, description, updated_by), vector in zip(rows, vectors):
         conn.execute(
-            "select api.add_persona_vector(%s, %s, %s, %s, %s, %s::jsonb)",
+            "select service.add_persona_vector(%s, %s, %s, %s, %s, %s::jsonb)",
             (model_id, org_id, persona_id, description, updated_by, json.dumps(vector)),
         )
     conn.commit()
@@ -181,7 +181,7 @@ def compared_generation(conn: psycopg.Connection, namespace: str, which: str | N
                 f"namespace {namespace} has no shadow generation: run `contexts models upgrade` first"
             )
     row = conn.execute(
-        "select model_id, generation, window_ends_at, queryable from api.previous_models() where namespace = %s",
+        "select model_id, generation, window_ends_at, queryable from service.previous_models() where namespace = %s",
         (namespace,),
     ).fetchone()
     if row is None:
@@ -265,7 +265,7 @@ def replay_shadow(
         trace_id = uuid.UUID(item.origin.removeprefix("trace "))
         if result.get("error"):
             conn.execute(
-                "select api.record_model_replay(%s, %s, null, null, %s, null, %s)",
+                "select service.record_model_replay(%s, %s, null, null, %s, null, %s)",
                 (other["model_id"], trace_id, top, result["error"]),
             )
             continue
@@ -273,7 +273,7 @@ def replay_shadow(
         ids_other = {c["fragment_id"] for c in result["candidate"]}
         result["shared_top"] = len(ids_active & ids_other)
         conn.execute(
-            "select api.record_model_replay(%s, %s, %s, %s, %s, %s)",
+            "select service.record_model_replay(%s, %s, %s, %s, %s, %s)",
             (other["model_id"], trace_id, result["overlap"], result["shared_top"], top, result["same_order"]),
         )
     conn.commit()

@@ -82,7 +82,7 @@ class NormalizedDocument:
     owner: str | None
     """Named human accountable for the fragments (R-DOC-3), as the document names it
     (the request's or --owner, else metadata `owner`, else front matter `owner:`); None:
-    CODEOWNERS or the org's default decide (app/owners.py, api.begin_document)."""
+    CODEOWNERS or the org's default decide (app/owners.py, service.begin_document)."""
     timestamp: datetime | None
     metadata: dict
 

@@ -4,7 +4,7 @@ Pure-Python preparation (normalize, chunk, SimHash) runs without the database. T
 the chunks that will need a vector are embedded before the org's write lock is taken
 (`embed_ahead`: SQL says which chunks match no fragment, without locking anything), so
 a large write holds the lock only for its SQL. The write runs inside the caller's
-transaction: record the document versions (api.begin_document takes the org's lock),
+transaction: record the document versions (service.begin_document takes the org's lock),
 ask SQL again which chunks collapse into existing fragments, embed only what is new and
 was not embedded ahead (rare: a fragment another writer retired meanwhile), then write
 fragments and source pointers.
@@ -222,11 +222,11 @@ class IngestPipeline:
 
     def register_models(self, conn: psycopg.Connection) -> dict[str, int]:
         """Administrators (the migrator): create each namespace's model and its index."""
-        return self._models(conn, "api.register_embedding_model")
+        return self._models(conn, "service.register_embedding_model")
 
     def model_ids(self, conn: psycopg.Connection) -> dict[str, int]:
         """The registered models, checked against ours (what a writer may call)."""
-        return self._models(conn, "api.active_model")
+        return self._models(conn, "service.active_model")
 
     def _models(self, conn: psycopg.Connection, function: str) -> dict[str, int]:
         ids = {}
@@ -244,7 +244,7 @@ class IngestPipeline:
         """The documents the scope holds already with this content, as `write` would
         report them, asked in one call (the bound principal needs write grants)."""
         rows = conn.execute(
-            "select path, doc_id, version from api.unchanged_documents(%s, %s, %s, %s, %s, %s)",
+            "select path, doc_id, version from service.unchanged_documents(%s, %s, %s, %s, %s, %s)",
             (*scope.as_args(), [d.path for d in docs], [d.content_hash for d in docs]),
         ).fetchall()
         return {path: IngestResult(path, doc_id, version, False, 0, 0) for path, doc_id, version in rows}
@@ -276,7 +276,7 @@ class IngestPipeline:
         if not chunks:
             return EmbeddingPlan({}, {})
         matches = conn.execute(
-            "select ordinal, fragment_id, distance from api.match_fragments(%s, %s, %s, %s, %s, %s, %s)",
+            "select ordinal, fragment_id, distance from service.match_fragments(%s, %s, %s, %s, %s, %s, %s)",
             (
                 *scope.as_args(),
                 [namespace for namespace, _input, _text, _expand in chunks],
@@ -328,7 +328,7 @@ class IngestPipeline:
         ahead: EmbeddedAhead | None = None,
     ) -> list[IngestResult]:
         """Write `documents` in the caller's transaction. Their new chunks are embedded
-        first, before api.begin_document takes the org's write lock, unless `ahead`
+        first, before service.begin_document takes the org's write lock, unless `ahead`
         holds them already (the service embeds in another thread, holding no connection)."""
         documents = list(documents)
         self._check_paths(documents)
@@ -346,7 +346,7 @@ class IngestPipeline:
             if owner is None and rules is not None:
                 owner, owner_source = rules.owner_of(doc.path), "codeowners"
             begun = conn.execute(
-                "select * from api.begin_document(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                "select * from service.begin_document(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (
                     *scope.as_args(),
                     doc.path,
@@ -378,7 +378,7 @@ class IngestPipeline:
                 item.rows.append(
                     chunk_row(
                         prepared.namespace,
-                        owner or "",  # api.add_fragments takes the document's resolved owner
+                        owner or "",  # service.add_fragments takes the document's resolved owner
                         doc.path,
                         list(chunk.heading_path),
                         chunk.symbol,
@@ -424,13 +424,13 @@ class IngestPipeline:
         org's default where none): a changed CODEOWNERS moves ownership without writing
         any version. Returns the documents whose owner changed."""
         rows = conn.execute(
-            "select doc_id, path from api.owners_unnamed(%s, %s)", (scope.org_id, scope.repo_id)
+            "select doc_id, path from service.owners_unnamed(%s, %s)", (scope.org_id, scope.repo_id)
         ).fetchall()
         if not rows:
             return 0
         owners = [rules.owner_of(path) if rules else None for _doc_id, path in rows]
         row = conn.execute(
-            "select api.owners_resolve(%s, %s, %s, %s)",
+            "select service.owners_resolve(%s, %s, %s, %s)",
             (scope.org_id, scope.repo_id, [doc_id for doc_id, _path in rows], owners),
         ).fetchone()
         assert row is not None
@@ -438,7 +438,7 @@ class IngestPipeline:
 
     def rehome(self, conn: psycopg.Connection, scope: Scope, detached: list[dict]) -> int:
         """Write again, as chunks of their own document versions, the near-duplicate
-        pointers a retirement detached (api.delete_document returns them as a new version
+        pointers a retirement detached (service.delete_document returns them as a new version
         does); `scope` is the retired document's, which deduplication shares with them.
         Returns the pointers written."""
         pending = self._rehomed(detached, {})
@@ -461,7 +461,7 @@ class IngestPipeline:
         # matched, so asking per document would get the same answers in more round trips.
         rows = [row for item in pending for row in item.rows]
         matches = conn.execute(
-            "select ordinal, fragment_id from api.match_fragments(%s, %s, %s, %s, %s, %s, %s)",
+            "select ordinal, fragment_id from service.match_fragments(%s, %s, %s, %s, %s, %s, %s)",
             (
                 *scope.as_args(),
                 [r["namespace"] for r in rows],
@@ -481,7 +481,7 @@ class IngestPipeline:
             log.info("%d chunks embedded under the write lock of %s (not planned ahead)", embedded_now, scope.org_id)
         for item in pending:
             written = conn.execute(
-                "select ordinal, fragment_id, created from api.add_fragments(%s, %s, %s)",
+                "select ordinal, fragment_id, created from service.add_fragments(%s, %s, %s)",
                 (item.doc_id, item.version, json.dumps(item.rows)),
             ).fetchall()
             if not item.report:
@@ -529,7 +529,7 @@ class IngestPipeline:
         each with the embedder that computes them."""
         out: dict[str, list[tuple[int, Embedder]]] = {}
         for model_id, namespace, source in conn.execute(
-            "select model_id, namespace, source from api.secondary_models()"
+            "select model_id, namespace, source from service.secondary_models()"
         ).fetchall():
             if namespace not in self.embedders:
                 continue

@@ -23,7 +23,7 @@ class ReadingsResult:
 
 
 def backlog_size(conn: psycopg.Connection) -> int:
-    row = conn.execute("select api.reading_backlog_size(%s)", (READING_PREFIX,)).fetchone()
+    row = conn.execute("select service.reading_backlog_size(%s)", (READING_PREFIX,)).fetchone()
     return int(row[0]) if row else 0
 
 
@@ -41,12 +41,12 @@ def write_readings(
     after = 0
     while True:
         rows = conn.execute(
-            "select fragment_id, org_id, text from api.reading_backlog(%s, %s, %s)", (READING_PREFIX, after, batch)
+            "select fragment_id, org_id, text from service.reading_backlog(%s, %s, %s)", (READING_PREFIX, after, batch)
         ).fetchall()
         if not rows:
             break
         conn.execute(
-            "select api.set_readings(%s, %s, %s)",
+            "select service.set_readings(%s, %s, %s)",
             ([r[0] for r in rows], [r[1] for r in rows], [reading(text) for _id, _org, text in rows]),
         )
         conn.commit()

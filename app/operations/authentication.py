@@ -103,7 +103,7 @@ class Authentication:
     def writing_for(self, token: str, org_id: str, wait_s: float) -> Iterator[psycopg.Connection]:
         """acting_for(token, write=True) in the org's turn (`Runtime.org_turn` yields
         `wait_s`): a lock the transaction needs (the org's advisory write lock above all,
-        taken by api.begin_document, api.delete_document, api.owners_reassign) is waited
+        taken by service.begin_document, service.delete_document, service.owners_reassign) is waited
         for at most the seconds left of the bound, then WriteBusy (a 503; rolled back)."""
         with self.acting_for(token, write=True) as conn:
             conn.execute("select set_config('lock_timeout', %s, true)", (f"{max(1, round(wait_s * 1000))}ms",))
@@ -149,5 +149,5 @@ class Authentication:
     def authorize_write(self, token: str, scope: Scope) -> None:
         """401 / 403 before any work on the request body; changes nothing."""
         with self.acting_for(token) as conn:
-            conn.execute("select api.authorize_write(%s, %s, %s, %s)", scope.as_args())
+            conn.execute("select service.authorize_write(%s, %s, %s, %s)", scope.as_args())
             conn.rollback()

@@ -59,7 +59,7 @@ def create_context_on(conn: psycopg.Connection, data: ContextCreate) -> ContextO
     row = _one(
         conn,
         ContextOut,
-        "select * from api.context_create(%s, %s, %s, %s, %s, %s)",
+        "select * from service.context_create(%s, %s, %s, %s, %s, %s)",
         (s.org_id, s.repo_id, s.persona_id, s.session_id, data.name, data.description),
     )
     assert isinstance(row, ContextOut)
@@ -107,7 +107,7 @@ def add_version_on(
     row = _one(
         conn,
         ContextVersionOut,
-        "select * from api.context_add_version(p_context_id => %s, p_fragment_ids => %s, p_doc_ids => %s,"
+        "select * from service.context_add_version(p_context_id => %s, p_fragment_ids => %s, p_doc_ids => %s,"
         " p_path_globs => %s, p_note => %s, p_built_from => %s::jsonb, p_query_fragment_ids => %s)",
         (
             context_id,
@@ -130,7 +130,7 @@ def list_versions_on(conn: psycopg.Connection, context_id: int) -> ContextVersio
 
 
 def retire_context_on(conn: psycopg.Connection, context_id: int) -> ContextOut:
-    row = _one(conn, ContextOut, "select * from api.context_retire(%s)", (context_id,))
+    row = _one(conn, ContextOut, "select * from service.context_retire(%s)", (context_id,))
     assert isinstance(row, ContextOut)
     return row
 
@@ -204,7 +204,7 @@ def subscribe_on(conn: psycopg.Connection, context_id: int, data: SubscriptionCr
     row = _one(
         conn,
         SubscriptionOut,
-        "select * from api.context_subscribe(%s, %s, %s, %s)",
+        "select * from service.context_subscribe(%s, %s, %s, %s)",
         (context_id, data.subscriber_org_id, data.subscriber_repo_id, data.version),
     )
     assert isinstance(row, SubscriptionOut)
@@ -212,7 +212,7 @@ def subscribe_on(conn: psycopg.Connection, context_id: int, data: SubscriptionCr
 
 
 def unsubscribe_on(conn: psycopg.Connection, subscription_id: int) -> SubscriptionOut:
-    row = _one(conn, SubscriptionOut, "select * from api.context_unsubscribe(%s)", (subscription_id,))
+    row = _one(conn, SubscriptionOut, "select * from service.context_unsubscribe(%s)", (subscription_id,))
     assert isinstance(row, SubscriptionOut)
     return row
 

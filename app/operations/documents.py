@@ -153,9 +153,9 @@ async def read_document(services: Services, token: str, query: DocumentRead) -> 
 
 
 def delete_on(conn: psycopg.Connection, pipeline: IngestPipeline, doc_id: int) -> DocumentDeleted:
-    """api.delete_document in the caller's transaction (bound to a principal), then the
+    """service.delete_document in the caller's transaction (bound to a principal), then the
     near-duplicate pointers it detached written again: what HTTP, MCP and the CLI run."""
-    row = conn.execute("select * from api.delete_document(%s)", (doc_id,)).fetchone()
+    row = conn.execute("select * from service.delete_document(%s)", (doc_id,)).fetchone()
     assert row is not None  # the function returns one row or raises
     deleted_id, org_id, path, version, retired, detached = row
     scope_row = conn.execute(

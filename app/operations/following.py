@@ -120,14 +120,14 @@ class ModelFollowing:
             return False
 
     def drop_retired_models(self) -> list[dict]:
-        """api.drop_retired_models as the migrator: the vectors and index of every retired
+        """service.drop_retired_models as the migrator: the vectors and index of every retired
         generation whose window has ended (never the active one), each drop logged; the
         row keeps `dropped_at`."""
         if self.admin_dsn is None:
             return []
         with psycopg.connect(self.admin_dsn) as conn:
             dropped = conn.execute(
-                "select model_id, namespace, name, generation, vectors from api.drop_retired_models()"
+                "select model_id, namespace, name, generation, vectors from service.drop_retired_models()"
             ).fetchall()
         rows = [dict(zip(("model_id", "namespace", "name", "generation", "vectors"), row)) for row in dropped]
         for row in rows:

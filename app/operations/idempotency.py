@@ -55,7 +55,7 @@ def request_hash(door: str, request: object) -> str:
 def stored_response(conn: psycopg.Connection, write: IdempotentWrite) -> Any | None:
     """The response stored under the key (None: none within 24 hours); 422 when the key
     came with another request."""
-    row = conn.execute("select request_hash, response from api.idempotent_response(%s)", (write.key,)).fetchone()
+    row = conn.execute("select request_hash, response from service.idempotent_response(%s)", (write.key,)).fetchone()
     if row is None:
         return None
     if row[0] != write.request_hash:
@@ -71,7 +71,7 @@ def remember(conn: psycopg.Connection, write: IdempotentWrite, response: IngestR
     when a request with the key committed meanwhile: roll this write back)."""
     body = msgspec.json.encode(write.respond(response)).decode("utf-8")
     row = conn.execute(
-        "select api.idempotent_record(%s, %s, 201, %s::jsonb)", (write.key, write.request_hash, body)
+        "select service.idempotent_record(%s, %s, 201, %s::jsonb)", (write.key, write.request_hash, body)
     ).fetchone()
     if row is None or not row[0]:
         raise KeyTaken(write.key)

@@ -55,7 +55,7 @@ def stale_on(
 def reassign_on(conn: psycopg.Connection, data: OwnersReassign) -> OwnersReassigned:
     with conn.cursor(row_factory=class_row(OwnersReassigned)) as cur:
         row = cur.execute(
-            "select * from api.owners_reassign(%s, %s, %s, %s, %s)",
+            "select * from service.owners_reassign(%s, %s, %s, %s, %s)",
             (data.org_id, data.from_owner, data.to_owner, data.repo_id, data.path_prefix),
         ).fetchone()
     assert row is not None
@@ -65,14 +65,14 @@ def reassign_on(conn: psycopg.Connection, data: OwnersReassign) -> OwnersReassig
 def webhook_set_on(conn: psycopg.Connection, org_id: str, data: WebhookIn) -> WebhookOut:
     with conn.cursor(row_factory=class_row(WebhookOut)) as cur:
         row = cur.execute(
-            "select * from api.webhook_set(%s, %s, %s, %s)", (org_id, data.url, data.secret, data.enabled)
+            "select * from service.webhook_set(%s, %s, %s, %s)", (org_id, data.url, data.secret, data.enabled)
         ).fetchone()
     assert row is not None
     return row
 
 
 def webhook_get_on(conn: psycopg.Connection, org_id: str, remove: bool = False) -> WebhookOut:
-    function = "api.webhook_delete" if remove else "api.webhook_get"
+    function = "service.webhook_delete" if remove else "service.webhook_get"
     with conn.cursor(row_factory=class_row(WebhookOut)) as cur:
         row = cur.execute(f"select * from {function}(%s)", (org_id,)).fetchone()
     assert row is not None  # both raise P0002 when the org has no webhook

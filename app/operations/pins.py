@@ -14,11 +14,11 @@ from app.wire.bodies import PinCreate, PinList, PinOut, PinQuery
 
 
 def add_pin_on(conn: psycopg.Connection, data: PinCreate) -> PinOut:
-    """api.pin_add in the caller's transaction (bound to a principal)."""
+    """service.pin_add in the caller's transaction (bound to a principal)."""
     scope = data.scope
     with conn.cursor(row_factory=class_row(PinOut)) as cur:
         row = cur.execute(
-            "select * from api.pin_add(%s, %s, %s, %s, %s, %s, %s)",
+            "select * from service.pin_add(%s, %s, %s, %s, %s, %s, %s)",
             (
                 scope.org_id,
                 scope.repo_id,
@@ -29,14 +29,14 @@ def add_pin_on(conn: psycopg.Connection, data: PinCreate) -> PinOut:
                 data.expires_at,
             ),
         ).fetchone()
-    assert row is not None  # api.pin_add returns the pin or raises
+    assert row is not None  # service.pin_add returns the pin or raises
     return row
 
 
 def remove_pin_on(conn: psycopg.Connection, pin_id: int) -> PinOut:
     with conn.cursor(row_factory=class_row(PinOut)) as cur:
-        row = cur.execute("select * from api.pin_remove(%s)", (pin_id,)).fetchone()
-    assert row is not None  # api.pin_remove returns the pin or raises
+        row = cur.execute("select * from service.pin_remove(%s)", (pin_id,)).fetchone()
+    assert row is not None  # service.pin_remove returns the pin or raises
     return row
 
 

@@ -67,13 +67,13 @@ def set_profile_on(
     vectors: dict[str, list[float]] | None = None,
     pipeline: IngestPipeline | None = None,
 ) -> RankingProfileOut:
-    """api.ranking_profile_set in the caller's transaction (bound to a principal), then
-    api.persona_vectors_set with `vectors` (description_vectors) when there are any.
+    """service.ranking_profile_set in the caller's transaction (bound to a principal), then
+    service.persona_vectors_set with `vectors` (description_vectors) when there are any.
     With `pipeline`, the description is embedded for the other live generations too (a
     shadow window, docs/adr/0021), so a promotion or a rollback keeps the persona term."""
     (row,) = _rows(
         conn,
-        f"select {COLUMNS} from api.ranking_profile_set(%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s)",
+        f"select {COLUMNS} from service.ranking_profile_set(%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s)",
         (
             data.org_id,
             data.persona_id,
@@ -91,7 +91,7 @@ def set_profile_on(
         if pipeline is not None and data.description:
             payload["_generations"] = generation_vectors(conn, pipeline, data.description)
         conn.execute(
-            "select api.persona_vectors_set(%s, %s, %s, %s::jsonb)",
+            "select service.persona_vectors_set(%s, %s, %s, %s::jsonb)",
             (data.org_id, data.persona_id, data.description, json.dumps(payload)),
         )
     return row
@@ -107,7 +107,7 @@ def list_profiles_on(conn: psycopg.Connection, org_id: str) -> RankingProfileLis
 
 
 def delete_profile_on(conn: psycopg.Connection, org_id: str, persona_id: str | None) -> RankingProfileOut:
-    (row,) = _rows(conn, f"select {COLUMNS} from api.ranking_profile_delete(%s, %s)", (org_id, persona_id))
+    (row,) = _rows(conn, f"select {COLUMNS} from service.ranking_profile_delete(%s, %s)", (org_id, persona_id))
     return row
 
 

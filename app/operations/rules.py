@@ -15,10 +15,10 @@ from app.wire.bodies import RuleCreate, RuleList, RuleOut
 
 
 def create_rule_on(conn: psycopg.Connection, data: RuleCreate) -> RuleOut:
-    """api.rule_create in the caller's transaction."""
+    """service.rule_create in the caller's transaction."""
     with conn.cursor(row_factory=class_row(RuleOut)) as cur:
         row = cur.execute(
-            "select * from api.rule_create(%s, %s, %s, %s, %s, %s, %s, %s)",
+            "select * from service.rule_create(%s, %s, %s, %s, %s, %s, %s, %s)",
             (
                 data.org_id,
                 data.repo_id,
@@ -30,14 +30,14 @@ def create_rule_on(conn: psycopg.Connection, data: RuleCreate) -> RuleOut:
                 data.enabled,
             ),
         ).fetchone()
-    assert row is not None  # api.rule_create returns the rule or raises
+    assert row is not None  # service.rule_create returns the rule or raises
     return row
 
 
 def delete_rule_on(conn: psycopg.Connection, rule_id: int) -> RuleOut:
     with conn.cursor(row_factory=class_row(RuleOut)) as cur:
-        row = cur.execute("select * from api.rule_delete(%s)", (rule_id,)).fetchone()
-    assert row is not None  # api.rule_delete returns the rule or raises
+        row = cur.execute("select * from service.rule_delete(%s)", (rule_id,)).fetchone()
+    assert row is not None  # service.rule_delete returns the rule or raises
     return row
 
 

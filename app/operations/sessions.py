@@ -103,7 +103,7 @@ def render_markdown(task: str, session_id: str, fragments: list[FragmentOut], tr
 
 async def open_session(services: Services, token: str, data: SessionOpen) -> ContextPack:
     """POST /sessions and the MCP tool `open_session`: opens the session (or joins one
-    the key may write: api.open_session) and retrieves for the task in its scope, in one
+    the key may write: service.open_session) and retrieves for the task in its scope, in one
     transaction, so a refused retrieval (unknown repo, no grant) opens nothing. The
     retrieval is traced like any other."""
     session_id = data.scope.session_id or new_session_id()
@@ -120,7 +120,7 @@ async def open_session(services: Services, token: str, data: SessionOpen) -> Con
 
     def run() -> ContextPack:
         with services.auth.acting_for(token) as conn:
-            row = conn.execute("select api.open_session(%s)", (session_id,)).fetchone()
+            row = conn.execute("select service.open_session(%s)", (session_id,)).fetchone()
             expires_at = row[0] if row else None
             response = services.retriever.retrieve(conn, request, kind="session_pack")
         fragments = pack_order(response.fragments)

@@ -39,7 +39,7 @@ class BundleRead:
 
 def members(conn: psycopg.Connection, config: PipelineConfig, org_id: str, ref: str) -> list[Candidate]:
     """The gather stage of a bundle read: the members of `ref` the caller may read now,
-    in bundle order, unscored (api.context_candidates without a query, by reference, in
+    in bundle order, unscored (service.context_candidates without a query, by reference, in
     the org of `org_id` alone; retired Contexts too: reading one is an audit)."""
     return context_candidates(
         conn,

@@ -66,11 +66,11 @@ class Candidate:
     profile: dict | None = None
     """The ranking profile in effect (data._ranking_profile), on the first row only."""
     # The fields so far are the columns of api.retrieve_candidates, and with the next two
-    # those of api.context_candidates. Rows are built by column name (app.db.rows); the
+    # those of service.context_candidates. Rows are built by column name (app.db.rows); the
     # same order only makes that cheaper (tests/retrieve/test_rows.py).
     context: str | None = None
     """The Context version (`ctx_<id>@<version>`) that brought this fragment, when the
-    request named Contexts (api.context_candidates)."""
+    request named Contexts (service.context_candidates)."""
     context_ordinal: int | None = None
     """Its place in that version (1: first)."""
     linked_from: int | None = None
@@ -147,7 +147,7 @@ def admitted(filters: Filters, c: Candidate, now: datetime) -> bool:
 
     The usual candidates are filtered in SQL alone (before each list's top k is cut, so
     a filter never leaves a list short). This test is not a second copy of that one for
-    the same rows: api.context_candidates takes no filter arguments (a bundle is fetched
+    the same rows: service.context_candidates takes no filter arguments (a bundle is fetched
     whole, and read by reference it shows every member, expired ones too), so a
     request's path, kind, date, negative and validity filters reach the members of the
     Contexts it names, or that its workflow rules bring, only here, after the fetch.
@@ -193,12 +193,12 @@ def context_candidates(
     by_reference: bool = False,
 ) -> list[Candidate]:
     """The members of the named Context versions the caller may read now, scored against
-    `query` from the bundles alone (api.context_candidates); bundle order without a
+    `query` from the bundles alone (service.context_candidates); bundle order without a
     query. A request may name only Contexts within its `scope`; `by_reference` reads
     one as such (GET /contexts/{ref}), where only the org of `scope` counts."""
     with conn.cursor(row_factory=dataclass_row(Candidate)) as cur:
         cur.execute(
-            "select * from api.context_candidates(p_org_id => %(org)s, p_refs => %(refs)s, p_query => %(query)s,"
+            "select * from service.context_candidates(p_org_id => %(org)s, p_refs => %(refs)s, p_query => %(query)s,"
             " p_query_embeddings => %(vectors)s::jsonb, p_fusion => %(fusion)s::jsonb, p_rrf_k => %(rrf_k)s,"
             " p_include_retired => %(retired)s, p_repo_id => %(repo)s, p_persona_id => %(persona)s,"
             " p_session_id => %(session)s, p_scoped => %(scoped)s)",

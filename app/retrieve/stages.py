@@ -41,7 +41,7 @@ from app.retrieve.rerank import Scorer
 
 MAX_RULE_CONTEXTS = 16
 """Contexts the workflow rules matching one request may bring (the bound of
-api.context_candidates); further matching rules, in rule order, bring nothing."""
+service.context_candidates); further matching rules, in rule order, bring nothing."""
 CONTEXT_BOOST = 0.5
 """`context_mode: boost`: a member of a named Context closes this share of the gap
 between its blended score and 1 (0.4 becomes 0.7): lifted, never past a better fit."""

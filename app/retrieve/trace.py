@@ -131,7 +131,7 @@ def record_trace(
     (api.retrieve), and what validity windows left out (`left_out_entries`)."""
     with conn.cursor(row_factory=dict_row) as cur:
         row = cur.execute(
-            "select api.record_trace(p_org_id => %(org)s, p_query => %(query)s, p_request => %(request)s,"
+            "select service.record_trace(p_org_id => %(org)s, p_query => %(query)s, p_request => %(request)s,"
             " p_pipeline => %(pipeline)s, p_candidates => %(entries)s, p_duration_ms => %(duration_ms)s,"
             " p_query_vectors => %(vectors)s, p_left_out => %(left_out)s) as trace_id",
             {

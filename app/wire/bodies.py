@@ -999,7 +999,7 @@ class ModelGenerationList(msgspec.Struct):
 
 RULE_NAME_PATTERN = CONTEXT_NAME_PATTERN
 RULE_GLOB_REFUSED = re.compile(r"[\x00-\x1f\x7f]")
-"""What api.rule_create refuses in a glob (the pattern says it too)."""
+"""What service.rule_create refuses in a glob (the pattern says it too)."""
 RuleGlob = Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern="^[^\x00-\x1f\x7f]+$")]
 
 

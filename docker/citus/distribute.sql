@@ -124,7 +124,7 @@ select create_distributed_table('data.nudge_outbox', 'org_id', colocate_with => 
 select create_distributed_table('data.nudge_deliveries', 'org_id', colocate_with => 'data.documents');
 select create_distributed_table('data.model_replays', 'org_id', colocate_with => 'data.documents');
 select create_distributed_table('data.idempotent_writes', 'org_id', colocate_with => 'data.documents');
--- Citation authority, refreshed per org (api.refresh_authority(org)) on the org's worker.
+-- Citation authority, refreshed per org (service.refresh_authority(org)) on the org's worker.
 select create_distributed_table('data.fragment_authority', 'org_id', colocate_with => 'data.documents');
 -- The usage roll-ups (ADR 0028) live beside the traces they count.
 select create_distributed_table('data.usage_fragments', 'org_id', colocate_with => 'data.documents');

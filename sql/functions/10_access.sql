@@ -140,7 +140,7 @@ as $$
 $$;
 
 -- data._binding: who this transaction acts for, and with which API key. First a binding
--- made in this transaction (api.authenticate, api.bind_principal): the setting
+-- made in this transaction (service.authenticate, service.bind_principal): the setting
 -- contexts.binding, 'signed.<signature>.<org hex>.<principal hex>.<key id hex>' (the last
 -- empty for a binding without a key), when its signature (data._binding_mac) is valid
 -- for this transaction, which any node working for it verifies alike (a primary, a hot
@@ -357,7 +357,7 @@ begin
     org_write := cardinality(data._acl('org', true)) > 0;
     if p_session_id is not null then
         if not exists (select 1 from data.sessions s where s.org_id = p_org_id and s.session_id = p_session_id) then
-            perform api.open_session(p_session_id);  -- refused unless the principal may write somewhere
+            perform service.open_session(p_session_id);  -- refused unless the principal may write somewhere
         end if;
         if not p_session_id = any(data._acl('session', true)) then
             raise exception 'principal % may not write to session %', me.principal_id, p_session_id

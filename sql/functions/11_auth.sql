@@ -1,7 +1,7 @@
--- Authentication and binding: a bearer token (api.authenticate) or an administrator
--- (api.bind_principal) binds a principal to the transaction, which
+-- Authentication and binding: a bearer token (service.authenticate) or an administrator
+-- (service.bind_principal) binds a principal to the transaction, which
 -- data.current_principal (10_access.sql) reads back; api.whoami shows it, and
--- api.authorize_write checks a write before it is made. After 10_access.sql: api.whoami
+-- service.authorize_write checks a write before it is made. After 10_access.sql: api.whoami
 -- is plain SQL, whose body is checked when it is created.
 
 -- data._bind: bind a principal (and the key it authenticated with) to this transaction:
@@ -22,12 +22,12 @@ begin
 end
 $$;
 
--- api.authenticate: bind the principal of a bearer token to this transaction, limited by
+-- service.authenticate: bind the principal of a bearer token to this transaction, limited by
 -- the key's restriction (data._acl). Unknown or revoked tokens raise 28000 (HTTP 401), and
 -- so do expired ones, saying when the key expired. The service's role alone may call it:
 -- an analyst holding someone's key must not act as its principal in SQL (nor try keys
 -- there, where no HTTP throttle counts the failures).
-create or replace function api.authenticate(p_token text)
+create or replace function service.authenticate(p_token text)
 returns table (org_id text, principal_id text, key_id text)
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -62,11 +62,11 @@ begin
     return query select k.org_id, k.principal_id, k.key_id;
 end
 $$;
-comment on function api.authenticate(text) is 'Bind the principal of an API key (within the key''s restriction) to the current transaction.';
+comment on function service.authenticate(text) is 'Bind the principal of an API key (within the key''s restriction) to the current transaction.';
 
--- api.bind_principal: act as a principal without a key. Administrators only (the CLI
+-- service.bind_principal: act as a principal without a key. Administrators only (the CLI
 -- connects as the migrator); no role is granted it.
-create or replace function api.bind_principal(p_org_id text, p_principal_id text)
+create or replace function service.bind_principal(p_org_id text, p_principal_id text)
 returns void
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -76,7 +76,7 @@ begin
     perform data._bind(p_org_id, p_principal_id);
 end
 $$;
-comment on function api.bind_principal(text, text) is 'Administrators: act as a principal for the rest of this transaction.';
+comment on function service.bind_principal(text, text) is 'Administrators: act as a principal for the rest of this transaction.';
 
 create or replace function api.whoami()
 returns table (org_id text, principal_id text, org_wide boolean, repos text[], personas text[],
@@ -89,9 +89,9 @@ as $$
 $$;
 comment on function api.whoami() is 'The principal this transaction acts for, and its read ACL.';
 
--- api.authorize_write: raise as a write into this scope would (42501, P0002), and
+-- service.authorize_write: raise as a write into this scope would (42501, P0002), and
 -- otherwise do nothing; lets the service refuse a request before reading its body.
-create or replace function api.authorize_write(
+create or replace function service.authorize_write(
     p_org_id text, p_repo_id text default null, p_persona_id text default null, p_session_id text default null)
 returns void
 language plpgsql security definer
@@ -106,16 +106,16 @@ exception when sqlstate 'CTXOK' then
     null;
 end
 $$;
-comment on function api.authorize_write(text, text, text, text) is 'Raise unless the bound principal may write into this scope; changes nothing.';
+comment on function service.authorize_write(text, text, text, text) is 'Raise unless the bound principal may write into this scope; changes nothing.';
 
 -- API keys ---------------------------------------------------------------------------
 -- Administered by the owner/migrator (`contexts key ...`); no caller role is granted them.
 
--- api.create_api_key: store a key's SHA-256 (the token itself is made and shown once
+-- service.create_api_key: store a key's SHA-256 (the token itself is made and shown once
 -- by the caller, never stored), with its limits: when it expires (null: never), whether
 -- it only reads, and the only repos it reaches (null: all its principal's grants cover).
 -- Repos must exist in the org (P0002); an expiry must lie ahead (22023).
-create or replace function api.create_api_key(
+create or replace function service.create_api_key(
     p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text default '',
     p_expires_at timestamptz default null, p_read_only boolean default false, p_repos text[] default null)
 returns timestamptz
@@ -145,9 +145,9 @@ exception when check_violation then
     raise exception 'invalid API key: %', sqlerrm using errcode = '22023';
 end
 $$;
-comment on function api.create_api_key(text, text, text, bytea, text, timestamptz, boolean, text[]) is 'Store a new key (its SHA-256) for a principal, with its expiry and restriction.';
+comment on function service.create_api_key(text, text, text, bytea, text, timestamptz, boolean, text[]) is 'Store a new key (its SHA-256) for a principal, with its expiry and restriction.';
 
-create or replace function api.list_api_keys(p_org_id text)
+create or replace function service.list_api_keys(p_org_id text)
 returns table (key_id text, principal_id text, label text, created_at timestamptz, last_used_at timestamptz,
                revoked_at timestamptz, expires_at timestamptz, read_only boolean, repos text[])
 language sql stable security definer
@@ -157,9 +157,9 @@ as $$
            k.expires_at, k.read_only, k.repos
     from data.api_keys k where k.org_id = p_org_id order by k.created_at, k.key_id
 $$;
-comment on function api.list_api_keys(text) is 'Keys of an org with their limits (never their hashes).';
+comment on function service.list_api_keys(text) is 'Keys of an org with their limits (never their hashes).';
 
-create or replace function api.revoke_api_key(p_key_id text)
+create or replace function service.revoke_api_key(p_key_id text)
 returns boolean
 language sql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -170,4 +170,4 @@ as $$
     )
     select exists (select 1 from revoked)
 $$;
-comment on function api.revoke_api_key(text) is 'Revoke a key for good; false when unknown or already revoked.';
+comment on function service.revoke_api_key(text) is 'Revoke a key for good; false when unknown or already revoked.';

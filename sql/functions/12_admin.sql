@@ -1,11 +1,11 @@
 -- Administration: orgs and their partitions, scopes, sessions, principals and grants
 -- (API keys: 11_auth.sql). The owner/migrator calls these (the CLI's org, principal,
--- grant and sessions commands); of them, a caller role may call only api.open_session (see
--- sql/grants/10_roles.sql). data._grant_target comes before api.revoke_scope, plain SQL
+-- grant and sessions commands); of them, a caller role may call only service.open_session (see
+-- sql/grants/10_roles.sql). data._grant_target comes before service.revoke_scope, plain SQL
 -- whose body is checked when it is created.
 
--- api.create_org: idempotent; creates the org's partitions. Returns the org id.
-create or replace function api.create_org(
+-- service.create_org: idempotent; creates the org's partitions. Returns the org id.
+create or replace function service.create_org(
     p_org_id text, p_display_name text default '', p_session_ttl interval default null)
 returns text
 language plpgsql security definer
@@ -23,7 +23,7 @@ exception when check_violation then
     raise exception 'invalid org: %', sqlerrm using errcode = '22023';
 end
 $$;
-comment on function api.create_org(text, text, interval) is 'Create (or rename) a tenant org and its partitions.';
+comment on function service.create_org(text, text, interval) is 'Create (or rename) a tenant org and its partitions.';
 
 -- data._create_tenant_partitions: the org's partition of each tenant table, named by
 -- the org's number (never by user text). Each partition gets every index of its parent
@@ -72,9 +72,9 @@ begin
 end
 $$;
 
--- api.ensure_scope: create the repo and persona rows a write names, inside an org that
--- must already exist. Sessions are opened by api.open_session (with their expiry).
-create or replace function api.ensure_scope(
+-- service.ensure_scope: create the repo and persona rows a write names, inside an org that
+-- must already exist. Sessions are opened by service.open_session (with their expiry).
+create or replace function service.ensure_scope(
     p_org_id text, p_repo_id text default null, p_persona_id text default null, p_session_id text default null)
 returns void
 language plpgsql security definer
@@ -98,11 +98,11 @@ exception when check_violation then
     raise exception 'invalid scope identifier: %', sqlerrm using errcode = '22023';
 end
 $$;
-comment on function api.ensure_scope(text, text, text, text) is 'Create missing repo/persona/session rows of an existing org.';
+comment on function service.ensure_scope(text, text, text, text) is 'Create missing repo/persona/session rows of an existing org.';
 
--- api.open_session: the bound principal opens a session of its org and gets read and
+-- service.open_session: the bound principal opens a session of its org and gets read and
 -- write on it; it expires after the org's session_ttl.
-create or replace function api.open_session(p_session_id text)
+create or replace function service.open_session(p_session_id text)
 returns timestamptz
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -142,10 +142,10 @@ exception when check_violation then
     raise exception 'invalid session identifier: %', sqlerrm using errcode = '22023';
 end
 $$;
-comment on function api.open_session(text) is 'Open a new session of the bound principal''s org (it needs some write grant), or confirm one it may write to.';
+comment on function service.open_session(text) is 'Open a new session of the bound principal''s org (it needs some write grant), or confirm one it may write to.';
 
--- api.purge_expired_sessions: delete expired sessions and everything written in them.
-create or replace function api.purge_expired_sessions()
+-- service.purge_expired_sessions: delete expired sessions and everything written in them.
+create or replace function service.purge_expired_sessions()
 returns table (org_id text, session_id text, documents bigint, fragments bigint)
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -171,7 +171,7 @@ begin
     select c.org_id, c.session_id, c.documents, c.fragments from counted c order by c.org_id, c.session_id;
 end
 $$;
-comment on function api.purge_expired_sessions() is 'Delete expired sessions with their documents, fragments and grants.';
+comment on function service.purge_expired_sessions() is 'Delete expired sessions with their documents, fragments and grants.';
 
 -- data._grant_target: the scope id a grant names; org and audit grants name the org.
 create or replace function data._grant_target(p_org_id text, p_scope_kind text, p_scope_id text)
@@ -179,9 +179,9 @@ returns text
 language sql immutable
 as $$ select case when p_scope_kind in ('org', 'audit') then coalesce(p_scope_id, p_org_id) else p_scope_id end $$;
 
--- api.create_principal: create or update a principal; p_db_role maps an existing login
+-- service.create_principal: create or update a principal; p_db_role maps an existing login
 -- to it (sql/functions/13_logins.sql creates logins and checks them).
-create or replace function api.create_principal(
+create or replace function service.create_principal(
     p_org_id text, p_principal_id text, p_kind text default 'agent', p_display_name text default '',
     p_db_role name default null)
 returns void
@@ -211,9 +211,9 @@ exception when check_violation then
     raise exception 'invalid principal: %', sqlerrm using errcode = '22023';
 end
 $$;
-comment on function api.create_principal(text, text, text, text, name) is 'Create or update a principal (agent, human or service), optionally mapped to a login role.';
+comment on function service.create_principal(text, text, text, text, name) is 'Create or update a principal (agent, human or service), optionally mapped to a login role.';
 
-create or replace function api.grant_scope(
+create or replace function service.grant_scope(
     p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text default null, p_can_write boolean default false)
 returns void
 language plpgsql security definer
@@ -226,7 +226,7 @@ begin
     if target is null then
         raise exception 'a % grant names the %', p_scope_kind, p_scope_kind using errcode = '22023';
     end if;
-    perform api.ensure_scope(p_org_id,
+    perform service.ensure_scope(p_org_id,
         case when p_scope_kind = 'repo' then target end,
         case when p_scope_kind = 'persona' then target end,
         case when p_scope_kind = 'session' then target end);
@@ -237,9 +237,9 @@ exception when check_violation then
     raise exception 'invalid grant: %', sqlerrm using errcode = '22023';
 end
 $$;
-comment on function api.grant_scope(text, text, text, text, boolean) is 'Grant a principal read (and optionally write) on an org, repo, persona or session, or audit on the org.';
+comment on function service.grant_scope(text, text, text, text, boolean) is 'Grant a principal read (and optionally write) on an org, repo, persona or session, or audit on the org.';
 
-create or replace function api.revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text default null)
+create or replace function service.revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text default null)
 returns boolean
 language sql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -252,9 +252,9 @@ as $$
     )
     select exists (select 1 from gone)
 $$;
-comment on function api.revoke_scope(text, text, text, text) is 'Revoke one grant; false when there was none.';
+comment on function service.revoke_scope(text, text, text, text) is 'Revoke one grant; false when there was none.';
 
-create or replace function api.list_grants(p_org_id text)
+create or replace function service.list_grants(p_org_id text)
 returns table (principal_id text, kind text, scope_kind text, scope_id text, can_write boolean, created_at timestamptz)
 language sql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -264,4 +264,4 @@ as $$
     where p.org_id = p_org_id
     order by p.principal_id, g.scope_kind, g.scope_id
 $$;
-comment on function api.list_grants(text) is 'Every principal of an org with its grants.';
+comment on function service.list_grants(text) is 'Every principal of an org with its grants.';

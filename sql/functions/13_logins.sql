@@ -39,8 +39,8 @@ begin
 end
 $$;
 
--- api.create_login: a new login in contexts_analyst with this password verifier.
-create or replace function api.create_login(p_login text, p_verifier text)
+-- service.create_login: a new login in contexts_analyst with this password verifier.
+create or replace function service.create_login(p_login text, p_verifier text)
 returns void
 language plpgsql security invoker
 set search_path = pg_catalog, pg_temp
@@ -65,7 +65,7 @@ begin
     execute format('comment on role %I is %L', p_login, 'Contexts analyst login (contexts analyst create).');
 end
 $$;
-comment on function api.create_login(text, text) is 'Create an analyst login (member of contexts_analyst only) from a SCRAM-SHA-256 verifier.';
+comment on function service.create_login(text, text) is 'Create an analyst login (member of contexts_analyst only) from a SCRAM-SHA-256 verifier.';
 
 -- data._require_rls_login: refuse a role that row-level security does not bind (a
 -- superuser, BYPASSRLS, or the owner of Contexts' objects): it cannot be an analyst,
@@ -80,7 +80,7 @@ begin
                where r.rolname = p_login
                  and (r.rolsuper or r.rolbypassrls or exists (
                         select 1 from pg_class c join pg_namespace n on n.oid = c.relnamespace
-                        where c.relowner = r.oid and n.nspname in ('data', 'api')))) then
+                        where c.relowner = r.oid and n.nspname in ('data', 'api', 'service')))) then
         raise exception 'login % bypasses row-level security (superuser, BYPASSRLS or owner): it cannot be an analyst',
             p_login using errcode = '22023';
     end if;
@@ -117,11 +117,11 @@ begin
 end
 $$;
 
--- api.create_analyst: one step: the login (created from p_verifier when it does not
+-- service.create_analyst: one step: the login (created from p_verifier when it does not
 -- exist; an existing one is adopted, its password left alone), a human principal
 -- mapped to it, and read grants given as 'org', 'audit', 'repo:ID', 'persona:ID' or
 -- 'session:ID'. Returns whether it created the login.
-create or replace function api.create_analyst(
+create or replace function service.create_analyst(
     p_org_id text, p_principal_id text, p_login text, p_verifier text,
     p_grants text[] default '{}', p_display_name text default '')
 returns boolean
@@ -142,10 +142,10 @@ begin
     if exists (select 1 from pg_roles r where r.rolname = p_login) then
         perform data._adopt_login(p_login);
     else
-        perform api.create_login(p_login, p_verifier);
+        perform service.create_login(p_login, p_verifier);
         created := true;
     end if;
-    perform api.create_principal(p_org_id, p_principal_id, 'human', coalesce(p_display_name, ''), p_login::name);
+    perform service.create_principal(p_org_id, p_principal_id, 'human', coalesce(p_display_name, ''), p_login::name);
     foreach g in array coalesce(p_grants, '{}') loop
         kind := split_part(g, ':', 1);
         if kind not in ('org', 'audit', 'repo', 'persona', 'session')
@@ -153,15 +153,15 @@ begin
            or (kind in ('repo', 'persona', 'session') and length(g) <= length(kind) + 1) then
             raise exception 'invalid grant: % (org, audit, repo:ID, persona:ID or session:ID)', g using errcode = '22023';
         end if;
-        perform api.grant_scope(p_org_id, p_principal_id, kind, nullif(substr(g, length(kind) + 2), ''), false);
+        perform service.grant_scope(p_org_id, p_principal_id, kind, nullif(substr(g, length(kind) + 2), ''), false);
     end loop;
     return created;
 end
 $$;
-comment on function api.create_analyst(text, text, text, text, text[], text) is 'Create (or adopt) a login, its human principal and its read grants in one step.';
+comment on function service.create_analyst(text, text, text, text, text[], text) is 'Create (or adopt) a login, its human principal and its read grants in one step.';
 
--- api.set_login_password: rotate the password of a principal's login.
-create or replace function api.set_login_password(p_org_id text, p_principal_id text, p_verifier text)
+-- service.set_login_password: rotate the password of a principal's login.
+create or replace function service.set_login_password(p_org_id text, p_principal_id text, p_verifier text)
 returns text
 language plpgsql security invoker
 set search_path = pg_catalog, pg_temp
@@ -185,12 +185,12 @@ begin
     return login;
 end
 $$;
-comment on function api.set_login_password(text, text, text) is 'Set a new password (as its SCRAM-SHA-256 verifier) on a principal''s login.';
+comment on function service.set_login_password(text, text, text) is 'Set a new password (as its SCRAM-SHA-256 verifier) on a principal''s login.';
 
--- api.disable_principal: the principal binds nobody from now on (its keys stop, its
+-- service.disable_principal: the principal binds nobody from now on (its keys stop, its
 -- login's SQL sees nothing); its rows, grants and traces stay for the audit trail.
 -- Returns its login (null: none).
-create or replace function api.disable_principal(p_org_id text, p_principal_id text)
+create or replace function service.disable_principal(p_org_id text, p_principal_id text)
 returns text
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -205,18 +205,18 @@ begin
     return login;
 end
 $$;
-comment on function api.disable_principal(text, text) is 'Disable a principal for good (rows, grants and traces are kept).';
+comment on function service.disable_principal(text, text) is 'Disable a principal for good (rows, grants and traces are kept).';
 
--- api.revoke_analyst: the login may no longer connect (NOLOGIN, no password, out of
+-- service.revoke_analyst: the login may no longer connect (NOLOGIN, no password, out of
 -- the analyst and auditor roles, its open sessions ended) and its principal is
 -- disabled; the role itself stays, so the audit trail keeps naming it. Returns the login.
-create or replace function api.revoke_analyst(p_org_id text, p_principal_id text)
+create or replace function service.revoke_analyst(p_org_id text, p_principal_id text)
 returns text
 language plpgsql security invoker
 set search_path = pg_catalog, pg_temp
 as $$
 declare
-    login text := api.disable_principal(p_org_id, p_principal_id);
+    login text := service.disable_principal(p_org_id, p_principal_id);
     grp text;
 begin
     if login is null then
@@ -241,10 +241,10 @@ begin
     return login;
 end
 $$;
-comment on function api.revoke_analyst(text, text) is 'End a login''s access (NOLOGIN, sessions ended) and disable its principal; history is kept.';
+comment on function service.revoke_analyst(text, text) is 'End a login''s access (NOLOGIN, sessions ended) and disable its principal; history is kept.';
 
--- api.list_analysts: principals mapped to a login, with the login's state and grants.
-create or replace function api.list_analysts(p_org_id text default null)
+-- service.list_analysts: principals mapped to a login, with the login's state and grants.
+create or replace function service.list_analysts(p_org_id text default null)
 returns table (org_id text, principal_id text, login text, can_login boolean, member_of text[],
                disabled_at timestamptz, grants text[])
 language sql stable security definer
@@ -263,4 +263,4 @@ as $$
     where p.db_role is not null and (p_org_id is null or p.org_id = p_org_id)
     order by p.org_id, p.principal_id
 $$;
-comment on function api.list_analysts(text) is 'Principals mapped to a login: the login''s state, groups and the principal''s grants.';
+comment on function service.list_analysts(text) is 'Principals mapped to a login: the login''s state, groups and the principal''s grants.';

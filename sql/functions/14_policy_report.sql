@@ -3,12 +3,12 @@
 -- security, its policies and who may read or write it. The owner/migrator calls these;
 -- no caller role is granted them.
 
--- api.policy_report: one row per table of schema data (partitions are folded into
+-- service.policy_report: one row per table of schema data (partitions are folded into
 -- their parent: how many, and which lack forced row-level security). Every table
 -- holds tenant data but the shared model registry and the eval history of the pipeline
 -- (runs and figures: no tenant's rows; see migration 0008), so a new table must be
 -- protected before the check passes.
-create or replace function api.policy_report()
+create or replace function service.policy_report()
 returns table (table_name text, tenant boolean, rls_enabled boolean, rls_forced boolean, policies jsonb,
                may_select text[], may_insert text[], may_update text[], may_delete text[],
                partitions int, unprotected_partitions text[])
@@ -64,10 +64,10 @@ as $$
     from tables t
     order by t.relname
 $$;
-comment on function api.policy_report() is 'Every table of schema data: tenant data or not, row-level security (enabled, forced), policies, who may select/insert/update/delete.';
+comment on function service.policy_report() is 'Every table of schema data: tenant data or not, row-level security (enabled, forced), policies, who may select/insert/update/delete.';
 
--- api.policy_bypass: the roles row-level security never applies to.
-create or replace function api.policy_bypass()
+-- service.policy_bypass: the roles row-level security never applies to.
+create or replace function service.policy_bypass()
 returns table (role_name text, superuser boolean, bypassrls boolean, can_login boolean)
 language sql stable
 set search_path = pg_catalog, pg_temp
@@ -76,4 +76,4 @@ as $$
     from pg_roles r where (r.rolsuper or r.rolbypassrls) and r.rolname !~ '^pg_'
     order by 1
 $$;
-comment on function api.policy_bypass() is 'Roles that bypass row-level security (superusers, BYPASSRLS).';
+comment on function service.policy_bypass() is 'Roles that bypass row-level security (superusers, BYPASSRLS).';

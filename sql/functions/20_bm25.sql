@@ -17,8 +17,8 @@
 --   * A posting at or below the list's end (a fragment revived under its old id) is
 --     merged with every block of its group and term from the one it falls in.
 -- Document frequencies and corpus sizes are upserted per (group, term) and per group, in
--- key order (writers of one org also hold its advisory write lock: api.begin_document,
--- api.delete_document).
+-- key order (writers of one org also hold its advisory write lock: service.begin_document,
+-- service.delete_document).
 create or replace function data._bm25_index(
     p_org_ids text[], p_fragment_ids bigint[], p_tsvs tsvector[],
     p_repo_ids text[], p_persona_ids text[], p_session_ids text[])

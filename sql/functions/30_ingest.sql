@@ -1,10 +1,10 @@
 -- Ingestion: document versions, near-duplicate resolution, fragment writes, models.
 
--- api.register_embedding_model: the active model of a namespace, created (with its
+-- service.register_embedding_model: the active model of a namespace, created (with its
 -- own HNSW index) on first use. A different model for a namespace that already has
 -- one is an upgrade (`contexts models upgrade`, 31_model_generations.sql): refuse, and
 -- say how.
-create or replace function api.register_embedding_model(p_namespace text, p_name text, p_dims int)
+create or replace function service.register_embedding_model(p_namespace text, p_name text, p_dims int)
 returns int
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -44,13 +44,13 @@ begin
     return current.model_id;
 end
 $$;
-comment on function api.register_embedding_model(text, text, int) is 'Active model of a namespace; first use creates it and its HNSW index.';
+comment on function service.register_embedding_model(text, text, int) is 'Active model of a namespace; first use creates it and its HNSW index.';
 
--- api.active_model: the id of a namespace's active model, which must be the one the
+-- service.active_model: the id of a namespace's active model, which must be the one the
 -- caller embeds with. The service looks models up; registering one (DDL, for every
 -- tenant) is left to administrators: the service's start-up and the CLI do it as the
 -- migrator.
-create or replace function api.active_model(p_namespace text, p_name text, p_dims int)
+create or replace function service.active_model(p_namespace text, p_name text, p_dims int)
 returns int
 language plpgsql stable
 set search_path = pg_catalog, extensions, pg_temp
@@ -71,7 +71,7 @@ begin
     return current.model_id;
 end
 $$;
-comment on function api.active_model(text, text, int) is 'Id of the active model of a namespace, checked against the caller''s model.';
+comment on function service.active_model(text, text, int) is 'Id of the active model of a namespace, checked against the caller''s model.';
 
 -- data._path_problem: why a document path may not be stored (null when it may). The
 -- rule of app.ingest.normalize.normalize_path, for every door: a path as that function
@@ -142,11 +142,11 @@ end
 $$;
 comment on function data._metadata_problem(jsonb) is 'Why a document''s metadata may not be stored (null when it may): not an object, over 32 KiB, nested over 32 levels, a number beyond a double, or a validity time no reader can decode.';
 
--- api.begin_document: record a document's content. Unchanged content is a no-op;
+-- service.begin_document: record a document's content. Unchanged content is a no-op;
 -- changed content becomes a new version and retires the previous version's fragment
 -- pointers (the old version's rows stay for history). Serialised per org so
 -- near-duplicate resolution and BM25 statistics see a consistent state.
-create or replace function api.begin_document(
+create or replace function service.begin_document(
     p_org_id text, p_repo_id text, p_persona_id text, p_session_id text,
     p_path text, p_kind text, p_content text, p_content_hash text,
     p_language text default null, p_author text default null,
@@ -170,7 +170,7 @@ begin
         raise exception 'invalid document: %', problem using errcode = '22023';
     end if;
     perform data._readable_time(p_source_ts, 'the document''s timestamp');
-    perform api.ensure_scope(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    perform service.ensure_scope(p_org_id, p_repo_id, p_persona_id, p_session_id);
     perform pg_advisory_xact_lock(hashtextextended('contexts.ingest:' || p_org_id, 0));
 
     select d.* into existing from data.documents d
@@ -221,16 +221,16 @@ exception when check_violation or not_null_violation then
     raise exception 'invalid document: %', sqlerrm using errcode = '22023';
 end
 $$;
-comment on function api.begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb, text, text)
+comment on function service.begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb, text, text)
     is 'Start ingesting a document (the bound principal needs write grants on its scope): no-op when unchanged (and not deleted), else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
 
--- api.unchanged_documents: which of these (path, content hash) pairs the scope holds
+-- service.unchanged_documents: which of these (path, content hash) pairs the scope holds
 -- already as the current, live version of the document at that path; those need no
--- chunking and no version (api.begin_document would answer "unchanged" for each). The
--- same write grants as api.begin_document are required, so a principal that may not
+-- chunking and no version (service.begin_document would answer "unchanged" for each). The
+-- same write grants as service.begin_document are required, so a principal that may not
 -- write learns nothing here. It takes no lock: a document another writer changes
 -- meanwhile is seen as before, as if this ingestion had come first.
-create or replace function api.unchanged_documents(
+create or replace function service.unchanged_documents(
     p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[])
 returns table (path text, doc_id bigint, version int)
 language plpgsql stable security definer
@@ -256,7 +256,7 @@ begin
       on v.org_id = d.org_id and v.doc_id = d.doc_id and v.version = d.current_version and v.content_hash = w.content_hash;
 end
 $$;
-comment on function api.unchanged_documents(text, text, text, text, text[], text[])
+comment on function service.unchanged_documents(text, text, text, text, text[], text[])
     is 'Which of these (path, content hash) pairs the scope holds already as the current, live version (write grants required): they need no new version.';
 
 -- data._deactivate_unsourced: the one rule for `active`: a fragment is retrievable only
@@ -390,9 +390,9 @@ as $$
     limit 1
 $$;
 
--- api.match_fragments: for each proposed chunk, the canonical fragment it would
+-- service.match_fragments: for each proposed chunk, the canonical fragment it would
 -- collapse into (null: it is new and needs an embedding).
-create or replace function api.match_fragments(
+create or replace function service.match_fragments(
     p_org_id text, p_repo_id text, p_persona_id text, p_session_id text,
     p_namespaces text[], p_content_hashes text[], p_simhashes bigint[])
 returns table (ordinal int, fragment_id bigint, distance int)
@@ -409,7 +409,7 @@ begin
     order by c.ordinal;
 end
 $$;
-comment on function api.match_fragments(text, text, text, text, text[], text[], bigint[])
+comment on function service.match_fragments(text, text, text, text, text[], text[], bigint[])
     is 'Which proposed chunks collapse into existing fragments (exact or SimHash distance <= 3).';
 
 -- data._analyze_new_tenant: a tenant's partitions have no statistics until autovacuum
@@ -453,7 +453,7 @@ $$;
 comment on function data._analyze_new_tenant(text, int)
     is 'Analyze the partitions of a tenant that were never analyzed once they hold enough rows (the planner misjudges them until then).';
 
--- api.add_fragments: write the chunks of one document version. Each chunk becomes a
+-- service.add_fragments: write the chunks of one document version. Each chunk becomes a
 -- source pointer of its canonical fragment, or a new fragment (with its embedding)
 -- when none exists. Resolution is repeated here, in order, so chunks of the same
 -- document that duplicate each other collapse too: each chunk is matched against the
@@ -465,7 +465,7 @@ comment on function data._analyze_new_tenant(text, int)
 -- A chunk's optional "reading" (base64) is its text as the learned reranker reads it
 -- (app.text.stems.reading); data._check_reading refuses one made of another text.
 -- A stored fragment the chunk has exactly (same content hash) gets it if it has none.
-create or replace function api.add_fragments(p_doc_id bigint, p_doc_version int, p_chunks jsonb)
+create or replace function service.add_fragments(p_doc_id bigint, p_doc_version int, p_chunks jsonb)
 returns table (ordinal int, fragment_id bigint, created boolean)
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -658,9 +658,9 @@ exception when check_violation or not_null_violation or invalid_text_representat
     raise exception 'invalid chunk: %', sqlerrm using errcode = '22023';
 end
 $$;
-comment on function api.add_fragments(bigint, int, jsonb) is 'Write one document version''s chunks (the bound principal needs write grants): new fragments or pointers to canonical ones.';
+comment on function service.add_fragments(bigint, int, jsonb) is 'Write one document version''s chunks (the bound principal needs write grants): new fragments or pointers to canonical ones.';
 
--- api.delete_document: a document leaves retrieval at once. Every live source pointer
+-- service.delete_document: a document leaves retrieval at once. Every live source pointer
 -- of its current version is retired (data._retire_sources), so a fragment no other
 -- live source holds exactly becomes inactive: out of BM25 (the triggers), out of the
 -- dense and lexical lists (both read active fragments only). Its versions, pointers and
@@ -669,7 +669,7 @@ comment on function api.add_fragments(bigint, int, jsonb) is 'Write one document
 -- pointers of other documents that leaned on its text are returned as `rehome`, for
 -- the caller to write again as chunks of their own (as a new version does). A document
 -- the principal may not read is unknown (P0002); one it may read but not write is 42501.
-create or replace function api.delete_document(p_doc_id bigint)
+create or replace function service.delete_document(p_doc_id bigint)
 returns table (doc_id bigint, org_id text, path text, version int, fragments_retired int, rehome jsonb)
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -706,7 +706,7 @@ begin
     return query select doc.doc_id, doc.org_id, doc.path, doc.current_version, retired, detached;
 end
 $$;
-comment on function api.delete_document(bigint)
+comment on function service.delete_document(bigint)
     is 'Delete a document the bound principal may write: its fragments leave retrieval and BM25 at once; versions, sources and traces stay; returns near-duplicate pointers to re-home.';
 
 -- data._check_reading: a fragment's reading carries the first 4 bytes of the SHA-256 of
@@ -735,11 +735,11 @@ create or replace trigger fragments_reading_text
     for each row
     execute function data._check_reading();
 
--- api.reading_backlog: fragments whose reading is missing or was written by another
+-- service.reading_backlog: fragments whose reading is missing or was written by another
 -- tokenizer (its first bytes are not p_prefix), in id order after p_after: what
 -- `contexts rerank readings` writes (inactive ones too: a fragment comes back when a
 -- document holds its text again). The migrator's (every org).
-create or replace function api.reading_backlog(p_prefix bytea, p_after bigint default 0, p_limit int default 256)
+create or replace function service.reading_backlog(p_prefix bytea, p_after bigint default 0, p_limit int default 256)
 returns table (fragment_id bigint, org_id text, text text)
 language sql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -751,10 +751,10 @@ as $$
     order by f.fragment_id
     limit p_limit
 $$;
-comment on function api.reading_backlog(bytea, bigint, int) is 'Fragments whose learned-reranker reading is missing or outdated, in id order.';
+comment on function service.reading_backlog(bytea, bigint, int) is 'Fragments whose learned-reranker reading is missing or outdated, in id order.';
 
--- api.reading_backlog_size: how many api.reading_backlog would list, without their texts.
-create or replace function api.reading_backlog_size(p_prefix bytea)
+-- service.reading_backlog_size: how many service.reading_backlog would list, without their texts.
+create or replace function service.reading_backlog_size(p_prefix bytea)
 returns bigint
 language sql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -762,11 +762,11 @@ as $$
     select count(*) from data.fragments f
     where f.reading is null or substring(f.reading from 1 for octet_length(p_prefix)) <> p_prefix
 $$;
-comment on function api.reading_backlog_size(bytea) is 'How many fragments lack an up-to-date learned-reranker reading.';
+comment on function service.reading_backlog_size(bytea) is 'How many fragments lack an up-to-date learned-reranker reading.';
 
--- api.set_readings: readings for existing fragments (one per id, with its org: one
+-- service.set_readings: readings for existing fragments (one per id, with its org: one
 -- partition probed per fragment). Each is checked against its text (data._check_reading).
-create or replace function api.set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[])
+create or replace function service.set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[])
 returns int
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -785,4 +785,4 @@ begin
     return written;
 end
 $$;
-comment on function api.set_readings(bigint[], text[], bytea[]) is 'Write the learned-reranker readings of existing fragments (`contexts rerank readings`).';
+comment on function service.set_readings(bigint[], text[], bytea[]) is 'Write the learned-reranker readings of existing fragments (`contexts rerank readings`).';

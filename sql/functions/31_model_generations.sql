@@ -4,7 +4,7 @@
 -- A namespace has one active generation (serves queries and ingestion), at most one
 -- shadow (being re-embedded, then waiting for promotion), and retired ones whose vectors
 -- stay until their window ends, so promoting one back is cheap. Ingestion writes a
--- vector for every generation that still has vectors (api.secondary_models), so neither
+-- vector for every generation that still has vectors (service.secondary_models), so neither
 -- the shadow nor a recently retired generation falls behind.
 
 -- data._serving_models: the generation each namespace is searched with: the active one,
@@ -65,12 +65,12 @@ end
 $$;
 comment on function data._serving_models() is 'Per namespace, the generation queries search: the active one, or the queryable one contexts.serve_generations names (55000 for a dropped one or one past its window).';
 
--- api.previous_models: per namespace, the generation its last promotion (or rollback)
+-- service.previous_models: per namespace, the generation its last promotion (or rollback)
 -- replaced, while its vectors are kept: what a retrieval asking for the previous
 -- generation searches, with what loads its model. `queryable` is false once its window
 -- has ended (it answers nothing then, until `drop-retired` removes it). A namespace
 -- never upgraded, or whose replaced generations were all dropped, has no row.
-create or replace function api.previous_models()
+create or replace function service.previous_models()
 returns table (model_id int, namespace text, name text, source text, dims int, generation int,
                window_ends_at timestamptz, queryable boolean)
 language sql stable
@@ -83,11 +83,11 @@ as $$
     where em.status = 'retired' and em.dropped_at is null
     order by em.namespace, em.retired_at desc nulls last, em.generation desc
 $$;
-comment on function api.previous_models() is 'Per namespace, the generation the last promotion replaced (not dropped), what loads it, and whether its window still lets it answer.';
+comment on function service.previous_models() is 'Per namespace, the generation the last promotion replaced (not dropped), what loads it, and whether its window still lets it answer.';
 
--- api.secondary_models: the generations besides the active one that new fragments get
+-- service.secondary_models: the generations besides the active one that new fragments get
 -- vectors for (the shadow, and retired ones not yet dropped), with what loads each.
-create or replace function api.secondary_models()
+create or replace function service.secondary_models()
 returns table (model_id int, namespace text, name text, source text, dims int, generation int, status text)
 language sql stable
 set search_path = pg_catalog, extensions, pg_temp
@@ -97,12 +97,12 @@ as $$
     where em.status <> 'active' and em.dropped_at is null
     order by em.namespace, em.generation
 $$;
-comment on function api.secondary_models() is 'Shadow and not yet dropped retired generations: ingestion writes their vectors too.';
+comment on function service.secondary_models() is 'Shadow and not yet dropped retired generations: ingestion writes their vectors too.';
 
--- api.serving_models: what a service embeds with: per namespace the active generation,
+-- service.serving_models: what a service embeds with: per namespace the active generation,
 -- its label and what loads it (a local path). Services compare it with their own models
 -- at start and on a cheap periodic check, and load the promoted model when it changed.
-create or replace function api.serving_models()
+create or replace function service.serving_models()
 returns table (model_id int, namespace text, name text, source text, dims int, generation int)
 language sql stable
 set search_path = pg_catalog, extensions, pg_temp
@@ -112,7 +112,7 @@ as $$
     where em.status = 'active'
     order by em.namespace
 $$;
-comment on function api.serving_models() is 'Per namespace, the active generation and what loads its model: what a service follows.';
+comment on function service.serving_models() is 'Per namespace, the active generation and what loads its model: what a service follows.';
 
 -- api.model_generations: every generation with its coverage (vectors over the active
 -- fragments of its namespace) and the mean top-3 overlap of its replays, counted over
@@ -155,10 +155,10 @@ end
 $$;
 comment on function api.model_generations() is 'Each generation: status, window, coverage (vectors over active fragments) and replay overlap, over what the caller may read; org-wide principals only.';
 
--- api.begin_model_upgrade: the shadow generation of a namespace for a new model, created
+-- service.begin_model_upgrade: the shadow generation of a namespace for a new model, created
 -- with its HNSW index, or the one already there for that model (an upgrade resumes). A
 -- namespace already building another model, or asked for its active model, refuses.
-create or replace function api.begin_model_upgrade(
+create or replace function service.begin_model_upgrade(
     p_namespace text, p_name text, p_source text, p_dims int, p_window_days int default 14)
 returns int
 language plpgsql security definer
@@ -205,13 +205,13 @@ begin
     return shadow.model_id;
 end
 $$;
-comment on function api.begin_model_upgrade(text, text, text, int, int)
+comment on function service.begin_model_upgrade(text, text, text, int, int)
     is 'Shadow generation of a namespace for a new model, with its HNSW index (or the existing one: upgrades resume).';
 
--- api.model_backlog: active fragments of the generation's namespace that lack its vector,
+-- service.model_backlog: active fragments of the generation's namespace that lack its vector,
 -- in id order after p_after, with what the embedding input is made of (the path of the
 -- document that wrote the fragment, else of a live source).
-create or replace function api.model_backlog(p_model_id int, p_after bigint default 0, p_limit int default 64)
+create or replace function service.model_backlog(p_model_id int, p_after bigint default 0, p_limit int default 64)
 returns table (fragment_id bigint, org_id text, path text, heading_path text[], text text)
 language sql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -230,11 +230,11 @@ as $$
     order by f.fragment_id
     limit p_limit
 $$;
-comment on function api.model_backlog(int, bigint, int) is 'Active fragments still lacking a vector of this generation, in id order.';
+comment on function service.model_backlog(int, bigint, int) is 'Active fragments still lacking a vector of this generation, in id order.';
 
--- api.add_model_vectors: vectors of one generation for existing fragments (an upgrade's
+-- service.add_model_vectors: vectors of one generation for existing fragments (an upgrade's
 -- batch). A vector already there (ingestion wrote it meanwhile) is kept.
-create or replace function api.add_model_vectors(p_model_id int, p_fragment_ids bigint[], p_vectors jsonb)
+create or replace function service.add_model_vectors(p_model_id int, p_fragment_ids bigint[], p_vectors jsonb)
 returns int
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -262,11 +262,11 @@ begin
     return written;
 end
 $$;
-comment on function api.add_model_vectors(int, bigint[], jsonb) is 'Write one generation''s vectors for existing fragments (an upgrade batch); existing ones are kept.';
+comment on function service.add_model_vectors(int, bigint[], jsonb) is 'Write one generation''s vectors for existing fragments (an upgrade batch); existing ones are kept.';
 
--- api.persona_backlog: persona descriptions embedded with the active model of the
+-- service.persona_backlog: persona descriptions embedded with the active model of the
 -- generation's namespace but not yet with it (an upgrade embeds them too).
-create or replace function api.persona_backlog(p_model_id int)
+create or replace function service.persona_backlog(p_model_id int)
 returns table (org_id text, persona_id text, description text, updated_by text)
 language sql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -279,10 +279,10 @@ as $$
                       where w.org_id = v.org_id and w.persona_id = v.persona_id and w.model_id = p_model_id)
     order by v.org_id, v.persona_id
 $$;
-comment on function api.persona_backlog(int) is 'Persona descriptions an upgrade still has to embed with this generation.';
+comment on function service.persona_backlog(int) is 'Persona descriptions an upgrade still has to embed with this generation.';
 
--- api.add_persona_vector: one persona description's vector for a generation.
-create or replace function api.add_persona_vector(
+-- service.add_persona_vector: one persona description's vector for a generation.
+create or replace function service.add_persona_vector(
     p_model_id int, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb)
 returns void
 language plpgsql security definer
@@ -303,13 +303,13 @@ begin
     on conflict do nothing;
 end
 $$;
-comment on function api.add_persona_vector(int, text, text, text, text, jsonb) is 'A persona description''s vector for one generation (an upgrade).';
+comment on function service.add_persona_vector(int, text, text, text, text, jsonb) is 'A persona description''s vector for one generation (an upgrade).';
 
--- api.promote_model: make a live generation of a namespace active (the shadow, or a
+-- service.promote_model: make a live generation of a namespace active (the shadow, or a
 -- retired one within its window: a rollback). Every active fragment of the namespace
 -- must have its vector. The generation it replaces is retired and kept until the
 -- promoted generation's window ends (then `contexts models drop-retired`).
-create or replace function api.promote_model(p_namespace text, p_generation int)
+create or replace function service.promote_model(p_namespace text, p_generation int)
 returns table (model_id int, name text, generation int, replaced int, kept_until timestamptz)
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -331,7 +331,7 @@ begin
         raise exception 'generation % of % was dropped on %', p_generation, p_namespace, target.dropped_at
             using errcode = '55000', hint = 'Upgrade to that model again: `contexts models upgrade`.';
     end if;
-    select count(*) into missing from api.model_backlog(target.model_id, 0, 2147483647);
+    select count(*) into missing from service.model_backlog(target.model_id, 0, 2147483647);
     if missing > 0 then
         raise exception '% active fragments of % have no vector of generation % yet', missing, p_namespace, p_generation
             using errcode = '55000', hint = 'Finish the re-embedding: run `contexts models upgrade` again.';
@@ -349,12 +349,12 @@ begin
     return next;
 end
 $$;
-comment on function api.promote_model(text, int) is 'Make a fully embedded shadow (or a retired generation within its window) the active one; the replaced one is retired and kept until the window ends.';
+comment on function service.promote_model(text, int) is 'Make a fully embedded shadow (or a retired generation within its window) the active one; the replaced one is retired and kept until the window ends.';
 
--- api.drop_model_generation: delete a generation's vectors and HNSW index (the row
+-- service.drop_model_generation: delete a generation's vectors and HNSW index (the row
 -- stays: traces name it). A retired generation only once its window has ended unless
 -- p_force; a shadow one (an upgrade abandoned) at any time; never the active one.
-create or replace function api.drop_model_generation(p_model_id int, p_force boolean default false)
+create or replace function service.drop_model_generation(p_model_id int, p_force boolean default false)
 returns bigint
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -388,10 +388,10 @@ begin
     return removed;
 end
 $$;
-comment on function api.drop_model_generation(int, boolean) is 'Delete a retired (window ended) or shadow generation''s vectors and index; the row stays for traces.';
+comment on function service.drop_model_generation(int, boolean) is 'Delete a retired (window ended) or shadow generation''s vectors and index; the row stays for traces.';
 
--- api.drop_retired_models: every retired generation whose window has ended, dropped.
-create or replace function api.drop_retired_models()
+-- service.drop_retired_models: every retired generation whose window has ended, dropped.
+create or replace function service.drop_retired_models()
 returns table (model_id int, namespace text, name text, generation int, vectors bigint)
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
@@ -405,15 +405,15 @@ begin
              where em.status = 'retired' and em.dropped_at is null and em.window_ends_at <= now()
              order by em.model_id for update loop
         model_id := m.model_id; namespace := m.namespace; name := m.name; generation := m.generation;
-        vectors := api.drop_model_generation(m.model_id);
+        vectors := service.drop_model_generation(m.model_id);
         return next;
     end loop;
 end
 $$;
-comment on function api.drop_retired_models() is 'Drop the vectors and index of every retired generation whose window has ended.';
+comment on function service.drop_retired_models() is 'Drop the vectors and index of every retired generation whose window has ended.';
 
--- api.record_model_replay: one replayed retrieval's outcome for a shadow generation.
-create or replace function api.record_model_replay(
+-- service.record_model_replay: one replayed retrieval's outcome for a shadow generation.
+create or replace function service.record_model_replay(
     p_model_id int, p_trace_id uuid, p_overlap float8, p_shared_top int, p_top int, p_same_order boolean,
     p_error text default null)
 returns bigint
@@ -435,4 +435,4 @@ begin
     return new_id;
 end
 $$;
-comment on function api.record_model_replay(int, uuid, float8, int, int, boolean, text) is 'Record one retrieval replayed on a shadow generation (its org and principal come from the trace).';
+comment on function service.record_model_replay(int, uuid, float8, int, int, boolean, text) is 'Record one retrieval replayed on a shadow generation (its org and principal come from the trace).';

@@ -2,7 +2,7 @@
 -- versions, and the metadata of the versions a retrieval cites. All security invoker:
 -- row-level security on data.documents and data.document_versions decides what the
 -- caller sees, exactly as for fragments, and a requested scope outside its grants is
--- refused (42501) by data._require_read. Deleted documents (api.delete_document in
+-- refused (42501) by data._require_read. Deleted documents (service.delete_document in
 -- 30_ingest.sql) are neither listed nor read here; their rows stay for audit.
 
 -- api.list_documents: the documents a retrieval in this scope reads from (the same

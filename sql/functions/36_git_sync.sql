@@ -2,7 +2,7 @@
 -- repo's documents were synced to (data.git_syncs), and the documents a sync manages
 -- (those whose current version it wrote: their metadata names the commit, git_commit).
 -- The CLI reads the state, asks git what changed since that commit, ingests and deletes
--- through the usual write path (api.begin_document, api.delete_document), then records
+-- through the usual write path (service.begin_document, service.delete_document), then records
 -- the new commit here.
 
 -- api.sync_state: the last sync of a repo, or no row when it was never synced. Security
@@ -55,11 +55,11 @@ $$;
 comment on function api.sync_documents(text, text, text[])
     is 'Live documents of a repo whose current version a git sync wrote (metadata git_commit), with that commit; optionally only these paths.';
 
--- api.sync_record: record that a repo's documents now hold the tracked files of
+-- service.sync_record: record that a repo's documents now hold the tracked files of
 -- p_commit_sha. Needs a write grant on the repo (42501). p_previous is the commit the
 -- sync started from (null for a first sync): when another sync recorded a different one
 -- meanwhile, the record is refused (40001) and the caller syncs again from there.
-create or replace function api.sync_record(
+create or replace function service.sync_record(
     p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text,
     p_written int default 0, p_deleted int default 0, p_full_scan boolean default false)
 returns table (org_id text, repo_id text, commit_sha text, ref text, synced_at timestamptz, synced_by text,
@@ -77,7 +77,7 @@ begin
         raise exception 'a sync needs a repo' using errcode = '22023';
     end if;
     perform data._require_write(p_org_id, p_repo_id, null, null);
-    perform api.ensure_scope(p_org_id, p_repo_id);
+    perform service.ensure_scope(p_org_id, p_repo_id);
     perform pg_advisory_xact_lock(hashtextextended('contexts.sync:' || p_org_id || '/' || p_repo_id, 0));
     select s.commit_sha into stored from data.git_syncs s
     where s.org_id = p_org_id and s.repo_id = p_repo_id for update;
@@ -99,5 +99,5 @@ exception when check_violation then
     raise exception 'invalid sync record: %', sqlerrm using errcode = '22023';
 end
 $$;
-comment on function api.sync_record(text, text, text, text, text, int, int, boolean)
+comment on function service.sync_record(text, text, text, text, text, int, int, boolean)
     is 'Record the commit a repo''s documents were synced to (write grant on the repo); refused (40001) when another sync recorded a different commit since p_previous.';

@@ -6,10 +6,10 @@
 -- for it (the org's write lock, then the key's row) and gets its answer. Both functions
 -- act for the bound principal; no caller role reads the table.
 
--- api.idempotent_response: what an earlier request with this key answered (no row: none
+-- service.idempotent_response: what an earlier request with this key answered (no row: none
 -- within 24 hours). The caller compares request_hash with its own: the same key with
 -- another request is the caller's mistake, not a retry.
-create or replace function api.idempotent_response(p_key text)
+create or replace function service.idempotent_response(p_key text)
 returns table (request_hash text, status int, response jsonb, created_at timestamptz)
 language plpgsql stable security definer
 set search_path = pg_catalog, pg_temp
@@ -25,15 +25,15 @@ begin
       and w.created_at > now() - interval '24 hours';
 end
 $$;
-comment on function api.idempotent_response(text)
+comment on function service.idempotent_response(text)
     is 'The response an earlier write of the bound principal with this Idempotency-Key got (within 24 hours), and the hash of its request.';
 
--- api.idempotent_record: remember a write's response under its key, in the write's
+-- service.idempotent_record: remember a write's response under its key, in the write's
 -- transaction (it commits with the write or not at all). False when the key is taken
 -- (a request with it committed first, or is committing: this waits for it): the caller
--- rolls its own write back and answers with api.idempotent_response. The principal's
+-- rolls its own write back and answers with service.idempotent_response. The principal's
 -- keys older than 24 hours are forgotten here.
-create or replace function api.idempotent_record(p_key text, p_request_hash text, p_status int, p_response jsonb)
+create or replace function service.idempotent_record(p_key text, p_request_hash text, p_status int, p_response jsonb)
 returns boolean
 language plpgsql security definer
 set search_path = pg_catalog, pg_temp
@@ -54,5 +54,5 @@ exception when check_violation then
     raise exception 'invalid idempotency key or response: %', sqlerrm using errcode = '22023';
 end
 $$;
-comment on function api.idempotent_record(text, text, int, jsonb)
+comment on function service.idempotent_record(text, text, int, jsonb)
     is 'Remember a write''s response under its Idempotency-Key in the write''s transaction; false when the key is taken (a concurrent request with it committed first).';

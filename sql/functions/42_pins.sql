@@ -3,11 +3,11 @@
 -- composes the fragment first, whatever its relevance (api.retrieve_candidates returns
 -- the visible pins, app/retrieve/compose.py puts them first). docs/adr/0012.
 
--- api.pin_add: pin a fragment to a scope. The caller needs a write grant on that scope
+-- service.pin_add: pin a fragment to a scope. The caller needs a write grant on that scope
 -- (42501); the fragment must be one it may read, active (P0002 otherwise, as for an
 -- unknown id) and visible in that scope (22023: a repo-B fragment pinned to repo A
 -- would never be shown). The same fragment pinned twice to one scope is a 23505.
-create or replace function api.pin_add(
+create or replace function service.pin_add(
     p_org_id text, p_repo_id text, p_persona_id text, p_session_id text,
     p_fragment_id bigint, p_reason text, p_expires_at timestamptz default null)
 returns table (pin_id bigint, org_id text, repo_id text, persona_id text, session_id text, fragment_id bigint,
@@ -54,12 +54,12 @@ begin
     from data.fragments f where f.org_id = pin.org_id and f.fragment_id = pin.fragment_id;
 end
 $$;
-comment on function api.pin_add(text, text, text, text, bigint, text, timestamptz)
+comment on function service.pin_add(text, text, text, text, bigint, text, timestamptz)
     is 'Pin a fragment to a scope (write grant there): composed first in every retrieval that sees that scope.';
 
--- api.pin_remove: unpin. A pin the caller may not read is unknown (P0002); one it may
+-- service.pin_remove: unpin. A pin the caller may not read is unknown (P0002); one it may
 -- read but not write (no write grant on its scope) is a 42501.
-create or replace function api.pin_remove(p_pin_id bigint)
+create or replace function service.pin_remove(p_pin_id bigint)
 returns table (pin_id bigint, org_id text, repo_id text, persona_id text, session_id text, fragment_id bigint,
                pinned_by text, reason text, created_at timestamptz, expires_at timestamptz,
                kind text, negative boolean)
@@ -87,7 +87,7 @@ begin
     from data.fragments f where f.org_id = pin.org_id and f.fragment_id = pin.fragment_id;
 end
 $$;
-comment on function api.pin_remove(bigint) is 'Remove a pin (write grant on its scope).';
+comment on function service.pin_remove(bigint) is 'Remove a pin (write grant on its scope).';
 
 -- api.pins_list: the pins a retrieval in this scope would see (the pin's scope and its
 -- fragment's both within it, row-level security bounding both), earliest first, which

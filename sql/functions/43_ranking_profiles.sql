@@ -56,11 +56,11 @@ begin
 end
 $$;
 
--- api.ranking_profile_set: create or replace the org default (p_persona_id null) or a
+-- service.ranking_profile_set: create or replace the org default (p_persona_id null) or a
 -- persona's profile. A null weight or an absent kind inherits. Needs a write grant on
 -- the org, or on the persona (42501); weights must be >= 0 and the weights in effect
 -- must not all be 0 (22023).
-create or replace function api.ranking_profile_set(
+create or replace function service.ranking_profile_set(
     p_org_id text, p_persona_id text,
     p_w_rerank float8 default null, p_w_freshness float8 default null, p_w_authority float8 default null,
     p_w_pinned float8 default null, p_w_persona float8 default null,
@@ -109,10 +109,10 @@ begin
                         prof.updated_at, eff;
 end
 $$;
-comment on function api.ranking_profile_set(text, text, float8, float8, float8, float8, float8, jsonb, text)
+comment on function service.ranking_profile_set(text, text, float8, float8, float8, float8, float8, jsonb, text)
     is 'Create or replace the blend weights and freshness half-lives of an org (persona null) or a persona (write grant there).';
 
--- api.persona_vectors_set: store the description of a persona's profile embedded with
+-- service.persona_vectors_set: store the description of a persona's profile embedded with
 -- each namespace's active model (p_vectors {"prose": [...], "code": [...]}, as query
 -- embeddings are passed; unit vectors, computed by the caller as fragments' are). The
 -- description must be the one the persona's profile holds now (22023 otherwise: it
@@ -120,7 +120,7 @@ comment on function api.ranking_profile_set(text, text, float8, float8, float8, 
 -- write grant on the persona (42501). Returns the models stored: none for a namespace
 -- with no active model yet (nothing ingested: set the profile again afterwards).
 -- "_generations": {"<model_id>": [...]} adds the vectors of the other live generations.
-create or replace function api.persona_vectors_set(
+create or replace function service.persona_vectors_set(
     p_org_id text, p_persona_id text, p_description text, p_vectors jsonb)
 returns int
 language plpgsql security definer
@@ -171,12 +171,12 @@ begin
     return stored;
 end
 $$;
-comment on function api.persona_vectors_set(text, text, text, jsonb)
+comment on function service.persona_vectors_set(text, text, text, jsonb)
     is 'Store a persona profile''s description embedded per namespace (the persona term''s evidence with its own fragments); write grant on the persona.';
 
--- api.ranking_profile_delete: remove a stored profile (its scope then inherits again).
+-- service.ranking_profile_delete: remove a stored profile (its scope then inherits again).
 -- Unknown (or unreadable): P0002; no write grant: 42501.
-create or replace function api.ranking_profile_delete(p_org_id text, p_persona_id text)
+create or replace function service.ranking_profile_delete(p_org_id text, p_persona_id text)
 returns table (org_id text, persona_id text, w_rerank float8, w_freshness float8, w_authority float8,
                w_pinned float8, w_persona float8, halflife_days jsonb, description text, updated_by text,
                updated_at timestamptz, effective jsonb)
@@ -201,7 +201,7 @@ begin
                         prof.updated_at, data._ranking_profile(p_org_id, p_persona_id);
 end
 $$;
-comment on function api.ranking_profile_delete(text, text)
+comment on function service.ranking_profile_delete(text, text)
     is 'Remove the stored ranking profile of an org (persona null) or persona (write grant there); it inherits again.';
 
 -- api.ranking_profiles: the stored profiles the caller may read (the org default first),

@@ -8,7 +8,7 @@
 -- read exactly the members of the subscribed version (pinned, or the newest). One
 -- definition says both, data._readable_context_versions; the row-level policies of the
 -- four context tables (sql/policies) and the one door to the members' text past the
--- fragments' policy (api.context_candidates) both use it.
+-- fragments' policy (service.context_candidates) both use it.
 --
 -- Membership rule: a version holds only fragments whose scope labels lie within the
 -- Context's (a repo context holds org-wide and that repo's fragments, an org context
@@ -23,7 +23,7 @@
 -- session Context only when that persona or session is asked for), and subscriptions of
 -- its org, or of the requested repo (none asked: every repo it may read). A subscription
 -- gives a Context of an org or repo scope only: persona and session material never
--- leaves its scope (api.context_subscribe refuses the others; this is the read side of
+-- leaves its scope (service.context_subscribe refuses the others; this is the read side of
 -- the same rule, so a row written past it gives nothing). Security definer: it reads
 -- contexts and subscriptions past their policies (which call it) and answers only for
 -- the caller.
@@ -192,9 +192,9 @@ begin
 end
 $$;
 
--- api.context_create: a new, empty Context in a scope (write grant there: 42501). Its
+-- service.context_create: a new, empty Context in a scope (write grant there: 42501). Its
 -- name is unique among the live Contexts of that scope (23505).
-create or replace function api.context_create(
+create or replace function service.context_create(
     p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text default '')
 returns table (context_id bigint, ref text, org_id text, repo_id text, persona_id text, session_id text,
                name text, description text, created_by text, created_at timestamptz, retired_at timestamptz,
@@ -222,10 +222,10 @@ begin
     return query select * from data._context_rows(array[id]);
 end
 $$;
-comment on function api.context_create(text, text, text, text, text, text)
+comment on function service.context_create(text, text, text, text, text, text)
     is 'Create a Context (a named bundle of fragments) in a scope; needs a write grant there.';
 
--- api.context_add_version: freeze a new version of a Context (write grant on its scope)
+-- service.context_add_version: freeze a new version of a Context (write grant on its scope)
 -- from fragment ids, whole documents (their live fragments) and path globs (the live
 -- fragments of the documents whose path matches, among those the caller may read in the
 -- Context's scope), in that order, each fragment once. An id or document the caller may
@@ -236,7 +236,7 @@ comment on function api.context_create(text, text, text, text, text, text)
 -- within the Context's scope follow the named ids, the others are left out and counted
 -- (a query in an org Context's scope finds the org's repo fragments too).
 -- records anything else the caller built it from (a frozen query, by the service).
-create or replace function api.context_add_version(
+create or replace function service.context_add_version(
     p_context_id bigint, p_fragment_ids bigint[] default '{}', p_doc_ids bigint[] default '{}',
     p_path_globs text[] default '{}', p_note text default '', p_built_from jsonb default '{}',
     p_query_fragment_ids bigint[] default '{}')
@@ -400,12 +400,12 @@ begin
     from data.context_versions v where v.context_id = ctx.context_id and v.version = next_version;
 end
 $$;
-comment on function api.context_add_version(bigint, bigint[], bigint[], text[], text, jsonb, bigint[])
+comment on function service.context_add_version(bigint, bigint[], bigint[], text[], text, jsonb, bigint[])
     is 'Freeze a new, immutable version of a Context from fragment ids, documents, path globs and what a saved query found (write grant on its scope).';
 
--- api.context_retire: take a Context out of listings and retrieval (write grant on its
+-- service.context_retire: take a Context out of listings and retrieval (write grant on its
 -- scope); it stays readable by reference, versions and subscriptions included (audit).
-create or replace function api.context_retire(p_context_id bigint)
+create or replace function service.context_retire(p_context_id bigint)
 returns table (context_id bigint, ref text, org_id text, repo_id text, persona_id text, session_id text,
                name text, description text, created_by text, created_at timestamptz, retired_at timestamptz,
                latest_version int, fragment_count int, subscribed boolean)
@@ -423,7 +423,7 @@ begin
     return query select * from data._context_rows(array[ctx.context_id]);
 end
 $$;
-comment on function api.context_retire(bigint) is 'Retire a Context: out of listings and retrieval, still readable by reference (write grant on its scope).';
+comment on function service.context_retire(bigint) is 'Retire a Context: out of listings and retrieval, still readable by reference (write grant on its scope).';
 
 -- api.contexts_list: the Contexts a request in this scope may name (data._context_versions):
 -- its org's whose scope lies within the requested one (as pins: an org-wide Context
@@ -549,7 +549,7 @@ end
 $$;
 comment on function api.context_versions(bigint) is 'The versions of a Context the caller may read, newest first.';
 
--- api.context_candidates: the members of the named Context versions as retrieval
+-- service.context_candidates: the members of the named Context versions as retrieval
 -- candidates (the columns of api.retrieve_candidates, and the reference that brought
 -- each one), scored against p_query from the bundles alone: BM25 whose N, document
 -- frequencies and average length count only these members, cosine with each member's
@@ -566,7 +566,7 @@ comment on function api.context_versions(bigint) is 'The versions of a Context t
 -- p_scoped) bounds which Contexts it may name (data._resolve_context_refs); reading a
 -- Context by reference (p_scoped false) needs only that the caller may read it.
 -- Retired Contexts are refused (55000) unless p_include_retired (reading one for audit).
-create or replace function api.context_candidates(
+create or replace function service.context_candidates(
     p_org_id text, p_refs text[], p_query text default null, p_query_embeddings jsonb default '{}',
     p_fusion jsonb default '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}',
     p_rrf_k int default 60, p_include_retired boolean default false, p_repo_id text default null,
@@ -766,16 +766,16 @@ begin
              r.ref_n, r.ordinal;
 end
 $$;
-comment on function api.context_candidates(text, text[], text, jsonb, jsonb, int, boolean, text, text, text, boolean)
+comment on function service.context_candidates(text, text[], text, jsonb, jsonb, int, boolean, text, text, text, boolean)
     is 'Members of the named Context versions the caller may read, as retrieval candidates scored from the bundles alone (no statistic of anything else), each with the reference that brought it.';
 
--- api.context_subscribe: a grant on a Context, made by its publisher (a write grant on
+-- service.context_subscribe: a grant on a Context, made by its publisher (a write grant on
 -- its scope): the principals of p_subscriber_org (those who may read
 -- p_subscriber_repo there, or all of them) read the members of p_version, or of the
 -- newest version when it is null, until it is revoked. Another org or another repo of
 -- the same org; never a copy. Only a Context of an org or repo scope: a persona's or a
 -- session's is refused (42501), as subscribing would carry it out of its scope.
-create or replace function api.context_subscribe(
+create or replace function service.context_subscribe(
     p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text default null, p_version int default null)
 returns table (subscription_id bigint, context_id bigint, ref text, org_id text, version int,
                subscriber_org_id text, subscriber_repo_id text, created_by text, created_at timestamptz,
@@ -817,13 +817,13 @@ begin
     from data.context_subscriptions s where s.subscription_id = id;
 end
 $$;
-comment on function api.context_subscribe(bigint, text, text, int)
+comment on function service.context_subscribe(bigint, text, text, int)
     is 'Publish a Context to another org or repo: a revocable grant on the bundle (pinned version, or the newest), never a copy. Needs a write grant on the Context''s scope.';
 
--- api.context_unsubscribe: revoke a live subscription, as its publisher (a write grant
+-- service.context_unsubscribe: revoke a live subscription, as its publisher (a write grant
 -- on the Context's scope) or as the subscriber (a write grant on the subscriber scope:
 -- its repo, or the org for an org-wide subscription). Kept, with who revoked it when.
-create or replace function api.context_unsubscribe(p_subscription_id bigint)
+create or replace function service.context_unsubscribe(p_subscription_id bigint)
 returns table (subscription_id bigint, context_id bigint, ref text, org_id text, version int,
                subscriber_org_id text, subscriber_repo_id text, created_by text, created_at timestamptz,
                revoked_at timestamptz, revoked_by text)
@@ -866,7 +866,7 @@ begin
     from data.context_subscriptions s where s.subscription_id = sub.subscription_id;
 end
 $$;
-comment on function api.context_unsubscribe(bigint)
+comment on function service.context_unsubscribe(bigint)
     is 'Revoke a subscription (its publisher, or a writer of the subscriber scope); the row stays for audit.';
 
 -- api.context_subscriptions: the subscriptions the caller may see (row-level security:

@@ -43,11 +43,11 @@ begin
 end
 $$;
 
--- api.rule_create: a rule in a scope (org, or one repo: a write grant there, 42501),
+-- service.rule_create: a rule in a scope (org, or one repo: a write grant there, 42501),
 -- naming a Context version the caller may read (P0002 otherwise; retired: 55000) that
 -- every reader of the scope may read too (22023 otherwise). Names are unique per scope
 -- (23505).
-create or replace function api.rule_create(
+create or replace function service.rule_create(
     p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[] default '{}',
     p_symbol_globs text[] default '{}', p_expires_at timestamptz default null, p_enabled boolean default true)
 returns table (rule_id bigint, org_id text, repo_id text, name text, path_globs text[], symbol_globs text[],
@@ -106,12 +106,12 @@ begin
     return query select * from data._rule_rows(array[id]);
 end
 $$;
-comment on function api.rule_create(text, text, text, text, text[], text[], timestamptz, boolean)
+comment on function service.rule_create(text, text, text, text, text[], text[], timestamptz, boolean)
     is 'Create a workflow rule: path or symbol globs that bring a Context version into retrievals naming touched files (write grant on the rule''s scope).';
 
--- api.rule_delete: delete a rule the caller sees (P0002 otherwise), with a write grant
+-- service.rule_delete: delete a rule the caller sees (P0002 otherwise), with a write grant
 -- on its scope (42501).
-create or replace function api.rule_delete(p_rule_id bigint)
+create or replace function service.rule_delete(p_rule_id bigint)
 returns table (rule_id bigint, org_id text, repo_id text, name text, path_globs text[], symbol_globs text[],
                context_ref text, created_by text, created_at timestamptz, expires_at timestamptz,
                enabled boolean, expired boolean)
@@ -134,7 +134,7 @@ begin
     delete from data.context_rules r where r.rule_id = rule.rule_id;
 end
 $$;
-comment on function api.rule_delete(bigint) is 'Delete a workflow rule (write grant on its scope).';
+comment on function service.rule_delete(bigint) is 'Delete a workflow rule (write grant on its scope).';
 
 -- api.rules_list: the rules a retrieval in this scope would consult (the org's, and the
 -- repo's when one is named), row-level security bounding them; expired and disabled

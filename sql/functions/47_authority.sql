@@ -74,7 +74,7 @@ as $$
     select count(*)::int from updated
 $$;
 
--- data._record_links: after a document version's chunks are written (api.add_fragments),
+-- data._record_links: after a document version's chunks are written (service.add_fragments),
 -- replace the references its fragments make, resolve them, and resolve again the
 -- references that name this document (waiting ones resolve now; the others follow its
 -- new fragments). `p_links`: [{fragment_id, references: [{type, target, key, name,
@@ -226,12 +226,12 @@ $$;
 comment on function data._citation_pagerank(text, float8, int)
     is 'Citation PageRank over the links whose citing fragment every reader of the cited one may read, each citer''s share divided by all the references it makes; normalised to [0, 1] among the scope classes a fragment''s readers all see. The query of data.fragment_authority.';
 
--- api.refresh_authority: recompute data.fragment_authority for one org (null: every org
+-- service.refresh_authority: recompute data.fragment_authority for one org (null: every org
 -- that has fragments, one after the other) and record when. Readers are not blocked:
 -- until this transaction commits they read the previous scores (an org's rows are
 -- replaced in one transaction). Called after ingestion (debounced, off the request
 -- path) and by `contexts rank refresh`; owner-only otherwise (the service's grant).
-create or replace function api.refresh_authority(p_org_id text default null)
+create or replace function service.refresh_authority(p_org_id text default null)
 returns table (refreshed_at timestamptz, duration_ms float8, scored int)
 language plpgsql security definer
 set search_path = pg_catalog, pg_temp
@@ -263,7 +263,7 @@ begin
     return query select r.refreshed_at, r.duration_ms, r.scored from data.authority_refreshes r;
 end
 $$;
-comment on function api.refresh_authority(text)
+comment on function service.refresh_authority(text)
     is 'Recompute citation authority (data.fragment_authority) for one org or every org, and record when and how long it took.';
 
 -- data._authority: the authority of those fragments the caller may read (the read rule

@@ -29,8 +29,8 @@ comment on function data._metadata_time(text) is 'A metadata value as a time; nu
 
 -- data._refresh_validity: recompute the window of every fragment with a live source in
 -- these documents, in the documents they supersede, and in those superseding them.
--- Called after a version's fragments and references are written (api.add_fragments)
--- and after a document is deleted (api.delete_document): once per document written, so
+-- Called after a version's fragments and references are written (service.add_fragments)
+-- and after a document is deleted (service.delete_document): once per document written, so
 -- the common case (no claim, no date, no window) returns after three index probes.
 create or replace function data._refresh_validity(p_org_id text, p_doc_ids bigint[])
 returns int

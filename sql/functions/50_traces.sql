@@ -12,7 +12,7 @@
 --     query and those scope ids (null), and lists them in "redacted".
 -- The caller roles hold no privilege on data.retrieval_traces itself.
 
--- api.record_trace: store one retrieval's request, pipeline versions and candidates,
+-- service.record_trace: store one retrieval's request, pipeline versions and candidates,
 -- stamped with the bound principal (never one the caller names), and the query vectors
 -- it was searched with ({"prose": [...], "code": [...]}, as api.retrieve_candidates
 -- took them). A vector is stored once per distinct model (namespaces sharing a model
@@ -21,7 +21,7 @@
 -- without one is skipped, as retrieval skips it. `p_left_out`: what validity windows
 -- kept out that would otherwise have ranked, and the pins it could not serve
 -- (api.validity_left_out), an array of objects like the candidates (null: none).
-create or replace function api.record_trace(
+create or replace function service.record_trace(
     p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb,
     p_candidates jsonb, p_duration_ms float8 default null, p_query_vectors jsonb default null,
     p_left_out jsonb default null)
@@ -90,7 +90,7 @@ begin
     return id;
 end
 $$;
-comment on function api.record_trace(text, text, jsonb, jsonb, jsonb, float8, jsonb, jsonb) is 'Record one retrieval (for the bound principal), the fate of each candidate, its query vectors, and what validity windows left out.';
+comment on function service.record_trace(text, text, jsonb, jsonb, jsonb, float8, jsonb, jsonb) is 'Record one retrieval (for the bound principal), the fate of each candidate, its query vectors, and what validity windows left out.';
 
 -- data._readable_fragments: the fragments among p_ids the current principal may read
 -- now. The predicate of the row-level policy on data.fragments (sql/policies), restated:

@@ -60,9 +60,9 @@ as $$
 $$;
 comment on function api.codeowners_file(text, text) is 'The repo''s ingested CODEOWNERS file (.github/, root, then docs/), if any: what ingestion resolves owners against.';
 
--- api.owners_unnamed: the repo's live documents whose owner no document named (source
+-- service.owners_unnamed: the repo's live documents whose owner no document named (source
 -- codeowners, default or none): those a new CODEOWNERS may give another owner.
-create or replace function api.owners_unnamed(p_org_id text, p_repo_id text)
+create or replace function service.owners_unnamed(p_org_id text, p_repo_id text)
 returns table (doc_id bigint, path text, owner text, owner_source text)
 language plpgsql stable security definer
 set search_path = pg_catalog, pg_temp
@@ -76,12 +76,12 @@ begin
     order by d.doc_id;
 end
 $$;
-comment on function api.owners_unnamed(text, text) is 'Live documents of a repo whose owner came from CODEOWNERS or the default (the caller needs a write grant on the repo).';
+comment on function service.owners_unnamed(text, text) is 'Live documents of a repo whose owner came from CODEOWNERS or the default (the caller needs a write grant on the repo).';
 
--- api.owners_resolve: give documents of a repo (and the fragments they brought in) the
+-- service.owners_resolve: give documents of a repo (and the fragments they brought in) the
 -- owners CODEOWNERS now names (null: none, so the org's default). Only documents whose
 -- owner no document named or reassigned are touched; no version is written.
-create or replace function api.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[])
+create or replace function service.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[])
 returns int
 language plpgsql security definer
 set search_path = pg_catalog, pg_temp
@@ -120,13 +120,13 @@ begin
     return changed;
 end
 $$;
-comment on function api.owners_resolve(text, text, bigint[], text[]) is 'Set the CODEOWNERS owners of documents whose owner was not named (null: the org default); their fragments follow; no version is written.';
+comment on function service.owners_resolve(text, text, bigint[], text[]) is 'Set the CODEOWNERS owners of documents whose owner was not named (null: the org default); their fragments follow; no version is written.';
 
--- api.owners_reassign: move ownership in bulk, from one owner to another, optionally
+-- service.owners_reassign: move ownership in bulk, from one owner to another, optionally
 -- within one repo and under a path prefix. Needs a write grant on the repo (an org
 -- write grant without a repo). Ownership is not content: no version is written, the
 -- move is recorded in data.owner_reassignments.
-create or replace function api.owners_reassign(
+create or replace function service.owners_reassign(
     p_org_id text, p_from text, p_to text, p_repo_id text default null, p_path_prefix text default null)
 returns table (reassignment_id bigint, documents int, fragments int)
 language plpgsql security definer
@@ -174,7 +174,7 @@ begin
     return query select id, cardinality(docs), moved_fragments;
 end
 $$;
-comment on function api.owners_reassign(text, text, text, text, text) is 'Reassign documents (and their fragments) from one owner to another, optionally within a repo and path prefix; needs a write grant there; audited in data.owner_reassignments, no version written.';
+comment on function service.owners_reassign(text, text, text, text, text) is 'Reassign documents (and their fragments) from one owner to another, optionally within a repo and path prefix; needs a write grant there; audited in data.owner_reassignments, no version written.';
 
 -- Org settings -------------------------------------------------------------------
 
@@ -196,9 +196,9 @@ end
 $$;
 comment on function api.owner_settings(text) is 'The org''s default owner and staleness thresholds: text older than stale_after_days, at least min_retrievals retrievals within window_days; one nudge per fragment per nudge_period_hours.';
 
--- api.owner_settings_set: change them (an org write grant: an administrator of the
+-- service.owner_settings_set: change them (an org write grant: an administrator of the
 -- org). A null argument leaves that setting; an empty default owner clears it.
-create or replace function api.owner_settings_set(
+create or replace function service.owner_settings_set(
     p_org_id text, p_default_owner text default null, p_stale_after_days int default null,
     p_window_days int default null, p_min_retrievals int default null, p_nudge_period_hours int default null)
 returns table (org_id text, default_owner text, stale_after_days int, window_days int, min_retrievals int,
@@ -224,7 +224,7 @@ begin
     return query select * from api.owner_settings(p_org_id);
 end
 $$;
-comment on function api.owner_settings_set(text, text, int, int, int, int) is 'Set the org''s default owner (empty: none) and staleness thresholds; needs an org write grant.';
+comment on function service.owner_settings_set(text, text, int, int, int, int) is 'Set the org''s default owner (empty: none) and staleness thresholds; needs an org write grant.';
 
 -- Staleness ----------------------------------------------------------------------
 
@@ -348,10 +348,10 @@ comment on function api.stale_fragments(text, text, int, int, int, timestamptz) 
 
 -- Webhooks and the nudge outbox --------------------------------------------------
 
--- api.webhook_set: the org's nudge webhook (an org write grant). The URL is http or
+-- service.webhook_set: the org's nudge webhook (an org write grant). The URL is http or
 -- https without credentials; the secret (16 to 256 characters, optional) signs each
 -- delivery and is never returned. A null secret keeps the one set before.
-create or replace function api.webhook_set(p_org_id text, p_url text, p_secret text default null,
+create or replace function service.webhook_set(p_org_id text, p_url text, p_secret text default null,
                                            p_enabled boolean default true)
 returns table (org_id text, url text, has_secret boolean, enabled boolean, updated_by text, updated_at timestamptz)
 language plpgsql security definer
@@ -367,16 +367,16 @@ begin
     on conflict on constraint org_webhooks_pkey do update
         set url = excluded.url, secret = coalesce(excluded.secret, w.secret), enabled = excluded.enabled,
             updated_by = excluded.updated_by, updated_at = now();
-    return query select * from api.webhook_get(p_org_id);
+    return query select * from service.webhook_get(p_org_id);
 exception when check_violation or not_null_violation then
     raise exception 'a webhook URL is http:// or https:// with a host and no credentials (at most 2048 characters); a secret has 16 to 256 characters'
         using errcode = '22023';
 end
 $$;
-comment on function api.webhook_set(text, text, text, boolean) is 'Set the org''s nudge webhook (http/https, no credentials in the URL) and its signing secret; needs an org write grant; the secret is never read back.';
+comment on function service.webhook_set(text, text, text, boolean) is 'Set the org''s nudge webhook (http/https, no credentials in the URL) and its signing secret; needs an org write grant; the secret is never read back.';
 
--- api.webhook_get: the org's webhook without its secret (an org write grant).
-create or replace function api.webhook_get(p_org_id text)
+-- service.webhook_get: the org's webhook without its secret (an org write grant).
+create or replace function service.webhook_get(p_org_id text)
 returns table (org_id text, url text, has_secret boolean, enabled boolean, updated_by text, updated_at timestamptz)
 language plpgsql stable security definer
 set search_path = pg_catalog, pg_temp
@@ -390,10 +390,10 @@ begin
     end if;
 end
 $$;
-comment on function api.webhook_get(text) is 'The org''s nudge webhook (URL, whether a secret is set, enabled), never the secret; needs an org write grant.';
+comment on function service.webhook_get(text) is 'The org''s nudge webhook (URL, whether a secret is set, enabled), never the secret; needs an org write grant.';
 
--- api.webhook_delete: remove it; nudges still owed stay queued for a later webhook.
-create or replace function api.webhook_delete(p_org_id text)
+-- service.webhook_delete: remove it; nudges still owed stay queued for a later webhook.
+create or replace function service.webhook_delete(p_org_id text)
 returns table (org_id text, url text, has_secret boolean, enabled boolean, updated_by text, updated_at timestamptz)
 language plpgsql security definer
 set search_path = pg_catalog, pg_temp
@@ -407,13 +407,13 @@ begin
     end if;
 end
 $$;
-comment on function api.webhook_delete(text) is 'Remove the org''s nudge webhook; needs an org write grant.';
+comment on function service.webhook_delete(text) is 'Remove the org''s nudge webhook; needs an org write grant.';
 
--- api.nudges_enqueue: queue a nudge for each stale fragment of each org with an enabled
+-- service.nudges_enqueue: queue a nudge for each stale fragment of each org with an enabled
 -- webhook (or of one org), once per fragment and period: a second run in the same
 -- period adds nothing. The delivery worker runs it; no principal is involved (an org's
 -- webhook hears about all of its org's fragments, and only about them).
-create or replace function api.nudges_enqueue(p_org_id text default null, p_as_of timestamptz default null)
+create or replace function service.nudges_enqueue(p_org_id text default null, p_as_of timestamptz default null)
 returns table (org_id text, enqueued int)
 language plpgsql security definer
 set search_path = pg_catalog, pg_temp
@@ -456,13 +456,13 @@ begin
     end loop;
 end
 $$;
-comment on function api.nudges_enqueue(text, timestamptz) is 'Queue one nudge per stale fragment and period for each org with an enabled webhook (idempotent within a period); run by the delivery worker.';
+comment on function service.nudges_enqueue(text, timestamptz) is 'Queue one nudge per stale fragment and period for each org with an enabled webhook (idempotent within a period); run by the delivery worker.';
 
--- api.nudge_claim: the next nudge due, locked for this transaction (a second worker
+-- service.nudge_claim: the next nudge due, locked for this transaction (a second worker
 -- skips it), with its org's webhook URL and secret. The worker sends it, records the
 -- attempt, and commits: a crash before the commit leaves it undelivered, so it is sent
 -- again (at least once). Only the service and the migrator may call it.
-create or replace function api.nudge_claim(p_org_id text default null)
+create or replace function service.nudge_claim(p_org_id text default null)
 returns table (nudge_id bigint, org_id text, url text, secret text, payload jsonb, attempts int)
 language sql security definer
 set search_path = pg_catalog, pg_temp
@@ -476,11 +476,11 @@ as $$
     limit 1
     for update of n skip locked
 $$;
-comment on function api.nudge_claim(text) is 'Lock and return the next nudge due, with its own org''s webhook URL and secret (the delivery worker''s; never an HTTP answer).';
+comment on function service.nudge_claim(text) is 'Lock and return the next nudge due, with its own org''s webhook URL and secret (the delivery worker''s; never an HTTP answer).';
 
--- api.nudge_attempted: record one delivery attempt; a 2xx status marks the nudge
+-- service.nudge_attempted: record one delivery attempt; a 2xx status marks the nudge
 -- delivered, anything else schedules the next attempt after p_retry_in.
-create or replace function api.nudge_attempted(
+create or replace function service.nudge_attempted(
     p_nudge_id bigint, p_url text, p_status int, p_error text, p_duration_ms float8, p_retry_in interval)
 returns void
 language plpgsql security definer
@@ -504,4 +504,4 @@ begin
     values (p_nudge_id, nudge_org, p_url, p_status, left(p_error, 1000), p_duration_ms);
 end
 $$;
-comment on function api.nudge_attempted(bigint, text, int, text, float8, interval) is 'Record a delivery attempt: 2xx marks the nudge delivered, else it is retried after p_retry_in.';
+comment on function service.nudge_attempted(bigint, text, int, text, float8, interval) is 'Record a delivery attempt: 2xx marks the nudge delivered, else it is retried after p_retry_in.';

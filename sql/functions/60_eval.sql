@@ -1,15 +1,15 @@
 -- Eval history: `contexts eval run | gate | replay` store each run here (app/eval/history.py),
 -- read through api.eval_runs, api.eval_figures and api.eval_replay_diffs (sql/views).
 -- Written by the operator's connection (the migrator, which runs the eval commands):
--- no caller role is granted api.record_eval_run.
+-- no caller role is granted service.record_eval_run.
 
--- api.record_eval_run: one run, its figures and its replayed queries, in one call.
+-- service.record_eval_run: one run, its figures and its replayed queries, in one call.
 --   p_figures: [{"dataset", "split", "stage", "scope"?, "metric", "value", "queries"?,
 --               "baseline"?, "status"?, "waiver"?}]
 --   p_replays: [{"org_id", "principal_id", "origin", "trace_id"?, "query", "request",
 --               "overlap"?, "flagged", "same_order"?, "current", "candidate", "error"?}]
 -- Returns the run's id. Bad input raises 22023 (naming the entry), an unknown org P0002.
-create or replace function api.record_eval_run(
+create or replace function service.record_eval_run(
     p_command text,
     p_pipeline jsonb,
     p_options jsonb,
@@ -106,5 +106,5 @@ begin
     return id;
 end
 $$;
-comment on function api.record_eval_run(text, jsonb, jsonb, timestamptz, text, jsonb, jsonb, text)
+comment on function service.record_eval_run(text, jsonb, jsonb, timestamptz, text, jsonb, jsonb, text)
     is 'Store one eval run (run, gate or replay) with its golden-set figures and replayed queries; returns its run_id. The operator''s, called by the eval commands.';

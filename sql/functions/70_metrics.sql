@@ -3,7 +3,7 @@
 -- metrics token or to loopback clients: the sizes of every org are the operator's view,
 -- not a tenant's. Counts come from the BM25 statistics and the planner's estimates, and
 -- bytes from the catalog, so a scrape reads no tenant row and stays cheap at any scale.
-create or replace function api.metrics_org_sizes()
+create or replace function service.metrics_org_sizes()
 returns table (
     org_id text, active_fragments bigint, embeddings_estimated bigint, hnsw_bytes bigint,
     bm25_blocks_estimated bigint, bm25_bytes bigint, fragment_bytes bigint)
@@ -29,5 +29,5 @@ as $$
     from parts p
     order by p.org_id
 $$;
-comment on function api.metrics_org_sizes() is
+comment on function service.metrics_org_sizes() is
     'Per-org fragment counts and index sizes for GET /metrics (the service only).';

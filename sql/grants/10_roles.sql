@@ -17,18 +17,22 @@
 -- Functions: the rule at the end names, for each set of roles, the functions (schema
 -- and name, never a signature) they may execute. A name covers every overload, so a
 -- signature change touches only the function's file and its migration. Each migrate
--- makes the catalog match the rule for every function of schemas api and data: a role
+-- makes the catalog match the rule for every function of schemas api, service and data: a role
 -- the rule names gets execute, a caller role it does not name loses it (a grant taken
 -- out of the rule, or made by hand, is revoked). A function the rule does not name is
 -- the owner's alone: administration and internal helpers need no line. A name that
 -- matches no function, or a role that is not a caller role, fails the migrate.
 
-revoke all on schema data, api from public;
+revoke all on schema data, api, service from public;
 revoke all on all tables in schema data, api from public;
 revoke all on all sequences in schema data from public;
-revoke execute on all functions in schema data, api from public;
+revoke execute on all functions in schema data, api, service from public;
 
 grant usage on schema data, api, extensions to contexts_service, contexts_analyst, contexts_auditor;
+-- Schema service holds what only the service (and the owner/migrator) runs: analysts and
+-- auditors get no USAGE on it, so `\df api.*` at psql lists only what they may use.
+revoke all on schema service from contexts_analyst, contexts_auditor;
+grant usage on schema service to contexts_service;
 
 -- Temporary tables: no caller role makes any, so nobody but the database's owner (and
 -- superusers) may (PostgreSQL grants TEMP on a new database to PUBLIC). Only the owner
@@ -167,7 +171,7 @@ begin
             -- Binding the principal of an API key: the service only. A login acts as the
             -- principal mapped to it; one holding another's key must not become it in SQL,
             -- nor try keys there, out of reach of the service's throttle (app/api/throttle.py).
-            (array['contexts_service'], array['api.authenticate']),
+            (array['contexts_service'], array['service.authenticate']),
             -- Who may read a fragment, and why (57_access_report.sql): auditors (it checks the
             -- audit grant) and the DBA.
             (array['contexts_auditor'], array['api.fragment_readers', 'data._fragment_readers']),
@@ -199,28 +203,28 @@ begin
             (array['contexts_analyst'], array['api.retrieve']),
             -- The service also writes (each function checks the bound principal's write grants).
             (array['contexts_service'], array[
-                'api.active_model', 'api.begin_document', 'api.unchanged_documents', 'api.match_fragments',
-                'api.add_fragments', 'api.open_session', 'api.authorize_write', 'api.record_trace',
-                'api.delete_document', 'api.pin_add', 'api.pin_remove', 'api.ranking_profile_set',
-                'api.ranking_profile_delete', 'api.persona_vectors_set', 'api.sync_record', 'api.context_create',
-                'api.context_add_version', 'api.context_retire', 'api.context_subscribe', 'api.context_unsubscribe',
-                'api.context_candidates', 'api.secondary_models', 'api.serving_models', 'api.previous_models',
-                'api.rule_create', 'api.rule_delete', 'api.idempotent_response', 'api.idempotent_record']),
+                'service.active_model', 'service.begin_document', 'service.unchanged_documents', 'service.match_fragments',
+                'service.add_fragments', 'service.open_session', 'service.authorize_write', 'service.record_trace',
+                'service.delete_document', 'service.pin_add', 'service.pin_remove', 'service.ranking_profile_set',
+                'service.ranking_profile_delete', 'service.persona_vectors_set', 'service.sync_record', 'service.context_create',
+                'service.context_add_version', 'service.context_retire', 'service.context_subscribe', 'service.context_unsubscribe',
+                'service.context_candidates', 'service.secondary_models', 'service.serving_models', 'service.previous_models',
+                'service.rule_create', 'service.rule_delete', 'service.idempotent_response', 'service.idempotent_record']),
             -- Index sizes of every org for GET /metrics (sql/functions/70_metrics.sql).
-            (array['contexts_service'], array['api.metrics_org_sizes']),
+            (array['contexts_service'], array['service.metrics_org_sizes']),
             -- Citation authority, refreshed after ingestion (sql/functions/47_authority.sql).
-            (array['contexts_service'], array['api.refresh_authority']),
+            (array['contexts_service'], array['service.refresh_authority']),
             -- Owners and staleness (sql/functions/56_owners.sql): reading (invoker, and the
             -- definer helper that keeps staleness to what the caller may read).
             (array['contexts_service', 'contexts_analyst'], array[
                 'api.stale_fragments', 'data._stale_readable', 'api.owner_settings', 'api.codeowners_file']),
             -- ... writing (each checks the bound principal's write grants).
             (array['contexts_service'], array[
-                'api.owners_unnamed', 'api.owners_resolve', 'api.owners_reassign', 'api.owner_settings_set',
-                'api.webhook_set', 'api.webhook_get', 'api.webhook_delete']),
+                'service.owners_unnamed', 'service.owners_resolve', 'service.owners_reassign', 'service.owner_settings_set',
+                'service.webhook_set', 'service.webhook_get', 'service.webhook_delete']),
             -- ... and the nudge delivery worker the service runs in the background: it
             -- reads each org's webhook secret to sign, so no other caller role may.
-            (array['contexts_service'], array['api.nudges_enqueue', 'api.nudge_claim', 'api.nudge_attempted'])
+            (array['contexts_service'], array['service.nudges_enqueue', 'service.nudge_claim', 'service.nudge_attempted'])
             -- Administration (create_org, principals, grants, keys, bind_principal, purge) is
             -- left to the owner/migrator: it is named nowhere above.
         ), wanted (name, roles) as (
@@ -232,13 +236,13 @@ begin
                    array(select r.rolname::text from aclexplode(p.proacl) a join pg_roles r on r.oid = a.grantee
                          where a.privilege_type = 'EXECUTE')
             from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-            where n.nspname in ('api', 'data')
+            where n.nspname in ('api', 'service', 'data')
         )
         select c.fn, coalesce(c.name, w.name) as name, coalesce(w.roles, '{}') as roles, coalesce(c.held, '{}') as held
         from catalog c full join wanted w on w.name = c.name
     loop
         if f.fn is null then
-            raise exception 'sql/grants: the function rule names %, which is no function of schema api or data', f.name
+            raise exception 'sql/grants: the function rule names %, which is no function of schema api, service or data', f.name
                 using errcode = '42883';
         end if;
         if not f.roles <@ callers then

@@ -23,9 +23,9 @@ def retrieve(client, query: str = STORAGE_QUERY, **extra):
 
 def key_for(db_url: str, principal: str, *grants: tuple[str, str | None, bool]) -> dict[str, str]:
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_principal('acme', %s)", (principal,))
+        conn.execute("select service.create_principal('acme', %s)", (principal,))
         for kind, scope_id, write in grants:
-            conn.execute("select api.grant_scope('acme', %s, %s, %s, %s)", (principal, kind, scope_id, write))
+            conn.execute("select service.grant_scope('acme', %s, %s, %s, %s)", (principal, kind, scope_id, write))
         return {"Authorization": f"Bearer {create_api_key(conn, 'acme', principal).token}"}
 
 
@@ -112,9 +112,9 @@ def test_only_writers_delete_and_other_orgs_see_nothing(client, db_url):
     other_repo = key_for(db_url, "mobile-writer", ("repo", "mobile", True))
     problem(client.delete(f"/documents/{doc_id}", headers=other_repo), 404)
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_org('globex')")
-        conn.execute("select api.create_principal('globex', 'admin')")
-        conn.execute("select api.grant_scope('globex', 'admin', 'org', null, true)")
+        conn.execute("select service.create_org('globex')")
+        conn.execute("select service.create_principal('globex', 'admin')")
+        conn.execute("select service.grant_scope('globex', 'admin', 'org', null, true)")
         globex = {"Authorization": f"Bearer {create_api_key(conn, 'globex', 'admin').token}"}
     problem(client.delete(f"/documents/{doc_id}", headers=globex), 404)
     problem(client.get(f"/documents/{doc_id}", headers=globex), 404)

@@ -233,7 +233,7 @@ def test_whoami_and_documents_list_and_read(client, db_url):
 
     # Another org's key reads none of it.
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_org('globex')")
+        conn.execute("select service.create_org('globex')")
         ensure_admin_principal(conn, "globex", "admin")
         other = create_api_key(conn, "globex", "admin").token
     as_globex = {"Authorization": f"Bearer {other}"}

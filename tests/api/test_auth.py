@@ -19,10 +19,10 @@ QUERY = {"query": "what to do when the storage volume is full", "scope": {"org_i
 
 def key_for(db_url: str, org: str, principal: str, *grants: tuple[str, str | None]) -> str:
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_org(%s)", (org,))
-        conn.execute("select api.create_principal(%s, %s)", (org, principal))
+        conn.execute("select service.create_org(%s)", (org,))
+        conn.execute("select service.create_principal(%s, %s)", (org, principal))
         for kind, scope_id in grants:
-            conn.execute("select api.grant_scope(%s, %s, %s, %s)", (org, principal, kind, scope_id))
+            conn.execute("select service.grant_scope(%s, %s, %s, %s)", (org, principal, kind, scope_id))
         return create_api_key(conn, org, principal).token
 
 
@@ -46,7 +46,7 @@ def test_revoked_key_is_401_and_last_use_is_recorded(client, db_url):
         ).fetchone()
         assert used is not None
         assert bytes(stored) == hashlib.sha256(token.encode()).digest()  # the token itself is never stored
-        assert conn.execute("select api.revoke_api_key(%s)", (key_id,)).fetchone() == (True,)
+        assert conn.execute("select service.revoke_api_key(%s)", (key_id,)).fetchone() == (True,)
     problem(client.post("/contexts/retrieve", json=QUERY, headers=headers), 401)
     problem(client.get("/fragments/1", headers=headers), 401)
 
@@ -159,9 +159,9 @@ def test_reading_principals_cannot_write_or_open_sessions(client, db_url):
     """A read grant is never a way to write: not into a new session, not by joining one."""
     assert ingest(client, {"notes.md": "# Notes\n\nshared session notes\n"}, session_id="shared").status_code == 201
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_org('acme')")
-        conn.execute("select api.create_principal('acme', 'watcher')")
-        conn.execute("select api.grant_scope('acme', 'watcher', 'session', 'shared')")
+        conn.execute("select service.create_org('acme')")
+        conn.execute("select service.create_principal('acme', 'watcher')")
+        conn.execute("select service.grant_scope('acme', 'watcher', 'session', 'shared')")
         token = create_api_key(conn, "acme", "watcher").token
     headers = {"Authorization": f"Bearer {token}"}
     note = [{"path": "x.md", "content": "injected instructions"}]
@@ -175,9 +175,9 @@ def test_reading_principals_cannot_write_or_open_sessions(client, db_url):
             403,
         )
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.authenticate(%s)", (token,))
+        conn.execute("select service.authenticate(%s)", (token,))
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            conn.execute("select api.open_session('shared')")
+            conn.execute("select service.open_session('shared')")
         conn.rollback()
         assert conn.execute("select can_write from data.grants where principal_id = 'watcher'").fetchall() == [(False,)]
         assert conn.execute("select count(*) from data.sessions where session_id = 'brand-new'").fetchone() == (0,)

@@ -63,7 +63,7 @@ def test_a_session_context_is_never_subscribed_by_another_org(corpus, db_url):
 def test_persona_and_session_contexts_are_not_subscribed_to_a_repo_of_the_org(corpus, db_url):
     session, session_ctx = session_context(corpus)
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.grant_scope('acme', 'admin', 'persona', 'sre', true)")
+        conn.execute("select service.grant_scope('acme', 'admin', 'persona', 'sre', true)")
     persona_doc = ingest(corpus, {"sre/oncall.md": "# On call\n\nThe pager rotates on Mondays.\n"}, persona_id="sre")
     assert persona_doc.status_code == 201, persona_doc.text
     persona_ctx = new_context(corpus, "sre", persona_id="sre")
@@ -121,7 +121,7 @@ def test_a_request_names_only_contexts_within_its_scope(corpus, db_url):
     )
     assert subscribed.status_code == 201, subscribed.text
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.ensure_scope('acme', 'web')")
+        conn.execute("select service.ensure_scope('acme', 'web')")
     both = principal(db_url, "acme", "docs-and-web", [("repo", "docs", False), ("repo", "web", False)])
     ref = f"{ctx['ref']}@latest"
     in_docs = retrieve(corpus, "webhook signature", scope={"repo_id": "docs"}, contexts=[ref], headers=both)

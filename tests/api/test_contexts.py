@@ -30,22 +30,22 @@ def corpus(client):
 
 def other_org(db_url: str, org: str, principal: str = "admin", grants=(("org", None, True),)) -> dict[str, str]:
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_org(%s)", (org,))
+        conn.execute("select service.create_org(%s)", (org,))
         if principal == "admin":
             ensure_admin_principal(conn, org, principal)
         else:
-            conn.execute("select api.create_principal(%s, %s)", (org, principal))
+            conn.execute("select service.create_principal(%s, %s)", (org, principal))
             for kind, scope_id, write in grants:
-                conn.execute("select api.grant_scope(%s, %s, %s, %s, %s)", (org, principal, kind, scope_id, write))
+                conn.execute("select service.grant_scope(%s, %s, %s, %s, %s)", (org, principal, kind, scope_id, write))
         token = create_api_key(conn, org, principal).token
     return {"Authorization": f"Bearer {token}"}
 
 
 def principal(db_url: str, org: str, name: str, grants) -> dict[str, str]:
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_principal(%s, %s)", (org, name))
+        conn.execute("select service.create_principal(%s, %s)", (org, name))
         for kind, scope_id, write in grants:
-            conn.execute("select api.grant_scope(%s, %s, %s, %s, %s)", (org, name, kind, scope_id, write))
+            conn.execute("select service.grant_scope(%s, %s, %s, %s, %s)", (org, name, kind, scope_id, write))
         token = create_api_key(conn, org, name).token
     return {"Authorization": f"Bearer {token}"}
 
@@ -159,7 +159,7 @@ def test_another_org_reads_exactly_the_subscribed_version_until_revoked(corpus, 
     corpus.post(f"/contexts/{ctx['ref']}/versions", json={"path_globs": ["stripe/*.md"]})
     globex = other_org(db_url, "globex")
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_org('initech')")
+        conn.execute("select service.create_org('initech')")
     problem(corpus.get(f"/contexts/{ctx['ref']}@1", headers=globex), 404)
 
     sub = corpus.post(f"/contexts/{ctx['ref']}/subscriptions", json={"subscriber_org_id": "globex", "version": 1})

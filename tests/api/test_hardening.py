@@ -284,7 +284,7 @@ def test_a_key_valid_a_moment_ago_skips_the_precheck_but_never_its_transactions_
     assert client.post("/contexts/retrieve", json=QUERY | {"query": "another"}, headers=headers).status_code == 200
     assert checks == [token], "a key valid a moment ago was checked twice"
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.revoke_api_key(%s)", (token.split("_")[1],))
+        conn.execute("select service.revoke_api_key(%s)", (token.split("_")[1],))
     problem(client.post("/contexts/retrieve", json=QUERY, headers=headers), 401)
     for _ in range(2):
         problem(client.post("/contexts/retrieve", json=QUERY, headers={"Authorization": "Bearer ctx_x_bogus"}), 401)

@@ -133,8 +133,8 @@ def test_a_repo_key_reads_and_writes_only_its_repos_within_its_principals_grants
     assert write({"org_id": "acme"}) == 403  # org-wide knowledge is no repo of the key
     # Within the principal's grants: a key of a principal reading one repo gets no more.
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_principal('acme', 'reader')")
-        conn.execute("select api.grant_scope('acme', 'reader', 'repo', 'platform')")
+        conn.execute("select service.create_principal('acme', 'reader')")
+        conn.execute("select service.grant_scope('acme', 'reader', 'repo', 'platform')")
     _, narrow = make_key(db_url, "reader", repos=["platform", "secret"])
     assert client.get("/whoami", headers=narrow).json()["repos"] == ["platform"]
     problem(

@@ -36,9 +36,9 @@ def build_shadow(db_url: str, models, next_model: str) -> int:
 
 
 def promote(db_url: str, generation: int = 2) -> None:
-    """api.promote_model as `contexts models promote` runs it once its gate has passed."""
+    """service.promote_model as `contexts models promote` runs it once its gate has passed."""
     with psycopg.connect(db_url) as conn:
-        conn.execute("select * from api.promote_model('prose', %s)", (generation,))
+        conn.execute("select * from service.promote_model('prose', %s)", (generation,))
 
 
 def model_id(db_url: str, namespace: str, generation: int) -> int:
@@ -131,8 +131,8 @@ def test_a_promoted_model_that_is_not_on_this_machine_is_refused_clearly(client,
 def test_a_persona_description_set_during_the_window_survives_the_promotion(client, db_url, models, next_model):
     assert ingest(client, DOCS).status_code == 201
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.ensure_scope('acme', null, 'sre')")
-        conn.execute("select api.ensure_scope('acme', null, 'web')")
+        conn.execute("select service.ensure_scope('acme', null, 'sre')")
+        conn.execute("select service.ensure_scope('acme', null, 'web')")
     # Set before the upgrade: the upgrade's backfill embeds it with the shadow.
     before = {"org_id": "acme", "persona_id": "web", "w_persona": 0.2, "description": "Pages and styles."}
     assert client.put("/profiles", json=before).status_code == 200

@@ -13,10 +13,10 @@ from tests.retrieve.corpus import DOCS
 def test_generations_with_coverage_for_org_wide_principals_only(client, db_url):
     assert ingest(client, DOCS).status_code == 201
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.begin_model_upgrade('prose', 'minilm-next', 'minilm-next', 384, 14)")
-        conn.execute("select api.ensure_scope('acme', 'web', null)")
-        conn.execute("select api.create_principal('acme', 'web-agent', 'agent', '')")
-        conn.execute("select api.grant_scope('acme', 'web-agent', 'repo', 'web', false)")
+        conn.execute("select service.begin_model_upgrade('prose', 'minilm-next', 'minilm-next', 384, 14)")
+        conn.execute("select service.ensure_scope('acme', 'web', null)")
+        conn.execute("select service.create_principal('acme', 'web-agent', 'agent', '')")
+        conn.execute("select service.grant_scope('acme', 'web-agent', 'repo', 'web', false)")
         web_key = create_api_key(conn, "acme", "web-agent").token
 
     listed = client.get("/models")

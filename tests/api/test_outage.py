@@ -60,7 +60,7 @@ def test_an_outage_is_a_fast_503_and_recovery_needs_no_restart(own_server, setti
     dsn = own_server.url("contexts")
     migrate(dsn)
     with psycopg.connect(dsn) as conn:
-        conn.execute("select api.create_org('acme')")
+        conn.execute("select service.create_org('acme')")
         ensure_admin_principal(conn, "acme", "admin")
         token = create_api_key(conn, "acme", "admin").token
     services = build_services(settings.with_(database_url=dsn), dsn)

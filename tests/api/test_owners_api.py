@@ -62,5 +62,5 @@ def test_nudges_read_the_org_asked_for_and_refuse_an_empty_or_foreign_one(client
             body = problem(client.get(f"{path}?org_id={bad}"), 400)
             assert "org_id" in json.dumps(body), body
         with psycopg.connect(db_url) as conn:
-            conn.execute("select api.create_org('globex')")  # idempotent
+            conn.execute("select service.create_org('globex')")  # idempotent
         problem(client.get(path, params={"org_id": "globex"}), 403)

@@ -62,8 +62,8 @@ def test_pin_list_retrieve_and_remove(corpus):
 def test_pinning_without_a_write_grant_is_403(corpus, db_url):
     onboarding = fragment_id(corpus, "docs/onboarding.md")
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_principal('acme', 'reader', 'agent', '')")
-        conn.execute("select api.grant_scope('acme', 'reader', 'org', null, false)")
+        conn.execute("select service.create_principal('acme', 'reader', 'agent', '')")
+        conn.execute("select service.grant_scope('acme', 'reader', 'org', null, false)")
         reader = create_api_key(conn, "acme", "reader").token
     body = {"scope": {"org_id": "acme"}, "fragment_id": onboarding, "reason": "mine"}
     problem(corpus.post("/pins", json=body, headers={"Authorization": f"Bearer {reader}"}), 403)

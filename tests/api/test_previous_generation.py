@@ -111,7 +111,7 @@ def test_asking_for_the_previous_generation_reads_nothing_more(client, db_url, m
     assert {f["source"].split("#")[0] for f in org_wide.json()["fragments"]} <= set(DOCS)  # never payments
     # Analyst SQL with the setting: the previous generation's vectors under row-level security.
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.bind_principal('acme', 'web-reader')")
+        conn.execute("select service.bind_principal('acme', 'web-reader')")
         conn.execute("set local role contexts_service")
         conn.execute("""select set_config('contexts.serve_generations', '{"prose": 1}', true)""")
         (vector,) = conn.execute(

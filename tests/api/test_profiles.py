@@ -15,15 +15,15 @@ from tests.retrieve.corpus import DOCS
 def keys(client, db_url) -> dict[str, str]:
     """reader: reads the org; sre-lead: writes persona sre only; a11y-agent: reads persona a11y only."""
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.ensure_scope('acme', null, 'sre')")
-        conn.execute("select api.ensure_scope('acme', null, 'a11y')")
+        conn.execute("select service.ensure_scope('acme', null, 'sre')")
+        conn.execute("select service.ensure_scope('acme', null, 'a11y')")
         for principal, kind, scope, target, write in (
             ("reader", "agent", "org", None, False),
             ("sre-lead", "human", "persona", "sre", True),
             ("a11y-agent", "agent", "persona", "a11y", False),
         ):
-            conn.execute("select api.create_principal('acme', %s, %s, '')", (principal, kind))
-            conn.execute("select api.grant_scope('acme', %s, %s, %s, %s)", (principal, scope, target, write))
+            conn.execute("select service.create_principal('acme', %s, %s, '')", (principal, kind))
+            conn.execute("select service.grant_scope('acme', %s, %s, %s, %s)", (principal, scope, target, write))
         return {p: create_api_key(conn, "acme", p).token for p in ("reader", "sre-lead", "a11y-agent")}
 
 

@@ -1,5 +1,5 @@
 """GET /repos/{repo_id}/sync: a repo's last git sync, under the repo's read rule, and
-api.sync_record's compare-and-set (a second sync from a stale commit is refused)."""
+service.sync_record's compare-and-set (a second sync from a stale commit is refused)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ NEXT = "b" * 40
 def record(db_url: str, repo: str, commit: str, previous: str | None) -> None:
     with psycopg.connect(db_url) as conn:
         act_as(conn, "acme", "admin")
-        conn.execute("select * from api.sync_record('acme', %s, %s, 'main', %s, 3, 1, true)", (repo, commit, previous))
+        conn.execute(
+            "select * from service.sync_record('acme', %s, %s, 'main', %s, 3, 1, true)", (repo, commit, previous)
+        )
 
 
 def auth(token: str) -> dict[str, str]:
@@ -26,8 +28,8 @@ def test_state_follows_the_repo_read_rule(client, db_url):
     record(db_url, "platform", HEAD, None)
     record(db_url, "secret", HEAD, None)
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_principal('acme', 'bot', 'agent', '')")
-        conn.execute("select api.grant_scope('acme', 'bot', 'repo', 'platform', false)")
+        conn.execute("select service.create_principal('acme', 'bot', 'agent', '')")
+        conn.execute("select service.grant_scope('acme', 'bot', 'repo', 'platform', false)")
         bot = create_api_key(conn, "acme", "bot").token
         conn.commit()
         act_as(conn, "acme", "bot")  # the service role: row-level security applies to plain SQL too
@@ -54,7 +56,7 @@ def test_state_follows_the_repo_read_rule(client, db_url):
     assert client.get("/repos/Not%20a%20repo!/sync", params={"org_id": "acme"}).status_code == 400
     assert client.get("/repos/platform/sync", params={"org_id": "globex"}).status_code == 403
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.ensure_scope('acme', 'fresh')")
+        conn.execute("select service.ensure_scope('acme', 'fresh')")
     never = client.get("/repos/fresh/sync", params={"org_id": "acme"})
     assert never.status_code == 404 and "never synced" in never.text
 
@@ -67,12 +69,12 @@ def test_a_sync_from_a_stale_commit_is_refused(client, db_url):
     with pytest.raises(psycopg.errors.SerializationFailure):
         record(db_url, "platform", HEAD, None)
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_principal('acme', 'reader', 'agent', '')")
-        conn.execute("select api.grant_scope('acme', 'reader', 'org', null, false)")
+        conn.execute("select service.create_principal('acme', 'reader', 'agent', '')")
+        conn.execute("select service.grant_scope('acme', 'reader', 'org', null, false)")
         conn.commit()
         act_as(conn, "acme", "reader")
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            conn.execute("select * from api.sync_record('acme', 'platform', %s, null, %s)", (HEAD, NEXT))
+            conn.execute("select * from service.sync_record('acme', 'platform', %s, null, %s)", (HEAD, NEXT))
 
 
 def test_python_client_reads_the_state(client, db_url):

@@ -121,7 +121,7 @@ def test_a_revoked_key_loses_its_exemption(throttled, db_url):
     headers = {"Authorization": f"Bearer {key.token}"}
     assert client.get("/whoami", headers=headers).status_code == 200
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.revoke_api_key(%s)", (key.key_id,))
+        conn.execute("select service.revoke_api_key(%s)", (key.key_id,))
     for _ in range(5):
         problem(client.get("/whoami", headers=headers), 401)
     problem(client.get("/whoami", headers=headers), 429)

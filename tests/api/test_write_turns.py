@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import serving
 
 ORG_LOCK = "select pg_advisory_xact_lock(hashtextextended('contexts.ingest:acme', 0))"
-"""The database's write lock of org acme (api.begin_document, api.delete_document)."""
+"""The database's write lock of org acme (service.begin_document, service.delete_document)."""
 
 
 def document(path: str, text: str) -> dict:

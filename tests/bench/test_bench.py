@@ -114,7 +114,7 @@ def test_sampled_queries_are_ones_the_api_accepts(conn):
     and the load bench counted that refusal as an error of the service."""
     from app.wire.retrieve import check_text
 
-    conn.execute("select api.create_org(%s)", (bench.ORG,))
+    conn.execute("select service.create_org(%s)", (bench.ORG,))
     conn.execute("insert into data.repos (org_id, repo_id) values (%s, %s)", (bench.ORG, bench.CORPUS_REPO))
     rows = [
         ("mod._", "def _(x):\n    return x"),

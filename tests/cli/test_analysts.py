@@ -122,10 +122,10 @@ def test_a_migrator_without_createrole_is_told_the_sql_its_dba_runs(acme):
     with psycopg.connect(acme, autocommit=True) as conn:
         # It reads past row-level security as a migrator would (a superuser or the owner).
         conn.execute(f"create role {lite} nologin bypassrls")
-        for fn in ("api.create_analyst(text, text, text, text, text[], text)", "api.create_login(text, text)"):
+        for fn in ("service.create_analyst(text, text, text, text, text[], text)", "service.create_login(text, text)"):
             conn.execute(f"grant execute on function {fn} to {lite}")
         conn.execute(f"grant execute on all functions in schema data to {lite}")
-        conn.execute(f"grant usage on schema data, api to {lite}")
+        conn.execute(f"grant usage on schema data, api, service to {lite}")
         conn.execute(f"grant select on all tables in schema data to {lite}")
     with psycopg.connect(acme) as conn:
         conn.execute(f"set role {lite}")
@@ -143,4 +143,4 @@ def test_a_migrator_without_createrole_is_told_the_sql_its_dba_runs(acme):
 def test_passwords_reach_the_server_only_as_scram_verifiers(acme):
     with psycopg.connect(acme) as conn:
         with pytest.raises(psycopg.errors.InvalidParameterValue, match="SCRAM-SHA-256 verifier"):
-            conn.execute("select api.create_login(%s, 'plain text')", (unique("x"),))
+            conn.execute("select service.create_login(%s, 'plain text')", (unique("x"),))

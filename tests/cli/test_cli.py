@@ -111,7 +111,7 @@ def test_principals_grants_and_keys_from_the_cli(db_url, tmp_path, monkeypatch):
     key_id = token.split("_")[1]
     assert key_id in run(db_url, "key", "list", "acme").output
     with psycopg.connect(db_url) as conn:
-        assert conn.execute("select org_id, principal_id from api.authenticate(%s)", (token,)).fetchone() == (
+        assert conn.execute("select org_id, principal_id from service.authenticate(%s)", (token,)).fetchone() == (
             "acme",
             "bot",
         )
@@ -119,7 +119,7 @@ def test_principals_grants_and_keys_from_the_cli(db_url, tmp_path, monkeypatch):
     again = run(db_url, "key", "revoke", key_id)
     assert again.exit_code != 0 and "no live key" in again.output
     with psycopg.connect(db_url) as conn, pytest.raises(psycopg.errors.InvalidAuthorizationSpecification):
-        conn.execute("select api.authenticate(%s)", (token,))
+        conn.execute("select service.authenticate(%s)", (token,))
 
     assert run(db_url, "grant", "revoke", "acme", "bot", "--repo", "pool").exit_code == 0
     gone = run(db_url, "--principal", "bot", "query", "idle connections", "--org", "acme", "--repo", "pool")
@@ -163,7 +163,7 @@ def test_demo_key_reads_the_demo_org(db_url, tmp_path):
     assert run(db_url, "org", "create", DEMO_ORG).exit_code == 0
     token = _demo_key(db_url, tmp_path)  # kept and replaced as tests/serve/test_serve.py shows
     with psycopg.connect(db_url) as conn:
-        assert conn.execute("select principal_id from api.authenticate(%s)", (token,)).fetchone() == ("demo-agent",)
+        assert conn.execute("select principal_id from service.authenticate(%s)", (token,)).fetchone() == ("demo-agent",)
 
 
 def test_the_cli_runs_as_a_module():

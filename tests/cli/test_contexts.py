@@ -25,7 +25,7 @@ def test_ctx_lifecycle(db_url, tmp_path, monkeypatch):
     assert f"{ref}@1 (1 fragments)" in run(db_url, "ctx", "list", "--org", "acme").output
 
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_org('globex')")
+        conn.execute("select service.create_org('globex')")
     sub = run(db_url, "ctx", "subscribe", ref, "--org", "acme", "--to-org", "globex", "--version", "1")
     assert sub.exit_code == 0 and f"{ref}@1\t-> globex\tlive" in sub.output, sub.output
     sid = sub.output.split("\t")[0]

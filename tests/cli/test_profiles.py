@@ -58,7 +58,7 @@ def test_a_persona_description_set_from_the_cli_is_embedded(db_url, pipeline):
 
     assert run(db_url, "org", "create", "acme").exit_code == 0
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.ensure_scope('acme', null, 'sre', null)")
+        conn.execute("select service.ensure_scope('acme', null, 'sre', null)")
         pipeline.register_models(conn)  # as an ingestion does (before one, there is no model)
     args = ["profile", "set", "--org", "acme", "--persona", "sre", "--w-persona", "0.3"]
     stored = run(db_url, *args, "--description", "Alerts, SLOs and incident response.", "--json")

@@ -100,7 +100,7 @@ def prepare(db_url: str, given: list[str]) -> None:
             org, _, scope = path.partition("/")
             with psycopg.connect(db_url) as conn:
                 conn.execute(
-                    "select api.ensure_scope(%s, p_repo_id => %s, p_persona_id => %s)",
+                    "select service.ensure_scope(%s, p_repo_id => %s, p_persona_id => %s)",
                     (org, scope if kind == "repo" else None, scope if kind == "persona" else None),
                 )
         elif name != "alice-login":

@@ -1,6 +1,6 @@
 """Eval history in the database: `contexts eval replay` stores each replayed query, and
 api.eval_replay_diffs shows each reader exactly what api.retrieval_traces would show it
-of the same retrieval; runs and figures are global. api.record_eval_run refuses bad
+of the same retrieval; runs and figures are global. service.record_eval_run refuses bad
 input with 22023 (P0002 for an unknown org)."""
 
 from __future__ import annotations
@@ -35,11 +35,11 @@ def replayed(conn, ingest, retriever, db_url, logins, tmp_path):
     ingest("acme", DOCS)
     ingest("acme", {"platform/pool.md": "# Pool\n\nThe platform pool drains idle connections.\n"}, repo="platform")
     ingest("acme", {"notes/heron.md": NOTE}, session=SESSION)
-    conn.execute("select api.grant_scope('acme', 'admin', 'session', %s)", (SESSION,))
-    conn.execute("select api.create_principal('acme', 'alice', 'human', '', %s)", (logins["analysts"][0],))
-    conn.execute("select api.grant_scope('acme', 'alice', 'repo', 'platform')")
-    conn.execute("select api.create_principal('acme', 'carol', 'human', '', %s)", (logins["analysts"][1],))
-    conn.execute("select api.grant_scope('acme', 'carol', 'audit', null)")
+    conn.execute("select service.grant_scope('acme', 'admin', 'session', %s)", (SESSION,))
+    conn.execute("select service.create_principal('acme', 'alice', 'human', '', %s)", (logins["analysts"][0],))
+    conn.execute("select service.grant_scope('acme', 'alice', 'repo', 'platform')")
+    conn.execute("select service.create_principal('acme', 'carol', 'human', '', %s)", (logins["analysts"][1],))
+    conn.execute("select service.grant_scope('acme', 'carol', 'audit', null)")
     conn.commit()
     for principal, query, scope in (
         ("admin", "drain idle connections", {}),
@@ -117,7 +117,7 @@ def test_replay_diffs_are_redacted_like_traces(replayed, conn, db_url, logins):
 
 
 def test_record_eval_run_refuses_bad_input(conn):
-    conn.execute("select api.create_org('acme')")
+    conn.execute("select service.create_org('acme')")
     started = datetime.now(UTC)
     figure = {"dataset": "geo", "split": "test", "stage": "lexical", "metric": "ndcg@10", "value": 0.5}
     replay_row = {
@@ -161,7 +161,7 @@ def test_record_eval_run_refuses_bad_input(conn):
     for (command, pipeline, options, figures, replays), outcome, error, message in cases:
         with pytest.raises(error, match=message), conn.transaction():  # noqa: PT012
             conn.execute(
-                "select api.record_eval_run(%s, %s, %s, %s, '0', %s, %s, %s)",
+                "select service.record_eval_run(%s, %s, %s, %s, '0', %s, %s, %s)",
                 (
                     command,
                     json.dumps(pipeline),

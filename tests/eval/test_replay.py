@@ -130,7 +130,7 @@ def test_cli_replay_from_jsonl(db_url, conn, ingest, tmp_path):
     body = json.loads(result.stdout.strip().splitlines()[-1])
     assert body["queries"] == 2 and body["flagged"] == 2 and json.loads(out.read_text()) == body
     # Stored per query, for the principal it was replayed for (admin, the default).
-    conn.execute("select api.bind_principal('acme', 'admin')")
+    conn.execute("select service.bind_principal('acme', 'admin')")
     conn.execute("set local role contexts_analyst")
     stored = conn.execute(
         "select query, flagged, jsonb_array_length(current), jsonb_array_length(candidate), redacted "

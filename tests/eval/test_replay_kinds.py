@@ -50,8 +50,8 @@ def record_every_kind(client, db_url) -> None:
             (expired["session_id"],),
         )
         # A trace some other door (or an older version) recorded: no retrieval request.
-        conn.execute("select api.bind_principal('acme', 'admin')")
-        conn.execute("select api.record_trace('acme', 'digest', '{\"digest\": \"weekly\"}', '{}', '[]')")
+        conn.execute("select service.bind_principal('acme', 'admin')")
+        conn.execute("select service.record_trace('acme', 'digest', '{\"digest\": \"weekly\"}', '{}', '[]')")
 
 
 EVERY_KIND = {

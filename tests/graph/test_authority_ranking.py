@@ -30,7 +30,7 @@ def request(query: str) -> RetrieveRequest:
 
 def test_candidates_carry_authority_and_the_weight_blends_it(conn, ingest, models):
     ingest("acme", DOCS)
-    conn.execute("select api.refresh_authority()")
+    conn.execute("select service.refresh_authority()")
     conn.commit()
     plain = Retriever(models, None, PipelineConfig())
     act_as(conn, "acme", "admin")
@@ -43,7 +43,7 @@ def test_candidates_carry_authority_and_the_weight_blends_it(conn, ingest, model
 
     # The org's profile gives authority half the blend (everything else: relevance).
     act_as(conn, "acme", "admin")
-    conn.execute("select api.ranking_profile_set('acme', null, 0.5, 0, 0.5, 0, 0)")
+    conn.execute("select service.ranking_profile_set('acme', null, 0.5, 0, 0.5, 0, 0)")
     conn.commit()
     act_as(conn, "acme", "admin")
     ranked = plain.rank(conn, request("storage volume fills")).ranked
@@ -69,11 +69,11 @@ def test_a_profile_that_weighs_authority_0_does_not_read_it(conn, ingest, models
     """The relevance-only profile (what `make bench` compares the blend with) skips the
     authority look-up: no candidate carries authority, the term counts 0, order kept."""
     ingest("acme", DOCS)
-    conn.execute("select api.refresh_authority()")
+    conn.execute("select service.refresh_authority()")
     conn.commit()
     plain = Retriever(models, None, PipelineConfig())
     act_as(conn, "acme", "admin")
-    conn.execute("select api.ranking_profile_set('acme', null, 1, 0, 0, 0, 0)")
+    conn.execute("select service.ranking_profile_set('acme', null, 1, 0, 0, 0, 0)")
     conn.commit()
     act_as(conn, "acme", "admin")
     ranking = plain.rank(conn, request("storage volume fills"))

@@ -24,7 +24,7 @@ def links(conn) -> set[tuple[str, str, str | None]]:
 
 def authority(conn) -> dict[str, float]:
     """Authority per document path (its best fragment), after a refresh."""
-    conn.execute("select api.refresh_authority()")
+    conn.execute("select service.refresh_authority()")
     rows = conn.execute("""
         select d.path, max(a.authority) from data.fragment_authority a
         join data.fragment_sources s on s.fragment_id = a.fragment_id and s.retired_at is null
@@ -107,7 +107,7 @@ def test_retired_fragments_drop_out(conn, ingest):
 def test_pagerank_matches_a_hand_computed_graph(conn):
     """a -> b, a -> c, b -> c, c -> d, d -> c: PR = 0.15 + 0.85 * sum PR(y)/out(y),
     30 Jacobi iterations from PR = 1, as numpy computes it."""
-    conn.execute("select api.create_org('g')")
+    conn.execute("select service.create_org('g')")
     conn.execute("insert into data.documents (org_id, path, kind) values ('g', 'x.md', 'doc')")
     doc = conn.execute("select doc_id from data.documents where org_id = 'g'").fetchone()[0]
     conn.execute(
@@ -160,8 +160,8 @@ def test_links_are_under_row_level_security(conn, ingest, db_url, logins):
     )
     ingest("acme", {"secret/keys.md": "# Keys\n\nSee [journal](../platform/journal.md).\n"}, repo="secret")
     ingest("globex", {"a.md": "# A\n\nSee [b](b.md).\n", "b.md": "# B\n\nTarget.\n"})
-    conn.execute("select api.create_principal('acme', 'alice-agent', 'agent', '', %s)", (logins["analysts"][0],))
-    conn.execute("select api.grant_scope('acme', 'alice-agent', 'repo', 'platform')")
+    conn.execute("select service.create_principal('acme', 'alice-agent', 'agent', '', %s)", (logins["analysts"][0],))
+    conn.execute("select service.grant_scope('acme', 'alice-agent', 'repo', 'platform')")
     conn.commit()
     assert len(links(conn)) == 5 and all(cited for _p, _k, cited in links(conn))  # the owner: all, resolved
     with psycopg.connect(login_url(db_url, logins["analysts"][0])) as alice:

@@ -28,7 +28,7 @@ def source(item) -> SourceDocument:
 
 @pytest.fixture
 def org(conn, pipeline):
-    conn.execute("select api.create_org('acme')")
+    conn.execute("select service.create_org('acme')")
     ensure_admin_principal(conn, "acme", "admin")
     pipeline.register_models(conn)
     conn.commit()
@@ -84,8 +84,8 @@ def test_a_caller_may_stop_between_groups_or_at_a_refusal(conn, pipeline, org):
 def test_a_principal_without_write_grant_writes_nothing(conn, pipeline, org):
     import psycopg
 
-    conn.execute("select api.create_principal('acme', 'reader', 'agent', 'reader')")
-    conn.execute("select api.grant_scope('acme', 'reader', 'org', null, false)")
+    conn.execute("select service.create_principal('acme', 'reader', 'agent', 'reader')")
+    conn.execute("select service.grant_scope('acme', 'reader', 'org', null, false)")
     conn.commit()
     with pytest.raises(psycopg.Error):
         list(ingest_groups(conn, pipeline, org, "reader", ITEMS, source))
@@ -95,8 +95,8 @@ def test_a_principal_without_write_grant_writes_nothing(conn, pipeline, org):
 def test_an_unchanged_document_is_not_chunked_again(conn, pipeline, org, monkeypatch):
     list(ingest_groups(conn, pipeline, org, "admin", ITEMS, source))
     ids = dict(conn.execute("select path, doc_id from data.documents").fetchall())
-    conn.execute("select api.bind_principal('acme', 'admin')")
-    conn.execute("select api.delete_document(%s)", (ids["notes/n4.md"],))
+    conn.execute("select service.bind_principal('acme', 'admin')")
+    conn.execute("select service.delete_document(%s)", (ids["notes/n4.md"],))
     conn.commit()
     chunked: list[str] = []
     chunk = pipeline.chunk
@@ -162,7 +162,7 @@ def test_a_group_asks_for_duplicates_once(conn, pipeline, org, monkeypatch):
     monkeypatch.setitem(pipeline.embedders, "prose", Counting(pipeline.embedders["prose"]))
     copy = [(p.replace("notes/", "copies/"), t) for p, t in DOCS.items()]  # n0's text is stored already
     groups = list(ingest_groups(conn, pipeline, org, "admin", copy, source))
-    assert sum(1 for q in calls if "api.match_fragments" in q) == 2
+    assert sum(1 for q in calls if "service.match_fragments" in q) == 2
     assert sum(g.changed for g in groups) == len(DOCS) and sum(g.created for g in groups) == len(DOCS) - 1
     assert len(embedded) == len(DOCS) - 1 and not any("Note 0" in t for t in embedded)
 
@@ -179,11 +179,11 @@ def test_unchanged_documents_needs_write_grants(conn, pipeline, org):
     import psycopg
 
     list(ingest_groups(conn, pipeline, org, "admin", ITEMS[:1], source))
-    conn.execute("select api.create_principal('acme', 'reader', 'agent', 'reader')")
-    conn.execute("select api.grant_scope('acme', 'reader', 'org', null, false)")
-    conn.execute("select api.bind_principal('acme', 'reader')")
+    conn.execute("select service.create_principal('acme', 'reader', 'agent', 'reader')")
+    conn.execute("select service.grant_scope('acme', 'reader', 'org', null, false)")
+    conn.execute("select service.bind_principal('acme', 'reader')")
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         conn.execute(
-            "select * from api.unchanged_documents('acme', 'docs', null, null, %s, %s)",
+            "select * from service.unchanged_documents('acme', 'docs', null, null, %s, %s)",
             (["notes/n0.md"], ["whatever"]),
         )

@@ -90,7 +90,7 @@ def api(settings, models, db_url, logins):
     keys = {}
     with psycopg.connect(db_url) as conn:
         for org in ("acme", "solo"):
-            conn.execute("select api.create_org(%s)", (org,))
+            conn.execute("select service.create_org(%s)", (org,))
             ensure_admin_principal(conn, org, "admin")
             keys[org] = create_api_key(conn, org, "admin").token
     try:

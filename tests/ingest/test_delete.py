@@ -1,4 +1,4 @@
-"""api.delete_document against real Postgres: a deleted document's fragments leave
+"""service.delete_document against real Postgres: a deleted document's fragments leave
 retrieval, BM25 statistics and dense search at once; its history stays; a fragment
 another document still holds survives; near-duplicate pointers are re-homed."""
 
@@ -21,7 +21,7 @@ POLICY = "# Secrets\n\nNever commit API keys; rotate credentials every ninety da
 def delete(conn, doc_id: int, principal: str = "admin"):
     """As the service does it: bound to a principal, under row-level security."""
     act_as(conn, "acme", principal)
-    row = conn.execute("select * from api.delete_document(%s)", (doc_id,)).fetchone()
+    row = conn.execute("select * from service.delete_document(%s)", (doc_id,)).fetchone()
     return row
 
 
@@ -53,7 +53,7 @@ def test_a_deleted_documents_fragments_leave_every_index_and_its_history_stays(c
         conn.execute("select * from api.get_document(%s)", (storage,))
     conn.rollback()
     act_as(conn, "acme", "admin")
-    conn.execute("select * from api.delete_document(%s)", (storage,))  # the rollback undid it
+    conn.execute("select * from service.delete_document(%s)", (storage,))  # the rollback undid it
     conn.commit()
 
     assert_statistics_match_active_fragments(conn)
@@ -118,10 +118,10 @@ def test_only_a_writer_of_its_scope_deletes_and_others_do_not_learn_it_exists(co
     ingest("acme", {"platform/storage.md": STORAGE}, repo="platform")
     ingest("globex", {"runbooks/storage.md": STORAGE})
     platform, globex = doc_id(conn, "platform/storage.md"), doc_id(conn, "runbooks/storage.md")
-    conn.execute("select api.create_principal('acme', 'reader')")
-    conn.execute("select api.grant_scope('acme', 'reader', 'org', null, false)")
-    conn.execute("select api.create_principal('acme', 'other-repo')")
-    conn.execute("select api.grant_scope('acme', 'other-repo', 'repo', 'mobile', true)")
+    conn.execute("select service.create_principal('acme', 'reader')")
+    conn.execute("select service.grant_scope('acme', 'reader', 'org', null, false)")
+    conn.execute("select service.create_principal('acme', 'other-repo')")
+    conn.execute("select service.grant_scope('acme', 'other-repo', 'repo', 'mobile', true)")
     conn.commit()
     with pytest.raises(psycopg.errors.InsufficientPrivilege, match="may not write to repo platform"):
         delete(conn, platform, "reader")  # may read it, may not write it: 403

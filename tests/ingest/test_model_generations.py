@@ -121,7 +121,7 @@ def test_upgrade_resumes_serves_the_active_generation_and_ingestion_writes_both(
 def test_a_service_still_embedding_with_a_replaced_model_is_refused(conn, ingest, retriever, next_embedder):
     ingest("acme", DOCS)
     model_id = upgrade(conn, "prose", next_embedder).model_id
-    conn.execute("select * from api.promote_model('prose', 2)")
+    conn.execute("select * from service.promote_model('prose', 2)")
     conn.commit()
     assert conn.execute("select status from data.embedding_models where model_id = %s", (model_id,)).fetchone() == (
         "active",
@@ -131,24 +131,24 @@ def test_a_service_still_embedding_with_a_replaced_model_is_refused(conn, ingest
     conn.rollback()
     # Registering the old model at start-up says how to go on.
     with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState, match="indexed with minilm-next"):
-        conn.execute("select api.register_embedding_model('prose', 'sentence-transformers/all-MiniLM-L6-v2', 384)")
+        conn.execute("select service.register_embedding_model('prose', 'sentence-transformers/all-MiniLM-L6-v2', 384)")
 
 
 def test_promotion_needs_every_fragment_embedded(conn, ingest, next_embedder):
     ingest("acme", DOCS)
     model_id = conn.execute(
-        "select api.begin_model_upgrade('prose', 'minilm-next', %s, 384, 14)", (next_embedder.name,)
+        "select service.begin_model_upgrade('prose', 'minilm-next', %s, 384, 14)", (next_embedder.name,)
     ).fetchone()[0]
     conn.commit()
     with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState, match="have no vector of generation 2"):
-        conn.execute("select * from api.promote_model('prose', 2)")
+        conn.execute("select * from service.promote_model('prose', 2)")
     conn.rollback()
     # A second model while one is being built is refused; the same one resumes.
     with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState, match="already being upgraded"):
-        conn.execute("select api.begin_model_upgrade('prose', 'other-model', 'other-model', 384, 14)")
+        conn.execute("select service.begin_model_upgrade('prose', 'other-model', 'other-model', 384, 14)")
     conn.rollback()
     assert conn.execute(
-        "select api.begin_model_upgrade('prose', 'minilm-next', %s, 384, 14)", (next_embedder.name,)
+        "select service.begin_model_upgrade('prose', 'minilm-next', %s, 384, 14)", (next_embedder.name,)
     ).fetchone() == (model_id,)
 
 
@@ -195,8 +195,8 @@ def test_replay_records_overlap_per_org_visible_to_that_org_only(conn, ingest, m
         assert shadow[1] == expected and shadow[2] == shadow[3]
         conn.rollback()
     # A principal without an org grant sees no generations, and no replay.
-    conn.execute("select api.create_principal('acme', 'intern', 'human', 'reads one repo')")
-    conn.execute("select api.grant_scope('acme', 'intern', 'repo', 'web', false)")
+    conn.execute("select service.create_principal('acme', 'intern', 'human', 'reads one repo')")
+    conn.execute("select service.grant_scope('acme', 'intern', 'repo', 'web', false)")
     conn.commit()
     act_as(conn, "acme", "intern")
     assert conn.execute("select count(*) from data.model_replays").fetchone()[0] == 0

@@ -46,7 +46,7 @@ def test_a_reading_of_another_text_is_refused_and_nothing_is_stored(conn, ingest
     # Written by hand as the owner, the same check holds.
     other = reading("a recipe for lemon cake")
     with pytest.raises(psycopg.errors.CheckViolation):
-        conn.execute("select api.set_readings(%s, %s, %s)", ([_id], ["acme"], [other]))
+        conn.execute("select service.set_readings(%s, %s, %s)", ([_id], ["acme"], [other]))
     conn.rollback()
     assert stored(conn) == before
 

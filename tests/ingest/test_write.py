@@ -78,10 +78,10 @@ def test_near_duplicate_lookup_uses_band_indexes(conn, ingest):
                            (random() * 9.2e18)::bigint, ''::tsvector, true
                     from data.documents d, generate_series(1, 20000) g""")
     conn.execute("analyze data.fragments")
-    conn.execute("select api.bind_principal('acme', 'admin')")
+    conn.execute("select service.bind_principal('acme', 'admin')")
     plans = nested_plans(
         conn,
-        "select * from api.match_fragments('acme', null, null, null, %s, %s, %s)",
+        "select * from service.match_fragments('acme', null, null, null, %s, %s, %s)",
         (["code"], ["nohash"], [123456789]),
     )
     assert "BitmapOr" in plans
@@ -158,14 +158,14 @@ def test_chunks_of_one_document_collapse_as_if_written_one_by_one(conn):
     from app.access import ensure_admin_principal
     from tests.sql.test_bm25 import assert_statistics_match_active_fragments
 
-    conn.execute("select api.create_org('acme')")
-    conn.execute("select api.register_embedding_model('prose', 'test-model', 3)")
+    conn.execute("select service.create_org('acme')")
+    conn.execute("select service.register_embedding_model('prose', 'test-model', 3)")
     ensure_admin_principal(conn, "acme", "admin")
-    conn.execute("select api.bind_principal('acme', 'admin')")
+    conn.execute("select service.bind_principal('acme', 'admin')")
 
     def write(path: str, chunks: list[tuple[str, int]]) -> list[tuple]:
         doc_id, version, _changed, _rehome = conn.execute(
-            "select * from api.begin_document('acme', null, null, null, %s, 'doc', %s, %s)",
+            "select * from service.begin_document('acme', null, null, null, %s, 'doc', %s, %s)",
             (path, path, hashlib.sha256(path.encode()).hexdigest()),
         ).fetchone()
         rows = [
@@ -188,7 +188,7 @@ def test_chunks_of_one_document_collapse_as_if_written_one_by_one(conn):
             for n, (text, simhash) in enumerate(chunks, start=1)
         ]
         return conn.execute(
-            "select * from api.add_fragments(%s, %s, %s)", (doc_id, version, json.dumps(rows))
+            "select * from service.add_fragments(%s, %s, %s)", (doc_id, version, json.dumps(rows))
         ).fetchall()
 
     base = 0x0123456789ABCDEF
@@ -227,7 +227,7 @@ def test_chunks_of_one_document_collapse_as_if_written_one_by_one(conn):
 
 
 def test_refused_documents_store_nothing(conn, pipeline):
-    conn.execute("select api.create_org('acme')")
+    conn.execute("select service.create_org('acme')")
     with pytest.raises(RejectedDocument, match="binary"):
         pipeline.prepare(SourceDocument(path="logo.png", content=b"\x89PNG\x00\x00"))
     assert counts(conn) == (0, 0, 0)
@@ -241,7 +241,7 @@ def test_writing_needs_a_principal_of_that_org(conn, ingest, pipeline):
         pipeline.write(conn, Scope("acme"), prepared)
     conn.rollback()
     ingest("acme", {"b.md": "first"})
-    conn.execute("select api.bind_principal('acme', 'admin')")
+    conn.execute("select service.bind_principal('acme', 'admin')")
     with pytest.raises(psycopg.errors.InsufficientPrivilege, match="may not write to org nobody"):
         pipeline.write(conn, Scope("nobody"), prepared)
 
@@ -319,6 +319,6 @@ def test_persona_fragments_only_for_that_persona(conn, ingest, retriever):
     with pytest.raises(psycopg.errors.NoDataFound, match="unknown persona backend-sre"):
         paths({"org_id": "acme", "persona_id": "backend-sre"})  # a misspelled persona is no empty answer
     conn.rollback()
-    conn.execute("select api.ensure_scope('acme', null, 'backend-sre')")
+    conn.execute("select service.ensure_scope('acme', null, 'backend-sre')")
     assert "review.md" not in paths({"org_id": "acme", "persona_id": "backend-sre"})
     assert "review.md" in paths({"org_id": "acme", "persona_id": "a11y-reviewer"})

@@ -58,8 +58,8 @@ def test_a_reader_sees_only_links_whose_both_ends_it_may_read(client, db_url):
     corpus(client)
     runbook, keys = fragment_of(client, "docs/runbook.md"), fragment_of(client, "payments/keys.md")
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_principal('acme', 'outsider', 'agent', '')")
-        conn.execute("select api.grant_scope('acme', 'outsider', 'repo', 'platform')")
+        conn.execute("select service.create_principal('acme', 'outsider', 'agent', '')")
+        conn.execute("select service.grant_scope('acme', 'outsider', 'repo', 'platform')")
         headers = {"Authorization": f"Bearer {create_api_key(conn, 'acme', 'outsider').token}"}
     seen = client.get(f"/fragments/{runbook}/links", headers=headers).json()["outgoing"]
     assert {link["target"] for link in seen} == {"dns.md", "gone.md"}
@@ -87,7 +87,7 @@ def test_expand_links_composes_what_the_answer_cites_after_it(client, db_url):
     # Outside the request's scope nothing is followed: a persona's own page is not
     # composed into an org-wide request.
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.ensure_scope('acme', null, 'sre')")
+        conn.execute("select service.ensure_scope('acme', null, 'sre')")
     post(client, {"org_id": "acme", "persona_id": "sre"}, {"path": "sre/dns.md", "content": DNS + "\nSRE notes.\n"})
     linker = RUNBOOK.replace("](dns.md)", "](dns.md) and [SRE](../sre/dns.md)")
     post(client, {"org_id": "acme"}, {"path": "docs/runbook.md", "content": linker})

@@ -176,8 +176,8 @@ def test_what_a_reader_cannot_see_supersedes_nothing_for_it(client, db_url):
     post(client, {"path": "docs/adr/0003-rabbitmq.md", "content": OLD})
     post(client, {"path": "docs/adr/0007-kafka.md", "content": NEW}, scope={"org_id": "acme", "repo_id": "payments"})
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_principal('acme', 'outsider', 'agent', '')")
-        conn.execute("select api.grant_scope('acme', 'outsider', 'repo', 'platform')")
+        conn.execute("select service.create_principal('acme', 'outsider', 'agent', '')")
+        conn.execute("select service.grant_scope('acme', 'outsider', 'repo', 'platform')")
         token = create_api_key(conn, "acme", "outsider").token
     body = {"query": QUERY, "scope": {"org_id": "acme"}}
     found = client.post("/contexts/retrieve", json=body, headers={"Authorization": f"Bearer {token}"}).json()
@@ -208,10 +208,10 @@ def test_this_repository_declares_only_its_real_supersession_and_answers_the_rea
     }
     files |= {str(p.relative_to(ROOT)): p.read_text() for p in sorted((ROOT / "docs").rglob("*.md"))}
     pipeline = IngestPipeline(settings, demo_vectors().embedders(models))
-    conn.execute("select api.create_org('demo')")
+    conn.execute("select service.create_org('demo')")
     pipeline.register_models(conn)
     ensure_admin_principal(conn, "demo", "admin")
-    conn.execute("select api.bind_principal('demo', 'admin')")
+    conn.execute("select service.bind_principal('demo', 'admin')")
     prepared = [pipeline.prepare(SourceDocument(path=p, content=c)) for p, c in files.items()]
     pipeline.write(conn, Scope("demo", "contexts"), prepared)
     conn.commit()
@@ -439,8 +439,8 @@ def test_the_trace_names_what_a_supersession_left_out_and_by_what(client, db_url
         scope={"org_id": "acme", "repo_id": "payments"},
     )
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_principal('acme', 'outsider', 'agent', '')")
-        conn.execute("select api.grant_scope('acme', 'outsider', 'repo', 'platform')")
+        conn.execute("select service.create_principal('acme', 'outsider', 'agent', '')")
+        conn.execute("select service.grant_scope('acme', 'outsider', 'repo', 'platform')")
         token = create_api_key(conn, "acme", "outsider").token
     headers = {"Authorization": f"Bearer {token}"}
     seen = client.post("/contexts/retrieve", json=body, headers=headers).json()

@@ -66,10 +66,10 @@ def keys_of_tenants(db_url: str) -> Tenants:
     """Keys of acme's administrator and of a read-only agent, and a new org globex."""
     with psycopg.connect(db_url) as conn:
         acme_admin = create_api_key(conn, "acme", "admin").token
-        conn.execute("select api.create_principal('acme', 'reader', 'agent', 'read-only agent')")
-        conn.execute("select api.grant_scope('acme', 'reader', 'org', null, false)")
+        conn.execute("select service.create_principal('acme', 'reader', 'agent', 'read-only agent')")
+        conn.execute("select service.grant_scope('acme', 'reader', 'org', null, false)")
         acme_reader = create_api_key(conn, "acme", "reader").token
-        conn.execute("select api.create_org('globex')")
+        conn.execute("select service.create_org('globex')")
         ensure_admin_principal(conn, "globex", "admin")
         globex_admin = create_api_key(conn, "globex", "admin").token
     return Tenants(db_url, acme_admin, acme_reader, globex_admin)
@@ -77,7 +77,7 @@ def keys_of_tenants(db_url: str) -> Tenants:
 
 def revoke(db_url: str, token: str) -> None:
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.revoke_api_key(%s)", (key_id_of(token),))
+        conn.execute("select service.revoke_api_key(%s)", (key_id_of(token),))
 
 
 @pytest.fixture

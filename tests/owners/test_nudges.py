@@ -77,8 +77,8 @@ def stale_corpus(conn, ingest, org: str, text: str) -> list[int]:
 
 
 def set_webhook(conn, org: str, url: str, secret: str | None = SECRET):
-    conn.execute("select api.bind_principal(%s, 'admin')", (org,))
-    row = conn.execute("select * from api.webhook_set(%s, %s, %s)", (org, url, secret)).fetchone()
+    conn.execute("select service.bind_principal(%s, 'admin')", (org,))
+    row = conn.execute("select * from service.webhook_set(%s, %s, %s)", (org, url, secret)).fetchone()
     conn.commit()
     return row
 
@@ -149,18 +149,18 @@ def test_webhook_urls_are_validated_and_the_secret_never_read_back(conn, ingest,
     ):
         as_principal("acme")
         with pytest.raises(psycopg.errors.InvalidParameterValue):
-            conn.execute("select * from api.webhook_set('acme', %s, %s)", (bad, SECRET))
+            conn.execute("select * from service.webhook_set('acme', %s, %s)", (bad, SECRET))
         conn.rollback()
     as_principal("acme")
     with pytest.raises(psycopg.errors.InvalidParameterValue):
-        conn.execute("select * from api.webhook_set('acme', 'https://hooks.example.com/x', 'short')")
+        conn.execute("select * from service.webhook_set('acme', 'https://hooks.example.com/x', 'short')")
     conn.rollback()
     as_principal("acme")
     row = conn.execute(
-        "select * from api.webhook_set('acme', 'https://hooks.example.com/x?a=1', %s)", (SECRET,)
+        "select * from service.webhook_set('acme', 'https://hooks.example.com/x?a=1', %s)", (SECRET,)
     ).fetchone()
     assert SECRET not in repr(row) and row[2] is True
-    shown = conn.execute("select * from api.webhook_get('acme')").fetchone()
+    shown = conn.execute("select * from service.webhook_get('acme')").fetchone()
     assert SECRET not in repr(shown)
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         conn.execute("select * from data.org_webhooks")
@@ -169,5 +169,5 @@ def test_webhook_urls_are_validated_and_the_secret_never_read_back(conn, ingest,
         assert not conn.execute("select has_table_privilege(%s, 'data.org_webhooks', 'select')", (role,)).fetchone()[0]
     for role in ("contexts_analyst", "contexts_auditor"):
         assert not conn.execute(
-            "select has_function_privilege(%s, 'api.nudge_claim(text)', 'execute')", (role,)
+            "select has_function_privilege(%s, 'service.nudge_claim(text)', 'execute')", (role,)
         ).fetchone()[0]

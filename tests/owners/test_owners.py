@@ -40,7 +40,7 @@ def test_codeowners_last_matching_line_wins_and_a_bare_pattern_unowns():
 
 
 def test_owner_comes_from_the_document_then_codeowners_then_the_org_default(conn, ingest):
-    conn.execute("select api.create_org('acme')")
+    conn.execute("select service.create_org('acme')")
     conn.execute("update data.orgs set default_owner = 'Dana' where org_id = 'acme'")
     files = {
         "CODEOWNERS": CODEOWNERS,
@@ -88,16 +88,16 @@ def test_bulk_reassignment_writes_no_version_is_audited_and_sticks(conn, ingest,
         },
         repo="core",
     )
-    conn.execute("select api.create_principal('acme', 'reader', 'human', '')")
-    conn.execute("select api.grant_scope('acme', 'reader', 'repo', 'core', false)")
+    conn.execute("select service.create_principal('acme', 'reader', 'human', '')")
+    conn.execute("select service.grant_scope('acme', 'reader', 'repo', 'core', false)")
     conn.commit()
     as_principal("acme", "reader")
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
-        conn.execute("select * from api.owners_reassign('acme', 'ops', 'Ada', 'core')")
+        conn.execute("select * from service.owners_reassign('acme', 'ops', 'Ada', 'core')")
     conn.rollback()
 
     as_principal("acme")
-    moved = conn.execute("select * from api.owners_reassign('acme', 'ops', 'Ada', 'core', 'runbooks/')").fetchone()
+    moved = conn.execute("select * from service.owners_reassign('acme', 'ops', 'Ada', 'core', 'runbooks/')").fetchone()
     conn.commit()
     assert moved[1:] == (
         2,
@@ -160,8 +160,8 @@ def test_stale_means_often_returned_and_long_unedited(conn, ingest, as_principal
     conn.rollback()
 
     # A reader of repo core alone never sees payroll's fragments, nor their counts.
-    conn.execute("select api.create_principal('acme', 'reader', 'human', '')")
-    conn.execute("select api.grant_scope('acme', 'reader', 'repo', 'core', false)")
+    conn.execute("select service.create_principal('acme', 'reader', 'human', '')")
+    conn.execute("select service.grant_scope('acme', 'reader', 'repo', 'core', false)")
     conn.commit()
     as_principal("acme", "reader")
     seen = {r[0] for r in conn.execute("select fragment_id from api.stale_fragments('acme', 'Ada')")}
@@ -179,20 +179,20 @@ def test_org_settings_change_the_thresholds_and_need_an_org_write_grant(conn, in
         "acme", {"old.md": "# Old\n\nPromote the replica, then repoint DNS.\n"}, repo="core", owner="Ada", timestamp=OLD
     )
     record_returns(conn, "acme", fragments_of(conn, "acme", "old.md"), times=3)
-    conn.execute("select api.create_principal('acme', 'writer', 'human', '')")
-    conn.execute("select api.grant_scope('acme', 'writer', 'repo', 'core', true)")
+    conn.execute("select service.create_principal('acme', 'writer', 'human', '')")
+    conn.execute("select service.grant_scope('acme', 'writer', 'repo', 'core', true)")
     conn.commit()
     as_principal("acme")
     assert conn.execute("select count(*) from api.stale_fragments('acme')").fetchone()[0] == 0
-    row = conn.execute("select * from api.owner_settings_set('acme', 'Dana', 30, 10, 3, 24)").fetchone()
+    row = conn.execute("select * from service.owner_settings_set('acme', 'Dana', 30, 10, 3, 24)").fetchone()
     assert row == ("acme", "Dana", 30, 10, 3, 24)
     assert conn.execute("select count(*) from api.stale_fragments('acme')").fetchone()[0] == 1
     with pytest.raises(psycopg.errors.InvalidParameterValue):
-        conn.execute("select * from api.owner_settings_set('acme', p_window_days => 0)")
+        conn.execute("select * from service.owner_settings_set('acme', p_window_days => 0)")
     conn.rollback()
     as_principal("acme", "writer")
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
-        conn.execute("select * from api.owner_settings_set('acme', 'Eve')")
+        conn.execute("select * from service.owner_settings_set('acme', 'Eve')")
 
 
 def test_returns_are_the_included_entries_of_any_shape_of_trace(conn, ingest):

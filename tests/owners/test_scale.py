@@ -16,9 +16,9 @@ RETURNED_PER_TRACE = 10
 
 
 def test_staleness_and_delivery_at_a_few_thousand(conn, db_url):
-    conn.execute("select api.create_org('acme')")
+    conn.execute("select service.create_org('acme')")
     ensure_admin_principal(conn, "acme", "admin")
-    conn.execute("select api.ensure_scope('acme', 'core', null, null)")
+    conn.execute("select service.ensure_scope('acme', 'core', null, null)")
     doc_id = conn.execute(
         "insert into data.documents (org_id, repo_id, path, kind, current_version, owner)"
         " values ('acme', 'core', 'big.md', 'doc', 1, 'Ada') returning doc_id"
@@ -62,7 +62,7 @@ def test_staleness_and_delivery_at_a_few_thousand(conn, db_url):
     conn.execute("analyze data.fragments")
     conn.commit()
 
-    conn.execute("select api.bind_principal('acme', 'admin')")
+    conn.execute("select service.bind_principal('acme', 'admin')")
     conn.execute("set local role contexts_service")
     conn.execute("select count(*) from api.stale_fragments('acme')").fetchone()  # warm
     runs = []
@@ -80,8 +80,8 @@ def test_staleness_and_delivery_at_a_few_thousand(conn, db_url):
     assert median < 2.0
 
     with Receiver() as hook, transactions(db_url) as tx:
-        conn.execute("select api.bind_principal('acme', 'admin')")
-        conn.execute("select api.webhook_set('acme', %s, 'a-long-enough-secret')", (hook.url,))
+        conn.execute("select service.bind_principal('acme', 'admin')")
+        conn.execute("select service.webhook_set('acme', %s, 'a-long-enough-secret')", (hook.url,))
         conn.commit()
         report = deliver_pending(tx)
     assert report.delivered == stale == len(hook.received) and report.failed == 0

@@ -96,7 +96,7 @@ def test_bench_blend(conn, ingest, retriever, monkeypatch):
     persona_on: list[float] = []
     for _ in range(15):
         for weight, samples in ((0.0, persona_off), (0.3, persona_on)):
-            conn.execute("select api.ranking_profile_set('acme', 'sre', p_w_persona => %s)", (weight,))
+            conn.execute("select service.ranking_profile_set('acme', 'sre', p_w_persona => %s)", (weight,))
             for r in persona_requests:
                 started = time.perf_counter()
                 retriever.rank(conn, r, vectors[r.query])

@@ -40,7 +40,7 @@ def paths(response) -> list[str]:
 def set_profile(conn, persona: str | None, principal: str = "admin", **fields):
     act_as(conn, "acme", principal)
     row = conn.execute(
-        "select effective from api.ranking_profile_set('acme', %s, %s, %s, %s, %s, %s, %s::jsonb, %s)",
+        "select effective from service.ranking_profile_set('acme', %s, %s, %s, %s, %s, %s, %s::jsonb, %s)",
         (
             persona,
             fields.get("w_rerank"),
@@ -240,7 +240,7 @@ def test_a_persona_with_only_a_description_leans_toward_it_and_keeps_the_answer(
     """No persona-scoped fragments: the description alone is the persona's evidence."""
     ingest("acme", PAYMENTS)
     for persona in PERSONAS:
-        conn.execute("select api.ensure_scope('acme', null, %s, null)", (persona,))
+        conn.execute("select service.ensure_scope('acme', null, %s, null)", (persona,))
     conn.commit()
     ops, ui = (
         {"ops/payment-alerts.md", "ops/payment-timeouts.md"},
@@ -274,7 +274,7 @@ def test_a_persona_with_only_a_description_leans_toward_it_and_keeps_the_answer(
 
 def test_a_changed_description_drops_its_old_vectors_and_a_stale_one_is_refused(conn, ingest, models):
     ingest("acme", PAYMENTS)
-    conn.execute("select api.ensure_scope('acme', null, 'sre', null)")
+    conn.execute("select service.ensure_scope('acme', null, 'sre', null)")
     conn.commit()
     describe(conn, models, "sre", DESCRIPTIONS["sre"], w_persona=0.3)
     count = "select count(*) from data.persona_vectors where persona_id = 'sre'"
@@ -286,9 +286,11 @@ def test_a_changed_description_drops_its_old_vectors_and_a_stale_one_is_refused(
     act_as(conn, "acme", "admin")
     vectors = msgspec.json.encode({"prose": [0.1] * models["prose"].dims}).decode()
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="does not hold this description"):
-        conn.execute("select api.persona_vectors_set('acme', 'sre', %s, %s::jsonb)", (DESCRIPTIONS["sre"], vectors))
+        conn.execute("select service.persona_vectors_set('acme', 'sre', %s, %s::jsonb)", (DESCRIPTIONS["sre"], vectors))
     conn.rollback()
     act_as(conn, "acme", "admin")
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="dimensions"):
-        conn.execute("select api.persona_vectors_set('acme', 'sre', 'Incident response only.', '{\"prose\": [1, 2]}')")
+        conn.execute(
+            "select service.persona_vectors_set('acme', 'sre', 'Incident response only.', '{\"prose\": [1, 2]}')"
+        )
     conn.rollback()

@@ -1,5 +1,5 @@
 """Manual pins always win (R-RANK-1) and negative fragments are flagged (R-DOC-2):
-api.pin_add / api.pin_remove / api.pins_list, and a retrieval composing the pins its
+service.pin_add / service.pin_remove / api.pins_list, and a retrieval composing the pins its
 scope sees first, whatever their relevance, within the budget."""
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ def corpus(conn, ingest):
         metadata={"negative": True},
     )
     ingest("acme", {"runbooks/sre-only.md": "# SRE pager\n\nThe storage pager rotates weekly.\n"}, persona="sre")
-    conn.execute("select api.create_principal('acme', 'reader', 'agent', '')")
-    conn.execute("select api.grant_scope('acme', 'reader', 'org', null, false)")
-    conn.execute("select api.create_principal('acme', 'lead', 'human', '')")
-    conn.execute("select api.grant_scope('acme', 'lead', 'org', null, true)")
-    conn.execute("select api.grant_scope('acme', 'lead', 'persona', 'sre', true)")
+    conn.execute("select service.create_principal('acme', 'reader', 'agent', '')")
+    conn.execute("select service.grant_scope('acme', 'reader', 'org', null, false)")
+    conn.execute("select service.create_principal('acme', 'lead', 'human', '')")
+    conn.execute("select service.grant_scope('acme', 'lead', 'org', null, true)")
+    conn.execute("select service.grant_scope('acme', 'lead', 'persona', 'sre', true)")
     conn.commit()
     return conn
 
@@ -61,7 +61,8 @@ def pin(
 ) -> int:
     act_as(conn, "acme", principal)
     pin_id = conn.execute(
-        "select pin_id from api.pin_add('acme', null, %s, null, %s, %s, %s)", (persona, fragment_id, reason, expires_at)
+        "select pin_id from service.pin_add('acme', null, %s, null, %s, %s, %s)",
+        (persona, fragment_id, reason, expires_at),
     ).fetchone()[0]
     conn.commit()
     return pin_id
@@ -109,7 +110,7 @@ def test_pins_leave_the_other_candidates_exactly_as_they_were(corpus, retriever)
 def test_a_pin_is_seen_only_in_its_scope(corpus, retriever):
     sre = fragment_of(corpus, "runbooks/sre-only.md")
     pin_id = pin(corpus, sre, persona="sre")
-    corpus.execute("select api.grant_scope('acme', 'reader', 'persona', 'sre', false)")
+    corpus.execute("select service.grant_scope('acme', 'reader', 'persona', 'sre', false)")
     corpus.commit()
     without = retrieve(corpus, retriever, request("accessible buttons"))
     assert sre not in [f.id for f in without.fragments]
@@ -131,12 +132,12 @@ def test_pinning_needs_a_write_grant_on_the_pin_scope(corpus):
     pin_id = pin(corpus, fragment)
     act_as(corpus, "acme", "reader")
     with pytest.raises(errors.InsufficientPrivilege):
-        corpus.execute("select api.pin_remove(%s)", (pin_id,))
+        corpus.execute("select service.pin_remove(%s)", (pin_id,))
     corpus.rollback()
     act_as(corpus, "acme", "lead")
-    assert corpus.execute("select pin_id from api.pin_remove(%s)", (pin_id,)).fetchone() == (pin_id,)
+    assert corpus.execute("select pin_id from service.pin_remove(%s)", (pin_id,)).fetchone() == (pin_id,)
     with pytest.raises(errors.NoDataFound):
-        corpus.execute("select api.pin_remove(%s)", (pin_id,))
+        corpus.execute("select service.pin_remove(%s)", (pin_id,))
 
 
 def test_bad_pins_are_refused(corpus):

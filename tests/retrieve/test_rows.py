@@ -48,7 +48,7 @@ def test_a_statement_without_rows_has_none_to_fetch(conn):
         cur.fetchone()
 
 
-@pytest.mark.parametrize("function", ["retrieve_candidates", "context_candidates"])
+@pytest.mark.parametrize("function", ["api.retrieve_candidates", "service.context_candidates"])
 def test_candidate_functions_return_candidates_fields_in_order(conn, function):
     """So their rows are built by position (the cheap path): a column added to one of
     them goes in Candidate at the same place."""
@@ -60,6 +60,6 @@ def test_candidate_functions_return_candidates_fields_in_order(conn, function):
         "select array_agg(n order by i) from pg_proc p,"
         " unnest(p.proargnames, p.proargmodes) with ordinality as a(n, m, i)"
         " where p.oid = %s::regproc and a.m = 't'",
-        (f"api.{function}",),
+        (function,),
     ).fetchone()[0]
     assert names == [f.name for f in fields(Candidate)][: len(names)]

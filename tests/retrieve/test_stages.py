@@ -132,11 +132,11 @@ def test_each_stage_writes_its_own_score():
 
 
 def sql_calls(source: str) -> list[tuple[str, list[str]]]:
-    """Each `api.name(...)` with parameters in a module's SQL strings (adjacent string
-    literals joined), with its arguments."""
+    """Each `api.name(...)` or `service.name(...)` with parameters in a module's SQL
+    strings (adjacent string literals joined), with its arguments."""
     joined = re.sub(r'"\s*\n\s*"', "", source)
     calls = []
-    for match in re.finditer(r"api\.([a-z_]+)\(", joined):
+    for match in re.finditer(r"\b(?:api|service)\.([a-z_]+)\(", joined):
         depth, at, args, current = 1, match.end(), [], ""
         while depth:
             ch = joined[at]
@@ -154,8 +154,9 @@ def sql_calls(source: str) -> list[tuple[str, list[str]]]:
 
 
 def test_sql_functions_are_called_with_named_arguments():
-    """Every api.* call of the retrieval lane names its arguments (`p_org_id =>
-    %(org)s`): none passes values by position, so a signature's order cannot shift them."""
+    """Every api.* and service.* call of the retrieval lane names its arguments
+    (`p_org_id => %(org)s`): none passes values by position, so a signature's order
+    cannot shift them."""
     root = Path(__file__).resolve().parents[2] / "app" / "retrieve"
     calls = [call for path in sorted(root.glob("*.py")) for call in sql_calls(path.read_text(encoding="utf-8"))]
     names = {name for name, _ in calls}
@@ -181,11 +182,11 @@ def test_a_context_is_read_in_bundle_order_by_its_own_pipeline(conn, ingest, ret
     assert len(ids) == 3
     order = [ids["c.md"], ids["a.md"], ids["b.md"]]
     context_id = conn.execute(
-        "select context_id from api.context_create(p_org_id => 'acme', p_repo_id => null, p_persona_id => null,"
+        "select context_id from service.context_create(p_org_id => 'acme', p_repo_id => null, p_persona_id => null,"
         " p_session_id => null, p_name => 'bundle')"
     ).fetchone()[0]
     ref = conn.execute(
-        "select ref from api.context_add_version(p_context_id => %s, p_fragment_ids => %s)", (context_id, order)
+        "select ref from service.context_add_version(p_context_id => %s, p_fragment_ids => %s)", (context_id, order)
     ).fetchone()[0]
     bundle = read_bundle(conn, retriever, "acme", ref, budget_tokens=4000)
     assert [f.id for f in bundle.fragments] == order  # bundle order, not a ranking

@@ -1,6 +1,6 @@
 """Traces keep the query vectors a retrieval searched with (one per distinct embedding
 model, exactly as the service computed them), so SQL can run the query again
-(api.retrieve); api.record_trace refuses malformed vectors with 22023."""
+(api.retrieve); service.record_trace refuses malformed vectors with 22023."""
 
 from __future__ import annotations
 
@@ -50,23 +50,24 @@ BAD_VECTORS = [
 
 
 def test_record_trace_refuses_bad_query_vectors(traced):
-    traced.execute("select api.bind_principal('acme', 'admin')")
+    traced.execute("select service.bind_principal('acme', 'admin')")
     for vectors, message in BAD_VECTORS:
         with pytest.raises(psycopg.errors.InvalidParameterValue, match=message), traced.transaction():
-            traced.execute("select api.record_trace('acme', 'q', '{}', '{}', '[]', 1.0, %s)", (vectors,))
+            traced.execute("select service.record_trace('acme', 'q', '{}', '{}', '[]', 1.0, %s)", (vectors,))
 
 
 def test_namespaces_sharing_a_model_share_one_vector(traced):
-    traced.execute("select api.bind_principal('acme', 'admin')")
+    traced.execute("select service.bind_principal('acme', 'admin')")
     one, other = [0.0] * 384, [0.0] * 384
     one[0], other[1] = 1.0, 1.0
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="sharing model"), traced.transaction():
         traced.execute(
-            "select api.record_trace('acme', 'q', '{}', '{}', '[]', 1.0, %s)",
+            "select service.record_trace('acme', 'q', '{}', '{}', '[]', 1.0, %s)",
             (json.dumps({"prose": one, "code": other}),),
         )
     trace = traced.execute(
-        "select api.record_trace('acme', 'q', '{}', '{}', '[]', 1.0, %s)", (json.dumps({"prose": one, "code": one}),)
+        "select service.record_trace('acme', 'q', '{}', '{}', '[]', 1.0, %s)",
+        (json.dumps({"prose": one, "code": one}),),
     ).fetchone()[0]
     assert traced.execute(
         "select cardinality(query_vectors) from data.retrieval_traces where trace_id = %s", (trace,)

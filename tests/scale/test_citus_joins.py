@@ -104,7 +104,8 @@ def test_every_join_of_tenant_tables_names_org_id(conn):
     tenants = tenant_tables()
     sources = conn.execute(
         "select 'function ' || p.oid::regprocedure::text, p.prosrc from pg_proc p "
-        "where p.pronamespace in ('data'::regnamespace, 'api'::regnamespace) and p.prolang <> 13 "
+        "where p.pronamespace in ('data'::regnamespace, 'api'::regnamespace, 'service'::regnamespace) "
+        "and p.prolang <> 13 "
         "union all select 'view ' || v.schemaname || '.' || v.viewname, v.definition from pg_views v "
         "where v.schemaname in ('api', 'data') "
         "union all select 'policy ' || p.tablename || '.' || p.policyname, "

@@ -153,7 +153,7 @@ def test_ingestion_retrieval_and_authority_work_after_the_schema_steps(
     expected = [("acme", "a.md", 1), ("acme", "a.md", 2), ("acme", "b.md", 1), ("borg", "b.md", 1)]
     assert [(o, p, n) for o, p, n, _ in versions] == expected
     assert all(org == version_org for org, _, _, version_org in versions)
-    conn.execute("select api.refresh_authority()")
+    conn.execute("select service.refresh_authority()")
     assert conn.execute("select count(distinct org_id) from data.fragment_authority").fetchone()[0] >= 1
     conn.commit()
 
@@ -166,7 +166,7 @@ def test_ingestion_retrieval_and_authority_work_after_the_schema_steps(
 
 
 def test_a_document_version_names_its_documents_org(conn, ingest):
-    """api.begin_document writes it; any other writer that leaves it out gets the
+    """service.begin_document writes it; any other writer that leaves it out gets the
     document's, and one naming another org is refused."""
     ingest("acme", {"a.md": "# A\n\nText."})
     ingest("borg", {"b.md": "# B\n\nText."})
@@ -195,15 +195,15 @@ def test_authority_is_refreshed_per_org_and_matches_a_refresh_of_every_org(conn,
     for org in ("acme", "borg"):
         files = {"a.md": "# A\n\nSee [b](b.md) and [c](c.md).", "b.md": "# B\n\nSee [c](c.md).", "c.md": "# C\n\nEnd."}
         ingest(org, files)
-    conn.execute("select api.refresh_authority()")
+    conn.execute("select service.refresh_authority()")
     everything = conn.execute("select * from data.fragment_authority order by 1, 2").fetchall()
     assert {r[0] for r in everything} == {"acme", "borg"}
     conn.execute("delete from data.fragment_authority")
-    conn.execute("select api.refresh_authority('acme')")
+    conn.execute("select service.refresh_authority('acme')")
     assert {r[0] for r in conn.execute("select org_id from data.fragment_authority")} == {"acme"}
-    conn.execute("select api.refresh_authority('borg')")
+    conn.execute("select service.refresh_authority('borg')")
     per_org = conn.execute("select * from data.fragment_authority order by 1, 2").fetchall()
     assert per_org == everything
     with pytest.raises(psycopg.errors.NoDataFound):
-        conn.execute("select api.refresh_authority('nobody')")
+        conn.execute("select service.refresh_authority('nobody')")
     conn.rollback()

@@ -51,7 +51,7 @@ def hexed(text: str) -> str:
 
 def test_a_valid_signed_binding_binds_and_names_its_transaction(keys, service):
     token, _ = keys
-    service.execute("select api.authenticate(%s)", (token,))
+    service.execute("select service.authenticate(%s)", (token,))
     value = binding(service)
     kind, signature, org, principal, key = value.split(".")
     assert (kind, org, principal) == ("signed", hexed("acme"), hexed("admin")) and len(signature) == 64
@@ -67,7 +67,7 @@ def test_a_valid_signed_binding_binds_and_names_its_transaction(keys, service):
 
 def test_a_replayed_binding_binds_nobody_in_another_transaction_or_backend(keys, service, db_url, logins):
     token, _ = keys
-    service.execute("select api.authenticate(%s)", (token,))
+    service.execute("select service.authenticate(%s)", (token,))
     value = binding(service)
     # Another backend, while the binding's own transaction is still open.
     with psycopg.connect(login_url(db_url, logins["service"])) as other:
@@ -87,9 +87,9 @@ def test_a_replayed_binding_binds_nobody_in_another_transaction_or_backend(keys,
 
 def test_a_tampered_or_forged_binding_binds_nobody(keys, conn, service):
     token, narrow = keys
-    conn.execute("select api.create_principal('acme', 'reader', 'agent')")
+    conn.execute("select service.create_principal('acme', 'reader', 'agent')")
     conn.commit()
-    service.execute("select api.authenticate(%s)", (narrow,))
+    service.execute("select service.authenticate(%s)", (narrow,))
     assert service.execute("select repos from api.whoami()").fetchone()[0] == ["platform"]
     value = binding(service)
     kind, signature, org, principal, key = value.split(".")
@@ -137,7 +137,7 @@ def test_the_signature_follows_the_distributed_transaction_id_where_citus_provid
         psycopg.connect(login_url(db_url, logins["service"])) as worker,
     ):
         coordinator.execute("select set_config('test.transaction_number', '41', true)")
-        coordinator.execute("select api.authenticate(%s)", (token,))
+        coordinator.execute("select service.authenticate(%s)", (token,))
         value = binding(coordinator)
         # A worker backend (another pid, another start) of the same distributed transaction: bound.
         worker.execute("select set_config('test.transaction_number', '41', true)")

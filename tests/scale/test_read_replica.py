@@ -119,7 +119,7 @@ def test_row_level_security_binds_the_same_on_the_replica(served, db_url, replic
 
     with psycopg.connect(replica_url) as conn:
         assert conn.execute("select pg_is_in_recovery()").fetchone()[0]
-        conn.execute("select api.authenticate(%s)", (token,))
+        conn.execute("select service.authenticate(%s)", (token,))
         assert conn.execute("select org_id, principal_id from api.whoami()").fetchone() == ("acme", "admin")
         assert conn.execute("select count(*) from data.fragments where org_id = 'borg'").fetchone()[0] == 0
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
@@ -127,7 +127,7 @@ def test_row_level_security_binds_the_same_on_the_replica(served, db_url, replic
         conn.rollback()
 
         # Org B's key, on the replica, reads org B: the binding is per key, not per login.
-        conn.execute("select api.authenticate(%s)", (borg_key,))
+        conn.execute("select service.authenticate(%s)", (borg_key,))
         assert conn.execute("select count(*) from data.fragments where org_id = 'borg'").fetchone()[0] >= 1
         binding = conn.execute("select current_setting('contexts.binding')").fetchone()[0]
         conn.rollback()
@@ -165,9 +165,9 @@ def test_a_lagging_replica_never_answers_for_a_revoked_key_or_before_the_service
 
             # Revoked on the primary, still valid on the paused replica: refused.
             with psycopg.connect(db_url) as conn:
-                conn.execute("select api.revoke_api_key(%s)", (key_id_of(token),))
+                conn.execute("select service.revoke_api_key(%s)", (key_id_of(token),))
             with psycopg.connect(replica_url) as conn:
-                assert conn.execute("select org_id from api.authenticate(%s)", (token,)).fetchone()[0] == "acme"
+                assert conn.execute("select org_id from service.authenticate(%s)", (token,)).fetchone()[0] == "acme"
             assert retrieve(client, "paused replay writes wait").status_code == 401
         finally:
             su.execute("select pg_wal_replay_resume()")
@@ -195,7 +195,7 @@ def test_a_keys_restriction_binds_on_the_replica_too(served, db_url, replica_url
             time.sleep(0.05)
             su.rollback()
     with psycopg.connect(replica_url) as conn:
-        conn.execute("select api.authenticate(%s)", (narrow.token,))
+        conn.execute("select service.authenticate(%s)", (narrow.token,))
         assert conn.execute("select org_wide, repos from api.whoami()").fetchone() == (False, ["platform"])
         repos = {r[0] for r in conn.execute("select distinct repo_id from data.fragments")}
         assert repos == {"platform"}

@@ -73,7 +73,7 @@ def test_no_caller_role_may_select_a_materialized_view_or_citation_authority(con
 
 
 def test_org_partitions_deny_direct_access(conn):
-    conn.execute("select api.create_org('acme')")
+    conn.execute("select service.create_org('acme')")
     rows = conn.execute("""
         select c.relname, c.relrowsecurity, c.relforcerowsecurity,
                (select array_agg(pg_get_expr(p.polqual, p.polrelid)) from pg_policy p where p.polrelid = c.oid),
@@ -103,7 +103,7 @@ def test_caller_roles_cannot_bypass_or_own(conn):
 def test_definer_functions_pin_their_search_path_and_policy_helpers_are_stable(conn):
     unpinned = conn.execute("""
         select p.proname from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-        where n.nspname in ('api', 'data') and p.prosecdef
+        where n.nspname in ('api', 'service', 'data') and p.prosecdef
           and not exists (select 1 from unnest(p.proconfig) c where c like 'search_path=%%')
     """).fetchall()
     assert unpinned == []
@@ -148,104 +148,107 @@ def test_no_caller_may_create_temporary_tables(db_url, logins):
 
 def test_an_analyst_cannot_authenticate_a_key_in_sql(db_url, logins):
     """Holding another org's key, an analyst cannot bind its principal in SQL (nor try
-    keys there, out of reach of the HTTP throttle): api.authenticate is the service's."""
+    keys there, out of reach of the HTTP throttle): service.authenticate is the service's."""
     from app.access import create_api_key
 
     with psycopg.connect(db_url) as conn:
         for org in ("acme", "globex"):
-            conn.execute("select api.create_org(%s)", (org,))
-            conn.execute("select api.create_principal(%s, 'admin')", (org,))
-            conn.execute("select api.grant_scope(%s, 'admin', 'org', null, true)", (org,))
-        conn.execute("select api.create_principal('acme', 'alice', 'human', '', %s)", (logins["analysts"][0],))
+            conn.execute("select service.create_org(%s)", (org,))
+            conn.execute("select service.create_principal(%s, 'admin')", (org,))
+            conn.execute("select service.grant_scope(%s, 'admin', 'org', null, true)", (org,))
+        conn.execute("select service.create_principal('acme', 'alice', 'human', '', %s)", (logins["analysts"][0],))
         token = create_api_key(conn, "globex", "admin").token
     with psycopg.connect(login_url(db_url, logins["analysts"][0])) as analyst:
-        for call in ("select * from api.authenticate(%s)", "select * from api.authenticate('ctx_000000000000_x')"):
+        for call in (
+            "select * from service.authenticate(%s)",
+            "select * from service.authenticate('ctx_000000000000_x')",
+        ):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 analyst.execute(call, (token,) if "%s" in call else None)
             analyst.rollback()
         assert analyst.execute("select org_id, principal_id from api.whoami()").fetchone() == ("acme", "alice")
     with psycopg.connect(login_url(db_url, logins["service"])) as service:
-        assert service.execute("select org_id from api.authenticate(%s)", (token,)).fetchone() == ("globex",)
+        assert service.execute("select org_id from service.authenticate(%s)", (token,)).fetchone() == ("globex",)
 
 
 EXECUTABLE = {
     "contexts_service": {
-        "api.active_model",
-        "api.add_fragments",
-        "api.authenticate",
-        "api.authorize_write",
-        "api.begin_document",
-        "api.context_add_version",
-        "api.context_candidates",
-        "api.context_create",
+        "service.active_model",
+        "service.add_fragments",
+        "service.authenticate",
+        "service.authorize_write",
+        "service.begin_document",
+        "service.context_add_version",
+        "service.context_candidates",
+        "service.context_create",
         "api.context_get",
         "api.context_resolve",
-        "api.context_retire",
-        "api.context_subscribe",
+        "service.context_retire",
+        "service.context_subscribe",
         "api.context_subscriptions",
-        "api.context_unsubscribe",
+        "service.context_unsubscribe",
         "api.context_versions",
         "api.contexts_list",
-        "api.delete_document",
+        "service.delete_document",
         "api.get_document",
         "api.get_fragment",
         "api.get_trace",
         "api.lexical_document",
         "api.lexical_tsvector",
         "api.list_documents",
-        "api.match_fragments",
-        "api.metrics_org_sizes",
+        "service.match_fragments",
+        "service.metrics_org_sizes",
         "api.model_generations",
-        "api.open_session",
-        "api.pin_add",
-        "api.persona_vectors_set",
-        "api.pin_remove",
+        "service.open_session",
+        "service.pin_add",
+        "service.persona_vectors_set",
+        "service.pin_remove",
         "api.pins_list",
         "api.validity_left_out",
         "api.ranking_profile",
-        "api.ranking_profile_delete",
-        "api.ranking_profile_set",
+        "service.ranking_profile_delete",
+        "service.ranking_profile_set",
         "api.ranking_profiles",
         "api.fragment_links",
         "api.linked_fragments",
-        "api.record_trace",
-        "api.refresh_authority",
+        "service.record_trace",
+        "service.refresh_authority",
         "api.retrieve_candidates",
         "api.score_dense",
         "api.score_lexical",
         "api.search_dense",
         "api.search_lexical",
-        "api.secondary_models",
-        "api.serving_models",
-        "api.previous_models",
+        "service.secondary_models",
+        "service.serving_models",
+        "service.previous_models",
         "api.sync_documents",
-        "api.sync_record",
+        "service.sync_record",
         "api.sync_state",
-        "api.unchanged_documents",
+        "service.unchanged_documents",
         "api.version_metadata",
         "api.whoami",
         # Owners and nudges (sql/functions/56_owners.sql).
         "api.codeowners_file",
         "api.owner_settings",
-        "api.owner_settings_set",
-        "api.owners_reassign",
-        "api.owners_resolve",
-        "api.owners_unnamed",
+        "service.owner_settings_set",
+        "service.owners_reassign",
+        "service.owners_resolve",
+        "service.owners_unnamed",
         "api.stale_fragments",
-        "api.webhook_delete",
-        "api.webhook_get",
-        "api.webhook_set",
-        "api.nudges_enqueue",
-        "api.nudge_claim",
-        "api.nudge_attempted",
+        "service.webhook_delete",
+        "service.webhook_get",
+        "service.webhook_set",
+        "service.nudges_enqueue",
+        "service.nudge_claim",
+        "service.nudge_attempted",
         # Workflow rules (sql/functions/46_workflow_rules.sql).
-        "api.rule_create",
-        "api.rule_delete",
+        "service.rule_create",
+        "service.rule_delete",
         "api.rule_matches",
         "api.rules_list",
         # Idempotent writes (sql/functions/37_idempotency.sql): the service's own keys.
-        "api.idempotent_response",
-        "api.idempotent_record",
+        "service.idempotent_response",
+        "service.idempotent_record",
     },
     "contexts_analyst": {
         "api.rule_matches",
@@ -285,7 +288,7 @@ EXECUTABLE = {
     "contexts_auditor": {"api.get_trace", "api.whoami", "api.fragment_readers"},
     "public": set(),
 }
-"""Exactly what each role may call in `api` (administration is nobody's but the migrator's)."""
+"""Exactly what each role may call in `api` and `service` (administration is nobody's but the migrator's)."""
 POLICY_HELPERS = {
     "data.current_principal",
     "data.acl_org",
@@ -347,11 +350,11 @@ def test_each_role_may_call_exactly_its_functions(conn):
             for schema, name in conn.execute(
                 """
             select n.nspname, p.proname from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-            where n.nspname in ('api', 'data') and has_function_privilege(%s, p.oid, 'execute')""",
+            where n.nspname in ('api', 'service', 'data') and has_function_privilege(%s, p.oid, 'execute')""",
                 (role,),
             )
         }
-        assert {f for f in callable_ if f.startswith("api.")} == expected, role
+        assert {f for f in callable_ if not f.startswith("data.")} == expected, role
         helpers = (
             POLICY_HELPERS
             | TRACE_HELPERS
@@ -514,18 +517,18 @@ def test_function_grants_outside_the_rule_are_revoked_by_migrate(db_url):
     privileges are exactly the fresh install's again."""
     fresh = privilege_matrix(db_url)
     with psycopg.connect(db_url, autocommit=True) as c:
-        c.execute("grant execute on function api.create_org(text, text, interval) to contexts_service")
+        c.execute("grant execute on function service.create_org(text, text, interval) to contexts_service")
         c.execute("grant execute on function data._bind(text, text, text) to contexts_analyst, contexts_auditor")
         c.execute("revoke execute on function api.whoami() from contexts_auditor")
-    assert "contexts_service" in _executors(db_url, "api.create_org(text, text, interval)")
+    assert "contexts_service" in _executors(db_url, "service.create_org(text, text, interval)")
     assert _executors(db_url, "data._bind(text, text, text)") == {"contexts_analyst", "contexts_auditor"}
     assert "contexts_auditor" not in _executors(db_url, "api.whoami()")
 
     migrate(db_url)  # the files did not change: hand-made privileges stay until forced
-    assert "contexts_service" in _executors(db_url, "api.create_org(text, text, interval)")
+    assert "contexts_service" in _executors(db_url, "service.create_org(text, text, interval)")
     migrate(db_url, force=True)  # what `contexts migrate` does
 
-    assert _executors(db_url, "api.create_org(text, text, interval)") == set()
+    assert _executors(db_url, "service.create_org(text, text, interval)") == set()
     assert _executors(db_url, "data._bind(text, text, text)") == set()
     assert _executors(db_url, "api.whoami()") == set(ROLES)
     assert privilege_matrix(db_url) == fresh

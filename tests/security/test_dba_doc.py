@@ -37,9 +37,9 @@ def walkthrough() -> list[tuple[str, str | None]]:
 
 
 def seed(conn: psycopg.Connection) -> None:
-    conn.execute("select api.create_org('acme')")
+    conn.execute("select service.create_org('acme')")
     ensure_admin_principal(conn, "acme", "admin")
-    conn.execute("select api.bind_principal('acme', 'admin')")
+    conn.execute("select service.bind_principal('acme', 'admin')")
     for repo, path, kind in (
         (None, "policy.md", "policy"),
         ("platform", "platform/journal.md", "runbook"),
@@ -47,11 +47,11 @@ def seed(conn: psycopg.Connection) -> None:
     ):
         text = f"# {path}\n\nText of {path}.\n"
         conn.execute(
-            "select api.begin_document('acme', %s, null, null, %s, %s, %s, %s)",
+            "select service.begin_document('acme', %s, null, null, %s, %s, %s, %s)",
             (repo, path, kind, text, hashlib.sha256(text.encode()).hexdigest()),
         )
-    conn.execute("select api.create_principal('acme', 'alice', 'human')")
-    conn.execute("select api.grant_scope('acme', 'alice', 'repo', 'platform')")
+    conn.execute("select service.create_principal('acme', 'alice', 'human')")
+    conn.execute("select service.grant_scope('acme', 'alice', 'repo', 'platform')")
     conn.commit()
 
 

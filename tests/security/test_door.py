@@ -126,13 +126,13 @@ def tenants(door: Door):
     }
     with door.superuser() as conn:
         for org, docs in documents.items():
-            conn.execute("select api.create_org(%s)", (org,))
+            conn.execute("select service.create_org(%s)", (org,))
             ensure_admin_principal(conn, org, "admin")
-            conn.execute("select api.bind_principal(%s, 'admin')", (org,))
+            conn.execute("select service.bind_principal(%s, 'admin')", (org,))
             for repo, path in docs:
                 text = f"# {path}\n\nThe journal of {org}.\n"
                 conn.execute(
-                    "select api.begin_document(%s, %s, null, null, %s, 'runbook', %s, %s)",
+                    "select service.begin_document(%s, %s, null, null, %s, 'runbook', %s, %s)",
                     (org, repo, path, text, hashlib.sha256(text.encode()).hexdigest()),
                 )
             conn.commit()
@@ -180,10 +180,10 @@ def test_an_analyst_connects_with_the_printed_url_and_reads_exactly_its_grants(d
             alice.execute("select * from api.search_lexical('globex', 'journal', 10)")
         alice.rollback()
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            alice.execute("select api.bind_principal('globex', 'admin')")
+            alice.execute("select service.bind_principal('globex', 'admin')")
         alice.rollback()
         with pytest.raises(psycopg.errors.InsufficientPrivilege):  # nor bind a key's principal, nor try keys
-            alice.execute("select api.authenticate('ctx_000000000000_guess')")
+            alice.execute("select service.authenticate('ctx_000000000000_guess')")
     # The login holds exactly an analyst's rights: LOGIN, one group, nothing else.
     with door.superuser() as conn:
         role = conn.execute(

@@ -3,7 +3,7 @@ its own restriction allow (read-only, named repos), and no less than both togeth
 an expired key binds nobody. Random principals (grants of every kind, read or write) get
 random keys over one world of labelled fragments (every combination of repo, persona and
 session, a live and an expired session, and another org beside), and each key is used as
-the service uses it (api.authenticate as the service's login): retrieval in every scope,
+the service uses it (service.authenticate as the service's login): retrieval in every scope,
 fragment reads, plain table reads under row-level security, and writes into every scope."""
 
 from __future__ import annotations
@@ -132,18 +132,18 @@ def in_request(fragment: Labels, request: Labels) -> bool:
 def write_world(conn: psycopg.Connection) -> dict[int, tuple[str, Labels]]:
     """Fragment id -> (org, labels): one fragment per label combination in acme, a few in
     globex; then session s2 expires. Through the real write path, as each org's writer."""
-    conn.execute("select api.register_embedding_model('prose', 'key-property', %s)", (len(BASE),))
+    conn.execute("select service.register_embedding_model('prose', 'key-property', %s)", (len(BASE),))
     world: dict[int, tuple[str, Labels]] = {}
     for org, labels in [(ORG, LABELS), (OTHER, [(None, None, None), ("r1", None, None), (None, None, LIVE)])]:
-        conn.execute("select api.create_org(%s)", (org,))
-        conn.execute("select api.create_principal(%s, 'writer', 'service')", (org,))
-        conn.execute("select api.grant_scope(%s, 'writer', 'org', null, true)", (org,))
-        conn.execute("select api.bind_principal(%s, 'writer')", (org,))
+        conn.execute("select service.create_org(%s)", (org,))
+        conn.execute("select service.create_principal(%s, 'writer', 'service')", (org,))
+        conn.execute("select service.grant_scope(%s, 'writer', 'org', null, true)", (org,))
+        conn.execute("select service.bind_principal(%s, 'writer')", (org,))
         for n, (repo, persona, session) in enumerate(labels):
             text = f"journal rotation runbook {org} {repo} {persona} {session} number {n}"
             digest = hashlib.sha256(text.encode()).hexdigest()
             doc_id, version, _, _ = conn.execute(
-                "select * from api.begin_document(%s, %s, %s, %s, %s, 'doc', %s, %s)",
+                "select * from service.begin_document(%s, %s, %s, %s, %s, 'doc', %s, %s)",
                 (org, repo, persona, session, f"f{n}.md", text, digest),
             ).fetchone()
             chunk = {
@@ -164,7 +164,7 @@ def write_world(conn: psycopg.Connection) -> dict[int, tuple[str, Labels]]:
                 "references": [],
             }
             fragment_id = conn.execute(
-                "select fragment_id from api.add_fragments(%s, %s, %s)", (doc_id, version, json.dumps([chunk]))
+                "select fragment_id from service.add_fragments(%s, %s, %s)", (doc_id, version, json.dumps([chunk]))
             ).fetchone()[0]
             world[fragment_id] = (org, (repo, persona, session))
     conn.execute("update data.sessions set expires_at = now() - interval '1 second' where session_id = %s", (EXPIRED,))
@@ -181,9 +181,9 @@ def world(db_url):
 
 def make_key(conn: psycopg.Connection, key: Key) -> str:
     principal = f"k{next(_names)}"
-    conn.execute("select api.create_principal(%s, %s)", (ORG, principal))
+    conn.execute("select service.create_principal(%s, %s)", (ORG, principal))
     for g in key.grants:
-        conn.execute("select api.grant_scope(%s, %s, %s, %s, %s)", (ORG, principal, g.kind, g.scope_id, g.write))
+        conn.execute("select service.grant_scope(%s, %s, %s, %s, %s)", (ORG, principal, g.kind, g.scope_id, g.write))
     token = create_api_key(
         conn, ORG, principal, read_only=key.read_only, repos=sorted(key.repos) if key.repos else None
     ).token
@@ -229,10 +229,10 @@ def test_a_key_never_reads_or_writes_beyond_its_principal_and_its_restriction(wo
             if key.expired:
                 TALLY["expired"] += 1
                 with pytest.raises(psycopg.errors.InvalidAuthorizationSpecification, match="expired"):
-                    service.execute("select api.authenticate(%s)", (token,))
+                    service.execute("select service.authenticate(%s)", (token,))
                 service.rollback()
                 continue
-            service.execute("select api.authenticate(%s)", (token,))
+            service.execute("select service.authenticate(%s)", (token,))
             reads, writes = effective(key, write=False), effective(key, write=True)
             principal_reads = held(key.grants, write=False)
             visible = {i for i, (org, labels) in world.items() if org == ORG and covers(reads, labels)}
@@ -282,12 +282,12 @@ def test_a_key_never_reads_or_writes_beyond_its_principal_and_its_restriction(wo
                 TALLY["refused_writes"] += not allowed
                 was_refused = refused(
                     service,
-                    "select * from api.begin_document(%s, %s, %s, %s, %s, 'doc', %s, %s)",
+                    "select * from service.begin_document(%s, %s, %s, %s, %s, 'doc', %s, %s)",
                     (ORG, *target, f"written/{n}.md", f"w{n}", digest),
                 )
                 assert was_refused == (not allowed), (key, target)
             # Opening a new session is a write: some effective write grant is needed.
-            opened = not refused(service, "select api.open_session(%s)", (f"new-{next(_names)}",))
+            opened = not refused(service, "select service.open_session(%s)", (f"new-{next(_names)}",))
             assert opened == bool(writes), key
             service.rollback()
 

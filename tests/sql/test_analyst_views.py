@@ -56,10 +56,10 @@ def world_db(pg_server, template_db, pipeline, retriever, logins):
         with psycopg.connect(url) as conn:
 
             def ingest(org: str, files: dict[str, str], repo=None, session=None) -> None:
-                conn.execute("select api.create_org(%s)", (org,))
+                conn.execute("select service.create_org(%s)", (org,))
                 pipeline.register_models(conn)
                 ensure_admin_principal(conn, org, "admin")
-                conn.execute("select api.bind_principal(%s, 'admin')", (org,))
+                conn.execute("select service.bind_principal(%s, 'admin')", (org,))
                 prepared = [pipeline.prepare(SourceDocument(path=p, content=c)) for p, c in files.items()]
                 pipeline.write(conn, Scope(org, repo, None, session), prepared)
                 conn.commit()
@@ -70,12 +70,12 @@ def world_db(pg_server, template_db, pipeline, retriever, logins):
             ingest("acme", {"secret/keys.md": KEYS}, repo="secret")
             ingest("acme", {"notes.md": NOTE}, session=SESSION)
             ingest("globex", {"platform/journal.md": JOURNAL}, repo="platform")
-            conn.execute("select api.create_principal('acme', %s, 'human', '', %s)", (ALICE, logins["analysts"][0]))
-            conn.execute("select api.grant_scope('acme', %s, 'repo', 'platform')", (ALICE,))
-            conn.execute("select api.create_principal('acme', %s, 'human', '', %s)", (CAROL, logins["analysts"][1]))
-            conn.execute("select api.grant_scope('acme', %s, 'repo', 'secret')", (CAROL,))
-            conn.execute("select api.grant_scope('acme', %s, 'audit', null)", (CAROL,))
-            conn.execute("select api.grant_scope('acme', 'admin', 'session', %s)", (SESSION,))
+            conn.execute("select service.create_principal('acme', %s, 'human', '', %s)", (ALICE, logins["analysts"][0]))
+            conn.execute("select service.grant_scope('acme', %s, 'repo', 'platform')", (ALICE,))
+            conn.execute("select service.create_principal('acme', %s, 'human', '', %s)", (CAROL, logins["analysts"][1]))
+            conn.execute("select service.grant_scope('acme', %s, 'repo', 'secret')", (CAROL,))
+            conn.execute("select service.grant_scope('acme', %s, 'audit', null)", (CAROL,))
+            conn.execute("select service.grant_scope('acme', 'admin', 'session', %s)", (SESSION,))
             conn.commit()
             traces = {
                 "admin-org": retrieve(conn, retriever, "admin", "journal rotation storage"),
@@ -109,7 +109,7 @@ def world(world_db, conn):
 def as_analyst(conn: psycopg.Connection, org: str, principal: str) -> None:
     """Act for a principal in the open transaction as the analyst role (row-level
     security applies; the analysts' views are granted to it, not to the service)."""
-    conn.execute("select api.bind_principal(%s, %s)", (org, principal))
+    conn.execute("select service.bind_principal(%s, %s)", (org, principal))
     conn.execute("set local role contexts_analyst")
 
 

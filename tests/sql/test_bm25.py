@@ -17,9 +17,9 @@ K1, B = 1.2, 0.75
 
 def add_doc(conn, org: str, path: str, text: str, repo: str | None = None) -> int:
     ensure_admin_principal(conn, org, "admin")
-    conn.execute("select api.bind_principal(%s, 'admin')", (org,))
+    conn.execute("select service.bind_principal(%s, 'admin')", (org,))
     doc_id, version, _changed, _rehome = conn.execute(
-        "select * from api.begin_document(%s, %s, null, null, %s, 'doc', %s, %s)",
+        "select * from service.begin_document(%s, %s, null, null, %s, 'doc', %s, %s)",
         (org, repo, path, text, hashlib.sha256(text.encode()).hexdigest()),
     ).fetchone()
     chunk = {
@@ -38,14 +38,14 @@ def add_doc(conn, org: str, path: str, text: str, repo: str | None = None) -> in
         "end_line": 1,
         "embedding": [1.0, 0.0, 0.0],
     }
-    conn.execute("select * from api.add_fragments(%s, %s, %s)", (doc_id, version, json.dumps([chunk])))
+    conn.execute("select * from service.add_fragments(%s, %s, %s)", (doc_id, version, json.dumps([chunk])))
     return doc_id
 
 
 @pytest.fixture
 def corpus(conn):
-    conn.execute("select api.create_org('acme')")
-    conn.execute("select api.register_embedding_model('prose', 'test-model', 3)")
+    conn.execute("select service.create_org('acme')")
+    conn.execute("select service.register_embedding_model('prose', 'test-model', 3)")
     add_doc(conn, "acme", "d1", "apple banana")
     add_doc(conn, "acme", "d2", "apple apple cherry")
     add_doc(conn, "acme", "d3", "durian fig grape kiwi")
@@ -96,7 +96,7 @@ def test_statistics_follow_retired_versions(corpus):
 
 def test_statistics_are_per_org(corpus):
     before = corpus.execute("select score from api.search_lexical('acme', 'apple')").fetchall()
-    corpus.execute("select api.create_org('other')")
+    corpus.execute("select service.create_org('other')")
     for i in range(5):
         add_doc(corpus, "other", f"o{i}", f"apple apple apple orchard {i}")
     corpus.commit()  # ends the binding: read on as the (RLS-bypassing) test superuser
@@ -178,7 +178,7 @@ def assert_statistics_match_active_fragments(conn) -> None:
 
 
 def test_deletes_keep_statistics_exact(corpus):
-    corpus.execute("select api.create_org('other')")
+    corpus.execute("select service.create_org('other')")
     add_doc(corpus, "other", "o1", "apple share")
     corpus.execute("delete from data.documents where org_id = 'acme' and path = 'd1'")
     assert_statistics_match_active_fragments(corpus)
@@ -187,7 +187,7 @@ def test_deletes_keep_statistics_exact(corpus):
     ).fetchone() == (2, 7)
     corpus.execute("delete from data.orgs where org_id = 'acme'")
     assert_statistics_match_active_fragments(corpus)
-    corpus.execute("select api.create_org('acme')")
+    corpus.execute("select service.create_org('acme')")
     add_doc(corpus, "acme", "n1", "share")
     corpus.commit()
     assert corpus.execute("select df from data.bm25_terms where org_id = 'acme' and term = 'share'").fetchone() == (1,)
@@ -224,7 +224,7 @@ def test_statistics_are_kept_once_per_statement(conn):
 def test_multi_row_statements_keep_statistics_exact(corpus):
     """One statement retiring, reviving, re-indexing and deleting many fragments at once
     leaves the statistics equal to a recount, as row-by-row changes do."""
-    corpus.execute("select api.create_org('other')")
+    corpus.execute("select service.create_org('other')")
     for i in range(6):
         add_doc(corpus, "acme", f"r{i}", f"apple pear {'plum ' * i}quince{i}", repo="shop")
         add_doc(corpus, "other", f"o{i}", f"apple {'plum ' * i}", repo=None)
@@ -277,7 +277,7 @@ def test_appends_below_the_list_end_and_many_small_writes_keep_the_layout(conn):
     writers that took their ids before either committed would write them; revivals) are
     merged where they fall, and a run of small appends merges its open blocks every
     eighth write."""
-    conn.execute("select api.create_org('ab')")
+    conn.execute("select service.create_org('ab')")
     conn.execute("insert into data.repos (org_id, repo_id) values ('ab', 'r')")
     insert = (
         "insert into data.fragments (fragment_id, org_id, repo_id, namespace, kind, owner, heading_path, text,"

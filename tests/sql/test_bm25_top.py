@@ -26,7 +26,7 @@ def corpus(conn):
     """3,000 fragments in two repos, one persona and one session, with random kinds, dates,
     negative flags and validity windows (written directly: the trigger keeps BM25)."""
     rng = random.Random(20261202)
-    conn.execute("select api.create_org('acme')")
+    conn.execute("select service.create_org('acme')")
     conn.execute("insert into data.repos (org_id, repo_id) values ('acme', 'r1'), ('acme', 'r2')")
     rows = []
     for i in range(3000):

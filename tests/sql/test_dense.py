@@ -18,10 +18,10 @@ DIMS, ROWS = 8, 10_000
 
 @pytest.fixture
 def vectors(conn):
-    conn.execute("select api.create_org('acme')")
-    conn.execute("select api.register_embedding_model('prose', 'synthetic', %s)", (DIMS,))
-    conn.execute("select api.ensure_scope('acme', 'wide')")
-    conn.execute("select api.ensure_scope('acme', 'narrow')")
+    conn.execute("select service.create_org('acme')")
+    conn.execute("select service.register_embedding_model('prose', 'synthetic', %s)", (DIMS,))
+    conn.execute("select service.ensure_scope('acme', 'wide')")
+    conn.execute("select service.ensure_scope('acme', 'narrow')")
     doc_id = conn.execute("""insert into data.documents (org_id, path, kind, current_version)
                              values ('acme', 'synthetic', 'doc', 1) returning doc_id""").fetchone()[0]
     conn.execute(
@@ -48,8 +48,8 @@ def vectors(conn):
     )
     conn.execute("analyze data.embeddings")
     conn.execute("analyze data.fragments")
-    conn.execute("select api.create_principal('acme', 'narrow-reader')")
-    conn.execute("select api.grant_scope('acme', 'narrow-reader', 'repo', 'narrow')")
+    conn.execute("select service.create_principal('acme', 'narrow-reader')")
+    conn.execute("select service.grant_scope('acme', 'narrow-reader', 'repo', 'narrow')")
     conn.commit()
     return conn
 

@@ -1,5 +1,5 @@
 """Only values every reader can decode are stored, whatever the door: every time column
-of the data schema is checked (migration 0026), api.begin_document checks paths and
+of the data schema is checked (migration 0026), service.begin_document checks paths and
 metadata, and a database that already holds unreadable times is repaired by clamping."""
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def acme(conn, ingest):
 
 def begin(conn, path="notes/a.md", source_ts=None, metadata="{}"):
     return conn.execute(
-        "select * from api.begin_document('acme', null, null, null, %s, 'doc', 'x', md5(%s), null, null, %s, %s)",
+        "select * from service.begin_document('acme', null, null, null, %s, 'doc', 'x', md5(%s), null, null, %s, %s)",
         (path, path, source_ts, metadata),
     ).fetchone()
 
@@ -97,9 +97,9 @@ def test_sql_doors_refuse_times_no_reader_decodes(conn, acme, value):
     """Called directly (as analysts' and the service's SQL does), the functions that
     store times refuse these with 22023 (a 400 over HTTP), naming the range."""
     for statement, args in (
-        ("select * from api.begin_document('acme', null, null, null, 'n.md', 'doc', 'x', 'h', null, null, %s)", ()),
+        ("select * from service.begin_document('acme', null, null, null, 'n.md', 'doc', 'x', 'h', null, null, %s)", ()),
         (
-            "select * from api.pin_add('acme', null, null, null, %s, 'why', %s)",
+            "select * from service.pin_add('acme', null, null, null, %s, 'why', %s)",
             (conn.execute("select min(fragment_id) from data.fragments").fetchone()[0],),
         ),
     ):
@@ -120,7 +120,7 @@ def test_a_session_that_would_expire_past_year_9999_is_not_opened(conn, db_url, 
         admin.execute("update data.orgs set session_ttl = interval '100000000 hours' where org_id = 'acme'")
     act_as(conn, "acme", "admin")
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="sessions.expires_at"):
-        conn.execute("select api.open_session('s-far')")
+        conn.execute("select service.open_session('s-far')")
 
 
 @pytest.mark.parametrize(

@@ -59,7 +59,7 @@ def test_tables_and_api_functions_are_documented(conn):
     assert undocumented_tables == []
     undocumented_functions = conn.execute("""
         select p.proname from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-        where n.nspname = 'api' and obj_description(p.oid, 'pg_proc') is null
+        where n.nspname in ('api', 'service') and obj_description(p.oid, 'pg_proc') is null
     """).fetchall()
     assert undocumented_functions == []
     undocumented_views = conn.execute("""
@@ -75,7 +75,7 @@ def test_every_function_pins_its_search_path(conn):
     unpinned = conn.execute("""
         select n.nspname || '.' || p.proname from pg_proc p join pg_namespace n on n.oid = p.pronamespace
         join pg_language l on l.oid = p.prolang
-        where n.nspname in ('api', 'data')
+        where n.nspname in ('api', 'service', 'data')
           and not exists (select 1 from unnest(p.proconfig) c where c like 'search_path=%')
           and not (l.lanname = 'sql' and p.provolatile = 'i')
           and not exists (select 1 from pg_aggregate a join pg_proc t on t.oid = a.aggtransfn
@@ -97,8 +97,8 @@ def test_scope_filter_is_inlined_into_lexical_search(conn, ingest):
 
 
 def test_hnsw_index_per_registered_model(conn):
-    conn.execute("select api.register_embedding_model('prose', 'model-a', 8)")
-    conn.execute("select api.register_embedding_model('code', 'model-b', 4)")
+    conn.execute("select service.register_embedding_model('prose', 'model-a', 8)")
+    conn.execute("select service.register_embedding_model('code', 'model-b', 4)")
     indexes = [
         r[0]
         for r in conn.execute(
@@ -110,7 +110,7 @@ def test_hnsw_index_per_registered_model(conn):
 
 
 def test_a_different_model_for_an_indexed_namespace_is_refused(conn):
-    first = conn.execute("select api.register_embedding_model('prose', 'model-a', 8)").fetchone()[0]
-    assert conn.execute("select api.register_embedding_model('prose', 'model-a', 8)").fetchone()[0] == first
+    first = conn.execute("select service.register_embedding_model('prose', 'model-a', 8)").fetchone()[0]
+    assert conn.execute("select service.register_embedding_model('prose', 'model-a', 8)").fetchone()[0] == first
     with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState, match="indexed with model-a"):
-        conn.execute("select api.register_embedding_model('prose', 'model-b', 8)")
+        conn.execute("select service.register_embedding_model('prose', 'model-b', 8)")

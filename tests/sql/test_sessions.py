@@ -12,10 +12,10 @@ from app.access import act_as, ensure_admin_principal
 
 @pytest.fixture
 def org(conn):
-    conn.execute("select api.create_org('acme')")
+    conn.execute("select service.create_org('acme')")
     ensure_admin_principal(conn, "acme", "admin")
-    conn.execute("select api.create_principal('acme', 'bob', 'agent', '')")
-    conn.execute("select api.grant_scope('acme', 'bob', 'repo', 'platform', true)")
+    conn.execute("select service.create_principal('acme', 'bob', 'agent', '')")
+    conn.execute("select service.grant_scope('acme', 'bob', 'repo', 'platform', true)")
     conn.commit()
     return "acme"
 
@@ -25,7 +25,7 @@ def _open_in_thread(db_url: str, principal: str, session: str, outcome: dict) ->
         try:
             with psycopg.connect(db_url) as conn:
                 act_as(conn, "acme", principal)
-                outcome["expires"] = conn.execute("select api.open_session(%s)", (session,)).fetchone()[0]
+                outcome["expires"] = conn.execute("select service.open_session(%s)", (session,)).fetchone()[0]
         except psycopg.Error as exc:
             outcome["error"] = exc
 
@@ -49,7 +49,7 @@ def _wait_until_blocked(db_url: str) -> None:
 def test_concurrent_first_opens_of_one_session_both_succeed(db_url, org):
     with psycopg.connect(db_url) as first:
         act_as(first, "acme", "admin")
-        first.execute("select api.open_session('s-new')")
+        first.execute("select service.open_session('s-new')")
         outcome: dict = {}
         thread = _open_in_thread(db_url, "admin", "s-new", outcome)
         _wait_until_blocked(db_url)
@@ -63,7 +63,7 @@ def test_a_concurrent_opener_without_a_grant_on_it_is_refused(db_url, org):
     """Racing the opener does not let another principal join a session it was not given."""
     with psycopg.connect(db_url) as first:
         act_as(first, "acme", "admin")
-        first.execute("select api.open_session('s-private')")
+        first.execute("select service.open_session('s-private')")
         outcome: dict = {}
         thread = _open_in_thread(db_url, "bob", "s-private", outcome)
         _wait_until_blocked(db_url)
@@ -75,4 +75,4 @@ def test_a_concurrent_opener_without_a_grant_on_it_is_refused(db_url, org):
 def test_an_invalid_session_identifier_is_22023(conn, org):
     act_as(conn, "acme", "admin")
     with pytest.raises(psycopg.errors.InvalidParameterValue):
-        conn.execute("select api.open_session(%s)", ("bad id with spaces",))
+        conn.execute("select service.open_session(%s)", ("bad id with spaces",))

@@ -94,9 +94,9 @@ def test_0001_data_survives_the_upgrade(v1_db):
         assert_statistics_match_active_fragments(conn)
         # New fragments continue the old id sequence.
         assert conn.execute("select nextval('data.fragment_id_seq') > %s", (before[-1][0],)).fetchone() == (True,)
-        conn.execute("select api.create_principal('acme', 'reader')")
-        conn.execute("select api.grant_scope('acme', 'reader', 'repo', 'platform')")
-        conn.execute("select api.bind_principal('acme', 'reader')")
+        conn.execute("select service.create_principal('acme', 'reader')")
+        conn.execute("select service.grant_scope('acme', 'reader', 'repo', 'platform')")
+        conn.execute("select service.bind_principal('acme', 'reader')")
         conn.execute("set local role contexts_service")
         found = conn.execute(
             "select f.text from api.search_lexical('acme', 'journal') s "
@@ -139,7 +139,7 @@ def test_contexts_migrate_says_which_migrations_it_applied(empty_db):
 
     # A database some migrations behind names exactly the ones it was missing.
     with psycopg.connect(empty_db, autocommit=True) as conn:
-        conn.execute("drop schema data, api, extensions cascade")
+        conn.execute("drop schema data, api, service, extensions cascade")
         conn.execute("drop table public.alembic_version, public.contexts_reapplied")
     migrate(empty_db, revision=heads[-3], reapply=False)
     upgraded = run()

@@ -22,19 +22,19 @@ PRINCIPALS = {
 
 @pytest.fixture
 def world(conn):
-    conn.execute("select api.create_org('acme')")
+    conn.execute("select service.create_org('acme')")
     conn.execute("insert into data.repos (org_id, repo_id) values ('acme', 'r1'), ('acme', 'r2')")
     conn.execute("insert into data.personas (org_id, persona_id) values ('acme', 'p1')")
     conn.execute("insert into data.sessions (org_id, session_id) values ('acme', 's1')")
     for principal, grants in PRINCIPALS.items():
-        conn.execute("select api.create_principal('acme', %s, 'human')", (principal,))
+        conn.execute("select service.create_principal('acme', %s, 'human')", (principal,))
         for kind, scope in grants:
-            conn.execute("select api.grant_scope('acme', %s, %s, %s)", (principal, kind, scope))
+            conn.execute("select service.grant_scope('acme', %s, %s, %s)", (principal, kind, scope))
     conn.execute("update data.principals set disabled_at = now() where principal_id = 'dis'")
     for key, principal, repos in (("a00000000001", "admin", None), ("a00000000002", "admin", ["r2"]),
                                   ("b00000000001", "alice", None), ("b00000000002", "alice", None)):  # fmt: skip
         conn.execute(
-            "select api.create_api_key('acme', %s, %s, sha256(%s::bytea), '', null, false, %s)",
+            "select service.create_api_key('acme', %s, %s, sha256(%s::bytea), '', null, false, %s)",
             (principal, key, key, repos),
         )
     conn.execute("update data.api_keys set revoked_at = now() where key_id = 'b00000000002'")
@@ -54,7 +54,7 @@ def world(conn):
 def as_principal(conn, principal: str, role: str, sql: str, params=()):
     conn.commit()  # a transaction of its own: the role it takes ends with it
     with conn.transaction():
-        conn.execute("select api.bind_principal('acme', %s)", (principal,))
+        conn.execute("select service.bind_principal('acme', %s)", (principal,))
         conn.execute(f"set local role {role}")
         return conn.execute(sql, params).fetchall()
 

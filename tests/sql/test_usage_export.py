@@ -25,7 +25,7 @@ def exporting_section() -> str:
 def analyst_url(db_url, logins):
     """An analyst of acme reading repo r1 (and audit), over fragments in r1, r2 and org-wide."""
     with psycopg.connect(db_url) as conn:
-        conn.execute("select api.create_org('acme')")
+        conn.execute("select service.create_org('acme')")
         conn.execute("insert into data.repos (org_id, repo_id) values ('acme', 'r1'), ('acme', 'r2')")
         conn.execute(
             "insert into data.fragments (fragment_id, org_id, repo_id, namespace, kind, owner, heading_path, text,"
@@ -34,9 +34,9 @@ def analyst_url(db_url, logins):
             " 'h' || n, 10, 'test', 1, api.lexical_document('h', 'text')"
             " from generate_series(1, 3) n, unnest(array['r1', 'r2', null]) r"
         )
-        conn.execute("select api.create_principal('acme', 'ana', 'human', '', %s)", (logins["analysts"][0],))
-        conn.execute("select api.grant_scope('acme', 'ana', 'repo', 'r1')")
-        conn.execute("select api.grant_scope('acme', 'ana', 'audit', null)")
+        conn.execute("select service.create_principal('acme', 'ana', 'human', '', %s)", (logins["analysts"][0],))
+        conn.execute("select service.grant_scope('acme', 'ana', 'repo', 'r1')")
+        conn.execute("select service.grant_scope('acme', 'ana', 'audit', null)")
         conn.commit()
     return login_url(db_url, logins["analysts"][0])
 

@@ -102,7 +102,7 @@ def usage_db(pg_server, template_db):
         url = _dsn(pg_server, name)
         with psycopg.connect(url, autocommit=True) as conn:
             for org in ("acme", "globex"):
-                conn.execute("select api.create_org(%s)", (org,))
+                conn.execute("select service.create_org(%s)", (org,))
                 conn.execute(
                     "insert into data.repos (org_id, repo_id) select %s, r from unnest(array['r1', 'r2', 'r3']) r",
                     (org,),
@@ -116,9 +116,9 @@ def usage_db(pg_server, template_db):
                     (org,),
                 )
             for principal, (org, grants) in READERS.items():
-                conn.execute("select api.create_principal(%s, %s, 'human')", (org, principal))
+                conn.execute("select service.create_principal(%s, %s, 'human')", (org, principal))
                 for kind, scope in grants:
-                    conn.execute("select api.grant_scope(%s, %s, %s, %s)", (org, principal, kind, scope))
+                    conn.execute("select service.grant_scope(%s, %s, %s, %s)", (org, principal, kind, scope))
             scopes = [(r, p, s) for r in (None, "r1", "r2", "r3") for p in (None, "p1", "p2") for s in (None, "s1")]
             for org in ("acme", "globex"):
                 for i, (repo, persona, session) in enumerate(scopes):
@@ -215,7 +215,7 @@ def write(conn: psycopg.Connection, rows: list[tuple]) -> None:
 
 def read_as(conn: psycopg.Connection, principal: str, sql: str) -> list[tuple]:
     with conn.transaction():
-        conn.execute("select api.bind_principal(%s, %s)", (READERS[principal][0], principal))
+        conn.execute("select service.bind_principal(%s, %s)", (READERS[principal][0], principal))
         conn.execute("set local role contexts_analyst")
         return sorted(conn.execute(sql).fetchall(), key=repr)
 
@@ -296,7 +296,7 @@ def test_roll_ups_are_read_only_through_the_views_and_per_org(usage_db):
             for role in ("contexts_analyst", "contexts_auditor", "contexts_service"):
                 for table in ("data.usage_days", "data.usage_fragments", "data.usage_below_floor"):
                     with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
-                        conn.execute("select api.bind_principal('acme', 'admin')")
+                        conn.execute("select service.bind_principal('acme', 'admin')")
                         conn.execute(f"set local role {role}")
                         conn.execute(f"select count(*) from {table}")
             seen = {}

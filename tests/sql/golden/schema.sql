@@ -63,6 +63,22 @@ CREATE SCHEMA extensions;
 ALTER SCHEMA extensions OWNER TO <migrator>;
 
 --
+-- Name: service; Type: SCHEMA; Schema: -; Owner: <migrator>
+--
+
+CREATE SCHEMA service;
+
+
+ALTER SCHEMA service OWNER TO <migrator>;
+
+--
+-- Name: SCHEMA service; Type: COMMENT; Schema: -; Owner: <migrator>
+--
+
+COMMENT ON SCHEMA service IS 'Functions of the service and the migrator: writes, ingest, authentication, trace writing, administration and their helpers. No analyst or auditor holds USAGE on it (sql/grants).';
+
+
+--
 -- Name: contexts_bm25; Type: EXTENSION; Schema: -; Owner: -
 --
 
@@ -91,177 +107,6 @@ COMMENT ON EXTENSION vector IS 'vector data type and ivfflat and hnsw access met
 
 
 --
--- Name: active_model(text, text, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.active_model(p_namespace text, p_name text, p_dims integer) RETURNS integer
-    LANGUAGE plpgsql STABLE
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.active_model(p_namespace text, p_name text, p_dims integer) OWNER TO <migrator>;
-
---
--- Name: FUNCTION active_model(p_namespace text, p_name text, p_dims integer); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.active_model(p_namespace text, p_name text, p_dims integer) IS 'Id of the active model of a namespace, checked against the caller''s model.';
-
-
---
--- Name: add_fragments(bigint, integer, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb) RETURNS TABLE(ordinal integer, fragment_id bigint, created boolean)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb) OWNER TO <migrator>;
-
---
--- Name: FUNCTION add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb) IS 'Write one document version''s chunks (the bound principal needs write grants): new fragments or pointers to canonical ones.';
-
-
---
--- Name: add_model_vectors(integer, bigint[], jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.add_model_vectors(p_model_id integer, p_fragment_ids bigint[], p_vectors jsonb) RETURNS integer
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.add_model_vectors(p_model_id integer, p_fragment_ids bigint[], p_vectors jsonb) OWNER TO <migrator>;
-
---
--- Name: FUNCTION add_model_vectors(p_model_id integer, p_fragment_ids bigint[], p_vectors jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.add_model_vectors(p_model_id integer, p_fragment_ids bigint[], p_vectors jsonb) IS 'Write one generation''s vectors for existing fragments (an upgrade batch); existing ones are kept.';
-
-
---
--- Name: add_persona_vector(integer, text, text, text, text, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.add_persona_vector(p_model_id integer, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.add_persona_vector(p_model_id integer, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb) OWNER TO <migrator>;
-
---
--- Name: FUNCTION add_persona_vector(p_model_id integer, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.add_persona_vector(p_model_id integer, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb) IS 'A persona description''s vector for one generation (an upgrade).';
-
-
---
--- Name: authenticate(text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.authenticate(p_token text) RETURNS TABLE(org_id text, principal_id text, key_id text)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.authenticate(p_token text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION authenticate(p_token text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.authenticate(p_token text) IS 'Bind the principal of an API key (within the key''s restriction) to the current transaction.';
-
-
---
--- Name: authorize_write(text, text, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.authorize_write(p_org_id text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.authorize_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION authorize_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.authorize_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) IS 'Raise unless the bound principal may write into this scope; changes nothing.';
-
-
---
--- Name: begin_document(text, text, text, text, text, text, text, text, text, text, timestamp with time zone, jsonb, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text DEFAULT NULL::text, p_author text DEFAULT NULL::text, p_source_ts timestamp with time zone DEFAULT NULL::timestamp with time zone, p_metadata jsonb DEFAULT '{}'::jsonb, p_owner text DEFAULT NULL::text, p_owner_source text DEFAULT NULL::text) RETURNS TABLE(doc_id bigint, version integer, changed boolean, rehome jsonb)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) IS 'Start ingesting a document (the bound principal needs write grants on its scope): no-op when unchanged (and not deleted), else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
-
-
---
--- Name: begin_model_upgrade(text, text, text, integer, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.begin_model_upgrade(p_namespace text, p_name text, p_source text, p_dims integer, p_window_days integer DEFAULT 14) RETURNS integer
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.begin_model_upgrade(p_namespace text, p_name text, p_source text, p_dims integer, p_window_days integer) OWNER TO <migrator>;
-
---
--- Name: FUNCTION begin_model_upgrade(p_namespace text, p_name text, p_source text, p_dims integer, p_window_days integer); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.begin_model_upgrade(p_namespace text, p_name text, p_source text, p_dims integer, p_window_days integer) IS 'Shadow generation of a namespace for a new model, with its HNSW index (or the existing one: upgrades resume).';
-
-
---
--- Name: bind_principal(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.bind_principal(p_org_id text, p_principal_id text) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.bind_principal(p_org_id text, p_principal_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION bind_principal(p_org_id text, p_principal_id text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.bind_principal(p_org_id text, p_principal_id text) IS 'Administrators: act as a principal for the rest of this transaction.';
-
-
---
 -- Name: codeowners_file(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -278,63 +123,6 @@ ALTER FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) OWNER TO <migr
 --
 
 COMMENT ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) IS 'The repo''s ingested CODEOWNERS file (.github/, root, then docs/), if any: what ingestion resolves owners against.';
-
-
---
--- Name: context_add_version(bigint, bigint[], bigint[], text[], text, jsonb, bigint[]); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[] DEFAULT '{}'::bigint[], p_doc_ids bigint[] DEFAULT '{}'::bigint[], p_path_globs text[] DEFAULT '{}'::text[], p_note text DEFAULT ''::text, p_built_from jsonb DEFAULT '{}'::jsonb, p_query_fragment_ids bigint[] DEFAULT '{}'::bigint[]) RETURNS TABLE(context_id bigint, ref text, version integer, fragment_count integer, built_from jsonb, note text, created_by text, created_at timestamp with time zone)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) OWNER TO <migrator>;
-
---
--- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) IS 'Freeze a new, immutable version of a Context from fragment ids, documents, path globs and what a saved query found (write grant on its scope).';
-
-
---
--- Name: context_candidates(text, text[], text, jsonb, jsonb, integer, boolean, text, text, text, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text DEFAULT NULL::text, p_query_embeddings jsonb DEFAULT '{}'::jsonb, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_rrf_k integer DEFAULT 60, p_include_retired boolean DEFAULT false, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_scoped boolean DEFAULT true) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, valid_from timestamp with time zone, valid_until timestamp with time zone, reading bytea, profile jsonb, context text, context_ordinal integer)
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) OWNER TO <migrator>;
-
---
--- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) IS 'Members of the named Context versions the caller may read, as retrieval candidates scored from the bundles alone (no statistic of anything else), each with the reference that brought it.';
-
-
---
--- Name: context_create(text, text, text, text, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text DEFAULT ''::text) RETURNS TABLE(context_id bigint, ref text, org_id text, repo_id text, persona_id text, session_id text, name text, description text, created_by text, created_at timestamp with time zone, retired_at timestamp with time zone, latest_version integer, fragment_count integer, subscribed boolean)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text) IS 'Create a Context (a named bundle of fragments) in a scope; needs a write grant there.';
 
 
 --
@@ -376,44 +164,6 @@ COMMENT ON FUNCTION api.context_resolve(p_refs text[]) IS 'Resolve ctx_<id>@<ver
 
 
 --
--- Name: context_retire(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.context_retire(p_context_id bigint) RETURNS TABLE(context_id bigint, ref text, org_id text, repo_id text, persona_id text, session_id text, name text, description text, created_by text, created_at timestamp with time zone, retired_at timestamp with time zone, latest_version integer, fragment_count integer, subscribed boolean)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.context_retire(p_context_id bigint) OWNER TO <migrator>;
-
---
--- Name: FUNCTION context_retire(p_context_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.context_retire(p_context_id bigint) IS 'Retire a Context: out of listings and retrieval, still readable by reference (write grant on its scope).';
-
-
---
--- Name: context_subscribe(bigint, text, text, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text DEFAULT NULL::text, p_version integer DEFAULT NULL::integer) RETURNS TABLE(subscription_id bigint, context_id bigint, ref text, org_id text, version integer, subscriber_org_id text, subscriber_repo_id text, created_by text, created_at timestamp with time zone, revoked_at timestamp with time zone, revoked_by text)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer) OWNER TO <migrator>;
-
---
--- Name: FUNCTION context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer) IS 'Publish a Context to another org or repo: a revocable grant on the bundle (pinned version, or the newest), never a copy. Needs a write grant on the Context''s scope.';
-
-
---
 -- Name: context_subscriptions(bigint, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -430,25 +180,6 @@ ALTER FUNCTION api.context_subscriptions(p_context_id bigint, p_include_revoked 
 --
 
 COMMENT ON FUNCTION api.context_subscriptions(p_context_id bigint, p_include_revoked boolean) IS 'Subscriptions the caller may see: of Contexts it publishes, and of its own subscriber scopes.';
-
-
---
--- Name: context_unsubscribe(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.context_unsubscribe(p_subscription_id bigint) RETURNS TABLE(subscription_id bigint, context_id bigint, ref text, org_id text, version integer, subscriber_org_id text, subscriber_repo_id text, created_by text, created_at timestamp with time zone, revoked_at timestamp with time zone, revoked_by text)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.context_unsubscribe(p_subscription_id bigint) OWNER TO <migrator>;
-
---
--- Name: FUNCTION context_unsubscribe(p_subscription_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.context_unsubscribe(p_subscription_id bigint) IS 'Revoke a subscription (its publisher, or a writer of the subscriber scope); the row stays for audit.';
 
 
 --
@@ -487,196 +218,6 @@ ALTER FUNCTION api.contexts_list(p_org_id text, p_repo_id text, p_persona_id tex
 --
 
 COMMENT ON FUNCTION api.contexts_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_retired boolean) IS 'Contexts a request in this scope may name: its org''s within the scope, and those subscribed to; retired ones on request.';
-
-
---
--- Name: create_analyst(text, text, text, text, text[], text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.create_analyst(p_org_id text, p_principal_id text, p_login text, p_verifier text, p_grants text[] DEFAULT '{}'::text[], p_display_name text DEFAULT ''::text) RETURNS boolean
-    LANGUAGE plpgsql
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.create_analyst(p_org_id text, p_principal_id text, p_login text, p_verifier text, p_grants text[], p_display_name text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION create_analyst(p_org_id text, p_principal_id text, p_login text, p_verifier text, p_grants text[], p_display_name text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.create_analyst(p_org_id text, p_principal_id text, p_login text, p_verifier text, p_grants text[], p_display_name text) IS 'Create (or adopt) a login, its human principal and its read grants in one step.';
-
-
---
--- Name: create_api_key(text, text, text, bytea, text, timestamp with time zone, boolean, text[]); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text DEFAULT ''::text, p_expires_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_read_only boolean DEFAULT false, p_repos text[] DEFAULT NULL::text[]) RETURNS timestamp with time zone
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]) OWNER TO <migrator>;
-
---
--- Name: FUNCTION create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]) IS 'Store a new key (its SHA-256) for a principal, with its expiry and restriction.';
-
-
---
--- Name: create_login(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.create_login(p_login text, p_verifier text) RETURNS void
-    LANGUAGE plpgsql
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.create_login(p_login text, p_verifier text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION create_login(p_login text, p_verifier text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.create_login(p_login text, p_verifier text) IS 'Create an analyst login (member of contexts_analyst only) from a SCRAM-SHA-256 verifier.';
-
-
---
--- Name: create_org(text, text, interval); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.create_org(p_org_id text, p_display_name text DEFAULT ''::text, p_session_ttl interval DEFAULT NULL::interval) RETURNS text
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.create_org(p_org_id text, p_display_name text, p_session_ttl interval) OWNER TO <migrator>;
-
---
--- Name: FUNCTION create_org(p_org_id text, p_display_name text, p_session_ttl interval); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.create_org(p_org_id text, p_display_name text, p_session_ttl interval) IS 'Create (or rename) a tenant org and its partitions.';
-
-
---
--- Name: create_principal(text, text, text, text, name); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.create_principal(p_org_id text, p_principal_id text, p_kind text DEFAULT 'agent'::text, p_display_name text DEFAULT ''::text, p_db_role name DEFAULT NULL::name) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.create_principal(p_org_id text, p_principal_id text, p_kind text, p_display_name text, p_db_role name) OWNER TO <migrator>;
-
---
--- Name: FUNCTION create_principal(p_org_id text, p_principal_id text, p_kind text, p_display_name text, p_db_role name); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.create_principal(p_org_id text, p_principal_id text, p_kind text, p_display_name text, p_db_role name) IS 'Create or update a principal (agent, human or service), optionally mapped to a login role.';
-
-
---
--- Name: delete_document(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.delete_document(p_doc_id bigint) RETURNS TABLE(doc_id bigint, org_id text, path text, version integer, fragments_retired integer, rehome jsonb)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.delete_document(p_doc_id bigint) OWNER TO <migrator>;
-
---
--- Name: FUNCTION delete_document(p_doc_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.delete_document(p_doc_id bigint) IS 'Delete a document the bound principal may write: its fragments leave retrieval and BM25 at once; versions, sources and traces stay; returns near-duplicate pointers to re-home.';
-
-
---
--- Name: disable_principal(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.disable_principal(p_org_id text, p_principal_id text) RETURNS text
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.disable_principal(p_org_id text, p_principal_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION disable_principal(p_org_id text, p_principal_id text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.disable_principal(p_org_id text, p_principal_id text) IS 'Disable a principal for good (rows, grants and traces are kept).';
-
-
---
--- Name: drop_model_generation(integer, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.drop_model_generation(p_model_id integer, p_force boolean DEFAULT false) RETURNS bigint
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.drop_model_generation(p_model_id integer, p_force boolean) OWNER TO <migrator>;
-
---
--- Name: FUNCTION drop_model_generation(p_model_id integer, p_force boolean); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.drop_model_generation(p_model_id integer, p_force boolean) IS 'Delete a retired (window ended) or shadow generation''s vectors and index; the row stays for traces.';
-
-
---
--- Name: drop_retired_models(); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.drop_retired_models() RETURNS TABLE(model_id integer, namespace text, name text, generation integer, vectors bigint)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.drop_retired_models() OWNER TO <migrator>;
-
---
--- Name: FUNCTION drop_retired_models(); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.drop_retired_models() IS 'Drop the vectors and index of every retired generation whose window has ended.';
-
-
---
--- Name: ensure_scope(text, text, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.ensure_scope(p_org_id text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.ensure_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION ensure_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.ensure_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) IS 'Create missing repo/persona/session rows of an existing org.';
 
 
 --
@@ -775,63 +316,6 @@ COMMENT ON FUNCTION api.get_trace(p_trace_id uuid) IS 'A retrieval trace as the 
 
 
 --
--- Name: grant_scope(text, text, text, text, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text DEFAULT NULL::text, p_can_write boolean DEFAULT false) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text, p_can_write boolean) OWNER TO <migrator>;
-
---
--- Name: FUNCTION grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text, p_can_write boolean); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text, p_can_write boolean) IS 'Grant a principal read (and optionally write) on an org, repo, persona or session, or audit on the org.';
-
-
---
--- Name: idempotent_record(text, text, integer, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) RETURNS boolean
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) OWNER TO <migrator>;
-
---
--- Name: FUNCTION idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) IS 'Remember a write''s response under its Idempotency-Key in the write''s transaction; false when the key is taken (a concurrent request with it committed first).';
-
-
---
--- Name: idempotent_response(text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.idempotent_response(p_key text) RETURNS TABLE(request_hash text, status integer, response jsonb, created_at timestamp with time zone)
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.idempotent_response(p_key text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION idempotent_response(p_key text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.idempotent_response(p_key text) IS 'The response an earlier write of the bound principal with this Idempotency-Key got (within 24 hours), and the hash of its request.';
-
-
---
 -- Name: lexical_document(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -889,44 +373,6 @@ COMMENT ON FUNCTION api.linked_fragments(p_org_id text, p_fragment_ids bigint[],
 
 
 --
--- Name: list_analysts(text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.list_analysts(p_org_id text DEFAULT NULL::text) RETURNS TABLE(org_id text, principal_id text, login text, can_login boolean, member_of text[], disabled_at timestamp with time zone, grants text[])
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.list_analysts(p_org_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION list_analysts(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.list_analysts(p_org_id text) IS 'Principals mapped to a login: the login''s state, groups and the principal''s grants.';
-
-
---
--- Name: list_api_keys(text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.list_api_keys(p_org_id text) RETURNS TABLE(key_id text, principal_id text, label text, created_at timestamp with time zone, last_used_at timestamp with time zone, revoked_at timestamp with time zone, expires_at timestamp with time zone, read_only boolean, repos text[])
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.list_api_keys(p_org_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION list_api_keys(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.list_api_keys(p_org_id text) IS 'Keys of an org with their limits (never their hashes).';
-
-
---
 -- Name: list_documents(text, text, text, text, text, integer, bigint, text, text, timestamp with time zone); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -943,82 +389,6 @@ ALTER FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id te
 --
 
 COMMENT ON FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint, p_kind text, p_owner text, p_updated_since timestamp with time zone) IS 'A page of the documents a scope holds (those the caller may read, not deleted), in doc_id order, filtered by path prefix, kind, owner and update time; p_after is the last doc_id of the previous page.';
-
-
---
--- Name: list_grants(text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.list_grants(p_org_id text) RETURNS TABLE(principal_id text, kind text, scope_kind text, scope_id text, can_write boolean, created_at timestamp with time zone)
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.list_grants(p_org_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION list_grants(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.list_grants(p_org_id text) IS 'Every principal of an org with its grants.';
-
-
---
--- Name: match_fragments(text, text, text, text, text[], text[], bigint[]); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) RETURNS TABLE(ordinal integer, fragment_id bigint, distance integer)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) OWNER TO <migrator>;
-
---
--- Name: FUNCTION match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) IS 'Which proposed chunks collapse into existing fragments (exact or SimHash distance <= 3).';
-
-
---
--- Name: metrics_org_sizes(); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.metrics_org_sizes() RETURNS TABLE(org_id text, active_fragments bigint, embeddings_estimated bigint, hnsw_bytes bigint, bm25_blocks_estimated bigint, bm25_bytes bigint, fragment_bytes bigint)
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.metrics_org_sizes() OWNER TO <migrator>;
-
---
--- Name: FUNCTION metrics_org_sizes(); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.metrics_org_sizes() IS 'Per-org fragment counts and index sizes for GET /metrics (the service only).';
-
-
---
--- Name: model_backlog(integer, bigint, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.model_backlog(p_model_id integer, p_after bigint DEFAULT 0, p_limit integer DEFAULT 64) RETURNS TABLE(fragment_id bigint, org_id text, path text, heading_path text[], text text)
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.model_backlog(p_model_id integer, p_after bigint, p_limit integer) OWNER TO <migrator>;
-
---
--- Name: FUNCTION model_backlog(p_model_id integer, p_after bigint, p_limit integer); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.model_backlog(p_model_id integer, p_after bigint, p_limit integer) IS 'Active fragments still lacking a vector of this generation, in id order.';
 
 
 --
@@ -1041,82 +411,6 @@ COMMENT ON FUNCTION api.model_generations() IS 'Each generation: status, window,
 
 
 --
--- Name: nudge_attempted(bigint, text, integer, text, double precision, interval); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) OWNER TO <migrator>;
-
---
--- Name: FUNCTION nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) IS 'Record a delivery attempt: 2xx marks the nudge delivered, else it is retried after p_retry_in.';
-
-
---
--- Name: nudge_claim(text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.nudge_claim(p_org_id text DEFAULT NULL::text) RETURNS TABLE(nudge_id bigint, org_id text, url text, secret text, payload jsonb, attempts integer)
-    LANGUAGE sql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.nudge_claim(p_org_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION nudge_claim(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.nudge_claim(p_org_id text) IS 'Lock and return the next nudge due, with its own org''s webhook URL and secret (the delivery worker''s; never an HTTP answer).';
-
-
---
--- Name: nudges_enqueue(text, timestamp with time zone); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.nudges_enqueue(p_org_id text DEFAULT NULL::text, p_as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(org_id text, enqueued integer)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.nudges_enqueue(p_org_id text, p_as_of timestamp with time zone) OWNER TO <migrator>;
-
---
--- Name: FUNCTION nudges_enqueue(p_org_id text, p_as_of timestamp with time zone); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.nudges_enqueue(p_org_id text, p_as_of timestamp with time zone) IS 'Queue one nudge per stale fragment and period for each org with an enabled webhook (idempotent within a period); run by the delivery worker.';
-
-
---
--- Name: open_session(text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.open_session(p_session_id text) RETURNS timestamp with time zone
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.open_session(p_session_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION open_session(p_session_id text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.open_session(p_session_id text) IS 'Open a new session of the bound principal''s org (it needs some write grant), or confirm one it may write to.';
-
-
---
 -- Name: owner_settings(text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -1133,158 +427,6 @@ ALTER FUNCTION api.owner_settings(p_org_id text) OWNER TO <migrator>;
 --
 
 COMMENT ON FUNCTION api.owner_settings(p_org_id text) IS 'The org''s default owner and staleness thresholds: text older than stale_after_days, at least min_retrievals retrievals within window_days; one nudge per fragment per nudge_period_hours.';
-
-
---
--- Name: owner_settings_set(text, text, integer, integer, integer, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.owner_settings_set(p_org_id text, p_default_owner text DEFAULT NULL::text, p_stale_after_days integer DEFAULT NULL::integer, p_window_days integer DEFAULT NULL::integer, p_min_retrievals integer DEFAULT NULL::integer, p_nudge_period_hours integer DEFAULT NULL::integer) RETURNS TABLE(org_id text, default_owner text, stale_after_days integer, window_days integer, min_retrievals integer, nudge_period_hours integer)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer) OWNER TO <migrator>;
-
---
--- Name: FUNCTION owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer) IS 'Set the org''s default owner (empty: none) and staleness thresholds; needs an org write grant.';
-
-
---
--- Name: owners_reassign(text, text, text, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text DEFAULT NULL::text, p_path_prefix text DEFAULT NULL::text) RETURNS TABLE(reassignment_id bigint, documents integer, fragments integer)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text) IS 'Reassign documents (and their fragments) from one owner to another, optionally within a repo and path prefix; needs a write grant there; audited in data.owner_reassignments, no version written.';
-
-
---
--- Name: owners_resolve(text, text, bigint[], text[]); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) RETURNS integer
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) OWNER TO <migrator>;
-
---
--- Name: FUNCTION owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) IS 'Set the CODEOWNERS owners of documents whose owner was not named (null: the org default); their fragments follow; no version is written.';
-
-
---
--- Name: owners_unnamed(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.owners_unnamed(p_org_id text, p_repo_id text) RETURNS TABLE(doc_id bigint, path text, owner text, owner_source text)
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.owners_unnamed(p_org_id text, p_repo_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION owners_unnamed(p_org_id text, p_repo_id text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.owners_unnamed(p_org_id text, p_repo_id text) IS 'Live documents of a repo whose owner came from CODEOWNERS or the default (the caller needs a write grant on the repo).';
-
-
---
--- Name: persona_backlog(integer); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.persona_backlog(p_model_id integer) RETURNS TABLE(org_id text, persona_id text, description text, updated_by text)
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.persona_backlog(p_model_id integer) OWNER TO <migrator>;
-
---
--- Name: FUNCTION persona_backlog(p_model_id integer); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.persona_backlog(p_model_id integer) IS 'Persona descriptions an upgrade still has to embed with this generation.';
-
-
---
--- Name: persona_vectors_set(text, text, text, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb) RETURNS integer
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb) OWNER TO <migrator>;
-
---
--- Name: FUNCTION persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb) IS 'Store a persona profile''s description embedded per namespace (the persona term''s evidence with its own fragments); write grant on the persona.';
-
-
---
--- Name: pin_add(text, text, text, text, bigint, text, timestamp with time zone); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(pin_id bigint, org_id text, repo_id text, persona_id text, session_id text, fragment_id bigint, pinned_by text, reason text, created_at timestamp with time zone, expires_at timestamp with time zone, kind text, negative boolean)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone) OWNER TO <migrator>;
-
---
--- Name: FUNCTION pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone) IS 'Pin a fragment to a scope (write grant there): composed first in every retrieval that sees that scope.';
-
-
---
--- Name: pin_remove(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.pin_remove(p_pin_id bigint) RETURNS TABLE(pin_id bigint, org_id text, repo_id text, persona_id text, session_id text, fragment_id bigint, pinned_by text, reason text, created_at timestamp with time zone, expires_at timestamp with time zone, kind text, negative boolean)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.pin_remove(p_pin_id bigint) OWNER TO <migrator>;
-
---
--- Name: FUNCTION pin_remove(p_pin_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.pin_remove(p_pin_id bigint) IS 'Remove a pin (write grant on its scope).';
 
 
 --
@@ -1307,101 +449,6 @@ COMMENT ON FUNCTION api.pins_list(p_org_id text, p_repo_id text, p_persona_id te
 
 
 --
--- Name: policy_bypass(); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.policy_bypass() RETURNS TABLE(role_name text, superuser boolean, bypassrls boolean, can_login boolean)
-    LANGUAGE sql STABLE
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.policy_bypass() OWNER TO <migrator>;
-
---
--- Name: FUNCTION policy_bypass(); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.policy_bypass() IS 'Roles that bypass row-level security (superusers, BYPASSRLS).';
-
-
---
--- Name: policy_report(); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.policy_report() RETURNS TABLE(table_name text, tenant boolean, rls_enabled boolean, rls_forced boolean, policies jsonb, may_select text[], may_insert text[], may_update text[], may_delete text[], partitions integer, unprotected_partitions text[])
-    LANGUAGE sql STABLE
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.policy_report() OWNER TO <migrator>;
-
---
--- Name: FUNCTION policy_report(); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.policy_report() IS 'Every table of schema data: tenant data or not, row-level security (enabled, forced), policies, who may select/insert/update/delete.';
-
-
---
--- Name: previous_models(); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.previous_models() RETURNS TABLE(model_id integer, namespace text, name text, source text, dims integer, generation integer, window_ends_at timestamp with time zone, queryable boolean)
-    LANGUAGE sql STABLE
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.previous_models() OWNER TO <migrator>;
-
---
--- Name: FUNCTION previous_models(); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.previous_models() IS 'Per namespace, the generation the last promotion replaced (not dropped), what loads it, and whether its window still lets it answer.';
-
-
---
--- Name: promote_model(text, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.promote_model(p_namespace text, p_generation integer) RETURNS TABLE(model_id integer, name text, generation integer, replaced integer, kept_until timestamp with time zone)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.promote_model(p_namespace text, p_generation integer) OWNER TO <migrator>;
-
---
--- Name: FUNCTION promote_model(p_namespace text, p_generation integer); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.promote_model(p_namespace text, p_generation integer) IS 'Make a fully embedded shadow (or a retired generation within its window) the active one; the replaced one is retired and kept until the window ends.';
-
-
---
--- Name: purge_expired_sessions(); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.purge_expired_sessions() RETURNS TABLE(org_id text, session_id text, documents bigint, fragments bigint)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.purge_expired_sessions() OWNER TO <migrator>;
-
---
--- Name: FUNCTION purge_expired_sessions(); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.purge_expired_sessions() IS 'Delete expired sessions with their documents, fragments and grants.';
-
-
---
 -- Name: ranking_profile(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -1421,44 +468,6 @@ COMMENT ON FUNCTION api.ranking_profile(p_org_id text, p_persona_id text) IS 'Th
 
 
 --
--- Name: ranking_profile_delete(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.ranking_profile_delete(p_org_id text, p_persona_id text) RETURNS TABLE(org_id text, persona_id text, w_rerank double precision, w_freshness double precision, w_authority double precision, w_pinned double precision, w_persona double precision, halflife_days jsonb, description text, updated_by text, updated_at timestamp with time zone, effective jsonb)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.ranking_profile_delete(p_org_id text, p_persona_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION ranking_profile_delete(p_org_id text, p_persona_id text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.ranking_profile_delete(p_org_id text, p_persona_id text) IS 'Remove the stored ranking profile of an org (persona null) or persona (write grant there); it inherits again.';
-
-
---
--- Name: ranking_profile_set(text, text, double precision, double precision, double precision, double precision, double precision, jsonb, text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision DEFAULT NULL::double precision, p_w_freshness double precision DEFAULT NULL::double precision, p_w_authority double precision DEFAULT NULL::double precision, p_w_pinned double precision DEFAULT NULL::double precision, p_w_persona double precision DEFAULT NULL::double precision, p_halflife_days jsonb DEFAULT '{}'::jsonb, p_description text DEFAULT NULL::text) RETURNS TABLE(org_id text, persona_id text, w_rerank double precision, w_freshness double precision, w_authority double precision, w_pinned double precision, w_persona double precision, halflife_days jsonb, description text, updated_by text, updated_at timestamp with time zone, effective jsonb)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision, p_w_freshness double precision, p_w_authority double precision, p_w_pinned double precision, p_w_persona double precision, p_halflife_days jsonb, p_description text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision, p_w_freshness double precision, p_w_authority double precision, p_w_pinned double precision, p_w_persona double precision, p_halflife_days jsonb, p_description text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision, p_w_freshness double precision, p_w_authority double precision, p_w_pinned double precision, p_w_persona double precision, p_halflife_days jsonb, p_description text) IS 'Create or replace the blend weights and freshness half-lives of an org (persona null) or a persona (write grant there).';
-
-
---
 -- Name: ranking_profiles(text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -1475,139 +484,6 @@ ALTER FUNCTION api.ranking_profiles(p_org_id text) OWNER TO <migrator>;
 --
 
 COMMENT ON FUNCTION api.ranking_profiles(p_org_id text) IS 'Stored ranking profiles the caller may read, each with the profile in effect.';
-
-
---
--- Name: reading_backlog(bytea, bigint, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.reading_backlog(p_prefix bytea, p_after bigint DEFAULT 0, p_limit integer DEFAULT 256) RETURNS TABLE(fragment_id bigint, org_id text, text text)
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.reading_backlog(p_prefix bytea, p_after bigint, p_limit integer) OWNER TO <migrator>;
-
---
--- Name: FUNCTION reading_backlog(p_prefix bytea, p_after bigint, p_limit integer); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.reading_backlog(p_prefix bytea, p_after bigint, p_limit integer) IS 'Fragments whose learned-reranker reading is missing or outdated, in id order.';
-
-
---
--- Name: reading_backlog_size(bytea); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.reading_backlog_size(p_prefix bytea) RETURNS bigint
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.reading_backlog_size(p_prefix bytea) OWNER TO <migrator>;
-
---
--- Name: FUNCTION reading_backlog_size(p_prefix bytea); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.reading_backlog_size(p_prefix bytea) IS 'How many fragments lack an up-to-date learned-reranker reading.';
-
-
---
--- Name: record_eval_run(text, jsonb, jsonb, timestamp with time zone, text, jsonb, jsonb, text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb DEFAULT '[]'::jsonb, p_replays jsonb DEFAULT '[]'::jsonb, p_outcome text DEFAULT NULL::text) RETURNS bigint
-    LANGUAGE plpgsql
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text) IS 'Store one eval run (run, gate or replay) with its golden-set figures and replayed queries; returns its run_id. The operator''s, called by the eval commands.';
-
-
---
--- Name: record_model_replay(integer, uuid, double precision, integer, integer, boolean, text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.record_model_replay(p_model_id integer, p_trace_id uuid, p_overlap double precision, p_shared_top integer, p_top integer, p_same_order boolean, p_error text DEFAULT NULL::text) RETURNS bigint
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.record_model_replay(p_model_id integer, p_trace_id uuid, p_overlap double precision, p_shared_top integer, p_top integer, p_same_order boolean, p_error text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION record_model_replay(p_model_id integer, p_trace_id uuid, p_overlap double precision, p_shared_top integer, p_top integer, p_same_order boolean, p_error text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.record_model_replay(p_model_id integer, p_trace_id uuid, p_overlap double precision, p_shared_top integer, p_top integer, p_same_order boolean, p_error text) IS 'Record one retrieval replayed on a shadow generation (its org and principal come from the trace).';
-
-
---
--- Name: record_trace(text, text, jsonb, jsonb, jsonb, double precision, jsonb, jsonb); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision DEFAULT NULL::double precision, p_query_vectors jsonb DEFAULT NULL::jsonb, p_left_out jsonb DEFAULT NULL::jsonb) RETURNS uuid
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb) OWNER TO <migrator>;
-
---
--- Name: FUNCTION record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb) IS 'Record one retrieval (for the bound principal), the fate of each candidate, its query vectors, and what validity windows left out.';
-
-
---
--- Name: refresh_authority(text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.refresh_authority(p_org_id text DEFAULT NULL::text) RETURNS TABLE(refreshed_at timestamp with time zone, duration_ms double precision, scored integer)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.refresh_authority(p_org_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION refresh_authority(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.refresh_authority(p_org_id text) IS 'Recompute citation authority (data.fragment_authority) for one org or every org, and record when and how long it took.';
-
-
---
--- Name: register_embedding_model(text, text, integer); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.register_embedding_model(p_namespace text, p_name text, p_dims integer) RETURNS integer
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.register_embedding_model(p_namespace text, p_name text, p_dims integer) OWNER TO <migrator>;
-
---
--- Name: FUNCTION register_embedding_model(p_namespace text, p_name text, p_dims integer); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.register_embedding_model(p_namespace text, p_name text, p_dims integer) IS 'Active model of a namespace; first use creates it and its HNSW index.';
 
 
 --
@@ -1646,101 +522,6 @@ ALTER FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embe
 --
 
 COMMENT ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_include_superseded boolean) IS 'Lexical and dense top-k fused (weighted calibrated scores by default, or RRF), with ranks, scores and citation data per candidate, the pins the request sees (pin_id, pin_rank), each candidate''s similarity to the persona, its citation authority (0 to 1, with the time of the last refresh) and the ranking profile in effect (first row); optional path prefix, kinds, updated-at window and negatives filters; only fragments current at p_as_of (now by default) unless p_include_superseded, each with its validity window and its reading for the learned reranker (null: none stored).';
-
-
---
--- Name: revoke_analyst(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.revoke_analyst(p_org_id text, p_principal_id text) RETURNS text
-    LANGUAGE plpgsql
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.revoke_analyst(p_org_id text, p_principal_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION revoke_analyst(p_org_id text, p_principal_id text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.revoke_analyst(p_org_id text, p_principal_id text) IS 'End a login''s access (NOLOGIN, sessions ended) and disable its principal; history is kept.';
-
-
---
--- Name: revoke_api_key(text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.revoke_api_key(p_key_id text) RETURNS boolean
-    LANGUAGE sql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.revoke_api_key(p_key_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION revoke_api_key(p_key_id text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.revoke_api_key(p_key_id text) IS 'Revoke a key for good; false when unknown or already revoked.';
-
-
---
--- Name: revoke_scope(text, text, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text DEFAULT NULL::text) RETURNS boolean
-    LANGUAGE sql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text) IS 'Revoke one grant; false when there was none.';
-
-
---
--- Name: rule_create(text, text, text, text, text[], text[], timestamp with time zone, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[] DEFAULT '{}'::text[], p_symbol_globs text[] DEFAULT '{}'::text[], p_expires_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_enabled boolean DEFAULT true) RETURNS TABLE(rule_id bigint, org_id text, repo_id text, name text, path_globs text[], symbol_globs text[], context_ref text, created_by text, created_at timestamp with time zone, expires_at timestamp with time zone, enabled boolean, expired boolean)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean) OWNER TO <migrator>;
-
---
--- Name: FUNCTION rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean) IS 'Create a workflow rule: path or symbol globs that bring a Context version into retrievals naming touched files (write grant on the rule''s scope).';
-
-
---
--- Name: rule_delete(bigint); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.rule_delete(p_rule_id bigint) RETURNS TABLE(rule_id bigint, org_id text, repo_id text, name text, path_globs text[], symbol_globs text[], context_ref text, created_by text, created_at timestamp with time zone, expires_at timestamp with time zone, enabled boolean, expired boolean)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.rule_delete(p_rule_id bigint) OWNER TO <migrator>;
-
---
--- Name: FUNCTION rule_delete(p_rule_id bigint); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.rule_delete(p_rule_id bigint) IS 'Delete a workflow rule (write grant on its scope).';
 
 
 --
@@ -1858,82 +639,6 @@ COMMENT ON FUNCTION api.search_lexical(p_org_id text, p_query text, p_k integer,
 
 
 --
--- Name: secondary_models(); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.secondary_models() RETURNS TABLE(model_id integer, namespace text, name text, source text, dims integer, generation integer, status text)
-    LANGUAGE sql STABLE
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.secondary_models() OWNER TO <migrator>;
-
---
--- Name: FUNCTION secondary_models(); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.secondary_models() IS 'Shadow and not yet dropped retired generations: ingestion writes their vectors too.';
-
-
---
--- Name: serving_models(); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.serving_models() RETURNS TABLE(model_id integer, namespace text, name text, source text, dims integer, generation integer)
-    LANGUAGE sql STABLE
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.serving_models() OWNER TO <migrator>;
-
---
--- Name: FUNCTION serving_models(); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.serving_models() IS 'Per namespace, the active generation and what loads its model: what a service follows.';
-
-
---
--- Name: set_login_password(text, text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p_verifier text) RETURNS text
-    LANGUAGE plpgsql
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p_verifier text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION set_login_password(p_org_id text, p_principal_id text, p_verifier text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p_verifier text) IS 'Set a new password (as its SCRAM-SHA-256 verifier) on a principal''s login.';
-
-
---
--- Name: set_readings(bigint[], text[], bytea[]); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[]) RETURNS integer
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[]) OWNER TO <migrator>;
-
---
--- Name: FUNCTION set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[]); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[]) IS 'Write the learned-reranker readings of existing fragments (`contexts rerank readings`).';
-
-
---
 -- Name: stale_fragments(text, text, integer, integer, integer, timestamp with time zone); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -1972,25 +677,6 @@ COMMENT ON FUNCTION api.sync_documents(p_org_id text, p_repo_id text, p_paths te
 
 
 --
--- Name: sync_record(text, text, text, text, text, integer, integer, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer DEFAULT 0, p_deleted integer DEFAULT 0, p_full_scan boolean DEFAULT false) RETURNS TABLE(org_id text, repo_id text, commit_sha text, ref text, synced_at timestamp with time zone, synced_by text, written integer, deleted integer, full_scan boolean)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer, p_deleted integer, p_full_scan boolean) OWNER TO <migrator>;
-
---
--- Name: FUNCTION sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer, p_deleted integer, p_full_scan boolean); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer, p_deleted integer, p_full_scan boolean) IS 'Record the commit a repo''s documents were synced to (write grant on the repo); refused (40001) when another sync recorded a different commit since p_previous.';
-
-
---
 -- Name: sync_state(text, text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -2007,25 +693,6 @@ ALTER FUNCTION api.sync_state(p_org_id text, p_repo_id text) OWNER TO <migrator>
 --
 
 COMMENT ON FUNCTION api.sync_state(p_org_id text, p_repo_id text) IS 'The last git sync of a repo the caller may read: commit, branch, when, by whom, what it wrote and deleted; no row when never synced.';
-
-
---
--- Name: unchanged_documents(text, text, text, text, text[], text[]); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) RETURNS TABLE(path text, doc_id bigint, version integer)
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) OWNER TO <migrator>;
-
---
--- Name: FUNCTION unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) IS 'Which of these (path, content hash) pairs the scope holds already as the current, live version (write grants required): they need no new version.';
 
 
 --
@@ -2064,63 +731,6 @@ ALTER FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) OW
 --
 
 COMMENT ON FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) IS 'Metadata of readable document versions, as stored at ingestion.';
-
-
---
--- Name: webhook_delete(text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.webhook_delete(p_org_id text) RETURNS TABLE(org_id text, url text, has_secret boolean, enabled boolean, updated_by text, updated_at timestamp with time zone)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.webhook_delete(p_org_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION webhook_delete(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.webhook_delete(p_org_id text) IS 'Remove the org''s nudge webhook; needs an org write grant.';
-
-
---
--- Name: webhook_get(text); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.webhook_get(p_org_id text) RETURNS TABLE(org_id text, url text, has_secret boolean, enabled boolean, updated_by text, updated_at timestamp with time zone)
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.webhook_get(p_org_id text) OWNER TO <migrator>;
-
---
--- Name: FUNCTION webhook_get(p_org_id text); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.webhook_get(p_org_id text) IS 'The org''s nudge webhook (URL, whether a secret is set, enabled), never the secret; needs an org write grant.';
-
-
---
--- Name: webhook_set(text, text, text, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
---
-
-CREATE FUNCTION api.webhook_set(p_org_id text, p_url text, p_secret text DEFAULT NULL::text, p_enabled boolean DEFAULT true) RETURNS TABLE(org_id text, url text, has_secret boolean, enabled boolean, updated_by text, updated_at timestamp with time zone)
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION api.webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean) OWNER TO <migrator>;
-
---
--- Name: FUNCTION webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean); Type: COMMENT; Schema: api; Owner: <migrator>
---
-
-COMMENT ON FUNCTION api.webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean) IS 'Set the org''s nudge webhook (http/https, no credentials in the URL) and its signing secret; needs an org write grant; the secret is never read back.';
 
 
 --
@@ -3644,6 +2254,1412 @@ ALTER FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) OW
 --
 
 COMMENT ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) IS 'Org and principal the current transaction acts for (null: nobody).';
+
+
+--
+-- Name: active_model(text, text, integer); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.active_model(p_namespace text, p_name text, p_dims integer) RETURNS integer
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.active_model(p_namespace text, p_name text, p_dims integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION active_model(p_namespace text, p_name text, p_dims integer); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.active_model(p_namespace text, p_name text, p_dims integer) IS 'Id of the active model of a namespace, checked against the caller''s model.';
+
+
+--
+-- Name: add_fragments(bigint, integer, jsonb); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb) RETURNS TABLE(ordinal integer, fragment_id bigint, created boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb) IS 'Write one document version''s chunks (the bound principal needs write grants): new fragments or pointers to canonical ones.';
+
+
+--
+-- Name: add_model_vectors(integer, bigint[], jsonb); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.add_model_vectors(p_model_id integer, p_fragment_ids bigint[], p_vectors jsonb) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.add_model_vectors(p_model_id integer, p_fragment_ids bigint[], p_vectors jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION add_model_vectors(p_model_id integer, p_fragment_ids bigint[], p_vectors jsonb); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.add_model_vectors(p_model_id integer, p_fragment_ids bigint[], p_vectors jsonb) IS 'Write one generation''s vectors for existing fragments (an upgrade batch); existing ones are kept.';
+
+
+--
+-- Name: add_persona_vector(integer, text, text, text, text, jsonb); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.add_persona_vector(p_model_id integer, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.add_persona_vector(p_model_id integer, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION add_persona_vector(p_model_id integer, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.add_persona_vector(p_model_id integer, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb) IS 'A persona description''s vector for one generation (an upgrade).';
+
+
+--
+-- Name: authenticate(text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.authenticate(p_token text) RETURNS TABLE(org_id text, principal_id text, key_id text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.authenticate(p_token text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION authenticate(p_token text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.authenticate(p_token text) IS 'Bind the principal of an API key (within the key''s restriction) to the current transaction.';
+
+
+--
+-- Name: authorize_write(text, text, text, text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.authorize_write(p_org_id text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.authorize_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION authorize_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.authorize_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) IS 'Raise unless the bound principal may write into this scope; changes nothing.';
+
+
+--
+-- Name: begin_document(text, text, text, text, text, text, text, text, text, text, timestamp with time zone, jsonb, text, text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text DEFAULT NULL::text, p_author text DEFAULT NULL::text, p_source_ts timestamp with time zone DEFAULT NULL::timestamp with time zone, p_metadata jsonb DEFAULT '{}'::jsonb, p_owner text DEFAULT NULL::text, p_owner_source text DEFAULT NULL::text) RETURNS TABLE(doc_id bigint, version integer, changed boolean, rehome jsonb)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) IS 'Start ingesting a document (the bound principal needs write grants on its scope): no-op when unchanged (and not deleted), else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
+
+
+--
+-- Name: begin_model_upgrade(text, text, text, integer, integer); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.begin_model_upgrade(p_namespace text, p_name text, p_source text, p_dims integer, p_window_days integer DEFAULT 14) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.begin_model_upgrade(p_namespace text, p_name text, p_source text, p_dims integer, p_window_days integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION begin_model_upgrade(p_namespace text, p_name text, p_source text, p_dims integer, p_window_days integer); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.begin_model_upgrade(p_namespace text, p_name text, p_source text, p_dims integer, p_window_days integer) IS 'Shadow generation of a namespace for a new model, with its HNSW index (or the existing one: upgrades resume).';
+
+
+--
+-- Name: bind_principal(text, text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.bind_principal(p_org_id text, p_principal_id text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.bind_principal(p_org_id text, p_principal_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION bind_principal(p_org_id text, p_principal_id text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.bind_principal(p_org_id text, p_principal_id text) IS 'Administrators: act as a principal for the rest of this transaction.';
+
+
+--
+-- Name: context_add_version(bigint, bigint[], bigint[], text[], text, jsonb, bigint[]); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.context_add_version(p_context_id bigint, p_fragment_ids bigint[] DEFAULT '{}'::bigint[], p_doc_ids bigint[] DEFAULT '{}'::bigint[], p_path_globs text[] DEFAULT '{}'::text[], p_note text DEFAULT ''::text, p_built_from jsonb DEFAULT '{}'::jsonb, p_query_fragment_ids bigint[] DEFAULT '{}'::bigint[]) RETURNS TABLE(context_id bigint, ref text, version integer, fragment_count integer, built_from jsonb, note text, created_by text, created_at timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) IS 'Freeze a new, immutable version of a Context from fragment ids, documents, path globs and what a saved query found (write grant on its scope).';
+
+
+--
+-- Name: context_candidates(text, text[], text, jsonb, jsonb, integer, boolean, text, text, text, boolean); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.context_candidates(p_org_id text, p_refs text[], p_query text DEFAULT NULL::text, p_query_embeddings jsonb DEFAULT '{}'::jsonb, p_fusion jsonb DEFAULT '{"method": "weighted", "dense_weight": 0.5, "lexical_weight": {"code": 0.2}}'::jsonb, p_rrf_k integer DEFAULT 60, p_include_retired boolean DEFAULT false, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text, p_scoped boolean DEFAULT true) RETURNS TABLE(fragment_id bigint, lexical_rank integer, lexical_score double precision, dense_rank integer, dense_similarity double precision, fused_score double precision, doc_id bigint, doc_version integer, path text, anchor text, repo_id text, namespace text, kind text, owner text, heading_path text[], symbol text, text text, token_count integer, chunker_version text, embedding_model text, updated_at timestamp with time zone, lexical_norm double precision, dense_norm double precision, lexical_weight double precision, dense_weight double precision, negative boolean, pin_id bigint, pin_rank integer, persona_similarity double precision, authority double precision, authority_refreshed_at timestamp with time zone, valid_from timestamp with time zone, valid_until timestamp with time zone, reading bytea, profile jsonb, context text, context_ordinal integer)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) IS 'Members of the named Context versions the caller may read, as retrieval candidates scored from the bundles alone (no statistic of anything else), each with the reference that brought it.';
+
+
+--
+-- Name: context_create(text, text, text, text, text, text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text DEFAULT ''::text) RETURNS TABLE(context_id bigint, ref text, org_id text, repo_id text, persona_id text, session_id text, name text, description text, created_by text, created_at timestamp with time zone, retired_at timestamp with time zone, latest_version integer, fragment_count integer, subscribed boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text) IS 'Create a Context (a named bundle of fragments) in a scope; needs a write grant there.';
+
+
+--
+-- Name: context_retire(bigint); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.context_retire(p_context_id bigint) RETURNS TABLE(context_id bigint, ref text, org_id text, repo_id text, persona_id text, session_id text, name text, description text, created_by text, created_at timestamp with time zone, retired_at timestamp with time zone, latest_version integer, fragment_count integer, subscribed boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.context_retire(p_context_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_retire(p_context_id bigint); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.context_retire(p_context_id bigint) IS 'Retire a Context: out of listings and retrieval, still readable by reference (write grant on its scope).';
+
+
+--
+-- Name: context_subscribe(bigint, text, text, integer); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text DEFAULT NULL::text, p_version integer DEFAULT NULL::integer) RETURNS TABLE(subscription_id bigint, context_id bigint, ref text, org_id text, version integer, subscriber_org_id text, subscriber_repo_id text, created_by text, created_at timestamp with time zone, revoked_at timestamp with time zone, revoked_by text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer) IS 'Publish a Context to another org or repo: a revocable grant on the bundle (pinned version, or the newest), never a copy. Needs a write grant on the Context''s scope.';
+
+
+--
+-- Name: context_unsubscribe(bigint); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.context_unsubscribe(p_subscription_id bigint) RETURNS TABLE(subscription_id bigint, context_id bigint, ref text, org_id text, version integer, subscriber_org_id text, subscriber_repo_id text, created_by text, created_at timestamp with time zone, revoked_at timestamp with time zone, revoked_by text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.context_unsubscribe(p_subscription_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_unsubscribe(p_subscription_id bigint); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.context_unsubscribe(p_subscription_id bigint) IS 'Revoke a subscription (its publisher, or a writer of the subscriber scope); the row stays for audit.';
+
+
+--
+-- Name: create_analyst(text, text, text, text, text[], text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.create_analyst(p_org_id text, p_principal_id text, p_login text, p_verifier text, p_grants text[] DEFAULT '{}'::text[], p_display_name text DEFAULT ''::text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.create_analyst(p_org_id text, p_principal_id text, p_login text, p_verifier text, p_grants text[], p_display_name text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION create_analyst(p_org_id text, p_principal_id text, p_login text, p_verifier text, p_grants text[], p_display_name text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.create_analyst(p_org_id text, p_principal_id text, p_login text, p_verifier text, p_grants text[], p_display_name text) IS 'Create (or adopt) a login, its human principal and its read grants in one step.';
+
+
+--
+-- Name: create_api_key(text, text, text, bytea, text, timestamp with time zone, boolean, text[]); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text DEFAULT ''::text, p_expires_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_read_only boolean DEFAULT false, p_repos text[] DEFAULT NULL::text[]) RETURNS timestamp with time zone
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]) IS 'Store a new key (its SHA-256) for a principal, with its expiry and restriction.';
+
+
+--
+-- Name: create_login(text, text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.create_login(p_login text, p_verifier text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.create_login(p_login text, p_verifier text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION create_login(p_login text, p_verifier text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.create_login(p_login text, p_verifier text) IS 'Create an analyst login (member of contexts_analyst only) from a SCRAM-SHA-256 verifier.';
+
+
+--
+-- Name: create_org(text, text, interval); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.create_org(p_org_id text, p_display_name text DEFAULT ''::text, p_session_ttl interval DEFAULT NULL::interval) RETURNS text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.create_org(p_org_id text, p_display_name text, p_session_ttl interval) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION create_org(p_org_id text, p_display_name text, p_session_ttl interval); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.create_org(p_org_id text, p_display_name text, p_session_ttl interval) IS 'Create (or rename) a tenant org and its partitions.';
+
+
+--
+-- Name: create_principal(text, text, text, text, name); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.create_principal(p_org_id text, p_principal_id text, p_kind text DEFAULT 'agent'::text, p_display_name text DEFAULT ''::text, p_db_role name DEFAULT NULL::name) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.create_principal(p_org_id text, p_principal_id text, p_kind text, p_display_name text, p_db_role name) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION create_principal(p_org_id text, p_principal_id text, p_kind text, p_display_name text, p_db_role name); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.create_principal(p_org_id text, p_principal_id text, p_kind text, p_display_name text, p_db_role name) IS 'Create or update a principal (agent, human or service), optionally mapped to a login role.';
+
+
+--
+-- Name: delete_document(bigint); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.delete_document(p_doc_id bigint) RETURNS TABLE(doc_id bigint, org_id text, path text, version integer, fragments_retired integer, rehome jsonb)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.delete_document(p_doc_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION delete_document(p_doc_id bigint); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.delete_document(p_doc_id bigint) IS 'Delete a document the bound principal may write: its fragments leave retrieval and BM25 at once; versions, sources and traces stay; returns near-duplicate pointers to re-home.';
+
+
+--
+-- Name: disable_principal(text, text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.disable_principal(p_org_id text, p_principal_id text) RETURNS text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.disable_principal(p_org_id text, p_principal_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION disable_principal(p_org_id text, p_principal_id text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.disable_principal(p_org_id text, p_principal_id text) IS 'Disable a principal for good (rows, grants and traces are kept).';
+
+
+--
+-- Name: drop_model_generation(integer, boolean); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.drop_model_generation(p_model_id integer, p_force boolean DEFAULT false) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.drop_model_generation(p_model_id integer, p_force boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION drop_model_generation(p_model_id integer, p_force boolean); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.drop_model_generation(p_model_id integer, p_force boolean) IS 'Delete a retired (window ended) or shadow generation''s vectors and index; the row stays for traces.';
+
+
+--
+-- Name: drop_retired_models(); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.drop_retired_models() RETURNS TABLE(model_id integer, namespace text, name text, generation integer, vectors bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.drop_retired_models() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION drop_retired_models(); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.drop_retired_models() IS 'Drop the vectors and index of every retired generation whose window has ended.';
+
+
+--
+-- Name: ensure_scope(text, text, text, text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.ensure_scope(p_org_id text, p_repo_id text DEFAULT NULL::text, p_persona_id text DEFAULT NULL::text, p_session_id text DEFAULT NULL::text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.ensure_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION ensure_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.ensure_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) IS 'Create missing repo/persona/session rows of an existing org.';
+
+
+--
+-- Name: grant_scope(text, text, text, text, boolean); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text DEFAULT NULL::text, p_can_write boolean DEFAULT false) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text, p_can_write boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text, p_can_write boolean); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text, p_can_write boolean) IS 'Grant a principal read (and optionally write) on an org, repo, persona or session, or audit on the org.';
+
+
+--
+-- Name: idempotent_record(text, text, integer, jsonb); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) IS 'Remember a write''s response under its Idempotency-Key in the write''s transaction; false when the key is taken (a concurrent request with it committed first).';
+
+
+--
+-- Name: idempotent_response(text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.idempotent_response(p_key text) RETURNS TABLE(request_hash text, status integer, response jsonb, created_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.idempotent_response(p_key text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION idempotent_response(p_key text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.idempotent_response(p_key text) IS 'The response an earlier write of the bound principal with this Idempotency-Key got (within 24 hours), and the hash of its request.';
+
+
+--
+-- Name: list_analysts(text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.list_analysts(p_org_id text DEFAULT NULL::text) RETURNS TABLE(org_id text, principal_id text, login text, can_login boolean, member_of text[], disabled_at timestamp with time zone, grants text[])
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.list_analysts(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION list_analysts(p_org_id text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.list_analysts(p_org_id text) IS 'Principals mapped to a login: the login''s state, groups and the principal''s grants.';
+
+
+--
+-- Name: list_api_keys(text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.list_api_keys(p_org_id text) RETURNS TABLE(key_id text, principal_id text, label text, created_at timestamp with time zone, last_used_at timestamp with time zone, revoked_at timestamp with time zone, expires_at timestamp with time zone, read_only boolean, repos text[])
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.list_api_keys(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION list_api_keys(p_org_id text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.list_api_keys(p_org_id text) IS 'Keys of an org with their limits (never their hashes).';
+
+
+--
+-- Name: list_grants(text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.list_grants(p_org_id text) RETURNS TABLE(principal_id text, kind text, scope_kind text, scope_id text, can_write boolean, created_at timestamp with time zone)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.list_grants(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION list_grants(p_org_id text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.list_grants(p_org_id text) IS 'Every principal of an org with its grants.';
+
+
+--
+-- Name: match_fragments(text, text, text, text, text[], text[], bigint[]); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) RETURNS TABLE(ordinal integer, fragment_id bigint, distance integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) IS 'Which proposed chunks collapse into existing fragments (exact or SimHash distance <= 3).';
+
+
+--
+-- Name: metrics_org_sizes(); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.metrics_org_sizes() RETURNS TABLE(org_id text, active_fragments bigint, embeddings_estimated bigint, hnsw_bytes bigint, bm25_blocks_estimated bigint, bm25_bytes bigint, fragment_bytes bigint)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.metrics_org_sizes() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION metrics_org_sizes(); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.metrics_org_sizes() IS 'Per-org fragment counts and index sizes for GET /metrics (the service only).';
+
+
+--
+-- Name: model_backlog(integer, bigint, integer); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.model_backlog(p_model_id integer, p_after bigint DEFAULT 0, p_limit integer DEFAULT 64) RETURNS TABLE(fragment_id bigint, org_id text, path text, heading_path text[], text text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.model_backlog(p_model_id integer, p_after bigint, p_limit integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION model_backlog(p_model_id integer, p_after bigint, p_limit integer); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.model_backlog(p_model_id integer, p_after bigint, p_limit integer) IS 'Active fragments still lacking a vector of this generation, in id order.';
+
+
+--
+-- Name: nudge_attempted(bigint, text, integer, text, double precision, interval); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) IS 'Record a delivery attempt: 2xx marks the nudge delivered, else it is retried after p_retry_in.';
+
+
+--
+-- Name: nudge_claim(text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.nudge_claim(p_org_id text DEFAULT NULL::text) RETURNS TABLE(nudge_id bigint, org_id text, url text, secret text, payload jsonb, attempts integer)
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.nudge_claim(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION nudge_claim(p_org_id text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.nudge_claim(p_org_id text) IS 'Lock and return the next nudge due, with its own org''s webhook URL and secret (the delivery worker''s; never an HTTP answer).';
+
+
+--
+-- Name: nudges_enqueue(text, timestamp with time zone); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.nudges_enqueue(p_org_id text DEFAULT NULL::text, p_as_of timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(org_id text, enqueued integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.nudges_enqueue(p_org_id text, p_as_of timestamp with time zone) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION nudges_enqueue(p_org_id text, p_as_of timestamp with time zone); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.nudges_enqueue(p_org_id text, p_as_of timestamp with time zone) IS 'Queue one nudge per stale fragment and period for each org with an enabled webhook (idempotent within a period); run by the delivery worker.';
+
+
+--
+-- Name: open_session(text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.open_session(p_session_id text) RETURNS timestamp with time zone
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.open_session(p_session_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION open_session(p_session_id text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.open_session(p_session_id text) IS 'Open a new session of the bound principal''s org (it needs some write grant), or confirm one it may write to.';
+
+
+--
+-- Name: owner_settings_set(text, text, integer, integer, integer, integer); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.owner_settings_set(p_org_id text, p_default_owner text DEFAULT NULL::text, p_stale_after_days integer DEFAULT NULL::integer, p_window_days integer DEFAULT NULL::integer, p_min_retrievals integer DEFAULT NULL::integer, p_nudge_period_hours integer DEFAULT NULL::integer) RETURNS TABLE(org_id text, default_owner text, stale_after_days integer, window_days integer, min_retrievals integer, nudge_period_hours integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer) IS 'Set the org''s default owner (empty: none) and staleness thresholds; needs an org write grant.';
+
+
+--
+-- Name: owners_reassign(text, text, text, text, text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text DEFAULT NULL::text, p_path_prefix text DEFAULT NULL::text) RETURNS TABLE(reassignment_id bigint, documents integer, fragments integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text) IS 'Reassign documents (and their fragments) from one owner to another, optionally within a repo and path prefix; needs a write grant there; audited in data.owner_reassignments, no version written.';
+
+
+--
+-- Name: owners_resolve(text, text, bigint[], text[]); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) IS 'Set the CODEOWNERS owners of documents whose owner was not named (null: the org default); their fragments follow; no version is written.';
+
+
+--
+-- Name: owners_unnamed(text, text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.owners_unnamed(p_org_id text, p_repo_id text) RETURNS TABLE(doc_id bigint, path text, owner text, owner_source text)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.owners_unnamed(p_org_id text, p_repo_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION owners_unnamed(p_org_id text, p_repo_id text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.owners_unnamed(p_org_id text, p_repo_id text) IS 'Live documents of a repo whose owner came from CODEOWNERS or the default (the caller needs a write grant on the repo).';
+
+
+--
+-- Name: persona_backlog(integer); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.persona_backlog(p_model_id integer) RETURNS TABLE(org_id text, persona_id text, description text, updated_by text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.persona_backlog(p_model_id integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION persona_backlog(p_model_id integer); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.persona_backlog(p_model_id integer) IS 'Persona descriptions an upgrade still has to embed with this generation.';
+
+
+--
+-- Name: persona_vectors_set(text, text, text, jsonb); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb) IS 'Store a persona profile''s description embedded per namespace (the persona term''s evidence with its own fragments); write grant on the persona.';
+
+
+--
+-- Name: pin_add(text, text, text, text, bigint, text, timestamp with time zone); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone DEFAULT NULL::timestamp with time zone) RETURNS TABLE(pin_id bigint, org_id text, repo_id text, persona_id text, session_id text, fragment_id bigint, pinned_by text, reason text, created_at timestamp with time zone, expires_at timestamp with time zone, kind text, negative boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone) IS 'Pin a fragment to a scope (write grant there): composed first in every retrieval that sees that scope.';
+
+
+--
+-- Name: pin_remove(bigint); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.pin_remove(p_pin_id bigint) RETURNS TABLE(pin_id bigint, org_id text, repo_id text, persona_id text, session_id text, fragment_id bigint, pinned_by text, reason text, created_at timestamp with time zone, expires_at timestamp with time zone, kind text, negative boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.pin_remove(p_pin_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION pin_remove(p_pin_id bigint); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.pin_remove(p_pin_id bigint) IS 'Remove a pin (write grant on its scope).';
+
+
+--
+-- Name: policy_bypass(); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.policy_bypass() RETURNS TABLE(role_name text, superuser boolean, bypassrls boolean, can_login boolean)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.policy_bypass() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION policy_bypass(); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.policy_bypass() IS 'Roles that bypass row-level security (superusers, BYPASSRLS).';
+
+
+--
+-- Name: policy_report(); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.policy_report() RETURNS TABLE(table_name text, tenant boolean, rls_enabled boolean, rls_forced boolean, policies jsonb, may_select text[], may_insert text[], may_update text[], may_delete text[], partitions integer, unprotected_partitions text[])
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.policy_report() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION policy_report(); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.policy_report() IS 'Every table of schema data: tenant data or not, row-level security (enabled, forced), policies, who may select/insert/update/delete.';
+
+
+--
+-- Name: previous_models(); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.previous_models() RETURNS TABLE(model_id integer, namespace text, name text, source text, dims integer, generation integer, window_ends_at timestamp with time zone, queryable boolean)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.previous_models() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION previous_models(); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.previous_models() IS 'Per namespace, the generation the last promotion replaced (not dropped), what loads it, and whether its window still lets it answer.';
+
+
+--
+-- Name: promote_model(text, integer); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.promote_model(p_namespace text, p_generation integer) RETURNS TABLE(model_id integer, name text, generation integer, replaced integer, kept_until timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.promote_model(p_namespace text, p_generation integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION promote_model(p_namespace text, p_generation integer); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.promote_model(p_namespace text, p_generation integer) IS 'Make a fully embedded shadow (or a retired generation within its window) the active one; the replaced one is retired and kept until the window ends.';
+
+
+--
+-- Name: purge_expired_sessions(); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.purge_expired_sessions() RETURNS TABLE(org_id text, session_id text, documents bigint, fragments bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.purge_expired_sessions() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION purge_expired_sessions(); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.purge_expired_sessions() IS 'Delete expired sessions with their documents, fragments and grants.';
+
+
+--
+-- Name: ranking_profile_delete(text, text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.ranking_profile_delete(p_org_id text, p_persona_id text) RETURNS TABLE(org_id text, persona_id text, w_rerank double precision, w_freshness double precision, w_authority double precision, w_pinned double precision, w_persona double precision, halflife_days jsonb, description text, updated_by text, updated_at timestamp with time zone, effective jsonb)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.ranking_profile_delete(p_org_id text, p_persona_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION ranking_profile_delete(p_org_id text, p_persona_id text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.ranking_profile_delete(p_org_id text, p_persona_id text) IS 'Remove the stored ranking profile of an org (persona null) or persona (write grant there); it inherits again.';
+
+
+--
+-- Name: ranking_profile_set(text, text, double precision, double precision, double precision, double precision, double precision, jsonb, text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision DEFAULT NULL::double precision, p_w_freshness double precision DEFAULT NULL::double precision, p_w_authority double precision DEFAULT NULL::double precision, p_w_pinned double precision DEFAULT NULL::double precision, p_w_persona double precision DEFAULT NULL::double precision, p_halflife_days jsonb DEFAULT '{}'::jsonb, p_description text DEFAULT NULL::text) RETURNS TABLE(org_id text, persona_id text, w_rerank double precision, w_freshness double precision, w_authority double precision, w_pinned double precision, w_persona double precision, halflife_days jsonb, description text, updated_by text, updated_at timestamp with time zone, effective jsonb)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision, p_w_freshness double precision, p_w_authority double precision, p_w_pinned double precision, p_w_persona double precision, p_halflife_days jsonb, p_description text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision, p_w_freshness double precision, p_w_authority double precision, p_w_pinned double precision, p_w_persona double precision, p_halflife_days jsonb, p_description text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision, p_w_freshness double precision, p_w_authority double precision, p_w_pinned double precision, p_w_persona double precision, p_halflife_days jsonb, p_description text) IS 'Create or replace the blend weights and freshness half-lives of an org (persona null) or a persona (write grant there).';
+
+
+--
+-- Name: reading_backlog(bytea, bigint, integer); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.reading_backlog(p_prefix bytea, p_after bigint DEFAULT 0, p_limit integer DEFAULT 256) RETURNS TABLE(fragment_id bigint, org_id text, text text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.reading_backlog(p_prefix bytea, p_after bigint, p_limit integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION reading_backlog(p_prefix bytea, p_after bigint, p_limit integer); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.reading_backlog(p_prefix bytea, p_after bigint, p_limit integer) IS 'Fragments whose learned-reranker reading is missing or outdated, in id order.';
+
+
+--
+-- Name: reading_backlog_size(bytea); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.reading_backlog_size(p_prefix bytea) RETURNS bigint
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.reading_backlog_size(p_prefix bytea) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION reading_backlog_size(p_prefix bytea); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.reading_backlog_size(p_prefix bytea) IS 'How many fragments lack an up-to-date learned-reranker reading.';
+
+
+--
+-- Name: record_eval_run(text, jsonb, jsonb, timestamp with time zone, text, jsonb, jsonb, text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb DEFAULT '[]'::jsonb, p_replays jsonb DEFAULT '[]'::jsonb, p_outcome text DEFAULT NULL::text) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text) IS 'Store one eval run (run, gate or replay) with its golden-set figures and replayed queries; returns its run_id. The operator''s, called by the eval commands.';
+
+
+--
+-- Name: record_model_replay(integer, uuid, double precision, integer, integer, boolean, text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.record_model_replay(p_model_id integer, p_trace_id uuid, p_overlap double precision, p_shared_top integer, p_top integer, p_same_order boolean, p_error text DEFAULT NULL::text) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.record_model_replay(p_model_id integer, p_trace_id uuid, p_overlap double precision, p_shared_top integer, p_top integer, p_same_order boolean, p_error text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION record_model_replay(p_model_id integer, p_trace_id uuid, p_overlap double precision, p_shared_top integer, p_top integer, p_same_order boolean, p_error text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.record_model_replay(p_model_id integer, p_trace_id uuid, p_overlap double precision, p_shared_top integer, p_top integer, p_same_order boolean, p_error text) IS 'Record one retrieval replayed on a shadow generation (its org and principal come from the trace).';
+
+
+--
+-- Name: record_trace(text, text, jsonb, jsonb, jsonb, double precision, jsonb, jsonb); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision DEFAULT NULL::double precision, p_query_vectors jsonb DEFAULT NULL::jsonb, p_left_out jsonb DEFAULT NULL::jsonb) RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb) IS 'Record one retrieval (for the bound principal), the fate of each candidate, its query vectors, and what validity windows left out.';
+
+
+--
+-- Name: refresh_authority(text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.refresh_authority(p_org_id text DEFAULT NULL::text) RETURNS TABLE(refreshed_at timestamp with time zone, duration_ms double precision, scored integer)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.refresh_authority(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION refresh_authority(p_org_id text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.refresh_authority(p_org_id text) IS 'Recompute citation authority (data.fragment_authority) for one org or every org, and record when and how long it took.';
+
+
+--
+-- Name: register_embedding_model(text, text, integer); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.register_embedding_model(p_namespace text, p_name text, p_dims integer) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.register_embedding_model(p_namespace text, p_name text, p_dims integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION register_embedding_model(p_namespace text, p_name text, p_dims integer); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.register_embedding_model(p_namespace text, p_name text, p_dims integer) IS 'Active model of a namespace; first use creates it and its HNSW index.';
+
+
+--
+-- Name: revoke_analyst(text, text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.revoke_analyst(p_org_id text, p_principal_id text) RETURNS text
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.revoke_analyst(p_org_id text, p_principal_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION revoke_analyst(p_org_id text, p_principal_id text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.revoke_analyst(p_org_id text, p_principal_id text) IS 'End a login''s access (NOLOGIN, sessions ended) and disable its principal; history is kept.';
+
+
+--
+-- Name: revoke_api_key(text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.revoke_api_key(p_key_id text) RETURNS boolean
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.revoke_api_key(p_key_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION revoke_api_key(p_key_id text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.revoke_api_key(p_key_id text) IS 'Revoke a key for good; false when unknown or already revoked.';
+
+
+--
+-- Name: revoke_scope(text, text, text, text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text DEFAULT NULL::text) RETURNS boolean
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text) IS 'Revoke one grant; false when there was none.';
+
+
+--
+-- Name: rule_create(text, text, text, text, text[], text[], timestamp with time zone, boolean); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[] DEFAULT '{}'::text[], p_symbol_globs text[] DEFAULT '{}'::text[], p_expires_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_enabled boolean DEFAULT true) RETURNS TABLE(rule_id bigint, org_id text, repo_id text, name text, path_globs text[], symbol_globs text[], context_ref text, created_by text, created_at timestamp with time zone, expires_at timestamp with time zone, enabled boolean, expired boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean) IS 'Create a workflow rule: path or symbol globs that bring a Context version into retrievals naming touched files (write grant on the rule''s scope).';
+
+
+--
+-- Name: rule_delete(bigint); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.rule_delete(p_rule_id bigint) RETURNS TABLE(rule_id bigint, org_id text, repo_id text, name text, path_globs text[], symbol_globs text[], context_ref text, created_by text, created_at timestamp with time zone, expires_at timestamp with time zone, enabled boolean, expired boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.rule_delete(p_rule_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION rule_delete(p_rule_id bigint); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.rule_delete(p_rule_id bigint) IS 'Delete a workflow rule (write grant on its scope).';
+
+
+--
+-- Name: secondary_models(); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.secondary_models() RETURNS TABLE(model_id integer, namespace text, name text, source text, dims integer, generation integer, status text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.secondary_models() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION secondary_models(); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.secondary_models() IS 'Shadow and not yet dropped retired generations: ingestion writes their vectors too.';
+
+
+--
+-- Name: serving_models(); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.serving_models() RETURNS TABLE(model_id integer, namespace text, name text, source text, dims integer, generation integer)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.serving_models() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION serving_models(); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.serving_models() IS 'Per namespace, the active generation and what loads its model: what a service follows.';
+
+
+--
+-- Name: set_login_password(text, text, text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.set_login_password(p_org_id text, p_principal_id text, p_verifier text) RETURNS text
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.set_login_password(p_org_id text, p_principal_id text, p_verifier text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION set_login_password(p_org_id text, p_principal_id text, p_verifier text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.set_login_password(p_org_id text, p_principal_id text, p_verifier text) IS 'Set a new password (as its SCRAM-SHA-256 verifier) on a principal''s login.';
+
+
+--
+-- Name: set_readings(bigint[], text[], bytea[]); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[]) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[]); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[]) IS 'Write the learned-reranker readings of existing fragments (`contexts rerank readings`).';
+
+
+--
+-- Name: sync_record(text, text, text, text, text, integer, integer, boolean); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer DEFAULT 0, p_deleted integer DEFAULT 0, p_full_scan boolean DEFAULT false) RETURNS TABLE(org_id text, repo_id text, commit_sha text, ref text, synced_at timestamp with time zone, synced_by text, written integer, deleted integer, full_scan boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer, p_deleted integer, p_full_scan boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer, p_deleted integer, p_full_scan boolean); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer, p_deleted integer, p_full_scan boolean) IS 'Record the commit a repo''s documents were synced to (write grant on the repo); refused (40001) when another sync recorded a different commit since p_previous.';
+
+
+--
+-- Name: unchanged_documents(text, text, text, text, text[], text[]); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) RETURNS TABLE(path text, doc_id bigint, version integer)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) IS 'Which of these (path, content hash) pairs the scope holds already as the current, live version (write grants required): they need no new version.';
+
+
+--
+-- Name: webhook_delete(text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.webhook_delete(p_org_id text) RETURNS TABLE(org_id text, url text, has_secret boolean, enabled boolean, updated_by text, updated_at timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.webhook_delete(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION webhook_delete(p_org_id text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.webhook_delete(p_org_id text) IS 'Remove the org''s nudge webhook; needs an org write grant.';
+
+
+--
+-- Name: webhook_get(text); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.webhook_get(p_org_id text) RETURNS TABLE(org_id text, url text, has_secret boolean, enabled boolean, updated_by text, updated_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.webhook_get(p_org_id text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION webhook_get(p_org_id text); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.webhook_get(p_org_id text) IS 'The org''s nudge webhook (URL, whether a secret is set, enabled), never the secret; needs an org write grant.';
+
+
+--
+-- Name: webhook_set(text, text, text, boolean); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.webhook_set(p_org_id text, p_url text, p_secret text DEFAULT NULL::text, p_enabled boolean DEFAULT true) RETURNS TABLE(org_id text, url text, has_secret boolean, enabled boolean, updated_by text, updated_at timestamp with time zone)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean) IS 'Set the org''s nudge webhook (http/https, no credentials in the URL) and its signing secret; needs an org write grant; the secret is never read back.';
 
 
 --
@@ -8517,71 +8533,10 @@ GRANT USAGE ON SCHEMA extensions TO contexts_auditor;
 
 
 --
--- Name: FUNCTION active_model(p_namespace text, p_name text, p_dims integer); Type: ACL; Schema: api; Owner: <migrator>
+-- Name: SCHEMA service; Type: ACL; Schema: -; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION api.active_model(p_namespace text, p_name text, p_dims integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.active_model(p_namespace text, p_name text, p_dims integer) TO contexts_service;
-
-
---
--- Name: FUNCTION add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb) TO contexts_service;
-
-
---
--- Name: FUNCTION add_model_vectors(p_model_id integer, p_fragment_ids bigint[], p_vectors jsonb); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.add_model_vectors(p_model_id integer, p_fragment_ids bigint[], p_vectors jsonb) FROM PUBLIC;
-
-
---
--- Name: FUNCTION add_persona_vector(p_model_id integer, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.add_persona_vector(p_model_id integer, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb) FROM PUBLIC;
-
-
---
--- Name: FUNCTION authenticate(p_token text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.authenticate(p_token text) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.authenticate(p_token text) TO contexts_service;
-
-
---
--- Name: FUNCTION authorize_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.authorize_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.authorize_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_service;
-
-
---
--- Name: FUNCTION begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) TO contexts_service;
-
-
---
--- Name: FUNCTION begin_model_upgrade(p_namespace text, p_name text, p_source text, p_dims integer, p_window_days integer); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.begin_model_upgrade(p_namespace text, p_name text, p_source text, p_dims integer, p_window_days integer) FROM PUBLIC;
-
-
---
--- Name: FUNCTION bind_principal(p_org_id text, p_principal_id text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.bind_principal(p_org_id text, p_principal_id text) FROM PUBLIC;
+GRANT USAGE ON SCHEMA service TO contexts_service;
 
 
 --
@@ -8591,30 +8546,6 @@ REVOKE ALL ON FUNCTION api.bind_principal(p_org_id text, p_principal_id text) FR
 REVOKE ALL ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) TO contexts_service;
 GRANT ALL ON FUNCTION api.codeowners_file(p_org_id text, p_repo_id text) TO contexts_analyst;
-
-
---
--- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) TO contexts_service;
-
-
---
--- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) TO contexts_service;
-
-
---
--- Name: FUNCTION context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text) TO contexts_service;
 
 
 --
@@ -8636,36 +8567,12 @@ GRANT ALL ON FUNCTION api.context_resolve(p_refs text[]) TO contexts_analyst;
 
 
 --
--- Name: FUNCTION context_retire(p_context_id bigint); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.context_retire(p_context_id bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.context_retire(p_context_id bigint) TO contexts_service;
-
-
---
--- Name: FUNCTION context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer) TO contexts_service;
-
-
---
 -- Name: FUNCTION context_subscriptions(p_context_id bigint, p_include_revoked boolean); Type: ACL; Schema: api; Owner: <migrator>
 --
 
 REVOKE ALL ON FUNCTION api.context_subscriptions(p_context_id bigint, p_include_revoked boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.context_subscriptions(p_context_id bigint, p_include_revoked boolean) TO contexts_service;
 GRANT ALL ON FUNCTION api.context_subscriptions(p_context_id bigint, p_include_revoked boolean) TO contexts_analyst;
-
-
---
--- Name: FUNCTION context_unsubscribe(p_subscription_id bigint); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.context_unsubscribe(p_subscription_id bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.context_unsubscribe(p_subscription_id bigint) TO contexts_service;
 
 
 --
@@ -8684,77 +8591,6 @@ GRANT ALL ON FUNCTION api.context_versions(p_context_id bigint) TO contexts_anal
 REVOKE ALL ON FUNCTION api.contexts_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_retired boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.contexts_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_retired boolean) TO contexts_service;
 GRANT ALL ON FUNCTION api.contexts_list(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_include_retired boolean) TO contexts_analyst;
-
-
---
--- Name: FUNCTION create_analyst(p_org_id text, p_principal_id text, p_login text, p_verifier text, p_grants text[], p_display_name text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.create_analyst(p_org_id text, p_principal_id text, p_login text, p_verifier text, p_grants text[], p_display_name text) FROM PUBLIC;
-
-
---
--- Name: FUNCTION create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]) FROM PUBLIC;
-
-
---
--- Name: FUNCTION create_login(p_login text, p_verifier text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.create_login(p_login text, p_verifier text) FROM PUBLIC;
-
-
---
--- Name: FUNCTION create_org(p_org_id text, p_display_name text, p_session_ttl interval); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.create_org(p_org_id text, p_display_name text, p_session_ttl interval) FROM PUBLIC;
-
-
---
--- Name: FUNCTION create_principal(p_org_id text, p_principal_id text, p_kind text, p_display_name text, p_db_role name); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.create_principal(p_org_id text, p_principal_id text, p_kind text, p_display_name text, p_db_role name) FROM PUBLIC;
-
-
---
--- Name: FUNCTION delete_document(p_doc_id bigint); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.delete_document(p_doc_id bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.delete_document(p_doc_id bigint) TO contexts_service;
-
-
---
--- Name: FUNCTION disable_principal(p_org_id text, p_principal_id text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.disable_principal(p_org_id text, p_principal_id text) FROM PUBLIC;
-
-
---
--- Name: FUNCTION drop_model_generation(p_model_id integer, p_force boolean); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.drop_model_generation(p_model_id integer, p_force boolean) FROM PUBLIC;
-
-
---
--- Name: FUNCTION drop_retired_models(); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.drop_retired_models() FROM PUBLIC;
-
-
---
--- Name: FUNCTION ensure_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.ensure_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
 
 
 --
@@ -8803,29 +8639,6 @@ GRANT ALL ON FUNCTION api.get_trace(p_trace_id uuid) TO contexts_auditor;
 
 
 --
--- Name: FUNCTION grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text, p_can_write boolean); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text, p_can_write boolean) FROM PUBLIC;
-
-
---
--- Name: FUNCTION idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) TO contexts_service;
-
-
---
--- Name: FUNCTION idempotent_response(p_key text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.idempotent_response(p_key text) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.idempotent_response(p_key text) TO contexts_service;
-
-
---
 -- Name: FUNCTION lexical_document(p_heading text, p_body text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -8853,56 +8666,12 @@ GRANT ALL ON FUNCTION api.linked_fragments(p_org_id text, p_fragment_ids bigint[
 
 
 --
--- Name: FUNCTION list_analysts(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.list_analysts(p_org_id text) FROM PUBLIC;
-
-
---
--- Name: FUNCTION list_api_keys(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.list_api_keys(p_org_id text) FROM PUBLIC;
-
-
---
 -- Name: FUNCTION list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint, p_kind text, p_owner text, p_updated_since timestamp with time zone); Type: ACL; Schema: api; Owner: <migrator>
 --
 
 REVOKE ALL ON FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint, p_kind text, p_owner text, p_updated_since timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint, p_kind text, p_owner text, p_updated_since timestamp with time zone) TO contexts_service;
 GRANT ALL ON FUNCTION api.list_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path_prefix text, p_limit integer, p_after bigint, p_kind text, p_owner text, p_updated_since timestamp with time zone) TO contexts_analyst;
-
-
---
--- Name: FUNCTION list_grants(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.list_grants(p_org_id text) FROM PUBLIC;
-
-
---
--- Name: FUNCTION match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) TO contexts_service;
-
-
---
--- Name: FUNCTION metrics_org_sizes(); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.metrics_org_sizes() FROM PUBLIC;
-GRANT ALL ON FUNCTION api.metrics_org_sizes() TO contexts_service;
-
-
---
--- Name: FUNCTION model_backlog(p_model_id integer, p_after bigint, p_limit integer); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.model_backlog(p_model_id integer, p_after bigint, p_limit integer) FROM PUBLIC;
 
 
 --
@@ -8915,107 +8684,12 @@ GRANT ALL ON FUNCTION api.model_generations() TO contexts_analyst;
 
 
 --
--- Name: FUNCTION nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) TO contexts_service;
-
-
---
--- Name: FUNCTION nudge_claim(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.nudge_claim(p_org_id text) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.nudge_claim(p_org_id text) TO contexts_service;
-
-
---
--- Name: FUNCTION nudges_enqueue(p_org_id text, p_as_of timestamp with time zone); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.nudges_enqueue(p_org_id text, p_as_of timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.nudges_enqueue(p_org_id text, p_as_of timestamp with time zone) TO contexts_service;
-
-
---
--- Name: FUNCTION open_session(p_session_id text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.open_session(p_session_id text) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.open_session(p_session_id text) TO contexts_service;
-
-
---
 -- Name: FUNCTION owner_settings(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
 REVOKE ALL ON FUNCTION api.owner_settings(p_org_id text) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.owner_settings(p_org_id text) TO contexts_service;
 GRANT ALL ON FUNCTION api.owner_settings(p_org_id text) TO contexts_analyst;
-
-
---
--- Name: FUNCTION owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer) TO contexts_service;
-
-
---
--- Name: FUNCTION owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text) TO contexts_service;
-
-
---
--- Name: FUNCTION owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) TO contexts_service;
-
-
---
--- Name: FUNCTION owners_unnamed(p_org_id text, p_repo_id text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.owners_unnamed(p_org_id text, p_repo_id text) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.owners_unnamed(p_org_id text, p_repo_id text) TO contexts_service;
-
-
---
--- Name: FUNCTION persona_backlog(p_model_id integer); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.persona_backlog(p_model_id integer) FROM PUBLIC;
-
-
---
--- Name: FUNCTION persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb) TO contexts_service;
-
-
---
--- Name: FUNCTION pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone) TO contexts_service;
-
-
---
--- Name: FUNCTION pin_remove(p_pin_id bigint); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.pin_remove(p_pin_id bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.pin_remove(p_pin_id bigint) TO contexts_service;
 
 
 --
@@ -9028,42 +8702,6 @@ GRANT ALL ON FUNCTION api.pins_list(p_org_id text, p_repo_id text, p_persona_id 
 
 
 --
--- Name: FUNCTION policy_bypass(); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.policy_bypass() FROM PUBLIC;
-
-
---
--- Name: FUNCTION policy_report(); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.policy_report() FROM PUBLIC;
-
-
---
--- Name: FUNCTION previous_models(); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.previous_models() FROM PUBLIC;
-GRANT ALL ON FUNCTION api.previous_models() TO contexts_service;
-
-
---
--- Name: FUNCTION promote_model(p_namespace text, p_generation integer); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.promote_model(p_namespace text, p_generation integer) FROM PUBLIC;
-
-
---
--- Name: FUNCTION purge_expired_sessions(); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.purge_expired_sessions() FROM PUBLIC;
-
-
---
 -- Name: FUNCTION ranking_profile(p_org_id text, p_persona_id text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -9073,79 +8711,12 @@ GRANT ALL ON FUNCTION api.ranking_profile(p_org_id text, p_persona_id text) TO c
 
 
 --
--- Name: FUNCTION ranking_profile_delete(p_org_id text, p_persona_id text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.ranking_profile_delete(p_org_id text, p_persona_id text) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.ranking_profile_delete(p_org_id text, p_persona_id text) TO contexts_service;
-
-
---
--- Name: FUNCTION ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision, p_w_freshness double precision, p_w_authority double precision, p_w_pinned double precision, p_w_persona double precision, p_halflife_days jsonb, p_description text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision, p_w_freshness double precision, p_w_authority double precision, p_w_pinned double precision, p_w_persona double precision, p_halflife_days jsonb, p_description text) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision, p_w_freshness double precision, p_w_authority double precision, p_w_pinned double precision, p_w_persona double precision, p_halflife_days jsonb, p_description text) TO contexts_service;
-
-
---
 -- Name: FUNCTION ranking_profiles(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
 REVOKE ALL ON FUNCTION api.ranking_profiles(p_org_id text) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.ranking_profiles(p_org_id text) TO contexts_service;
 GRANT ALL ON FUNCTION api.ranking_profiles(p_org_id text) TO contexts_analyst;
-
-
---
--- Name: FUNCTION reading_backlog(p_prefix bytea, p_after bigint, p_limit integer); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.reading_backlog(p_prefix bytea, p_after bigint, p_limit integer) FROM PUBLIC;
-
-
---
--- Name: FUNCTION reading_backlog_size(p_prefix bytea); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.reading_backlog_size(p_prefix bytea) FROM PUBLIC;
-
-
---
--- Name: FUNCTION record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text) FROM PUBLIC;
-
-
---
--- Name: FUNCTION record_model_replay(p_model_id integer, p_trace_id uuid, p_overlap double precision, p_shared_top integer, p_top integer, p_same_order boolean, p_error text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.record_model_replay(p_model_id integer, p_trace_id uuid, p_overlap double precision, p_shared_top integer, p_top integer, p_same_order boolean, p_error text) FROM PUBLIC;
-
-
---
--- Name: FUNCTION record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb) TO contexts_service;
-
-
---
--- Name: FUNCTION refresh_authority(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.refresh_authority(p_org_id text) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.refresh_authority(p_org_id text) TO contexts_service;
-
-
---
--- Name: FUNCTION register_embedding_model(p_namespace text, p_name text, p_dims integer); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.register_embedding_model(p_namespace text, p_name text, p_dims integer) FROM PUBLIC;
 
 
 --
@@ -9163,43 +8734,6 @@ GRANT ALL ON FUNCTION api.retrieve(p_org_id text, p_query text, p_repo_id text, 
 REVOKE ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_include_superseded boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_include_superseded boolean) TO contexts_service;
 GRANT ALL ON FUNCTION api.retrieve_candidates(p_org_id text, p_query text, p_query_embeddings jsonb, p_repo_id text, p_persona_id text, p_session_id text, p_k_lexical integer, p_k_dense integer, p_rrf_k integer, p_fusion jsonb, p_path_prefix text, p_kinds text[], p_updated_since timestamp with time zone, p_updated_until timestamp with time zone, p_negatives text, p_as_of timestamp with time zone, p_include_superseded boolean) TO contexts_analyst;
-
-
---
--- Name: FUNCTION revoke_analyst(p_org_id text, p_principal_id text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.revoke_analyst(p_org_id text, p_principal_id text) FROM PUBLIC;
-
-
---
--- Name: FUNCTION revoke_api_key(p_key_id text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.revoke_api_key(p_key_id text) FROM PUBLIC;
-
-
---
--- Name: FUNCTION revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text) FROM PUBLIC;
-
-
---
--- Name: FUNCTION rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean) TO contexts_service;
-
-
---
--- Name: FUNCTION rule_delete(p_rule_id bigint); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.rule_delete(p_rule_id bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.rule_delete(p_rule_id bigint) TO contexts_service;
 
 
 --
@@ -9257,36 +8791,6 @@ GRANT ALL ON FUNCTION api.search_lexical(p_org_id text, p_query text, p_k intege
 
 
 --
--- Name: FUNCTION secondary_models(); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.secondary_models() FROM PUBLIC;
-GRANT ALL ON FUNCTION api.secondary_models() TO contexts_service;
-
-
---
--- Name: FUNCTION serving_models(); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.serving_models() FROM PUBLIC;
-GRANT ALL ON FUNCTION api.serving_models() TO contexts_service;
-
-
---
--- Name: FUNCTION set_login_password(p_org_id text, p_principal_id text, p_verifier text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.set_login_password(p_org_id text, p_principal_id text, p_verifier text) FROM PUBLIC;
-
-
---
--- Name: FUNCTION set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[]); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[]) FROM PUBLIC;
-
-
---
 -- Name: FUNCTION stale_fragments(p_org_id text, p_owner text, p_min_retrievals integer, p_window_days integer, p_stale_after_days integer, p_as_of timestamp with time zone); Type: ACL; Schema: api; Owner: <migrator>
 --
 
@@ -9305,28 +8809,12 @@ GRANT ALL ON FUNCTION api.sync_documents(p_org_id text, p_repo_id text, p_paths 
 
 
 --
--- Name: FUNCTION sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer, p_deleted integer, p_full_scan boolean); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer, p_deleted integer, p_full_scan boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer, p_deleted integer, p_full_scan boolean) TO contexts_service;
-
-
---
 -- Name: FUNCTION sync_state(p_org_id text, p_repo_id text); Type: ACL; Schema: api; Owner: <migrator>
 --
 
 REVOKE ALL ON FUNCTION api.sync_state(p_org_id text, p_repo_id text) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.sync_state(p_org_id text, p_repo_id text) TO contexts_service;
 GRANT ALL ON FUNCTION api.sync_state(p_org_id text, p_repo_id text) TO contexts_analyst;
-
-
---
--- Name: FUNCTION unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) TO contexts_service;
 
 
 --
@@ -9345,30 +8833,6 @@ GRANT ALL ON FUNCTION api.validity_left_out(p_org_id text, p_query text, p_query
 REVOKE ALL ON FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) TO contexts_service;
 GRANT ALL ON FUNCTION api.version_metadata(p_doc_ids bigint[], p_versions integer[]) TO contexts_analyst;
-
-
---
--- Name: FUNCTION webhook_delete(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.webhook_delete(p_org_id text) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.webhook_delete(p_org_id text) TO contexts_service;
-
-
---
--- Name: FUNCTION webhook_get(p_org_id text); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.webhook_get(p_org_id text) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.webhook_get(p_org_id text) TO contexts_service;
-
-
---
--- Name: FUNCTION webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean); Type: ACL; Schema: api; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION api.webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION api.webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean) TO contexts_service;
 
 
 --
@@ -10152,6 +9616,565 @@ REVOKE ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id 
 GRANT ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) TO contexts_service;
 GRANT ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) TO contexts_analyst;
 GRANT ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION active_model(p_namespace text, p_name text, p_dims integer); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.active_model(p_namespace text, p_name text, p_dims integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.active_model(p_namespace text, p_name text, p_dims integer) TO contexts_service;
+
+
+--
+-- Name: FUNCTION add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb) TO contexts_service;
+
+
+--
+-- Name: FUNCTION add_model_vectors(p_model_id integer, p_fragment_ids bigint[], p_vectors jsonb); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.add_model_vectors(p_model_id integer, p_fragment_ids bigint[], p_vectors jsonb) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION add_persona_vector(p_model_id integer, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.add_persona_vector(p_model_id integer, p_org_id text, p_persona_id text, p_description text, p_updated_by text, p_vector jsonb) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION authenticate(p_token text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.authenticate(p_token text) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.authenticate(p_token text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION authorize_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.authorize_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.authorize_write(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION begin_model_upgrade(p_namespace text, p_name text, p_source text, p_dims integer, p_window_days integer); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.begin_model_upgrade(p_namespace text, p_name text, p_source text, p_dims integer, p_window_days integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION bind_principal(p_org_id text, p_principal_id text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.bind_principal(p_org_id text, p_principal_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.context_add_version(p_context_id bigint, p_fragment_ids bigint[], p_doc_ids bigint[], p_path_globs text[], p_note text, p_built_from jsonb, p_query_fragment_ids bigint[]) TO contexts_service;
+
+
+--
+-- Name: FUNCTION context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.context_candidates(p_org_id text, p_refs text[], p_query text, p_query_embeddings jsonb, p_fusion jsonb, p_rrf_k integer, p_include_retired boolean, p_repo_id text, p_persona_id text, p_session_id text, p_scoped boolean) TO contexts_service;
+
+
+--
+-- Name: FUNCTION context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.context_create(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_name text, p_description text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION context_retire(p_context_id bigint); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.context_retire(p_context_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.context_retire(p_context_id bigint) TO contexts_service;
+
+
+--
+-- Name: FUNCTION context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer) TO contexts_service;
+
+
+--
+-- Name: FUNCTION context_unsubscribe(p_subscription_id bigint); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.context_unsubscribe(p_subscription_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.context_unsubscribe(p_subscription_id bigint) TO contexts_service;
+
+
+--
+-- Name: FUNCTION create_analyst(p_org_id text, p_principal_id text, p_login text, p_verifier text, p_grants text[], p_display_name text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.create_analyst(p_org_id text, p_principal_id text, p_login text, p_verifier text, p_grants text[], p_display_name text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.create_api_key(p_org_id text, p_principal_id text, p_key_id text, p_key_hash bytea, p_label text, p_expires_at timestamp with time zone, p_read_only boolean, p_repos text[]) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION create_login(p_login text, p_verifier text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.create_login(p_login text, p_verifier text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION create_org(p_org_id text, p_display_name text, p_session_ttl interval); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.create_org(p_org_id text, p_display_name text, p_session_ttl interval) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION create_principal(p_org_id text, p_principal_id text, p_kind text, p_display_name text, p_db_role name); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.create_principal(p_org_id text, p_principal_id text, p_kind text, p_display_name text, p_db_role name) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION delete_document(p_doc_id bigint); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.delete_document(p_doc_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.delete_document(p_doc_id bigint) TO contexts_service;
+
+
+--
+-- Name: FUNCTION disable_principal(p_org_id text, p_principal_id text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.disable_principal(p_org_id text, p_principal_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION drop_model_generation(p_model_id integer, p_force boolean); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.drop_model_generation(p_model_id integer, p_force boolean) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION drop_retired_models(); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.drop_retired_models() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION ensure_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.ensure_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text, p_can_write boolean); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.grant_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text, p_can_write boolean) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.idempotent_record(p_key text, p_request_hash text, p_status integer, p_response jsonb) TO contexts_service;
+
+
+--
+-- Name: FUNCTION idempotent_response(p_key text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.idempotent_response(p_key text) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.idempotent_response(p_key text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION list_analysts(p_org_id text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.list_analysts(p_org_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION list_api_keys(p_org_id text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.list_api_keys(p_org_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION list_grants(p_org_id text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.list_grants(p_org_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) TO contexts_service;
+
+
+--
+-- Name: FUNCTION metrics_org_sizes(); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.metrics_org_sizes() FROM PUBLIC;
+GRANT ALL ON FUNCTION service.metrics_org_sizes() TO contexts_service;
+
+
+--
+-- Name: FUNCTION model_backlog(p_model_id integer, p_after bigint, p_limit integer); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.model_backlog(p_model_id integer, p_after bigint, p_limit integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.nudge_attempted(p_nudge_id bigint, p_url text, p_status integer, p_error text, p_duration_ms double precision, p_retry_in interval) TO contexts_service;
+
+
+--
+-- Name: FUNCTION nudge_claim(p_org_id text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.nudge_claim(p_org_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.nudge_claim(p_org_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION nudges_enqueue(p_org_id text, p_as_of timestamp with time zone); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.nudges_enqueue(p_org_id text, p_as_of timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.nudges_enqueue(p_org_id text, p_as_of timestamp with time zone) TO contexts_service;
+
+
+--
+-- Name: FUNCTION open_session(p_session_id text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.open_session(p_session_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.open_session(p_session_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.owner_settings_set(p_org_id text, p_default_owner text, p_stale_after_days integer, p_window_days integer, p_min_retrievals integer, p_nudge_period_hours integer) TO contexts_service;
+
+
+--
+-- Name: FUNCTION owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.owners_resolve(p_org_id text, p_repo_id text, p_doc_ids bigint[], p_owners text[]) TO contexts_service;
+
+
+--
+-- Name: FUNCTION owners_unnamed(p_org_id text, p_repo_id text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.owners_unnamed(p_org_id text, p_repo_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.owners_unnamed(p_org_id text, p_repo_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION persona_backlog(p_model_id integer); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.persona_backlog(p_model_id integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.persona_vectors_set(p_org_id text, p_persona_id text, p_description text, p_vectors jsonb) TO contexts_service;
+
+
+--
+-- Name: FUNCTION pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.pin_add(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_fragment_id bigint, p_reason text, p_expires_at timestamp with time zone) TO contexts_service;
+
+
+--
+-- Name: FUNCTION pin_remove(p_pin_id bigint); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.pin_remove(p_pin_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.pin_remove(p_pin_id bigint) TO contexts_service;
+
+
+--
+-- Name: FUNCTION policy_bypass(); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.policy_bypass() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION policy_report(); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.policy_report() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION previous_models(); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.previous_models() FROM PUBLIC;
+GRANT ALL ON FUNCTION service.previous_models() TO contexts_service;
+
+
+--
+-- Name: FUNCTION promote_model(p_namespace text, p_generation integer); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.promote_model(p_namespace text, p_generation integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION purge_expired_sessions(); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.purge_expired_sessions() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION ranking_profile_delete(p_org_id text, p_persona_id text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.ranking_profile_delete(p_org_id text, p_persona_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.ranking_profile_delete(p_org_id text, p_persona_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision, p_w_freshness double precision, p_w_authority double precision, p_w_pinned double precision, p_w_persona double precision, p_halflife_days jsonb, p_description text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision, p_w_freshness double precision, p_w_authority double precision, p_w_pinned double precision, p_w_persona double precision, p_halflife_days jsonb, p_description text) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.ranking_profile_set(p_org_id text, p_persona_id text, p_w_rerank double precision, p_w_freshness double precision, p_w_authority double precision, p_w_pinned double precision, p_w_persona double precision, p_halflife_days jsonb, p_description text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION reading_backlog(p_prefix bytea, p_after bigint, p_limit integer); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.reading_backlog(p_prefix bytea, p_after bigint, p_limit integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION reading_backlog_size(p_prefix bytea); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.reading_backlog_size(p_prefix bytea) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.record_eval_run(p_command text, p_pipeline jsonb, p_options jsonb, p_started_at timestamp with time zone, p_contexts_version text, p_figures jsonb, p_replays jsonb, p_outcome text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION record_model_replay(p_model_id integer, p_trace_id uuid, p_overlap double precision, p_shared_top integer, p_top integer, p_same_order boolean, p_error text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.record_model_replay(p_model_id integer, p_trace_id uuid, p_overlap double precision, p_shared_top integer, p_top integer, p_same_order boolean, p_error text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.record_trace(p_org_id text, p_query text, p_request jsonb, p_pipeline jsonb, p_candidates jsonb, p_duration_ms double precision, p_query_vectors jsonb, p_left_out jsonb) TO contexts_service;
+
+
+--
+-- Name: FUNCTION refresh_authority(p_org_id text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.refresh_authority(p_org_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.refresh_authority(p_org_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION register_embedding_model(p_namespace text, p_name text, p_dims integer); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.register_embedding_model(p_namespace text, p_name text, p_dims integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION revoke_analyst(p_org_id text, p_principal_id text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.revoke_analyst(p_org_id text, p_principal_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION revoke_api_key(p_key_id text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.revoke_api_key(p_key_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.revoke_scope(p_org_id text, p_principal_id text, p_scope_kind text, p_scope_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.rule_create(p_org_id text, p_repo_id text, p_name text, p_context_ref text, p_path_globs text[], p_symbol_globs text[], p_expires_at timestamp with time zone, p_enabled boolean) TO contexts_service;
+
+
+--
+-- Name: FUNCTION rule_delete(p_rule_id bigint); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.rule_delete(p_rule_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.rule_delete(p_rule_id bigint) TO contexts_service;
+
+
+--
+-- Name: FUNCTION secondary_models(); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.secondary_models() FROM PUBLIC;
+GRANT ALL ON FUNCTION service.secondary_models() TO contexts_service;
+
+
+--
+-- Name: FUNCTION serving_models(); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.serving_models() FROM PUBLIC;
+GRANT ALL ON FUNCTION service.serving_models() TO contexts_service;
+
+
+--
+-- Name: FUNCTION set_login_password(p_org_id text, p_principal_id text, p_verifier text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.set_login_password(p_org_id text, p_principal_id text, p_verifier text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[]); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.set_readings(p_fragment_ids bigint[], p_org_ids text[], p_readings bytea[]) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer, p_deleted integer, p_full_scan boolean); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer, p_deleted integer, p_full_scan boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.sync_record(p_org_id text, p_repo_id text, p_commit_sha text, p_ref text, p_previous text, p_written integer, p_deleted integer, p_full_scan boolean) TO contexts_service;
+
+
+--
+-- Name: FUNCTION unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) TO contexts_service;
+
+
+--
+-- Name: FUNCTION webhook_delete(p_org_id text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.webhook_delete(p_org_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.webhook_delete(p_org_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION webhook_get(p_org_id text); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.webhook_get(p_org_id text) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.webhook_get(p_org_id text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.webhook_set(p_org_id text, p_url text, p_secret text, p_enabled boolean) TO contexts_service;
 
 
 --
