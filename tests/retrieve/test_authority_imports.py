@@ -14,7 +14,7 @@ IMPORTER = "from app.types import Config\n\n\ndef {name}(value):\n    return [va
 
 
 def authority_by_symbol(conn) -> dict[str, float]:
-    conn.execute("select api.refresh_authority()")
+    conn.execute("select service.refresh_authority()")
     rows = conn.execute("""
         select f.symbol, a.authority from data.fragment_authority a
         join data.fragments f on f.fragment_id = a.fragment_id
