@@ -71,7 +71,7 @@ def spawn(env: dict[str, str], *argv: str, stdin: bool = False) -> subprocess.Po
 def stop(*processes: subprocess.Popen | None) -> None:
     for process in processes:
         if process is not None:
-            process.send_signal(signal.SIGTERM)
+            process.send_signal(signal.SIGINT)  # Ctrl-C, as a user stops them
             try:
                 process.wait(60)
             except subprocess.TimeoutExpired:
