@@ -69,9 +69,15 @@ def spawn(env: dict[str, str], *argv: str, stdin: bool = False) -> subprocess.Po
 
 
 def stop(*processes: subprocess.Popen | None) -> None:
+    """Each ends as it would for a user: the holder at the end of its input, the door on
+    SIGTERM (a service manager's stop; Ctrl-C's SIGINT is ignored by processes started under
+    pytest-xdist's workers); the last user of the server stops it."""
     for process in processes:
         if process is not None:
-            process.send_signal(signal.SIGINT)  # Ctrl-C, as a user stops them
+            if process.stdin is not None:
+                process.stdin.close()
+            else:
+                process.send_signal(signal.SIGTERM)
             try:
                 process.wait(60)
             except subprocess.TimeoutExpired:
