@@ -36,6 +36,16 @@ def authority_refreshed_at(candidates: list[Candidate]) -> str | None:
     return max(times).isoformat() if times else None
 
 
+def score_basis(reranker: Scorer | None) -> str:
+    """What a candidate's relevance term is, as the trace says it."""
+    if reranker is None:
+        return "fused_score_normalized (no reranker configured)"
+    share = float(getattr(reranker, "fused_share", 0.0))
+    if share <= 0.0:
+        return "rerank_probability"
+    return f"rerank_probability x {1 - share:.2f} + fused score / best of the head x {share:.2f}"
+
+
 class Retriever:
     """One retrieval as a composition of stages (app.retrieve.stages): the request is
     resolved once, then gathered, reranked, blended, boosted, composed and traced."""
@@ -121,7 +131,7 @@ class Retriever:
             },
             "reranker": self.reranker.name if self.reranker else None,
             "reranker_version": self.reranker.version if self.reranker else None,
-            "score_basis": "rerank_probability" if self.reranker else "fused_score_normalized (no reranker configured)",
+            "score_basis": score_basis(self.reranker),
         }
 
     def vectors(self, q: Resolved, vectors: QueryVectors | None) -> QueryVectors:

@@ -34,7 +34,7 @@ def test_reranker_orders_the_top_candidates(conn, ingest, as_principal, models, 
     response = retriever.retrieve(conn, request)
     trace = get_trace(conn, response.trace_id)
     assert trace["pipeline"]["reranker"] == tiny_cross_encoder
-    assert trace["pipeline"]["score_basis"] == "rerank_probability"
+    assert trace["pipeline"]["score_basis"] == "rerank_probability"  # a cross-encoder keeps no fused share
 
     reranked = [c for c in trace["candidates"] if c["rerank_score"] is not None]
     assert len(reranked) == 6 and all(c["fused_rank"] <= 6 for c in reranked)
