@@ -91,7 +91,10 @@ FEATURES = (
     "name_definition",  # an identifier, path or error query, and a definition or declaration
 )
 _FRAGMENT_COLUMNS = ("definition", "declaration", "imports", "test", "explaining", "reference", "turn")
-_KIND_COLUMNS = {f"kind_{k}" for k in _FRAGMENT_COLUMNS} | {"question_non_answer", "name_definition"}
+_QUERY_KINDS = ("question", "identifier", "error", "path")
+_PAIRS = {"question_non_answer", "name_definition"}
+_KIND_COLUMNS = {f"kind_{k}" for k in _FRAGMENT_COLUMNS} | _PAIRS
+_ASKS_COLUMNS = {f"query_{k}" for k in _QUERY_KINDS} | _PAIRS
 FEEDBACK_TOP = 5
 """Fused candidates whose words make the feedback vector."""
 
@@ -359,8 +362,9 @@ def extract(query: str, candidates: list[Candidate], columns: Sequence[str] = FE
     if idents and "identifier_text_match" in asked:
         in_text = [sum(1 for i in idents if i in c.text[:TEXT_CHARS].lower()) for c in candidates]
     per_term = 1.0 / m if m else 0.0
+    # Only for a model that reads them (the shipped one does not): no work on its path.
     kinds = [candidate_kind(c) for c in candidates] if asked & _KIND_COLUMNS else [""] * n
-    asks = query_kind(query)
+    asks = query_kind(query) if asked & _ASKS_COLUMNS else ""
     is_kind = {k: np.array([f == k for f in kinds], dtype=np.float64) for k in _FRAGMENT_COLUMNS}
 
     def share(matches: np.ndarray) -> np.ndarray:
@@ -401,7 +405,7 @@ def extract(query: str, candidates: list[Candidate], columns: Sequence[str] = FE
         "best_lexical": np.full(n, best_lexical),
         "best_dense": np.full(n, best_dense),
         **{f"kind_{k}": is_kind[k] for k in _FRAGMENT_COLUMNS},
-        **{f"query_{k}": np.full(n, float(asks == k)) for k in ("question", "identifier", "error", "path")},
+        **{f"query_{k}": np.full(n, float(asks == k)) for k in _QUERY_KINDS},
         "question_non_answer": (asks == "question") * (is_kind["declaration"] + is_kind["imports"] + is_kind["test"]),
         "name_definition": (asks != "question") * (is_kind["definition"] + is_kind["declaration"]),
     }

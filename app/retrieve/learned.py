@@ -166,7 +166,7 @@ class LearnedReranker:
     """Scores the candidates in [0, 1]; keeps each one's features and contributions for
     the trace (`explain`)."""
 
-    fused_share = FUSED_SHARE
+    fused_share: float = FUSED_SHARE
 
     def __init__(self, name_or_path: str = NAME) -> None:
         self.path = model_file(name_or_path)

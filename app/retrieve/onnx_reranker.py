@@ -83,6 +83,7 @@ class OnnxReranker:
         self.threads = threads
         self.batch_size = batch_size
         self.version: str | None = None
+        self.fused_share = 0.0
 
     def load(self) -> None:
         self.version = _load(self.model, self.threads)[3]

@@ -18,6 +18,9 @@ OFF = "none"
 class Scorer(Protocol):
     name: str
     version: str | None
+    fused_share: float
+    """The fused order's share in a candidate's base score (`order`): 0 for a cross-encoder,
+    the learned reranker's learned.FUSED_SHARE."""
 
     def load(self) -> None: ...
 
@@ -59,6 +62,7 @@ class Reranker:
     def __init__(self, name_or_path: str, threads: int = 1, batch_size: int = 32) -> None:
         self.name = name_or_path
         self.version: str | None = None
+        self.fused_share = 0.0
         self.threads = threads
         self.batch_size = batch_size
 
@@ -102,9 +106,9 @@ def order(
     head = candidates[:rerank_top]
     together = head + (beside or [])
     if reranker is not None:
-        # A reranker that keeps a share for the fused order (the learned one: ADR 0015,
-        # sixth amendment) mixes it in, the fused score relative to the head's best.
-        share = float(getattr(reranker, "fused_share", 0.0))
+        # The fused order keeps the reranker's share of the base score (the learned one's:
+        # ADR 0015, sixth amendment), the fused score relative to the head's best.
+        share = reranker.fused_share
         best = max((c.fused_score for c in head), default=0.0)
         for candidate, score in zip(together, reranker.score(query, together)):
             candidate.rerank_score = score

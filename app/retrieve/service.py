@@ -40,7 +40,7 @@ def score_basis(reranker: Scorer | None) -> str:
     """What a candidate's relevance term is, as the trace says it."""
     if reranker is None:
         return "fused_score_normalized (no reranker configured)"
-    share = float(getattr(reranker, "fused_share", 0.0))
+    share = reranker.fused_share
     if share <= 0.0:
         return "rerank_probability"
     return f"rerank_probability x {1 - share:.2f} + fused score / best of the head x {share:.2f}"

@@ -99,7 +99,7 @@ def test_pinned_and_ruled_fragments_are_scored_in_one_list_with_the_head():
     from app.retrieve.learned import LinearScorer
 
     class Recording:
-        name, version = "recording", None
+        name, version, fused_share = "recording", None, 0.0
 
         def __init__(self) -> None:
             self.lists: list[int] = []
