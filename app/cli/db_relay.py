@@ -22,13 +22,14 @@ import asyncio
 import datetime
 import hashlib
 import ipaddress
-import os
 import socket
 import ssl
 import struct
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+
+from app.private import write_private
 
 SSL_REQUEST, GSSENC_REQUEST, CANCEL_REQUEST = 80877103, 80877104, 80877102
 MAX_STARTUP = 10_000
@@ -138,14 +139,9 @@ def self_signed_certificate(home: Path, host: str) -> Certificate:
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
     # The key first (a certificate without its key is made again), each written whole
-    # under another name, then renamed: a crash leaves no half file.
-    for path, data, mode in ((key, pem_key, 0o600), (cert, made.public_bytes(serialization.Encoding.PEM), 0o644)):
-        partial = path.with_name(f".{path.name}.partial")
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.chmod(partial, mode)
-        os.replace(partial, path)
+    # and renamed into place, owner-only: a crash leaves no half file.
+    write_private(key, pem_key.decode("ascii"))
+    write_private(cert, made.public_bytes(serialization.Encoding.PEM).decode("ascii"))
     return _load(cert, key, self_signed=True)
 
 
