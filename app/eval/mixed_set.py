@@ -46,6 +46,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from app.ingest.chunk_prose import markdown_headings, rst_headings
 from app.ingest.normalize import canonical_text
 
 MIN_WORDS = 5
@@ -231,9 +232,6 @@ def python_symbols(path: str, text: str) -> list[Symbol]:
 
 # -- docs: sections and references ---------------------------------------------------
 
-_RST_UNDERLINE = re.compile(r"^([=\-~^\"'*+#`:.])\1{2,}\s*$")
-_MD_HEADING = re.compile(r"^(#{1,6})\s+(\S.*?)\s*#*\s*$")
-
 
 @dataclass(slots=True)
 class Section:
@@ -251,38 +249,10 @@ class Section:
 
 
 def _headings(lines: list[str], markdown: bool) -> list[tuple[int, int, str, int]]:
-    """(first line index of the heading, line index after it, title, level key)."""
-    out: list[tuple[int, int, str, int]] = []
-    levels: dict[str, int] = {}
-    fence = False
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if markdown:
-            if line.lstrip().startswith(("```", "~~~")):
-                fence = not fence
-            match = None if fence else _MD_HEADING.match(line)
-            if match:
-                out.append((i, i + 1, match.group(2), len(match.group(1))))
-            i += 1
-            continue
-        nxt = lines[i + 1] if i + 1 < len(lines) else ""
-        title = line.strip()
-        if (
-            title
-            and not line.startswith((" ", "\t"))
-            and _RST_UNDERLINE.match(nxt)
-            and len(nxt.strip()) >= len(title)
-            and not _RST_UNDERLINE.match(line)
-        ):
-            over = i > 0 and _RST_UNDERLINE.match(lines[i - 1]) is not None
-            style = nxt.strip()[0] + ("o" if over else "")
-            level = levels.setdefault(style, len(levels) + 1)
-            out.append((i - 1 if over else i, i + 2, title, level))
-            i += 2
-            continue
-        i += 1
-    return out
+    """(first line index of the heading, line index after it, title, level): the prose
+    chunker's own headings, so a section here is a section there."""
+    found = markdown_headings("\n".join(lines)) if markdown else rst_headings(lines)
+    return [(h.line, h.body, h.title, h.level) for h in found]
 
 
 def _first_paragraph(lines: list[str], start: int, end: int) -> tuple[int, int] | None:
@@ -330,7 +300,7 @@ def doc_sections(path: str, text: str) -> list[Section]:
         stack.append((level, title))
         base = " > ".join(t for _, t in stack)
         seen[base] = seen.get(base, 0) + 1
-        heading_line = first + 1 if not (first + 1 < len(lines) and _RST_UNDERLINE.match(lines[first])) else first + 2
+        heading_line = (first if markdown else after - 2) + 1  # the title's own line (rst: above its underline)
         section = Section(path, f"{base} #{seen[base]}", heading_line, after, end)
         paragraph = _first_paragraph(lines, after, end)
         if paragraph is not None:

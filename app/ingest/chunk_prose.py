@@ -31,6 +31,7 @@ class _Heading:
     line: int  # 0-based line where the section starts
     level: int
     title: str
+    body: int  # 0-based line after the heading's own lines
 
 
 def github_slug(title: str) -> str:
@@ -43,7 +44,7 @@ def markdown_headings(text: str) -> list[_Heading]:
     for i, token in enumerate(tokens):
         if token.type == "heading_open" and token.map is not None:
             inline = tokens[i + 1]
-            headings.append(_Heading(token.map[0], int(token.tag[1]), inline.content.strip()))
+            headings.append(_Heading(token.map[0], int(token.tag[1]), inline.content.strip(), token.map[1]))
     return headings
 
 
@@ -58,7 +59,7 @@ def rst_headings(lines: list[str]) -> list[_Heading]:
             over = i > 0 and _RST_ADORNMENT.match(lines[i - 1]) is not None
             key = ("over" if over else "") + match.group(1)
             level = levels.setdefault(key, len(levels) + 1)
-            headings.append(_Heading(i - 1 if over else i, level, title.strip()))
+            headings.append(_Heading(i - 1 if over else i, level, title.strip(), i + 2))
             i += 2
             continue
         i += 1
