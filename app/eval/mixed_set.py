@@ -48,6 +48,7 @@ from pathlib import Path, PurePosixPath
 
 from app.ingest.chunk_prose import markdown_headings, rst_headings
 from app.ingest.normalize import canonical_text
+from app.retrieve.kinds import is_test_path
 
 MIN_WORDS = 5
 MAX_SEE_ALSO = 3
@@ -111,14 +112,6 @@ def clean_question(sentence: str) -> str | None:
 
 
 # -- the repository's files ----------------------------------------------------------
-
-
-def is_test_path(path: str) -> bool:
-    parts = PurePosixPath(path).parts
-    name = parts[-1]
-    return (
-        any(p in ("tests", "test", "testing") for p in parts[:-1]) or name.startswith("test_") or name == "conftest.py"
-    )
 
 
 def is_code(path: str) -> bool:

@@ -41,6 +41,12 @@ _TEST_PATH = re.compile(
 )
 _TEST_SYMBOL = re.compile(r"(^|\.)(test_?\w*|Test\w*)$")
 
+
+def is_test_path(path: str) -> bool:
+    """A test file's path, in any of the languages the chunker reads."""
+    return _TEST_PATH.search(path) is not None
+
+
 # A function or method that has a body, per language.
 _FUNCTION = re.compile(
     r"^\s*(?:@[\w.]+(?:\(.*\))?\s*\n\s*)*(?:async\s+)?def\s+\w+\s*\(.*?\)[^:\n]*:\s*(?:#.*)?\n\s+\S"  # python
@@ -181,12 +187,10 @@ def fragment_kind(
     """One of FRAGMENT_KINDS for a fragment's fields (Candidate's names)."""
     if doc_kind.startswith("conversation"):
         return "turn"
-    if _TEST_PATH.search(path) or (symbol is not None and _TEST_SYMBOL.search(symbol)):
+    if is_test_path(path) or (symbol is not None and _TEST_SYMBOL.search(symbol)):
         return "test"
     text = text[:TEXT_CHARS]
     if namespace == "code":
-        if symbol is not None and re.search(r"(^|\.)test_?\w*$", symbol.split(".")[-1]):
-            return "test"
         return _code_kind(text, symbol)
     return _prose_kind(path, text)
 
