@@ -55,20 +55,15 @@ class Certificate:
 
 def _load(cert: Path, key: Path, self_signed: bool) -> Certificate:
     from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import Encoding
 
     try:
         loaded = x509.load_pem_x509_certificate(cert.read_bytes())
     except (OSError, ValueError) as exc:
         raise TlsError(f"cannot read the certificate {cert}: {exc}") from exc
-    digest = hashlib.sha256(loaded.public_bytes(_der())).hexdigest().upper()
+    digest = hashlib.sha256(loaded.public_bytes(Encoding.DER)).hexdigest().upper()
     fingerprint = ":".join(digest[i : i + 2] for i in range(0, len(digest), 2))
     return Certificate(cert, key, self_signed, fingerprint, loaded.not_valid_after_utc)
-
-
-def _der():
-    from cryptography.hazmat.primitives.serialization import Encoding
-
-    return Encoding.DER
 
 
 def _names(host: str) -> list:

@@ -3,8 +3,9 @@
 The server under CONTEXTS_HOME is started with Contexts' access rules (`secure=True`):
 only the superuser may log in without a password, and only over the Unix socket, which
 only the server's OS user (and root) may open; every other login, and every TCP
-connection, proves its password with SCRAM-SHA-256. `listen` opens the TCP door
-(`contexts db serve`); without it the server listens on its socket only."""
+connection, proves its password with SCRAM-SHA-256. `listen` = (host, port) starts it on
+that port; `contexts db serve` passes an empty host, so the server keeps to its socket
+(named after the port) and the door's relay (app/cli/db_relay.py) is what listens on TCP."""
 
 from __future__ import annotations
 
