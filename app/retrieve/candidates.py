@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import psycopg
-from psycopg.rows import dict_row
 
 from app.db.rows import dataclass_row
 from app.db.sql import json_text
@@ -327,8 +326,7 @@ LEFT_OUT_LIMIT = 20
 """Fragments a trace names as left out by validity windows (the strongest first)."""
 
 
-def validity_left_out(
-    conn: psycopg.Connection,
+def validity_left_out_query(
     scope: Scope,
     query: str,
     query_embeddings: dict[str, list[float]],
@@ -337,33 +335,30 @@ def validity_left_out(
     filters: Filters = NO_FILTERS,
     models: dict[str, str] | None = None,
     limit: int = LEFT_OUT_LIMIT,
-) -> list[LeftOut]:
+) -> tuple[str, dict]:
     """What the validity test kept out of a retrieval that it would otherwise have held
-    (api.validity_left_out): the pins it sees whose fragment is not current, then the
-    fragments that would have ranked in a list (a score at or above the floor: the
-    list's last score when it is full; None skips a side). Nothing when the request
-    keeps superseded fragments anyway."""
-    if filters.include_superseded:
-        return []
-    with conn.cursor(row_factory=dataclass_row(LeftOut)) as cur:
-        cur.execute(
-            "select * from api.validity_left_out(p_org_id => %(org)s, p_query => %(query)s,"
-            " p_query_embeddings => %(vectors)s::jsonb, p_repo_id => %(repo)s, p_persona_id => %(persona)s,"
-            " p_session_id => %(session)s, p_lexical_floor => %(lexical_floor)s,"
-            " p_dense_floors => %(dense_floors)s::jsonb, p_path_prefix => %(path_prefix)s, p_kinds => %(kinds)s,"
-            " p_updated_since => %(updated_since)s, p_updated_until => %(updated_until)s,"
-            " p_negatives => %(negatives)s, p_as_of => %(as_of)s, p_limit => %(limit)s)",
-            {
-                **scope_args(scope),
-                "query": query,
-                "vectors": json_text(tagged(query_embeddings, models)),
-                "lexical_floor": lexical_floor,
-                "dense_floors": None if dense_floors is None else json_text(dense_floors),
-                **filter_args(filters),
-                "limit": limit,
-            },
-        )
-        return cur.fetchall()
+    (api.validity_left_out), as a statement and its parameters (rows: LeftOut): the pins
+    it sees whose fragment is not current, then the fragments that would have ranked in
+    a list (a score at or above the floor: the list's last score when it is full; None
+    skips a side). Sent in one pipeline with the metadata's statement
+    (app.retrieve.stages.cited_and_left_out)."""
+    return (
+        "select * from api.validity_left_out(p_org_id => %(org)s, p_query => %(query)s,"
+        " p_query_embeddings => %(vectors)s::jsonb, p_repo_id => %(repo)s, p_persona_id => %(persona)s,"
+        " p_session_id => %(session)s, p_lexical_floor => %(lexical_floor)s,"
+        " p_dense_floors => %(dense_floors)s::jsonb, p_path_prefix => %(path_prefix)s, p_kinds => %(kinds)s,"
+        " p_updated_since => %(updated_since)s, p_updated_until => %(updated_until)s,"
+        " p_negatives => %(negatives)s, p_as_of => %(as_of)s, p_limit => %(limit)s)",
+        {
+            **scope_args(scope),
+            "query": query,
+            "vectors": json_text(tagged(query_embeddings, models)),
+            "lexical_floor": lexical_floor,
+            "dense_floors": None if dense_floors is None else json_text(dense_floors),
+            **filter_args(filters),
+            "limit": limit,
+        },
+    )
 
 
 def list_floors(
@@ -386,16 +381,18 @@ def list_floors(
     return lexical_floor, floors
 
 
-def version_metadata(conn: psycopg.Connection, candidates: list[Candidate]) -> dict[tuple[int, int], dict]:
+def version_metadata_query(candidates: list[Candidate]) -> tuple[str, dict]:
     """The stored metadata of the document versions these candidates are cited from
-    (api.version_metadata): read for the few fragments of an answer, not for every
-    candidate (metadata may be 16 KiB a version)."""
-    if not candidates:
-        return {}
-    with conn.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute(
-            "select doc_id, version, metadata from api.version_metadata(p_doc_ids => %(doc_ids)s,"
-            " p_versions => %(versions)s)",
-            {"doc_ids": [c.doc_id for c in candidates], "versions": [c.doc_version for c in candidates]},
-        ).fetchall()
+    (api.version_metadata), as a statement and its parameters; its rows are read with
+    `metadata_of`. Asked for the few fragments of an answer, not for every candidate
+    (metadata may be 16 KiB a version)."""
+    return (
+        "select doc_id, version, metadata from api.version_metadata(p_doc_ids => %(doc_ids)s,"
+        " p_versions => %(versions)s)",
+        {"doc_ids": [c.doc_id for c in candidates], "versions": [c.doc_version for c in candidates]},
+    )
+
+
+def metadata_of(rows: list[dict]) -> dict[tuple[int, int], dict]:
+    """{(doc_id, version): metadata} from the rows of `version_metadata_query`."""
     return {(row["doc_id"], row["version"]): row["metadata"] for row in rows}

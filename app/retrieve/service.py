@@ -223,8 +223,6 @@ class Retriever:
         ranking = self.rank(conn, q, vectors)
         with self.stage("compose"):
             composed = stages.compose(conn, q, ranking)
-        with self.stage("left_out"):
-            left_out = stages.left_out(conn, q, ranking)
         duration_ms = (time.perf_counter() - started) * 1000.0
         pipeline = self.pipeline_info(q) | {
             "profile": ranking.profile.to_trace(),
@@ -236,7 +234,7 @@ class Retriever:
             pipeline["include_retired"] = True
         if kind is not None:
             pipeline["request_kind"] = kind
-        return answer_of(self, q, ranking, composed, left_out, pipeline, duration_ms)
+        return answer_of(self, q, ranking, composed, pipeline, duration_ms)
 
 
 def answer_of(
@@ -244,7 +242,6 @@ def answer_of(
     q: Resolved,
     ranking: Ranking,
     composed: stages.Composed,
-    left_out: list[LeftOut],
     pipeline: dict,
     duration_ms: float,
 ) -> Answer:
@@ -261,8 +258,8 @@ def answer_of(
         ranking.query_vectors,
         fragments_out(composed.composition, composed.metadata),
         composed.composition,
-        left_out_entries(left_out, ranking.candidates),
-        pins_left_out(composed.composition, ranking.pinned, left_out),
+        left_out_entries(composed.left_out, ranking.candidates),
+        pins_left_out(composed.composition, ranking.pinned, composed.left_out),
     )
 
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import psycopg
+from psycopg.rows import dict_row
 
+from app.db.rows import dataclass_row
 from app.retrieve import rerank as rerank_module
 from app.retrieve.blend import BUILT_IN, Profile
 from app.retrieve.blend import blend as blend_terms
@@ -27,9 +29,10 @@ from app.retrieve.candidates import (
     fetch_candidates,
     linked_fragments,
     list_floors,
+    metadata_of,
     rule_matches,
-    validity_left_out,
-    version_metadata,
+    validity_left_out_query,
+    version_metadata_query,
 )
 from app.retrieve.compose import Composition, compose_linked
 from app.retrieve.compose import compose as compose_budget
@@ -250,7 +253,8 @@ def boost(q: Resolved, b: Blended) -> Ranking:
     return Ranking(g.candidates, ranked, g.pinned, g.query_vectors, b.profile, g.ruled)
 
 
-# ── compose: the budget, linked fragments and the cited versions' metadata ──
+# ── compose: the budget, linked fragments, the cited versions' metadata, and what
+#    validity windows left out ──
 
 
 @dataclass(slots=True)
@@ -262,11 +266,14 @@ class Composed:
     """Fragments composed by following a link (`expand_links`)."""
     metadata: dict[tuple[int, int], dict]
     """The stored metadata of each composed document version."""
+    left_out: list[LeftOut] = field(default_factory=list)
+    """What validity windows kept out (`left_out_query`)."""
 
 
 def compose(conn: psycopg.Connection, q: Resolved, ranking: Ranking) -> Composed:
     """Pins, then rule-brought fragments, then the ranked ones (app.retrieve.compose),
-    then what they cite when the request expands links."""
+    then what they cite when the request expands links; then, in one round trip, the
+    composed versions' metadata and what validity windows left out (`cited_and_left_out`)."""
     request = q.request
     composition = compose_budget(
         ranking.ranked,
@@ -281,18 +288,44 @@ def compose(conn: psycopg.Connection, q: Resolved, ranking: Ranking) -> Composed
     if request.expand_links:
         linked = linked_fragments(conn, q.scope, [c.fragment_id for c in composition.included], q.filters)
         compose_linked(composition, linked, request.budget_tokens)
-    return Composed(composition, linked, version_metadata(conn, composition.included))
+    metadata, left = cited_and_left_out(conn, q, ranking, composition.included)
+    return Composed(composition, linked, metadata, left)
 
 
-def left_out(conn: psycopg.Connection, q: Resolved, ranking: Ranking) -> list[LeftOut]:
+def left_out_query(q: Resolved, ranking: Ranking) -> tuple[str, dict] | None:
     """What validity windows kept out of this retrieval that it would otherwise have
     held (api.validity_left_out): pins it could not serve, and fragments that would
-    have ranked in the lexical or dense list. One SQL call, an index probe for an org
-    without windows; none for a request keeping superseded fragments or restricted to
-    named Contexts (their members are filtered in Python: `admitted`)."""
+    have ranked in the lexical or dense list. An index probe for an org without
+    windows; None (nothing to ask) for a request keeping superseded fragments or
+    restricted to named Contexts (their members are filtered in Python: `admitted`)."""
     if q.filters.include_superseded or q.restricted:
-        return []
+        return None
     lexical_floor, dense_floors = list_floors(ranking.candidates, q.k_lexical, q.k_dense)
-    return validity_left_out(
-        conn, q.scope, q.query, ranking.query_vectors, lexical_floor, dense_floors, q.filters, q.models
+    return validity_left_out_query(
+        q.scope, q.query, ranking.query_vectors, lexical_floor, dense_floors, q.filters, q.models
     )
+
+
+def cited_and_left_out(
+    conn: psycopg.Connection, q: Resolved, ranking: Ranking, included: list[Candidate]
+) -> tuple[dict[tuple[int, int], dict], list[LeftOut]]:
+    """The stored metadata of the composed document versions (api.version_metadata: read
+    for the few fragments of an answer, not for every candidate, as metadata may be
+    16 KiB a version) and `left_out_query`'s rows, sent together in one pipeline: one
+    round trip where they took two, on every retrieval's path."""
+    metadata_sql = version_metadata_query(included) if included else None
+    left_sql = left_out_query(q, ranking)
+    if metadata_sql is None and left_sql is None:
+        return {}, []
+    with (
+        conn.cursor(row_factory=dict_row) as metadata_cur,
+        conn.cursor(row_factory=dataclass_row(LeftOut)) as left_cur,
+    ):
+        with conn.pipeline():
+            if metadata_sql is not None:
+                metadata_cur.execute(*metadata_sql)
+            if left_sql is not None:
+                left_cur.execute(*left_sql)
+        metadata = metadata_of(metadata_cur.fetchall()) if metadata_sql is not None else {}
+        left = left_cur.fetchall() if left_sql is not None else []
+    return metadata, left

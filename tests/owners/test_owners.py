@@ -233,3 +233,28 @@ def test_returns_are_the_included_entries_of_any_shape_of_trace(conn, ingest):
     assert returned({"fragment_id": 7, "included": True}) == []
     assert returned([]) == []
     assert returned("text") == []
+
+
+def test_every_trigger_a_trace_write_fires_reads_the_rows_as_written(conn):
+    """Writing a trace is on every retrieval's path: its triggers are statement triggers
+    over the inserted rows as they were written (a transition table), never row
+    triggers that read each new trace back from the table and decompress its candidates
+    again. Several traces written in one statement each get their returns."""
+    triggers = conn.execute(
+        "select tgname, tgtype & 1 = 1 as per_row, tgnewtable is not null as over_new_rows from pg_trigger"
+        " where tgrelid = 'data.retrieval_traces'::regclass and not tgisinternal and tgtype & 4 = 4"
+    ).fetchall()
+    assert {name for name, _, _ in triggers} >= {"retrieval_traces_returns", "retrieval_traces_usage_insert"}
+    assert [name for name, per_row, over_new in triggers if per_row or not over_new] == []
+    conn.execute("select service.create_org('acme')")
+    conn.execute("select service.create_principal('acme', 'admin', 'human', 'test')")
+    conn.execute(
+        "insert into data.retrieval_traces (org_id, principal_id, query, request, pipeline, candidates) values"
+        " ('acme', 'admin', 'a', '{}', '{}', '[{\"fragment_id\": 1, \"included\": true}]'),"
+        " ('acme', 'admin', 'b', '{}', '{}', '[{\"fragment_id\": 2, \"included\": true},"
+        ' {"fragment_id": 1, "included": false}]\')'
+    )
+    assert conn.execute(
+        "select t.query, r.fragment_id from data.fragment_returns r join data.retrieval_traces t using (trace_id)"
+        " order by 1, 2"
+    ).fetchall() == [("a", 1), ("b", 2)]

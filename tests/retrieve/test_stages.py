@@ -202,3 +202,48 @@ def test_a_context_is_read_in_bundle_order_by_its_own_pipeline(conn, ingest, ret
     # A budget that holds only the first member: the rest are left out, in bundle order.
     small = read_bundle(conn, retriever, "acme", ref, budget_tokens=bundle.fragments[0].tokens)
     assert [f.id for f in small.fragments] == order[:1] and small.left_out == 2
+
+
+def round_trips(conn, run) -> int:
+    """Times `run` waits on the server over `conn`, read from libpq's own protocol trace:
+    each Sync of the extended protocol, and each simple Query, is answered once."""
+    import tempfile
+
+    from psycopg import pq
+
+    with tempfile.TemporaryFile("w+") as log:
+        conn.pgconn.trace(log.fileno())
+        conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+        try:
+            run()
+        finally:
+            conn.pgconn.untrace()
+        log.seek(0)
+        sent = [line.split("\t") for line in log.read().splitlines()]
+    return sum(1 for fields in sent if fields[0] == "F" and len(fields) > 2 and fields[2] in ("Sync", "Query"))
+
+
+def test_a_retrieval_waits_on_the_server_three_times(conn, ingest, retriever):
+    """A whole retrieval once its principal is bound: the candidates (one call), then the
+    composed versions' metadata together with what validity windows kept out (one
+    pipeline), then the trace: three waits on the server, where metadata and left-out
+    took one each before; the answer holds both as it did."""
+    ingest(
+        "acme",
+        {
+            "keys.md": "# Keys\n\nRotate the signing keys every ninety days.\n",
+            "old.md": "---\nvalid_until: 2020-01-01\n---\n# Old keys\n\nRotate the signing keys yearly.\n",
+        },
+    )
+    conn.execute(
+        'update data.document_versions v set metadata = v.metadata || \'{"team": "security"}\''
+        " from data.documents d where d.doc_id = v.doc_id and d.path = 'keys.md'"
+    )
+    act_as(conn, "acme", "admin")
+    answers = []
+    ask = request("rotate the signing keys", k_dense=0)
+    assert round_trips(conn, lambda: answers.append(retriever.retrieve(conn, ask))) == 3
+    (answer,) = answers
+    assert [(f.source, f.metadata.get("team")) for f in answer.fragments] == [("keys.md#keys", "security")]
+    trace = get_trace(conn, answer.trace_id)
+    assert [(x["source"], x["reason"]) for x in trace["left_out"]] == [("old.md#old-keys", "expired")]

@@ -2018,6 +2018,25 @@ CREATE FUNCTION data._usage_statements(p_source text, p_sign integer) RETURNS te
 ALTER FUNCTION data._usage_statements(p_source text, p_sign integer) OWNER TO <migrator>;
 
 --
+-- Name: _usage_summary(text, jsonb, double precision, integer, bigint, double precision, double precision); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_summary(p_org_id text, p_request jsonb, p_duration_ms double precision, p_candidates integer, p_included bigint, p_best_relevance double precision, p_best_score double precision, OUT repo_id text, OUT persona_id text, OUT session_id text, OUT foreign_org boolean, OUT latency_bucket integer, OUT empty boolean, OUT below_floor boolean, OUT relevance_floor double precision, OUT best_relevance double precision, OUT best_score double precision, OUT candidates integer) RETURNS record
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_summary(p_org_id text, p_request jsonb, p_duration_ms double precision, p_candidates integer, p_included bigint, p_best_relevance double precision, p_best_score double precision, OUT repo_id text, OUT persona_id text, OUT session_id text, OUT foreign_org boolean, OUT latency_bucket integer, OUT empty boolean, OUT below_floor boolean, OUT relevance_floor double precision, OUT best_relevance double precision, OUT best_score double precision, OUT candidates integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _usage_summary(p_org_id text, p_request jsonb, p_duration_ms double precision, p_candidates integer, p_included bigint, p_best_relevance double precision, p_best_score double precision, OUT repo_id text, OUT persona_id text, OUT session_id text, OUT foreign_org boolean, OUT latency_bucket integer, OUT empty boolean, OUT below_floor boolean, OUT relevance_floor double precision, OUT best_relevance double precision, OUT best_score double precision, OUT candidates integer); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._usage_summary(p_org_id text, p_request jsonb, p_duration_ms double precision, p_candidates integer, p_included bigint, p_best_relevance double precision, p_best_score double precision, OUT repo_id text, OUT persona_id text, OUT session_id text, OUT foreign_org boolean, OUT latency_bucket integer, OUT empty boolean, OUT below_floor boolean, OUT relevance_floor double precision, OUT best_relevance double precision, OUT best_score double precision, OUT candidates integer) IS 'What the usage roll-ups keep of one trace, from its request, latency and candidate aggregates (data._usage_trace''s logic).';
+
+
+--
 -- Name: _usage_trace(text, jsonb, jsonb, double precision); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -7397,7 +7416,7 @@ CREATE TRIGGER fragments_reading_text BEFORE INSERT OR UPDATE OF text, reading O
 -- Name: retrieval_traces retrieval_traces_returns; Type: TRIGGER; Schema: data; Owner: <migrator>
 --
 
-CREATE TRIGGER retrieval_traces_returns AFTER INSERT ON data.retrieval_traces FOR EACH ROW EXECUTE FUNCTION data._record_returns();
+CREATE TRIGGER retrieval_traces_returns AFTER INSERT ON data.retrieval_traces REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION data._record_returns();
 
 
 --
@@ -9493,6 +9512,13 @@ REVOKE ALL ON FUNCTION data._usage_recount_statements(p_source text) FROM PUBLIC
 --
 
 REVOKE ALL ON FUNCTION data._usage_statements(p_source text, p_sign integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _usage_summary(p_org_id text, p_request jsonb, p_duration_ms double precision, p_candidates integer, p_included bigint, p_best_relevance double precision, p_best_score double precision, OUT repo_id text, OUT persona_id text, OUT session_id text, OUT foreign_org boolean, OUT latency_bucket integer, OUT empty boolean, OUT below_floor boolean, OUT relevance_floor double precision, OUT best_relevance double precision, OUT best_score double precision, OUT candidates integer); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_summary(p_org_id text, p_request jsonb, p_duration_ms double precision, p_candidates integer, p_included bigint, p_best_relevance double precision, p_best_score double precision, OUT repo_id text, OUT persona_id text, OUT session_id text, OUT foreign_org boolean, OUT latency_bucket integer, OUT empty boolean, OUT below_floor boolean, OUT relevance_floor double precision, OUT best_relevance double precision, OUT best_score double precision, OUT candidates integer) FROM PUBLIC;
 
 
 --
