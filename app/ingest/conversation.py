@@ -92,6 +92,92 @@ def _valid(position: int, year: int, month: int, day: int) -> list[tuple[int, da
         return []
 
 
+# -- dates a question names, matched against a turn's (app/retrieve/dates.py) --
+
+DateKey = tuple[int, ...]
+"""(year, month) or (year, month, day): a month or a day a text names."""
+_MONTH_YEAR = re.compile(rf"\b({_MONTH})\.?,?\s+(\d{{4}})\b", re.IGNORECASE)
+_WEEK_OF = "week of "
+
+
+def _days_named(text: str) -> tuple[list[date], str]:
+    """Every valid calendar date written in `text`, and the text with them blanked out."""
+    days: list[date] = []
+    spans: list[tuple[int, int]] = []
+    for pattern, order in ((_DAY_MONTH_YEAR, "dmy"), (_MONTH_DAY_YEAR, "mdy"), (_ISO, "ymd")):
+        for match in pattern.finditer(text):
+            if order == "dmy":
+                parts = (int(match[3]), month_number(match[2]), int(match[1]))
+            elif order == "mdy":
+                parts = (int(match[3]), month_number(match[1]), int(match[2]))
+            else:
+                parts = (int(match[1]), int(match[2]), int(match[3]))
+            found = _valid(match.start(), *parts)
+            if found:
+                days.append(found[0][1])
+                spans.append(match.span())
+    rest = text
+    for start, end in sorted(spans, reverse=True):
+        rest = rest[:start] + " " + rest[end:]
+    return days, rest
+
+
+def query_dates(text: str) -> frozenset[DateKey]:
+    """The days and months a question names: a day in any form `parse_date` reads ("on 3
+    June, 2023", "October 13, 2023", "2023-06-03"), a month with its year ("in December
+    2023"). A year alone names nothing (most turns of a conversation share it), nor does
+    a month without its year ("may" is also a verb), nor a relative time ("last year":
+    relative to when the speaker said it, not to today; docs/adr/0027)."""
+    days, rest = _days_named(text)
+    keys: set[DateKey] = {(d.year, d.month, d.day) for d in days}
+    for match in _MONTH_YEAR.finditer(rest):
+        year = int(match[2])
+        if 1 <= year <= 9999:
+            keys.add((year, month_number(match[1])))
+    return frozenset(keys)
+
+
+def fragment_dates(text: str) -> frozenset[DateKey]:
+    """The days and months a turn's fragment (turn_fragment) is about: its session's date
+    (first line) and the dates its relative times name (the parenthesised line after the
+    turn; "week of" a day: its seven days), each day with its month. Empty for a text
+    without them."""
+    lines = text.split("\n")
+    days: list[date] = []
+    keys: set[DateKey] = set()
+    said = parse_date(lines[0])
+    if said is not None:
+        days.append(said)
+    for line in lines[1:]:
+        if not line:
+            break  # the questions of the turn before follow a blank line
+        if not (line.startswith("(") and line.endswith(")")):
+            continue
+        for label in line[1:-1].split("; "):
+            if label.startswith(_WEEK_OF):
+                start = parse_date(label)
+                if start is not None:
+                    days.extend(start + timedelta(days=i) for i in range(7))
+                continue
+            day = parse_date(label)
+            if day is not None:
+                days.append(day)
+                continue
+            month = _MONTH_YEAR.fullmatch(label)
+            if month is not None:
+                keys.add((int(month[2]), month_number(month[1])))
+    for d in days:
+        keys |= {(d.year, d.month), (d.year, d.month, d.day)}
+    return frozenset(keys)
+
+
+def day_or_month_label(key: DateKey) -> str:
+    """ "3 June 2023" or "June 2023"."""
+    if len(key) == 3:
+        return day_label(date(*key))
+    return _month_label(key[0], key[1])
+
+
 def split_speaker(text: str) -> tuple[str | None, str]:
     """("Caroline", "Hey Mel!") from "Caroline: Hey Mel!"; (None, text) without a name."""
     match = _SPEAKER.match(text)

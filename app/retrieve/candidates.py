@@ -79,6 +79,9 @@ class Candidate:
     rule: int | None = None
     rule_name: str | None = None
     """The workflow rule whose Context brought it (a request `touching` files matched it)."""
+    date_match: str | None = None
+    """The day or month the query names that this conversation turn is about, when fusion's
+    score was lifted for it (app.retrieve.dates)."""
     terms: dict[str, float] | None = None
     """Each term of the blended score (app.retrieve.blend), set for ranked candidates."""
     # The scores, one field each, in the order the stages set them (app.retrieve.stages):

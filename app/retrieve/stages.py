@@ -37,6 +37,7 @@ from app.retrieve.candidates import (
 from app.retrieve.compose import Composition, compose_linked
 from app.retrieve.compose import compose as compose_budget
 from app.retrieve.config import PipelineConfig
+from app.retrieve.dates import match_dates
 from app.retrieve.query_vectors import QueryVectors
 from app.retrieve.relevance import relevance
 from app.retrieve.request import Resolved
@@ -72,10 +73,12 @@ class Gathered:
 
 
 def usual_candidates(conn: psycopg.Connection, q: Resolved, vectors: QueryVectors) -> list[Candidate]:
-    """The fused lexical and dense lists, filtered in SQL (api.retrieve_candidates)."""
-    return fetch_candidates(
+    """The fused lexical and dense lists, filtered in SQL (api.retrieve_candidates), then
+    conversation turns about a date the query names lifted (app.retrieve.dates)."""
+    fused = fetch_candidates(
         conn, q.scope, q.query, vectors, q.k_lexical, q.k_dense, q.rrf_k, q.fusion, q.filters, q.models
     )
+    return match_dates(q.query, fused)
 
 
 def context_members(
