@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import psycopg.sql
 import pytest
 from pytest_postgresql.janitor import DatabaseJanitor
 
@@ -54,6 +55,12 @@ def pg_server():
         # the lexical engine's library in every session, for its COPY guard.
         with psycopg.connect(server.url(), autocommit=True) as conn:
             conn.execute("alter system set session_preload_libraries = 'contexts_bm25'")
+            # A throwaway cluster: nothing in it has to outlive a crash of the machine, so
+            # no write waits for the disk (each test's database is created, written and
+            # dropped; with _Janitor's FILE_COPY, about 0.4 s less per test on 2 busy cores).
+            # A killed server still recovers: its writes are in the OS's cache.
+            for name in ("fsync", "full_page_writes", "synchronous_commit"):
+                conn.execute(f"alter system set {name} = off")
             conn.execute("select pg_reload_conf()")
         yield server
 
@@ -75,9 +82,18 @@ def require_running(server: EmbeddedPostgres) -> None:
         )
 
 
+class _Janitor(DatabaseJanitor):
+    """Clones by copying the template's files (STRATEGY FILE_COPY): with fsync off its two
+    checkpoints cost nothing, and it writes no WAL for the copy, as the default does."""
+
+    def _build_create_database_sql(self):
+        query = super()._build_create_database_sql()
+        return query + psycopg.sql.SQL(" STRATEGY FILE_COPY") if self.template_dbname else query
+
+
 def _janitor(server: EmbeddedPostgres, dbname: str, **kwargs) -> DatabaseJanitor:
     require_running(server)
-    return DatabaseJanitor(
+    return _Janitor(
         user="postgres",
         host=server.socket_dir,
         port=5432,

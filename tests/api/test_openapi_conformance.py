@@ -239,14 +239,40 @@ def run(schema) -> tuple[list[str], dict[str, set[int]]]:
     return errors + report, statuses
 
 
-def test_served_schema_holds_for_generated_requests(api):
-    problems, statuses = run(api)
+PARTS = {
+    "contexts rules pins": ("contexts", "rules", "pins"),
+    "documents sessions profiles": ("documents", "sessions", "profiles"),
+}
+"""The generated run in three parts, each its own test on a service of its own (so that
+the suite's workers share them out), about a third of the run each: the operations under
+these first path segments, and every other operation (where a path added later runs)."""
+OTHERS = "every other operation"
+REACHED = {
+    "contexts rules pins": {"POST /contexts/retrieve": {200}},
+    "documents sessions profiles": {"POST /documents": {201}},
+    OTHERS: {"GET /fragments/{fragment_id}": {400, 401, 404}},
+}
+"""Answers each part's run must reach, not only refusals."""
+
+
+def part_named(path: str) -> str:
+    """The part an operation's path belongs to: by its first segment."""
+    first = path.strip("/").split("/")[0]
+    return next((part for part, segments in PARTS.items() if first in segments), OTHERS)
+
+
+def part_of(schema, part: str):
+    """The operations of `part` in `schema` (by exclusion: an include filter would be
+    dropped by the per-operation entries of schema_config)."""
+    return schema.exclude(lambda context: part_named(context.operation.path) != part)
+
+
+@pytest.mark.parametrize("part", REACHED)
+def test_served_schema_holds_for_generated_requests(api, part):
+    problems, statuses = run(part_of(api, part))
     assert not problems, "\n\n".join(problems)
-    # The run reached each operation's answers, not only its refusals.
-    assert 200 in statuses["POST /contexts/retrieve"] and 201 in statuses["POST /documents"], str(
-        sorted(statuses["POST /documents"])
-    )
-    assert {400, 401, 404} <= statuses["GET /fragments/{fragment_id}"], statuses
+    for label, answers in REACHED[part].items():
+        assert answers <= statuses[label], (label, sorted(statuses[label]))
 
 
 def test_served_schema_holds_for_known_fragments_and_traces(api, client):

@@ -4,21 +4,18 @@ report is written."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import psycopg
 
 from app.bench import engines as bench_engines
 from app.bench import reference as bench_reference
 from app.bench import run as bench
-
-DOCS = Path(__file__).resolve().parents[2] / "docs"
-"""The corpus: this repository's own docs, a few dozen fragments of real prose."""
+from tests.bench.corpus import small_corpus
 
 
 def test_bench_runs_every_step(db_url, tmp_path):
-    out = tmp_path / "out"
-    argv = ["--fragments", "20", "--corpus", str(DOCS), "--queries", "3", "--db-url", db_url, "--out", str(out)]
+    out, corpus = tmp_path / "out", small_corpus(tmp_path / "corpus")
+    argv = ["--fragments", "20", "--corpus", str(corpus), "--queries", "3", "--db-url", db_url, "--out", str(out)]
     argv += ["--authority-fragments", "40", "80", "--authority-repeat", "1", "--copies", "2", "--tenants", "1"]
     assert bench.main(argv) == 0
     report = json.loads((out / "latest.json").read_text())

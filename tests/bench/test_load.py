@@ -5,14 +5,11 @@ the report is written."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import psutil
 
 from app.bench import load as bench_load
-
-DOCS = Path(__file__).resolve().parents[2] / "docs"
-"""The corpus: this repository's own docs, a few dozen fragments of real prose."""
+from tests.bench.corpus import small_corpus
 
 
 def test_load_bench_runs_every_phase(db_url, tmp_path):
@@ -21,7 +18,7 @@ def test_load_bench_runs_every_phase(db_url, tmp_path):
         "--fragments",
         "20",
         "--corpus",
-        str(DOCS),
+        str(small_corpus(tmp_path / "corpus")),
         "--readers",
         "2",
         "--writers",
