@@ -43,18 +43,33 @@ LINEAR_FEATURES = (
     "proximity",
     "identifier_match",
     "feedback_similarity",
-    "doc_best_fused_rr",
-    "doc_fragments",
+    "kind_definition",
+    "kind_declaration",
+    "kind_imports",
+    "kind_test",
+    "kind_explaining",
+    "kind_reference",
+    "kind_turn",
+    "question_non_answer",
+    "name_definition",
 )
 """The columns of the linear model: the first stage's own evidence relative to the
-list, and the text evidence it ignores, each with one meaning on every corpus. Left
-out: raw magnitudes (BM25, cosine, lengths), query-level values (constant within a list,
-so 0 once standardized), and `is_code`, which on the development sets mostly says which
-corpus a list came from (with it, held-out cosqa and torchhub lost up to 0.014)."""
+list, the text evidence it ignores, each with one meaning on every corpus, and what
+kind of fragment each candidate is (app.retrieve.kinds; the query's kind is constant
+within a list, so it enters through the two pair columns). Left out: raw magnitudes
+(BM25, cosine, lengths), query-level values (constant within a list, so 0 once
+standardized), `is_code`, which on the development sets mostly says which corpus a list
+came from (with it, held-out cosqa and torchhub lost up to 0.014), and the document
+columns (`doc_best_fused_rr`, `doc_fragments`): trained on fragment-level labels they
+lifted the answer's neighbours in its file, and held out the model did better without
+them (ADR 0015, seventh amendment)."""
 KINDS = ("linear", "lambdamart")
 KIND = "linear"
-LINEAR_PARAMS: dict = {"C": 0.1, "pairs_per_query": 200, "seed": 7}
-"""Inverse L2 strength, pairs sampled per query (with replacement), sampling seed."""
+LINEAR_PARAMS: dict = {"C": 0.1, "pairs_per_query": 200, "seed": 7, "graded": True}
+"""Inverse L2 strength, pairs sampled per query (with replacement), sampling seed, and
+which pairs: `graded`, any two candidates of different grades (the better one first:
+a fragment-labelled answer over the doc section that merely references it); else a
+relevant and an unrelated one."""
 
 PARAMS: dict = {
     "objective": "lambdarank",
@@ -123,9 +138,10 @@ def fit(data: Matrix, columns: Sequence[str], params: dict | None = None, rounds
 
 
 def fit_linear(data: Matrix, params: dict | None = None) -> learned.LinearScorer:
-    """Logistic regression on feature differences of (relevant, unrelated) pairs within
-    a list, features standardized per list, no intercept (a pair and its mirror are
-    both given, so the classes balance); each pair weighs its set's row weight."""
+    """Logistic regression on feature differences of (better, worse) pairs within a list
+    (LINEAR_PARAMS: any two grades, or relevant and unrelated), features standardized
+    per list, no intercept (a pair and its mirror are both given, so the classes
+    balance); each pair weighs its set's row weight."""
     from sklearn.linear_model import LogisticRegression
     from threadpoolctl import threadpool_limits
 

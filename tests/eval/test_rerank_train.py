@@ -16,6 +16,7 @@ from app.eval.rerank_train import (
     probability,
     validate,
 )
+from app.retrieve import learned
 from app.retrieve.learned import LearnedReranker
 from app.text.stems import TEXT_CHARS
 from tests.retrieve.test_features import candidate
@@ -101,9 +102,12 @@ def test_held_out_validation_scores_the_full_order(kind):
         assert f.hybrid == pytest.approx(1 / 2.584962500721156)  # relevant fifth: 1 / log2(6)
         assert f.full == 1.0
     # By default the held-out lists are scored with the shipped fused share, as the
-    # service scores them: the fused first place (1.0 against the answer's 0.5) keeps it.
+    # service scores them; all of the share to the fused order is the hybrid order.
     shared = validate(rows("a") + rows("b"), "set", params=params, rounds=10, kind=kind)
-    assert all(f.full == pytest.approx(f.hybrid) for f in shared)
+    explicit = validate(rows("a") + rows("b"), "set", params=params, rounds=10, kind=kind, share=learned.FUSED_SHARE)
+    assert [f.full for f in shared] == [f.full for f in explicit]
+    fused = validate(rows("a") + rows("b"), "set", params=params, rounds=10, kind=kind, share=1.0)
+    assert all(f.full == pytest.approx(f.hybrid) for f in fused)
 
 
 @pytest.mark.parametrize("share", [0.0, 0.5, 0.85])
