@@ -8,6 +8,13 @@ field the reranker's features read, the rest as fragment ids and documents only 
 follow the reranked head unchanged in the `full` stage). Each candidate carries the
 corpus ids it retrieves (golden.document_ranking's order) and its grade: the best
 grade of those documents, so several fragments of one document share its grade.
+
+A set labelled per fragment (`PATH#L<n>`, beir.Dataset.fragment_level: mixed-click and
+the other sets app.eval.mixed_set builds) is graded per fragment instead, as the gate
+scores it (docs/adr/0033): every candidate also carries its key and its sources' line
+spans (golden.fragment_keys), its grade is the best grade of the labels it satisfies
+(metrics.fragment_grade: another fragment of the answer's file is not the answer), and
+a ranking is one position per fragment (metrics.fragment_ranking).
 """
 
 from __future__ import annotations
@@ -26,13 +33,16 @@ import psycopg
 
 from app.eval import beir, golden
 from app.eval.embedding_cache import CorpusVectors
-from app.eval.metrics import score_query
+from app.eval.metrics import Span, fragment_grade, fragment_ranking, score_query
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.candidates import Candidate
 from app.retrieve.service import Retriever
 from app.wire.retrieve import DEFAULT_RERANK_TOP
 
-FAMILIES = {"locomo": ("locomo-conv-26", "locomo-conv-30", "locomo-conv-41")}
+FAMILIES = {
+    "locomo": ("locomo-conv-26", "locomo-conv-30", "locomo-conv-41"),
+    "click": ("commits-click", "mixed-click"),
+}
 """Sets built the same way from one source: leave-one-family-out holds them out together."""
 
 # A reading is left out: the text is kept, and the features read it the same.
@@ -55,9 +65,22 @@ class QueryRow:
     """Per head candidate: the best grade of its documents (0: none relevant)."""
     tail_docs: list[list[str]]
     """Per candidate after the head, in fused order: its corpus ids."""
+    head_keys: list[tuple[str, list[Span]]] | None = None
+    """A fragment-labelled set's: per head candidate, its key and its sources' spans
+    (golden.fragment_keys); None for a set labelled per document."""
+    tail_keys: list[tuple[str, list[Span]]] | None = None
+    """The same for the candidates after the head."""
+
+    @property
+    def fragment_level(self) -> bool:
+        return self.head_keys is not None
 
     def ranking(self, order: list[int]) -> list[str]:
-        """Corpus ids when the head is put in `order` (indexes into `head`)."""
+        """Rank positions when the head is put in `order` (indexes into `head`): corpus
+        ids, or for a fragment-labelled set what each fragment stands for."""
+        if self.head_keys is not None:
+            keys = [self.head_keys[i] for i in order] + (self.tail_keys or [])
+            return fragment_ranking(keys, self.qrels)
         out: list[str] = []
         seen: set[str] = set()
         for docs in [self.head_docs[i] for i in order] + self.tail_docs:
@@ -114,6 +137,7 @@ def collect(
     org = golden.org_id_for(dataset.name, dataset.content_hash(), version, kind)
     golden.ensure_ingested(conn, pipeline, dataset, org, kind)
     sources = golden.fragment_documents(conn, org, kind)
+    spans = golden.fragment_spans(conn, org, kind) if dataset.fragment_level else None
     options = golden.GoldenOptions(stages=("hybrid",), rerank_top=rerank_top, kind=kind)
 
     def docs(c: Candidate) -> list[str]:
@@ -131,7 +155,7 @@ def collect(
             qrels = dataset.qrels[query.id]
             head, tail = fused[:rerank_top], fused[rerank_top:]
             head_docs = [docs(c) for c in head]
-            row = {
+            row: dict = {
                 "query_id": query.id,
                 "query": query.text,
                 "qrels": qrels,
@@ -140,6 +164,11 @@ def collect(
                 "grades": [max((qrels.get(d, 0) for d in ds), default=0) for ds in head_docs],
                 "tail_docs": [docs(c) for c in tail],
             }
+            if spans is not None:
+                head_keys = golden.fragment_keys(head, spans, kind)
+                row["head_keys"] = head_keys
+                row["tail_keys"] = golden.fragment_keys(tail, spans, kind)
+                row["grades"] = [fragment_grade(own, qrels) for _, own in head_keys]
             fh.write(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")
         fh.flush()
         fh.detach()
@@ -161,7 +190,15 @@ def read(path: Path) -> Iterator[QueryRow]:
                 head_docs=row["head_docs"],
                 grades=row["grades"],
                 tail_docs=row["tail_docs"],
+                head_keys=_keys(row.get("head_keys")),
+                tail_keys=_keys(row.get("tail_keys")),
             )
+
+
+def _keys(rows: list | None) -> list[tuple[str, list[Span]]] | None:
+    if rows is None:
+        return None
+    return [(key, [(doc, int(start), int(end)) for doc, start, end in spans]) for key, spans in rows]
 
 
 def files_digest(paths: list[Path]) -> str:

@@ -43,18 +43,33 @@ LINEAR_FEATURES = (
     "proximity",
     "identifier_match",
     "feedback_similarity",
-    "doc_best_fused_rr",
-    "doc_fragments",
+    "kind_definition",
+    "kind_declaration",
+    "kind_imports",
+    "kind_test",
+    "kind_explaining",
+    "kind_reference",
+    "kind_turn",
+    "question_non_answer",
+    "name_definition",
 )
 """The columns of the linear model: the first stage's own evidence relative to the
-list, and the text evidence it ignores, each with one meaning on every corpus. Left
-out: raw magnitudes (BM25, cosine, lengths), query-level values (constant within a list,
-so 0 once standardized), and `is_code`, which on the development sets mostly says which
-corpus a list came from (with it, held-out cosqa and torchhub lost up to 0.014)."""
+list, the text evidence it ignores, each with one meaning on every corpus, and what
+kind of fragment each candidate is (app.retrieve.kinds; the query's kind is constant
+within a list, so it enters through the two pair columns). Left out: raw magnitudes
+(BM25, cosine, lengths), query-level values (constant within a list, so 0 once
+standardized), `is_code`, which on the development sets mostly says which corpus a list
+came from (with it, held-out cosqa and torchhub lost up to 0.014), and the document
+columns (`doc_best_fused_rr`, `doc_fragments`): trained on fragment-level labels they
+lifted the answer's neighbours in its file, and held out the model did better without
+them (ADR 0015, seventh amendment)."""
 KINDS = ("linear", "lambdamart")
 KIND = "linear"
-LINEAR_PARAMS: dict = {"C": 0.1, "pairs_per_query": 200, "seed": 7}
-"""Inverse L2 strength, pairs sampled per query (with replacement), sampling seed."""
+LINEAR_PARAMS: dict = {"C": 0.1, "pairs_per_query": 200, "seed": 7, "graded": True}
+"""Inverse L2 strength, pairs sampled per query (with replacement), sampling seed, and
+which pairs: `graded`, any two candidates of different grades (the better one first:
+a fragment-labelled answer over the doc section that merely references it); else a
+relevant and an unrelated one."""
 
 PARAMS: dict = {
     "objective": "lambdarank",
@@ -123,9 +138,10 @@ def fit(data: Matrix, columns: Sequence[str], params: dict | None = None, rounds
 
 
 def fit_linear(data: Matrix, params: dict | None = None) -> learned.LinearScorer:
-    """Logistic regression on feature differences of (relevant, unrelated) pairs within
-    a list, features standardized per list, no intercept (a pair and its mirror are
-    both given, so the classes balance); each pair weighs its set's row weight."""
+    """Logistic regression on feature differences of (better, worse) pairs within a list
+    (LINEAR_PARAMS: any two grades, or relevant and unrelated), features standardized
+    per list, no intercept (a pair and its mirror are both given, so the classes
+    balance); each pair weighs its set's row weight."""
     from sklearn.linear_model import LogisticRegression
     from threadpoolctl import threadpool_limits
 
@@ -139,10 +155,17 @@ def fit_linear(data: Matrix, params: dict | None = None) -> learned.LinearScorer
         y = data.y[start : start + size]
         weight = float(data.weights[start])
         start += size
-        relevant, unrelated = np.flatnonzero(y > 0), np.flatnonzero(y == 0)
-        if len(relevant) == 0 or len(unrelated) == 0:
-            continue
-        diffs.append(x[rng.choice(relevant, k)] - x[rng.choice(unrelated, k)])
+        if p.get("graded"):
+            better, worse = np.nonzero(y[:, None] > y[None, :])
+            if len(better) == 0:
+                continue
+            pick = rng.choice(len(better), k)
+            diffs.append(x[better[pick]] - x[worse[pick]])
+        else:
+            relevant, unrelated = np.flatnonzero(y > 0), np.flatnonzero(y == 0)
+            if len(relevant) == 0 or len(unrelated) == 0:
+                continue
+            diffs.append(x[rng.choice(relevant, k)] - x[rng.choice(unrelated, k)])
         weights.append(np.full(k, weight if BALANCE else 1.0))
     if not diffs:
         raise ValueError("no query has both a relevant and an unrelated candidate: nothing to learn")
@@ -185,13 +208,19 @@ def probability(raw: float, calibration: tuple[float, float]) -> float:
     return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
 
-def full_order(row: QueryRow, scores: Sequence[float]) -> list[int]:
-    """Head indexes in the `full` stage's order: rerank order (score, then fused), then
-    the blend with the built-in profile (app.retrieve.blend; freshness is the same for
-    every fragment of an eval corpus, pins there are none)."""
+def full_order(row: QueryRow, scores: Sequence[float], share: float = 0.0) -> list[int]:
+    """Head indexes in the `full` stage's order: the base score (app.retrieve.rerank.order:
+    `(1 - share) x score + share x fused / best fused of the head`), then the blend with
+    the built-in profile (app.retrieve.blend; freshness is the same for every fragment of
+    an eval corpus, pins there are none)."""
     w = BUILT_IN.weights
-    order = sorted(range(len(row.head)), key=lambda i: (-scores[i], -row.head[i].fused_score, row.head[i].fragment_id))
-    final = {i: w["rerank"] * scores[i] + w["authority"] * (row.head[i].authority or 0.0) for i in order}
+    best = max((c.fused_score for c in row.head), default=0.0)
+    base = [
+        (1.0 - share) * s + share * (min(1.0, c.fused_score / best) if best > 0 else 0.0)
+        for s, c in zip(scores, row.head)
+    ]
+    order = sorted(range(len(row.head)), key=lambda i: (-base[i], -row.head[i].fused_score, row.head[i].fragment_id))
+    final = {i: w["rerank"] * base[i] + w["authority"] * (row.head[i].authority or 0.0) for i in order}
     return sorted(order, key=lambda i: -final[i])
 
 
@@ -215,6 +244,7 @@ def score_rows(
     xs: Sequence[np.ndarray],
     columns: Sequence[str],
     calibration: tuple[float, float],
+    share: float = 0.0,
 ) -> dict[str, tuple[float, float]]:
     """Per set: (hybrid nDCG@10, full nDCG@10) over its queries."""
     by_set: dict[str, list[tuple[float, float]]] = {}
@@ -223,7 +253,7 @@ def score_rows(
         if row.head:
             raw = model.predict(x[:, keep], num_threads=1)
             scores = [probability(float(s), calibration) for s in raw]
-            full = row.ndcg(full_order(row, scores))
+            full = row.ndcg(full_order(row, scores, share))
         else:
             full = row.ndcg([])
         by_set.setdefault(row.dataset, []).append((row.ndcg(fused_order(row)), full))
@@ -256,8 +286,12 @@ def validate(
     params: dict | None = None,
     rounds: int = ROUNDS,
     kind: str = KIND,
+    share: float | None = None,
 ) -> list[Fold]:
-    """Leave one set (by="set") or one family (by="family") out, in turn."""
+    """Leave one set (by="set") or one family (by="family") out, in turn, each held-out
+    list scored with the fused order's `share` of the base score (default: the shipped
+    reranker's, learned.FUSED_SHARE)."""
+    share = learned.FUSED_SHARE if share is None else share
     columns = columns or columns_of(kind)
     xs = xs if xs is not None else featurize(rows)
     key = (lambda r: r.dataset) if by == "set" else (lambda r: family_of(r.dataset))
@@ -269,10 +303,19 @@ def validate(
             [rows[i] for i in train_idx], [xs[i] for i in train_idx], columns, params, rounds, kind
         )
         test_rows = [rows[i] for i in test_idx]
-        per_set = score_rows(model, test_rows, [xs[i] for i in test_idx], columns, calibration)
+        per_set = score_rows(model, test_rows, [xs[i] for i in test_idx], columns, calibration, share)
         for name, (hybrid, full) in sorted(per_set.items()):
             folds.append(Fold(held, [name], sum(1 for r in test_rows if r.dataset == name), hybrid, full))
     return folds
+
+
+def _labels(rows: Sequence[QueryRow]) -> str:
+    """How the training candidates were graded (the model file's metadata)."""
+    text = "qrels grade of the fragment's best document (dev split)"
+    fragment = sorted({r.dataset for r in rows if r.fragment_level})
+    if fragment:
+        text += f"; per fragment (the best label it holds) on {', '.join(fragment)}"
+    return text
 
 
 def model_version(text: str) -> str:
@@ -317,7 +360,7 @@ def model_file(
             "sha256": data_sha256,
             "sets": {name: sum(1 for r in rows if r.dataset == name) for name in sorted({r.dataset for r in rows})},
             "pairs": sum(len(r.head) for r in rows),
-            "labels": "qrels grade of the fragment's best document (dev split)",
+            "labels": _labels(rows),
         },
         "validation": validation or {},
     }

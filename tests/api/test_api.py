@@ -74,7 +74,7 @@ def test_trace_explains_every_candidate(client):
     assert trace["query"] == "rotate credentials" and trace["request"]["budget_tokens"] == 60
     # The default full stage: the shipped learned reranker, named with its version.
     assert trace["pipeline"]["reranker"] == "learned" and trace["pipeline"]["score_basis"].startswith(
-        "rerank_probability x 0.15 + fused score"
+        "rerank_probability x 0.50 + fused score"
     )
     assert trace["pipeline"]["reranker_version"] == LearnedReranker().version
     fusion = trace["pipeline"]["fusion"]

@@ -5,6 +5,7 @@ stage through the Retriever, document-level metrics, and the CLI's contract."""
 from __future__ import annotations
 
 import json
+import math
 
 import psycopg
 import pytest
@@ -291,10 +292,8 @@ def refund_window(days):
 '''
 
 
-def test_fragment_labels_are_scored_per_fragment(conn, pipeline, retriever, tmp_path):
-    """`PATH#L<n>` names the fragment whose line range holds line n: another fragment of
-    the same file ranked first is a miss, not the answer (document-level scoring would
-    call it a hit); a plain corpus id in the same set still means any fragment of it."""
+def write_shop(root):
+    """A set labelled per fragment: a code file with two functions, and a doc."""
     corpus = [
         {"_id": "src/shop/tax.py", "title": "src/shop/tax.py", "text": TAX},
         {
@@ -316,7 +315,14 @@ def test_fragment_labels_are_scored_per_fragment(conn, pipeline, retriever, tmp_
         "q3\tdocs/refunds.md\t1\n"
         "q4\tsrc/shop/tax.py#L99\t1\n"  # past the file's end: no fragment holds it
     )
-    dataset = beir.load(write_set(tmp_path / "shop", corpus=corpus, queries=queries, qrels=qrels))
+    return write_set(root, corpus=corpus, queries=queries, qrels=qrels)
+
+
+def test_fragment_labels_are_scored_per_fragment(conn, pipeline, retriever, tmp_path):
+    """`PATH#L<n>` names the fragment whose line range holds line n: another fragment of
+    the same file ranked first is a miss, not the answer (document-level scoring would
+    call it a hit); a plain corpus id in the same set still means any fragment of it."""
+    dataset = beir.load(write_shop(tmp_path / "shop"))
     assert dataset.fragment_level and dataset.unknown_labels == 0
     options = golden.GoldenOptions(stages=("lexical",), depth=100, out_dir=tmp_path / "out")
     report = golden.run(conn, pipeline, retriever, dataset, options)
@@ -334,3 +340,35 @@ def test_fragment_labels_are_scored_per_fragment(conn, pipeline, retriever, tmp_
     assert lines["q2"]["metrics"]["mrr@10"] == pytest.approx(1 / lines["q2"]["first_relevant_rank"])
     assert lines["q3"]["metrics"]["ndcg@10"] == 1.0
     assert lines["q4"]["metrics"]["recall@100"] == 0.0
+
+
+def test_rerank_collect_grades_a_fragment_labelled_set_per_fragment(conn, pipeline, retriever, tmp_path):
+    """Training candidates of a set labelled `PATH#L<n>` are graded per fragment, as the
+    gate scores it: the fragment holding the label's line has its grade, another fragment
+    of the same file none (graded per document it had the answer's grade, and the model
+    learned to lift the answer's neighbours); a row's nDCG@10 is the gate's."""
+    from app.eval import rerank_data
+
+    dataset = beir.load(write_shop(tmp_path / "shop"))
+    target = tmp_path / "shop.jsonl.gz"
+    rerank_data.collect(conn, pipeline, retriever, dataset, target, 5)
+    rows = {r.query_id: r for r in rerank_data.read(target)}
+    q2 = rows["q2"]
+    assert q2.fragment_level and q2.head_keys is not None
+    tax = [i for i, c in enumerate(q2.head) if c.path == "src/shop/tax.py"]
+    assert len(tax) == 2  # add_vat's fragment and refund_window's
+    answer = next(i for i in tax if "def refund_window" in q2.head[i].text)
+    other = next(i for i in tax if i != answer)
+    assert q2.grades[answer] == 1 and q2.grades[other] == 0
+    assert rows["q3"].grades == [1 if c.path == "docs/refunds.md" else 0 for c in rows["q3"].head]
+
+    # nDCG@10 of an order, per fragment: the answer first is 1.0; its neighbour first,
+    # then the answer, is the gate's figure for that order (second place), not a hit.
+    rest = [i for i in range(len(q2.head)) if i not in (answer, other)]
+    assert q2.ndcg([answer, other, *rest]) == 1.0
+    assert q2.ndcg([other, answer, *rest]) == pytest.approx(1 / math.log2(3))
+
+    options = golden.GoldenOptions(stages=("hybrid",), rerank_top=5, out_dir=tmp_path / "out")
+    report = golden.run(conn, pipeline, retriever, dataset, options)
+    mean_rows = sum(r.ndcg(list(range(len(r.head)))) for r in rows.values()) / len(rows)
+    assert mean_rows == pytest.approx(report["stages"]["hybrid"]["ndcg@10"], abs=1e-4)

@@ -177,9 +177,27 @@ CLICK_SOURCE = "pallets/click at the base commit of commits-click (its corpus.js
 CLICK = Path(os.environ.get("CONTEXTS_DATASETS", Path(__file__).resolve().parents[3] / "shared" / "datasets"))
 
 
-def test_the_committed_set_is_found_by_name_and_every_label_is_a_line_of_its_file(tmp_path):
-    assert beir.locate(tmp_path, "mixed-click") == COMMITTED
-    dataset = beir.load(COMMITTED)
+GSUTIL = Path("/usr/lib/google-cloud-sdk/platform/gsutil/third_party")
+VENDORED = {
+    "mixed-requests": (
+        "requests",
+        "psf/requests as vendored in the Google Cloud SDK's gsutil (third_party/requests, version 2.32.3)",
+        "Apache-2.0",
+    ),
+    "mixed-urllib3": (
+        "urllib3",
+        "urllib3/urllib3 as vendored in the Google Cloud SDK's gsutil (third_party/urllib3)",
+        "MIT",
+    ),
+}
+"""The reranker's other fragment-labelled training sets (ADR 0015, seventh amendment),
+built from repositories with code and docs that the Google Cloud SDK vendors."""
+
+
+@pytest.mark.parametrize("name", ["mixed-click", *VENDORED])
+def test_the_committed_set_is_found_by_name_and_every_label_is_a_line_of_its_file(tmp_path, name):
+    assert beir.locate(tmp_path, name) == beir.BUNDLED / name
+    dataset = beir.load(beir.BUNDLED / name)
     assert dataset.fragment_level and dataset.unknown_labels == 0 and 200 <= len(dataset.queries) <= 300
     lines = {doc.id: doc.text.split("\n") for doc in dataset.corpus()}
     for qrels in dataset.qrels.values():
@@ -195,6 +213,17 @@ def test_the_committed_set_is_rebuilt_byte_for_byte_from_the_click_corpus(tmp_pa
     assert mixed_set.main([str(CLICK / "commits-click"), str(tmp_path / "out"), *args]) == 0
     for name in ("corpus.jsonl", "queries.jsonl", "qrels/dev.tsv", "README.md"):
         assert (tmp_path / "out" / name).read_bytes() == (COMMITTED / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("name", sorted(VENDORED))
+def test_the_vendored_sets_are_rebuilt_byte_for_byte(tmp_path, name):
+    folder, source, licence = VENDORED[name]
+    if not (GSUTIL / folder).is_dir():
+        pytest.skip(f"the Google Cloud SDK's vendored {folder}")
+    args = ["--name", name, "--max-queries", "300", "--source", source, "--licence", licence]
+    assert mixed_set.main([str(GSUTIL / folder), str(tmp_path / "out"), *args]) == 0
+    for part in ("corpus.jsonl", "queries.jsonl", "qrels/dev.tsv", "README.md"):
+        assert (tmp_path / "out" / part).read_bytes() == (beir.BUNDLED / name / part).read_bytes(), part
 
 
 @pytest.mark.parametrize(

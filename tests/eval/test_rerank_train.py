@@ -16,6 +16,7 @@ from app.eval.rerank_train import (
     probability,
     validate,
 )
+from app.retrieve import learned
 from app.retrieve.learned import LearnedReranker
 from app.text.stems import TEXT_CHARS
 from tests.retrieve.test_features import candidate
@@ -95,11 +96,39 @@ def test_same_data_same_model(tmp_path, kind):
 @pytest.mark.parametrize("kind", ["linear", "lambdamart"])
 def test_held_out_validation_scores_the_full_order(kind):
     params = SMALL if kind == "lambdamart" else None
-    folds = validate(rows("a") + rows("b"), "set", params=params, rounds=10, kind=kind)
+    folds = validate(rows("a") + rows("b"), "set", params=params, rounds=10, kind=kind, share=0.0)
     assert [f.held_out for f in folds] == ["a", "b"]
     for f in folds:
         assert f.hybrid == pytest.approx(1 / 2.584962500721156)  # relevant fifth: 1 / log2(6)
         assert f.full == 1.0
+    # By default the held-out lists are scored with the shipped fused share, as the
+    # service scores them; all of the share to the fused order is the hybrid order.
+    shared = validate(rows("a") + rows("b"), "set", params=params, rounds=10, kind=kind)
+    explicit = validate(rows("a") + rows("b"), "set", params=params, rounds=10, kind=kind, share=learned.FUSED_SHARE)
+    assert [f.full for f in shared] == [f.full for f in explicit]
+    fused = validate(rows("a") + rows("b"), "set", params=params, rounds=10, kind=kind, share=1.0)
+    assert all(f.full == pytest.approx(f.hybrid) for f in fused)
+
+
+@pytest.mark.parametrize("share", [0.0, 0.5, 0.85])
+def test_full_order_is_the_services_order_with_the_fused_share(share):
+    """The simulation's base score is app.retrieve.rerank.order's: (1 - share) x the
+    reranker's score + share x fused / best fused of the head."""
+    from app.retrieve import rerank
+
+    row = rows("a", 1)[0]
+    scores = [0.1, 0.3, 0.2, 0.05, 0.9]
+
+    class Fixed:
+        name, version, fused_share = "fixed", None, share
+
+        def load(self) -> None: ...
+
+        def score(self, query, candidates):
+            return [scores[row.head.index(c)] for c in candidates]
+
+    served = rerank.order(row.query, list(row.head), len(row.head), Fixed())
+    assert full_order(row, scores, share) == [row.head.index(c) for c in served]
 
 
 def test_calibration_is_monotone_and_bounded():
@@ -158,7 +187,7 @@ def test_train_command_writes_a_model_with_its_provenance(tmp_path, monkeypatch,
         write_cache(cache / f"{name}.jsonl.gz", name, rows(name))
     out = tmp_path / "model.json"
     args = ["rerank", "train", "--cache", str(cache), "--dataset", "a", "--dataset", "b", "--out", str(out)]
-    args += ["--kind", kind]
+    args += ["--kind", kind, "--fused-share", "0"]  # the model alone
     result = CliRunner().invoke(main, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     metadata = json.loads(out.read_text())["metadata"]
