@@ -82,6 +82,9 @@ class Candidate:
     date_match: str | None = None
     """The day or month the query names that this conversation turn is about, when fusion's
     score was lifted for it (app.retrieve.dates)."""
+    speaker_match: str | None = None
+    """The speaker the query names who said this conversation turn, when its final score
+    was lifted for it (app.retrieve.speakers)."""
     terms: dict[str, float] | None = None
     """Each term of the blended score (app.retrieve.blend), set for ranked candidates."""
     # The scores, one field each, in the order the stages set them (app.retrieve.stages):

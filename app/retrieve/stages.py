@@ -42,6 +42,7 @@ from app.retrieve.query_vectors import QueryVectors
 from app.retrieve.relevance import relevance
 from app.retrieve.request import Resolved
 from app.retrieve.rerank import Scorer
+from app.retrieve.speakers import match_speaker
 
 MAX_RULE_CONTEXTS = 16
 """Contexts the workflow rules matching one request may bring (the bound of
@@ -241,12 +242,14 @@ class Ranking:
 
 
 def boost(q: Resolved, b: Blended) -> Ranking:
-    """The final score is the blended one, but for a named Context's member in `boost`
-    mode, lifted by CONTEXT_BOOST; the ranked candidates and the rule-brought ones are
-    ordered by it (stable: candidates the blend ties keep the pipeline's order)."""
+    """The final score is the blended one, but lifted for a conversation turn said by the
+    speaker the query names (app.retrieve.speakers: the other turns scaled alike), and
+    for a named Context's member in `boost` mode by CONTEXT_BOOST; the ranked candidates
+    and the rule-brought ones are ordered by it (stable: candidates the blend ties keep the pipeline's order)."""
     g, ranked = b.reranked.gathered, b.reranked.ranked
     for c in ranked + g.pinned + g.ruled:
         c.final_score = c.blended
+    match_speaker(q.query, ranked)
     g.ruled.sort(key=lambda c: -(c.final_score or 0.0))
     if q.boosted:
         for c in ranked:

@@ -44,6 +44,7 @@ def _entry(c: Candidate, fused_rank: int | None, final_ranks: dict[int, int], co
         "dense_weight": c.dense_weight,
         "fused_score": c.fused_score,
         "date_match": c.date_match,
+        "speaker_match": c.speaker_match,
         "rerank_score": c.rerank_score,
         "freshness": c.terms["freshness"] if c.terms else None,
         "terms": c.terms if ranked else None,
