@@ -356,20 +356,35 @@ begin
 end
 $$;
 
--- data._usage_added: the insert trigger's own function: the rows of
--- data._usage_statements(..., 1), written out over the transition table so that their plan
--- is kept for the session (an EXECUTE plans again on every trace written), in one
--- statement that expands each trace's candidates once for the three roll-ups (three
--- expansions of a 170-candidate trace cost about 2 ms more a retrieval: the trace write is
--- on every retrieval's path). The rebuild runs the generated statements, and
+-- data._usage_fold: count up to p_limit traces listed in data.usage_pending (all of
+-- them: null) into the roll-ups, and take them off the list, in one statement: the rows of
+-- data._usage_statements(..., 1), written out so that their plan is kept for the session,
+-- expanding each trace's candidates once for the three roll-ups. One fold at a time (the
+-- advisory lock contexts.usage_fold, to the end of the transaction: two folds would wait
+-- on each other's roll-up rows anyway), and the traces are claimed skip-locked, so that no
+-- trace is counted twice or lost whoever folds; a reader never waits for a fold (the usage
+-- views add the listed traces on the fly), and a write never does (data._usage_pend only
+-- tries the lock). The rebuild runs the generated statements, and
 -- tests/sql/test_usage_rollups.py checks that both give the same roll-ups.
-create or replace function data._usage_added()
-returns trigger
+create or replace function data._usage_fold(p_limit int default null)
+returns void
 language plpgsql security definer
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-    with expanded as materialized (
+    perform pg_advisory_xact_lock(hashtext('contexts.usage_fold'));
+    with claimed as materialized (
+        delete from data.usage_pending p
+        where p.pending_id in (select q.pending_id from data.usage_pending q
+                               order by q.pending_id limit p_limit for update skip locked)
+        returning p.trace_id
+    ), added as materialized (
+        -- Under a cascade from data.orgs the org is gone: its traces are not counted.
+        select t.*
+        from claimed c
+        join data.retrieval_traces t on t.trace_id = c.trace_id
+        where exists (select 1 from data.orgs o where o.org_id = t.org_id)
+    ), expanded as materialized (
         select t.trace_id, e.c
         from added t
         cross join lateral jsonb_array_elements(
@@ -459,6 +474,72 @@ begin
         doc_id = case when (excluded.last_candidate_at, u.newest_trace_id)
                            > (u.last_candidate_at, excluded.newest_trace_id)
                       then excluded.doc_id else u.doc_id end;
+end
+$$;
+comment on function data._usage_fold(int) is 'Count up to p_limit pending traces (all: null) into the usage roll-ups; traces another transaction is folding are skipped.';
+
+-- data._usage_fold_all: every pending trace counted (after a fold under way in another
+-- transaction ends: what it folded is off the list by then). Before a trace is deleted or
+-- updated.
+create or replace function data._usage_fold_all()
+returns void
+language plpgsql security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+    perform data._usage_fold(null);
+end
+$$;
+comment on function data._usage_fold_all() is 'Count every pending trace into the usage roll-ups (waits for concurrent folds).';
+
+-- data._usage_fold_every: how many traces are written between two folds inside a write:
+-- 64, or the setting contexts.usage_fold_every (a positive integer).
+create or replace function data._usage_fold_every()
+returns int
+language sql stable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+    select case when s ~ '^[0-9]{1,9}$' and s::int > 0 then s::int else 64 end
+    from (select current_setting('contexts.usage_fold_every', true) as s) c
+$$;
+
+-- data._usage_pend: the insert trigger's function. A trace's write only lists it (a row of
+-- data.usage_pending); the write whose list entries cross a multiple of
+-- data._usage_fold_every() folds the pending traces, a batch of up to four times that (so
+-- the list stays short even when a fold is skipped or rolls back), unless a fold is under
+-- way in another transaction: then it leaves them to the next.
+create or replace function data._usage_pend()
+returns trigger
+language plpgsql security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    lo bigint;
+    hi bigint;
+    every int := data._usage_fold_every();
+begin
+    with listed as (
+        insert into data.usage_pending (trace_id, org_id)
+        select a.trace_id, a.org_id from added a
+        returning pending_id
+    )
+    select min(pending_id), max(pending_id) into lo, hi from listed;
+    if hi / every > (lo - 1) / every and pg_try_advisory_xact_lock(hashtext('contexts.usage_fold')) then
+        perform data._usage_fold(4 * every);
+    end if;
+    return null;
+end
+$$;
+
+-- Before a delete or an update of traces, every pending trace is counted: the statement
+-- triggers below then correct the roll-ups for exactly the traces they were counted from.
+create or replace function data._usage_settle()
+returns trigger
+language plpgsql security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+    perform data._usage_fold_all();
     return null;
 end
 $$;
@@ -469,7 +550,7 @@ language plpgsql security definer
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-    truncate data.usage_fragments, data.usage_days, data.usage_below_floor;
+    truncate data.usage_fragments, data.usage_days, data.usage_below_floor, data.usage_pending;
     return null;
 end
 $$;
@@ -477,7 +558,10 @@ $$;
 create or replace trigger retrieval_traces_usage_insert
     after insert on data.retrieval_traces
     referencing new table as added
-    for each statement execute function data._usage_added();
+    for each statement execute function data._usage_pend();
+create or replace trigger retrieval_traces_usage_settle
+    before delete or update on data.retrieval_traces
+    for each statement execute function data._usage_settle();
 create or replace trigger retrieval_traces_usage_delete
     after delete on data.retrieval_traces
     referencing old table as removed
@@ -500,7 +584,7 @@ as $$
 declare
     s text;
 begin
-    truncate data.usage_fragments, data.usage_days, data.usage_below_floor;
+    truncate data.usage_fragments, data.usage_days, data.usage_below_floor, data.usage_pending;
     foreach s in array data._usage_statements('data.retrieval_traces', 1) loop
         execute s;
     end loop;
