@@ -5,6 +5,8 @@
 -- shows every reader before redaction, keyed by what redaction depends on (principal,
 -- fragment, requested scope ids), so a view applies the reader's grants to a roll-up
 -- row exactly as api.retrieval_traces applies them to a trace (docs/adr/0028).
+-- Per candidate, data._json_number's expression is written out rather than called: a
+-- call of it is not inlined (it sets search_path) and cost about 3 us, four a candidate.
 
 -- data._usage_summary: what the roll-ups keep of one trace, from its request, its latency
 -- and what its candidates add up to (how many, how many included, the best relevance and
@@ -53,8 +55,10 @@ as $$
     select d.*
     from (select count(*)::int as candidates,
                  count(*) filter (where e ->> 'included' = 'true') as included,
-                 max(data._json_number(e -> 'relevance')) as best_relevance,
-                 max(data._json_number(e -> 'final_score')) as best_score
+                 max(case when jsonb_typeof(e -> 'relevance') = 'number' then (e ->> 'relevance')::float8 end)
+                     as best_relevance,
+                 max(case when jsonb_typeof(e -> 'final_score') = 'number' then (e ->> 'final_score')::float8 end)
+                     as best_score
           from jsonb_array_elements(case when jsonb_typeof(p_candidates) = 'array' then p_candidates else '[]' end) e
          ) c
     cross join lateral data._usage_summary(p_org_id, p_request, p_duration_ms, c.candidates, c.included,
@@ -167,9 +171,11 @@ returns table (fragment_id bigint, included boolean, fused_rank float8, source t
 language sql immutable
 set search_path = pg_catalog, pg_temp
 as $$
-    select (e ->> 'fragment_id')::bigint, e ->> 'included' = 'true', data._json_number(e -> 'fused_rank'),
+    select (e ->> 'fragment_id')::bigint, e ->> 'included' = 'true',
+           case when jsonb_typeof(e -> 'fused_rank') = 'number' then (e ->> 'fused_rank')::float8 end,
            e ->> 'source',
-           case when abs(data._json_number(e -> 'doc_id')) < 9e18 then data._json_number(e -> 'doc_id')::bigint end
+           case when jsonb_typeof(e -> 'doc_id') = 'number'
+                then case when abs((e ->> 'doc_id')::float8) < 9e18 then (e ->> 'doc_id')::float8::bigint end end
     from jsonb_array_elements(case when jsonb_typeof(p_candidates) = 'array' then p_candidates else '[]' end) e
     where jsonb_typeof(e) = 'object' and jsonb_typeof(e -> 'fragment_id') = 'number'
       and e ->> 'fragment_id' ~ '^[0-9]{1,18}$'
@@ -385,15 +391,27 @@ begin
         join data.retrieval_traces t on t.trace_id = c.trace_id
         where exists (select 1 from data.orgs o where o.org_id = t.org_id)
     ), expanded as materialized (
-        select t.trace_id, e.c
+        -- Each candidate once, with what the roll-ups read of it and of its trace (no join
+        -- back to the traces: a batch's thousands of entries stay a single pass); the
+        -- fragment id only for the entries data._usage_candidates keeps.
+        select t.trace_id, t.org_id, t.principal_id, t.created_at, e.c ->> 'included' = 'true' as included,
+               case when jsonb_typeof(e.c -> 'relevance') = 'number' then (e.c ->> 'relevance')::float8 end as relevance,
+               case when jsonb_typeof(e.c -> 'final_score') = 'number' then (e.c ->> 'final_score')::float8 end as final_score,
+               case when jsonb_typeof(e.c) = 'object' and jsonb_typeof(e.c -> 'fragment_id') = 'number'
+                         and e.c ->> 'fragment_id' ~ '^[0-9]{1,18}$'
+                    then (e.c ->> 'fragment_id')::bigint end as fragment_id,
+               case when jsonb_typeof(e.c -> 'fused_rank') = 'number' then (e.c ->> 'fused_rank')::float8 end
+                   as fused_rank,
+               e.c ->> 'source' as source,
+               case when jsonb_typeof(e.c -> 'doc_id') = 'number'
+                    then case when abs((e.c ->> 'doc_id')::float8) < 9e18 then (e.c ->> 'doc_id')::float8::bigint end
+               end as doc_id
         from added t
         cross join lateral jsonb_array_elements(
             case when jsonb_typeof(t.candidates) = 'array' then t.candidates else '[]' end) e(c)
     ), totals as (
-        select e.trace_id, count(*)::int as candidates,
-               count(*) filter (where e.c ->> 'included' = 'true') as included,
-               max(data._json_number(e.c -> 'relevance')) as best_relevance,
-               max(data._json_number(e.c -> 'final_score')) as best_score
+        select e.trace_id, count(*)::int as candidates, count(*) filter (where e.included) as included,
+               max(e.relevance) as best_relevance, max(e.final_score) as best_score
         from expanded e
         group by e.trace_id
     ), traced as materialized (
@@ -438,28 +456,19 @@ begin
         from traced t
         where t.below_floor
         on conflict do nothing  -- any key: (trace_id), or (org_id, trace_id) on Citus
-    ), counted as (
-        -- The entries data._usage_candidates keeps, from the same expansion.
-        select e.trace_id, (e.c ->> 'fragment_id')::bigint as fragment_id, e.c ->> 'included' = 'true' as included,
-               data._json_number(e.c -> 'fused_rank') as fused_rank, e.c ->> 'source' as source,
-               case when abs(data._json_number(e.c -> 'doc_id')) < 9e18
-                    then data._json_number(e.c -> 'doc_id')::bigint end as doc_id
-        from expanded e
-        where jsonb_typeof(e.c) = 'object' and jsonb_typeof(e.c -> 'fragment_id') = 'number'
-          and e.c ->> 'fragment_id' ~ '^[0-9]{1,18}$'
     )
     insert into data.usage_fragments as u (org_id, principal_id, fragment_id, retrievals, candidacies,
                                            best_fused_rank, last_retrieved_at, last_candidate_at,
                                            newest_trace_id, source, doc_id)
-    select t.org_id, t.principal_id, c.fragment_id, count(*) filter (where c.included), count(*),
-           min(c.fused_rank), max(t.created_at) filter (where c.included), max(t.created_at),
-           (array_agg(t.trace_id order by t.created_at desc, t.trace_id))[1],
-           (array_agg(c.source order by t.created_at desc, t.trace_id))[1],
-           (array_agg(c.doc_id order by t.created_at desc, t.trace_id))[1]
-    from added t
-    join counted c on c.trace_id = t.trace_id
-    group by t.org_id, t.principal_id, c.fragment_id
-    order by t.org_id, c.fragment_id, t.principal_id
+    select c.org_id, c.principal_id, c.fragment_id, count(*) filter (where c.included), count(*),
+           min(c.fused_rank), max(c.created_at) filter (where c.included), max(c.created_at),
+           (array_agg(c.trace_id order by c.created_at desc, c.trace_id))[1],
+           (array_agg(c.source order by c.created_at desc, c.trace_id))[1],
+           (array_agg(c.doc_id order by c.created_at desc, c.trace_id))[1]
+    from expanded c
+    where c.fragment_id is not null
+    group by c.org_id, c.principal_id, c.fragment_id
+    order by c.org_id, c.fragment_id, c.principal_id
     on conflict on constraint usage_fragments_key do update
     set retrievals = u.retrievals + excluded.retrievals, candidacies = u.candidacies + excluded.candidacies,
         best_fused_rank = least(u.best_fused_rank, excluded.best_fused_rank),
