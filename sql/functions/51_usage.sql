@@ -1,10 +1,12 @@
--- Usage roll-ups (migrations 0029, 0035): data.usage_fragments, data.usage_days (a row
--- per day, principal and requested scope, with its latency histogram) and
+-- Usage roll-ups (migrations 0029, 0035, 0040): data.usage_fragments, data.usage_days (a
+-- row per day, principal and requested scope, with its latency histogram) and
 -- data.usage_below_floor, kept from data.retrieval_traces by the statement triggers
--- below, read through the usage views (sql/views/20_usage.sql). They hold what a trace
--- shows every reader before redaction, keyed by what redaction depends on (principal,
--- fragment, requested scope ids), so a view applies the reader's grants to a roll-up
--- row exactly as api.retrieval_traces applies them to a trace (docs/adr/0028).
+-- below: a written trace is listed in data.usage_pending and counted in batches
+-- (data._usage_fold), deletes and updates are corrected at once. Read through the usage
+-- views (sql/views/20_usage.sql), which add the pending traces on the fly. They hold
+-- what a trace shows every reader before redaction, keyed by what redaction depends on
+-- (principal, fragment, requested scope ids), so a view applies the reader's grants to
+-- a roll-up row exactly as api.retrieval_traces applies them to a trace (docs/adr/0028).
 -- Per candidate, data._json_number's expression is written out rather than called: a
 -- call of it is not inlined (it sets search_path) and cost about 3 us, four a candidate.
 
@@ -325,8 +327,9 @@ as $$
         $q$, p_source)]
 $$;
 
--- The triggers: one function for inserts, deletes and updates of traces (a statement
--- each, with its transition tables), one for truncation.
+-- The triggers that correct the roll-ups: one function for deletes and updates of traces
+-- (a statement each, with its transition tables; every pending trace is folded first, by
+-- data._usage_settle), one for truncation. Inserts: data._usage_pend above.
 create or replace function data._usage_track()
 returns trigger
 language plpgsql security definer
