@@ -1,10 +1,14 @@
--- Usage roll-ups (migrations 0029, 0035): data.usage_fragments, data.usage_days (a row
--- per day, principal and requested scope, with its latency histogram) and
+-- Usage roll-ups (migrations 0029, 0035, 0040): data.usage_fragments, data.usage_days (a
+-- row per day, principal and requested scope, with its latency histogram) and
 -- data.usage_below_floor, kept from data.retrieval_traces by the statement triggers
--- below, read through the usage views (sql/views/20_usage.sql). They hold what a trace
--- shows every reader before redaction, keyed by what redaction depends on (principal,
--- fragment, requested scope ids), so a view applies the reader's grants to a roll-up
--- row exactly as api.retrieval_traces applies them to a trace (docs/adr/0028).
+-- below: a written trace is listed in data.usage_pending and counted in batches
+-- (data._usage_fold), deletes and updates are corrected at once. Read through the usage
+-- views (sql/views/20_usage.sql), which add the pending traces on the fly. They hold
+-- what a trace shows every reader before redaction, keyed by what redaction depends on
+-- (principal, fragment, requested scope ids), so a view applies the reader's grants to
+-- a roll-up row exactly as api.retrieval_traces applies them to a trace (docs/adr/0028).
+-- Per candidate, data._json_number's expression is written out rather than called: a
+-- call of it is not inlined (it sets search_path) and cost about 3 us, four a candidate.
 
 -- data._usage_summary: what the roll-ups keep of one trace, from its request, its latency
 -- and what its candidates add up to (how many, how many included, the best relevance and
@@ -53,8 +57,10 @@ as $$
     select d.*
     from (select count(*)::int as candidates,
                  count(*) filter (where e ->> 'included' = 'true') as included,
-                 max(data._json_number(e -> 'relevance')) as best_relevance,
-                 max(data._json_number(e -> 'final_score')) as best_score
+                 max(case when jsonb_typeof(e -> 'relevance') = 'number' then (e ->> 'relevance')::float8 end)
+                     as best_relevance,
+                 max(case when jsonb_typeof(e -> 'final_score') = 'number' then (e ->> 'final_score')::float8 end)
+                     as best_score
           from jsonb_array_elements(case when jsonb_typeof(p_candidates) = 'array' then p_candidates else '[]' end) e
          ) c
     cross join lateral data._usage_summary(p_org_id, p_request, p_duration_ms, c.candidates, c.included,
@@ -167,9 +173,11 @@ returns table (fragment_id bigint, included boolean, fused_rank float8, source t
 language sql immutable
 set search_path = pg_catalog, pg_temp
 as $$
-    select (e ->> 'fragment_id')::bigint, e ->> 'included' = 'true', data._json_number(e -> 'fused_rank'),
+    select (e ->> 'fragment_id')::bigint, e ->> 'included' = 'true',
+           case when jsonb_typeof(e -> 'fused_rank') = 'number' then (e ->> 'fused_rank')::float8 end,
            e ->> 'source',
-           case when abs(data._json_number(e -> 'doc_id')) < 9e18 then data._json_number(e -> 'doc_id')::bigint end
+           case when jsonb_typeof(e -> 'doc_id') = 'number'
+                then case when abs((e ->> 'doc_id')::float8) < 9e18 then (e ->> 'doc_id')::float8::bigint end end
     from jsonb_array_elements(case when jsonb_typeof(p_candidates) = 'array' then p_candidates else '[]' end) e
     where jsonb_typeof(e) = 'object' and jsonb_typeof(e -> 'fragment_id') = 'number'
       and e ->> 'fragment_id' ~ '^[0-9]{1,18}$'
@@ -319,8 +327,9 @@ as $$
         $q$, p_source)]
 $$;
 
--- The triggers: one function for inserts, deletes and updates of traces (a statement
--- each, with its transition tables), one for truncation.
+-- The triggers that correct the roll-ups: one function for deletes and updates of traces
+-- (a statement each, with its transition tables; every pending trace is folded first, by
+-- data._usage_settle), one for truncation. Inserts: data._usage_pend above.
 create or replace function data._usage_track()
 returns trigger
 language plpgsql security definer
@@ -356,29 +365,56 @@ begin
 end
 $$;
 
--- data._usage_added: the insert trigger's own function: the rows of
--- data._usage_statements(..., 1), written out over the transition table so that their plan
--- is kept for the session (an EXECUTE plans again on every trace written), in one
--- statement that expands each trace's candidates once for the three roll-ups (three
--- expansions of a 170-candidate trace cost about 2 ms more a retrieval: the trace write is
--- on every retrieval's path). The rebuild runs the generated statements, and
+-- data._usage_fold: count up to p_limit traces listed in data.usage_pending (all of
+-- them: null) into the roll-ups, and take them off the list, in one statement: the rows of
+-- data._usage_statements(..., 1), written out so that their plan is kept for the session,
+-- expanding each trace's candidates once for the three roll-ups. One fold at a time (the
+-- advisory lock contexts.usage_fold, to the end of the transaction: two folds would wait
+-- on each other's roll-up rows anyway), and the traces are claimed skip-locked, so that no
+-- trace is counted twice or lost whoever folds; a reader never waits for a fold (the usage
+-- views add the listed traces on the fly), and a write never does (data._usage_pend only
+-- tries the lock). The rebuild runs the generated statements, and
 -- tests/sql/test_usage_rollups.py checks that both give the same roll-ups.
-create or replace function data._usage_added()
-returns trigger
+create or replace function data._usage_fold(p_limit int default null)
+returns void
 language plpgsql security definer
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-    with expanded as materialized (
-        select t.trace_id, e.c
+    perform pg_advisory_xact_lock(hashtext('contexts.usage_fold'));
+    with claimed as materialized (
+        delete from data.usage_pending p
+        where p.pending_id in (select q.pending_id from data.usage_pending q
+                               order by q.pending_id limit p_limit for update skip locked)
+        returning p.trace_id
+    ), added as materialized (
+        -- Under a cascade from data.orgs the org is gone: its traces are not counted.
+        select t.*
+        from claimed c
+        join data.retrieval_traces t on t.trace_id = c.trace_id
+        where exists (select 1 from data.orgs o where o.org_id = t.org_id)
+    ), expanded as materialized (
+        -- Each candidate once, with what the roll-ups read of it and of its trace (no join
+        -- back to the traces: a batch's thousands of entries stay a single pass); the
+        -- fragment id only for the entries data._usage_candidates keeps.
+        select t.trace_id, t.org_id, t.principal_id, t.created_at, e.c ->> 'included' = 'true' as included,
+               case when jsonb_typeof(e.c -> 'relevance') = 'number' then (e.c ->> 'relevance')::float8 end as relevance,
+               case when jsonb_typeof(e.c -> 'final_score') = 'number' then (e.c ->> 'final_score')::float8 end as final_score,
+               case when jsonb_typeof(e.c) = 'object' and jsonb_typeof(e.c -> 'fragment_id') = 'number'
+                         and e.c ->> 'fragment_id' ~ '^[0-9]{1,18}$'
+                    then (e.c ->> 'fragment_id')::bigint end as fragment_id,
+               case when jsonb_typeof(e.c -> 'fused_rank') = 'number' then (e.c ->> 'fused_rank')::float8 end
+                   as fused_rank,
+               e.c ->> 'source' as source,
+               case when jsonb_typeof(e.c -> 'doc_id') = 'number'
+                    then case when abs((e.c ->> 'doc_id')::float8) < 9e18 then (e.c ->> 'doc_id')::float8::bigint end
+               end as doc_id
         from added t
         cross join lateral jsonb_array_elements(
             case when jsonb_typeof(t.candidates) = 'array' then t.candidates else '[]' end) e(c)
     ), totals as (
-        select e.trace_id, count(*)::int as candidates,
-               count(*) filter (where e.c ->> 'included' = 'true') as included,
-               max(data._json_number(e.c -> 'relevance')) as best_relevance,
-               max(data._json_number(e.c -> 'final_score')) as best_score
+        select e.trace_id, count(*)::int as candidates, count(*) filter (where e.included) as included,
+               max(e.relevance) as best_relevance, max(e.final_score) as best_score
         from expanded e
         group by e.trace_id
     ), traced as materialized (
@@ -423,28 +459,19 @@ begin
         from traced t
         where t.below_floor
         on conflict do nothing  -- any key: (trace_id), or (org_id, trace_id) on Citus
-    ), counted as (
-        -- The entries data._usage_candidates keeps, from the same expansion.
-        select e.trace_id, (e.c ->> 'fragment_id')::bigint as fragment_id, e.c ->> 'included' = 'true' as included,
-               data._json_number(e.c -> 'fused_rank') as fused_rank, e.c ->> 'source' as source,
-               case when abs(data._json_number(e.c -> 'doc_id')) < 9e18
-                    then data._json_number(e.c -> 'doc_id')::bigint end as doc_id
-        from expanded e
-        where jsonb_typeof(e.c) = 'object' and jsonb_typeof(e.c -> 'fragment_id') = 'number'
-          and e.c ->> 'fragment_id' ~ '^[0-9]{1,18}$'
     )
     insert into data.usage_fragments as u (org_id, principal_id, fragment_id, retrievals, candidacies,
                                            best_fused_rank, last_retrieved_at, last_candidate_at,
                                            newest_trace_id, source, doc_id)
-    select t.org_id, t.principal_id, c.fragment_id, count(*) filter (where c.included), count(*),
-           min(c.fused_rank), max(t.created_at) filter (where c.included), max(t.created_at),
-           (array_agg(t.trace_id order by t.created_at desc, t.trace_id))[1],
-           (array_agg(c.source order by t.created_at desc, t.trace_id))[1],
-           (array_agg(c.doc_id order by t.created_at desc, t.trace_id))[1]
-    from added t
-    join counted c on c.trace_id = t.trace_id
-    group by t.org_id, t.principal_id, c.fragment_id
-    order by t.org_id, c.fragment_id, t.principal_id
+    select c.org_id, c.principal_id, c.fragment_id, count(*) filter (where c.included), count(*),
+           min(c.fused_rank), max(c.created_at) filter (where c.included), max(c.created_at),
+           (array_agg(c.trace_id order by c.created_at desc, c.trace_id))[1],
+           (array_agg(c.source order by c.created_at desc, c.trace_id))[1],
+           (array_agg(c.doc_id order by c.created_at desc, c.trace_id))[1]
+    from expanded c
+    where c.fragment_id is not null
+    group by c.org_id, c.principal_id, c.fragment_id
+    order by c.org_id, c.fragment_id, c.principal_id
     on conflict on constraint usage_fragments_key do update
     set retrievals = u.retrievals + excluded.retrievals, candidacies = u.candidacies + excluded.candidacies,
         best_fused_rank = least(u.best_fused_rank, excluded.best_fused_rank),
@@ -459,6 +486,72 @@ begin
         doc_id = case when (excluded.last_candidate_at, u.newest_trace_id)
                            > (u.last_candidate_at, excluded.newest_trace_id)
                       then excluded.doc_id else u.doc_id end;
+end
+$$;
+comment on function data._usage_fold(int) is 'Count up to p_limit pending traces (all: null) into the usage roll-ups; traces another transaction is folding are skipped.';
+
+-- data._usage_fold_all: every pending trace counted (after a fold under way in another
+-- transaction ends: what it folded is off the list by then). Before a trace is deleted or
+-- updated.
+create or replace function data._usage_fold_all()
+returns void
+language plpgsql security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+    perform data._usage_fold(null);
+end
+$$;
+comment on function data._usage_fold_all() is 'Count every pending trace into the usage roll-ups (waits for concurrent folds).';
+
+-- data._usage_fold_every: how many traces are written between two folds inside a write:
+-- 64, or the setting contexts.usage_fold_every (a positive integer).
+create or replace function data._usage_fold_every()
+returns int
+language sql stable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+    select case when s ~ '^[0-9]{1,9}$' and s::int > 0 then s::int else 64 end
+    from (select current_setting('contexts.usage_fold_every', true) as s) c
+$$;
+
+-- data._usage_pend: the insert trigger's function. A trace's write only lists it (a row of
+-- data.usage_pending); the write whose list entries cross a multiple of
+-- data._usage_fold_every() folds the pending traces, a batch of up to four times that (so
+-- the list stays short even when a fold is skipped or rolls back), unless a fold is under
+-- way in another transaction: then it leaves them to the next.
+create or replace function data._usage_pend()
+returns trigger
+language plpgsql security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    lo bigint;
+    hi bigint;
+    every int := data._usage_fold_every();
+begin
+    with listed as (
+        insert into data.usage_pending (trace_id, org_id)
+        select a.trace_id, a.org_id from added a
+        returning pending_id
+    )
+    select min(pending_id), max(pending_id) into lo, hi from listed;
+    if hi / every > (lo - 1) / every and pg_try_advisory_xact_lock(hashtext('contexts.usage_fold')) then
+        perform data._usage_fold(4 * every);
+    end if;
+    return null;
+end
+$$;
+
+-- Before a delete or an update of traces, every pending trace is counted: the statement
+-- triggers below then correct the roll-ups for exactly the traces they were counted from.
+create or replace function data._usage_settle()
+returns trigger
+language plpgsql security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+    perform data._usage_fold_all();
     return null;
 end
 $$;
@@ -469,7 +562,7 @@ language plpgsql security definer
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-    truncate data.usage_fragments, data.usage_days, data.usage_below_floor;
+    truncate data.usage_fragments, data.usage_days, data.usage_below_floor, data.usage_pending;
     return null;
 end
 $$;
@@ -477,7 +570,10 @@ $$;
 create or replace trigger retrieval_traces_usage_insert
     after insert on data.retrieval_traces
     referencing new table as added
-    for each statement execute function data._usage_added();
+    for each statement execute function data._usage_pend();
+create or replace trigger retrieval_traces_usage_settle
+    before delete or update on data.retrieval_traces
+    for each statement execute function data._usage_settle();
 create or replace trigger retrieval_traces_usage_delete
     after delete on data.retrieval_traces
     referencing old table as removed
@@ -500,7 +596,7 @@ as $$
 declare
     s text;
 begin
-    truncate data.usage_fragments, data.usage_days, data.usage_below_floor;
+    truncate data.usage_fragments, data.usage_days, data.usage_below_floor, data.usage_pending;
     foreach s in array data._usage_statements('data.retrieval_traces', 1) loop
         execute s;
     end loop;

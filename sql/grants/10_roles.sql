@@ -57,7 +57,7 @@ begin
              where n.nspname = 'data' and c.relkind in ('r', 'p') and not c.relispartition
                and c.relname not in ('fragment_authority', 'binding_keys', 'api_keys', 'retrieval_traces',
                                      'eval_replays', 'fragment_returns', 'org_webhooks', 'usage_fragments',
-                                     'usage_days', 'usage_below_floor') loop
+                                     'usage_days', 'usage_below_floor', 'usage_pending') loop
         execute format('revoke all on data.%I from contexts_service, contexts_analyst, contexts_auditor', t.relname);
         execute format('grant select on data.%I to contexts_service, contexts_analyst', t.relname);
     end loop;
@@ -71,7 +71,7 @@ revoke all on data.retrieval_traces, data.eval_replays, data.binding_keys, data.
 -- Retrieval counts behind staleness and the org's webhook secret: definer functions only.
 revoke all on data.fragment_returns, data.org_webhooks from contexts_service, contexts_analyst, contexts_auditor;
 -- Usage roll-ups: read through the usage views (sql/views/20_usage.sql) only.
-revoke all on data.usage_fragments, data.usage_days, data.usage_below_floor
+revoke all on data.usage_fragments, data.usage_days, data.usage_below_floor, data.usage_pending
     from contexts_service, contexts_analyst, contexts_auditor;
 grant select on data.orgs, data.principals, data.grants to contexts_auditor;
 
@@ -165,7 +165,8 @@ begin
                 'data._readable_fragments', 'data._redact_candidates', 'data._redact_request']),
             -- Read by the usage views (security invoker) of analysts and auditors.
             (array['contexts_analyst', 'contexts_auditor'], array[
-                'data._json_number', 'data._usage_latency', 'data._usage_p95', 'data._usage_concat']),
+                'data._json_number', 'data._usage_latency', 'data._usage_p95', 'data._usage_concat',
+                'data._usage_summary', 'data._usage_trace', 'data._usage_candidates']),
             -- Who am I, and traces (invoker: row-level security applies).
             (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array['api.whoami', 'api.get_trace']),
             -- Binding the principal of an API key: the service only. A login acts as the

@@ -7,3 +7,5 @@ drop policy if exists no_direct_access on data.usage_days;
 create policy no_direct_access on data.usage_days using (false);
 drop policy if exists no_direct_access on data.usage_below_floor;
 create policy no_direct_access on data.usage_below_floor using (false);
+drop policy if exists no_direct_access on data.usage_pending;
+create policy no_direct_access on data.usage_pending using (false);

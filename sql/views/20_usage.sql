@@ -10,6 +10,10 @@
 --     (the caller's org; own rows, or all with an audit grant) and its redaction (a
 --     scope id the caller holds no grant on is withheld; a fragment it may not read now
 --     is not counted), so their cost follows the roll-ups, not the history (ADR 0028).
+--     A trace is counted into the roll-ups in batches after it is written: until then it
+--     is listed in data.usage_pending, and each of these views adds what the listed
+--     traces of the caller's org hold, read from the traces themselves by key, so that
+--     no reader ever sees the roll-ups lag.
 --     Like api.retrieval_traces they run as their owner and filter their rows themselves.
 --   * The others are security invoker views over those and the data tables.
 
@@ -60,18 +64,43 @@ comment on column api.retrieval_summaries.nothing_above_floor is 'No ranked cand
 -- leaves alone keeps the p95 stored with its row; one that redaction makes of several
 -- rows (scope ids withheld from the reader become alike) concatenates their histograms.
 create or replace view api.retrievals_per_day with (security_barrier) as
-with visible as (
+with me as materialized (
+    select * from api.whoami()
+), counted as (
     select u.day, u.org_id, u.principal_id, u.repo_id, u.persona_id, u.session_id, u.foreign_org,
            u.retrievals, u.empty, u.below_floor, u.duration_sum, u.timed, u.latency_buckets, u.latency_counts,
-           u.p95_ms,
+           u.p95_ms, false as pending
+    from me
+    join data.usage_days u on u.org_id = me.org_id and (u.principal_id = me.principal_id or me.audit)
+    union all
+    -- The traces not yet counted, a row each, as data._usage_fold will count them.
+    select (t.created_at at time zone 'UTC')::date, t.org_id, t.principal_id, d.repo_id, d.persona_id,
+           d.session_id, d.foreign_org, 1, d.empty::int, (d.below_floor is true)::int, coalesce(t.duration_ms, 0),
+           (d.latency_bucket is not null)::int,
+           case when d.latency_bucket is null then '{}' else array[d.latency_bucket] end,
+           case when d.latency_bucket is null then '{}' else array[1::bigint] end,
+           null, true
+    from me
+    join data.usage_pending p on p.org_id = me.org_id
+    -- By key, a trace at a time (limit 1: a lateral lookup, never a scan of the traces).
+    cross join lateral (
+        select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, t.request, t.candidates, t.duration_ms
+        from data.retrieval_traces t
+        where t.trace_id = p.trace_id and (t.principal_id = me.principal_id or me.audit)
+        limit 1) t
+    cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
+), visible as (
+    select u.day, u.org_id, u.principal_id, u.repo_id, u.persona_id, u.session_id, u.foreign_org,
+           u.retrievals, u.empty, u.below_floor, u.duration_sum, u.timed, u.latency_buckets, u.latency_counts,
+           u.p95_ms, u.pending,
            u.repo_id is not null and not (coalesce(me.org_wide, false) or u.repo_id = any (coalesce(me.repos, '{}')))
                as repo_hidden,
            u.persona_id is not null
                and not (coalesce(me.org_wide, false) or u.persona_id = any (coalesce(me.personas, '{}')))
                as persona_hidden,
            u.session_id is not null and not (u.session_id = any (coalesce(me.sessions, '{}'))) as session_hidden
-    from api.whoami() me
-    join data.usage_days u on u.org_id = me.org_id and (u.principal_id = me.principal_id or me.audit)
+    from me
+    cross join counted u
 ), per_group as (
     select v.day, v.org_id, v.principal_id,
            case when v.repo_hidden then null else v.repo_id end as repo_id,
@@ -81,14 +110,14 @@ with visible as (
            count(*) as merged, sum(v.retrievals)::bigint as retrievals, sum(v.empty)::bigint as empty,
            sum(v.below_floor)::bigint as nothing_above_floor,
            sum(v.duration_sum) / nullif(sum(v.timed), 0) as mean_ms,
-           min(v.p95_ms) as p95_ms,
+           min(v.p95_ms) as p95_ms, bool_or(v.pending) as pending,
            data._usage_concat(v.latency_buckets) as latency_buckets, data._usage_concat(v.latency_counts) as latency_counts
     from visible v
     group by 1, 2, 3, 4, 5, 6, 7
 )
 select g.day, g.org_id, g.principal_id, g.repo_id, g.persona_id, g.session_id, g.withheld,
        g.retrievals, g.empty, g.nothing_above_floor, g.mean_ms,
-       case when g.merged = 1 then g.p95_ms else data._usage_p95(g.latency_buckets, g.latency_counts) end as p95_ms
+       case when g.merged = 1 and not g.pending then g.p95_ms else data._usage_p95(g.latency_buckets, g.latency_counts) end as p95_ms
 from per_group g;
 comment on view api.retrievals_per_day is 'Retrievals you may read per UTC day, org, principal and requested scope (repo, persona, session; withheld: a scope you hold no grant on), with empty answers and latency.';
 comment on column api.retrievals_per_day.empty is 'Retrievals that returned no fragment.';
@@ -97,7 +126,28 @@ comment on column api.retrievals_per_day.p95_ms is '95th percentile of the laten
 -- api.retrievals_below_floor: queries with nothing above the relevance floor, from
 -- data.usage_below_floor.
 create or replace view api.retrievals_below_floor with (security_barrier) as
-with visible as (
+with me as materialized (
+    select * from api.whoami()
+), listed as (
+    select b.trace_id, b.org_id, b.principal_id, b.created_at, b.query, b.repo_id, b.persona_id, b.session_id,
+           b.foreign_org, b.relevance_floor, b.best_relevance, b.best_score, b.candidates
+    from me
+    join data.usage_below_floor b on b.org_id = me.org_id and (b.principal_id = me.principal_id or me.audit)
+    union all
+    -- The traces not yet counted (data.usage_pending).
+    select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, d.repo_id, d.persona_id, d.session_id,
+           d.foreign_org, d.relevance_floor, d.best_relevance, d.best_score, d.candidates
+    from me
+    join data.usage_pending p on p.org_id = me.org_id
+    -- By key, a trace at a time (limit 1: a lateral lookup, never a scan of the traces).
+    cross join lateral (
+        select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, t.request, t.candidates, t.duration_ms
+        from data.retrieval_traces t
+        where t.trace_id = p.trace_id and (t.principal_id = me.principal_id or me.audit)
+        limit 1) t
+    cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
+    where d.below_floor
+), visible as (
     select b.*,
            b.foreign_org
            or (b.repo_id is not null
@@ -106,8 +156,8 @@ with visible as (
                and not (coalesce(me.org_wide, false) or b.persona_id = any (coalesce(me.personas, '{}'))))
            or (b.session_id is not null and not (b.session_id = any (coalesce(me.sessions, '{}')))) as withheld,
            coalesce(me.org_wide, false) as org_wide, me.repos, me.personas, me.sessions
-    from api.whoami() me
-    join data.usage_below_floor b on b.org_id = me.org_id and (b.principal_id = me.principal_id or me.audit)
+    from me
+    cross join listed b
 )
 select v.trace_id, v.org_id, v.principal_id, v.created_at,
        case when v.withheld then null else v.query end as query,
@@ -129,6 +179,27 @@ comment on view api.retrievals_below_floor is 'Retrievals you may read in which 
 -- predicate of data._readable_fragments, with the caller's grants): a withheld
 -- candidate has no fragment id.
 create or replace view api.fragment_retrievals with (security_barrier) as
+with me as materialized (
+    select * from api.whoami()
+), counted as (
+    select u.org_id, u.fragment_id, u.source, u.doc_id, u.retrievals, u.candidacies, u.best_fused_rank,
+           u.last_retrieved_at, u.last_candidate_at, u.newest_trace_id
+    from me
+    join data.usage_fragments u on u.org_id = me.org_id and (u.principal_id = me.principal_id or me.audit)
+    union all
+    -- The traces not yet counted (data.usage_pending): a row per candidate.
+    select t.org_id, c.fragment_id, c.source, c.doc_id, (c.included is true)::int, 1, c.fused_rank,
+           case when c.included then t.created_at end, t.created_at, t.trace_id
+    from me
+    join data.usage_pending p on p.org_id = me.org_id
+    -- By key, a trace at a time (limit 1: a lateral lookup, never a scan of the traces).
+    cross join lateral (
+        select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, t.request, t.candidates, t.duration_ms
+        from data.retrieval_traces t
+        where t.trace_id = p.trace_id and (t.principal_id = me.principal_id or me.audit)
+        limit 1) t
+    cross join lateral data._usage_candidates(t.candidates) c
+)
 select u.org_id, u.fragment_id,
        (array_agg(u.source order by u.last_candidate_at desc, u.newest_trace_id))[1] as source,
        (array_agg(u.doc_id order by u.last_candidate_at desc, u.newest_trace_id))[1] as doc_id,
@@ -137,8 +208,8 @@ select u.org_id, u.fragment_id,
        min(u.best_fused_rank)::int as best_fused_rank,
        max(u.last_retrieved_at) as last_retrieved_at,
        max(u.last_candidate_at) as last_candidate_at
-from api.whoami() me
-join data.usage_fragments u on u.org_id = me.org_id and (u.principal_id = me.principal_id or me.audit)
+from me
+cross join counted u
 join data.fragments f on f.org_id = u.org_id and f.fragment_id = u.fragment_id
 where (f.repo_id is null or coalesce(me.org_wide, false) or f.repo_id = any (coalesce(me.repos, '{}')))
   and (f.persona_id is null or coalesce(me.org_wide, false) or f.persona_id = any (coalesce(me.personas, '{}')))

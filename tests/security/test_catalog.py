@@ -338,7 +338,16 @@ OWNER_HELPERS = {"data._stale_readable"}
 """Staleness kept to what the caller may read, for those who may call api.stale_fragments."""
 AUDIT_HELPERS = {"data._fragment_readers"}
 """Who may read a fragment and why, for those who may call api.fragment_readers."""
-VIEW_HELPERS = {"data._json_number", "data._usage_latency", "data._usage_p95", "data._usage_concat"}
+VIEW_HELPERS = {
+    "data._json_number",
+    "data._usage_latency",
+    "data._usage_p95",
+    "data._usage_concat",
+    # What the usage views add of the traces not yet counted into the roll-ups.
+    "data._usage_summary",
+    "data._usage_trace",
+    "data._usage_candidates",
+}
 """Read by the usage views, which analysts and auditors select (the p95 of a roll-up's
 latency histograms, ADR 0028)."""
 

@@ -340,11 +340,14 @@ def test_the_upgrade_rolls_up_the_traces_written_before_it(pg_server):
     ["api.retrievals_per_day", "api.retrievals_below_floor", "api.fragment_retrievals", "api.document_retrievals"],
 )
 def test_usage_views_read_the_roll_ups_not_the_traces(usage_db, view):
-    """Their cost follows the roll-ups: no plan of theirs reads data.retrieval_traces."""
+    """Their cost follows the roll-ups: a plan of theirs reads data.retrieval_traces only
+    by key, for the traces listed in data.usage_pending (not yet counted), never whole."""
     url, _ = usage_db
     with psycopg.connect(url, autocommit=True) as conn:
         plan = "\n".join(r[0] for r in read_as(conn, "admin", f"explain select * from {view}"))
-    assert "retrieval_traces" not in plan and "usage_" in plan, plan
+    reads = [line.strip() for line in plan.splitlines() if " on retrieval_traces" in line]
+    assert reads and all(line.startswith("->  Index Scan using retrieval_traces_pkey") for line in reads), plan
+    assert "usage_pending" in plan and "usage_" in plan.replace("usage_pending", ""), plan
 
 
 def test_a_day_of_one_principal_and_scope_is_one_roll_up_row_whatever_its_latencies(usage_db):
@@ -359,6 +362,7 @@ def test_a_day_of_one_principal_and_scope_is_one_roll_up_row_whatever_its_latenc
             rows = [("acme", "alice", "q", request, "[]", d, NOW) for d in durations]
             write(conn, rows[:25])
             write(conn, rows[25:])
+            conn.execute("select data._usage_fold_all()")  # the pending traces counted
             assert conn.execute("select count(*), sum(retrievals), sum(timed) from data.usage_days").fetchone() == (
                 1,
                 40,
@@ -373,3 +377,105 @@ def test_a_day_of_one_principal_and_scope_is_one_roll_up_row_whatever_its_latenc
             assert conn.execute("select count(*), sum(timed) from data.usage_days").fetchone() == (1, 18)
         finally:
             conn.execute("delete from data.retrieval_traces")
+
+
+def folds_in(conn: psycopg.Connection, rows: list[tuple]) -> bool:
+    """Write rows in one transaction; whether that write touched the roll-ups (wrote a
+    row version of theirs)."""
+    with conn.transaction():
+        write(conn, rows)
+        (touched,) = conn.execute(
+            "select count(*) from (select xmin from data.usage_days union all select xmin from data.usage_fragments"
+            " union all select xmin from data.usage_below_floor) r"
+            " where r.xmin::text = pg_current_xact_id()::xid::text"
+        ).fetchone()
+    return touched > 0
+
+
+def test_a_trace_write_only_lists_the_trace_and_the_views_stay_exact(usage_db):
+    """Writing a trace does no roll-up work: it is listed in data.usage_pending, and one
+    write in data._usage_fold_every() folds the listed traces in a batch. At every moment,
+    with traces pending or not, every view answers what its definition over the traces
+    answers, for every reader (and a rebuild gives what the folds gave)."""
+    url, fragments = usage_db
+    rng = random.Random(11)
+    with psycopg.connect(url, autocommit=True) as conn:
+        try:
+            every = 64
+            conn.execute(f"set contexts.usage_fold_every = {every}")  # data._usage_fold_every()'s default
+            writes = 2 * every + 5
+            folded = [folds_in(conn, random_traces(rng, fragments, 1)) for _ in range(writes)]
+            assert 1 <= sum(folded) <= 3, "".join("x" if f else "." for f in folded)
+            (pending,) = conn.execute("select count(*) from data.usage_pending").fetchone()
+            (counted,) = conn.execute("select coalesce(sum(retrievals), 0) from data.usage_days").fetchone()
+            assert 0 < pending < 4 * every and counted + pending == writes
+            assert_views_agree(conn)
+            folds_in(conn, random_traces(rng, fragments, 3))
+            assert_views_agree(conn)
+            conn.execute("select data._usage_fold_all()")
+            assert conn.execute("select count(*) from data.usage_pending").fetchone() == (0,)
+            assert_views_agree(conn)
+            before = roll_ups(conn)
+            conn.execute("select data._usage_rebuild()")
+            assert roll_ups(conn) == before
+        finally:
+            conn.execute("delete from data.retrieval_traces")
+
+
+def test_two_writers_folding_at_once_count_each_trace_once(usage_db):
+    """While one transaction's fold is uncommitted, another's write does not wait for it
+    (nor fold), a reader waits for neither and sees every trace, and a second fold waits
+    and then folds only what the first left; two writers writing (and folding) at once
+    leave the roll-ups exactly what counting every trace again gives."""
+    import threading
+
+    url, fragments = usage_db
+    rng = random.Random(13)
+    with psycopg.connect(url, autocommit=True) as a, psycopg.connect(url, autocommit=True) as b:
+        try:
+            write(a, random_traces(rng, fragments, 20))
+            a.execute("select data._usage_fold_all()")
+            a.execute("set contexts.usage_fold_every = 1000")  # no fold inside these writes
+            write(a, random_traces(rng, fragments, 30))
+            a.execute("reset contexts.usage_fold_every")
+            assert a.execute("select count(*) from data.usage_pending").fetchone() == (30,)
+            second = threading.Thread(target=lambda: b.execute("select data._usage_fold(null)"))
+            with a.transaction():
+                a.execute("select data._usage_fold(12)")
+                with b.transaction():
+                    b.execute("set local lock_timeout = '2s'")
+                    b.execute("set local contexts.usage_fold_every = 1")  # every write would fold
+                    write(b, random_traces(rng, fragments, 1))
+                    write(b, random_traces(rng, fragments, 1))
+                # Nothing folded: 30 listed (12 of them claimed, uncommitted) and b's 2.
+                assert b.execute("select count(*) from data.usage_pending").fetchone() == (32,)
+                b.execute("set lock_timeout = '2s'")
+                assert_views_agree(b)  # a's fold is not committed: b reads those 12 as pending
+                b.execute("reset lock_timeout")
+                second.start()
+                second.join(0.5)
+                assert second.is_alive()  # the second fold waits for the first
+            second.join()
+            assert a.execute("select count(*) from data.usage_pending").fetchone() == (0,)
+            assert a.execute("select sum(retrievals) from data.usage_days").fetchone() == (52,)
+            assert_views_agree(a)
+
+            def writer(rows: list[tuple]) -> None:
+                with psycopg.connect(url, autocommit=True) as conn:
+                    conn.execute("set contexts.usage_fold_every = 8")
+                    for row in rows:
+                        write(conn, [row])
+
+            threads = [threading.Thread(target=writer, args=(random_traces(rng, fragments, 80),)) for _ in range(2)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert_views_agree(a)
+            a.execute("select data._usage_fold_all()")
+            assert a.execute("select sum(retrievals) from data.usage_days").fetchone() == (212,)
+            before = roll_ups(a)
+            a.execute("select data._usage_rebuild()")
+            assert roll_ups(a) == before
+        finally:
+            a.execute("delete from data.retrieval_traces")

@@ -1903,18 +1903,6 @@ COMMENT ON FUNCTION data._transaction_identity() IS 'This transaction''s identit
 
 
 --
--- Name: _usage_added(); Type: FUNCTION; Schema: data; Owner: <migrator>
---
-
-CREATE FUNCTION data._usage_added() RETURNS trigger
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION data._usage_added() OWNER TO <migrator>;
-
---
 -- Name: _usage_candidates(jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -1937,6 +1925,56 @@ CREATE FUNCTION data._usage_days_p95() RETURNS trigger
 
 
 ALTER FUNCTION data._usage_days_p95() OWNER TO <migrator>;
+
+--
+-- Name: _usage_fold(integer); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_fold(p_limit integer DEFAULT NULL::integer) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_fold(p_limit integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _usage_fold(p_limit integer); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._usage_fold(p_limit integer) IS 'Count up to p_limit pending traces (all: null) into the usage roll-ups; traces another transaction is folding are skipped.';
+
+
+--
+-- Name: _usage_fold_all(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_fold_all() RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_fold_all() OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _usage_fold_all(); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._usage_fold_all() IS 'Count every pending trace into the usage roll-ups (waits for concurrent folds).';
+
+
+--
+-- Name: _usage_fold_every(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_fold_every() RETURNS integer
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_fold_every() OWNER TO <migrator>;
 
 --
 -- Name: _usage_histogram_add(integer[], bigint[], integer[], bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -1975,6 +2013,18 @@ CREATE FUNCTION data._usage_p95(p_buckets integer[], p_counts bigint[]) RETURNS 
 ALTER FUNCTION data._usage_p95(p_buckets integer[], p_counts bigint[]) OWNER TO <migrator>;
 
 --
+-- Name: _usage_pend(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_pend() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_pend() OWNER TO <migrator>;
+
+--
 -- Name: _usage_rebuild(); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -2004,6 +2054,18 @@ CREATE FUNCTION data._usage_recount_statements(p_source text) RETURNS text[]
 
 
 ALTER FUNCTION data._usage_recount_statements(p_source text) OWNER TO <migrator>;
+
+--
+-- Name: _usage_settle(); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_settle() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_settle() OWNER TO <migrator>;
 
 --
 -- Name: _usage_statements(text, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -3806,6 +3868,60 @@ COMMENT ON COLUMN data.fragments.reading IS 'The text as the learned reranker re
 
 
 --
+-- Name: retrieval_traces; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.retrieval_traces (
+    trace_id uuid DEFAULT gen_random_uuid() NOT NULL,
+    org_id text NOT NULL,
+    principal_id text,
+    query text NOT NULL,
+    request jsonb NOT NULL,
+    pipeline jsonb NOT NULL,
+    candidates jsonb NOT NULL,
+    duration_ms double precision,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    query_models text[],
+    query_vectors extensions.vector[],
+    left_out jsonb,
+    CONSTRAINT retrieval_traces_created_at_readable CHECK (data._readable_time(created_at, 'retrieval_traces.created_at'::text)),
+    CONSTRAINT retrieval_traces_query_vectors_match CHECK ((cardinality(query_models) = cardinality(query_vectors)))
+);
+
+ALTER TABLE ONLY data.retrieval_traces FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.retrieval_traces OWNER TO <migrator>;
+
+--
+-- Name: TABLE retrieval_traces; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.retrieval_traces IS 'One row per retrieval: every candidate''s ranks and scores, and why it was or was not included.';
+
+
+--
+-- Name: COLUMN retrieval_traces.query_models; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.query_models IS 'Embedding model of each query vector (data.embedding_models.name).';
+
+
+--
+-- Name: COLUMN retrieval_traces.query_vectors; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.query_vectors IS 'The query''s vector for each model of query_models, as the service computed it.';
+
+
+--
+-- Name: COLUMN retrieval_traces.left_out; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.left_out IS 'What the validity test kept out that the retrieval would otherwise have held: fragments that would have ranked and pins it could not serve, each with its reason and the documents superseding it (null: nothing, or recorded before migration 0025).';
+
+
+--
 -- Name: usage_fragments; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -3845,10 +3961,83 @@ COMMENT ON COLUMN data.usage_fragments.newest_trace_id IS 'The newest trace that
 
 
 --
+-- Name: usage_pending; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.usage_pending (
+    pending_id bigint NOT NULL,
+    trace_id uuid NOT NULL,
+    org_id text NOT NULL
+);
+
+ALTER TABLE ONLY data.usage_pending FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.usage_pending OWNER TO <migrator>;
+
+--
+-- Name: TABLE usage_pending; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.usage_pending IS 'Retrieval traces written but not yet counted into the usage roll-ups (data._usage_fold folds them in batches; the usage views add them on the fly).';
+
+
+--
 -- Name: fragment_retrievals; Type: VIEW; Schema: api; Owner: <migrator>
 --
 
 CREATE VIEW api.fragment_retrievals WITH (security_barrier='true') AS
+ WITH me AS MATERIALIZED (
+         SELECT whoami.org_id,
+            whoami.principal_id,
+            whoami.org_wide,
+            whoami.repos,
+            whoami.personas,
+            whoami.sessions,
+            whoami.audit
+           FROM api.whoami() whoami(org_id, principal_id, org_wide, repos, personas, sessions, audit)
+        ), counted AS (
+         SELECT u_1.org_id,
+            u_1.fragment_id,
+            u_1.source,
+            u_1.doc_id,
+            u_1.retrievals,
+            u_1.candidacies,
+            u_1.best_fused_rank,
+            u_1.last_retrieved_at,
+            u_1.last_candidate_at,
+            u_1.newest_trace_id
+           FROM (me me_1
+             JOIN data.usage_fragments u_1 ON (((u_1.org_id = me_1.org_id) AND ((u_1.principal_id = me_1.principal_id) OR me_1.audit))))
+        UNION ALL
+         SELECT t.org_id,
+            c.fragment_id,
+            c.source,
+            c.doc_id,
+            ((c.included IS TRUE))::integer AS int4,
+            1,
+            c.fused_rank,
+                CASE
+                    WHEN c.included THEN t.created_at
+                    ELSE NULL::timestamp with time zone
+                END AS "case",
+            t.created_at,
+            t.trace_id
+           FROM (((me me_1
+             JOIN data.usage_pending p ON ((p.org_id = me_1.org_id)))
+             CROSS JOIN LATERAL ( SELECT t_1.trace_id,
+                    t_1.org_id,
+                    t_1.principal_id,
+                    t_1.created_at,
+                    t_1.query,
+                    t_1.request,
+                    t_1.candidates,
+                    t_1.duration_ms
+                   FROM data.retrieval_traces t_1
+                  WHERE ((t_1.trace_id = p.trace_id) AND ((t_1.principal_id = me_1.principal_id) OR me_1.audit))
+                 LIMIT 1) t)
+             CROSS JOIN LATERAL data._usage_candidates(t.candidates) c(fragment_id, included, fused_rank, source, doc_id))
+        )
  SELECT u.org_id,
     u.fragment_id,
     (array_agg(u.source ORDER BY u.last_candidate_at DESC, u.newest_trace_id))[1] AS source,
@@ -3858,8 +4047,8 @@ CREATE VIEW api.fragment_retrievals WITH (security_barrier='true') AS
     (min(u.best_fused_rank))::integer AS best_fused_rank,
     max(u.last_retrieved_at) AS last_retrieved_at,
     max(u.last_candidate_at) AS last_candidate_at
-   FROM ((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
-     JOIN data.usage_fragments u ON (((u.org_id = me.org_id) AND ((u.principal_id = me.principal_id) OR me.audit))))
+   FROM ((me
+     CROSS JOIN counted u)
      JOIN data.fragments f ON (((f.org_id = u.org_id) AND (f.fragment_id = u.fragment_id))))
   WHERE (((f.repo_id IS NULL) OR COALESCE(me.org_wide, false) OR (f.repo_id = ANY (COALESCE(me.repos, '{}'::text[])))) AND ((f.persona_id IS NULL) OR COALESCE(me.org_wide, false) OR (f.persona_id = ANY (COALESCE(me.personas, '{}'::text[])))) AND ((f.session_id IS NULL) OR (f.session_id = ANY (COALESCE(me.sessions, '{}'::text[])))))
   GROUP BY u.org_id, u.fragment_id;
@@ -4604,60 +4793,6 @@ COMMENT ON VIEW api.near_duplicate_pairs IS 'Pairs of active fragments you may r
 
 
 --
--- Name: retrieval_traces; Type: TABLE; Schema: data; Owner: <migrator>
---
-
-CREATE TABLE data.retrieval_traces (
-    trace_id uuid DEFAULT gen_random_uuid() NOT NULL,
-    org_id text NOT NULL,
-    principal_id text,
-    query text NOT NULL,
-    request jsonb NOT NULL,
-    pipeline jsonb NOT NULL,
-    candidates jsonb NOT NULL,
-    duration_ms double precision,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    query_models text[],
-    query_vectors extensions.vector[],
-    left_out jsonb,
-    CONSTRAINT retrieval_traces_created_at_readable CHECK (data._readable_time(created_at, 'retrieval_traces.created_at'::text)),
-    CONSTRAINT retrieval_traces_query_vectors_match CHECK ((cardinality(query_models) = cardinality(query_vectors)))
-);
-
-ALTER TABLE ONLY data.retrieval_traces FORCE ROW LEVEL SECURITY;
-
-
-ALTER TABLE data.retrieval_traces OWNER TO <migrator>;
-
---
--- Name: TABLE retrieval_traces; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON TABLE data.retrieval_traces IS 'One row per retrieval: every candidate''s ranks and scores, and why it was or was not included.';
-
-
---
--- Name: COLUMN retrieval_traces.query_models; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.retrieval_traces.query_models IS 'Embedding model of each query vector (data.embedding_models.name).';
-
-
---
--- Name: COLUMN retrieval_traces.query_vectors; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.retrieval_traces.query_vectors IS 'The query''s vector for each model of query_models, as the service computed it.';
-
-
---
--- Name: COLUMN retrieval_traces.left_out; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.retrieval_traces.left_out IS 'What the validity test kept out that the retrieval would otherwise have held: fragments that would have ranked and pins it could not serve, each with its reason and the documents superseding it (null: nothing, or recorded before migration 0025).';
-
-
---
 -- Name: query_vectors; Type: VIEW; Schema: api; Owner: <migrator>
 --
 
@@ -4900,7 +5035,61 @@ COMMENT ON TABLE data.usage_below_floor IS 'The traces in which no candidate rea
 --
 
 CREATE VIEW api.retrievals_below_floor WITH (security_barrier='true') AS
- WITH visible AS (
+ WITH me AS MATERIALIZED (
+         SELECT whoami.org_id,
+            whoami.principal_id,
+            whoami.org_wide,
+            whoami.repos,
+            whoami.personas,
+            whoami.sessions,
+            whoami.audit
+           FROM api.whoami() whoami(org_id, principal_id, org_wide, repos, personas, sessions, audit)
+        ), listed AS (
+         SELECT b.trace_id,
+            b.org_id,
+            b.principal_id,
+            b.created_at,
+            b.query,
+            b.repo_id,
+            b.persona_id,
+            b.session_id,
+            b.foreign_org,
+            b.relevance_floor,
+            b.best_relevance,
+            b.best_score,
+            b.candidates
+           FROM (me
+             JOIN data.usage_below_floor b ON (((b.org_id = me.org_id) AND ((b.principal_id = me.principal_id) OR me.audit))))
+        UNION ALL
+         SELECT t.trace_id,
+            t.org_id,
+            t.principal_id,
+            t.created_at,
+            t.query,
+            d.repo_id,
+            d.persona_id,
+            d.session_id,
+            d.foreign_org,
+            d.relevance_floor,
+            d.best_relevance,
+            d.best_score,
+            d.candidates
+           FROM (((me
+             JOIN data.usage_pending p ON ((p.org_id = me.org_id)))
+             CROSS JOIN LATERAL ( SELECT t_1.trace_id,
+                    t_1.org_id,
+                    t_1.principal_id,
+                    t_1.created_at,
+                    t_1.query,
+                    t_1.request,
+                    t_1.candidates,
+                    t_1.duration_ms
+                   FROM data.retrieval_traces t_1
+                  WHERE ((t_1.trace_id = p.trace_id) AND ((t_1.principal_id = me.principal_id) OR me.audit))
+                 LIMIT 1) t)
+             CROSS JOIN LATERAL data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d(repo_id, persona_id, session_id, foreign_org, latency_bucket, empty, below_floor, relevance_floor, best_relevance, best_score, candidates))
+          WHERE d.below_floor
+        ), visible AS (
          SELECT b.trace_id,
             b.org_id,
             b.principal_id,
@@ -4919,8 +5108,8 @@ CREATE VIEW api.retrievals_below_floor WITH (security_barrier='true') AS
             me.repos,
             me.personas,
             me.sessions
-           FROM (api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
-             JOIN data.usage_below_floor b ON (((b.org_id = me.org_id) AND ((b.principal_id = me.principal_id) OR me.audit))))
+           FROM (me
+             CROSS JOIN listed b)
         )
  SELECT trace_id,
     org_id,
@@ -5041,7 +5230,16 @@ COMMENT ON COLUMN data.usage_days.p95_ms IS 'The 95th percentile of the latency 
 --
 
 CREATE VIEW api.retrievals_per_day WITH (security_barrier='true') AS
- WITH visible AS (
+ WITH me AS MATERIALIZED (
+         SELECT whoami.org_id,
+            whoami.principal_id,
+            whoami.org_wide,
+            whoami.repos,
+            whoami.personas,
+            whoami.sessions,
+            whoami.audit
+           FROM api.whoami() whoami(org_id, principal_id, org_wide, repos, personas, sessions, audit)
+        ), counted AS (
          SELECT u.day,
             u.org_id,
             u.principal_id,
@@ -5057,11 +5255,68 @@ CREATE VIEW api.retrievals_per_day WITH (security_barrier='true') AS
             u.latency_buckets,
             u.latency_counts,
             u.p95_ms,
+            false AS pending
+           FROM (me
+             JOIN data.usage_days u ON (((u.org_id = me.org_id) AND ((u.principal_id = me.principal_id) OR me.audit))))
+        UNION ALL
+         SELECT ((t.created_at AT TIME ZONE 'UTC'::text))::date AS timezone,
+            t.org_id,
+            t.principal_id,
+            d.repo_id,
+            d.persona_id,
+            d.session_id,
+            d.foreign_org,
+            1,
+            (d.empty)::integer AS empty,
+            ((d.below_floor IS TRUE))::integer AS int4,
+            COALESCE(t.duration_ms, (0)::double precision) AS "coalesce",
+            ((d.latency_bucket IS NOT NULL))::integer AS int4,
+                CASE
+                    WHEN (d.latency_bucket IS NULL) THEN '{}'::integer[]
+                    ELSE ARRAY[d.latency_bucket]
+                END AS "array",
+                CASE
+                    WHEN (d.latency_bucket IS NULL) THEN '{}'::bigint[]
+                    ELSE ARRAY[(1)::bigint]
+                END AS "array",
+            NULL::double precision,
+            true
+           FROM (((me
+             JOIN data.usage_pending p ON ((p.org_id = me.org_id)))
+             CROSS JOIN LATERAL ( SELECT t_1.trace_id,
+                    t_1.org_id,
+                    t_1.principal_id,
+                    t_1.created_at,
+                    t_1.query,
+                    t_1.request,
+                    t_1.candidates,
+                    t_1.duration_ms
+                   FROM data.retrieval_traces t_1
+                  WHERE ((t_1.trace_id = p.trace_id) AND ((t_1.principal_id = me.principal_id) OR me.audit))
+                 LIMIT 1) t)
+             CROSS JOIN LATERAL data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d(repo_id, persona_id, session_id, foreign_org, latency_bucket, empty, below_floor, relevance_floor, best_relevance, best_score, candidates))
+        ), visible AS (
+         SELECT u.day,
+            u.org_id,
+            u.principal_id,
+            u.repo_id,
+            u.persona_id,
+            u.session_id,
+            u.foreign_org,
+            u.retrievals,
+            u.empty,
+            u.below_floor,
+            u.duration_sum,
+            u.timed,
+            u.latency_buckets,
+            u.latency_counts,
+            u.p95_ms,
+            u.pending,
             ((u.repo_id IS NOT NULL) AND (NOT (COALESCE(me.org_wide, false) OR (u.repo_id = ANY (COALESCE(me.repos, '{}'::text[])))))) AS repo_hidden,
             ((u.persona_id IS NOT NULL) AND (NOT (COALESCE(me.org_wide, false) OR (u.persona_id = ANY (COALESCE(me.personas, '{}'::text[])))))) AS persona_hidden,
             ((u.session_id IS NOT NULL) AND (NOT (u.session_id = ANY (COALESCE(me.sessions, '{}'::text[]))))) AS session_hidden
-           FROM (api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
-             JOIN data.usage_days u ON (((u.org_id = me.org_id) AND ((u.principal_id = me.principal_id) OR me.audit))))
+           FROM (me
+             CROSS JOIN counted u)
         ), per_group AS (
          SELECT v.day,
             v.org_id,
@@ -5085,6 +5340,7 @@ CREATE VIEW api.retrievals_per_day WITH (security_barrier='true') AS
             (sum(v.below_floor))::bigint AS nothing_above_floor,
             (sum(v.duration_sum) / (NULLIF(sum(v.timed), (0)::numeric))::double precision) AS mean_ms,
             min(v.p95_ms) AS p95_ms,
+            bool_or(v.pending) AS pending,
             data._usage_concat(v.latency_buckets) AS latency_buckets,
             data._usage_concat(v.latency_counts) AS latency_counts
            FROM visible v
@@ -5114,7 +5370,7 @@ CREATE VIEW api.retrievals_per_day WITH (security_barrier='true') AS
     nothing_above_floor,
     mean_ms,
         CASE
-            WHEN (merged = 1) THEN p95_ms
+            WHEN ((merged = 1) AND (NOT pending)) THEN p95_ms
             ELSE data._usage_p95(latency_buckets, latency_counts)
         END AS p95_ms
    FROM per_group g;
@@ -6588,6 +6844,20 @@ COMMENT ON TABLE data.sessions IS 'Session scope: ephemeral notes visible only i
 
 
 --
+-- Name: usage_pending_pending_id_seq; Type: SEQUENCE; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.usage_pending ALTER COLUMN pending_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME data.usage_pending_pending_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+
+--
 -- Name: alembic_version; Type: TABLE; Schema: public; Owner: <migrator>
 --
 
@@ -7035,6 +7305,14 @@ ALTER TABLE ONLY data.usage_fragments
 
 
 --
+-- Name: usage_pending usage_pending_pkey; Type: CONSTRAINT; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE ONLY data.usage_pending
+    ADD CONSTRAINT usage_pending_pkey PRIMARY KEY (pending_id);
+
+
+--
 -- Name: alembic_version alembic_version_pkc; Type: CONSTRAINT; Schema: public; Owner: <migrator>
 --
 
@@ -7430,7 +7708,14 @@ CREATE TRIGGER retrieval_traces_usage_delete AFTER DELETE ON data.retrieval_trac
 -- Name: retrieval_traces retrieval_traces_usage_insert; Type: TRIGGER; Schema: data; Owner: <migrator>
 --
 
-CREATE TRIGGER retrieval_traces_usage_insert AFTER INSERT ON data.retrieval_traces REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION data._usage_added();
+CREATE TRIGGER retrieval_traces_usage_insert AFTER INSERT ON data.retrieval_traces REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION data._usage_pend();
+
+
+--
+-- Name: retrieval_traces retrieval_traces_usage_settle; Type: TRIGGER; Schema: data; Owner: <migrator>
+--
+
+CREATE TRIGGER retrieval_traces_usage_settle BEFORE DELETE OR UPDATE ON data.retrieval_traces FOR EACH STATEMENT EXECUTE FUNCTION data._usage_settle();
 
 
 --
@@ -8229,6 +8514,13 @@ CREATE POLICY no_direct_access ON data.usage_fragments USING (false);
 
 
 --
+-- Name: usage_pending no_direct_access; Type: POLICY; Schema: data; Owner: <migrator>
+--
+
+CREATE POLICY no_direct_access ON data.usage_pending USING (false);
+
+
+--
 -- Name: nudge_deliveries; Type: ROW SECURITY; Schema: data; Owner: <migrator>
 --
 
@@ -8505,6 +8797,12 @@ ALTER TABLE data.usage_days ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE data.usage_fragments ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: usage_pending; Type: ROW SECURITY; Schema: data; Owner: <migrator>
+--
+
+ALTER TABLE data.usage_pending ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: context_members version_read; Type: POLICY; Schema: data; Owner: <migrator>
@@ -9448,17 +9746,12 @@ REVOKE ALL ON FUNCTION data._transaction_identity() FROM PUBLIC;
 
 
 --
--- Name: FUNCTION _usage_added(); Type: ACL; Schema: data; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION data._usage_added() FROM PUBLIC;
-
-
---
 -- Name: FUNCTION _usage_candidates(p_candidates jsonb); Type: ACL; Schema: data; Owner: <migrator>
 --
 
 REVOKE ALL ON FUNCTION data._usage_candidates(p_candidates jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._usage_candidates(p_candidates jsonb) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._usage_candidates(p_candidates jsonb) TO contexts_auditor;
 
 
 --
@@ -9466,6 +9759,27 @@ REVOKE ALL ON FUNCTION data._usage_candidates(p_candidates jsonb) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION data._usage_days_p95() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _usage_fold(p_limit integer); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_fold(p_limit integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _usage_fold_all(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_fold_all() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _usage_fold_every(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_fold_every() FROM PUBLIC;
 
 
 --
@@ -9494,6 +9808,13 @@ GRANT ALL ON FUNCTION data._usage_p95(p_buckets integer[], p_counts bigint[]) TO
 
 
 --
+-- Name: FUNCTION _usage_pend(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_pend() FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _usage_rebuild(); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -9508,6 +9829,13 @@ REVOKE ALL ON FUNCTION data._usage_recount_statements(p_source text) FROM PUBLIC
 
 
 --
+-- Name: FUNCTION _usage_settle(); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_settle() FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _usage_statements(p_source text, p_sign integer); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -9519,6 +9847,8 @@ REVOKE ALL ON FUNCTION data._usage_statements(p_source text, p_sign integer) FRO
 --
 
 REVOKE ALL ON FUNCTION data._usage_summary(p_org_id text, p_request jsonb, p_duration_ms double precision, p_candidates integer, p_included bigint, p_best_relevance double precision, p_best_score double precision, OUT repo_id text, OUT persona_id text, OUT session_id text, OUT foreign_org boolean, OUT latency_bucket integer, OUT empty boolean, OUT below_floor boolean, OUT relevance_floor double precision, OUT best_relevance double precision, OUT best_score double precision, OUT candidates integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._usage_summary(p_org_id text, p_request jsonb, p_duration_ms double precision, p_candidates integer, p_included bigint, p_best_relevance double precision, p_best_score double precision, OUT repo_id text, OUT persona_id text, OUT session_id text, OUT foreign_org boolean, OUT latency_bucket integer, OUT empty boolean, OUT below_floor boolean, OUT relevance_floor double precision, OUT best_relevance double precision, OUT best_score double precision, OUT candidates integer) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._usage_summary(p_org_id text, p_request jsonb, p_duration_ms double precision, p_candidates integer, p_included bigint, p_best_relevance double precision, p_best_score double precision, OUT repo_id text, OUT persona_id text, OUT session_id text, OUT foreign_org boolean, OUT latency_bucket integer, OUT empty boolean, OUT below_floor boolean, OUT relevance_floor double precision, OUT best_relevance double precision, OUT best_score double precision, OUT candidates integer) TO contexts_auditor;
 
 
 --
@@ -9526,6 +9856,8 @@ REVOKE ALL ON FUNCTION data._usage_summary(p_org_id text, p_request jsonb, p_dur
 --
 
 REVOKE ALL ON FUNCTION data._usage_trace(p_org_id text, p_request jsonb, p_candidates jsonb, p_duration_ms double precision, OUT repo_id text, OUT persona_id text, OUT session_id text, OUT foreign_org boolean, OUT latency_bucket integer, OUT empty boolean, OUT below_floor boolean, OUT relevance_floor double precision, OUT best_relevance double precision, OUT best_score double precision, OUT candidates integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._usage_trace(p_org_id text, p_request jsonb, p_candidates jsonb, p_duration_ms double precision, OUT repo_id text, OUT persona_id text, OUT session_id text, OUT foreign_org boolean, OUT latency_bucket integer, OUT empty boolean, OUT below_floor boolean, OUT relevance_floor double precision, OUT best_relevance double precision, OUT best_score double precision, OUT candidates integer) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._usage_trace(p_org_id text, p_request jsonb, p_candidates jsonb, p_duration_ms double precision, OUT repo_id text, OUT persona_id text, OUT session_id text, OUT foreign_org boolean, OUT latency_bucket integer, OUT empty boolean, OUT below_floor boolean, OUT relevance_floor double precision, OUT best_relevance double precision, OUT best_score double precision, OUT candidates integer) TO contexts_auditor;
 
 
 --
