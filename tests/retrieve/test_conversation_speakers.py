@@ -9,6 +9,7 @@ import pytest
 
 from app.retrieve.speakers import named_speaker
 from app.wire.retrieve import RetrieveRequest
+from tests.retrieve.test_conversation_dates import ranked
 
 # Melanie's replies repeat the question's words ("Caroline", "paint"); what Caroline
 # painted is in her own turn, in other words.
@@ -47,14 +48,6 @@ Melanie: ask Caroline what to paint next.
 )
 def test_named_speaker_is_the_one_speaker_a_question_names(query, named):
     assert named_speaker(query, {"Caroline", "Melanie"}) == named
-
-
-def ranked(conn, as_principal, retriever, query: str) -> list:
-    as_principal("acme")
-    request = msgspec.convert({"query": query, "scope": {"org_id": "acme"}, "rerank_top": 10}, RetrieveRequest)
-    ranking = retriever.rank(conn, request)
-    conn.rollback()
-    return ranking.ranked
 
 
 def test_a_question_naming_a_speaker_finds_that_speakers_turns_first(conn, ingest, as_principal, retriever):
