@@ -72,6 +72,7 @@ alter table data.owner_reassignments drop constraint owner_reassignments_pkey, a
 alter table data.nudge_outbox drop constraint nudge_outbox_pkey, add primary key (org_id, nudge_id);
 alter table data.nudge_deliveries drop constraint nudge_deliveries_pkey, add primary key (org_id, delivery_id);
 alter table data.model_replays drop constraint model_replays_pkey, add primary key (org_id, replay_id);
+alter table data.usage_pending drop constraint usage_pending_pkey, add primary key (org_id, pending_id);
 
 -- 3. Reference tables: small, read by every policy helper (data.current_principal,
 --    data._acl) and by authentication, so each worker must hold them to evaluate
@@ -130,6 +131,8 @@ select create_distributed_table('data.fragment_authority', 'org_id', colocate_wi
 select create_distributed_table('data.usage_fragments', 'org_id', colocate_with => 'data.documents');
 select create_distributed_table('data.usage_days', 'org_id', colocate_with => 'data.documents');
 select create_distributed_table('data.usage_below_floor', 'org_id', colocate_with => 'data.documents');
+-- Traces written but not yet counted (migration 0040), beside the traces they list.
+select create_distributed_table('data.usage_pending', 'org_id', colocate_with => 'data.documents');
 
 -- 5. Foreign keys again, now with org_id (distributed -> distributed must be colocated
 --    and name the distribution column; distributed -> reference is allowed).
