@@ -58,8 +58,10 @@ def pg_server():
             # A throwaway cluster: nothing in it has to outlive a crash of the machine, so
             # no write waits for the disk (each test's database is created, written and
             # dropped; with _Janitor's FILE_COPY, about 0.4 s less per test on 2 busy cores).
-            # A killed server still recovers: its writes are in the OS's cache.
-            for name in ("fsync", "full_page_writes", "synchronous_commit"):
+            # A killed server still recovers: its writes are in the OS's cache. Commits stay
+            # synchronous: the services' read-your-writes on replicas waits for a commit's
+            # WAL to be flushed (tests/scale/test_read_replica.py).
+            for name in ("fsync", "full_page_writes"):
                 conn.execute(f"alter system set {name} = off")
             conn.execute("select pg_reload_conf()")
         yield server
