@@ -7,7 +7,7 @@ session held in December 2023, or one whose relative time ("last month", said in
 the question writes it the same way ("10 June, 2023" against a session labelled
 "2023-06-10" shares no word), and the dense model does not read dates at all. So after
 fusion, each listed candidate that is a conversation turn about a day or a month the
-question names (app.ingest.conversation.query_dates and fragment_dates) gets WEIGHT of
+question names (app.ingest.query_dates and fragment_dates) gets WEIGHT of
 its fused score from that match (the other turns none), and the fused list is put back
 in order. The trace names the date a turn matched (`date_match`); a turn's fused score is
 then no longer the fusion's alone (lexical_weight x lexical_norm + dense_weight x
@@ -22,16 +22,16 @@ conv-41 0.6711 / 0.8075 and 0.6718 / 0.8075 (docs/adr/0027).
 
 from __future__ import annotations
 
-from app.ingest import conversation
 from app.retrieve.candidates import Candidate
+from app.text.turns import KIND, TURN_KIND, day_or_month_label, fragment_dates, query_dates
 
 WEIGHT = 0.2
 """A conversation turn's fused score becomes (1 - WEIGHT) x fused + WEIGHT x (1 when it is
 about a date the question names, else 0): a match moves a turn past one without it whose
 fused score is up to WEIGHT / (1 - WEIGHT) = 0.25 higher; the words still count.
 Candidates of other kinds keep their fused score."""
-KINDS = frozenset({conversation.KIND, conversation.TURN_KIND})
-"""Fragment kinds whose text is a turn as conversation.turn_fragment writes it."""
+KINDS = frozenset({KIND, TURN_KIND})
+"""Fragment kinds whose text is a turn as app.ingest.conversation.turn_fragment writes it."""
 
 
 def match_dates(query: str, candidates: list[Candidate]) -> list[Candidate]:
@@ -40,7 +40,7 @@ def match_dates(query: str, candidates: list[Candidate]) -> list[Candidate]:
     order). Pins outside both lists (no rank, after the others) are left where they are.
     A query naming no date, or naming none that a listed turn is about, returns the list
     as it is."""
-    named = conversation.query_dates(query)
+    named = query_dates(query)
     if not named:
         return candidates
     listed: list[Candidate] = []
@@ -50,9 +50,9 @@ def match_dates(query: str, candidates: list[Candidate]) -> list[Candidate]:
     turns = [c for c in listed if c.kind in KINDS]
     matched: dict[int, str] = {}
     for c in turns:
-        common = named & conversation.fragment_dates(c.text)
+        common = named & fragment_dates(c.text)
         if common:
-            matched[c.fragment_id] = conversation.day_or_month_label(max(common, key=lambda k: (len(k), k)))
+            matched[c.fragment_id] = day_or_month_label(max(common, key=lambda k: (len(k), k)))
     if not matched:
         return candidates
     for c in turns:

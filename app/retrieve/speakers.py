@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import re
 
-from app.ingest import conversation
 from app.retrieve.candidates import Candidate
 from app.retrieve.dates import KINDS
+from app.text.turns import split_speaker
 
 WEIGHT = 0.2
 """A conversation turn's final score becomes (1 - WEIGHT) x final + WEIGHT x (1 when the
@@ -42,7 +42,7 @@ def speaker_of(c: Candidate) -> str | None:
     lines = c.text.split("\n", 2)
     if len(lines) < 2:
         return None
-    speaker, _ = conversation.split_speaker(lines[1])
+    speaker, _ = split_speaker(lines[1])
     return speaker
 
 

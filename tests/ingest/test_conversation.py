@@ -9,6 +9,7 @@ import pytest
 
 from app.ingest import conversation
 from app.ingest.conversation import Turn
+from app.text import turns
 
 S1 = "session 1, 1:56 pm on 8 May, 2023"
 S2 = "session 2, 10:37 am on 3 January, 2024"
@@ -28,7 +29,7 @@ S2 = "session 2, 10:37 am on 3 January, 2024"
     ],
 )
 def test_session_labels_give_their_date(text, expected):
-    assert conversation.parse_date(text) == expected
+    assert turns.parse_date(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -42,7 +43,7 @@ def test_session_labels_give_their_date(text, expected):
     ],
 )
 def test_speaker_prefix(text, speaker, said):
-    assert conversation.split_speaker(text) == (speaker, said)
+    assert turns.split_speaker(text) == (speaker, said)
 
 
 @pytest.mark.parametrize(
@@ -59,7 +60,7 @@ def test_speaker_prefix(text, speaker, said):
     ],
 )
 def test_relative_times_resolve_against_the_day_they_were_said(text, said_on, expected):
-    assert conversation.resolve_relative(text, said_on) == expected
+    assert turns.resolve_relative(text, said_on) == expected
 
 
 def test_questions_are_the_sentences_that_ask():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from app.ingest.conversation import fragment_dates, query_dates
+from app.text.turns import fragment_dates, query_dates
 from app.wire.retrieve import RetrieveRequest
 
 # Two sessions; the turn that says more about painting was said
