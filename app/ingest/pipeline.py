@@ -38,13 +38,10 @@ from app.text import expansion
 from app.text.embed import Embedder, model_label
 from app.text.stems import reading
 from app.text.tokens import count_tokens
+from app.text.turns import TURN_KINDS
 from app.text.versions import CHUNKER_VERSION
 
 log = logging.getLogger(__name__)
-
-EXPANDED_KINDS = frozenset({conversation.KIND, conversation.TURN_KIND})
-"""Document kinds whose new fragments get learned expansion terms in their lexical text
-(app/text/expansion.py): transcripts, and documents that are one turn each."""
 
 
 class DuplicatePaths(ValueError):
@@ -97,7 +94,7 @@ class EmbeddedAhead:
 
     vectors: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     expansions: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Learned expansion terms by chunk text (conversation turns only: EXPANDED_KINDS)."""
+    """Learned expansion terms by chunk text (conversation turns only: TURN_KINDS)."""
     planned: int = 0
     """Inputs the plan asked for (each embedded with the active model and with every
     other live generation of its namespace)."""
@@ -269,7 +266,7 @@ class IngestPipeline:
         unchanged = self.unchanged(conn, scope, [p.doc for p in documents]) if documents else {}
         changed = [p for p in documents if p.doc.path not in unchanged]
         chunks = [
-            (p.namespace, embedding_input(p.doc.path, c.heading_path, c.text), c.text, p.doc.kind in EXPANDED_KINDS)
+            (p.namespace, embedding_input(p.doc.path, c.heading_path, c.text), c.text, p.doc.kind in TURN_KINDS)
             for p in changed
             for c in p.chunks
         ]
@@ -370,7 +367,7 @@ class IngestPipeline:
                 if on_document:
                     on_document(result)
                 continue
-            item = _Pending(doc.path, doc_id, version, expand=doc.kind in EXPANDED_KINDS)
+            item = _Pending(doc.path, doc_id, version, expand=doc.kind in TURN_KINDS)
             references = document_references(
                 doc.path, doc.syntax, doc.text, prepared.chunks, doc.metadata, is_code=prepared.namespace == "code"
             )

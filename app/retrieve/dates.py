@@ -23,15 +23,13 @@ conv-41 0.6711 / 0.8075 and 0.6718 / 0.8075 (docs/adr/0027).
 from __future__ import annotations
 
 from app.retrieve.candidates import Candidate
-from app.text.turns import KIND, TURN_KIND, day_or_month_label, fragment_dates, query_dates
+from app.text.turns import TURN_KINDS, day_or_month_label, fragment_dates, query_dates
 
 WEIGHT = 0.2
 """A conversation turn's fused score becomes (1 - WEIGHT) x fused + WEIGHT x (1 when it is
 about a date the question names, else 0): a match moves a turn past one without it whose
 fused score is up to WEIGHT / (1 - WEIGHT) = 0.25 higher; the words still count.
 Candidates of other kinds keep their fused score."""
-KINDS = frozenset({KIND, TURN_KIND})
-"""Fragment kinds whose text is a turn as app.ingest.conversation.turn_fragment writes it."""
 
 
 def match_dates(query: str, candidates: list[Candidate]) -> list[Candidate]:
@@ -47,7 +45,7 @@ def match_dates(query: str, candidates: list[Candidate]) -> list[Candidate]:
     others: list[Candidate] = []
     for c in candidates:
         (listed if c.lexical_rank is not None or c.dense_rank is not None else others).append(c)
-    turns = [c for c in listed if c.kind in KINDS]
+    turns = [c for c in listed if c.kind in TURN_KINDS]
     matched: dict[int, str] = {}
     for c in turns:
         common = named & fragment_dates(c.text)

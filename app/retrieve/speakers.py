@@ -25,8 +25,7 @@ from __future__ import annotations
 import re
 
 from app.retrieve.candidates import Candidate
-from app.retrieve.dates import KINDS
-from app.text.turns import split_speaker
+from app.text.turns import TURN_KINDS, split_speaker
 
 WEIGHT = 0.2
 """A conversation turn's final score becomes (1 - WEIGHT) x final + WEIGHT x (1 when the
@@ -37,7 +36,7 @@ another whose score is up to WEIGHT / (1 - WEIGHT) = 0.25 higher."""
 def speaker_of(c: Candidate) -> str | None:
     """Who said a conversation turn (the name opening its second line, as
     conversation.turn_fragment writes it); None for other kinds or an unnamed turn."""
-    if c.kind not in KINDS:
+    if c.kind not in TURN_KINDS:
         return None
     lines = c.text.split("\n", 2)
     if len(lines) < 2:

@@ -15,6 +15,9 @@ KIND = "conversation"
 TURN_KIND = "conversation-turn"
 """The kind of a document that is one turn already rendered (turn_fragment), as the eval
 lane stores a conversation's turns: read as prose, expanded as a turn."""
+TURN_KINDS = frozenset({KIND, TURN_KIND})
+"""Document kinds whose fragments are turns as app.ingest.conversation.turn_fragment
+writes them: expanded at ingest, matched by date and speaker at retrieval."""
 
 MONTHS = (
     "january",
