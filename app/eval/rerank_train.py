@@ -29,6 +29,7 @@ import numpy as np
 from app.eval.rerank_data import QueryRow, family_of
 from app.retrieve import features, learned
 from app.retrieve.blend import BUILT_IN
+from app.retrieve.rerank import base_score
 from app.text.stems import TEXT_CHARS
 
 FEATURES = features.FEATURES
@@ -215,10 +216,7 @@ def full_order(row: QueryRow, scores: Sequence[float], share: float = 0.0) -> li
     an eval corpus, pins there are none)."""
     w = BUILT_IN.weights
     best = max((c.fused_score for c in row.head), default=0.0)
-    base = [
-        (1.0 - share) * s + share * (min(1.0, c.fused_score / best) if best > 0 else 0.0)
-        for s, c in zip(scores, row.head)
-    ]
+    base = [base_score(s, c.fused_score, best, share) for s, c in zip(scores, row.head)]
     order = sorted(range(len(row.head)), key=lambda i: (-base[i], -row.head[i].fused_score, row.head[i].fragment_id))
     final = {i: w["rerank"] * base[i] + w["authority"] * (row.head[i].authority or 0.0) for i in order}
     return sorted(order, key=lambda i: -final[i])

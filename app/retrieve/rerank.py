@@ -85,6 +85,14 @@ def rerank_text(candidate: Candidate) -> str:
     return f"{header}\n{candidate.text}"
 
 
+def base_score(score: float, fused_score: float, best_fused: float, share: float) -> float:
+    """A reranked candidate's base score: `(1 - share) x` the reranker's score `+ share x`
+    its fused score relative to the head's best (the held-out simulation,
+    app.eval.rerank_train.full_order, scores the same way)."""
+    fused = min(1.0, fused_score / best_fused) if best_fused > 0 else 0.0
+    return (1.0 - share) * score + share * fused
+
+
 def order(
     query: str,
     candidates: list[Candidate],
@@ -112,8 +120,7 @@ def order(
         best = max((c.fused_score for c in head), default=0.0)
         for candidate, score in zip(together, reranker.score(query, together)):
             candidate.rerank_score = score
-            fused = min(1.0, candidate.fused_score / best) if best > 0 else 0.0
-            candidate.base_score = (1.0 - share) * score + share * fused
+            candidate.base_score = base_score(score, candidate.fused_score, best, share)
         return sorted(head, key=lambda c: (-(c.base_score or 0.0), -c.fused_score, c.fragment_id))
     for candidate in together:
         candidate.base_score = min(1.0, candidate.fused_score / best_possible)
