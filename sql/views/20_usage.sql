@@ -86,7 +86,7 @@ with me as materialized (
     cross join lateral (
         select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, t.request, t.candidates, t.duration_ms
         from data.retrieval_traces t
-        where t.trace_id = p.trace_id and t.org_id = p.org_id and (t.principal_id = me.principal_id or me.audit)
+        where t.trace_id = p.trace_id and t.org_id = me.org_id and (t.principal_id = me.principal_id or me.audit)
         limit 1) t
     cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
 ), visible as (
@@ -143,7 +143,7 @@ with me as materialized (
     cross join lateral (
         select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, t.request, t.candidates, t.duration_ms
         from data.retrieval_traces t
-        where t.trace_id = p.trace_id and t.org_id = p.org_id and (t.principal_id = me.principal_id or me.audit)
+        where t.trace_id = p.trace_id and t.org_id = me.org_id and (t.principal_id = me.principal_id or me.audit)
         limit 1) t
     cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
     where d.below_floor
@@ -196,7 +196,7 @@ with me as materialized (
     cross join lateral (
         select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, t.request, t.candidates, t.duration_ms
         from data.retrieval_traces t
-        where t.trace_id = p.trace_id and t.org_id = p.org_id and (t.principal_id = me.principal_id or me.audit)
+        where t.trace_id = p.trace_id and t.org_id = me.org_id and (t.principal_id = me.principal_id or me.audit)
         limit 1) t
     cross join lateral data._usage_candidates(t.candidates) c
 )

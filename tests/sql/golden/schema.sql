@@ -4034,7 +4034,7 @@ CREATE VIEW api.fragment_retrievals WITH (security_barrier='true') AS
                     t_1.candidates,
                     t_1.duration_ms
                    FROM data.retrieval_traces t_1
-                  WHERE ((t_1.trace_id = p.trace_id) AND (t_1.org_id = p.org_id) AND ((t_1.principal_id = me_1.principal_id) OR me_1.audit))
+                  WHERE ((t_1.trace_id = p.trace_id) AND (t_1.org_id = me_1.org_id) AND ((t_1.principal_id = me_1.principal_id) OR me_1.audit))
                  LIMIT 1) t)
              CROSS JOIN LATERAL data._usage_candidates(t.candidates) c(fragment_id, included, fused_rank, source, doc_id))
         )
@@ -5085,7 +5085,7 @@ CREATE VIEW api.retrievals_below_floor WITH (security_barrier='true') AS
                     t_1.candidates,
                     t_1.duration_ms
                    FROM data.retrieval_traces t_1
-                  WHERE ((t_1.trace_id = p.trace_id) AND (t_1.org_id = p.org_id) AND ((t_1.principal_id = me.principal_id) OR me.audit))
+                  WHERE ((t_1.trace_id = p.trace_id) AND (t_1.org_id = me.org_id) AND ((t_1.principal_id = me.principal_id) OR me.audit))
                  LIMIT 1) t)
              CROSS JOIN LATERAL data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d(repo_id, persona_id, session_id, foreign_org, latency_bucket, empty, below_floor, relevance_floor, best_relevance, best_score, candidates))
           WHERE d.below_floor
@@ -5292,7 +5292,7 @@ CREATE VIEW api.retrievals_per_day WITH (security_barrier='true') AS
                     t_1.candidates,
                     t_1.duration_ms
                    FROM data.retrieval_traces t_1
-                  WHERE ((t_1.trace_id = p.trace_id) AND (t_1.org_id = p.org_id) AND ((t_1.principal_id = me.principal_id) OR me.audit))
+                  WHERE ((t_1.trace_id = p.trace_id) AND (t_1.org_id = me.org_id) AND ((t_1.principal_id = me.principal_id) OR me.audit))
                  LIMIT 1) t)
              CROSS JOIN LATERAL data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d(repo_id, persona_id, session_id, foreign_org, latency_bucket, empty, below_floor, relevance_floor, best_relevance, best_score, candidates))
         ), visible AS (
