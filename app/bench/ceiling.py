@@ -17,7 +17,9 @@ beforehand (neither timed nor counted), alternating in rounds between:
   bench reader bound like the CLI binds a principal, under row-level security, rolled back;
 - `retrieval`: a whole retrieval as the service runs it once the query is embedded
   (app.retrieve.service.Retriever.retrieve): the key checked, candidates, blend,
-  composition, the trace written and committed; no HTTP.
+  composition, the trace written and committed; no HTTP. The usage roll-ups are folded
+  as the service folds them, by a folder on a connection of its own, its folds counted
+  in the round (which waits for the last one).
 
 Per variant: searches a second, latency, and CPU per search of PostgreSQL and of this
 process (which parses the rows, and for `retrieval` composes and builds the trace):
@@ -36,6 +38,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 import psycopg
+from psycopg_pool import ConnectionPool
 
 from app.access import SERVICE_ROLE, authenticate
 from app.bench.cpu import CpuMeter
@@ -51,6 +54,7 @@ from app.bench.reference import (
 )
 from app.retrieve.fusion import fusion_spec
 from app.retrieve.service import Retriever
+from app.retrieve.usage_fold import UsageFolder
 from app.wire.retrieve import DEFAULT_K_DENSE, RetrieveRequest
 
 VARIANTS = ("reference", "candidates", "retrieval")
@@ -152,8 +156,10 @@ def _phase(
     seconds: float,
     meter: CpuMeter,
     tally: Tally,
+    settle: Callable[[], object] | None = None,
 ) -> None:
-    """One round of one variant, added to `tally`."""
+    """One round of one variant, added to `tally`; `settle`: waits for the round's
+    background work (the usage folds its retrievals made due), counted in the round."""
     start = threading.Barrier(len(conns) + 1)
     stop_at = [0.0]
     already = len(tally.latencies_ms)
@@ -172,6 +178,8 @@ def _phase(
     start.wait()
     for t in threads:
         t.join()
+    if settle is not None:
+        settle()
     after = meter.snapshot()
     searched = len(tally.latencies_ms) - already
     tally.seconds += after["at"] - before["at"]
@@ -204,14 +212,23 @@ def measure(
             if not work:
                 raise ValueError("no queries")
             conns = [psycopg.connect(dsn) for _ in range(clients)]
+            # As the service folds the usage roll-ups: on a connection of its own, after the
+            # retrieval that made a fold due has committed (app.retrieve.usage_fold).
+            fold_pool = ConnectionPool(dsn, min_size=1, max_size=1, name="bench-usage-fold", open=True)
+            folder = UsageFolder(fold_pool.connection)
+            unfolded, retriever.usage_folder = retriever.usage_folder, folder
             try:
                 meter = CpuMeter(None, postmaster)
                 one = searchers(sql, retriever, org, principal, token, budget_tokens)
                 totals = {variant: Tally() for variant in VARIANTS}
                 for r in range(rounds):
                     for variant in VARIANTS if r % 2 == 0 else VARIANTS[::-1]:
-                        _phase(conns, one[variant], work, seconds, meter, totals[variant])
+                        settle = (lambda: folder.wait_idle(60)) if variant == "retrieval" else None
+                        _phase(conns, one[variant], work, seconds, meter, totals[variant], settle)
             finally:
+                retriever.usage_folder = unfolded
+                folder.close()
+                fold_pool.close()
                 for conn in conns:
                     conn.close()
         finally:
