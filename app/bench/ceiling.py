@@ -52,6 +52,7 @@ from app.bench.reference import (
     run_ours,
     run_reference,
 )
+from app.bench.stats import percentile
 from app.retrieve.fusion import fusion_spec
 from app.retrieve.service import Retriever
 from app.retrieve.usage_fold import UsageFolder
@@ -268,6 +269,9 @@ def _summary(tally: Tally) -> dict:
         "error_examples": sorted(set(tally.errors))[:3],
         "per_second": round(count / tally.seconds, 1) if tally.seconds else 0.0,
         **latency_summary(latencies),
+        # The tail: a retrieval that paid a fold of the usage roll-ups showed here.
+        "p99_ms": round(percentile(latencies, 99), 1) if latencies else None,
+        "max_ms": round(max(latencies), 1) if latencies else None,
         "cpu_ms_per_search": per_search,
         "cores_busy": round(statistics.fmean(u["cores_busy"] for u in tally.cpu), 2) if tally.cpu else None,
         "postgres_alone_per_second": round(cores * 1000 / postgres_ms, 1) if cores and postgres_ms else None,
