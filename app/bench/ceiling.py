@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 
 import msgspec
 import psycopg
-from psycopg_pool import ConnectionPool
 
 from app.access import SERVICE_ROLE, authenticate
 from app.bench.cpu import CpuMeter
@@ -55,7 +54,7 @@ from app.bench.reference import (
 from app.bench.stats import percentile
 from app.retrieve.fusion import fusion_spec
 from app.retrieve.service import Retriever
-from app.retrieve.usage_fold import UsageFolder
+from app.retrieve.usage_fold import folding
 from app.wire.retrieve import DEFAULT_K_DENSE, RetrieveRequest
 
 VARIANTS = ("reference", "candidates", "retrieval")
@@ -213,23 +212,18 @@ def measure(
             if not work:
                 raise ValueError("no queries")
             conns = [psycopg.connect(dsn) for _ in range(clients)]
-            # As the service folds the usage roll-ups: on a connection of its own, after the
-            # retrieval that made a fold due has committed (app.retrieve.usage_fold).
-            fold_pool = ConnectionPool(dsn, min_size=1, max_size=1, name="bench-usage-fold", open=True)
-            folder = UsageFolder(fold_pool.connection)
-            unfolded, retriever.usage_folder = retriever.usage_folder, folder
             try:
-                meter = CpuMeter(None, postmaster)
-                one = searchers(sql, retriever, org, principal, token, budget_tokens)
-                totals = {variant: Tally() for variant in VARIANTS}
-                for r in range(rounds):
-                    for variant in VARIANTS if r % 2 == 0 else VARIANTS[::-1]:
-                        settle = (lambda: folder.wait_idle(60)) if variant == "retrieval" else None
-                        _phase(conns, one[variant], work, seconds, meter, totals[variant], settle)
+                # As the service folds the usage roll-ups: on a connection of its own, after
+                # the retrieval that made a fold due has committed (app.retrieve.usage_fold).
+                with folding(retriever, owner) as folder:
+                    meter = CpuMeter(None, postmaster)
+                    one = searchers(sql, retriever, org, principal, token, budget_tokens)
+                    totals = {variant: Tally() for variant in VARIANTS}
+                    for r in range(rounds):
+                        for variant in VARIANTS if r % 2 == 0 else VARIANTS[::-1]:
+                            settle = (lambda: folder.wait_idle(60)) if variant == "retrieval" else None
+                            _phase(conns, one[variant], work, seconds, meter, totals[variant], settle)
             finally:
-                retriever.usage_folder = unfolded
-                folder.close()
-                fold_pool.close()
                 for conn in conns:
                     conn.close()
         finally:

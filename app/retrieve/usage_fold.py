@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Protocol
 
 import psycopg
+from psycopg.conninfo import make_conninfo
+from psycopg_pool import ConnectionPool
 
 log = logging.getLogger(__name__)
 
@@ -124,3 +127,23 @@ class UsageFolder:
         self._idle.set()
         if self.on_close is not None:
             self.on_close()
+
+
+class Folds(Protocol):
+    usage_folder: UsageFolder | None
+
+
+@contextmanager
+def folding(retriever: Folds, conn: psycopg.Connection) -> Iterator[UsageFolder]:
+    """For the block, `retriever` wakes a background folder on a connection of its own
+    to `conn`'s database (its login): what a bench running retrievals in process uses, so
+    that its retrievals fold as the service's do, not as a process without a folder."""
+    conninfo = make_conninfo(conn.info.dsn, password=conn.info.password)
+    pool = ConnectionPool(conninfo, min_size=1, max_size=1, name="contexts-usage-fold", open=True)
+    folder = UsageFolder(pool.connection, on_close=pool.close)
+    before, retriever.usage_folder = retriever.usage_folder, folder
+    try:
+        yield folder
+    finally:
+        retriever.usage_folder = before
+        folder.close()
