@@ -17,7 +17,9 @@ beforehand (neither timed nor counted), alternating in rounds between:
   bench reader bound like the CLI binds a principal, under row-level security, rolled back;
 - `retrieval`: a whole retrieval as the service runs it once the query is embedded
   (app.retrieve.service.Retriever.retrieve): the key checked, candidates, blend,
-  composition, the trace written and committed; no HTTP.
+  composition, the trace written and committed; no HTTP. The usage roll-ups are folded
+  as the service folds them, by a folder on a connection of its own, its folds counted
+  in the round (which waits for the last one).
 
 Per variant: searches a second, latency, and CPU per search of PostgreSQL and of this
 process (which parses the rows, and for `retrieval` composes and builds the trace):
@@ -49,8 +51,10 @@ from app.bench.reference import (
     run_ours,
     run_reference,
 )
+from app.bench.stats import percentile
 from app.retrieve.fusion import fusion_spec
 from app.retrieve.service import Retriever
+from app.retrieve.usage_fold import folding
 from app.wire.retrieve import DEFAULT_K_DENSE, RetrieveRequest
 
 VARIANTS = ("reference", "candidates", "retrieval")
@@ -152,8 +156,10 @@ def _phase(
     seconds: float,
     meter: CpuMeter,
     tally: Tally,
+    settle: Callable[[], object] | None = None,
 ) -> None:
-    """One round of one variant, added to `tally`."""
+    """One round of one variant, added to `tally`; `settle`: waits for the round's
+    background work (the usage folds its retrievals made due), counted in the round."""
     start = threading.Barrier(len(conns) + 1)
     stop_at = [0.0]
     already = len(tally.latencies_ms)
@@ -172,6 +178,8 @@ def _phase(
     start.wait()
     for t in threads:
         t.join()
+    if settle is not None:
+        settle()
     after = meter.snapshot()
     searched = len(tally.latencies_ms) - already
     tally.seconds += after["at"] - before["at"]
@@ -205,12 +213,16 @@ def measure(
                 raise ValueError("no queries")
             conns = [psycopg.connect(dsn) for _ in range(clients)]
             try:
-                meter = CpuMeter(None, postmaster)
-                one = searchers(sql, retriever, org, principal, token, budget_tokens)
-                totals = {variant: Tally() for variant in VARIANTS}
-                for r in range(rounds):
-                    for variant in VARIANTS if r % 2 == 0 else VARIANTS[::-1]:
-                        _phase(conns, one[variant], work, seconds, meter, totals[variant])
+                # As the service folds the usage roll-ups: on a connection of its own, after
+                # the retrieval that made a fold due has committed (app.retrieve.usage_fold).
+                with folding(retriever, owner) as folder:
+                    meter = CpuMeter(None, postmaster)
+                    one = searchers(sql, retriever, org, principal, token, budget_tokens)
+                    totals = {variant: Tally() for variant in VARIANTS}
+                    for r in range(rounds):
+                        for variant in VARIANTS if r % 2 == 0 else VARIANTS[::-1]:
+                            settle = (lambda: folder.wait_idle(60)) if variant == "retrieval" else None
+                            _phase(conns, one[variant], work, seconds, meter, totals[variant], settle)
             finally:
                 for conn in conns:
                     conn.close()
@@ -251,6 +263,9 @@ def _summary(tally: Tally) -> dict:
         "error_examples": sorted(set(tally.errors))[:3],
         "per_second": round(count / tally.seconds, 1) if tally.seconds else 0.0,
         **latency_summary(latencies),
+        # The tail: a retrieval that paid a fold of the usage roll-ups showed here.
+        "p99_ms": round(percentile(latencies, 99), 1) if latencies else None,
+        "max_ms": round(max(latencies), 1) if latencies else None,
         "cpu_ms_per_search": per_search,
         "cores_busy": round(statistics.fmean(u["cores_busy"] for u in tally.cpu), 2) if tally.cpu else None,
         "postgres_alone_per_second": round(cores * 1000 / postgres_ms, 1) if cores and postgres_ms else None,

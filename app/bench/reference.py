@@ -39,6 +39,7 @@ from app.bench.stats import percentile
 from app.retrieve.candidates import fetch_candidates
 from app.retrieve.fusion import fusion_spec
 from app.retrieve.service import Retriever
+from app.retrieve.usage_fold import folding
 from app.scope import Scope
 from app.wire.retrieve import DEFAULT_BUDGET_TOKENS, DEFAULT_K_DENSE, DEFAULT_K_LEXICAL, RetrieveRequest
 
@@ -285,21 +286,24 @@ def _compare_end_to_end(
     same-run reference. The retriever must not cache query vectors."""
     timings: dict[str, list[float]] = {"ours": [], "reference": []}
     sql = reference_sql(models)
-    for i, q in enumerate(queries):
-        request = msgspec.convert(
-            {"query": q, "scope": {"org_id": org}, "budget_tokens": DEFAULT_BUDGET_TOKENS}, RetrieveRequest
-        )
+    # The usage roll-ups folded as the service folds them: after the answer, on a
+    # connection of its own (app.retrieve.usage_fold).
+    with folding(retriever, conn):
+        for i, q in enumerate(queries):
+            request = msgspec.convert(
+                {"query": q, "scope": {"org_id": org}, "budget_tokens": DEFAULT_BUDGET_TOKENS}, RetrieveRequest
+            )
 
-        def ours(request: RetrieveRequest = request) -> None:
-            act_as(conn, org, principal)
-            retriever.retrieve(conn, request)
-            conn.commit()
+            def ours(request: RetrieveRequest = request) -> None:
+                act_as(conn, org, principal)
+                retriever.retrieve(conn, request)
+                conn.commit()
 
-        def reference(q: str = q) -> None:
-            run_reference(conn, sql, reference_params(q, retriever.query_embeddings(q), org, models, namespaces))
-            conn.rollback()
+            def reference(q: str = q) -> None:
+                run_reference(conn, sql, reference_params(q, retriever.query_embeddings(q), org, models, namespaces))
+                conn.rollback()
 
-        alternate(i, [("ours", ours), ("reference", reference)], timings)
+            alternate(i, [("ours", ours), ("reference", reference)], timings)
     return compared(timings["ours"], timings["reference"], terms_median=_terms_median(queries))
 
 

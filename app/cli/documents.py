@@ -313,14 +313,20 @@ def _query_database(settings: Settings, org_id: str, request: RetrieveRequest) -
     from app.access import act_as
     from app.retrieve.config import PipelineConfig
     from app.retrieve.service import Retriever
+    from app.retrieve.usage_fold import UsageFolder
     from app.text.embed import embedders
 
     dsn = open_database(settings)
     retriever = Retriever.build(embedders(settings), PipelineConfig(reranker=settings.reranker), settings.torch_threads)
+    # A fold of the usage roll-ups this retrieval made due runs once its transaction has
+    # committed, in one of its own (app.retrieve.usage_fold).
+    retriever.usage_folder = folder = UsageFolder(lambda: psycopg.connect(dsn), background=False)
     try:
         with psycopg.connect(dsn) as conn:
             act_as(conn, org_id, settings.principal)
-            return retriever.retrieve(conn, request)
+            response = retriever.retrieve(conn, request)
+        folder.close()
+        return response
     except psycopg.Error as exc:
         raise database_error(exc) from exc
 

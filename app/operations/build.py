@@ -1,8 +1,8 @@
 """build_services(settings, dsn): the services every door runs on, built once per
 process: the embedding models the database serves, the retriever and its reranker
 loaded, the ingestion pipeline, the read and write pools as the service's login, the
-read replica if any, and the database monitor. The HTTP service (app.serve.app) and
-MCP over stdio (`contexts mcp`) both start with it."""
+read replica if any, the database monitor, and the folder of the usage roll-ups. The
+HTTP service (app.serve.app) and MCP over stdio (`contexts mcp`) both start with it."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from app.ingest.pipeline import IngestPipeline
 from app.operations.services import Services
 from app.retrieve.config import PipelineConfig
 from app.retrieve.service import Retriever
+from app.retrieve.usage_fold import UsageFolder
 from app.settings import Settings
 from app.text.embed import embedders
 
@@ -54,6 +55,10 @@ def build_services(settings: Settings, dsn: str) -> Services:
     service_url = service_database_url(settings.service_database_url, dsn, service_password(settings, dsn))
     pool = open_pool(service_url, settings.pool_max_size, name="contexts-read")
     write_pool = open_pool(service_url, settings.write_workers, name="contexts-write")
+    # Usage roll-ups are folded on a connection of their own, never a request's (nor a
+    # write thread's: those never wait for a connection).
+    fold_pool = open_pool(service_url, 1, name="contexts-usage-fold")
+    retriever.usage_folder = UsageFolder(fold_pool.connection, on_close=fold_pool.close)
 
     def drop_stale_connections() -> None:
         pool.check()
@@ -67,5 +72,13 @@ def build_services(settings: Settings, dsn: str) -> Services:
         replica = ReadReplica(replica_pool, settings.read_replica_max_lag_s)
     monitor = DatabaseMonitor(service_url, on_recovery=drop_stale_connections).start()
     return Services(
-        settings, pool, retriever, pipeline, write_pool=write_pool, monitor=monitor, replica=replica, admin_dsn=dsn
+        settings,
+        pool,
+        retriever,
+        pipeline,
+        write_pool=write_pool,
+        monitor=monitor,
+        replica=replica,
+        admin_dsn=dsn,
+        usage_folder=retriever.usage_folder,
     )

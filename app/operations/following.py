@@ -66,6 +66,7 @@ class ModelFollowing:
                 return False
             retriever = Retriever(followed, self.retriever.reranker, self.retriever.config)
             retriever.stage_observer = self.retriever.stage_observer
+            retriever.usage_folder = self.retriever.usage_folder
             before = {ns: model_label(e.name) for ns, e in self.pipeline.embedders.items()}
             self.retriever, self.pipeline = retriever, IngestPipeline(self.runtime.settings, followed)
         for namespace, embedder in followed.items():
@@ -106,6 +107,7 @@ class ModelFollowing:
             searched = {ns: m.generation for ns, m in previous.items()}
             retriever = Retriever(embedders, current.reranker, current.config, generations=searched)
             retriever.stage_observer = current.stage_observer
+            retriever.usage_folder = current.usage_folder
             self._previous = (key, retriever)
         for namespace, model in previous.items():
             log.info("namespace %s: previous generation %s loaded from %s", namespace, model.label, model.source)

@@ -19,6 +19,7 @@ from app.operations.authentication import Authentication
 from app.operations.following import ModelFollowing
 from app.operations.runtime import Runtime, WriteBusy
 from app.retrieve.service import Retriever
+from app.retrieve.usage_fold import UsageFolder
 from app.settings import Settings
 
 __all__ = ["IngestionMetrics", "Services", "WriteBusy"]
@@ -43,6 +44,7 @@ class Services:
         monitor: DatabaseMonitor | None = None,
         replica: ReadReplica | None = None,
         admin_dsn: str | None = None,
+        usage_folder: UsageFolder | None = None,
     ) -> None:
         self.runtime = Runtime(settings, pool, write_pool, monitor, replica)
         self.auth = Authentication(self.runtime)
@@ -52,6 +54,9 @@ class Services:
         self.authority = DebouncedRefresh(self.refresh_authority, settings.authority_refresh_s)
         """Poked after each ingestion or deletion: citation authority is refreshed off the
         request path, once a burst of writes is over."""
+        self.usage_folder = usage_folder
+        """Folds the usage roll-ups after the retrieval that made a fold due has answered
+        (app.retrieve.usage_fold); closed with the services."""
 
     @property
     def settings(self) -> Settings:
@@ -74,4 +79,6 @@ class Services:
 
     def close(self) -> None:
         self.authority.close()
+        if self.usage_folder is not None:
+            self.usage_folder.close()
         self.runtime.close()

@@ -77,6 +77,7 @@ def read_bundle(
         retriever.pipeline_info() | {"context_read": "bundle order"},
         entries,
         (time.perf_counter() - started) * 1000.0,
+        folder=retriever.usage_folder,
     )
     return BundleRead(
         fragments_out(composition, {}),

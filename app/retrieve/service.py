@@ -23,6 +23,7 @@ from app.retrieve.request import Resolved, resolve
 from app.retrieve.rerank import Scorer
 from app.retrieve.stages import Ranking, best_fused_score
 from app.retrieve.trace import candidate_entries, left_out_entries, record_trace
+from app.retrieve.usage_fold import UsageFolder
 from app.text.embed import Embedder, model_label
 from app.text.versions import CHUNKER_VERSION
 from app.wire.retrieve import FragmentOut, PinLeftOut, RetrieveRequest, RetrieveResponse, Superseder
@@ -76,6 +77,10 @@ class Retriever:
         with them: SQL refuses vectors of a model it no longer serves)."""
         self.stage_observer: Callable[[str, float], None] | None = None
         """Told each stage's seconds (the service's metrics); None outside the service."""
+        self.usage_folder: UsageFolder | None = None
+        """Woken when a trace write makes a fold of the usage roll-ups due: it folds in a
+        transaction of its own, off the retrieval (app.retrieve.usage_fold). None: the
+        write only lists its trace (a backlog of four batches is folded by a write)."""
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -297,6 +302,7 @@ class Answer:
                 self.duration_ms,
                 self.query_vectors,
                 self.left_out,
+                self.retriever.usage_folder,
             )
         return RetrieveResponse(
             fragments=self.fragments,

@@ -8,6 +8,7 @@ from psycopg.rows import dict_row
 from app.db.sql import json_text, scalar
 from app.retrieve.candidates import Candidate, LeftOut
 from app.retrieve.compose import Composition
+from app.retrieve.usage_fold import UsageFolder
 
 
 def candidate_entries(
@@ -126,16 +127,22 @@ def record_trace(
     duration_ms: float,
     query_vectors: dict[str, list[float]] | None = None,
     left_out: list[dict] | None = None,
+    folder: UsageFolder | None = None,
 ) -> str:
     """Recorded for the principal bound to the transaction (the database stamps it),
     with the query vectors the retrieval searched with ({namespace: vector}; the
     database keeps one per distinct model), so SQL can run the query again
-    (api.retrieve), and what validity windows left out (`left_out_entries`)."""
+    (api.retrieve), and what validity windows left out (`left_out_entries`). When this
+    write made a fold of the usage roll-ups due, `folder` is woken: it folds in a
+    transaction of its own, never in this one (app.retrieve.usage_fold)."""
     with conn.cursor(row_factory=dict_row) as cur:
+        # The setting is read after the insert's trigger ran: the subquery is scanned first.
         row = cur.execute(
-            "select service.record_trace(p_org_id => %(org)s, p_query => %(query)s, p_request => %(request)s,"
-            " p_pipeline => %(pipeline)s, p_candidates => %(entries)s, p_duration_ms => %(duration_ms)s,"
-            " p_query_vectors => %(vectors)s, p_left_out => %(left_out)s) as trace_id",
+            "select t.trace_id, current_setting('contexts.usage_fold_due', true) = 'on' as fold_due"
+            " from (select service.record_trace(p_org_id => %(org)s, p_query => %(query)s,"
+            " p_request => %(request)s, p_pipeline => %(pipeline)s, p_candidates => %(entries)s,"
+            " p_duration_ms => %(duration_ms)s, p_query_vectors => %(vectors)s, p_left_out => %(left_out)s)"
+            " as trace_id offset 0) t",
             {
                 "org": org_id,
                 "query": query,
@@ -148,6 +155,8 @@ def record_trace(
             },
         ).fetchone()
     assert row is not None  # the function returns the new id or raises
+    if row["fold_due"] and folder is not None:
+        folder.wake()
     return str(row["trace_id"])
 
 

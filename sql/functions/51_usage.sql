@@ -375,11 +375,13 @@ $$;
 -- views add the listed traces on the fly), and a write never does (data._usage_pend only
 -- tries the lock). The rebuild runs the generated statements, and
 -- tests/sql/test_usage_rollups.py checks that both give the same roll-ups.
-create or replace function data._usage_fold(p_limit int default null)
-returns void
+create or replace function data._usage_fold_some(p_limit int)
+returns int
 language plpgsql security definer
 set search_path = pg_catalog, pg_temp
 as $$
+declare
+    folded int;
 begin
     perform pg_advisory_xact_lock(hashtext('contexts.usage_fold'));
     with claimed as materialized (
@@ -459,7 +461,7 @@ begin
         from traced t
         where t.below_floor
         on conflict do nothing  -- any key: (trace_id), or (org_id, trace_id) on Citus
-    )
+    ), fragments as (
     insert into data.usage_fragments as u (org_id, principal_id, fragment_id, retrievals, candidacies,
                                            best_fused_rank, last_retrieved_at, last_candidate_at,
                                            newest_trace_id, source, doc_id)
@@ -485,10 +487,48 @@ begin
                       then excluded.source else u.source end,
         doc_id = case when (excluded.last_candidate_at, u.newest_trace_id)
                            > (u.last_candidate_at, excluded.newest_trace_id)
-                      then excluded.doc_id else u.doc_id end;
+                      then excluded.doc_id else u.doc_id end
+    )
+    select count(*) into folded from claimed;
+    return folded;
+end
+$$;
+comment on function data._usage_fold_some(int) is 'Count up to p_limit pending traces (all: null) into the usage roll-ups and say how many; traces another transaction is folding are skipped.';
+
+create or replace function data._usage_fold(p_limit int default null)
+returns void
+language plpgsql security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+    perform data._usage_fold_some(p_limit);
 end
 $$;
 comment on function data._usage_fold(int) is 'Count up to p_limit pending traces (all: null) into the usage roll-ups; traces another transaction is folding are skipped.';
+
+-- service.fold_usage: what the service's folder (app.retrieve.usage_fold) runs in a
+-- transaction of its own, after the write that made a fold due has answered: up to
+-- p_limit pending traces folded, and how many (0 at once when another fold holds the
+-- lock: that one folds them, and the next due write wakes a folder again). It counts
+-- traces already written into the roll-ups every reader's view adds up anyway, and tells
+-- nothing of any org but a number.
+create or replace function service.fold_usage(p_limit int default 256)
+returns int
+language plpgsql security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+    if p_limit is null or p_limit < 1 then
+        raise exception 'a fold takes a positive number of traces, not %', coalesce(p_limit::text, 'null')
+            using errcode = '22023';
+    end if;
+    if not pg_try_advisory_xact_lock(hashtext('contexts.usage_fold')) then
+        return 0;
+    end if;
+    return data._usage_fold_some(p_limit);
+end
+$$;
+comment on function service.fold_usage(int) is 'Count up to p_limit pending traces into the usage roll-ups, off the request path (the service''s folder); 0 when another fold is under way.';
 
 -- data._usage_fold_all: every pending trace counted (after a fold under way in another
 -- transaction ends: what it folded is off the list by then). Before a trace is deleted or
@@ -504,8 +544,9 @@ end
 $$;
 comment on function data._usage_fold_all() is 'Count every pending trace into the usage roll-ups (waits for concurrent folds).';
 
--- data._usage_fold_every: how many traces are written between two folds inside a write:
--- 64, or the setting contexts.usage_fold_every (a positive integer).
+-- data._usage_fold_every: how many traces are written between two folds (the write whose
+-- list entry crosses a multiple of it makes a fold due): 64, or the setting
+-- contexts.usage_fold_every (a positive integer).
 create or replace function data._usage_fold_every()
 returns int
 language sql stable parallel safe
@@ -516,10 +557,13 @@ as $$
 $$;
 
 -- data._usage_pend: the insert trigger's function. A trace's write only lists it (a row of
--- data.usage_pending); the write whose list entries cross a multiple of
--- data._usage_fold_every() folds the pending traces, a batch of up to four times that (so
--- the list stays short even when a fold is skipped or rolls back), unless a fold is under
--- way in another transaction: then it leaves them to the next.
+-- data.usage_pending) and folds nothing: the write whose list entries cross a multiple of
+-- data._usage_fold_every() sets contexts.usage_fold_due to 'on' for its transaction, and
+-- its writer wakes a folder that folds in a transaction of its own once the answer is
+-- sent (service.fold_usage, app.retrieve.usage_fold). Only when the list already spans
+-- four times that many entries (no folder is running, or folds keep failing) does the
+-- write fold a batch of that size itself, unless a fold is under way in another
+-- transaction: then it leaves them to the next.
 create or replace function data._usage_pend()
 returns trigger
 language plpgsql security definer
@@ -536,8 +580,12 @@ begin
         returning pending_id
     )
     select min(pending_id), max(pending_id) into lo, hi from listed;
-    if hi / every > (lo - 1) / every and pg_try_advisory_xact_lock(hashtext('contexts.usage_fold')) then
-        perform data._usage_fold(4 * every);
+    if hi / every > (lo - 1) / every then
+        perform set_config('contexts.usage_fold_due', 'on', true);
+        if hi - (select min(p.pending_id) from data.usage_pending p) + 1 >= 4 * every
+           and pg_try_advisory_xact_lock(hashtext('contexts.usage_fold')) then
+            perform data._usage_fold(4 * every);
+        end if;
     end if;
     return null;
 end

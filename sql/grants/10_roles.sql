@@ -215,6 +215,8 @@ begin
             (array['contexts_service'], array['service.metrics_org_sizes']),
             -- Citation authority, refreshed after ingestion (sql/functions/47_authority.sql).
             (array['contexts_service'], array['service.refresh_authority']),
+            -- Usage roll-ups folded after the answer, by the service's folder (51_usage.sql).
+            (array['contexts_service'], array['service.fold_usage']),
             -- Owners and staleness (sql/functions/56_owners.sql): reading (invoker, and the
             -- definer helper that keeps staleness to what the caller may read).
             (array['contexts_service', 'contexts_analyst'], array[

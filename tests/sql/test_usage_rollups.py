@@ -16,6 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.retrieve.usage_fold import UsageFolder
+
 OLD_SUMMARIES = """
 with summarized as (
     select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query,
@@ -379,24 +381,31 @@ def test_a_day_of_one_principal_and_scope_is_one_roll_up_row_whatever_its_latenc
             conn.execute("delete from data.retrieval_traces")
 
 
-def folds_in(conn: psycopg.Connection, rows: list[tuple]) -> bool:
-    """Write rows in one transaction; whether that write touched the roll-ups (wrote a
-    row version of theirs)."""
+def written_in(conn: psycopg.Connection, rows: list[tuple]) -> tuple[bool, bool]:
+    """Write rows in one transaction: whether that write touched the roll-ups (wrote a
+    row version of theirs), and whether it made a fold due (contexts.usage_fold_due)."""
     with conn.transaction():
         write(conn, rows)
-        (touched,) = conn.execute(
-            "select count(*) from (select xmin from data.usage_days union all select xmin from data.usage_fragments"
+        (touched, due) = conn.execute(
+            "select count(*) > 0, current_setting('contexts.usage_fold_due', true) = 'on'"
+            " from (select xmin from data.usage_days union all select xmin from data.usage_fragments"
             " union all select xmin from data.usage_below_floor) r"
             " where r.xmin::text = pg_current_xact_id()::xid::text"
         ).fetchone()
-    return touched > 0
+    return touched, due
 
 
-def test_a_trace_write_only_lists_the_trace_and_the_views_stay_exact(usage_db):
-    """Writing a trace does no roll-up work: it is listed in data.usage_pending, and one
-    write in data._usage_fold_every() folds the listed traces in a batch. At every moment,
-    with traces pending or not, every view answers what its definition over the traces
-    answers, for every reader (and a rebuild gives what the folds gave)."""
+def folds_in(conn: psycopg.Connection, rows: list[tuple]) -> bool:
+    return written_in(conn, rows)[0]
+
+
+def test_a_trace_write_folds_nothing_and_the_views_stay_exact(usage_db):
+    """Writing a trace does no roll-up work, ever, while a folder keeps up: it is listed in
+    data.usage_pending, and the write crossing a multiple of data._usage_fold_every()
+    only says a fold is due (contexts.usage_fold_due); the fold runs in a transaction of
+    its own (service.fold_usage). At every moment, with traces pending or not, every view
+    answers what its definition over the traces answers, for every reader (and a rebuild
+    gives what the folds gave)."""
     url, fragments = usage_db
     rng = random.Random(11)
     with psycopg.connect(url, autocommit=True) as conn:
@@ -404,11 +413,20 @@ def test_a_trace_write_only_lists_the_trace_and_the_views_stay_exact(usage_db):
             every = 64
             conn.execute(f"set contexts.usage_fold_every = {every}")  # data._usage_fold_every()'s default
             writes = 2 * every + 5
-            folded = [folds_in(conn, random_traces(rng, fragments, 1)) for _ in range(writes)]
-            assert 1 <= sum(folded) <= 3, "".join("x" if f else "." for f in folded)
-            (pending,) = conn.execute("select count(*) from data.usage_pending").fetchone()
-            (counted,) = conn.execute("select coalesce(sum(retrievals), 0) from data.usage_days").fetchone()
-            assert 0 < pending < 4 * every and counted + pending == writes
+            written = [written_in(conn, random_traces(rng, fragments, 1)) for _ in range(writes)]
+            assert not any(touched for touched, _ in written)
+            due = [n for n, (_, due) in enumerate(written, start=1) if due]
+            assert len(due) in (2, 3) and due[0] <= every and all(b - a == every for a, b in zip(due, due[1:]))
+            assert conn.execute("select count(*) from data.usage_pending").fetchone() == (writes,)
+            assert conn.execute("select count(*) from data.usage_days").fetchone() == (0,)
+            assert_views_agree(conn)
+            with pytest.raises(psycopg.errors.InvalidParameterValue):
+                conn.execute("select service.fold_usage(0)")
+            assert conn.execute("select service.fold_usage(100)").fetchone() == (100,)
+            assert_views_agree(conn)
+            assert conn.execute("select service.fold_usage()").fetchone() == (writes - 100,)
+            assert conn.execute("select service.fold_usage()").fetchone() == (0,)
+            assert conn.execute("select sum(retrievals) from data.usage_days").fetchone() == (writes,)
             assert_views_agree(conn)
             folds_in(conn, random_traces(rng, fragments, 3))
             assert_views_agree(conn)
@@ -422,11 +440,73 @@ def test_a_trace_write_only_lists_the_trace_and_the_views_stay_exact(usage_db):
             conn.execute("delete from data.retrieval_traces")
 
 
+def test_without_a_folder_a_write_folds_a_backlog_of_four_batches(usage_db):
+    """Where no folder runs (traces written from SQL, a process without one), the list
+    stays bounded: the due write that finds it spanning four times
+    data._usage_fold_every() entries folds a batch of that size itself."""
+    url, fragments = usage_db
+    rng = random.Random(12)
+    with psycopg.connect(url, autocommit=True) as conn:
+        try:
+            conn.execute("set contexts.usage_fold_every = 8")
+            folded = [folds_in(conn, random_traces(rng, fragments, 1)) for _ in range(40)]
+            # The first due write at which the list spans 32 entries folds them; none after.
+            assert len([n for n, f in enumerate(folded, start=1) if f and 32 <= n < 40]) == sum(folded) == 1
+            assert conn.execute("select count(*) from data.usage_pending").fetchone() == (8,)
+            assert conn.execute("select sum(retrievals) from data.usage_days").fetchone() == (32,)
+            assert_views_agree(conn)
+        finally:
+            conn.execute("delete from data.retrieval_traces")
+
+
+def test_a_recorded_trace_wakes_the_folder_which_folds_after_the_write(usage_db):
+    """app.retrieve.trace.record_trace, as every retrieval writes its trace: no write's
+    transaction touches the roll-ups; the write that makes a fold due wakes the folder,
+    whose thread folds in a transaction of its own, so the roll-ups hold what was written
+    once it is idle; the views agree with the traces throughout."""
+    from app.access import act_as
+    from app.retrieve.trace import record_trace
+
+    url, fragments = usage_db
+    rng = random.Random(17)
+    folder = UsageFolder(lambda: psycopg.connect(url))
+    try:
+        with psycopg.connect(url) as conn:
+            conn.execute("set contexts.usage_fold_every = 8")
+            conn.commit()
+            for n in range(1, 21):
+                org, principal, query, request, candidates, duration, _ = random_traces(rng, fragments, 1)[0]
+                folds = folder.folds
+                act_as(conn, "acme", "admin")
+                entries = [c for c in json.loads(candidates) if isinstance(c, dict)]  # as a retrieval writes them
+                record_trace(conn, "acme", query, json.loads(request), {}, entries, duration, folder=folder)
+                conn.execute("reset role")  # the owner again, to look at the roll-ups
+                (touched,) = conn.execute(
+                    "select count(*) from (select xmin from data.usage_days union all select xmin"
+                    " from data.usage_fragments) r where r.xmin::text = pg_current_xact_id()::xid::text"
+                ).fetchone()
+                assert touched == 0, n
+                conn.commit()
+                assert folder.wait_idle(30)
+                if folder.folds > folds:  # this write made a fold due: all but it may be pending now
+                    assert folder.folded >= n - 1  # the woken fold may run before this write commits
+            assert folder.folds in (2, 3)  # 20 list entries cross 2 or 3 multiples of 8
+        with psycopg.connect(url, autocommit=True) as conn:
+            (pending,) = conn.execute("select count(*) from data.usage_pending").fetchone()
+            assert folder.folded + pending == 20 and pending <= 5
+            assert_views_agree(conn)
+    finally:
+        folder.close()
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("delete from data.retrieval_traces")
+
+
 def test_two_writers_folding_at_once_count_each_trace_once(usage_db):
     """While one transaction's fold is uncommitted, another's write does not wait for it
     (nor fold), a reader waits for neither and sees every trace, and a second fold waits
-    and then folds only what the first left; two writers writing (and folding) at once
-    leave the roll-ups exactly what counting every trace again gives."""
+    and then folds only what the first left; two writers writing at once, each with a
+    folder of its own folding when its writes make a fold due, leave the roll-ups exactly
+    what counting every trace again gives."""
     import threading
 
     url, fragments = usage_db
@@ -460,17 +540,31 @@ def test_two_writers_folding_at_once_count_each_trace_once(usage_db):
             assert a.execute("select sum(retrievals) from data.usage_days").fetchone() == (52,)
             assert_views_agree(a)
 
-            def writer(rows: list[tuple]) -> None:
+            # Two writers, each waking a folder of its own when its write makes a fold due:
+            # two folders folding at once (and, should they lag, writes folding a backlog).
+            folders = [UsageFolder(lambda: psycopg.connect(url)) for _ in range(2)]
+
+            def writer(rows: list[tuple], folder: UsageFolder) -> None:
                 with psycopg.connect(url, autocommit=True) as conn:
                     conn.execute("set contexts.usage_fold_every = 8")
                     for row in rows:
-                        write(conn, [row])
+                        if written_in(conn, [row])[1]:
+                            folder.wake()
 
-            threads = [threading.Thread(target=writer, args=(random_traces(rng, fragments, 80),)) for _ in range(2)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
+            try:
+                threads = [
+                    threading.Thread(target=writer, args=(random_traces(rng, fragments, 80), folder))
+                    for folder in folders
+                ]
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join()
+                assert all(folder.wait_idle(30) for folder in folders)
+            finally:
+                for folder in folders:
+                    folder.close()
+            assert sum(folder.folded for folder in folders) > 0
             assert_views_agree(a)
             a.execute("select data._usage_fold_all()")
             assert a.execute("select sum(retrievals) from data.usage_days").fetchone() == (212,)

@@ -1977,6 +1977,25 @@ CREATE FUNCTION data._usage_fold_every() RETURNS integer
 ALTER FUNCTION data._usage_fold_every() OWNER TO <migrator>;
 
 --
+-- Name: _usage_fold_some(integer); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._usage_fold_some(p_limit integer) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._usage_fold_some(p_limit integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _usage_fold_some(p_limit integer); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._usage_fold_some(p_limit integer) IS 'Count up to p_limit pending traces (all: null) into the usage roll-ups and say how many; traces another transaction is folding are skipped.';
+
+
+--
 -- Name: _usage_histogram_add(integer[], bigint[], integer[], bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -2810,6 +2829,25 @@ ALTER FUNCTION service.ensure_scope(p_org_id text, p_repo_id text, p_persona_id 
 --
 
 COMMENT ON FUNCTION service.ensure_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) IS 'Create missing repo/persona/session rows of an existing org.';
+
+
+--
+-- Name: fold_usage(integer); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.fold_usage(p_limit integer DEFAULT 256) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.fold_usage(p_limit integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION fold_usage(p_limit integer); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.fold_usage(p_limit integer) IS 'Count up to p_limit pending traces into the usage roll-ups, off the request path (the service''s folder); 0 when another fold is under way.';
 
 
 --
@@ -9783,6 +9821,13 @@ REVOKE ALL ON FUNCTION data._usage_fold_every() FROM PUBLIC;
 
 
 --
+-- Name: FUNCTION _usage_fold_some(p_limit integer); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._usage_fold_some(p_limit integer) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _usage_histogram_add(p_buckets integer[], p_counts bigint[], p_more_buckets integer[], p_more_counts bigint[], OUT buckets integer[], OUT counts bigint[]); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -10161,6 +10206,14 @@ REVOKE ALL ON FUNCTION service.drop_retired_models() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION service.ensure_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION fold_usage(p_limit integer); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.fold_usage(p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.fold_usage(p_limit integer) TO contexts_service;
 
 
 --
