@@ -44,7 +44,9 @@ def match_dates(query: str, candidates: list[Candidate]) -> list[Candidate]:
     listed: list[Candidate] = []
     others: list[Candidate] = []
     for c in candidates:
-        (listed if c.lexical_rank is not None or c.dense_rank is not None else others).append(c)
+        # A turn only the second hop found (app.retrieve.hop) is listed too.
+        ranked = c.lexical_rank is not None or c.dense_rank is not None or c.hop_score is not None
+        (listed if ranked else others).append(c)
     turns = [c for c in listed if c.kind in TURN_KINDS]
     matched: dict[int, str] = {}
     for c in turns:
