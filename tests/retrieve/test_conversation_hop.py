@@ -160,3 +160,22 @@ def test_the_trace_names_each_turns_hop_and_session_share(conn, ingest, as_princ
         assert 0.0 <= e["hop_score"] <= 1.0 and 0.0 <= e["session_score"] <= 1.0
     first = min(entries, key=lambda e: e["fused_rank"])
     assert first["session_score"] == pytest.approx(1.0)
+
+
+def test_the_orgs_ranking_profile_holds_when_turns_are_reordered(conn, ingest, as_principal, retriever):
+    """The profile comes on the SQL call's first row; lifting another turn first (a date
+    named, the hop, the session) must not drop it for the built-in one."""
+    from tests.retrieve.test_blend import set_profile
+    from tests.retrieve.test_conversation_dates import TRANSCRIPT as DATED
+
+    ingest("acme", {"chats/mel.md": DATED}, kind="conversation")
+    set_profile(conn, None, w_rerank=0.5, w_freshness=0.5, w_authority=0.0, w_pinned=0.0, w_persona=0.0)
+    as_principal("acme")
+    q = retriever.resolve(request("What class did Caroline take on 10 June, 2023?"))
+    vectors = retriever.query_embedder.vectors(q.query)
+    first = fetch_candidates(conn, q.scope, q.query, vectors, q.k_lexical, q.k_dense, q.rrf_k, q.fusion, q.filters)
+    ranking = retriever.rank(conn, q)
+    conn.rollback()
+    assert ranking.candidates[0].fragment_id != first[0].fragment_id  # reordered
+    assert ranking.profile.source == "org"
+    assert ranking.profile.weights["freshness"] == pytest.approx(0.5)
