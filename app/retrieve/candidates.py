@@ -85,6 +85,13 @@ class Candidate:
     speaker_match: str | None = None
     """The speaker the query names who said this conversation turn, when its final score
     was lifted for it (app.retrieve.speakers)."""
+    hop_score: float | None = None
+    """A conversation turn's similarity to the query's vector moved toward the best turns,
+    over the best such similarity (0: the hop did not find it), when the second hop ran:
+    a share of its fused score (app.retrieve.hop)."""
+    session_score: float | None = None
+    """The best fused score among the listed turns of this turn's session, over the best
+    of any session, when the second hop ran: a share of its fused score (app.retrieve.hop)."""
     terms: dict[str, float] | None = None
     """Each term of the blended score (app.retrieve.blend), set for ranked candidates."""
     # The scores, one field each, in the order the stages set them (app.retrieve.stages):

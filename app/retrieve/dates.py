@@ -23,6 +23,7 @@ conv-41 0.6711 / 0.8075 and 0.6718 / 0.8075 (docs/adr/0027).
 from __future__ import annotations
 
 from app.retrieve.candidates import Candidate
+from app.retrieve.hop import keep_profile
 from app.text.turns import TURN_KINDS, day_or_month_label, fragment_dates, query_dates
 
 WEIGHT = 0.2
@@ -44,7 +45,9 @@ def match_dates(query: str, candidates: list[Candidate]) -> list[Candidate]:
     listed: list[Candidate] = []
     others: list[Candidate] = []
     for c in candidates:
-        (listed if c.lexical_rank is not None or c.dense_rank is not None else others).append(c)
+        # A turn only the second hop found (app.retrieve.hop) is listed too.
+        ranked = c.lexical_rank is not None or c.dense_rank is not None or c.hop_score is not None
+        (listed if ranked else others).append(c)
     turns = [c for c in listed if c.kind in TURN_KINDS]
     matched: dict[int, str] = {}
     for c in turns:
@@ -57,4 +60,4 @@ def match_dates(query: str, candidates: list[Candidate]) -> list[Candidate]:
         c.date_match = matched.get(c.fragment_id)
         c.fused_score = (1.0 - WEIGHT) * c.fused_score + (WEIGHT if c.date_match else 0.0)
     listed.sort(key=lambda c: -c.fused_score)
-    return listed + others
+    return keep_profile(candidates, listed + others)

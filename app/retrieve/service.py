@@ -169,7 +169,7 @@ class Retriever:
         self.check_generation(q)
         embeddings = self.vectors(q, vectors)
         self.serve_generations(conn)
-        return stages.candidates(conn, q, embeddings)
+        return stages.candidates(conn, q, embeddings, self.query_embedder.embedders)
 
     def gather(self, conn: psycopg.Connection, q: Resolved, vectors: QueryVectors | None = None) -> stages.Gathered:
         embeddings = self.vectors(q, vectors)

@@ -18,11 +18,13 @@ import psycopg
 from psycopg.rows import dict_row
 
 from app.db.rows import dataclass_row
+from app.retrieve import hop as hop_module
 from app.retrieve import rerank as rerank_module
 from app.retrieve.blend import BUILT_IN, Profile
 from app.retrieve.blend import blend as blend_terms
 from app.retrieve.candidates import (
     Candidate,
+    Filters,
     LeftOut,
     admitted,
     context_candidates,
@@ -73,12 +75,25 @@ class Gathered:
     """The query's vector per namespace (empty when the request searched no dense list)."""
 
 
-def usual_candidates(conn: psycopg.Connection, q: Resolved, vectors: QueryVectors) -> list[Candidate]:
-    """The fused lexical and dense lists, filtered in SQL (api.retrieve_candidates), then
-    conversation turns about a date the query names lifted (app.retrieve.dates)."""
+def usual_candidates(
+    conn: psycopg.Connection, q: Resolved, vectors: QueryVectors, embedders: hop_module.Embedders | None = None
+) -> list[Candidate]:
+    """The fused lexical and dense lists, filtered in SQL (api.retrieve_candidates); when
+    both lists were searched and hold conversation turns, with `embedders` (the query
+    lane's models), a second hop over turns and their sessions' share (app.retrieve.hop: one
+    more call of the same function); then conversation turns about a date the query names lifted
+    (app.retrieve.dates)."""
     fused = fetch_candidates(
         conn, q.scope, q.query, vectors, q.k_lexical, q.k_dense, q.rrf_k, q.fusion, q.filters, q.models
     )
+    if embedders is not None and q.k_lexical > 0 and q.k_dense > 0:
+
+        def hop(filters: Filters, hop_vectors: QueryVectors) -> list[Candidate]:
+            return fetch_candidates(
+                conn, q.scope, q.query, hop_vectors, q.k_lexical, q.k_dense, q.rrf_k, q.fusion, filters, q.models
+            )
+
+        fused = hop_module.second_hop(q.filters, fused, vectors, embedders, hop)
     return match_dates(q.query, fused)
 
 
@@ -91,17 +106,19 @@ def context_members(
     return [c for c in members if admitted(q.filters, c, q.now)]
 
 
-def candidates(conn: psycopg.Connection, q: Resolved, vectors: QueryVectors) -> list[Candidate]:
+def candidates(
+    conn: psycopg.Connection, q: Resolved, vectors: QueryVectors, embedders: hop_module.Embedders | None = None
+) -> list[Candidate]:
     """A request naming no Context: the usual candidates. Naming Contexts (docs/adr/0018):
     `restrict`, the bundles' members alone, scored from the bundles; `boost`, the usual
     candidates, each member among them marked with its Context, then the members the
     usual lists did not reach, in bundle order."""
     if not q.contexts:
-        return usual_candidates(conn, q, vectors)
+        return usual_candidates(conn, q, vectors, embedders)
     members = context_members(conn, q, q.contexts, vectors, q.include_retired)
     if q.restricted:
         return members
-    usual = usual_candidates(conn, q, vectors)
+    usual = usual_candidates(conn, q, vectors, embedders)
     by_id = {c.fragment_id: c for c in members}
     for c in usual:
         member = by_id.pop(c.fragment_id, None)

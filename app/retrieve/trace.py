@@ -46,6 +46,8 @@ def _entry(c: Candidate, fused_rank: int | None, final_ranks: dict[int, int], co
         "fused_score": c.fused_score,
         "date_match": c.date_match,
         "speaker_match": c.speaker_match,
+        "hop_score": c.hop_score,
+        "session_score": c.session_score,
         "rerank_score": c.rerank_score,
         "freshness": c.terms["freshness"] if c.terms else None,
         "terms": c.terms if ranked else None,
