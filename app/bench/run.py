@@ -46,6 +46,7 @@ from app.retrieve.blend import blend
 from app.retrieve.candidates import fetch_candidates
 from app.retrieve.fusion import fusion_spec
 from app.retrieve.service import Retriever
+from app.retrieve.usage_fold import folding
 from app.scope import Scope
 from app.settings import Settings
 from app.text.embed import Embedder, embedders
@@ -453,7 +454,9 @@ def main(argv: list[str] | None = None) -> int:
         results["authority_refresh"] = {"ms": round(done.duration_ms, 1), "scored": done.scored}
 
     retriever = Retriever(models, None, query_cache=0)  # each retrieval embeds its query
-    with psycopg.connect(dsn) as conn:
+    # The usage roll-ups folded as the service folds them, after each answer on a
+    # connection of their own (app.retrieve.usage_fold), not by a write's backstop.
+    with psycopg.connect(dsn) as conn, folding(retriever, conn):
         queries = sample_queries(conn, args.queries, args.seed)
         modes = {
             "lexical": {"k_lexical": DEFAULT_K_LEXICAL, "k_dense": 0},
