@@ -7613,13 +7613,6 @@ CREATE INDEX fragments_simhash_band3 ON ONLY data.fragments USING btree (org_id,
 
 
 --
--- Name: fragments_tsv; Type: INDEX; Schema: data; Owner: <migrator>
---
-
-CREATE INDEX fragments_tsv ON ONLY data.fragments USING gin (tsv);
-
-
---
 -- Name: fragments_windowed; Type: INDEX; Schema: data; Owner: <migrator>
 --
 
