@@ -9,8 +9,10 @@ writes every file, a second pass writes every third file again with a line chang
 new version: its old pointers retire, its unchanged chunks revive their fragments).
 Vectors are given: every embedding input's vector is computed before the clock starts
 (a fixed pseudo-random unit vector per input), so no model runs; what is timed is the
-database path (and the few milliseconds of Python around it), group by group, the two
-sides alternating group by group so both see the same load. Chunking is timed apart.
+database path (and the Python around it: references, chunk rows, encoding), group by
+group, the two sides alternating group by group so both see the same load. Chunking is
+timed apart. `--embed`: end to end instead, the configured models embedding each side's
+new chunks (use fewer packages: `--packages httpx httpcore h11`).
 
     python -m app.bench.writes --home .contexts/bench-writes --against /work/main
 
@@ -54,7 +56,7 @@ from app.settings import Settings
 from app.text.embed import Embedder
 
 dsn, site, packages = sys.argv[1], Path(sys.argv[2]), sys.argv[3].split(",")
-org, repo, dims = sys.argv[4], sys.argv[5], int(sys.argv[6])
+org, repo, dims, embed = sys.argv[4], sys.argv[5], int(sys.argv[6]), sys.argv[7] == "embed"
 GIVEN = {}
 
 
@@ -77,13 +79,21 @@ def vector(text):
 
 
 settings = Settings.from_env()
-pipeline = IngestPipeline(settings, {ns: Given(ns, "bench-" + ns, "float32", 1, 64) for ns in ("prose", "code")})
+if embed:
+    from app.text.embed import embedders
+
+    models = embedders(settings)
+    for model in models.values():
+        model.load()
+else:
+    models = {ns: Given(ns, "bench-" + ns, "float32", 1, 64) for ns in ("prose", "code")}
+pipeline = IngestPipeline(settings, models)
 suffixes = {".py", ".md", ".rst", ".txt", ".pyi", ".toml", ".json", ".yaml", ".yml", ".cfg", ".ini"}
 files = sorted(p for pkg in packages for p in (site / pkg).rglob("*")
                if p.is_file() and p.suffix in suffixes and "__pycache__" not in p.parts and p.stat().st_size < 400_000)
 sources = [SourceDocument(path=p.relative_to(site).as_posix(), content=p.read_bytes(), author="bench") for p in files]
 edited = [SourceDocument(path=s.path, content=s.content + b"\n# edited\n", author="bench") for s in sources[::3]]
-for s in sources + edited:
+for s in [] if embed else sources + edited:
     try:
         prepared = pipeline.prepare(s)
     except Exception:
@@ -144,9 +154,20 @@ def migrate_with(checkout: Path, dsn: str) -> None:
 class Worker:
     """One checkout's ingestion in a process of its own, a group per request."""
 
-    def __init__(self, checkout: Path, dsn: str, site: Path, packages: list[str]) -> None:
+    def __init__(self, checkout: Path, dsn: str, site: Path, packages: list[str], embed: bool = False) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-c", WORKER, dsn, str(site), ",".join(packages), ORG, REPO, str(DIMS)],
+            [
+                sys.executable,
+                "-c",
+                WORKER,
+                dsn,
+                str(site),
+                ",".join(packages),
+                ORG,
+                REPO,
+                str(DIMS),
+                "embed" if embed else "given",
+            ],
             cwd=checkout,
             env=checkout_env(checkout),
             stdin=subprocess.PIPE,
@@ -201,7 +222,7 @@ def compare(args: argparse.Namespace, server: EmbeddedPostgres, site: Path) -> d
     for name, checkout in sides.items():
         dsn = database(server, f"bench_writes_{name}")
         migrate_with(checkout, dsn)
-        workers[name] = Worker(checkout, dsn, site, args.packages)
+        workers[name] = Worker(checkout, dsn, site, args.packages, args.embed)
     groups: dict[str, list[dict]] = {name: [] for name in sides}
     i = 0
     while True:
@@ -266,6 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--home", type=Path, default=Path(".contexts/bench-writes"))
     parser.add_argument("--against", type=Path, required=True, help="the other checkout (e.g. main's)")
     parser.add_argument("--packages", nargs="+", default=list(PACKAGES), help="installed packages to ingest")
+    parser.add_argument(
+        "--embed", action="store_true", help="end to end: the configured models embed (no vectors given)"
+    )
     parser.add_argument("--statements", action="store_true", help="one side alone, with pg_stat_statements")
     parser.add_argument("--side", choices=("this", "against"), default="this")
     parser.add_argument("--top", type=int, default=40, help="statements listed with --statements")

@@ -4,10 +4,12 @@ Pure-Python preparation (normalize, chunk, SimHash) runs without the database. T
 the chunks that will need a vector are embedded before the org's write lock is taken
 (`embed_ahead`: SQL says which chunks match no fragment, without locking anything), so
 a large write holds the lock only for its SQL. The write runs inside the caller's
-transaction: record the document versions (service.begin_document takes the org's lock),
-ask SQL again which chunks collapse into existing fragments, embed only what is new and
-was not embedded ahead (rare: a fragment another writer retired meanwhile), then write
-fragments and source pointers.
+transaction: record the document versions (service.begin_documents, one call for all,
+takes the org's lock), ask SQL again which chunks collapse into existing fragments, embed
+only what is new and was not embedded ahead (rare: a fragment another writer retired
+meanwhile), then write fragments, vectors and source pointers of every version in one
+call (service.add_documents: one statement per table, so BM25, references and validity
+are kept once for the whole write).
 """
 
 from __future__ import annotations
@@ -369,7 +371,7 @@ class IngestPipeline:
         ahead: EmbeddedAhead | None = None,
     ) -> list[IngestResult]:
         """Write `documents` in the caller's transaction. Their new chunks are embedded
-        first, before service.begin_document takes the org's write lock, unless `ahead`
+        first, before service.begin_documents takes the org's write lock, unless `ahead`
         holds them already (the service embeds in another thread, holding no connection)."""
         documents = list(documents)
         self._check_paths(documents)
