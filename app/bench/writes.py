@@ -110,15 +110,13 @@ passes = iter([ingest_groups(conn, pipeline, scope, "admin", sources, lambda s: 
 current = next(passes)
 print(json.dumps({"ready": len(GIVEN)}), flush=True)
 for line in sys.stdin:
-    while True:
+    group = None
+    while current is not None:
         try:
             group = next(current)
             break
         except StopIteration:
             current = next(passes, None)
-            if current is None:
-                group = None
-                break
     if group is None:
         print(json.dumps({"done": True}), flush=True)
         continue
