@@ -108,6 +108,7 @@ scope = Scope(org, repo)
 passes = iter([ingest_groups(conn, pipeline, scope, "admin", sources, lambda s: s),
                ingest_groups(conn, pipeline, scope, "admin", edited, lambda s: s)])
 current = next(passes)
+pass_no = 1
 print(json.dumps({"ready": len(GIVEN)}), flush=True)
 for line in sys.stdin:
     group = None
@@ -117,11 +118,12 @@ for line in sys.stdin:
             break
         except StopIteration:
             current = next(passes, None)
+            pass_no += 1
     if group is None:
         print(json.dumps({"done": True}), flush=True)
         continue
-    print(json.dumps({"documents": len(group.results), "changed": group.changed, "fragments": group.fragments,
-                      "created": group.created, "write_s": group.write_seconds,
+    print(json.dumps({"pass": pass_no, "documents": len(group.results), "changed": group.changed,
+                      "fragments": group.fragments, "created": group.created, "write_s": group.write_seconds,
                       "prepare_s": group.prepare_seconds}), flush=True)
 '''
 
@@ -234,6 +236,9 @@ def compare(args: argparse.Namespace, server: EmbeddedPostgres, site: Path) -> d
     for worker in workers.values():
         worker.close()
     report: dict = {name: summary(g) for name, g in groups.items()}
+    for name, g in groups.items():
+        # The first pass writes every file; the second, edited files (new versions).
+        report[name]["passes"] = [summary([x for x in g if x["pass"] == n]) for n in (1, 2)]
     report["same_counts"] = all(
         (a["fragments"], a["created"], a["changed"]) == (b["fragments"], b["created"], b["changed"])
         for a, b in zip(groups["this"], groups["against"])
