@@ -677,23 +677,33 @@ begin
                    (c.value->>'simhash')::bigint as simhash, i.repo_id, i.persona_id, i.session_id
             from unnest(i_repos, i_personas, i_sessions) with ordinality as i(repo_id, persona_id, session_id, n)
             cross join lateral jsonb_array_elements(p_versions -> (i.n::int - 1) -> 'chunks') with ordinality as c(value, n)
+        ), matched as materialized (
+            -- A stored match that is retired and has this chunk's text is revived by it:
+            -- later chunks compare with its stored SimHash (`kept`), as with the chunk's.
+            select c.*, d.fragment_id as db_id, d.distance as db_distance,
+                   f.content_hash = c.content_hash as db_exact, f.active as db_active, f.simhash as db_simhash,
+                   case when f.content_hash = c.content_hash and not f.active then f.simhash end as kept
+            from chunks c
+            left join lateral data._find_duplicate(me_org, c.repo_id, c.persona_id, c.session_id,
+                                                   c.namespace, c.content_hash, c.simhash) d on true
+            left join data.fragments f on f.org_id = me_org and f.fragment_id = d.fragment_id
+        ), earlier as (
+            select e.seq, e.content_hash, e.simhash from matched e
+            union all
+            select e.seq, e.content_hash, e.kept from matched e where e.kept is not null
         ), near_earlier as (
             -- Within 3 bits, two SimHashes agree on one of their four 16-bit bands at least.
-            select c.seq from chunks c join chunks e on e.content_hash = c.content_hash and e.seq < c.seq
-            union select c.seq from chunks c join chunks e on e.simhash >> 48 = c.simhash >> 48 and e.seq < c.seq
-            union select c.seq from chunks c join chunks e on (e.simhash >> 32) & 65535 = (c.simhash >> 32) & 65535
+            select c.seq from matched c join earlier e on e.content_hash = c.content_hash and e.seq < c.seq
+            union select c.seq from matched c join earlier e on e.simhash >> 48 = c.simhash >> 48 and e.seq < c.seq
+            union select c.seq from matched c join earlier e on (e.simhash >> 32) & 65535 = (c.simhash >> 32) & 65535
                                                      and e.seq < c.seq
-            union select c.seq from chunks c join chunks e on (e.simhash >> 16) & 65535 = (c.simhash >> 16) & 65535
+            union select c.seq from matched c join earlier e on (e.simhash >> 16) & 65535 = (c.simhash >> 16) & 65535
                                                      and e.seq < c.seq
-            union select c.seq from chunks c join chunks e on e.simhash & 65535 = c.simhash & 65535 and e.seq < c.seq
+            union select c.seq from matched c join earlier e on e.simhash & 65535 = c.simhash & 65535 and e.seq < c.seq
         )
-        select c.*, d.fragment_id as db_id, d.distance as db_distance, f.content_hash = c.content_hash as db_exact,
-               f.active as db_active, n.seq is not null as near_earlier
-        from chunks c
+        select c.*, n.seq is not null as near_earlier
+        from matched c
         left join near_earlier n on n.seq = c.seq
-        left join lateral data._find_duplicate(me_org, c.repo_id, c.persona_id, c.session_id,
-                                               c.namespace, c.content_hash, c.simhash) d on true
-        left join data.fragments f on f.org_id = me_org and f.fragment_id = d.fragment_id
         order by c.seq
     loop
         if r.item_no <> last_item then
@@ -808,7 +818,7 @@ begin
                 p_new := p_new || false;
                 p_namespaces := p_namespaces || r.namespace;
                 p_hashes := p_hashes || r.content_hash;
-                p_simhashes := p_simhashes || r.simhash;
+                p_simhashes := p_simhashes || r.db_simhash;
             end if;
             created_now := created_now || false;
         end if;
