@@ -142,18 +142,23 @@ end
 $$;
 comment on function data._metadata_problem(jsonb) is 'Why a document''s metadata may not be stored (null when it may): not an object, over 32 KiB, nested over 32 levels, a number beyond a double, or a validity time no reader can decode.';
 
--- service.begin_document: record a document's content. Unchanged content is a no-op;
+-- data._begin_document: record a document's content. Unchanged content is a no-op;
 -- changed content becomes a new version and retires the previous version's fragment
 -- pointers (the old version's rows stay for history). Serialised per org so
--- near-duplicate resolution and BM25 statistics see a consistent state.
-create or replace function service.begin_document(
+-- near-duplicate resolution and BM25 statistics see a consistent state. `affected`:
+-- the fragments whose pointers it retired, which the caller passes to
+-- data._deactivate_unsourced (service.begin_document at once, service.begin_documents
+-- once for all its documents: a fragment one document leaves without a live exact
+-- source has its near-duplicate pointers detached by that document's retirement, so
+-- no later document of the call retires a pointer of it, and deactivating it later
+-- changes nothing the next document sees).
+create or replace function data._begin_document(
     p_org_id text, p_repo_id text, p_persona_id text, p_session_id text,
     p_path text, p_kind text, p_content text, p_content_hash text,
-    p_language text default null, p_author text default null,
-    p_source_ts timestamptz default null, p_metadata jsonb default '{}', p_owner text default null,
-    p_owner_source text default null)
-returns table (doc_id bigint, version int, changed boolean, rehome jsonb)
-language plpgsql security definer
+    p_language text, p_author text, p_source_ts timestamptz, p_metadata jsonb, p_owner text,
+    p_owner_source text, out doc_id bigint, out version int, out changed boolean, out rehome jsonb,
+    out affected bigint[])
+language plpgsql
 set search_path = pg_catalog, extensions, pg_temp
 as $$
 declare
@@ -162,6 +167,7 @@ declare
     new_version int;
     named record;
     problem text;
+    retired record;
 begin
     perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
     -- Only what every reader can decode is stored (app/readable.py says the same).
@@ -186,7 +192,11 @@ begin
         where v.doc_id = existing.doc_id and v.version = existing.current_version;
         -- A deleted document written again comes back as a new version, even unchanged.
         if current_hash = p_content_hash and existing.deleted_at is null then
-            return query select existing.doc_id, existing.current_version, false, '[]'::jsonb;
+            doc_id := existing.doc_id;
+            version := existing.current_version;
+            changed := false;
+            rehome := '[]'::jsonb;
+            affected := '{}';
             return;
         end if;
         new_version := existing.current_version + 1;
@@ -216,13 +226,88 @@ begin
     values (p_org_id, existing.doc_id, new_version, p_content_hash, p_content, p_language, p_author, p_source_ts,
             coalesce(p_metadata, '{}'));
 
-    return query select existing.doc_id, new_version, true, data._retire_sources(existing.doc_id, new_version);
+    retired := data._retire_pointers(existing.doc_id, new_version);
+    doc_id := existing.doc_id;
+    version := new_version;
+    changed := true;
+    rehome := retired.detached;
+    affected := retired.affected;
 exception when check_violation or not_null_violation then
     raise exception 'invalid document: %', sqlerrm using errcode = '22023';
 end
 $$;
+comment on function data._begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb, text, text)
+    is 'service.begin_document''s work, leaving the deactivation of the fragments whose pointers it retired (affected) to the caller.';
+
+-- service.begin_document: record a document's content (data._begin_document), then
+-- deactivate the fragments it left without a live exact source.
+create or replace function service.begin_document(
+    p_org_id text, p_repo_id text, p_persona_id text, p_session_id text,
+    p_path text, p_kind text, p_content text, p_content_hash text,
+    p_language text default null, p_author text default null,
+    p_source_ts timestamptz default null, p_metadata jsonb default '{}', p_owner text default null,
+    p_owner_source text default null)
+returns table (doc_id bigint, version int, changed boolean, rehome jsonb)
+language plpgsql security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+declare
+    begun record;
+begin
+    begun := data._begin_document(p_org_id, p_repo_id, p_persona_id, p_session_id, p_path, p_kind, p_content,
+                                  p_content_hash, p_language, p_author, p_source_ts, p_metadata, p_owner,
+                                  p_owner_source);
+    perform data._deactivate_unsourced(begun.affected);
+    return query select begun.doc_id, begun.version, begun.changed, begun.rehome;
+end
+$$;
 comment on function service.begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb, text, text)
     is 'Start ingesting a document (the bound principal needs write grants on its scope): no-op when unchanged (and not deleted), else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
+
+-- service.begin_documents: service.begin_document for several documents of one scope,
+-- in order, in one call (an ingestion group's): the same rows, with the fragments their
+-- retirements leave without a live exact source deactivated in one statement (so BM25
+-- removes them at once). `p_documents`: [{path, kind, content, content_hash, language,
+-- author, timestamp, metadata, owner, owner_source}]; one row per document, in order.
+create or replace function service.begin_documents(
+    p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb)
+returns table (path text, doc_id bigint, version int, changed boolean, rehome jsonb)
+language plpgsql security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+declare
+    d jsonb;
+    begun record;
+    affected bigint[] := '{}';
+    paths text[] := '{}';
+    doc_ids bigint[] := '{}';
+    versions int[] := '{}';
+    changes boolean[] := '{}';
+    rehomes jsonb[] := '{}';
+begin
+    if jsonb_typeof(p_documents) is distinct from 'array' then
+        raise exception 'documents must be a JSON array' using errcode = '22023';
+    end if;
+    for d in select e.value from jsonb_array_elements(p_documents) e loop
+        begun := data._begin_document(p_org_id, p_repo_id, p_persona_id, p_session_id, d->>'path', d->>'kind',
+                                      d->>'content', d->>'content_hash', d->>'language', d->>'author',
+                                      (d->>'timestamp')::timestamptz, coalesce(d->'metadata', '{}'), d->>'owner',
+                                      d->>'owner_source');
+        affected := affected || begun.affected;
+        paths := paths || (d->>'path');
+        doc_ids := doc_ids || begun.doc_id;
+        versions := versions || begun.version;
+        changes := changes || begun.changed;
+        rehomes := rehomes || begun.rehome;
+    end loop;
+    perform data._deactivate_unsourced(array(select distinct unnest(affected)));
+    return query select b.path, b.doc_id, b.version, b.changed, b.rehome
+                 from unnest(paths, doc_ids, versions, changes, rehomes) with ordinality as b(path, doc_id, version, changed, rehome, n)
+                 order by b.n;
+end
+$$;
+comment on function service.begin_documents(text, text, text, text, jsonb)
+    is 'service.begin_document for several documents of one scope in one call (an ingestion group): the same rows, the retired fragments deactivated at once.';
 
 -- service.unchanged_documents: which of these (path, content hash) pairs the scope holds
 -- already as the current, live version of the document at that path; those need no
@@ -273,20 +358,17 @@ as $$
                         and s.content_hash = f.content_hash)
 $$;
 
--- data._retire_sources: pointers of versions older than p_keep_version stop counting.
+-- data._retire_pointers: pointers of versions older than p_keep_version stop counting.
 -- A fragment left with live *near-duplicate* pointers only would cite text those
 -- sources do not contain: those pointers are detached and returned (with their own
 -- text, read back from their document version) so the caller writes them again as
--- chunks of their own. Fragments left without a live exact source become inactive
--- (and leave BM25).
-create or replace function data._retire_sources(p_doc_id bigint, p_keep_version int)
-returns jsonb
+-- chunks of their own. `affected`: the fragments whose pointers were retired (those left
+-- without a live exact source are for data._deactivate_unsourced).
+create or replace function data._retire_pointers(p_doc_id bigint, p_keep_version int,
+                                                 out detached jsonb, out affected bigint[])
 language plpgsql
 set search_path = pg_catalog, extensions, pg_temp
 as $$
-declare
-    affected bigint[];
-    detached jsonb;
 begin
     with retired as (
         update data.fragment_sources s set retired_at = now()
@@ -319,9 +401,22 @@ begin
     from gone g
     join data.documents d on d.doc_id = g.doc_id
     join data.document_versions v on v.doc_id = g.doc_id and v.version = g.doc_version;
+end
+$$;
 
-    perform data._deactivate_unsourced(affected);
-    return detached;
+-- data._retire_sources: data._retire_pointers, then the fragments left without a live
+-- exact source become inactive (and leave BM25).
+create or replace function data._retire_sources(p_doc_id bigint, p_keep_version int)
+returns jsonb
+language plpgsql
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+declare
+    retired record;
+begin
+    retired := data._retire_pointers(p_doc_id, p_keep_version);
+    perform data._deactivate_unsourced(retired.affected);
+    return retired.detached;
 end
 $$;
 
@@ -453,155 +548,288 @@ $$;
 comment on function data._analyze_new_tenant(text, int)
     is 'Analyze the partitions of a tenant that were never analyzed once they hold enough rows (the planner misjudges them until then).';
 
--- service.add_fragments: write the chunks of one document version. Each chunk becomes a
--- source pointer of its canonical fragment, or a new fragment (with its embedding)
--- when none exists. Resolution is repeated here, in order, so chunks of the same
--- document that duplicate each other collapse too: each chunk is matched against the
--- stored fragments (data._find_duplicate) and against the new ones of earlier chunks,
--- kept in arrays, with the same preference (exact text, then the nearest SimHash, then
--- the oldest fragment: new ones get their ids in chunk order, after every stored one).
--- The new fragments, their vectors and every pointer are then written with one
--- statement each, so BM25 indexes the document's fragments at once (20_bm25.sql).
--- A chunk's optional "reading" (base64) is its text as the learned reranker reads it
--- (app.text.stems.reading); data._check_reading refuses one made of another text.
--- A stored fragment the chunk has exactly (same content hash) gets it if it has none.
-create or replace function service.add_fragments(p_doc_id bigint, p_doc_version int, p_chunks jsonb)
-returns table (ordinal int, fragment_id bigint, created boolean)
+-- service.add_documents: write the chunks of several document versions at once (an
+-- ingestion group's, after service.begin_document recorded each): the same result as
+-- service.add_fragments called once per version in the given order, in one statement
+-- per table. Each chunk becomes a source pointer of its canonical fragment, or a new
+-- fragment (with its embedding) when none exists. Resolution keeps add_fragments'
+-- rules and order: a chunk is matched against the stored fragments (data._find_duplicate),
+-- against the new fragments of earlier versions of the call and the stored ones earlier
+-- chunks revived (which the versions written one by one would have found stored and
+-- active), and against the new ones of earlier chunks of its own version, with the same
+-- preference (exact text, then the nearest SimHash, then the oldest fragment: new ones
+-- get their ids in chunk order, after every stored one). Nothing is written while
+-- chunks are matched, so every chunk's stored match is asked in one statement first;
+-- only a chunk with the same text or a SimHash within 3 of an earlier chunk of the call
+-- can match anything written by it, and only those are compared with the call's own.
+-- Then the new fragments, their vectors, every pointer, the revived fragments and the
+-- readings are written with one statement each, so BM25 indexes the whole call at once
+-- (20_bm25.sql), and the references, validity windows and statistics follow.
+-- `p_versions`: [{"doc_id", "version", "chunks": [...]}]; `p_embeddings`, when given, the
+-- vector of each chunk in call order (null where none: a chunk that matches a fragment),
+-- which the chunk's "embedding" (a JSON array) may then omit: a vector sent in binary
+-- costs neither its JSON text nor parsing it as numerics. A chunk's optional "reading"
+-- (base64) is its text as the learned reranker reads it (app.text.stems.reading);
+-- data._check_reading refuses one made of another text. A stored fragment the chunk has
+-- exactly (same content hash) gets it if it has none.
+create or replace function service.add_documents(p_versions jsonb, p_embeddings extensions.vector[] default null)
+returns table (doc_id bigint, ordinal int, fragment_id bigint, created boolean)
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
+#variable_conflict use_column
 declare
+    me_org text;
+    item jsonb;
+    item_no int;
     doc data.documents;
     ver data.document_versions;
-    chunk jsonb;
-    pos int;
-    idx int := 0;
+    -- One entry per version (item), in call order.
+    i_docs bigint[] := '{}';
+    i_versions int[] := '{}';
+    i_repos text[] := '{}';
+    i_personas text[] := '{}';
+    i_sessions text[] := '{}';
+    i_negative boolean[] := '{}';
+    i_links jsonb[] := '{}';
+    i_has_links boolean[] := '{}';
+    -- One entry per chunk, in call order.
+    r record;
+    idx int;
+    last_item int := 0;
     canonical bigint;
     distance int;
     model record;
-    is_negative boolean;
-    -- One entry per chunk, in order: its ordinal, its fragment, whether that is new.
+    out_items int[] := '{}';
     ordinals int[] := '{}';
     fragment_ids bigint[] := '{}';
     created_now boolean[] := '{}';
-    -- One entry per new fragment: its id, its chunk's position in p_chunks, its model,
-    -- and what later chunks of this document are matched against.
+    chunk_rows jsonb[] := '{}';
+    -- Stored fragments a chunk resolved to (revived, given a reading, flagged again).
+    t_ids bigint[] := '{}';
+    t_items int[] := '{}';
+    t_chunks jsonb[] := '{}';
+    revived bigint[] := '{}';
+    -- What later chunks are compared with: the new fragments (new_own: of this version,
+    -- from own_from on) and the stored fragments revived so far.
     new_ids bigint[] := '{}';
-    new_positions int[] := '{}';
+    new_items int[] := '{}';
     new_models int[] := '{}';
-    new_namespaces text[] := '{}';
-    new_hashes text[] := '{}';
-    new_simhashes bigint[] := '{}';
+    new_chunks jsonb[] := '{}';
+    new_vectors extensions.vector[] := '{}';
+    given extensions.vector;
+    p_ids bigint[] := '{}';
+    p_items int[] := '{}';
+    p_new boolean[] := '{}';
+    p_namespaces text[] := '{}';
+    p_hashes text[] := '{}';
+    p_simhashes bigint[] := '{}';
+    own_from int := 1;
+    own_exact bigint;
     near record;
-    -- The references of each chunk's fragment (data._record_links), when the writer
-    -- sent them: a whole version's chunks do; re-homed pointers do not.
-    links jsonb := '[]';
-    has_links boolean := false;
 begin
     -- Only documents the bound principal may write exist here: another org's id, or one
     -- outside its write grants, is answered exactly like an unknown id.
-    select d.* into doc from data.documents d
-    where d.doc_id = p_doc_id and d.org_id = (select c.org_id from data._principal_or_raise() c);
-    select v.* into ver from data.document_versions v where v.doc_id = p_doc_id and v.version = p_doc_version;
-    if doc.doc_id is not null then
-        begin
-            perform data._require_write(doc.org_id, doc.repo_id, doc.persona_id, doc.session_id);
-        exception when insufficient_privilege then
-            doc := null;
-        end;
+    me_org := (select c.org_id from data._principal_or_raise() c);
+    if jsonb_typeof(p_versions) is distinct from 'array' then
+        raise exception 'versions must be a JSON array' using errcode = '22023';
     end if;
-    if doc.doc_id is null or ver.doc_id is null then
-        raise exception 'unknown document version %/%', p_doc_id, p_doc_version using errcode = 'P0002';
-    end if;
-    if doc.current_version <> p_doc_version then
-        raise exception 'version % of % is superseded by version %', p_doc_version, doc.path, doc.current_version
-            using errcode = '22023', hint = 'Each path may appear once per ingestion.';
-    end if;
-    if jsonb_typeof(p_chunks) is distinct from 'array' then
-        raise exception 'chunks must be a JSON array' using errcode = '22023';
-    end if;
-    -- An anti-pattern or known trap (R-DOC-2): by kind, or marked in the metadata.
-    is_negative := doc.kind = 'anti-pattern' or coalesce(ver.metadata -> 'negative' = 'true'::jsonb, false);
+    for item, item_no in select e.value, e.n::int from jsonb_array_elements(p_versions) with ordinality as e(value, n) loop
+        select d.* into doc from data.documents d where d.doc_id = (item->>'doc_id')::bigint and d.org_id = me_org;
+        select v.* into ver from data.document_versions v
+        where v.doc_id = (item->>'doc_id')::bigint and v.version = (item->>'version')::int;
+        if doc.doc_id is not null then
+            begin
+                perform data._require_write(doc.org_id, doc.repo_id, doc.persona_id, doc.session_id);
+            exception when insufficient_privilege then
+                doc := null;
+            end;
+        end if;
+        if doc.doc_id is null or ver.doc_id is null then
+            raise exception 'unknown document version %/%', item->>'doc_id', item->>'version' using errcode = 'P0002';
+        end if;
+        if doc.current_version <> ver.version then
+            raise exception 'version % of % is superseded by version %', ver.version, doc.path, doc.current_version
+                using errcode = '22023', hint = 'Each path may appear once per ingestion.';
+        end if;
+        if jsonb_typeof(item->'chunks') is distinct from 'array' then
+            raise exception 'chunks must be a JSON array' using errcode = '22023';
+        end if;
+        i_docs := i_docs || doc.doc_id;
+        i_versions := i_versions || ver.version;
+        i_repos := i_repos || doc.repo_id;
+        i_personas := i_personas || doc.persona_id;
+        i_sessions := i_sessions || doc.session_id;
+        -- An anti-pattern or known trap (R-DOC-2): by kind, or marked in the metadata.
+        i_negative := i_negative
+            || (doc.kind = 'anti-pattern' or coalesce(ver.metadata -> 'negative' = 'true'::jsonb, false));
+        i_links := i_links || '[]'::jsonb;
+        i_has_links := i_has_links || false;
+    end loop;
 
-    for chunk, pos in select e.value, (e.n - 1)::int from jsonb_array_elements(p_chunks) with ordinality as e(value, n) loop
-        idx := coalesce((chunk->>'ordinal')::int, idx + 1);
-        canonical := null;
-        distance := null;
-        -- Exact text among this document's new fragments: the stored ones hold no such
-        -- text (that chunk would have matched it), so it wins over any stored near-copy.
-        select n.id into canonical
-        from unnest(new_ids, new_namespaces, new_hashes) as n(id, namespace, content_hash)
-        where n.namespace = chunk->>'namespace' and n.content_hash = chunk->>'content_hash'
-        order by n.id limit 1;
-        if canonical is null then
-            select d.fragment_id, d.distance into canonical, distance
-            from data._find_duplicate(doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
-                                      chunk->>'namespace', chunk->>'content_hash', (chunk->>'simhash')::bigint) d;
-            if cardinality(new_ids) > 0 and (canonical is null or distance > 0) then
-                -- A nearer copy among the new fragments; at equal distance the stored
-                -- (older) fragment wins, as it would among stored ones.
-                select n.id, bit_count((n.simhash # (chunk->>'simhash')::bigint)::bit(64))::int as distance into near
-                from unnest(new_ids, new_namespaces, new_simhashes) as n(id, namespace, simhash)
-                where n.namespace = chunk->>'namespace'
-                  and bit_count((n.simhash # (chunk->>'simhash')::bigint)::bit(64)) <= 3
-                order by 2, 1 limit 1;
-                if near.id is not null and (canonical is null or near.distance < distance) then
+    -- Every chunk with its stored match (nothing is written until all are matched), and
+    -- whether an earlier chunk of the call may have its text or a SimHash within 3 of it
+    -- (a candidate only: the labels, the namespace and the distance are checked below).
+    for r in
+        with chunks as materialized (
+            select i.n::int as item_no, row_number() over (order by i.n, c.n) as seq, c.value as chunk,
+                   c.value->>'namespace' as namespace, c.value->>'content_hash' as content_hash,
+                   (c.value->>'simhash')::bigint as simhash, i.repo_id, i.persona_id, i.session_id
+            from unnest(i_repos, i_personas, i_sessions) with ordinality as i(repo_id, persona_id, session_id, n)
+            cross join lateral jsonb_array_elements(p_versions -> (i.n::int - 1) -> 'chunks') with ordinality as c(value, n)
+        ), matched as materialized (
+            -- A stored match that is retired and has this chunk's text is revived by it:
+            -- later chunks compare with its stored SimHash (`kept`), as with the chunk's.
+            select c.*, d.fragment_id as db_id, d.distance as db_distance,
+                   f.content_hash = c.content_hash as db_exact, f.active as db_active, f.simhash as db_simhash,
+                   case when f.content_hash = c.content_hash and not f.active then f.simhash end as kept
+            from chunks c
+            left join lateral data._find_duplicate(me_org, c.repo_id, c.persona_id, c.session_id,
+                                                   c.namespace, c.content_hash, c.simhash) d on true
+            left join data.fragments f on f.org_id = me_org and f.fragment_id = d.fragment_id
+        ), earlier as (
+            select e.seq, e.content_hash, e.simhash from matched e
+            union all
+            select e.seq, e.content_hash, e.kept from matched e where e.kept is not null
+        ), near_earlier as (
+            -- Within 3 bits, two SimHashes agree on one of their four 16-bit bands at least.
+            select c.seq from matched c join earlier e on e.content_hash = c.content_hash and e.seq < c.seq
+            union select c.seq from matched c join earlier e on e.simhash >> 48 = c.simhash >> 48 and e.seq < c.seq
+            union select c.seq from matched c join earlier e on (e.simhash >> 32) & 65535 = (c.simhash >> 32) & 65535
+                                                     and e.seq < c.seq
+            union select c.seq from matched c join earlier e on (e.simhash >> 16) & 65535 = (c.simhash >> 16) & 65535
+                                                     and e.seq < c.seq
+            union select c.seq from matched c join earlier e on e.simhash & 65535 = c.simhash & 65535 and e.seq < c.seq
+        )
+        select c.*, n.seq is not null as near_earlier
+        from matched c
+        left join near_earlier n on n.seq = c.seq
+        order by c.seq
+    loop
+        if r.item_no <> last_item then
+            last_item := r.item_no;
+            idx := 0;
+            own_from := cardinality(p_ids) + 1;
+        end if;
+        idx := coalesce((r.chunk->>'ordinal')::int, idx + 1);
+        canonical := r.db_id;
+        distance := r.db_distance;
+        if r.near_earlier then
+            -- Exact text among this version's new fragments: the stored ones hold no such
+            -- text (that chunk would have matched it), so it wins over any stored near-copy.
+            select p.id into own_exact
+            from unnest(p_ids[own_from:], p_new[own_from:], p_namespaces[own_from:], p_hashes[own_from:])
+                 as p(id, is_new, namespace, content_hash)
+            where p.is_new and p.namespace = r.namespace and p.content_hash = r.content_hash
+            order by p.id limit 1;
+            if own_exact is not null then
+                canonical := own_exact;
+                distance := 0;
+            elsif not coalesce(r.db_exact, false) then
+                -- What versions written one by one would have found stored: the new
+                -- fragments of earlier versions, and the fragments revived so far. The
+                -- stored match stands when exact; else an exact one of these wins, then
+                -- the nearest (at equal distance the older: the smaller id).
+                canonical := r.db_id;
+                select p.id, case when p.content_hash = r.content_hash then 0 else 1 end as preference,
+                       bit_count((p.simhash # r.simhash)::bit(64))::int as distance
+                into near
+                from unnest(p_ids, p_items, p_new, p_namespaces, p_hashes, p_simhashes)
+                     as p(id, item_no, is_new, namespace, content_hash, simhash)
+                join unnest(i_repos, i_personas, i_sessions) with ordinality as i(repo_id, persona_id, session_id, n)
+                  on i.n = p.item_no
+                where (p.item_no <> r.item_no or not p.is_new) and p.namespace = r.namespace
+                  and i.repo_id is not distinct from r.repo_id and i.persona_id is not distinct from r.persona_id
+                  and i.session_id is not distinct from r.session_id
+                  and (p.content_hash = r.content_hash or bit_count((p.simhash # r.simhash)::bit(64)) <= 3)
+                order by 2, 3, 1 limit 1;
+                if near.id is not null
+                   and (near.preference = 0 or r.db_id is null or near.distance < r.db_distance
+                        or (near.distance = r.db_distance and near.id < r.db_id)) then
                     canonical := near.id;
+                    distance := near.distance;
+                end if;
+                if own_from <= cardinality(p_ids) and (canonical is null or distance > 0) then
+                    -- A nearer copy among this version's new fragments; at equal distance
+                    -- the stored (older) fragment wins, as it would among stored ones.
+                    select p.id, bit_count((p.simhash # r.simhash)::bit(64))::int as distance into near
+                    from unnest(p_ids[own_from:], p_new[own_from:], p_namespaces[own_from:], p_simhashes[own_from:])
+                         as p(id, is_new, namespace, simhash)
+                    where p.is_new and p.namespace = r.namespace
+                      and bit_count((p.simhash # r.simhash)::bit(64)) <= 3
+                    order by 2, 1 limit 1;
+                    if near.id is not null and (canonical is null or near.distance < distance) then
+                        canonical := near.id;
+                    end if;
                 end if;
             end if;
         end if;
         if canonical is null then
             select m.model_id, m.dims, m.name into model from data.embedding_models m
-            where m.namespace = chunk->>'namespace' and m.status = 'active';
+            where m.namespace = r.namespace and m.status = 'active';
             if model.model_id is null then
-                raise exception 'namespace % has no active embedding model', chunk->>'namespace' using errcode = '55000';
+                raise exception 'namespace % has no active embedding model', r.namespace using errcode = '55000';
             end if;
-            if jsonb_typeof(chunk->'embedding') is distinct from 'array'
-               or jsonb_array_length(chunk->'embedding') <> model.dims then
+            given := p_embeddings[r.seq::int];
+            if (given is not null and vector_dims(given) <> model.dims)
+               or (given is null and (jsonb_typeof(r.chunk->'embedding') is distinct from 'array'
+                                      or jsonb_array_length(r.chunk->'embedding') <> model.dims)) then
                 raise exception 'chunk % is new and needs a % -dimension embedding from %', idx, model.dims, model.name
                     using errcode = '22023';
             end if;
             -- The namespace's other live generations (a shadow being built, a retired one
             -- within its window): {"model_id": vector} in "generations". One the writer did
             -- not send (it started before the upgrade) is left to `contexts models upgrade`.
-            if jsonb_typeof(chunk->'generations') = 'object'
+            if jsonb_typeof(r.chunk->'generations') = 'object'
                and exists (select 1 from data.embedding_models m
-                           where m.namespace = chunk->>'namespace' and m.status <> 'active' and m.dropped_at is null
-                             and chunk->'generations' ? m.model_id::text
-                             and (jsonb_typeof(chunk->'generations'->(m.model_id::text)) <> 'array'
-                                  or jsonb_array_length(chunk->'generations'->(m.model_id::text)) <> m.dims)) then
+                           where m.namespace = r.namespace and m.status <> 'active' and m.dropped_at is null
+                             and r.chunk->'generations' ? m.model_id::text
+                             and (jsonb_typeof(r.chunk->'generations'->(m.model_id::text)) <> 'array'
+                                  or jsonb_array_length(r.chunk->'generations'->(m.model_id::text)) <> m.dims)) then
                 raise exception 'chunk % has a vector of the wrong size for a model generation', idx
                     using errcode = '22023';
             end if;
             canonical := nextval('data.fragment_id_seq');
             new_ids := new_ids || canonical;
-            new_positions := new_positions || pos;
+            new_items := new_items || r.item_no;
             new_models := new_models || model.model_id;
-            new_namespaces := new_namespaces || (chunk->>'namespace');
-            new_hashes := new_hashes || (chunk->>'content_hash');
-            new_simhashes := new_simhashes || (chunk->>'simhash')::bigint;
+            new_chunks := new_chunks || r.chunk;
+            new_vectors := new_vectors || coalesce(given, (r.chunk->'embedding')::text::vector);
+            p_ids := p_ids || canonical;
+            p_items := p_items || r.item_no;
+            p_new := p_new || true;
+            p_namespaces := p_namespaces || r.namespace;
+            p_hashes := p_hashes || r.content_hash;
+            p_simhashes := p_simhashes || r.simhash;
             created_now := created_now || true;
-        elsif not canonical = any (new_ids) then
-            update data.fragments f set active = true
-            where f.fragment_id = canonical and f.org_id = doc.org_id and not f.active;
-            -- Stored before readings: the chunk's is the fragment's when the text is the same.
-            update data.fragments f set reading = decode(chunk->>'reading', 'base64')
-            where f.fragment_id = canonical and f.org_id = doc.org_id and f.reading is null
-              and chunk ? 'reading' and f.content_hash = chunk->>'content_hash';
-            -- A new version of the document that wrote the fragment decides its flag again.
-            update data.fragments f set negative = is_negative
-            where f.fragment_id = canonical and f.org_id = doc.org_id and f.doc_id = p_doc_id
-              and f.negative is distinct from is_negative;
+        elsif canonical = any (p_ids[own_from:]) and p_new[array_position(p_ids, canonical)] then
             created_now := created_now || false;
         else
+            -- A stored fragment (or a new one of an earlier version: stored, as far as this
+            -- version is concerned): revived when retired, given this chunk's reading, and
+            -- flagged again when this document wrote it.
+            t_ids := t_ids || canonical;
+            t_items := t_items || r.item_no;
+            t_chunks := t_chunks || r.chunk;
+            if canonical = r.db_id and not r.db_active and not canonical = any (revived) then
+                revived := revived || canonical;
+                p_ids := p_ids || canonical;
+                p_items := p_items || r.item_no;
+                p_new := p_new || false;
+                p_namespaces := p_namespaces || r.namespace;
+                p_hashes := p_hashes || r.content_hash;
+                p_simhashes := p_simhashes || r.db_simhash;
+            end if;
             created_now := created_now || false;
         end if;
+        out_items := out_items || r.item_no;
         ordinals := ordinals || idx;
         fragment_ids := fragment_ids || canonical;
-
-        if chunk ? 'references' then
-            has_links := true;
-            links := links || jsonb_build_object('fragment_id', canonical, 'references', chunk->'references');
+        chunk_rows := chunk_rows || r.chunk;
+        if r.chunk ? 'references' then
+            i_has_links[r.item_no] := true;
+            i_links[r.item_no] := i_links[r.item_no]
+                || jsonb_build_object('fragment_id', canonical, 'references', r.chunk->'references');
         end if;
     end loop;
 
@@ -609,54 +837,92 @@ begin
         fragment_id, org_id, repo_id, persona_id, session_id, doc_id, doc_version, namespace, kind, owner,
         owner_source, heading_path, symbol, text, content_hash, token_count, chunker_version, simhash, tsv,
         created_at, updated_at, negative, reading)
-    select n.id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id, p_doc_id, p_doc_version,
-           c->>'namespace', doc.kind, coalesce(doc.owner, 'unowned'), doc.owner_source,
+    select n.id, d.org_id, d.repo_id, d.persona_id, d.session_id, d.doc_id, v.version,
+           c->>'namespace', d.kind, coalesce(d.owner, 'unowned'), d.owner_source,
            coalesce(array(select jsonb_array_elements_text(c->'heading_path')), '{}'),
            c->>'symbol', c->>'text', c->>'content_hash', (c->>'token_count')::int,
            c->>'chunker_version', (c->>'simhash')::bigint,
            api.lexical_document(c->>'lexical_heading', c->>'text'),
-           coalesce(ver.source_ts, now()), coalesce(ver.source_ts, now()), is_negative,
+           coalesce(v.source_ts, now()), coalesce(v.source_ts, now()), i_negative[n.item_no],
            decode(c->>'reading', 'base64')
-    from unnest(new_ids, new_positions) as n(id, pos)
-    cross join lateral (select p_chunks -> n.pos as c) x
+    from unnest(new_ids, new_items, new_chunks) as n(id, item_no, c)
+    join data.documents d on d.doc_id = i_docs[n.item_no]
+    join data.document_versions v on v.doc_id = d.doc_id and v.version = i_versions[n.item_no]
     order by n.id;
 
     insert into data.embeddings (fragment_id, model_id, org_id, repo_id, persona_id, session_id, embedding)
-    select n.id, n.model_id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
-           (p_chunks -> n.pos -> 'embedding')::text::vector
-    from unnest(new_ids, new_positions, new_models) as n(id, pos, model_id)
+    select n.id, n.model_id, me_org, i_repos[n.item_no], i_personas[n.item_no], i_sessions[n.item_no], n.v
+    from unnest(new_ids, new_items, new_models, new_vectors) as n(id, item_no, model_id, v)
     union all
-    select n.id, m.model_id, doc.org_id, doc.repo_id, doc.persona_id, doc.session_id,
-           (p_chunks -> n.pos -> 'generations' -> (m.model_id::text))::text::vector
-    from unnest(new_ids, new_positions, new_namespaces) as n(id, pos, namespace)
+    select n.id, m.model_id, me_org, i_repos[n.item_no], i_personas[n.item_no], i_sessions[n.item_no],
+           (n.c -> 'generations' -> (m.model_id::text))::text::vector
+    from unnest(new_ids, new_items, new_chunks) as n(id, item_no, c)
     join data.embedding_models m
-      on m.namespace = n.namespace and m.status <> 'active' and m.dropped_at is null
-     and jsonb_typeof(p_chunks -> n.pos -> 'generations') = 'object'
-     and (p_chunks -> n.pos -> 'generations') ? m.model_id::text;
+      on m.namespace = n.c->>'namespace' and m.status <> 'active' and m.dropped_at is null
+     and jsonb_typeof(n.c -> 'generations') = 'object'
+     and (n.c -> 'generations') ? m.model_id::text;
 
     insert into data.fragment_sources (fragment_id, org_id, doc_id, doc_version, ordinal, anchor, start_line,
                                        end_line, content_hash)
-    select s.fragment_id, doc.org_id, p_doc_id, p_doc_version, s.ordinal, coalesce(c->>'anchor', ''),
-           coalesce((c->>'start_line')::int, 1), coalesce((c->>'end_line')::int, 1), c->>'content_hash'
-    from unnest(fragment_ids, ordinals) with ordinality as s(fragment_id, ordinal, n)
-    cross join lateral (select p_chunks -> (s.n::int - 1) as c) x
+    select s.fragment_id, me_org, i_docs[s.item_no], i_versions[s.item_no], s.ordinal, coalesce(s.c->>'anchor', ''),
+           coalesce((s.c->>'start_line')::int, 1), coalesce((s.c->>'end_line')::int, 1), s.c->>'content_hash'
+    from unnest(fragment_ids, out_items, ordinals, chunk_rows) with ordinality as s(fragment_id, item_no, ordinal, c, n)
     order by s.n;
 
-    if has_links then
-        perform data._record_links(doc, links);
+    if cardinality(t_ids) > 0 then
+        update data.fragments f set active = true
+        where f.org_id = me_org and f.fragment_id = any (revived) and not f.active;
+        -- Stored before readings: the chunk's is the fragment's when the text is the same
+        -- (the first such chunk's, as one version after another would have written it).
+        update data.fragments f set reading = t.reading
+        from (select distinct on (t.id) t.id, decode(t.c->>'reading', 'base64') as reading, t.c->>'content_hash' as hash
+              from unnest(t_ids, t_chunks) with ordinality as t(id, c, n)
+              where t.c ? 'reading'
+              order by t.id, t.n) t
+        where f.org_id = me_org and f.fragment_id = t.id and f.reading is null and f.content_hash = t.hash;
+        -- A new version of the document that wrote the fragment decides its flag again.
+        update data.fragments f set negative = t.negative
+        from (select distinct t.id, i_docs[t.item_no] as doc_id, i_negative[t.item_no] as negative
+              from unnest(t_ids, t_items) as t(id, item_no)) t
+        where f.org_id = me_org and f.fragment_id = t.id and f.doc_id = t.doc_id
+          and f.negative is distinct from t.negative;
     end if;
-    -- Windows of this document's fragments and of those it supersedes or is superseded
-    -- by (sql/functions/48_validity.sql).
-    perform data._refresh_validity(doc.org_id, array[doc.doc_id]);
+
+    -- The references of each version whose chunks carry them (a whole version's do;
+    -- re-homed pointers do not), recorded and resolved together (data._record_links_of).
+    if true = any (i_has_links) then
+        perform data._record_links_of(array(select i_docs[n] from generate_subscripts(i_docs, 1) n
+                                            where i_has_links[n] order by n),
+                                      array(select i_links[n] from generate_subscripts(i_docs, 1) n
+                                            where i_has_links[n] order by n));
+    end if;
+    -- Windows of these documents' fragments and of those they supersede or are
+    -- superseded by (sql/functions/48_validity.sql).
+    if cardinality(i_docs) > 0 then
+        perform data._refresh_validity(me_org, i_docs);
+    end if;
     if cardinality(new_ids) > 0 then
-        perform data._analyze_new_tenant(doc.org_id);
+        perform data._analyze_new_tenant(me_org);
     end if;
-    return query select s.ordinal, s.fragment_id, s.created
-                 from unnest(ordinals, fragment_ids, created_now) with ordinality as s(ordinal, fragment_id, created, n)
+    return query select i_docs[s.item_no], s.ordinal, s.fragment_id, s.created
+                 from unnest(out_items, ordinals, fragment_ids, created_now) with ordinality as s(item_no, ordinal, fragment_id, created, n)
                  order by s.n;
 exception when check_violation or not_null_violation or invalid_text_representation or unique_violation then
     raise exception 'invalid chunk: %', sqlerrm using errcode = '22023';
 end
+$$;
+comment on function service.add_documents(jsonb, extensions.vector[]) is 'Write several document versions'' chunks at once (the bound principal needs write grants): what service.add_fragments does for each, in order, one statement per table.';
+
+-- service.add_fragments: write the chunks of one document version
+-- (service.add_documents with one version).
+create or replace function service.add_fragments(p_doc_id bigint, p_doc_version int, p_chunks jsonb)
+returns table (ordinal int, fragment_id bigint, created boolean)
+language sql security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select a.ordinal, a.fragment_id, a.created
+    from service.add_documents(jsonb_build_array(jsonb_build_object('doc_id', p_doc_id, 'version', p_doc_version,
+                                                                    'chunks', p_chunks))) a
 $$;
 comment on function service.add_fragments(bigint, int, jsonb) is 'Write one document version''s chunks (the bound principal needs write grants): new fragments or pointers to canonical ones.';
 

@@ -74,12 +74,16 @@ as $$
     select count(*)::int from updated
 $$;
 
--- data._record_links: after a document version's chunks are written (service.add_fragments),
--- replace the references its fragments make, resolve them, and resolve again the
--- references that name this document (waiting ones resolve now; the others follow its
--- new fragments). `p_links`: [{fragment_id, references: [{type, target, key, name,
--- anchor, repo, evidence}]}] (evidence: a supersession's grounds, app/ingest/references.py).
-create or replace function data._record_links(p_doc data.documents, p_links jsonb)
+-- data._record_links_of: after document versions' chunks are written (service.add_documents),
+-- replace the references their fragments make, resolve them, and resolve again the
+-- references other documents make that name these (waiting ones resolve now; the others
+-- follow their new fragments). `p_links[i]`, for document `p_doc_ids[i]`: [{fragment_id,
+-- references: [{type, target, key, name, anchor, repo, evidence}]}] (evidence: a
+-- supersession's grounds, app/ingest/references.py). Link ids follow the order given:
+-- document, then chunk, then reference (expand_links composes what a fragment cites in
+-- that order); a reference given twice is recorded once. Every link is resolved once,
+-- against the state after all of them are written.
+create or replace function data._record_links_of(p_doc_ids bigint[], p_links jsonb[])
 returns int
 language plpgsql
 set search_path = pg_catalog, pg_temp
@@ -87,32 +91,44 @@ as $$
 declare
     ids bigint[];
 begin
-    delete from data.fragment_links l where l.doc_id = p_doc.doc_id;
+    delete from data.fragment_links l where l.doc_id = any (p_doc_ids);
     with refs as (
-        select (c.c->>'fragment_id')::bigint as fragment_id, r.r, c.n as chunk_no, r.n as ref_no
-        from jsonb_array_elements(p_links) with ordinality as c(c, n),
+        select x.doc_id, x.n as doc_no, (c.c->>'fragment_id')::bigint as fragment_id, r.r, c.n as chunk_no,
+               r.n as ref_no
+        from unnest(p_doc_ids, p_links) with ordinality as x(doc_id, links, n),
+             jsonb_array_elements(x.links) with ordinality as c(c, n),
              jsonb_array_elements(coalesce(c.c->'references', '[]')) with ordinality as r(r, n)
     ), inserted as (
-        -- In the order they are written (link ids follow it: expand_links composes what
-        -- a fragment cites in that order); a reference given twice is recorded once.
         insert into data.fragment_links (org_id, fragment_id, repo_id, persona_id, session_id, doc_id, link_type,
                                          target, target_key, target_name, target_anchor, target_repo, evidence)
-        select p_doc.org_id, r.fragment_id, p_doc.repo_id, p_doc.persona_id, p_doc.session_id, p_doc.doc_id,
+        select d.org_id, r.fragment_id, d.repo_id, d.persona_id, d.session_id, d.doc_id,
                r.r->>'type', left(r.r->>'target', 2048), left(r.r->>'key', 2048), r.r->>'name',
                r.r->>'anchor', r.r->>'repo', nullif(left(r.r->>'evidence', 2048), '')
         from refs r
-        order by r.chunk_no, r.ref_no
+        join data.documents d on d.doc_id = r.doc_id
+        order by r.doc_no, r.chunk_no, r.ref_no
         on conflict do nothing
         returning link_id
     )
     select coalesce(array_agg(link_id), '{}') into ids from inserted;
-    ids := ids || array(select l.link_id from data.fragment_links l
-                        where l.org_id = p_doc.org_id
-                          and (l.target_key = any (p_doc.link_keys)
-                               or l.target_doc_id = p_doc.doc_id)
-                          and l.doc_id <> p_doc.doc_id);
+    ids := ids || array(select l.link_id
+                        from data.documents d
+                        join data.fragment_links l on l.org_id = d.org_id and l.target_key = any (d.link_keys)
+                        where d.doc_id = any (p_doc_ids) and not l.doc_id = any (p_doc_ids)
+                        union
+                        select l.link_id from data.fragment_links l
+                        where l.target_doc_id = any (p_doc_ids) and not l.doc_id = any (p_doc_ids));
     return data._resolve_links(ids);
 end
+$$;
+
+-- data._record_links: data._record_links_of for one document version.
+create or replace function data._record_links(p_doc data.documents, p_links jsonb)
+returns int
+language sql
+set search_path = pg_catalog, pg_temp
+as $$
+    select data._record_links_of(array[p_doc.doc_id], array[p_links])
 $$;
 
 -- data._citation_pagerank: citation PageRank (damping 0.85) in the form without 1/N,

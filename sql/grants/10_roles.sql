@@ -204,8 +204,8 @@ begin
             (array['contexts_analyst'], array['api.retrieve']),
             -- The service also writes (each function checks the bound principal's write grants).
             (array['contexts_service'], array[
-                'service.active_model', 'service.begin_document', 'service.unchanged_documents', 'service.match_fragments',
-                'service.add_fragments', 'service.open_session', 'service.authorize_write', 'service.record_trace',
+                'service.active_model', 'service.begin_document', 'service.begin_documents', 'service.unchanged_documents', 'service.match_fragments',
+                'service.add_fragments', 'service.add_documents', 'service.open_session', 'service.authorize_write', 'service.record_trace',
                 'service.delete_document', 'service.pin_add', 'service.pin_remove', 'service.ranking_profile_set',
                 'service.ranking_profile_delete', 'service.persona_vectors_set', 'service.sync_record', 'service.context_create',
                 'service.context_add_version', 'service.context_retire', 'service.context_subscribe', 'service.context_unsubscribe',

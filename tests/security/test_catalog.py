@@ -174,10 +174,12 @@ def test_an_analyst_cannot_authenticate_a_key_in_sql(db_url, logins):
 EXECUTABLE = {
     "contexts_service": {
         "service.active_model",
+        "service.add_documents",
         "service.add_fragments",
         "service.authenticate",
         "service.authorize_write",
         "service.begin_document",
+        "service.begin_documents",
         "service.context_add_version",
         "service.context_candidates",
         "service.context_create",

@@ -834,6 +834,25 @@ COMMENT ON FUNCTION data._authority(p_org_id text, p_fragment_ids bigint[]) IS '
 
 
 --
+-- Name: _begin_document(text, text, text, text, text, text, text, text, text, text, timestamp with time zone, jsonb, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text, OUT doc_id bigint, OUT version integer, OUT changed boolean, OUT rehome jsonb, OUT affected bigint[]) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text, OUT doc_id bigint, OUT version integer, OUT changed boolean, OUT rehome jsonb, OUT affected bigint[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text, OUT doc_id bigint, OUT version integer, OUT changed boolean, OUT rehome jsonb, OUT affected bigint[]); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text, OUT doc_id bigint, OUT version integer, OUT changed boolean, OUT rehome jsonb, OUT affected bigint[]) IS 'service.begin_document''s work, leaving the deactivation of the fragments whose pointers it retired (affected) to the caller.';
+
+
+--
 -- Name: _bind(text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -1594,12 +1613,24 @@ COMMENT ON COLUMN data.documents.owner_source IS 'Where the owner came from: doc
 --
 
 CREATE FUNCTION data._record_links(p_doc data.documents, p_links jsonb) RETURNS integer
-    LANGUAGE plpgsql
+    LANGUAGE sql
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS <body>;
 
 
 ALTER FUNCTION data._record_links(p_doc data.documents, p_links jsonb) OWNER TO <migrator>;
+
+--
+-- Name: _record_links_of(bigint[], jsonb[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._record_links_of(p_doc_ids bigint[], p_links jsonb[]) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._record_links_of(p_doc_ids bigint[], p_links jsonb[]) OWNER TO <migrator>;
 
 --
 -- Name: _record_returns(); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -1789,6 +1820,18 @@ CREATE FUNCTION data._resolve_owner(p_org_id text, p_owner text, p_source text, 
 
 
 ALTER FUNCTION data._resolve_owner(p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text, OUT owner text, OUT owner_source text) OWNER TO <migrator>;
+
+--
+-- Name: _retire_pointers(bigint, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._retire_pointers(p_doc_id bigint, p_keep_version integer, OUT detached jsonb, OUT affected bigint[]) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._retire_pointers(p_doc_id bigint, p_keep_version integer, OUT detached jsonb, OUT affected bigint[]) OWNER TO <migrator>;
 
 --
 -- Name: _retire_sources(bigint, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -2376,11 +2419,30 @@ COMMENT ON FUNCTION service.active_model(p_namespace text, p_name text, p_dims i
 
 
 --
+-- Name: add_documents(jsonb, extensions.vector[]); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.add_documents(p_versions jsonb, p_embeddings extensions.vector[] DEFAULT NULL::extensions.vector[]) RETURNS TABLE(doc_id bigint, ordinal integer, fragment_id bigint, created boolean)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.add_documents(p_versions jsonb, p_embeddings extensions.vector[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION add_documents(p_versions jsonb, p_embeddings extensions.vector[]); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.add_documents(p_versions jsonb, p_embeddings extensions.vector[]) IS 'Write several document versions'' chunks at once (the bound principal needs write grants): what service.add_fragments does for each, in order, one statement per table.';
+
+
+--
 -- Name: add_fragments(bigint, integer, jsonb); Type: FUNCTION; Schema: service; Owner: <migrator>
 --
 
 CREATE FUNCTION service.add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb) RETURNS TABLE(ordinal integer, fragment_id bigint, created boolean)
-    LANGUAGE plpgsql SECURITY DEFINER
+    LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS <body>;
 
@@ -2487,6 +2549,25 @@ ALTER FUNCTION service.begin_document(p_org_id text, p_repo_id text, p_persona_i
 --
 
 COMMENT ON FUNCTION service.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) IS 'Start ingesting a document (the bound principal needs write grants on its scope): no-op when unchanged (and not deleted), else a new version that retires the old pointers; returns near-duplicate pointers of other documents that must be re-homed (see data._retire_sources).';
+
+
+--
+-- Name: begin_documents(text, text, text, text, jsonb); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.begin_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb) RETURNS TABLE(path text, doc_id bigint, version integer, changed boolean, rehome jsonb)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.begin_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION begin_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.begin_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb) IS 'service.begin_document for several documents of one scope in one call (an ingestion group): the same rows, the retired fragments deactivated at once.';
 
 
 --
@@ -7570,13 +7651,6 @@ CREATE INDEX fragments_simhash_band3 ON ONLY data.fragments USING btree (org_id,
 
 
 --
--- Name: fragments_tsv; Type: INDEX; Schema: data; Owner: <migrator>
---
-
-CREATE INDEX fragments_tsv ON ONLY data.fragments USING gin (tsv);
-
-
---
 -- Name: fragments_windowed; Type: INDEX; Schema: data; Owner: <migrator>
 --
 
@@ -9241,6 +9315,13 @@ GRANT ALL ON FUNCTION data._authority(p_org_id text, p_fragment_ids bigint[]) TO
 
 
 --
+-- Name: FUNCTION _begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text, OUT doc_id bigint, OUT version integer, OUT changed boolean, OUT rehome jsonb, OUT affected bigint[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text, OUT doc_id bigint, OUT version integer, OUT changed boolean, OUT rehome jsonb, OUT affected bigint[]) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _bind(p_org_id text, p_principal_id text, p_key_id text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -9612,6 +9693,13 @@ REVOKE ALL ON FUNCTION data._record_links(p_doc data.documents, p_links jsonb) F
 
 
 --
+-- Name: FUNCTION _record_links_of(p_doc_ids bigint[], p_links jsonb[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._record_links_of(p_doc_ids bigint[], p_links jsonb[]) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _record_returns(); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -9724,6 +9812,13 @@ REVOKE ALL ON FUNCTION data._resolve_links(p_link_ids bigint[]) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION data._resolve_owner(p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text, OUT owner text, OUT owner_source text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _retire_pointers(p_doc_id bigint, p_keep_version integer, OUT detached jsonb, OUT affected bigint[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._retire_pointers(p_doc_id bigint, p_keep_version integer, OUT detached jsonb, OUT affected bigint[]) FROM PUBLIC;
 
 
 --
@@ -10030,6 +10125,14 @@ GRANT ALL ON FUNCTION service.active_model(p_namespace text, p_name text, p_dims
 
 
 --
+-- Name: FUNCTION add_documents(p_versions jsonb, p_embeddings extensions.vector[]); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.add_documents(p_versions jsonb, p_embeddings extensions.vector[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.add_documents(p_versions jsonb, p_embeddings extensions.vector[]) TO contexts_service;
+
+
+--
 -- Name: FUNCTION add_fragments(p_doc_id bigint, p_doc_version integer, p_chunks jsonb); Type: ACL; Schema: service; Owner: <migrator>
 --
 
@@ -10073,6 +10176,14 @@ GRANT ALL ON FUNCTION service.authorize_write(p_org_id text, p_repo_id text, p_p
 
 REVOKE ALL ON FUNCTION service.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) FROM PUBLIC;
 GRANT ALL ON FUNCTION service.begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text) TO contexts_service;
+
+
+--
+-- Name: FUNCTION begin_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.begin_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.begin_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb) TO contexts_service;
 
 
 --
