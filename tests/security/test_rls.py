@@ -165,7 +165,7 @@ def test_the_tsquery_trap(tenants, db_url, logins):
     """`@@` is not leakproof: under RLS an analyst's own full-text condition cannot use
     an index on `tsv` (measured, PostgreSQL 18), which is why BM25 reads its own blocks
     through leakproof `=` (api.search_lexical); so data.fragments keeps no GIN index on
-    `tsv` at all (migration 0043: nothing searched it, and every write paid for it)."""
+    `tsv` at all (migration 0041: nothing searched it, and every write paid for it)."""
     assert (
         tenants.execute(
             "select count(*) from pg_index i join pg_class t on t.oid = i.indrelid"

@@ -1,4 +1,4 @@
--- 0043_fragments_without_gin: data.fragments loses its GIN index on `tsv`. BM25 reads
+-- 0041_fragments_without_gin: data.fragments loses its GIN index on `tsv`. BM25 reads
 -- its own index (data.bm25_blocks, migration 0027) and nothing in Contexts searches
 -- `tsv @@ query`; under row-level security an analyst's `@@` could not use the GIN
 -- index anyway (`@@` is not leakproof, docs/dba.md). Every fragment written or revived
