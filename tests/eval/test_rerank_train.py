@@ -295,3 +295,38 @@ def test_a_good_linear_file_loads(tmp_path):
     path.write_text(learned.dump(WEIGHTS, GOOD))
     model = learned.load(path)
     assert list(model.booster.weights) == [1.0, 0.5] and model.kind == learned.LINEAR
+
+
+def test_a_variant_of_the_columns_is_trained_and_validated_by_command(tmp_path):
+    """`--column +NAME/-NAME` trains (and validates) the default columns with one added or
+    dropped, so each variant the ADR measures is one command; a name the features do not
+    compute, or dropping a column the model does not read, is refused with the reason."""
+    from click.testing import CliRunner
+
+    from app.cli import main
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for name in ("a", "b"):
+        write_cache(cache / f"{name}.jsonl.gz", name, rows(name))
+    out = tmp_path / "model.json"
+    base = ["rerank", "train", "--cache", str(cache), "--dataset", "a", "--dataset", "b", "--out", str(out)]
+    args = [*base, "--column", "+head_coverage_idf", "--column", "-kind_turn", "--no-validate"]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    columns = json.loads(out.read_text())["metadata"]["features"]
+    assert columns == [c for c in LINEAR_FEATURES if c != "kind_turn"] + ["head_coverage_idf"]
+    assert LearnedReranker(str(out)).model.columns == columns
+
+    validate = ["rerank", "validate", "--cache", str(cache), "--dataset", "a", "--dataset", "b", "--json"]
+    result = CliRunner().invoke(main, [*validate, "--column", "+head_coverage_idf"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output.strip().splitlines()[-1])["leave_one_set_out"]["sets"]["a"]["full"] == 1.0
+
+    for change, message in (
+        ("+no_such_feature", "expected +NAME or -NAME"),
+        ("head_coverage_idf", "expected +NAME or -NAME"),
+        ("-head_coverage_idf", "not a column of the linear model"),
+    ):
+        result = CliRunner().invoke(main, [*base, "--column", change])
+        assert result.exit_code != 0 and message in result.output, (change, result.output)
