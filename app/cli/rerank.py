@@ -206,6 +206,33 @@ def validate_command(
         click.echo(json.dumps(report))
 
 
+@rerank.command("misses")
+@_sets_option
+@_cache_option
+@click.option("--json", "as_json", is_flag=True, help="Last line of stdout: the figures as one JSON object.")
+@click.pass_context
+def misses_command(ctx: click.Context, sets: tuple[str, ...], cache_dir: Path, as_json: bool) -> None:
+    """Where the fused order misses (its first candidate unrelated, a relevant one further
+    down), the share of misses where the first relevant candidate is above / below that
+    first candidate on each piece of evidence: what a feature could see (ADR 0015)."""
+    from rich.table import Table
+
+    from app.eval import rerank_train
+
+    rows, _ = _rows(context_settings(ctx), sets, cache_dir)
+    found = rerank_train.fused_misses(rows, rerank_train.featurize(rows))
+    table = Table(title="fused misses: share above / below the fused first")
+    table.add_column("set")
+    table.add_column("misses", justify="right")
+    for column in rerank_train.MISS_COLUMNS:
+        table.add_column(column, justify="right")
+    for name, (count, shares) in found.items():
+        table.add_row(name, str(count), *(f"{a:.2f} / {b:.2f}" for a, b in shares.values()))
+    console.print(table)
+    if as_json:
+        click.echo(json.dumps({name: {"misses": n, "above_below": shares} for name, (n, shares) in found.items()}))
+
+
 @rerank.command("train")
 @_sets_option
 @_cache_option

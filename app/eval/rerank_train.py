@@ -245,6 +245,42 @@ def fused_order(row: QueryRow) -> list[int]:
     return list(range(len(row.head)))
 
 
+MISS_COLUMNS = (
+    "lexical_ratio",
+    "dense_ratio",
+    "coverage_idf",
+    "proximity",
+    "head_coverage_idf",
+    "feedback_similarity",
+)
+"""The evidence `fused_misses` compares (ADR 0015, eighth amendment)."""
+
+
+def fused_misses(
+    rows: Sequence[QueryRow], xs: Sequence[np.ndarray], columns: Sequence[str] = MISS_COLUMNS
+) -> dict[str, tuple[int, dict[str, tuple[float, float]]]]:
+    """Per set, the fused order's misses (its first candidate unrelated, a relevant one
+    further down the head) and, per column, the share of them where the first relevant
+    candidate is above / below that first candidate: whether the evidence could have told
+    them apart. `xs`: every feature of each row's head (`featurize`)."""
+    keep = [features.FEATURES.index(c) for c in columns]
+    out: dict[str, tuple[int, dict[str, tuple[float, float]]]] = {}
+    counts: dict[str, list] = {}
+    for row, x in zip(rows, xs):
+        grades = np.asarray(row.grades)
+        relevant = np.flatnonzero(grades > 0)
+        if not row.head or relevant.size == 0 or relevant[0] == 0:
+            continue
+        first, miss = x[relevant[0], keep], x[0, keep]
+        tally = counts.setdefault(row.dataset, [0, np.zeros(len(keep)), np.zeros(len(keep))])
+        tally[0] += 1
+        tally[1] += first > miss + 1e-12
+        tally[2] += first < miss - 1e-12
+    for name, (n, above, below) in sorted(counts.items()):
+        out[name] = (n, {c: (float(a) / n, float(b) / n) for c, a, b in zip(columns, above, below)})
+    return out
+
+
 @dataclass(slots=True)
 class Fold:
     held_out: str

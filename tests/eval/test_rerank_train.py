@@ -348,3 +348,23 @@ def test_a_variant_of_the_columns_is_trained_and_validated_by_command(tmp_path):
     ):
         result = CliRunner().invoke(main, [*base, "--column", change])
         assert result.exit_code != 0 and message in result.output, (change, result.output)
+
+
+def test_the_misses_command_says_which_evidence_could_tell_the_answer_from_the_fused_first(tmp_path):
+    """Each query's answer holds every query word but trails the fused first on BM25: the
+    diagnosis counts one miss per query, the answer below the first on the BM25 ratio and
+    above it on coverage, in every miss."""
+    from click.testing import CliRunner
+
+    from app.cli import main
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    write_cache(cache / "a.jsonl.gz", "a", rows("a"))
+    args = ["rerank", "misses", "--cache", str(cache), "--dataset", "a", "--json"]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.output.strip().splitlines()[-1])["a"]
+    assert found["misses"] == 12
+    assert found["above_below"]["lexical_ratio"] == [0.0, 1.0]
+    assert found["above_below"]["coverage_idf"] == [1.0, 0.0]
