@@ -62,6 +62,14 @@ _share_option = click.option(
     help="The fused order's share of the base score the held-out lists are scored with "
     "(app.retrieve.rerank.order). Default: the shipped reranker's (learned.FUSED_SHARE).",
 )
+_columns_option = click.option(
+    "--column",
+    "column_changes",
+    multiple=True,
+    metavar="+NAME|-NAME",
+    help="Add (+) or drop (-) a feature column of the kind's default list (repeatable; "
+    "app.retrieve.features.FEATURES names them), to measure or train a variant.",
+)
 _sets_option = click.option(
     "--dataset", "sets", multiple=True, help="A development set (repeatable). Default: all nine."
 )
@@ -121,6 +129,29 @@ def _rows(settings: Settings, sets: tuple[str, ...], cache_dir: Path) -> tuple[l
     return rows, paths
 
 
+def _columns(kind: str, changes: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The kind's default columns with `+NAME` added and `-NAME` dropped (None: unchanged)."""
+    from app.eval import rerank_train
+    from app.retrieve import features
+
+    if not changes:
+        return None
+    columns = list(rerank_train.columns_of(kind))
+    for change in changes:
+        sign, name = change[:1], change[1:]
+        if sign not in ("+", "-") or name not in features.FEATURES:
+            raise CliError(f"--column {change!r}: expected +NAME or -NAME of a feature this code computes")
+        if sign == "+" and name not in columns:
+            columns.append(name)
+        elif sign == "-":
+            if name not in columns:
+                raise CliError(f"--column {change!r}: {name} is not a column of the {kind} model")
+            columns.remove(name)
+    if not columns:
+        raise CliError("--column: no column left")
+    return tuple(columns)
+
+
 def _folds_table(title: str, folds: list) -> tuple[object, dict]:
     from statistics import mean
 
@@ -146,25 +177,60 @@ def _folds_table(title: str, folds: list) -> tuple[object, dict]:
 @_cache_option
 @_kind_option
 @_share_option
+@_columns_option
 @click.option("--json", "as_json", is_flag=True, help="Last line of stdout: the figures as one JSON object.")
 @click.pass_context
 def validate_command(
-    ctx: click.Context, sets: tuple[str, ...], cache_dir: Path, kind: str, share: float | None, as_json: bool
+    ctx: click.Context,
+    sets: tuple[str, ...],
+    cache_dir: Path,
+    kind: str,
+    share: float | None,
+    column_changes: tuple[str, ...],
+    as_json: bool,
 ) -> None:
     """Held-out nDCG@10 of `full` (learned reranker) vs `hybrid`: leave one set out, then
     leave one family out (the locomo sets are one), training on the rest each time."""
     from app.eval import rerank_train
 
+    columns = _columns(kind, column_changes)
     rows, _ = _rows(context_settings(ctx), sets, cache_dir)
     xs = rerank_train.featurize(rows)
     report = {}
     for by, title in (("set", "leave one set out"), ("family", "leave one family out")):
-        folds = rerank_train.validate(rows, by, xs, kind=kind, share=share)
+        folds = rerank_train.validate(rows, by, xs, columns=columns, kind=kind, share=share)
         table, figures = _folds_table(f"nDCG@10, {title}", folds)
         console.print(table)
         report[f"leave_one_{by}_out"] = figures
     if as_json:
         click.echo(json.dumps(report))
+
+
+@rerank.command("misses")
+@_sets_option
+@_cache_option
+@click.option("--json", "as_json", is_flag=True, help="Last line of stdout: the figures as one JSON object.")
+@click.pass_context
+def misses_command(ctx: click.Context, sets: tuple[str, ...], cache_dir: Path, as_json: bool) -> None:
+    """Where the fused order misses (its first candidate unrelated, a relevant one further
+    down), the share of misses where the first relevant candidate is above / below that
+    first candidate on each piece of evidence: what a feature could see (ADR 0015)."""
+    from rich.table import Table
+
+    from app.eval import rerank_train
+
+    rows, _ = _rows(context_settings(ctx), sets, cache_dir)
+    found = rerank_train.fused_misses(rows, rerank_train.featurize(rows))
+    table = Table(title="fused misses: share above / below the fused first")
+    table.add_column("set")
+    table.add_column("misses", justify="right")
+    for column in rerank_train.MISS_COLUMNS:
+        table.add_column(column, justify="right")
+    for name, (count, shares) in found.items():
+        table.add_row(name, str(count), *(f"{a:.2f} / {b:.2f}" for a, b in shares.values()))
+    console.print(table)
+    if as_json:
+        click.echo(json.dumps({name: {"misses": n, "above_below": shares} for name, (n, shares) in found.items()}))
 
 
 @rerank.command("train")
@@ -180,6 +246,7 @@ def validate_command(
 @click.option("--no-validate", is_flag=True, help="Skip the held-out figures (recorded in the file otherwise).")
 @_kind_option
 @_share_option
+@_columns_option
 @click.pass_context
 def train_command(
     ctx: click.Context,
@@ -189,6 +256,7 @@ def train_command(
     no_validate: bool,
     kind: str,
     share: float | None,
+    column_changes: tuple[str, ...],
 ) -> None:
     """Train the learned reranker on every set's collected candidates (collecting what
     is missing) and write the model file: the model plus the data's hash, the feature
@@ -196,17 +264,20 @@ def train_command(
     from app.eval import rerank_data, rerank_train
     from app.retrieve import learned
 
+    columns = _columns(kind, column_changes)
     rows, paths = _rows(context_settings(ctx), sets, cache_dir)
     xs = rerank_train.featurize(rows)
     validation: dict[str, object] = {}
     if not no_validate:
         for by, title in (("set", "leave one set out"), ("family", "leave one family out")):
-            folds = rerank_train.validate(rows, by, xs, kind=kind, share=share)
+            folds = rerank_train.validate(rows, by, xs, columns=columns, kind=kind, share=share)
             table, figures = _folds_table(f"nDCG@10, {title}", folds)
             console.print(table)
             validation[f"leave_one_{by}_out"] = figures
         validation["fused_share"] = learned.FUSED_SHARE if share is None else share
-    text, metadata = rerank_train.model_file(rows, xs, rerank_data.files_digest(paths), validation, kind=kind)
+    text, metadata = rerank_train.model_file(
+        rows, xs, rerank_data.files_digest(paths), validation, columns=columns, kind=kind
+    )
     target = out_path or learned.MODEL_PATH
     target.write_text(text, encoding="utf-8")
     console.print(f"model {metadata['version']} written: {target}")

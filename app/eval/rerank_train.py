@@ -187,9 +187,18 @@ def predict_lists(model: Any, data: Matrix) -> np.ndarray:
 
 
 def calibrate(raw: np.ndarray, labels: np.ndarray, iterations: int = 50) -> tuple[float, float]:
-    """Logistic fit P(relevant) = 1 / (1 + exp(-(a * raw + b))) by Newton's method."""
+    """Logistic fit P(relevant) = 1 / (1 + exp(-(a * raw + b))) by Newton's method, each step
+    halved until it lowers the log-loss (without that, raw scores spread over more than a
+    few units made the steps overshoot and diverge: a and b in the millions, every
+    probability 0 or 1, and a held-out list left in the fused order or shuffled by ties)."""
     y = (labels > 0).astype(np.float64)
+
+    def loss(a: float, b: float) -> float:
+        z = a * raw + b
+        return float(np.sum(np.logaddexp(0.0, z) - y * z))
+
     a, b = 1.0, 0.0
+    current = loss(a, b)
     for _ in range(iterations):
         p = 1.0 / (1.0 + np.exp(np.clip(-(a * raw + b), -500.0, 500.0)))
         w = p * (1.0 - p) + 1e-9
@@ -197,8 +206,18 @@ def calibrate(raw: np.ndarray, labels: np.ndarray, iterations: int = 50) -> tupl
         h = np.array([[np.sum(w * raw * raw), np.sum(w * raw)], [np.sum(w * raw), np.sum(w)]])
         h += np.eye(2) * 1e-6
         step = np.linalg.solve(h, g)
-        a, b = a - float(step[0]), b - float(step[1])
-        if abs(step).max() < 1e-9:
+        t = 1.0
+        while t > 1e-12:
+            trial = loss(a - t * float(step[0]), b - t * float(step[1]))
+            # Lower by a share of what the step promises, or equal within rounding (near
+            # the optimum a full Newton step changes the loss by less than its last bits).
+            if trial <= current - 1e-4 * t * float(g @ step) or trial <= current + 1e-12 * abs(current):
+                break
+            t /= 2
+        else:
+            break  # no step lowers the loss: at the optimum within rounding
+        a, b, current = a - t * float(step[0]), b - t * float(step[1]), trial
+        if abs(t * step).max() < 1e-9:
             break
     return a, b
 
@@ -224,6 +243,42 @@ def full_order(row: QueryRow, scores: Sequence[float], share: float = 0.0) -> li
 
 def fused_order(row: QueryRow) -> list[int]:
     return list(range(len(row.head)))
+
+
+MISS_COLUMNS = (
+    "lexical_ratio",
+    "dense_ratio",
+    "coverage_idf",
+    "proximity",
+    "head_coverage_idf",
+    "feedback_similarity",
+)
+"""The evidence `fused_misses` compares (ADR 0015, eighth amendment)."""
+
+
+def fused_misses(
+    rows: Sequence[QueryRow], xs: Sequence[np.ndarray], columns: Sequence[str] = MISS_COLUMNS
+) -> dict[str, tuple[int, dict[str, tuple[float, float]]]]:
+    """Per set, the fused order's misses (its first candidate unrelated, a relevant one
+    further down the head) and, per column, the share of them where the first relevant
+    candidate is above / below that first candidate: whether the evidence could have told
+    them apart. `xs`: every feature of each row's head (`featurize`)."""
+    keep = [features.FEATURES.index(c) for c in columns]
+    out: dict[str, tuple[int, dict[str, tuple[float, float]]]] = {}
+    counts: dict[str, list] = {}
+    for row, x in zip(rows, xs):
+        grades = np.asarray(row.grades)
+        relevant = np.flatnonzero(grades > 0)
+        if not row.head or relevant.size == 0 or relevant[0] == 0:
+            continue
+        first, miss = x[relevant[0], keep], x[0, keep]
+        tally = counts.setdefault(row.dataset, [0, np.zeros(len(keep)), np.zeros(len(keep))])
+        tally[0] += 1
+        tally[1] += first > miss + 1e-12
+        tally[2] += first < miss - 1e-12
+    for name, (n, above, below) in sorted(counts.items()):
+        out[name] = (n, {c: (float(a) / n, float(b) / n) for c, a, b in zip(columns, above, below)})
+    return out
 
 
 @dataclass(slots=True)

@@ -189,9 +189,20 @@ VENDORED = {
         "urllib3/urllib3 as vendored in the Google Cloud SDK's gsutil (third_party/urllib3)",
         "MIT",
     ),
+    "mixed-pyparsing": (
+        "pyparsing",
+        "pyparsing/pyparsing as vendored in the Google Cloud SDK's gsutil (third_party/pyparsing, version 3.1.4)",
+        "MIT",
+    ),
+    "mixed-google-auth": (
+        "google-auth-library-python",
+        "googleapis/google-auth-library-python as vendored in the Google Cloud SDK's gsutil"
+        " (third_party/google-auth-library-python, version 2.24.0)",
+        "Apache-2.0",
+    ),
 }
-"""The reranker's other fragment-labelled training sets (ADR 0015, seventh amendment),
-built from repositories with code and docs that the Google Cloud SDK vendors."""
+"""The reranker's other fragment-labelled training sets (ADR 0015, seventh and eighth
+amendments), built from repositories with code and docs that the Google Cloud SDK vendors."""
 
 
 @pytest.mark.parametrize("name", ["mixed-click", *VENDORED])
