@@ -43,7 +43,7 @@ def fold(connect: Connect, batch: int = BATCH) -> int:
     total = 0
     while True:
         with connect() as conn:
-            row = conn.execute("select service.fold_usage(%s)", (batch,)).fetchone()
+            row = conn.execute("select service.fold_usage(p_limit => %(batch)s)", {"batch": batch}).fetchone()
         folded = int(row[0]) if row else 0
         total += folded
         if folded < batch:

@@ -847,7 +847,7 @@ begin
            decode(c->>'reading', 'base64')
     from unnest(new_ids, new_items, new_chunks) as n(id, item_no, c)
     join data.documents d on d.doc_id = i_docs[n.item_no]
-    join data.document_versions v on v.doc_id = d.doc_id and v.version = i_versions[n.item_no]
+    join data.document_versions v on v.org_id = d.org_id and v.doc_id = d.doc_id and v.version = i_versions[n.item_no]
     order by n.id;
 
     insert into data.embeddings (fragment_id, model_id, org_id, repo_id, persona_id, session_id, embedding)

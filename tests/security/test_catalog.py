@@ -192,6 +192,7 @@ EXECUTABLE = {
         "api.context_versions",
         "api.contexts_list",
         "service.delete_document",
+        "service.fold_usage",
         "api.get_document",
         "api.get_fragment",
         "api.get_trace",
