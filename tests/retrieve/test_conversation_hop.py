@@ -68,19 +68,25 @@ def counted(models):
     return retriever, prose
 
 
-def test_a_turns_fused_score_holds_the_hop_and_its_sessions_share(conn, ingest, as_principal, counted):
-    retriever, embedded = counted
-    ingest("acme", {"chats/jon-gina.md": TRANSCRIPT}, kind="conversation")
-    as_principal("acme")
+def _first_and_ranked(conn, retriever, embedded):
+    """The first fusion's candidates (fetch_candidates alone) and the whole ranking of
+    QUESTION; `embedded` then holds only what the ranking embedded beyond the query."""
     q = retriever.resolve(request(QUESTION))
     vectors = retriever.query_embedder.vectors(QUESTION)  # kept for the retrieval below
     embedded.texts.clear()
     first = fetch_candidates(conn, q.scope, q.query, vectors, q.k_lexical, q.k_dense, q.rrf_k, q.fusion, q.filters)
     ranking = retriever.rank(conn, q)
     conn.rollback()
+    return first, ranking
+
+
+def test_a_turns_fused_score_holds_the_hop_and_its_sessions_share(conn, ingest, as_principal, counted):
+    retriever, embedded = counted
+    ingest("acme", {"chats/jon-gina.md": TRANSCRIPT}, kind="conversation")
+    as_principal("acme")
+    first, ranking = _first_and_ranked(conn, retriever, embedded)
     found = ranking.candidates
     assert {c.fragment_id for c in found} == {c.fragment_id for c in first}  # six turns: all listed already
-    # The query, then what the two best turns of the first fusion said: nothing else.
     # What the two best turns of the first fusion said: nothing else.
     assert embedded.texts == [hop.said(c) for c in first[: hop.FEEDBACK]]
     by_id = {c.fragment_id: c for c in first}
@@ -122,12 +128,7 @@ def test_other_fragments_make_no_hop_and_keep_their_fused_scores(conn, ingest, a
     retriever, embedded = counted
     ingest("acme", {"notes/studio.md": NOTES})
     as_principal("acme")
-    q = retriever.resolve(request(QUESTION))
-    vectors = retriever.query_embedder.vectors(QUESTION)  # kept for the retrieval below
-    embedded.texts.clear()
-    first = fetch_candidates(conn, q.scope, q.query, vectors, q.k_lexical, q.k_dense, q.rrf_k, q.fusion, q.filters)
-    ranking = retriever.rank(conn, q)
-    conn.rollback()
+    first, ranking = _first_and_ranked(conn, retriever, embedded)
     assert first and embedded.texts == []  # no turn: no hop
     assert [(c.fragment_id, c.fused_score) for c in ranking.candidates] == [
         (c.fragment_id, c.fused_score) for c in first
