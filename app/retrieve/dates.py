@@ -23,7 +23,6 @@ conv-41 0.6711 / 0.8075 and 0.6718 / 0.8075 (docs/adr/0027).
 from __future__ import annotations
 
 from app.retrieve.candidates import Candidate
-from app.retrieve.hop import keep_profile
 from app.text.turns import TURN_KINDS, day_or_month_label, fragment_dates, query_dates
 
 WEIGHT = 0.2
@@ -60,4 +59,4 @@ def match_dates(query: str, candidates: list[Candidate]) -> list[Candidate]:
         c.date_match = matched.get(c.fragment_id)
         c.fused_score = (1.0 - WEIGHT) * c.fused_score + (WEIGHT if c.date_match else 0.0)
     listed.sort(key=lambda c: -c.fused_score)
-    return keep_profile(candidates, listed + others)
+    return listed + others

@@ -90,15 +90,6 @@ def moved(query: QueryVectors, feedback: list[Candidate], embedders: Embedders) 
     return out
 
 
-def keep_profile(before: list[Candidate], after: list[Candidate]) -> list[Candidate]:
-    """`after`, a reordering of `before`, with the ranking profile api.retrieve_candidates
-    returns on its first row carried to the new first row (the blend reads it there:
-    stages.profile_of)."""
-    if before and after and after[0] is not before[0] and after[0].profile is None:
-        after[0].profile = before[0].profile
-    return after
-
-
 def second_hop(
     filters: Filters, fused: list[Candidate], vectors: QueryVectors, embedders: Embedders, fetch: Fetch
 ) -> list[Candidate]:
@@ -143,4 +134,4 @@ def second_hop(
         c.session_score = sessions[session_of(c)] / top if top > 0 else 0.0
         c.fused_score = (1.0 - SESSION_WEIGHT) * c.fused_score + SESSION_WEIGHT * c.session_score
     listed.sort(key=lambda c: -c.fused_score)
-    return keep_profile(fused, listed + others)
+    return listed + others

@@ -220,8 +220,10 @@ class Blended:
 
 def profile_of(q: Resolved, g: Gathered) -> Profile:
     """The profile the SQL call returned on its first row, with the request's half-life;
-    the built-in one when there was no candidate to carry it."""
-    row = g.candidates[0].profile if g.candidates else None
+    the built-in one when there was no candidate to carry it. Read from whichever
+    candidate carries it: a stage that reorders the list (a date lift, the second hop)
+    may have moved that row down."""
+    row = next((c.profile for c in g.candidates if c.profile is not None), None)
     override = q.request.freshness_halflife_days
     return Profile.from_row(row, override) if row else replace(BUILT_IN, halflife_override=override)
 
