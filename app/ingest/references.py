@@ -16,7 +16,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from markdown_it import MarkdownIt
 
@@ -98,6 +98,15 @@ def adr_number(path: str) -> int | None:
     return int(match.group(1))
 
 
+def _split(target: str) -> SplitResult | None:
+    """urlsplit, or None for a target it refuses (an unclosed IPv6 bracket, "http://[x"):
+    a document's malformed link names nothing, and must not fail its ingestion."""
+    try:
+        return urlsplit(target)
+    except ValueError:
+        return None
+
+
 def classify_target(target: str, doc_path: str, link_type: str = "link") -> Reference | None:
     """A link's target as a reference: a repository URL, an ADR mention, or a path
     relative to the citing document (or to the repository root with a leading /).
@@ -109,7 +118,9 @@ def classify_target(target: str, doc_path: str, link_type: str = "link") -> Refe
     adr = re.fullmatch(r"ADR[-_ #]?0*([0-9]{1,5})", target, re.IGNORECASE)
     if adr:
         return Reference("adr" if link_type == "link" else link_type, target, f"adr:{int(adr.group(1))}")
-    parts = urlsplit(target)
+    parts = _split(target)
+    if parts is None:
+        return None
     if parts.scheme in ("http", "https"):
         return _url_reference(target, link_type)
     if parts.scheme or parts.netloc or target.startswith("//"):
@@ -128,7 +139,9 @@ def classify_target(target: str, doc_path: str, link_type: str = "link") -> Refe
 
 def _url_reference(url: str, link_type: str) -> Reference | None:
     """A URL to a file of a repository on a code host: owner/repo/(-/)blob|tree/ref/path."""
-    parts = urlsplit(url)
+    parts = _split(url)
+    if parts is None:
+        return None
     host = (parts.hostname or "").lower()
     if host not in _CODE_HOSTS:
         return None

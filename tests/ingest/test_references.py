@@ -78,6 +78,15 @@ def test_repository_urls_name_a_file_of_a_repo():
     }
 
 
+def test_malformed_urls_name_nothing_and_fail_nothing():
+    # urlsplit refuses an unclosed IPv6 bracket; such text stood in a package's docs.
+    text = "Bad: http://[::1 and https://[fe80::1%eth0/x, then https://github.com/acme/platform/blob/main/a.py."
+    refs = prose_references(text, "notes.md")
+    assert {(r.type, r.key) for r in refs} == {("url", "path:a.py")}
+    assert classify_target("http://[broken", "notes.md") is None
+    assert classify_target("https://[::1/path", "docs/x.md") is None
+
+
 def test_adr_mentions_and_supersedes():
     text = "This supersedes 0007. Per ADR-12 and ADR 0003, and adr#4; not ADR-13 itself."
     refs = prose_references(text, "docs/adr/0013-citations.md")
