@@ -12,8 +12,8 @@
 --     is not counted), so their cost follows the roll-ups, not the history (ADR 0028).
 --     A trace is counted into the roll-ups in batches after it is written: until then it
 --     is listed in data.usage_pending, and each of these views adds what the listed
---     traces of the caller's org hold, read from the traces themselves by key, so that
---     no reader ever sees the roll-ups lag.
+--     traces the caller may read hold (data.usage_pending_traces, read from the traces
+--     themselves by key), so that no reader ever sees the roll-ups lag.
 --     Like api.retrieval_traces they run as their owner and filter their rows themselves.
 --   * The others are security invoker views over those and the data tables.
 
@@ -58,6 +58,22 @@ comment on column api.retrieval_summaries.relevance_floor is 'The request''s min
 comment on column api.retrieval_summaries.best_relevance is 'Best absolute relevance among the ranked candidates (null: none ranked, or a trace from before relevance was recorded).';
 comment on column api.retrieval_summaries.nothing_above_floor is 'No ranked candidate reached relevance_floor (true when nothing was found at all; null for a trace that recorded no relevance).';
 
+-- data.usage_pending_traces: the traces listed in data.usage_pending (written, not yet
+-- counted into the roll-ups) that api.retrieval_traces shows the caller: its org's, its
+-- own or all of them with an audit grant. The three usage views below add these to what
+-- the roll-ups hold. It runs as its owner, as they do; no caller role may select it.
+create or replace view data.usage_pending_traces with (security_barrier) as
+select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, t.request, t.candidates, t.duration_ms
+from api.whoami() me
+join data.usage_pending p on p.org_id = me.org_id
+-- By key, a trace at a time (limit 1: a lateral lookup, never a scan of the traces).
+cross join lateral (
+    select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, t.request, t.candidates, t.duration_ms
+    from data.retrieval_traces t
+    where t.trace_id = p.trace_id and t.org_id = me.org_id and (t.principal_id = me.principal_id or me.audit)
+    limit 1) t;
+comment on view data.usage_pending_traces is 'The traces not yet counted into the usage roll-ups that the caller may read (the row rule of api.retrieval_traces), for the usage views.';
+
 -- api.retrievals_per_day: retrievals per UTC day, org, principal and requested scope,
 -- from data.usage_days (a row per group, with its latency histogram). p95_ms is read from
 -- latency buckets 2% wide: within 1% of the exact percentile. A group that redaction
@@ -80,14 +96,7 @@ with me as materialized (
            case when d.latency_bucket is null then '{}' else array[d.latency_bucket] end,
            case when d.latency_bucket is null then '{}' else array[1::bigint] end,
            null, true
-    from me
-    join data.usage_pending p on p.org_id = me.org_id
-    -- By key, a trace at a time (limit 1: a lateral lookup, never a scan of the traces).
-    cross join lateral (
-        select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, t.request, t.candidates, t.duration_ms
-        from data.retrieval_traces t
-        where t.trace_id = p.trace_id and t.org_id = me.org_id and (t.principal_id = me.principal_id or me.audit)
-        limit 1) t
+    from data.usage_pending_traces t
     cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
 ), visible as (
     select u.day, u.org_id, u.principal_id, u.repo_id, u.persona_id, u.session_id, u.foreign_org,
@@ -137,14 +146,7 @@ with me as materialized (
     -- The traces not yet counted (data.usage_pending).
     select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, d.repo_id, d.persona_id, d.session_id,
            d.foreign_org, d.relevance_floor, d.best_relevance, d.best_score, d.candidates
-    from me
-    join data.usage_pending p on p.org_id = me.org_id
-    -- By key, a trace at a time (limit 1: a lateral lookup, never a scan of the traces).
-    cross join lateral (
-        select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, t.request, t.candidates, t.duration_ms
-        from data.retrieval_traces t
-        where t.trace_id = p.trace_id and t.org_id = me.org_id and (t.principal_id = me.principal_id or me.audit)
-        limit 1) t
+    from data.usage_pending_traces t
     cross join lateral data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d
     where d.below_floor
 ), visible as (
@@ -190,14 +192,7 @@ with me as materialized (
     -- The traces not yet counted (data.usage_pending): a row per candidate.
     select t.org_id, c.fragment_id, c.source, c.doc_id, (c.included is true)::int, 1, c.fused_rank,
            case when c.included then t.created_at end, t.created_at, t.trace_id
-    from me
-    join data.usage_pending p on p.org_id = me.org_id
-    -- By key, a trace at a time (limit 1: a lateral lookup, never a scan of the traces).
-    cross join lateral (
-        select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, t.request, t.candidates, t.duration_ms
-        from data.retrieval_traces t
-        where t.trace_id = p.trace_id and t.org_id = me.org_id and (t.principal_id = me.principal_id or me.audit)
-        limit 1) t
+    from data.usage_pending_traces t
     cross join lateral data._usage_candidates(t.candidates) c
 )
 select u.org_id, u.fragment_id,

@@ -481,10 +481,11 @@ def test_nothing_is_granted_to_public(conn):
 
 def test_traces_are_read_only_through_the_redacting_view(conn):
     """No caller role reads data.retrieval_traces itself (it would see raw queries and
-    candidates), nor data.eval_replays (replayed queries and results); all of them read
-    api.retrieval_traces, which redacts per reader."""
+    candidates), nor data.eval_replays (replayed queries and results), nor the usage
+    views' lookup of traces not yet counted (data.usage_pending_traces, unredacted); all
+    of them read api.retrieval_traces, which redacts per reader."""
     for role in ROLES:
-        for table in ("data.retrieval_traces", "data.eval_replays"):
+        for table in ("data.retrieval_traces", "data.eval_replays", "data.usage_pending_traces"):
             assert not conn.execute("select has_table_privilege(%s, %s, 'select')", (role, table)).fetchone()[0], (
                 role,
                 table,

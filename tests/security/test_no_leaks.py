@@ -255,11 +255,14 @@ def readable_scope(o: Org, grants: set[tuple[str, str | None]], key: str, scope_
 
 def trace_scopes(o: Org, grants: set[tuple[str, str | None]]) -> list[tuple[str | None, str | None, str | None]]:
     """The org, and the narrowest scope the grants allow: a live session, else the
-    persona, else a repo."""
+    persona, else a repo, among those the org holds (a request naming a repo or a persona
+    the org has never written to is refused before any search)."""
+    personas = {f.persona for f in o.fragments}
+    repos = {f.repo for f in o.fragments}
     narrower = (
         [(None, None, s) for s in SESSIONS if readable_scope(o, grants, "session_id", s)]
-        + [(None, p, None) for p in PERSONAS if readable_scope(o, grants, "persona_id", p)]
-        + [(r, None, None) for r in REPOS if readable_scope(o, grants, "repo_id", r)]
+        + [(None, p, None) for p in PERSONAS if p in personas and readable_scope(o, grants, "persona_id", p)]
+        + [(r, None, None) for r in REPOS if r in repos and readable_scope(o, grants, "repo_id", r)]
     )
     return [(None, None, None), *narrower[:1]]
 
@@ -1268,7 +1271,7 @@ def test_every_trace_shows_each_reader_exactly_what_its_grants_allow(world_db, d
                 for trace_id, shown in rows.items():
                     check_trace(o, grants, expected[trace_id], shown)
                 check_usage_views(sql, o, grants, expected, traces)
-                for table in ("data.retrieval_traces", "data.eval_replays"):
+                for table in ("data.retrieval_traces", "data.eval_replays", "data.usage_pending_traces"):
                     with pytest.raises(psycopg.errors.InsufficientPrivilege):
                         sql.execute(f"select query, request from {table}")
                     sql.rollback()

@@ -4102,6 +4102,43 @@ COMMENT ON TABLE data.usage_pending IS 'Retrieval traces written but not yet cou
 
 
 --
+-- Name: usage_pending_traces; Type: VIEW; Schema: data; Owner: <migrator>
+--
+
+CREATE VIEW data.usage_pending_traces WITH (security_barrier='true') AS
+ SELECT t.trace_id,
+    t.org_id,
+    t.principal_id,
+    t.created_at,
+    t.query,
+    t.request,
+    t.candidates,
+    t.duration_ms
+   FROM ((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
+     JOIN data.usage_pending p ON ((p.org_id = me.org_id)))
+     CROSS JOIN LATERAL ( SELECT t_1.trace_id,
+            t_1.org_id,
+            t_1.principal_id,
+            t_1.created_at,
+            t_1.query,
+            t_1.request,
+            t_1.candidates,
+            t_1.duration_ms
+           FROM data.retrieval_traces t_1
+          WHERE ((t_1.trace_id = p.trace_id) AND (t_1.org_id = me.org_id) AND ((t_1.principal_id = me.principal_id) OR me.audit))
+         LIMIT 1) t);
+
+
+ALTER VIEW data.usage_pending_traces OWNER TO <migrator>;
+
+--
+-- Name: VIEW usage_pending_traces; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON VIEW data.usage_pending_traces IS 'The traces not yet counted into the usage roll-ups that the caller may read (the row rule of api.retrieval_traces), for the usage views.';
+
+
+--
 -- Name: fragment_retrievals; Type: VIEW; Schema: api; Owner: <migrator>
 --
 
@@ -4142,19 +4179,7 @@ CREATE VIEW api.fragment_retrievals WITH (security_barrier='true') AS
                 END AS "case",
             t.created_at,
             t.trace_id
-           FROM (((me me_1
-             JOIN data.usage_pending p ON ((p.org_id = me_1.org_id)))
-             CROSS JOIN LATERAL ( SELECT t_1.trace_id,
-                    t_1.org_id,
-                    t_1.principal_id,
-                    t_1.created_at,
-                    t_1.query,
-                    t_1.request,
-                    t_1.candidates,
-                    t_1.duration_ms
-                   FROM data.retrieval_traces t_1
-                  WHERE ((t_1.trace_id = p.trace_id) AND (t_1.org_id = me_1.org_id) AND ((t_1.principal_id = me_1.principal_id) OR me_1.audit))
-                 LIMIT 1) t)
+           FROM (data.usage_pending_traces t
              CROSS JOIN LATERAL data._usage_candidates(t.candidates) c(fragment_id, included, fused_rank, source, doc_id))
         )
  SELECT u.org_id,
@@ -5193,19 +5218,7 @@ CREATE VIEW api.retrievals_below_floor WITH (security_barrier='true') AS
             d.best_relevance,
             d.best_score,
             d.candidates
-           FROM (((me
-             JOIN data.usage_pending p ON ((p.org_id = me.org_id)))
-             CROSS JOIN LATERAL ( SELECT t_1.trace_id,
-                    t_1.org_id,
-                    t_1.principal_id,
-                    t_1.created_at,
-                    t_1.query,
-                    t_1.request,
-                    t_1.candidates,
-                    t_1.duration_ms
-                   FROM data.retrieval_traces t_1
-                  WHERE ((t_1.trace_id = p.trace_id) AND (t_1.org_id = me.org_id) AND ((t_1.principal_id = me.principal_id) OR me.audit))
-                 LIMIT 1) t)
+           FROM (data.usage_pending_traces t
              CROSS JOIN LATERAL data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d(repo_id, persona_id, session_id, foreign_org, latency_bucket, empty, below_floor, relevance_floor, best_relevance, best_score, candidates))
           WHERE d.below_floor
         ), visible AS (
@@ -5400,19 +5413,7 @@ CREATE VIEW api.retrievals_per_day WITH (security_barrier='true') AS
                 END AS "array",
             NULL::double precision,
             true
-           FROM (((me
-             JOIN data.usage_pending p ON ((p.org_id = me.org_id)))
-             CROSS JOIN LATERAL ( SELECT t_1.trace_id,
-                    t_1.org_id,
-                    t_1.principal_id,
-                    t_1.created_at,
-                    t_1.query,
-                    t_1.request,
-                    t_1.candidates,
-                    t_1.duration_ms
-                   FROM data.retrieval_traces t_1
-                  WHERE ((t_1.trace_id = p.trace_id) AND (t_1.org_id = me.org_id) AND ((t_1.principal_id = me.principal_id) OR me.audit))
-                 LIMIT 1) t)
+           FROM (data.usage_pending_traces t
              CROSS JOIN LATERAL data._usage_trace(t.org_id, t.request, t.candidates, t.duration_ms) d(repo_id, persona_id, session_id, foreign_org, latency_bucket, empty, below_floor, relevance_floor, best_relevance, best_score, candidates))
         ), visible AS (
          SELECT u.day,
