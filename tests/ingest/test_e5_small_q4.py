@@ -121,6 +121,15 @@ def test_a_database_embedded_with_e5_answers_a_question_in_other_words(conn, set
     assert trace["embedding_models"]["prose"] == e5_small_q4.NAME
 
 
+def test_its_runtime_and_digest_name_what_its_vectors_depend_on(e5):
+    from app.eval.embedding_cache import model_digest
+
+    assert e5.runtime == e5_small_q4.RUNTIME and e5.for_queries().runtime == e5_small_q4.RUNTIME
+    digest = model_digest(e5.name)
+    assert digest != "" and digest != model_digest("all-MiniLM-L6-v2")
+    assert [p.name for p in e5_small_q4.identity_files()] == [e5_small_q4.WEIGHTS, e5_small_q4.MEANS_FILE.name]
+
+
 def test_other_models_are_not_packaged():
     custom = Embedder("prose", "/models/my-encoder", "float32", 1, 8)
     assert not is_packaged_model(custom.name)
