@@ -9,6 +9,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from app.settings import Settings
 
@@ -25,20 +26,22 @@ console = Console(stderr=True, soft_wrap=True)
 
 class CliError(click.ClickException):
     def show(self, file: IO[Any] | None = None) -> None:  # rich, on stderr
-        console.print(f"[bold red]error:[/] {self.message}")
+        # The message is text, never markup: "contexts[e5]" or a path "a[1].md" stays as written.
+        console.print(f"[bold red]error:[/] {escape(self.message)}")
 
 
 class ContextsGroup(click.Group):
     """The root group: a configured PostgreSQL that cannot serve (the preflight's
-    DatabaseUnusable, from whichever command connected) is one line and a non-zero
-    exit, never a traceback."""
+    DatabaseUnusable, from whichever command connected), or a configured model whose
+    package is not installed, is one line and a non-zero exit, never a traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
         from app.db.preflight import DatabaseUnusable
+        from app.text.e5_small_q4 import PackagedModelMissing
 
         try:
             return super().invoke(ctx)
-        except DatabaseUnusable as exc:
+        except (DatabaseUnusable, PackagedModelMissing) as exc:
             raise CliError(str(exc)) from exc
 
 

