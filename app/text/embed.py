@@ -163,6 +163,7 @@ class Embedder:
     @property
     def dims(self) -> int:
         if is_packaged_model(self.name):
+            e5_small_q4.package_folder()  # refused here, before any caller records the model
             return e5_small_q4.DIMS
         declared = declared_dims(resolve_model_path(self.name))
         if declared is not None:

