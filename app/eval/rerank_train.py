@@ -53,9 +53,12 @@ LINEAR_FEATURES = (
     "kind_turn",
     "question_non_answer",
     "name_definition",
+    "head_coverage_idf",
 )
 """The columns of the linear model: the first stage's own evidence relative to the
-list, the text evidence it ignores, each with one meaning on every corpus, and what
+list, the text evidence it ignores (in the text, and in the path, heading path and
+symbol: on mixed repositories the answer's name matches the question more often than
+the wrong first candidate's), each with one meaning on every corpus, and what
 kind of fragment each candidate is (app.retrieve.kinds; the query's kind is constant
 within a list, so it enters through the two pair columns). Left out: raw magnitudes
 (BM25, cosine, lengths), query-level values (constant within a list, so 0 once

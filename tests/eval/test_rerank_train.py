@@ -329,22 +329,22 @@ def test_a_variant_of_the_columns_is_trained_and_validated_by_command(tmp_path):
         write_cache(cache / f"{name}.jsonl.gz", name, rows(name))
     out = tmp_path / "model.json"
     base = ["rerank", "train", "--cache", str(cache), "--dataset", "a", "--dataset", "b", "--out", str(out)]
-    args = [*base, "--column", "+head_coverage_idf", "--column", "-kind_turn", "--no-validate"]
+    args = [*base, "--column", "+lead_coverage", "--column", "-kind_turn", "--no-validate"]
     result = CliRunner().invoke(main, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     columns = json.loads(out.read_text())["metadata"]["features"]
-    assert columns == [c for c in LINEAR_FEATURES if c != "kind_turn"] + ["head_coverage_idf"]
+    assert columns == [c for c in LINEAR_FEATURES if c != "kind_turn"] + ["lead_coverage"]
     assert LearnedReranker(str(out)).model.columns == columns
 
     validate = ["rerank", "validate", "--cache", str(cache), "--dataset", "a", "--dataset", "b", "--json"]
-    result = CliRunner().invoke(main, [*validate, "--column", "+head_coverage_idf"], catch_exceptions=False)
+    result = CliRunner().invoke(main, [*validate, "--column", "+lead_coverage"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert json.loads(result.output.strip().splitlines()[-1])["leave_one_set_out"]["sets"]["a"]["full"] == 1.0
 
     for change, message in (
         ("+no_such_feature", "expected +NAME or -NAME"),
-        ("head_coverage_idf", "expected +NAME or -NAME"),
-        ("-head_coverage_idf", "not a column of the linear model"),
+        ("lead_coverage", "expected +NAME or -NAME"),
+        ("-lead_coverage", "not a column of the linear model"),
     ):
         result = CliRunner().invoke(main, [*base, "--column", change])
         assert result.exit_code != 0 and message in result.output, (change, result.output)
