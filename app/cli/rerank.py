@@ -200,15 +200,32 @@ def validate_command(
 
     columns = _columns(kind, column_changes)
     rows, _ = _rows(context_settings(ctx), sets, cache_dir)
+    if len(rerank_train.held_out_groups(rows, "set")) < 2:
+        raise CliError("validation leaves one set out in turn: name two sets or more (--dataset)")
     xs = rerank_train.featurize(rows)
-    report = {}
+    report = _validation(rows, xs, columns, kind, share)
+    if as_json:
+        click.echo(json.dumps(report))
+
+
+def _validation(
+    rows: list, xs: list, columns: tuple[str, ...] | None, kind: str, share: float | None
+) -> dict[str, object]:
+    """Leave one set out, then one family out, each table printed; a protocol with one
+    group only (the three locomo sets are one family) is skipped with a line saying so."""
+    from app.eval import rerank_train
+
+    report: dict[str, object] = {}
     for by, title in (("set", "leave one set out"), ("family", "leave one family out")):
+        groups = rerank_train.held_out_groups(rows, by)
+        if len(groups) < 2:
+            console.print(f"{title}: skipped (the sets are all of one {by}: {', '.join(groups)})")
+            continue
         folds = rerank_train.validate(rows, by, xs, columns=columns, kind=kind, share=share)
         table, figures = _folds_table(f"nDCG@10, {title}", folds)
         console.print(table)
         report[f"leave_one_{by}_out"] = figures
-    if as_json:
-        click.echo(json.dumps(report))
+    return report
 
 
 @rerank.command("misses")
@@ -273,13 +290,11 @@ def train_command(
     rows, paths = _rows(context_settings(ctx), sets, cache_dir)
     xs = rerank_train.featurize(rows)
     validation: dict[str, object] = {}
-    if not no_validate:
-        for by, title in (("set", "leave one set out"), ("family", "leave one family out")):
-            folds = rerank_train.validate(rows, by, xs, columns=columns, kind=kind, share=share)
-            table, figures = _folds_table(f"nDCG@10, {title}", folds)
-            console.print(table)
-            validation[f"leave_one_{by}_out"] = figures
+    if not no_validate and len(rerank_train.held_out_groups(rows, "set")) > 1:
+        validation.update(_validation(rows, xs, columns, kind, share))
         validation["fused_share"] = learned.FUSED_SHARE if share is None else share
+    elif not no_validate:
+        console.print("held-out figures: none (one set: nothing to train on when it is left out)")
     text, metadata = rerank_train.model_file(
         rows, xs, rerank_data.files_digest(paths), validation, columns=columns, kind=kind
     )

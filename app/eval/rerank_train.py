@@ -334,6 +334,11 @@ def train(
     return model, (round(a, 9), round(b, 9))
 
 
+def held_out_groups(rows: Sequence[QueryRow], by: str) -> list[str]:
+    """What `validate` holds out in turn: the sets (by="set") or families the rows come from."""
+    return sorted({r.dataset if by == "set" else family_of(r.dataset) for r in rows})
+
+
 def validate(
     rows: Sequence[QueryRow],
     by: str = "set",
@@ -349,10 +354,15 @@ def validate(
     reranker's, learned.FUSED_SHARE)."""
     share = learned.FUSED_SHARE if share is None else share
     columns = columns or columns_of(kind)
+    held_out = held_out_groups(rows, by)
+    if len(held_out) < 2:
+        raise ValueError(
+            f"leaving one {by} out needs candidates of two {by}s or more; these hold one: {', '.join(held_out)}"
+        )
     xs = xs if xs is not None else featurize(rows)
     key = (lambda r: r.dataset) if by == "set" else (lambda r: family_of(r.dataset))
     folds = []
-    for held in sorted({key(r) for r in rows}):
+    for held in held_out:
         train_idx = [i for i, r in enumerate(rows) if key(r) != held]
         test_idx = [i for i, r in enumerate(rows) if key(r) == held]
         model, calibration = train(

@@ -350,6 +350,39 @@ def test_a_variant_of_the_columns_is_trained_and_validated_by_command(tmp_path):
         assert result.exit_code != 0 and message in result.output, (change, result.output)
 
 
+def test_validation_skips_a_protocol_with_one_group_and_refuses_one_set(tmp_path):
+    """The three conversations are one family: leaving one family out has nothing to
+    train on, so it is skipped with a line (it was a ZeroDivisionError); one set alone
+    cannot be validated at all, which is one CLI line, while training on it still works."""
+    from click.testing import CliRunner
+
+    from app.cli import main
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for name in ("locomo-conv-26", "locomo-conv-30"):
+        write_cache(cache / f"{name}.jsonl.gz", name, rows(name))
+    base = ["rerank", "validate", "--cache", str(cache), "--dataset", "locomo-conv-26"]
+    result = CliRunner().invoke(main, [*base, "--dataset", "locomo-conv-30", "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "leave one family out: skipped (the sets are all of one family: locomo)" in result.output
+    report = json.loads(result.output.strip().splitlines()[-1])
+    assert list(report) == ["leave_one_set_out"] and set(report["leave_one_set_out"]["sets"]) == {
+        "locomo-conv-26",
+        "locomo-conv-30",
+    }
+
+    result = CliRunner().invoke(main, base)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output.strip() == "error: validation leaves one set out in turn: name two sets or more (--dataset)"
+    out = tmp_path / "one.json"
+    train = ["rerank", "train", "--cache", str(cache), "--dataset", "locomo-conv-26", "--out", str(out)]
+    result = CliRunner().invoke(main, train, catch_exceptions=False)
+    assert result.exit_code == 0 and "held-out figures: none" in result.output and out.is_file()
+    with pytest.raises(ValueError, match="two sets or more"):
+        validate(rows("only"), "set")
+
+
 def test_the_misses_command_says_which_evidence_could_tell_the_answer_from_the_fused_first(tmp_path):
     """Each query's answer holds every query word but trails the fused first on BM25: the
     diagnosis counts one miss per query, the answer below the first on the BM25 ratio and
