@@ -73,9 +73,8 @@ def test_trace_explains_every_candidate(client):
     trace = client.get(f"/traces/{result['trace_id']}").json()
     assert trace["query"] == "rotate credentials" and trace["request"]["budget_tokens"] == 60
     # The default full stage: the shipped learned reranker, named with its version.
-    assert trace["pipeline"]["reranker"] == "learned" and trace["pipeline"]["score_basis"].startswith(
-        "rerank_probability x 0.50 + fused score"
-    )
+    assert trace["pipeline"]["reranker"] == "learned"
+    assert trace["pipeline"]["score_basis"] == "rerank_probability x 0.40 + fused score / best of the head x 0.60"
     assert trace["pipeline"]["reranker_version"] == LearnedReranker().version
     fusion = trace["pipeline"]["fusion"]
     assert fusion["method"] == "weighted" and fusion["query_shape"] == "prose"
