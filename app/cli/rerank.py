@@ -196,26 +196,28 @@ def validate_command(
 ) -> None:
     """Held-out nDCG@10 of `full` (learned reranker) vs `hybrid`: leave one set out, then
     leave one family out (the locomo sets are one), training on the rest each time."""
-    from app.eval import rerank_train
 
     columns = _columns(kind, column_changes)
     rows, _ = _rows(context_settings(ctx), sets, cache_dir)
-    if len(rerank_train.held_out_groups(rows, "set")) < 2:
+    report = _validation(rows, None, columns, kind, share)
+    if not report:
         raise CliError("validation leaves one set out in turn: name two sets or more (--dataset)")
-    xs = rerank_train.featurize(rows)
-    report = _validation(rows, xs, columns, kind, share)
     if as_json:
         click.echo(json.dumps(report))
 
 
 def _validation(
-    rows: list, xs: list, columns: tuple[str, ...] | None, kind: str, share: float | None
+    rows: list, xs: list | None, columns: tuple[str, ...] | None, kind: str, share: float | None
 ) -> dict[str, object]:
-    """Leave one set out, then one family out, each table printed; a protocol with one
-    group only (the three locomo sets are one family) is skipped with a line saying so."""
+    """Leave one set out, then one family out, each table printed; empty when the rows
+    hold one set (nothing to train on when it is left out). A family protocol with one
+    family only (the three locomo sets are one) is skipped with a line saying so."""
     from app.eval import rerank_train
 
     report: dict[str, object] = {}
+    if len(rerank_train.held_out_groups(rows, "set")) < 2:
+        return report
+    xs = xs if xs is not None else rerank_train.featurize(rows)
     for by, title in (("set", "leave one set out"), ("family", "leave one family out")):
         groups = rerank_train.held_out_groups(rows, by)
         if len(groups) < 2:
@@ -290,11 +292,12 @@ def train_command(
     rows, paths = _rows(context_settings(ctx), sets, cache_dir)
     xs = rerank_train.featurize(rows)
     validation: dict[str, object] = {}
-    if not no_validate and len(rerank_train.held_out_groups(rows, "set")) > 1:
+    if not no_validate:
         validation.update(_validation(rows, xs, columns, kind, share))
-        validation["fused_share"] = learned.FUSED_SHARE if share is None else share
-    elif not no_validate:
-        console.print("held-out figures: none (one set: nothing to train on when it is left out)")
+        if validation:
+            validation["fused_share"] = learned.FUSED_SHARE if share is None else share
+        else:
+            console.print("held-out figures: none (one set: nothing to train on when it is left out)")
     text, metadata = rerank_train.model_file(
         rows, xs, rerank_data.files_digest(paths), validation, columns=columns, kind=kind
     )
