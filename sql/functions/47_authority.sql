@@ -16,62 +16,73 @@
 -- popular module is named by hundreds), then each link takes its best pair.
 create or replace function data._resolve_links(p_link_ids bigint[])
 returns int
-language sql
+language plpgsql
 set search_path = pg_catalog, pg_temp
 as $$
-    with links as materialized (
-        select l.link_id, l.org_id, l.fragment_id, l.repo_id, l.persona_id, l.session_id, l.target_key,
-               l.target_name, l.target_anchor, l.target_repo
-        from data.fragment_links l
-        where l.link_id = any (p_link_ids)
-    ), keyed as materialized (
-        -- The live documents holding any of these keys, once per key they hold: one
-        -- pass over documents however many links name the same one.
-        select distinct d.doc_id, d.org_id, d.repo_id, d.persona_id, d.session_id, d.path, d.current_version, k.key
-        from data.documents d
-        cross join lateral unnest(d.link_keys) as k(key)
-        where d.org_id = any (array(select distinct l.org_id from links l))
-          and d.link_keys && array(select distinct l.target_key from links l)
-          and d.deleted_at is null
-          and k.key in (select l.target_key from links l)
-    ), live as materialized (
-        -- Their current versions' live fragments, each read once.
-        select s.doc_id, s.ordinal, s.anchor, f.fragment_id, f.symbol, f.repo_id, f.persona_id, f.session_id
-        from (select distinct k.doc_id, k.current_version from keyed k) k
-        join data.fragment_sources s on s.doc_id = k.doc_id and s.doc_version = k.current_version and s.retired_at is null
-        join data.fragments f on f.fragment_id = s.fragment_id and f.org_id = s.org_id and f.active
-    ), ranked as (
-        select distinct on (l.link_id) l.link_id, d.doc_id, f.fragment_id, f.repo_id, f.persona_id, f.session_id
-        from links l
-        join keyed d on d.org_id = l.org_id and d.key = l.target_key
-                    and (l.target_repo is null or d.repo_id = l.target_repo)
-        join live f on f.doc_id = d.doc_id and f.fragment_id <> l.fragment_id
-                   and (l.target_name is null or f.symbol = l.target_name
-                        or starts_with(f.symbol, l.target_name || '.'))
-        order by l.link_id,
-                 (d.repo_id is not distinct from l.repo_id and d.persona_id is not distinct from l.persona_id
-                  and d.session_id is not distinct from l.session_id) desc,
-                 ((d.repo_id is null or d.repo_id = l.repo_id) and (d.persona_id is null or d.persona_id = l.persona_id)
-                  and (d.session_id is null or d.session_id = l.session_id)) desc,
-                 (d.repo_id is not null)::int + (d.persona_id is not null)::int + (d.session_id is not null)::int,
-                 length(d.path), d.doc_id,
-                 (l.target_anchor is not null and f.anchor = l.target_anchor) desc,
-                 f.symbol is not distinct from l.target_name desc, f.ordinal
-    ), resolved as (
-        select l.link_id, r.doc_id, r.fragment_id, r.repo_id, r.persona_id, r.session_id
-        from links l
-        left join ranked r on r.link_id = l.link_id
-    ), updated as (
-        update data.fragment_links l
-        set target_doc_id = r.doc_id, target_fragment_id = r.fragment_id, target_repo_id = r.repo_id,
-            target_persona_id = r.persona_id, target_session_id = r.session_id,
-            resolved_at = case when r.fragment_id is null then null else now() end
-        from resolved r
-        where l.link_id = r.link_id
-          and (l.target_fragment_id is distinct from r.fragment_id or l.target_doc_id is distinct from r.doc_id)
-        returning 1
-    )
-    select count(*)::int from updated
+declare
+    updated_count int;
+begin
+    -- Planned for each call's links (EXECUTE: a one-shot plan), never from a cached
+    -- generic one: a call resolves one link or thousands, and the generic plan, sized
+    -- for ten, nests loops over the CTEs below (2.0 s instead of 0.13 s for 6,000
+    -- links, measured; PostgreSQL switches to it from a session's sixth call).
+    execute $resolve$
+        with links as materialized (
+            select l.link_id, l.org_id, l.fragment_id, l.repo_id, l.persona_id, l.session_id, l.target_key,
+                   l.target_name, l.target_anchor, l.target_repo
+            from data.fragment_links l
+            where l.link_id = any ($1)
+        ), keyed as materialized (
+            -- The live documents holding any of these keys, once per key they hold: one
+            -- pass over documents however many links name the same one.
+            select distinct d.doc_id, d.org_id, d.repo_id, d.persona_id, d.session_id, d.path, d.current_version, k.key
+            from data.documents d
+            cross join lateral unnest(d.link_keys) as k(key)
+            where d.org_id = any (array(select distinct l.org_id from links l))
+              and d.link_keys && array(select distinct l.target_key from links l)
+              and d.deleted_at is null
+              and k.key in (select l.target_key from links l)
+        ), live as materialized (
+            -- Their current versions' live fragments, each read once.
+            select s.doc_id, s.ordinal, s.anchor, f.fragment_id, f.symbol, f.repo_id, f.persona_id, f.session_id
+            from (select distinct k.doc_id, k.current_version from keyed k) k
+            join data.fragment_sources s on s.doc_id = k.doc_id and s.doc_version = k.current_version and s.retired_at is null
+            join data.fragments f on f.fragment_id = s.fragment_id and f.org_id = s.org_id and f.active
+        ), ranked as (
+            select distinct on (l.link_id) l.link_id, d.doc_id, f.fragment_id, f.repo_id, f.persona_id, f.session_id
+            from links l
+            join keyed d on d.org_id = l.org_id and d.key = l.target_key
+                        and (l.target_repo is null or d.repo_id = l.target_repo)
+            join live f on f.doc_id = d.doc_id and f.fragment_id <> l.fragment_id
+                       and (l.target_name is null or f.symbol = l.target_name
+                            or starts_with(f.symbol, l.target_name || '.'))
+            order by l.link_id,
+                     (d.repo_id is not distinct from l.repo_id and d.persona_id is not distinct from l.persona_id
+                      and d.session_id is not distinct from l.session_id) desc,
+                     ((d.repo_id is null or d.repo_id = l.repo_id) and (d.persona_id is null or d.persona_id = l.persona_id)
+                      and (d.session_id is null or d.session_id = l.session_id)) desc,
+                     (d.repo_id is not null)::int + (d.persona_id is not null)::int + (d.session_id is not null)::int,
+                     length(d.path), d.doc_id,
+                     (l.target_anchor is not null and f.anchor = l.target_anchor) desc,
+                     f.symbol is not distinct from l.target_name desc, f.ordinal
+        ), resolved as (
+            select l.link_id, r.doc_id, r.fragment_id, r.repo_id, r.persona_id, r.session_id
+            from links l
+            left join ranked r on r.link_id = l.link_id
+        ), updated as (
+            update data.fragment_links l
+            set target_doc_id = r.doc_id, target_fragment_id = r.fragment_id, target_repo_id = r.repo_id,
+                target_persona_id = r.persona_id, target_session_id = r.session_id,
+                resolved_at = case when r.fragment_id is null then null else now() end
+            from resolved r
+            where l.link_id = r.link_id
+              and (l.target_fragment_id is distinct from r.fragment_id or l.target_doc_id is distinct from r.doc_id)
+            returning 1
+        )
+        select count(*)::int from updated
+    $resolve$ into updated_count using p_link_ids;
+    return updated_count;
+end
 $$;
 
 -- data._record_links_of: after document versions' chunks are written (service.add_documents),
