@@ -8,7 +8,9 @@ packages' sources and docs (httpx, httpcore, h11 and litestar by default): a fir
 writes every file, a second pass writes every third file again with a line changed (a
 new version: its old pointers retire, its unchanged chunks revive their fragments).
 Vectors are given: every embedding input's vector is computed before the clock starts
-(a fixed pseudo-random unit vector per input), so no model runs; what is timed is the
+(a fixed pseudo-random unit vector per input; `--vectors model`: the configured models'
+own, computed once and kept under `--home`, which HNSW inserts faster, as real
+embeddings cluster), so no model runs while timed; what is timed is the
 database path (and the Python around it: references, chunk rows, encoding), group by
 group, the two sides alternating group by group so both see the same load. Chunking is
 timed apart. `--embed`: end to end instead, the configured models embedding each side's
@@ -57,6 +59,7 @@ from app.text.embed import Embedder
 
 dsn, site, packages = sys.argv[1], Path(sys.argv[2]), sys.argv[3].split(",")
 org, repo, dims, embed = sys.argv[4], sys.argv[5], int(sys.argv[6]), sys.argv[7] == "embed"
+cache = Path(sys.argv[8]) if len(sys.argv) > 8 and sys.argv[8] else None
 GIVEN = {}
 
 
@@ -93,14 +96,32 @@ files = sorted(p for pkg in packages for p in (site / pkg).rglob("*")
                if p.is_file() and p.suffix in suffixes and "__pycache__" not in p.parts and p.stat().st_size < 400_000)
 sources = [SourceDocument(path=p.relative_to(site).as_posix(), content=p.read_bytes(), author="bench") for p in files]
 edited = [SourceDocument(path=s.path, content=s.content + b"\n# edited\n", author="bench") for s in sources[::3]]
+wanted = {}
 for s in [] if embed else sources + edited:
     try:
         prepared = pipeline.prepare(s)
     except Exception:
         continue
     for c in prepared.chunks:
-        text = embedding_input(prepared.doc.path, c.heading_path, c.text)
-        GIVEN.setdefault(text, vector(text))
+        wanted.setdefault(embedding_input(prepared.doc.path, c.heading_path, c.text), prepared.namespace)
+if cache is None:
+    GIVEN.update((text, vector(text)) for text in wanted)
+else:
+    # The configured models' own vectors (HNSW entries cost what they cost on real
+    # embeddings, not on random ones), computed once and kept in `cache` by text.
+    key = lambda text: hashlib.sha256(text.encode()).hexdigest()
+    stored = dict(np.load(cache)) if cache.exists() else {}
+    missing = [t for t in wanted if key(t) not in stored]
+    if missing:
+        from app.text.embed import embedders
+
+        models = embedders(settings)
+        for namespace in sorted({wanted[t] for t in missing}):
+            texts = [t for t in missing if wanted[t] == namespace]
+            for text, v in zip(texts, models[namespace].embed(texts)):
+                stored[key(text)] = np.asarray(v, dtype=np.float32)
+        np.savez(cache, **stored)
+    GIVEN.update((t, stored[key(t)].tolist()) for t in wanted)
 conn = psycopg.connect(dsn)
 pipeline.register_models(conn)
 conn.commit()
@@ -154,7 +175,9 @@ def migrate_with(checkout: Path, dsn: str) -> None:
 class Worker:
     """One checkout's ingestion in a process of its own, a group per request."""
 
-    def __init__(self, checkout: Path, dsn: str, site: Path, packages: list[str], embed: bool = False) -> None:
+    def __init__(
+        self, checkout: Path, dsn: str, site: Path, packages: list[str], embed: bool = False, cache: Path | None = None
+    ) -> None:
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -167,6 +190,7 @@ class Worker:
                 REPO,
                 str(DIMS),
                 "embed" if embed else "given",
+                str(cache or ""),
             ],
             cwd=checkout,
             env=checkout_env(checkout),
@@ -193,6 +217,11 @@ class Worker:
         if self.process.stdin:
             self.process.stdin.close()
         self.process.wait(timeout=60)
+
+
+def vector_cache(args: argparse.Namespace) -> Path | None:
+    """Where `--vectors model` keeps the models' vectors between runs (none: random ones)."""
+    return args.home.resolve() / "model-vectors.npz" if args.vectors == "model" else None
 
 
 def site_packages() -> Path:
@@ -222,7 +251,7 @@ def compare(args: argparse.Namespace, server: EmbeddedPostgres, site: Path) -> d
     for name, checkout in sides.items():
         dsn = database(server, f"bench_writes_{name}")
         migrate_with(checkout, dsn)
-        workers[name] = Worker(checkout, dsn, site, args.packages, args.embed)
+        workers[name] = Worker(checkout, dsn, site, args.packages, args.embed, vector_cache(args))
     groups: dict[str, list[dict]] = {name: [] for name in sides}
     i = 0
     while True:
@@ -262,7 +291,7 @@ def statements(args: argparse.Namespace, server: EmbeddedPostgres, site: Path) -
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("create extension if not exists pg_stat_statements")
         conn.execute("set pg_stat_statements.track = 'all'")
-    worker = Worker(checkout, dsn, site, args.packages)
+    worker = Worker(checkout, dsn, site, args.packages, cache=vector_cache(args))
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("select pg_stat_statements_reset()")
     groups = []
@@ -292,6 +321,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--packages", nargs="+", default=list(PACKAGES), help="installed packages to ingest")
     parser.add_argument(
         "--embed", action="store_true", help="end to end: the configured models embed (no vectors given)"
+    )
+    parser.add_argument(
+        "--vectors",
+        choices=("random", "model"),
+        default="random",
+        help="given vectors: a fixed random unit vector per input, or the configured models' own (computed"
+        " once before the clock, kept under --home)",
     )
     parser.add_argument("--statements", action="store_true", help="one side alone, with pg_stat_statements")
     parser.add_argument("--side", choices=("this", "against"), default="this")

@@ -7,15 +7,19 @@
 -- data._bm25_index: index fragments' terms and count them in their scope groups, all
 -- at once (parallel arrays, one entry per fragment): one statement, whatever the number
 -- of fragments. Postings go into packed blocks (data.bm25_blocks, the contexts_bm25
--- extension) per org, term and scope group, whose id ranges stay disjoint and in order:
---   * New postings above the end of their group and term's list (fragment ids grow) make
---     a new block, open when it holds fewer than 512, unless this is the eighth write
---     since the open blocks were merged or the new postings fill a block: then its open
---     blocks (the last ones) and the new postings are merged and packed again. Writing a
---     term's postings costs a row per write and a merge per eight, not a row per posting;
---     where the list ends is kept in data.bm25_terms, so an append reads no block.
---   * A posting at or below the list's end (a fragment revived under its old id) is
---     merged with every block of its group and term from the one it falls in.
+-- extension) per org, term and scope group, whose id ranges stay disjoint and in order;
+-- a list's last blocks may be open (fewer than 512 postings, merged later), the others
+-- are sealed. Where each (group, term)'s list ended before the write decides (kept in
+-- data.bm25_terms, so this needs no read of the blocks for an append):
+--   * Postings above that end (fragment ids grow) make a new block, unless this is the
+--     eighth write since the list's open blocks were merged or the write fills a block:
+--     then the open blocks and the new postings are merged and packed again. Writing a
+--     term's postings costs a row per write and a merge per eight, not a row per posting.
+--   * A posting at or below it (a fragment revived under its old id, or an id a writer
+--     took before another committed) joins the sealed block whose range it falls in (the
+--     first block when below them all, the last sealed one when in the gap after it):
+--     that block alone is packed again, as removing a posting does (data._bm25_unindex).
+--     One that falls among the open blocks is merged with them.
 -- Document frequencies and corpus sizes are upserted per (group, term) and per group, in
 -- key order (writers of one org also hold its advisory write lock: service.begin_document,
 -- service.delete_document).
@@ -42,42 +46,67 @@ as $$
         from sized s
         group by s.org_id, s.term, s.repo_id, s.persona_id, s.session_id
     ), df as (
-        -- Document frequencies first, with where each (group, term)'s list ends and how
-        -- many writes appended to it since its open blocks were merged (migration 0032):
-        -- a (group, term) counted for the first time (xmax 0: inserted, not updated) has
-        -- no block yet; one whose list ends below this write's ids appends a block; the
-        -- others (the eighth append, a write that fills a block, ids at or below the
-        -- list's end) merge. No block is read to decide.
+        -- Document frequencies first; the update keeps where the list ended before this
+        -- write (end_before: what RETURNING can show of the old row) and counts the writes
+        -- that appended since the open blocks were merged (one appending nothing leaves
+        -- the count). A (group, term) counted for the first time (xmax 0) has no block.
         insert into data.bm25_terms as s (org_id, term, repo_id, persona_id, session_id, df,
-                                          list_end, last_first_id, appends)
-        select org_id, term, repo_id, persona_id, session_id, n, max_id, min_id, 0 from fresh
+                                          list_end, end_before, appends)
+        select org_id, term, repo_id, persona_id, session_id, n, max_id, 0, 0 from fresh
         order by org_id, term, repo_id, persona_id, session_id
         on conflict (org_id, term, repo_id, persona_id, session_id) do update
             set df = s.df + excluded.df,
                 list_end = greatest(s.list_end, excluded.list_end),
-                last_first_id = excluded.last_first_id,
-                appends = case when excluded.last_first_id <= s.list_end or s.appends >= 6 or excluded.df >= 512
-                               then 0 else s.appends + 1 end
+                end_before = s.list_end,
+                appends = case when excluded.list_end <= s.list_end then s.appends
+                               when s.appends >= 6 or excluded.df >= 512 then 0
+                               else s.appends + 1 end
         returning s.org_id, s.term, data._bm25_group(s.repo_id, s.persona_id, s.session_id) as scope_group,
-                  s.xmax <> 0 and s.appends = 0 as merging
-    ), placed as materialized (
-        -- A merging write takes the open blocks (a list's last ones) and, when its ids
-        -- fall inside the list, every block from the last one starting at or before its
-        -- smallest id (one backward probe of the key).
-        select f.*, d.merging,
-               case when d.merging then
-                   coalesce((select b.first_id from data.bm25_blocks b
-                             where b.org_id = f.org_id and b.term = f.term and b.scope_group = f.scope_group
-                               and b.first_id <= f.min_id
-                             order by b.first_id desc limit 1), f.min_id)
-               end as start_id
+                  s.xmax <> 0 as existed, s.end_before, s.appends
+    ), keyed as materialized (
+        select f.*, d.existed, d.end_before,
+               d.existed and f.max_id > d.end_before and d.appends = 0 as merging_append,
+               d.existed and f.min_id <= d.end_before as inside
         from fresh f
         join df d on d.org_id = f.org_id and d.term = f.term and d.scope_group = f.scope_group
+    ), bounds as materialized (
+        -- For a write with postings inside its list: where the open blocks start (0: every
+        -- block is open; null: none is), read backwards from the list's end.
+        select k.*,
+               case when sealed.first_id is null then 0
+                    else (select b.first_id from data.bm25_blocks b
+                          where b.org_id = k.org_id and b.term = k.term and b.scope_group = k.scope_group
+                            and b.first_id > sealed.first_id
+                          order by b.first_id limit 1) end as open_from
+        from keyed k
+        left join lateral (select b.first_id from data.bm25_blocks b
+                           where b.org_id = k.org_id and b.term = k.term and b.scope_group = k.scope_group
+                             and b.sealed
+                           order by b.first_id desc limit 1) sealed on true
+        where k.inside
+    ), inside as materialized (
+        select b.org_id, b.term, b.repo_id, b.persona_id, b.session_id, b.scope_group, b.end_before,
+               b.merging_append, x.id, x.tf, x.dl,
+               x.id > b.end_before or x.id >= b.open_from as to_tail
+        from bounds b, unnest(b.ids, b.tfs, b.dls) as x(id, tf, dl)
+    ), placed as materialized (
+        -- What is appended: a new block, or merged with the open blocks.
+        select k.org_id, k.term, k.repo_id, k.persona_id, k.session_id, k.scope_group,
+               k.merging_append as merging, k.ids, k.tfs, k.dls
+        from keyed k
+        where not k.inside
+        union all
+        select i.org_id, i.term, i.repo_id, i.persona_id, i.session_id, i.scope_group,
+               bool_or(i.merging_append) or bool_or(i.id <= i.end_before), array_agg(i.id), array_agg(i.tf),
+               array_agg(i.dl)
+        from inside i
+        where i.to_tail
+        group by i.org_id, i.term, i.repo_id, i.persona_id, i.session_id, i.scope_group
     ), gone as (
         delete from data.bm25_blocks b
         using placed p
         where p.merging and b.org_id = p.org_id and b.term = p.term and b.scope_group = p.scope_group
-          and ((b.first_id >= p.start_id and b.last_id >= p.min_id) or not b.sealed)
+          and not b.sealed
         returning b.org_id, b.term, b.scope_group, b.postings
     ), packed as (
         select p.org_id, p.term, p.repo_id, p.persona_id, p.session_id,
@@ -87,6 +116,49 @@ as $$
         left join (select g.org_id, g.term, g.scope_group, array_agg(g.postings) as olds
                    from gone g group by g.org_id, g.term, g.scope_group) g
                on g.org_id = p.org_id and g.term = p.term and g.scope_group = p.scope_group
+    ), local as materialized (
+        -- Postings that fall among the sealed blocks, each with the block it joins: the
+        -- last one starting at or before it, else the first (a running maximum over the
+        -- blocks' starts and the postings in id order).
+        select u.org_id, u.term, u.scope_group, u.repo_id, u.persona_id, u.session_id, u.id, u.tf, u.dl,
+               coalesce(u.at, u.first) as first_id
+        from (select v.*,
+                     max(v.start) over (partition by v.org_id, v.term, v.scope_group order by v.id, v.is_posting
+                                        rows between unbounded preceding and current row) as at,
+                     min(v.start) over (partition by v.org_id, v.term, v.scope_group) as first
+              from (select i.org_id, i.term, i.scope_group, i.repo_id, i.persona_id, i.session_id, i.id, i.tf, i.dl,
+                           null::bigint as start, true as is_posting
+                    from inside i where not i.to_tail
+                    union all
+                    select r.org_id, r.term, r.scope_group, null, null, null, s.first_id, null, null, s.first_id, false
+                    from (select i.org_id, i.term, i.scope_group, min(i.id) as min_id, max(i.id) as max_id
+                          from inside i where not i.to_tail
+                          group by i.org_id, i.term, i.scope_group) r
+                    cross join lateral (
+                        select coalesce(
+                                   (select b.first_id from data.bm25_blocks b
+                                    where b.org_id = r.org_id and b.term = r.term and b.scope_group = r.scope_group
+                                      and b.first_id <= r.min_id
+                                    order by b.first_id desc limit 1),
+                                   (select b.first_id from data.bm25_blocks b
+                                    where b.org_id = r.org_id and b.term = r.term and b.scope_group = r.scope_group
+                                    order by b.first_id limit 1)) as lo) l
+                    cross join lateral (
+                        select b.first_id from data.bm25_blocks b
+                        where b.org_id = r.org_id and b.term = r.term and b.scope_group = r.scope_group
+                          and b.sealed and b.first_id >= l.lo and b.first_id <= greatest(r.max_id, l.lo)) s) v) u
+        where u.is_posting
+    ), joined as (
+        select l.org_id, l.term, l.scope_group, l.repo_id, l.persona_id, l.session_id, l.first_id,
+               array_agg(l.id) as ids, array_agg(l.tf) as tfs, array_agg(l.dl) as dls
+        from local l
+        group by l.org_id, l.term, l.scope_group, l.repo_id, l.persona_id, l.session_id, l.first_id
+    ), rejoined as (
+        delete from data.bm25_blocks b
+        using joined j
+        where b.org_id = j.org_id and b.term = j.term and b.scope_group = j.scope_group and b.first_id = j.first_id
+          and b.sealed
+        returning b.org_id, b.term, b.scope_group, b.first_id, b.postings
     ), blocks as (
         insert into data.bm25_blocks (org_id, term, repo_id, persona_id, session_id, first_id, last_id,
                                       postings_count, sealed, postings)
@@ -95,6 +167,14 @@ as $$
                extensions.bm25_block_count(b.block),
                b.n < cardinality(p.blocks) or extensions.bm25_block_count(b.block) >= 512, b.block
         from packed p, unnest(p.blocks) with ordinality as b(block, n)
+        union all
+        select j.org_id, j.term, j.repo_id, j.persona_id, j.session_id,
+               extensions.bm25_block_first(b.block), extensions.bm25_block_last(b.block),
+               extensions.bm25_block_count(b.block), true, b.block
+        from joined j
+        join rejoined r on r.org_id = j.org_id and r.term = j.term and r.scope_group = j.scope_group
+                       and r.first_id = j.first_id,
+             unnest(extensions.bm25_merge(array[r.postings] || extensions.bm25_pack(j.ids, j.tfs, j.dls))) as b(block)
     )
     insert into data.bm25_corpus as c (org_id, repo_id, persona_id, session_id, fragment_count, total_length)
     select org_id, repo_id, persona_id, session_id, count(distinct fragment_id), sum(tf) from sized

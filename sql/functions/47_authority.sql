@@ -122,10 +122,16 @@ begin
         returning link_id
     )
     select coalesce(array_agg(link_id), '{}') into ids from inserted;
+    -- Per document, its keys probed in fragment_links (org_id, target_key) (`offset 0`
+    -- keeps the lateral subquery a nested loop: as a join, the planner hashed on org_id
+    -- alone and tested every link of the org against every document's keys).
     ids := ids || array(select l.link_id
                         from data.documents d
-                        join data.fragment_links l on l.org_id = d.org_id and l.target_key = any (d.link_keys)
-                        where d.doc_id = any (p_doc_ids) and not l.doc_id = any (p_doc_ids)
+                        cross join lateral (select l.link_id from data.fragment_links l
+                                            where l.org_id = d.org_id and l.target_key = any (d.link_keys)
+                                              and not l.doc_id = any (p_doc_ids)
+                                            offset 0) l
+                        where d.doc_id = any (p_doc_ids)
                         union
                         select l.link_id from data.fragment_links l
                         where l.target_doc_id = any (p_doc_ids) and not l.doc_id = any (p_doc_ids));

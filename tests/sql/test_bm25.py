@@ -304,3 +304,53 @@ def test_appends_below_the_list_end_and_many_small_writes_keep_the_layout(conn):
         "select count(*), count(*) filter (where not sealed) from data.bm25_blocks where term = 'common'"
     ).fetchone()
     assert 1 <= blocks < 30 and open_blocks <= 8
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_revivals_and_late_ids_join_the_blocks_they_fall_in(conn, seed):
+    """Postings at or below a list's end (revived fragments, ids a writer took before
+    another committed, ids below the whole list) join the sealed block they fall in, or
+    are merged with the open blocks when they fall among them; sealed blocks that grow
+    past 512 split. Random retirements, revivals and late writes, each in one statement,
+    keep the postings equal to a recount and the layout sound."""
+    import random
+
+    rng = random.Random(seed)
+    conn.execute("select service.create_org('rv')")
+    conn.execute("insert into data.repos (org_id, repo_id) values ('rv', 'r')")
+    insert = (
+        "insert into data.fragments (fragment_id, org_id, repo_id, namespace, kind, owner, heading_path, text,"
+        " content_hash, token_count, chunker_version, simhash, tsv)"
+        " select id, 'rv', 'r', 'prose', 'doc', 'o', array['h'], t, md5(t || id::text), 3, 'v', 0,"
+        " api.lexical_document('h', t) from unnest(%s::bigint[], %s::text[]) x(id, t)"
+    )
+
+    def write(ids: list[int]) -> None:
+        conn.execute(insert, (ids, [f"common word{i % 7} solo{i}" for i in ids]))
+
+    def layout() -> tuple[int, int]:
+        return conn.execute(
+            "select count(*), count(*) filter (where sealed) from data.bm25_blocks where org_id = 'rv' and term = 'common'"
+        ).fetchone()
+
+    write(list(range(1000, 4000, 2)))  # 1,500 postings of `common`: two sealed blocks of 512, one open
+    assert layout() == (3, 2)
+    write(list(range(1001, 1023, 2)))  # inside the first block: it grows to 523 and splits, both sealed
+    assert layout() == (4, 3)
+    assert_statistics_match_active_fragments(conn)
+    used = set(range(1000, 4000, 2)) | set(range(1001, 1023, 2))
+    for step in range(10):
+        ids = sorted(used)
+        retire = rng.sample(ids, rng.randint(1, 300))
+        conn.execute("update data.fragments set active = false where org_id = 'rv' and fragment_id = any(%s)", (retire,))
+        assert_statistics_match_active_fragments(conn)
+        inactive = [r[0] for r in conn.execute("select fragment_id from data.fragments where org_id = 'rv' and not active")]
+        revive = rng.sample(inactive, rng.randint(0, len(inactive)))
+        conn.execute("update data.fragments set active = true where org_id = 'rv' and fragment_id = any(%s)", (revive,))
+        assert_statistics_match_active_fragments(conn)
+        # Late ids: in the gaps of the list, below all of it, and a few above its end.
+        late = rng.sample([i for i in range(999 - 2 * step, 4000, 2) if i not in used and i > 0], 40)
+        late += [5000 + 100 * step + k for k in range(rng.randint(0, 3))]
+        write(late)
+        used.update(late)
+        assert_statistics_match_active_fragments(conn)

@@ -5674,7 +5674,7 @@ CREATE TABLE data.bm25_terms (
     session_id text,
     df integer NOT NULL,
     list_end bigint DEFAULT 0 NOT NULL,
-    last_first_id bigint DEFAULT 0 NOT NULL,
+    end_before bigint DEFAULT 0 CONSTRAINT bm25_terms_last_first_id_not_null NOT NULL,
     appends smallint DEFAULT 0 NOT NULL,
     CONSTRAINT bm25_terms_df_check CHECK ((df >= 0))
 );
@@ -5699,10 +5699,10 @@ COMMENT ON COLUMN data.bm25_terms.list_end IS 'The largest fragment id ever writ
 
 
 --
--- Name: COLUMN bm25_terms.last_first_id; Type: COMMENT; Schema: data; Owner: <migrator>
+-- Name: COLUMN bm25_terms.end_before; Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON COLUMN data.bm25_terms.last_first_id IS 'The smallest fragment id of the last write (compared with list_end by the upsert).';
+COMMENT ON COLUMN data.bm25_terms.end_before IS 'Where the list ended before the last write (set by the upsert, read by that write''s RETURNING).';
 
 
 --
