@@ -330,7 +330,8 @@ def test_revivals_and_late_ids_join_the_blocks_they_fall_in(conn, seed):
 
     def layout() -> tuple[int, int]:
         return conn.execute(
-            "select count(*), count(*) filter (where sealed) from data.bm25_blocks where org_id = 'rv' and term = 'common'"
+            "select count(*), count(*) filter (where sealed) from data.bm25_blocks"
+            " where org_id = 'rv' and term = 'common'"
         ).fetchone()
 
     write(list(range(1000, 4000, 2)))  # 1,500 postings of `common`: two sealed blocks of 512, one open
@@ -342,9 +343,11 @@ def test_revivals_and_late_ids_join_the_blocks_they_fall_in(conn, seed):
     for step in range(10):
         ids = sorted(used)
         retire = rng.sample(ids, rng.randint(1, 300))
-        conn.execute("update data.fragments set active = false where org_id = 'rv' and fragment_id = any(%s)", (retire,))
+        conn.execute("update data.fragments set active = false where org_id = 'rv' and fragment_id = any(%s)", [retire])
         assert_statistics_match_active_fragments(conn)
-        inactive = [r[0] for r in conn.execute("select fragment_id from data.fragments where org_id = 'rv' and not active")]
+        inactive = [
+            r[0] for r in conn.execute("select fragment_id from data.fragments where org_id = 'rv' and not active")
+        ]
         revive = rng.sample(inactive, rng.randint(0, len(inactive)))
         conn.execute("update data.fragments set active = true where org_id = 'rv' and fragment_id = any(%s)", (revive,))
         assert_statistics_match_active_fragments(conn)
