@@ -19,10 +19,16 @@ HAMMING_THRESHOLD = 3
 
 
 def _features(text: str) -> Counter[str]:
-    words = [w.lower() for w in _WORD.findall(text)]
+    # Each word lowered on its own (lowering the whole text first can split a character
+    # in two and change the words); map and zip: the shingles without a Python loop.
+    words = list(map(str.lower, _WORD.findall(text)))
     if len(words) < 3:
         return Counter(words)
-    return Counter(" ".join(words[i : i + 3]) for i in range(len(words) - 2))
+    return Counter(map(" ".join, zip(words, words[1:], words[2:])))
+
+
+def _digest(feature: str) -> bytes:
+    return hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
 
 
 def simhash64(text: str) -> int:
@@ -30,7 +36,7 @@ def simhash64(text: str) -> int:
     features = _features(text)
     if not features:
         return 0
-    digests = b"".join(hashlib.blake2b(f.encode("utf-8"), digest_size=8).digest() for f in features)
+    digests = b"".join(map(_digest, features))
     # Row i holds feature i's 64 bits, most significant first.
     bits = np.unpackbits(np.frombuffer(digests, dtype=np.uint8).reshape(-1, 8), axis=1)
     counts = np.fromiter(features.values(), dtype=np.int64, count=len(features))

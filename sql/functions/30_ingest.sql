@@ -142,6 +142,21 @@ end
 $$;
 comment on function data._metadata_problem(jsonb) is 'Why a document''s metadata may not be stored (null when it may): not an object, over 32 KiB, nested over 32 levels, a number beyond a double, or a validity time no reader can decode.';
 
+-- data._begin_scope: what a write into a scope checks and takes once, before its
+-- documents: the bound principal's write grant on the scope, the scope's repo, persona
+-- and session rows, and the org's write lock (writers of one org are serialised).
+create or replace function data._begin_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text)
+returns void
+language plpgsql
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+begin
+    perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    perform service.ensure_scope(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    perform pg_advisory_xact_lock(hashtextextended('contexts.ingest:' || p_org_id, 0));
+end
+$$;
+
 -- data._begin_document: record a document's content. Unchanged content is a no-op;
 -- changed content becomes a new version and retires the previous version's fragment
 -- pointers (the old version's rows stay for history). Serialised per org so
@@ -169,15 +184,14 @@ declare
     problem text;
     retired record;
 begin
-    perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
+    -- The caller has checked the write grant on the scope, made the scope's rows and
+    -- taken the org's write lock (data._begin_scope), once for all its documents.
     -- Only what every reader can decode is stored (app/readable.py says the same).
     problem := coalesce(data._path_problem(p_path), data._metadata_problem(coalesce(p_metadata, '{}')));
     if problem is not null then
         raise exception 'invalid document: %', problem using errcode = '22023';
     end if;
     perform data._readable_time(p_source_ts, 'the document''s timestamp');
-    perform service.ensure_scope(p_org_id, p_repo_id, p_persona_id, p_session_id);
-    perform pg_advisory_xact_lock(hashtextextended('contexts.ingest:' || p_org_id, 0));
 
     select d.* into existing from data.documents d
     where d.org_id = p_org_id
@@ -226,18 +240,24 @@ begin
     values (p_org_id, existing.doc_id, new_version, p_content_hash, p_content, p_language, p_author, p_source_ts,
             coalesce(p_metadata, '{}'));
 
-    retired := data._retire_pointers(existing.doc_id, new_version);
     doc_id := existing.doc_id;
     version := new_version;
     changed := true;
-    rehome := retired.detached;
-    affected := retired.affected;
+    if new_version = 1 then
+        -- A new document: no older version has pointers to retire.
+        rehome := '[]'::jsonb;
+        affected := '{}';
+    else
+        retired := data._retire_pointers(existing.doc_id, new_version);
+        rehome := retired.detached;
+        affected := retired.affected;
+    end if;
 exception when check_violation or not_null_violation then
     raise exception 'invalid document: %', sqlerrm using errcode = '22023';
 end
 $$;
 comment on function data._begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb, text, text)
-    is 'service.begin_document''s work, leaving the deactivation of the fragments whose pointers it retired (affected) to the caller.';
+    is 'service.begin_document''s work after data._begin_scope, leaving the deactivation of the fragments whose pointers it retired (affected) to the caller.';
 
 -- service.begin_document: record a document's content (data._begin_document), then
 -- deactivate the fragments it left without a live exact source.
@@ -254,6 +274,7 @@ as $$
 declare
     begun record;
 begin
+    perform data._begin_scope(p_org_id, p_repo_id, p_persona_id, p_session_id);
     begun := data._begin_document(p_org_id, p_repo_id, p_persona_id, p_session_id, p_path, p_kind, p_content,
                                   p_content_hash, p_language, p_author, p_source_ts, p_metadata, p_owner,
                                   p_owner_source);
@@ -288,6 +309,7 @@ begin
     if jsonb_typeof(p_documents) is distinct from 'array' then
         raise exception 'documents must be a JSON array' using errcode = '22023';
     end if;
+    perform data._begin_scope(p_org_id, p_repo_id, p_persona_id, p_session_id);
     for d in select e.value from jsonb_array_elements(p_documents) e loop
         begun := data._begin_document(p_org_id, p_repo_id, p_persona_id, p_session_id, d->>'path', d->>'kind',
                                       d->>'content', d->>'content_hash', d->>'language', d->>'author',

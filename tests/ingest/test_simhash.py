@@ -26,3 +26,12 @@ def test_signed_round_trip():
     signed = to_signed(value)
     assert -(1 << 63) <= signed < (1 << 63)
     assert signed & ((1 << 64) - 1) == value
+
+
+def test_values_are_those_stored_already():
+    """Stored fragments keep the SimHash they were written with: a faster computation
+    must give the same bits, or near copies of stored text stop matching them."""
+    assert simhash64("def fetch(url):\n    return httpx.get(url, timeout=5)") == 5482023101248639227
+    assert simhash64("İstanbul İİ ß ﬁ x") == 10641822534142687489  # each word lowered on its own
+    assert simhash64("a b") == 31668276862140965
+    assert simhash64("") == 0

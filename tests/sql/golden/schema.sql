@@ -849,8 +849,20 @@ ALTER FUNCTION data._begin_document(p_org_id text, p_repo_id text, p_persona_id 
 -- Name: FUNCTION _begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text, OUT doc_id bigint, OUT version integer, OUT changed boolean, OUT rehome jsonb, OUT affected bigint[]); Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION data._begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text, OUT doc_id bigint, OUT version integer, OUT changed boolean, OUT rehome jsonb, OUT affected bigint[]) IS 'service.begin_document''s work, leaving the deactivation of the fragments whose pointers it retired (affected) to the caller.';
+COMMENT ON FUNCTION data._begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text, OUT doc_id bigint, OUT version integer, OUT changed boolean, OUT rehome jsonb, OUT affected bigint[]) IS 'service.begin_document''s work after data._begin_scope, leaving the deactivation of the fragments whose pointers it retired (affected) to the caller.';
 
+
+--
+-- Name: _begin_scope(text, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._begin_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._begin_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
 
 --
 -- Name: _bind(text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -9320,6 +9332,13 @@ GRANT ALL ON FUNCTION data._authority(p_org_id text, p_fragment_ids bigint[]) TO
 --
 
 REVOKE ALL ON FUNCTION data._begin_document(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_path text, p_kind text, p_content text, p_content_hash text, p_language text, p_author text, p_source_ts timestamp with time zone, p_metadata jsonb, p_owner text, p_owner_source text, OUT doc_id bigint, OUT version integer, OUT changed boolean, OUT rehome jsonb, OUT affected bigint[]) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _begin_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._begin_scope(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
 
 
 --
