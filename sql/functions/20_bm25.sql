@@ -87,7 +87,7 @@ as $$
     ), inside as materialized (
         select b.org_id, b.term, b.repo_id, b.persona_id, b.session_id, b.scope_group, b.end_before,
                b.merging_append, x.id, x.tf, x.dl,
-               x.id > b.end_before or x.id >= b.open_from as to_tail
+               x.id > b.end_before or coalesce(x.id >= b.open_from, false) as to_tail
         from bounds b, unnest(b.ids, b.tfs, b.dls) as x(id, tf, dl)
     ), placed as materialized (
         -- What is appended: a new block, or merged with the open blocks.

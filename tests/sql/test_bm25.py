@@ -357,3 +357,25 @@ def test_revivals_and_late_ids_join_the_blocks_they_fall_in(conn, seed):
         write(late)
         used.update(late)
         assert_statistics_match_active_fragments(conn)
+
+
+def test_a_revival_into_a_list_of_sealed_blocks_only(conn):
+    """A list whose blocks are all sealed (no open block to merge with): a revived
+    posting joins its sealed block, and a posting below the list joins the first."""
+    conn.execute("select service.create_org('sl')")
+    conn.execute("insert into data.repos (org_id, repo_id) values ('sl', 'r')")
+    conn.execute(
+        "insert into data.fragments (fragment_id, org_id, repo_id, namespace, kind, owner, heading_path, text,"
+        " content_hash, token_count, chunker_version, simhash, tsv)"
+        " select id, 'sl', 'r', 'prose', 'doc', 'o', array['h'], 'sealed only', md5(id::text), 2, 'v', 0,"
+        " api.lexical_document('h', 'sealed only') from generate_series(2000, 3022, 2) id"
+    )
+    count = (
+        "select count(*), count(*) filter (where sealed), sum(postings_count) from data.bm25_blocks where term = 'seal'"
+    )
+    assert conn.execute(count).fetchone() == (1, 1, 512)
+    conn.execute("update data.fragments set active = false where org_id = 'sl' and fragment_id in (2010, 2500)")
+    assert conn.execute(count).fetchone() == (1, 1, 510)
+    conn.execute("update data.fragments set active = true where org_id = 'sl' and fragment_id in (2010, 2500)")
+    assert conn.execute(count).fetchone() == (1, 1, 512)
+    assert_statistics_match_active_fragments(conn)
