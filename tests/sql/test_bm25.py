@@ -326,7 +326,8 @@ def test_revivals_and_late_ids_join_the_blocks_they_fall_in(conn, seed):
     )
 
     def write(ids: list[int]) -> None:
-        conn.execute(insert, (ids, [f"common word{i % 7} solo{i}" for i in ids]))
+        # `full`: only the first 512 ids carry it, one sealed block and no open one.
+        conn.execute(insert, (ids, [f"common word{i % 7} solo{i}{' full' * (i < 2024)}" for i in ids]))
 
     def layout() -> tuple[int, int]:
         return conn.execute(
