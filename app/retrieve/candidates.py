@@ -85,6 +85,9 @@ class Candidate:
     speaker_match: str | None = None
     """The speaker the query names who said this conversation turn, when its final score
     was lifted for it (app.retrieve.speakers)."""
+    twin_of: int | None = None
+    """The fragment ranked above this one whose words it repeats, when its final score was
+    scaled for it (app.retrieve.twins)."""
     hop_score: float | None = None
     """A conversation turn's similarity to the query's vector moved toward the best turns,
     over the best such similarity (0: the hop did not find it), when the second hop ran:

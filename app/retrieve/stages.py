@@ -45,6 +45,7 @@ from app.retrieve.relevance import relevance
 from app.retrieve.request import Resolved
 from app.retrieve.rerank import Scorer
 from app.retrieve.speakers import match_speaker
+from app.retrieve.twins import mark_twins
 
 MAX_RULE_CONTEXTS = 16
 """Contexts the workflow rules matching one request may bring (the bound of
@@ -275,6 +276,7 @@ def boost(q: Resolved, b: Blended) -> Ranking:
             if c.context is not None and c.final_score is not None:
                 c.final_score += (1.0 - c.final_score) * CONTEXT_BOOST
     ranked.sort(key=lambda c: -(c.final_score or 0.0))
+    mark_twins(ranked)
     return Ranking(g.candidates, ranked, g.pinned, g.query_vectors, b.profile, g.ruled)
 
 

@@ -46,6 +46,8 @@ def _entry(c: Candidate, fused_rank: int | None, final_ranks: dict[int, int], co
         "fused_score": c.fused_score,
         "date_match": c.date_match,
         "speaker_match": c.speaker_match,
+        # A rank, not the twin's id: a reader who may read this fragment may not read that one.
+        "twin_of_rank": final_ranks.get(c.twin_of) if c.twin_of is not None else None,
         "hop_score": c.hop_score,
         "session_score": c.session_score,
         "rerank_score": c.rerank_score,

@@ -264,7 +264,12 @@ function renderCandidates(table, candidates, weights) {
     } else {
       fragmentCell.append(link("/ui/fragments/" + encodeURIComponent(c.fragment_id), String(c.fragment_id)));
     }
-    cell(num(c.final_score), "final");
+    const finalCell = cell(num(c.final_score), "final");
+    if (c.twin_of_rank != null) {
+      // A sync or async twin of a fragment ranked above: its score was scaled down.
+      finalCell.append(el("div", "twin of #" + c.twin_of_rank, "twin"));
+      finalCell.title = "the same code as #" + c.twin_of_rank + " in its other (sync or async) form: final score x 0.85";
+    }
     const termsCell = cell(null, "terms");
     for (const [name, value] of weightedTerms(c.terms, weights).slice(0, 3)) {
       termsCell.append(el("div", name + " " + num(value, 3)));

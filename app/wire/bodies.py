@@ -303,6 +303,10 @@ class TraceCandidate(msgspec.Struct, kw_only=True):
     `rerank_top`, absent in older traces. Included fragments come back in this order."""
     relevance: float | None = None
     """Absolute relevance (docs/adr/0009) of a ranked candidate; absent in older traces."""
+    twin_of_rank: int | None | UnsetType = UNSET
+    """The final rank of the fragment above whose words this one repeats in its other
+    (sync or async) form: its final score was scaled by 0.85 for it (app.retrieve.twins);
+    null when it is no twin, absent in older traces and when withheld."""
     included: bool
     reason: str
     """included, over_budget, below_min_score, below_min_relevance, beyond_top_k,

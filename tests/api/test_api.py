@@ -302,3 +302,33 @@ def test_failure_after_the_first_writes_rolls_everything_back(client, db_url, mo
     with psycopg.connect(db_url) as conn:
         assert conn.execute("select count(*) from data.documents").fetchone() == (0,)
         assert conn.execute("select count(*) from data.document_versions").fetchone() == (0,)
+
+
+def test_trace_names_the_twin_a_fragment_repeats(client):
+    """A sync method and its async copy: the lower one's final score is scaled (0.85) and
+    the trace names the rank of its twin, so its final score is still recomputed from it."""
+    method = '''class {cls}:
+    {a}def purge_expired_sessions(self, older_than_days: int) -> int:
+        """Remove every expired session older than the given number of days and return
+        how many were removed, so the caller can log the retention sweep."""
+        rows = {w}self._store.sessions.delete_where(expired=True, age_days=older_than_days)
+        {w}self._audit.record("retention_sweep", removed=len(rows))
+        return len(rows)
+'''
+    files = {
+        "client/sync_sessions.py": method.format(cls="Sessions", a="", w=""),
+        "client/async_sessions.py": method.format(cls="AsyncSessions", a="async ", w="await "),
+    }
+    assert ingest(client, files | DOCS).status_code == 201
+    body = {"query": "remove expired sessions retention sweep", "scope": {"org_id": "acme"}, "rerank_top": 10}
+    result = client.post("/contexts/retrieve", json=body).json()
+    candidates = client.get(f"/traces/{result['trace_id']}").json()["candidates"]
+    twins = [c for c in candidates if c.get("twin_of_rank") is not None]
+    assert len(twins) == 1, [(c["source"], c.get("twin_of_rank")) for c in candidates]
+    twin = twins[0]
+    above = next(c for c in candidates if c["final_rank"] == twin["twin_of_rank"])
+    assert {twin["source"].split("#")[0], above["source"].split("#")[0]} == set(files)
+    assert above["final_rank"] < twin["final_rank"]
+    trace = client.get(f"/traces/{result['trace_id']}").json()
+    weights = trace["pipeline"]["profile"]["weights"]
+    assert twin["final_score"] == pytest.approx(0.85 * sum(weights[t] * v for t, v in twin["terms"].items()))
