@@ -177,6 +177,23 @@ def assert_statistics_match_active_fragments(conn) -> None:
     assert ends == (0, 0), "a list ending after its recorded end, more than eight open blocks"
 
 
+def write_fragments(conn, org: str, ids: list[int], texts: list[str]) -> None:
+    """Fragments with these ids and texts in `org`'s repo `r`, in one statement: ids given
+    as a writer would (out of order, inside the list, below it), straight to the table."""
+    conn.execute(
+        "insert into data.fragments (fragment_id, org_id, repo_id, namespace, kind, owner, heading_path, text,"
+        " content_hash, token_count, chunker_version, simhash, tsv)"
+        " select id, %s, 'r', 'prose', 'doc', 'o', array['h'], t, md5(t || id::text), 3, 'v', 0,"
+        " api.lexical_document('h', t) from unnest(%s::bigint[], %s::text[]) x(id, t)",
+        (org, ids, texts),
+    )
+
+
+def org_with_repo(conn, org: str) -> None:
+    conn.execute("select service.create_org(%s)", (org,))
+    conn.execute("insert into data.repos (org_id, repo_id) values (%s, 'r')", (org,))
+
+
 def test_deletes_keep_statistics_exact(corpus):
     corpus.execute("select service.create_org('other')")
     add_doc(corpus, "other", "o1", "apple share")
@@ -277,17 +294,10 @@ def test_appends_below_the_list_end_and_many_small_writes_keep_the_layout(conn):
     writers that took their ids before either committed would write them; revivals) are
     merged where they fall, and a run of small appends merges its open blocks every
     eighth write."""
-    conn.execute("select service.create_org('ab')")
-    conn.execute("insert into data.repos (org_id, repo_id) values ('ab', 'r')")
-    insert = (
-        "insert into data.fragments (fragment_id, org_id, repo_id, namespace, kind, owner, heading_path, text,"
-        " content_hash, token_count, chunker_version, simhash, tsv)"
-        " select id, 'ab', 'r', 'prose', 'doc', 'o', array['h'], t, md5(t || id::text), 3, 'v', 0,"
-        " api.lexical_document('h', t) from unnest(%s::bigint[], %s::text[]) x(id, t)"
-    )
+    org_with_repo(conn, "ab")
 
     def write(ids: list[int]) -> None:
-        conn.execute(insert, (ids, [f"common word{i % 5} solo{i}" for i in ids]))
+        write_fragments(conn, "ab", ids, [f"common word{i % 5} solo{i}" for i in ids])
 
     for start in range(1000, 1300, 10):  # thirty small appends of one term
         write(list(range(start, start + 3)))
@@ -316,18 +326,11 @@ def test_revivals_and_late_ids_join_the_blocks_they_fall_in(conn, seed):
     import random
 
     rng = random.Random(seed)
-    conn.execute("select service.create_org('rv')")
-    conn.execute("insert into data.repos (org_id, repo_id) values ('rv', 'r')")
-    insert = (
-        "insert into data.fragments (fragment_id, org_id, repo_id, namespace, kind, owner, heading_path, text,"
-        " content_hash, token_count, chunker_version, simhash, tsv)"
-        " select id, 'rv', 'r', 'prose', 'doc', 'o', array['h'], t, md5(t || id::text), 3, 'v', 0,"
-        " api.lexical_document('h', t) from unnest(%s::bigint[], %s::text[]) x(id, t)"
-    )
+    org_with_repo(conn, "rv")
 
     def write(ids: list[int]) -> None:
         # `full`: only the first 512 ids carry it, one sealed block and no open one.
-        conn.execute(insert, (ids, [f"common word{i % 7} solo{i}{' full' * (i < 2024)}" for i in ids]))
+        write_fragments(conn, "rv", ids, [f"common word{i % 7} solo{i}{' full' * (i < 2024)}" for i in ids])
 
     def layout() -> tuple[int, int]:
         return conn.execute(
@@ -363,14 +366,9 @@ def test_revivals_and_late_ids_join_the_blocks_they_fall_in(conn, seed):
 def test_a_revival_into_a_list_of_sealed_blocks_only(conn):
     """A list whose blocks are all sealed (no open block to merge with): a revived
     posting joins its sealed block, and a posting below the list joins the first."""
-    conn.execute("select service.create_org('sl')")
-    conn.execute("insert into data.repos (org_id, repo_id) values ('sl', 'r')")
-    conn.execute(
-        "insert into data.fragments (fragment_id, org_id, repo_id, namespace, kind, owner, heading_path, text,"
-        " content_hash, token_count, chunker_version, simhash, tsv)"
-        " select id, 'sl', 'r', 'prose', 'doc', 'o', array['h'], 'sealed only', md5(id::text), 2, 'v', 0,"
-        " api.lexical_document('h', 'sealed only') from generate_series(2000, 3022, 2) id"
-    )
+    org_with_repo(conn, "sl")
+    ids = list(range(2000, 3024, 2))
+    write_fragments(conn, "sl", ids, ["sealed only"] * len(ids))
     count = (
         "select count(*), count(*) filter (where sealed), sum(postings_count) from data.bm25_blocks where term = 'seal'"
     )
