@@ -520,6 +520,7 @@ class TraceCandidate(msgspec.Struct, kw_only=True):
     final_score: float | None
     final_rank: int | None = None
     relevance: float | None = None
+    twin_of_rank: int | None | UnsetType = UNSET
     included: bool
     reason: str
     tokens: int | UnsetType = UNSET
