@@ -304,10 +304,7 @@ def test_failure_after_the_first_writes_rolls_everything_back(client, db_url, mo
         assert conn.execute("select count(*) from data.document_versions").fetchone() == (0,)
 
 
-def test_trace_names_the_twin_a_fragment_repeats(client):
-    """A sync method and its async copy: the lower one's final score is scaled (0.85) and
-    the trace names the rank of its twin, so its final score is still recomputed from it."""
-    method = '''class {cls}:
+SESSIONS_METHOD = '''class {cls}:
     {a}def purge_expired_sessions(self, older_than_days: int) -> int:
         """Remove every expired session older than the given number of days and return
         how many were removed, so the caller can log the retention sweep."""
@@ -315,9 +312,14 @@ def test_trace_names_the_twin_a_fragment_repeats(client):
         {w}self._audit.record("retention_sweep", removed=len(rows))
         return len(rows)
 '''
+
+
+def test_trace_names_the_twin_a_fragment_repeats(client):
+    """A sync method and its async copy: the lower one's final score is scaled (0.85) and
+    the trace names the rank of its twin, so its final score is still recomputed from it."""
     files = {
-        "client/sync_sessions.py": method.format(cls="Sessions", a="", w=""),
-        "client/async_sessions.py": method.format(cls="AsyncSessions", a="async ", w="await "),
+        "client/sync_sessions.py": SESSIONS_METHOD.format(cls="Sessions", a="", w=""),
+        "client/async_sessions.py": SESSIONS_METHOD.format(cls="AsyncSessions", a="async ", w="await "),
     }
     assert ingest(client, files | DOCS).status_code == 201
     body = {"query": "remove expired sessions retention sweep", "scope": {"org_id": "acme"}, "rerank_top": 10}

@@ -370,3 +370,27 @@ def test_a_trace_shows_the_fragments_a_relevance_floor_left_out(page, base_url, 
     assert fates and set(fates) == {"below_min_relevance"}, fates
     assert page.locator("#trace-table tbody tr.included").count() == 0
     assert dropped.first.locator("td.source").inner_text().startswith("runbooks/")
+
+
+@browser_test
+def test_a_twin_shows_the_rank_of_the_fragment_it_repeats(page, base_url, tenants, ingest):
+    """A sync method and its async copy: the lower one's final cell says whose twin it
+    is (by rank) and why its score was scaled."""
+    from playwright.sync_api import expect
+
+    from tests.api.test_api import SESSIONS_METHOD
+
+    files = {
+        "client/sync_sessions.py": SESSIONS_METHOD.format(cls="Sessions", a="", w=""),
+        "client/async_sessions.py": SESSIONS_METHOD.format(cls="AsyncSessions", a="async ", w="await "),
+    }
+    ingest("acme", files, author="Ada", owner="Ada")
+    page.goto(f"{base_url}/ui")
+    enter_key(page, tenants.acme_admin)
+    page.fill("#query", "remove expired sessions retention sweep")
+    page.click("#search-form button")
+    twin = page.locator("#trace-section td.final div.twin")
+    expect(twin).to_have_count(1)
+    expect(twin).to_have_text(re.compile(r"^twin of #\d+$"))
+    title = twin.locator("xpath=..").get_attribute("title")
+    assert "sync or async" in title and "x 0.85" in title
