@@ -268,7 +268,7 @@ function renderCandidates(table, candidates, weights) {
     if (c.twin_of_rank != null) {
       // A sync or async twin of a fragment ranked above: its score was scaled down.
       finalCell.append(el("div", "twin of #" + c.twin_of_rank, "twin"));
-      finalCell.title = "the same code as #" + c.twin_of_rank + " in its other (sync or async) form: final score x 0.85";
+      finalCell.title = "the same words as #" + c.twin_of_rank + ", in its other (sync or async) form or word for word: final score x 0.85";
     }
     const termsCell = cell(null, "terms");
     for (const [name, value] of weightedTerms(c.terms, weights).slice(0, 3)) {

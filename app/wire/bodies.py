@@ -304,8 +304,9 @@ class TraceCandidate(msgspec.Struct, kw_only=True):
     relevance: float | None = None
     """Absolute relevance (docs/adr/0009) of a ranked candidate; absent in older traces."""
     twin_of_rank: int | None | UnsetType = UNSET
-    """The final rank of the fragment above whose words this one repeats in its other
-    (sync or async) form: its final score was scaled by 0.85 for it (app.retrieve.twins);
+    """The final rank of the fragment above whose words this one repeats, in its other
+    (sync or async) form or word for word: its final score was scaled by 0.85 for it
+    (app.retrieve.twins);
     null when it is no twin, absent in older traces and when withheld."""
     included: bool
     reason: str
