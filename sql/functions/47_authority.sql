@@ -6,32 +6,36 @@
 -- scored fragment cannot read; a table refreshed per org (links never cross orgs, so an
 -- org's scores are the same computed alone), distributed by org_id on Citus.
 
--- data._resolve_links: point each of these references at the document and fragment it
--- names, or at nothing (unresolved, kept). Among documents with the key: the citing
--- fragment's own scope first, then broader ones (never a cited edge, but the natural
--- target), then narrower ones; then the shortest path. A code name resolves to the
--- fragment defining it (symbol equal to the name, or a member of it); an anchor to
--- its section; else the document's first live fragment. Set-based: the documents
--- holding the keys and their live fragments are read once for all the links (a
--- popular module is named by hundreds), then each link takes its best pair.
-create or replace function data._resolve_links(p_link_ids bigint[])
-returns int
-language plpgsql
+-- data._link_targets: where each reference points, given as columns (row i of the
+-- arrays is one reference: the citing fragment, its labels, the key and what narrows
+-- it). Among documents with the key: the citing fragment's own scope first, then
+-- broader ones (never a cited edge, but the natural target), then narrower ones; then
+-- the shortest path. A code name resolves to the fragment defining it (symbol equal to
+-- the name, or a member of it); an anchor to its section; else the document's first
+-- live fragment. Set-based: the documents holding the keys and their live fragments are
+-- read once for all the references (a popular module is named by hundreds), then each
+-- takes its best pair. Only the references that resolve are returned (by row number).
+-- It reads documents and fragments, never data.fragment_links: a reference resolves the
+-- same before its row is written as after (data._record_links_of writes new ones
+-- resolved, data._resolve_links updates stored ones).
+create or replace function data._link_targets(
+    p_org_ids text[], p_fragment_ids bigint[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[],
+    p_keys text[], p_names text[], p_anchors text[], p_target_repos text[])
+returns table (n bigint, doc_id bigint, fragment_id bigint, repo_id text, persona_id text, session_id text)
+language plpgsql stable
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-    updated_count int;
 begin
-    -- Planned for each call's links (EXECUTE: a one-shot plan), never from a cached
-    -- generic one: a call resolves one link or thousands, and the generic plan, sized
-    -- for ten, nests loops over the CTEs below (2.0 s instead of 0.13 s for 6,000
+    -- Planned for each call's references (EXECUTE: a one-shot plan), never from a cached
+    -- generic one: a call resolves one reference or thousands, and the generic plan,
+    -- sized for ten, nests loops over the CTEs below (2.0 s instead of 0.13 s for 6,000
     -- links, measured; PostgreSQL switches to it from a session's sixth call).
-    execute $resolve$
+    return query execute $resolve$
         with links as materialized (
-            select l.link_id, l.org_id, l.fragment_id, l.repo_id, l.persona_id, l.session_id, l.target_key,
-                   l.target_name, l.target_anchor, l.target_repo
-            from data.fragment_links l
-            where l.link_id = any ($1)
+            select l.*
+            from unnest($1, $2, $3, $4, $5, $6, $7, $8, $9) with ordinality
+                 as l(org_id, fragment_id, repo_id, persona_id, session_id, target_key, target_name,
+                      target_anchor, target_repo, n)
         ), keyed as materialized (
             -- The live documents holding any of these keys, once per key they hold: one
             -- pass over documents however many links name the same one.
@@ -48,94 +52,161 @@ begin
             from (select distinct k.doc_id, k.current_version from keyed k) k
             join data.fragment_sources s on s.doc_id = k.doc_id and s.doc_version = k.current_version and s.retired_at is null
             join data.fragments f on f.fragment_id = s.fragment_id and f.org_id = s.org_id and f.active
-        ), ranked as (
-            select distinct on (l.link_id) l.link_id, d.doc_id, f.fragment_id, f.repo_id, f.persona_id, f.session_id
-            from links l
-            join keyed d on d.org_id = l.org_id and d.key = l.target_key
-                        and (l.target_repo is null or d.repo_id = l.target_repo)
-            join live f on f.doc_id = d.doc_id and f.fragment_id <> l.fragment_id
-                       and (l.target_name is null or f.symbol = l.target_name
-                            or starts_with(f.symbol, l.target_name || '.'))
-            order by l.link_id,
-                     (d.repo_id is not distinct from l.repo_id and d.persona_id is not distinct from l.persona_id
-                      and d.session_id is not distinct from l.session_id) desc,
-                     ((d.repo_id is null or d.repo_id = l.repo_id) and (d.persona_id is null or d.persona_id = l.persona_id)
-                      and (d.session_id is null or d.session_id = l.session_id)) desc,
-                     (d.repo_id is not null)::int + (d.persona_id is not null)::int + (d.session_id is not null)::int,
-                     length(d.path), d.doc_id,
-                     (l.target_anchor is not null and f.anchor = l.target_anchor) desc,
-                     f.symbol is not distinct from l.target_name desc, f.ordinal
-        ), resolved as (
-            select l.link_id, r.doc_id, r.fragment_id, r.repo_id, r.persona_id, r.session_id
-            from links l
-            left join ranked r on r.link_id = l.link_id
-        ), updated as (
-            update data.fragment_links l
-            set target_doc_id = r.doc_id, target_fragment_id = r.fragment_id, target_repo_id = r.repo_id,
-                target_persona_id = r.persona_id, target_session_id = r.session_id,
-                resolved_at = case when r.fragment_id is null then null else now() end
-            from resolved r
-            where l.link_id = r.link_id
-              and (l.target_fragment_id is distinct from r.fragment_id or l.target_doc_id is distinct from r.doc_id)
-            returning 1
         )
-        select count(*)::int from updated
-    $resolve$ into updated_count using p_link_ids;
-    return updated_count;
+        select distinct on (l.n) l.n, d.doc_id, f.fragment_id, f.repo_id, f.persona_id, f.session_id
+        from links l
+        join keyed d on d.org_id = l.org_id and d.key = l.target_key
+                    and (l.target_repo is null or d.repo_id = l.target_repo)
+        join live f on f.doc_id = d.doc_id and f.fragment_id <> l.fragment_id
+                   and (l.target_name is null or f.symbol = l.target_name
+                        or starts_with(f.symbol, l.target_name || '.'))
+        order by l.n,
+                 (d.repo_id is not distinct from l.repo_id and d.persona_id is not distinct from l.persona_id
+                  and d.session_id is not distinct from l.session_id) desc,
+                 ((d.repo_id is null or d.repo_id = l.repo_id) and (d.persona_id is null or d.persona_id = l.persona_id)
+                  and (d.session_id is null or d.session_id = l.session_id)) desc,
+                 (d.repo_id is not null)::int + (d.persona_id is not null)::int + (d.session_id is not null)::int,
+                 length(d.path), d.doc_id,
+                 (l.target_anchor is not null and f.anchor = l.target_anchor) desc,
+                 f.symbol is not distinct from l.target_name desc, f.ordinal
+    $resolve$ using p_org_ids, p_fragment_ids, p_repo_ids, p_persona_ids, p_session_ids, p_keys, p_names,
+                    p_anchors, p_target_repos;
 end
 $$;
 
--- data._record_links_of: after document versions' chunks are written (service.add_documents),
--- replace the references their fragments make, resolve them, and resolve again the
--- references other documents make that name these (waiting ones resolve now; the others
--- follow their new fragments). `p_links[i]`, for document `p_doc_ids[i]`: [{fragment_id,
--- references: [{type, target, key, name, anchor, repo, evidence}]}] (evidence: a
--- supersession's grounds, app/ingest/references.py). Link ids follow the order given:
--- document, then chunk, then reference (expand_links composes what a fragment cites in
--- that order); a reference given twice is recorded once. Every link is resolved once,
--- against the state after all of them are written.
-create or replace function data._record_links_of(p_doc_ids bigint[], p_links jsonb[])
+-- data._resolve_links: point each of these stored references at the document and
+-- fragment it names (data._link_targets), or at nothing (unresolved, kept); only the
+-- rows whose target changes are written. Returns how many were.
+create or replace function data._resolve_links(p_link_ids bigint[])
 returns int
 language plpgsql
 set search_path = pg_catalog, pg_temp
 as $$
 declare
     ids bigint[];
+    orgs text[];
+    fragments bigint[];
+    repos text[];
+    personas text[];
+    sessions text[];
+    keys text[];
+    names text[];
+    anchors text[];
+    target_repos text[];
+    updated_count int;
+begin
+    select array_agg(l.link_id order by l.link_id), array_agg(l.org_id order by l.link_id),
+           array_agg(l.fragment_id order by l.link_id), array_agg(l.repo_id order by l.link_id),
+           array_agg(l.persona_id order by l.link_id), array_agg(l.session_id order by l.link_id),
+           array_agg(l.target_key order by l.link_id), array_agg(l.target_name order by l.link_id),
+           array_agg(l.target_anchor order by l.link_id), array_agg(l.target_repo order by l.link_id)
+      into ids, orgs, fragments, repos, personas, sessions, keys, names, anchors, target_repos
+    from data.fragment_links l
+    where l.link_id = any (p_link_ids);
+    if ids is null then
+        return 0;
+    end if;
+    with resolved as materialized (
+        select x.link_id, t.doc_id, t.fragment_id, t.repo_id, t.persona_id, t.session_id
+        from unnest(ids) with ordinality as x(link_id, n)
+        left join data._link_targets(orgs, fragments, repos, personas, sessions, keys, names, anchors,
+                                     target_repos) t on t.n = x.n
+    ), updated as (
+        update data.fragment_links l
+        set target_doc_id = r.doc_id, target_fragment_id = r.fragment_id, target_repo_id = r.repo_id,
+            target_persona_id = r.persona_id, target_session_id = r.session_id,
+            resolved_at = case when r.fragment_id is null then null else now() end
+        from resolved r
+        where l.link_id = r.link_id
+          and (l.target_fragment_id is distinct from r.fragment_id or l.target_doc_id is distinct from r.doc_id)
+        returning 1
+    )
+    select count(*)::int into updated_count from updated;
+    return updated_count;
+end
+$$;
+
+-- data._record_links_of: after document versions' chunks are written (service.add_documents),
+-- replace the references their fragments make, written resolved, and resolve again the
+-- references other documents make that name these (waiting ones resolve now; the others
+-- follow their new fragments). `p_links[i]`, for document `p_doc_ids[i]`: [{fragment_id,
+-- references: [{type, target, key, name, anchor, repo, evidence}]}] (evidence: a
+-- supersession's grounds, app/ingest/references.py). Link ids follow the order given:
+-- document, then chunk, then reference (expand_links composes what a fragment cites in
+-- that order); a reference given twice is recorded once. Every link is resolved against
+-- the state after all the documents' fragments are written; a new one is written with
+-- its target rather than written and then updated (each resolved row written twice, with
+-- every index, was about half of resolving a group's links, measured).
+-- Returns how many links were written resolved or changed target.
+create or replace function data._record_links_of(p_doc_ids bigint[], p_links jsonb[])
+returns int
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    refs jsonb[];
+    docs bigint[];
+    orgs text[];
+    fragments bigint[];
+    repos text[];
+    personas text[];
+    sessions text[];
+    keys text[];
+    names text[];
+    anchors text[];
+    target_repos text[];
+    written int;
+    ids bigint[];
 begin
     delete from data.fragment_links l where l.doc_id = any (p_doc_ids);
-    with refs as (
-        select x.doc_id, x.n as doc_no, (c.c->>'fragment_id')::bigint as fragment_id, r.r, c.n as chunk_no,
-               r.n as ref_no
-        from unnest(p_doc_ids, p_links) with ordinality as x(doc_id, links, n),
-             jsonb_array_elements(x.links) with ordinality as c(c, n),
-             jsonb_array_elements(coalesce(c.c->'references', '[]')) with ordinality as r(r, n)
-    ), inserted as (
+    select array_agg(r.r order by x.n, c.n, r.n), array_agg(d.doc_id order by x.n, c.n, r.n),
+           array_agg(d.org_id order by x.n, c.n, r.n),
+           array_agg((c.c->>'fragment_id')::bigint order by x.n, c.n, r.n),
+           array_agg(d.repo_id order by x.n, c.n, r.n), array_agg(d.persona_id order by x.n, c.n, r.n),
+           array_agg(d.session_id order by x.n, c.n, r.n),
+           array_agg(left(r.r->>'key', 2048) order by x.n, c.n, r.n), array_agg(r.r->>'name' order by x.n, c.n, r.n),
+           array_agg(r.r->>'anchor' order by x.n, c.n, r.n), array_agg(r.r->>'repo' order by x.n, c.n, r.n)
+      into refs, docs, orgs, fragments, repos, personas, sessions, keys, names, anchors, target_repos
+    from unnest(p_doc_ids, p_links) with ordinality as x(doc_id, links, n)
+    join data.documents d on d.doc_id = x.doc_id
+    cross join lateral jsonb_array_elements(x.links) with ordinality as c(c, n)
+    cross join lateral jsonb_array_elements(coalesce(c.c->'references', '[]')) with ordinality as r(r, n);
+    with inserted as (
         insert into data.fragment_links (org_id, fragment_id, repo_id, persona_id, session_id, doc_id, link_type,
-                                         target, target_key, target_name, target_anchor, target_repo, evidence)
-        select d.org_id, r.fragment_id, d.repo_id, d.persona_id, d.session_id, d.doc_id,
-               r.r->>'type', left(r.r->>'target', 2048), left(r.r->>'key', 2048), r.r->>'name',
-               r.r->>'anchor', r.r->>'repo', nullif(left(r.r->>'evidence', 2048), '')
-        from refs r
-        join data.documents d on d.doc_id = r.doc_id
-        order by r.doc_no, r.chunk_no, r.ref_no
+                                         target, target_key, target_name, target_anchor, target_repo, evidence,
+                                         target_doc_id, target_fragment_id, target_repo_id, target_persona_id,
+                                         target_session_id, resolved_at)
+        select x.org_id, x.fragment_id, x.repo_id, x.persona_id, x.session_id, x.doc_id,
+               x.r->>'type', left(x.r->>'target', 2048), x.target_key, x.target_name, x.target_anchor,
+               x.target_repo, nullif(left(x.r->>'evidence', 2048), ''),
+               t.doc_id, t.fragment_id, t.repo_id, t.persona_id, t.session_id,
+               case when t.fragment_id is null then null else now() end
+        -- unnest, not subscripts: an element of an array of texts is found by walking
+        -- the ones before it.
+        from unnest(refs, docs, orgs, fragments, repos, personas, sessions, keys, names, anchors, target_repos)
+             with ordinality as x(r, doc_id, org_id, fragment_id, repo_id, persona_id, session_id, target_key,
+                                  target_name, target_anchor, target_repo, n)
+        left join data._link_targets(orgs, fragments, repos, personas, sessions, keys, names, anchors,
+                                     target_repos) t on t.n = x.n
+        order by x.n
         on conflict do nothing
-        returning link_id
+        returning target_fragment_id
     )
-    select coalesce(array_agg(link_id), '{}') into ids from inserted;
+    select count(i.target_fragment_id)::int into written from inserted i;
     -- Per document, its keys probed in fragment_links (org_id, target_key) (`offset 0`
     -- keeps the lateral subquery a nested loop: as a join, the planner hashed on org_id
     -- alone and tested every link of the org against every document's keys).
-    ids := ids || array(select l.link_id
-                        from data.documents d
-                        cross join lateral (select l.link_id from data.fragment_links l
-                                            where l.org_id = d.org_id and l.target_key = any (d.link_keys)
-                                              and not l.doc_id = any (p_doc_ids)
-                                            offset 0) l
-                        where d.doc_id = any (p_doc_ids)
-                        union
-                        select l.link_id from data.fragment_links l
-                        where l.target_doc_id = any (p_doc_ids) and not l.doc_id = any (p_doc_ids));
-    return data._resolve_links(ids);
+    ids := array(select l.link_id
+                 from data.documents d
+                 cross join lateral (select l.link_id from data.fragment_links l
+                                     where l.org_id = d.org_id and l.target_key = any (d.link_keys)
+                                       and not l.doc_id = any (p_doc_ids)
+                                     offset 0) l
+                 where d.doc_id = any (p_doc_ids)
+                 union
+                 select l.link_id from data.fragment_links l
+                 where l.target_doc_id = any (p_doc_ids) and not l.doc_id = any (p_doc_ids));
+    return written + data._resolve_links(ids);
 end
 $$;
 

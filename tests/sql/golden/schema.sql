@@ -1373,6 +1373,18 @@ CREATE FUNCTION data._json_number(p_value jsonb) RETURNS double precision
 ALTER FUNCTION data._json_number(p_value jsonb) OWNER TO <migrator>;
 
 --
+-- Name: _link_targets(text[], bigint[], text[], text[], text[], text[], text[], text[], text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._link_targets(p_org_ids text[], p_fragment_ids bigint[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[], p_keys text[], p_names text[], p_anchors text[], p_target_repos text[]) RETURNS TABLE(n bigint, doc_id bigint, fragment_id bigint, repo_id text, persona_id text, session_id text)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._link_targets(p_org_ids text[], p_fragment_ids bigint[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[], p_keys text[], p_names text[], p_anchors text[], p_target_repos text[]) OWNER TO <migrator>;
+
+--
 -- Name: _metadata_problem(jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -9613,6 +9625,13 @@ GRANT ALL ON FUNCTION data._in_scope(fragment_repo text, fragment_persona text, 
 REVOKE ALL ON FUNCTION data._json_number(p_value jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._json_number(p_value jsonb) TO contexts_analyst;
 GRANT ALL ON FUNCTION data._json_number(p_value jsonb) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _link_targets(p_org_ids text[], p_fragment_ids bigint[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[], p_keys text[], p_names text[], p_anchors text[], p_target_repos text[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._link_targets(p_org_ids text[], p_fragment_ids bigint[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[], p_keys text[], p_names text[], p_anchors text[], p_target_repos text[]) FROM PUBLIC;
 
 
 --
