@@ -612,14 +612,15 @@ def code_references(
     uses (`name`, or `module.name` for a module it imports), and the names it uses
     that another fragment of the same file defines (`local_names`)."""
     found: list[Reference] = []
-    stated = {b.statement for b in bindings.values() if b.statement in text}
+    stated = {statement for statement in {b.statement for b in bindings.values()} if statement in text}
     for bound in bindings.values():
         if bound.statement in stated:
             found.append(Reference("import", bound.statement.strip()[:200], bound.key, bound.name))
     own = (chunk_symbol or "").split(".")[0]
     local = set(local_names) - {own}
-    for match in _IDENTIFIER.finditer(text):
-        head, attribute = match.group(1), match.group(2)
+    # Each (name, attribute) once, in order of first use: a repeated use makes the same
+    # reference, which `_unique` drops (a fragment names the same few things many times).
+    for head, attribute in dict.fromkeys(_IDENTIFIER.findall(text)):
         used = bindings.get(head)
         if used is not None:
             if used.name is None and attribute:

@@ -35,3 +35,18 @@ def test_values_are_those_stored_already():
     assert simhash64("İstanbul İİ ß ﬁ x") == 10641822534142687489  # each word lowered on its own
     assert simhash64("a b") == 31668276862140965
     assert simhash64("") == 0
+
+
+def test_kept_digests_change_no_bit(monkeypatch):
+    """Digests kept between texts, or dropped when the table is full, give the same bits."""
+    from app.ingest import dedupe
+
+    texts = [SOURCE, SOURCE[:500], "def a():\n    return 1", "İstanbul İİ ß ﬁ x " * 3]
+    dedupe._digests.clear()
+    cold = [simhash64(t) for t in texts]
+    warm = [simhash64(t) for t in texts]
+    monkeypatch.setattr(dedupe, "DIGESTS_KEPT", 3)
+    dedupe._digests.clear()
+    cramped = [simhash64(t) for t in texts]
+    assert cold == warm == cramped
+    assert len(dedupe._digests) <= 3 + max(len(dedupe._features(t)) for t in texts)
