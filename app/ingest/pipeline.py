@@ -278,6 +278,10 @@ def _versions_json(documents: list[PreparedDocument], owners: list[tuple[str | N
                 "metadata": p.doc.metadata,
                 "owner": owner,
                 "owner_source": owner_source if owner is not None else None,
+                # The chunks add_documents will write: fragments of the old version
+                # holding one of these texts stay active (no trip out of BM25 and back).
+                "namespace": p.namespace,
+                "chunk_hashes": [hashlib.sha256(c.text.encode("utf-8")).hexdigest() for c in p.chunks],
             }
             for p, (owner, owner_source) in zip(documents, owners)
         ]
@@ -583,9 +587,13 @@ class IngestPipeline:
         secondary = self.secondary_models(conn)
         # One question for every chunk of the write: nothing is written before all are
         # matched, so asking per document would get the same answers in more round trips.
+        # A near match may still be new: the fragment may be one this write retired that
+        # service.begin_documents left active (its text announced), which add_documents
+        # matches as retired; such a chunk carries its vector (planned ahead: the plan
+        # counts near matches as new) and SQL decides.
         rows = [row for item in pending for row in item.rows]
         matches = conn.execute(
-            "select ordinal, fragment_id from service.match_fragments(%s, %s, %s, %s, %s, %s, %s)",
+            "select ordinal, fragment_id, distance from service.match_fragments(%s, %s, %s, %s, %s, %s, %s)",
             (
                 *scope.as_args(),
                 [r["namespace"] for r in rows],
@@ -593,7 +601,7 @@ class IngestPipeline:
                 [r["simhash"] for r in rows],
             ),
         ).fetchall()
-        is_new = [fragment_id is None for _ordinal, fragment_id in matches]
+        is_new = [fragment_id is None or distance > 0 for _ordinal, fragment_id, distance in matches]
         start = 0
         for item in pending:
             item.is_new = is_new[start : start + len(item.rows)]

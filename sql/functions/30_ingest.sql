@@ -289,7 +289,14 @@ comment on function service.begin_document(text, text, text, text, text, text, t
 -- in order, in one call (an ingestion group's): the same rows, with the fragments their
 -- retirements leave without a live exact source deactivated in one statement (so BM25
 -- removes them at once). `p_documents`: [{path, kind, content, content_hash, language,
--- author, timestamp, metadata, owner, owner_source}]; one row per document, in order.
+-- author, timestamp, metadata, owner, owner_source, namespace, chunk_hashes}]; one row per
+-- document, in order. `chunk_hashes` (optional, with `namespace`): the content hashes of
+-- the chunks the caller will write for the new version with service.add_documents in the
+-- same transaction. A retired fragment holding one of these texts is left active: the
+-- chunk will point at it again, and deactivating it only for add_documents to revive it
+-- took each unchanged chunk of an edited document out of BM25 and back (about a third of
+-- re-ingesting edited files, measured). add_documents applies the rule to whatever of
+-- them no chunk did point at.
 create or replace function service.begin_documents(
     p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb)
 returns table (path text, doc_id bigint, version int, changed boolean, rehome jsonb)
@@ -305,6 +312,8 @@ declare
     versions int[] := '{}';
     changes boolean[] := '{}';
     rehomes jsonb[] := '{}';
+    kept_namespaces text[] := '{}';
+    kept_hashes text[] := '{}';
 begin
     if jsonb_typeof(p_documents) is distinct from 'array' then
         raise exception 'documents must be a JSON array' using errcode = '22023';
@@ -321,8 +330,21 @@ begin
         versions := versions || begun.version;
         changes := changes || begun.changed;
         rehomes := rehomes || begun.rehome;
+        if begun.changed and jsonb_typeof(d->'chunk_hashes') = 'array' then
+            if jsonb_typeof(d->'namespace') is distinct from 'string' then
+                raise exception 'chunk_hashes come with the namespace of their chunks' using errcode = '22023';
+            end if;
+            select kept_namespaces || array_agg(d->>'namespace'), kept_hashes || array_agg(h.value)
+              into kept_namespaces, kept_hashes
+            from jsonb_array_elements_text(d->'chunk_hashes') h;
+        end if;
     end loop;
-    perform data._deactivate_unsourced(array(select distinct unnest(affected)));
+    perform data._deactivate_unsourced(array(
+        select distinct a.id from unnest(affected) as a(id)
+        where not exists (select 1 from data.fragments f
+                          join unnest(kept_namespaces, kept_hashes) as k(namespace, content_hash)
+                            on k.namespace = f.namespace and k.content_hash = f.content_hash
+                          where f.org_id = p_org_id and f.fragment_id = a.id)));
     return query select b.path, b.doc_id, b.version, b.changed, b.rehome
                  from unnest(paths, doc_ids, versions, changes, rehomes) with ordinality as b(path, doc_id, version, changed, rehome, n)
                  order by b.n;
@@ -470,10 +492,13 @@ create or replace trigger fragment_sources_deleted
 -- data._find_duplicate: the canonical fragment a new text collapses into, if any.
 -- Same org, same scope labels and namespace (collapsing across scopes would change
 -- who may read it). An identical text matches even when retired (it is revived);
--- a near-duplicate (Hamming distance <= max_distance) must be active.
+-- a near-duplicate (Hamming distance <= max_distance) must be active, and not among
+-- p_inactive (fragments still active that the caller counts as retired:
+-- service.add_documents's `kept_ids`).
+drop function if exists data._find_duplicate(text, text, text, text, text, text, bigint, int);
 create or replace function data._find_duplicate(
     p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text,
-    p_content_hash text, p_simhash bigint, p_max_distance int default 3)
+    p_content_hash text, p_simhash bigint, p_max_distance int default 3, p_inactive bigint[] default '{}')
 returns table (fragment_id bigint, distance int)
 language sql stable
 set search_path = pg_catalog, extensions, pg_temp
@@ -495,7 +520,7 @@ as $$
         where f.org_id = p_org_id
           and (f.simhash_band0 = bands.b0 or f.simhash_band1 = bands.b1
                or f.simhash_band2 = bands.b2 or f.simhash_band3 = bands.b3)
-          and f.active
+          and f.active and not f.fragment_id = any (p_inactive)
           and f.namespace = p_namespace
           and f.repo_id is not distinct from p_repo_id
           and f.persona_id is not distinct from p_persona_id
@@ -649,6 +674,9 @@ declare
     own_from int := 1;
     own_exact bigint;
     near record;
+    -- Retired fragments service.begin_documents left active (`chunk_hashes`): matched as
+    -- retired ones, revived without a write, deactivated after unless a chunk revived them.
+    kept_ids bigint[];
 begin
     -- Only documents the bound principal may write exist here: another org's id, or one
     -- outside its write grants, is answered exactly like an unknown id.
@@ -689,6 +717,19 @@ begin
         i_has_links := i_has_links || false;
     end loop;
 
+    -- The fragments these versions' documents stopped pointing at in this transaction
+    -- (service.begin_documents) that are still active with no live source holding their
+    -- text: left active because a chunk of the call was said to hold it (`chunk_hashes`).
+    -- They are matched as the retired fragments they are until a chunk revives them.
+    kept_ids := array(
+        select distinct f.fragment_id
+        from data.fragment_sources s
+        join data.fragments f on f.org_id = s.org_id and f.fragment_id = s.fragment_id
+        where s.doc_id = any (i_docs) and s.retired_at = now() and f.active
+          and not exists (select 1 from data.fragment_sources x
+                          where x.org_id = f.org_id and x.fragment_id = f.fragment_id and x.retired_at is null
+                            and x.content_hash = f.content_hash));
+
     -- Every chunk with its stored match (nothing is written until all are matched), and
     -- whether an earlier chunk of the call may have its text or a SimHash within 3 of it
     -- (a candidate only: the labels, the namespace and the distance are checked below).
@@ -703,11 +744,13 @@ begin
             -- A stored match that is retired and has this chunk's text is revived by it:
             -- later chunks compare with its stored SimHash (`kept`), as with the chunk's.
             select c.*, d.fragment_id as db_id, d.distance as db_distance,
-                   f.content_hash = c.content_hash as db_exact, f.active as db_active, f.simhash as db_simhash,
-                   case when f.content_hash = c.content_hash and not f.active then f.simhash end as kept
+                   f.content_hash = c.content_hash as db_exact, f.active and not f.fragment_id = any (kept_ids) as db_active,
+                   f.simhash as db_simhash,
+                   case when f.content_hash = c.content_hash and not (f.active and not f.fragment_id = any (kept_ids))
+                        then f.simhash end as kept
             from chunks c
             left join lateral data._find_duplicate(me_org, c.repo_id, c.persona_id, c.session_id,
-                                                   c.namespace, c.content_hash, c.simhash) d on true
+                                                   c.namespace, c.content_hash, c.simhash, 3, kept_ids) d on true
             left join data.fragments f on f.org_id = me_org and f.fragment_id = d.fragment_id
         ), earlier as (
             select e.seq, e.content_hash, e.simhash from matched e
@@ -909,6 +952,8 @@ begin
         where f.org_id = me_org and f.fragment_id = t.id and f.doc_id = t.doc_id
           and f.negative is distinct from t.negative;
     end if;
+    -- The rule for `active` on the kept fragments no chunk revived.
+    perform data._deactivate_unsourced(kept_ids);
 
     -- The references of each version whose chunks carry them (a whole version's do;
     -- re-homed pointers do not), recorded and resolved together (data._record_links_of).

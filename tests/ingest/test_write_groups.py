@@ -9,6 +9,8 @@ import base64
 import hashlib
 import json
 
+import pytest
+
 from app.access import ensure_admin_principal
 from tests.sql.test_bm25 import assert_statistics_match_active_fragments
 
@@ -106,7 +108,9 @@ ROUNDS = [
 ]
 
 
-def write(conn, org: str, at_once: bool, rounds: list = ROUNDS) -> None:
+def write(conn, org: str, at_once: bool, rounds: list = ROUNDS, announce: bool = False) -> None:
+    """`announce`: at once, with each version's chunk hashes given to begin_documents
+    (as the pipeline gives them), so the fragments those texts hold stay active."""
     conn.execute("select service.create_org(%s)", (org,))
     ensure_admin_principal(conn, org, "admin")
     conn.execute("select service.bind_principal(%s, 'admin')", (org,))
@@ -115,8 +119,11 @@ def write(conn, org: str, at_once: bool, rounds: list = ROUNDS) -> None:
             {"path": path, "kind": kind, "content": path + json.dumps(chunks), "owner": "tester"}
             for path, kind, chunks in versions
         ]
-        for d in docs:
+        for d, (_path, _kind, chunks) in zip(docs, versions):
             d["content_hash"] = hashlib.sha256(d["content"].encode()).hexdigest()
+            if announce:
+                d["namespace"] = "prose"
+                d["chunk_hashes"] = [c["content_hash"] for c in chunks]
         if at_once:
             begun = conn.execute(
                 "select doc_id, version from service.begin_documents(%s, null, null, null, %s)",
@@ -183,10 +190,11 @@ def stored(conn, org: str) -> dict[str, list]:
     return {name: conn.execute(query, {"org": org}).fetchall() for name, query in queries.items()}
 
 
-def test_versions_written_at_once_store_what_versions_written_one_by_one_store(conn):
+@pytest.mark.parametrize("announce", [False, True], ids=["plain", "chunk-hashes"])
+def test_versions_written_at_once_store_what_versions_written_one_by_one_store(conn, announce):
     conn.execute("select service.register_embedding_model('prose', 'test-model', 3)")
     write(conn, "one-by-one", at_once=False)
-    write(conn, "at-once", at_once=True)
+    write(conn, "at-once", at_once=True, announce=announce)
     one, once = stored(conn, "one-by-one"), stored(conn, "at-once")
     for name in one:
         assert once[name] == one[name], name
@@ -205,7 +213,8 @@ def test_versions_written_at_once_store_what_versions_written_one_by_one_store(c
     assert_statistics_match_active_fragments(conn)
 
 
-def test_a_revived_fragment_is_matched_by_its_stored_simhash_within_the_group(conn):
+@pytest.mark.parametrize("announce", [False, True], ids=["plain", "chunk-hashes"])
+def test_a_revived_fragment_is_matched_by_its_stored_simhash_within_the_group(conn, announce):
     """A fragment stored under another SimHash than its text's today (an older writer's),
     revived by an exact copy early in a group, is a near match for a later chunk by its
     stored SimHash, as when the versions were written one at a time."""
@@ -220,11 +229,71 @@ def test_a_revived_fragment_is_matched_by_its_stored_simhash_within_the_group(co
     ]
     conn.execute("select service.register_embedding_model('prose', 'test-model', 3)")
     write(conn, "one-by-one", at_once=False, rounds=rounds)
-    write(conn, "at-once", at_once=True, rounds=rounds)
+    write(conn, "at-once", at_once=True, rounds=rounds, announce=announce)
     one, once = stored(conn, "one-by-one"), stored(conn, "at-once")
     for name in one:
         assert once[name] == one[name], name
     assert [(s[0], s[1]) for s in once["sources"] if s[6]] == [(2, "x.md"), (1, "y.md"), (1, "z.md")]
+
+
+def test_announced_texts_keep_their_fragments_active_and_the_rest_follow_the_rule(conn):
+    """A new version whose begin_documents names its chunks' texts leaves the fragments
+    holding them untouched (no trip out of BM25 and back: the row is not rewritten);
+    a named text no chunk then writes does not keep its fragment: add_documents
+    deactivates it, as the rule says, and BM25 drops it."""
+    conn.execute("select service.register_embedding_model('prose', 'test-model', 3)")
+    write(
+        conn,
+        "acme",
+        at_once=True,
+        rounds=[[("a.md", "doc", [chunk("kept words", BASE), chunk("lost words", BASE ^ 0xFFFF00000000)])]],
+    )
+    ids = dict(conn.execute("select text, fragment_id from data.fragments where org_id = 'acme'").fetchall())
+    before = conn.execute(
+        "select xmin::text from data.fragments where fragment_id = %s", (ids["kept words"],)
+    ).fetchone()
+    doc = {"path": "a.md", "kind": "doc", "content": "a.md v2", "owner": "tester", "namespace": "prose"}
+    doc["content_hash"] = hashlib.sha256(doc["content"].encode()).hexdigest()
+    # Both texts announced; only one is written again, with a new one.
+    doc["chunk_hashes"] = [hashlib.sha256(t.encode()).hexdigest() for t in ("kept words", "lost words")]
+    ((doc_id, version),) = conn.execute(
+        "select doc_id, version from service.begin_documents('acme', null, null, null, %s)", (json.dumps([doc]),)
+    ).fetchall()
+    assert conn.execute(
+        "select bool_and(active) from data.fragments where fragment_id = any(%s)", (list(ids.values()),)
+    ).fetchone() == (True,)
+    chunks = [chunk("kept words", BASE), chunk("new words", BASE ^ 0xFFFFFFFF00000000)]
+    conn.execute(
+        "select * from service.add_documents(%s)",
+        (json.dumps([{"doc_id": doc_id, "version": version, "chunks": chunks}]),),
+    )
+    active = dict(conn.execute("select text, active from data.fragments where org_id = 'acme'").fetchall())
+    assert active == {"kept words": True, "lost words": False, "new words": True}
+    after = conn.execute(
+        "select xmin::text from data.fragments where fragment_id = %s", (ids["kept words"],)
+    ).fetchone()
+    assert after == before
+    indexed = {
+        row[0]
+        for row in conn.execute(
+            "select distinct p.fragment_id from data.bm25_blocks b, extensions.bm25_postings(b.postings) p"
+            " where b.org_id = 'acme'"
+        )
+    }
+    assert ids["kept words"] in indexed and ids["lost words"] not in indexed
+    assert_statistics_match_active_fragments(conn)
+
+
+def test_chunk_hashes_need_their_namespace(conn):
+    import psycopg
+
+    conn.execute("select service.create_org('acme')")
+    ensure_admin_principal(conn, "acme", "admin")
+    conn.execute("select service.bind_principal('acme', 'admin')")
+    doc = {"path": "a.md", "kind": "doc", "content": "x", "content_hash": hashlib.sha256(b"x").hexdigest()}
+    doc["chunk_hashes"] = ["00"]
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="namespace of their chunks"):
+        conn.execute("select * from service.begin_documents('acme', null, null, null, %s)", (json.dumps([doc]),))
 
 
 def test_a_bad_version_in_a_group_writes_nothing(conn):

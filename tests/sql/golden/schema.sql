@@ -1272,16 +1272,16 @@ COMMENT ON FUNCTION data._document_version_org() IS 'A document version''s org i
 
 
 --
--- Name: _find_duplicate(text, text, text, text, text, text, bigint, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
+-- Name: _find_duplicate(text, text, text, text, text, text, bigint, integer, bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text, p_content_hash text, p_simhash bigint, p_max_distance integer DEFAULT 3) RETURNS TABLE(fragment_id bigint, distance integer)
+CREATE FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text, p_content_hash text, p_simhash bigint, p_max_distance integer DEFAULT 3, p_inactive bigint[] DEFAULT '{}'::bigint[]) RETURNS TABLE(fragment_id bigint, distance integer)
     LANGUAGE sql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS <body>;
 
 
-ALTER FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text, p_content_hash text, p_simhash bigint, p_max_distance integer) OWNER TO <migrator>;
+ALTER FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text, p_content_hash text, p_simhash bigint, p_max_distance integer, p_inactive bigint[]) OWNER TO <migrator>;
 
 --
 -- Name: _fragment_readers(text, bigint); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -9562,10 +9562,10 @@ REVOKE ALL ON FUNCTION data._document_version_org() FROM PUBLIC;
 
 
 --
--- Name: FUNCTION _find_duplicate(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text, p_content_hash text, p_simhash bigint, p_max_distance integer); Type: ACL; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _find_duplicate(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text, p_content_hash text, p_simhash bigint, p_max_distance integer, p_inactive bigint[]); Type: ACL; Schema: data; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text, p_content_hash text, p_simhash bigint, p_max_distance integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text, p_content_hash text, p_simhash bigint, p_max_distance integer, p_inactive bigint[]) FROM PUBLIC;
 
 
 --
