@@ -351,7 +351,7 @@ begin
 end
 $$;
 comment on function service.begin_documents(text, text, text, text, jsonb)
-    is 'service.begin_document for several documents of one scope in one call (an ingestion group): the same rows, the retired fragments deactivated at once.';
+    is 'service.begin_document for several documents of one scope in one call (an ingestion group): the same rows, the retired fragments deactivated at once, except those holding a text of the documents'' chunk_hashes (service.add_documents, in the same transaction, applies the rule to them).';
 
 -- service.unchanged_documents: which of these (path, content hash) pairs the scope holds
 -- already as the current, live version of the document at that path; those need no

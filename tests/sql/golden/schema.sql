@@ -2591,7 +2591,7 @@ ALTER FUNCTION service.begin_documents(p_org_id text, p_repo_id text, p_persona_
 -- Name: FUNCTION begin_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb); Type: COMMENT; Schema: service; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION service.begin_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb) IS 'service.begin_document for several documents of one scope in one call (an ingestion group): the same rows, the retired fragments deactivated at once.';
+COMMENT ON FUNCTION service.begin_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb) IS 'service.begin_document for several documents of one scope in one call (an ingestion group): the same rows, the retired fragments deactivated at once, except those holding a text of the documents'' chunk_hashes (service.add_documents, in the same transaction, applies the rule to them).';
 
 
 --
