@@ -422,7 +422,7 @@ class IngestPipeline:
         if not chunks:
             return EmbeddingPlan({}, {})
         matches = conn.execute(
-            "select ordinal, fragment_id, distance from service.match_fragments(%s, %s, %s, %s, %s, %s, %s)",
+            "select ordinal, fragment_id, exact from service.match_fragments(%s, %s, %s, %s, %s, %s, %s)",
             (
                 *scope.as_args(),
                 [namespace for namespace, _input, _text, _expand in chunks],
@@ -432,8 +432,8 @@ class IngestPipeline:
         ).fetchall()
         inputs: dict[str, list[str]] = {}
         expand: list[str] = []
-        for (namespace, text, chunk, turn), (_ordinal, fragment_id, distance) in zip(chunks, matches):
-            if fragment_id is None or distance:
+        for (namespace, text, chunk, turn), (_ordinal, fragment_id, exact) in zip(chunks, matches):
+            if fragment_id is None or not exact:
                 inputs.setdefault(namespace, []).append(text)
                 if turn:
                     expand.append(chunk)
@@ -587,13 +587,14 @@ class IngestPipeline:
         secondary = self.secondary_models(conn)
         # One question for every chunk of the write: nothing is written before all are
         # matched, so asking per document would get the same answers in more round trips.
-        # A near match may still be new: the fragment may be one this write retired that
+        # Only an exact match is sure: a near one (a different text, even at distance 0,
+        # SimHash ignoring case and spacing) may be a fragment this write retired that
         # service.begin_documents left active (its text announced), which add_documents
         # matches as retired; such a chunk carries its vector (planned ahead: the plan
         # counts near matches as new) and SQL decides.
         rows = [row for item in pending for row in item.rows]
         matches = conn.execute(
-            "select ordinal, fragment_id, distance from service.match_fragments(%s, %s, %s, %s, %s, %s, %s)",
+            "select ordinal, fragment_id, exact from service.match_fragments(%s, %s, %s, %s, %s, %s, %s)",
             (
                 *scope.as_args(),
                 [r["namespace"] for r in rows],
@@ -601,7 +602,7 @@ class IngestPipeline:
                 [r["simhash"] for r in rows],
             ),
         ).fetchall()
-        is_new = [fragment_id is None or distance > 0 for _ordinal, fragment_id, distance in matches]
+        is_new = [fragment_id is None or not exact for _ordinal, fragment_id, exact in matches]
         start = 0
         for item in pending:
             item.is_new = is_new[start : start + len(item.rows)]

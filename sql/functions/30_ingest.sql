@@ -495,11 +495,15 @@ create or replace trigger fragment_sources_deleted
 -- a near-duplicate (Hamming distance <= max_distance) must be active, and not among
 -- p_inactive (fragments still active that the caller counts as retired:
 -- service.add_documents's `kept_ids`).
+-- `exact`: the fragment holds this text (a near copy may be at distance 0: SimHash
+-- ignores case and spacing).
+drop function if exists service.match_fragments(text, text, text, text, text[], text[], bigint[]);
 drop function if exists data._find_duplicate(text, text, text, text, text, text, bigint, int);
+drop function if exists data._find_duplicate(text, text, text, text, text, text, bigint, int, bigint[]);
 create or replace function data._find_duplicate(
     p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text,
     p_content_hash text, p_simhash bigint, p_max_distance int default 3, p_inactive bigint[] default '{}')
-returns table (fragment_id bigint, distance int)
+returns table (fragment_id bigint, distance int, exact boolean)
 language sql stable
 set search_path = pg_catalog, extensions, pg_temp
 as $$
@@ -527,24 +531,27 @@ as $$
           and f.session_id is not distinct from p_session_id
           and bit_count((f.simhash # p_simhash)::bit(64)) <= p_max_distance
     )
-    select c.fragment_id, c.distance from candidates c
+    select c.fragment_id, c.distance, c.preference = 0 from candidates c
     order by c.preference, c.distance, c.fragment_id
     limit 1
 $$;
 
 -- service.match_fragments: for each proposed chunk, the canonical fragment it would
--- collapse into (null: it is new and needs an embedding).
+-- collapse into (null: it is new and needs an embedding), and whether that fragment holds
+-- the chunk's text (`exact`). Only an exact match is sure to stand in the write: a near
+-- one may be a fragment the write retires (service.add_documents), so a chunk matched
+-- near carries its vector.
 create or replace function service.match_fragments(
     p_org_id text, p_repo_id text, p_persona_id text, p_session_id text,
     p_namespaces text[], p_content_hashes text[], p_simhashes bigint[])
-returns table (ordinal int, fragment_id bigint, distance int)
+returns table (ordinal int, fragment_id bigint, distance int, exact boolean)
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
 begin
     perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
     return query
-    select c.ordinal::int, d.fragment_id, d.distance
+    select c.ordinal::int, d.fragment_id, d.distance, d.exact
     from unnest(p_namespaces, p_content_hashes, p_simhashes) with ordinality as c(namespace, content_hash, simhash, ordinal)
     left join lateral data._find_duplicate(p_org_id, p_repo_id, p_persona_id, p_session_id,
                                            c.namespace, c.content_hash, c.simhash) d on true

@@ -364,3 +364,79 @@ def test_a_group_is_indexed_and_linked_once_not_per_document(conn, pipeline):
     assert calls("_refresh_validity") == 1
     assert conn.execute("select count(*) from data.fragment_links where resolved_at is not null").fetchone()[0] >= 5
     assert_statistics_match_active_fragments(conn)
+
+
+def test_a_case_variant_of_a_kept_text_written_first_is_new(conn, ingest):
+    """A chunk whose SimHash equals a kept fragment's (SimHash ignores case and spacing)
+    but whose text differs is no match for it while it counts as retired: the chunk is
+    written new with its vector (it once failed the group: 'needs an embedding')."""
+    from app.ingest.dedupe import simhash64
+
+    text = "# Notes\n\nRotate the journal when the storage volume is full and keep it.\n"
+    assert simhash64(text) == simhash64(text.upper())
+    ingest("acme", {"z.md": text})
+    results = ingest("acme", {"a.md": text.upper(), "z.md": text + "\n## More\n\nAnother section entirely.\n"})
+    assert {r.path: r.changed for r in results} == {"a.md": True, "z.md": True}
+    rows = conn.execute(
+        "select d.path, f.text, f.active from data.fragment_sources s join data.documents d on d.doc_id = s.doc_id"
+        " join data.fragments f on f.fragment_id = s.fragment_id where s.retired_at is null order by 1, s.ordinal"
+    ).fetchall()
+    assert [(path, active) for path, _text, active in rows] == [("a.md", True), ("z.md", True), ("z.md", True)]
+    assert rows[0][1] != rows[1][1]  # a.md's text has a fragment of its own
+    assert_statistics_match_active_fragments(conn)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_announcing_chunks_stores_what_not_announcing_stores(conn, pipeline, monkeypatch, seed):
+    """Random groups of edits (paragraphs kept, dropped, reordered, re-cased, respaced,
+    moved between documents) through the real lane: a writer that tells begin_documents
+    its chunks' hashes stores exactly what one that does not stores."""
+    import random
+
+    from app.ingest import pipeline as lane
+    from app.ingest.normalize import SourceDocument
+    from app.scope import Scope
+
+    rng = random.Random(seed)
+    words = "journal volume rotate storage keep full index block merge term list scope write read".split()
+    pool = [" ".join(rng.choice(words) for _ in range(rng.randint(6, 14))).capitalize() + "." for _ in range(4)]
+
+    def variant(paragraph: str) -> str:
+        roll = rng.random()
+        if roll < 0.25:
+            return paragraph.upper()
+        if roll < 0.4:
+            return paragraph.replace(" ", "  ", 1)
+        if roll < 0.5:
+            return paragraph.replace(rng.choice(paragraph.split()), rng.choice(words), 1)
+        return paragraph
+
+    rounds = []
+    for _ in range(6):
+        group = {}
+        for path in rng.sample([f"d{i}.md" for i in range(5)], rng.randint(2, 5)):
+            sections = [f"## S{j}\n\n{variant(rng.choice(pool))}\n" for j in range(rng.randint(1, 4))]
+            group[path] = f"# {path}\n\n" + "\n".join(sections)
+        rounds.append(group)
+    plain_versions = lane._versions_json
+
+    def unannounced(documents, owners):
+        versions = json.loads(plain_versions(documents, owners))
+        for v in versions:
+            v.pop("chunk_hashes"), v.pop("namespace")
+        return json.dumps(versions)
+
+    for org, announce in (("plain", False), ("announced", True)):
+        conn.execute("select service.create_org(%s)", (org,))
+        pipeline.register_models(conn)
+        ensure_admin_principal(conn, org, "admin")
+        conn.execute("select service.bind_principal(%s, 'admin')", (org,))
+        monkeypatch.setattr(lane, "_versions_json", plain_versions if announce else unannounced)
+        for group in rounds:
+            prepared = [pipeline.prepare(SourceDocument(path=p, content=t)) for p, t in group.items()]
+            pipeline.write(conn, Scope(org), prepared)
+    plain, announced = stored(conn, "plain"), stored(conn, "announced")
+    for name in plain:
+        assert announced[name] == plain[name], name
+    assert any(not f[11] for f in announced["fragments"]), "the edits retire some fragment for good"
+    assert_statistics_match_active_fragments(conn)

@@ -1275,7 +1275,7 @@ COMMENT ON FUNCTION data._document_version_org() IS 'A document version''s org i
 -- Name: _find_duplicate(text, text, text, text, text, text, bigint, integer, bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text, p_content_hash text, p_simhash bigint, p_max_distance integer DEFAULT 3, p_inactive bigint[] DEFAULT '{}'::bigint[]) RETURNS TABLE(fragment_id bigint, distance integer)
+CREATE FUNCTION data._find_duplicate(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespace text, p_content_hash text, p_simhash bigint, p_max_distance integer DEFAULT 3, p_inactive bigint[] DEFAULT '{}'::bigint[]) RETURNS TABLE(fragment_id bigint, distance integer, exact boolean)
     LANGUAGE sql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS <body>;
@@ -3073,7 +3073,7 @@ COMMENT ON FUNCTION service.list_grants(p_org_id text) IS 'Every principal of an
 -- Name: match_fragments(text, text, text, text, text[], text[], bigint[]); Type: FUNCTION; Schema: service; Owner: <migrator>
 --
 
-CREATE FUNCTION service.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) RETURNS TABLE(ordinal integer, fragment_id bigint, distance integer)
+CREATE FUNCTION service.match_fragments(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_namespaces text[], p_content_hashes text[], p_simhashes bigint[]) RETURNS TABLE(ordinal integer, fragment_id bigint, distance integer, exact boolean)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS <body>;
