@@ -79,38 +79,28 @@ $$;
 -- rows whose target changes are written. Returns how many were.
 create or replace function data._resolve_links(p_link_ids bigint[])
 returns int
-language plpgsql
+language sql
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-    ids bigint[];
-    orgs text[];
-    fragments bigint[];
-    repos text[];
-    personas text[];
-    sessions text[];
-    keys text[];
-    names text[];
-    anchors text[];
-    target_repos text[];
-    updated_count int;
-begin
-    select array_agg(l.link_id order by l.link_id), array_agg(l.org_id order by l.link_id),
-           array_agg(l.fragment_id order by l.link_id), array_agg(l.repo_id order by l.link_id),
-           array_agg(l.persona_id order by l.link_id), array_agg(l.session_id order by l.link_id),
-           array_agg(l.target_key order by l.link_id), array_agg(l.target_name order by l.link_id),
-           array_agg(l.target_anchor order by l.link_id), array_agg(l.target_repo order by l.link_id)
-      into ids, orgs, fragments, repos, personas, sessions, keys, names, anchors, target_repos
-    from data.fragment_links l
-    where l.link_id = any (p_link_ids);
-    if ids is null then
-        return 0;
-    end if;
-    with resolved as materialized (
+    with links as materialized (
+        select array_agg(l.link_id order by l.link_id) as ids, array_agg(l.org_id order by l.link_id) as orgs,
+               array_agg(l.fragment_id order by l.link_id) as fragments, array_agg(l.repo_id order by l.link_id) as repos,
+               array_agg(l.persona_id order by l.link_id) as personas,
+               array_agg(l.session_id order by l.link_id) as sessions,
+               array_agg(l.target_key order by l.link_id) as keys, array_agg(l.target_name order by l.link_id) as names,
+               array_agg(l.target_anchor order by l.link_id) as anchors,
+               array_agg(l.target_repo order by l.link_id) as target_repos
+        from data.fragment_links l
+        where l.link_id = any (p_link_ids)
+    ), targets as materialized (
+        select t.* from links k,
+             data._link_targets(k.orgs, k.fragments, k.repos, k.personas, k.sessions, k.keys, k.names, k.anchors,
+                                k.target_repos) t
+    ), resolved as materialized (
         select x.link_id, t.doc_id, t.fragment_id, t.repo_id, t.persona_id, t.session_id
-        from unnest(ids) with ordinality as x(link_id, n)
-        left join data._link_targets(orgs, fragments, repos, personas, sessions, keys, names, anchors,
-                                     target_repos) t on t.n = x.n
+        from links k
+        cross join unnest(k.ids) with ordinality as x(link_id, n)
+        left join targets t on t.n = x.n
     ), updated as (
         update data.fragment_links l
         set target_doc_id = r.doc_id, target_fragment_id = r.fragment_id, target_repo_id = r.repo_id,
@@ -121,9 +111,7 @@ begin
           and (l.target_fragment_id is distinct from r.fragment_id or l.target_doc_id is distinct from r.doc_id)
         returning 1
     )
-    select count(*)::int into updated_count from updated;
-    return updated_count;
-end
+    select count(*)::int from updated
 $$;
 
 -- data._record_links_of: after document versions' chunks are written (service.add_documents),

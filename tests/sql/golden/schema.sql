@@ -1826,7 +1826,7 @@ ALTER FUNCTION data._resolve_context_refs(p_refs text[], p_scoped boolean, p_rep
 --
 
 CREATE FUNCTION data._resolve_links(p_link_ids bigint[]) RETURNS integer
-    LANGUAGE plpgsql
+    LANGUAGE sql
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS <body>;
 
