@@ -161,6 +161,11 @@ def _register_vector_dumper(conn: psycopg.Connection) -> None:
     conn.adapters.register_dumper(_Vector, VectorDumper)
 
 
+def content_hash(text: str) -> str:
+    """A chunk's content hash as SQL stores it (data.fragments.content_hash)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 @functools.lru_cache(maxsize=16384)
 def _simhash(text: str) -> int:
     """A chunk's SimHash as SQL stores it, computed once: plan_embeddings asks SQL about
@@ -217,7 +222,7 @@ def chunk_row(
         "lexical_heading": lexical_heading(path, heading_path),
         "symbol": symbol,
         "text": text,
-        "content_hash": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "content_hash": content_hash(text),
         "token_count": token_count,
         "chunker_version": chunker_version,
         "simhash": _simhash(text),
@@ -281,7 +286,7 @@ def _versions_json(documents: list[PreparedDocument], owners: list[tuple[str | N
                 # The chunks add_documents will write: fragments of the old version
                 # holding one of these texts stay active (no trip out of BM25 and back).
                 "namespace": p.namespace,
-                "chunk_hashes": [hashlib.sha256(c.text.encode("utf-8")).hexdigest() for c in p.chunks],
+                "chunk_hashes": [content_hash(c.text) for c in p.chunks],
             }
             for p, (owner, owner_source) in zip(documents, owners)
         ]
@@ -426,7 +431,7 @@ class IngestPipeline:
             (
                 *scope.as_args(),
                 [namespace for namespace, _input, _text, _expand in chunks],
-                [hashlib.sha256(text.encode("utf-8")).hexdigest() for _namespace, _input, text, _expand in chunks],
+                [content_hash(text) for _namespace, _input, text, _expand in chunks],
                 [_simhash(text) for _namespace, _input, text, _expand in chunks],
             ),
         ).fetchall()

@@ -388,18 +388,30 @@ $$;
 comment on function service.unchanged_documents(text, text, text, text, text[], text[])
     is 'Which of these (path, content hash) pairs the scope holds already as the current, live version (write grants required): they need no new version.';
 
--- data._deactivate_unsourced: the one rule for `active`: a fragment is retrievable only
--- while a live source holds exactly its text.
+-- data._unsourced: the one rule for `active`: a fragment is retrievable only while a
+-- live source holds exactly its text. Of these fragments, the active ones no live source
+-- holds exactly (data._deactivate_unsourced deactivates them; service.add_documents
+-- finds with it the ones service.begin_documents kept).
+create or replace function data._unsourced(p_fragment_ids bigint[])
+returns setof bigint
+language sql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select f.fragment_id from data.fragments f
+    where f.fragment_id = any(p_fragment_ids) and f.active
+      and not exists (select 1 from data.fragment_sources s
+                      where s.org_id = f.org_id and s.fragment_id = f.fragment_id and s.retired_at is null
+                        and s.content_hash = f.content_hash)
+$$;
+
+-- data._deactivate_unsourced: data._unsourced's fragments become inactive (and leave BM25).
 create or replace function data._deactivate_unsourced(p_fragment_ids bigint[])
 returns void
 language sql
 set search_path = pg_catalog, extensions, pg_temp
 as $$
     update data.fragments f set active = false
-    where f.fragment_id = any(p_fragment_ids) and f.active
-      and not exists (select 1 from data.fragment_sources s
-                      where s.org_id = f.org_id and s.fragment_id = f.fragment_id and s.retired_at is null
-                        and s.content_hash = f.content_hash)
+    where f.fragment_id = any(array(select data._unsourced(p_fragment_ids))) and f.active
 $$;
 
 -- data._retire_pointers: pointers of versions older than p_keep_version stop counting.
@@ -728,14 +740,9 @@ begin
     -- (service.begin_documents) that are still active with no live source holding their
     -- text: left active because a chunk of the call was said to hold it (`chunk_hashes`).
     -- They are matched as the retired fragments they are until a chunk revives them.
-    kept_ids := array(
-        select distinct f.fragment_id
-        from data.fragment_sources s
-        join data.fragments f on f.org_id = s.org_id and f.fragment_id = s.fragment_id
-        where s.doc_id = any (i_docs) and s.retired_at = now() and f.active
-          and not exists (select 1 from data.fragment_sources x
-                          where x.org_id = f.org_id and x.fragment_id = f.fragment_id and x.retired_at is null
-                            and x.content_hash = f.content_hash));
+    kept_ids := array(select data._unsourced(array(
+        select distinct s.fragment_id from data.fragment_sources s
+        where s.doc_id = any (i_docs) and s.retired_at = now())));
 
     -- Every chunk with its stored match (nothing is written until all are matched), and
     -- whether an earlier chunk of the call may have its text or a SimHash within 3 of it

@@ -1970,6 +1970,18 @@ COMMENT ON FUNCTION data._transaction_identity() IS 'This transaction''s identit
 
 
 --
+-- Name: _unsourced(bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._unsourced(p_fragment_ids bigint[]) RETURNS SETOF bigint
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._unsourced(p_fragment_ids bigint[]) OWNER TO <migrator>;
+
+--
 -- Name: _usage_candidates(jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -9915,6 +9927,13 @@ GRANT ALL ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) 
 --
 
 REVOKE ALL ON FUNCTION data._transaction_identity() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _unsourced(p_fragment_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._unsourced(p_fragment_ids bigint[]) FROM PUBLIC;
 
 
 --
