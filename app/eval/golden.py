@@ -35,6 +35,7 @@ from app.eval.embedding_cache import CorpusVectors, with_rounding
 from app.eval.metrics import Span, fragment_ranking, mean, score_query
 from app.eval.stages import DEFAULT_DEPTH, STAGES
 from app.ingest.batches import ingest_groups
+from app.ingest.dedupe import VERSION as SIMHASH_VERSION
 from app.ingest.normalize import SourceDocument
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.candidates import Candidate
@@ -93,6 +94,7 @@ def pipeline_version(conn: psycopg.Connection, pipeline: IngestPipeline) -> dict
     settings = pipeline.settings
     version = {
         "chunker_version": CHUNKER_VERSION,
+        "simhash": SIMHASH_VERSION,
         "embedding_models": {ns: model_label(e.name) for ns, e in sorted(pipeline.embedders.items())},
         "embed_dtype": next(iter(pipeline.embedders.values())).dtype,  # `auto` resolved
         "max_fragment_tokens": settings.max_fragment_tokens,

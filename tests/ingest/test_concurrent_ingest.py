@@ -109,8 +109,12 @@ def upload(client: TestClient, key: str, org: str, files: dict[str, str]):
 
 
 def stored_fragments(conn: psycopg.Connection, org: str) -> dict[str, list[tuple]]:
+    """Each document's chunks as stored: each chunk's place and the hash of its own text.
+    Not its fragment's text: a near copy of another variant's chunk ("// end of variant 3"
+    against "... 4") points at whichever of the two was written first (ADR 0003), so that
+    depends on the order of the writes; the chunk's own text does not."""
     rows = conn.execute(
-        """select d.path, s.ordinal, s.anchor, s.start_line, s.end_line, f.text, f.symbol, f.token_count
+        """select d.path, s.ordinal, s.anchor, s.start_line, s.end_line, s.content_hash
              from data.documents d
              join data.fragment_sources s on s.doc_id = d.doc_id and s.doc_version = d.current_version
              join data.fragments f using (fragment_id)

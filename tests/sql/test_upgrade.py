@@ -225,6 +225,37 @@ def test_0026_postings_are_packed_as_a_fresh_index_would_be(empty_db):
         assert tops() == upgraded
 
 
+def test_0043_recomputes_every_stored_simhash_as_a_fresh_ingest_would(empty_db):
+    """Migration 0043 gives every stored fragment the SimHash a fresh ingest of its text
+    gives now (app/ingest/dedupe.py), over more than one batch and in every org, and the
+    band columns the near-duplicate look-up probes follow."""
+    from app.ingest.dedupe import simhash64, to_signed
+
+    migrate(empty_db, revision="0042")  # functions of head: 0043 changes no schema
+    with psycopg.connect(empty_db) as conn:
+        conn.execute("insert into data.orgs (org_id) values ('acme'), ('globex')")
+        conn.execute("select data._create_tenant_partitions(org_id) from data.orgs")
+        conn.execute("""
+            insert into data.fragments (fragment_id, org_id, namespace, kind, owner, text, content_hash,
+                                        token_count, chunker_version, simhash, tsv, reading)
+            select nextval('data.fragment_id_seq'), case when i % 1000 = 0 then 'globex' else 'acme' end,
+                   'prose', 'doc', 'o', t, md5(t), 10, 'v', 1, to_tsvector('english', t), null
+            from generate_series(1, 6100) i,
+                 lateral (select 'Release ' || i || E'\n' || repeat('=', 20 + i % 7) || E'\n\n- fix ' || i as t) x
+        """)
+        conn.commit()
+
+    migrate(empty_db)
+
+    with psycopg.connect(empty_db) as conn:
+        rows = conn.execute("select org_id, text, simhash, simhash_band0, simhash_band3 from data.fragments").fetchall()
+    assert len(rows) == 6100 and {org for org, *_ in rows} == {"acme", "globex"}
+    for _org, text, value, band0, band3 in rows:
+        assert value == to_signed(simhash64(text))
+        assert band0 == (value >> 48) & 65535 and band3 == value & 65535
+    assert len({value for _org, _text, value, *_ in rows}) == 6100
+
+
 def test_a_server_without_the_lexical_extension_stops_the_migrate_with_one_line(conn):
     """Migration 0027's guard, run as it is written but asking for an extension this
     server lacks: one error naming what is missing, and a hint saying how to install it."""
