@@ -45,7 +45,9 @@ class Resolved:
 
     @property
     def rerank_top(self) -> int:
-        return self.request.rerank_top
+        """The request's, or its top_k when that asks for more: a top_k above rerank_top
+        was cut to rerank_top fragments without a word (the rest were never ranked)."""
+        return max(self.request.rerank_top, self.request.top_k or 0)
 
     @property
     def contexts(self) -> list[str]:

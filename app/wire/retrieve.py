@@ -82,6 +82,7 @@ class RetrieveRequest(msgspec.Struct, forbid_unknown_fields=True):
     k_lexical: Annotated[int, msgspec.Meta(ge=0, le=1000)] = DEFAULT_K_LEXICAL
     k_dense: Annotated[int, msgspec.Meta(ge=0, le=1000)] = DEFAULT_K_DENSE
     rerank_top: Annotated[int, msgspec.Meta(ge=1, le=1000)] = DEFAULT_RERANK_TOP
+    """Fused candidates the reranker scores and ranks; at least `top_k` when that is set."""
     freshness_halflife_days: Annotated[float, msgspec.Meta(gt=0, le=36500)] | None = None
     """One freshness half-life for every kind, instead of the ranking profile's per kind."""
     min_score: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.0

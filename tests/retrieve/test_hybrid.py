@@ -172,3 +172,15 @@ def test_freshness_half_life_prefers_recent_text(conn, ingest, as_principal, ret
     old, new = sorted(fresh.fragments, key=lambda f: f.source.startswith("new/"))
     assert new.score > old.score
     assert {f.source for f in plain.fragments} == {f.source for f in fresh.fragments}
+
+
+def test_a_top_k_above_rerank_top_is_not_cut_to_it(corpus, retriever):
+    """The ranked head grows to top_k: asking for 8 fragments with rerank_top 3 gives 8
+    (the corpus holds more than 8 that match), not 3."""
+    from app.access import act_as
+
+    act_as(corpus, "acme", "admin")
+    query = "rotate storage credentials keys refund"
+    response = retriever.retrieve(corpus, request(query, rerank_top=3, top_k=8, budget_tokens=100_000))
+    assert len(response.fragments) == 8
+    assert len(retriever.retrieve(corpus, request(query, rerank_top=3, budget_tokens=100_000)).fragments) == 3
