@@ -47,6 +47,16 @@ def score_basis(reranker: Scorer | None) -> str:
     return f"rerank_probability x {1 - share:.2f} + fused score / best of the head x {share:.2f}"
 
 
+def calibration(reranker: Scorer | None) -> str | None:
+    """How a learned reranker's raw score becomes its probability (None for a scorer
+    that gives probabilities itself): the trace page shows it next to each raw score."""
+    pair = getattr(reranker, "calibration", None)
+    if not pair:
+        return None
+    a, b = pair
+    return f"rerank_probability = sigmoid({a:.4f} x raw {'-' if b < 0 else '+'} {abs(b):.4f})"
+
+
 class Retriever:
     """One retrieval as a composition of stages (app.retrieve.stages): the request is
     resolved once, then gathered, reranked, blended, boosted, composed and traced."""
@@ -137,6 +147,7 @@ class Retriever:
             "reranker": self.reranker.name if self.reranker else None,
             "reranker_version": self.reranker.version if self.reranker else None,
             "score_basis": score_basis(self.reranker),
+            **({"reranker_calibration": calibration(self.reranker)} if calibration(self.reranker) else {}),
         }
 
     def vectors(self, q: Resolved, vectors: QueryVectors | None) -> QueryVectors:

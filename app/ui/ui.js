@@ -188,9 +188,10 @@ async function showTrace(traceId) {
   definition(meta, "made by", trace.principal_id + " at " + trace.created_at);
   definition(meta, "budget", request.budget_tokens + " tokens, min_score " + request.min_score +
     ", min_relevance " + request.min_relevance + ", rerank_top " + request.rerank_top);
-  definition(meta, "fusion", JSON.stringify(fusion));
+  definition(meta, "fusion", describeFusion(fusion));
   definition(meta, "reranker", (trace.pipeline.reranker || "none") +
-    (trace.pipeline.reranker_version ? " (version " + trace.pipeline.reranker_version + ")" : ""));
+    (trace.pipeline.reranker_version ? " (version " + trace.pipeline.reranker_version + ")" : "") +
+    (trace.pipeline.reranker_calibration ? "; " + trace.pipeline.reranker_calibration : ""));
   definition(meta, "score basis", trace.pipeline.score_basis);
   const profile = trace.pipeline.profile || {};
   definition(meta, "blend", (profile.source || "") + " profile, weights " + JSON.stringify(profile.weights || {}) +
@@ -213,6 +214,23 @@ async function showTrace(traceId) {
     : "Nothing returned";
   showLeftOut(dropped, trace.left_out || []);
   show("trace-section");
+}
+
+// Fusion in words: the method, the query's shape, and each side's weight per namespace as
+// the candidates' rows use them (a namespace's two weights sum to 1), then the rest.
+function describeFusion(fusion) {
+  if (fusion.method === "rrf") return "rrf, k " + fusion.k;
+  if (fusion.method !== "weighted" || typeof fusion.dense_weight !== "number") return JSON.stringify(fusion);
+  const dense = fusion.dense_weight;
+  const factors = Object.assign({prose: 1}, fusion.lexical_weight || {});
+  const parts = Object.entries(factors).sort().map(([ns, factor]) => {
+    const lexical = (1 - dense) * factor;
+    const sum = lexical + dense;
+    const text = ns + ": lexical " + num(sum ? lexical / sum : 0, 3) + ", dense " + num(sum ? dense / sum : 0, 3);
+    return factor !== 1 ? text + " (lexical x " + factor + ")" : text;
+  });
+  return "weighted, a " + (fusion.query_shape || "?") + " query; " + parts.join("; ") +
+    (fusion.calibration ? "; each side: " + fusion.calibration : "");
 }
 
 // The blend's terms of a ranked candidate, each times its weight in the profile: what
@@ -276,6 +294,11 @@ function renderCandidates(table, candidates, weights) {
     }
     const terms = c.terms || {};
     const rerankCell = cell(num(terms.rerank ?? c.rerank_score), "rerank");
+    if (terms.rerank != null && c.rerank_score != null && Math.abs(terms.rerank - c.rerank_score) > 1e-9) {
+      // The relevance term mixes the reranker's probability with the fused order (the
+      // trace's score basis): show the probability it started from.
+      rerankCell.append(el("div", "p " + num(c.rerank_score, 3), "raw"));
+    }
     const contributionsCell = cell(null, "contributions");
     if (c.rerank_detail) {
       // The learned reranker's view of its best candidates: the largest contributions
@@ -287,7 +310,8 @@ function renderCandidates(table, candidates, weights) {
         contributionsCell.append(el("div", name + " " + signed(value)));
       }
       if (detail.raw !== undefined) contributionsCell.append(el("div", "raw " + num(detail.raw, 3), "raw"));
-      rerankCell.title = contributionsCell.title = "raw " + detail.raw + "; contributions: " +
+      rerankCell.title = contributionsCell.title = "raw " + detail.raw + " -> probability " + c.rerank_score +
+        "; contributions: " +
         contributions.map(([k, v]) => k + " " + v).join(", ") +
         "\nfeatures: " + Object.entries(detail.features || {}).map(([k, v]) => k + "=" + v).join(", ");
       rerankCell.classList.add("explained");
