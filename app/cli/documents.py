@@ -254,8 +254,8 @@ def query(
     key: str | None,
 ) -> None:
     """Retrieve fragments for TEXT, exactly as POST /contexts/retrieve does: through the
-    service at --url with --key, or else on the database as the principal named by
-    --principal (its grants apply)."""
+    service at --url with --key, or else on the database as the principal the top-level
+    option names (`contexts --principal NAME query ...`; its grants apply)."""
     payload = {
         "query": text,
         "scope": {"org_id": org_id, "repo_id": repo, "persona_id": persona, "session_id": session},

@@ -138,7 +138,7 @@ def demo_key_needs(url: str, home: Path, *, external: bool) -> str:
     prefix = "" if external else f"CONTEXTS_HOME={shlex.quote(str(home))} "
     return (
         "The demo key only reads. With it: POST /contexts/retrieve (the call above), "
-        f"GET /documents, /fragments, /traces, the trace page at {url}/ui, "
+        f"GET /documents, /fragments/{{id}}, /traces/{{id}}, the trace page at {url}/ui, "
         f"and the MCP tools {reads}.\n"
         "A write key is needed for POST /documents, POST /sessions and session notes, pins, "
         f"profiles, the README's Python client example and the MCP tools {writes} "
