@@ -187,7 +187,9 @@ async function showTrace(traceId) {
     .filter((k) => scope[k]).map((k) => k + "=" + scope[k]).join(", "));
   definition(meta, "made by", trace.principal_id + " at " + trace.created_at);
   definition(meta, "budget", request.budget_tokens + " tokens, min_score " + request.min_score +
-    ", min_relevance " + request.min_relevance + ", rerank_top " + request.rerank_top);
+    ", min_relevance " + request.min_relevance + ", rerank_top " + request.rerank_top +
+    (request.top_k > request.rerank_top ? " (" + request.top_k + ": at least top_k)" : "") +
+    (request.top_k ? ", top_k " + request.top_k : ""));
   definition(meta, "fusion", describeFusion(fusion));
   definition(meta, "reranker", (trace.pipeline.reranker || "none") +
     (trace.pipeline.reranker_version ? " (version " + trace.pipeline.reranker_version + ")" : "") +
