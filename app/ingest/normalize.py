@@ -55,6 +55,12 @@ class RejectedDocument(ValueError):
     a path that could make a citation point somewhere it does not."""
 
 
+def content_hash(text: str) -> str:
+    """The content hash SQL stores for a text: a document version's, and a chunk's
+    (data.fragments.content_hash, data.fragment_sources.content_hash)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class SourceDocument:
     """A document as it arrives: raw text (or bytes) plus where it comes from."""
@@ -356,7 +362,7 @@ def normalize(doc: SourceDocument, max_bytes: int | None = None) -> NormalizedDo
     return NormalizedDocument(
         path=path,
         text=text,
-        content_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        content_hash=content_hash(text),
         kind=kind,
         syntax=syntax,
         language=None if is_code else detect_language(text),

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import hashlib
 import json
 import logging
 import selectors
@@ -39,7 +38,14 @@ from app.ingest.chunk_conversation import ConversationChunker
 from app.ingest.chunk_prose import ProseChunker
 from app.ingest.chunks import Chunk
 from app.ingest.dedupe import simhash64, to_signed
-from app.ingest.normalize import VALIDITY_KEYS, NormalizedDocument, RejectedDocument, SourceDocument, normalize
+from app.ingest.normalize import (
+    VALIDITY_KEYS,
+    NormalizedDocument,
+    RejectedDocument,
+    SourceDocument,
+    content_hash,
+    normalize,
+)
 from app.ingest.references import document_references
 from app.owners import CODEOWNERS_PATHS, CodeOwners, find_codeowners
 from app.readable import metadata_problem, time_problem
@@ -159,11 +165,6 @@ def _register_vector_dumper(conn: psycopg.Connection) -> None:
             return obj.data
 
     conn.adapters.register_dumper(_Vector, VectorDumper)
-
-
-def content_hash(text: str) -> str:
-    """A chunk's content hash as SQL stores it (data.fragments.content_hash)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @functools.lru_cache(maxsize=16384)

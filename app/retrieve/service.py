@@ -147,7 +147,7 @@ class Retriever:
             "reranker": self.reranker.name if self.reranker else None,
             "reranker_version": self.reranker.version if self.reranker else None,
             "score_basis": score_basis(self.reranker),
-            **({"reranker_calibration": calibration(self.reranker)} if calibration(self.reranker) else {}),
+            **({"reranker_calibration": calibrated} if (calibrated := calibration(self.reranker)) else {}),
         }
 
     def vectors(self, q: Resolved, vectors: QueryVectors | None) -> QueryVectors:

@@ -188,9 +188,8 @@ async function showTrace(traceId) {
   definition(meta, "made by", trace.principal_id + " at " + trace.created_at);
   definition(meta, "budget", request.budget_tokens + " tokens, min_score " + request.min_score +
     ", min_relevance " + request.min_relevance + ", rerank_top " + request.rerank_top +
-    (request.top_k > request.rerank_top ? " (" + request.top_k + ": at least top_k)" : "") +
-    (request.top_k ? ", top_k " + request.top_k : ""));
-  definition(meta, "fusion", describeFusion(fusion));
+    (request.top_k ? ", top_k " + request.top_k + (request.top_k > request.rerank_top ? " (the head it ranks)" : "") : ""));
+  definition(meta, "fusion", describeFusion(fusion, trace.candidates));
   definition(meta, "reranker", (trace.pipeline.reranker || "none") +
     (trace.pipeline.reranker_version ? " (version " + trace.pipeline.reranker_version + ")" : "") +
     (trace.pipeline.reranker_calibration ? "; " + trace.pipeline.reranker_calibration : ""));
@@ -218,21 +217,24 @@ async function showTrace(traceId) {
   show("trace-section");
 }
 
-// Fusion in words: the method, the query's shape, and each side's weight per namespace as
-// the candidates' rows use them (a namespace's two weights sum to 1), then the rest.
-function describeFusion(fusion) {
+// Fusion in words: the method, the query's shape, and each namespace's lexical and dense
+// weights as its candidates carry them (SQL makes a namespace's two weights sum to 1),
+// with the factor a natural-language question put on a namespace's lexical side.
+function describeFusion(fusion, candidates) {
   if (fusion.method === "rrf") return "rrf, k " + fusion.k;
-  if (fusion.method !== "weighted" || typeof fusion.dense_weight !== "number") return JSON.stringify(fusion);
-  const dense = fusion.dense_weight;
-  const factors = Object.assign({prose: 1}, fusion.lexical_weight || {});
-  const parts = Object.entries(factors).sort().map(([ns, factor]) => {
-    const lexical = (1 - dense) * factor;
-    const sum = lexical + dense;
-    const text = ns + ": lexical " + num(sum ? lexical / sum : 0, 3) + ", dense " + num(sum ? dense / sum : 0, 3);
-    return factor !== 1 ? text + " (lexical x " + factor + ")" : text;
+  if (fusion.method !== "weighted") return JSON.stringify(fusion);
+  const byNamespace = {};
+  for (const c of candidates) {
+    if (c.namespace && c.lexical_weight != null && !(c.namespace in byNamespace)) byNamespace[c.namespace] = c;
+  }
+  const factors = fusion.lexical_weight || {};
+  const parts = Object.keys(byNamespace).sort().map((ns) => {
+    const c = byNamespace[ns];
+    const text = ns + ": lexical " + num(c.lexical_weight, 3) + ", dense " + num(c.dense_weight, 3);
+    return factors[ns] !== undefined && factors[ns] !== 1 ? text + " (lexical x " + factors[ns] + ")" : text;
   });
-  return "weighted, a " + (fusion.query_shape || "?") + " query; " + parts.join("; ") +
-    (fusion.calibration ? "; each side: " + fusion.calibration : "");
+  return ["weighted, a " + (fusion.query_shape || "?") + " query", ...parts,
+    ...(fusion.calibration ? ["each side: " + fusion.calibration] : [])].join("; ");
 }
 
 // The blend's terms of a ranked candidate, each times its weight in the profile: what

@@ -758,7 +758,7 @@ begin
             -- A stored match that is retired and has this chunk's text is revived by it:
             -- later chunks compare with its stored SimHash (`kept`), as with the chunk's.
             select c.*, d.fragment_id as db_id, d.distance as db_distance,
-                   f.content_hash = c.content_hash as db_exact, f.active and not f.fragment_id = any (kept_ids) as db_active,
+                   d.exact as db_exact, f.active and not f.fragment_id = any (kept_ids) as db_active,
                    f.simhash as db_simhash,
                    case when f.content_hash = c.content_hash and not (f.active and not f.fragment_id = any (kept_ids))
                         then f.simhash end as kept

@@ -117,7 +117,6 @@ def stored_fragments(conn: psycopg.Connection, org: str) -> dict[str, list[tuple
         """select d.path, s.ordinal, s.anchor, s.start_line, s.end_line, s.content_hash
              from data.documents d
              join data.fragment_sources s on s.doc_id = d.doc_id and s.doc_version = d.current_version
-             join data.fragments f using (fragment_id)
             where d.org_id = %s
             order by d.path, s.ordinal""",
         (org,),
