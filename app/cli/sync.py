@@ -43,6 +43,9 @@ class _File:
     new: bool = True
     """Added (or renamed) since the last sync, or any file of a full scan: its document
     records when git added it (`git_added_at`, where a supersession starts)."""
+    unchanged: bool = False
+    """Read again though unchanged since the last sync (a document marked rewrite_due):
+    when it last changed is looked up in the whole history."""
 
 
 @dataclass(slots=True)
@@ -75,10 +78,34 @@ class SyncReport:
 
     @property
     def up_to_date(self) -> bool:
-        return self.plan.last == self.plan.head
+        return self.plan.last == self.plan.head and not self.plan.writes
 
 
 def _plan(conn: psycopg.Connection, tree: WorkTree, org_id: str, repo: str) -> Plan:
+    plan = _changes(conn, tree, org_id, repo)
+    if not plan.full_scan:
+        _add_rewrites(conn, tree, org_id, repo, plan)
+    return plan
+
+
+def _add_rewrites(conn: psycopg.Connection, tree: WorkTree, org_id: str, repo: str, plan: Plan) -> None:
+    """Read again the tracked files whose documents a migration marked for re-chunking
+    (data.documents.rewrite_due, migration 0044), even when HEAD did not change: their
+    content is unchanged, so the changes since the last sync never name them."""
+    rows = conn.execute("select path from api.sync_documents(%s, %s) where rewrite_due", (org_id, repo))
+    due = {path for (path,) in rows}
+    due -= {_stored(f.path) for f in plan.writes}
+    due -= {path for path, _doc_id in plan.deletes}
+    if not due:
+        return
+    rewrites = [_File(f.path, f.blob, unchanged=True) for f in tree.tracked(plan.head) if _stored(f.path) in due]
+    if rewrites:
+        plan.writes.extend(rewrites)
+        note = f"{len(rewrites)} unchanged file(s) read again to re-chunk them (a migration asked for it)"
+        plan.reason = f"{plan.reason}; {note}" if plan.reason else note
+
+
+def _changes(conn: psycopg.Connection, tree: WorkTree, org_id: str, repo: str) -> Plan:
     head = tree.head()
     row = conn.execute("select commit_sha from api.sync_state(%s, %s)", (org_id, repo)).fetchone()
     last = row[0] if row else None
@@ -230,7 +257,9 @@ def _write(
     pipeline.register_models(conn)  # as the migrator, before acting for the principal
     conn.commit()
     head_time = tree.committed_at(plan.head)
-    changed_at = tree.last_changed(plan.head, [f.path for f in plan.writes], None if plan.full_scan else plan.last)
+    since = None if plan.full_scan else plan.last
+    changed_at = tree.last_changed(plan.head, [f.path for f in plan.writes if not f.unchanged], since)
+    changed_at |= tree.last_changed(plan.head, [f.path for f in plan.writes if f.unchanged])
     added_at = tree.added_at(plan.head, [f.path for f in plan.writes if f.new])
 
     refused: list[str] = []

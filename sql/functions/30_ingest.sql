@@ -204,8 +204,9 @@ begin
     if found then
         select v.content_hash into current_hash from data.document_versions v
         where v.doc_id = existing.doc_id and v.version = existing.current_version;
-        -- A deleted document written again comes back as a new version, even unchanged.
-        if current_hash = p_content_hash and existing.deleted_at is null then
+        -- A deleted document written again comes back as a new version, even unchanged,
+        -- as does one a migration marked for re-chunking (rewrite_due, migration 0044).
+        if current_hash = p_content_hash and existing.deleted_at is null and not existing.rewrite_due then
             doc_id := existing.doc_id;
             version := existing.current_version;
             changed := false;
@@ -218,7 +219,7 @@ begin
                                                      existing.owner, existing.owner_source);
         update data.documents d
         set current_version = new_version, kind = p_kind, owner = named.owner, owner_source = named.owner_source,
-            updated_at = now(), deleted_at = null, deleted_by = null
+            updated_at = now(), deleted_at = null, deleted_by = null, rewrite_due = false
         where d.doc_id = existing.doc_id;
         if named.owner is distinct from existing.owner or named.owner_source is distinct from existing.owner_source then
             -- The fragments this document brought in follow its owner.
@@ -354,7 +355,8 @@ comment on function service.begin_documents(text, text, text, text, jsonb)
     is 'service.begin_document for several documents of one scope in one call (an ingestion group): the same rows, the retired fragments deactivated at once, except those holding a text of the documents'' chunk_hashes (service.add_documents, in the same transaction, applies the rule to them).';
 
 -- service.unchanged_documents: which of these (path, content hash) pairs the scope holds
--- already as the current, live version of the document at that path; those need no
+-- already as the current, live version of the document at that path, not marked for
+-- re-chunking (data.documents.rewrite_due); those need no
 -- chunking and no version (service.begin_document would answer "unchanged" for each). The
 -- same write grants as service.begin_document are required, so a principal that may not
 -- write learns nothing here. It takes no lock: a document another writer changes
@@ -381,6 +383,7 @@ begin
      and coalesce(d.session_id, '') = coalesce(p_session_id, '')
      and d.path = w.path
      and d.deleted_at is null
+     and not d.rewrite_due
     join data.document_versions v
       on v.org_id = d.org_id and v.doc_id = d.doc_id and v.version = d.current_version and v.content_hash = w.content_hash;
 end

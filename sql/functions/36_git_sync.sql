@@ -33,7 +33,7 @@ comment on function api.sync_state(text, text)
 -- tracks, or that moved, takes its document with it; a document ingested otherwise
 -- (`contexts ingest`, HTTP) into the same repo is never touched by a sync.
 create or replace function api.sync_documents(p_org_id text, p_repo_id text, p_paths text[] default null)
-returns table (doc_id bigint, path text, version int, commit_sha text)
+returns table (doc_id bigint, path text, version int, commit_sha text, rewrite_due boolean)
 language plpgsql stable
 set search_path = pg_catalog, extensions, pg_temp
 as $$
@@ -42,7 +42,7 @@ begin
     perform data._require_org(p_org_id);
     perform data._require_scope(p_org_id, p_repo_id, null);
     return query
-    select d.doc_id, d.path, d.current_version, v.metadata ->> 'git_commit'
+    select d.doc_id, d.path, d.current_version, v.metadata ->> 'git_commit', d.rewrite_due
     from data.documents d
     join data.document_versions v on v.org_id = d.org_id and v.doc_id = d.doc_id and v.version = d.current_version
     where d.org_id = p_org_id and d.repo_id = p_repo_id and d.persona_id is null and d.session_id is null
@@ -53,7 +53,7 @@ begin
 end
 $$;
 comment on function api.sync_documents(text, text, text[])
-    is 'Live documents of a repo whose current version a git sync wrote (metadata git_commit), with that commit; optionally only these paths.';
+    is 'Live documents of a repo whose current version a git sync wrote (metadata git_commit), with that commit and whether a migration marked it for re-chunking (rewrite_due: a sync reads its file again); optionally only these paths.';
 
 -- service.sync_record: record that a repo's documents now hold the tracked files of
 -- p_commit_sha. Needs a write grant on the repo (42501). p_previous is the commit the

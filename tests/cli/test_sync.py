@@ -285,3 +285,32 @@ def test_bad_input_fails_with_a_message(org, work_tree, tmp_path):
     git(empty, "init", "-q")
     no_commit = sync(org, empty, "--create-repo")
     assert no_commit.exit_code != 0 and "no commit yet" in no_commit.output
+
+
+def test_a_document_marked_for_re_chunking_is_read_again_though_head_did_not_move(org, work_tree):
+    """Migration 0044 marks documents whose chunks must be matched again (rewrite_due).
+    Their files did not change, so the changes since the last sync never name them: a
+    sync reads them again, at an unchanged HEAD too, keeps their commit dates, and the
+    next sync is up to date."""
+    assert sync(org, work_tree, "--create-repo").exit_code == 0
+    head = git(work_tree, "rev-parse", "HEAD")
+    before = documents(org)
+    with psycopg.connect(org) as conn:
+        conn.execute("update data.documents set rewrite_due = true where path = 'docs/runbook.md'")
+
+    done = sync(org, work_tree, "--json")
+    assert done.exit_code == 0, done.output
+    summary = json.loads(next(line for line in done.output.splitlines() if line.startswith("{")))
+    assert (summary["up_to_date"], summary["written"], summary["changed"]) == (False, 1, 1)
+    after = documents(org)
+    assert after["docs/runbook.md"][1] == before["docs/runbook.md"][1] + 1
+    assert {path: doc for path, doc in after.items() if path != "docs/runbook.md"} == {
+        path: doc for path, doc in before.items() if path != "docs/runbook.md"
+    }
+    with psycopg.connect(org) as conn:
+        due, source_ts = conn.execute(
+            "select d.rewrite_due, v.source_ts from data.documents d join data.document_versions v"
+            " on v.doc_id = d.doc_id and v.version = d.current_version where d.path = 'docs/runbook.md'"
+        ).fetchone()
+    assert due is False and source_ts.isoformat() == "2026-01-05T10:00:00+00:00"
+    assert f"up to date at {head}" in sync(org, work_tree).output

@@ -12,6 +12,7 @@ import pytest
 from pytest_postgresql.janitor import DatabaseJanitor
 
 from app.db.migrate import migrate
+from tests.conftest import ADMIN
 from tests.sql.test_bm25 import assert_statistics_match_active_fragments
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -269,3 +270,55 @@ def test_a_server_without_the_lexical_extension_stops_the_migrate_with_one_line(
     assert "ext/contexts_bm25" in (refused.value.diag.message_hint or "")
     conn.rollback()
     conn.execute(guard)  # installed here: passes
+
+
+def test_0044_re_chunks_at_their_next_write_the_documents_old_near_copies_hid(db_url, conn, ingest, monkeypatch):
+    """A section stored as a near-copy pointer of an unrelated one (what the SimHash
+    before 0043 did to sections that shared only their markup) has its text in no index.
+    After 0044 its document is marked; writing the same content again makes a new
+    version that gives the section its own fragment, once, and leaves other documents
+    alone."""
+    import app.ingest.pipeline as lane
+
+    install = "# Install\n\nRun pip install contexts, then contexts migrate to create the schema.\n"
+    deploy = "# Deploy\n\nBuild the image with docker compose build and push it to the registry.\n"
+    monkeypatch.setattr(lane, "_simhash", lambda _text: 7)  # every chunk a near copy of the first
+    ingest("acme", {"docs/install.md": install}, repo="shop")
+    ingest("acme", {"docs/deploy.md": deploy}, repo="shop")
+    monkeypatch.undo()
+
+    def holding(word: str) -> list[str]:
+        return [path for (path,) in conn.execute(
+            "select d.path from data.fragments f join data.documents d on d.org_id = f.org_id and d.doc_id = f.doc_id"
+            " where f.active and f.text like %s order by 1", (f"%{word}%",))]  # fmt: skip
+
+    def documents() -> dict[str, tuple[int, bool]]:
+        rows = conn.execute("select path, current_version, rewrite_due from data.documents").fetchall()
+        conn.commit()
+        return {path: (version, due) for path, version, due in rows}
+
+    assert holding("registry") == []  # the defect: deploy.md's section points at install.md's
+    # The database as 0042 left it, then the upgrade.
+    conn.execute("alter table data.documents drop column rewrite_due")
+    conn.execute("update public.alembic_version set version_num = '0042'")
+    conn.commit()
+    migrate(db_url)
+
+    assert documents() == {"docs/install.md": (1, False), "docs/deploy.md": (1, True)}
+    stored = conn.execute(
+        "select array_agg(d.path), array_agg(v.content_hash) from data.documents d"
+        " join data.document_versions v on v.doc_id = d.doc_id and v.version = d.current_version"
+    ).fetchone()
+    conn.execute("select service.bind_principal('acme', %s)", (ADMIN,))
+    unchanged = conn.execute(
+        "select path from service.unchanged_documents('acme', 'shop', null, null, %s, %s)", stored
+    ).fetchall()
+    conn.rollback()
+    assert unchanged == [("docs/install.md",)]
+
+    ingest("acme", {"docs/install.md": install, "docs/deploy.md": deploy}, repo="shop")
+    assert documents() == {"docs/install.md": (1, False), "docs/deploy.md": (2, False)}
+    assert holding("registry") == ["docs/deploy.md"]
+    assert holding("pip install") == ["docs/install.md"]
+    ingest("acme", {"docs/install.md": install, "docs/deploy.md": deploy}, repo="shop")
+    assert documents() == {"docs/install.md": (1, False), "docs/deploy.md": (2, False)}

@@ -661,7 +661,7 @@ COMMENT ON FUNCTION api.stale_fragments(p_org_id text, p_owner text, p_min_retri
 -- Name: sync_documents(text, text, text[]); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.sync_documents(p_org_id text, p_repo_id text, p_paths text[] DEFAULT NULL::text[]) RETURNS TABLE(doc_id bigint, path text, version integer, commit_sha text)
+CREATE FUNCTION api.sync_documents(p_org_id text, p_repo_id text, p_paths text[] DEFAULT NULL::text[]) RETURNS TABLE(doc_id bigint, path text, version integer, commit_sha text, rewrite_due boolean)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS <body>;
@@ -673,7 +673,7 @@ ALTER FUNCTION api.sync_documents(p_org_id text, p_repo_id text, p_paths text[])
 -- Name: FUNCTION sync_documents(p_org_id text, p_repo_id text, p_paths text[]); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.sync_documents(p_org_id text, p_repo_id text, p_paths text[]) IS 'Live documents of a repo whose current version a git sync wrote (metadata git_commit), with that commit; optionally only these paths.';
+COMMENT ON FUNCTION api.sync_documents(p_org_id text, p_repo_id text, p_paths text[]) IS 'Live documents of a repo whose current version a git sync wrote (metadata git_commit), with that commit and whether a migration marked it for re-chunking (rewrite_due: a sync reads its file again); optionally only these paths.';
 
 
 --
@@ -1570,6 +1570,7 @@ CREATE TABLE data.documents (
     deleted_by text,
     link_keys text[] GENERATED ALWAYS AS (data._document_keys(path)) STORED,
     owner_source text DEFAULT 'document'::text NOT NULL,
+    rewrite_due boolean DEFAULT false NOT NULL,
     CONSTRAINT documents_created_at_readable CHECK (data._readable_time(created_at, 'documents.created_at'::text)),
     CONSTRAINT documents_deleted_at_readable CHECK (data._readable_time(deleted_at, 'documents.deleted_at'::text)),
     CONSTRAINT documents_kind_check CHECK ((kind ~ '^[a-z][a-z0-9-]{0,31}$'::text)),
@@ -1630,6 +1631,13 @@ COMMENT ON COLUMN data.documents.link_keys IS 'Keys references name this documen
 --
 
 COMMENT ON COLUMN data.documents.owner_source IS 'Where the owner came from: document (front matter, metadata, --owner, request), codeowners (the repo''s CODEOWNERS), default (the org''s), reassigned (contexts owners reassign), none.';
+
+
+--
+-- Name: COLUMN documents.rewrite_due; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.documents.rewrite_due IS 'Set by a migration that changed how chunks are matched: the next write of this document makes a new version even when its content is unchanged (and a git sync reads its file again).';
 
 
 --
