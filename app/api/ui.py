@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+import msgspec
 from litestar import Response, Router, route
 from litestar.enums import HttpMethod
 from litestar.exceptions import NotFoundException
@@ -84,10 +85,25 @@ async def ui_asset(name: FromPath[str]) -> Response[bytes]:
     return Response(_read(name), media_type=media_type, headers=SECURITY_HEADERS)
 
 
+@cache
+def _glossary() -> bytes:
+    from app.retrieve.features import MEANINGS
+
+    return msgspec.json.encode({"features": MEANINGS})
+
+
+@route("/glossary.json", http_method=GET_AND_HEAD, include_in_schema=False)
+async def ui_glossary() -> Response[bytes]:
+    """What each of the learned reranker's features says about a candidate, in words
+    (app.retrieve.features.MEANINGS): the page shows it beside each contribution and
+    under the tables. Public, as the page is: names and meanings, no data."""
+    return Response(_glossary(), media_type="application/json", headers=SECURITY_HEADERS)
+
+
 @route("/favicon.ico", http_method=GET_AND_HEAD, include_in_schema=False, status_code=204)
 async def favicon() -> Response[None]:
     """Browsers ask for it on every page: no icon, said once a day, instead of a 404."""
     return Response(None, status_code=204, headers={"Cache-Control": "public, max-age=86400"})
 
 
-ui_router = Router(path="/ui", route_handlers=[ui_page, ui_trace, ui_fragment, ui_asset])
+ui_router = Router(path="/ui", route_handlers=[ui_page, ui_trace, ui_fragment, ui_asset, ui_glossary])

@@ -6,7 +6,7 @@ and also relative to this list's best (and as ranks), term matches as fractions 
 query's terms, weighted by how rare a term is *among these candidates* (a list-local
 IDF: no document frequencies are needed from the database).
 
-FEATURES names the columns in order; `extract` returns one row per candidate (a float
+FEATURES names the columns in order (MEANINGS says each in words); `extract` returns one row per candidate (a float
 array), computed for the whole list at once over the texts' stem ids. A change to a
 feature's meaning needs a retrained model (the model file records this list and
 TEXT_CHARS, and loading refuses a model trained otherwise). How a text becomes stem ids
@@ -40,56 +40,59 @@ from app.text.stems import (
     token_ids,
 )
 
-FEATURES = (
-    "lexical_score",  # Okapi BM25, as the SQL call computed it (0: not in the lexical list)
-    "lexical_ratio",  # BM25 over the best BM25 of this list
-    "lexical_rr",  # 1 / lexical rank (0: outside the lexical list)
-    "dense_similarity",  # cosine with the namespace's model (0: not in the dense list)
-    "dense_ratio",  # cosine over the best cosine of this list
-    "dense_gap",  # best cosine of this list minus this cosine
-    "dense_rr",  # 1 / dense rank
-    "fused_ratio",  # fused score over the best fused score of this list
-    "fused_rr",  # 1 / place in the fused list
-    "both_lists",  # 1 when both the lexical and the dense list hold it
-    "coverage",  # distinct query terms found in the fragment, over the query's terms
-    "coverage_idf",  # the same, each term weighted by its list-local IDF
-    "head_coverage",  # query terms found in the path, heading path and symbol
-    "head_coverage_idf",
-    "lead_coverage",  # query terms found in the first line of the text read (often a title)
-    "bigram_coverage",  # query bigrams found as adjacent words in the fragment
-    "proximity",  # matched terms over the smallest window of words that holds them all
-    "identifier_match",  # identifier-like query tokens (snake, camel, dotted, paths) found in path or symbol
-    "identifier_text_match",  # the same, found in the text
-    "term_density",  # occurrences of query terms over the fragment's words
-    "log_tokens",  # log(1 + the fragment's tokens)
-    "tokens_ratio",  # tokens over the median tokens of this list
-    "is_code",  # namespace code
-    "doc_fragments",  # other fragments of the same document in this list
-    "doc_best_fused_rr",  # 1 / best fused place among this document's fragments
-    "authority",  # citation authority in [0, 1]
-    "query_terms",  # distinct terms of the query
-    "query_has_identifier",  # 1 when the query holds an identifier-like token
-    "list_size",  # candidates in this list (at most rerank_top)
-    "feedback_similarity",  # cosine of its words to those of the top fused candidates (pseudo-relevance feedback)
-    "lists_agreement",  # share of the top 10 candidates that both lists hold (the query's)
-    "best_lexical",  # the list's best BM25 (the query's)
-    "best_dense",  # the list's best cosine (the query's)
+MEANINGS: dict[str, str] = {
+    "lexical_score": "its Okapi BM25 score, as the SQL call computed it (0: not in the lexical list)",
+    "lexical_ratio": "its BM25 score over the best BM25 score of this list",
+    "lexical_rr": "1 / its lexical rank (0: outside the lexical list)",
+    "dense_similarity": "its cosine with the query under its namespace's model (0: not in the dense list)",
+    "dense_ratio": "its cosine over the best cosine of this list",
+    "dense_gap": "the best cosine of this list minus its cosine",
+    "dense_rr": "1 / its dense rank (0: outside the dense list)",
+    "fused_ratio": "its fused score over the best fused score of this list",
+    "fused_rr": "1 / its place in the fused list",
+    "both_lists": "1 when both the lexical and the dense list hold it",
+    "coverage": "the query's distinct terms found in its text, over the query's terms",
+    "coverage_idf": "the same, each term weighted by how rare it is among these candidates (list-local IDF)",
+    "head_coverage": "the query's terms found in its path, heading path and symbol",
+    "head_coverage_idf": "the same, each term weighted by its list-local IDF",
+    "lead_coverage": "the query's terms found in the first line of its text (often a title)",
+    "bigram_coverage": "the query's word pairs found as adjacent words in its text",
+    "proximity": "matched terms over the smallest window of words that holds them all",
+    "identifier_match": "the query's code-like tokens (snake_case, camelCase, dotted, paths) in its path or symbol",
+    "identifier_text_match": "the query's code-like tokens found in its text",
+    "term_density": "occurrences of the query's terms over its words",
+    "log_tokens": "log(1 + its tokens)",
+    "tokens_ratio": "its tokens over the median tokens of this list",
+    "is_code": "1 when it is in the code namespace",
+    "doc_fragments": "other fragments of its document in this list",
+    "doc_best_fused_rr": "1 / the best fused place among its document's fragments",
+    "authority": "its citation authority in [0, 1] (how much what cites it is cited)",
+    "query_terms": "the query's distinct terms (the same for every candidate)",
+    "query_has_identifier": "1 when the query holds an identifier-like token (the same for every candidate)",
+    "list_size": "candidates in this list, at most rerank_top (the same for every candidate)",
+    "feedback_similarity": "cosine of its words with those of the best fused candidates (pseudo-relevance feedback)",
+    "lists_agreement": "share of the top 10 candidates that both lists hold (the same for every candidate)",
+    "best_lexical": "the list's best BM25 score (the same for every candidate)",
+    "best_dense": "the list's best cosine (the same for every candidate)",
     # What the fragment is and what the query asks (app.retrieve.kinds): one-hots, and
     # the pairs a linear model over per-list z-scores can only read as one column.
-    "kind_definition",  # a function or method with a body, a class with methods
-    "kind_declaration",  # a type that only declares (fields, no logic), a type alias
-    "kind_imports",  # imports, __all__, registration and wiring
-    "kind_test",  # a test file's fragment or a test function
-    "kind_explaining",  # prose in sentences
-    "kind_reference",  # prose that lists: tables, bullets, changelogs
-    "kind_turn",  # a conversation turn
-    "query_question",  # the query is a natural-language question (the query's)
-    "query_identifier",  # the query names code (the query's)
-    "query_error",  # the query is an error message (the query's)
-    "query_path",  # the query is a file path (the query's)
-    "question_non_answer",  # a question, and a declaration-only type, an import block or a test
-    "name_definition",  # an identifier, path or error query, and a definition or declaration
-)
+    "kind_definition": "1 when it is a function or method with a body, or a class with methods",
+    "kind_declaration": "1 when it is a type that only declares (fields, no logic) or a type alias",
+    "kind_imports": "1 when it is imports, __all__, registration or wiring",
+    "kind_test": "1 when it is a test function or a test file's fragment",
+    "kind_explaining": "1 when it is prose in sentences",
+    "kind_reference": "1 when it is prose that lists: tables, bullets, changelogs",
+    "kind_turn": "1 when it is a conversation turn",
+    "query_question": "1 when the query is a natural-language question",
+    "query_identifier": "1 when the query names code",
+    "query_error": "1 when the query is an error message",
+    "query_path": "1 when the query is a file path",
+    "question_non_answer": "1 when the query is a question and it is a declaration-only type, imports or a test",
+    "name_definition": "1 when the query is an identifier, path or error and it is a definition or declaration",
+}
+"""What each column says about a candidate, in words: the trace page's glossary
+(GET /ui/glossary.json) shows them beside the reranker's contributions."""
+FEATURES = tuple(MEANINGS)
 _FRAGMENT_COLUMNS = ("definition", "declaration", "imports", "test", "explaining", "reference", "turn")
 _QUERY_KINDS = ("question", "identifier", "error", "path")
 _PAIRS = {"question_non_answer", "name_definition"}

@@ -171,8 +171,39 @@ function definition(list, term, value) {
   list.append(el("dt", term), el("dd", value === null || value === undefined ? "–" : value));
 }
 
+// What each reranker feature says about a candidate (GET /ui/glossary.json, read once
+// from app.retrieve.features): shown on hover over a contribution and, for the features
+// a trace names, in the glossary under its tables. The page works without it.
+let featureMeanings = null;
+async function meanings() {
+  if (featureMeanings === null) {
+    try {
+      const response = await fetch("/ui/glossary.json");
+      featureMeanings = response.ok ? (await response.json()).features || {} : {};
+    } catch {
+      featureMeanings = {};
+    }
+  }
+  return featureMeanings;
+}
+
+// The glossary of the features this trace's contributions name, in the reranker's
+// column order (the order of the glossary's keys).
+function showGlossary(candidates, meaning) {
+  const named = new Set();
+  for (const c of candidates) {
+    for (const name of Object.keys((c.rerank_detail || {}).contributions || {})) named.add(name);
+  }
+  const list = $("glossary-list");
+  list.replaceChildren();
+  for (const name of [...Object.keys(meaning).filter((n) => named.has(n)), ...[...named].filter((n) => !(n in meaning))]) {
+    list.append(el("dt", name), el("dd", meaning[name] || "not a feature of this version of the reranker"));
+  }
+  show("glossary", named.size > 0);
+}
+
 async function showTrace(traceId) {
-  const trace = await api("/traces/" + encodeURIComponent(traceId));
+  const [trace, meaning] = await Promise.all([api("/traces/" + encodeURIComponent(traceId)), meanings()]);
   const traceLink = $("trace-link");
   traceLink.href = "/ui/traces/" + encodeURIComponent(trace.trace_id);
   traceLink.textContent = trace.trace_id;
@@ -208,8 +239,9 @@ async function showTrace(traceId) {
   });
   const returned = rows.filter((c) => c.included);
   const dropped = rows.filter((c) => !c.included);
-  renderCandidates($("trace-table"), returned, weights);
-  renderCandidates($("dropped-table"), dropped, weights);
+  renderCandidates($("trace-table"), returned, weights, meaning);
+  renderCandidates($("dropped-table"), dropped, weights, meaning);
+  showGlossary(rows, meaning);
   $("returned-heading").textContent = returned.length
     ? "Returned, in final order (" + returned.length + ")"
     : "Nothing returned";
@@ -266,7 +298,7 @@ function shortSource(source) {
 // One row per candidate: its source (sticky: it stays while the row scrolls sideways),
 // what decided its place (final score and its largest terms, rerank score and the
 // reranker's largest contributions), then how fusion ranked it.
-function renderCandidates(table, candidates, weights) {
+function renderCandidates(table, candidates, weights, meaning = {}) {
   const body = table.querySelector("tbody");
   body.replaceChildren();
   for (const c of candidates) {
@@ -311,7 +343,9 @@ function renderCandidates(table, candidates, weights) {
       const detail = c.rerank_detail;
       const contributions = Object.entries(detail.contributions || {}).sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]));
       for (const [name, value] of contributions) {
-        contributionsCell.append(el("div", name + " " + signed(value)));
+        const line = el("div", name + " " + signed(value));
+        if (meaning[name]) line.title = name + ": " + meaning[name];
+        contributionsCell.append(line);
       }
       if (detail.raw !== undefined) contributionsCell.append(el("div", "raw " + num(detail.raw, 3), "raw"));
       rerankCell.title = contributionsCell.title = "raw " + detail.raw + " -> probability " + c.rerank_score +

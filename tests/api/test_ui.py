@@ -71,6 +71,22 @@ def test_the_page_loads_without_a_key_with_a_strict_policy(client):
     assert not any(p.startswith("/ui") for p in client.get("/schema/openapi.json").json()["paths"])
 
 
+def test_the_glossary_says_every_feature_of_the_reranker_in_words(client):
+    """GET /ui/glossary.json, without a key as the page: one meaning per feature the
+    reranker reads, in its column order, and the page's security headers."""
+    from app.retrieve.features import FEATURES
+    from app.retrieve.learned import MODEL_PATH, load
+
+    client.headers.pop("Authorization")
+    got = client.get("/ui/glossary.json")
+    assert got.status_code == 200 and got.headers["content-type"].startswith("application/json")
+    assert got.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    meanings = got.json()["features"]
+    assert list(meanings) == list(FEATURES) and all(len(m) > 10 for m in meanings.values())
+    assert set(load(MODEL_PATH).columns) <= set(meanings)
+    assert client.head("/ui/glossary.json").status_code == 200
+
+
 def test_the_page_answers_head_a_favicon_and_names_its_charset_once(client):
     """What browsers and checkers ask beside GET: HEAD of the page, /favicon.ico, and a
     Content-Type with one charset (a repeated parameter is malformed)."""
@@ -194,6 +210,7 @@ def test_a_trace_of_more_candidates_than_are_explained_shows_the_explained_ones(
     still shows its score."""
     from playwright.sync_api import expect
 
+    from app.retrieve.features import MEANINGS
     from app.retrieve.learned import EXPLAINED
 
     notes = {
@@ -216,6 +233,16 @@ def test_a_trace_of_more_candidates_than_are_explained_shows_the_explained_ones(
     shown = page.locator("#trace-section td.contributions:has(div)")
     expect(shown).to_have_count(EXPLAINED)
     assert all(re.search(r"[+-]?\d\.\d{3}$", t.splitlines()[0]) for t in shown.all_inner_texts())
+    # Each contribution says what its feature means, and the glossary lists every
+    # feature the trace names, in the model's column order.
+    lines = page.locator("#trace-section td.contributions div:not(.raw)")
+    pairs = lines.evaluate_all("ds => ds.map(d => [d.textContent.split(' ')[0], d.title])")
+    assert pairs and all(title == f"{name}: {MEANINGS[name]}" for name, title in pairs)
+    expect(page.locator("#glossary")).to_be_visible()
+    page.click("#glossary summary")
+    terms = page.locator("#glossary-list dt").all_inner_texts()
+    assert set(terms) == {name for name, _ in pairs} and terms == [n for n in MEANINGS if n in set(terms)]
+    assert page.locator("#glossary-list dd").first.inner_text() == MEANINGS[terms[0]]
 
 
 @browser_test
