@@ -76,9 +76,14 @@ def serve(ctx: click.Context, host: str | None, port: int | None, forwarded_allo
                 base=ROOT,
                 vectors=vectors,
             )
+            # Vectors are asked for before the write knows which new chunks it will store
+            # as copies of another (the same text twice in this ingest, or a near copy):
+            # those had a vector and made no fragment.
+            copies = vectors.hits + vectors.misses - created
             console.print(
                 f"demo: {changed} document(s) changed, {created} new fragment(s); vectors: {vectors.hits} read from "
                 f"{vectors.path.relative_to(ROOT)}, {vectors.misses} embedded now"
+                + (f", {copies} of them for chunks stored as copies of another" if copies > 0 else "")
                 + (f" ({'; '.join(vectors.problems)})" if vectors.problems else "")
             )
             if changed:  # as `contexts ingest` does: the demo's first retrievals see authority
