@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from alembic.config import Config
@@ -70,6 +70,9 @@ class Migrated:
     """The migrations applied now, oldest first (revision ids, as in alembic/versions)."""
     reapplied: bool
     """Whether functions, views, policies and grants were re-applied."""
+    rewrite_due: int = 0
+    """Live documents a migration applied now marked for re-chunking at their next write
+    (data.documents.rewrite_due): their owners should ingest or sync them again."""
 
     def describe(self) -> str:
         if self.applied:
@@ -78,7 +81,13 @@ class Migrated:
                 done += " (created)"
         else:
             done = f"no migration to apply: schema already at {self.after}"
-        return done + ("; functions, views, policies and grants re-applied" if self.reapplied else "")
+        done += "; functions, views, policies and grants re-applied" if self.reapplied else ""
+        if self.rewrite_due:
+            done += (
+                f"; {self.rewrite_due} document(s) to re-chunk under the new near-duplicate features: the next "
+                "`contexts ingest` or `contexts sync` of their files does it (docs/adr/0003)"
+            )
+        return done
 
 
 def migrate(dsn: str, revision: str = "head", reapply: bool = True, force: bool = False) -> Migrated:
@@ -100,6 +109,8 @@ def migrate(dsn: str, revision: str = "head", reapply: bool = True, force: bool 
             command.upgrade(cfg, revision)
             after = MigrationContext.configure(conn).get_current_revision()
             done = Migrated(before, after, _revisions_between(cfg, before, after), False)
+            if done.applied and done.before is not None:
+                done = replace(done, rewrite_due=_rewrite_due(conn))
             if not reapply:
                 return done
             digest = reapplied_digest()
@@ -115,9 +126,22 @@ def migrate(dsn: str, revision: str = "head", reapply: bool = True, force: bool 
                 ),
                 {"digest": digest},
             )
-            return Migrated(done.before, done.after, done.applied, True)
+            return replace(done, reapplied=True)
     finally:
         engine.dispose()
+
+
+def _rewrite_due(conn: Connection) -> int:
+    """Live documents marked for re-chunking (0 before migration 0044 made the column)."""
+    has_column = conn.execute(
+        text(
+            "select exists (select 1 from pg_attribute where attrelid = 'data.documents'::regclass"
+            " and attname = 'rewrite_due' and not attisdropped)"
+        )
+    ).scalar()
+    if not has_column:
+        return 0
+    return int(conn.execute(text("select count(*) from data.documents where rewrite_due")).scalar() or 0)
 
 
 def _revisions_between(cfg: Config, before: str | None, after: str | None) -> tuple[str, ...]:

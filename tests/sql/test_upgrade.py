@@ -302,9 +302,13 @@ def test_0044_re_chunks_at_their_next_write_the_documents_old_near_copies_hid(db
     conn.execute("alter table data.documents drop column rewrite_due")
     conn.execute("update public.alembic_version set version_num = '0042'")
     conn.commit()
-    migrate(db_url)
+    done = migrate(db_url)
 
     assert documents() == {"docs/install.md": (1, False), "docs/deploy.md": (1, True)}
+    assert done.applied == ("0043", "0044") and done.rewrite_due == 1
+    assert "; 1 document(s) to re-chunk under the new near-duplicate features: the next `contexts ingest`" in (
+        done.describe()
+    )
     stored = conn.execute(
         "select array_agg(d.path), array_agg(v.content_hash) from data.documents d"
         " join data.document_versions v on v.doc_id = d.doc_id and v.version = d.current_version"
