@@ -43,6 +43,18 @@ class ContextsGroup(click.Group):
             return super().invoke(ctx)
         except (DatabaseUnusable, PackagedModelMissing) as exc:
             raise CliError(str(exc)) from exc
+        except click.ClickException as exc:
+            # An org this database lacks is most often one made in another database (a
+            # `make run` with its own CONTEXTS_HOME): say which database was asked.
+            settings = (ctx.obj or {}).get("settings")
+            if exc.message.startswith("unknown org") and isinstance(settings, Settings) and "(in " not in exc.message:
+                where = (
+                    "the database of --db-url / CONTEXTS_DATABASE_URL"
+                    if settings.database_url
+                    else f"the embedded database of CONTEXTS_HOME={settings.home}"
+                )
+                exc.message = f"{exc.message} (in {where})"
+            raise
 
 
 def database_error(exc: psycopg.Error, hint: bool = False) -> CliError:
@@ -127,6 +139,24 @@ def print_json(value: object) -> None:
     import msgspec
 
     click.echo(msgspec.json.encode(value).decode())
+
+
+BINARY_SHOWN = 3
+"""Binary files named in the summary of a walk that skipped them; the rest are counted."""
+
+
+def print_skipped(refused: list[str]) -> None:
+    """What a walk of directories did not ingest: each refusal on a line of its own, but
+    binary and non-UTF-8 files (a package's .pyc, images) as one line that counts them
+    and names the first few: in a tree they are expected, not news."""
+    binary = [m for m in refused if ": binary " in m or ": not UTF-8 text" in m]
+    for message in refused:
+        if message not in binary:
+            console.print(f"[yellow]skipped:[/] {message}")
+    if binary:
+        named = ", ".join(m.split(": ", 1)[0] for m in binary[:BINARY_SHOWN])
+        more = f" and {len(binary) - BINARY_SHOWN} more" if len(binary) > BINARY_SHOWN else ""
+        console.print(f"[yellow]skipped:[/] {len(binary)} binary or non-UTF-8 file(s): {named}{more}")
 
 
 def required_org(org_id: str | None) -> str:

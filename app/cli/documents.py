@@ -25,6 +25,7 @@ from app.cli.common import (
     git_identity,
     open_database,
     print_json,
+    print_skipped,
     remote,
     remote_options,
     required_org,
@@ -179,8 +180,7 @@ def ingest(
     changed, fragments, created, refused = ingest_paths(
         settings, dsn, list(paths), org_id, repo, persona, session, kind, owner, create_org
     )
-    for message in refused:
-        console.print(f"[yellow]skipped:[/] {message}")
+    print_skipped(refused)
     console.print(
         f"{changed} document(s) changed, {fragments} fragment(s) written, "
         f"{created} new, {fragments - created} collapsed into existing fragments"

@@ -24,7 +24,15 @@ from typing import TYPE_CHECKING
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from app.cli.common import CliError, console, context_settings, database_error, git_identity, open_database
+from app.cli.common import (
+    CliError,
+    console,
+    context_settings,
+    database_error,
+    git_identity,
+    open_database,
+    print_skipped,
+)
 from app.ingest.git import Change, GitError, WorkTree
 from app.scope import Scope
 from app.settings import Settings
@@ -407,8 +415,7 @@ def sync(
             click.echo(f"delete\t{doc_path}\t(document {doc_id})")
         console.print(f"dry run: {len(plan.writes)} file(s) to write, {len(plan.deletes)} document(s) to delete")
         return
-    for message in report.refused:
-        console.print(f"[yellow]skipped:[/] {message}")
+    print_skipped(report.refused)
     console.print(
         f"synced to {plan.head}: {report.written} file(s) read, {report.changed} document(s) changed "
         f"({report.fragments} fragment(s) written, {report.created} new), {report.deleted} deleted"

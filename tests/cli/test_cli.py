@@ -35,6 +35,7 @@ def test_ingest_directory_and_query(db_url, tmp_path, monkeypatch):
     result = run(db_url, "ingest", ".", "--org", "acme", "--repo", "pool", "--owner", "Grace")
     assert result.exit_code == 0, result.output
     assert "logo.png" in result.output and "binary" in result.output
+
     with psycopg.connect(db_url) as conn:
         paths = [r[0] for r in conn.execute("select path from data.documents order by path")]
     assert paths == ["README.md", "src/pool.py"]
@@ -49,6 +50,20 @@ def test_ingest_directory_and_query(db_url, tmp_path, monkeypatch):
     assert body["fragments"][0]["owner"] == "Grace"
 
 
+def test_a_tree_of_binary_files_is_one_line_that_counts_them(db_url, tmp_path, monkeypatch):
+    """A package's __pycache__ or a folder of images is expected in a walk: one line
+    counts the binary files and names the first three, where each used to be a line."""
+    tree = make_tree(tmp_path)
+    (tree / "cache").mkdir()
+    for i in range(5):
+        (tree / "cache" / f"m{i}.pyc").write_bytes(b"\x00\x01binary" * 10)
+    monkeypatch.chdir(tree)
+    result = run(db_url, "ingest", ".", "--org", "acme")
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("skipped:")]
+    assert lines == ["skipped: 6 binary or non-UTF-8 file(s): logo.png, cache/m0.pyc, cache/m1.pyc and 3 more"]
+
+
 def test_explicit_binary_file_fails_with_message(db_url, tmp_path):
     tree = make_tree(tmp_path)
     result = run(db_url, "ingest", str(tree / "logo.png"), "--org", "acme")
@@ -61,6 +76,7 @@ def test_bad_arguments_fail_cleanly(db_url, tmp_path):
     assert missing.exit_code != 0 and "no such file" in missing.output
     unknown = run(db_url, "query", "anything", "--org", "nobody")
     assert unknown.exit_code != 0 and "unknown org" in unknown.output
+    assert "(in the database of --db-url / CONTEXTS_DATABASE_URL)" in " ".join(unknown.output.split())
     empty = run(db_url, "query", "", "--org", "acme")
     assert empty.exit_code != 0
     bad_org = run(db_url, "org", "create", "Not Valid!")
