@@ -360,4 +360,24 @@ def why_unavailable(host: str, port: int, exc: OSError) -> str:
     advice = "stop it or choose another port (--port or CONTEXTS_PORT)"
     if version is not None:
         return f"a Contexts server (version {version}) is already serving on {url}; {advice}"
-    return f"port {port} on {host} is in use by another program{silent or ''}; {advice}"
+    holder = listening_process(port)
+    program = f"another program, {holder}," if holder else "another program"
+    return f"port {port} on {host} is in use by {program}{silent or ''}; {advice}"
+
+
+def listening_process(port: int) -> str | None:
+    """The process listening on `port` on this machine, as `name (pid N)`; None when the
+    system does not say (another user's process without privileges, macOS without root,
+    a container's port mapping)."""
+    import psutil
+
+    try:
+        for conn in psutil.net_connections(kind="inet"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
+                try:
+                    return f"{psutil.Process(conn.pid).name()} (pid {conn.pid})"
+                except psutil.Error:
+                    return f"pid {conn.pid}"
+    except (psutil.Error, OSError):
+        return None
+    return None
