@@ -113,6 +113,11 @@ def ingest_paths(
     ):
         if create_org and conn.execute("select 1 from data.orgs where org_id = %s", (org_id,)).fetchone() is None:
             admin.create_org(conn, org_id, settings.principal)
+            if not quiet:
+                console.print(
+                    f"created org {org_id} (its principal {settings.principal} may read, write and audit all of it: "
+                    f"`contexts key create {org_id} {settings.principal}` makes a key)"
+                )
         pipeline.register_models(conn)  # as the migrator, before acting for the principal
         conn.commit()
         task = progress.add_task("ingesting", total=len(entries))

@@ -40,8 +40,9 @@ def test_ingest_directory_and_query(db_url, tmp_path, monkeypatch):
         paths = [r[0] for r in conn.execute("select path from data.documents order by path")]
     assert paths == ["README.md", "src/pool.py"]
 
+    assert "created org acme (its principal admin may read, write and audit" in " ".join(result.output.split())
     again = run(db_url, "ingest", ".", "--org", "acme", "--repo", "pool")
-    assert "0 document(s) changed" in again.output
+    assert "0 document(s) changed" in again.output and "created org" not in again.output
 
     result = run(db_url, "query", "drain_pool", "--org", "acme", "--json")
     assert result.exit_code == 0, result.output
