@@ -13,6 +13,8 @@ from pathlib import PurePosixPath
 import py3langid
 import yaml
 
+from app.readable import READABLE_RANGE
+
 # C0/C1 controls other than tab and newline, plus NUL; they break tokenizers and psql.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _TRAILING_SPACE = re.compile(r"[ \t]+$", re.MULTILINE)
@@ -300,7 +302,7 @@ def front_matter(text: str) -> dict:
 
 def validity_window(metadata: dict, path: str) -> None:
     """`valid_from` / `valid_until` of the metadata, checked and written back as ISO 8601
-    with an offset (a date is its midnight UTC; a time without offset is UTC), so SQL
+    in UTC (a date is its midnight UTC; a time without offset is UTC), so SQL
     reads them as times (sql/functions/48_validity.sql)."""
     bounds = {}
     for key in VALIDITY_KEYS:
@@ -317,6 +319,13 @@ def validity_window(metadata: dict, path: str) -> None:
             ) from None
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
+        # In UTC: PostgreSQL reads offsets up to 15:59 only, ISO 8601 allows up to 23:59.
+        try:
+            when = when.astimezone(UTC)
+        except OverflowError:  # past year 9999 or before year 1 once in UTC
+            raise RejectedDocument(
+                f"{path}: metadata {key} {value!r} is outside the times every reader can decode: {READABLE_RANGE}"
+            ) from None
         bounds[key] = when
         metadata[key] = when.isoformat()
     if len(bounds) == 2 and bounds["valid_until"] <= bounds["valid_from"]:

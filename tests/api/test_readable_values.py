@@ -20,7 +20,9 @@ EDGE_DAYS = st.one_of(
     st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(1, 1, 3)),
     st.datetimes(min_value=datetime(9999, 12, 29), max_value=datetime(9999, 12, 31, 23, 59, 59, 999999)),
 )
-OFFSETS = st.integers(min_value=-14 * 60, max_value=14 * 60).map(lambda m: timezone(timedelta(minutes=m)))
+OFFSETS = st.integers(min_value=-(23 * 60 + 59), max_value=23 * 60 + 59).map(lambda m: timezone(timedelta(minutes=m)))
+"""Every offset ISO 8601 and Python allow; PostgreSQL reads up to 15:59 only (a +16:00
+timestamp was a 500)."""
 EDGE_TIMES = st.one_of(
     st.builds(lambda at, tz: at.replace(tzinfo=tz).isoformat(), EDGE_DAYS, OFFSETS),
     st.sampled_from(["infinity", "-infinity", "+infinity", "10000-01-01T00:00:00Z", "0000-12-31T23:00:00Z"]),
@@ -76,6 +78,8 @@ def post_document(client, **fields):
 @example(timestamp="0001-01-01T00:00:00+14:00")
 @example(timestamp="9999-12-30T23:59:59.999999+00:00")
 @example(timestamp="0001-01-02T00:00:00+00:00")
+@example(timestamp="2030-01-01T00:00:00+16:00")
+@example(timestamp="2030-01-01T00:00:00-23:59")
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_every_accepted_timestamp_reads_back_through_every_listing(client, timestamp):
     path, response = post_document(client, timestamp=timestamp)
@@ -145,6 +149,22 @@ def test_unreadable_paths_are_refused(client, path):
     assert 400 <= note.status_code < 500, note.text
     assert every_listing_reads(client) == []
     assert client.get("/documents", params={"org_id": "acme", "session_id": session}).json()["documents"] == []
+
+
+def test_offsets_past_what_postgresql_reads_are_stored_in_utc(client):
+    """ISO 8601 allows offsets to 23:59, PostgreSQL reads 15:59: a timestamp and a
+    validity window with such offsets are stored as the same instants in UTC."""
+    metadata = {"valid_from": "2030-01-01T00:00:00+23:30", "valid_until": "2030-06-01T00:00:00-16:00"}
+    path, response = post_document(client, timestamp="2030-01-01T12:00:00+16:00", metadata=metadata)
+    assert response.status_code == 201, response.text
+    listed = every_listing_reads(client)
+    doc = next(d for d in listed if d["path"] == path)
+    read = client.get(f"/documents/{doc['doc_id']}").json()
+    stamp = read.get("timestamp") or read.get("source_ts")
+    assert datetime.fromisoformat(stamp.replace("Z", "+00:00")) == datetime(2029, 12, 31, 20, 0, tzinfo=UTC)
+    stored = read["metadata"]
+    assert datetime.fromisoformat(stored["valid_from"]) == datetime(2029, 12, 31, 0, 30, tzinfo=UTC)
+    assert datetime.fromisoformat(stored["valid_until"]) == datetime(2030, 6, 1, 16, 0, tzinfo=UTC)
 
 
 def test_front_matter_windows_no_reader_decodes_are_refused(client):
