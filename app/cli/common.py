@@ -53,7 +53,7 @@ class ContextsGroup(click.Group):
                     if settings.database_url
                     else f"the embedded database of CONTEXTS_HOME={settings.home}"
                 )
-                exc.message = f"{exc.message} (in {where})"
+                raise CliError(f"{exc.message} (in {where})") from exc
             raise
 
 
