@@ -24,6 +24,8 @@ from datetime import timedelta
 import httpx
 import psycopg
 
+from app.webhook_targets import refusal
+
 MAX_RETRY_S = 6 * 3600.0
 SIGNATURE_HEADER = "X-Contexts-Signature"
 NUDGE_HEADER = "X-Contexts-Nudge"
@@ -56,10 +58,13 @@ def deliver_pending(
     timeout_s: float = 10.0,
     limit: int = 10_000,
     client: httpx.Client | None = None,
+    allow_private: bool = False,
 ) -> DeliveryReport:
     """Queue what is owed, then deliver every nudge due (of one org, or all), each in its
     own transaction from `transaction()` (which commits on success). Stops after `limit`
-    attempts, so a webhook that keeps failing cannot hold the worker."""
+    attempts, so a webhook that keeps failing cannot hold the worker. A webhook whose host
+    resolves to a non-public address is not sent to unless `allow_private`
+    (app.webhook_targets): the attempt is recorded as failed, with the reason."""
     report = DeliveryReport()
     started = time.perf_counter()
     with transaction() as conn:
@@ -75,7 +80,13 @@ def deliver_pending(
                 if claimed is None:
                     break
                 nudge_id, url, secret, payload, attempts = claimed
-                status, error, took_ms = _post(http, url, secret, nudge_id, payload)
+                # Checked again at each delivery: the name may resolve elsewhere now.
+                refused = refusal(url, allow_private)
+                status: int | None = None
+                error: str | None = f"not sent: {refused}"
+                took_ms = 0.0
+                if refused is None:
+                    status, error, took_ms = _post(http, url, secret, nudge_id, payload)
                 ok = status is not None and 200 <= status < 300
                 conn.execute(
                     "select service.nudge_attempted(%s, %s, %s, %s, %s, %s)",

@@ -205,6 +205,11 @@ class Settings:
     nudge_timeout_s: float = 10.0
     """Seconds a webhook has to answer one delivery."""
 
+    webhook_allow_private: bool = False
+    """Let webhooks point at loopback, private and link-local addresses (receivers on the
+    service's own network). Off, such a webhook is refused when set and not sent to
+    (app/webhook_targets.py: an org writer must not make the service reach them)."""
+
     query_embed_waiters: int = 64
     """Requests that may wait for their query vector at once (threads holding no
     connection): those waiting together share one model call."""
@@ -304,6 +309,12 @@ def untrusty_forwarders(value: str) -> str | None:
 
 def _coerce(name: str, annotation: object, raw: str) -> object:
     kind = str(annotation)
+    if kind == "bool":
+        if raw.strip().lower() in ("1", "true", "yes", "on"):
+            return True
+        if raw.strip().lower() in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"CONTEXTS_{name.upper()}={raw!r} is not a valid value (1 or 0, true or false)")
     try:
         if "int" in kind:
             return int(raw)

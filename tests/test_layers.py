@@ -19,7 +19,12 @@ APP = ROOT / "app"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("base", frozenset({"app", "settings", "scope", "access", "private", "readable", "owners", "pgtools"})),
+    (
+        "base",
+        frozenset(
+            {"app", "settings", "scope", "access", "private", "readable", "owners", "pgtools", "webhook_targets"}
+        ),
+    ),
     ("below both lanes", frozenset({"db", "text", "wire"})),
     ("lanes", frozenset({"ingest", "retrieve", "authority", "nudges"})),
     ("eval", frozenset({"eval"})),

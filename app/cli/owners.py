@@ -174,11 +174,19 @@ def _webhook_line(hook: WebhookOut) -> str:
 @click.pass_context
 def webhook_set(ctx: click.Context, url: str, org_id: str, secret: str | None, disabled: bool) -> None:
     """Set the org's nudge webhook URL (http or https, no credentials in it)."""
+    from app.operations.errors import Invalid
     from app.operations.owners import webhook_set_on
 
     payload = {"url": url, "enabled": not disabled} | ({"secret": secret} if secret is not None else {})
     request = validated(payload, WebhookIn)
-    click.echo(_webhook_line(as_principal(context_settings(ctx), org_id, lambda c: webhook_set_on(c, org_id, request))))
+    settings = context_settings(ctx)
+    try:
+        line = _webhook_line(
+            as_principal(settings, org_id, lambda c: webhook_set_on(c, org_id, request, settings.webhook_allow_private))
+        )
+    except Invalid as exc:
+        raise CliError(exc.detail) from exc
+    click.echo(line)
 
 
 @webhook.command("show")
@@ -240,6 +248,7 @@ def nudges_deliver(ctx: click.Context, org_id: str | None, retry_base_s: float |
                 org_id=org_id,
                 retry_base_s=settings.nudge_retry_base_s if retry_base_s is None else retry_base_s,
                 timeout_s=settings.nudge_timeout_s,
+                allow_private=settings.webhook_allow_private,
             )
     except psycopg.Error as exc:
         raise database_error(exc) from exc

@@ -7,7 +7,9 @@ from __future__ import annotations
 import psycopg
 from psycopg.rows import class_row
 
+from app.operations.errors import Invalid
 from app.operations.services import Services
+from app.webhook_targets import refusal
 from app.wire.bodies import (
     NudgeList,
     OwnersReassign,
@@ -62,7 +64,12 @@ def reassign_on(conn: psycopg.Connection, data: OwnersReassign) -> OwnersReassig
     return row
 
 
-def webhook_set_on(conn: psycopg.Connection, org_id: str, data: WebhookIn) -> WebhookOut:
+def webhook_set_on(conn: psycopg.Connection, org_id: str, data: WebhookIn, allow_private: bool = False) -> WebhookOut:
+    """Set the org's webhook; one whose host resolves to a loopback, private or
+    link-local address is refused unless the operator allows those (app.webhook_targets)."""
+    problem = refusal(data.url, allow_private)
+    if problem is not None:
+        raise Invalid(problem)
     with conn.cursor(row_factory=class_row(WebhookOut)) as cur:
         row = cur.execute(
             "select * from service.webhook_set(%s, %s, %s, %s)", (org_id, data.url, data.secret, data.enabled)
@@ -114,7 +121,7 @@ async def set_webhook(services: Services, token: str, org_id: str, data: Webhook
 
     def run() -> WebhookOut:
         with services.auth.acting_for(token, write=True) as conn:
-            return webhook_set_on(conn, org_id, data)
+            return webhook_set_on(conn, org_id, data, services.settings.webhook_allow_private)
 
     return await services.runtime.write(run)
 

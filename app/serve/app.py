@@ -138,6 +138,7 @@ async def nudge_worker(services: Services) -> None:
             retry_base_s=settings.nudge_retry_base_s,
             timeout_s=settings.nudge_timeout_s,
             limit=1000,
+            allow_private=settings.webhook_allow_private,
         )
         if report.enqueued or report.delivered or report.failed:
             log.info(

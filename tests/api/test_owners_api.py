@@ -43,6 +43,10 @@ def test_owner_nudges_reassign_and_webhook(client, db_url):
     assert client.get("/orgs/acme/webhook").status_code == 404
     bad = client.put("/orgs/acme/webhook", json={"url": "http://user:pw@hooks.example.com/x"})
     assert bad.status_code == 400 and bad.headers["content-type"].startswith("application/problem+json")
+    metadata_service = client.put("/orgs/acme/webhook", json={"url": "http://169.254.169.254/latest/meta-data/"})
+    assert metadata_service.status_code == 400, metadata_service.text
+    assert "169.254.169.254, a link-local address" in metadata_service.json()["detail"]
+    assert client.get("/orgs/acme/webhook").status_code == 404  # nothing stored
     secret = "a-long-enough-secret"
     hook = client.put("/orgs/acme/webhook", json={"url": "https://hooks.example.com/x", "secret": secret})
     assert hook.status_code == 200, hook.text

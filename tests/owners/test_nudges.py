@@ -90,12 +90,12 @@ def test_nudges_are_delivered_at_least_once_and_only_to_their_own_org(conn, inge
         set_webhook(conn, "acme", acme_hook.url)
         set_webhook(conn, "beta", beta_hook.url, secret=None)
 
-        first = deliver_pending(tx, retry_base_s=0.5)
+        first = deliver_pending(tx, retry_base_s=0.5, allow_private=True)
         assert (first.enqueued, first.delivered, first.failed) == (len(acme) + len(beta), len(acme + beta) - 1, 1)
-        early = deliver_pending(tx, retry_base_s=0.5)
+        early = deliver_pending(tx, retry_base_s=0.5, allow_private=True)
         assert (early.enqueued, early.delivered, early.failed) == (0, 0, 0), "backing off; same period: no new row"
         time.sleep(0.6)
-        again = deliver_pending(tx, retry_base_s=0.5)
+        again = deliver_pending(tx, retry_base_s=0.5, allow_private=True)
         assert (again.enqueued, again.delivered, again.failed) == (0, 1, 0)
 
         acme_seen = [body for _h, body in acme_hook.received]
@@ -127,12 +127,12 @@ def test_a_crash_between_send_and_mark_sends_the_nudge_again(conn, ingest, db_ur
     with Receiver() as hook, transactions(db_url) as tx:
         set_webhook(conn, "acme", hook.url)
         with httpx.Client(event_hooks={"response": [crash_after_send]}) as dying, pytest.raises(Crash):
-            deliver_pending(tx, client=dying)
+            deliver_pending(tx, client=dying, allow_private=True)
         assert len(hook.received) == 1
         assert conn.execute("select count(*) from data.nudge_outbox where delivered_at is null").fetchone()[0] == len(
             ids
         )
-        done = deliver_pending(tx)
+        done = deliver_pending(tx, allow_private=True)
         assert done.delivered == len(ids)
         first, second = hook.received[0][1], hook.received[1][1]
         assert first["nudge_id"] == second["nudge_id"] and first["raw"] == second["raw"]
@@ -171,3 +171,41 @@ def test_webhook_urls_are_validated_and_the_secret_never_read_back(conn, ingest,
         assert not conn.execute(
             "select has_function_privilege(%s, 'service.nudge_claim(text)', 'execute')", (role,)
         ).fetchone()[0]
+
+
+def test_a_webhook_on_a_private_address_is_neither_set_nor_sent_to(conn, ingest, db_url):
+    """An org writer may not make the service POST to loopback, link-local (a cloud's
+    metadata service) or private addresses: the webhook is refused when set, and one
+    stored before (or whose name now resolves there) is not sent to; the attempt is
+    recorded with the reason. With the operator's CONTEXTS_WEBHOOK_ALLOW_PRIVATE it is."""
+    from app.operations.errors import Invalid
+    from app.operations.owners import webhook_set_on
+    from app.wire.bodies import WebhookIn
+
+    ids = stale_corpus(conn, ingest, "acme", "Promote the replica, then repoint DNS to it.")
+    conn.execute("select service.bind_principal('acme', 'admin')")
+    for url in (
+        "http://169.254.169.254/latest/meta-data/",
+        "http://localhost:8000/documents",
+        "http://[::1]:5432/",
+        "http://0.0.0.0/",
+        "http://2130706433/",
+        "http://10.0.0.7/hook",
+        "http://[::ffff:127.0.0.1]/",
+    ):
+        with pytest.raises(Invalid) as refused:
+            webhook_set_on(conn, "acme", WebhookIn(url=url))
+        assert "address: the service sends only to public addresses unless its operator sets" in refused.value.detail
+    conn.rollback()
+    with Receiver() as hook, transactions(db_url) as tx:
+        set_webhook(conn, "acme", hook.url)  # stored as if set before the check existed
+        report = deliver_pending(tx, retry_base_s=0.01)
+        assert (report.delivered, report.failed, hook.received) == (0, len(ids), [])
+        reasons = conn.execute("select distinct error from data.nudge_deliveries").fetchall()
+        assert len(reasons) == 1 and reasons[0][0].startswith("not sent: the webhook's host 127.0.0.1 is 127.0.0.1")
+        time.sleep(0.05)
+        allowed = deliver_pending(tx, retry_base_s=0.01, allow_private=True)
+        assert allowed.delivered == len(ids) and len(hook.received) == len(ids)
+    conn.execute("select service.bind_principal('acme', 'admin')")
+    shown = webhook_set_on(conn, "acme", WebhookIn(url=hook.url), allow_private=True)
+    assert shown.url == hook.url

@@ -83,7 +83,7 @@ def test_staleness_and_delivery_at_a_few_thousand(conn, db_url):
         conn.execute("select service.bind_principal('acme', 'admin')")
         conn.execute("select service.webhook_set('acme', %s, 'a-long-enough-secret')", (hook.url,))
         conn.commit()
-        report = deliver_pending(tx)
+        report = deliver_pending(tx, allow_private=True)  # the receiver is on 127.0.0.1
     assert report.delivered == stale == len(hook.received) and report.failed == 0
     print(
         f"\n{FRAGMENTS} fragments, {TRACES} traces ({returns} returns, recorded in {recorded_s:.2f} s):"
