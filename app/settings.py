@@ -205,6 +205,11 @@ class Settings:
     nudge_timeout_s: float = 10.0
     """Seconds a webhook has to answer one delivery."""
 
+    read_statement_timeout_s: float = 60.0
+    """A statement of a read (retrievals, listings: the read pool and the replica's) that
+    runs longer is cancelled and the request answers 503; 0: no limit. Writes have none
+    (a large ingest may take long)."""
+
     webhook_allow_private: bool = False
     """Let webhooks point at loopback, private and link-local addresses (receivers on the
     service's own network). Off, such a webhook is refused when set and not sent to
@@ -278,6 +283,8 @@ class Settings:
             raise ValueError("CONTEXTS_NUDGE_INTERVAL_S and CONTEXTS_NUDGE_RETRY_BASE_S must be 0 to 86400 seconds")
         if not 0 <= self.model_check_s <= 86400 or not 0 <= self.drop_retired_s <= 7 * 86400:
             raise ValueError("CONTEXTS_MODEL_CHECK_S must be 0 to 86400, CONTEXTS_DROP_RETIRED_S 0 to 604800 seconds")
+        if not 0 <= self.read_statement_timeout_s <= 86400:
+            raise ValueError("CONTEXTS_READ_STATEMENT_TIMEOUT_S must be from 0 (no limit) to 86400 seconds")
         if not 0 < self.nudge_timeout_s <= 300:
             raise ValueError("CONTEXTS_NUDGE_TIMEOUT_S must be over 0 and at most 300 seconds")
         if self.read_replica_max_lag_s < 0:

@@ -33,16 +33,23 @@ def check_idle_connection(conn: psycopg.Connection) -> None:
         ConnectionPool.check_connection(conn)
 
 
-def open_pool(dsn: str, max_size: int, name: str = "contexts", timeout: float = 0.75) -> ConnectionPool:
+def open_pool(
+    dsn: str, max_size: int, name: str = "contexts", timeout: float = 0.75, statement_timeout_s: float = 0.0
+) -> ConnectionPool:
     """Each connection is checked when it is handed out (check_idle_connection): after a
     database restart a stale one is replaced instead of failing the request it was given to. A worker
     thread never waits for a connection in normal operation (one thread per
-    connection), so `timeout` only runs out when none can be made: 503 within a second."""
+    connection), so `timeout` only runs out when none can be made: 503 within a second.
+    `statement_timeout_s` (0: none) cancels a statement that runs longer (SQLSTATE 57014,
+    a 503): one pathological request must not hold a connection and a core for minutes."""
+    kwargs: dict[str, object] = {"autocommit": False, "application_name": name}
+    if statement_timeout_s > 0:
+        kwargs["options"] = f"-c statement_timeout={round(statement_timeout_s * 1000)}"
     pool = ConnectionPool(
         dsn,
         min_size=1,
         max_size=max_size,
-        kwargs={"autocommit": False, "application_name": name},
+        kwargs=kwargs,
         configure=_as_service,
         check=check_idle_connection,
         name=name,

@@ -53,7 +53,9 @@ def build_services(settings: Settings, dsn: str) -> Services:
     with psycopg.connect(dsn) as conn:  # as the migrator: registering a model creates its index
         pipeline.register_models(conn)
     service_url = service_database_url(settings.service_database_url, dsn, service_password(settings, dsn))
-    pool = open_pool(service_url, settings.pool_max_size, name="contexts-read")
+    pool = open_pool(
+        service_url, settings.pool_max_size, name="contexts-read", statement_timeout_s=settings.read_statement_timeout_s
+    )
     write_pool = open_pool(service_url, settings.write_workers, name="contexts-write")
     # Usage roll-ups are folded on a connection of their own, never a request's (nor a
     # write thread's: those never wait for a connection).
@@ -68,7 +70,12 @@ def build_services(settings: Settings, dsn: str) -> Services:
     if settings.read_database_url:
         # The same checks as the primary's login: row-level security must apply there too.
         check_service_login(settings.read_database_url)
-        replica_pool = open_pool(settings.read_database_url, settings.pool_max_size, name="contexts-replica")
+        replica_pool = open_pool(
+            settings.read_database_url,
+            settings.pool_max_size,
+            name="contexts-replica",
+            statement_timeout_s=settings.read_statement_timeout_s,
+        )
         replica = ReadReplica(replica_pool, settings.read_replica_max_lag_s)
     monitor = DatabaseMonitor(service_url, on_recovery=drop_stale_connections).start()
     return Services(

@@ -318,3 +318,28 @@ def test_the_pools_check_queries_only_a_connection_that_can_have_failed(db_url, 
         with pytest.raises(psycopg.OperationalError):
             check_idle_connection(conn)  # closed now: no round trip either
         assert queried == [conn]
+
+
+def test_a_read_that_runs_past_the_statement_timeout_is_cancelled_as_a_503(db_url):
+    """The read pool's connections carry statement_timeout (CONTEXTS_READ_STATEMENT_TIMEOUT_S):
+    a statement that runs longer is cancelled (57014, which every door answers 503), and
+    the connection serves the next request; 0 sets no limit."""
+    from app.db.pool import open_pool
+    from app.operations.errors import SQLSTATE_STATUS
+
+    pool = open_pool(db_url, 1, name="contexts-test-read", statement_timeout_s=0.2)
+    try:
+        with pool.connection() as conn:
+            with pytest.raises(psycopg.errors.QueryCanceled) as cancelled:
+                conn.execute("select pg_sleep(2)")
+            assert SQLSTATE_STATUS[cancelled.value.sqlstate] == 503
+        with pool.connection() as conn:
+            assert conn.execute("show statement_timeout").fetchone() == ("200ms",)
+    finally:
+        pool.close()
+    unlimited = open_pool(db_url, 1, name="contexts-test-unlimited")
+    try:
+        with unlimited.connection() as conn:
+            assert conn.execute("show statement_timeout").fetchone() == ("0",)
+    finally:
+        unlimited.close()
