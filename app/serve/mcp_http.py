@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import msgspec
 from litestar import Litestar, Request
 from litestar.exceptions import ClientException
 from litestar.handlers import asgi
@@ -62,7 +63,8 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
 async def read_body(receive: Receive, limit: int) -> Receive:
     """The whole body, read here and handed on as one message: what reading it raises (the
     server's 408 deadline, app.api.server.BodyTimeout) becomes this door's problem details,
-    where the MCP SDK would turn it into a 500. Over `limit` bytes: 413."""
+    where the MCP SDK would turn it into a 500. Over `limit` bytes: 413. JSON nested past
+    what a Python parser can recurse into: 400 (the SDK's own parser answered it with a 500)."""
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -76,7 +78,15 @@ async def read_body(receive: Receive, limit: int) -> Receive:
         chunks.append(chunk)
         if not message.get("more_body", False):
             break
-    whole: list[HTTPRequestEvent] = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+    body = b"".join(chunks)
+    try:
+        msgspec.json.decode(body)
+    except RecursionError:
+        # The SDK's parser hits Python's recursion limit too, and answers a 500.
+        raise ClientException(status_code=400, detail="request body is nested too deeply") from None
+    except msgspec.DecodeError:
+        pass  # malformed JSON: the SDK answers it as JSON-RPC's parse error
+    whole: list[HTTPRequestEvent] = [{"type": "http.request", "body": body, "more_body": False}]
 
     async def replay() -> ReceiveMessage:
         return whole.pop() if whole else await receive()

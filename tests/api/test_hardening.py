@@ -343,3 +343,30 @@ def test_a_read_that_runs_past_the_statement_timeout_is_cancelled_as_a_503(db_ur
             assert conn.execute("show statement_timeout").fetchone() == ("0",)
     finally:
         unlimited.close()
+
+
+def test_a_body_nested_past_the_parsers_is_400_at_every_door(client):
+    """JSON nested a thousand levels and more: a problem-details 400 at the HTTP
+    endpoints and at /mcp alike (the MCP SDK's parser answered it with a 500)."""
+    deep = b"[" * 5000 + b"]" * 5000
+    for path in ("/contexts/retrieve", "/documents", "/mcp"):
+        response = client.post(
+            path,
+            content=deep,
+            headers={"content-type": "application/json", "accept": "application/json, text/event-stream"},
+        )
+        assert response.status_code == 400, (path, response.status_code, response.text[:200])
+        assert response.headers["content-type"].startswith("application/problem+json"), path
+    nested_params = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"x": ' + deep + b"}}"
+    response = client.post(
+        "/mcp",
+        content=nested_params,
+        headers={"content-type": "application/json", "accept": "application/json, text/event-stream"},
+    )
+    assert response.status_code == 400 and "nested too deeply" in response.json()["detail"]
+    ok = client.post(
+        "/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"accept": "application/json, text/event-stream"},
+    )
+    assert ok.status_code == 200, ok.text
