@@ -71,8 +71,32 @@ def json_depth(value: object) -> int:
 def metadata_problem(metadata: Mapping[str, object], what: str = "metadata") -> str | None:
     """Why a document's metadata may not be stored (None when it may): its nesting.
     (Sizes are checked where the JSON is encoded; NaN, infinities and numbers beyond a
-    double never decode from a request, and PostgreSQL refuses NUL and lone surrogates.)"""
+    double never decode from a request, and PostgreSQL refuses lone surrogates.) A NUL
+    character is refused here with where it is: PostgreSQL's own error names no field."""
     depth = json_depth(metadata)
     if depth > MAX_METADATA_DEPTH:
         return f"{what} is nested {depth} levels deep; at most {MAX_METADATA_DEPTH} are accepted"
+    where = _nul_at(metadata)
+    if where is not None:
+        return f"{what} holds a NUL character (U+0000) at {where}, which PostgreSQL's JSON cannot store"
+    return None
+
+
+def _nul_at(value: object, path: str = "$") -> str | None:
+    """The JSON path of the first key or string holding U+0000 (None: none does). The
+    depth is bounded before this is called (MAX_METADATA_DEPTH), so recursion is too."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if "\x00" in str(key):
+                return f"{path} (a key)"
+            found = _nul_at(item, f"{path}.{key}")
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found = _nul_at(item, f"{path}[{index}]")
+            if found is not None:
+                return found
     return None

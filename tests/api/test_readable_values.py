@@ -124,6 +124,9 @@ def test_unreadable_metadata_is_refused_at_every_write_door(client, raw):
         headers={"content-type": "application/json"},
     )
     assert 400 <= note.status_code < 500, note.text
+    if "\\u0000" in raw:  # said with where it is, not as PostgreSQL's "unsupported Unicode escape sequence"
+        for refused in (response, note):
+            assert "holds a NUL character (U+0000) at $" in refused.text, refused.text
     assert every_listing_reads(client) == []
     assert client.get("/documents", params={"org_id": "acme", "session_id": session}).json()["documents"] == []
 
