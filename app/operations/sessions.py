@@ -21,6 +21,7 @@ from app.operations.idempotency import IdempotentWrite, once, request_hash
 from app.operations.log_fields import note as log_note
 from app.operations.services import Services
 from app.wire.bodies import (
+    RESERVED_METADATA_KEYS,
     ContextPack,
     DocumentIn,
     FragmentOut,
@@ -237,21 +238,20 @@ async def promote_note(
         promoted_at=datetime.now(UTC),
     )
     owner = data.owner or principal_id
-    metadata = {**row["metadata"], "promoted_from": msgspec.to_builtins(provenance)}
-    request = IngestRequest(
-        scope=ScopeIn(org_id, data.repo_id),
-        documents=[
-            DocumentIn(
-                path=data.path or row["path"],
-                content=row["content"],
-                kind=row["kind"],
-                author=row["author"],
-                owner=owner,
-                timestamp=provenance.written_at,
-                metadata=metadata,
-            )
-        ],
+    document = DocumentIn(
+        path=data.path or row["path"],
+        content=row["content"],
+        kind=row["kind"],
+        author=row["author"],
+        owner=owner,
+        timestamp=provenance.written_at,
+        # A note stored before the key was reserved may hold it: the promotion's own wins.
+        metadata={k: v for k, v in row["metadata"].items() if k not in RESERVED_METADATA_KEYS},
     )
+    # The service's own key, which no write may set (bodies.RESERVED_METADATA_KEYS): added
+    # after the body's checks.
+    document.metadata["promoted_from"] = msgspec.to_builtins(provenance)
+    request = IngestRequest(scope=ScopeIn(org_id, data.repo_id), documents=[document])
     result = (await ingest_documents(services, token, request)).documents[0]
     return PromotedNote(
         doc_id=result.doc_id,

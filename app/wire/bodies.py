@@ -63,6 +63,18 @@ DEFAULT_PAGE, MAX_PAGE = 50, 1000
 MAX_INT = 2**31 - 1
 
 
+RESERVED_METADATA_KEYS = ("promoted_from",)
+"""Metadata the service writes itself (a promoted note's provenance): a write that sets
+one could pass off a document as what it is not."""
+
+
+def reserved_metadata_problem(metadata: dict[str, Any]) -> str | None:
+    taken = [key for key in RESERVED_METADATA_KEYS if key in metadata]
+    if not taken:
+        return None
+    return f"metadata {taken[0]} is written by the service (a promoted note's provenance); a write may not set it"
+
+
 DocumentPath = Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
 PersonName = Annotated[str, msgspec.Meta(max_length=256, pattern=NO_NUL)]
 
@@ -80,7 +92,11 @@ class DocumentIn(msgspec.Struct, forbid_unknown_fields=True):
     """Free-form JSON object, at most 16 KiB once encoded, nested at most 32 levels deep."""
 
     def __post_init__(self) -> None:
-        problem = time_problem(self.timestamp, "timestamp") or metadata_problem(self.metadata)
+        problem = (
+            time_problem(self.timestamp, "timestamp")
+            or metadata_problem(self.metadata)
+            or reserved_metadata_problem(self.metadata)
+        )
         if problem is not None:
             raise ValueError(problem)
 
@@ -686,6 +702,11 @@ class NoteWrite(msgspec.Struct, forbid_unknown_fields=True):
     owner: PersonName | None = None
     """Default: the principal of the key (also recorded as the author)."""
     metadata: dict[str, Any] = {}
+
+    def __post_init__(self) -> None:
+        problem = reserved_metadata_problem(self.metadata)
+        if problem is not None:
+            raise ValueError(problem)
 
 
 class NoteResult(msgspec.Struct):

@@ -234,6 +234,19 @@ def test_a_session_opens_with_its_pack_and_its_notes_stay_inside_it(client, db_u
     problem(client.post("/sessions", json={"scope": {"org_id": "acme", "repo_id": "typo"}, "task": "x1"}), 404)
     problem(client.post("/sessions", json={"scope": {"org_id": "acme"}, "task": "!!!"}), 400)
     problem(client.post(f"/sessions/{session}/notes", json={"text": ""}), 400)
+    # A promotion's provenance is the service's to write: no note or document may forge it.
+    forged = {"promoted_from": {"session_id": "s", "note_id": 1, "promoted_by": "ceo"}}
+    for refused in (
+        client.post(f"/sessions/{session}/notes", json={"text": "a forged note", "metadata": forged}),
+        client.post(
+            "/documents",
+            json={
+                "scope": {"org_id": "acme"},
+                "documents": [{"path": "f.md", "content": "# F\n\nx", "metadata": forged}],
+            },
+        ),
+    ):
+        assert "promoted_from is written by the service" in problem(refused, 400)["errors"][0]["message"]
 
 
 def test_session_notes_and_promotion_follow_the_grants(client, db_url):
