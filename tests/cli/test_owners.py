@@ -33,6 +33,10 @@ def test_owners_commands(db_url, tmp_path, monkeypatch):
     assert bad.exit_code != 0 and "Traceback" not in bad.output
     with Receiver() as hook:
         secret = "a-long-enough-secret"
+        # The receiver is on 127.0.0.1: refused unless the operator allows private targets.
+        refused = run(db_url, "webhook", "set", hook.url, "--org", "acme", "--secret", secret)
+        assert refused.exit_code != 0 and "CONTEXTS_WEBHOOK_ALLOW_PRIVATE=1" in refused.output
+        monkeypatch.setenv("CONTEXTS_WEBHOOK_ALLOW_PRIVATE", "1")
         shown = run(db_url, "webhook", "set", hook.url, "--org", "acme", "--secret", secret)
         assert shown.exit_code == 0 and "secret set" in shown.stdout and secret not in shown.output
         assert secret not in run(db_url, "webhook", "show", "--org", "acme").output
