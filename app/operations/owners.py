@@ -66,15 +66,18 @@ def reassign_on(conn: psycopg.Connection, data: OwnersReassign) -> OwnersReassig
 
 def webhook_set_on(conn: psycopg.Connection, org_id: str, data: WebhookIn, allow_private: bool = False) -> WebhookOut:
     """Set the org's webhook; one whose host resolves to a loopback, private or
-    link-local address is refused unless the operator allows those (app.webhook_targets)."""
-    problem = refusal(data.url, allow_private)
-    if problem is not None:
-        raise Invalid(problem)
+    link-local address is refused unless the operator allows those (app.webhook_targets).
+    The address is looked at after SQL has checked the write grant and the URL's form
+    (the raise rolls the caller's transaction back): a caller who may not set the
+    webhook learns nothing of what a name resolves to."""
     with conn.cursor(row_factory=class_row(WebhookOut)) as cur:
         row = cur.execute(
             "select * from service.webhook_set(%s, %s, %s, %s)", (org_id, data.url, data.secret, data.enabled)
         ).fetchone()
     assert row is not None
+    problem = refusal(data.url, allow_private)
+    if problem is not None:
+        raise Invalid(problem)
     return row
 
 

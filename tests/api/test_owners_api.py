@@ -47,6 +47,9 @@ def test_owner_nudges_reassign_and_webhook(client, db_url):
     assert metadata_service.status_code == 400, metadata_service.text
     assert "169.254.169.254, a link-local address" in metadata_service.json()["detail"]
     assert client.get("/orgs/acme/webhook").status_code == 404  # nothing stored
+    # Another org's writer is refused for the grant before anything is resolved.
+    foreign = client.put("/orgs/beta/webhook", json={"url": "http://169.254.169.254/latest/meta-data/"})
+    assert foreign.status_code == 403 and "169.254" not in foreign.text
     secret = "a-long-enough-secret"
     hook = client.put("/orgs/acme/webhook", json={"url": "https://hooks.example.com/x", "secret": secret})
     assert hook.status_code == 200, hook.text
