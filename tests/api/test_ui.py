@@ -83,6 +83,8 @@ def test_the_glossary_says_every_feature_of_the_reranker_in_words(client):
     assert got.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
     meanings = got.json()["features"]
     assert list(meanings) == list(FEATURES) and all(len(m) > 10 for m in meanings.values())
+    # The glossary lists only the features a trace names: no meaning leans on another's.
+    assert not [name for name, m in meanings.items() if m.startswith(("the same", "likewise"))]
     assert set(load(MODEL_PATH).columns) <= set(meanings)
     assert client.head("/ui/glossary.json").status_code == 200
 
