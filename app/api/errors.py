@@ -46,8 +46,20 @@ def http_failure(exc: HTTPException) -> Failure:
     errors = exc.extra if isinstance(exc, ValidationException) and exc.extra else None
     if exc.status_code >= 500:
         return Failure(exc.status_code, "internal error")
+    detail = exc.detail
+    if exc.status_code == 400 and detail == TRUNCATED:
+        detail = TRUNCATED_DETAIL
     # The exception's own headers stay: `Allow` on a 405 (RFC 9110 requires it).
-    return Failure(exc.status_code, exc.detail, dict(exc.headers or {}), errors)  # type: ignore[arg-type]
+    return Failure(exc.status_code, detail, dict(exc.headers or {}), errors)  # type: ignore[arg-type]
+
+
+TRUNCATED = "Input data was truncated"
+"""msgspec's error for a body that ends inside a JSON value, and also for a `\\ud800`
+escape without its low half near the end of one."""
+TRUNCATED_DETAIL = (
+    "JSON is malformed: the body ends inside a value, or a string holds a lone UTF-16 surrogate "
+    "(an escape from \\ud800 to \\udbff without the \\udc00 to \\udfff that must follow it)"
+)
 
 
 def failure_for(exc: BaseException, where: str) -> Failure:

@@ -370,3 +370,18 @@ def test_a_body_nested_past_the_parsers_is_400_at_every_door(client):
         headers={"accept": "application/json, text/event-stream"},
     )
     assert ok.status_code == 200, ok.text
+
+
+def test_a_lone_surrogate_escape_is_named_in_the_400(client):
+    """`"\\ud800"` without its low half is not Unicode. Near the end of a body msgspec
+    reports it as "Input data was truncated", which sent callers looking for a cut body:
+    the problem says both what it may be."""
+    bodies = (
+        b'{"scope": {"org_id": "acme"}, "query": "\\ud800"}',  # msgspec: truncated
+        b'{"query": "a\\udbff b", "scope": {"org_id": "acme"}}',  # msgspec: names the surrogate pair
+        b'{"query": "abc',  # cut
+    )
+    for body in bodies:
+        response = client.post("/contexts/retrieve", content=body, headers={"content-type": "application/json"})
+        detail = problem(response, 400)["detail"]
+        assert "surrogate" in detail, detail
