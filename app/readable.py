@@ -29,11 +29,23 @@ door; the HTTP API's own bound (16 KiB of compact JSON) is tighter: JSON printed
 PostgreSQL is at most 1.5 times as long as compact JSON (a space after each `,` and `:`)."""
 
 
+def as_aware(value: datetime) -> datetime:
+    """`value` with its offset; a naive time counts as UTC."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def in_utc(value: datetime) -> datetime:
+    """`value` as the same instant in UTC (a naive time counts as UTC), as a time is
+    handed to SQL: PostgreSQL reads offsets up to 15:59 only, where ISO 8601 and Python
+    allow up to 23:59 (+16:00 was a 500). Raises OverflowError past what datetime holds."""
+    return as_aware(value).astimezone(UTC)
+
+
 def time_problem(value: datetime | None, what: str) -> str | None:
     """Why `value` may not be stored (None when it may). A naive time counts as UTC."""
     if value is None:
         return None
-    at = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    at = as_aware(value)
     try:
         ok = READABLE_FROM <= at < READABLE_UNTIL
     except OverflowError:  # an offset that pushes it past what datetime holds

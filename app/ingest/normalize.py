@@ -7,13 +7,13 @@ import re
 import tomllib
 import unicodedata
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from pathlib import PurePosixPath
 
 import py3langid
 import yaml
 
-from app.readable import READABLE_RANGE
+from app.readable import READABLE_RANGE, in_utc
 
 # C0/C1 controls other than tab and newline, plus NUL; they break tokenizers and psql.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -317,11 +317,8 @@ def validity_window(metadata: dict, path: str) -> None:
             raise RejectedDocument(
                 f"{path}: metadata {key} {value!r} is not an ISO 8601 date or time (e.g. 2026-03-01)"
             ) from None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        # In UTC: PostgreSQL reads offsets up to 15:59 only, ISO 8601 allows up to 23:59.
         try:
-            when = when.astimezone(UTC)
+            when = in_utc(when)
         except OverflowError:  # past year 9999 or before year 1 once in UTC
             raise RejectedDocument(
                 f"{path}: metadata {key} {value!r} is outside the times every reader can decode: {READABLE_RANGE}"

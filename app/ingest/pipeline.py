@@ -22,7 +22,7 @@ import selectors
 import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TypeVar
 
 import numpy as np
@@ -48,7 +48,7 @@ from app.ingest.normalize import (
 )
 from app.ingest.references import document_references
 from app.owners import CODEOWNERS_PATHS, CodeOwners, find_codeowners
-from app.readable import metadata_problem, time_problem
+from app.readable import in_utc, metadata_problem, time_problem
 from app.scope import Scope
 from app.settings import Settings
 from app.text import expansion
@@ -175,14 +175,6 @@ def _simhash(text: str) -> int:
     return to_signed(simhash64(text))
 
 
-def utc_iso(at: datetime | None) -> str | None:
-    """A time as ISO 8601 in UTC (a naive one is UTC): PostgreSQL reads offsets up to
-    15:59 only, where ISO 8601 and Python allow up to 23:59 (+16:00 was a 500)."""
-    if at is None:
-        return None
-    return (at if at.tzinfo is not None else at.replace(tzinfo=UTC)).astimezone(UTC).isoformat()
-
-
 def unreadable(doc: NormalizedDocument) -> str | None:
     """Why a normalized document may not be stored (None when it may): its timestamp,
     or a validity bound of its metadata (or front matter), is a time no reader decodes;
@@ -288,7 +280,7 @@ def _versions_json(documents: list[PreparedDocument], owners: list[tuple[str | N
                 "content_hash": p.doc.content_hash,
                 "language": p.doc.language,
                 "author": p.doc.author,
-                "timestamp": utc_iso(p.doc.timestamp),
+                "timestamp": in_utc(p.doc.timestamp).isoformat() if p.doc.timestamp else None,
                 "metadata": p.doc.metadata,
                 "owner": owner,
                 "owner_source": owner_source if owner is not None else None,
