@@ -4,7 +4,7 @@ the root group built, opening (and migrating) the database, a transaction on it 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import psycopg
 
     from app.client import Client
+    from app.ingest.normalize import RejectedDocument
 
 T = TypeVar("T")
 
@@ -145,18 +146,20 @@ BINARY_SHOWN = 3
 """Binary files named in the summary of a walk that skipped them; the rest are counted."""
 
 
-def print_skipped(refused: list[str]) -> None:
+def print_skipped(refused: Sequence[RejectedDocument]) -> None:
     """What a walk of directories did not ingest: each refusal on a line of its own, but
-    binary and non-UTF-8 files (a package's .pyc, images) as one line that counts them
-    and names the first few: in a tree they are expected, not news."""
-    binary = [m for m in refused if ": binary " in m or ": not UTF-8 text" in m]
-    for message in refused:
-        if message not in binary:
-            console.print(f"[yellow]skipped:[/] {message}")
+    binary and non-UTF-8 files (UnreadableContent: a package's .pyc, images) as one line
+    that counts them and names the first few: in a tree they are expected, not news."""
+    from app.ingest.normalize import UnreadableContent
+
+    binary = [exc.path for exc in refused if isinstance(exc, UnreadableContent)]
+    for exc in refused:
+        if not isinstance(exc, UnreadableContent):
+            console.print(f"[yellow]skipped:[/] {escape(str(exc))}")
     if binary:
-        named = ", ".join(m.split(": ", 1)[0] for m in binary[:BINARY_SHOWN])
+        named = ", ".join(binary[:BINARY_SHOWN])
         more = f" and {len(binary) - BINARY_SHOWN} more" if len(binary) > BINARY_SHOWN else ""
-        console.print(f"[yellow]skipped:[/] {len(binary)} binary or non-UTF-8 file(s): {named}{more}")
+        console.print(f"[yellow]skipped:[/] {len(binary)} binary or non-UTF-8 file(s): {escape(named)}{more}")
 
 
 def required_org(org_id: str | None) -> str:

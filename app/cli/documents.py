@@ -44,6 +44,7 @@ from app.wire.retrieve import (
 
 if TYPE_CHECKING:
     from app.eval.embedding_cache import CorpusVectors
+    from app.ingest.normalize import RejectedDocument
 
 
 def ingest_paths(
@@ -60,7 +61,7 @@ def ingest_paths(
     base: Path | None = None,
     quiet: bool = False,
     vectors: CorpusVectors | None = None,
-) -> tuple[int, int, int, list[str]]:
+) -> tuple[int, int, int, list[RejectedDocument]]:
     """Ingest files as settings.principal; returns (documents changed, fragments, new
     fragments, refusals). With `vectors` (the demo's), a text they hold is read from
     them instead of embedded."""
@@ -68,7 +69,7 @@ def ingest_paths(
 
     from app.ingest.batches import ingest_groups
     from app.ingest.files import FileEntry, collect
-    from app.ingest.normalize import RejectedDocument, SourceDocument
+    from app.ingest.normalize import SourceDocument
     from app.ingest.pipeline import IngestPipeline
     from app.scope import Scope
     from app.text.embed import embedders
@@ -87,7 +88,7 @@ def ingest_paths(
     pipeline = IngestPipeline(settings, vectors.embedders(models) if vectors is not None else models)
     scope = Scope(org_id, repo, persona, session)
     author = owner or git_identity() or os.environ.get("USER")
-    refused: list[str] = []
+    refused: list[RejectedDocument] = []
     changed = fragments = created = 0
 
     def source(entry: FileEntry) -> SourceDocument:
@@ -123,7 +124,7 @@ def ingest_paths(
         task = progress.add_task("ingesting", total=len(entries))
 
         def refuse(entry: FileEntry, exc: RejectedDocument) -> None:
-            refused.append(str(exc))
+            refused.append(exc)
             if entry.explicit:  # named on the command line: an error, not a skip
                 raise CliError(str(exc)) from exc
             progress.advance(task)

@@ -40,6 +40,7 @@ from app.settings import Settings
 if TYPE_CHECKING:
     import psycopg
 
+    from app.ingest.normalize import RejectedDocument
     from app.ingest.pipeline import IngestPipeline
 
 
@@ -82,7 +83,7 @@ class SyncReport:
     fragments: int = 0
     created: int = 0
     deleted: int = 0
-    refused: list[str] = field(default_factory=list)
+    refused: list[RejectedDocument] = field(default_factory=list)
 
     @property
     def up_to_date(self) -> bool:
@@ -258,7 +259,7 @@ def _write(
     ingest`: each version records the commit (and a rename its old path) in its metadata."""
     from app.access import act_as
     from app.ingest.batches import ingest_groups
-    from app.ingest.normalize import RejectedDocument, SourceDocument
+    from app.ingest.normalize import SourceDocument
 
     if not plan.writes:
         return
@@ -304,7 +305,7 @@ def _write(
         task = progress.add_task("syncing", total=len(plan.writes))
 
         def refuse(item: tuple[_File, bytes], exc: RejectedDocument) -> None:
-            report.refused.append(str(exc))
+            report.refused.append(exc)
             refused.append(item[0].path)
             progress.advance(task)
 
@@ -349,7 +350,7 @@ def _summary(org_id: str, repo: str, report: SyncReport, dry_run: bool) -> dict:
         "written": report.written,
         "changed": report.changed,
         "deleted": report.deleted,
-        "refused": report.refused,
+        "refused": [str(exc) for exc in report.refused],
         "uncommitted": report.uncommitted,
     }
 

@@ -57,6 +57,15 @@ class RejectedDocument(ValueError):
     a path that could make a citation point somewhere it does not."""
 
 
+class UnreadableContent(RejectedDocument):
+    """Binary or undecodable content (a package's .pyc, an image): in a walk of a tree it
+    is expected, so the CLI counts these instead of listing each."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}, refused")
+        self.path = path
+
+
 def content_hash(text: str) -> str:
     """The content hash SQL stores for a text: a document version's, and a chunk's
     (data.fragments.content_hash, data.fragment_sources.content_hash)."""
@@ -102,14 +111,14 @@ def decode(content: str | bytes, path: str) -> str:
         sample = content[:8192]
         controls = len(_CONTROL.findall(sample))
         if sample and controls * 10 >= len(sample):
-            raise RejectedDocument(f"{path}: binary content ({controls} control characters), refused")
+            raise UnreadableContent(path, f"binary content ({controls} control characters)")
         return content
     if b"\x00" in content[:8192]:
-        raise RejectedDocument(f"{path}: binary file (NUL bytes), refused")
+        raise UnreadableContent(path, "binary file (NUL bytes)")
     try:
         return content.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise RejectedDocument(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}), refused") from exc
+        raise UnreadableContent(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
 
 
 def canonical_text(text: str) -> str:
