@@ -71,6 +71,7 @@ def deliver_pending(
         rows = conn.execute("select enqueued from service.nudges_enqueue(%s)", (org_id,)).fetchall()
         report.enqueued = sum(n for (n,) in rows)
     http = client or httpx.Client(timeout=timeout_s, follow_redirects=False)
+    refusals: dict[str, str | None] = {}
     try:
         for _ in range(limit):
             with transaction() as conn:
@@ -80,8 +81,12 @@ def deliver_pending(
                 if claimed is None:
                     break
                 nudge_id, url, secret, payload, attempts = claimed
-                # Checked again at each delivery: the name may resolve elsewhere now.
-                refused = refusal(url, allow_private)
+                # Checked again at each run (the name may resolve elsewhere now), once per
+                # URL: an org's nudges of one run share its webhook, and a lookup each
+                # would repeat the same DNS query hundreds of times.
+                if url not in refusals:
+                    refusals[url] = refusal(url, allow_private)
+                refused = refusals[url]
                 status: int | None = None
                 error: str | None = f"not sent: {refused}"
                 took_ms = 0.0
