@@ -71,8 +71,8 @@ class Migrated:
     reapplied: bool
     """Whether functions, views, policies and grants were re-applied."""
     rewrite_due: int = 0
-    """Live documents a migration applied now marked for re-chunking at their next write
-    (data.documents.rewrite_due): their owners should ingest or sync them again."""
+    """Live documents marked for re-chunking at their next write (data.documents.rewrite_due),
+    counted when this migrate applied migrations: their owners should ingest or sync them again."""
 
     def describe(self) -> str:
         if self.applied:

@@ -6,8 +6,9 @@ and also relative to this list's best (and as ranks), term matches as fractions 
 query's terms, weighted by how rare a term is *among these candidates* (a list-local
 IDF: no document frequencies are needed from the database).
 
-FEATURES names the columns in order (MEANINGS says each in words); `extract` returns one row per candidate (a float
-array), computed for the whole list at once over the texts' stem ids. A change to a
+FEATURES names the columns in order (MEANINGS says each in words); `extract` returns one
+row per candidate (a float array), computed for the whole list at once over the texts'
+stem ids. A change to a
 feature's meaning needs a retrained model (the model file records this list and
 TEXT_CHARS, and loading refuses a model trained otherwise). How a text becomes stem ids
 (the tokenizer, and the readings ingestion stores) is app.text.stems.
