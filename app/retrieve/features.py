@@ -8,10 +8,10 @@ IDF: no document frequencies are needed from the database).
 
 FEATURES names the columns in order (MEANINGS says each in words); `extract` returns one
 row per candidate (a float array), computed for the whole list at once over the texts'
-stem ids. A change to a
-feature's meaning needs a retrained model (the model file records this list and
-TEXT_CHARS, and loading refuses a model trained otherwise). How a text becomes stem ids
-(the tokenizer, and the readings ingestion stores) is app.text.stems.
+stem ids. A change to a feature's meaning needs a retrained model (the model file
+records this list and TEXT_CHARS, and loading refuses a model trained otherwise). How a
+text becomes stem ids (the tokenizer, and the readings ingestion stores) is
+app.text.stems.
 """
 
 from __future__ import annotations
