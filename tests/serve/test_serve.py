@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -171,6 +172,10 @@ NO_INGEST = (
 the demo's authority refresh runs): fast, and the same database for every start."""
 
 
+KEY_LINE = re.compile(r"^export CONTEXTS_KEY=(\S+)\n", re.MULTILINE)
+"""The banner's key line, whole (the log is read while the server writes it)."""
+
+
 @contextlib.contextmanager
 def serve_demo(db_url: str, port: int, env: dict[str, str], log: Path):
     """`contexts serve --demo` in a subprocess; yields (demo key, log text) once it says
@@ -185,12 +190,12 @@ def serve_demo(db_url: str, port: int, env: dict[str, str], log: Path):
         )
     try:
         deadline = time.monotonic() + 120
-        while "serving on" not in log.read_text():
+        # The banner prints the key a few lines after "serving on": wait for its whole line.
+        while "serving on" not in (text := log.read_text()) or not KEY_LINE.search(text):
             assert proc.poll() is None, log.read_text()
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.2)
-        text = log.read_text()
-        key = next(line.split("=", 1)[1] for line in text.splitlines() if line.startswith("export CONTEXTS_KEY="))
+        key = KEY_LINE.search(text).group(1)  # type: ignore[union-attr]
         yield key, text
     finally:
         proc.send_signal(signal.SIGTERM)
