@@ -113,6 +113,20 @@ class GuardedH11Protocol(H11Protocol):
             self.lingering.cancel()
         super().connection_lost(exc)
 
+    def send_400_response(self, msg: str) -> None:
+        """What h11 could not parse (a NUL or a space in the request line, a header
+        without a colon, ...): a problem like every other 400, not uvicorn's text/plain."""
+        self.logger.info("refused a request h11 could not parse: %s", msg)
+        self.transport.write(
+            _problem_bytes(
+                400,
+                "Bad Request",
+                "the request line or headers are not valid HTTP/1.1 (RFC 9112): "
+                "check the method, the target (percent-encode spaces and control characters) and each header",
+            )
+        )
+        self.transport.close()
+
     def _refuse_head(self, head: bytes) -> bool:
         """Answer and close when the request head waiting for parsing (`head`: the bytes
         h11 holds and those just received) is too long or frames its body twice; True when

@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 
 import anyio
 import msgspec
-from litestar import Litestar, Request, Response, get
+from litestar import Litestar, Response, get
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.exceptions import ClientException
@@ -42,6 +42,7 @@ from app.api.openapi import (
 from app.api.owners import OwnersController
 from app.api.pins import PinsController
 from app.api.profiles import ProfilesController
+from app.api.request_checks import check_request, declare_query_names
 from app.api.request_log import request_log_middleware
 from app.api.retrieve import RetrieveController
 from app.api.rules import RulesController
@@ -235,7 +236,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         ],
         # In order: the services, then the MCP session manager that uses them.
         lifespan=[lifespan, mcp_http_lifespan],
-        before_request=require_json_body,
+        before_request=check_request,
         before_send=[count_response],
         # The throttle runs inside the request log (it reads whether the key authenticated).
         middleware=[request_log_middleware, metrics_middleware, auth_throttle(settings), refuse_encoded_bodies],
@@ -287,6 +288,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
     declare_throttle(app)
     declare_problem_headers(app)
     allow_every_method(app)
+    declare_query_names(app)
     return app
 
 
@@ -309,13 +311,3 @@ def refuse_encoded_bodies(app: ASGIApp) -> ASGIApp:
         await app(scope, receive, send)
 
     return middleware
-
-
-async def require_json_body(request: Request) -> Response | None:
-    """A body is read only as the content type the endpoint declares (415 otherwise),
-    before anything else is done with it."""
-    if request.method in ("POST", "PUT", "PATCH"):
-        media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if media_type != "application/json":
-            return problem(415, "send the body as application/json", request)
-    return None

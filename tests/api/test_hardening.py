@@ -75,6 +75,64 @@ def test_bodies_are_read_only_as_json(client, content_type):
     assert ok.status_code == 200
 
 
+@pytest.mark.parametrize("charset", ["latin-1", "ISO-8859-1", "utf-16", '"windows-1252"'])
+def test_a_json_body_in_another_charset_is_415(client, charset):
+    """JSON is UTF-8 (RFC 8259): a body that says it is not was read as UTF-8 anyway."""
+    body = '{"query": "caf\u00e9", "scope": {"org_id": "acme"}}'.encode("latin-1")
+    declared = {"content-type": f"application/json; charset={charset}"}
+    detail = problem(client.post("/contexts/retrieve", content=body, headers=declared), 415)["detail"]
+    assert "UTF-8" in detail
+    for utf8 in ("UTF-8", "utf8", '"utf-8"', "us-ascii"):
+        ok = client.post("/contexts/retrieve", json=QUERY, headers={"content-type": f"application/json;charset={utf8}"})
+        assert ok.status_code == 200, (utf8, ok.text)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "/documents?org_id=acme&owner=%FF",
+        "/documents?org_id=acme&path_prefix=%C3",
+        "/documents?org_id=%E2%82&limit=1",
+        "/documents?org_id=acme&owner=%ED%A0%80",  # an encoded lone surrogate
+        "/pins?org_id=acme%FE",
+        "/fragments/%FF1",
+    ],
+)
+def test_percent_encoding_that_is_not_utf8_is_400(client, target):
+    """It was decoded with U+FFFD in place of the bytes and matched nothing, or the wrong thing."""
+    ingest(client, DOCS)
+    assert "UTF-8" in problem(client.get(target), 400)["detail"]
+
+
+def test_percent_encoded_utf8_is_read(client):
+    ingest(client, DOCS)
+    assert client.get("/documents?org_id=acme&owner=caf%C3%A9").status_code == 200
+    assert client.get("/documents", params={"org_id": "acme", "path_prefix": "d\u00e9p\u00f4t/"}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("target", "unknown"),
+    [
+        ("/documents?org_id=acme&ownr=ops", "'ownr'"),
+        ("/documents?org_id=acme&limit=5&Limit=6", "'Limit'"),
+        ("/pins?org=acme", "'org'"),
+        ("/health?verbose=1", "'verbose'"),
+        ("/whoami?x=&y=", "'x', 'y'"),
+    ],
+)
+def test_an_unknown_query_parameter_is_400_naming_it(client, target, unknown):
+    """An ignored parameter made an answer look like one to the question the client meant
+    (a misspelt filter returned everything)."""
+    detail = problem(client.get(target), 400)["detail"]
+    assert unknown in detail and "accepts" in detail
+
+
+def test_pages_and_assets_take_any_query(client):
+    """A cache-busting `?v=` must not break what a browser loads."""
+    for path in ("/ui/?v=2", "/ui/assets/ui.js?v=2"):
+        assert client.get(path).status_code == 200, path
+
+
 @pytest.mark.parametrize(
     "change",
     [

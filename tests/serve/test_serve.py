@@ -379,6 +379,20 @@ def test_a_body_shorter_than_its_content_length_gets_408():
     assert json.loads(body)["status"] == 408
 
 
+@pytest.mark.parametrize(
+    "request_line",
+    [b"GET /he\x00alth HTTP/1.1", b"GET /a b HTTP/1.1", b"GET /\xff HTTP/1.1", b"GET\t/ HTTP/1.1", b"GET / HTTP/9"],
+)
+def test_a_request_h11_cannot_parse_is_a_400_problem(request_line):
+    """Below the application: uvicorn answered these with a text/plain 400."""
+    with running() as (port, settings), socket.create_connection(("127.0.0.1", port)) as conn:
+        conn.sendall(request_line + b"\r\nHost: x\r\n\r\n")
+        data, closed_after = read_until_closed(conn, 5)
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert closed_after is not None and head.startswith(b"HTTP/1.1 400 "), data
+    assert b"application/problem+json" in head and json.loads(body)["status"] == 400
+
+
 @contextlib.contextmanager
 def dribbling(sock: socket.socket):
     """Send one byte every 0.1 s from a thread until the block ends or the server closes."""

@@ -1,0 +1,103 @@
+"""Checks every request passes before its handler reads it (Litestar's `before_request`):
+what the request line and headers say must be what the handler will understand, or the
+client is told at once, with a problem, instead of being answered as if it had asked
+something else.
+
+- A body is read only as JSON in UTF-8 (RFC 8259 8.1): another media type is a 415, and
+  so is a `charset` other than UTF-8 (a `charset=latin-1` body was read as UTF-8).
+- A query string or path whose percent-encoding is not UTF-8 (`owner=%FF`) is a 400: it
+  was decoded with U+FFFD in place of the bytes, and matched nothing or the wrong thing.
+- A query parameter the endpoint does not declare (`/documents?ownr=x`) is a 400 that
+  names it and the ones that exist: it was ignored, and the answer looked like one to
+  the question the client meant.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import unquote_to_bytes
+
+from litestar import Litestar, Request, Response
+from litestar.routes import HTTPRoute
+
+from app.api.errors import problem
+
+UTF8_CHARSETS = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
+"""The charsets a JSON body may declare (US-ASCII is a subset of UTF-8)."""
+QUERY_NAMES = "contexts.query_names"
+"""The key in a documented handler's `opt`: the query parameters it declares."""
+
+
+def declare_query_names(app: Litestar) -> None:
+    """Record, on each documented handler, the query parameters it reads (Litestar
+    resolves them, aliases and dependencies included, into the route's kwargs model).
+    Pages, assets and the docs are left out: a cache-busting `?v=` must not break them."""
+    for route in app.routes:
+        if not isinstance(route, HTTPRoute):
+            continue
+        for handler, kwargs_model in route.route_handler_map.values():
+            if handler.include_in_schema is False:
+                continue
+            handler.opt[QUERY_NAMES] = frozenset(
+                parameter.field_alias for parameter in kwargs_model.expected_query_params
+            )
+
+
+async def check_request(request: Request) -> Response | None:
+    return encoding_problem(request) or unknown_query_problem(request) or body_type_problem(request)
+
+
+def body_type_problem(request: Request) -> Response | None:
+    if request.method not in ("POST", "PUT", "PATCH"):
+        return None
+    media_type, _, parameters = request.headers.get("content-type", "").partition(";")
+    if media_type.strip().lower() != "application/json":
+        return problem(415, "send the body as application/json", request)
+    charset = content_type_charset(parameters)
+    if charset is not None and charset.lower() not in UTF8_CHARSETS:
+        return problem(
+            415,
+            f"a JSON body is read as UTF-8 only (RFC 8259), not charset={charset}: "
+            "encode it as UTF-8 and send charset=utf-8 or no charset",
+            request,
+        )
+    return None
+
+
+def content_type_charset(parameters: str) -> str | None:
+    """The `charset` among a Content-Type's parameters (after the media type), unquoted."""
+    for parameter in parameters.split(";"):
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip('"')
+    return None
+
+
+def encoding_problem(request: Request) -> Response | None:
+    raw_path = request.scope.get("raw_path") or b""
+    for part, raw in (("path", raw_path), ("query string", request.scope.get("query_string") or b"")):
+        try:
+            unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
+        except UnicodeDecodeError as error:
+            return problem(
+                400,
+                f"the {part} is not UTF-8 once percent-decoded (byte {error.object[error.start]:#04x}): "
+                "percent-encode the UTF-8 bytes of each character",
+                request,
+            )
+    return None
+
+
+def unknown_query_problem(request: Request) -> Response | None:
+    known = request.route_handler.opt.get(QUERY_NAMES)
+    if known is None:
+        return None
+    unknown = sorted(set(request.query_params) - known)
+    if not unknown:
+        return None
+    names = ", ".join(repr(name) for name in unknown)
+    accepted = ", ".join(sorted(known)) or "none"
+    return problem(
+        400,
+        f"unknown query parameter{'s' if len(unknown) > 1 else ''} {names}; this endpoint accepts: {accepted}",
+        request,
+    )
