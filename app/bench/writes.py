@@ -286,11 +286,13 @@ def statements(args: argparse.Namespace, server: EmbeddedPostgres, site: Path) -
                 "pg_stat_statements is not loaded: `alter system set shared_preload_libraries = "
                 "'pg_stat_statements'` on the bench server (--home), restart it, and run again"
             )
-    dsn = database(server, f"bench_writes_{args.side}")
+    name = f"bench_writes_{args.side}"
+    dsn = database(server, name)
     migrate_with(checkout, dsn)
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("create extension if not exists pg_stat_statements")
-        conn.execute("set pg_stat_statements.track = 'all'")
+        # For the worker's sessions (a `set` here lasted as long as this connection).
+        conn.execute(f"alter database {name} set pg_stat_statements.track = 'all'")
     worker = Worker(checkout, dsn, site, args.packages, cache=vector_cache(args))
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("select pg_stat_statements_reset()")
