@@ -1,7 +1,9 @@
 """Whether the database answers, known without waiting on it: a monitor thread pings
 it a few times a second on a connection of its own. While it is down, requests fail
 at once with 503 (no pool timeout to sit through) and /health says so without taking
-a worker thread; when it is back, the pools' stale connections are dropped."""
+a worker thread; when it is back, the pools' stale connections are dropped. An embedded
+server whose postmaster died is started again (`revive`), every REVIVE_INTERVAL_S while
+it stays down."""
 
 from __future__ import annotations
 
@@ -19,6 +21,10 @@ CONNECTION_FAILURE_STATES = ("08", "57P01", "57P02", "57P03", "53300")
 cannot connect now, too many connections, and the whole connection-exception class."""
 
 
+REVIVE_INTERVAL_S = 2.0
+"""How often a dead embedded server is started again while it stays down."""
+
+
 class DatabaseUnavailable(RuntimeError):
     """The database is down or refusing connections (HTTP 503)."""
 
@@ -31,10 +37,20 @@ def is_connection_failure(exc: BaseException) -> bool:
 
 
 class DatabaseMonitor:
-    def __init__(self, dsn: str, interval_s: float = 0.25, on_recovery: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        interval_s: float = 0.25,
+        on_recovery: Callable[[], None] | None = None,
+        revive: Callable[[], bool] | None = None,
+    ) -> None:
         self.dsn = dsn
         self.interval_s = interval_s
         self.on_recovery = on_recovery
+        self.revive = revive
+        """Starts the database again when this process can (the embedded server): True
+        when it did."""
+        self._revived_at = float("-inf")
         self._available = True
         self._since = time.monotonic()
         self._stop = threading.Event()
@@ -91,6 +107,17 @@ class DatabaseMonitor:
                 if self._conn is not None:
                     self._conn.close()
                     self._conn = None
+                self._try_reviving()
             self._stop.wait(self.interval_s)
         if self._conn is not None:
             self._conn.close()
+
+    def _try_reviving(self) -> None:
+        if self.revive is None or time.monotonic() - self._revived_at < REVIVE_INTERVAL_S:
+            return
+        self._revived_at = time.monotonic()
+        try:
+            if self.revive():
+                log.warning("the embedded database had stopped: started it again")
+        except Exception as exc:  # noqa: BLE001 - tried again in REVIVE_INTERVAL_S
+            log.warning("the embedded database is down and did not start again yet: %s", exc)

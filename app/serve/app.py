@@ -52,6 +52,7 @@ from app.api.sync import SyncController
 from app.api.throttle import auth_throttle
 from app.api.ui import favicon, ui_router
 from app.api.whoami import whoami_handler
+from app.db.availability import DatabaseUnavailable
 from app.db.database import resolve_database_url
 from app.db.migrate import migrate
 from app.operations.build import build_services
@@ -154,6 +155,8 @@ async def nudge_worker(services: Services) -> None:
         await asyncio.sleep(settings.nudge_interval_s)
         try:
             await services.runtime.write(run)
+        except DatabaseUnavailable as exc:  # the monitor has said so: one line, no traceback
+            log.warning("nudge delivery run skipped: %s", exc)
         except Exception:  # the worker outlives any one run's failure
             log.exception("nudge delivery run failed")
 
@@ -175,6 +178,8 @@ async def model_worker(services: Services) -> None:
             if loop.time() >= next_check:
                 next_check = loop.time() + settings.model_check_s
                 await services.runtime.read(services.following.follow_models_quietly)
+        except DatabaseUnavailable as exc:
+            log.warning("model generations check skipped: %s", exc)
         except Exception:  # the worker outlives any one run's failure
             log.exception("model generations check failed")
 

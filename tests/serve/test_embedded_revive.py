@@ -1,0 +1,62 @@
+"""The embedded server is started again when its postmaster dies (killed, out of
+memory): before, every request of a running service was a 503 until it was restarted.
+A real server in a private home, killed with SIGKILL."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from app.db.availability import DatabaseMonitor
+from app.db.database import embedded_server_at, resolve_database_url
+from app.settings import Settings
+
+REVIVED_WITHIN_S = 60.0
+
+
+@pytest.fixture
+def home():
+    # Outside pytest's base temp, as tests/conftest.py's private_server explains.
+    root = Path(tempfile.mkdtemp(prefix="contexts-test-revive-"))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_killed_embedded_server_is_started_again_and_the_service_reconnects(home):
+    settings = Settings(home=home)
+    dsn = resolve_database_url(settings)
+    # What `contexts serve` hands its application is the URL: the server is found by it.
+    server = embedded_server_at(dsn)
+    assert server is not None and embedded_server_at(dsn + "x") is None
+    monitor = DatabaseMonitor(dsn, interval_s=0.05, revive=server.revive).start()
+    try:
+        first = server.pid
+        assert first is not None and server.revive() is False  # running: nothing to do
+        os.kill(first, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while monitor.available and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not monitor.available
+        deadline = time.monotonic() + REVIVED_WITHIN_S
+        while not monitor.available and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert monitor.available, server.log_tail()
+        assert server.is_running() and server.pid != first
+        with psycopg.connect(dsn) as conn:
+            assert conn.execute("select 1").fetchone() == (1,)
+    finally:
+        monitor.close()
+        server.stop()
+
+
+def test_nothing_is_revived_where_the_database_is_not_embedded(pg_server):
+    assert embedded_server_at(pg_server.url("postgres")) is None
