@@ -39,7 +39,14 @@ SQLSTATE_STATUS = {
     "40P01": 503,  # deadlock_detected
     "55P03": 503,  # lock_not_available
     "57014": 503,  # query_canceled (a statement timeout)
+    # The database cannot do it now, whoever asks: 503, and the operator is told (logged).
+    "25006": 503,  # read_only_sql_transaction (a standby, or a primary demoted by a failover)
+    "53100": 503,  # disk_full
+    "53200": 503,  # out_of_memory
+    "53400": 503,  # configuration_limit_exceeded
 }
+OPERATOR_STATES = frozenset({"25006", "53100", "53200", "53400"})
+"""States an operator must act on: logged as errors, though the caller gets a 503."""
 TITLES = {
     400: "Bad Request",
     401: "Unauthorized",
@@ -64,6 +71,10 @@ GENERIC_DETAIL = {
     "40P01": "the request conflicted with a concurrent one; retry it",
     "55P03": "the database is busy; retry the request",
     "57014": "the database cancelled the request; retry it",
+    "25006": "the database is read-only (a standby, or in recovery): nothing was stored; retry when it is primary",
+    "53100": "the database has no disk space left: nothing was stored; retry once its operator has freed space",
+    "53200": "the database ran out of memory; retry the request",
+    "53400": "the database reached a configured limit; retry the request",
 }
 """Messages PostgreSQL writes for these name internal objects (constraints, indexes)."""
 
@@ -167,5 +178,7 @@ def _database_failure(exc: psycopg.Error, where: str) -> Failure:
     if status is None:
         log.exception("database error %s on %s", state, where, exc_info=exc)
         return Failure(500, "internal error")
+    if state in OPERATOR_STATES:
+        log.error("database refused %s (%s): %s", where, state, exc.diag.message_primary or exc)
     message = duplicate_detail(exc) or GENERIC_DETAIL.get(state) or exc.diag.message_primary or "invalid request"
     return Failure(status, message, sqlstate=state)

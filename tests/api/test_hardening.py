@@ -403,6 +403,28 @@ def test_a_read_that_runs_past_the_statement_timeout_is_cancelled_as_a_503(db_ur
         unlimited.close()
 
 
+@pytest.mark.parametrize(
+    ("statement", "words"),
+    [
+        ("set transaction read only; create temporary table t (x int)", "read-only"),
+        ("do $$ begin raise exception using errcode = '53100', message = 'could not extend file'; end $$", "disk"),
+        ("do $$ begin raise exception using errcode = '53200', message = 'out of memory'; end $$", "memory"),
+    ],
+)
+def test_a_database_that_cannot_write_now_is_a_503_that_says_why(conn, statement, words, caplog):
+    """A standby after a failover, a full disk, no memory: a 503 the caller can act on
+    (with the database's own text kept out of it), and an error line for the operator;
+    these were 500s."""
+    from app.operations.errors import failure_of
+
+    with pytest.raises(psycopg.Error) as raised:
+        conn.execute(statement)
+    failure = failure_of(raised.value, "POST /documents")
+    assert failure.status == 503 and words in failure.detail, failure
+    assert "extend file" not in failure.detail
+    assert any(r.levelname == "ERROR" and raised.value.sqlstate in r.getMessage() for r in caplog.records)
+
+
 def test_a_body_nested_past_the_parsers_is_400_at_every_door(client):
     """JSON nested a thousand levels and more: a problem-details 400 at the HTTP
     endpoints and at /mcp alike (the MCP SDK's parser answered it with a 500)."""
