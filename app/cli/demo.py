@@ -43,7 +43,8 @@ def demo_inputs(pipeline: IngestPipeline) -> dict[str, list[str]]:
     """Per namespace, every text the demo's ingestion may embed (as ingest_paths reads
     the files: relative to the repository's root)."""
     entries = collect(demo_paths(), ROOT)
-    return sources_inputs(pipeline, (SourceDocument(path=e.relative, content=e.path.read_bytes()) for e in entries))
+    readable = (e for e in entries if e.problem is None)
+    return sources_inputs(pipeline, (SourceDocument(path=e.relative, content=e.path.read_bytes()) for e in readable))
 
 
 def corpus_digest(inputs: dict[str, list[str]]) -> str:

@@ -69,7 +69,7 @@ def ingest_paths(
 
     from app.ingest.batches import ingest_groups
     from app.ingest.files import FileEntry, collect
-    from app.ingest.normalize import SourceDocument
+    from app.ingest.normalize import RejectedDocument, SourceDocument
     from app.ingest.pipeline import IngestPipeline
     from app.scope import Scope
     from app.text.embed import embedders
@@ -92,9 +92,15 @@ def ingest_paths(
     changed = fragments = created = 0
 
     def source(entry: FileEntry) -> SourceDocument:
+        if entry.problem is not None:
+            raise RejectedDocument(f"{entry.relative}: {entry.problem}")
+        try:
+            content = entry.path.read_bytes()
+        except OSError as exc:  # permission denied, or gone since the walk
+            raise RejectedDocument(f"{entry.relative}: not read ({exc.strerror or exc})") from exc
         return SourceDocument(
             path=entry.relative,
-            content=entry.path.read_bytes(),
+            content=content,
             kind=kind,
             author=author,
             owner=owner,

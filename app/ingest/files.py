@@ -1,8 +1,14 @@
-"""Files to ingest from paths on disk: directories walked, .gitignore respected."""
+"""Files to ingest from paths on disk: directories walked, .gitignore respected.
+
+Only regular files are read: a named pipe would block the reader forever, and a socket or
+a device is no document. What a walk cannot read (a folder without permission, a pipe)
+is listed with its reason (`FileEntry.problem`), so the command says what it skipped
+instead of failing with a traceback or leaving it out in silence."""
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,6 +29,8 @@ class FileEntry:
     relative: str
     explicit: bool
     """Named on the command line (a refusal is an error) rather than found in a walk."""
+    problem: str | None = None
+    """Why it cannot be read (then it is refused as it is read, never opened)."""
 
     def modified(self) -> datetime:
         return datetime.fromtimestamp(self.path.stat().st_mtime, tz=UTC)
@@ -60,8 +68,9 @@ def _ignored_here(root: Path, base: Path, spec: pathspec.PathSpec) -> bool:
     return any(spec.match_file(Path(*relative.parts[: n + 1]).as_posix() + "/") for n in range(len(relative.parts)))
 
 
-def _walk(root: Path, top: Path) -> Iterator[Path]:
-    """Files under root, honouring every .gitignore from top on the way down. A directory
+def _walk(root: Path, top: Path) -> Iterator[tuple[Path, str | None]]:
+    """Files under root, each with why it cannot be read (None: it can), and the folders
+    that could not be listed, honouring every .gitignore from top on the way down. A directory
     named on the command line is walked even when an ignore file above it ignores it (a
     package under `.venv/`, a `build/` output): as git and ripgrep do when a walk starts
     there, a rule that matches the named directory itself (or a folder between it and
@@ -70,7 +79,9 @@ def _walk(root: Path, top: Path) -> Iterator[Path]:
     specs = [
         (root, spec) if _ignored_here(root, base, spec) else (base, spec) for base, spec in _ancestor_specs(root, top)
     ]
-    for directory, dirnames, filenames in os.walk(root):
+    unlisted: list[OSError] = []
+    for directory, dirnames, filenames in os.walk(root, onerror=unlisted.append):
+        yield from _unlisted(unlisted)
         here = Path(directory)
         specs = [(base, spec) for base, spec in specs if here == base or base in here.parents]
         spec = _ignore_spec(here)
@@ -81,7 +92,27 @@ def _walk(root: Path, top: Path) -> Iterator[Path]:
         for name in sorted(filenames):
             path = here / name
             if not _hidden(name) and not path.is_symlink() and not _ignored(path, False, specs):
-                yield path
+                yield path, not_regular(path)
+    yield from _unlisted(unlisted)
+
+
+def _unlisted(errors: list[OSError]) -> Iterator[tuple[Path, str]]:
+    """The folders os.walk could not list, as (folder, reason), once each."""
+    while errors:
+        error = errors.pop(0)
+        yield Path(error.filename), f"folder not read ({error.strerror or error})"
+
+
+def not_regular(path: Path) -> str | None:
+    """Why `path` is not a file to read (None: a regular file, symbolic links followed)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        return f"not read ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    kind = "a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    return f"{kind}, not a regular file"
 
 
 def collect(paths: list[Path], base: Path | None = None) -> list[FileEntry]:
@@ -89,14 +120,21 @@ def collect(paths: list[Path], base: Path | None = None) -> list[FileEntry]:
     base = (base or Path.cwd()).resolve()
     entries: list[FileEntry] = []
     for given in paths:
-        resolved = given.resolve()
+        try:
+            resolved = given.resolve()
+        except RuntimeError as exc:  # Python 3.11's resolve() on a loop of links
+            raise FileNotFoundError(f"{given}: a loop of symbolic links") from exc
         if not resolved.exists():
             raise FileNotFoundError(f"{given}: no such file or directory")
         anchor = base if resolved == base or base in resolved.parents else resolved.parent
         if resolved.is_dir():
-            entries.extend(FileEntry(p, p.relative_to(anchor).as_posix(), False) for p in _walk(resolved, anchor))
+            entries.extend(
+                # The named folder itself unreadable: an error, as a named file's would be.
+                FileEntry(p, p.relative_to(anchor).as_posix(), p == resolved, problem)
+                for p, problem in _walk(resolved, anchor)
+            )
         else:
-            entries.append(FileEntry(resolved, resolved.relative_to(anchor).as_posix(), True))
+            entries.append(FileEntry(resolved, resolved.relative_to(anchor).as_posix(), True, not_regular(resolved)))
     seen: set[str] = set()
     unique = []
     for entry in entries:

@@ -65,6 +65,34 @@ def test_a_tree_of_binary_files_is_one_line_that_counts_them(db_url, tmp_path, m
     assert lines == ["skipped: 6 binary or non-UTF-8 file(s): logo.png, cache/m0.pyc, cache/m1.pyc and 3 more"]
 
 
+def test_pipes_sockets_and_link_loops_are_skipped_or_refused_by_name(db_url, tmp_path, monkeypatch):
+    """A named pipe blocked the ingest forever; a socket or a loop of links was a
+    traceback. In a walk they are skipped and named; named on the command line, an error."""
+    import os
+    import socket
+
+    tree = make_tree(tmp_path)
+    os.mkfifo(tree / "src" / "pipe.md")
+    listening = socket.socket(socket.AF_UNIX)
+    listening.bind(str(tree / "src" / "sock.md"))
+    (tree / "l1").symlink_to(tree / "l2")
+    (tree / "l2").symlink_to(tree / "l1")
+    monkeypatch.chdir(tree)
+    try:
+        result = run(db_url, "ingest", ".", "--org", "acme")
+        assert result.exit_code == 0, result.output
+        skipped = [line for line in result.output.splitlines() if line.startswith("skipped:")]
+        assert "skipped: src/pipe.md: a named pipe, not a regular file" in skipped
+        assert "skipped: src/sock.md: a socket, not a regular file" in skipped
+        assert "2 document(s) changed" in result.output
+        pipe = run(db_url, "ingest", "src/pipe.md", "--org", "acme")
+        assert pipe.exit_code == 1 and "a named pipe, not a regular file" in pipe.output
+        loop = run(db_url, "ingest", "l1", "--org", "acme")
+        assert loop.exit_code == 1 and "l1: a loop of symbolic links" in loop.output
+    finally:
+        listening.close()
+
+
 def test_explicit_binary_file_fails_with_message(db_url, tmp_path):
     tree = make_tree(tmp_path)
     result = run(db_url, "ingest", str(tree / "logo.png"), "--org", "acme")

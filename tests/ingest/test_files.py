@@ -45,3 +45,38 @@ def test_a_directory_named_explicitly_is_walked_though_an_ignore_file_above_hide
         ".venv/lib/site-packages/httpx/_models.py",
     ]
     assert names(collect([root / "build"], base=root)) == ["build/out.md"]
+
+
+def test_what_cannot_be_read_is_listed_with_its_reason(tmp_path):
+    """A folder without read permission was left out in silence, and an unreadable file
+    was a traceback. Run without the capabilities that let root read anything."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "tree"
+    (root / "locked").mkdir(parents=True)
+    (root / "locked" / "inside.md").write_text("# In\n")
+    (root / "top.md").write_text("# Top\n")
+    (root / "locked").chmod(0)
+    probe = (
+        "import sys; from pathlib import Path; from app.ingest.files import collect\n"
+        "for e in collect([Path(sys.argv[1])], base=Path(sys.argv[1])): print(e.relative, e.explicit, e.problem)"
+    )
+    try:
+        out = subprocess.run(
+            [*without_root_reads(), sys.executable, "-c", probe, str(root)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
+    finally:
+        (root / "locked").chmod(0o755)
+    assert out == ["top.md False None", "locked False folder not read (Permission denied)"]
+
+
+def without_root_reads() -> list[str]:
+    """A command prefix under which permissions bind: as root, without the capabilities
+    that bypass them (util-linux's setpriv); as anyone else, nothing."""
+    import os
+
+    return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
