@@ -36,6 +36,7 @@ from app.operations.retrieve import run_retrieval
 from app.operations.services import Services
 from app.operations.sessions import SESSION_PATTERN, open_session, promote_note, write_note
 from app.operations.whoami import whoami
+from app.readable import surrogate_at
 from app.wire.bodies import (
     MAX_BIGINT,
     UUID_PATTERN,
@@ -350,6 +351,11 @@ def build_server(services: Callable[[], Services], key: str | None = None) -> Se
         tool = TOOLS_BY_NAME.get(name)
         if tool is None:
             return error_result(Failure(404, f"unknown tool {name!r}; tools: {', '.join(TOOLS_BY_NAME)}"))
+        where = surrogate_at(arguments)
+        if where is not None:  # the SDK's JSON parser lets `"\ud800"` through; nothing else can store it
+            return error_result(
+                Failure(400, f"invalid arguments: a lone UTF-16 surrogate at {where}; send valid Unicode text")
+            )
         try:
             args = msgspec.convert(arguments, tool.arguments)
             result = await tool.run(services(), token(), args)

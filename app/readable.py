@@ -11,7 +11,8 @@ checking here first only refuses earlier, before a document is chunked and embed
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 READABLE_FROM = datetime(1, 1, 2, tzinfo=UTC)
@@ -94,21 +95,37 @@ def metadata_problem(metadata: Mapping[str, object], what: str = "metadata") -> 
     return None
 
 
-def _nul_at(value: object, path: str = "$") -> str | None:
-    """The JSON path of the first key or string holding U+0000 (None: none does). The
-    depth is bounded before this is called (MAX_METADATA_DEPTH), so recursion is too."""
+def _nul_at(value: object) -> str | None:
+    """The JSON path of the first key or string holding U+0000 (None: none does)."""
+    return text_at(value, lambda text: "\x00" in text)
+
+
+SURROGATE = re.compile("[\ud800-\udfff]")
+"""A lone UTF-16 surrogate: a JSON parser other than msgspec (the MCP SDK's) decodes
+`"\\ud800"` into one, and no encoder, tokenizer or PostgreSQL accepts it."""
+
+
+def surrogate_at(value: object) -> str | None:
+    """The JSON path of the first key or string holding a lone surrogate (None: none)."""
+    return text_at(value, lambda text: SURROGATE.search(text) is not None)
+
+
+def text_at(value: object, holds: Callable[[str], bool], path: str = "$") -> str | None:
+    """The JSON path of the first key or string for which `holds` is true (None: none).
+    Callers bound the depth first (MAX_METADATA_DEPTH; a request's JSON nesting), so the
+    recursion is bounded too."""
     if isinstance(value, str):
-        return path if "\x00" in value else None
+        return path if holds(value) else None
     if isinstance(value, Mapping):
         for key, item in value.items():
-            if "\x00" in str(key):
+            if holds(str(key)):
                 return f"{path} (a key)"
-            found = _nul_at(item, f"{path}.{key}")
+            found = text_at(item, holds, f"{path}.{key}")
             if found is not None:
                 return found
     elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
-            found = _nul_at(item, f"{path}[{index}]")
+            found = text_at(item, holds, f"{path}[{index}]")
             if found is not None:
                 return found
     return None

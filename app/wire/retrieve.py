@@ -9,6 +9,8 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from app.readable import SURROGATE
+
 CONTROL_CHARACTERS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029"
 """A class of characters a query may not hold (tab, newline and carriage return it may)."""
 _CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
@@ -64,6 +66,11 @@ def check_text(name: str, value: str) -> None:
     this also covers a request built without decoding, which skips the pattern."""
     if _CONTROL.search(value):
         raise ValueError(f"{name} must not contain control characters")
+    if SURROGATE.search(value):  # from a command line's undecodable bytes, or a lax parser
+        raise ValueError(
+            f"{name} holds a lone UTF-16 surrogate (bytes that are not UTF-8, or an escape such as \\ud800): "
+            "send valid Unicode text"
+        )
     if not any(ch.isalnum() for ch in value):
         raise ValueError(f"{name} must contain at least one letter or digit")
 

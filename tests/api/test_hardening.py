@@ -425,6 +425,69 @@ def test_a_database_that_cannot_write_now_is_a_503_that_says_why(conn, statement
     assert any(r.levelname == "ERROR" and raised.value.sqlstate in r.getMessage() for r in caplog.records)
 
 
+MCP_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+
+def _mcp_call(arguments: bytes, ident: bytes = b"1") -> bytes:
+    return (
+        b'{"jsonrpc": "2.0", "id": ' + ident + b', "method": "tools/call", '
+        b'"params": {"name": "retrieve", "arguments": ' + arguments + b"}}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (_mcp_call(b'{"query": "retry \\ud800 x", "scope": {"org_id": "acme"}}'), "surrogate"),
+        (_mcp_call(b'{"query": "retry \xff", "scope": {"org_id": "acme"}}'), "not UTF-8"),
+        (_mcp_call(b'{"query": "storage", "scope": {"org_id": "acme"}}', b"9" * 5000), "out of range"),
+        (_mcp_call(b'{"query": "storage", "scope": {"org_id": "acme"}}', b'{"a": 1}'), "JSON-RPC id"),
+        (_mcp_call(b'{"query": "storage", "scope": {"org_id": "acme"}, "top_k": NaN}'), "NaN"),
+    ],
+)
+def test_mcp_bodies_the_sdk_would_misread_are_400(client, body, words):
+    """The SDK's parser takes what msgspec refuses (a lone surrogate: then a 500 in a
+    tool; NaN and an object id: accepted silently) or fails on it with a 500 (bytes that
+    are not UTF-8, an id of 5,000 digits)."""
+    response = client.post("/mcp", content=body, headers=MCP_HEADERS)
+    assert words in problem(response, 400)["detail"]
+    assert (
+        client.post(
+            "/mcp", content=_mcp_call(b'{"query": "storage", "scope": {"org_id": "acme"}}'), headers=MCP_HEADERS
+        ).status_code
+        == 200
+    )
+
+
+def test_an_mcp_tool_given_a_lone_surrogate_answers_400_not_500(client):
+    """Past the HTTP door (stdio has no body check): the tool refuses the argument by its
+    path; `write_note` stored nothing and answered a 500."""
+    import asyncio
+
+    from mcp import types
+
+    from app.mcp import build_server
+
+    services = client.app.state.services
+    server = build_server(lambda: services, client.headers["Authorization"].removeprefix("Bearer "))
+    call = server.request_handlers[types.CallToolRequest]
+    for name, arguments in (
+        ("retrieve", {"query": "a \ud800 b", "scope": {"org_id": "acme"}}),
+        ("write_note", {"scope": {"org_id": "acme", "session_id": "s1"}, "text": "a \udc00 b"}),
+    ):
+        request = types.CallToolRequest(
+            method="tools/call", params=types.CallToolRequestParams(name=name, arguments=arguments)
+        )
+        result = asyncio.run(call(request)).root
+        assert result.isError and "400" in result.content[0].text and "surrogate at $." in result.content[0].text
+
+
+def test_an_mcp_body_in_another_charset_is_415(client):
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}'
+    latin = {**MCP_HEADERS, "content-type": "application/json; charset=latin-1"}
+    assert "UTF-8" in problem(client.post("/mcp", content=body, headers=latin), 415)["detail"]
+
+
 def test_a_body_nested_past_the_parsers_is_400_at_every_door(client):
     """JSON nested a thousand levels and more: a problem-details 400 at the HTTP
     endpoints and at /mcp alike (the MCP SDK's parser answered it with a 500)."""

@@ -93,6 +93,15 @@ def test_pipes_sockets_and_link_loops_are_skipped_or_refused_by_name(db_url, tmp
         listening.close()
 
 
+def test_a_query_of_bytes_that_are_not_utf8_is_one_line(db_url, tmp_path):
+    """Python reads such command-line bytes as lone surrogates; the tokenizer failed with a
+    traceback on them."""
+    run(db_url, "ingest", str(make_tree(tmp_path)), "--org", "acme")
+    result = CliRunner().invoke(main, ["--db-url", db_url, "query", "retry \udcff\udcfe", "--org", "acme"])
+    assert result.exit_code == 1 and "lone UTF-16 surrogate" in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
 def test_explicit_binary_file_fails_with_message(db_url, tmp_path):
     tree = make_tree(tmp_path)
     result = run(db_url, "ingest", str(tree / "logo.png"), "--org", "acme")
