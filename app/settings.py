@@ -266,6 +266,8 @@ class Settings:
             raise ValueError("CONTEXTS_WRITE_LOCK_WAIT_S must be over 0 and at most 600 seconds")
         if self.max_connections < 1:
             raise ValueError("CONTEXTS_MAX_CONNECTIONS must be at least 1")
+        if not 0 <= self.port <= 65535 or not 1 <= self.db_port <= 65535:
+            raise ValueError("CONTEXTS_PORT must be 0 to 65535 (0: any free port), CONTEXTS_DB_PORT 1 to 65535")
         if not 1024 <= self.max_header_bytes <= 1024 * 1024:
             raise ValueError("CONTEXTS_MAX_HEADER_BYTES must be 1024 to 1048576")
         if (wrong := untrusty_forwarders(self.forwarded_allow_ips)) is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import math
 from collections.abc import Iterator
 
 import click
@@ -13,6 +14,7 @@ from rich.console import Console
 
 from app.cli.common import CliError, console, context_settings, database_error, open_database
 from app.db.sql import scalar
+from app.scope import ID_FORMATS, id_rule
 from app.settings import Settings
 
 
@@ -28,6 +30,17 @@ def migrate(ctx: click.Context) -> None:
     console.print(f"[green]{done.describe()}[/]")
 
 
+MAX_SESSION_TTL_HOURS = 24 * 3653.0
+"""Ten years."""
+
+
+def finite(value: float | None, option: str) -> float | None:
+    """click's FloatRange lets NaN through (every comparison with it is false)."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a number of hours", param_hint=option)
+    return value
+
+
 @click.group()
 def org() -> None:
     """Manage orgs (tenants)."""
@@ -37,7 +50,13 @@ def org() -> None:
 @click.argument("org_id")
 @click.option("--name", default="", help="Display name.")
 @click.option(
-    "--session-ttl-hours", type=click.FloatRange(min=0.001), default=None, help="Lifetime of new sessions (default 24)."
+    "--session-ttl-hours",
+    # At most ten years: a session's expiry must stay a time every reader decodes (a
+    # TTL of 1e9 hours was taken, and every later session write of the org refused).
+    type=click.FloatRange(min=0.001, max=MAX_SESSION_TTL_HOURS),
+    callback=lambda _ctx, _param, value: finite(value, "--session-ttl-hours"),
+    default=None,
+    help=f"Lifetime of new sessions, in hours (default 24, at most {MAX_SESSION_TTL_HOURS:g}).",
 )
 @click.pass_context
 def org_create(ctx: click.Context, org_id: str, name: str, session_ttl_hours: float | None) -> None:
@@ -62,7 +81,14 @@ def create_org(
         conn.execute("select service.create_org(%s, %s, %s)", (org_id, name, ttl))
         ensure_admin_principal(conn, org_id, admin)
     except psycopg.errors.InvalidParameterValue as exc:
-        raise CliError(f"invalid org id {org_id!r}: use lowercase letters, digits, '.', '_' and '-'") from exc
+        raise CliError(id_rule("org_id", org_id)) from exc
+
+
+def require_org(conn: psycopg.Connection, org_id: str) -> None:
+    """A listing of an org that does not exist is an error, not an empty table (exit 0
+    hid a misspelt org)."""
+    if conn.execute("select 1 from data.orgs where org_id = %s", (org_id,)).fetchone() is None:
+        raise CliError(f"unknown org: {org_id}")
 
 
 @contextlib.contextmanager
@@ -103,6 +129,8 @@ def principal_create(
     from app.cli.analysts import print_login
     from app.db.logins import create_login, login_exists
 
+    if not ID_FORMATS["principal_id"][0].fullmatch(principal_id):
+        raise CliError(id_rule("principal_id", principal_id))
     settings = context_settings(ctx)
     password = None
     with admin_connection(settings, hints=True) as conn:
@@ -224,6 +252,7 @@ def grant_list(ctx: click.Context, org_id: str) -> None:
     from rich.table import Table
 
     with admin_connection(context_settings(ctx)) as conn:
+        require_org(conn, org_id)
         rows = conn.execute("select * from service.list_grants(%s)", (org_id,)).fetchall()
     table = Table("principal", "kind", "scope", "id", "write", "granted")
     for principal_id, kind, scope_kind, scope_id, can_write, created in rows:
@@ -336,6 +365,7 @@ def key_list(ctx: click.Context, org_id: str) -> None:
     from rich.table import Column, Table
 
     with admin_connection(context_settings(ctx)) as conn:
+        require_org(conn, org_id)
         rows = conn.execute(
             "select key_id, principal_id, label, created_at, last_used_at, revoked_at, expires_at, read_only, "
             "repos, now() from service.list_api_keys(%s)",

@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from app.cli.admin import admin_connection
+from app.cli.admin import admin_connection, require_org
 from app.cli.common import CliError, console, context_settings
 from app.settings import Settings
 
@@ -176,6 +176,8 @@ def analyst_list(ctx: click.Context, org_id: str | None) -> None:
     from rich.table import Column, Table
 
     with admin_connection(context_settings(ctx)) as conn:
+        if org_id is not None:
+            require_org(conn, org_id)
         rows = conn.execute("select * from service.list_analysts(%s)", (org_id,)).fetchall()
     headers = ("org", "principal", "login", "may connect", "member of", "disabled", "grants")
     table = Table(*(Column(h, overflow="fold") for h in headers))

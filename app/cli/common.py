@@ -62,8 +62,10 @@ def database_error(exc: psycopg.Error, hint: bool = False) -> CliError:
     """A psycopg error as a CLI error: the server's primary message (and, with `hint`,
     its detail and hint), no traceback."""
     from app.db.duplicates import duplicate_detail  # psycopg is imported only where a database is used
+    from app.scope import constraint_rule
 
-    parts = [duplicate_detail(exc) or exc.diag.message_primary or str(exc)]
+    rule = constraint_rule(exc.diag.constraint_name) if exc.sqlstate == "23514" else None
+    parts = [rule or duplicate_detail(exc) or exc.diag.message_primary or str(exc)]
     if hint:
         parts += [p for p in (exc.diag.message_detail, exc.diag.message_hint) if p]
     return CliError("\n".join(parts))

@@ -212,6 +212,8 @@ def backup_command(ctx: click.Context, file: Path) -> None:
     from app.db.backup import BackupError, backup
     from app.db.database import resolve_database_url
 
+    if not file.parent.is_dir():  # before the dump runs, not at its end
+        raise CliError(f"{file.parent}: no such folder; create it, or name a file in a folder that exists")
     dsn = resolve_database_url(context_settings(ctx))
     try:
         done = backup(dsn, file)

@@ -74,6 +74,9 @@ def ingest_paths(
     from app.scope import Scope
     from app.text.embed import embedders
 
+    problem = Scope(org_id, repo, persona, session).problem()
+    if problem is not None:  # before reading or embedding anything
+        raise CliError(problem)
     try:
         entries = collect(paths, base)
     except FileNotFoundError as exc:

@@ -109,6 +109,13 @@ def upgrade_command(
 
     settings = context_settings(ctx)
     embedder = _model_embedder(settings, namespace, model)
+    try:
+        embedder.load()  # before any generation is begun: a model that cannot load is one line
+    except (OSError, ValueError) as exc:
+        raise CliError(
+            f"model {model!r} did not load ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}): "
+            "name a folder holding a sentence-transformers model, or an installed packaged one (docs/models.md)"
+        ) from exc
     with admin_connection(settings, hints=True) as conn, progress_bars(quiet) as progress:
         result = upgrade(
             conn,

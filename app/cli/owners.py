@@ -230,6 +230,7 @@ def nudges_deliver(ctx: click.Context, org_id: str | None, retry_base_s: float |
 
     import psycopg  # noqa: F811 (the run-time import; the one above is for annotations)
 
+    from app.cli.admin import require_org
     from app.nudges import deliver_pending
 
     settings = context_settings(ctx)
@@ -237,6 +238,8 @@ def nudges_deliver(ctx: click.Context, org_id: str | None, retry_base_s: float |
 
     try:
         with psycopg.connect(dsn, autocommit=True) as conn:
+            if org_id is not None:
+                require_org(conn, org_id)
 
             @contextlib.contextmanager
             def transaction() -> Iterator[psycopg.Connection]:

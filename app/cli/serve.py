@@ -22,7 +22,9 @@ DEMO_ORG, DEMO_REPO, DEMO_AGENT = "demo", "contexts", "demo-agent"
 
 @click.command()
 @click.option("--host", default=None, help="Default: CONTEXTS_HOST or 127.0.0.1.")
-@click.option("--port", default=None, type=int, help="Default: CONTEXTS_PORT or 8000 (0: any free port).")
+@click.option(
+    "--port", default=None, type=click.IntRange(0, 65535), help="Default: CONTEXTS_PORT or 8000 (0: any free port)."
+)
 @click.option(
     "--forwarded-allow-ips",
     default=None,

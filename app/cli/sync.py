@@ -153,6 +153,15 @@ def _changes(conn: psycopg.Connection, tree: WorkTree, org_id: str, repo: str) -
     return plan
 
 
+def _utf8(path: str) -> bool:
+    """Whether a path read from git (bytes that are not UTF-8 kept as surrogates) is text."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _stored(path: str) -> str:
     """The path a document of this file is stored under (NFC, as ingestion normalises it;
     git keeps the bytes it was given, NFD from some file systems)."""
@@ -323,6 +332,9 @@ def _write(
             report.changed += group.changed
             report.fragments += group.fragments
             report.created += group.created
+    # A name git holds in bytes that are not UTF-8 was never stored (ingestion refuses it):
+    # it has no document to look up, and the database cannot be sent it.
+    refused = [path for path in refused if _utf8(path)]
     if refused:
         # A file git still tracks but that can no longer be indexed (now binary, empty or
         # too large) takes its document with it: the repo must not serve stale content.

@@ -102,6 +102,34 @@ def test_a_query_of_bytes_that_are_not_utf8_is_one_line(db_url, tmp_path):
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["org", "create", "ttl-nan", "--session-ttl-hours", "nan"], "not a number of hours"),
+        (["org", "create", "ttl-huge", "--session-ttl-hours", "1e9"], "not in the range"),
+        (["org", "create", "a" * 100], "1 to 63 lowercase letters"),
+        (["principal", "create", "acme", "bad name!"], "invalid principal id 'bad name!'"),
+        (["ingest", "README.md", "--org", "acme", "--repo", "bad repo!"], "invalid repo id 'bad repo!'"),
+        (["serve", "--port", "99999"], "0<=x<=65535"),
+        (["backup", "/nonexistent/folder/file.dump"], "no such folder"),
+        (["key", "list", "nosuchorg"], "unknown org: nosuchorg"),
+        (["grant", "list", "nosuchorg"], "unknown org: nosuchorg"),
+        (["analyst", "list", "nosuchorg"], "unknown org: nosuchorg"),
+        (["nudges", "deliver", "--org", "nosuchorg"], "unknown org: nosuchorg"),
+        (["models", "upgrade", "prose", "/nonexistent/model"], "did not load"),
+    ],
+)
+def test_operator_commands_refuse_bad_values_in_one_line(db_url, tmp_path, monkeypatch, args, words):
+    """Each was a traceback, an exit 0 with an empty table, a constraint's name, or a
+    value taken that broke the org later (a session TTL of 1e9 hours)."""
+    run(db_url, "org", "create", "acme")
+    monkeypatch.chdir(make_tree(tmp_path))
+    result = CliRunner().invoke(main, ["--db-url", db_url, *args])
+    assert result.exit_code in (1, 2), (result.exit_code, result.output)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert words in " ".join(result.output.split()), result.output
+
+
 def test_explicit_binary_file_fails_with_message(db_url, tmp_path):
     tree = make_tree(tmp_path)
     result = run(db_url, "ingest", str(tree / "logo.png"), "--org", "acme")

@@ -7,6 +7,7 @@ and bad input fails with a message."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import unicodedata
@@ -215,6 +216,19 @@ def test_a_decomposed_unicode_path_is_found_again_when_deleted(org, work_tree):
     commit(work_tree, "gone")
     assert sync(org, work_tree).exit_code == 0
     assert documents(org)[stored][3] is True
+
+
+def test_a_file_whose_name_is_not_utf8_is_skipped_and_the_rest_synced(org, work_tree):
+    """A name git keeps in bytes that are not UTF-8 was a traceback after the other
+    files were written, and the sync was never recorded."""
+    (work_tree / "docs").joinpath(os.fsdecode(b"bad\xff\xfename.md")).write_text("# Bad\n\nA name in latin-1.\n")
+    commit(work_tree, "a latin-1 name")
+    result = sync(org, work_tree, "--create-repo")
+    assert result.exit_code == 0, result.output
+    assert "skipped:" in result.output and "surrogate" in result.output
+    assert "docs/runbook.md" in documents(org)
+    assert state(org) is not None  # the sync was recorded
+    assert "up to date" in sync(org, work_tree).output
 
 
 def test_rewritten_history_falls_back_to_a_full_comparison(org, work_tree):
