@@ -14,6 +14,7 @@ from rich.console import Console
 
 from app.cli.common import CliError, console, context_settings, database_error, open_database
 from app.db.sql import scalar
+from app.readable import time_problem
 from app.scope import ID_FORMATS, id_rule
 from app.settings import Settings
 
@@ -283,12 +284,19 @@ def parse_expiry(raw: str, now: datetime.datetime | None = None) -> datetime.dat
 
     now = now or datetime.datetime.now(datetime.UTC)
     text = raw.strip()
-    duration = re.fullmatch(r"(\d{1,6})\s*([mhdw])", text.lower())
+    duration = re.fullmatch(r"(\d+)\s*([mhdw])", text.lower())
     if duration is not None:
         amount, unit = int(duration.group(1)), duration.group(2)
         if amount == 0:
             raise CliError(f"--expires {raw}: a key must last longer than that")
-        return now + datetime.timedelta(**{EXPIRY_UNITS[unit]: amount})
+        try:
+            when = now + datetime.timedelta(**{EXPIRY_UNITS[unit]: amount})
+        except OverflowError:
+            when = datetime.datetime.max.replace(tzinfo=datetime.UTC)
+        problem = time_problem(when, "the expiry")
+        if problem is not None:
+            raise CliError(f"--expires {raw}: too far ahead; {problem}")
+        return when
     try:
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
             when = datetime.datetime.combine(datetime.date.fromisoformat(text), datetime.time(), datetime.UTC)
@@ -302,6 +310,9 @@ def parse_expiry(raw: str, now: datetime.datetime | None = None) -> datetime.dat
         ) from None
     if when <= now:
         raise CliError(f"--expires {raw}: that is past; a key's expiry must lie ahead")
+    problem = time_problem(when, "the expiry")
+    if problem is not None:
+        raise CliError(f"--expires {raw}: {problem}")
     return when
 
 

@@ -4,6 +4,7 @@ the root group built, opening (and migrating) the database, a transaction on it 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
@@ -25,10 +26,21 @@ console = Console(stderr=True, soft_wrap=True)
 """Messages, progress and summaries go to stderr; stdout carries results (JSON, keys)."""
 
 
+TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Characters a terminal acts on (an escape sequence can clear the screen or retitle the
+window) other than tab and newline: shown as escapes when a message quotes user input."""
+
+
+def shown(text: str) -> str:
+    """`text` safe to print on a terminal: control characters as \\x escapes."""
+    return TERMINAL_CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 class CliError(click.ClickException):
     def show(self, file: IO[Any] | None = None) -> None:  # rich, on stderr
-        # The message is text, never markup: "contexts[e5]" or a path "a[1].md" stays as written.
-        console.print(f"[bold red]error:[/] {escape(self.message)}")
+        # The message is text, never markup: "contexts[e5]" or a path "a[1].md" stays as written;
+        # an argument quoted in it may hold escape sequences, shown, not run.
+        console.print(f"[bold red]error:[/] {escape(shown(self.message))}")
 
 
 class ContextsGroup(click.Group):

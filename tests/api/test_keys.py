@@ -212,3 +212,15 @@ def test_parse_expiry_reads_durations_dates_and_times():
     assert parse_expiry("2030-01-01T18:00:00+02:00", now).astimezone(datetime.UTC).hour == 16
     assert parse_expiry("2030-01-01T18:00", now) == datetime.datetime(2030, 1, 1, 18, tzinfo=datetime.UTC)
     assert parse_expiry(" 1D ", now) == now + datetime.timedelta(days=1)  # case and spaces
+
+
+@pytest.mark.parametrize("raw", ["99999999999d", "999999w", "9999-12-31", "4000000d"])
+def test_an_expiry_past_what_readers_decode_is_refused_in_words(raw):
+    """A duration of many digits read as "give a duration"; one that overflowed was a
+    traceback; a date past 9999-12-30 cannot be read back by every client."""
+    from app.cli.admin import parse_expiry
+    from app.cli.common import CliError
+
+    with pytest.raises(CliError) as refused:
+        parse_expiry(raw, datetime.datetime(2030, 1, 1, 12, tzinfo=datetime.UTC))
+    assert "every reader can decode" in refused.value.message

@@ -130,6 +130,13 @@ def test_operator_commands_refuse_bad_values_in_one_line(db_url, tmp_path, monke
     assert words in " ".join(result.output.split()), result.output
 
 
+def test_an_error_quoting_an_escape_sequence_shows_it_and_does_not_run_it(db_url):
+    """`key revoke $'\\x1b[2J'` printed the escape back: the terminal cleared its screen."""
+    result = CliRunner().invoke(main, ["--db-url", db_url, "key", "revoke", "\x1b[2Jabc\x07"])
+    assert result.exit_code == 1 and "\x1b" not in result.output and "\x07" not in result.output
+    assert "\\x1b[2Jabc\\x07" in result.output, result.output
+
+
 def test_explicit_binary_file_fails_with_message(db_url, tmp_path):
     tree = make_tree(tmp_path)
     result = run(db_url, "ingest", str(tree / "logo.png"), "--org", "acme")
