@@ -65,6 +65,7 @@ from app.wire.bodies import (
     TraceOut,
     WhoamiOut,
 )
+from app.wire.pattern_words import in_words
 from app.wire.retrieve import RetrieveRequest, RetrieveResponse, ScopeIn
 
 MOUNT_PATH = "/mcp"
@@ -360,7 +361,7 @@ def build_server(services: Callable[[], Services], key: str | None = None) -> Se
             args = msgspec.convert(arguments, tool.arguments)
             result = await tool.run(services(), token(), args)
         except msgspec.ValidationError as exc:
-            return error_result(Failure(400, f"invalid arguments: {exc}"))
+            return error_result(Failure(400, f"invalid arguments: {in_words(str(exc))}"))
         except Exception as exc:
             return error_result(failure_of(exc, f"mcp tool {name}"))
         data = msgspec.to_builtins(result)

@@ -15,6 +15,7 @@ from app.ingest.normalize import RejectedDocument
 from app.ingest.pipeline import DuplicatePaths
 from app.operations.errors import TITLES, Failure, Refused, failure_of
 from app.operations.runtime import WriteBusy
+from app.wire.pattern_words import in_words
 
 PROBLEM_JSON = "application/problem+json"
 RETRY_AFTER_SECONDS = "1"
@@ -44,6 +45,13 @@ def http_failure(exc: HTTPException) -> Failure:
     """Litestar's own exceptions (validation, 404 of an unknown route, 405, 413, ...) as
     a Failure; every other one goes through the operations' mapping (failure_of)."""
     errors = exc.extra if isinstance(exc, ValidationException) and exc.extra else None
+    if isinstance(errors, list):  # msgspec's messages quote patterns: add the rule in words
+        errors = [
+            {**error, "message": in_words(error["message"])}
+            if isinstance(error, dict) and isinstance(error.get("message"), str)
+            else error
+            for error in errors
+        ]
     if exc.status_code >= 500:
         return Failure(exc.status_code, "internal error")
     detail = exc.detail

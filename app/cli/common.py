@@ -132,7 +132,9 @@ def validated(payload: dict, into: type[T]) -> T:
     try:
         return msgspec.convert(payload, into)
     except msgspec.ValidationError as exc:
-        raise CliError(str(exc)) from exc
+        from app.wire.pattern_words import in_words
+
+        raise CliError(in_words(str(exc))) from exc
 
 
 def remote(url: str, key: str | None, call: Callable[[Client], T]) -> T:

@@ -97,7 +97,9 @@ def profile_set(
     try:
         request = msgspec.convert({"org_id": org_id, **fields}, RankingProfileSet)
     except msgspec.ValidationError as exc:
-        raise CliError(str(exc)) from exc
+        from app.wire.pattern_words import in_words
+
+        raise CliError(in_words(str(exc))) from exc
     if url:
         stored = remote(url, key, lambda client: client.set_profile(**msgspec.structs.asdict(request)))
     else:

@@ -36,6 +36,7 @@ from app.wire.bodies import (
     ScopeIn,
     SessionOpen,
 )
+from app.wire.pattern_words import in_words
 
 SESSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
 """data.sessions.session_id's format."""
@@ -201,7 +202,7 @@ async def _write_note(
     try:
         request = msgspec.convert(body, IngestRequest)
     except msgspec.ValidationError as exc:
-        raise Invalid(f"invalid note: {exc}") from None
+        raise Invalid(f"invalid note: {in_words(str(exc))}") from None
     return note_result(session_id, await ingest_documents(services, token, request, idempotent))
 
 
