@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Awaitable, Callable
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from io import TextIOWrapper
 from typing import Annotated, Any
 
 import anyio
@@ -383,5 +385,62 @@ async def serve_stdio(services: Services, key: str) -> None:
     protocol_out = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
     os.dup2(2, 1)
     server = build_server(lambda: services, key)
-    async with stdio_server(stdout=anyio.wrap_file(protocol_out)) as (read_stream, write_stream):
+    stdout = anyio.wrap_file(protocol_out)
+    stdin = CheckedLines(anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")), stdout)
+    async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
         await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+class CheckedLines:
+    """stdin's lines for the SDK's stdio transport, each one that is not a JSON-RPC
+    message it can answer answered here instead, with JSON-RPC's error and the request's
+    id where it can be read: the SDK answered malformed JSON, a batch, a lone surrogate
+    or an id of thousands of digits with a notification, so a client waiting on its id
+    waited forever."""
+
+    def __init__(self, lines: Any, out: Any) -> None:
+        self.lines = lines
+        self.out = out
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for line in self.lines:
+            if not line.strip():
+                continue
+            error = line_error(line)
+            if error is None:
+                yield line
+                continue
+            await self.out.write(json.dumps(error) + "\n")
+            await self.out.flush()
+
+
+def line_error(line: str) -> dict[str, Any] | None:
+    """The JSON-RPC error response to one line of stdin (None: the SDK may read it)."""
+    try:
+        message = msgspec.json.decode(line.encode("utf-8", "surrogatepass"))
+    except msgspec.DecodeError as exc:
+        try:
+            lax = json.loads(line)
+        except (ValueError, RecursionError):
+            return _error(None, -32700, f"Parse error: {exc}")
+        ident = lax.get("id") if isinstance(lax, dict) else None
+        return _error(
+            ident if _valid_id(ident) else None,
+            -32700,
+            "Parse error: not standard JSON (NaN, Infinity, a lone UTF-16 surrogate or a number out of range)",
+        )
+    except RecursionError:
+        return _error(None, -32700, "Parse error: nested too deeply")
+    if isinstance(message, list):
+        return _error(None, -32600, "Invalid Request: batches are not supported; send one message per line")
+    if isinstance(message, dict) and "id" in message and not _valid_id(message["id"]):
+        return _error(None, -32600, "Invalid Request: an id must be a string, an integer within 64 bits, or null")
+    return None
+
+
+def _valid_id(ident: object) -> bool:
+    return ident is None or isinstance(ident, str) or (type(ident) is int and -(2**63) <= ident < 2**63)
+
+
+def _error(ident: object, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}

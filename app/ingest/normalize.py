@@ -343,8 +343,14 @@ def document_owner(doc: SourceDocument, marks: dict[str, str]) -> str | None:
     named = doc.owner or doc.metadata.get("owner") or marks.get("owner")
     if named is None:
         return None
-    if not isinstance(named, str) or not named.strip() or len(named) > 256 or _CONTROL.search(named):
+    if not isinstance(named, str) or not named.strip() or len(named) > 256:
         raise RejectedDocument(f"{doc.path}: owner must be a name of 1 to 256 characters, not {named!r}")
+    hidden = _CONTROL.search(named)
+    if hidden is not None:
+        raise RejectedDocument(
+            f"{doc.path}: owner {named!r} holds a control character (U+{ord(hidden.group()):04X}); "
+            "name the owner in visible characters"
+        )
     return named.strip()
 
 

@@ -208,11 +208,17 @@ set search_path = pg_catalog, pg_temp
 as $$
 begin
     perform data._require_write(p_org_id, null, null, null);
-    if p_default_owner ~ '[[:cntrl:]]' or length(p_default_owner) > 256
-       or p_stale_after_days not between 1 and 36500 or p_window_days not between 1 and 36500
-       or p_min_retrievals not between 1 and 1000000 or p_nudge_period_hours not between 1 and 87600 then
-        raise exception 'default owner: up to 256 characters; days: 1 to 36500; min retrievals: 1 to 1000000; period: 1 to 87600 hours'
-            using errcode = '22023';
+    -- One message per broken rule: the caller learns which value to change.
+    if p_default_owner ~ '[[:cntrl:]]' then
+        raise exception 'default owner: no control characters' using errcode = '22023';
+    elsif length(p_default_owner) > 256 then
+        raise exception 'default owner: up to 256 characters' using errcode = '22023';
+    elsif p_stale_after_days not between 1 and 36500 or p_window_days not between 1 and 36500 then
+        raise exception 'stale after and window: 1 to 36500 days' using errcode = '22023';
+    elsif p_min_retrievals not between 1 and 1000000 then
+        raise exception 'min retrievals: 1 to 1000000' using errcode = '22023';
+    elsif p_nudge_period_hours not between 1 and 87600 then
+        raise exception 'nudge period: 1 to 87600 hours' using errcode = '22023';
     end if;
     update data.orgs o
     set default_owner = case when p_default_owner is null then o.default_owner else nullif(p_default_owner, '') end,

@@ -42,3 +42,12 @@ def test_owners_commands(db_url, tmp_path, monkeypatch):
         assert secret not in run(db_url, "webhook", "show", "--org", "acme").output
         delivered = run(db_url, "nudges", "deliver", "--json")
         assert json.loads(delivered.stdout)["delivered"] == 1 and len(hook.received) == 1
+
+
+def test_an_owner_setting_out_of_range_names_that_setting_only(db_url):
+    """The refusal listed every rule, whichever value broke one."""
+    assert run(db_url, "org", "create", "acme").exit_code == 0
+    for args, words in ((["--default-owner", "\x01"], "default owner: no control characters"),):
+        result = CliRunner().invoke(main, ["--db-url", db_url, "owners", "settings", "--org", "acme", *args])
+        assert result.exit_code != 0 and words in result.output, result.output
+        assert "period" not in result.output

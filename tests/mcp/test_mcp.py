@@ -480,3 +480,32 @@ def test_http_a_session_context_reaches_no_other_org_through_retrieve(served, te
 
     over_http(served, tenants.globex_admin, as_globex)
     over_http(served, tenants.acme_admin, as_acme)
+
+
+def test_stdio_answers_lines_it_cannot_read_with_json_rpc_errors(tenants, logins, tmp_path):
+    """The SDK answered these with a log notification and no response, so a client
+    waiting on its id waited forever: now each gets JSON-RPC's error, with its id where
+    the line still shows it."""
+    import subprocess
+
+    parameters = stdio_parameters(tenants, logins, tmp_path, tenants.acme_reader)
+    lines = [
+        '{"jsonrpc": "2.0", "id": 6, "method": "tools/lis',
+        '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "retrieve", '
+        '"arguments": {"query": "a \\ud800 b"}}}',
+        '[{"jsonrpc": "2.0", "id": 8, "method": "ping"}]',
+        '{"jsonrpc": "2.0", "id": ' + "9" * 5000 + ', "method": "ping"}',
+    ]
+    done = subprocess.run(
+        [parameters.command, *parameters.args],
+        env=parameters.env,
+        cwd=parameters.cwd,
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    expected = [(None, -32700), (7, -32700), (None, -32600), (None, -32700)]
+    assert [(a["id"], a["error"]["code"]) for a in answers] == expected
+    assert "surrogate" in answers[1]["error"]["message"] and "Traceback" not in done.stderr
