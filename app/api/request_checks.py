@@ -31,8 +31,9 @@ def declare_query_names(app: Litestar) -> None:
     """Record, on each documented handler, the query parameters it reads (Litestar
     resolves them, aliases and dependencies included, into the route's kwargs model).
     Pages, assets and the docs are left out: a cache-busting `?v=` must not break them."""
+    docs = app.openapi_config.path.rstrip("/") if app.openapi_config is not None else None
     for route in app.routes:
-        if not isinstance(route, HTTPRoute):
+        if not isinstance(route, HTTPRoute) or (docs and (route.path == docs or route.path.startswith(docs + "/"))):
             continue
         for handler, kwargs_model in route.route_handler_map.values():
             if handler.include_in_schema is False:

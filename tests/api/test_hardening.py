@@ -129,7 +129,7 @@ def test_an_unknown_query_parameter_is_400_naming_it(client, target, unknown):
 
 def test_pages_and_assets_take_any_query(client):
     """A cache-busting `?v=` must not break what a browser loads."""
-    for path in ("/ui/?v=2", "/ui/assets/ui.js?v=2"):
+    for path in ("/ui/?v=2", "/ui/assets/ui.js?v=2", "/schema?v=2", "/schema/openapi.json?v=2"):
         assert client.get(path).status_code == 200, path
 
 
