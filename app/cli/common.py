@@ -134,7 +134,20 @@ def validated(payload: dict, into: type[T]) -> T:
     except msgspec.ValidationError as exc:
         from app.wire.pattern_words import in_words
 
-        raise CliError(in_words(str(exc))) from exc
+        raise CliError(with_option(in_words(str(exc)))) from exc
+
+
+def with_option(message: str) -> str:
+    """msgspec names the request's field (`$.budget_tokens`); a CLI user typed an option
+    (`--budget`): the message names it too, when the current command has one for it."""
+    field = re.search(r"- at `\$(?:\.\w+|\[\d+\])*\.(\w+)(?:\[\d+\])?`$", message)
+    ctx = click.get_current_context(silent=True)
+    if field is None or ctx is None:
+        return message
+    for param in ctx.command.params:
+        if isinstance(param, click.Option) and param.name == field.group(1):
+            return f"{message} (option {max(param.opts, key=len)})"
+    return message
 
 
 def remote(url: str, key: str | None, call: Callable[[Client], T]) -> T:

@@ -137,6 +137,15 @@ def test_an_error_quoting_an_escape_sequence_shows_it_and_does_not_run_it(db_url
     assert "\\x1b[2Jabc\\x07" in result.output, result.output
 
 
+def test_a_refused_value_names_the_option_that_gave_it(db_url):
+    """msgspec names the request's field (`$.budget_tokens`); the user typed `--budget`."""
+    run(db_url, "org", "create", "acme")
+    result = CliRunner().invoke(main, ["--db-url", db_url, "query", "x", "--org", "acme", "--budget", "0"])
+    assert result.exit_code == 1 and "(option --budget)" in result.output, result.output
+    bad_org = CliRunner().invoke(main, ["--db-url", db_url, "query", "x", "--org", "bad org"])
+    assert "(option --org)" in bad_org.output and "starting with a letter or digit" in bad_org.output
+
+
 def test_explicit_binary_file_fails_with_message(db_url, tmp_path):
     tree = make_tree(tmp_path)
     result = run(db_url, "ingest", str(tree / "logo.png"), "--org", "acme")
