@@ -520,6 +520,11 @@ begin
             raise exception 'context % lies outside the requested scope', r.ref using errcode = '22023',
                 hint = 'Name its scope in the request (its repo, persona or session; a subscription''s repo), or read it by reference.';
         end if;
+        -- A Context the caller may read (row-level security decides) with no version yet.
+        if v is null and parts[2] = 'latest' and exists (select 1 from data.contexts c where c.context_id = id) then
+            raise exception 'context ctx_% has no version yet', id using errcode = 'P0002',
+                hint = 'Build one: `contexts ctx version ctx_' || id || '`, or POST /contexts/ctx_' || id || '/versions.';
+        end if;
         if v is null then
             raise exception 'unknown context: %', r.ref using errcode = 'P0002';
         end if;

@@ -39,3 +39,16 @@ def test_ctx_lifecycle(db_url, tmp_path, monkeypatch):
     assert bad.exit_code != 0 and "malformed context reference" in bad.output and "Traceback" not in bad.output
     unknown = CliRunner().invoke(main, ["--db-url", db_url, "ctx", "show", "ctx_99@1", "--org", "acme"])
     assert unknown.exit_code != 0 and "unknown context" in unknown.output
+
+
+def test_the_latest_version_of_a_context_without_one_says_so(db_url, tmp_path, monkeypatch):
+    """It read "unknown context", of a Context just created; another org still learns
+    nothing (row-level security hides the Context from it)."""
+    monkeypatch.chdir(make_tree(tmp_path))
+    assert run(db_url, "ingest", ".", "--org", "acme").exit_code == 0
+    ref = json.loads(run(db_url, "ctx", "create", "empty", "--org", "acme", "--json").stdout)["ref"]
+    empty = CliRunner().invoke(main, ["--db-url", db_url, "ctx", "show", f"{ref}@latest", "--org", "acme"])
+    assert empty.exit_code != 0 and f"{ref} has no version yet" in empty.output, empty.output
+    assert run(db_url, "org", "create", "globex").exit_code == 0  # its administrator: admin
+    other = CliRunner().invoke(main, ["--db-url", db_url, "ctx", "show", f"{ref}@latest", "--org", "globex"])
+    assert other.exit_code != 0 and "unknown context" in other.output, other.output
