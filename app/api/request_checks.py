@@ -31,7 +31,8 @@ def declare_query_names(app: Litestar) -> None:
     """Record, on each documented handler, the query parameters it reads (Litestar
     resolves them, aliases and dependencies included, into the route's kwargs model).
     Pages, assets and the docs are left out: a cache-busting `?v=` must not break them."""
-    docs = app.openapi_config.path.rstrip("/") if app.openapi_config is not None else None
+    path = app.openapi_config.path if app.openapi_config is not None else None
+    docs = path.rstrip("/") if path else None
     for route in app.routes:
         if not isinstance(route, HTTPRoute) or (docs and (route.path == docs or route.path.startswith(docs + "/"))):
             continue
