@@ -520,8 +520,15 @@ begin
             raise exception 'context % lies outside the requested scope', r.ref using errcode = '22023',
                 hint = 'Name its scope in the request (its repo, persona or session; a subscription''s repo), or read it by reference.';
         end if;
-        -- A Context the caller may read (row-level security decides) with no version yet.
-        if v is null and parts[2] = 'latest' and exists (select 1 from data.contexts c where c.context_id = id) then
+        -- A Context of the caller's own org and grants with no version yet. The grants are
+        -- named here, not left to row-level security: this runs inside security definer
+        -- callers too (service.context_candidates), where the policy does not apply.
+        if v is null and parts[2] = 'latest' and exists (
+                select 1 from data.contexts c
+                where c.context_id = id and c.org_id = data.acl_org()
+                  and (c.repo_id is null or data.acl_org_wide() or c.repo_id = any (data.acl_repos()))
+                  and (c.persona_id is null or data.acl_org_wide() or c.persona_id = any (data.acl_personas()))
+                  and (c.session_id is null or c.session_id = any (data.acl_sessions()))) then
             raise exception 'context ctx_% has no version yet', id using errcode = 'P0002',
                 hint = 'Build one: `contexts ctx version ctx_' || id || '`, or POST /contexts/ctx_' || id || '/versions.';
         end if;

@@ -465,12 +465,19 @@ def test_http_a_session_context_reaches_no_other_org_through_retrieve(served, te
     )
     assert offer.status_code == 403
     ref = f"{ctx['ref']}@latest"
+    # A Context of acme's with no version yet: acme is told so; another org learns nothing.
+    empty = httpx.post(f"{base}/contexts", json={"scope": {"org_id": "acme"}, "name": "empty"}, headers=acme).json()
+    empty_ref = f"{empty['ref']}@latest"
 
     async def as_globex(session: ClientSession) -> None:
-        asked = retrieval("globex", contexts=[ref], context_mode="restrict")
-        assert "unknown context" in failure(await session.call_tool("retrieve", asked), 404)
+        for asked_ref in (ref, empty_ref):
+            asked = retrieval("globex", contexts=[asked_ref], context_mode="restrict")
+            message = failure(await session.call_tool("retrieve", asked), 404)
+            assert "unknown context" in message and "no version" not in message, message
 
     async def as_acme(mcp: ClientSession) -> None:
+        unbuilt = retrieval(contexts=[empty_ref], context_mode="restrict")
+        assert "has no version yet" in failure(await mcp.call_tool("retrieve", unbuilt), 404)
         outside = retrieval(contexts=[ref], context_mode="restrict")
         assert "outside the requested scope" in failure(await mcp.call_tool("retrieve", outside), 400)
         inside = retrieval(contexts=[ref], context_mode="restrict", scope={"org_id": "acme", "session_id": session})
