@@ -391,6 +391,54 @@ async def serve_stdio(services: Services, key: str) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
+class EnvelopeError(ValueError):
+    """A JSON-RPC message that the SDK would misread: its JSON-RPC error code, and the
+    request's id where the message still shows it."""
+
+    def __init__(self, code: int, message: str, ident: object = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.ident = ident
+
+
+class MalformedJson(EnvelopeError):
+    """JSON that no parser reads: over HTTP the SDK answers it as JSON-RPC's parse error."""
+
+
+def read_envelope(raw: bytes) -> object:
+    """A JSON-RPC message (or batch) as both transports take it: the SDK's own parser
+    (Python's) takes what is not JSON (NaN, Infinity, a lone UTF-16 surrogate) and fails
+    with a 500 on bytes that are not UTF-8 or an integer of thousands of digits, and it
+    accepts an id that is an object. Raises EnvelopeError for each of those."""
+    try:
+        message = msgspec.json.decode(raw)
+    except RecursionError:  # the SDK's parser hits Python's recursion limit too
+        raise EnvelopeError(-32700, "the message is nested too deeply") from None
+    except msgspec.DecodeError as exc:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise EnvelopeError(
+                -32700, f"the message is not UTF-8 (byte {bad.object[bad.start]:#04x} at {bad.start})"
+            ) from None
+        if "out of range" in str(exc):  # an integer past 64 bits: Python's parser fails past 4,300 digits
+            raise EnvelopeError(-32700, f"the message holds a number out of range ({exc})") from None
+        try:
+            lax = json.loads(text)
+        except (ValueError, RecursionError):
+            raise MalformedJson(-32700, f"malformed JSON: {exc}") from None
+        ident = lax.get("id") if isinstance(lax, dict) else None
+        raise EnvelopeError(
+            -32700,
+            "the message is not standard JSON: it holds NaN, Infinity or a lone UTF-16 surrogate (\\ud800)",
+            ident if _valid_id(ident) else None,
+        ) from None
+    for each in message if isinstance(message, list) else [message]:
+        if isinstance(each, dict) and "id" in each and not _valid_id(each["id"]):
+            raise EnvelopeError(-32600, "a JSON-RPC id must be a string, an integer within 64 bits, or null")
+    return message
+
+
 class CheckedLines:
     """stdin's lines for the SDK's stdio transport, each one that is not a JSON-RPC
     message it can answer answered here instead, with JSON-RPC's error and the request's
@@ -417,30 +465,19 @@ class CheckedLines:
 def line_error(line: str) -> dict[str, Any] | None:
     """The JSON-RPC error response to one line of stdin (None: the SDK may read it)."""
     try:
-        message = msgspec.json.decode(line.encode("utf-8", "surrogatepass"))
-    except msgspec.DecodeError as exc:
-        try:
-            lax = json.loads(line)
-        except (ValueError, RecursionError):
-            return _error(None, -32700, f"Parse error: {exc}")
-        ident = lax.get("id") if isinstance(lax, dict) else None
-        return _error(
-            ident if _valid_id(ident) else None,
-            -32700,
-            "Parse error: not standard JSON (NaN, Infinity, a lone UTF-16 surrogate or a number out of range)",
-        )
-    except RecursionError:
-        return _error(None, -32700, "Parse error: nested too deeply")
+        message = read_envelope(line.encode("utf-8", "surrogatepass"))
+    except EnvelopeError as exc:
+        return _error(exc.ident, exc.code, str(exc))
     if isinstance(message, list):
-        return _error(None, -32600, "Invalid Request: batches are not supported; send one message per line")
-    if isinstance(message, dict) and "id" in message and not _valid_id(message["id"]):
-        return _error(None, -32600, "Invalid Request: an id must be a string, an integer within 64 bits, or null")
+        return _error(None, -32600, "batches are not supported; send one message per line")
     return None
 
 
 def _valid_id(ident: object) -> bool:
+    """JSON-RPC 2.0 (4): a string, a number (here: an integer within 64 bits) or null."""
     return ident is None or isinstance(ident, str) or (type(ident) is int and -(2**63) <= ident < 2**63)
 
 
 def _error(ident: object, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
+    title = "Parse error" if code == -32700 else "Invalid Request"
+    return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": f"{title}: {message}"}}

@@ -4,11 +4,9 @@ limits, its failures answered as problem details like every endpoint's."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import msgspec
 from litestar import Litestar, Request
 from litestar.exceptions import ClientException
 from litestar.handlers import asgi
@@ -17,7 +15,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from app.api.errors import failure_for, problem
 from app.api.request_checks import UTF8_CHARSETS, content_type_charset
-from app.mcp import MOUNT_PATH, build_server
+from app.mcp import MOUNT_PATH, EnvelopeError, MalformedJson, build_server, read_envelope
 from app.operations.auth import token_from_header
 from app.operations.services import Services
 
@@ -70,8 +68,9 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
 async def read_body(receive: Receive, limit: int) -> Receive:
     """The whole body, read here and handed on as one message: what reading it raises (the
     server's 408 deadline, app.api.server.BodyTimeout) becomes this door's problem details,
-    where the MCP SDK would turn it into a 500. Over `limit` bytes: 413. JSON nested past
-    what a Python parser can recurse into: 400 (the SDK's own parser answered it with a 500)."""
+    where the MCP SDK would turn it into a 500. Over `limit` bytes: 413. A message the SDK
+    would misread (app.mcp.read_envelope: nested past what its parser recurses into, not
+    UTF-8, NaN, a lone surrogate, an id that is not one): 400."""
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -87,55 +86,14 @@ async def read_body(receive: Receive, limit: int) -> Receive:
             break
     body = b"".join(chunks)
     try:
-        envelope = msgspec.json.decode(body)
-    except RecursionError:
-        # The SDK's parser hits Python's recursion limit too, and answers a 500.
-        raise ClientException(status_code=400, detail="request body is nested too deeply") from None
-    except msgspec.DecodeError as exc:
-        if "out of range" in str(exc):  # an integer past 64 bits: Python's parser fails past 4,300 digits
-            raise ClientException(status_code=400, detail=f"request body holds a number out of range ({exc})") from None
-        lax_json_problem(body)  # what the SDK's parser would take, or answer with a 500
-    else:
-        id_problem(envelope)
+        read_envelope(body)
+    except MalformedJson:
+        pass  # the SDK answers it as JSON-RPC's parse error
+    except EnvelopeError as exc:
+        raise ClientException(status_code=400, detail=f"request body: {exc}") from None
     whole: list[HTTPRequestEvent] = [{"type": "http.request", "body": body, "more_body": False}]
 
     async def replay() -> ReceiveMessage:
         return whole.pop() if whole else await receive()
 
     return replay
-
-
-def lax_json_problem(body: bytes) -> None:
-    """Raise a 400 for a body the SDK would take though it is not JSON, or answer with a
-    500: bytes that are not UTF-8 (a 500), and NaN, Infinity or a lone UTF-16 surrogate
-    (Python's parser takes them; no tool can use them). JSON that is malformed outright is
-    left to the SDK, which answers JSON-RPC's parse error (-32700)."""
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ClientException(
-            status_code=400, detail=f"request body is not UTF-8 (byte {exc.object[exc.start]:#04x} at {exc.start})"
-        ) from None
-    try:
-        json.loads(text)
-    except (ValueError, RecursionError):
-        return
-    raise ClientException(
-        status_code=400,
-        detail="request body is not standard JSON: it holds NaN, Infinity or a lone UTF-16 surrogate (\\ud800)",
-    )
-
-
-def id_problem(envelope: object) -> None:
-    """Raise a 400 for a JSON-RPC id that is neither a string, an integer that fits in 64
-    bits, nor null (JSON-RPC 2.0, 4): an object was accepted silently, and an integer of
-    thousands of digits was a 500 (Python refuses to convert it)."""
-    for message in envelope if isinstance(envelope, list) else [envelope]:
-        if not isinstance(message, dict) or "id" not in message:
-            continue
-        ident = message["id"]
-        if ident is None or isinstance(ident, str) or (type(ident) is int and -(2**63) <= ident < 2**63):
-            continue
-        raise ClientException(
-            status_code=400, detail="a JSON-RPC id must be a string, an integer within 64 bits, or null"
-        )
