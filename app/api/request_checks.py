@@ -51,26 +51,24 @@ async def check_request(request: Request) -> Response | None:
 def body_type_problem(request: Request) -> Response | None:
     if request.method not in ("POST", "PUT", "PATCH"):
         return None
-    media_type, _, parameters = request.headers.get("content-type", "").partition(";")
-    if media_type.strip().lower() != "application/json":
+    content_type = request.headers.get("content-type", "")
+    if content_type.partition(";")[0].strip().lower() != "application/json":
         return problem(415, "send the body as application/json", request)
-    charset = content_type_charset(parameters)
-    if charset is not None and charset.lower() not in UTF8_CHARSETS:
-        return problem(
-            415,
-            f"a JSON body is read as UTF-8 only (RFC 8259), not charset={charset}: "
-            "encode it as UTF-8 and send charset=utf-8 or no charset",
-            request,
-        )
-    return None
+    detail = charset_problem(content_type)
+    return None if detail is None else problem(415, detail, request)
 
 
-def content_type_charset(parameters: str) -> str | None:
-    """The `charset` among a Content-Type's parameters (after the media type), unquoted."""
-    for parameter in parameters.split(";"):
+def charset_problem(content_type: str) -> str | None:
+    """Why a JSON body of this Content-Type is refused (None: UTF-8, or no charset said),
+    for every door that reads JSON (/mcp too)."""
+    for parameter in content_type.split(";")[1:]:
         name, _, value = parameter.partition("=")
-        if name.strip().lower() == "charset":
-            return value.strip().strip('"')
+        charset = value.strip().strip('"')
+        if name.strip().lower() == "charset" and charset.lower() not in UTF8_CHARSETS:
+            return (
+                f"a JSON body is read as UTF-8 only (RFC 8259), not charset={charset}: "
+                "encode it as UTF-8 and send charset=utf-8 or no charset"
+            )
     return None
 
 

@@ -14,7 +14,7 @@ from litestar.types import HTTPRequestEvent, Receive, ReceiveMessage, Scope, Sen
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from app.api.errors import failure_for, problem
-from app.api.request_checks import UTF8_CHARSETS, content_type_charset
+from app.api.request_checks import charset_problem
 from app.mcp import MOUNT_PATH, EnvelopeError, MalformedJson, build_server, read_envelope
 from app.operations.auth import token_from_header
 from app.operations.services import Services
@@ -49,11 +49,9 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         token = token_from_header(header.decode("latin-1") if header is not None else None)
         await services.runtime.read(services.auth.authenticate, token)
         if scope.get("method") == "POST":
-            charset = content_type_charset(headers.get(b"content-type", b"").decode("latin-1").partition(";")[2])
-            if charset is not None and charset.lower() not in UTF8_CHARSETS:
-                raise ClientException(
-                    status_code=415, detail=f"a JSON body is read as UTF-8 only (RFC 8259), not charset={charset}"
-                )
+            refused = charset_problem(headers.get(b"content-type", b"").decode("latin-1"))
+            if refused is not None:
+                raise ClientException(status_code=415, detail=refused)
             receive = await read_body(receive, services.settings.max_body_bytes)
     except Exception as exc:
         failure = failure_for(exc, MOUNT_PATH)
