@@ -15,7 +15,7 @@ from rich.console import Console
 from app.cli.common import CliError, console, context_settings, database_error, open_database
 from app.db.sql import scalar
 from app.readable import time_problem
-from app.scope import ID_FORMATS, id_rule
+from app.scope import id_problem, id_rule
 from app.settings import Settings
 
 
@@ -130,8 +130,9 @@ def principal_create(
     from app.cli.analysts import print_login
     from app.db.logins import create_login, login_exists
 
-    if not ID_FORMATS["principal_id"][0].fullmatch(principal_id):
-        raise CliError(id_rule("principal_id", principal_id))
+    problem = id_problem("principal_id", principal_id)
+    if problem is not None:
+        raise CliError(problem)
     settings = context_settings(ctx)
     password = None
     with admin_connection(settings, hints=True) as conn:

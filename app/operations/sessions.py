@@ -20,6 +20,7 @@ from app.operations.errors import Invalid, NotFound
 from app.operations.idempotency import IdempotentWrite, once, request_hash
 from app.operations.log_fields import note as log_note
 from app.operations.services import Services
+from app.scope import ID_FORMATS
 from app.wire.bodies import (
     RESERVED_METADATA_KEYS,
     ContextPack,
@@ -38,7 +39,7 @@ from app.wire.bodies import (
 )
 from app.wire.pattern_words import in_words
 
-SESSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
+SESSION_PATTERN = ID_FORMATS["session_id"].pattern
 """data.sessions.session_id's format."""
 
 

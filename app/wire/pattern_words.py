@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from app.scope import ID_FORMATS
 from app.wire.bodies import CONTEXT_NAME_PATTERN, NO_CONTROL, NO_NUL, UUID_PATTERN, WEBHOOK_URL
 from app.wire.retrieve import CONTEXT_REF_PATTERN, CONTROL_CHARACTERS, IDENTIFIER_PATTERN, TOUCHED_PATTERN
 
@@ -25,10 +26,8 @@ WORDS: dict[str, str] = {
     CONTEXT_REF_PATTERN: "ctx_<id>@<version> or ctx_<id>@latest",
     r"^[a-z][a-z0-9-]{0,31}$": "1 to 32 lowercase letters, digits or '-', starting with a letter",
     "^[0-9a-f]{16}$": "16 lowercase hexadecimal digits",
-    # A session id (app.operations.sessions.SESSION_PATTERN, the tables' session_id_format)
-    r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$": (
-        "1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
-    ),
+    # A session id (app.operations.sessions.SESSION_PATTERN), and any other id stated there
+    **{id_format.pattern: id_format.rule for id_format in ID_FORMATS.values()},
 }
 """The patterns of app/wire's request types, each in words."""
 _BY_QUOTED = {repr(pattern)[1:-1]: words for pattern, words in WORDS.items()}
