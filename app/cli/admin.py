@@ -14,7 +14,7 @@ from rich.console import Console
 
 from app.cli.common import CliError, console, context_settings, database_error, open_database
 from app.db.sql import scalar
-from app.readable import time_problem
+from app.readable import as_aware, time_problem
 from app.scope import id_problem, id_rule
 from app.settings import Settings
 
@@ -85,10 +85,15 @@ def create_org(
         raise CliError(id_rule("org_id", org_id)) from exc
 
 
+def org_exists(conn: psycopg.Connection, org_id: str) -> bool:
+    """Whether `org_id` is an org this connection may see (all of them, as the migrator)."""
+    return conn.execute("select 1 from data.orgs where org_id = %s", (org_id,)).fetchone() is not None
+
+
 def require_org(conn: psycopg.Connection, org_id: str) -> None:
     """A listing of an org that does not exist is an error, not an empty table (exit 0
     hid a misspelt org)."""
-    if conn.execute("select 1 from data.orgs where org_id = %s", (org_id,)).fetchone() is None:
+    if not org_exists(conn, org_id):
         raise CliError(f"unknown org: {org_id}")
 
 
@@ -292,28 +297,31 @@ def parse_expiry(raw: str, now: datetime.datetime | None = None) -> datetime.dat
             raise CliError(f"--expires {raw}: a key must last longer than that")
         try:
             when = now + datetime.timedelta(**{EXPIRY_UNITS[unit]: amount})
-        except OverflowError:
+        except OverflowError:  # past year 9999: refused below, as readers cannot decode it
             when = datetime.datetime.max.replace(tzinfo=datetime.UTC)
-        problem = time_problem(when, "the expiry")
-        if problem is not None:
-            raise CliError(f"--expires {raw}: too far ahead; {problem}")
-        return when
+    else:
+        when = _expiry_time(raw, text)
+        if when <= now:
+            raise CliError(f"--expires {raw}: that is past; a key's expiry must lie ahead")
+    problem = time_problem(when, "the expiry")
+    if problem is not None:
+        raise CliError(f"--expires {raw}: {problem}")
+    return when
+
+
+def _expiry_time(raw: str, text: str) -> datetime.datetime:
+    """`--expires` as a date (00:00 UTC that day) or an ISO 8601 time (UTC without an offset)."""
+    import re
+
     try:
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
             when = datetime.datetime.combine(datetime.date.fromisoformat(text), datetime.time(), datetime.UTC)
         else:
-            when = datetime.datetime.fromisoformat(text)
-            if when.tzinfo is None:
-                when = when.replace(tzinfo=datetime.UTC)
+            when = as_aware(datetime.datetime.fromisoformat(text))
     except ValueError:
         raise CliError(
             f"--expires {raw}: give a duration (30d, 12h, 90m, 2w) or a date (2026-12-31, or ISO 8601 with a time)"
         ) from None
-    if when <= now:
-        raise CliError(f"--expires {raw}: that is past; a key's expiry must lie ahead")
-    problem = time_problem(when, "the expiry")
-    if problem is not None:
-        raise CliError(f"--expires {raw}: {problem}")
     return when
 
 

@@ -121,7 +121,7 @@ def ingest_paths(
             disable=quiet,
         ) as progress,
     ):
-        if create_org and conn.execute("select 1 from data.orgs where org_id = %s", (org_id,)).fetchone() is None:
+        if create_org and not admin.org_exists(conn, org_id):
             admin.create_org(conn, org_id, settings.principal)
             if not quiet:
                 console.print(

@@ -8,7 +8,16 @@ from __future__ import annotations
 import click
 import msgspec
 
-from app.cli.common import CliError, as_principal, console, context_settings, print_json, remote, remote_options
+from app.cli.common import (
+    CliError,
+    as_principal,
+    console,
+    context_settings,
+    print_json,
+    remote,
+    remote_options,
+    validated,
+)
 from app.wire.bodies import BLEND_WEIGHTS, RankingProfileOut, RankingProfileSet
 
 
@@ -94,12 +103,7 @@ def profile_set(
         "halflife_days": _halflives(halflife),
         "description": description,
     }
-    try:
-        request = msgspec.convert({"org_id": org_id, **fields}, RankingProfileSet)
-    except msgspec.ValidationError as exc:
-        from app.wire.pattern_words import in_words
-
-        raise CliError(in_words(str(exc))) from exc
+    request = validated({"org_id": org_id, **fields}, RankingProfileSet)
     if url:
         stored = remote(url, key, lambda client: client.set_profile(**msgspec.structs.asdict(request)))
     else:

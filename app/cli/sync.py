@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from app.cli.admin import org_exists
 from app.cli.common import (
     CliError,
     console,
@@ -34,6 +35,7 @@ from app.cli.common import (
     print_skipped,
 )
 from app.ingest.git import Change, GitError, WorkTree
+from app.readable import SURROGATE
 from app.scope import Scope
 from app.settings import Settings
 
@@ -153,15 +155,6 @@ def _changes(conn: psycopg.Connection, tree: WorkTree, org_id: str, repo: str) -
     return plan
 
 
-def _utf8(path: str) -> bool:
-    """Whether a path read from git (bytes that are not UTF-8 kept as surrogates) is text."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _stored(path: str) -> str:
     """The path a document of this file is stored under (NFC, as ingestion normalises it;
     git keeps the bytes it was given, NFD from some file systems)."""
@@ -200,7 +193,7 @@ def sync_tree(
     try:
         with psycopg.connect(dsn) as conn:
             act_as(conn, org_id, settings.principal)
-            if conn.execute("select 1 from data.orgs where org_id = %s", (org_id,)).fetchone() is None:
+            if not org_exists(conn, org_id):
                 raise CliError(f"unknown org: {org_id} (create it with `contexts org create {org_id}`)")
             known = conn.execute(
                 "select 1 from data.repos where org_id = %s and repo_id = %s", (org_id, repo)
@@ -334,7 +327,7 @@ def _write(
             report.created += group.created
     # A name git holds in bytes that are not UTF-8 was never stored (ingestion refuses it):
     # it has no document to look up, and the database cannot be sent it.
-    refused = [path for path in refused if _utf8(path)]
+    refused = [path for path in refused if not SURROGATE.search(path)]
     if refused:
         # A file git still tracks but that can no longer be indexed (now binary, empty or
         # too large) takes its document with it: the repo must not serve stale content.
