@@ -62,7 +62,10 @@ def deliver_pending(
 ) -> DeliveryReport:
     """Queue what is owed, then deliver every nudge due (of one org, or all), each in its
     own transaction from `transaction()` (which commits on success). Stops after `limit`
-    attempts, so a webhook that keeps failing cannot hold the worker. A webhook whose host
+    attempts, so a webhook that keeps failing cannot hold the worker, and tries each nudge
+    at most once: claims come earliest-due first, so when the one claimed was already tried
+    in this run (its retry came due meanwhile), every nudge due at the start has been tried
+    and the run ends, leaving it to the next. A webhook whose host
     resolves to a non-public address is not sent to unless `allow_private`
     (app.webhook_targets): the attempt is recorded as failed, with the reason."""
     report = DeliveryReport()
@@ -72,6 +75,7 @@ def deliver_pending(
         report.enqueued = sum(n for (n,) in rows)
     http = client or httpx.Client(timeout=timeout_s, follow_redirects=False)
     refusals: dict[str, str | None] = {}
+    tried: set[int] = set()
     try:
         for _ in range(limit):
             with transaction() as conn:
@@ -81,6 +85,9 @@ def deliver_pending(
                 if claimed is None:
                     break
                 nudge_id, url, secret, payload, attempts = claimed
+                if nudge_id in tried:
+                    break
+                tried.add(nudge_id)
                 # Checked again at each run (the name may resolve elsewhere now), once per
                 # URL: an org's nudges of one run share its webhook, and a lookup each
                 # would repeat the same DNS query hundreds of times.

@@ -173,6 +173,19 @@ def test_webhook_urls_are_validated_and_the_secret_never_read_back(conn, ingest,
         ).fetchone()[0]
 
 
+def test_a_run_tries_each_due_nudge_once_even_when_its_retry_is_due_at_once(conn, ingest, db_url):
+    """A failing webhook whose retry comes due while the run goes on (no backoff here; a
+    slow machine under a short one) is not tried again in the same run: the run ends, and
+    the next run tries it."""
+    ids = stale_corpus(conn, ingest, "acme", "Promote the replica, then repoint DNS to it.")
+    with Receiver(failures=1_000) as hook, transactions(db_url) as tx:
+        set_webhook(conn, "acme", hook.url)
+        first = deliver_pending(tx, retry_base_s=0.0, allow_private=True)
+        assert (first.delivered, first.failed, len(hook.received)) == (0, len(ids), len(ids))
+        second = deliver_pending(tx, retry_base_s=0.0, allow_private=True)
+        assert (second.delivered, second.failed, len(hook.received)) == (0, len(ids), 2 * len(ids))
+
+
 def test_a_webhook_on_a_private_address_is_neither_set_nor_sent_to(conn, ingest, db_url):
     """An org writer may not make the service POST to loopback, link-local (a cloud's
     metadata service) or private addresses: the webhook is refused when set, and one
