@@ -20,7 +20,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from io import TextIOWrapper
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import anyio
 import msgspec
@@ -401,6 +401,20 @@ class EnvelopeError(ValueError):
         self.ident = ident
 
 
+class UnknownMethod(EnvelopeError):
+    """A request for a method MCP does not have: JSON-RPC's -32601, which the SDK answers
+    as invalid parameters (-32602), so a client could not tell a typo from a bad call."""
+
+
+def _request_methods() -> frozenset[str]:
+    """The methods a client may request, read from the SDK's own union of requests."""
+    union = types.ClientRequest.model_fields["root"].annotation
+    return frozenset(get_args(kind.model_fields["method"].annotation)[0] for kind in get_args(union))
+
+
+REQUEST_METHODS = _request_methods()
+
+
 class MalformedJson(EnvelopeError):
     """JSON that no parser reads: over HTTP the SDK answers it as JSON-RPC's parse error."""
 
@@ -436,7 +450,20 @@ def read_envelope(raw: bytes) -> object:
     for each in message if isinstance(message, list) else [message]:
         if isinstance(each, dict) and "id" in each and not _valid_id(each["id"]):
             raise EnvelopeError(-32600, "a JSON-RPC id must be a string, an integer within 64 bits, or null")
+    if isinstance(message, dict) and "id" in message and isinstance(message.get("method"), str):
+        if message["method"] not in REQUEST_METHODS:  # a notification of no known method is ignored
+            raise UnknownMethod(
+                -32601,
+                f"no method {shown_method(message['method'])}; "
+                f"this server answers {', '.join(sorted(REQUEST_METHODS))}",
+                message["id"],
+            )
     return message
+
+
+def shown_method(name: str) -> str:
+    """A client's method name quoted, cut short and with control characters escaped."""
+    return json.dumps(name if len(name) <= 80 else name[:80] + "...")
 
 
 class CheckedLines:
@@ -467,9 +494,9 @@ def line_error(line: str) -> dict[str, Any] | None:
     try:
         message = read_envelope(line.encode("utf-8", "surrogatepass"))
     except EnvelopeError as exc:
-        return _error(exc.ident, exc.code, str(exc))
+        return json_rpc_error(exc.ident, exc.code, str(exc))
     if isinstance(message, list):
-        return _error(None, -32600, "batches are not supported; send one message per line")
+        return json_rpc_error(None, -32600, "batches are not supported; send one message per line")
     return None
 
 
@@ -478,6 +505,6 @@ def _valid_id(ident: object) -> bool:
     return ident is None or isinstance(ident, str) or (type(ident) is int and -(2**63) <= ident < 2**63)
 
 
-def _error(ident: object, code: int, message: str) -> dict[str, Any]:
-    title = "Parse error" if code == -32700 else "Invalid Request"
+def json_rpc_error(ident: object, code: int, message: str) -> dict[str, Any]:
+    title = {-32700: "Parse error", -32601: "Method not found"}.get(code, "Invalid Request")
     return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": f"{title}: {message}"}}

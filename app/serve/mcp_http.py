@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from litestar import Litestar, Request
+from litestar import Litestar, Request, Response
 from litestar.exceptions import ClientException
 from litestar.handlers import asgi
 from litestar.types import HTTPRequestEvent, Receive, ReceiveMessage, Scope, Send
@@ -15,7 +15,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from app.api.errors import failure_for, problem
 from app.api.request_checks import charset_problem
-from app.mcp import MOUNT_PATH, EnvelopeError, MalformedJson, build_server, read_envelope
+from app.mcp import MOUNT_PATH, EnvelopeError, MalformedJson, UnknownMethod, build_server, json_rpc_error, read_envelope
 from app.operations.auth import token_from_header
 from app.operations.services import Services
 
@@ -53,6 +53,10 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
             if refused is not None:
                 raise ClientException(status_code=415, detail=refused)
             receive = await read_body(receive, services.settings.max_body_bytes)
+    except UnknownMethod as exc:  # JSON-RPC's own answer, in a 200 as the SDK answers its errors
+        answer = Response(json_rpc_error(exc.ident, exc.code, str(exc)), media_type="application/json")
+        await answer.to_asgi_response(None, Request(scope, receive, send))(scope, receive, send)
+        return
     except Exception as exc:
         failure = failure_for(exc, MOUNT_PATH)
         response = problem(
@@ -68,7 +72,8 @@ async def read_body(receive: Receive, limit: int) -> Receive:
     server's 408 deadline, app.api.server.BodyTimeout) becomes this door's problem details,
     where the MCP SDK would turn it into a 500. Over `limit` bytes: 413. A message the SDK
     would misread (app.mcp.read_envelope: nested past what its parser recurses into, not
-    UTF-8, NaN, a lone surrogate, an id that is not one): 400."""
+    UTF-8, NaN, a lone surrogate, an id that is not one): 400. A request for a method MCP
+    does not have: UnknownMethod, answered as JSON-RPC's -32601 by the caller."""
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -87,6 +92,8 @@ async def read_body(receive: Receive, limit: int) -> Receive:
         read_envelope(body)
     except MalformedJson:
         pass  # the SDK answers it as JSON-RPC's parse error
+    except UnknownMethod:
+        raise
     except EnvelopeError as exc:
         raise ClientException(status_code=400, detail=f"request body: {exc}") from None
     whole: list[HTTPRequestEvent] = [{"type": "http.request", "body": body, "more_body": False}]

@@ -482,6 +482,23 @@ def test_an_mcp_tool_given_a_lone_surrogate_answers_400_not_500(client):
         assert result.isError and "400" in result.content[0].text and "surrogate at $." in result.content[0].text
 
 
+def test_an_mcp_request_for_a_method_mcp_lacks_is_json_rpcs_method_not_found(client):
+    """The SDK answered it as invalid parameters (-32602); a notification of no known
+    method still goes to the SDK, which ignores it as JSON-RPC says."""
+    for ident in (3, "a"):
+        response = client.post(
+            "/mcp", json={"jsonrpc": "2.0", "id": ident, "method": "tools/lists"}, headers=MCP_HEADERS
+        )
+        assert response.status_code == 200 and response.headers["content-type"].startswith("application/json")
+        answer = response.json()
+        assert answer["id"] == ident and answer["error"]["code"] == -32601
+        assert '"tools/lists"' in answer["error"]["message"] and answer["error"]["message"].endswith(", tools/list")
+    long = client.post("/mcp", json={"jsonrpc": "2.0", "id": 4, "method": "x\n" * 500}, headers=MCP_HEADERS)
+    assert long.json()["error"]["code"] == -32601 and len(long.json()["error"]["message"]) < 600
+    notified = client.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/nothing"}, headers=MCP_HEADERS)
+    assert notified.status_code < 500
+
+
 def test_an_mcp_body_in_another_charset_is_415(client):
     body = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}'
     latin = {**MCP_HEADERS, "content-type": "application/json; charset=latin-1"}

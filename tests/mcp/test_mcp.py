@@ -502,6 +502,7 @@ def test_stdio_answers_lines_it_cannot_read_with_json_rpc_errors(tenants, logins
         '"arguments": {"query": "a \\ud800 b"}}}',
         '[{"jsonrpc": "2.0", "id": 8, "method": "ping"}]',
         '{"jsonrpc": "2.0", "id": ' + "9" * 5000 + ', "method": "ping"}',
+        '{"jsonrpc": "2.0", "id": 10, "method": "tools/lists"}',
     ]
     done = subprocess.run(
         [parameters.command, *parameters.args],
@@ -513,6 +514,7 @@ def test_stdio_answers_lines_it_cannot_read_with_json_rpc_errors(tenants, logins
         timeout=120,
     )
     answers = [json.loads(line) for line in done.stdout.splitlines()]
-    expected = [(None, -32700), (7, -32700), (None, -32600), (None, -32700)]
+    expected = [(None, -32700), (7, -32700), (None, -32600), (None, -32700), (10, -32601)]
     assert [(a["id"], a["error"]["code"]) for a in answers] == expected
     assert "surrogate" in answers[1]["error"]["message"] and "Traceback" not in done.stderr
+    assert answers[4]["error"]["message"].startswith('Method not found: no method "tools/lists"; this server answers')
