@@ -8,6 +8,28 @@
 -- owner under the caller's row-level security, and queued per org for its webhook in
 -- data.nudge_outbox, which a delivery worker (app/nudges.py) drains at least once.
 
+-- data._owner_problem: what is wrong with an owner's name, or null when nothing is. A name
+-- is shown in listings, nudges and the console: one with nothing visible, or with the
+-- characters that make text display other than it reads (bidirectional embeddings,
+-- overrides and isolates, as in "Trojan Source"), is refused. The invisible characters
+-- are Unicode's separators (Z*) and format characters (Cf), listed because a regular
+-- expression here has no categories; app.ingest.normalize.owner_problem holds the same
+-- rule (tests/owners/test_owner_names.py checks that both agree on every code point).
+create or replace function data._owner_problem(p_owner text)
+returns text
+language sql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+    select case
+        when length(p_owner) not between 1 and 256 then '1 to 256 characters'
+        when p_owner ~ '[[:cntrl:]]' then 'no control characters'
+        when p_owner ~ '[\u202a-\u202e\u2066-\u2069]'
+            then 'no bidirectional embedding, override or isolate characters (U+202A to U+202E, U+2066 to U+2069)'
+        when p_owner !~ '[^[:space:]\u00a0\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u2064\u2066-\u206f\u3000\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]' then 'at least one visible character'
+    end
+$$;
+comment on function data._owner_problem(text) is 'What is wrong with an owner''s name (length, control, bidirectional or only invisible characters), or null.';
+
 -- data._resolve_owner: the owner a document version gets, and where it came from. A
 -- named owner (source 'document' unless the caller says 'codeowners') wins; else an
 -- owner named before or reassigned stays; else the org's default; else "unowned".
@@ -22,8 +44,8 @@ begin
         raise exception 'an ingested owner comes from the document or from CODEOWNERS, not %', p_source
             using errcode = '22023';
     end if;
-    if p_owner is not null and (length(p_owner) not between 1 and 256 or p_owner ~ '[[:cntrl:]]') then
-        raise exception 'an owner is a name of 1 to 256 characters without control characters' using errcode = '22023';
+    if p_owner is not null and data._owner_problem(p_owner) is not null then
+        raise exception 'owner: %', data._owner_problem(p_owner) using errcode = '22023';
     end if;
     if p_owner is not null and coalesce(p_source, 'document') = 'document' then
         owner := p_owner;
@@ -88,14 +110,16 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
     fallback text;
+    problem text;
     changed int;
 begin
     perform data._require_write(p_org_id, p_repo_id, null, null);
     if cardinality(p_doc_ids) is distinct from cardinality(p_owners) then
         raise exception 'one owner (or null) per document' using errcode = '22023';
     end if;
-    if exists (select 1 from unnest(p_owners) o where o is not null and (length(o) not between 1 and 256 or o ~ '[[:cntrl:]]')) then
-        raise exception 'an owner is a name of 1 to 256 characters without control characters' using errcode = '22023';
+    select data._owner_problem(o) into problem from unnest(p_owners) o where data._owner_problem(o) is not null limit 1;
+    if problem is not null then
+        raise exception 'owner: %', problem using errcode = '22023';
     end if;
     select o.default_owner into fallback from data.orgs o where o.org_id = p_org_id;
     with wanted as (
@@ -141,9 +165,10 @@ begin
     perform data._require_write(p_org_id, p_repo_id, null, null);
     perform data._require_scope(p_org_id, p_repo_id, null);
     select * into me from data._principal_or_raise();
-    if p_from is null or p_to is null or length(p_to) not between 1 and 256 or p_to ~ '[[:cntrl:]]'
-       or length(p_from) not between 1 and 256 then
+    if p_from is null or p_to is null or length(p_from) not between 1 and 256 then
         raise exception 'reassign from one named owner to another (1 to 256 characters)' using errcode = '22023';
+    elsif data._owner_problem(p_to) is not null then
+        raise exception 'new owner: %', data._owner_problem(p_to) using errcode = '22023';
     end if;
     if p_path_prefix is not null and (length(p_path_prefix) not between 1 and 1024 or p_path_prefix ~ '[[:cntrl:]]') then
         raise exception 'a path prefix has 1 to 1024 characters' using errcode = '22023';
@@ -209,10 +234,8 @@ as $$
 begin
     perform data._require_write(p_org_id, null, null, null);
     -- One message per broken rule: the caller learns which value to change.
-    if p_default_owner ~ '[[:cntrl:]]' then
-        raise exception 'default owner: no control characters' using errcode = '22023';
-    elsif length(p_default_owner) > 256 then
-        raise exception 'default owner: up to 256 characters' using errcode = '22023';
+    if p_default_owner <> '' and data._owner_problem(p_default_owner) is not null then
+        raise exception 'default owner: %', data._owner_problem(p_default_owner) using errcode = '22023';
     elsif p_stale_after_days not between 1 and 36500 or p_window_days not between 1 and 36500 then
         raise exception 'stale after and window: 1 to 36500 days' using errcode = '22023';
     elsif p_min_retrievals not between 1 and 1000000 then

@@ -1435,6 +1435,25 @@ CREATE FUNCTION data._on_sources_deleted() RETURNS trigger
 ALTER FUNCTION data._on_sources_deleted() OWNER TO <migrator>;
 
 --
+-- Name: _owner_problem(text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._owner_problem(p_owner text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._owner_problem(p_owner text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _owner_problem(p_owner text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._owner_problem(p_owner text) IS 'What is wrong with an owner''s name (length, control, bidirectional or only invisible characters), or null.';
+
+
+--
 -- Name: _path_problem(text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -9673,6 +9692,13 @@ REVOKE ALL ON FUNCTION data._metadata_time(p_value text) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION data._on_sources_deleted() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _owner_problem(p_owner text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._owner_problem(p_owner text) FROM PUBLIC;
 
 
 --
