@@ -13,7 +13,7 @@
 -- characters that make text display other than it reads (bidirectional embeddings,
 -- overrides and isolates, as in "Trojan Source"), is refused. The invisible characters
 -- are Unicode's separators (Z*) and format characters (Cf), listed because a regular
--- expression here has no categories; app.ingest.normalize.owner_problem holds the same
+-- expression here has no categories; app.owners.owner_problem holds the same
 -- rule (tests/owners/test_owner_names.py checks that both agree on every code point).
 create or replace function data._owner_problem(p_owner text)
 returns text

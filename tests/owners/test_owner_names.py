@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import main
-from app.ingest.normalize import BIDI_CONTROL, VISIBLE, owner_problem
+from app.owners import BIDI_CONTROL, VISIBLE, CodeOwners, owner_problem
 from tests.api.test_readable_values import post_document
 
 SURROGATES = range(0xD800, 0xE000)
@@ -69,3 +69,13 @@ def test_names_in_any_script_are_owners(client):
         assert owner_problem(name) is None and not BIDI_CONTROL.search(name)
         _, response = post_document(client, owner=name)
         assert response.status_code == 201, (name, response.text)
+
+
+def test_a_codeowners_line_naming_such_an_owner_is_skipped_and_the_ingest_goes_on(conn, ingest):
+    """GitHub skips a CODEOWNERS line it cannot read; here a line naming a reversed name
+    would have stopped the whole ingest at the database's refusal."""
+    text = "* @docs-team\n*.md @\u202enimda\n"
+    assert CodeOwners(text).owner_of("guide.md") == "docs-team"
+    ingest("acme", {"CODEOWNERS": text, "guide.md": "# Guide\n\nPromote the replica.\n"}, repo="core")
+    owners = conn.execute("select owner, owner_source from data.documents where path = 'guide.md'").fetchall()
+    assert owners == [("docs-team", "codeowners")]
