@@ -25,6 +25,8 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
+from tests.conftest import private_folder
+
 pytestmark = pytest.mark.db  # starts PostgreSQL servers of its own: not the unit tier
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,9 +78,7 @@ def _read_lines(stream, lines: queue.Queue) -> None:
 
 @pytest.fixture(scope="module")
 def door():
-    # Outside pytest's base temp, like tests/conftest.py's private_server (a second pytest
-    # run re-applies mode 0700 there, locking the server's OS user out).
-    home = Path(tempfile.mkdtemp(prefix="contexts-door-"))
+    home = private_folder("contexts-test-door-")
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CONTEXTS_", "PG"))}
     env.update(CONTEXTS_HOME=str(home), CONTEXTS_DB_PORT=str(port))

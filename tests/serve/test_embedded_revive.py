@@ -7,9 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import tempfile
 import time
-from pathlib import Path
 
 import psycopg
 import pytest
@@ -17,14 +15,14 @@ import pytest
 from app.db.availability import DatabaseMonitor
 from app.db.database import embedded_server_at, resolve_database_url
 from app.settings import Settings
+from tests.conftest import private_folder
 
 REVIVED_WITHIN_S = 60.0
 
 
 @pytest.fixture
 def home():
-    # Outside pytest's base temp, as tests/conftest.py's private_server explains.
-    root = Path(tempfile.mkdtemp(prefix="contexts-test-revive-"))
+    root = private_folder("contexts-test-revive-")
     try:
         yield root
     finally:
