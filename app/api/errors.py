@@ -31,7 +31,7 @@ def problem(
         "detail": detail,
     }
     if request is not None:
-        body["instance"] = request.url.path
+        body["instance"] = path_of(request)
     body.update({k: v for k, v in extra.items() if v is not None})
     headers = dict(headers or {})
     if status == 401:
@@ -76,8 +76,15 @@ def failure_for(exc: BaseException, where: str) -> Failure:
     return http_failure(exc) if isinstance(exc, HTTPException) else failure_of(exc, where)
 
 
+def path_of(request: Request) -> str:
+    """The request's path as the server read it: `request.url` parses the Host header
+    too, and raises on one such as `x: y` (a port that is not a number), which turned
+    the 400 for that header into a 500."""
+    return str(request.scope.get("path") or "/")
+
+
 def on_error(request: Request, exc: Exception) -> Response:
-    failure = failure_for(exc, request.url.path)
+    failure = failure_for(exc, path_of(request))
     return problem(
         failure.status,
         failure.detail,

@@ -545,3 +545,12 @@ def test_a_lone_surrogate_escape_is_named_in_the_400(client):
         response = client.post("/contexts/retrieve", content=body, headers={"content-type": "application/json"})
         detail = problem(response, 400)["detail"]
         assert "surrogate" in detail, detail
+
+
+@pytest.mark.parametrize("host", ["x: y", "x:1 y", "x a:b", "x:y z"])
+def test_a_host_header_whose_port_is_not_a_number_is_a_400_problem(client, host):
+    """Reading the request's URL for the problem's `instance` parsed the Host header and
+    raised on its port: a 500 in text/plain, on every path, before any key was checked."""
+    for path in ("/health", "/whoami", "/nope"):
+        response = client.get(path, headers={"host": host})
+        assert "host header" in problem(response, 400)["detail"], (host, path)
