@@ -188,6 +188,42 @@ def test_a_run_tries_each_due_nudge_once_even_when_its_retry_is_due_at_once(conn
         assert (second.delivered, second.failed, len(hook.received)) == (0, len(ids), 2 * len(ids))
 
 
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("http://hooks.example.com:99999/h", "Port out of range"),
+        ("http://hooks.example.com:0/h", "port is 0"),
+        ("http://hooks.example.com:-1/h", "cannot be read"),
+        ("http://a..example.com/h", "not a DNS name"),
+        ("http://.example.com/h", "not a DNS name"),
+        ("http://xn--/h", "not a DNS name"),
+        ("http://example.com\\t/h", "not a DNS name"),
+        ("http://%31%32%37.0.0.1/h", "percent-encoding"),
+        ("http://127.0.0.1%00.example.com/h", "percent-encoding"),
+        ("http://[fe80::1%25lo]/h", "zone ids"),
+    ],
+)
+def test_a_webhook_url_that_names_no_host_and_port_is_refused_whatever_is_allowed(conn, url, words):
+    """Stored with a 200 before: a port out of range, a host with an empty label, a
+    backslash, percent-encoding or a zone id (the last one also escaped the address
+    check, as a name that does not resolve)."""
+    from app.access import ensure_admin_principal
+    from app.operations.errors import Invalid
+    from app.operations.owners import webhook_set_on
+    from app.wire.bodies import WebhookIn
+
+    conn.execute("select service.create_org('acme')")
+    ensure_admin_principal(conn, "acme", "admin")
+    conn.commit()
+    conn.execute("select service.bind_principal('acme', 'admin')")
+    for allow_private in (False, True):
+        with pytest.raises(Invalid) as refused:
+            webhook_set_on(conn, "acme", WebhookIn(url=url), allow_private=allow_private)
+        assert words in refused.value.detail
+        conn.rollback()
+        conn.execute("select service.bind_principal('acme', 'admin')")
+
+
 def test_a_webhook_on_a_private_address_is_neither_set_nor_sent_to(conn, ingest, db_url):
     """An org writer may not make the service POST to loopback, link-local (a cloud's
     metadata service) or private addresses: the webhook is refused when set, and one
@@ -207,6 +243,13 @@ def test_a_webhook_on_a_private_address_is_neither_set_nor_sent_to(conn, ingest,
         "http://2130706433/",
         "http://10.0.0.7/hook",
         "http://[::ffff:127.0.0.1]/",
+        # IPv6 addresses that carry an IPv4 one a translator or tunnel would send to.
+        "http://[64:ff9b::a9fe:a9fe]/h",
+        "http://[64:ff9b::a00:1]/",
+        "http://[2002:7f00:1::]/",
+        "http://[::127.0.0.1]/",
+        "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/",
+        "http://[64:ff9b:1::1]/",
     ):
         with pytest.raises(Invalid) as refused:
             webhook_set_on(conn, "acme", WebhookIn(url=url))
