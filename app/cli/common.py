@@ -76,7 +76,7 @@ def database_error(exc: psycopg.Error, hint: bool = False) -> CliError:
     from app.db.duplicates import duplicate_detail  # psycopg is imported only where a database is used
     from app.scope import constraint_rule
 
-    rule = constraint_rule(exc.diag.constraint_name) if exc.sqlstate == "23514" else None
+    rule = constraint_rule(exc.diag.constraint_name)
     parts = [rule or duplicate_detail(exc) or exc.diag.message_primary or str(exc)]
     if hint:
         parts += [p for p in (exc.diag.message_detail, exc.diag.message_hint) if p]

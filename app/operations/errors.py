@@ -20,6 +20,7 @@ from app.db.duplicates import duplicate_detail
 from app.ingest.normalize import RejectedDocument
 from app.ingest.pipeline import DuplicatePaths
 from app.operations.runtime import WriteBusy
+from app.scope import constraint_rule
 
 log = logging.getLogger("contexts.api")
 
@@ -180,5 +181,11 @@ def _database_failure(exc: psycopg.Error, where: str) -> Failure:
         return Failure(500, "internal error")
     if state in OPERATOR_STATES:
         log.error("database refused %s (%s): %s", where, state, exc.diag.message_primary or exc)
-    message = duplicate_detail(exc) or GENERIC_DETAIL.get(state) or exc.diag.message_primary or "invalid request"
+    message = (
+        constraint_rule(exc.diag.constraint_name)
+        or duplicate_detail(exc)
+        or GENERIC_DETAIL.get(state)
+        or exc.diag.message_primary
+        or "invalid request"
+    )
     return Failure(status, message, sqlstate=state)

@@ -123,6 +123,7 @@ language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
 declare
+    broken_constraint text;
     created timestamptz;
     r text;
 begin
@@ -142,7 +143,13 @@ begin
     returning api_keys.created_at into created;
     return created;
 exception when check_violation then
-    raise exception 'invalid API key: %', sqlerrm using errcode = '22023';
+    get stacked diagnostics broken_constraint = constraint_name;
+    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
+        raise exception 'invalid API key: %', sqlerrm using errcode = '22023';
+    end if;
+    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
+    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
+    raise exception 'invalid API key' using errcode = '22023', constraint = broken_constraint;
 end
 $$;
 comment on function service.create_api_key(text, text, text, bytea, text, timestamptz, boolean, text[]) is 'Store a new key (its SHA-256) for a principal, with its expiry and restriction.';

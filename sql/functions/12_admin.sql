@@ -11,6 +11,8 @@ returns text
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
+declare
+    broken_constraint text;
 begin
     insert into data.orgs (org_id, display_name, session_ttl)
     values (p_org_id, coalesce(p_display_name, ''), coalesce(p_session_ttl, interval '24 hours'))
@@ -20,7 +22,13 @@ begin
     perform data._create_tenant_partitions(p_org_id);
     return p_org_id;
 exception when check_violation then
-    raise exception 'invalid org: %', sqlerrm using errcode = '22023';
+    get stacked diagnostics broken_constraint = constraint_name;
+    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
+        raise exception 'invalid org: %', sqlerrm using errcode = '22023';
+    end if;
+    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
+    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
+    raise exception 'invalid org' using errcode = '22023', constraint = broken_constraint;
 end
 $$;
 comment on function service.create_org(text, text, interval) is 'Create (or rename) a tenant org and its partitions.';
@@ -80,6 +88,8 @@ returns void
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
+declare
+    broken_constraint text;
 begin
     perform data._require_org(p_org_id);
     if p_repo_id is not null then
@@ -95,7 +105,13 @@ begin
         on conflict (org_id, session_id) do nothing;
     end if;
 exception when check_violation then
-    raise exception 'invalid scope identifier: %', sqlerrm using errcode = '22023';
+    get stacked diagnostics broken_constraint = constraint_name;
+    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
+        raise exception 'invalid scope identifier: %', sqlerrm using errcode = '22023';
+    end if;
+    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
+    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
+    raise exception 'invalid scope identifier' using errcode = '22023', constraint = broken_constraint;
 end
 $$;
 comment on function service.ensure_scope(text, text, text, text) is 'Create missing repo/persona/session rows of an existing org.';
@@ -108,6 +124,7 @@ language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
 declare
+    broken_constraint text;
     me record;
     opened int;
     expires timestamptz;
@@ -139,7 +156,13 @@ begin
     select s.expires_at into expires from data.sessions s where s.org_id = me.org_id and s.session_id = p_session_id;
     return expires;
 exception when check_violation then
-    raise exception 'invalid session identifier: %', sqlerrm using errcode = '22023';
+    get stacked diagnostics broken_constraint = constraint_name;
+    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
+        raise exception 'invalid session identifier: %', sqlerrm using errcode = '22023';
+    end if;
+    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
+    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
+    raise exception 'invalid session identifier' using errcode = '22023', constraint = broken_constraint;
 end
 $$;
 comment on function service.open_session(text) is 'Open a new session of the bound principal''s org (it needs some write grant), or confirm one it may write to.';
@@ -188,6 +211,8 @@ returns void
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
+declare
+    broken_constraint text;
 begin
     perform data._require_org(p_org_id);
     if p_db_role is not null and not exists (select 1 from pg_roles r where r.rolname = p_db_role) then
@@ -208,7 +233,13 @@ begin
         set kind = excluded.kind, display_name = coalesce(nullif(excluded.display_name, ''), principals.display_name),
             db_role = coalesce(excluded.db_role, principals.db_role), disabled_at = null;
 exception when check_violation then
-    raise exception 'invalid principal: %', sqlerrm using errcode = '22023';
+    get stacked diagnostics broken_constraint = constraint_name;
+    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
+        raise exception 'invalid principal: %', sqlerrm using errcode = '22023';
+    end if;
+    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
+    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
+    raise exception 'invalid principal' using errcode = '22023', constraint = broken_constraint;
 end
 $$;
 comment on function service.create_principal(text, text, text, text, name) is 'Create or update a principal (agent, human or service), optionally mapped to a login role.';
@@ -220,6 +251,7 @@ language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
 declare
+    broken_constraint text;
     target text := data._grant_target(p_org_id, p_scope_kind, p_scope_id);
 begin
     perform data._require_principal(p_org_id, p_principal_id);
@@ -234,7 +266,13 @@ begin
     values (p_org_id, p_principal_id, p_scope_kind, target, coalesce(p_can_write, false))
     on conflict (org_id, principal_id, scope_kind, scope_id) do update set can_write = excluded.can_write;
 exception when check_violation then
-    raise exception 'invalid grant: %', sqlerrm using errcode = '22023';
+    get stacked diagnostics broken_constraint = constraint_name;
+    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
+        raise exception 'invalid grant: %', sqlerrm using errcode = '22023';
+    end if;
+    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
+    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
+    raise exception 'invalid grant' using errcode = '22023', constraint = broken_constraint;
 end
 $$;
 comment on function service.grant_scope(text, text, text, text, boolean) is 'Grant a principal read (and optionally write) on an org, repo, persona or session, or audit on the org.';

@@ -177,6 +177,7 @@ language plpgsql
 set search_path = pg_catalog, extensions, pg_temp
 as $$
 declare
+    broken_constraint text;
     existing data.documents;
     current_hash text;
     new_version int;
@@ -254,7 +255,13 @@ begin
         affected := retired.affected;
     end if;
 exception when check_violation or not_null_violation then
-    raise exception 'invalid document: %', sqlerrm using errcode = '22023';
+    get stacked diagnostics broken_constraint = constraint_name;
+    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
+        raise exception 'invalid document: %', sqlerrm using errcode = '22023';
+    end if;
+    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
+    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
+    raise exception 'invalid document' using errcode = '22023', constraint = broken_constraint;
 end
 $$;
 comment on function data._begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb, text, text)
@@ -648,6 +655,7 @@ set search_path = pg_catalog, extensions, pg_temp
 as $$
 #variable_conflict use_column
 declare
+    broken_constraint text;
     me_org text;
     item jsonb;
     item_no int;
@@ -992,7 +1000,13 @@ begin
                  from unnest(out_items, ordinals, fragment_ids, created_now) with ordinality as s(item_no, ordinal, fragment_id, created, n)
                  order by s.n;
 exception when check_violation or not_null_violation or invalid_text_representation or unique_violation then
-    raise exception 'invalid chunk: %', sqlerrm using errcode = '22023';
+    get stacked diagnostics broken_constraint = constraint_name;
+    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
+        raise exception 'invalid chunk: %', sqlerrm using errcode = '22023';
+    end if;
+    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
+    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
+    raise exception 'invalid chunk' using errcode = '22023', constraint = broken_constraint;
 end
 $$;
 comment on function service.add_documents(jsonb, extensions.vector[]) is 'Write several document versions'' chunks at once (the bound principal needs write grants): what service.add_fragments does for each, in order, one statement per table.';

@@ -68,6 +68,7 @@ language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
 declare
+    broken_constraint text;
     me record;
     stored text;
     saved data.git_syncs;
@@ -96,7 +97,13 @@ begin
     return query select saved.org_id, saved.repo_id, saved.commit_sha, saved.ref, saved.synced_at, saved.synced_by,
                         saved.written, saved.deleted, saved.full_scan;
 exception when check_violation then
-    raise exception 'invalid sync record: %', sqlerrm using errcode = '22023';
+    get stacked diagnostics broken_constraint = constraint_name;
+    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
+        raise exception 'invalid sync record: %', sqlerrm using errcode = '22023';
+    end if;
+    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
+    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
+    raise exception 'invalid sync record' using errcode = '22023', constraint = broken_constraint;
 end
 $$;
 comment on function service.sync_record(text, text, text, text, text, int, int, boolean)

@@ -39,6 +39,7 @@ language plpgsql security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
+    broken_constraint text;
     me record;
     stored int;
 begin
@@ -51,7 +52,13 @@ begin
     get diagnostics stored = row_count;
     return stored = 1;
 exception when check_violation then
-    raise exception 'invalid idempotency key or response: %', sqlerrm using errcode = '22023';
+    get stacked diagnostics broken_constraint = constraint_name;
+    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
+        raise exception 'invalid idempotency key or response: %', sqlerrm using errcode = '22023';
+    end if;
+    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
+    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
+    raise exception 'invalid idempotency key or response' using errcode = '22023', constraint = broken_constraint;
 end
 $$;
 comment on function service.idempotent_record(text, text, int, jsonb)

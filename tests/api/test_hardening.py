@@ -554,3 +554,26 @@ def test_a_host_header_whose_port_is_not_a_number_is_a_400_problem(client, host)
     for path in ("/health", "/whoami", "/nope"):
         response = client.get(path, headers={"host": host})
         assert "host header" in problem(response, 400)["detail"], (host, path)
+
+
+def test_an_id_the_tables_refuse_is_told_by_its_rule_not_by_its_constraint(client, db_url):
+    """The database's check constraint message named the table and the constraint; the
+    caller now reads the id's rule in words (app.scope.ID_FORMATS), at the HTTP door and
+    from the SQL functions any door calls."""
+    import psycopg
+
+    from app.operations.errors import failure_of
+
+    body = {"scope": {"org_id": "acme", "session_id": "ctx_1@latest"}, "task": "x"}
+    details = [problem(client.post("/sessions", json=body), 400)["detail"]]
+    with psycopg.connect(db_url) as conn:
+        for args, words in (((None, "p:1", None), "invalid persona id"), (("a:b", None, None), "invalid repo id")):
+            with pytest.raises(psycopg.Error) as refused:
+                conn.execute("select service.ensure_scope('acme', %s, %s, %s)", args)
+            conn.rollback()
+            failure = failure_of(refused.value, "test")
+            assert failure.status == 400 and words in failure.detail, failure
+            details.append(failure.detail)
+    for detail in details:
+        assert "starting with a letter or digit" in detail, detail
+        assert "relation" not in detail and "constraint" not in detail and "_format" not in detail
