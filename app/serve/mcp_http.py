@@ -4,19 +4,31 @@ limits, its failures answered as problem details like every endpoint's."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from litestar import Litestar, Request, Response
-from litestar.exceptions import ClientException
+from litestar.exceptions import ClientException, MethodNotAllowedException
 from litestar.handlers import asgi
-from litestar.types import HTTPRequestEvent, Receive, ReceiveMessage, Scope, Send
+from litestar.types import (
+    HTTPRequestEvent,
+    HTTPResponseBodyEvent,
+    HTTPResponseStartEvent,
+    Message,
+    Receive,
+    ReceiveMessage,
+    Scope,
+    Send,
+)
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from app.api.errors import failure_for, problem
+from app.api.errors import PROBLEM_JSON, failure_for, problem
 from app.api.request_checks import charset_problem
 from app.mcp import MOUNT_PATH, EnvelopeError, MalformedJson, UnknownMethod, build_server, json_rpc_error, read_envelope
 from app.operations.auth import token_from_header
+from app.operations.errors import TITLES
 from app.operations.services import Services
 
 
@@ -48,11 +60,19 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     try:
         token = token_from_header(header.decode("latin-1") if header is not None else None)
         await services.runtime.read(services.auth.authenticate, token)
-        if scope.get("method") == "POST":
-            refused = charset_problem(headers.get(b"content-type", b"").decode("latin-1"))
-            if refused is not None:
-                raise ClientException(status_code=415, detail=refused)
-            receive = await read_body(receive, services.settings.max_body_bytes)
+        if scope.get("method") != "POST":
+            # Stateless: no stream for the server to send on later (a GET held one open,
+            # pinging, forever) and no session to end (DELETE). MCP's answer is a 405.
+            raise MethodNotAllowedException(
+                detail="MCP over HTTP here is one POST per JSON-RPC message", headers={"Allow": "POST"}
+            )
+        content_type = headers.get(b"content-type", b"").decode("latin-1")
+        if content_type.split(";")[0].strip().lower() != "application/json":
+            raise ClientException(status_code=415, detail="send the JSON-RPC message as application/json")
+        refused = charset_problem(content_type)
+        if refused is not None:
+            raise ClientException(status_code=415, detail=refused)
+        receive = await read_body(receive, services.settings.max_body_bytes)
     except UnknownMethod as exc:  # JSON-RPC's own answer, in a 200 as the SDK answers its errors
         answer = Response(json_rpc_error(exc.ident, exc.code, str(exc)), media_type="application/json")
         await answer.to_asgi_response(None, Request(scope, receive, send))(scope, receive, send)
@@ -64,7 +84,59 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         )
         await response.to_asgi_response(None, Request(scope, receive, send))(scope, receive, send)
         return
-    await app.state.mcp.handle_request(scope, receive, send)
+    await app.state.mcp.handle_request(scope, receive, problems_for(send))
+
+
+def problems_for(send: Send) -> Send:
+    """`send` with the SDK's own HTTP errors (406 without an Accept it serves, a message
+    its validation refuses, ...) turned into this door's problem details: it answered
+    them as JSON-RPC bodies whose message quoted the request back with pydantic's report
+    and its version. A 2xx, tool errors included, passes as it is."""
+    held: dict[str, Any] = {}
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] >= 400:
+            held["start"] = message
+            held["body"] = b""
+            return
+        if "start" not in held:
+            await send(message)
+            return
+        held["body"] += message.get("body", b"")
+        if message.get("more_body", False):
+            return
+        status = held["start"]["status"]
+        body = json.dumps(
+            {
+                "type": "about:blank",
+                "title": TITLES.get(status, "Error"),
+                "status": status,
+                "detail": _sdk_detail(held["body"]),
+                "instance": MOUNT_PATH,
+            }
+        ).encode("utf-8")
+        kept = [(k, v) for k, v in held["start"].get("headers", []) if k.lower() in (b"allow", b"retry-after")]
+        headers = [(b"content-type", PROBLEM_JSON.encode()), (b"content-length", str(len(body)).encode()), *kept]
+        start: HTTPResponseStartEvent = {"type": "http.response.start", "status": status, "headers": headers}
+        await send(start)
+        await send(HTTPResponseBodyEvent(type="http.response.body", body=body, more_body=False))
+
+    return sending
+
+
+def _sdk_detail(body: bytes) -> str:
+    """The first line of the SDK's error message, without pydantic's report."""
+    try:
+        message = json.loads(body)["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        return "not a JSON-RPC 2.0 message this server accepts"
+    first = str(message).split("\n", 1)[0].split(" For further information", 1)[0].strip()
+    if first.startswith("Validation error"):
+        return (
+            "not a JSON-RPC 2.0 message this server accepts "
+            '(a request: jsonrpc "2.0", an id, a method, params an object)'
+        )
+    return first[:300] or "not a JSON-RPC 2.0 message this server accepts"
 
 
 async def read_body(receive: Receive, limit: int) -> Receive:

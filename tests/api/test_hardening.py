@@ -577,3 +577,34 @@ def test_an_id_the_tables_refuse_is_told_by_its_rule_not_by_its_constraint(clien
     for detail in details:
         assert "starting with a letter or digit" in detail, detail
         assert "relation" not in detail and "constraint" not in detail and "_format" not in detail
+
+
+def test_the_mcp_door_answers_every_refusal_as_a_problem_without_the_sdks_internals(client):
+    """The SDK answered these with JSON-RPC bodies quoting pydantic's report (its version
+    and the input echoed), or held a GET open forever pinging."""
+    for method in ("GET", "DELETE", "PUT"):
+        response = client.request(method, "/mcp", headers={"accept": "text/event-stream, application/json"})
+        assert problem(response, 405)["detail"] and response.headers["allow"] == "POST", method
+    plain = client.post(
+        "/mcp", content=b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}', headers={"content-type": "text/plain"}
+    )
+    assert "application/json" in problem(plain, 415)["detail"]
+    refused = {
+        "no accept": (b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}', {"accept": "text/html"}, 406),
+        "version": (b'{"jsonrpc": "1.0", "id": 2, "method": "tools/list"}', {}, 400),
+        "params": (b'{"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": "x"}', {}, 400),
+        "batch": (b'[{"jsonrpc": "2.0", "id": 4, "method": "ping"}]', {}, 400),
+        "empty": (b"", {}, 400),
+        "empty batch": (b"[]", {}, 400),
+    }
+    for case, (body, headers, status) in refused.items():
+        response = client.post("/mcp", content=body, headers={**MCP_HEADERS, **headers})
+        detail = problem(response, status)["detail"]
+        assert "pydantic" not in detail and "input_value" not in detail and "\n" not in detail, (case, detail)
+    assert client.post(
+        "/mcp", content=b'{"jsonrpc": "2.0", "id": 5, "method": "ping"}', headers=MCP_HEADERS
+    ).json() == {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "result": {},
+    }
