@@ -19,7 +19,7 @@ from urllib.parse import unquote_to_bytes
 from litestar import Litestar, Request, Response
 from litestar.routes import HTTPRoute
 
-from app.api.errors import problem
+from app.api.errors import path_of, problem
 
 UTF8_CHARSETS = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
 """The charsets a JSON body may declare (US-ASCII is a subset of UTF-8)."""
@@ -55,7 +55,15 @@ def body_type_problem(request: Request) -> Response | None:
     if content_type.partition(";")[0].strip().lower() != "application/json":
         return problem(415, "send the body as application/json", request)
     detail = charset_problem(content_type)
-    return None if detail is None else problem(415, detail, request)
+    if detail is not None:
+        return problem(415, detail, request)
+    empty = request.headers.get("content-length") == "0" or (
+        "content-length" not in request.headers and "transfer-encoding" not in request.headers
+    )
+    if empty and "data" in request.route_handler.parsed_fn_signature.parameters:
+        # Litestar's own message for it was its parameter's name, quoted: 'data'.
+        return problem(400, f"{request.method} {path_of(request)} needs a JSON body", request)
+    return None
 
 
 def charset_problem(content_type: str) -> str | None:

@@ -608,3 +608,10 @@ def test_the_mcp_door_answers_every_refusal_as_a_problem_without_the_sdks_intern
         "id": 5,
         "result": {},
     }
+
+
+def test_an_empty_body_where_one_is_needed_says_so(client):
+    """Litestar's message for it was its parameter's name, quoted: 'data'."""
+    for path in ("/documents", "/contexts/retrieve", "/sessions"):
+        response = client.post(path, content=b"", headers={"content-type": "application/json"})
+        assert problem(response, 400)["detail"] == f"POST {path} needs a JSON body"
