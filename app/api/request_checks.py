@@ -24,6 +24,8 @@ from app.api.errors import path_of, problem
 UTF8_CHARSETS = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
 """The charsets a JSON body may declare (US-ASCII is a subset of UTF-8)."""
 QUERY_NAMES = "contexts.query_names"
+QUERY_LISTS = "contexts.query_lists"
+"""The query parameters of a handler that take several values (`?kind=a&kind=b`)."""
 """The key in a documented handler's `opt`: the query parameters it declares."""
 
 
@@ -41,6 +43,9 @@ def declare_query_names(app: Litestar) -> None:
                 continue
             handler.opt[QUERY_NAMES] = frozenset(
                 parameter.field_alias for parameter in kwargs_model.expected_query_params
+            )
+            handler.opt[QUERY_LISTS] = frozenset(
+                parameter.field_alias for parameter in kwargs_model.expected_query_params if parameter.is_sequence
             )
 
 
@@ -101,6 +106,13 @@ def unknown_query_problem(request: Request) -> Response | None:
         return None
     unknown = sorted(set(request.query_params) - known)
     if not unknown:
+        # A repeated one that takes one value: the last one won, where a proxy or a
+        # filter before this service may have read the first (`?org_id=a&org_id=b`).
+        lists = request.route_handler.opt.get(QUERY_LISTS, frozenset())
+        for name in sorted(set(request.query_params) - lists):
+            given = len(request.query_params.getall(name))
+            if given > 1:
+                return problem(400, f"query parameter {name!r} is given {given} times: give it once", request)
         return None
     names = ", ".join(repr(name) for name in unknown)
     accepted = ", ".join(sorted(known)) or "none"

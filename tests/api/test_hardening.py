@@ -615,3 +615,10 @@ def test_an_empty_body_where_one_is_needed_says_so(client):
     for path in ("/documents", "/contexts/retrieve", "/sessions"):
         response = client.post(path, content=b"", headers={"content-type": "application/json"})
         assert problem(response, 400)["detail"] == f"POST {path} needs a JSON body"
+
+
+def test_a_query_parameter_given_twice_is_a_400_unless_it_takes_several(client):
+    """The last one won, where a proxy or filter in front may have read the first."""
+    response = client.get("/documents?org_id=demo&org_id=acme")
+    assert "'org_id' is given 2 times" in problem(response, 400)["detail"]
+    assert client.get("/documents?org_id=acme").status_code == 200
