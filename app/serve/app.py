@@ -26,6 +26,7 @@ from app.api.contexts import ContextsController
 from app.api.documents import DocumentsController
 from app.api.errors import EXCEPTION_HANDLERS, problem
 from app.api.fragments import FragmentsController, TracesController
+from app.api.head import HeadServingLitestar
 from app.api.metrics import Metrics, count_response, metrics_handler, metrics_middleware
 from app.api.models import models_handler
 from app.api.openapi import (
@@ -215,7 +216,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             if owned:
                 app.state.services.close()
 
-    app = Litestar(
+    app = HeadServingLitestar(
         route_handlers=[
             health,
             metrics_handler,

@@ -622,3 +622,16 @@ def test_a_query_parameter_given_twice_is_a_400_unless_it_takes_several(client):
     response = client.get("/documents?org_id=demo&org_id=acme")
     assert "'org_id' is given 2 times" in problem(response, 400)["detail"]
     assert client.get("/documents?org_id=acme").status_code == 200
+
+
+def test_head_is_served_as_get_without_the_body(client):
+    """RFC 9110 asks a general-purpose server for HEAD wherever it serves GET; it was a 405."""
+    for path in ("/health", "/documents?org_id=acme", "/whoami"):
+        got, head = client.get(path), client.head(path)
+        assert head.status_code == got.status_code == 200 and head.content == b"", path
+        assert head.headers["content-type"] == got.headers["content-type"], path
+    assert client.head("/documents/999999").status_code == 404
+    assert client.head("/nope").status_code == 404
+    refused = client.head("/contexts/retrieve")
+    assert refused.status_code == 405 and "POST" in refused.headers["allow"] and refused.content == b""
+    assert client.head("/whoami", headers={"Authorization": "Bearer nope"}).status_code == 401
