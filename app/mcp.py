@@ -415,10 +415,6 @@ def _request_methods() -> frozenset[str]:
 REQUEST_METHODS = _request_methods()
 
 
-class MalformedJson(EnvelopeError):
-    """JSON that no parser reads: over HTTP the SDK answers it as JSON-RPC's parse error."""
-
-
 def read_envelope(raw: bytes) -> object:
     """A JSON-RPC message (or batch) as both transports take it: the SDK's own parser
     (Python's) takes what is not JSON (NaN, Infinity, a lone UTF-16 surrogate) and fails
@@ -440,7 +436,7 @@ def read_envelope(raw: bytes) -> object:
         try:
             lax = json.loads(text)
         except (ValueError, RecursionError):
-            raise MalformedJson(-32700, f"malformed JSON: {exc}") from None
+            raise EnvelopeError(-32700, f"malformed JSON: {exc}") from None
         ident = lax.get("id") if isinstance(lax, dict) else None
         raise EnvelopeError(
             -32700,

@@ -24,9 +24,9 @@ from app.api.errors import path_of, problem
 UTF8_CHARSETS = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
 """The charsets a JSON body may declare (US-ASCII is a subset of UTF-8)."""
 QUERY_NAMES = "contexts.query_names"
-QUERY_LISTS = "contexts.query_lists"
-"""The query parameters of a handler that take several values (`?kind=a&kind=b`)."""
 """The key in a documented handler's `opt`: the query parameters it declares."""
+QUERY_LISTS = "contexts.query_lists"
+"""The key in its `opt` for those of them that take several values (`?kind=a&kind=b`)."""
 
 
 def declare_query_names(app: Litestar) -> None:
@@ -56,10 +56,7 @@ async def check_request(request: Request) -> Response | None:
 def body_type_problem(request: Request) -> Response | None:
     if request.method not in ("POST", "PUT", "PATCH"):
         return None
-    content_type = request.headers.get("content-type", "")
-    if content_type.partition(";")[0].strip().lower() != "application/json":
-        return problem(415, "send the body as application/json", request)
-    detail = charset_problem(content_type)
+    detail = json_body_problem(request.headers.get("content-type", ""))
     if detail is not None:
         return problem(415, detail, request)
     empty = request.headers.get("content-length") == "0" or (
@@ -71,9 +68,11 @@ def body_type_problem(request: Request) -> Response | None:
     return None
 
 
-def charset_problem(content_type: str) -> str | None:
-    """Why a JSON body of this Content-Type is refused (None: UTF-8, or no charset said),
-    for every door that reads JSON (/mcp too)."""
+def json_body_problem(content_type: str) -> str | None:
+    """Why a body of this Content-Type is refused (None: JSON in UTF-8, or no charset
+    said), for every door that reads JSON (/mcp too): the 415's detail."""
+    if content_type.partition(";")[0].strip().lower() != "application/json":
+        return "send the body as application/json"
     for parameter in content_type.split(";")[1:]:
         name, _, value = parameter.partition("=")
         charset = value.strip().strip('"')

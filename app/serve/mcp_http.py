@@ -12,23 +12,13 @@ from typing import Any
 from litestar import Litestar, Request, Response
 from litestar.exceptions import ClientException, MethodNotAllowedException
 from litestar.handlers import asgi
-from litestar.types import (
-    HTTPRequestEvent,
-    HTTPResponseBodyEvent,
-    HTTPResponseStartEvent,
-    Message,
-    Receive,
-    ReceiveMessage,
-    Scope,
-    Send,
-)
+from litestar.types import HTTPRequestEvent, Message, Receive, ReceiveMessage, Scope, Send
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from app.api.errors import PROBLEM_JSON, failure_for, problem
-from app.api.request_checks import charset_problem
-from app.mcp import MOUNT_PATH, EnvelopeError, MalformedJson, UnknownMethod, build_server, json_rpc_error, read_envelope
+from app.api.errors import failure_for, problem
+from app.api.request_checks import json_body_problem
+from app.mcp import MOUNT_PATH, EnvelopeError, UnknownMethod, build_server, json_rpc_error, read_envelope
 from app.operations.auth import token_from_header
-from app.operations.errors import TITLES
 from app.operations.services import Services
 
 
@@ -66,10 +56,7 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
             raise MethodNotAllowedException(
                 detail="MCP over HTTP here is one POST per JSON-RPC message", headers={"Allow": "POST"}
             )
-        content_type = headers.get(b"content-type", b"").decode("latin-1")
-        if content_type.split(";")[0].strip().lower() != "application/json":
-            raise ClientException(status_code=415, detail="send the JSON-RPC message as application/json")
-        refused = charset_problem(content_type)
+        refused = json_body_problem(headers.get(b"content-type", b"").decode("latin-1"))
         if refused is not None:
             raise ClientException(status_code=415, detail=refused)
         receive = await read_body(receive, services.settings.max_body_bytes)
@@ -84,10 +71,10 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         )
         await response.to_asgi_response(None, Request(scope, receive, send))(scope, receive, send)
         return
-    await app.state.mcp.handle_request(scope, receive, problems_for(send))
+    await app.state.mcp.handle_request(scope, receive, problems_for(scope, receive, send))
 
 
-def problems_for(send: Send) -> Send:
+def problems_for(scope: Scope, receive: Receive, send: Send) -> Send:
     """`send` with the SDK's own HTTP errors (406 without an Accept it serves, a message
     its validation refuses, ...) turned into this door's problem details: it answered
     them as JSON-RPC bodies whose message quoted the request back with pydantic's report
@@ -105,21 +92,14 @@ def problems_for(send: Send) -> Send:
         held["body"] += message.get("body", b"")
         if message.get("more_body", False):
             return
-        status = held["start"]["status"]
-        body = json.dumps(
-            {
-                "type": "about:blank",
-                "title": TITLES.get(status, "Error"),
-                "status": status,
-                "detail": _sdk_detail(held["body"]),
-                "instance": MOUNT_PATH,
-            }
-        ).encode("utf-8")
-        kept = [(k, v) for k, v in held["start"].get("headers", []) if k.lower() in (b"allow", b"retry-after")]
-        headers = [(b"content-type", PROBLEM_JSON.encode()), (b"content-length", str(len(body)).encode()), *kept]
-        start: HTTPResponseStartEvent = {"type": "http.response.start", "status": status, "headers": headers}
-        await send(start)
-        await send(HTTPResponseBodyEvent(type="http.response.body", body=body, more_body=False))
+        start = held["start"]
+        kept = {
+            name.decode("latin-1"): value.decode("latin-1")
+            for name, value in start.get("headers", [])
+            if name.lower() in (b"allow", b"retry-after")
+        }
+        response = problem(start["status"], _sdk_detail(held["body"]), headers=kept, instance=MOUNT_PATH)
+        await response.to_asgi_response(None, Request(scope, receive, send))(scope, receive, send)
 
     return sending
 
@@ -143,8 +123,8 @@ async def read_body(receive: Receive, limit: int) -> Receive:
     """The whole body, read here and handed on as one message: what reading it raises (the
     server's 408 deadline, app.api.server.BodyTimeout) becomes this door's problem details,
     where the MCP SDK would turn it into a 500. Over `limit` bytes: 413. A message the SDK
-    would misread (app.mcp.read_envelope: nested past what its parser recurses into, not
-    UTF-8, NaN, a lone surrogate, an id that is not one): 400. A request for a method MCP
+    would misread or refuse (app.mcp.read_envelope: malformed JSON, nested past what its
+    parser recurses into, not UTF-8, NaN, a lone surrogate, an id that is not one): 400. A request for a method MCP
     does not have: UnknownMethod, answered as JSON-RPC's -32601 by the caller."""
     chunks: list[bytes] = []
     size = 0
@@ -162,8 +142,6 @@ async def read_body(receive: Receive, limit: int) -> Receive:
     body = b"".join(chunks)
     try:
         read_envelope(body)
-    except MalformedJson:
-        pass  # the SDK answers it as JSON-RPC's parse error
     except UnknownMethod:
         raise
     except EnvelopeError as exc:
