@@ -102,15 +102,21 @@ def _carried_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | Non
     return None
 
 
-def _public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    if not address.is_global or address.is_multicast:
-        return False
+def _non_public(
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address,
+) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address that makes `address` no public target, the IPv4 address it carries
+    first (the more telling one: ::ffff:127.0.0.1 is a loopback address), then itself;
+    None when both are public."""
     if isinstance(address, ipaddress.IPv6Address):
-        if address in LOCAL_NAT64:
-            return False
         carried = _carried_ipv4(address)
-        return carried is None or _public(carried)
-    return True
+        if carried is not None and _non_public(carried) is not None:
+            return carried
+        if address in LOCAL_NAT64:
+            return address
+    if not address.is_global or address.is_multicast:
+        return address
+    return None
 
 
 def refusal(url: str, allow_private: bool = False) -> str | None:
@@ -131,11 +137,11 @@ def refusal(url: str, allow_private: bool = False) -> str | None:
         return None
     for _family, _type, _proto, _name, sockaddr in found:
         address = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
-        if not _public(address):
-            carried = _carried_ipv4(address) if isinstance(address, ipaddress.IPv6Address) else None
-            shown = f"{address}, which carries {carried}," if carried is not None else f"{address},"
+        refused = _non_public(address)
+        if refused is not None:
+            shown = f"{address}, which carries {refused}," if refused != address else f"{address},"
             return (
-                f"the webhook's host {host} is {shown} {_kind(carried or address)} address: the service sends only to "
+                f"the webhook's host {host} is {shown} {_kind(refused)} address: the service sends only to "
                 f"public addresses unless its operator sets {ALLOW_SETTING}"
             )
     return None
