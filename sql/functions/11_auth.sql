@@ -144,12 +144,7 @@ begin
     return created;
 exception when check_violation then
     get stacked diagnostics broken_constraint = constraint_name;
-    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
-        raise exception 'invalid API key: %', sqlerrm using errcode = '22023';
-    end if;
-    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
-    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
-    raise exception 'invalid API key' using errcode = '22023', constraint = broken_constraint;
+    perform data._raise_invalid('invalid API key', sqlerrm, broken_constraint);
 end
 $$;
 comment on function service.create_api_key(text, text, text, bytea, text, timestamptz, boolean, text[]) is 'Store a new key (its SHA-256) for a principal, with its expiry and restriction.';

@@ -23,12 +23,7 @@ begin
     return p_org_id;
 exception when check_violation then
     get stacked diagnostics broken_constraint = constraint_name;
-    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
-        raise exception 'invalid org: %', sqlerrm using errcode = '22023';
-    end if;
-    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
-    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
-    raise exception 'invalid org' using errcode = '22023', constraint = broken_constraint;
+    perform data._raise_invalid('invalid org', sqlerrm, broken_constraint);
 end
 $$;
 comment on function service.create_org(text, text, interval) is 'Create (or rename) a tenant org and its partitions.';
@@ -106,12 +101,7 @@ begin
     end if;
 exception when check_violation then
     get stacked diagnostics broken_constraint = constraint_name;
-    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
-        raise exception 'invalid scope identifier: %', sqlerrm using errcode = '22023';
-    end if;
-    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
-    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
-    raise exception 'invalid scope identifier' using errcode = '22023', constraint = broken_constraint;
+    perform data._raise_invalid('invalid scope identifier', sqlerrm, broken_constraint);
 end
 $$;
 comment on function service.ensure_scope(text, text, text, text) is 'Create missing repo/persona/session rows of an existing org.';
@@ -157,12 +147,7 @@ begin
     return expires;
 exception when check_violation then
     get stacked diagnostics broken_constraint = constraint_name;
-    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
-        raise exception 'invalid session identifier: %', sqlerrm using errcode = '22023';
-    end if;
-    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
-    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
-    raise exception 'invalid session identifier' using errcode = '22023', constraint = broken_constraint;
+    perform data._raise_invalid('invalid session identifier', sqlerrm, broken_constraint);
 end
 $$;
 comment on function service.open_session(text) is 'Open a new session of the bound principal''s org (it needs some write grant), or confirm one it may write to.';
@@ -234,12 +219,7 @@ begin
             db_role = coalesce(excluded.db_role, principals.db_role), disabled_at = null;
 exception when check_violation then
     get stacked diagnostics broken_constraint = constraint_name;
-    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
-        raise exception 'invalid principal: %', sqlerrm using errcode = '22023';
-    end if;
-    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
-    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
-    raise exception 'invalid principal' using errcode = '22023', constraint = broken_constraint;
+    perform data._raise_invalid('invalid principal', sqlerrm, broken_constraint);
 end
 $$;
 comment on function service.create_principal(text, text, text, text, name) is 'Create or update a principal (agent, human or service), optionally mapped to a login role.';
@@ -267,12 +247,7 @@ begin
     on conflict (org_id, principal_id, scope_kind, scope_id) do update set can_write = excluded.can_write;
 exception when check_violation then
     get stacked diagnostics broken_constraint = constraint_name;
-    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
-        raise exception 'invalid grant: %', sqlerrm using errcode = '22023';
-    end if;
-    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
-    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
-    raise exception 'invalid grant' using errcode = '22023', constraint = broken_constraint;
+    perform data._raise_invalid('invalid grant', sqlerrm, broken_constraint);
 end
 $$;
 comment on function service.grant_scope(text, text, text, text, boolean) is 'Grant a principal read (and optionally write) on an org, repo, persona or session, or audit on the org.';

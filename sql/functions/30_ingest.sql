@@ -256,12 +256,7 @@ begin
     end if;
 exception when check_violation or not_null_violation then
     get stacked diagnostics broken_constraint = constraint_name;
-    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
-        raise exception 'invalid document: %', sqlerrm using errcode = '22023';
-    end if;
-    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
-    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
-    raise exception 'invalid document' using errcode = '22023', constraint = broken_constraint;
+    perform data._raise_invalid('invalid document', sqlerrm, broken_constraint);
 end
 $$;
 comment on function data._begin_document(text, text, text, text, text, text, text, text, text, text, timestamptz, jsonb, text, text)
@@ -1001,12 +996,7 @@ begin
                  order by s.n;
 exception when check_violation or not_null_violation or invalid_text_representation or unique_violation then
     get stacked diagnostics broken_constraint = constraint_name;
-    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
-        raise exception 'invalid chunk: %', sqlerrm using errcode = '22023';
-    end if;
-    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
-    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
-    raise exception 'invalid chunk' using errcode = '22023', constraint = broken_constraint;
+    perform data._raise_invalid('invalid chunk', sqlerrm, broken_constraint);
 end
 $$;
 comment on function service.add_documents(jsonb, extensions.vector[]) is 'Write several document versions'' chunks at once (the bound principal needs write grants): what service.add_fragments does for each, in order, one statement per table.';

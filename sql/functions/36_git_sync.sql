@@ -98,12 +98,7 @@ begin
                         saved.written, saved.deleted, saved.full_scan;
 exception when check_violation then
     get stacked diagnostics broken_constraint = constraint_name;
-    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
-        raise exception 'invalid sync record: %', sqlerrm using errcode = '22023';
-    end if;
-    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
-    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
-    raise exception 'invalid sync record' using errcode = '22023', constraint = broken_constraint;
+    perform data._raise_invalid('invalid sync record', sqlerrm, broken_constraint);
 end
 $$;
 comment on function service.sync_record(text, text, text, text, text, int, int, boolean)

@@ -53,12 +53,7 @@ begin
     return stored = 1;
 exception when check_violation then
     get stacked diagnostics broken_constraint = constraint_name;
-    if sqlerrm !~ '^(new row |null value in column |duplicate key value )' then  -- our own words
-        raise exception 'invalid idempotency key or response: %', sqlerrm using errcode = '22023';
-    end if;
-    -- PostgreSQL's words name tables and constraints: the constraint's name goes to the
-    -- caller's mapping instead (app.scope.constraint_rule puts an id's rule in words).
-    raise exception 'invalid idempotency key or response' using errcode = '22023', constraint = broken_constraint;
+    perform data._raise_invalid('invalid idempotency key or response', sqlerrm, broken_constraint);
 end
 $$;
 comment on function service.idempotent_record(text, text, int, jsonb)

@@ -1497,6 +1497,25 @@ CREATE FUNCTION data._query_vectors(p_query_embeddings jsonb) RETURNS TABLE(mode
 ALTER FUNCTION data._query_vectors(p_query_embeddings jsonb) OWNER TO <migrator>;
 
 --
+-- Name: _raise_invalid(text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._raise_invalid(p_what text, p_message text, p_constraint text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._raise_invalid(p_what text, p_message text, p_constraint text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _raise_invalid(p_what text, p_message text, p_constraint text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._raise_invalid(p_what text, p_message text, p_constraint text) IS 'Re-raise a refused value as 22023: the function''s own words kept, PostgreSQL''s (naming tables and constraints) replaced by the constraint''s name.';
+
+
+--
 -- Name: _ranking_profile(text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -9725,6 +9744,13 @@ GRANT ALL ON FUNCTION data._principal_or_raise(OUT org_id text, OUT principal_id
 REVOKE ALL ON FUNCTION data._query_vectors(p_query_embeddings jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._query_vectors(p_query_embeddings jsonb) TO contexts_service;
 GRANT ALL ON FUNCTION data._query_vectors(p_query_embeddings jsonb) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _raise_invalid(p_what text, p_message text, p_constraint text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._raise_invalid(p_what text, p_message text, p_constraint text) FROM PUBLIC;
 
 
 --
