@@ -3,8 +3,9 @@
 the format of the eval lane's vector files: docs/adr/0024). Embedding the ~2,000
 fragments on two cores takes minutes; with the file, a cold start embeds only the texts
 that changed since it was built, and reads the rest (each vector rounded through
-float16, as the eval lane's are). A file built under another model, dtype or chunker
-misses as a whole, and the demo embeds everything, as before: slower, never wrong.
+float16, as the eval lane's are). A file built under another model or dtype misses as a
+whole, and the demo embeds everything, as before: slower, never wrong; one built by
+another chunker serves the texts it cut the same way.
 
 `make demo-vectors` (python -m app.cli.demo) rebuilds the file, keeping the vectors whose
 text still holds; tests/cli/test_demo.py fails once it covers less than

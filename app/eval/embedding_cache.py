@@ -30,7 +30,7 @@ import importlib.metadata
 import json
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from pathlib import Path
 
@@ -73,7 +73,14 @@ class TableKey:
     local folder (then the label alone names it)."""
     dtype: str
     chunker_version: str
+    """Recorded, not matched: a vector is looked up by the digest of the exact text
+    embedded, which is all a chunker changes, so a new chunker misses only the texts it
+    cuts differently (a bump for Markdown tables re-embeds no abstract)."""
     dims: int
+
+    def serves(self, other: TableKey) -> bool:
+        """Whether vectors computed under this key are the ones `other` would compute."""
+        return replace(self, chunker_version=other.chunker_version) == other
 
     def differences(self, other: TableKey) -> list[str]:
         """What differs, in words (`self` is the cache's, `other` the run's)."""
@@ -290,7 +297,7 @@ class CorpusVectors:
             table = self.file.tables.get(key.namespace) if self.file else None
             if self.file is not None and table is None:
                 self.problems.append(f"no {key.namespace} vectors in {self.path}")
-            elif table is not None and table.key != key:
+            elif table is not None and not table.key.serves(key):
                 self.problems.append(f"{key.namespace}: " + "; ".join(table.key.differences(key)))
                 table = None
             self._tables[key] = table
@@ -423,7 +430,7 @@ def build_texts(
         embedder = pipeline.embedders[namespace]
         key = key_of(embedder)
         old = previous.tables.get(namespace) if previous else None
-        known = old.as_dict() if old is not None and old.key == key else {}
+        known = old.as_dict() if old is not None and old.key.serves(key) else {}
         vectors: dict[bytes, np.ndarray] = {}
         todo: list[str] = []
         for text in texts:

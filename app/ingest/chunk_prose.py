@@ -5,7 +5,9 @@ reStructuredText headings are title lines underlined (optionally overlined) with
 punctuation, levels in order of first use; plain text has no headings. A leading front
 matter block (YAML `---` or TOML `+++`) is metadata and is left out of every chunk. A section that
 exceeds the size bound is split at paragraph starts, then between lines, with overlap;
-an over-long line at sentence, then word boundaries (see `Lines.pieces`).
+an over-long line at sentence, then word boundaries (see `Lines.pieces`). In such a
+section a Markdown table is cut apart from the prose around it, into runs of whole rows
+(`TABLE_PIECE_TOKENS`, no overlap).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
-from app.ingest.chunks import Chunk, Lines
+from app.ingest.chunks import Chunk, Lines, Piece
 from app.ingest.normalize import front_matter_lines
 
 FRONT_MATTER_SYNTAXES = ("markdown", "text", "rst")
@@ -24,6 +26,13 @@ FRONT_MATTER_SYNTAXES = ("markdown", "text", "rst")
 _RST_ADORNMENT = re.compile(r"^([=\-`:'\"~^_*+#<>.])\1{2,}\s*$")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
 _LIST_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s")
+
+TABLE_PIECE_TOKENS = 160
+"""A big section's table is cut into runs of whole rows of about this many tokens. Each
+row of a reference table (an endpoint, a setting, an option) is an answer of its own: in
+a slice of twenty rows it is a twentieth of the BM25 length and of the vector, and a
+question about it finds the neighbouring prose or code first. A row longer than this is
+a piece alone; one longer than the size bound is split like any over-long span."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,13 +48,24 @@ def github_slug(title: str) -> str:
 
 
 def markdown_headings(text: str) -> list[_Heading]:
-    tokens = MarkdownIt("commonmark").parse(text)
+    return markdown_blocks(text)[0]
+
+
+def markdown_blocks(text: str) -> tuple[list[_Heading], list[tuple[int, int]]]:
+    """Headings, and tables as 0-based line ranges [start, end) (header and delimiter
+    rows included), from one parse."""
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
     headings: list[_Heading] = []
+    tables: list[tuple[int, int]] = []
     for i, token in enumerate(tokens):
-        if token.type == "heading_open" and token.map is not None:
+        if token.map is None:
+            continue
+        if token.type == "heading_open":
             inline = tokens[i + 1]
             headings.append(_Heading(token.map[0], int(token.tag[1]), inline.content.strip(), token.map[1]))
-    return headings
+        elif token.type == "table_open":
+            tables.append((token.map[0], token.map[1]))
+    return headings, tables
 
 
 def rst_headings(lines: list[str]) -> list[_Heading]:
@@ -83,8 +103,9 @@ class ProseChunker:
             text = "\n" * skipped + lines_of[skipped]
         doc = Lines(text, self.max_tokens, self.overlap_tokens)
         lines = doc.lines
+        tables: list[tuple[int, int]] = []
         if syntax == "markdown":
-            headings = markdown_headings(text)
+            headings, tables = markdown_blocks(text)
         elif syntax == "rst":
             headings = rst_headings(lines)
         else:
@@ -117,11 +138,13 @@ class ProseChunker:
             if is_heading_only and index + 1 < len(sections):
                 carry = start
                 continue
-            chunks.extend(_section_chunks(doc, start, end, path, anchor))
+            chunks.extend(_section_chunks(doc, start, end, path, anchor, tables))
         return chunks
 
 
-def _section_chunks(doc: Lines, start: int, end: int, path: tuple[str, ...], anchor: str) -> list[Chunk]:
+def _section_chunks(
+    doc: Lines, start: int, end: int, path: tuple[str, ...], anchor: str, tables: list[tuple[int, int]]
+) -> list[Chunk]:
     lines = doc.lines
     while start < end and not lines[start].strip():
         start += 1
@@ -132,7 +155,19 @@ def _section_chunks(doc: Lines, start: int, end: int, path: tuple[str, ...], anc
         for i in range(start + 1, end)
         if lines[i].strip() and (not lines[i - 1].strip() or _LIST_ITEM.match(lines[i]))
     }
-    pieces = doc.pieces(start, end, paragraph_starts)
+    inside = [(max(a, start), min(b, end)) for a, b in tables if a < end and b > start]
+    if inside and doc.span_tokens(start, end) > doc.max_tokens:
+        pieces: list[Piece] = []
+        cursor = start
+        for a, b in inside:
+            if cursor < a:
+                pieces.extend(doc.pieces(cursor, a, paragraph_starts))
+            pieces.extend(_table_pieces(doc, a, b))  # a heading ends a table: `a` is its first row
+            cursor = b
+        if cursor < end:
+            pieces.extend(doc.pieces(cursor, end, paragraph_starts))
+    else:
+        pieces = doc.pieces(start, end, paragraph_starts)
     return [
         Chunk(
             text=piece.text,
@@ -145,3 +180,22 @@ def _section_chunks(doc: Lines, start: int, end: int, path: tuple[str, ...], anc
         )
         for piece in pieces
     ]
+
+
+def _table_pieces(doc: Lines, start: int, end: int, header: int = 2) -> list[Piece]:
+    """Lines [start, end) of a table as runs of whole rows of at most TABLE_PIECE_TOKENS;
+    the first `header` lines (header and delimiter rows) stay with the first body row."""
+    pieces: list[Piece] = []
+    budget = min(TABLE_PIECE_TOKENS, doc.max_tokens)
+    first, total = start, 0
+    for line in range(start, end + 1):
+        if line == end or (line > max(first, start + header) and total + doc.tokens[line] > budget):
+            piece = doc.piece(first, line)
+            if piece is not None and piece.token_count > doc.max_tokens:
+                pieces.extend(doc.pieces(first, line))
+            elif piece is not None:
+                pieces.append(piece)
+            first, total = line, 0
+        if line < end:
+            total += doc.tokens[line]
+    return pieces

@@ -106,6 +106,10 @@ class Lines:
         """Estimated tokens of lines [start, end)."""
         return sum(self.tokens[start:end])
 
+    def piece(self, start: int, end: int) -> Piece | None:
+        """Lines [start, end) as one piece, whatever its size (None when blank)."""
+        return self._piece(self.starts[start], min(self.starts[end], len(self.text)))
+
     def pieces(self, start: int, end: int, preferred: set[int] | frozenset[int] = frozenset()) -> list[Piece]:
         """Cut lines [start, end) into pieces of at most max_tokens.
 

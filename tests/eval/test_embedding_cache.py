@@ -1,6 +1,7 @@
 """The golden sets' corpus vector cache (app/eval/embedding_cache.py, docs/adr/0024):
 its file round-trips, a hit gives the stored vector without the model, any change of
-model, dtype, chunker or text misses and is embedded, staleness is reported, and the
+model, dtype or text misses and is embedded (a new chunker only where it cut the text
+differently), staleness is reported, and the
 gate's ingestion reads it. Tiny BEIR sets made here, the real model, real databases."""
 
 from __future__ import annotations
@@ -103,13 +104,21 @@ def test_a_hit_gives_the_stored_vector_and_any_changed_key_misses_and_embeds(pip
     )
     assert vectors.stale  # 1 of 7 lookups missed: above STALE_SHARE
 
-    # A cache built with another model, weights, dtype or chunker misses entirely.
+    # A cache built by another chunker still serves the texts it cut the same way.
     old = file.tables["prose"]
+    rekeyed = replace(old, key=replace(old.key, chunker_version="2000.01-1"))
+    rekeyed_file = CacheFile(file.dataset, file.corpus_sha256, file.kind, {"prose": rekeyed})
+    rekeyed_file.write(embedding_cache.cache_path(directory, dataset.name))
+    rechunked = CorpusVectors.open(directory, dataset.name)
+    out = np.asarray(rechunked.embedders(pipeline.embedders)["prose"].embed(texts), dtype=np.float32)
+    assert (rechunked.hits, rechunked.misses, rechunked.problems) == (len(texts), 0, [])
+    assert np.array_equal(out, stored)
+
+    # A cache built with another model, weights or dtype misses entirely.
     for field_name, other in [
         ("model", "sentence-transformers/other"),
         ("model_digest", "0" * 16),
         ("dtype", "float32" if old.key.dtype == "bfloat16" else "bfloat16"),
-        ("chunker_version", "2000.01-1"),
     ]:
         CacheFile(
             file.dataset,
