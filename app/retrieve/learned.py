@@ -194,40 +194,49 @@ class LearnedReranker:
         return features.extract(query, candidates, self.model.columns)
 
     def score(self, query: str, candidates: list[Candidate]) -> list[float]:
-        """Calibrated P(relevant) per candidate; sets the `rerank_detail` of the best
-        EXPLAINED: feature values, raw score and the largest contributions to it (None
-        for the others: every candidate's detail made the trace 40% larger, about 2.5 ms
-        more to store for 100 candidates)."""
+        """Calibrated P(relevant) per candidate; sets the `rerank_detail` of the EXPLAINED
+        candidates first by the base score the order ranks them by (app.retrieve.rerank:
+        the probability with the fused order's share), so that the candidates a reader
+        sees first carry their explanation: feature values, raw score and the largest
+        contributions to it (None for the others: every candidate's detail made the trace
+        40% larger, about 2.5 ms more to store for 100 candidates)."""
         if not candidates:
             return []
         import numpy as np
 
+        from app.retrieve.rerank import base_score
+
         x = self.rows(query, candidates)
         model = self.model.booster
+        a, b = self.calibration
         if isinstance(model, LinearScorer):
             parts = model.contributions(x)
             raw = parts.sum(axis=1)
-            best = np.argsort(-raw, kind="stable")[:EXPLAINED]
-            contrib = parts[best]
         else:
             with _LOCK:
                 raw = model.predict(x, num_threads=1)
-                # TreeSHAP costs about what the features do: only for the candidates a
-                # reader looks at first.
-                best = np.argsort(-raw, kind="stable")[:EXPLAINED]
+        probabilities = [_sigmoid(a * float(r) + b) for r in raw]
+        best_fused = max(c.fused_score for c in candidates)
+        basis = [base_score(p, c.fused_score, best_fused, self.fused_share) for p, c in zip(probabilities, candidates)]
+        best = np.argsort(-np.asarray(basis), kind="stable")[:EXPLAINED]
+        if isinstance(model, LinearScorer):
+            contrib = parts[best]
+        else:
+            # TreeSHAP costs about what the features do: only for the candidates a
+            # reader looks at first.
+            with _LOCK:
                 contrib = model.predict(x[best], pred_contrib=True, num_threads=1)[:, :-1]
         columns = self.model.columns
         for c in candidates:
             c.rerank_detail = None
-        for i, parts in zip(best.tolist(), contrib):
-            top = np.argsort(-np.abs(parts), kind="stable")[:CONTRIBUTIONS]
+        for i, parts_i in zip(best.tolist(), contrib):
+            top = np.argsort(-np.abs(parts_i), kind="stable")[:CONTRIBUTIONS]
             candidates[i].rerank_detail = {
                 "features": dict(zip(columns, x[i].tolist())),
                 "raw": float(raw[i]),
-                "contributions": {columns[j]: round(float(parts[j]), 4) + 0.0 for j in top},  # no -0.0
+                "contributions": {columns[j]: round(float(parts_i[j]), 4) + 0.0 for j in top},  # no -0.0
             }
-        a, b = self.calibration
-        return [_sigmoid(a * float(r) + b) for r in raw]
+        return probabilities
 
 
 def _sigmoid(z: float) -> float:

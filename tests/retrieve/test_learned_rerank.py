@@ -87,6 +87,24 @@ def test_learned_reranker_reorders_a_retrieval_and_the_trace_explains_it(
     assert best["fragment_id"] == fused[-1]
 
 
+def test_the_candidates_first_in_the_order_carry_the_explanation(last_first_model):
+    """The trace explains the EXPLAINED candidates the order puts first (the probability
+    with the fused order's share), not those the model alone scores highest: with a large
+    fused share those are the fused order's first, which this model scores lowest."""
+    reranker = rerank.build(last_first_model)
+    assert isinstance(reranker, learned.LearnedReranker)
+    reranker.fused_share = 0.9
+    head = [
+        candidate(i + 1, f"text {i}", fused=1.0 - i / 40, dense=(i + 1, 0.6 - i / 80))
+        for i in range(2 * learned.EXPLAINED)
+    ]
+    ordered = rerank.order("query", head, len(head), reranker)
+    explained = {c.fragment_id for c in head if c.rerank_detail is not None}
+    assert explained == {c.fragment_id for c in ordered[: learned.EXPLAINED]}
+    model_first = sorted(head, key=lambda c: -(c.rerank_score or 0.0))[: learned.EXPLAINED]
+    assert explained != {c.fragment_id for c in model_first}
+
+
 def test_reranker_names():
     assert rerank.build(None) is None and rerank.build("none") is None and rerank.build(" None ") is None
     assert isinstance(rerank.build("cross-encoder/some-model"), rerank.Reranker)
