@@ -29,6 +29,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.db.service_login import SERVICE_LOGIN
 from app.private import write_private
 
 SSL_REQUEST, GSSENC_REQUEST, CANCEL_REQUEST = 80877103, 80877104, 80877102
@@ -201,6 +202,12 @@ PLAINTEXT_REFUSED = (
 )
 
 
+SERVICE_REFUSED = (
+    f"{SERVICE_LOGIN} is the service's own login: it connects over the server's Unix socket, never through the SQL "
+    "door, which is for analysts' and auditors' logins (`contexts analyst create`)"
+)
+
+
 class Relay:
     """Listens on (host, port), speaks TLS to clients with `tls` and relays to the Unix
     socket `socket_path`, refusing `superuser`. Runs in a thread of its own until stop()."""
@@ -245,6 +252,9 @@ class Relay:
                     writer.write(
                         _error(f"{self.superuser} connects only over the server's Unix socket, never over TCP")
                     )
+                    return
+                if params.get("user") == SERVICE_LOGIN:
+                    writer.write(_error(SERVICE_REFUSED))
                     return
                 if params.get("replication", "false").lower() not in ("false", "0", "no", "off"):
                     writer.write(_error("replication connections are not relayed by `contexts db serve`"))

@@ -63,11 +63,7 @@ begin
         for m in select em.namespace, em.name, em.dims from data.embedding_models em
                  where em.status = 'active' order by em.namespace loop
             select q.trace_id, q.embedding into hit
-            from api.query_vectors q
-            where q.query = p_query and q.org_id = p_org_id and q.model = m.name
-              and vector_dims(q.embedding) = m.dims
-            order by q.created_at desc, q.trace_id
-            limit 1;
+            from data._stored_query_vector(p_org_id, p_query, m.name, m.dims) q;
             if hit.trace_id is null then
                 missing := missing || m.namespace;
             else
@@ -90,7 +86,7 @@ begin
     if fusion is null and source_trace is not null then
         -- The fusion the service used for this very text (its weights depend on the
         -- query's shape), when the trace recorded a usable one.
-        select t.pipeline -> 'fusion' into fusion from api.retrieval_traces t where t.trace_id = source_trace;
+        fusion := data._trace_pipeline(source_trace) -> 'fusion';
         begin
             perform data._check_fusion(fusion);
         exception when sqlstate '22023' then

@@ -48,6 +48,36 @@ begin
 end
 $$;
 
+-- Advisory locks and large objects: PostgreSQL lets every role take any advisory lock
+-- and create large objects. The product serialises each org's writes on an advisory lock
+-- whose key anyone can compute (hashtextextended('contexts.ingest:' || org, 0)): an
+-- analyst holding it stopped every write of another org, and one holding
+-- contexts.authority or contexts.usage_fold stopped refreshes and roll-ups for all. Only
+-- the functions of this schema take these locks (security definer: as the owner), and
+-- nothing here uses large objects, so PUBLIC loses both in this database. Only a
+-- superuser may revoke from PUBLIC what pg_catalog's functions grant it: a migrator that
+-- is none says so and changes nothing (docs/dba.md, "Advisory locks and large objects").
+do $$
+declare
+    f record;
+begin
+    if not (select r.rolsuper from pg_roles r where r.rolname = current_user) then
+        raise warning 'contexts migrate: not a superuser, so every role may still take advisory locks and create large objects in this database; a superuser should run sql/grants/10_roles.sql (docs/dba.md)';
+        return;
+    end if;
+    for f in
+        select p.oid::regprocedure as fn
+        from pg_proc p
+        where p.pronamespace = 'pg_catalog'::regnamespace
+          and (p.proname like 'pg%advisory%'
+               or p.proname in ('lo_creat', 'lo_create', 'lo_from_bytea', 'lo_import', 'lo_open', 'lo_put',
+                                'lowrite', 'lo_truncate', 'lo_truncate64', 'lo_unlink'))
+    loop
+        execute format('revoke execute on function %s from public', f.fn);
+    end loop;
+end
+$$;
+
 -- Reads: the parents only (a partition denies direct access).
 do $$
 declare
@@ -162,7 +192,10 @@ begin
                 'data._require_scope']),
             -- Redaction helpers of api.retrieval_traces (its callers evaluate them).
             (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array[
-                'data._readable_fragments', 'data._redact_candidates', 'data._redact_request']),
+                'data._readable_fragments', 'data._redact_candidates', 'data._redact_request',
+                'data._trace_request_redacted', 'data._trace_query', 'data._trace_request', 'data._trace_redacted',
+                'data._trace_pipeline', 'data._trace_candidates', 'data._trace_left_out', 'data._trace_query_vectors',
+                'data._trace']),
             -- Read by the usage views (security invoker) of analysts and auditors.
             (array['contexts_analyst', 'contexts_auditor'], array[
                 'data._json_number', 'data._usage_latency', 'data._usage_p95', 'data._usage_concat',
@@ -201,7 +234,7 @@ begin
             -- Workflow rules (46_workflow_rules.sql): the listing's row helper.
             (array['contexts_service', 'contexts_analyst'], array['data._rule_rows', 'data._glob_regex']),
             -- Retrieval from SQL (sql/functions/55_sql_retrieval.sql): analysts at psql.
-            (array['contexts_analyst'], array['api.retrieve']),
+            (array['contexts_analyst'], array['api.retrieve', 'data._stored_query_vector']),
             -- The service also writes (each function checks the bound principal's write grants).
             (array['contexts_service'], array[
                 'service.active_model', 'service.begin_document', 'service.begin_documents', 'service.unchanged_documents', 'service.match_fragments',

@@ -64,14 +64,15 @@ comment on column api.retrieval_summaries.nothing_above_floor is 'No ranked cand
 -- the roll-ups hold. It runs as its owner, as they do; no caller role may select it.
 create or replace view data.usage_pending_traces with (security_barrier) as
 select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, t.request, t.candidates, t.duration_ms
-from api.whoami() me
-join data.usage_pending p on p.org_id = me.org_id
+from data.usage_pending p
 -- By key, a trace at a time (limit 1: a lateral lookup, never a scan of the traces).
 cross join lateral (
     select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, t.request, t.candidates, t.duration_ms
     from data.retrieval_traces t
-    where t.trace_id = p.trace_id and t.org_id = me.org_id and (t.principal_id = me.principal_id or me.audit)
-    limit 1) t;
+    where t.trace_id = p.trace_id and t.org_id = (select data.acl_org())
+      and (t.principal_id = (select data.acl_principal()) or (select data.acl_audit()))
+    limit 1) t
+where p.org_id = (select data.acl_org());
 comment on view data.usage_pending_traces is 'The traces not yet counted into the usage roll-ups that the caller may read (the row rule of api.retrieval_traces), for the usage views.';
 
 -- api.retrievals_per_day: retrievals per UTC day, org, principal and requested scope,
@@ -86,8 +87,9 @@ with me as materialized (
     select u.day, u.org_id, u.principal_id, u.repo_id, u.persona_id, u.session_id, u.foreign_org,
            u.retrievals, u.empty, u.below_floor, u.duration_sum, u.timed, u.latency_buckets, u.latency_counts,
            u.p95_ms, false as pending
-    from me
-    join data.usage_days u on u.org_id = me.org_id and (u.principal_id = me.principal_id or me.audit)
+    from data.usage_days u
+    where u.org_id = (select data.acl_org())
+      and (u.principal_id = (select data.acl_principal()) or (select data.acl_audit()))
     union all
     -- The traces not yet counted, a row each, as data._usage_fold will count them.
     select (t.created_at at time zone 'UTC')::date, t.org_id, t.principal_id, d.repo_id, d.persona_id,
@@ -127,7 +129,8 @@ with me as materialized (
 select g.day, g.org_id, g.principal_id, g.repo_id, g.persona_id, g.session_id, g.withheld,
        g.retrievals, g.empty, g.nothing_above_floor, g.mean_ms,
        case when g.merged = 1 and not g.pending then g.p95_ms else data._usage_p95(g.latency_buckets, g.latency_counts) end as p95_ms
-from per_group g;
+from per_group g
+offset 0;  -- the fence (sql/views/10_traces.sql)
 comment on view api.retrievals_per_day is 'Retrievals you may read per UTC day, org, principal and requested scope (repo, persona, session; withheld: a scope you hold no grant on), with empty answers and latency.';
 comment on column api.retrievals_per_day.empty is 'Retrievals that returned no fragment.';
 comment on column api.retrievals_per_day.p95_ms is '95th percentile of the latency, from buckets 2% wide (within 1% of the exact value).';
@@ -140,8 +143,9 @@ with me as materialized (
 ), listed as (
     select b.trace_id, b.org_id, b.principal_id, b.created_at, b.query, b.repo_id, b.persona_id, b.session_id,
            b.foreign_org, b.relevance_floor, b.best_relevance, b.best_score, b.candidates
-    from me
-    join data.usage_below_floor b on b.org_id = me.org_id and (b.principal_id = me.principal_id or me.audit)
+    from data.usage_below_floor b
+    where b.org_id = (select data.acl_org())
+      and (b.principal_id = (select data.acl_principal()) or (select data.acl_audit()))
     union all
     -- The traces not yet counted (data.usage_pending).
     select t.trace_id, t.org_id, t.principal_id, t.created_at, t.query, d.repo_id, d.persona_id, d.session_id,
@@ -173,7 +177,8 @@ select v.trace_id, v.org_id, v.principal_id, v.created_at,
                  and not (v.session_id = any (coalesce(v.sessions, '{}'))) then null
             else v.session_id end as session_id,
        v.withheld, v.relevance_floor, v.best_relevance, v.best_score, v.candidates
-from visible v;
+from visible v
+offset 0;  -- the fence (sql/views/10_traces.sql)
 comment on view api.retrievals_below_floor is 'Retrievals you may read in which no candidate reached the relevance floor (the request''s min_relevance, else 0.3), or that found nothing. For another floor: api.retrieval_summaries where best_relevance < x.';
 
 -- api.fragment_retrievals: per fragment, how often retrievals returned it, from
@@ -186,8 +191,9 @@ with me as materialized (
 ), counted as (
     select u.org_id, u.fragment_id, u.source, u.doc_id, u.retrievals, u.candidacies, u.best_fused_rank,
            u.last_retrieved_at, u.last_candidate_at, u.newest_trace_id
-    from me
-    join data.usage_fragments u on u.org_id = me.org_id and (u.principal_id = me.principal_id or me.audit)
+    from data.usage_fragments u
+    where u.org_id = (select data.acl_org())
+      and (u.principal_id = (select data.acl_principal()) or (select data.acl_audit()))
     union all
     -- The traces not yet counted (data.usage_pending): a row per candidate.
     select t.org_id, c.fragment_id, c.source, c.doc_id, (c.included is true)::int, 1, c.fused_rank,
@@ -206,10 +212,12 @@ select u.org_id, u.fragment_id,
 from me
 cross join counted u
 join data.fragments f on f.org_id = u.org_id and f.fragment_id = u.fragment_id
-where (f.repo_id is null or coalesce(me.org_wide, false) or f.repo_id = any (coalesce(me.repos, '{}')))
+where f.org_id = (select data.acl_org())
+  and (f.repo_id is null or coalesce(me.org_wide, false) or f.repo_id = any (coalesce(me.repos, '{}')))
   and (f.persona_id is null or coalesce(me.org_wide, false) or f.persona_id = any (coalesce(me.personas, '{}')))
   and (f.session_id is null or f.session_id = any (coalesce(me.sessions, '{}')))
-group by u.org_id, u.fragment_id;
+group by u.org_id, u.fragment_id
+offset 0;  -- the fence (sql/views/10_traces.sql)
 comment on view api.fragment_retrievals is 'Per fragment you may read: how many of the retrievals you may read returned it (retrievals) or ranked it as a candidate (candidacies), and when last. Most retrieved: order by retrievals desc.';
 comment on column api.fragment_retrievals.source is 'path#anchor the newest retrieval cited it from.';
 
@@ -253,11 +261,22 @@ create or replace view api.fragment_authority with (security_barrier) as
 select a.org_id, a.fragment_id, a.authority, a.pagerank, f.repo_id, f.persona_id, f.session_id, f.kind, f.active,
        d.path, f.heading_path,
        (select max(r.refreshed_at) from data.authority_refreshes r) as refreshed_at
-from api.whoami() me
-join data.fragment_authority a on a.org_id = me.org_id
+from data.fragment_authority a
 join data.fragments f on f.org_id = a.org_id and f.fragment_id = a.fragment_id
-left join data.documents d on d.org_id = f.org_id and d.doc_id = f.doc_id
-where (f.repo_id is null or coalesce(me.org_wide, false) or f.repo_id = any (coalesce(me.repos, '{}')))
-  and (f.persona_id is null or coalesce(me.org_wide, false) or f.persona_id = any (coalesce(me.personas, '{}')))
-  and (f.session_id is null or f.session_id = any (coalesce(me.sessions, '{}')));
+-- The document's own scope is checked in its scan, so that a condition on the path is
+-- never evaluated on a document the caller may not read.
+left join data.documents d
+  on d.org_id = f.org_id and d.doc_id = f.doc_id
+ and (d.repo_id is null or coalesce((select data.acl_org_wide()), false)
+      or d.repo_id = any (coalesce((select data.acl_repos()), '{}')))
+ and (d.persona_id is null or coalesce((select data.acl_org_wide()), false)
+      or d.persona_id = any (coalesce((select data.acl_personas()), '{}')))
+ and (d.session_id is null or d.session_id = any (coalesce((select data.acl_sessions()), '{}')))
+where a.org_id = (select data.acl_org())
+  and (f.repo_id is null or coalesce((select data.acl_org_wide()), false)
+       or f.repo_id = any (coalesce((select data.acl_repos()), '{}')))
+  and (f.persona_id is null or coalesce((select data.acl_org_wide()), false)
+       or f.persona_id = any (coalesce((select data.acl_personas()), '{}')))
+  and (f.session_id is null or f.session_id = any (coalesce((select data.acl_sessions()), '{}')))
+offset 0;  -- the fence (sql/views/10_traces.sql)
 comment on view api.fragment_authority is 'Citation authority of the fragments you may read (refreshed after ingestion: refreshed_at). Top 20: order by authority desc limit 20.';

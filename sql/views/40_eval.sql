@@ -36,12 +36,14 @@ select x.run_id, x.finished_at as replayed_at, x.pipeline_version, x.options -> 
        case when r.query is not null then e.error end as error,
        r.redacted || case when r.query is null and e.error is not null then array['error'] else '{}'::text[] end
            as redacted
-from api.whoami() me
-join data.eval_replays e
-  on e.org_id = me.org_id and (e.principal_id = me.principal_id or me.audit)
+from data.eval_replays e
 join data.eval_runs x on x.run_id = e.run_id
 cross join lateral data._redact_request(e.org_id, e.query, e.request,
-                                        me.org_wide, me.repos, me.personas, me.sessions) r;
+                                        (select data.acl_org_wide()), (select data.acl_repos()),
+                                        (select data.acl_personas()), (select data.acl_sessions())) r
+where e.org_id = (select data.acl_org())
+  and (e.principal_id = (select data.acl_principal()) or (select data.acl_audit()))
+offset 0;  -- the fence (sql/views/10_traces.sql)
 comment on view api.eval_replay_diffs is 'Queries replayed by contexts eval replay that you may read (replayed for you; your org''s with an audit grant): top results under the current and the candidate pipeline, their token overlap and whether it was flagged, redacted as api.retrieval_traces redacts traces.';
 comment on column api.eval_replay_diffs.current is 'Top results under the current pipeline, best first: fragment_id, source, final_score, preview; a fragment you may not read keeps only its final_score ("redacted": true).';
 comment on column api.eval_replay_diffs.candidate is 'Top results under the candidate pipeline, as current.';

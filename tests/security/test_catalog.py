@@ -335,8 +335,24 @@ CONTEXT_HELPERS = {
 }
 """The read rule of Contexts (policies of the four context tables) and what their listing
 reads; the rows of workflow rules and their glob matcher (api.rules_list, api.rule_matches)."""
-TRACE_HELPERS = {"data._readable_fragments", "data._redact_candidates", "data._redact_request"}
-"""Redaction helpers of api.retrieval_traces, which every caller role reads."""
+TRACE_HELPERS = {
+    "data._readable_fragments",
+    "data._redact_candidates",
+    "data._redact_request",
+    "data._trace_request_redacted",
+    "data._trace_query",
+    "data._trace_request",
+    "data._trace_redacted",
+    "data._trace_pipeline",
+    "data._trace_candidates",
+    "data._trace_left_out",
+    "data._trace_query_vectors",
+    "data._trace",
+}
+"""Redaction helpers of api.retrieval_traces, which every caller role reads, and the
+definer functions that read a trace the caller may read by id (behind the views' fence)."""
+RETRIEVE_HELPERS = {"data._stored_query_vector"}
+"""The stored query vector of a text, for those who may call api.retrieve."""
 OWNER_HELPERS = {"data._stale_readable"}
 """Staleness kept to what the caller may read, for those who may call api.stale_fragments."""
 AUDIT_HELPERS = {"data._fragment_readers"}
@@ -371,6 +387,7 @@ def test_each_role_may_call_exactly_its_functions(conn):
             POLICY_HELPERS
             | TRACE_HELPERS
             | (FUSION_HELPERS if "api.retrieve_candidates" in expected else set())
+            | (RETRIEVE_HELPERS if "api.retrieve" in expected else set())
             | (OWNER_HELPERS if "api.stale_fragments" in expected else set())
             | (CONTEXT_HELPERS if "api.contexts_list" in expected else set())
             | (AUDIT_HELPERS if "api.fragment_readers" in expected else set())
@@ -445,11 +462,18 @@ def test_each_role_may_select_exactly_its_views_and_nothing_else_of_them(conn):
     )
     # A view that reads what its caller may not is a barrier that filters itself; every
     # other one reads as its caller (row-level security applies), or reads global data.
-    barriers = {"api.retrieval_traces", "api.query_vectors", "api.eval_replay_diffs", "api.fragment_authority"}
+    # Either way a fence (a subquery with OFFSET 0) keeps the caller's own conditions out
+    # of what it filters (ADR 0010, amendment of 2026-12-06). The traces' two views are
+    # that fence over data.trace_heads and security definer functions, each of which
+    # answers for a readable trace only: they need no barrier above it.
+    barriers = {"api.eval_replay_diffs", "api.fragment_authority"}
     barriers |= USAGE_VIEWS  # they read the roll-ups, which deny every caller (ADR 0028)
+    fenced = {"api.retrieval_traces", "api.query_vectors"}
     for name, opts in options.items():
-        if name in barriers:
-            assert "security_barrier=true" in (opts or []), name
+        definition = conn.execute("select pg_get_viewdef(%s::regclass)", (name,)).fetchone()[0]
+        if name in barriers | fenced:
+            assert "OFFSET 0" in definition, name
+            assert ("security_barrier=true" in (opts or [])) == (name in barriers), name
         elif name not in ("api.eval_runs", "api.eval_figures"):
             assert "security_invoker=true" in (opts or []), name
 
@@ -491,10 +515,8 @@ def test_traces_are_read_only_through_the_redacting_view(conn):
                 table,
             )
         assert conn.execute("select has_table_privilege(%s, 'api.retrieval_traces', 'select')", (role,)).fetchone()[0]
-    options = conn.execute(
-        "select c.reloptions from pg_class c where c.oid = 'api.retrieval_traces'::regclass"
-    ).fetchone()[0]
-    assert "security_barrier=true" in options
+    assert "OFFSET 0" in conn.execute("select pg_get_viewdef('api.retrieval_traces'::regclass)").fetchone()[0]
+    assert not conn.execute("select has_table_privilege(%s, 'data.trace_heads', 'select')", (role,)).fetchone()[0]
     assert not conn.execute("select has_table_privilege('public', 'api.retrieval_traces', 'select')").fetchone()[0]
 
 

@@ -414,6 +414,27 @@ def test_the_superuser_and_replication_are_refused_over_tls_too(door):
         psycopg.connect(
             host="127.0.0.1", port=door.port, dbname="contexts", user="tina", sslmode="require", replication="database"
         )
+    # The service's own login reaches the server over its Unix socket only.
+    with pytest.raises(psycopg.OperationalError, match="the service's own login"):
+        psycopg.connect(host="127.0.0.1", port=door.port, dbname="contexts", user="contexts_api", sslmode="require")
+
+
+def test_an_analyst_takes_no_advisory_lock_and_makes_no_large_object(door, tenants):
+    """Every org's writes wait on an advisory lock whose key anyone can compute: an
+    analyst holding it would stop another org's writes. Nor may it fill the disk with
+    large objects. Both are the migrator's (and its functions') alone."""
+    url, _ = create_analyst(door, "acme", "lockie", "org")
+    with psycopg.connect(url, autocommit=True) as analyst:
+        for statement in (
+            "select pg_advisory_lock(hashtextextended('contexts.ingest:globex', 0))",
+            "select pg_try_advisory_lock(hashtext('contexts.usage_fold'))",
+            "select pg_advisory_xact_lock(1)",
+            "select pg_try_advisory_xact_lock_shared(1, 2)",
+            "select lo_create(0)",
+            "select lo_from_bytea(0, 'x'::bytea)",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                analyst.execute(statement)
 
 
 def test_a_query_is_cancelled_over_tls(door, tenants):

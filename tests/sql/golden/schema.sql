@@ -1589,6 +1589,79 @@ SET default_tablespace = '';
 SET default_table_access_method = heap;
 
 --
+-- Name: retrieval_traces; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.retrieval_traces (
+    trace_id uuid DEFAULT gen_random_uuid() NOT NULL,
+    org_id text NOT NULL,
+    principal_id text,
+    query text NOT NULL,
+    request jsonb NOT NULL,
+    pipeline jsonb NOT NULL,
+    candidates jsonb NOT NULL,
+    duration_ms double precision,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    query_models text[],
+    query_vectors extensions.vector[],
+    left_out jsonb,
+    CONSTRAINT retrieval_traces_created_at_readable CHECK (data._readable_time(created_at, 'retrieval_traces.created_at'::text)),
+    CONSTRAINT retrieval_traces_query_vectors_match CHECK ((cardinality(query_models) = cardinality(query_vectors)))
+);
+
+ALTER TABLE ONLY data.retrieval_traces FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.retrieval_traces OWNER TO <migrator>;
+
+--
+-- Name: TABLE retrieval_traces; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.retrieval_traces IS 'One row per retrieval: every candidate''s ranks and scores, and why it was or was not included.';
+
+
+--
+-- Name: COLUMN retrieval_traces.query_models; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.query_models IS 'Embedding model of each query vector (data.embedding_models.name).';
+
+
+--
+-- Name: COLUMN retrieval_traces.query_vectors; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.query_vectors IS 'The query''s vector for each model of query_models, as the service computed it.';
+
+
+--
+-- Name: COLUMN retrieval_traces.left_out; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.left_out IS 'What the validity test kept out that the retrieval would otherwise have held: fragments that would have ranked and pins it could not serve, each with its reason and the documents superseding it (null: nothing, or recorded before migration 0025).';
+
+
+--
+-- Name: _readable_trace(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._readable_trace(p_trace_id uuid) RETURNS data.retrieval_traces
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._readable_trace(p_trace_id uuid) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _readable_trace(p_trace_id uuid); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._readable_trace(p_trace_id uuid) IS 'The stored row of a trace the caller may read, unredacted (null otherwise); for the trace part functions only.';
+
+
+--
 -- Name: documents; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -1978,6 +2051,25 @@ COMMENT ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with t
 
 
 --
+-- Name: _stored_query_vector(text, text, text, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._stored_query_vector(p_org_id text, p_query text, p_model text, p_dims integer) RETURNS TABLE(trace_id uuid, embedding extensions.vector)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._stored_query_vector(p_org_id text, p_query text, p_model text, p_dims integer) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _stored_query_vector(p_org_id text, p_query text, p_model text, p_dims integer); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._stored_query_vector(p_org_id text, p_query text, p_model text, p_dims integer) IS 'The newest stored vector of a query text and model among the traces whose query the caller may read.';
+
+
+--
 -- Name: _superseders(text, bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -1995,6 +2087,170 @@ ALTER FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) OWNER T
 
 COMMENT ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) IS 'The live documents superseding a live source of each fragment, as the caller may read them ([] when none).';
 
+
+--
+-- Name: _trace(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._trace(p_trace_id uuid) RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._trace(p_trace_id uuid) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _trace(p_trace_id uuid); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._trace(p_trace_id uuid) IS 'A trace the caller may read, as api.retrieval_traces shows it (null for any other id).';
+
+
+--
+-- Name: _trace_candidates(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._trace_candidates(p_trace_id uuid) RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._trace_candidates(p_trace_id uuid) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _trace_candidates(p_trace_id uuid); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._trace_candidates(p_trace_id uuid) IS 'A readable trace''s candidates, redacted for the caller.';
+
+
+--
+-- Name: _trace_left_out(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._trace_left_out(p_trace_id uuid) RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._trace_left_out(p_trace_id uuid) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _trace_left_out(p_trace_id uuid); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._trace_left_out(p_trace_id uuid) IS 'What validity windows left out of a readable trace, redacted for the caller.';
+
+
+--
+-- Name: _trace_pipeline(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._trace_pipeline(p_trace_id uuid) RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._trace_pipeline(p_trace_id uuid) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _trace_pipeline(p_trace_id uuid); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._trace_pipeline(p_trace_id uuid) IS 'A readable trace''s pipeline (versions, fusion, reranker).';
+
+
+--
+-- Name: _trace_query(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._trace_query(p_trace_id uuid) RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._trace_query(p_trace_id uuid) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _trace_query(p_trace_id uuid); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._trace_query(p_trace_id uuid) IS 'A readable trace''s query as the caller may see it (null: withheld, or not readable).';
+
+
+--
+-- Name: _trace_query_vectors(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._trace_query_vectors(p_trace_id uuid) RETURNS TABLE(model text, embedding extensions.vector)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._trace_query_vectors(p_trace_id uuid) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _trace_query_vectors(p_trace_id uuid); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._trace_query_vectors(p_trace_id uuid) IS 'The query vectors of a trace whose query the caller may read, per model.';
+
+
+--
+-- Name: _trace_redacted(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._trace_redacted(p_trace_id uuid) RETURNS text[]
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._trace_redacted(p_trace_id uuid) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _trace_redacted(p_trace_id uuid); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._trace_redacted(p_trace_id uuid) IS 'The fields of a readable trace withheld from the caller.';
+
+
+--
+-- Name: _trace_request(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._trace_request(p_trace_id uuid) RETURNS jsonb
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._trace_request(p_trace_id uuid) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _trace_request(p_trace_id uuid); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._trace_request(p_trace_id uuid) IS 'A readable trace''s request as the caller may see it.';
+
+
+--
+-- Name: _trace_request_redacted(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._trace_request_redacted(p_trace_id uuid, OUT query text, OUT request jsonb, OUT redacted text[]) RETURNS record
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._trace_request_redacted(p_trace_id uuid, OUT query text, OUT request jsonb, OUT redacted text[]) OWNER TO <migrator>;
 
 --
 -- Name: _transaction_identity(); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -4069,60 +4325,6 @@ COMMENT ON COLUMN data.fragments.reading IS 'The text as the learned reranker re
 
 
 --
--- Name: retrieval_traces; Type: TABLE; Schema: data; Owner: <migrator>
---
-
-CREATE TABLE data.retrieval_traces (
-    trace_id uuid DEFAULT gen_random_uuid() NOT NULL,
-    org_id text NOT NULL,
-    principal_id text,
-    query text NOT NULL,
-    request jsonb NOT NULL,
-    pipeline jsonb NOT NULL,
-    candidates jsonb NOT NULL,
-    duration_ms double precision,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    query_models text[],
-    query_vectors extensions.vector[],
-    left_out jsonb,
-    CONSTRAINT retrieval_traces_created_at_readable CHECK (data._readable_time(created_at, 'retrieval_traces.created_at'::text)),
-    CONSTRAINT retrieval_traces_query_vectors_match CHECK ((cardinality(query_models) = cardinality(query_vectors)))
-);
-
-ALTER TABLE ONLY data.retrieval_traces FORCE ROW LEVEL SECURITY;
-
-
-ALTER TABLE data.retrieval_traces OWNER TO <migrator>;
-
---
--- Name: TABLE retrieval_traces; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON TABLE data.retrieval_traces IS 'One row per retrieval: every candidate''s ranks and scores, and why it was or was not included.';
-
-
---
--- Name: COLUMN retrieval_traces.query_models; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.retrieval_traces.query_models IS 'Embedding model of each query vector (data.embedding_models.name).';
-
-
---
--- Name: COLUMN retrieval_traces.query_vectors; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.retrieval_traces.query_vectors IS 'The query''s vector for each model of query_models, as the service computed it.';
-
-
---
--- Name: COLUMN retrieval_traces.left_out; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.retrieval_traces.left_out IS 'What the validity test kept out that the retrieval would otherwise have held: fragments that would have ranked and pins it could not serve, each with its reason and the documents superseding it (null: nothing, or recorded before migration 0025).';
-
-
---
 -- Name: usage_fragments; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -4196,8 +4398,7 @@ CREATE VIEW data.usage_pending_traces WITH (security_barrier='true') AS
     t.request,
     t.candidates,
     t.duration_ms
-   FROM ((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
-     JOIN data.usage_pending p ON ((p.org_id = me.org_id)))
+   FROM (data.usage_pending p
      CROSS JOIN LATERAL ( SELECT t_1.trace_id,
             t_1.org_id,
             t_1.principal_id,
@@ -4207,8 +4408,9 @@ CREATE VIEW data.usage_pending_traces WITH (security_barrier='true') AS
             t_1.candidates,
             t_1.duration_ms
            FROM data.retrieval_traces t_1
-          WHERE ((t_1.trace_id = p.trace_id) AND (t_1.org_id = me.org_id) AND ((t_1.principal_id = me.principal_id) OR me.audit))
-         LIMIT 1) t);
+          WHERE ((t_1.trace_id = p.trace_id) AND (t_1.org_id = ( SELECT data.acl_org() AS acl_org)) AND ((t_1.principal_id = ( SELECT data.acl_principal() AS acl_principal)) OR ( SELECT data.acl_audit() AS acl_audit)))
+         LIMIT 1) t)
+  WHERE (p.org_id = ( SELECT data.acl_org() AS acl_org));
 
 
 ALTER VIEW data.usage_pending_traces OWNER TO <migrator>;
@@ -4245,8 +4447,8 @@ CREATE VIEW api.fragment_retrievals WITH (security_barrier='true') AS
             u_1.last_retrieved_at,
             u_1.last_candidate_at,
             u_1.newest_trace_id
-           FROM (me me_1
-             JOIN data.usage_fragments u_1 ON (((u_1.org_id = me_1.org_id) AND ((u_1.principal_id = me_1.principal_id) OR me_1.audit))))
+           FROM data.usage_fragments u_1
+          WHERE ((u_1.org_id = ( SELECT data.acl_org() AS acl_org)) AND ((u_1.principal_id = ( SELECT data.acl_principal() AS acl_principal)) OR ( SELECT data.acl_audit() AS acl_audit)))
         UNION ALL
          SELECT t.org_id,
             c.fragment_id,
@@ -4276,8 +4478,9 @@ CREATE VIEW api.fragment_retrievals WITH (security_barrier='true') AS
    FROM ((me
      CROSS JOIN counted u)
      JOIN data.fragments f ON (((f.org_id = u.org_id) AND (f.fragment_id = u.fragment_id))))
-  WHERE (((f.repo_id IS NULL) OR COALESCE(me.org_wide, false) OR (f.repo_id = ANY (COALESCE(me.repos, '{}'::text[])))) AND ((f.persona_id IS NULL) OR COALESCE(me.org_wide, false) OR (f.persona_id = ANY (COALESCE(me.personas, '{}'::text[])))) AND ((f.session_id IS NULL) OR (f.session_id = ANY (COALESCE(me.sessions, '{}'::text[])))))
-  GROUP BY u.org_id, u.fragment_id;
+  WHERE ((f.org_id = ( SELECT data.acl_org() AS acl_org)) AND ((f.repo_id IS NULL) OR COALESCE(me.org_wide, false) OR (f.repo_id = ANY (COALESCE(me.repos, '{}'::text[])))) AND ((f.persona_id IS NULL) OR COALESCE(me.org_wide, false) OR (f.persona_id = ANY (COALESCE(me.personas, '{}'::text[])))) AND ((f.session_id IS NULL) OR (f.session_id = ANY (COALESCE(me.sessions, '{}'::text[])))))
+  GROUP BY u.org_id, u.fragment_id
+ OFFSET 0;
 
 
 ALTER VIEW api.fragment_retrievals OWNER TO <migrator>;
@@ -4637,10 +4840,11 @@ CREATE VIEW api.eval_replay_diffs WITH (security_barrier='true') AS
             WHEN ((r.query IS NULL) AND (e.error IS NOT NULL)) THEN ARRAY['error'::text]
             ELSE '{}'::text[]
         END) AS redacted
-   FROM (((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
-     JOIN data.eval_replays e ON (((e.org_id = me.org_id) AND ((e.principal_id = me.principal_id) OR me.audit))))
+   FROM ((data.eval_replays e
      JOIN data.eval_runs x ON ((x.run_id = e.run_id)))
-     CROSS JOIN LATERAL data._redact_request(e.org_id, e.query, e.request, me.org_wide, me.repos, me.personas, me.sessions) r(query, request, redacted));
+     CROSS JOIN LATERAL data._redact_request(e.org_id, e.query, e.request, ( SELECT data.acl_org_wide() AS acl_org_wide), ( SELECT data.acl_repos() AS acl_repos), ( SELECT data.acl_personas() AS acl_personas), ( SELECT data.acl_sessions() AS acl_sessions)) r(query, request, redacted))
+  WHERE ((e.org_id = ( SELECT data.acl_org() AS acl_org)) AND ((e.principal_id = ( SELECT data.acl_principal() AS acl_principal)) OR ( SELECT data.acl_audit() AS acl_audit)))
+ OFFSET 0;
 
 
 ALTER VIEW api.eval_replay_diffs OWNER TO <migrator>;
@@ -4765,11 +4969,11 @@ CREATE VIEW api.fragment_authority WITH (security_barrier='true') AS
     f.heading_path,
     ( SELECT max(r.refreshed_at) AS max
            FROM data.authority_refreshes r) AS refreshed_at
-   FROM (((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
-     JOIN data.fragment_authority a ON ((a.org_id = me.org_id)))
+   FROM ((data.fragment_authority a
      JOIN data.fragments f ON (((f.org_id = a.org_id) AND (f.fragment_id = a.fragment_id))))
-     LEFT JOIN data.documents d ON (((d.org_id = f.org_id) AND (d.doc_id = f.doc_id))))
-  WHERE (((f.repo_id IS NULL) OR COALESCE(me.org_wide, false) OR (f.repo_id = ANY (COALESCE(me.repos, '{}'::text[])))) AND ((f.persona_id IS NULL) OR COALESCE(me.org_wide, false) OR (f.persona_id = ANY (COALESCE(me.personas, '{}'::text[])))) AND ((f.session_id IS NULL) OR (f.session_id = ANY (COALESCE(me.sessions, '{}'::text[])))));
+     LEFT JOIN data.documents d ON (((d.org_id = f.org_id) AND (d.doc_id = f.doc_id) AND ((d.repo_id IS NULL) OR COALESCE(( SELECT data.acl_org_wide() AS acl_org_wide), false) OR (d.repo_id = ANY (COALESCE(( SELECT data.acl_repos() AS acl_repos), '{}'::text[])))) AND ((d.persona_id IS NULL) OR COALESCE(( SELECT data.acl_org_wide() AS acl_org_wide), false) OR (d.persona_id = ANY (COALESCE(( SELECT data.acl_personas() AS acl_personas), '{}'::text[])))) AND ((d.session_id IS NULL) OR (d.session_id = ANY (COALESCE(( SELECT data.acl_sessions() AS acl_sessions), '{}'::text[])))))))
+  WHERE ((a.org_id = ( SELECT data.acl_org() AS acl_org)) AND ((f.repo_id IS NULL) OR COALESCE(( SELECT data.acl_org_wide() AS acl_org_wide), false) OR (f.repo_id = ANY (COALESCE(( SELECT data.acl_repos() AS acl_repos), '{}'::text[])))) AND ((f.persona_id IS NULL) OR COALESCE(( SELECT data.acl_org_wide() AS acl_org_wide), false) OR (f.persona_id = ANY (COALESCE(( SELECT data.acl_personas() AS acl_personas), '{}'::text[])))) AND ((f.session_id IS NULL) OR (f.session_id = ANY (COALESCE(( SELECT data.acl_sessions() AS acl_sessions), '{}'::text[])))))
+ OFFSET 0;
 
 
 ALTER VIEW api.fragment_authority OWNER TO <migrator>;
@@ -5019,22 +5223,48 @@ COMMENT ON VIEW api.near_duplicate_pairs IS 'Pairs of active fragments you may r
 
 
 --
+-- Name: trace_heads; Type: VIEW; Schema: data; Owner: <migrator>
+--
+
+CREATE VIEW data.trace_heads WITH (security_barrier='true') AS
+ SELECT trace_id,
+    org_id,
+    principal_id,
+    duration_ms,
+    created_at
+   FROM data.retrieval_traces t
+  WHERE ((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((principal_id = ( SELECT data.acl_principal() AS acl_principal)) OR ( SELECT data.acl_audit() AS acl_audit)));
+
+
+ALTER VIEW data.trace_heads OWNER TO <migrator>;
+
+--
+-- Name: VIEW trace_heads; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON VIEW data.trace_heads IS 'The ids, times and makers of the traces the caller may read; the fenced part of api.retrieval_traces.';
+
+
+--
 -- Name: query_vectors; Type: VIEW; Schema: api; Owner: <migrator>
 --
 
-CREATE VIEW api.query_vectors WITH (security_barrier='true') AS
- SELECT t.trace_id,
-    t.org_id,
-    t.principal_id,
-    t.created_at,
-    t.query,
+CREATE VIEW api.query_vectors AS
+ SELECT h.trace_id,
+    h.org_id,
+    h.principal_id,
+    h.created_at,
+    data._trace_query(h.trace_id) AS query,
     v.model,
     v.embedding
-   FROM (((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
-     JOIN data.retrieval_traces t ON (((t.org_id = me.org_id) AND ((t.principal_id = me.principal_id) OR me.audit))))
-     CROSS JOIN LATERAL data._redact_request(t.org_id, t.query, t.request, me.org_wide, me.repos, me.personas, me.sessions) r(query, request, redacted))
-     CROSS JOIN LATERAL UNNEST(t.query_models, t.query_vectors) v(model, embedding))
-  WHERE (r.query IS NOT NULL);
+   FROM (( SELECT trace_heads.trace_id,
+            trace_heads.org_id,
+            trace_heads.principal_id,
+            trace_heads.duration_ms,
+            trace_heads.created_at
+           FROM data.trace_heads
+         OFFSET 0) h
+     CROSS JOIN LATERAL data._trace_query_vectors(h.trace_id) v(model, embedding));
 
 
 ALTER VIEW api.query_vectors OWNER TO <migrator>;
@@ -5064,21 +5294,25 @@ COMMENT ON COLUMN api.query_vectors.embedding IS 'The query''s vector as the ser
 -- Name: retrieval_traces; Type: VIEW; Schema: api; Owner: <migrator>
 --
 
-CREATE VIEW api.retrieval_traces WITH (security_barrier='true') AS
- SELECT t.trace_id,
-    t.org_id,
-    t.principal_id,
-    r.query,
-    r.request,
-    t.pipeline,
-    data._redact_candidates(t.org_id, t.candidates) AS candidates,
-    t.duration_ms,
-    t.created_at,
-    r.redacted,
-    data._redact_candidates(t.org_id, COALESCE(t.left_out, '[]'::jsonb)) AS left_out
-   FROM ((api.whoami() me(org_id, principal_id, org_wide, repos, personas, sessions, audit)
-     JOIN data.retrieval_traces t ON (((t.org_id = me.org_id) AND ((t.principal_id = me.principal_id) OR me.audit))))
-     CROSS JOIN LATERAL data._redact_request(t.org_id, t.query, t.request, me.org_wide, me.repos, me.personas, me.sessions) r(query, request, redacted));
+CREATE VIEW api.retrieval_traces AS
+ SELECT trace_id,
+    org_id,
+    principal_id,
+    data._trace_query(trace_id) AS query,
+    data._trace_request(trace_id) AS request,
+    data._trace_pipeline(trace_id) AS pipeline,
+    data._trace_candidates(trace_id) AS candidates,
+    duration_ms,
+    created_at,
+    data._trace_redacted(trace_id) AS redacted,
+    data._trace_left_out(trace_id) AS left_out
+   FROM ( SELECT trace_heads.trace_id,
+            trace_heads.org_id,
+            trace_heads.principal_id,
+            trace_heads.duration_ms,
+            trace_heads.created_at
+           FROM data.trace_heads
+         OFFSET 0) h;
 
 
 ALTER VIEW api.retrieval_traces OWNER TO <migrator>;
@@ -5284,8 +5518,8 @@ CREATE VIEW api.retrievals_below_floor WITH (security_barrier='true') AS
             b.best_relevance,
             b.best_score,
             b.candidates
-           FROM (me
-             JOIN data.usage_below_floor b ON (((b.org_id = me.org_id) AND ((b.principal_id = me.principal_id) OR me.audit))))
+           FROM data.usage_below_floor b
+          WHERE ((b.org_id = ( SELECT data.acl_org() AS acl_org)) AND ((b.principal_id = ( SELECT data.acl_principal() AS acl_principal)) OR ( SELECT data.acl_audit() AS acl_audit)))
         UNION ALL
          SELECT t.trace_id,
             t.org_id,
@@ -5350,7 +5584,8 @@ CREATE VIEW api.retrievals_below_floor WITH (security_barrier='true') AS
     best_relevance,
     best_score,
     candidates
-   FROM visible v;
+   FROM visible v
+ OFFSET 0;
 
 
 ALTER VIEW api.retrievals_below_floor OWNER TO <migrator>;
@@ -5470,8 +5705,8 @@ CREATE VIEW api.retrievals_per_day WITH (security_barrier='true') AS
             u.latency_counts,
             u.p95_ms,
             false AS pending
-           FROM (me
-             JOIN data.usage_days u ON (((u.org_id = me.org_id) AND ((u.principal_id = me.principal_id) OR me.audit))))
+           FROM data.usage_days u
+          WHERE ((u.org_id = ( SELECT data.acl_org() AS acl_org)) AND ((u.principal_id = ( SELECT data.acl_principal() AS acl_principal)) OR ( SELECT data.acl_audit() AS acl_audit)))
         UNION ALL
          SELECT ((t.created_at AT TIME ZONE 'UTC'::text))::date AS timezone,
             t.org_id,
@@ -5575,7 +5810,8 @@ CREATE VIEW api.retrievals_per_day WITH (security_barrier='true') AS
             WHEN ((merged = 1) AND (NOT pending)) THEN p95_ms
             ELSE data._usage_p95(latency_buckets, latency_counts)
         END AS p95_ms
-   FROM per_group g;
+   FROM per_group g
+ OFFSET 0;
 
 
 ALTER VIEW api.retrievals_per_day OWNER TO <migrator>;
@@ -9789,6 +10025,13 @@ REVOKE ALL ON FUNCTION data._readable_time(p_value timestamp with time zone, p_w
 
 
 --
+-- Name: FUNCTION _readable_trace(p_trace_id uuid); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._readable_trace(p_trace_id uuid) FROM PUBLIC;
+
+
+--
 -- Name: TABLE documents; Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -9974,12 +10217,110 @@ GRANT ALL ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with
 
 
 --
+-- Name: FUNCTION _stored_query_vector(p_org_id text, p_query text, p_model text, p_dims integer); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._stored_query_vector(p_org_id text, p_query text, p_model text, p_dims integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._stored_query_vector(p_org_id text, p_query text, p_model text, p_dims integer) TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION _superseders(p_org_id text, p_fragment_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
 --
 
 REVOKE ALL ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) TO contexts_service;
 GRANT ALL ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _trace(p_trace_id uuid); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._trace(p_trace_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._trace(p_trace_id uuid) TO contexts_service;
+GRANT ALL ON FUNCTION data._trace(p_trace_id uuid) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._trace(p_trace_id uuid) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _trace_candidates(p_trace_id uuid); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._trace_candidates(p_trace_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._trace_candidates(p_trace_id uuid) TO contexts_service;
+GRANT ALL ON FUNCTION data._trace_candidates(p_trace_id uuid) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._trace_candidates(p_trace_id uuid) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _trace_left_out(p_trace_id uuid); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._trace_left_out(p_trace_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._trace_left_out(p_trace_id uuid) TO contexts_service;
+GRANT ALL ON FUNCTION data._trace_left_out(p_trace_id uuid) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._trace_left_out(p_trace_id uuid) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _trace_pipeline(p_trace_id uuid); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._trace_pipeline(p_trace_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._trace_pipeline(p_trace_id uuid) TO contexts_service;
+GRANT ALL ON FUNCTION data._trace_pipeline(p_trace_id uuid) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._trace_pipeline(p_trace_id uuid) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _trace_query(p_trace_id uuid); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._trace_query(p_trace_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._trace_query(p_trace_id uuid) TO contexts_service;
+GRANT ALL ON FUNCTION data._trace_query(p_trace_id uuid) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._trace_query(p_trace_id uuid) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _trace_query_vectors(p_trace_id uuid); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._trace_query_vectors(p_trace_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._trace_query_vectors(p_trace_id uuid) TO contexts_service;
+GRANT ALL ON FUNCTION data._trace_query_vectors(p_trace_id uuid) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._trace_query_vectors(p_trace_id uuid) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _trace_redacted(p_trace_id uuid); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._trace_redacted(p_trace_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._trace_redacted(p_trace_id uuid) TO contexts_service;
+GRANT ALL ON FUNCTION data._trace_redacted(p_trace_id uuid) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._trace_redacted(p_trace_id uuid) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _trace_request(p_trace_id uuid); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._trace_request(p_trace_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._trace_request(p_trace_id uuid) TO contexts_service;
+GRANT ALL ON FUNCTION data._trace_request(p_trace_id uuid) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._trace_request(p_trace_id uuid) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _trace_request_redacted(p_trace_id uuid, OUT query text, OUT request jsonb, OUT redacted text[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._trace_request_redacted(p_trace_id uuid, OUT query text, OUT request jsonb, OUT redacted text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._trace_request_redacted(p_trace_id uuid, OUT query text, OUT request jsonb, OUT redacted text[]) TO contexts_service;
+GRANT ALL ON FUNCTION data._trace_request_redacted(p_trace_id uuid, OUT query text, OUT request jsonb, OUT redacted text[]) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._trace_request_redacted(p_trace_id uuid, OUT query text, OUT request jsonb, OUT redacted text[]) TO contexts_auditor;
 
 
 --
@@ -10232,6 +10573,216 @@ REVOKE ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id 
 GRANT ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) TO contexts_service;
 GRANT ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) TO contexts_analyst;
 GRANT ALL ON FUNCTION data.current_principal(OUT org_id text, OUT principal_id text) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION lo_creat(integer); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_creat(integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION lo_create(oid); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_create(oid) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION lo_from_bytea(oid, bytea); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_from_bytea(oid, bytea) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION lo_open(oid, integer); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_open(oid, integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION lo_put(oid, bigint, bytea); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_put(oid, bigint, bytea) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION lo_truncate(integer, integer); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_truncate(integer, integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION lo_truncate64(integer, bigint); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_truncate64(integer, bigint) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION lo_unlink(oid); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lo_unlink(oid) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION lowrite(integer, bytea); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.lowrite(integer, bytea) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_advisory_lock(bigint); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_lock(bigint) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_advisory_lock(integer, integer); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_lock(integer, integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_advisory_lock_shared(bigint); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_lock_shared(bigint) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_advisory_lock_shared(integer, integer); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_lock_shared(integer, integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_advisory_unlock(bigint); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock(bigint) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_advisory_unlock(integer, integer); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock(integer, integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_advisory_unlock_all(); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock_all() FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_advisory_unlock_shared(bigint); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock_shared(bigint) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_advisory_unlock_shared(integer, integer); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_unlock_shared(integer, integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_advisory_xact_lock(bigint); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock(bigint) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_advisory_xact_lock(integer, integer); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock(integer, integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_advisory_xact_lock_shared(bigint); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock_shared(bigint) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_advisory_xact_lock_shared(integer, integer); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_advisory_xact_lock_shared(integer, integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_try_advisory_lock(bigint); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_lock(bigint) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_try_advisory_lock(integer, integer); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_lock(integer, integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_try_advisory_lock_shared(bigint); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_lock_shared(bigint) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_try_advisory_lock_shared(integer, integer); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_lock_shared(integer, integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_try_advisory_xact_lock(bigint); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock(bigint) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_try_advisory_xact_lock(integer, integer); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock(integer, integer) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_try_advisory_xact_lock_shared(bigint); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock_shared(bigint) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION pg_try_advisory_xact_lock_shared(integer, integer); Type: ACL; Schema: pg_catalog; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION pg_catalog.pg_try_advisory_xact_lock_shared(integer, integer) FROM PUBLIC;
 
 
 --
