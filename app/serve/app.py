@@ -7,6 +7,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 import msgspec
@@ -89,11 +90,17 @@ DOCS_ASSETS = f"{DOCS_PATH}/assets"
 
 
 def docs_assets_dir() -> str:
-    """Swagger UI's files, from the swagger-ui-bundle package: the docs page loads
-    nothing from a CDN, so it works on a machine without internet access."""
-    import swagger_ui_bundle
+    """Swagger UI's files (5.x, which reads the OpenAPI 3.1 document Litestar writes;
+    4.x said "Unable to render this definition"), from the swagger-ui-py package's static
+    folder: the docs page loads nothing from a CDN, so it works on a machine without
+    internet access. Found without importing the package (its code serves other
+    frameworks)."""
+    import importlib.util
 
-    return str(swagger_ui_bundle.swagger_ui_path)
+    spec = importlib.util.find_spec("swagger_ui")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the swagger-ui-py package is missing: `make install` installs it")
+    return str(Path(spec.submodule_search_locations[0]) / "static")
 
 
 def docs_plugin() -> SwaggerRenderPlugin:
