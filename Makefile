@@ -21,12 +21,15 @@ $(BM25_EXT): $(STAMP) $(wildcard ext/contexts_bm25/*.c ext/contexts_bm25/*.sql e
 	$(MAKE) -s -C ext/contexts_bm25 PG_CONFIG=$(EMBEDDED_PG_CONFIG) clean all install
 	touch $(BM25_EXT)
 
-# torch goes first: it is a local CPU wheel, and a bare `torch` requirement would
-# otherwise pull a multi-GB CUDA build.
+# torch goes first, pinned, so that nothing else picks its build. Which build pip finds
+# is the index's: PyPI's Linux wheel is the multi-GB CUDA one. TORCH_INDEX names the
+# index of the CPU build (https://download.pytorch.org/whl/cpu); left empty, pip's own
+# configuration decides (here a local CPU wheel, and no route to that index).
+TORCH_INDEX ?=
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet $(TORCH)
+	$(BIN)/python -m pip install --quiet $(TORCH) $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(BIN)/python -m pip install --quiet -e '.[test,lint,e5]'
 	touch $(STAMP)
 

@@ -375,7 +375,7 @@ def why_unavailable(host: str, port: int, exc: OSError) -> str:
     if version is not None:
         return f"a Contexts server (version {version}) is already serving on {url}; {advice}"
     holder = listening_process(port)
-    program = f"another program, {holder}," if holder else "another program"
+    program = f"another program, {holder}" if holder else "another program"
     return f"port {port} on {host} is in use by {program}{silent or ''}; {advice}"
 
 

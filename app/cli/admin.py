@@ -391,13 +391,22 @@ def key_list(ctx: click.Context, org_id: str) -> None:
             "repos, now() from service.list_api_keys(%s)",
             (org_id,),
         ).fetchall()
+        # What the key may do is its principal's grants narrowed by the key: a key of a
+        # principal that holds no write grant writes nothing either (the demo's key).
+        writers = {
+            r[0]
+            for r in conn.execute(
+                "select distinct principal_id from data.grants where org_id = %s and can_write", (org_id,)
+            )
+        }
     # The key id (what `key revoke` takes) is never wrapped; the other columns narrow instead.
     headers = ("principal", "label", "created", "last used", "expires", "limits", "state")
     table = Table(Column("key", no_wrap=True), *headers)
     stamp = lambda t: f"{t.astimezone(datetime.UTC):%Y-%m-%d %H:%M}" if t else ""  # noqa: E731
     for key_id, principal_id, label, created, used, revoked, expires_at, read_only, repos, now in rows:
         state = f"revoked {stamp(revoked)}" if revoked else "expired" if expires_at and expires_at <= now else "live"
-        limits = ("read-only" if read_only else "read/write") + (f"; repos {', '.join(repos)}" if repos else "")
+        access = "read-only" if read_only else "read/write" if principal_id in writers else "read (its principal's)"
+        limits = access + (f"; repos {', '.join(repos)}" if repos else "")
         expires = stamp(expires_at) or "never"
         table.add_row(key_id, principal_id, label, stamp(created), stamp(used), expires, limits, state)
     Console().print(table)

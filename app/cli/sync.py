@@ -86,6 +86,9 @@ class SyncReport:
     created: int = 0
     deleted: int = 0
     refused: list[RejectedDocument] = field(default_factory=list)
+    unmanaged: int = 0
+    """Tracked files whose stored document another writer made (`contexts ingest`, POST
+    /documents) with the same content: left as they are, never deleted by a sync."""
 
     @property
     def up_to_date(self) -> bool:
@@ -219,6 +222,16 @@ def sync_tree(
 
             pipeline = IngestPipeline(settings, embedders(settings))
             _write(conn, pipeline, tree, scope, settings.principal, plan, report, author, owner, kind, quiet)
+            act_as(conn, org_id, settings.principal)
+            unmanaged = conn.execute(
+                "select count(*) from data.documents d join data.document_versions v"
+                " on v.org_id = d.org_id and v.doc_id = d.doc_id and v.version = d.current_version"
+                " where d.org_id = %s and d.repo_id = %s and d.persona_id is null and d.session_id is null"
+                " and d.deleted_at is null and d.path = any(%s) and not v.metadata ? 'git_commit'",
+                (org_id, repo, [f.path for f in plan.writes]),
+            ).fetchone()
+            report.unmanaged = unmanaged[0] if unmanaged else 0
+            conn.rollback()
             if plan.deletes:
                 act_as(conn, org_id, settings.principal)
                 for _path, doc_id in plan.deletes:
@@ -426,6 +439,12 @@ def sync(
         f"synced to {plan.head}: {report.written} file(s) read, {report.changed} document(s) changed "
         f"({report.fragments} fragment(s) written, {report.created} new), {report.deleted} deleted"
     )
+    if report.unmanaged:
+        console.print(
+            f"note: {report.unmanaged} tracked file(s) are stored as `contexts ingest` (or POST /documents) wrote them,"
+            " with the same content: sync leaves them, and will not delete them when git does. To hand them to sync,"
+            " delete them (`contexts documents delete`) and sync again (docs/sync.md)."
+        )
     if (report.changed or report.deleted) and refresh_authority:
         from app.cli.rank import rank_refresh
 

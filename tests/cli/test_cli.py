@@ -207,7 +207,10 @@ def test_principals_grants_and_keys_from_the_cli(db_url, tmp_path, monkeypatch):
     token = created.output.strip().splitlines()[-1]
     assert token.startswith("ctx_")
     key_id = token.split("_")[1]
-    assert key_id in run(db_url, "key", "list", "acme").output
+    listed_keys = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["--db-url", db_url, "key", "list", "acme"])
+    assert key_id in listed_keys.output
+    # bot holds read grants only: its key writes nothing, whatever the key itself allows.
+    assert "read (its principal's)" in next(line for line in listed_keys.output.splitlines() if key_id in line)
     with psycopg.connect(db_url) as conn:
         assert conn.execute("select org_id, principal_id from service.authenticate(%s)", (token,)).fetchone() == (
             "acme",

@@ -136,6 +136,21 @@ def test_first_sync_ingests_tracked_files_only_then_an_unchanged_head_does_nothi
     assert documents(org) == docs
 
 
+def test_a_sync_says_which_tracked_files_another_writer_stored(org, work_tree):
+    """`contexts ingest` then `contexts sync` (the README's two ways, in that order): the
+    files ingest stored with the same content stay ingest's, which a sync never deletes.
+    The sync says so, and what to do, instead of staying silent until git deletes one."""
+    ingested = run(org, "ingest", str(work_tree / "README.md"), str(work_tree / "src"), "--org", "acme",
+                   "--repo", "platform", "--no-refresh-authority")  # fmt: skip
+    assert ingested.exit_code == 0, ingested.output
+    first = sync(org, work_tree, "--create-repo")
+    assert first.exit_code == 0, first.output
+    assert "note: 2 tracked file(s) are stored as `contexts ingest`" in " ".join(first.output.split())
+    assert "contexts documents delete" in first.output
+    synced = sync(org, work_tree)
+    assert "up to date" in synced.output and "note:" not in synced.output
+
+
 def test_modification_rename_and_deletion(org, work_tree):
     assert sync(org, work_tree, "--create-repo").exit_code == 0
     before = documents(org)
