@@ -256,7 +256,9 @@ $$;
 comment on function data._readable_trace(uuid) is 'The stored row of a trace the caller may read, unredacted (null otherwise); for the trace part functions only.';
 
 -- data._trace_request_redacted: a readable trace's query, request and the fields withheld,
--- as the caller may see them now (data._redact_request with its grants).
+-- as the caller may see them now (data._redact_request with its grants); the views read
+-- each field as `(data._trace_request_redacted(trace_id)).query`, computed only when a
+-- caller selects or filters on it.
 create or replace function data._trace_request_redacted(p_trace_id uuid, out query text, out request jsonb,
                                                         out redacted text[])
 language plpgsql stable security definer
@@ -273,27 +275,6 @@ begin
                               data.acl_personas(), data.acl_sessions()) r;
 end
 $$;
-
-create or replace function data._trace_query(p_trace_id uuid)
-returns text
-language sql stable security definer
-set search_path = pg_catalog, extensions, pg_temp
-as $$ select (data._trace_request_redacted(p_trace_id)).query $$;
-comment on function data._trace_query(uuid) is 'A readable trace''s query as the caller may see it (null: withheld, or not readable).';
-
-create or replace function data._trace_request(p_trace_id uuid)
-returns jsonb
-language sql stable security definer
-set search_path = pg_catalog, extensions, pg_temp
-as $$ select (data._trace_request_redacted(p_trace_id)).request $$;
-comment on function data._trace_request(uuid) is 'A readable trace''s request as the caller may see it.';
-
-create or replace function data._trace_redacted(p_trace_id uuid)
-returns text[]
-language sql stable security definer
-set search_path = pg_catalog, extensions, pg_temp
-as $$ select (data._trace_request_redacted(p_trace_id)).redacted $$;
-comment on function data._trace_redacted(uuid) is 'The fields of a readable trace withheld from the caller.';
 
 create or replace function data._trace_pipeline(p_trace_id uuid)
 returns jsonb
@@ -332,7 +313,7 @@ as $$
     select v.model, v.embedding
     from data._readable_trace(p_trace_id) t
     cross join lateral unnest(t.query_models, t.query_vectors) as v(model, embedding)
-    where t.trace_id is not null and data._trace_query(p_trace_id) is not null
+    where t.trace_id is not null and (data._trace_request_redacted(p_trace_id)).query is not null
 $$;
 comment on function data._trace_query_vectors(uuid) is 'The query vectors of a trace whose query the caller may read, per model.';
 
@@ -351,7 +332,7 @@ as $$
     where t.org_id = p_org_id and t.org_id = (select data.acl_org()) and t.query = p_query
       and (t.principal_id = (select data.acl_principal()) or (select data.acl_audit()))
       and v.model = p_model and vector_dims(v.embedding) = p_dims
-      and data._trace_query(t.trace_id) is not null
+      and (data._trace_request_redacted(t.trace_id)).query is not null
     order by t.created_at desc, t.trace_id
     limit 1
 $$;

@@ -40,10 +40,10 @@ comment on view data.trace_heads is 'The ids, times and makers of the traces the
 -- the view may be merged into the caller's query, and a sort with a LIMIT on created_at
 -- computes the redacted columns of the rows it keeps only.
 create or replace view api.retrieval_traces as
-select h.trace_id, h.org_id, h.principal_id, data._trace_query(h.trace_id) as query,
-       data._trace_request(h.trace_id) as request, data._trace_pipeline(h.trace_id) as pipeline,
+select h.trace_id, h.org_id, h.principal_id, (data._trace_request_redacted(h.trace_id)).query,
+       (data._trace_request_redacted(h.trace_id)).request, data._trace_pipeline(h.trace_id) as pipeline,
        data._trace_candidates(h.trace_id) as candidates, h.duration_ms, h.created_at,
-       data._trace_redacted(h.trace_id) as redacted, data._trace_left_out(h.trace_id) as left_out
+       (data._trace_request_redacted(h.trace_id)).redacted, data._trace_left_out(h.trace_id) as left_out
 from (select * from data.trace_heads offset 0) h;  -- the fence (above)
 comment on view api.retrieval_traces is 'Retrieval traces the caller may read (its own; its org''s with an audit grant), each redacted to what its grants let it read now: see redacted, and candidates[].redacted.';
 comment on column api.retrieval_traces.query is 'The query; null when withheld (then listed in redacted).';
@@ -59,7 +59,7 @@ comment on column api.retrieval_traces.redacted is 'Fields withheld from this ca
 -- withheld). api.retrieve looks a query text up without the fence
 -- (data._stored_query_vector).
 create or replace view api.query_vectors as
-select h.trace_id, h.org_id, h.principal_id, h.created_at, data._trace_query(h.trace_id) as query,
+select h.trace_id, h.org_id, h.principal_id, h.created_at, (data._trace_request_redacted(h.trace_id)).query,
        v.model, v.embedding
 from (select * from data.trace_heads offset 0) h  -- the fence (above)
 cross join lateral data._trace_query_vectors(h.trace_id) v;

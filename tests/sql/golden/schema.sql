@@ -2165,25 +2165,6 @@ COMMENT ON FUNCTION data._trace_pipeline(p_trace_id uuid) IS 'A readable trace''
 
 
 --
--- Name: _trace_query(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
---
-
-CREATE FUNCTION data._trace_query(p_trace_id uuid) RETURNS text
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION data._trace_query(p_trace_id uuid) OWNER TO <migrator>;
-
---
--- Name: FUNCTION _trace_query(p_trace_id uuid); Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON FUNCTION data._trace_query(p_trace_id uuid) IS 'A readable trace''s query as the caller may see it (null: withheld, or not readable).';
-
-
---
 -- Name: _trace_query_vectors(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -2200,44 +2181,6 @@ ALTER FUNCTION data._trace_query_vectors(p_trace_id uuid) OWNER TO <migrator>;
 --
 
 COMMENT ON FUNCTION data._trace_query_vectors(p_trace_id uuid) IS 'The query vectors of a trace whose query the caller may read, per model.';
-
-
---
--- Name: _trace_redacted(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
---
-
-CREATE FUNCTION data._trace_redacted(p_trace_id uuid) RETURNS text[]
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION data._trace_redacted(p_trace_id uuid) OWNER TO <migrator>;
-
---
--- Name: FUNCTION _trace_redacted(p_trace_id uuid); Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON FUNCTION data._trace_redacted(p_trace_id uuid) IS 'The fields of a readable trace withheld from the caller.';
-
-
---
--- Name: _trace_request(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
---
-
-CREATE FUNCTION data._trace_request(p_trace_id uuid) RETURNS jsonb
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION data._trace_request(p_trace_id uuid) OWNER TO <migrator>;
-
---
--- Name: FUNCTION _trace_request(p_trace_id uuid); Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON FUNCTION data._trace_request(p_trace_id uuid) IS 'A readable trace''s request as the caller may see it.';
 
 
 --
@@ -5254,7 +5197,7 @@ CREATE VIEW api.query_vectors AS
     h.org_id,
     h.principal_id,
     h.created_at,
-    data._trace_query(h.trace_id) AS query,
+    (data._trace_request_redacted(h.trace_id)).query AS query,
     v.model,
     v.embedding
    FROM (( SELECT trace_heads.trace_id,
@@ -5298,13 +5241,13 @@ CREATE VIEW api.retrieval_traces AS
  SELECT trace_id,
     org_id,
     principal_id,
-    data._trace_query(trace_id) AS query,
-    data._trace_request(trace_id) AS request,
+    (data._trace_request_redacted(trace_id)).query AS query,
+    (data._trace_request_redacted(trace_id)).request AS request,
     data._trace_pipeline(trace_id) AS pipeline,
     data._trace_candidates(trace_id) AS candidates,
     duration_ms,
     created_at,
-    data._trace_redacted(trace_id) AS redacted,
+    (data._trace_request_redacted(trace_id)).redacted AS redacted,
     data._trace_left_out(trace_id) AS left_out
    FROM ( SELECT trace_heads.trace_id,
             trace_heads.org_id,
@@ -10274,16 +10217,6 @@ GRANT ALL ON FUNCTION data._trace_pipeline(p_trace_id uuid) TO contexts_auditor;
 
 
 --
--- Name: FUNCTION _trace_query(p_trace_id uuid); Type: ACL; Schema: data; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION data._trace_query(p_trace_id uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION data._trace_query(p_trace_id uuid) TO contexts_service;
-GRANT ALL ON FUNCTION data._trace_query(p_trace_id uuid) TO contexts_analyst;
-GRANT ALL ON FUNCTION data._trace_query(p_trace_id uuid) TO contexts_auditor;
-
-
---
 -- Name: FUNCTION _trace_query_vectors(p_trace_id uuid); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -10291,26 +10224,6 @@ REVOKE ALL ON FUNCTION data._trace_query_vectors(p_trace_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._trace_query_vectors(p_trace_id uuid) TO contexts_service;
 GRANT ALL ON FUNCTION data._trace_query_vectors(p_trace_id uuid) TO contexts_analyst;
 GRANT ALL ON FUNCTION data._trace_query_vectors(p_trace_id uuid) TO contexts_auditor;
-
-
---
--- Name: FUNCTION _trace_redacted(p_trace_id uuid); Type: ACL; Schema: data; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION data._trace_redacted(p_trace_id uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION data._trace_redacted(p_trace_id uuid) TO contexts_service;
-GRANT ALL ON FUNCTION data._trace_redacted(p_trace_id uuid) TO contexts_analyst;
-GRANT ALL ON FUNCTION data._trace_redacted(p_trace_id uuid) TO contexts_auditor;
-
-
---
--- Name: FUNCTION _trace_request(p_trace_id uuid); Type: ACL; Schema: data; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION data._trace_request(p_trace_id uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION data._trace_request(p_trace_id uuid) TO contexts_service;
-GRANT ALL ON FUNCTION data._trace_request(p_trace_id uuid) TO contexts_analyst;
-GRANT ALL ON FUNCTION data._trace_request(p_trace_id uuid) TO contexts_auditor;
 
 
 --
