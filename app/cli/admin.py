@@ -132,6 +132,8 @@ def principal() -> None:
 def principal_create(
     ctx: click.Context, org_id: str, principal_id: str, kind: str, name: str, db_role: str | None
 ) -> None:
+    """Create PRINCIPAL_ID in ORG_ID, with no grant yet (`grant add` gives it some);
+    `--db-role` maps a database login to it (analysts: `contexts analyst create`)."""
     from app.cli.analysts import print_login
     from app.db.logins import create_login, login_exists
 
@@ -222,6 +224,8 @@ def grant_add(
     write: bool,
     create: bool,
 ) -> None:
+    """Let PRINCIPAL_ID read (with --write, also write) one scope of ORG_ID: the whole org,
+    a repo, a persona, a session, or its traces (--audit)."""
     kind, scope_id = _scope_choice(org_wide, repo, persona, session, audit)
     with admin_connection(context_settings(ctx)) as conn:
         if kind in SCOPE_TABLES and scope_id is not None and not create:
@@ -244,6 +248,7 @@ def grant_revoke(
     session: str | None,
     audit: bool,
 ) -> None:
+    """Take back PRINCIPAL_ID's grant on one scope of ORG_ID (the same options as `grant add`)."""
     kind, scope_id = _scope_choice(org_wide, repo, persona, session, audit)
     with admin_connection(context_settings(ctx)) as conn:
         found = scalar(conn, "select service.revoke_scope(%s, %s, %s, %s)", (org_id, principal_id, kind, scope_id))
@@ -256,6 +261,7 @@ def grant_revoke(
 @click.argument("org_id")
 @click.pass_context
 def grant_list(ctx: click.Context, org_id: str) -> None:
+    """Every grant of ORG_ID: principal, scope, read or read/write."""
     from rich.table import Table
 
     with admin_connection(context_settings(ctx)) as conn:
