@@ -431,13 +431,14 @@ def test_every_inline_command_of_the_readme_runs(demo: Demo, tmp_path: Path):
     inline = set(re.findall(r"`(contexts [^`]*)`", README.read_text()))
     checked: set[str] = set()
     key = ""
+    run("contexts org create acme")  # the README's org for a first sync (exit 0 asserted by bash)
     run(f"contexts ingest {repo} --org acme --repo backend")  # the README's step 4, before these sentences
     for command in sorted(inline):
-        if command in ("contexts mcp", "contexts ingest --org"):
+        if command in ("contexts mcp", "contexts ingest --org", "contexts org create acme"):
             pass  # the MCP configurations and the ingest block run in test_every_block_of_the_readme_runs
-        elif command == "contexts sync . --org acme --repo backend":
+        elif command == "contexts sync . --org acme --repo backend --create-repo":
             synced = bash(f"{shim} {command.removeprefix('contexts ')}", repo, env)
-            said = synced.stdout + synced.stderr
+            said = " ".join((synced.stdout + synced.stderr).split())
             assert "acme/backend" in said and "->" in said, said  # from nothing synced to HEAD
         elif command == "contexts key create acme admin":
             made = run(command)

@@ -228,7 +228,7 @@ def sync_tree(
                 " on v.org_id = d.org_id and v.doc_id = d.doc_id and v.version = d.current_version"
                 " where d.org_id = %s and d.repo_id = %s and d.persona_id is null and d.session_id is null"
                 " and d.deleted_at is null and d.path = any(%s) and not v.metadata ? 'git_commit'",
-                (org_id, repo, [f.path for f in plan.writes]),
+                (org_id, repo, [f.path for f in plan.writes if not SURROGATE.search(f.path)]),
             ).fetchone()
             report.unmanaged = unmanaged[0] if unmanaged else 0
             conn.rollback()
