@@ -155,14 +155,15 @@ def _section_chunks(
         for i in range(start + 1, end)
         if lines[i].strip() and (not lines[i - 1].strip() or _LIST_ITEM.match(lines[i]))
     }
-    inside = [(max(a, start), min(b, end)) for a, b in tables if a < end and b > start]
+    # A heading ends a table, so a table lies within one section: `a` is its header row.
+    inside = [(a, min(b, end)) for a, b in tables if start <= a < end]
     if inside and doc.span_tokens(start, end) > doc.max_tokens:
         pieces: list[Piece] = []
         cursor = start
         for a, b in inside:
             if cursor < a:
                 pieces.extend(doc.pieces(cursor, a, paragraph_starts))
-            pieces.extend(_table_pieces(doc, a, b))  # a heading ends a table: `a` is its first row
+            pieces.extend(_table_pieces(doc, a, b))
             cursor = b
         if cursor < end:
             pieces.extend(doc.pieces(cursor, end, paragraph_starts))
@@ -182,14 +183,14 @@ def _section_chunks(
     ]
 
 
-def _table_pieces(doc: Lines, start: int, end: int, header: int = 2) -> list[Piece]:
+def _table_pieces(doc: Lines, start: int, end: int) -> list[Piece]:
     """Lines [start, end) of a table as runs of whole rows of at most TABLE_PIECE_TOKENS;
-    the first `header` lines (header and delimiter rows) stay with the first body row."""
+    the header and delimiter rows stay with the first body row."""
     pieces: list[Piece] = []
     budget = min(TABLE_PIECE_TOKENS, doc.max_tokens)
     first, total = start, 0
     for line in range(start, end + 1):
-        if line == end or (line > max(first, start + header) and total + doc.tokens[line] > budget):
+        if line == end or (line > max(first, start + 2) and total + doc.tokens[line] > budget):
             piece = doc.piece(first, line)
             if piece is not None and piece.token_count > doc.max_tokens:
                 pieces.extend(doc.pieces(first, line))

@@ -227,132 +227,53 @@ language sql immutable
 set search_path = pg_catalog, pg_temp
 as $$ select case when jsonb_typeof(p_value) = 'number' then (p_value #>> '{}')::float8 end $$;
 
--- A trace the caller may read, part by part. api.retrieval_traces makes its rows behind a
--- fence (sql/views/10_traces.sql): the ids and times of the traces the caller may read,
--- then each column a caller selects or filters on from one of the functions below, for
--- the rows its other conditions kept. Each is a security definer (never inlined, so no
--- caller's condition reaches a table through it) and answers only for a trace the caller
--- may read (data._readable_trace: its own, any of its org's with an audit grant; null
--- otherwise), redacted for it now. PL/pgSQL: the view they read is made after the
--- functions.
-
--- data._readable_trace: the stored row of a trace the caller may read, unredacted (null
--- for any other id). For the functions below only: no caller role may execute it.
-create or replace function data._readable_trace(p_trace_id uuid)
-returns data.retrieval_traces
-language plpgsql stable security definer
-set search_path = pg_catalog, extensions, pg_temp
-as $$
-declare
-    found data.retrieval_traces;
-begin
-    select t.* into found
-    from data.retrieval_traces t
-    where t.trace_id = p_trace_id and t.org_id = (select data.acl_org())
-      and (t.principal_id = (select data.acl_principal()) or (select data.acl_audit()));
-    return found;
-end
-$$;
-comment on function data._readable_trace(uuid) is 'The stored row of a trace the caller may read, unredacted (null otherwise); for the trace part functions only.';
-
--- data._trace_request_redacted: a readable trace's query, request and the fields withheld,
--- as the caller may see them now (data._redact_request with its grants); the views read
--- each field as `(data._trace_request_redacted(trace_id)).query`, computed only when a
--- caller selects or filters on it.
-create or replace function data._trace_request_redacted(p_trace_id uuid, out query text, out request jsonb,
-                                                        out redacted text[])
-language plpgsql stable security definer
-set search_path = pg_catalog, extensions, pg_temp
-as $$
-declare
-    t data.retrieval_traces := data._readable_trace(p_trace_id);
-begin
-    if t.trace_id is null then
-        return;
-    end if;
-    select r.query, r.request, r.redacted into query, request, redacted
-    from data._redact_request(t.org_id, t.query, t.request, data.acl_org_wide(), data.acl_repos(),
-                              data.acl_personas(), data.acl_sessions()) r;
-end
-$$;
-
-create or replace function data._trace_pipeline(p_trace_id uuid)
-returns jsonb
-language sql stable security definer
-set search_path = pg_catalog, extensions, pg_temp
-as $$ select (data._readable_trace(p_trace_id)).pipeline $$;
-comment on function data._trace_pipeline(uuid) is 'A readable trace''s pipeline (versions, fusion, reranker).';
-
-create or replace function data._trace_candidates(p_trace_id uuid)
-returns jsonb
-language sql stable security definer
-set search_path = pg_catalog, extensions, pg_temp
-as $$
-    select data._redact_candidates(t.org_id, t.candidates) from data._readable_trace(p_trace_id) t
-    where t.trace_id is not null
-$$;
-comment on function data._trace_candidates(uuid) is 'A readable trace''s candidates, redacted for the caller.';
-
-create or replace function data._trace_left_out(p_trace_id uuid)
-returns jsonb
-language sql stable security definer
-set search_path = pg_catalog, extensions, pg_temp
-as $$
-    select data._redact_candidates(t.org_id, coalesce(t.left_out, '[]')) from data._readable_trace(p_trace_id) t
-    where t.trace_id is not null
-$$;
-comment on function data._trace_left_out(uuid) is 'What validity windows left out of a readable trace, redacted for the caller.';
-
--- data._trace_query_vectors: the query vectors of a trace whose query the caller may
--- read (a vector stands for its text), one row per model; nothing otherwise.
-create or replace function data._trace_query_vectors(p_trace_id uuid)
-returns table (model text, embedding extensions.vector)
-language sql stable security definer
-set search_path = pg_catalog, extensions, pg_temp
-as $$
-    select v.model, v.embedding
-    from data._readable_trace(p_trace_id) t
-    cross join lateral unnest(t.query_models, t.query_vectors) as v(model, embedding)
-    where t.trace_id is not null and (data._trace_request_redacted(p_trace_id)).query is not null
-$$;
-comment on function data._trace_query_vectors(uuid) is 'The query vectors of a trace whose query the caller may read, per model.';
-
 -- data._stored_query_vector: the newest vector of this exact query text and model among
--- the traces whose query the caller may read (api.query_vectors' rows), for api.retrieve;
--- looked up by the stored text first (inside this function, where no caller's condition
--- reaches), then kept only where the redacted query shows.
+-- the traces whose query the caller may read (api.query_vectors' rows), and the fusion
+-- that trace's retrieval used, for api.retrieve: looked up by the stored text in
+-- data.readable_traces (sql/views/10_traces.sql) without the view's fence (the text is
+-- this function's condition, never a caller's), then kept only where the redacted query
+-- shows. PL/pgSQL: the view it reads is made after the functions.
 create or replace function data._stored_query_vector(p_org_id text, p_query text, p_model text, p_dims int)
-returns table (trace_id uuid, embedding extensions.vector)
-language sql stable security definer
+returns table (trace_id uuid, embedding extensions.vector, fusion jsonb)
+language plpgsql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
-    select t.trace_id, v.embedding
-    from data.retrieval_traces t
+begin
+    return query
+    select t.trace_id, v.embedding, t.pipeline -> 'fusion'
+    from data.readable_traces t
     cross join lateral unnest(t.query_models, t.query_vectors) as v(model, embedding)
-    where t.org_id = p_org_id and t.org_id = (select data.acl_org()) and t.query = p_query
-      and (t.principal_id = (select data.acl_principal()) or (select data.acl_audit()))
-      and v.model = p_model and vector_dims(v.embedding) = p_dims
-      and (data._trace_request_redacted(t.trace_id)).query is not null
+    where t.org_id = p_org_id and t.query = p_query and v.model = p_model and vector_dims(v.embedding) = p_dims
+      and (data._redact_request(t.org_id, t.query, t.request, t.org_wide, t.repos, t.personas, t.sessions)).query
+          is not null
     order by t.created_at desc, t.trace_id
-    limit 1
+    limit 1;
+end
 $$;
-comment on function data._stored_query_vector(text, text, text, int) is 'The newest stored vector of a query text and model among the traces whose query the caller may read.';
+comment on function data._stored_query_vector(text, text, text, int) is 'The newest stored vector of a query text and model among the traces whose query the caller may read, with that retrieval''s fusion.';
 
 -- data._trace: one trace the caller may read as a JSON document, as api.retrieval_traces
--- shows it (null for any other id), looked up by id without the view's fence: the id is
--- this function's condition, never a caller's.
+-- shows it (null for any other id), looked up by id in data.readable_traces without the
+-- view's fence: the id is this function's condition, never a caller's, so the lookup is
+-- one index probe however many traces the org holds. The columns are the view's.
 create or replace function data._trace(p_trace_id uuid)
 returns jsonb
-language sql stable security definer
+language plpgsql stable security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
-    select to_jsonb(v)
-    from (select t.trace_id, t.org_id, t.principal_id, r.query, r.request,  -- api.retrieval_traces' columns
-                 t.pipeline, data._trace_candidates(t.trace_id) as candidates, t.duration_ms, t.created_at,
-                 r.redacted, data._trace_left_out(t.trace_id) as left_out
-          from data._readable_trace(p_trace_id) t
-          cross join lateral data._trace_request_redacted(t.trace_id) r
-          where t.trace_id is not null) v
+declare
+    result jsonb;
+begin
+    select to_jsonb(v) into result
+    from (select t.trace_id, t.org_id, t.principal_id, r.query, r.request, t.pipeline,
+                 data._redact_candidates(t.org_id, t.candidates) as candidates, t.duration_ms, t.created_at,
+                 r.redacted, data._redact_candidates(t.org_id, coalesce(t.left_out, '[]')) as left_out
+          from data.readable_traces t
+          cross join lateral data._redact_request(t.org_id, t.query, t.request, t.org_wide, t.repos,
+                                                  t.personas, t.sessions) r
+          where t.trace_id = p_trace_id) v;
+    return result;
+end
 $$;
 comment on function data._trace(uuid) is 'A trace the caller may read, as api.retrieval_traces shows it (null for any other id).';
 

@@ -36,6 +36,7 @@ declare
     vectors jsonb := '{}';
     missing text[] := '{}';
     source_trace uuid;
+    source_fusion jsonb;
     fusion jsonb := p_fusion;
     rrf_k int := 60;
     k_dense int := p_k_dense;
@@ -62,13 +63,16 @@ begin
     if p_k_dense > 0 then
         for m in select em.namespace, em.name, em.dims from data.embedding_models em
                  where em.status = 'active' order by em.namespace loop
-            select q.trace_id, q.embedding into hit
+            select q.trace_id, q.embedding, q.fusion into hit
             from data._stored_query_vector(p_org_id, p_query, m.name, m.dims) q;
             if hit.trace_id is null then
                 missing := missing || m.namespace;
             else
                 vectors := vectors || jsonb_build_object(m.namespace, hit.embedding::text::jsonb);
-                source_trace := coalesce(source_trace, hit.trace_id);
+                if source_trace is null then
+                    source_trace := hit.trace_id;
+                    source_fusion := hit.fusion;
+                end if;
             end if;
         end loop;
         if vectors = '{}' then
@@ -86,7 +90,7 @@ begin
     if fusion is null and source_trace is not null then
         -- The fusion the service used for this very text (its weights depend on the
         -- query's shape), when the trace recorded a usable one.
-        fusion := data._trace_pipeline(source_trace) -> 'fusion';
+        fusion := source_fusion;
         begin
             perform data._check_fusion(fusion);
         exception when sqlstate '22023' then

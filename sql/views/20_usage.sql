@@ -263,15 +263,7 @@ select a.org_id, a.fragment_id, a.authority, a.pagerank, f.repo_id, f.persona_id
        (select max(r.refreshed_at) from data.authority_refreshes r) as refreshed_at
 from data.fragment_authority a
 join data.fragments f on f.org_id = a.org_id and f.fragment_id = a.fragment_id
--- The document's own scope is checked in its scan, so that a condition on the path is
--- never evaluated on a document the caller may not read.
-left join data.documents d
-  on d.org_id = f.org_id and d.doc_id = f.doc_id
- and (d.repo_id is null or coalesce((select data.acl_org_wide()), false)
-      or d.repo_id = any (coalesce((select data.acl_repos()), '{}')))
- and (d.persona_id is null or coalesce((select data.acl_org_wide()), false)
-      or d.persona_id = any (coalesce((select data.acl_personas()), '{}')))
- and (d.session_id is null or d.session_id = any (coalesce((select data.acl_sessions()), '{}')))
+left join data.documents d on d.org_id = f.org_id and d.doc_id = f.doc_id
 where a.org_id = (select data.acl_org())
   and (f.repo_id is null or coalesce((select data.acl_org_wide()), false)
        or f.repo_id = any (coalesce((select data.acl_repos()), '{}')))

@@ -339,15 +339,10 @@ TRACE_HELPERS = {
     "data._readable_fragments",
     "data._redact_candidates",
     "data._redact_request",
-    "data._trace_request_redacted",
-    "data._trace_pipeline",
-    "data._trace_candidates",
-    "data._trace_left_out",
-    "data._trace_query_vectors",
     "data._trace",
 }
 """Redaction helpers of api.retrieval_traces, which every caller role reads, and the
-definer functions that read a trace the caller may read by id (behind the views' fence)."""
+definer function that reads one trace the caller may read by id (api.get_trace)."""
 RETRIEVE_HELPERS = {"data._stored_query_vector"}
 """The stored query vector of a text, for those who may call api.retrieve."""
 OWNER_HELPERS = {"data._stale_readable"}
@@ -461,8 +456,8 @@ def test_each_role_may_select_exactly_its_views_and_nothing_else_of_them(conn):
     # other one reads as its caller (row-level security applies), or reads global data.
     # Either way a fence (a subquery with OFFSET 0) keeps the caller's own conditions out
     # of what it filters (ADR 0010, amendment of 2026-12-06). The traces' two views are
-    # that fence over data.trace_heads and security definer functions, each of which
-    # answers for a readable trace only: they need no barrier above it.
+    # that fence over data.readable_traces with every column redacted on top: they need
+    # no barrier above it.
     barriers = {"api.eval_replay_diffs", "api.fragment_authority"}
     barriers |= USAGE_VIEWS  # they read the roll-ups, which deny every caller (ADR 0028)
     fenced = {"api.retrieval_traces", "api.query_vectors"}
@@ -513,7 +508,7 @@ def test_traces_are_read_only_through_the_redacting_view(conn):
             )
         assert conn.execute("select has_table_privilege(%s, 'api.retrieval_traces', 'select')", (role,)).fetchone()[0]
     assert "OFFSET 0" in conn.execute("select pg_get_viewdef('api.retrieval_traces'::regclass)").fetchone()[0]
-    assert not conn.execute("select has_table_privilege(%s, 'data.trace_heads', 'select')", (role,)).fetchone()[0]
+    assert not conn.execute("select has_table_privilege(%s, 'data.readable_traces', 'select')", (role,)).fetchone()[0]
     assert not conn.execute("select has_table_privilege('public', 'api.retrieval_traces', 'select')").fetchone()[0]
 
 

@@ -43,7 +43,8 @@ COUNTS = (
 )
 """What EXPLAIN ANALYZE tells of each step without timing or buffers."""
 
-PROBED_TYPES = {"text": "'zz-nobody-holds-this'", "bigint": "-424242", "integer": "-4242", "uuid": None, "date": None}
+PROBED_TYPES = {"text", "bigint", "integer", "uuid", "date"}
+"""Column types probed (and timestamps of either kind); decoy() has a value of each."""
 
 
 def owner_run_views(conn: psycopg.Connection) -> list[str]:
@@ -131,7 +132,7 @@ def rival(world, client, db_url):  # noqa: F811 (the imported fixture)
 
 def test_explain_analyze_of_an_owner_run_view_tells_nothing_it_may_not_read(rival, db_url, logins):
     reader_url = login_url(db_url, logins["analysts"][0])  # carol: audit and a repo grant, no session grant
-    probed = differing = 0
+    probed = 0
     with psycopg.connect(db_url) as admin, psycopg.connect(reader_url, autocommit=True) as reader:
         reader.execute("set plan_cache_mode = force_generic_plan")
         views = owner_run_views(admin)
@@ -179,11 +180,10 @@ def test_explain_analyze_of_an_owner_run_view_tells_nothing_it_may_not_read(riva
                         probed += 1
                         told, untold = plan(looked), plan(decoy(kind) if how == "=" else "zz-")
                         if told != untold:
-                            differing += 1
                             steps = [(a, b) for a, b in zip(told, untold) if a != b] or (told, untold)
                             pytest.fail(f"{view}.{name} {how} {looked!r} changes what EXPLAIN ANALYZE reports: {steps}")
     # The probes reached what matters: the rival's query and path, the session's query.
     assert RIVAL_QUERY in found["api.retrieval_traces"] | found["api.query_vectors"]
     assert QUERY in found["api.query_vectors"] or QUERY in found["api.retrieval_traces"]
     assert RIVAL_PATH in found["api.fragment_authority"]
-    assert probed > 50 and differing == 0
+    assert probed > 50

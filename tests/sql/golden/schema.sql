@@ -1589,79 +1589,6 @@ SET default_tablespace = '';
 SET default_table_access_method = heap;
 
 --
--- Name: retrieval_traces; Type: TABLE; Schema: data; Owner: <migrator>
---
-
-CREATE TABLE data.retrieval_traces (
-    trace_id uuid DEFAULT gen_random_uuid() NOT NULL,
-    org_id text NOT NULL,
-    principal_id text,
-    query text NOT NULL,
-    request jsonb NOT NULL,
-    pipeline jsonb NOT NULL,
-    candidates jsonb NOT NULL,
-    duration_ms double precision,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    query_models text[],
-    query_vectors extensions.vector[],
-    left_out jsonb,
-    CONSTRAINT retrieval_traces_created_at_readable CHECK (data._readable_time(created_at, 'retrieval_traces.created_at'::text)),
-    CONSTRAINT retrieval_traces_query_vectors_match CHECK ((cardinality(query_models) = cardinality(query_vectors)))
-);
-
-ALTER TABLE ONLY data.retrieval_traces FORCE ROW LEVEL SECURITY;
-
-
-ALTER TABLE data.retrieval_traces OWNER TO <migrator>;
-
---
--- Name: TABLE retrieval_traces; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON TABLE data.retrieval_traces IS 'One row per retrieval: every candidate''s ranks and scores, and why it was or was not included.';
-
-
---
--- Name: COLUMN retrieval_traces.query_models; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.retrieval_traces.query_models IS 'Embedding model of each query vector (data.embedding_models.name).';
-
-
---
--- Name: COLUMN retrieval_traces.query_vectors; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.retrieval_traces.query_vectors IS 'The query''s vector for each model of query_models, as the service computed it.';
-
-
---
--- Name: COLUMN retrieval_traces.left_out; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.retrieval_traces.left_out IS 'What the validity test kept out that the retrieval would otherwise have held: fragments that would have ranked and pins it could not serve, each with its reason and the documents superseding it (null: nothing, or recorded before migration 0025).';
-
-
---
--- Name: _readable_trace(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
---
-
-CREATE FUNCTION data._readable_trace(p_trace_id uuid) RETURNS data.retrieval_traces
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION data._readable_trace(p_trace_id uuid) OWNER TO <migrator>;
-
---
--- Name: FUNCTION _readable_trace(p_trace_id uuid); Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON FUNCTION data._readable_trace(p_trace_id uuid) IS 'The stored row of a trace the caller may read, unredacted (null otherwise); for the trace part functions only.';
-
-
---
 -- Name: documents; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -2054,8 +1981,8 @@ COMMENT ON FUNCTION data._stale_readable(p_org_id text, p_as_of timestamp with t
 -- Name: _stored_query_vector(text, text, text, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._stored_query_vector(p_org_id text, p_query text, p_model text, p_dims integer) RETURNS TABLE(trace_id uuid, embedding extensions.vector)
-    LANGUAGE sql STABLE SECURITY DEFINER
+CREATE FUNCTION data._stored_query_vector(p_org_id text, p_query text, p_model text, p_dims integer) RETURNS TABLE(trace_id uuid, embedding extensions.vector, fusion jsonb)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS <body>;
 
@@ -2066,7 +1993,7 @@ ALTER FUNCTION data._stored_query_vector(p_org_id text, p_query text, p_model te
 -- Name: FUNCTION _stored_query_vector(p_org_id text, p_query text, p_model text, p_dims integer); Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION data._stored_query_vector(p_org_id text, p_query text, p_model text, p_dims integer) IS 'The newest stored vector of a query text and model among the traces whose query the caller may read.';
+COMMENT ON FUNCTION data._stored_query_vector(p_org_id text, p_query text, p_model text, p_dims integer) IS 'The newest stored vector of a query text and model among the traces whose query the caller may read, with that retrieval''s fusion.';
 
 
 --
@@ -2093,7 +2020,7 @@ COMMENT ON FUNCTION data._superseders(p_org_id text, p_fragment_ids bigint[]) IS
 --
 
 CREATE FUNCTION data._trace(p_trace_id uuid) RETURNS jsonb
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS <body>;
 
@@ -2106,94 +2033,6 @@ ALTER FUNCTION data._trace(p_trace_id uuid) OWNER TO <migrator>;
 
 COMMENT ON FUNCTION data._trace(p_trace_id uuid) IS 'A trace the caller may read, as api.retrieval_traces shows it (null for any other id).';
 
-
---
--- Name: _trace_candidates(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
---
-
-CREATE FUNCTION data._trace_candidates(p_trace_id uuid) RETURNS jsonb
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION data._trace_candidates(p_trace_id uuid) OWNER TO <migrator>;
-
---
--- Name: FUNCTION _trace_candidates(p_trace_id uuid); Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON FUNCTION data._trace_candidates(p_trace_id uuid) IS 'A readable trace''s candidates, redacted for the caller.';
-
-
---
--- Name: _trace_left_out(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
---
-
-CREATE FUNCTION data._trace_left_out(p_trace_id uuid) RETURNS jsonb
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION data._trace_left_out(p_trace_id uuid) OWNER TO <migrator>;
-
---
--- Name: FUNCTION _trace_left_out(p_trace_id uuid); Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON FUNCTION data._trace_left_out(p_trace_id uuid) IS 'What validity windows left out of a readable trace, redacted for the caller.';
-
-
---
--- Name: _trace_pipeline(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
---
-
-CREATE FUNCTION data._trace_pipeline(p_trace_id uuid) RETURNS jsonb
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION data._trace_pipeline(p_trace_id uuid) OWNER TO <migrator>;
-
---
--- Name: FUNCTION _trace_pipeline(p_trace_id uuid); Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON FUNCTION data._trace_pipeline(p_trace_id uuid) IS 'A readable trace''s pipeline (versions, fusion, reranker).';
-
-
---
--- Name: _trace_query_vectors(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
---
-
-CREATE FUNCTION data._trace_query_vectors(p_trace_id uuid) RETURNS TABLE(model text, embedding extensions.vector)
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION data._trace_query_vectors(p_trace_id uuid) OWNER TO <migrator>;
-
---
--- Name: FUNCTION _trace_query_vectors(p_trace_id uuid); Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON FUNCTION data._trace_query_vectors(p_trace_id uuid) IS 'The query vectors of a trace whose query the caller may read, per model.';
-
-
---
--- Name: _trace_request_redacted(uuid); Type: FUNCTION; Schema: data; Owner: <migrator>
---
-
-CREATE FUNCTION data._trace_request_redacted(p_trace_id uuid, OUT query text, OUT request jsonb, OUT redacted text[]) RETURNS record
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
-    AS <body>;
-
-
-ALTER FUNCTION data._trace_request_redacted(p_trace_id uuid, OUT query text, OUT request jsonb, OUT redacted text[]) OWNER TO <migrator>;
 
 --
 -- Name: _transaction_identity(); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -4268,6 +4107,60 @@ COMMENT ON COLUMN data.fragments.reading IS 'The text as the learned reranker re
 
 
 --
+-- Name: retrieval_traces; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.retrieval_traces (
+    trace_id uuid DEFAULT gen_random_uuid() NOT NULL,
+    org_id text NOT NULL,
+    principal_id text,
+    query text NOT NULL,
+    request jsonb NOT NULL,
+    pipeline jsonb NOT NULL,
+    candidates jsonb NOT NULL,
+    duration_ms double precision,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    query_models text[],
+    query_vectors extensions.vector[],
+    left_out jsonb,
+    CONSTRAINT retrieval_traces_created_at_readable CHECK (data._readable_time(created_at, 'retrieval_traces.created_at'::text)),
+    CONSTRAINT retrieval_traces_query_vectors_match CHECK ((cardinality(query_models) = cardinality(query_vectors)))
+);
+
+ALTER TABLE ONLY data.retrieval_traces FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.retrieval_traces OWNER TO <migrator>;
+
+--
+-- Name: TABLE retrieval_traces; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.retrieval_traces IS 'One row per retrieval: every candidate''s ranks and scores, and why it was or was not included.';
+
+
+--
+-- Name: COLUMN retrieval_traces.query_models; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.query_models IS 'Embedding model of each query vector (data.embedding_models.name).';
+
+
+--
+-- Name: COLUMN retrieval_traces.query_vectors; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.query_vectors IS 'The query''s vector for each model of query_models, as the service computed it.';
+
+
+--
+-- Name: COLUMN retrieval_traces.left_out; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.retrieval_traces.left_out IS 'What the validity test kept out that the retrieval would otherwise have held: fragments that would have ranked and pins it could not serve, each with its reason and the documents superseding it (null: nothing, or recorded before migration 0025).';
+
+
+--
 -- Name: usage_fragments; Type: TABLE; Schema: data; Owner: <migrator>
 --
 
@@ -4914,7 +4807,7 @@ CREATE VIEW api.fragment_authority WITH (security_barrier='true') AS
            FROM data.authority_refreshes r) AS refreshed_at
    FROM ((data.fragment_authority a
      JOIN data.fragments f ON (((f.org_id = a.org_id) AND (f.fragment_id = a.fragment_id))))
-     LEFT JOIN data.documents d ON (((d.org_id = f.org_id) AND (d.doc_id = f.doc_id) AND ((d.repo_id IS NULL) OR COALESCE(( SELECT data.acl_org_wide() AS acl_org_wide), false) OR (d.repo_id = ANY (COALESCE(( SELECT data.acl_repos() AS acl_repos), '{}'::text[])))) AND ((d.persona_id IS NULL) OR COALESCE(( SELECT data.acl_org_wide() AS acl_org_wide), false) OR (d.persona_id = ANY (COALESCE(( SELECT data.acl_personas() AS acl_personas), '{}'::text[])))) AND ((d.session_id IS NULL) OR (d.session_id = ANY (COALESCE(( SELECT data.acl_sessions() AS acl_sessions), '{}'::text[])))))))
+     LEFT JOIN data.documents d ON (((d.org_id = f.org_id) AND (d.doc_id = f.doc_id))))
   WHERE ((a.org_id = ( SELECT data.acl_org() AS acl_org)) AND ((f.repo_id IS NULL) OR COALESCE(( SELECT data.acl_org_wide() AS acl_org_wide), false) OR (f.repo_id = ANY (COALESCE(( SELECT data.acl_repos() AS acl_repos), '{}'::text[])))) AND ((f.persona_id IS NULL) OR COALESCE(( SELECT data.acl_org_wide() AS acl_org_wide), false) OR (f.persona_id = ANY (COALESCE(( SELECT data.acl_personas() AS acl_personas), '{}'::text[])))) AND ((f.session_id IS NULL) OR (f.session_id = ANY (COALESCE(( SELECT data.acl_sessions() AS acl_sessions), '{}'::text[])))))
  OFFSET 0;
 
@@ -5166,26 +5059,37 @@ COMMENT ON VIEW api.near_duplicate_pairs IS 'Pairs of active fragments you may r
 
 
 --
--- Name: trace_heads; Type: VIEW; Schema: data; Owner: <migrator>
+-- Name: readable_traces; Type: VIEW; Schema: data; Owner: <migrator>
 --
 
-CREATE VIEW data.trace_heads WITH (security_barrier='true') AS
+CREATE VIEW data.readable_traces WITH (security_barrier='true') AS
  SELECT trace_id,
     org_id,
     principal_id,
+    query,
+    request,
+    pipeline,
+    candidates,
     duration_ms,
-    created_at
+    created_at,
+    query_models,
+    query_vectors,
+    left_out,
+    ( SELECT data.acl_org_wide() AS acl_org_wide) AS org_wide,
+    ( SELECT data.acl_repos() AS acl_repos) AS repos,
+    ( SELECT data.acl_personas() AS acl_personas) AS personas,
+    ( SELECT data.acl_sessions() AS acl_sessions) AS sessions
    FROM data.retrieval_traces t
   WHERE ((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((principal_id = ( SELECT data.acl_principal() AS acl_principal)) OR ( SELECT data.acl_audit() AS acl_audit)));
 
 
-ALTER VIEW data.trace_heads OWNER TO <migrator>;
+ALTER VIEW data.readable_traces OWNER TO <migrator>;
 
 --
--- Name: VIEW trace_heads; Type: COMMENT; Schema: data; Owner: <migrator>
+-- Name: VIEW readable_traces; Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON VIEW data.trace_heads IS 'The ids, times and makers of the traces the caller may read; the fenced part of api.retrieval_traces.';
+COMMENT ON VIEW data.readable_traces IS 'The stored rows of the traces the caller may read, with its read grants; read behind a fence (api.retrieval_traces) or by id (api.get_trace).';
 
 
 --
@@ -5193,21 +5097,34 @@ COMMENT ON VIEW data.trace_heads IS 'The ids, times and makers of the traces the
 --
 
 CREATE VIEW api.query_vectors AS
- SELECT h.trace_id,
-    h.org_id,
-    h.principal_id,
-    h.created_at,
-    (data._trace_request_redacted(h.trace_id)).query AS query,
+ SELECT t.trace_id,
+    t.org_id,
+    t.principal_id,
+    t.created_at,
+    r.query,
     v.model,
     v.embedding
-   FROM (( SELECT trace_heads.trace_id,
-            trace_heads.org_id,
-            trace_heads.principal_id,
-            trace_heads.duration_ms,
-            trace_heads.created_at
-           FROM data.trace_heads
-         OFFSET 0) h
-     CROSS JOIN LATERAL data._trace_query_vectors(h.trace_id) v(model, embedding));
+   FROM ((( SELECT readable_traces.trace_id,
+            readable_traces.org_id,
+            readable_traces.principal_id,
+            readable_traces.query,
+            readable_traces.request,
+            readable_traces.pipeline,
+            readable_traces.candidates,
+            readable_traces.duration_ms,
+            readable_traces.created_at,
+            readable_traces.query_models,
+            readable_traces.query_vectors,
+            readable_traces.left_out,
+            readable_traces.org_wide,
+            readable_traces.repos,
+            readable_traces.personas,
+            readable_traces.sessions
+           FROM data.readable_traces
+         OFFSET 0) t
+     CROSS JOIN LATERAL data._redact_request(t.org_id, t.query, t.request, t.org_wide, t.repos, t.personas, t.sessions) r(query, request, redacted))
+     CROSS JOIN LATERAL UNNEST(t.query_models, t.query_vectors) v(model, embedding))
+  WHERE (r.query IS NOT NULL);
 
 
 ALTER VIEW api.query_vectors OWNER TO <migrator>;
@@ -5241,21 +5158,32 @@ CREATE VIEW api.retrieval_traces AS
  SELECT trace_id,
     org_id,
     principal_id,
-    (data._trace_request_redacted(trace_id)).query AS query,
-    (data._trace_request_redacted(trace_id)).request AS request,
-    data._trace_pipeline(trace_id) AS pipeline,
-    data._trace_candidates(trace_id) AS candidates,
+    (data._redact_request(org_id, query, request, org_wide, repos, personas, sessions)).query AS query,
+    (data._redact_request(org_id, query, request, org_wide, repos, personas, sessions)).request AS request,
+    pipeline,
+    data._redact_candidates(org_id, candidates) AS candidates,
     duration_ms,
     created_at,
-    (data._trace_request_redacted(trace_id)).redacted AS redacted,
-    data._trace_left_out(trace_id) AS left_out
-   FROM ( SELECT trace_heads.trace_id,
-            trace_heads.org_id,
-            trace_heads.principal_id,
-            trace_heads.duration_ms,
-            trace_heads.created_at
-           FROM data.trace_heads
-         OFFSET 0) h;
+    (data._redact_request(org_id, query, request, org_wide, repos, personas, sessions)).redacted AS redacted,
+    data._redact_candidates(org_id, COALESCE(left_out, '[]'::jsonb)) AS left_out
+   FROM ( SELECT readable_traces.trace_id,
+            readable_traces.org_id,
+            readable_traces.principal_id,
+            readable_traces.query,
+            readable_traces.request,
+            readable_traces.pipeline,
+            readable_traces.candidates,
+            readable_traces.duration_ms,
+            readable_traces.created_at,
+            readable_traces.query_models,
+            readable_traces.query_vectors,
+            readable_traces.left_out,
+            readable_traces.org_wide,
+            readable_traces.repos,
+            readable_traces.personas,
+            readable_traces.sessions
+           FROM data.readable_traces
+         OFFSET 0) t;
 
 
 ALTER VIEW api.retrieval_traces OWNER TO <migrator>;
@@ -9968,13 +9896,6 @@ REVOKE ALL ON FUNCTION data._readable_time(p_value timestamp with time zone, p_w
 
 
 --
--- Name: FUNCTION _readable_trace(p_trace_id uuid); Type: ACL; Schema: data; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION data._readable_trace(p_trace_id uuid) FROM PUBLIC;
-
-
---
 -- Name: TABLE documents; Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -10184,56 +10105,6 @@ REVOKE ALL ON FUNCTION data._trace(p_trace_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._trace(p_trace_id uuid) TO contexts_service;
 GRANT ALL ON FUNCTION data._trace(p_trace_id uuid) TO contexts_analyst;
 GRANT ALL ON FUNCTION data._trace(p_trace_id uuid) TO contexts_auditor;
-
-
---
--- Name: FUNCTION _trace_candidates(p_trace_id uuid); Type: ACL; Schema: data; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION data._trace_candidates(p_trace_id uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION data._trace_candidates(p_trace_id uuid) TO contexts_service;
-GRANT ALL ON FUNCTION data._trace_candidates(p_trace_id uuid) TO contexts_analyst;
-GRANT ALL ON FUNCTION data._trace_candidates(p_trace_id uuid) TO contexts_auditor;
-
-
---
--- Name: FUNCTION _trace_left_out(p_trace_id uuid); Type: ACL; Schema: data; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION data._trace_left_out(p_trace_id uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION data._trace_left_out(p_trace_id uuid) TO contexts_service;
-GRANT ALL ON FUNCTION data._trace_left_out(p_trace_id uuid) TO contexts_analyst;
-GRANT ALL ON FUNCTION data._trace_left_out(p_trace_id uuid) TO contexts_auditor;
-
-
---
--- Name: FUNCTION _trace_pipeline(p_trace_id uuid); Type: ACL; Schema: data; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION data._trace_pipeline(p_trace_id uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION data._trace_pipeline(p_trace_id uuid) TO contexts_service;
-GRANT ALL ON FUNCTION data._trace_pipeline(p_trace_id uuid) TO contexts_analyst;
-GRANT ALL ON FUNCTION data._trace_pipeline(p_trace_id uuid) TO contexts_auditor;
-
-
---
--- Name: FUNCTION _trace_query_vectors(p_trace_id uuid); Type: ACL; Schema: data; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION data._trace_query_vectors(p_trace_id uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION data._trace_query_vectors(p_trace_id uuid) TO contexts_service;
-GRANT ALL ON FUNCTION data._trace_query_vectors(p_trace_id uuid) TO contexts_analyst;
-GRANT ALL ON FUNCTION data._trace_query_vectors(p_trace_id uuid) TO contexts_auditor;
-
-
---
--- Name: FUNCTION _trace_request_redacted(p_trace_id uuid, OUT query text, OUT request jsonb, OUT redacted text[]); Type: ACL; Schema: data; Owner: <migrator>
---
-
-REVOKE ALL ON FUNCTION data._trace_request_redacted(p_trace_id uuid, OUT query text, OUT request jsonb, OUT redacted text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION data._trace_request_redacted(p_trace_id uuid, OUT query text, OUT request jsonb, OUT redacted text[]) TO contexts_service;
-GRANT ALL ON FUNCTION data._trace_request_redacted(p_trace_id uuid, OUT query text, OUT request jsonb, OUT redacted text[]) TO contexts_analyst;
-GRANT ALL ON FUNCTION data._trace_request_redacted(p_trace_id uuid, OUT query text, OUT request jsonb, OUT redacted text[]) TO contexts_auditor;
 
 
 --
