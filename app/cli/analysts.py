@@ -7,11 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 from rich.markup import escape
 
 from app.cli.admin import admin_connection, require_org
-from app.cli.common import CliError, console, context_settings
+from app.cli.common import CliError, console, context_settings, result_console
 from app.settings import Settings
 
 if TYPE_CHECKING:
@@ -191,7 +190,7 @@ def analyst_list(ctx: click.Context, org_id: str | None) -> None:
             f"{disabled_at:%Y-%m-%d %H:%M}" if disabled_at else "",
             ", ".join(grants) or "-",
         )
-    Console(soft_wrap=True).print(table)
+    result_console().print(table)
 
 
 @analyst.command("password")

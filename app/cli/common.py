@@ -25,6 +25,20 @@ T = TypeVar("T")
 console = Console(stderr=True, soft_wrap=True)
 """Messages, progress and summaries go to stderr; stdout carries results (JSON, keys)."""
 
+PIPED_WIDTH = 400
+"""Columns of a result table written to a pipe or a file, where rich would assume 80
+and cut every cell to fit ("princ…"); a terminal's own width is kept."""
+
+
+def result_console() -> Console:
+    """The console for stdout's tables: a terminal's width, or wide enough for whole rows
+    when piped (COLUMNS, when set, still wins)."""
+    import os
+    import sys
+
+    piped = not sys.stdout.isatty() and "COLUMNS" not in os.environ
+    return Console(soft_wrap=True, highlight=False, width=PIPED_WIDTH if piped else None)
+
 
 TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """Characters a terminal acts on (an escape sequence can clear the screen or retitle the

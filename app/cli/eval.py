@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -22,7 +21,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from app.cli.common import CliError, console, context_settings, database_error, open_database
+from app.cli.common import CliError, console, context_settings, database_error, open_database, result_console
 from app.eval.metrics import METRICS
 from app.eval.stages import DEFAULT_DEPTH, STAGES
 from app.settings import Settings
@@ -273,7 +272,7 @@ def print_report(report: dict, as_json: bool) -> None:
         f"{report['dataset']} ({report['split']}, {report['queries']} queries, "
         f"{report['corpus_documents']} documents as {report['kind']})"
     )
-    target = console if as_json else Console(soft_wrap=True)
+    target = console if as_json else result_console()
     target.print(metrics_table(title, rows, note))
     if report.get("per_query_file"):
         console.print(f"per-query results: {report['per_query_file']}")
@@ -556,7 +555,7 @@ def agent_command(
         "answers_with_unsupported_claims",
     ):
         table.add_row(key, "n/a" if summary[key] is None else str(summary[key]))
-    (console if as_json else Console(soft_wrap=True)).print(table)
+    (console if as_json else result_console()).print(table)
     console.print(f"per-task results: {per_task}; for human spot check: {', '.join(summary['spot_check']) or 'none'}")
     if as_json:
         click.echo(json.dumps(summary))
@@ -652,7 +651,7 @@ def gate_command(
         "baseline": str(baseline_path),
         "datasets": list(plan.datasets),
     }
-    target = console if as_json else Console(soft_wrap=True)
+    target = console if as_json else result_console()
     full_note = measured.full_stage
     target.print(metrics_table("golden sets", measured.rows(), f"full stage: {full_note}" if full_note else None))
 

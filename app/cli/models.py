@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from app.cli.admin import admin_connection
-from app.cli.common import CliError, console, context_settings, open_database
+from app.cli.common import CliError, console, context_settings, open_database, result_console
 from app.cli.eval import DEFAULT_OUT, EVAL_DIR, progress_bars, run_golden_set
 from app.eval.stages import STAGES
 from app.settings import Settings
@@ -68,7 +67,7 @@ def status_command(ctx: click.Context, as_json: bool) -> None:
             str(g["replays"]),
             "-" if g["mean_overlap"] is None else f"{g['mean_overlap']:.3f} (min {g['min_overlap']:.3f})",
         )
-    Console(soft_wrap=True).print(table)
+    result_console().print(table)
 
 
 @models_group.command("upgrade")

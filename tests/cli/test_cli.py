@@ -207,7 +207,8 @@ def test_principals_grants_and_keys_from_the_cli(db_url, tmp_path, monkeypatch):
     token = created.output.strip().splitlines()[-1]
     assert token.startswith("ctx_")
     key_id = token.split("_")[1]
-    listed_keys = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["--db-url", db_url, "key", "list", "acme"])
+    # Piped (no terminal, no COLUMNS), a table keeps whole rows instead of rich's 80 columns.
+    listed_keys = CliRunner(env={"COLUMNS": None}).invoke(main, ["--db-url", db_url, "key", "list", "acme"])
     assert key_id in listed_keys.output
     # bot holds read grants only: its key writes nothing, whatever the key itself allows.
     assert "read (its principal's)" in next(line for line in listed_keys.output.splitlines() if key_id in line)
