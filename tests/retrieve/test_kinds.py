@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from app.retrieve import kinds
 from app.retrieve.kinds import FRAGMENT_KINDS, QUERY_KINDS, fragment_kind, query_kind
 
 
@@ -166,6 +169,33 @@ def test_prose_that_explains_and_prose_that_lists() -> None:
     assert prose(table) == "reference"
     assert prose(bullets) == "reference"
     assert prose(changelog, "CHANGELOG.md") == "reference"
+
+
+SHORTCUT_SAMPLES = [
+    *(text for text, _path in (*DEFINITIONS.values(), *DECLARATIONS.values(), *IMPORTS.values(), *TESTS.values())),
+    "public final class Parser {\n  public static <T> List<T> parse(Map<String, T> in, int n) throws IOException {\n"
+    "    return null;\n  }\n}\n",
+    "class Config {\n  String name() { return n; }\n}\n",
+    '"""\nThe dialect supports the returning clause with the\nbackend of choice, as documented in the sections\n'
+    'below, e.g. the server side cursors and the two phase transactions.\n"""\n' * 3,
+    "x = f(a) {\n",
+    "values = [(a, b) for a, b in pairs if (a) {b}]\n",
+    "the quick brown fox jumps over the lazy dog.Then again.  and the second sentence follows here! yes\n"
+    "e.g. this one, has no end\nbut this line has one again. and here? maybe not",
+    "   word\n   another word follows the first one closely. Yes.",
+]
+
+
+@pytest.mark.parametrize("text", SHORTCUT_SAMPLES)
+def test_the_searches_shortcuts_find_what_the_full_patterns_find(text: str) -> None:
+    """The Java form searched only where its `) ... {` occurs, and sentences searched only
+    from a letter that follows no letter: the same matches as the patterns without them."""
+    full_function = re.compile(kinds._FUNCTION_FORMS + kinds._JAVA_METHOD, re.MULTILINE | re.DOTALL).search(text)
+    shortcut = kinds._first_function(text)
+    assert (shortcut and shortcut.span()) == (full_function and full_function.span())
+    every_start = re.compile(kinds._SENTENCE.pattern.removeprefix("(?<![a-z])"))
+    assert kinds._SENTENCE.pattern.startswith("(?<![a-z])")
+    assert [m.span() for m in kinds._SENTENCE.finditer(text)] == [m.span() for m in every_start.finditer(text)]
 
 
 def test_a_conversation_turn_is_a_turn() -> None:
