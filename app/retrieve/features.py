@@ -273,6 +273,22 @@ def _lookup(values: np.ndarray, table: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return table[at] == values, at
 
 
+def term_coverage(query: str, candidates: list[Candidate]) -> np.ndarray:
+    """Each candidate's share of the query's distinct content terms found in what is read
+    of its text: the `coverage` feature, for any list (absolute relevance reads it). A
+    query of stop words only covers every candidate (1.0): it has no term to miss."""
+    terms = query_terms(query)
+    if not terms:
+        return np.ones(len(candidates))
+    if not candidates:
+        return np.zeros(0)
+    texts = _texts(candidates)
+    q = np.unique(np.array([stem_id(t) for t in terms], dtype=np.int32))
+    found, _at = _lookup(texts.terms, q)
+    matched = np.bincount(_owners(texts.term_sizes)[found], minlength=len(candidates))
+    return np.minimum(matched / len(terms), 1.0)
+
+
 def extract(query: str, candidates: list[Candidate], columns: Sequence[str] = FEATURES) -> np.ndarray:
     """One row of `columns` (FEATURES by default) per candidate, in the given order (the
     fused order). Columns not asked for and costly to compute (matches in the heading

@@ -40,6 +40,7 @@ from app.retrieve.compose import Composition, compose_linked
 from app.retrieve.compose import compose as compose_budget
 from app.retrieve.config import PipelineConfig
 from app.retrieve.dates import match_dates
+from app.retrieve.features import term_coverage
 from app.retrieve.query_vectors import QueryVectors
 from app.retrieve.relevance import relevance
 from app.retrieve.request import Resolved
@@ -202,8 +203,9 @@ def rerank(q: Resolved, g: Gathered, reranker: Scorer | None, best_possible: flo
     """The pins and rule-brought fragments are scored in one list with the head
     (app.retrieve.rerank.order), and every scored one gets its absolute relevance."""
     ranked = rerank_module.order(q.query, g.rest, q.rerank_top, reranker, best_possible, g.pinned + g.ruled)
-    for c in ranked + g.pinned + g.ruled:
-        c.relevance = relevance(c)
+    scored = ranked + g.pinned + g.ruled
+    for c, coverage in zip(scored, term_coverage(q.query, scored).tolist()):
+        c.relevance = relevance(c, coverage)
     return Reranked(g, ranked)
 
 
