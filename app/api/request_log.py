@@ -26,7 +26,11 @@ def request_log_middleware(app: ASGIApp) -> ASGIApp:
         if scope["type"] != "http":
             await app(scope, receive, send)
             return
-        fields: dict[str, Any] = {"method": scope.get("method"), "path": scope["path"]}
+        # The path as requested: a mounted app's scope (/mcp) holds only what follows the
+        # mount, and its raw path (the request line's, still %-escaped) the whole of it.
+        raw = scope.get("raw_path")
+        path = raw.decode("latin-1") if raw else scope["path"]
+        fields: dict[str, Any] = {"method": scope.get("method"), "path": path}
         token = FIELDS.set(fields)
         started = time.perf_counter()
 

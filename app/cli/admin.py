@@ -64,7 +64,9 @@ def org_create(ctx: click.Context, org_id: str, name: str, session_ttl_hours: fl
     settings = context_settings(ctx)
     with admin_connection(settings) as conn:
         create_org(conn, org_id, settings.principal, name, session_ttl_hours)
-    console.print(f"org [bold]{org_id}[/] ready; principal [bold]{settings.principal}[/] may read and write all of it")
+    console.print(
+        f"org [bold]{org_id}[/] ready; principal [bold]{settings.principal}[/] may read, write and audit all of it"
+    )
 
 
 def create_org(

@@ -307,7 +307,10 @@ def query(
             window = [f"from {f.valid_from.isoformat()}"] if f.valid_from else []
             window += [f"until {f.valid_until.isoformat()}"] if f.valid_until else []
             marks += f"  [yellow]current {' '.join(window)}[/]"
-        out.print(f"[bold cyan]{f.source}[/]  score={f.score:.3f}  tokens={f.tokens}  id={f.id}{marks}")
+        out.print(
+            f"[bold cyan]{f.source}[/]  score={f.score:.3f}  relevance={f.relevance:.3f}  tokens={f.tokens}  id={f.id}"
+            + marks
+        )
         click.echo(f.text)
         click.echo()
     console.print(
@@ -319,6 +322,11 @@ def query(
             else (f"; pins left out: {response.pins_left_out}" if response.pins_left_out else "")
         )
     )
+    if not response.fragments and request.min_relevance > 0:
+        console.print(
+            f"nothing reached relevance {request.min_relevance:g} (--min-relevance); the trace lists each "
+            f"candidate's: GET /traces/{response.trace_id}, or the trace page /ui/traces/{response.trace_id}"
+        )
 
 
 def _query_database(settings: Settings, org_id: str, request: RetrieveRequest) -> RetrieveResponse:

@@ -150,7 +150,7 @@ def demo_key_needs(url: str, home: Path, *, external: bool) -> str:
         "A write key is needed for POST /documents, POST /sessions and session notes, pins, "
         f"profiles, the README's Python client example and the MCP tools {writes} "
         "(with the demo key they answer 403).\n"
-        f"Make one for principal {DEMO_ADMIN} (read and write on org {DEMO_ORG}) in another terminal, "
+        f"Make one for principal {DEMO_ADMIN} (read, write and audit on org {DEMO_ORG}) in another terminal, "
         f"from the repository, {where}:\n\n"
         f"    {prefix}.venv/bin/contexts key create {DEMO_ORG} {DEMO_ADMIN}\n"
     )

@@ -307,6 +307,12 @@ def test_one_structured_log_line_per_request_without_query_text(client, caplog, 
         for r in caplog.records
         if r.levelno >= logging.INFO
     )
+    # A mounted app's request (MCP) is logged under the path asked, not what follows /mcp.
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="contexts.request"):
+        client.post("/mcp", json={})
+    (mcp,) = [json.loads(JsonFormatter().format(r)) for r in caplog.records if r.name == "contexts.request"]
+    assert mcp["path"] == "/mcp", mcp
 
 
 @pytest.mark.parametrize("sqlstate", ["40001", "40P01", "55P03", "57014"])

@@ -50,6 +50,14 @@ def test_ingest_directory_and_query(db_url, tmp_path, monkeypatch):
     assert body["fragments"][0]["source"] == "src/pool.py#L1-L4"
     assert body["fragments"][0]["owner"] == "Grace"
 
+    # Read by a person: each fragment's relevance beside its score, and a floor that
+    # leaves nothing says so and where each candidate's relevance is.
+    shown = run(db_url, "query", "drain_pool", "--org", "acme")
+    assert "src/pool.py#L1-L4  score=" in shown.output and "relevance=" in shown.output
+    floored = run(db_url, "query", "sourdough bread proofing", "--org", "acme", "--min-relevance", "0.9")
+    assert floored.exit_code == 0 and "0 fragment(s)" in floored.output
+    assert "nothing reached relevance 0.9 (--min-relevance)" in " ".join(floored.output.split())
+
 
 def test_a_tree_of_binary_files_is_one_line_that_counts_them(db_url, tmp_path, monkeypatch):
     """A package's __pycache__ or a folder of images is expected in a walk: one line
