@@ -119,8 +119,14 @@ async def ingest(
     idempotent = None
     if idempotency_key is not None:
         idempotent = IdempotentWrite(idempotency_key, request_hash("POST /documents", data), lambda r: r)
+    scope = Scope(data.scope.org_id, data.scope.repo_id, data.scope.persona_id, data.scope.session_id)
     return await once(
-        services, token, idempotent, IngestResponse, lambda: ingest_documents(services, token, data, idempotent)
+        services,
+        token,
+        idempotent,
+        IngestResponse,
+        lambda: ingest_documents(services, token, data, idempotent),
+        lambda: services.runtime.read(services.auth.authorize_write, token, scope),
     )
 
 

@@ -83,11 +83,16 @@ async def once(
     write: IdempotentWrite | None,
     kind: type[T],
     run: Callable[[], Awaitable[T]],
+    authorize: Callable[[], Awaitable[object]],
 ) -> tuple[T, bool]:
     """Run the write once per key: (its response, False), or (the response stored under
-    the key, True) when a request with the key was answered before."""
+    the key, True) when a request with the key was answered before. `authorize` (401 /
+    403) runs before the key is looked up: keys are kept per principal, and a replay is
+    answered only to an API key that may make the write itself (another key of the same
+    principal may be read-only or bound to other repos)."""
     if write is None:
         return await run(), False
+    await authorize()
 
     def lookup() -> Any | None:
         with services.auth.acting_for(token) as conn:

@@ -195,6 +195,29 @@ def test_session_notes_take_an_idempotency_key(client, db_url):
     assert other.status_code == 422, other.text
 
 
+def test_a_replay_is_answered_only_to_a_key_that_may_make_the_write(client, db_url):
+    """Keys are kept per principal; another API key of that principal, read-only or bound
+    to other repos, gets the 403 the write itself would get, not the stored response."""
+    from app.access import create_api_key
+
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select service.ensure_scope('acme', 'elsewhere', null, null)")
+        read_only = create_api_key(conn, "acme", "admin", read_only=True).token
+        other_repo = create_api_key(conn, "acme", "admin", repos=["elsewhere"]).token
+    key = {"Idempotency-Key": "admin-only"}
+    body = document("r.md", "Written by the full key.")
+    assert client.post("/documents", json=body, headers=key).status_code == 201
+    for token in (read_only, other_repo):
+        replay = client.post("/documents", json=body, headers=key | {"Authorization": f"Bearer {token}"})
+        assert replay.status_code == 403 and "idempotent-replayed" not in replay.headers, replay.text
+        # Nor does another request under the key tell such a key that the key was used.
+        other = client.post(
+            "/documents", json=document("s.md", "x"), headers=key | {"Authorization": f"Bearer {token}"}
+        )
+        assert other.status_code == 403, other.text
+    assert versions(db_url) == [("r.md", 1)]
+
+
 @pytest.mark.parametrize("key", ["", "x" * 256, "has space"])
 def test_a_malformed_key_is_a_400(client, db_url, key):
     response = client.post("/documents", json=document("k.md", "Keyed."), headers={"Idempotency-Key": key})
