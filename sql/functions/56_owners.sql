@@ -161,8 +161,14 @@ declare
     docs bigint[];
     moved_fragments int;
     id bigint;
+    -- Documents of a persona move only for a writer of that persona (or of the org): a
+    -- repo writer's reassignment must neither change nor count what it may not read.
+    org_write boolean;
+    personas text[];
 begin
     perform data._require_write(p_org_id, p_repo_id, null, null);
+    org_write := cardinality(data._acl('org', true)) > 0;
+    personas := data._acl('persona', true);
     perform data._require_scope(p_org_id, p_repo_id, null);
     select * into me from data._principal_or_raise();
     if p_from is null or p_to is null or length(p_from) not between 1 and 256 then
@@ -178,6 +184,7 @@ begin
         update data.documents d set owner = p_to, owner_source = 'reassigned'
         where d.org_id = p_org_id and d.owner = p_from and d.deleted_at is null and d.session_id is null
           and (p_repo_id is null or d.repo_id = p_repo_id)
+          and (d.persona_id is null or org_write or d.persona_id = any (personas))
           and (p_path_prefix is null or starts_with(d.path, p_path_prefix))
           and (p_from <> p_to)
         returning d.doc_id
@@ -199,7 +206,7 @@ begin
     return query select id, cardinality(docs), moved_fragments;
 end
 $$;
-comment on function service.owners_reassign(text, text, text, text, text) is 'Reassign documents (and their fragments) from one owner to another, optionally within a repo and path prefix; needs a write grant there; audited in data.owner_reassignments, no version written.';
+comment on function service.owners_reassign(text, text, text, text, text) is 'Reassign documents (and their fragments) from one owner to another, optionally within a repo and path prefix; needs a write grant there, and moves a persona''s documents only for a writer of that persona; audited in data.owner_reassignments, no version written.';
 
 -- Org settings -------------------------------------------------------------------
 

@@ -118,6 +118,33 @@ def test_bulk_reassignment_writes_no_version_is_audited_and_sticks(conn, ingest,
     assert owners(conn, "acme")["runbooks/a.md"] == ("Lin", "document", 2)
 
 
+def test_a_repo_writer_reassigns_neither_nor_counts_a_personas_documents(conn, ingest, as_principal):
+    """A document of the repo that also belongs to a persona is not the repo writer's to
+    read: its reassignment leaves it as it was and does not count it (the count would
+    tell hidden paths and owners)."""
+    ingest("acme", {"runbooks/a.md": "---\nowner: ops\n---\n# A\n\nDrain the queue first.\n"}, repo="core")
+    ingest(
+        "acme", {"private/p.md": "---\nowner: ops\n---\n# P\n\nThe persona's own notes.\n"}, repo="core", persona="p2"
+    )
+    conn.execute("select service.create_principal('acme', 'repo-writer', 'agent', '')")
+    conn.execute("select service.grant_scope('acme', 'repo-writer', 'repo', 'core', true)")
+    conn.commit()
+    as_principal("acme", "repo-writer")
+    assert conn.execute("select documents from service.owners_reassign('acme', 'ops', 'Mal', 'core')").fetchone() == (
+        1,
+    )
+    hidden = conn.execute("select documents from service.owners_reassign('acme', 'ops', 'Mal', 'core', 'private/')")
+    assert hidden.fetchone() == (0,)
+    conn.commit()
+    got = owners(conn, "acme")
+    assert got["runbooks/a.md"][0] == "Mal" and got["private/p.md"][0] == "ops"
+    # The persona's writer (here the org's administrator) moves it.
+    as_principal("acme")
+    assert conn.execute("select documents from service.owners_reassign('acme', 'ops', 'Mal', 'core')").fetchone() == (
+        1,
+    )
+
+
 def test_stale_means_often_returned_and_long_unedited(conn, ingest, as_principal):
     ingest(
         "acme",

@@ -3333,7 +3333,7 @@ ALTER FUNCTION service.owners_reassign(p_org_id text, p_from text, p_to text, p_
 -- Name: FUNCTION owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text); Type: COMMENT; Schema: service; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION service.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text) IS 'Reassign documents (and their fragments) from one owner to another, optionally within a repo and path prefix; needs a write grant there; audited in data.owner_reassignments, no version written.';
+COMMENT ON FUNCTION service.owners_reassign(p_org_id text, p_from text, p_to text, p_repo_id text, p_path_prefix text) IS 'Reassign documents (and their fragments) from one owner to another, optionally within a repo and path prefix; needs a write grant there, and moves a persona''s documents only for a writer of that persona; audited in data.owner_reassignments, no version written.';
 
 
 --
