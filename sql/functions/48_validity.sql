@@ -101,16 +101,20 @@ begin
         where d.doc_id = any (doc_ids || array(select s.newer from said s) || array(select s.older from said s))
           and d.org_id = p_org_id and d.deleted_at is null
     ), counted as (
-        -- Supersessions that count: both ends live, the newer one readable by every
-        -- reader of the older one.
+        -- Supersessions that count: both ends live, and the older one within what any
+        -- writer of the newer one may write (so may read): the same scope labels, or the
+        -- newer one org-wide (written with an org write grant, which covers every repo
+        -- and persona, but no session). The newer one is then also readable by every
+        -- reader of the older one. A narrower writer naming a document it cannot read
+        -- (a repo writer, one of that repo and a persona) retires nothing.
         select s.newer, s.older, coalesce(n.valid_from, n.began_at) as since
         from said s
         join starts n on n.doc_id = s.newer
         join starts o on o.doc_id = s.older
         where s.newer <> s.older
-          and (n.repo_id is null or n.repo_id is not distinct from o.repo_id)
-          and (n.persona_id is null or n.persona_id is not distinct from o.persona_id)
-          and (n.session_id is null or n.session_id is not distinct from o.session_id)
+          and ((n.repo_id is not distinct from o.repo_id and n.persona_id is not distinct from o.persona_id
+                and n.session_id is not distinct from o.session_id)
+               or (n.repo_id is null and n.persona_id is null and n.session_id is null and o.session_id is null))
     ), windows as (
         select o.doc_id,
                coalesce(o.valid_from,

@@ -185,6 +185,31 @@ def test_what_a_reader_cannot_see_supersedes_nothing_for_it(client, db_url):
     assert all(f["valid_until"] is None for f in found["fragments"])
 
 
+def test_a_writer_retires_nothing_it_may_not_read(client, db_url):
+    """A repo writer's document declaring that it supersedes a document of that repo and a
+    persona (which the writer may neither read nor write) retires nothing: it would hide
+    that document from the persona's own readers. The same declaration made in the
+    persona's scope does retire it."""
+    persona = {"org_id": "acme", "repo_id": "payments", "persona_id": "p2"}
+    post(client, {"path": "docs/adr/0003-rabbitmq.md", "content": OLD}, scope=persona)
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select service.create_principal('acme', 'repo-writer', 'agent', '')")
+        conn.execute("select service.grant_scope('acme', 'repo-writer', 'repo', 'payments', true)")
+        token = create_api_key(conn, "acme", "repo-writer").token
+    body = {
+        "scope": {"org_id": "acme", "repo_id": "payments"},
+        "documents": [{"path": "docs/adr/0007-kafka.md", "content": NEW}],
+    }
+    written = client.post("/documents", json=body, headers={"Authorization": f"Bearer {token}"})
+    assert written.status_code == 201, written.text
+    found = retrieve(client, scope=persona)
+    assert "docs/adr/0003-rabbitmq.md" in paths(found)
+    assert all(f["valid_until"] is None for f in found)
+
+    post(client, {"path": "docs/adr/0008-kafka.md", "content": NEW}, scope=persona)
+    assert "docs/adr/0003-rabbitmq.md" not in paths(retrieve(client, scope=persona))
+
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
