@@ -115,20 +115,46 @@ def migrate(dsn: str, revision: str = "head", reapply: bool = True, force: bool 
                 return done
             digest = reapplied_digest()
             applied = conn.execute(text("select digest from public.contexts_reapplied")).scalar()
-            if applied == digest and not force:
-                return done
-            for path in reapplied_files():
-                _execute_script(conn, path.read_text(encoding="utf-8"))
-            conn.execute(
-                text(
-                    "insert into public.contexts_reapplied (digest) values (:digest) on conflict (singleton) "
-                    "do update set digest = excluded.digest, applied_at = now()"
-                ),
-                {"digest": digest},
-            )
-            return replace(done, reapplied=True)
+            if applied != digest or force:
+                for path in reapplied_files():
+                    _execute_script(conn, path.read_text(encoding="utf-8"))
+                conn.execute(
+                    text(
+                        "insert into public.contexts_reapplied (digest) values (:digest) on conflict (singleton) "
+                        "do update set digest = excluded.digest, applied_at = now()"
+                    ),
+                    {"digest": digest},
+                )
+                done = replace(done, reapplied=True)
+            _run_due_tasks(conn)
+            return done
     finally:
         engine.dispose()
+
+
+DUE_TASKS = {
+    # Migration 0045: the supersession rule of ADR 0016's amendment of 2026-12-06. Every
+    # document in a supersession claim, per org; _refresh_validity adds the other ends.
+    "refresh_validity": """
+        select data._refresh_validity(l.org_id, array_agg(distinct l.doc_id order by l.doc_id))
+        from data.fragment_links l
+        where l.link_type in ('supersedes', 'superseded_by')
+        group by l.org_id
+    """,
+}
+"""What each task of public.contexts_due runs, as the migrator, in the migrate's
+transaction, once the functions it calls are the current ones."""
+
+
+def _run_due_tasks(conn: Connection) -> None:
+    """Run and forget the tasks migrations left (none before migration 0045 made the table)."""
+    if conn.execute(text("select to_regclass('public.contexts_due')")).scalar() is None:
+        return
+    for (task,) in conn.execute(text("select task from public.contexts_due order by due_since, task")).fetchall():
+        if task not in DUE_TASKS:
+            raise RuntimeError(f"migration left a task this code does not know: {task} (upgrade Contexts)")
+        conn.execute(text(DUE_TASKS[task]))
+        conn.execute(text("delete from public.contexts_due where task = :task"), {"task": task})
 
 
 def _rewrite_due(conn: Connection) -> int:

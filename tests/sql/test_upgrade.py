@@ -141,7 +141,7 @@ def test_contexts_migrate_says_which_migrations_it_applied(empty_db):
     # A database some migrations behind names exactly the ones it was missing.
     with psycopg.connect(empty_db, autocommit=True) as conn:
         conn.execute("drop schema data, api, service, extensions cascade")
-        conn.execute("drop table public.alembic_version, public.contexts_reapplied")
+        conn.execute("drop table public.alembic_version, public.contexts_reapplied, public.contexts_due")
     migrate(empty_db, revision=heads[-3], reapply=False)
     upgraded = run()
     assert f"applied 2 migration(s) ({', '.join(heads[-2:])}): schema at {head};" in upgraded
@@ -300,12 +300,13 @@ def test_0044_re_chunks_at_their_next_write_the_documents_old_near_copies_hid(db
     assert holding("registry") == []  # the defect: deploy.md's section points at install.md's
     # The database as 0042 left it, then the upgrade.
     conn.execute("alter table data.documents drop column rewrite_due")
+    conn.execute("drop table public.contexts_due")
     conn.execute("update public.alembic_version set version_num = '0042'")
     conn.commit()
     done = migrate(db_url)
 
     assert documents() == {"docs/install.md": (1, False), "docs/deploy.md": (1, True)}
-    assert done.applied == ("0043", "0044") and done.rewrite_due == 1
+    assert done.applied == ("0043", "0044", "0045") and done.rewrite_due == 1
     assert "; 1 document(s) to re-chunk under the new near-duplicate features: the next `contexts ingest`" in (
         done.describe()
     )
@@ -326,3 +327,54 @@ def test_0044_re_chunks_at_their_next_write_the_documents_old_near_copies_hid(db
     assert holding("pip install") == ["docs/install.md"]
     ingest("acme", {"docs/install.md": install, "docs/deploy.md": deploy}, repo="shop")
     assert documents() == {"docs/install.md": (1, False), "docs/deploy.md": (2, False)}
+
+
+def test_0045_recomputes_the_windows_an_earlier_supersession_rule_stored(db_url, conn, ingest):
+    """A repo document declaring that it supersedes one of that repo and a persona hid
+    that document under the rule before ADR 0016's amendment of 2026-12-06. After 0045,
+    migrate recomputes every supersession's windows with the current functions: the
+    document is current again, and a supersession the rule keeps stays."""
+    older = "# ADR 3: RabbitMQ\n\nStatus: accepted\n\nServices use RabbitMQ for events.\n"
+    newer = "# ADR 7: Kafka\n\nStatus: accepted. Supersedes ADR-3.\n\nEvents go through Kafka.\n"
+    ingest("acme", {"docs/adr/0003-rabbitmq.md": older}, repo="pay", persona="p2")
+    ingest("acme", {"docs/adr/0007-kafka.md": newer}, repo="pay")
+    ingest("acme", {"docs/adr/0013-nats.md": older.replace("ADR 3", "ADR 13")}, repo="pay")
+    ingest("acme", {"docs/adr/0017-kafka.md": newer.replace("ADR-3", "ADR-13")}, repo="pay")
+
+    def windows() -> dict[str, bool]:
+        rows = conn.execute(
+            "select d.path, bool_or(f.valid_until is not null) from data.fragments f"
+            " join data.fragment_sources s on s.org_id = f.org_id and s.fragment_id = f.fragment_id"
+            " join data.documents d on d.org_id = s.org_id and d.doc_id = s.doc_id"
+            " where s.retired_at is null group by d.path"
+        ).fetchall()
+        conn.commit()
+        return dict(rows)
+
+    assert windows() == {
+        "docs/adr/0003-rabbitmq.md": False,
+        "docs/adr/0007-kafka.md": False,
+        "docs/adr/0013-nats.md": True,
+        "docs/adr/0017-kafka.md": False,
+    }
+    # The database as 0044 left it under the earlier rule: ADR 3's fragments closed too.
+    conn.execute(
+        "update data.fragments f set valid_until = now() - interval '1 day' from data.fragment_sources s"
+        " join data.documents d on d.org_id = s.org_id and d.doc_id = s.doc_id"
+        " where s.org_id = f.org_id and s.fragment_id = f.fragment_id and d.path = 'docs/adr/0003-rabbitmq.md'"
+    )
+    conn.execute("drop table public.contexts_due")
+    conn.execute("update public.alembic_version set version_num = '0044'")
+    conn.commit()
+    assert windows()["docs/adr/0003-rabbitmq.md"] is True
+
+    done = migrate(db_url)
+
+    assert done.applied == ("0045",)
+    assert windows() == {
+        "docs/adr/0003-rabbitmq.md": False,
+        "docs/adr/0007-kafka.md": False,
+        "docs/adr/0013-nats.md": True,
+        "docs/adr/0017-kafka.md": False,
+    }
+    assert conn.execute("select count(*) from public.contexts_due").fetchone() == (0,)

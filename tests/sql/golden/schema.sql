@@ -7178,6 +7178,25 @@ CREATE TABLE public.alembic_version (
 ALTER TABLE public.alembic_version OWNER TO <migrator>;
 
 --
+-- Name: contexts_due; Type: TABLE; Schema: public; Owner: <migrator>
+--
+
+CREATE TABLE public.contexts_due (
+    task text NOT NULL,
+    due_since timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+ALTER TABLE public.contexts_due OWNER TO <migrator>;
+
+--
+-- Name: TABLE contexts_due; Type: COMMENT; Schema: public; Owner: <migrator>
+--
+
+COMMENT ON TABLE public.contexts_due IS 'Tasks a migration left for migrate() to run once the re-applied functions are current (app/db/migrate.py: DUE_TASKS); a task is deleted when done.';
+
+
+--
 -- Name: contexts_reapplied; Type: TABLE; Schema: public; Owner: <migrator>
 --
 
@@ -7627,6 +7646,14 @@ ALTER TABLE ONLY data.usage_pending
 
 ALTER TABLE ONLY public.alembic_version
     ADD CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num);
+
+
+--
+-- Name: contexts_due contexts_due_pkey; Type: CONSTRAINT; Schema: public; Owner: <migrator>
+--
+
+ALTER TABLE ONLY public.contexts_due
+    ADD CONSTRAINT contexts_due_pkey PRIMARY KEY (task);
 
 
 --
