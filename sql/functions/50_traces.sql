@@ -218,6 +218,25 @@ end
 $$;
 comment on function data._redact_request(text, text, jsonb, boolean, text[], text[], text[]) is 'A recorded request as a reader with the given grants may see it: withheld query and scope ids, listed.';
 
+-- data._redact_pipeline: a recorded pipeline as a reader may see it, given what
+-- data._redact_request withheld from that reader (`p_redacted`): the ranking profile of a
+-- persona the reader holds no grant on (its weights and half-lives, which GET /profiles
+-- withholds from that reader too) is null and listed. The org's and the built-in profiles
+-- are every member's to read, and stay.
+create or replace function data._redact_pipeline(
+    p_pipeline jsonb, p_redacted text[], out pipeline jsonb, out redacted text[])
+language sql immutable
+set search_path = pg_catalog, pg_temp
+as $$
+    select case when hide then p_pipeline || '{"profile": null}' else p_pipeline end,
+           coalesce(p_redacted, '{}') || case when hide then array['pipeline.profile'] else '{}'::text[] end
+    from (select 'request.scope.persona_id' = any (coalesce(p_redacted, '{}'))
+                 and jsonb_typeof(p_pipeline -> 'profile') = 'object'
+                 and p_pipeline -> 'profile' ->> 'source' is distinct from 'built-in'
+                 and p_pipeline -> 'profile' ->> 'source' is distinct from 'org' as hide) h
+$$;
+comment on function data._redact_pipeline(jsonb, text[]) is 'A recorded pipeline as a reader may see it: a persona''s ranking profile withheld (and listed) where the request''s persona is.';
+
 -- data._json_number: a JSON number as float8, anything else (null, a string) as null.
 -- Trace candidates are JSON written by the service; the usage views (sql/views) read
 -- their scores with it so that one odd value cannot fail a whole aggregate.
@@ -265,12 +284,13 @@ declare
     result jsonb;
 begin
     select to_jsonb(v) into result
-    from (select t.trace_id, t.org_id, t.principal_id, r.query, r.request, t.pipeline,
+    from (select t.trace_id, t.org_id, t.principal_id, r.query, r.request, p.pipeline,
                  data._redact_candidates(t.org_id, t.candidates) as candidates, t.duration_ms, t.created_at,
-                 r.redacted, data._redact_candidates(t.org_id, coalesce(t.left_out, '[]')) as left_out
+                 p.redacted, data._redact_candidates(t.org_id, coalesce(t.left_out, '[]')) as left_out
           from data.readable_traces t
           cross join lateral data._redact_request(t.org_id, t.query, t.request, t.org_wide, t.repos,
                                                   t.personas, t.sessions) r
+          cross join lateral data._redact_pipeline(t.pipeline, r.redacted) p
           where t.trace_id = p_trace_id) v;
     return result;
 end

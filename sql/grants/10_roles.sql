@@ -192,7 +192,8 @@ begin
                 'data._require_scope']),
             -- Redaction helpers of api.retrieval_traces (its callers evaluate them).
             (array['contexts_service', 'contexts_analyst', 'contexts_auditor'], array[
-                'data._readable_fragments', 'data._redact_candidates', 'data._redact_request', 'data._trace']),
+                'data._readable_fragments', 'data._redact_candidates', 'data._redact_pipeline', 'data._redact_request',
+                'data._trace']),
             -- Read by the usage views (security invoker) of analysts and auditors.
             (array['contexts_analyst', 'contexts_auditor'], array[
                 'data._json_number', 'data._usage_latency', 'data._usage_p95', 'data._usage_concat',

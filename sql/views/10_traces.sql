@@ -45,8 +45,11 @@ create or replace view api.retrieval_traces as
 select t.trace_id, t.org_id, t.principal_id,
        (data._redact_request(t.org_id, t.query, t.request, t.org_wide, t.repos, t.personas, t.sessions)).query,
        (data._redact_request(t.org_id, t.query, t.request, t.org_wide, t.repos, t.personas, t.sessions)).request,
-       t.pipeline, data._redact_candidates(t.org_id, t.candidates) as candidates, t.duration_ms, t.created_at,
-       (data._redact_request(t.org_id, t.query, t.request, t.org_wide, t.repos, t.personas, t.sessions)).redacted,
+       (data._redact_pipeline(t.pipeline, (data._redact_request(t.org_id, t.query, t.request, t.org_wide, t.repos,
+                                                                t.personas, t.sessions)).redacted)).pipeline,
+       data._redact_candidates(t.org_id, t.candidates) as candidates, t.duration_ms, t.created_at,
+       (data._redact_pipeline(t.pipeline, (data._redact_request(t.org_id, t.query, t.request, t.org_wide, t.repos,
+                                                                t.personas, t.sessions)).redacted)).redacted,
        data._redact_candidates(t.org_id, coalesce(t.left_out, '[]')) as left_out
 from (select * from data.readable_traces offset 0) t;  -- the fence (above)
 comment on view api.retrieval_traces is 'Retrieval traces the caller may read (its own; its org''s with an audit grant), each redacted to what its grants let it read now: see redacted, and candidates[].redacted.';
@@ -54,7 +57,8 @@ comment on column api.retrieval_traces.query is 'The query; null when withheld (
 comment on column api.retrieval_traces.request is 'The request body; a scope id the caller holds no grant on is null and listed in redacted, with the query.';
 comment on column api.retrieval_traces.candidates is 'Each candidate''s ranks, scores and fate; one whose fragment the caller may not read has "redacted": true and nothing that identifies it.';
 comment on column api.retrieval_traces.left_out is 'What validity windows kept out that would otherwise have ranked, and the pins the retrieval could not serve, each with its reason and the documents superseding it; redacted like the candidates.';
-comment on column api.retrieval_traces.redacted is 'Fields withheld from this caller (query, request.query, request.scope.session_id, ...); empty when none.';
+comment on column api.retrieval_traces.redacted is 'Fields withheld from this caller (query, request.query, request.scope.session_id, pipeline.profile, ...); empty when none.';
+comment on column api.retrieval_traces.pipeline is 'Versions and knobs the retrieval ran with; the ranking profile of a persona the caller holds no grant on is null (listed in redacted).';
 
 -- api.query_vectors: the query vectors of the traces in api.retrieval_traces whose query
 -- the caller may read there (a vector stands for its query text, so it is withheld

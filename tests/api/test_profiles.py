@@ -138,6 +138,27 @@ def test_a_persona_profile_changes_its_retrievals(client, keys):
     assert after["fragments"][0]["score"] != pytest.approx(before["fragments"][0]["score"], abs=1e-6)
 
 
+def test_a_trace_withholds_a_persona_profile_from_an_auditor_without_that_persona(client, keys, db_url):
+    """GET /profiles withholds sre's profile from a principal without a grant on sre; a
+    trace of a retrieval in sre's scope does too (its weights are the profile), where the
+    org's reader, whose grant covers every persona, sees it."""
+    assert ingest(client, DOCS).status_code == 201
+    body = {"org_id": "acme", "persona_id": "sre", "w_rerank": 0.9, "w_freshness": 0.1, "w_authority": 0, "w_pinned": 0}
+    assert client.put("/profiles", json=body, headers=auth(keys["sre-lead"])).status_code == 200
+    query = {"query": "what to do when the storage volume is full", "scope": {"org_id": "acme", "persona_id": "sre"}}
+    trace_id = client.post("/contexts/retrieve", json=query).json()["trace_id"]
+    with psycopg.connect(db_url) as conn:
+        conn.execute("select service.create_principal('acme', 'auditor', 'human', '')")
+        conn.execute("select service.grant_scope('acme', 'auditor', 'audit', null, false)")
+        conn.execute("select service.grant_scope('acme', 'reader', 'audit', null, false)")
+        auditor = create_api_key(conn, "acme", "auditor").token
+    seen = client.get(f"/traces/{trace_id}", headers=auth(auditor)).json()
+    assert seen["pipeline"]["profile"] is None and "pipeline.profile" in seen["redacted"], seen["redacted"]
+    assert "request.scope.persona_id" in seen["redacted"]
+    whole = client.get(f"/traces/{trace_id}", headers=auth(keys["reader"])).json()
+    assert whole["pipeline"]["profile"]["weights"]["rerank"] == 0.9 and "pipeline.profile" not in whole["redacted"]
+
+
 def test_a_persona_description_is_embedded_when_set_and_dropped_with_the_profile(client, keys, db_url):
     body = {
         "org_id": "acme",

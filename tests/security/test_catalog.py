@@ -338,6 +338,7 @@ reads; the rows of workflow rules and their glob matcher (api.rules_list, api.ru
 TRACE_HELPERS = {
     "data._readable_fragments",
     "data._redact_candidates",
+    "data._redact_pipeline",
     "data._redact_request",
     "data._trace",
 }

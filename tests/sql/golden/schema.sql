@@ -1734,6 +1734,25 @@ COMMENT ON FUNCTION data._redact_candidates(p_org_id text, p_candidates jsonb) I
 
 
 --
+-- Name: _redact_pipeline(jsonb, text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._redact_pipeline(p_pipeline jsonb, p_redacted text[], OUT pipeline jsonb, OUT redacted text[]) RETURNS record
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._redact_pipeline(p_pipeline jsonb, p_redacted text[], OUT pipeline jsonb, OUT redacted text[]) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _redact_pipeline(p_pipeline jsonb, p_redacted text[], OUT pipeline jsonb, OUT redacted text[]); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._redact_pipeline(p_pipeline jsonb, p_redacted text[], OUT pipeline jsonb, OUT redacted text[]) IS 'A recorded pipeline as a reader may see it: a persona''s ranking profile withheld (and listed) where the request''s persona is.';
+
+
+--
 -- Name: _redact_request(text, text, jsonb, boolean, text[], text[], text[]); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -5160,11 +5179,11 @@ CREATE VIEW api.retrieval_traces AS
     principal_id,
     (data._redact_request(org_id, query, request, org_wide, repos, personas, sessions)).query AS query,
     (data._redact_request(org_id, query, request, org_wide, repos, personas, sessions)).request AS request,
-    pipeline,
+    (data._redact_pipeline(pipeline, (data._redact_request(org_id, query, request, org_wide, repos, personas, sessions)).redacted)).pipeline AS pipeline,
     data._redact_candidates(org_id, candidates) AS candidates,
     duration_ms,
     created_at,
-    (data._redact_request(org_id, query, request, org_wide, repos, personas, sessions)).redacted AS redacted,
+    (data._redact_pipeline(pipeline, (data._redact_request(org_id, query, request, org_wide, repos, personas, sessions)).redacted)).redacted AS redacted,
     data._redact_candidates(org_id, COALESCE(left_out, '[]'::jsonb)) AS left_out
    FROM ( SELECT readable_traces.trace_id,
             readable_traces.org_id,
@@ -5210,6 +5229,13 @@ COMMENT ON COLUMN api.retrieval_traces.request IS 'The request body; a scope id 
 
 
 --
+-- Name: COLUMN retrieval_traces.pipeline; Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON COLUMN api.retrieval_traces.pipeline IS 'Versions and knobs the retrieval ran with; the ranking profile of a persona the caller holds no grant on is null (listed in redacted).';
+
+
+--
 -- Name: COLUMN retrieval_traces.candidates; Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
@@ -5220,7 +5246,7 @@ COMMENT ON COLUMN api.retrieval_traces.candidates IS 'Each candidate''s ranks, s
 -- Name: COLUMN retrieval_traces.redacted; Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON COLUMN api.retrieval_traces.redacted IS 'Fields withheld from this caller (query, request.query, request.scope.session_id, ...); empty when none.';
+COMMENT ON COLUMN api.retrieval_traces.redacted IS 'Fields withheld from this caller (query, request.query, request.scope.session_id, pipeline.profile, ...); empty when none.';
 
 
 --
@@ -9959,6 +9985,16 @@ REVOKE ALL ON FUNCTION data._redact_candidates(p_org_id text, p_candidates jsonb
 GRANT ALL ON FUNCTION data._redact_candidates(p_org_id text, p_candidates jsonb) TO contexts_service;
 GRANT ALL ON FUNCTION data._redact_candidates(p_org_id text, p_candidates jsonb) TO contexts_analyst;
 GRANT ALL ON FUNCTION data._redact_candidates(p_org_id text, p_candidates jsonb) TO contexts_auditor;
+
+
+--
+-- Name: FUNCTION _redact_pipeline(p_pipeline jsonb, p_redacted text[], OUT pipeline jsonb, OUT redacted text[]); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._redact_pipeline(p_pipeline jsonb, p_redacted text[], OUT pipeline jsonb, OUT redacted text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._redact_pipeline(p_pipeline jsonb, p_redacted text[], OUT pipeline jsonb, OUT redacted text[]) TO contexts_service;
+GRANT ALL ON FUNCTION data._redact_pipeline(p_pipeline jsonb, p_redacted text[], OUT pipeline jsonb, OUT redacted text[]) TO contexts_analyst;
+GRANT ALL ON FUNCTION data._redact_pipeline(p_pipeline jsonb, p_redacted text[], OUT pipeline jsonb, OUT redacted text[]) TO contexts_auditor;
 
 
 --
