@@ -7,6 +7,38 @@
 -- for their target) and those made to it (`in`), each with the fragment at the other
 -- end and where it is cited from, and a supersession's evidence. P0002 unless the caller
 -- may read the fragment.
+-- data._links_to_hidden: the references a fragment the caller may read makes to
+-- fragments the caller may not read. Row-level security hides such a link's row (it
+-- names its target); left out of the listing, it would differ from a reference to
+-- nothing, shown unresolved, and tell the reader that the path it names exists (a
+-- persona's document, a session's note under the hash of its text). So api.fragment_links
+-- shows these as unresolved too: what the citing text says, never what it reaches.
+create or replace function data._links_to_hidden(p_fragment_id bigint)
+returns table (link_type text, target text, target_key text, target_name text, target_anchor text,
+               link_id bigint, evidence text)
+language plpgsql stable security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+    -- PL/pgSQL: data._readable_fragments is made after this file (50_traces.sql).
+    if not p_fragment_id = any (data._readable_fragments((select data.acl_org()), array[p_fragment_id])) then
+        return;
+    end if;
+    return query
+    select l.link_type, l.target, l.target_key, l.target_name, l.target_anchor, l.link_id, l.evidence
+    from data.fragment_links l
+    where l.fragment_id = p_fragment_id
+      and l.org_id = (select data.acl_org())
+      and l.target_fragment_id is not null
+      and not ((l.target_repo_id is null or (select data.acl_org_wide())
+                or l.target_repo_id = any ((select data.acl_repos())::text[]))
+               and (l.target_persona_id is null or (select data.acl_org_wide())
+                    or l.target_persona_id = any ((select data.acl_personas())::text[]))
+               and (l.target_session_id is null or l.target_session_id = any ((select data.acl_sessions())::text[])));
+end
+$$;
+comment on function data._links_to_hidden(bigint) is 'References a fragment the caller may read makes to fragments it may not read (api.fragment_links shows them unresolved).';
+
 create or replace function api.fragment_links(p_fragment_id bigint)
 returns table (direction text, link_type text, target text, resolved boolean,
                fragment_id bigint, doc_id bigint, path text, anchor text, evidence text)
@@ -28,9 +60,15 @@ begin
                 where s.org_id = l.org_id and s.fragment_id = l.target_fragment_id and s.doc_id = l.target_doc_id and s.retired_at is null
                 order by s.doc_version desc, s.ordinal limit 1) as anchor,
                l.link_id, l.evidence
-        from data.fragment_links l
+        from (select l.org_id, l.link_type, l.target, l.target_key, l.target_name, l.target_anchor,
+                     l.target_fragment_id, l.target_doc_id, l.link_id, l.evidence
+              from data.fragment_links l
+              where l.fragment_id = p_fragment_id
+              union all
+              select null, h.link_type, h.target, h.target_key, h.target_name, h.target_anchor, null, null,
+                     h.link_id, h.evidence
+              from data._links_to_hidden(p_fragment_id) h) l
         left join data.documents d on d.org_id = l.org_id and d.doc_id = l.target_doc_id and l.target_fragment_id is not null
-        where l.fragment_id = p_fragment_id
         order by l.link_type, l.target_key, coalesce(l.target_name, ''), coalesce(l.target_anchor, ''), l.link_id
     ) x
     union all

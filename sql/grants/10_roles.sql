@@ -222,6 +222,9 @@ begin
                 'api.fragment_links', 'api.linked_fragments', 'api.contexts_list', 'api.context_resolve',
                 'api.context_versions', 'api.context_subscriptions', 'api.context_get', 'api.rules_list',
                 'api.rule_matches', 'api.validity_left_out']),
+            -- A fragment's references to what the caller may not read, shown unresolved by
+            -- api.fragment_links (49_links.sql).
+            (array['contexts_service', 'contexts_analyst'], array['data._links_to_hidden']),
             -- Validity (48_validity.sql): what superseded a fragment, for the pin listing and
             -- api.validity_left_out (invoker: row-level security applies).
             (array['contexts_service', 'contexts_analyst'], array['data._superseders']),

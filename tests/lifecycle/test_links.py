@@ -54,15 +54,26 @@ def test_links_of_a_fragment_both_ways(client):
     problem(client.get("/fragments/+1/links"), 400)
 
 
-def test_a_reader_sees_only_links_whose_both_ends_it_may_read(client, db_url):
+def test_a_reader_sees_a_link_to_what_it_may_not_read_as_a_link_to_nothing(client, db_url):
+    """The citing text is the reader's; what it reaches is not. A reference to a fragment
+    the reader may not read is shown as one to nothing is (unresolved, no id, no path):
+    left out, it would tell the reader that the path it names exists."""
     corpus(client)
     runbook, keys = fragment_of(client, "docs/runbook.md"), fragment_of(client, "payments/keys.md")
     with psycopg.connect(db_url) as conn:
         conn.execute("select service.create_principal('acme', 'outsider', 'agent', '')")
         conn.execute("select service.grant_scope('acme', 'outsider', 'repo', 'platform')")
         headers = {"Authorization": f"Bearer {create_api_key(conn, 'acme', 'outsider').token}"}
-    seen = client.get(f"/fragments/{runbook}/links", headers=headers).json()["outgoing"]
-    assert {link["target"] for link in seen} == {"dns.md", "gone.md"}
+    seen = {
+        link["target"]: link for link in client.get(f"/fragments/{runbook}/links", headers=headers).json()["outgoing"]
+    }
+    assert set(seen) == {"dns.md", "gone.md", "../payments/keys.md"}
+    assert seen["dns.md"]["resolved"] is True
+    hidden, missing = seen["../payments/keys.md"], seen["gone.md"]
+    assert hidden["resolved"] is False and hidden["fragment_id"] is None and hidden["path"] is None
+    assert set(hidden) == set(missing) and all(
+        hidden[k] == missing[k] for k in hidden if k not in ("target", "evidence")
+    ), (hidden, missing)
     problem(client.get(f"/fragments/{keys}/links", headers=headers), 404)
     body = {"query": QUERY, "scope": {"org_id": "acme"}, "expand_links": True, "top_k": 1}
     found = client.post("/contexts/retrieve", json=body, headers=headers).json()["fragments"]

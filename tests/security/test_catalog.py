@@ -350,6 +350,9 @@ OWNER_HELPERS = {"data._stale_readable"}
 """Staleness kept to what the caller may read, for those who may call api.stale_fragments."""
 AUDIT_HELPERS = {"data._fragment_readers"}
 """Who may read a fragment and why, for those who may call api.fragment_readers."""
+LINK_HELPERS = {"data._links_to_hidden"}
+"""A fragment's references to what the caller may not read (shown unresolved), for those
+who may call api.fragment_links."""
 VIEW_HELPERS = {
     "data._json_number",
     "data._usage_latency",
@@ -384,6 +387,7 @@ def test_each_role_may_call_exactly_its_functions(conn):
             | (OWNER_HELPERS if "api.stale_fragments" in expected else set())
             | (CONTEXT_HELPERS if "api.contexts_list" in expected else set())
             | (AUDIT_HELPERS if "api.fragment_readers" in expected else set())
+            | (LINK_HELPERS if "api.fragment_links" in expected else set())
             | (VIEW_HELPERS if role in ("contexts_analyst", "contexts_auditor") else set())
         )
         assert {f for f in callable_ if f.startswith("data.")} == (helpers if role != "public" else set()), role

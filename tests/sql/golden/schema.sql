@@ -1385,6 +1385,25 @@ CREATE FUNCTION data._link_targets(p_org_ids text[], p_fragment_ids bigint[], p_
 ALTER FUNCTION data._link_targets(p_org_ids text[], p_fragment_ids bigint[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[], p_keys text[], p_names text[], p_anchors text[], p_target_repos text[]) OWNER TO <migrator>;
 
 --
+-- Name: _links_to_hidden(bigint); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._links_to_hidden(p_fragment_id bigint) RETURNS TABLE(link_type text, target text, target_key text, target_name text, target_anchor text, link_id bigint, evidence text)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._links_to_hidden(p_fragment_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _links_to_hidden(p_fragment_id bigint); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._links_to_hidden(p_fragment_id bigint) IS 'References a fragment the caller may read makes to fragments it may not read (api.fragment_links shows them unresolved).';
+
+
+--
 -- Name: _metadata_problem(jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -9850,6 +9869,15 @@ GRANT ALL ON FUNCTION data._json_number(p_value jsonb) TO contexts_auditor;
 --
 
 REVOKE ALL ON FUNCTION data._link_targets(p_org_ids text[], p_fragment_ids bigint[], p_repo_ids text[], p_persona_ids text[], p_session_ids text[], p_keys text[], p_names text[], p_anchors text[], p_target_repos text[]) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _links_to_hidden(p_fragment_id bigint); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._links_to_hidden(p_fragment_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._links_to_hidden(p_fragment_id bigint) TO contexts_service;
+GRANT ALL ON FUNCTION data._links_to_hidden(p_fragment_id bigint) TO contexts_analyst;
 
 
 --
