@@ -265,7 +265,8 @@ function describeFusion(fusion, candidates) {
     const text = ns + ": lexical " + num(c.lexical_weight, 3) + ", dense " + num(c.dense_weight, 3);
     return factors[ns] !== undefined && factors[ns] !== 1 ? text + " (lexical x " + factors[ns] + ")" : text;
   });
-  return ["weighted, a " + (fusion.query_shape || "?") + " query", ...parts,
+  const shape = fusion.query_shape || "?";
+  return ["weighted, " + (/^[aeiou]/.test(shape) ? "an " : "a ") + shape + " query", ...parts,
     ...(fusion.calibration ? ["each side: " + fusion.calibration] : [])].join("; ");
 }
 

@@ -183,6 +183,7 @@ def test_a_search_shows_its_fragments_trace_and_sources(page, base_url, tenants)
     fates = set(page.locator("#dropped-table td.fate").all_inner_texts())
     assert fates <= {"over_budget", "below_min_score", "below_min_relevance", "beyond_rerank_top", "only_boilerplate"}
     expect(page.locator("#trace-meta")).to_contain_text(STORAGE_QUERY)
+    expect(page.locator("#trace-meta")).to_contain_text("weighted, a prose query")
 
     # The trace has its own address; it opens again from there with the same key.
     # The row count is read before leaving: read after, it races the new page's load.
