@@ -4,7 +4,9 @@ the root group built, opening (and migrating) the database, a transaction on it 
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
@@ -33,9 +35,6 @@ and cut every cell to fit ("princ…"); a terminal's own width is kept."""
 def result_console() -> Console:
     """The console for stdout's tables: a terminal's width, or wide enough for whole rows
     when piped (COLUMNS, when set, still wins)."""
-    import os
-    import sys
-
     piped = not sys.stdout.isatty() and "COLUMNS" not in os.environ
     return Console(soft_wrap=True, highlight=False, width=PIPED_WIDTH if piped else None)
 

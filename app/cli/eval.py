@@ -22,6 +22,7 @@ from rich.progress import (
 from rich.table import Table
 
 from app.cli.common import CliError, console, context_settings, database_error, open_database, result_console
+from app.eval import EVAL_DIR, VECTORS_DIR
 from app.eval.metrics import METRICS
 from app.eval.stages import DEFAULT_DEPTH, STAGES
 from app.settings import Settings
@@ -34,9 +35,6 @@ if TYPE_CHECKING:  # loaded lazily: `contexts --help` should not import torch
     from app.retrieve.service import Retriever
 
 DEFAULT_OUT = Path("eval-results")
-EVAL_DIR = Path(__file__).resolve().parents[2] / "eval"
-VECTORS_DIR = EVAL_DIR / "embeddings"
-"""The golden sets' corpus vectors (docs/adr/0024): `make eval-cache` builds them."""
 
 
 def vectors_option(flag: str = "--vectors", help: str | None = None) -> Callable[[Callable], Callable]:

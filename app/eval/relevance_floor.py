@@ -33,7 +33,7 @@ import msgspec
 import psycopg
 
 from app.access import act_as
-from app.eval import beir, golden
+from app.eval import VECTORS_DIR, beir, golden
 from app.eval.embedding_cache import CorpusVectors
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.config import PipelineConfig
@@ -52,7 +52,6 @@ PAIRS: dict[str, tuple[str, bool]] = {
 subject (False: both are about computing, so some questions do meet related text)."""
 FLOORS = (0.2, 0.3, 0.4, 0.5)
 TOP = 5
-VECTORS_DIR = Path(__file__).resolve().parents[2] / "eval" / "embeddings"
 
 
 @dataclass(frozen=True, slots=True)

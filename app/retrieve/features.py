@@ -286,7 +286,7 @@ def term_coverage(query: str, candidates: list[Candidate]) -> np.ndarray:
     q = np.unique(np.array([stem_id(t) for t in terms], dtype=np.int32))
     found, _at = _lookup(texts.terms, q)
     matched = np.bincount(_owners(texts.term_sizes)[found], minlength=len(candidates))
-    return np.minimum(matched / len(terms), 1.0)
+    return matched / len(terms)  # distinct ids found: at most len(q) <= len(terms)
 
 
 def extract(query: str, candidates: list[Candidate], columns: Sequence[str] = FEATURES) -> np.ndarray:
