@@ -118,15 +118,10 @@ async def ingest(
     before."""
     idempotent = None
     if idempotency_key is not None:
-        idempotent = IdempotentWrite(idempotency_key, request_hash("POST /documents", data), lambda r: r)
-    scope = Scope(data.scope.org_id, data.scope.repo_id, data.scope.persona_id, data.scope.session_id)
+        target = (data.scope.org_id, data.scope.repo_id, data.scope.persona_id, data.scope.session_id)
+        idempotent = IdempotentWrite(idempotency_key, request_hash("POST /documents", data), lambda r: r, target)
     return await once(
-        services,
-        token,
-        idempotent,
-        IngestResponse,
-        lambda: ingest_documents(services, token, data, idempotent),
-        lambda: services.runtime.read(services.auth.authorize_write, token, scope),
+        services, token, idempotent, IngestResponse, lambda: ingest_documents(services, token, data, idempotent)
     )
 
 

@@ -43,6 +43,10 @@ class IdempotentWrite:
     request_hash: str
     respond: Callable[[IngestResponse], Any]
     """The door's response (a msgspec struct) made of the ingestion's, as stored."""
+    target: tuple[str | None, str | None, str | None, str | None]
+    """Where the write goes: org (None: the key's own), repo, persona, session. Keys are
+    kept per principal, so a replay is answered only to an API key that may make this
+    write itself (another key of the principal may be read-only, or bound to other repos)."""
 
 
 def request_hash(door: str, request: object) -> str:
@@ -54,7 +58,10 @@ def request_hash(door: str, request: object) -> str:
 
 def stored_response(conn: psycopg.Connection, write: IdempotentWrite) -> Any | None:
     """The response stored under the key (None: none within 24 hours); 422 when the key
-    came with another request."""
+    came with another request; first of all the write's own 401 / 403 for this API key."""
+    conn.execute(
+        "select service.authorize_write(coalesce(%s, (data.current_principal()).org_id), %s, %s, %s)", write.target
+    )
     row = conn.execute("select request_hash, response from service.idempotent_response(%s)", (write.key,)).fetchone()
     if row is None:
         return None
@@ -83,20 +90,17 @@ async def once(
     write: IdempotentWrite | None,
     kind: type[T],
     run: Callable[[], Awaitable[T]],
-    authorize: Callable[[], Awaitable[object]],
 ) -> tuple[T, bool]:
     """Run the write once per key: (its response, False), or (the response stored under
-    the key, True) when a request with the key was answered before. `authorize` (401 /
-    403) runs before the key is looked up: keys are kept per principal, and a replay is
-    answered only to an API key that may make the write itself (another key of the same
-    principal may be read-only or bound to other repos)."""
+    the key, True) when a request with the key was answered before."""
     if write is None:
         return await run(), False
-    await authorize()
 
     def lookup() -> Any | None:
         with services.auth.acting_for(token) as conn:
-            return stored_response(conn, write)
+            stored = stored_response(conn, write)
+            conn.rollback()  # authorize_write may open a session: the write does that, not the look-up
+            return stored
 
     stored = await services.runtime.read(lookup)
     if stored is None:

@@ -20,7 +20,7 @@ from app.operations.errors import Invalid, NotFound
 from app.operations.idempotency import IdempotentWrite, once, request_hash
 from app.operations.log_fields import note as log_note
 from app.operations.services import Services
-from app.scope import ID_FORMATS, Scope
+from app.scope import ID_FORMATS
 from app.wire.bodies import (
     RESERVED_METADATA_KEYS,
     ContextPack,
@@ -163,21 +163,17 @@ async def write_note(
     if idempotency_key is not None:
         door = f"POST /sessions/{session_id}/notes {org_id or ''}"
         idempotent = IdempotentWrite(
-            idempotency_key, request_hash(door, note), lambda response: note_result(session_id, response)
+            idempotency_key,
+            request_hash(door, note),
+            lambda response: note_result(session_id, response),
+            (org_id, None, None, session_id),
         )
-
-    async def authorize() -> None:
-        key_org, _principal = await services.runtime.read(services.auth.authenticate, token)
-        scope = Scope(org_id or key_org, None, None, session_id)
-        await services.runtime.read(services.auth.authorize_write, token, scope)
-
     return await once(
         services,
         token,
         idempotent,
         NoteResult,
         lambda: _write_note(services, token, org_id, session_id, note, idempotent),
-        authorize,
     )
 
 
