@@ -19,22 +19,24 @@ returns table (link_type text, target text, target_key text, target_name text, t
 language plpgsql stable security definer
 set search_path = pg_catalog, pg_temp
 as $$
+declare
+    org constant text := (select data.acl_org());
+    targets bigint[];
+    readable bigint[];
 begin
-    -- PL/pgSQL: data._readable_fragments is made after this file (50_traces.sql).
-    if not p_fragment_id = any (data._readable_fragments((select data.acl_org()), array[p_fragment_id])) then
+    -- PL/pgSQL: data._readable_fragments (the read rule, restated once) is made after
+    -- this file (50_traces.sql).
+    targets := array(select l.target_fragment_id from data.fragment_links l
+                     where l.fragment_id = p_fragment_id and l.org_id = org and l.target_fragment_id is not null);
+    readable := data._readable_fragments(org, p_fragment_id || targets);
+    if not p_fragment_id = any (readable) then
         return;
     end if;
     return query
     select l.link_type, l.target, l.target_key, l.target_name, l.target_anchor, l.link_id, l.evidence
     from data.fragment_links l
-    where l.fragment_id = p_fragment_id
-      and l.org_id = (select data.acl_org())
-      and l.target_fragment_id is not null
-      and not ((l.target_repo_id is null or (select data.acl_org_wide())
-                or l.target_repo_id = any ((select data.acl_repos())::text[]))
-               and (l.target_persona_id is null or (select data.acl_org_wide())
-                    or l.target_persona_id = any ((select data.acl_personas())::text[]))
-               and (l.target_session_id is null or l.target_session_id = any ((select data.acl_sessions())::text[])));
+    where l.fragment_id = p_fragment_id and l.org_id = org and l.target_fragment_id is not null
+      and not l.target_fragment_id = any (readable);
 end
 $$;
 comment on function data._links_to_hidden(bigint) is 'References a fragment the caller may read makes to fragments it may not read (api.fragment_links shows them unresolved).';
