@@ -284,6 +284,38 @@ def full_stage_label(retriever: Retriever) -> str:
     return f"hybrid, then top rerank_top reranked by {retriever.reranker.name}{version}"
 
 
+@dataclass(frozen=True, slots=True)
+class IngestedCorpus:
+    org: str
+    version: dict
+    """The pipeline's versions, which name the org (pipeline_version)."""
+    stats: IngestStats
+    sources: dict[int, list[str]]
+    """Each fragment's documents (fragment_documents)."""
+    vectors: CorpusVectors | None
+    """The committed vectors read, when a folder of them was given."""
+
+
+def ingested_corpus(
+    conn: psycopg.Connection,
+    pipeline: IngestPipeline,
+    dataset: beir.Dataset,
+    kind: str,
+    vectors_dir: Path | None,
+    progress: Progress | None = None,
+) -> IngestedCorpus:
+    """The set's corpus in its org, ingested now unless this pipeline ingested it before
+    (with the committed vectors of `vectors_dir`, when given)."""
+    vectors = None
+    if vectors_dir is not None:
+        vectors = CorpusVectors.open(vectors_dir, dataset.name)
+        pipeline = IngestPipeline(pipeline.settings, vectors.embedders(pipeline.embedders))
+    version = pipeline_version(conn, pipeline)
+    org = org_id_for(dataset.name, dataset.content_hash(), version, kind)
+    stats = ensure_ingested(conn, pipeline, dataset, org, kind, progress)
+    return IngestedCorpus(org, version, stats, fragment_documents(conn, org, kind), vectors)
+
+
 def run(
     conn: psycopg.Connection,
     pipeline: IngestPipeline,
@@ -294,15 +326,8 @@ def run(
 ) -> dict:
     """Ingest (or reuse) the corpus, run every labelled query, return the report."""
     kind = options.kind if options.kind != "auto" else beir.detect_kind(dataset)
-    vectors = None
-    if options.vectors_dir is not None:
-        vectors = CorpusVectors.open(options.vectors_dir, dataset.name)
-        pipeline = IngestPipeline(pipeline.settings, vectors.embedders(pipeline.embedders))
-    content_hash = dataset.content_hash()
-    version = pipeline_version(conn, pipeline)
-    org = org_id_for(dataset.name, content_hash, version, kind)
-    stats = ensure_ingested(conn, pipeline, dataset, org, kind, progress)
-    sources = fragment_documents(conn, org, kind)
+    corpus = ingested_corpus(conn, pipeline, dataset, kind, options.vectors_dir, progress)
+    org, version, stats, sources, vectors = corpus.org, corpus.version, corpus.stats, corpus.sources, corpus.vectors
     spans = fragment_spans(conn, org, kind) if dataset.fragment_level else {}
 
     started = time.perf_counter()

@@ -34,7 +34,6 @@ import psycopg
 
 from app.access import act_as
 from app.eval import VECTORS_DIR, beir, golden
-from app.eval.embedding_cache import CorpusVectors
 from app.ingest.pipeline import IngestPipeline
 from app.retrieve.config import PipelineConfig
 from app.retrieve.service import Retriever
@@ -76,12 +75,9 @@ def ask_all(
 ) -> list[Asked]:
     corpora = {}
     for name, dataset in datasets.items():
-        vectors = CorpusVectors.open(VECTORS_DIR, name)
-        with_vectors = IngestPipeline(pipeline.settings, vectors.embedders(pipeline.embedders))
         kind = beir.detect_kind(dataset)
-        org = golden.org_id_for(name, dataset.content_hash(), golden.pipeline_version(conn, with_vectors), kind)
-        golden.ensure_ingested(conn, with_vectors, dataset, org, kind)
-        corpora[name] = (org, kind, golden.fragment_documents(conn, org, kind))
+        corpus = golden.ingested_corpus(conn, pipeline, dataset, kind, VECTORS_DIR)
+        corpora[name] = (corpus.org, kind, corpus.sources)
         conn.commit()
     asked = []
     for name, dataset in datasets.items():
@@ -97,8 +93,7 @@ def ask_all(
                 conn.rollback()
                 first = None
                 if own and ranked:
-                    c = ranked[0]
-                    documents = {beir.corpus_id(c.path, kind), *sources.get(c.fragment_id, [])}
+                    documents = golden.document_ranking(ranked[:1], sources, kind)
                     first = any(dataset.qrels[query.id].get(d, 0) > 0 for d in documents)
                 relevance = tuple(c.relevance or 0.0 for c in ranked)
                 asked.append(Asked(name, target, not own and unrelated, first, relevance))

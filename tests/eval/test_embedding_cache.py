@@ -246,7 +246,7 @@ def test_only_the_eval_lane_and_the_demo_read_the_cache():
                 names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
             if "app.eval.embedding_cache" in names:
                 importers.add(path.relative_to(ROOT).as_posix())
-    eval_lane = {"app/eval/golden.py", "app/eval/rerank_data.py", "app/eval/relevance_floor.py", "app/cli/eval.py"}
+    eval_lane = {"app/eval/golden.py", "app/eval/rerank_data.py", "app/cli/eval.py"}
     assert importers == eval_lane | {"app/cli/demo.py", "app/cli/documents.py"}
     documents = (ROOT / "app" / "cli" / "documents.py").read_text()
     assert "if TYPE_CHECKING:\n    from app.eval.embedding_cache import CorpusVectors" in documents
