@@ -32,12 +32,14 @@ from app.wire.bodies import (
     SubscriptionCreate,
     SubscriptionList,
     SubscriptionOut,
+    SubscriptionState,
 )
 from app.wire.retrieve import CONTEXT_REF_PATTERN, DEFAULT_BUDGET_TOKENS
 
 ContextId = Annotated[str, Parameter(pattern=CONTEXT_ID_PATTERN, max_length=23, description="ctx_<id> or <id>")]
 
 
+SubscriptionId = Annotated[str, Parameter(pattern=r"^[1-9][0-9]{0,18}$", max_length=19)]
 ScopeId = Annotated[str | None, Parameter(pattern=IDENTIFIER_PATTERN, min_length=1, max_length=128)]
 
 
@@ -143,9 +145,11 @@ class ContextsController(Controller):
     async def subscribe(
         self, context_id: ContextId, data: JSONBody[SubscriptionCreate], state: State, token: NamedDependency[str]
     ) -> SubscriptionOut:
-        """A grant on the bundle, not a copy: the subscriber org's principals (of one
-        repo, or all) read exactly the members of the pinned version, or of the newest,
-        until it is revoked. Needs a write grant on the Context's scope (403)."""
+        """A grant on the bundle, not a copy: once a writer of the subscriber scope accepts
+        it, the subscriber org's principals (of one repo, or all) read exactly the members
+        of the pinned version, or of the newest, until it is revoked. Made by a principal
+        that may write the subscriber scope itself, it is live at once; otherwise `pending`.
+        Needs a write grant on the Context's scope (403)."""
         return await operations.subscribe(state.services, token, parse_context_id(context_id), data)
 
     @get(
@@ -163,6 +167,25 @@ class ContextsController(Controller):
         """All of them for its publisher, a subscriber's own for a subscriber."""
         return await operations.list_subscriptions(state.services, token, parse_context_id(context_id), include_revoked)
 
+    @post(
+        "/{context_id:str}/subscriptions/{subscription_id:str}/accept",
+        status_code=200,
+        summary="Accept a subscription offered to your scope",
+        responses=problems(400, 401, 403, 404, 409, 503),
+    )
+    async def accept(
+        self,
+        context_id: ContextId,
+        subscription_id: SubscriptionId,
+        state: State,
+        token: NamedDependency[str],
+    ) -> SubscriptionOut:
+        """A subscription gives nothing until a writer of its subscriber scope (its repo, or
+        the org for an org-wide one) accepts it; `GET /subscriptions?state=pending` lists the
+        offers. Accepting one that is live or revoked is a 409."""
+        number = parse_context_id(context_id)
+        return await operations.accept(state.services, token, number, parse_context_id(subscription_id))
+
     @delete(
         "/{context_id:str}/subscriptions/{subscription_id:str}",
         status_code=200,
@@ -172,7 +195,7 @@ class ContextsController(Controller):
     async def unsubscribe(
         self,
         context_id: ContextId,
-        subscription_id: Annotated[str, Parameter(pattern=r"^[1-9][0-9]{0,18}$", max_length=19)],
+        subscription_id: SubscriptionId,
         state: State,
         token: NamedDependency[str],
     ) -> SubscriptionOut:
@@ -180,3 +203,22 @@ class ContextsController(Controller):
         write grant on its subscriber scope). The row stays, revoked (audit)."""
         number = parse_context_id(context_id)
         return await operations.unsubscribe(state.services, token, number, parse_context_id(subscription_id))
+
+
+class SubscriptionsController(Controller):
+    path = "/subscriptions"
+    tags = ["contexts"]
+
+    @get("/", summary="List the subscriptions you may see", responses=problems(400, 401, 503))
+    async def list_all(
+        self,
+        state: State,
+        token: NamedDependency[str],
+        include_revoked: Annotated[bool, Parameter(description="Revoked subscriptions too")] = False,
+        subscription_state: Annotated[
+            SubscriptionState | None, QueryParameter(name="state", description="Only pending, live or revoked ones")
+        ] = None,
+    ) -> SubscriptionList:
+        """Those offered to your scopes (pending until a writer of that scope accepts them)
+        and those of the Contexts you publish, of every Context."""
+        return await operations.list_all_subscriptions(state.services, token, include_revoked, subscription_state)

@@ -4,7 +4,8 @@ client is told at once, with a problem, instead of being answered as if it had a
 something else.
 
 - A body is read only as JSON in UTF-8 (RFC 8259 8.1): another media type is a 415, and
-  so is a `charset` other than UTF-8 (a `charset=latin-1` body was read as UTF-8).
+  so is a `charset` other than UTF-8 (a `charset=latin-1` body was read as UTF-8). A
+  POST to an action that reads no body may send none, with no Content-Type.
 - A query string or path whose percent-encoding is not UTF-8 (`owner=%FF`) is a 400: it
   was decoded with U+FFFD in place of the bytes, and matched nothing or the wrong thing.
 - A query parameter the endpoint does not declare (`/documents?ownr=x`) is a 400 that
@@ -56,13 +57,16 @@ async def check_request(request: Request) -> Response | None:
 def body_type_problem(request: Request) -> Response | None:
     if request.method not in ("POST", "PUT", "PATCH"):
         return None
-    detail = json_body_problem(request.headers.get("content-type", ""))
-    if detail is not None:
-        return problem(415, detail, request)
     empty = request.headers.get("content-length") == "0" or (
         "content-length" not in request.headers and "transfer-encoding" not in request.headers
     )
-    if empty and "data" in request.route_handler.parsed_fn_signature.parameters:
+    reads_body = "data" in request.route_handler.parsed_fn_signature.parameters
+    if empty and not reads_body:
+        return None  # an action that takes no body (POST .../accept) is sent none
+    detail = json_body_problem(request.headers.get("content-type", ""))
+    if detail is not None:
+        return problem(415, detail, request)
+    if empty and reads_body:
         # Litestar's own message for it was its parameter's name, quoted: 'data'.
         return problem(400, f"{request.method} {path_of(request)} needs a JSON body", request)
     return None

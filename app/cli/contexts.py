@@ -1,5 +1,5 @@
-"""`contexts ctx create | version | list | show | retire | subscribe | unsubscribe |
-subscriptions`: Contexts (versioned bundles of fragments) and their subscriptions, as
+"""`contexts ctx create | version | list | show | retire | subscribe | accept |
+unsubscribe | subscriptions`: Contexts (versioned bundles of fragments) and their subscriptions, as
 --principal on the database: its grants apply exactly as over HTTP (docs/adr/0018)."""
 
 from __future__ import annotations
@@ -51,8 +51,13 @@ def _line(c: ContextOut) -> str:
 
 def _sub_line(s: SubscriptionOut) -> str:
     who = s.subscriber_org_id + (f"/{s.subscriber_repo_id}" if s.subscriber_repo_id else "")
-    state = f"revoked {s.revoked_at:%Y-%m-%d %H:%M} by {s.revoked_by}" if s.revoked_at else "live"
-    return f"{s.subscription_id}\t{s.ref}\t-> {who}\t{state}"
+    if s.revoked_at:
+        state = f"revoked {s.revoked_at:%Y-%m-%d %H:%M} by {s.revoked_by}"
+    elif s.accepted_at is None:
+        state = "pending: a writer of the subscriber scope accepts it with `contexts ctx accept`"
+    else:
+        state = "live"
+    return f"{s.subscription_id}\t{s.ref}\tfrom {s.org_id} -> {who}\t{state}"
 
 
 @click.group("ctx")
@@ -233,7 +238,9 @@ def ctx_subscribe(
     subscriber_repo_id: str | None,
     version: int | None,
 ) -> None:
-    """Publish CONTEXT_ID to another org or repo: a revocable grant, not a copy."""
+    """Offer CONTEXT_ID to another org or repo: a revocable grant, not a copy, that gives
+    nothing until a writer of that scope accepts it (`contexts ctx accept`), unless you
+    may write that scope yourself."""
     from app.operations.contexts import subscribe_on
 
     payload = {"subscriber_org_id": subscriber_org_id, "subscriber_repo_id": subscriber_repo_id, "version": version}
@@ -241,6 +248,19 @@ def ctx_subscribe(
     number = _context_id(context_id)
     made = as_principal(context_settings(cli), required_org(org_id), lambda conn: subscribe_on(conn, number, request))
     click.echo(_sub_line(made))
+
+
+@ctx.command("accept")
+@click.argument("subscription_id", type=click.IntRange(min=1))
+@click.option("--org", "org_id", default=None, help="Org of --principal (the subscriber's).")
+@click.pass_context
+def ctx_accept(cli: click.Context, subscription_id: int, org_id: str | None) -> None:
+    """Accept subscription SUBSCRIPTION_ID offered to your org or repo (a write grant on
+    that scope): from then on its readers read the Context it gives."""
+    from app.operations.contexts import accept_on
+
+    accepted = as_principal(context_settings(cli), required_org(org_id), lambda conn: accept_on(conn, subscription_id))
+    click.echo(_sub_line(accepted))
 
 
 @ctx.command("unsubscribe")
@@ -261,14 +281,20 @@ def ctx_unsubscribe(cli: click.Context, subscription_id: int, org_id: str | None
 @click.option("--org", "org_id", default=None, help="Org of --principal.")
 @click.option("--context", "context_id", default=None, help="Only this Context's.")
 @click.option("--all", "include_revoked", is_flag=True, help="Revoked ones too.")
+@click.option("--pending", is_flag=True, help="Only those waiting for a writer of the subscriber scope to accept them.")
 @click.pass_context
-def ctx_subscriptions(cli: click.Context, org_id: str | None, context_id: str | None, include_revoked: bool) -> None:
-    """Subscriptions you publish, and those of your subscriber scopes."""
+def ctx_subscriptions(
+    cli: click.Context, org_id: str | None, context_id: str | None, include_revoked: bool, pending: bool
+) -> None:
+    """Subscriptions you publish, and those offered to your scopes (pending until accepted)."""
     from app.operations.contexts import list_subscriptions_on
 
     number = _context_id(context_id) if context_id else None
+    state = "pending" if pending else None
     listed = as_principal(
-        context_settings(cli), required_org(org_id), lambda conn: list_subscriptions_on(conn, number, include_revoked)
+        context_settings(cli),
+        required_org(org_id),
+        lambda conn: list_subscriptions_on(conn, number, include_revoked, state),
     )
     for s in listed.subscriptions:
         click.echo(_sub_line(s))

@@ -217,11 +217,20 @@ def unsubscribe_on(conn: psycopg.Connection, subscription_id: int) -> Subscripti
     return row
 
 
+def accept_on(conn: psycopg.Connection, subscription_id: int) -> SubscriptionOut:
+    row = _one(conn, SubscriptionOut, "select * from service.context_accept(%s)", (subscription_id,))
+    assert isinstance(row, SubscriptionOut)
+    return row
+
+
 def list_subscriptions_on(
-    conn: psycopg.Connection, context_id: int | None = None, include_revoked: bool = False
+    conn: psycopg.Connection, context_id: int | None = None, include_revoked: bool = False, state: str | None = None
 ) -> SubscriptionList:
     with conn.cursor(row_factory=class_row(SubscriptionOut)) as cur:
-        rows = cur.execute("select * from api.context_subscriptions(%s, %s)", (context_id, include_revoked)).fetchall()
+        rows = cur.execute(
+            "select * from api.context_subscriptions(%s, %s) where %s::text is null or state = %s",
+            (context_id, include_revoked or state == "revoked", state, state),
+        ).fetchall()
     return SubscriptionList(rows)
 
 
@@ -321,5 +330,32 @@ async def unsubscribe(services: Services, token: str, context_id: int, subscript
             if subscription_id not in {s.subscription_id for s in listed}:
                 raise NotFound(f"unknown subscription of ctx_{context_id}: {subscription_id}")
             return unsubscribe_on(conn, subscription_id)
+
+    return await services.runtime.write(run)
+
+
+async def list_all_subscriptions(
+    services: Services, token: str, include_revoked: bool = False, state: str | None = None
+) -> SubscriptionList:
+    """GET /subscriptions: offers to the caller's scopes (pending ones among them) and
+    what its org publishes, of every Context."""
+
+    def run() -> SubscriptionList:
+        with services.auth.acting_for(token) as conn:
+            return list_subscriptions_on(conn, None, include_revoked, state)
+
+    return await services.runtime.read(run)
+
+
+async def accept(services: Services, token: str, context_id: int, subscription_id: int) -> SubscriptionOut:
+    """POST /contexts/{id}/subscriptions/{sid}/accept: a subscription of another Context (or
+    one the caller may not see) is a 404."""
+
+    def run() -> SubscriptionOut:
+        with services.auth.acting_for(token, write=True) as conn:
+            listed = list_subscriptions_on(conn, context_id, include_revoked=True).subscriptions
+            if subscription_id not in {s.subscription_id for s in listed}:
+                raise NotFound(f"unknown subscription of ctx_{context_id}: {subscription_id}")
+            return accept_on(conn, subscription_id)
 
     return await services.runtime.write(run)

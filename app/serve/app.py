@@ -23,7 +23,7 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 
 from app import __version__
 from app.api.auth import bearer_token
-from app.api.contexts import ContextsController
+from app.api.contexts import ContextsController, SubscriptionsController
 from app.api.documents import DocumentsController
 from app.api.errors import EXCEPTION_HANDLERS, problem
 from app.api.fragments import FragmentsController, TracesController
@@ -236,6 +236,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             RulesController,
             OwnersController,
             ContextsController,
+            SubscriptionsController,
             ProfilesController,
             SyncController,
             FragmentsController,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -966,6 +966,9 @@ class SubscriptionCreate(msgspec.Struct, forbid_unknown_fields=True):
     """A pinned version (default: follow the newest)."""
 
 
+SubscriptionState = Literal["pending", "live", "revoked"]
+
+
 class SubscriptionOut(msgspec.Struct):
     subscription_id: int
     context_id: int
@@ -976,9 +979,16 @@ class SubscriptionOut(msgspec.Struct):
     version: int | None
     subscriber_org_id: str
     subscriber_repo_id: str | None
+    state: SubscriptionState
+    """pending (offered: gives nothing until a writer of the subscriber scope accepts it),
+    live (accepted) or revoked."""
     created_by: str | None
     """The publisher's principal that made it (null for the subscriber side)."""
     created_at: datetime
+    accepted_at: datetime | None
+    accepted_by: str | None
+    """`org/principal` that accepted it: a writer of the subscriber scope, or its maker when
+    it may write that scope itself (`migration 0046` for those live before consent)."""
     revoked_at: datetime | None
     revoked_by: str | None
     """`org/principal` that revoked it; the subscriber side sees only the publisher's org."""

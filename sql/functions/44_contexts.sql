@@ -49,7 +49,7 @@ as $$
                                       where v.context_id = s.context_id)) as resolved
           from data.context_subscriptions s
           join data.contexts c on c.context_id = s.context_id and c.org_id = s.org_id
-          where s.revoked_at is null
+          where s.revoked_at is null and s.accepted_at is not null
             and c.persona_id is null and c.session_id is null
             and s.subscriber_org_id = (select data.acl_org())
             and (s.subscriber_repo_id is null or (select data.acl_org_wide())
@@ -797,17 +797,44 @@ $$;
 comment on function service.context_candidates(text, text[], text, jsonb, jsonb, int, boolean, text, text, text, boolean)
     is 'Members of the named Context versions the caller may read, as retrieval candidates scored from the bundles alone (no statistic of anything else), each with the reference that brought it.';
 
+-- data._subscription_state: pending (made, not yet accepted by the subscriber scope),
+-- live (accepted, giving its version) or revoked (by either side, accepted or not).
+create or replace function data._subscription_state(s data.context_subscriptions)
+returns text
+language sql immutable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select case when s.revoked_at is not null then 'revoked' when s.accepted_at is null then 'pending' else 'live' end
+$$;
+
+-- data._subscription_out: one subscription as its doors answer it; who in the publisher's
+-- org made it only to the publisher side (p_publisher), as api.context_subscriptions does.
+create or replace function data._subscription_out(p_subscription_id bigint, p_publisher boolean)
+returns table (subscription_id bigint, context_id bigint, ref text, org_id text, version int,
+               subscriber_org_id text, subscriber_repo_id text, state text, created_by text, created_at timestamptz,
+               accepted_at timestamptz, accepted_by text, revoked_at timestamptz, revoked_by text)
+language sql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select s.subscription_id, s.context_id, 'ctx_' || s.context_id || '@' || coalesce(s.version::text, 'latest'),
+           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id, data._subscription_state(s),
+           case when p_publisher then s.created_by end, s.created_at, s.accepted_at, s.accepted_by,
+           s.revoked_at, s.revoked_by
+    from data.context_subscriptions s where s.subscription_id = p_subscription_id
+$$;
+
 -- service.context_subscribe: a grant on a Context, made by its publisher (a write grant on
--- its scope): the principals of p_subscriber_org (those who may read
--- p_subscriber_repo there, or all of them) read the members of p_version, or of the
--- newest version when it is null, until it is revoked. Another org or another repo of
--- the same org; never a copy. Only a Context of an org or repo scope: a persona's or a
--- session's is refused (42501), as subscribing would carry it out of its scope.
+-- its scope): once a writer of the subscriber scope accepts it (ADR 0018, amendment of
+-- 2026-12-06), the principals of p_subscriber_org (those who may read p_subscriber_repo
+-- there, or all of them) read the members of p_version, or of the newest version when
+-- it is null, until it is revoked. Another org or another repo of the same org; never a
+-- copy. Only a Context of an org or repo scope: a persona's or a session's is refused
+-- (42501), as subscribing would carry it out of its scope.
 create or replace function service.context_subscribe(
     p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text default null, p_version int default null)
 returns table (subscription_id bigint, context_id bigint, ref text, org_id text, version int,
-               subscriber_org_id text, subscriber_repo_id text, created_by text, created_at timestamptz,
-               revoked_at timestamptz, revoked_by text)
+               subscriber_org_id text, subscriber_repo_id text, state text, created_by text, created_at timestamptz,
+               accepted_at timestamptz, accepted_by text, revoked_at timestamptz, revoked_by text)
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
@@ -815,6 +842,7 @@ declare
     me record;
     ctx data.contexts;
     id bigint;
+    consents boolean;
 begin
     select * into me from data._principal_or_raise();
     ctx := data._writable_context(p_context_id);
@@ -835,26 +863,75 @@ begin
                                              where v.context_id = ctx.context_id and v.version = p_version) then
         raise exception 'unknown version: ctx_%@%', ctx.context_id, p_version using errcode = 'P0002';
     end if;
-    insert into data.context_subscriptions (context_id, org_id, version, subscriber_org_id, subscriber_repo_id, created_by)
-    values (ctx.context_id, ctx.org_id, p_version, p_subscriber_org_id, p_subscriber_repo_id, me.principal_id)
+    -- Accepted as it is made only when its maker may write the subscriber scope itself
+    -- (an org writer sharing with a repo of its org): anyone else's waits for a writer of
+    -- that scope (service.context_accept), and gives nothing until then.
+    consents := p_subscriber_org_id = me.org_id
+        and (cardinality(data._acl('org', true)) > 0
+             or (p_subscriber_repo_id is not null and p_subscriber_repo_id = any (data._acl('repo', true))));
+    insert into data.context_subscriptions (context_id, org_id, version, subscriber_org_id, subscriber_repo_id, created_by,
+                                            accepted_at, accepted_by)
+    values (ctx.context_id, ctx.org_id, p_version, p_subscriber_org_id, p_subscriber_repo_id, me.principal_id,
+            case when consents then clock_timestamp() end, case when consents then me.org_id || '/' || me.principal_id end)
     returning data.context_subscriptions.subscription_id into id;
-    return query
-    select s.subscription_id, s.context_id, 'ctx_' || s.context_id || '@' || coalesce(s.version::text, 'latest'),
-           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id, s.created_by, s.created_at,
-           s.revoked_at, s.revoked_by
-    from data.context_subscriptions s where s.subscription_id = id;
+    return query select * from data._subscription_out(id, true);
 end
 $$;
 comment on function service.context_subscribe(bigint, text, text, int)
-    is 'Publish a Context to another org or repo: a revocable grant on the bundle (pinned version, or the newest), never a copy. Needs a write grant on the Context''s scope.';
+    is 'Offer a Context to another org or repo: a revocable grant on the bundle (pinned version, or the newest), never a copy, given once a writer of the subscriber scope accepts it. Needs a write grant on the Context''s scope.';
+
+-- service.context_accept: a writer of the subscriber scope (its repo, or the org for an
+-- org-wide subscription) accepts a pending subscription; from then on its principals read
+-- what it gives. Unknown to anyone else (the publisher included: its consent is the
+-- offer). Accepting one that is live or revoked is a 55000.
+create or replace function service.context_accept(p_subscription_id bigint)
+returns table (subscription_id bigint, context_id bigint, ref text, org_id text, version int,
+               subscriber_org_id text, subscriber_repo_id text, state text, created_by text, created_at timestamptz,
+               accepted_at timestamptz, accepted_by text, revoked_at timestamptz, revoked_by text)
+language plpgsql security definer
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+declare
+    me record;
+    sub data.context_subscriptions;
+    publisher boolean;
+begin
+    select * into me from data._principal_or_raise();
+    select s.* into sub from data.context_subscriptions s where s.subscription_id = p_subscription_id;
+    if sub.subscription_id is null
+       or not (sub.subscriber_org_id = me.org_id
+               and (sub.subscriber_repo_id is null or data.acl_org_wide()
+                    or sub.subscriber_repo_id = any (data.acl_repos()))) then
+        raise exception 'unknown subscription: %', p_subscription_id using errcode = 'P0002';
+    end if;
+    perform data._require_write(sub.subscriber_org_id, sub.subscriber_repo_id, null, null);
+    if sub.revoked_at is not null then
+        raise exception 'subscription % was revoked: it cannot be accepted', p_subscription_id using errcode = '55000',
+            hint = 'Ask its publisher for a new one.';
+    end if;
+    if sub.accepted_at is not null then
+        raise exception 'subscription % was accepted already (by %)', p_subscription_id, sub.accepted_by
+            using errcode = '55000';
+    end if;
+    -- An org writer accepting what its own org published: then it sees who made it.
+    publisher := exists (select 1 from data._readable_context_versions() rv
+                         where rv.context_id = sub.context_id and not rv.via_subscription);
+    update data.context_subscriptions s
+    set accepted_at = greatest(clock_timestamp(), s.created_at), accepted_by = me.org_id || '/' || me.principal_id
+    where s.subscription_id = sub.subscription_id;
+    return query select * from data._subscription_out(sub.subscription_id, publisher);
+end
+$$;
+comment on function service.context_accept(bigint)
+    is 'Accept a pending subscription, as a writer of its subscriber scope: from then on that scope reads the bundle it gives.';
 
 -- service.context_unsubscribe: revoke a live subscription, as its publisher (a write grant
 -- on the Context's scope) or as the subscriber (a write grant on the subscriber scope:
 -- its repo, or the org for an org-wide subscription). Kept, with who revoked it when.
 create or replace function service.context_unsubscribe(p_subscription_id bigint)
 returns table (subscription_id bigint, context_id bigint, ref text, org_id text, version int,
-               subscriber_org_id text, subscriber_repo_id text, created_by text, created_at timestamptz,
-               revoked_at timestamptz, revoked_by text)
+               subscriber_org_id text, subscriber_repo_id text, state text, created_by text, created_at timestamptz,
+               accepted_at timestamptz, accepted_by text, revoked_at timestamptz, revoked_by text)
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
@@ -887,11 +964,7 @@ begin
     end if;
     update data.context_subscriptions s set revoked_at = clock_timestamp(), revoked_by = me.org_id || '/' || me.principal_id
     where s.subscription_id = sub.subscription_id;
-    return query
-    select s.subscription_id, s.context_id, 'ctx_' || s.context_id || '@' || coalesce(s.version::text, 'latest'),
-           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id, s.created_by, s.created_at,
-           s.revoked_at, s.revoked_by
-    from data.context_subscriptions s where s.subscription_id = sub.subscription_id;
+    return query select * from data._subscription_out(sub.subscription_id, publisher);
 end
 $$;
 comment on function service.context_unsubscribe(bigint)
@@ -902,15 +975,18 @@ comment on function service.context_unsubscribe(bigint)
 -- scopes it may read), of one Context or all; revoked ones with p_include_revoked.
 create or replace function api.context_subscriptions(p_context_id bigint default null, p_include_revoked boolean default false)
 returns table (subscription_id bigint, context_id bigint, ref text, org_id text, version int,
-               subscriber_org_id text, subscriber_repo_id text, created_by text, created_at timestamptz,
-               revoked_at timestamptz, revoked_by text)
+               subscriber_org_id text, subscriber_repo_id text, state text, created_by text, created_at timestamptz,
+               accepted_at timestamptz, accepted_by text, revoked_at timestamptz, revoked_by text)
 language sql stable
 set search_path = pg_catalog, extensions, pg_temp
 as $$
     -- The subscriber side does not learn who in the publisher's org made or ended it.
     select s.subscription_id, s.context_id, 'ctx_' || s.context_id || '@' || coalesce(s.version::text, 'latest'),
-           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id,
-           case when p.publisher then s.created_by end, s.created_at, s.revoked_at,
+           s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id, data._subscription_state(s),
+           case when p.publisher then s.created_by end, s.created_at, s.accepted_at,
+           case when p.publisher or starts_with(s.accepted_by, s.subscriber_org_id || '/') then s.accepted_by
+                else split_part(s.accepted_by, '/', 1) end,
+           s.revoked_at,
            case when p.publisher or starts_with(s.revoked_by, s.subscriber_org_id || '/') then s.revoked_by
                 else split_part(s.revoked_by, '/', 1) end
     from data.context_subscriptions s

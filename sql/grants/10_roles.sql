@@ -231,7 +231,7 @@ begin
             -- Contexts (44_contexts.sql): policy helper, and what the listing and resolution read.
             (array['contexts_service', 'contexts_analyst'], array[
                 'data._readable_context_versions', 'data._context_versions', 'data._context_rows',
-                'data._resolve_context_refs']),
+                'data._resolve_context_refs', 'data._subscription_state']),
             -- Workflow rules (46_workflow_rules.sql): the listing's row helper.
             (array['contexts_service', 'contexts_analyst'], array['data._rule_rows', 'data._glob_regex']),
             -- Retrieval from SQL (sql/functions/55_sql_retrieval.sql): analysts at psql.
@@ -243,6 +243,7 @@ begin
                 'service.delete_document', 'service.pin_add', 'service.pin_remove', 'service.ranking_profile_set',
                 'service.ranking_profile_delete', 'service.persona_vectors_set', 'service.sync_record', 'service.context_create',
                 'service.context_add_version', 'service.context_retire', 'service.context_subscribe', 'service.context_unsubscribe',
+                'service.context_accept',
                 'service.context_candidates', 'service.secondary_models', 'service.serving_models', 'service.previous_models',
                 'service.rule_create', 'service.rule_delete', 'service.idempotent_response', 'service.idempotent_record']),
             -- Index sizes of every org for GET /metrics (sql/functions/70_metrics.sql).

@@ -9,7 +9,7 @@ import psycopg
 import pytest
 
 from tests.api.test_api import ingest, problem
-from tests.api.test_contexts import PAYMENTS, new_context, other_org, principal, sources
+from tests.api.test_contexts import PAYMENTS, accept, new_context, other_org, principal, sources
 from tests.retrieve.corpus import DOCS
 
 NOTE = "# Incident notes\n\nThe signing key of the payments vault is in kv/payments/prod-signing.\n"
@@ -93,8 +93,8 @@ def test_a_subscription_row_written_past_the_api_gives_nothing(corpus, db_url):
         conn.rollback()
         conn.execute("set session_replication_role = replica")  # no triggers: as an old release wrote it
         conn.execute(
-            "insert into data.context_subscriptions (context_id, org_id, subscriber_org_id, created_by)"
-            " values (%s, 'acme', 'globex', 'dba')",
+            "insert into data.context_subscriptions (context_id, org_id, subscriber_org_id, created_by,"
+            " accepted_at, accepted_by) values (%s, 'acme', 'globex', 'dba', clock_timestamp(), 'globex/admin')",
             (ctx["context_id"],),
         )
     problem(corpus.get(f"/contexts/{ctx['ref']}@latest", headers=other), 404)
@@ -140,7 +140,8 @@ def test_a_deleted_document_leaves_every_context_version(corpus, db_url):
     ctx = new_context(corpus, "payments", repo_id="payments")
     assert corpus.post(f"/contexts/{ctx['ref']}/versions", json={"path_globs": ["stripe/**"]}).status_code == 201
     other = other_org(db_url, "globex")
-    assert corpus.post(f"/contexts/{ctx['ref']}/subscriptions", json={"subscriber_org_id": "globex"}).status_code == 201
+    offered = corpus.post(f"/contexts/{ctx['ref']}/subscriptions", json={"subscriber_org_id": "globex"})
+    accept(corpus, ctx, offered.json(), other)
     docs = corpus.get("/documents", params={"org_id": "acme", "repo_id": "payments"}).json()["documents"]
     webhooks = next(d["doc_id"] for d in docs if d["path"] == "stripe/webhooks.md")
     assert corpus.delete(f"/documents/{webhooks}").status_code == 200
@@ -181,7 +182,8 @@ def test_a_subscriber_sees_no_more_than_docs_dba_lists(corpus, db_url):
     built = corpus.post(f"/contexts/{ctx['ref']}/versions", json={"query": {"query": "rotate credentials"}})
     assert built.status_code == 201 and built.json()["built_from"]["query"]["trace_id"]
     other = other_org(db_url, "globex")
-    assert corpus.post(f"/contexts/{ctx['ref']}/subscriptions", json={"subscriber_org_id": "globex"}).status_code == 201
+    offered = corpus.post(f"/contexts/{ctx['ref']}/subscriptions", json={"subscriber_org_id": "globex"})
+    accept(corpus, ctx, offered.json(), other)
     seen = corpus.get(f"/contexts/{ctx['ref']}/versions", headers=other).json()["versions"]
     assert [(v["built_from"], v["created_by"]) for v in seen] == [({}, None)]
     read = corpus.get(f"/contexts/{ctx['ref']}@latest", headers=other).json()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.api.test_api import problem
-from tests.api.test_contexts import PAYMENTS, new_context, other_org, principal, sources
+from tests.api.test_contexts import PAYMENTS, accept, new_context, other_org, principal, sources
 from tests.api.test_contexts import corpus as corpus  # noqa: F401 (fixture)
 
 UNRELATED = "onboarding buddy for new engineers"
@@ -130,6 +130,9 @@ def test_a_revoked_subscription_makes_the_rule_bring_nothing(corpus, db_url):
     # Not readable by globex yet: unknown to it.
     problem(corpus.post("/rules", json=payload, headers=globex), 404)
     sub = corpus.post(f"/contexts/{ref}/subscriptions", json={"subscriber_org_id": "globex"}).json()
+    # Offered, not yet accepted: still unknown to it.
+    problem(corpus.post("/rules", json=payload, headers=globex), 404)
+    accept(corpus, {"ref": ref}, sub, globex)
     rule = add_rule(corpus, globex, **payload)
     body = {"query": "refund approval", "scope": {"org_id": "globex"}, "touching": ["app/stripe.py"]}
     got = corpus.post("/contexts/retrieve", json=body, headers=globex).json()

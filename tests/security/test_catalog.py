@@ -189,6 +189,7 @@ EXECUTABLE = {
         "service.context_subscribe",
         "api.context_subscriptions",
         "service.context_unsubscribe",
+        "service.context_accept",
         "api.context_versions",
         "api.contexts_list",
         "service.delete_document",
@@ -330,6 +331,7 @@ CONTEXT_HELPERS = {
     "data._context_versions",
     "data._context_rows",
     "data._resolve_context_refs",
+    "data._subscription_state",
     "data._rule_rows",
     "data._glob_regex",
 }

@@ -88,6 +88,8 @@ TALLY = {
     "redacted_requests": 0,
     "bundle_reads": 0,
     "refused": 0,
+    "accepted": 0,
+    "left pending": 0,
     "link_reads": 0,
     "deleted": 0,
     "rule_matches": 0,
@@ -138,8 +140,12 @@ class Subscription:
     org: str
     repo: str | None
     revoke: bool
+    accept: bool = True
+    """Whether a writer of the subscriber scope accepts it (ADR 0018, 2026-12-06): until
+    then it gives nothing. One its maker may write the subscriber scope of is live at once."""
     id: int | None = None
     """None: refused (a persona or session Context is never subscribed)."""
+    accepted: bool = False
     revoked: bool = False
 
 
@@ -445,19 +451,39 @@ def publish(conn: psycopg.Connection, orgs: list[Org]) -> None:
             offers.append((o.name, "r2"))
             for k, (org_name, repo) in enumerate(offers):
                 sub = Subscription(org_name, repo, b.revoke if k == 0 else b.pinned and not b.revoke)
+                sub.accept = org_name == o.name or not (b.pinned and b.revoke)
                 conn.execute("select service.bind_principal(%s, 'writer')", (o.name,))
                 try:
                     with conn.transaction():
-                        sub.id = conn.execute(
-                            "select subscription_id from service.context_subscribe(%s, %s, %s, %s)",
+                        sub.id, state = conn.execute(
+                            "select subscription_id, state from service.context_subscribe(%s, %s, %s, %s)",
                             (b.context_id, org_name, repo, 1 if b.pinned else None),
-                        ).fetchone()[0]
+                        ).fetchone()
+                    # Its writer (an org write grant) consents for its own org; never for another.
+                    assert state == ("live" if org_name == o.name else "pending"), (b, sub, state)
+                    sub.accepted = state == "live"
                 except psycopg.errors.InsufficientPrivilege:
                     TALLY["refused"] += 1
                 assert (sub.id is not None) == b.shareable, (b, sub)
                 b.subscriptions.append(sub)
             conn.commit()
-            rule_scopes = [(o.name, b.repo)] + [(x.org, x.repo) for x in b.subscriptions if x.id is not None]
+            for sub in b.subscriptions:
+                if sub.id is None or sub.accepted:
+                    continue
+                # The publisher cannot accept for the subscriber: unknown to it.
+                conn.execute("select service.bind_principal(%s, 'writer')", (o.name,))
+                with pytest.raises(psycopg.errors.NoDataFound), conn.transaction():
+                    conn.execute("select service.context_accept(%s)", (sub.id,))
+                if sub.accept:
+                    conn.execute("select service.bind_principal(%s, 'writer')", (sub.org,))
+                    state = conn.execute("select state from service.context_accept(%s)", (sub.id,)).fetchone()[0]
+                    assert state == "live"
+                    sub.accepted = True
+                    TALLY["accepted"] += 1
+                else:
+                    TALLY["left pending"] += 1
+            conn.commit()
+            rule_scopes = [(o.name, b.repo)] + [(x.org, x.repo) for x in b.subscriptions if x.accepted]
             for org_name, repo in rule_scopes if b.shareable else [(o.name, None)]:
                 conn.execute("select service.bind_principal(%s, 'writer')", (org_name,))
                 try:
@@ -524,6 +550,7 @@ def bundle_versions(
         if (
             b.shareable
             and sub.id is not None
+            and sub.accepted
             and not sub.revoked
             and sub.org == reader.name
             and (sub.repo is None or "org" in kinds or ("repo", sub.repo) in grants)

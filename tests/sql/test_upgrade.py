@@ -226,13 +226,19 @@ def test_0026_postings_are_packed_as_a_fresh_index_would_be(empty_db):
         assert tops() == upgraded
 
 
+def _undo_0046(conn: psycopg.Connection) -> None:
+    """The subscriptions' table as it was before migration 0046 (its functions come back
+    with the re-applied ones)."""
+    conn.execute("alter table data.context_subscriptions drop column accepted_at, drop column accepted_by")
+
+
 def test_0043_recomputes_every_stored_simhash_as_a_fresh_ingest_would(empty_db):
     """Migration 0043 gives every stored fragment the SimHash a fresh ingest of its text
     gives now (app/ingest/dedupe.py), over more than one batch and in every org, and the
     band columns the near-duplicate look-up probes follow."""
     from app.ingest.dedupe import simhash64, to_signed
 
-    migrate(empty_db, revision="0042")  # functions of head: 0043 changes no schema
+    migrate(empty_db)
     with psycopg.connect(empty_db) as conn:
         conn.execute("insert into data.orgs (org_id) values ('acme'), ('globex')")
         conn.execute("select data._create_tenant_partitions(org_id) from data.orgs")
@@ -244,6 +250,11 @@ def test_0043_recomputes_every_stored_simhash_as_a_fresh_ingest_would(empty_db):
             from generate_series(1, 6100) i,
                  lateral (select 'Release ' || i || E'\n' || repeat('=', 20 + i % 7) || E'\n\n- fix ' || i as t) x
         """)
+        # The schema as 0042 left it (0043 changes none; what 0044 to 0046 add, undone).
+        conn.execute("alter table data.documents drop column rewrite_due")
+        conn.execute("drop table public.contexts_due")
+        _undo_0046(conn)
+        conn.execute("update public.alembic_version set version_num = '0042'")
         conn.commit()
 
     migrate(empty_db)
@@ -301,12 +312,13 @@ def test_0044_re_chunks_at_their_next_write_the_documents_old_near_copies_hid(db
     # The database as 0042 left it, then the upgrade.
     conn.execute("alter table data.documents drop column rewrite_due")
     conn.execute("drop table public.contexts_due")
+    _undo_0046(conn)
     conn.execute("update public.alembic_version set version_num = '0042'")
     conn.commit()
     done = migrate(db_url)
 
     assert documents() == {"docs/install.md": (1, False), "docs/deploy.md": (1, True)}
-    assert done.applied == ("0043", "0044", "0045") and done.rewrite_due == 1
+    assert done.applied == ("0043", "0044", "0045", "0046") and done.rewrite_due == 1
     assert "; 1 document(s) to re-chunk under the new near-duplicate features: the next `contexts ingest`" in (
         done.describe()
     )
@@ -364,13 +376,14 @@ def test_0045_recomputes_the_windows_an_earlier_supersession_rule_stored(db_url,
         " where s.org_id = f.org_id and s.fragment_id = f.fragment_id and d.path = 'docs/adr/0003-rabbitmq.md'"
     )
     conn.execute("drop table public.contexts_due")
+    _undo_0046(conn)
     conn.execute("update public.alembic_version set version_num = '0044'")
     conn.commit()
     assert windows()["docs/adr/0003-rabbitmq.md"] is True
 
     done = migrate(db_url)
 
-    assert done.applied == ("0045",)
+    assert done.applied == ("0045", "0046")
     assert windows() == {
         "docs/adr/0003-rabbitmq.md": False,
         "docs/adr/0007-kafka.md": False,
@@ -378,3 +391,40 @@ def test_0045_recomputes_the_windows_an_earlier_supersession_rule_stored(db_url,
         "docs/adr/0017-kafka.md": False,
     }
     assert conn.execute("select count(*) from public.contexts_due").fetchone() == (0,)
+
+
+def test_0046_keeps_the_live_subscriptions_live_and_later_ones_wait_for_consent(db_url, conn, ingest):
+    """Subscriptions live before consent existed were read by their subscribers already:
+    they stay live, marked as accepted by the migration; a revoked one stays revoked and
+    unaccepted; one made after the upgrade waits for a writer of the subscriber scope."""
+    ingest("acme", {"stripe/refunds.md": "# Refunds\n\nRefunds above 500 EUR need a second approval.\n"}, repo="pay")
+    conn.execute("select service.create_org('globex')")
+    conn.execute("select service.bind_principal('acme', %s)", (ADMIN,))
+    made = conn.execute("select context_id from service.context_create('acme', 'pay', null, null, 'runbook')")
+    ctx = made.fetchone()[0]
+    conn.execute("select service.context_add_version(%s, '{}', '{}', '{**}')", (ctx,))
+    conn.commit()
+    conn.execute("alter table data.context_subscriptions drop column accepted_at, drop column accepted_by")
+    for version in (1, None):  # as 0045's functions wrote them: no consent
+        conn.execute(
+            "insert into data.context_subscriptions (context_id, org_id, version, subscriber_org_id, created_by)"
+            " values (%s, 'acme', %s, 'globex', 'admin')",
+            (ctx, version),
+        )
+    conn.execute("update data.context_subscriptions set revoked_at = clock_timestamp(), revoked_by = 'acme/admin'"
+                 " where version is null")  # fmt: skip
+    conn.execute("update public.alembic_version set version_num = '0045'")
+    conn.commit()
+
+    done = migrate(db_url)
+
+    assert done.applied == ("0046",)
+    rows = conn.execute(
+        "select version, accepted_by, accepted_at = created_at, revoked_at is not null"
+        " from data.context_subscriptions order by subscription_id"
+    ).fetchall()
+    assert rows == [(1, "migration 0046", True, False), (None, None, None, True)]
+    conn.execute("select service.bind_principal('acme', %s)", (ADMIN,))
+    later = conn.execute("select state from service.context_subscribe(%s, 'globex')", (ctx,)).fetchone()
+    conn.rollback()
+    assert later == ("pending",)

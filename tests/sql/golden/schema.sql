@@ -167,7 +167,7 @@ COMMENT ON FUNCTION api.context_resolve(p_refs text[]) IS 'Resolve ctx_<id>@<ver
 -- Name: context_subscriptions(bigint, boolean); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.context_subscriptions(p_context_id bigint DEFAULT NULL::bigint, p_include_revoked boolean DEFAULT false) RETURNS TABLE(subscription_id bigint, context_id bigint, ref text, org_id text, version integer, subscriber_org_id text, subscriber_repo_id text, created_by text, created_at timestamp with time zone, revoked_at timestamp with time zone, revoked_by text)
+CREATE FUNCTION api.context_subscriptions(p_context_id bigint DEFAULT NULL::bigint, p_include_revoked boolean DEFAULT false) RETURNS TABLE(subscription_id bigint, context_id bigint, ref text, org_id text, version integer, subscriber_org_id text, subscriber_repo_id text, state text, created_by text, created_at timestamp with time zone, accepted_at timestamp with time zone, accepted_by text, revoked_at timestamp with time zone, revoked_by text)
     LANGUAGE sql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS <body>;
@@ -2035,6 +2035,88 @@ COMMENT ON FUNCTION data._stored_query_vector(p_org_id text, p_query text, p_mod
 
 
 --
+-- Name: _subscription_out(bigint, boolean); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._subscription_out(p_subscription_id bigint, p_publisher boolean) RETURNS TABLE(subscription_id bigint, context_id bigint, ref text, org_id text, version integer, subscriber_org_id text, subscriber_repo_id text, state text, created_by text, created_at timestamp with time zone, accepted_at timestamp with time zone, accepted_by text, revoked_at timestamp with time zone, revoked_by text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._subscription_out(p_subscription_id bigint, p_publisher boolean) OWNER TO <migrator>;
+
+--
+-- Name: context_subscriptions; Type: TABLE; Schema: data; Owner: <migrator>
+--
+
+CREATE TABLE data.context_subscriptions (
+    subscription_id bigint NOT NULL,
+    context_id bigint NOT NULL,
+    org_id text NOT NULL,
+    version integer,
+    subscriber_org_id text NOT NULL,
+    subscriber_repo_id text,
+    created_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    revoked_at timestamp with time zone,
+    revoked_by text,
+    accepted_at timestamp with time zone,
+    accepted_by text,
+    CONSTRAINT context_subscriptions_accepted_after_made CHECK (((accepted_at IS NULL) OR (accepted_at >= created_at))),
+    CONSTRAINT context_subscriptions_accepted_by_whom CHECK (((accepted_at IS NULL) = (accepted_by IS NULL))),
+    CONSTRAINT context_subscriptions_check CHECK (((revoked_at IS NULL) OR (revoked_at >= created_at))),
+    CONSTRAINT context_subscriptions_created_at_readable CHECK (data._readable_time(created_at, 'context_subscriptions.created_at'::text)),
+    CONSTRAINT context_subscriptions_revoked_at_readable CHECK (data._readable_time(revoked_at, 'context_subscriptions.revoked_at'::text)),
+    CONSTRAINT subscriber_repo_format CHECK ((subscriber_repo_id ~ '^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$'::text))
+);
+
+ALTER TABLE ONLY data.context_subscriptions FORCE ROW LEVEL SECURITY;
+
+
+ALTER TABLE data.context_subscriptions OWNER TO <migrator>;
+
+--
+-- Name: TABLE context_subscriptions; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON TABLE data.context_subscriptions IS 'Grants on a Context (api.context_subscribe): the subscriber org''s principals (of subscriber_repo_id, or all of them) read the members of `version`, or of the newest version when it is null, until revoked_at. Not a copy.';
+
+
+--
+-- Name: COLUMN context_subscriptions.version; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.context_subscriptions.version IS 'The version subscribed to (null: follows the newest).';
+
+
+--
+-- Name: COLUMN context_subscriptions.subscriber_repo_id; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.context_subscriptions.subscriber_repo_id IS 'Only principals that may read this repo of the subscriber org (null: every principal of that org). Not checked against the subscriber''s repos: the publisher learns nothing of another org.';
+
+
+--
+-- Name: COLUMN context_subscriptions.revoked_at; Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON COLUMN data.context_subscriptions.revoked_at IS 'Set by api.context_unsubscribe (publisher or subscriber); the row stays for audit.';
+
+
+--
+-- Name: _subscription_state(data.context_subscriptions); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._subscription_state(s data.context_subscriptions) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._subscription_state(s data.context_subscriptions) OWNER TO <migrator>;
+
+--
 -- Name: _superseders(text, bigint[]); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -2767,6 +2849,25 @@ COMMENT ON FUNCTION service.bind_principal(p_org_id text, p_principal_id text) I
 
 
 --
+-- Name: context_accept(bigint); Type: FUNCTION; Schema: service; Owner: <migrator>
+--
+
+CREATE FUNCTION service.context_accept(p_subscription_id bigint) RETURNS TABLE(subscription_id bigint, context_id bigint, ref text, org_id text, version integer, subscriber_org_id text, subscriber_repo_id text, state text, created_by text, created_at timestamp with time zone, accepted_at timestamp with time zone, accepted_by text, revoked_at timestamp with time zone, revoked_by text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION service.context_accept(p_subscription_id bigint) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION context_accept(p_subscription_id bigint); Type: COMMENT; Schema: service; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION service.context_accept(p_subscription_id bigint) IS 'Accept a pending subscription, as a writer of its subscriber scope: from then on that scope reads the bundle it gives.';
+
+
+--
 -- Name: context_add_version(bigint, bigint[], bigint[], text[], text, jsonb, bigint[]); Type: FUNCTION; Schema: service; Owner: <migrator>
 --
 
@@ -2846,7 +2947,7 @@ COMMENT ON FUNCTION service.context_retire(p_context_id bigint) IS 'Retire a Con
 -- Name: context_subscribe(bigint, text, text, integer); Type: FUNCTION; Schema: service; Owner: <migrator>
 --
 
-CREATE FUNCTION service.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text DEFAULT NULL::text, p_version integer DEFAULT NULL::integer) RETURNS TABLE(subscription_id bigint, context_id bigint, ref text, org_id text, version integer, subscriber_org_id text, subscriber_repo_id text, created_by text, created_at timestamp with time zone, revoked_at timestamp with time zone, revoked_by text)
+CREATE FUNCTION service.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text DEFAULT NULL::text, p_version integer DEFAULT NULL::integer) RETURNS TABLE(subscription_id bigint, context_id bigint, ref text, org_id text, version integer, subscriber_org_id text, subscriber_repo_id text, state text, created_by text, created_at timestamp with time zone, accepted_at timestamp with time zone, accepted_by text, revoked_at timestamp with time zone, revoked_by text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS <body>;
@@ -2858,14 +2959,14 @@ ALTER FUNCTION service.context_subscribe(p_context_id bigint, p_subscriber_org_i
 -- Name: FUNCTION context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer); Type: COMMENT; Schema: service; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION service.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer) IS 'Publish a Context to another org or repo: a revocable grant on the bundle (pinned version, or the newest), never a copy. Needs a write grant on the Context''s scope.';
+COMMENT ON FUNCTION service.context_subscribe(p_context_id bigint, p_subscriber_org_id text, p_subscriber_repo_id text, p_version integer) IS 'Offer a Context to another org or repo: a revocable grant on the bundle (pinned version, or the newest), never a copy, given once a writer of the subscriber scope accepts it. Needs a write grant on the Context''s scope.';
 
 
 --
 -- Name: context_unsubscribe(bigint); Type: FUNCTION; Schema: service; Owner: <migrator>
 --
 
-CREATE FUNCTION service.context_unsubscribe(p_subscription_id bigint) RETURNS TABLE(subscription_id bigint, context_id bigint, ref text, org_id text, version integer, subscriber_org_id text, subscriber_repo_id text, created_by text, created_at timestamp with time zone, revoked_at timestamp with time zone, revoked_by text)
+CREATE FUNCTION service.context_unsubscribe(p_subscription_id bigint) RETURNS TABLE(subscription_id bigint, context_id bigint, ref text, org_id text, version integer, subscriber_org_id text, subscriber_repo_id text, state text, created_by text, created_at timestamp with time zone, accepted_at timestamp with time zone, accepted_by text, revoked_at timestamp with time zone, revoked_by text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS <body>;
@@ -6050,60 +6151,6 @@ ALTER TABLE data.context_rules ALTER COLUMN rule_id ADD GENERATED ALWAYS AS IDEN
     NO MAXVALUE
     CACHE 1
 );
-
-
---
--- Name: context_subscriptions; Type: TABLE; Schema: data; Owner: <migrator>
---
-
-CREATE TABLE data.context_subscriptions (
-    subscription_id bigint NOT NULL,
-    context_id bigint NOT NULL,
-    org_id text NOT NULL,
-    version integer,
-    subscriber_org_id text NOT NULL,
-    subscriber_repo_id text,
-    created_by text NOT NULL,
-    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
-    revoked_at timestamp with time zone,
-    revoked_by text,
-    CONSTRAINT context_subscriptions_check CHECK (((revoked_at IS NULL) OR (revoked_at >= created_at))),
-    CONSTRAINT context_subscriptions_created_at_readable CHECK (data._readable_time(created_at, 'context_subscriptions.created_at'::text)),
-    CONSTRAINT context_subscriptions_revoked_at_readable CHECK (data._readable_time(revoked_at, 'context_subscriptions.revoked_at'::text)),
-    CONSTRAINT subscriber_repo_format CHECK ((subscriber_repo_id ~ '^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$'::text))
-);
-
-ALTER TABLE ONLY data.context_subscriptions FORCE ROW LEVEL SECURITY;
-
-
-ALTER TABLE data.context_subscriptions OWNER TO <migrator>;
-
---
--- Name: TABLE context_subscriptions; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON TABLE data.context_subscriptions IS 'Grants on a Context (api.context_subscribe): the subscriber org''s principals (of subscriber_repo_id, or all of them) read the members of `version`, or of the newest version when it is null, until revoked_at. Not a copy.';
-
-
---
--- Name: COLUMN context_subscriptions.version; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.context_subscriptions.version IS 'The version subscribed to (null: follows the newest).';
-
-
---
--- Name: COLUMN context_subscriptions.subscriber_repo_id; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.context_subscriptions.subscriber_repo_id IS 'Only principals that may read this repo of the subscriber org (null: every principal of that org). Not checked against the subscriber''s repos: the publisher learns nothing of another org.';
-
-
---
--- Name: COLUMN context_subscriptions.revoked_at; Type: COMMENT; Schema: data; Owner: <migrator>
---
-
-COMMENT ON COLUMN data.context_subscriptions.revoked_at IS 'Set by api.context_unsubscribe (publisher or subscriber); the row stays for audit.';
 
 
 --
@@ -10180,6 +10227,30 @@ GRANT ALL ON FUNCTION data._stored_query_vector(p_org_id text, p_query text, p_m
 
 
 --
+-- Name: FUNCTION _subscription_out(p_subscription_id bigint, p_publisher boolean); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._subscription_out(p_subscription_id bigint, p_publisher boolean) FROM PUBLIC;
+
+
+--
+-- Name: TABLE context_subscriptions; Type: ACL; Schema: data; Owner: <migrator>
+--
+
+GRANT SELECT ON TABLE data.context_subscriptions TO contexts_service;
+GRANT SELECT ON TABLE data.context_subscriptions TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _subscription_state(s data.context_subscriptions); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._subscription_state(s data.context_subscriptions) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._subscription_state(s data.context_subscriptions) TO contexts_service;
+GRANT ALL ON FUNCTION data._subscription_state(s data.context_subscriptions) TO contexts_analyst;
+
+
+--
 -- Name: FUNCTION _superseders(p_org_id text, p_fragment_ids bigint[]); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -10742,6 +10813,14 @@ REVOKE ALL ON FUNCTION service.begin_model_upgrade(p_namespace text, p_name text
 --
 
 REVOKE ALL ON FUNCTION service.bind_principal(p_org_id text, p_principal_id text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION context_accept(p_subscription_id bigint); Type: ACL; Schema: service; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION service.context_accept(p_subscription_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.context_accept(p_subscription_id bigint) TO contexts_service;
 
 
 --
@@ -11516,14 +11595,6 @@ GRANT SELECT ON TABLE data.context_members TO contexts_analyst;
 
 GRANT SELECT ON TABLE data.context_rules TO contexts_service;
 GRANT SELECT ON TABLE data.context_rules TO contexts_analyst;
-
-
---
--- Name: TABLE context_subscriptions; Type: ACL; Schema: data; Owner: <migrator>
---
-
-GRANT SELECT ON TABLE data.context_subscriptions TO contexts_service;
-GRANT SELECT ON TABLE data.context_subscriptions TO contexts_analyst;
 
 
 --
