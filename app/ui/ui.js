@@ -240,6 +240,7 @@ async function showTrace(traceId) {
   const returned = rows.filter((c) => c.included);
   const dropped = rows.filter((c) => !c.included);
   renderCandidates($("trace-table"), returned, weights, meaning);
+  markRankGaps($("trace-table"), returned, dropped);
   renderCandidates($("dropped-table"), dropped, weights, meaning);
   showGlossary(rows, meaning);
   $("returned-heading").textContent = returned.length
@@ -379,6 +380,34 @@ function renderCandidates(table, candidates, weights, meaning = {}) {
 // Everything the retrieval saw and did not return, in a section of its own: candidates
 // the ranking or the composition dropped (their fate says why), and what validity
 // windows kept out (docs/adr/0016): "why didn't this document come back?"
+// The final order ranks every candidate; composition then leaves some out (over the
+// budget, below a floor). Where returned ranks skip (1, 2, 4), a row says which ranks
+// are missing and why, so the order reads without hunting through the table below.
+function markRankGaps(table, returned, dropped) {
+  const reasonOf = {};
+  for (const c of dropped) if (c.final_rank != null) reasonOf[c.final_rank] = c.reason;
+  const rows = [...table.querySelectorAll("tbody tr")];
+  const columns = table.querySelectorAll("thead th").length || 1;
+  let previous = 0;
+  returned.forEach((c, i) => {
+    if (c.final_rank == null) return;
+    const missing = [];
+    for (let rank = previous + 1; rank < c.final_rank; rank++) missing.push(rank);
+    previous = c.final_rank;
+    if (!missing.length) return;
+    const byReason = {};
+    for (const rank of missing) (byReason[reasonOf[rank] || "left out"] ||= []).push("#" + rank);
+    const text = Object.entries(byReason)
+      .map(([reason, ranks]) => ranks.join(", ") + " " + reason.replaceAll("_", " "))
+      .join("; ");
+    const gap = el("tr", null, "gap");
+    const td = el("td", text + " (left out: listed below)");
+    td.colSpan = columns;
+    gap.append(td);
+    rows[i].before(gap);
+  });
+}
+
 function showLeftOut(dropped, leftOut) {
   const reasons = {};
   for (const x of [...dropped, ...leftOut]) reasons[x.reason] = (reasons[x.reason] || 0) + 1;

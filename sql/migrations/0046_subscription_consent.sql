@@ -16,7 +16,9 @@ alter table data.context_subscriptions
     add constraint context_subscriptions_accepted_after_made
         check (accepted_at is null or accepted_at >= created_at),
     add constraint context_subscriptions_accepted_by_whom
-        check ((accepted_at is null) = (accepted_by is null));
+        check ((accepted_at is null) = (accepted_by is null)),
+    add constraint context_subscriptions_accepted_at_readable
+        check (data._readable_time(accepted_at, 'context_subscriptions.accepted_at'));
 
 update data.context_subscriptions
 set accepted_at = created_at, accepted_by = 'migration 0046'

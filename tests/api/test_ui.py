@@ -173,7 +173,7 @@ def test_a_search_shows_its_fragments_trace_and_sources(page, base_url, tenants)
     returned = page.locator("#results li.fragment")
     assert returned.count() >= 1
     expect(returned.first.locator(".source")).to_have_text("runbooks/storage.md#storage-runbook")
-    rows = page.locator("#trace-table tbody tr")
+    rows = page.locator("#trace-table tbody tr:not(.gap)")
     included = page.locator("#trace-table tbody tr.included")
     assert included.count() == returned.count() == rows.count()
     first = rows.first
@@ -192,7 +192,7 @@ def test_a_search_shows_its_fragments_trace_and_sources(page, base_url, tenants)
     searched_rows = rows.count()
     assert searched_rows >= 1
     page.goto(f"{base_url}{trace_url}")
-    expect(page.locator("#trace-table tbody tr")).to_have_count(searched_rows)
+    expect(page.locator("#trace-table tbody tr:not(.gap)")).to_have_count(searched_rows)
     expect(page.locator("#search-section")).to_be_hidden()
 
     # A candidate's fragment: its text and source pointers.
@@ -246,6 +246,41 @@ def test_a_trace_of_more_candidates_than_are_explained_shows_the_explained_ones(
     terms = page.locator("#glossary-list dt").all_inner_texts()
     assert set(terms) == {name for name, _ in pairs} and terms == [n for n in MEANINGS if n in set(terms)]
     assert page.locator("#glossary-list dd").first.inner_text() == MEANINGS[terms[0]]
+
+
+@browser_test
+def test_the_returned_order_says_which_ranks_composition_left_out(page, base_url, tenants, ingest):
+    """A candidate ranked among the returned ones but over the budget leaves a gap in the
+    returned ranks (1, 3, ...): a row in its place names the missing ranks and why."""
+    from playwright.sync_api import expect
+
+    long = "\n\n".join(
+        f"When the storage volume is full, rotate the journal (step {i}): " + "check the disk usage first. " * 12
+        for i in range(8)
+    )
+    notes = {"notes/storage-long.md": f"# Storage volume full\n\n{long}\n"} | {
+        f"notes/host-{i}.md": f"# Host {i}\n\nWhen the storage volume of host {i} is full, rotate the journal.\n"
+        for i in range(6)
+    }
+    ingest("acme", notes, author="Ada", owner="Ada")
+    page.goto(f"{base_url}/ui")
+    enter_key(page, tenants.acme_admin)
+    page.fill("#query", STORAGE_QUERY)
+    page.fill("#budget", "120")
+    page.click("#search-form button")
+    expect(page.locator("#trace-table tbody tr.included").first).to_be_visible()
+    ranks = [int(r) for r in page.locator("#trace-table tbody tr.included td.rank").all_inner_texts()]
+    over = page.locator("#dropped-table tbody tr", has=page.locator("td.fate", has_text="over_budget"))
+    over_ranks = {int(r) for r in over.locator("td.rank").all_inner_texts() if r.strip()}
+    skipped = [r for r in range(1, max(ranks)) if r not in ranks]
+    assert skipped and set(skipped) <= over_ranks, (ranks, over_ranks)
+    gaps = page.locator("#trace-table tbody tr.gap")
+    expect(gaps.first).to_contain_text(f"#{skipped[0]}")
+    said = " ".join(gaps.all_inner_texts())
+    assert all(f"#{r}" in said for r in skipped) and "over budget" in said and "listed below" in said
+    # Each gap row stands right before the first returned row ranked after the gap.
+    first_gap_next = gaps.first.locator("xpath=following-sibling::tr[1]/td[@class='rank']")
+    assert int(first_gap_next.inner_text()) > skipped[0]
 
 
 @browser_test
@@ -325,7 +360,7 @@ def test_at_1400_px_each_row_shows_its_source_final_score_and_largest_terms(page
     page.fill("#query", STORAGE_QUERY)
     page.fill("#budget", "100")
     page.click("#search-form button")
-    rows = page.locator("#trace-table tbody tr")
+    rows = page.locator("#trace-table tbody tr.included")
     expect(rows.first).to_be_visible()
     page.screenshot(path=tmp_path / "trace-1400.png", full_page=True)
 

@@ -1,5 +1,5 @@
 """`contexts ctx ...` on the database, as --principal: create, version, list, show,
-subscribe, unsubscribe, retire."""
+subscribe, accept, unsubscribe, retire."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import psycopg
 from click.testing import CliRunner
 
+from app.access import ensure_admin_principal
 from app.cli import main
 from tests.cli.test_cli import make_tree, run
 
@@ -26,9 +27,18 @@ def test_ctx_lifecycle(db_url, tmp_path, monkeypatch):
 
     with psycopg.connect(db_url) as conn:
         conn.execute("select service.create_org('globex')")
+        ensure_admin_principal(conn, "globex", "admin")
     sub = run(db_url, "ctx", "subscribe", ref, "--org", "acme", "--to-org", "globex", "--version", "1")
-    assert sub.exit_code == 0 and f"{ref}@1\t-> globex\tlive" in sub.output, sub.output
+    assert sub.exit_code == 0 and f"{ref}@1\tfrom acme -> globex\tpending: " in sub.output, sub.output
+    assert "contexts ctx accept" in sub.output
     sid = sub.output.split("\t")[0]
+    offers = run(db_url, "ctx", "subscriptions", "--pending", "--org", "globex")
+    assert offers.exit_code == 0 and offers.output.startswith(f"{sid}\t{ref}@1\tfrom acme"), offers.output
+    refused = run(db_url, "ctx", "accept", sid, "--org", "acme")
+    assert refused.exit_code != 0 and f"unknown subscription: {sid}" in refused.output, refused.output
+    accepted = run(db_url, "ctx", "accept", sid, "--org", "globex")
+    assert accepted.exit_code == 0 and f"{ref}@1\tfrom acme -> globex\tlive" in accepted.output, accepted.output
+    assert run(db_url, "ctx", "subscriptions", "--pending", "--org", "globex").output.strip() == "no subscriptions"
     assert sid in run(db_url, "ctx", "subscriptions", "--org", "acme").output
     revoked = run(db_url, "ctx", "unsubscribe", sid, "--org", "acme")
     assert "revoked" in revoked.output and "acme/admin" in revoked.output

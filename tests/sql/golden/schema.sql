@@ -2064,6 +2064,7 @@ CREATE TABLE data.context_subscriptions (
     accepted_at timestamp with time zone,
     accepted_by text,
     CONSTRAINT context_subscriptions_accepted_after_made CHECK (((accepted_at IS NULL) OR (accepted_at >= created_at))),
+    CONSTRAINT context_subscriptions_accepted_at_readable CHECK (data._readable_time(accepted_at, 'context_subscriptions.accepted_at'::text)),
     CONSTRAINT context_subscriptions_accepted_by_whom CHECK (((accepted_at IS NULL) = (accepted_by IS NULL))),
     CONSTRAINT context_subscriptions_check CHECK (((revoked_at IS NULL) OR (revoked_at >= created_at))),
     CONSTRAINT context_subscriptions_created_at_readable CHECK (data._readable_time(created_at, 'context_subscriptions.created_at'::text)),
