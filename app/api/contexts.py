@@ -17,6 +17,7 @@ from app.operations import contexts as operations
 from app.operations.contexts import (
     CONTEXT_ID_PATTERN,
     parse_context_id,
+    parse_subscription_id,
     read_context,
 )
 from app.wire.bodies import (
@@ -171,7 +172,7 @@ class ContextsController(Controller):
         "/{context_id:str}/subscriptions/{subscription_id:str}/accept",
         status_code=200,
         summary="Accept a subscription offered to your scope",
-        responses=problems(400, 401, 403, 404, 409, 503),
+        responses=problems(400, 401, 403, 404, 409, 415, 503),
     )
     async def accept(
         self,
@@ -184,7 +185,7 @@ class ContextsController(Controller):
         the org for an org-wide one) accepts it; `GET /subscriptions?state=pending` lists the
         offers. Accepting one that is live or revoked is a 409."""
         number = parse_context_id(context_id)
-        return await operations.accept(state.services, token, number, parse_context_id(subscription_id))
+        return await operations.accept(state.services, token, number, parse_subscription_id(subscription_id))
 
     @delete(
         "/{context_id:str}/subscriptions/{subscription_id:str}",
@@ -202,7 +203,7 @@ class ContextsController(Controller):
         """By the publisher (a write grant on the Context's scope) or the subscriber (a
         write grant on its subscriber scope). The row stays, revoked (audit)."""
         number = parse_context_id(context_id)
-        return await operations.unsubscribe(state.services, token, number, parse_context_id(subscription_id))
+        return await operations.unsubscribe(state.services, token, number, parse_subscription_id(subscription_id))
 
 
 class SubscriptionsController(Controller):

@@ -5,7 +5,8 @@ something else.
 
 - A body is read only as JSON in UTF-8 (RFC 8259 8.1): another media type is a 415, and
   so is a `charset` other than UTF-8 (a `charset=latin-1` body was read as UTF-8). A
-  POST to an action that reads no body may send none, with no Content-Type.
+  POST to an action that reads no body may send none, with no Content-Type; a body it
+  would ignore (anything but `{}` or `null`) is a 400.
 - A query string or path whose percent-encoding is not UTF-8 (`owner=%FF`) is a 400: it
   was decoded with U+FFFD in place of the bytes, and matched nothing or the wrong thing.
 - A query parameter the endpoint does not declare (`/documents?ownr=x`) is a 400 that
@@ -15,6 +16,7 @@ something else.
 
 from __future__ import annotations
 
+import json
 from urllib.parse import unquote_to_bytes
 
 from litestar import Litestar, Request, Response
@@ -51,7 +53,30 @@ def declare_query_names(app: Litestar) -> None:
 
 
 async def check_request(request: Request) -> Response | None:
-    return encoding_problem(request) or unknown_query_problem(request) or body_type_problem(request)
+    return (
+        encoding_problem(request)
+        or unknown_query_problem(request)
+        or body_type_problem(request)
+        or await unread_body_problem(request)
+    )
+
+
+async def unread_body_problem(request: Request) -> Response | None:
+    """An action that reads no body (POST .../accept) refuses one it would ignore: a
+    client sending fields there believes they count. An empty JSON object or null is
+    what some clients send for "nothing", and is taken as nothing."""
+    if request.method not in ("POST", "PUT", "PATCH") or "data" in request.route_handler.parsed_fn_signature.parameters:
+        return None
+    body = (await request.body()).strip()
+    if body in (b"", b"{}", b"null"):
+        return None
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        parsed = ...
+    if parsed == {} or parsed is None:
+        return None
+    return problem(400, f"{request.method} {path_of(request)} takes no body: send none (or {{}})", request)
 
 
 def body_type_problem(request: Request) -> Response | None:

@@ -46,6 +46,14 @@ def parse_context_id(raw: str) -> int:
     return number
 
 
+def parse_subscription_id(raw: str) -> int:
+    """The path parameter matched its pattern; an id beyond bigint names nothing (404)."""
+    number = int(raw)
+    if number > MAX_BIGINT:
+        raise NotFound(f"unknown subscription: {raw}")
+    return number
+
+
 def _one(conn: psycopg.Connection, row_type: type, sql: str, args: tuple) -> object:
     cur: psycopg.Cursor[object]
     with conn.cursor(row_factory=class_row(row_type)) as cur:
@@ -310,12 +318,15 @@ async def subscribe(services: Services, token: str, context_id: int, data: Subsc
 async def list_subscriptions(
     services: Services, token: str, context_id: int, include_revoked: bool = False
 ) -> SubscriptionList:
-    """GET /contexts/{id}/subscriptions: a Context the caller may not read is a 404."""
+    """GET /contexts/{id}/subscriptions: a Context the caller may neither read nor has been
+    offered is a 404 (an offer is listed to the subscriber scope before it reads anything)."""
 
     def run() -> SubscriptionList:
         with services.auth.acting_for(token) as conn:
-            get_context_on(conn, context_id)
-            return list_subscriptions_on(conn, context_id, include_revoked)
+            listed = list_subscriptions_on(conn, context_id, include_revoked)
+            if not listed.subscriptions:
+                get_context_on(conn, context_id)
+            return listed
 
     return await services.runtime.read(run)
 

@@ -988,10 +988,11 @@ class SubscriptionOut(msgspec.Struct):
     accepted_at: datetime | None
     accepted_by: str | None
     """`org/principal` that accepted it: a writer of the subscriber scope, or its maker when
-    it may write that scope itself (`migration 0046` for those live before consent)."""
+    it may write that scope itself (`migration 0046` for those live before consent). A
+    principal of another org than yours shows as its org alone."""
     revoked_at: datetime | None
     revoked_by: str | None
-    """`org/principal` that revoked it; the subscriber side sees only the publisher's org."""
+    """`org/principal` that revoked it (either side); another org's principal shows as its org alone."""
 
 
 class SubscriptionList(msgspec.Struct):

@@ -807,6 +807,18 @@ as $$
     select case when s.revoked_at is not null then 'revoked' when s.accepted_at is null then 'pending' else 'live' end
 $$;
 
+-- data._principal_of_org: `org/principal` as the caller may see it: whole for a principal
+-- of its own org, the org alone for another's (which principals of another org write
+-- which of its scopes is that org's business).
+create or replace function data._principal_of_org(p_who text)
+returns text
+language sql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select case when p_who is null or strpos(p_who, '/') = 0 or starts_with(p_who, (select data.acl_org()) || '/')
+                then p_who else split_part(p_who, '/', 1) end
+$$;
+
 -- data._subscription_out: one subscription as its doors answer it; who in the publisher's
 -- org made it only to the publisher side (p_publisher), as api.context_subscriptions does.
 create or replace function data._subscription_out(p_subscription_id bigint, p_publisher boolean)
@@ -818,8 +830,8 @@ set search_path = pg_catalog, extensions, pg_temp
 as $$
     select s.subscription_id, s.context_id, 'ctx_' || s.context_id || '@' || coalesce(s.version::text, 'latest'),
            s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id, data._subscription_state(s),
-           case when p_publisher then s.created_by end, s.created_at, s.accepted_at, s.accepted_by,
-           s.revoked_at, s.revoked_by
+           case when p_publisher then s.created_by end, s.created_at, s.accepted_at,
+           data._principal_of_org(s.accepted_by), s.revoked_at, data._principal_of_org(s.revoked_by)
     from data.context_subscriptions s where s.subscription_id = p_subscription_id
 $$;
 
@@ -898,11 +910,28 @@ declare
 begin
     select * into me from data._principal_or_raise();
     select s.* into sub from data.context_subscriptions s where s.subscription_id = p_subscription_id;
+    -- Its publisher sees it (api.context_subscriptions): told who may accept it instead.
+    publisher := sub.subscription_id is not null
+        and exists (select 1 from data._readable_context_versions() rv
+                    where rv.context_id = sub.context_id and not rv.via_subscription);
     if sub.subscription_id is null
        or not (sub.subscriber_org_id = me.org_id
                and (sub.subscriber_repo_id is null or data.acl_org_wide()
                     or sub.subscriber_repo_id = any (data.acl_repos()))) then
+        if publisher then
+            raise exception 'subscription % is accepted by a writer of its subscriber scope (%), not by its publisher',
+                p_subscription_id, sub.subscriber_org_id || coalesce('/' || sub.subscriber_repo_id, '')
+                using errcode = '42501';
+        end if;
         raise exception 'unknown subscription: %', p_subscription_id using errcode = 'P0002';
+    end if;
+    if not (cardinality(data._acl('org', true)) > 0
+            or (sub.subscriber_repo_id is not null and sub.subscriber_repo_id = any (data._acl('repo', true)))) then
+        raise exception 'accepting subscription % needs a write grant on %', p_subscription_id,
+            case when sub.subscriber_repo_id is null then 'the org ' || sub.subscriber_org_id
+                 else 'repo ' || sub.subscriber_repo_id end
+            using errcode = '42501',
+            hint = 'Ask a writer of that scope to accept it; until then it gives nothing.';
     end if;
     perform data._require_write(sub.subscriber_org_id, sub.subscriber_repo_id, null, null);
     if sub.revoked_at is not null then
@@ -913,9 +942,6 @@ begin
         raise exception 'subscription % was accepted already (by %)', p_subscription_id, sub.accepted_by
             using errcode = '55000';
     end if;
-    -- An org writer accepting what its own org published: then it sees who made it.
-    publisher := exists (select 1 from data._readable_context_versions() rv
-                         where rv.context_id = sub.context_id and not rv.via_subscription);
     update data.context_subscriptions s
     set accepted_at = greatest(clock_timestamp(), s.created_at), accepted_by = me.org_id || '/' || me.principal_id
     where s.subscription_id = sub.subscription_id;
@@ -980,15 +1006,12 @@ returns table (subscription_id bigint, context_id bigint, ref text, org_id text,
 language sql stable
 set search_path = pg_catalog, extensions, pg_temp
 as $$
-    -- The subscriber side does not learn who in the publisher's org made or ended it.
+    -- Neither side learns which principal of the other org made, accepted or ended it.
     select s.subscription_id, s.context_id, 'ctx_' || s.context_id || '@' || coalesce(s.version::text, 'latest'),
            s.org_id, s.version, s.subscriber_org_id, s.subscriber_repo_id, data._subscription_state(s),
            case when p.publisher then s.created_by end, s.created_at, s.accepted_at,
-           case when p.publisher or starts_with(s.accepted_by, s.subscriber_org_id || '/') then s.accepted_by
-                else split_part(s.accepted_by, '/', 1) end,
-           s.revoked_at,
-           case when p.publisher or starts_with(s.revoked_by, s.subscriber_org_id || '/') then s.revoked_by
-                else split_part(s.revoked_by, '/', 1) end
+           data._principal_of_org(s.accepted_by),
+           s.revoked_at, data._principal_of_org(s.revoked_by)
     from data.context_subscriptions s
     cross join lateral (select exists (select 1 from data._readable_context_versions() rv
                                        where rv.context_id = s.context_id and not rv.via_subscription)

@@ -88,7 +88,8 @@ begin
                  and (ctx.repo_id is null or ctx.repo_id is not distinct from p_repo_id))
         or exists (
             select 1 from data.context_subscriptions s
-            where s.context_id = ctx_id and s.revoked_at is null and s.subscriber_org_id = p_org_id
+            where s.context_id = ctx_id and s.revoked_at is null and s.accepted_at is not null
+              and s.subscriber_org_id = p_org_id
               and (s.subscriber_repo_id is null or s.subscriber_repo_id is not distinct from p_repo_id)
               and (pinned is null or s.version = pinned
                    or (s.version is null and pinned = (select max(v.version) from data.context_versions v

@@ -231,7 +231,7 @@ begin
             -- Contexts (44_contexts.sql): policy helper, and what the listing and resolution read.
             (array['contexts_service', 'contexts_analyst'], array[
                 'data._readable_context_versions', 'data._context_versions', 'data._context_rows',
-                'data._resolve_context_refs', 'data._subscription_state']),
+                'data._resolve_context_refs', 'data._subscription_state', 'data._principal_of_org']),
             -- Workflow rules (46_workflow_rules.sql): the listing's row helper.
             (array['contexts_service', 'contexts_analyst'], array['data._rule_rows', 'data._glob_regex']),
             -- Retrieval from SQL (sql/functions/55_sql_retrieval.sql): analysts at psql.

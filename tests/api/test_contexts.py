@@ -267,14 +267,25 @@ def test_a_subscription_gives_nothing_until_a_writer_of_the_subscriber_scope_acc
     assert "name" not in pending[0] and "description" not in pending[0]
     assert corpus.get("/subscriptions", params={"state": "live"}, headers=reader).json()["subscriptions"] == []
 
+    # The Context's own listing of subscriptions shows the subscriber its offer too.
+    mine = corpus.get(f"/contexts/{ctx['ref']}/subscriptions", headers=reader).json()["subscriptions"]
+    assert [(s["subscription_id"], s["state"]) for s in mine] == [(offered["subscription_id"], "pending")]
+
     accept_path = f"/contexts/{ctx['ref']}/subscriptions/{offered['subscription_id']}/accept"
-    # Its publisher cannot consent for the subscriber; a reader, or a writer of one repo
-    # of an org-wide subscription, may not accept it; a stranger does not see it.
-    problem(corpus.post(accept_path), 404)
-    assert "may not write" in problem(corpus.post(accept_path, headers=reader), 403)["detail"]
+    # Its publisher cannot consent for the subscriber (and is told who does); a reader, or
+    # a writer of one repo of an org-wide subscription, may not accept it; a stranger does
+    # not see it.
+    assert "accepted by a writer of its subscriber scope (globex)" in problem(corpus.post(accept_path), 403)["detail"]
+    assert "needs a write grant on the org globex" in problem(corpus.post(accept_path, headers=reader), 403)["detail"]
     problem(corpus.post(accept_path, headers=web_writer), 403)
     problem(corpus.post(accept_path, headers=other_org(db_url, "initech")), 404)
     problem(corpus.post(f"/contexts/ctx_999999/subscriptions/{offered['subscription_id']}/accept", headers=globex), 404)
+    # The door reads no body: one it would ignore is refused, not taken for consent.
+    for ignored in ("{not json", '{"whatever": 1}', "[]"):
+        sent = corpus.post(accept_path, content=ignored, headers=globex | {"content-type": "application/json"})
+        assert "takes no body" in problem(sent, 400)["detail"]
+    problem(corpus.post(accept_path, content="yes", headers=globex | {"content-type": "text/plain"}), 415)
+    assert corpus.get("/subscriptions", params={"state": "pending"}, headers=globex).json()["subscriptions"]
 
     accepted = corpus.post(accept_path, headers=globex)
     assert accepted.status_code == 200, accepted.text
@@ -287,9 +298,8 @@ def test_a_subscription_gives_nothing_until_a_writer_of_the_subscriber_scope_acc
         "stripe/webhooks.md",
     ]
     publisher_view = corpus.get(f"/contexts/{ctx['ref']}/subscriptions").json()["subscriptions"]
-    assert [(s["state"], s["created_by"], s["accepted_by"]) for s in publisher_view] == [
-        ("live", "admin", "globex/admin")
-    ]
+    # Which principal of the other org accepted it is that org's business: its org alone.
+    assert [(s["state"], s["created_by"], s["accepted_by"]) for s in publisher_view] == [("live", "admin", "globex")]
 
     # A revoked offer cannot be accepted afterwards; a subscriber may decline one by revoking it.
     again = corpus.post(f"/contexts/{ctx['ref']}/subscriptions", json={"subscriber_org_id": "globex", "version": 1})

@@ -132,6 +132,15 @@ def test_a_revoked_subscription_makes_the_rule_bring_nothing(corpus, db_url):
     sub = corpus.post(f"/contexts/{ref}/subscriptions", json={"subscriber_org_id": "globex"}).json()
     # Offered, not yet accepted: still unknown to it.
     problem(corpus.post("/rules", json=payload, headers=globex), 404)
+    # Readable through an accepted subscription of one repo, an org-wide rule still waits
+    # for the org-wide offer to be accepted: its readers elsewhere read nothing of it.
+    repo_sub = corpus.post(
+        f"/contexts/{ref}/subscriptions", json={"subscriber_org_id": "globex", "subscriber_repo_id": "web"}
+    )
+    accept(corpus, {"ref": ref}, repo_sub.json(), globex)
+    refused = problem(corpus.post("/rules", json=payload, headers=globex), 400)
+    assert "not readable by everyone who reads the rule's scope" in refused["detail"]
+    assert corpus.delete(f"/contexts/{ref}/subscriptions/{repo_sub.json()['subscription_id']}").status_code == 200
     accept(corpus, {"ref": ref}, sub, globex)
     rule = add_rule(corpus, globex, **payload)
     body = {"query": "refund approval", "scope": {"org_id": "globex"}, "touching": ["app/stripe.py"]}

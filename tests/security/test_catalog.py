@@ -332,6 +332,7 @@ CONTEXT_HELPERS = {
     "data._context_rows",
     "data._resolve_context_refs",
     "data._subscription_state",
+    "data._principal_of_org",
     "data._rule_rows",
     "data._glob_regex",
 }

@@ -470,9 +470,12 @@ def publish(conn: psycopg.Connection, orgs: list[Org]) -> None:
             for sub in b.subscriptions:
                 if sub.id is None or sub.accepted:
                     continue
-                # The publisher cannot accept for the subscriber: unknown to it.
+                # The publisher cannot accept for the subscriber.
                 conn.execute("select service.bind_principal(%s, 'writer')", (o.name,))
-                with pytest.raises(psycopg.errors.NoDataFound), conn.transaction():
+                with (
+                    pytest.raises(psycopg.errors.InsufficientPrivilege, match="not by its publisher"),
+                    conn.transaction(),
+                ):
                     conn.execute("select service.context_accept(%s)", (sub.id,))
                 if sub.accept:
                     conn.execute("select service.bind_principal(%s, 'writer')", (sub.org,))

@@ -1492,6 +1492,18 @@ COMMENT ON FUNCTION data._path_problem(p_path text) IS 'Why a document path may 
 
 
 --
+-- Name: _principal_of_org(text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._principal_of_org(p_who text) RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._principal_of_org(p_who text) OWNER TO <migrator>;
+
+--
 -- Name: _principal_or_raise(); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -9961,6 +9973,15 @@ REVOKE ALL ON FUNCTION data._owner_problem(p_owner text) FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION data._path_problem(p_path text) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _principal_of_org(p_who text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._principal_of_org(p_who text) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._principal_of_org(p_who text) TO contexts_service;
+GRANT ALL ON FUNCTION data._principal_of_org(p_who text) TO contexts_analyst;
 
 
 --
