@@ -396,9 +396,19 @@ function markRankGaps(table, returned, dropped) {
     previous = c.final_rank;
     if (!missing.length) return;
     const byReason = {};
-    for (const rank of missing) (byReason[reasonOf[rank] || "left out"] ||= []).push("#" + rank);
+    for (const rank of missing) (byReason[reasonOf[rank] || "left out"] ||= []).push(rank);
+    const runs = (ranks) => {  // 7, 8, 9, 12 -> "#7 to #9, #12"
+      const out = [];
+      for (let i = 0; i < ranks.length; ) {
+        let j = i;
+        while (j + 1 < ranks.length && ranks[j + 1] === ranks[j] + 1) j++;
+        out.push(j - i >= 2 ? "#" + ranks[i] + " to #" + ranks[j] : ranks.slice(i, j + 1).map((r) => "#" + r).join(", "));
+        i = j + 1;
+      }
+      return out.join(", ");
+    };
     const text = Object.entries(byReason)
-      .map(([reason, ranks]) => ranks.join(", ") + " " + reason.replaceAll("_", " "))
+      .map(([reason, ranks]) => runs(ranks) + " " + reason.replaceAll("_", " "))
       .join("; ");
     const gap = el("tr", null, "gap");
     const td = el("td", text + " (left out: listed below)");
