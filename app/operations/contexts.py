@@ -7,6 +7,7 @@ principal."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import msgspec
 import psycopg
@@ -335,14 +336,7 @@ async def unsubscribe(services: Services, token: str, context_id: int, subscript
     """DELETE /contexts/{id}/subscriptions/{sid}: a subscription of another Context (or
     one the caller may not see) is a 404."""
 
-    def run() -> SubscriptionOut:
-        with services.auth.acting_for(token, write=True) as conn:
-            listed = list_subscriptions_on(conn, context_id, include_revoked=True).subscriptions
-            if subscription_id not in {s.subscription_id for s in listed}:
-                raise NotFound(f"unknown subscription of ctx_{context_id}: {subscription_id}")
-            return unsubscribe_on(conn, subscription_id)
-
-    return await services.runtime.write(run)
+    return await _write_subscription(services, token, context_id, subscription_id, unsubscribe_on)
 
 
 async def list_all_subscriptions(
@@ -362,11 +356,24 @@ async def accept(services: Services, token: str, context_id: int, subscription_i
     """POST /contexts/{id}/subscriptions/{sid}/accept: a subscription of another Context (or
     one the caller may not see) is a 404."""
 
+    return await _write_subscription(services, token, context_id, subscription_id, accept_on)
+
+
+async def _write_subscription(
+    services: Services,
+    token: str,
+    context_id: int,
+    subscription_id: int,
+    act: Callable[[psycopg.Connection, int], SubscriptionOut],
+) -> SubscriptionOut:
+    """`act` on a subscription the path names by its Context and id: one of another
+    Context, or one the caller may not see, is a 404."""
+
     def run() -> SubscriptionOut:
         with services.auth.acting_for(token, write=True) as conn:
             listed = list_subscriptions_on(conn, context_id, include_revoked=True).subscriptions
             if subscription_id not in {s.subscription_id for s in listed}:
                 raise NotFound(f"unknown subscription of ctx_{context_id}: {subscription_id}")
-            return accept_on(conn, subscription_id)
+            return act(conn, subscription_id)
 
     return await services.runtime.write(run)

@@ -894,8 +894,9 @@ comment on function service.context_subscribe(bigint, text, text, int)
 
 -- service.context_accept: a writer of the subscriber scope (its repo, or the org for an
 -- org-wide subscription) accepts a pending subscription; from then on its principals read
--- what it gives. Unknown to anyone else (the publisher included: its consent is the
--- offer). Accepting one that is live or revoked is a 55000.
+-- what it gives. Its publisher, whose consent is the offer, is told who may accept it
+-- (42501); anyone else does not know it (P0002). Accepting one that is live or revoked is
+-- a 55000.
 create or replace function service.context_accept(p_subscription_id bigint)
 returns table (subscription_id bigint, context_id bigint, ref text, org_id text, version int,
                subscriber_org_id text, subscriber_repo_id text, state text, created_by text, created_at timestamptz,
