@@ -533,7 +533,7 @@ begin
                 hint = 'Build one: `contexts ctx version ctx_' || id || '`, or POST /contexts/ctx_' || id || '/versions.';
         end if;
         if v is null then
-            raise exception 'unknown context: %', r.ref using errcode = 'P0002';
+            raise exception 'unknown context: % (one offered to your org or repo reads once a writer there accepts it: GET /subscriptions?state=pending)', r.ref using errcode = 'P0002';
         end if;
         return query select r.n::int, 'ctx_' || id || '@' || v, id, v, c.retired_at is not null, c.name, shared
                      from data.contexts c where c.context_id = id;
@@ -571,7 +571,7 @@ begin
     where v.context_id = p_context_id
     order by v.version desc;
     if not found and not exists (select 1 from data.contexts c where c.context_id = p_context_id) then
-        raise exception 'unknown context: ctx_%', p_context_id using errcode = 'P0002';
+        raise exception 'unknown context: ctx_% (one offered to your org or repo reads once a writer there accepts it: GET /subscriptions?state=pending)', p_context_id using errcode = 'P0002';
     end if;
 end
 $$;
@@ -1036,7 +1036,7 @@ as $$
 begin
     return query select * from data._context_rows(array[p_context_id]);
     if not found then
-        raise exception 'unknown context: ctx_%', p_context_id using errcode = 'P0002';
+        raise exception 'unknown context: ctx_% (one offered to your org or repo reads once a writer there accepts it: GET /subscriptions?state=pending)', p_context_id using errcode = 'P0002';
     end if;
 end
 $$;

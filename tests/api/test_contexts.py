@@ -256,7 +256,8 @@ def test_a_subscription_gives_nothing_until_a_writer_of_the_subscriber_scope_acc
     body = {"query": "stripe refunds", "scope": {"org_id": "globex"}, "contexts": [f"{ctx['ref']}@latest"]}
     for who in (globex, reader, web_writer):
         assert corpus.get("/contexts", params={"org_id": "globex"}, headers=who).json()["contexts"] == []
-        problem(corpus.get(f"/contexts/{ctx['ref']}@latest", headers=who), 404)
+        unknown = problem(corpus.get(f"/contexts/{ctx['ref']}@latest", headers=who), 404)["detail"]
+        assert "unknown context" in unknown and "GET /subscriptions?state=pending" in unknown, unknown
         problem(corpus.get(f"/contexts/{ctx['ref']}/versions", headers=who), 404)
         problem(corpus.post("/contexts/retrieve", json=body, headers=who), 404)
     # The offer is listed to the subscriber scope, without anything of the Context.
