@@ -65,18 +65,19 @@ async def unread_body_problem(request: Request) -> Response | None:
     """An action that reads no body (POST .../accept) refuses one it would ignore: a
     client sending fields there believes they count. An empty JSON object or null is
     what some clients send for "nothing", and is taken as nothing."""
-    if request.method not in ("POST", "PUT", "PATCH") or "data" in request.route_handler.parsed_fn_signature.parameters:
+    if request.method not in ("POST", "PUT", "PATCH") or _reads_body(request):
         return None
     body = (await request.body()).strip()
-    if body in (b"", b"{}", b"null"):
-        return None
     try:
-        parsed = json.loads(body)
+        if not body or json.loads(body) in ({}, None):
+            return None
     except ValueError:
-        parsed = ...
-    if parsed == {} or parsed is None:
-        return None
+        pass
     return problem(400, f"{request.method} {path_of(request)} takes no body: send none (or {{}})", request)
+
+
+def _reads_body(request: Request) -> bool:
+    return "data" in request.route_handler.parsed_fn_signature.parameters
 
 
 def body_type_problem(request: Request) -> Response | None:
@@ -85,7 +86,7 @@ def body_type_problem(request: Request) -> Response | None:
     empty = request.headers.get("content-length") == "0" or (
         "content-length" not in request.headers and "transfer-encoding" not in request.headers
     )
-    reads_body = "data" in request.route_handler.parsed_fn_signature.parameters
+    reads_body = _reads_body(request)
     if empty and not reads_body:
         return None  # an action that takes no body (POST .../accept) is sent none
     detail = json_body_problem(request.headers.get("content-type", ""))

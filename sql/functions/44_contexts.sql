@@ -819,6 +819,18 @@ as $$
                 then p_who else split_part(p_who, '/', 1) end
 $$;
 
+-- data._writes_subscriber_scope: whether the bound principal may write a subscriber scope
+-- (the org, or one repo of it): who accepts a subscription, and whose own offer is
+-- accepted as it is made.
+create or replace function data._writes_subscriber_scope(p_org_id text, p_repo_id text)
+returns boolean
+language sql stable
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select p_org_id = (select data.acl_org())
+       and (cardinality(data._acl('org', true)) > 0 or (p_repo_id is not null and p_repo_id = any (data._acl('repo', true))))
+$$;
+
 -- data._subscription_out: one subscription as its doors answer it; who in the publisher's
 -- org made it only to the publisher side (p_publisher), as api.context_subscriptions does.
 create or replace function data._subscription_out(p_subscription_id bigint, p_publisher boolean)
@@ -878,9 +890,7 @@ begin
     -- Accepted as it is made only when its maker may write the subscriber scope itself
     -- (an org writer sharing with a repo of its org): anyone else's waits for a writer of
     -- that scope (service.context_accept), and gives nothing until then.
-    consents := p_subscriber_org_id = me.org_id
-        and (cardinality(data._acl('org', true)) > 0
-             or (p_subscriber_repo_id is not null and p_subscriber_repo_id = any (data._acl('repo', true))));
+    consents := data._writes_subscriber_scope(p_subscriber_org_id, p_subscriber_repo_id);
     insert into data.context_subscriptions (context_id, org_id, version, subscriber_org_id, subscriber_repo_id, created_by,
                                             accepted_at, accepted_by)
     values (ctx.context_id, ctx.org_id, p_version, p_subscriber_org_id, p_subscriber_repo_id, me.principal_id,
@@ -926,15 +936,13 @@ begin
         end if;
         raise exception 'unknown subscription: %', p_subscription_id using errcode = 'P0002';
     end if;
-    if not (cardinality(data._acl('org', true)) > 0
-            or (sub.subscriber_repo_id is not null and sub.subscriber_repo_id = any (data._acl('repo', true)))) then
+    if not data._writes_subscriber_scope(sub.subscriber_org_id, sub.subscriber_repo_id) then
         raise exception 'accepting subscription % needs a write grant on %', p_subscription_id,
             case when sub.subscriber_repo_id is null then 'the org ' || sub.subscriber_org_id
                  else 'repo ' || sub.subscriber_repo_id end
             using errcode = '42501',
             hint = 'Ask a writer of that scope to accept it; until then it gives nothing.';
     end if;
-    perform data._require_write(sub.subscriber_org_id, sub.subscriber_repo_id, null, null);
     if sub.revoked_at is not null then
         raise exception 'subscription % was revoked: it cannot be accepted', p_subscription_id using errcode = '55000',
             hint = 'Ask its publisher for a new one.';

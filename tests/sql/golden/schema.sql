@@ -2529,6 +2529,18 @@ CREATE FUNCTION data._writable_context(p_context_id bigint, p_retired_ok boolean
 ALTER FUNCTION data._writable_context(p_context_id bigint, p_retired_ok boolean) OWNER TO <migrator>;
 
 --
+-- Name: _writes_subscriber_scope(text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._writes_subscriber_scope(p_org_id text, p_repo_id text) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._writes_subscriber_scope(p_org_id text, p_repo_id text) OWNER TO <migrator>;
+
+--
 -- Name: acl_audit(); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -10461,6 +10473,13 @@ GRANT SELECT ON TABLE data.contexts TO contexts_analyst;
 --
 
 REVOKE ALL ON FUNCTION data._writable_context(p_context_id bigint, p_retired_ok boolean) FROM PUBLIC;
+
+
+--
+-- Name: FUNCTION _writes_subscriber_scope(p_org_id text, p_repo_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._writes_subscriber_scope(p_org_id text, p_repo_id text) FROM PUBLIC;
 
 
 --
