@@ -14,11 +14,15 @@ Litestar.
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 import os
 import sys
+import textwrap
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from functools import cache
 from io import TextIOWrapper
 from typing import Annotated, Any, get_args
 
@@ -115,7 +119,7 @@ class NoteRef(msgspec.Struct, forbid_unknown_fields=True):
 
     session_id: Annotated[str, msgspec.Meta(pattern=SESSION_PATTERN)]
     note_id: Annotated[int, msgspec.Meta(ge=1, le=MAX_BIGINT)]
-    """The `note_id` write_note returned."""
+    """The note's id: the `doc_id` write_note returned."""
     repo_id: Identifier | None = None
     """Target repo; absent: org-wide (needs an org write grant)."""
     owner: PersonName | None = None
@@ -163,13 +167,71 @@ class Tool:
 
 def object_schema(struct: type[msgspec.Struct]) -> dict[str, Any]:
     """msgspec's JSON Schema of a struct with the struct itself at the top (MCP wants an
-    object schema there, not a `$ref`); the structs it uses stay under `$defs`."""
+    object schema there, not a `$ref`); the structs it uses stay under `$defs`. Each
+    field's docstring becomes its `description`: an agent reads the schema, not our source."""
     schema = msgspec.json.schema(struct)
+    documented = {
+        cls.__name__: {k: v for base in reversed(cls.__mro__) for k, v in field_docs(base).items()}
+        for cls in structs_within(struct)
+    }
+    for name, definition in schema.get("$defs", {}).items():
+        for field, doc in documented.get(name, {}).items():
+            prop = definition.get("properties", {}).get(field)
+            if prop is not None and "description" not in prop:
+                prop["description"] = doc
     defs: dict[str, Any] = schema.pop("$defs", {})
     top = defs.pop(schema["$ref"].rsplit("/", 1)[-1]) if "$ref" in schema else schema
     if defs:
         top["$defs"] = defs
     return top
+
+
+def structs_within(struct: type[msgspec.Struct]) -> list[type[msgspec.Struct]]:
+    """The struct and every struct its fields hold, however nested (lists, unions)."""
+    found: dict[type, None] = {}
+
+    def visit(info: msgspec.inspect.Type) -> None:
+        if isinstance(info, msgspec.inspect.StructType):
+            if info.cls in found:
+                return
+            found[info.cls] = None
+            for f in info.fields:
+                visit(f.type)
+        elif isinstance(info, msgspec.inspect.UnionType):
+            for t in info.types:
+                visit(t)
+        elif isinstance(info, msgspec.inspect.ListType | msgspec.inspect.SetType | msgspec.inspect.FrozenSetType):
+            visit(info.item_type)
+        elif isinstance(info, msgspec.inspect.DictType):
+            visit(info.value_type)
+        elif isinstance(info, msgspec.inspect.Metadata):
+            visit(info.type)
+
+    visit(msgspec.inspect.type_info(struct))
+    return list(found)
+
+
+@cache
+def field_docs(cls: type) -> dict[str, str]:
+    """A class's attribute docstrings (the string right after a field), read from its
+    source: Python keeps no such docstring at run time, and msgspec reads only
+    `Meta(description=...)`, which would say each of them a second time."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    docs: dict[str, str] = {}
+    for field, after in zip(body, body[1:], strict=False):
+        if (
+            isinstance(field, ast.AnnAssign)
+            and isinstance(field.target, ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
+            docs[field.target.id] = " ".join(after.value.value.split())
+    return docs
 
 
 async def _whoami(services: Services, token: str, _: NoArguments) -> msgspec.Struct:
@@ -325,8 +387,12 @@ def error_result(failure: Failure) -> types.CallToolResult:
     body: dict[str, Any] = {"status": failure.status, "title": failure.title, "detail": failure.detail}
     if failure.sqlstate:
         body["sqlstate"] = failure.sqlstate
+    text = f"{failure.title} ({failure.status}): {failure.detail}"
+    if failure.hint:
+        body["hint"] = failure.hint
+        text += f" ({failure.hint})"
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=f"{failure.title} ({failure.status}): {failure.detail}")],
+        content=[types.TextContent(type="text", text=text)],
         structuredContent=body,
         isError=True,
     )

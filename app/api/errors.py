@@ -4,6 +4,9 @@ functions raise included), shared with MCP; Litestar's own exceptions map here."
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import psycopg
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
@@ -83,6 +86,36 @@ def path_of(request: Request) -> str:
     return str(request.scope.get("path") or "/")
 
 
+MISSING_FIELD = re.compile(r"^Object missing required field `([^`]+)`$")
+
+
+def wire_keys(errors: list[dict[str, Any]], request: Request) -> list[dict[str, Any]]:
+    """Each error's `key` as the client wrote it: Litestar names a query parameter by
+    its Python name (`subscription_state` for `?state=`), a body's missing field by the
+    object holding it (`data` for the body itself, `scope` for `scope.org_id`)."""
+    try:
+        parameters = request.route_handler.parsed_fn_signature.parameters
+    except AttributeError:  # no route matched
+        parameters = {}
+    out = []
+    for error in errors:
+        if not isinstance(error, dict) or not isinstance(error.get("key"), str):
+            out.append(error)
+            continue
+        key, source = error["key"], error.get("source")
+        if source in ("query", "header", "cookie") and key in parameters:
+            given = parameters[key].kwarg_definition
+            # Parameter(query="x") keeps the name under its source; QueryParameter(name="x") under `name`.
+            alias = getattr(given, source, None) or getattr(given, "name", None)
+            key = alias if isinstance(alias, str) and alias else key
+        elif source == "body":
+            inside = "" if key == "data" else key
+            missing = MISSING_FIELD.match(str(error.get("message", "")))
+            key = ".".join(p for p in (inside, missing.group(1) if missing else "") if p) or "body"
+        out.append({**error, "key": key})
+    return out
+
+
 def on_error(request: Request, exc: Exception) -> Response:
     failure = failure_for(exc, path_of(request))
     return problem(
@@ -90,8 +123,9 @@ def on_error(request: Request, exc: Exception) -> Response:
         failure.detail,
         request,
         headers=failure.headers,
-        errors=failure.errors,
+        errors=wire_keys(failure.errors, request) if failure.errors else None,
         sqlstate=failure.sqlstate,
+        hint=failure.hint,
     )
 
 

@@ -41,6 +41,8 @@ class Problem(msgspec.Struct, omit_defaults=True):
     instance: str | None = None
     sqlstate: str | None = None
     errors: list[dict[str, Any]] | None = None
+    hint: str | None = None
+    """What to do instead, where the refusal says it."""
 
 
 def problem_response(description: str) -> ResponseSpec:

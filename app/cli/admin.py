@@ -99,10 +99,10 @@ def require_org(conn: psycopg.Connection, org_id: str) -> None:
 
 
 @contextlib.contextmanager
-def admin_connection(settings: Settings, hints: bool = False) -> Iterator[psycopg.Connection]:
+def admin_connection(settings: Settings, details: bool = False) -> Iterator[psycopg.Connection]:
     """A connection of the migrator (it administers principals, grants and keys); one
     transaction, committed on success. Database errors become CLI errors (with the
-    server's detail and hint when `hints`)."""
+    server's hint, and its detail when `details`)."""
     import psycopg
 
     dsn = open_database(settings)
@@ -110,7 +110,7 @@ def admin_connection(settings: Settings, hints: bool = False) -> Iterator[psycop
         with psycopg.connect(dsn) as conn:
             yield conn
     except psycopg.Error as exc:
-        raise database_error(exc, hint=hints) from exc
+        raise database_error(exc, detail=details) from exc
 
 
 @click.group()
@@ -143,7 +143,7 @@ def principal_create(
         raise CliError(problem)
     settings = context_settings(ctx)
     password = None
-    with admin_connection(settings, hints=True) as conn:
+    with admin_connection(settings, details=True) as conn:
         if db_role is not None and not login_exists(conn, db_role):
             password = create_login(conn, db_role)
         conn.execute("select service.create_principal(%s, %s, %s, %s, %s)", (org_id, principal_id, kind, name, db_role))

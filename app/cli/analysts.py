@@ -145,7 +145,7 @@ def analyst_create(
             timeout = statement_timeout(timeout)
         except click.BadParameter as exc:
             raise CliError(f"--statement-timeout: {exc.message}") from exc
-    with admin_connection(settings, hints=True) as conn:
+    with admin_connection(settings, details=True) as conn:
         password = create_analyst(conn, org_id, name, login, list(grants), display_name)
         if password is not None:  # made here: its limits default
             timeout = timeout or STATEMENT_TIMEOUT
@@ -203,7 +203,7 @@ def analyst_password(ctx: click.Context, org_id: str, name: str) -> None:
     from app.db.logins import rotate_password
 
     settings = context_settings(ctx)
-    with admin_connection(settings, hints=True) as conn:
+    with admin_connection(settings, details=True) as conn:
         login, password = rotate_password(conn, org_id, name)
     print_login(settings, login, password, f"new password for login {login}")
 
@@ -216,7 +216,7 @@ def analyst_revoke(ctx: click.Context, org_id: str, name: str) -> None:
     """End the access of principal NAME's login (it may no longer connect; its open
     sessions end) and disable the principal. Its grants, traces and the role itself stay,
     so the audit trail still names it."""
-    with admin_connection(context_settings(ctx), hints=True) as conn:
+    with admin_connection(context_settings(ctx), details=True) as conn:
         login = conn.execute("select service.revoke_analyst(%s, %s)", (org_id, name)).fetchone()
     if login is None:
         raise CliError(f"principal {name} of org {org_id} has no login")

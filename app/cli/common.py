@@ -83,16 +83,18 @@ class ContextsGroup(click.Group):
             raise
 
 
-def database_error(exc: psycopg.Error, hint: bool = False) -> CliError:
-    """A psycopg error as a CLI error: the server's primary message (and, with `hint`,
-    its detail and hint), no traceback."""
+def database_error(exc: psycopg.Error, detail: bool = False) -> CliError:
+    """A psycopg error as a CLI error: the server's primary message and, where our SQL
+    wrote one, its hint (what to do instead); with `detail`, its detail too. No traceback."""
     from app.db.duplicates import duplicate_detail  # psycopg is imported only where a database is used
     from app.scope import constraint_rule
 
-    rule = constraint_rule(exc.diag.constraint_name)
-    parts = [rule or duplicate_detail(exc) or exc.diag.message_primary or str(exc)]
-    if hint:
-        parts += [p for p in (exc.diag.message_detail, exc.diag.message_hint) if p]
+    known = constraint_rule(exc.diag.constraint_name) or duplicate_detail(exc)
+    parts = [known or exc.diag.message_primary or str(exc)]
+    if detail and exc.diag.message_detail:
+        parts.append(exc.diag.message_detail)
+    if not known and exc.diag.message_hint:
+        parts.append(exc.diag.message_hint)
     return CliError("\n".join(parts))
 
 

@@ -115,7 +115,7 @@ def upgrade_command(
             f"model {model!r} did not load ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}): "
             "name a folder holding a sentence-transformers model, or an installed packaged one (docs/models.md)"
         ) from exc
-    with admin_connection(settings, hints=True) as conn, progress_bars(quiet) as progress:
+    with admin_connection(settings, details=True) as conn, progress_bars(quiet) as progress:
         result = upgrade(
             conn,
             namespace,
@@ -355,7 +355,7 @@ def _promote(settings: Settings, dsn: str, namespace: str, generation: int) -> N
             conn.commit()
             promoted = next(g for g in generations(conn) if g["namespace"] == namespace and g["generation"] == row[1])
     except psycopg.Error as exc:
-        raise database_error(exc, hint=True) from exc
+        raise database_error(exc, detail=True) from exc
     name, _generation, replaced, kept_until = row
     console.print(
         f"[green]{namespace} now serves {name} (generation {promoted['generation']})[/]; generation {replaced} "
@@ -424,7 +424,7 @@ def abandon_command(ctx: click.Context, namespace: str) -> None:
     """Give up the namespace's upgrade: drop the shadow generation's vectors and index."""
     from app.generations.upgrade import generation_of
 
-    with admin_connection(context_settings(ctx), hints=True) as conn:
+    with admin_connection(context_settings(ctx), details=True) as conn:
         shadow = generation_of(conn, namespace, "shadow")
         if shadow is None:
             raise CliError(f"namespace {namespace} has no shadow generation")

@@ -325,7 +325,7 @@ def readings_command(ctx: click.Context, batch: int, quiet: bool, as_json: bool)
     from app.ingest.readings import write_readings
 
     settings = context_settings(ctx)
-    with admin_connection(settings, hints=True) as conn, progress_bars(quiet or as_json) as progress:
+    with admin_connection(settings, details=True) as conn, progress_bars(quiet or as_json) as progress:
         result = write_readings(conn, batch, lambda done, total: progress("readings", done, total))
     if as_json:
         figures = {"written": result.written, "batches": result.batches, "seconds": round(result.seconds, 2)}

@@ -85,7 +85,12 @@ def serve(ctx: click.Context, host: str | None, port: int | None, forwarded_allo
             console.print(
                 f"demo: {changed} document(s) changed, {created} new fragment(s); vectors: {vectors.hits} read from "
                 f"{vectors.path.relative_to(ROOT)}, {vectors.misses} embedded now"
-                + (f", {copies} of them for chunks stored as copies of another" if copies > 0 else "")
+                + (
+                    f" ({copies} of these {vectors.hits + vectors.misses} vectors were for chunks stored as"
+                    " copies of another fragment)"
+                    if copies > 0
+                    else ""
+                )
                 + (f" ({'; '.join(vectors.problems)})" if vectors.problems else "")
             )
             if changed:  # as `contexts ingest` does: the demo's first retrievals see authority

@@ -246,7 +246,7 @@ def sync_tree(
             conn.commit()
             return report
     except psycopg.Error as exc:
-        raise database_error(exc, hint=True) from exc
+        raise database_error(exc, detail=True) from exc
 
 
 def _first_plan(tree: WorkTree) -> Plan:

@@ -134,6 +134,8 @@ class Failure:
     headers: dict[str, str] | None = None
     errors: list[dict[str, Any]] | None = None
     sqlstate: str | None = None
+    hint: str | None = None
+    """What to do instead, where the SQL that refused says it (`raise ... using hint`)."""
 
     @property
     def title(self) -> str:
@@ -181,11 +183,8 @@ def _database_failure(exc: psycopg.Error, where: str) -> Failure:
         return Failure(500, "internal error")
     if state in OPERATOR_STATES:
         log.error("database refused %s (%s): %s", where, state, exc.diag.message_primary or exc)
-    message = (
-        constraint_rule(exc.diag.constraint_name)
-        or duplicate_detail(exc)
-        or GENERIC_DETAIL.get(state)
-        or exc.diag.message_primary
-        or "invalid request"
-    )
-    return Failure(status, message, sqlstate=state)
+    message = constraint_rule(exc.diag.constraint_name) or duplicate_detail(exc) or GENERIC_DETAIL.get(state)
+    if message is not None or status >= 500:
+        return Failure(status, message or "invalid request", sqlstate=state)
+    # Our SQL's own words, and its hint where it wrote one (what to do instead).
+    return Failure(status, exc.diag.message_primary or "invalid request", sqlstate=state, hint=exc.diag.message_hint)

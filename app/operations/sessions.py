@@ -258,6 +258,17 @@ async def promote_note(
     document.metadata["promoted_from"] = msgspec.to_builtins(provenance)
     request = IngestRequest(scope=ScopeIn(org_id, data.repo_id), documents=[document])
     result = (await ingest_documents(services, token, request)).documents[0]
+    stored: NoteProvenance | None = provenance
+    if not result.changed:
+        # The target already holds this text: nothing was written, so the provenance is
+        # the one its current version carries (none when it was not a promotion).
+        def stored_provenance() -> NoteProvenance | None:
+            with services.auth.acting_for(token) as conn:
+                metadata = conn.execute("select metadata from api.get_document(%s)", (result.doc_id,)).fetchone()
+            found = (metadata[0] or {}).get("promoted_from") if metadata else None
+            return msgspec.convert(found, NoteProvenance) if isinstance(found, dict) else None
+
+        stored = await services.runtime.read(stored_provenance)
     return PromotedNote(
         doc_id=result.doc_id,
         org_id=org_id,
@@ -267,5 +278,6 @@ async def promote_note(
         owner=owner,
         fragments=result.fragments,
         created=result.created,
-        provenance=provenance,
+        provenance=stored,
+        changed=result.changed,
     )

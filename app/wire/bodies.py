@@ -753,8 +753,12 @@ class PromotedNote(msgspec.Struct):
     owner: str
     fragments: int
     created: int
-    provenance: NoteProvenance
-    """Also stored in the new version's metadata under `promoted_from`."""
+    provenance: NoteProvenance | None
+    """Also stored in the new version's metadata under `promoted_from`. When the target
+    already held this text (`changed` false: nothing was written), the provenance its
+    current version carries: an earlier promotion's, or null when it was not promoted."""
+    changed: bool = True
+    """False when the target document already held this text: no new version."""
 
 
 # -- owners and staleness nudges (docs/owners.md) -------------------------------------

@@ -268,6 +268,7 @@ declare
     readable bigint[];
     missing bigint;
     outside bigint;
+    outside_scope text;
     glob_ids bigint[] := '{}';
     doc_ids bigint[] := '{}';
     g text;
@@ -297,14 +298,18 @@ begin
     if missing is not null or array_position(wanted, null) is not null then
         raise exception 'unknown fragment: %', coalesce(missing::text, 'null') using errcode = 'P0002';
     end if;
-    select f.fragment_id into outside from data.fragments f
+    select f.fragment_id, concat_ws(', ', 'repo ' || f.repo_id, 'persona ' || f.persona_id, 'session ' || f.session_id)
+      into outside, outside_scope
+    from data.fragments f
     where f.fragment_id = any (wanted)
       and not ((f.repo_id is null or f.repo_id is not distinct from ctx.repo_id) and (f.persona_id is null or f.persona_id is not distinct from ctx.persona_id)
                and (f.session_id is null or f.session_id is not distinct from ctx.session_id))
     limit 1;
     if outside is not null then
-        raise exception 'fragment % lies outside the context''s scope', outside using errcode = '22023',
-            hint = 'A context holds fragments of its own scope and of the scopes above it (org-wide ones).';
+        raise exception 'fragment % (of %) lies outside the scope of ctx_% (%)', outside, outside_scope, ctx.context_id,
+            coalesce(nullif(concat_ws(', ', 'repo ' || ctx.repo_id, 'persona ' || ctx.persona_id, 'session ' || ctx.session_id), ''), 'the org')
+            using errcode = '22023',
+            hint = 'A context holds fragments of its own scope and of the scopes above it: an org context, org-wide ones only.';
     end if;
     select f.fragment_id into outside from data.fragments f where f.fragment_id = any (wanted) and not f.active limit 1;
     if outside is not null then
@@ -341,13 +346,18 @@ begin
     if missing is not null or array_position(doc_ids, null) is not null then
         raise exception 'unknown document: %', coalesce(missing::text, 'null') using errcode = 'P0002';
     end if;
-    select d.doc_id into outside from data.documents d
+    select d.doc_id, concat_ws(', ', 'repo ' || d.repo_id, 'persona ' || d.persona_id, 'session ' || d.session_id)
+      into outside, outside_scope
+    from data.documents d
     where d.doc_id = any (doc_ids)
       and not ((d.repo_id is null or d.repo_id is not distinct from ctx.repo_id) and (d.persona_id is null or d.persona_id is not distinct from ctx.persona_id)
                and (d.session_id is null or d.session_id is not distinct from ctx.session_id))
     limit 1;
     if outside is not null then
-        raise exception 'document % lies outside the context''s scope', outside using errcode = '22023';
+        raise exception 'document % (of %) lies outside the scope of ctx_% (%)', outside, outside_scope, ctx.context_id,
+            coalesce(nullif(concat_ws(', ', 'repo ' || ctx.repo_id, 'persona ' || ctx.persona_id, 'session ' || ctx.session_id), ''), 'the org')
+            using errcode = '22023',
+            hint = 'A context holds documents of its own scope and of the scopes above it: an org context, org-wide ones only.';
     end if;
     -- Globs: documents of the Context's scope (and those above it) the caller may read.
     foreach g in array coalesce(p_path_globs, '{}') loop
@@ -376,8 +386,10 @@ begin
           group by x.fragment_id) m;
     row_count := coalesce(cardinality(members), 0);
     if row_count = 0 and query_left_out > 0 then
-        raise exception 'nothing to bundle: the query found % fragments, none within the context''s scope',
-            query_left_out using errcode = '22023',
+        raise exception 'nothing to bundle: the query found % fragments, none within the scope of ctx_% (%)',
+            query_left_out, ctx.context_id,
+            coalesce(nullif(concat_ws(', ', 'repo ' || ctx.repo_id, 'persona ' || ctx.persona_id, 'session ' || ctx.session_id), ''), 'the org')
+            using errcode = '22023',
             hint = 'A context holds fragments of its own scope and of the scopes above it: an org context, org-wide ones only.';
     end if;
     if row_count = 0 then
@@ -533,7 +545,8 @@ begin
                 hint = 'Build one: `contexts ctx version ctx_' || id || '`, or POST /contexts/ctx_' || id || '/versions.';
         end if;
         if v is null then
-            raise exception 'unknown context: % (one offered to your org or repo reads once a writer there accepts it: GET /subscriptions?state=pending)', r.ref using errcode = 'P0002';
+            raise exception 'unknown context: %', r.ref using errcode = 'P0002',
+                hint = 'One offered to your org or repo reads once a writer there accepts it, and no more once revoked: offers waiting are listed by GET /subscriptions?state=pending (CLI: contexts ctx subscriptions --pending).';
         end if;
         return query select r.n::int, 'ctx_' || id || '@' || v, id, v, c.retired_at is not null, c.name, shared
                      from data.contexts c where c.context_id = id;
@@ -571,7 +584,8 @@ begin
     where v.context_id = p_context_id
     order by v.version desc;
     if not found and not exists (select 1 from data.contexts c where c.context_id = p_context_id) then
-        raise exception 'unknown context: ctx_% (one offered to your org or repo reads once a writer there accepts it: GET /subscriptions?state=pending)', p_context_id using errcode = 'P0002';
+        raise exception 'unknown context: ctx_%', p_context_id using errcode = 'P0002',
+            hint = 'One offered to your org or repo reads once a writer there accepts it, and no more once revoked: offers waiting are listed by GET /subscriptions?state=pending (CLI: contexts ctx subscriptions --pending).';
     end if;
 end
 $$;
@@ -1044,7 +1058,8 @@ as $$
 begin
     return query select * from data._context_rows(array[p_context_id]);
     if not found then
-        raise exception 'unknown context: ctx_% (one offered to your org or repo reads once a writer there accepts it: GET /subscriptions?state=pending)', p_context_id using errcode = 'P0002';
+        raise exception 'unknown context: ctx_%', p_context_id using errcode = 'P0002',
+            hint = 'One offered to your org or repo reads once a writer there accepts it, and no more once revoked: offers waiting are listed by GET /subscriptions?state=pending (CLI: contexts ctx subscriptions --pending).';
     end if;
 end
 $$;

@@ -227,7 +227,11 @@ def test_a_session_opens_with_its_pack_and_its_notes_stay_inside_it(client, db_u
     second = client.post(
         f"/sessions/{session}/notes/{note_id}/promote", json={"repo_id": "platform", "owner": "Grace"}
     ).json()
-    assert second["created"] == 0
+    assert second["created"] == 0 and second["changed"] is False
+    # Nothing was written: it says the provenance that is stored, not a new one.
+    assert second["provenance"] == result["provenance"]
+    stored = client.get(f"/documents/{result['doc_id']}").json()
+    assert len(stored["versions"]) == 1 and stored["metadata"]["promoted_from"] == result["provenance"]
 
     problem(client.post(f"/sessions/{session}/notes/999999/promote", json={}), 404)
     problem(client.post(f"/sessions/other-session/notes/{note_id}/promote", json={}), 404)

@@ -334,3 +334,18 @@ def test_trace_names_the_twin_a_fragment_repeats(client):
     trace = client.get(f"/traces/{result['trace_id']}").json()
     weights = trace["pipeline"]["profile"]["weights"]
     assert twin["final_score"] == pytest.approx(0.85 * sum(weights[t] * v for t, v in twin["terms"].items()))
+
+
+def test_an_errors_key_names_the_field_as_the_client_sent_it(client):
+    """`errors[].key` is the query parameter's own name and the body field's path, not
+    the handler's Python names (`subscription_state`, `data`)."""
+    cases = (
+        (client.get("/subscriptions", params={"state": "bogus"}), "state"),
+        (client.post("/contexts/retrieve", json={"query": "x"}), "scope"),
+        (client.post("/contexts/retrieve", json={"query": "x", "scope": {}}), "scope.org_id"),
+        (client.post("/contexts/retrieve", json={"query": 1, "scope": {"org_id": "acme"}}), "query"),
+        (client.post("/contexts/retrieve", json=[1]), "body"),
+    )
+    for response, key in cases:
+        body = problem(response, 400)
+        assert [e["key"] for e in body["errors"]] == [key], body

@@ -172,9 +172,25 @@ def test_a_saved_query_of_an_org_context_keeps_its_org_wide_finds(corpus):
     assert body["built_from"]["query_outside_scope"] >= 1
     read = corpus.get(f"/contexts/{ctx['ref']}@latest").json()
     assert not any(s.startswith("stripe/") for s in sources(read))
-    only_repo = corpus.post(f"/contexts/{ctx['ref']}/versions", json={"query": {"query": "stripe", "top_k": 1}})
-    if only_repo.status_code != 201:  # the best find is a repo fragment: nothing within scope
-        assert only_repo.status_code == 400 and "none within the context's scope" in only_repo.json()["detail"]
+
+
+def test_a_member_outside_the_contexts_scope_is_refused_with_its_scope_and_what_to_do(corpus):
+    """The refusal names the member's scope and the Context's, and its hint (problem
+    details' `hint`) says which members a Context of that scope holds."""
+    ctx = new_context(corpus, "org-wide only")
+    payments = corpus.get("/documents", params={"org_id": "acme", "repo_id": "payments"}).json()["documents"]
+    doc = next(d for d in payments if d["repo_id"] == "payments")
+    fragment = corpus.get(f"/documents/{doc['doc_id']}").json()["fragments"][0]["fragment_id"]
+    cases = (
+        ({"fragment_ids": [fragment]}, f"fragment {fragment} (of repo payments)"),
+        ({"doc_ids": [doc["doc_id"]]}, f"document {doc['doc_id']} (of repo payments)"),
+        ({"query": {"query": "stripe webhook signature refunds replayed approver", "top_k": 1}}, "nothing to bundle"),
+    )
+    for body, said in cases:
+        refused = problem(corpus.post(f"/contexts/{ctx['ref']}/versions", json=body), 400)
+        assert said in refused["detail"] and f"scope of {ctx['ref']} (the org)" in refused["detail"], refused
+        assert "an org context, org-wide ones only" in refused["hint"], refused
+    assert corpus.get("/contexts", params={"org_id": "acme"}).json()["contexts"][0]["latest_version"] is None
 
 
 def test_a_subscriber_sees_no_more_than_docs_dba_lists(corpus, db_url):

@@ -256,8 +256,13 @@ def test_a_subscription_gives_nothing_until_a_writer_of_the_subscriber_scope_acc
     body = {"query": "stripe refunds", "scope": {"org_id": "globex"}, "contexts": [f"{ctx['ref']}@latest"]}
     for who in (globex, reader, web_writer):
         assert corpus.get("/contexts", params={"org_id": "globex"}, headers=who).json()["contexts"] == []
-        unknown = problem(corpus.get(f"/contexts/{ctx['ref']}@latest", headers=who), 404)["detail"]
-        assert "unknown context" in unknown and "GET /subscriptions?state=pending" in unknown, unknown
+        unknown = problem(corpus.get(f"/contexts/{ctx['ref']}@latest", headers=who), 404)
+        assert unknown["detail"] == f"unknown context: {ctx['ref']}@latest", unknown
+        assert "GET /subscriptions?state=pending" in unknown["hint"], unknown
+        assert "contexts ctx subscriptions --pending" in unknown["hint"], unknown
+        # The same words as for an id that names nothing: no oracle.
+        nothing = problem(corpus.get("/contexts/ctx_999999@latest", headers=who), 404)
+        assert (nothing["detail"], nothing["hint"]) == ("unknown context: ctx_999999@latest", unknown["hint"])
         problem(corpus.get(f"/contexts/{ctx['ref']}/versions", headers=who), 404)
         problem(corpus.post("/contexts/retrieve", json=body, headers=who), 404)
     # The offer is listed to the subscriber scope, without anything of the Context.

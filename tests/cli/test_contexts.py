@@ -49,6 +49,8 @@ def test_ctx_lifecycle(db_url, tmp_path, monkeypatch):
     assert bad.exit_code != 0 and "malformed context reference" in bad.output and "Traceback" not in bad.output
     unknown = CliRunner().invoke(main, ["--db-url", db_url, "ctx", "show", "ctx_99@1", "--org", "acme"])
     assert unknown.exit_code != 0 and "unknown context" in unknown.output
+    # The database's hint follows the error: here, where offers waiting are listed.
+    assert "contexts ctx subscriptions --pending" in " ".join(unknown.output.split()), unknown.output
 
 
 def test_the_latest_version_of_a_context_without_one_says_so(db_url, tmp_path, monkeypatch):

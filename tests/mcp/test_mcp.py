@@ -162,6 +162,10 @@ def test_http_lists_tools_and_retrieves_cited_fragments_of_the_keys_org(served, 
         assert {"query", "scope", "budget_tokens", "k_lexical", "k_dense"} <= set(
             retrieve_tool.inputSchema["properties"]
         )
+        # A field's docstring is its description: an agent learns which id goes where.
+        promote = next(t for t in listed.tools if t.name == "promote_note")
+        assert "`doc_id` write_note returned" in promote.inputSchema["properties"]["note_id"]["description"]
+        assert "relevance" in retrieve_tool.inputSchema["properties"]["min_relevance"]["description"]
 
         me = data(await session.call_tool("whoami", {}))
         assert (me["org_id"], me["principal_id"], me["org_wide"]) == ("acme", "reader", True)

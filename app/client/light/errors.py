@@ -29,7 +29,8 @@ class ContextsError(Exception):
     """A call that failed. `status` is the HTTP status the service answered, or 0 when
     there was no answer (the call was refused by the client, or the service could not
     be reached); `title` and `detail` are the problem's, and `problem` its whole body
-    (at least `status`, `title` and `detail`)."""
+    (at least `status`, `title` and `detail`; `hint`, where the service says what to do
+    instead, ends the message)."""
 
     def __init__(self, status: int, title: str, detail: str, body: Mapping[str, Any] | None = None) -> None:
         self.status = status
@@ -37,7 +38,8 @@ class ContextsError(Exception):
         self.detail = detail
         self.problem: dict[str, Any] = {"status": status, "title": title, "detail": detail} | dict(body or {})
         said = f"{title} ({status}): {detail}" if status else f"{title}: {detail}" if title else detail
-        super().__init__("; ".join([said, *self.errors]))
+        hint = self.problem.get("hint")
+        super().__init__("; ".join([said, *self.errors, *([hint] if isinstance(hint, str) and hint else [])]))
 
     @property
     def errors(self) -> list[str]:

@@ -266,7 +266,8 @@ class PromotedNote(msgspec.Struct):
     owner: str
     fragments: int
     created: int
-    provenance: NoteProvenance
+    provenance: NoteProvenance | None
+    changed: bool = True
 
 
 class PinCreate(msgspec.Struct, forbid_unknown_fields=True):
