@@ -151,6 +151,11 @@ class Settings:
     max_document_bytes: int = 2 * 1024 * 1024
     """Largest single document accepted for ingestion."""
 
+    max_document_fragments: int = 10_000
+    """Most fragments one document may be cut into: a document of thousands of tiny
+    sections is refused (422) instead of holding its org's write lock while its chunks
+    are matched against each other."""
+
     principal: str = "admin"
     """Principal the CLI acts for (`org create` makes `admin` with org read/write)."""
 
@@ -260,6 +265,8 @@ class Settings:
             )
         if self.max_fragment_tokens < 64:
             raise ValueError("CONTEXTS_MAX_FRAGMENT_TOKENS must be at least 64")
+        if self.max_document_fragments < 1:
+            raise ValueError("CONTEXTS_MAX_DOCUMENT_FRAGMENTS must be at least 1")
         if self.header_timeout_s <= 0 or self.body_timeout_s <= 0:
             raise ValueError("CONTEXTS_HEADER_TIMEOUT_S and CONTEXTS_BODY_TIMEOUT_S must be positive")
         if not 0 < self.write_lock_wait_s <= 600:

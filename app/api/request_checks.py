@@ -62,10 +62,11 @@ async def check_request(request: Request) -> Response | None:
 
 
 async def unread_body_problem(request: Request) -> Response | None:
-    """An action that reads no body (POST .../accept) refuses one it would ignore: a
-    client sending fields there believes they count. An empty JSON object or null is
-    what some clients send for "nothing", and is taken as nothing."""
-    if request.method not in ("POST", "PUT", "PATCH") or _reads_body(request):
+    """An action that reads no body (POST .../accept, every DELETE) refuses one it would
+    ignore: a client sending fields there believes they count (`DELETE /profiles?org_id=`
+    with {"persona_id": ...} deleted the org's profile, not the persona's). An empty JSON
+    object or null is what some clients send for "nothing", and is taken as nothing."""
+    if request.method not in ("POST", "PUT", "PATCH", "DELETE") or _reads_body(request):
         return None
     body = (await request.body()).strip()
     try:

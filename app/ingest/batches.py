@@ -77,10 +77,12 @@ def ingest_groups(
         group: Group[T] = Group()
         started = time.perf_counter()
         normalized: list[NormalizedDocument] = []
+        items_of: list[T] = []
         for item in pending:
             group.items += 1
             try:
                 normalized.append(pipeline.normalize(source(item)))
+                items_of.append(item)
             except RejectedDocument as exc:
                 group.refused.append((item, exc))
                 if on_refused:
@@ -93,7 +95,15 @@ def ingest_groups(
             unchanged = _unchanged(conn, pipeline, scope, principal, normalized)
             # Only what changed is chunked: an unchanged re-ingest costs a normalisation
             # and one query per group (chunking is about nine tenths of `prepare`).
-            group.prepared = [pipeline.chunk(doc) for doc in normalized if doc.path not in unchanged]
+            for doc, item in zip(normalized, items_of, strict=True):
+                if doc.path in unchanged:
+                    continue
+                try:
+                    group.prepared.append(pipeline.chunk(doc))
+                except RejectedDocument as exc:  # cut into more fragments than a document may hold
+                    group.refused.append((item, exc))
+                    if on_refused:
+                        on_refused(item, exc)
             group.prepare_seconds = time.perf_counter() - started
             started = time.perf_counter()
             if group.prepared:

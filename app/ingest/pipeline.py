@@ -365,10 +365,18 @@ class IngestPipeline:
 
     def chunk(self, doc: NormalizedDocument) -> PreparedDocument:
         if doc.kind == conversation.KIND:
-            return PreparedDocument(doc, "prose", self.conversation_chunker.chunk(doc.text))
-        if supports(doc.syntax):
-            return PreparedDocument(doc, "code", self.code_chunker.chunk(doc.text, doc.syntax))
-        return PreparedDocument(doc, "prose", self.prose_chunker.chunk(doc.text, doc.syntax))
+            prepared = PreparedDocument(doc, "prose", self.conversation_chunker.chunk(doc.text))
+        elif supports(doc.syntax):
+            prepared = PreparedDocument(doc, "code", self.code_chunker.chunk(doc.text, doc.syntax))
+        else:
+            prepared = PreparedDocument(doc, "prose", self.prose_chunker.chunk(doc.text, doc.syntax))
+        limit = self.settings.max_document_fragments
+        if len(prepared.chunks) > limit:
+            raise RejectedDocument(
+                f"{doc.path}: cut into {len(prepared.chunks):,} fragments, over the limit of {limit:,} "
+                "(CONTEXTS_MAX_DOCUMENT_FRAGMENTS): split it into several documents"
+            )
+        return prepared
 
     # -- writing (inside the caller's transaction) ------------------------------------
 

@@ -665,6 +665,10 @@ declare
     i_negative boolean[] := '{}';
     i_links jsonb[] := '{}';
     i_has_links boolean[] := '{}';
+    -- Each chunk's references (item, fragment, references), in chunk order.
+    l_items int[] := '{}';
+    l_ids bigint[] := '{}';
+    l_refs jsonb[] := '{}';
     -- One entry per chunk, in call order.
     r record;
     idx int;
@@ -776,15 +780,25 @@ begin
             select e.seq, e.content_hash, e.simhash from matched e
             union all
             select e.seq, e.content_hash, e.kept from matched e where e.kept is not null
-        ), near_earlier as (
+        ), firsts as (
             -- Within 3 bits, two SimHashes agree on one of their four 16-bit bands at least.
-            select c.seq from matched c join earlier e on e.content_hash = c.content_hash and e.seq < c.seq
-            union select c.seq from matched c join earlier e on e.simhash >> 48 = c.simhash >> 48 and e.seq < c.seq
-            union select c.seq from matched c join earlier e on (e.simhash >> 32) & 65535 = (c.simhash >> 32) & 65535
-                                                     and e.seq < c.seq
-            union select c.seq from matched c join earlier e on (e.simhash >> 16) & 65535 = (c.simhash >> 16) & 65535
-                                                     and e.seq < c.seq
-            union select c.seq from matched c join earlier e on e.simhash & 65535 = c.simhash & 65535 and e.seq < c.seq
+            -- An earlier chunk holds a key when the key's first chunk comes before: one pass
+            -- per key (pairing chunks that share one grew with their square: a document of
+            -- many equal sections held its org's write lock for minutes).
+            select k.kind, k.key, min(e.seq) as first_seq
+            from earlier e
+            cross join lateral (values (0, hashtextextended(e.content_hash, 0)),
+                                       (1, e.simhash >> 48), (2, (e.simhash >> 32) & 65535),
+                                       (3, (e.simhash >> 16) & 65535), (4, e.simhash & 65535)) as k(kind, key)
+            where k.key is not null
+            group by k.kind, k.key
+        ), near_earlier as (
+            select distinct c.seq
+            from matched c
+            cross join lateral (values (0, hashtextextended(c.content_hash, 0)),
+                                       (1, c.simhash >> 48), (2, (c.simhash >> 32) & 65535),
+                                       (3, (c.simhash >> 16) & 65535), (4, c.simhash & 65535)) as k(kind, key)
+            join firsts f on f.kind = k.kind and f.key = k.key and f.first_seq < c.seq
         )
         select c.*, n.seq is not null as near_earlier
         from matched c
@@ -912,11 +926,25 @@ begin
         fragment_ids := fragment_ids || canonical;
         chunk_rows := chunk_rows || r.chunk;
         if r.chunk ? 'references' then
+            -- Gathered as arrays, made into each version's list once after the loop:
+            -- appending to a jsonb copies it whole, which grew with the square of a
+            -- document's chunks.
             i_has_links[r.item_no] := true;
-            i_links[r.item_no] := i_links[r.item_no]
-                || jsonb_build_object('fragment_id', canonical, 'references', r.chunk->'references');
+            l_items := l_items || r.item_no;
+            l_ids := l_ids || canonical;
+            l_refs := l_refs || (r.chunk->'references');
         end if;
     end loop;
+    if cardinality(l_items) > 0 then
+        i_links := array(
+            select coalesce(x.links, '[]'::jsonb)
+            from generate_subscripts(i_docs, 1) as n
+            left join (select u.item_no, jsonb_agg(jsonb_build_object('fragment_id', u.id, 'references', u.refs)
+                                                   order by u.ord) as links
+                       from unnest(l_items, l_ids, l_refs) with ordinality as u(item_no, id, refs, ord)
+                       group by u.item_no) x on x.item_no = n
+            order by n);
+    end if;
 
     insert into data.fragments (
         fragment_id, org_id, repo_id, persona_id, session_id, doc_id, doc_version, namespace, kind, owner,

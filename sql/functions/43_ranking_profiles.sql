@@ -71,6 +71,7 @@ returns table (org_id text, persona_id text, w_rerank float8, w_freshness float8
 language plpgsql security definer
 set search_path = pg_catalog, extensions, pg_temp
 as $$
+#variable_conflict use_column
 declare
     me record;
     prof data.ranking_profiles;
@@ -89,15 +90,19 @@ begin
     if length(p_description) > 2000 then
         raise exception 'description: at most 2000 characters' using errcode = '22023';
     end if;
-    delete from data.ranking_profiles r
-    where r.org_id = p_org_id and r.persona_id is not distinct from p_persona_id;
     -- Vectors of another description are evidence no more (the writer embeds the new one).
     delete from data.persona_vectors v
     where v.org_id = p_org_id and v.persona_id = p_persona_id and v.description is distinct from p_description;
+    -- One statement that replaces the profile: concurrent setters of one profile each set
+    -- it in turn (a delete then an insert made all but one of them a unique violation).
     insert into data.ranking_profiles as r (org_id, persona_id, w_rerank, w_freshness, w_authority, w_pinned,
                                             w_persona, halflife_days, description, updated_by)
     values (p_org_id, p_persona_id, p_w_rerank, p_w_freshness, p_w_authority, p_w_pinned, p_w_persona,
             coalesce(p_halflife_days, '{}'), p_description, me.principal_id)
+    on conflict (org_id, coalesce(persona_id, '')) do update
+    set w_rerank = excluded.w_rerank, w_freshness = excluded.w_freshness, w_authority = excluded.w_authority,
+        w_pinned = excluded.w_pinned, w_persona = excluded.w_persona, halflife_days = excluded.halflife_days,
+        description = excluded.description, updated_by = excluded.updated_by, updated_at = clock_timestamp()
     returning * into prof;
     eff := data._ranking_profile(p_org_id, p_persona_id);
     if (eff ->> 'w_rerank')::float8 + (eff ->> 'w_freshness')::float8 + (eff ->> 'w_authority')::float8

@@ -934,7 +934,9 @@ declare
     publisher boolean;
 begin
     select * into me from data._principal_or_raise();
-    select s.* into sub from data.context_subscriptions s where s.subscription_id = p_subscription_id;
+    -- Locked: of concurrent accepts (or an accept and a revoke), the later reads the
+    -- earlier's outcome once it commits, so exactly one accepts.
+    select s.* into sub from data.context_subscriptions s where s.subscription_id = p_subscription_id for update;
     -- Its publisher sees it (api.context_subscriptions): told who may accept it instead.
     publisher := sub.subscription_id is not null
         and exists (select 1 from data._readable_context_versions() rv
@@ -991,7 +993,8 @@ declare
     publisher boolean;
 begin
     select * into me from data._principal_or_raise();
-    select s.* into sub from data.context_subscriptions s where s.subscription_id = p_subscription_id;
+    -- Locked, as for an accept: of concurrent revokes exactly one revokes.
+    select s.* into sub from data.context_subscriptions s where s.subscription_id = p_subscription_id for update;
     select c.* into ctx from data.contexts c where c.context_id = sub.context_id;
     publisher := sub.org_id = me.org_id
         and (ctx.repo_id is null or data.acl_org_wide() or ctx.repo_id = any (data.acl_repos()))

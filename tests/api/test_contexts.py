@@ -348,3 +348,42 @@ def test_a_subscription_made_by_a_writer_of_the_subscriber_scope_is_live_at_once
 )
 def test_malformed_references_are_400(client, path):
     problem(client.get(path), 400)
+
+
+def test_of_concurrent_accepts_or_revokes_exactly_one_succeeds(corpus, db_url):
+    """Accept and revoke lock the subscription: one that waited on another reads its
+    outcome (409), so `accepted_by` and `revoked_by` name the one that did it."""
+    import threading
+
+    ctx = new_context(corpus, "raced")
+    assert corpus.post(f"/contexts/{ctx['ref']}/versions", json={"path_globs": ["runbooks/*.md"]}).status_code == 201
+    other_org(db_url, "globex")
+    for second in ("unsubscribe", "accept"):
+        offer = corpus.post(f"/contexts/{ctx['ref']}/subscriptions", json={"subscriber_org_id": "globex"}).json()
+        assert "subscription_id" in offer, offer
+        sid = offer["subscription_id"]
+        call = f"select state from service.context_{second}(%s)"
+        with psycopg.connect(db_url) as first, psycopg.connect(db_url) as late:
+            for conn in (first, late):
+                conn.execute("select service.bind_principal('globex', 'admin')")
+            assert first.execute("select state from service.context_accept(%s)", (sid,)).fetchone() == ("live",)
+            outcome: list[object] = []
+
+            def waiting(conn=late, call=call, sid=sid, outcome=outcome) -> None:
+                try:
+                    outcome.append(conn.execute(call, (sid,)).fetchone())
+                except psycopg.Error as exc:
+                    outcome.append(exc.sqlstate)
+
+            thread = threading.Thread(target=waiting)
+            thread.start()
+            thread.join(timeout=1.5)
+            assert thread.is_alive(), f"{second} did not wait for the accept holding the row: {outcome}"
+            first.commit()
+            thread.join(timeout=30)
+            # A second accept is refused; a revoke after the accept revokes the live one.
+            assert outcome == (["55000"] if second == "accept" else [("revoked",)]), outcome
+            late.commit()
+        state = corpus.get(f"/contexts/{ctx['ref']}/subscriptions", params={"include_revoked": True}).json()
+        row = next(s for s in state["subscriptions"] if s["subscription_id"] == sid)
+        assert row["accepted_by"] == "globex", row  # another org's principal shows as its org alone

@@ -72,6 +72,16 @@ def test_set_show_list_and_delete(client, keys):
         403,
     )
 
+    # A DELETE reads no body: one naming the persona is refused, not taken as the org's.
+    sent = client.request("DELETE", "/profiles", params={"org_id": "acme"}, json={"persona_id": "sre"})
+    assert "takes no body" in problem(sent, 400)["detail"]
+    assert [p["persona_id"] for p in client.get("/profiles", params={"org_id": "acme"}).json()["profiles"]] == [
+        None,
+        "sre",
+    ]
+    assert (
+        client.request("DELETE", "/profiles", params={"org_id": "acme", "persona_id": "x"}, json={}).status_code == 404
+    )
     removed = client.delete("/profiles", params={"org_id": "acme", "persona_id": "sre"}, headers=auth(keys["sre-lead"]))
     assert removed.status_code == 200 and removed.json()["effective"]["source"] == "org"
     problem(client.delete("/profiles", params={"org_id": "acme", "persona_id": "sre"}), 404)
@@ -174,3 +184,36 @@ def test_a_persona_description_is_embedded_when_set_and_dropped_with_the_profile
     assert client.delete("/profiles", params=params, headers=auth(keys["sre-lead"])).status_code == 200
     with psycopg.connect(db_url) as conn:
         assert conn.execute(count).fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("persona", [None, "sre"])
+def test_concurrent_setters_of_one_profile_each_set_it_in_turn(client, keys, db_url, persona):
+    """A second setter waits for the first and then replaces its profile: no 409 (a
+    delete then an insert made it a unique violation)."""
+    import threading
+
+    assert client.put("/profiles", json={"org_id": "acme", "w_freshness": 0.2}).status_code == 200
+    if persona:
+        assert client.put("/profiles", json={"org_id": "acme", "persona_id": persona}).status_code == 200
+    call = "select w_freshness from service.ranking_profile_set('acme', %s, p_w_freshness => %s)"
+    with psycopg.connect(db_url) as first, psycopg.connect(db_url) as late:
+        for conn in (first, late):
+            conn.execute("select service.bind_principal('acme', 'admin')")
+        assert first.execute(call, (persona, 0.4)).fetchone() == (0.4,)
+        outcome: list[object] = []
+
+        def waiting() -> None:
+            try:
+                outcome.append(late.execute(call, (persona, 0.6)).fetchone())
+            except psycopg.Error as exc:
+                outcome.append(exc.sqlstate)
+
+        thread = threading.Thread(target=waiting)
+        thread.start()
+        thread.join(timeout=1.5)
+        first.commit()
+        thread.join(timeout=30)
+        assert outcome == [(0.6,)], outcome
+        late.commit()
+    shown = client.get("/profiles", params={"org_id": "acme"}).json()["profiles"]
+    assert [(p["persona_id"], p["w_freshness"]) for p in shown if p["persona_id"] == persona] == [(persona, 0.6)]

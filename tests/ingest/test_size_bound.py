@@ -258,3 +258,45 @@ def test_any_text_stays_within_the_bound(small, parts, path):
     if not content.strip():
         return
     checked(small, path, content)
+
+
+# -- fragments per document ----------------------------------------------------------------
+
+
+def test_a_document_cut_into_more_fragments_than_the_limit_is_refused_and_the_others_are_stored(conn, settings, models):
+    """A document of thousands of tiny sections is refused before anything is written
+    (matching its chunks against each other held its org's write lock for minutes); the
+    other documents of the same ingest are stored."""
+    import dataclasses
+
+    from app.access import ensure_admin_principal
+    from app.ingest.batches import ingest_groups
+    from app.ingest.normalize import RejectedDocument
+    from app.scope import Scope
+
+    pipeline = IngestPipeline(dataclasses.replace(settings, max_document_fragments=4), models)
+    many = "".join(f"# Section {i}\n\nThe section numbered {i} says little.\n\n" for i in range(12))
+    with pytest.raises(RejectedDocument, match=r"many\.md: cut into \d+ fragments, over the limit of 4"):
+        pipeline.prepare(SourceDocument(path="many.md", content=many))
+
+    conn.execute("select service.create_org('acme')")
+    pipeline.register_models(conn)
+    ensure_admin_principal(conn, "acme", "admin")
+    conn.commit()
+    files = {"many.md": many, "few.md": "# Few\n\nOne short section.\n"}
+    refused: list[tuple[str, str]] = []
+    groups = list(
+        ingest_groups(
+            conn,
+            pipeline,
+            Scope("acme"),
+            "admin",
+            list(files),
+            lambda path: SourceDocument(path=path, content=files[path]),
+            on_refused=lambda path, exc: refused.append((path, str(exc))),
+        )
+    )
+    assert [path for path, _ in refused] == ["many.md"] and "CONTEXTS_MAX_DOCUMENT_FRAGMENTS" in refused[0][1]
+    assert [r.path for g in groups for r in g.results] == ["few.md"]
+    stored = conn.execute("select d.path from data.documents d order by d.path").fetchall()
+    assert stored == [("few.md",)]
