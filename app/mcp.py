@@ -452,7 +452,11 @@ async def serve_stdio(services: Services, key: str) -> None:
     os.dup2(2, 1)
     server = build_server(lambda: services, key)
     stdout = anyio.wrap_file(protocol_out)
-    stdin = CheckedLines(anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")), stdout)
+    # Bytes that are not UTF-8 pass as lone surrogates and are refused by line_error
+    # (with "replace" they became U+FFFD and were stored as written text).
+    stdin = CheckedLines(
+        anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")), stdout
+    )
     async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
@@ -512,6 +516,9 @@ def read_envelope(raw: bytes) -> object:
     for each in message if isinstance(message, list) else [message]:
         if isinstance(each, dict) and "id" in each and not _valid_id(each["id"]):
             raise EnvelopeError(-32600, "a JSON-RPC id must be a string, an integer within 64 bits, or null")
+        shape = envelope_problem(each)
+        if shape is not None:
+            raise EnvelopeError(-32600, shape, each.get("id") if isinstance(each, dict) else None)
     if isinstance(message, dict) and "id" in message and isinstance(message.get("method"), str):
         if message["method"] not in REQUEST_METHODS:  # a notification of no known method is ignored
             raise UnknownMethod(
@@ -521,6 +528,25 @@ def read_envelope(raw: bytes) -> object:
                 message["id"],
             )
     return message
+
+
+def envelope_problem(message: object) -> str | None:
+    """What makes a message no JSON-RPC 2.0 request, notification or response (None: it
+    is one). The SDK answered these with a log notification and never with the request's
+    id, so a client waiting on that id waited forever."""
+    if not isinstance(message, dict):
+        return "a JSON-RPC message is an object"
+    if message.get("jsonrpc") != "2.0":
+        return 'a JSON-RPC 2.0 message has "jsonrpc": "2.0"'
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            return "a method is named by a string"
+        if "params" in message and not isinstance(message["params"], dict):
+            return "MCP's params are an object (named parameters)"
+        return None
+    if "id" in message and ("result" in message) != ("error" in message):
+        return None  # a response to a request of this server's
+    return "a message names a method (a request or a notification) or answers one (a result or an error, with its id)"
 
 
 def shown_method(name: str) -> str:
@@ -554,7 +580,7 @@ class CheckedLines:
 def line_error(line: str) -> dict[str, Any] | None:
     """The JSON-RPC error response to one line of stdin (None: the SDK may read it)."""
     try:
-        message = read_envelope(line.encode("utf-8", "surrogatepass"))
+        message = read_envelope(line.encode("utf-8", "surrogateescape"))
     except EnvelopeError as exc:
         return json_rpc_error(exc.ident, exc.code, str(exc))
     if isinstance(message, list):

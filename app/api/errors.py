@@ -9,7 +9,7 @@ from typing import Any
 
 import psycopg
 from litestar import Request, Response
-from litestar.exceptions import HTTPException, ValidationException
+from litestar.exceptions import HTTPException, InternalServerException, ValidationException
 from litestar.types import ExceptionHandlersMap
 from psycopg_pool import PoolTimeout
 
@@ -55,6 +55,8 @@ def http_failure(exc: HTTPException) -> Failure:
             else error
             for error in errors
         ]
+    if client_gone(exc):
+        return Failure(CLIENT_GONE, "the client closed the connection before its request was read")
     if exc.status_code >= 500:
         return Failure(exc.status_code, "internal error")
     detail = exc.detail
@@ -62,6 +64,23 @@ def http_failure(exc: HTTPException) -> Failure:
         detail = TRUNCATED_DETAIL
     # The exception's own headers stay: `Allow` on a 405 (RFC 9110 requires it).
     return Failure(exc.status_code, detail, dict(exc.headers or {}), errors)  # type: ignore[arg-type]
+
+
+CLIENT_GONE = 499
+"""What the log and the metrics say of a request whose client left before its body was
+read (nginx's "client closed request"): Litestar raises a 500 for it, which is no
+server error and which nobody receives (a malformed chunked body, a client that hung up)."""
+
+
+def client_gone(exc: BaseException) -> bool:
+    return isinstance(exc, InternalServerException) and exc.detail == "client disconnected prematurely"
+
+
+def logged_status(exc: BaseException) -> int:
+    """The status a request that raised `exc` is answered (and logged) with."""
+    if client_gone(exc):
+        return CLIENT_GONE
+    return exc.status_code if isinstance(exc, HTTPException) else 500
 
 
 TRUNCATED = "Input data was truncated"

@@ -17,6 +17,7 @@ something else.
 from __future__ import annotations
 
 import json
+import re
 from urllib.parse import unquote_to_bytes
 
 from litestar import Litestar, Request, Response
@@ -54,7 +55,8 @@ def declare_query_names(app: Litestar) -> None:
 
 async def check_request(request: Request) -> Response | None:
     return (
-        encoding_problem(request)
+        host_problem(request)
+        or encoding_problem(request)
         or unknown_query_problem(request)
         or body_type_problem(request)
         or await unread_body_problem(request)
@@ -113,6 +115,22 @@ def json_body_problem(content_type: str) -> str | None:
                 "encode it as UTF-8 and send charset=utf-8 or no charset"
             )
     return None
+
+
+HOST = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[^:\[\]]*)(?::(?P<port>[^:]*))?")
+
+
+def host_problem(request: Request) -> Response | None:
+    """A Host header whose port is not a number from 0 to 65535 (`x:abc`, `x:-1`,
+    `[::1]:abc`) is refused, as docs/http.md says; it was served as if it had none."""
+    host = request.headers.get("host")
+    if host is None:
+        return None
+    found = HOST.fullmatch(host)
+    port = found.group("port") if found else ""
+    if found and (not port or (port.isascii() and port.isdigit() and len(port) <= 5 and int(port) <= 65535)):
+        return None
+    return problem(400, "the host header's port is not a number from 0 to 65535", request)
 
 
 def encoding_problem(request: Request) -> Response | None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.api.errors import logged_status
 from app.operations.log_fields import FIELDS
 
 log = logging.getLogger("contexts.request")
@@ -41,6 +42,12 @@ def request_log_middleware(app: ASGIApp) -> ASGIApp:
 
         try:
             await app(scope, receive, sending)
+        except BaseException as exc:
+            # Answered by Litestar's handler outside this middleware (a 429 of the
+            # authentication throttle, a 400 of a body the server could not parse):
+            # logged with the status that handler sends, not as a 500.
+            fields.setdefault("status", logged_status(exc))
+            raise
         finally:
             fields["ms"] = round((time.perf_counter() - started) * 1000, 1)
             fields.setdefault("status", 500)

@@ -61,6 +61,7 @@ TITLES = {
     422: "Unprocessable Content",
     429: "Too Many Requests",
     431: "Request Header Fields Too Large",
+    499: "Client Closed Request",
     500: "Internal Server Error",
     503: "Service Unavailable",
 }

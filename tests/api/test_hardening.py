@@ -562,6 +562,19 @@ def test_a_host_header_whose_port_is_not_a_number_is_a_400_problem(client, host)
         assert "host header" in problem(response, 400)["detail"], (host, path)
 
 
+@pytest.mark.parametrize("host", ["x:abc", "127.0.0.1:8761x", "x:-1", "x:99999999999", "[::1]:abc", "x:1:2"])
+def test_a_host_header_whose_port_is_not_one_is_refused_before_the_key_is_read(client, host):
+    """Served as if it had no port (the router's own check passes these)."""
+    for path in ("/health", "/whoami", "/documents"):
+        response = client.get(path, headers={"host": host})
+        assert "host header's port" in problem(response, 400)["detail"], (host, path)
+
+
+@pytest.mark.parametrize("host", ["x", "x:", "localhost:8000", "127.0.0.1:65535", "[::1]:80", "[::1]"])
+def test_a_host_header_with_a_port_or_none_is_served(client, host):
+    assert client.get("/whoami", headers={"host": host}).status_code == 200, host
+
+
 def test_an_id_the_tables_refuse_is_told_by_its_rule_not_by_its_constraint(client, db_url):
     """The database's check constraint message named the table and the constraint; the
     caller now reads the id's rule in words (app.scope.ID_FORMATS), at the HTTP door and

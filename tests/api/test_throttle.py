@@ -144,3 +144,28 @@ def test_limits_are_settings():
         Settings.from_env({"CONTEXTS_AUTH_FAILURE_WINDOW": "week"})
     with pytest.raises(ValueError, match="at least 0"):
         Settings.from_env({"CONTEXTS_AUTH_FAILURES_PER_CLIENT": "-1"})
+
+
+def test_a_refused_request_is_logged_with_the_status_it_was_answered(throttled, caplog, monkeypatch):
+    """The 429 is answered by Litestar's handler outside the request log's middleware: the
+    log said 500 for it. A client that left before its body was read is a 499, not a 500."""
+    import json
+    import logging
+
+    from litestar.exceptions import InternalServerException
+
+    from app.api.errors import http_failure, logged_status
+    from app.api.request_log import JsonFormatter
+
+    client = throttled
+    for _ in range(5):
+        problem(client.post("/contexts/retrieve", json=QUERY, headers=bogus()), 401)
+    monkeypatch.setattr(logging.getLogger("contexts.request"), "propagate", True)
+    with caplog.at_level(logging.INFO, logger="contexts.request"):
+        caplog.clear()
+        problem(client.get("/whoami", headers=bogus()), 429)
+    (entry,) = [json.loads(JsonFormatter().format(r)) for r in caplog.records if r.name == "contexts.request"]
+    assert (entry["path"], entry["status"]) == ("/whoami", 429), entry
+    gone = InternalServerException("client disconnected prematurely")
+    assert logged_status(gone) == 499 and http_failure(gone).status == 499
+    assert logged_status(InternalServerException("boom")) == 500 and logged_status(RuntimeError()) == 500

@@ -507,18 +507,29 @@ def test_stdio_answers_lines_it_cannot_read_with_json_rpc_errors(tenants, logins
         '[{"jsonrpc": "2.0", "id": 8, "method": "ping"}]',
         '{"jsonrpc": "2.0", "id": ' + "9" * 5000 + ', "method": "ping"}',
         '{"jsonrpc": "2.0", "id": 10, "method": "tools/lists"}',
+        # Not JSON-RPC 2.0 messages: answered with their id, never left waiting.
+        '{"id": 11, "method": "ping"}',
+        '{"jsonrpc": "1.0", "id": 12, "method": "ping"}',
+        '{"jsonrpc": "2.0", "id": 13}',
+        '{"jsonrpc": "2.0", "id": 14, "method": "tools/list", "params": [1]}',
+        '{"jsonrpc": "2.0", "id": 15, "method": 5}',
+        "null",
     ]
+    # Bytes that are not UTF-8 are refused, never stored as U+FFFD.
+    raw = "\n".join(lines).encode() + b'\n{"jsonrpc": "2.0", "id": 16, "method": "ping", "x": "\xff\xfe"}\n'
     done = subprocess.run(
         [parameters.command, *parameters.args],
         env=parameters.env,
         cwd=parameters.cwd,
-        input="\n".join(lines) + "\n",
+        input=raw,
         capture_output=True,
-        text=True,
         timeout=120,
     )
-    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    stdout, stderr = done.stdout.decode(), done.stderr.decode()
+    answers = [json.loads(line) for line in stdout.splitlines()]
     expected = [(None, -32700), (7, -32700), (None, -32600), (None, -32700), (10, -32601)]
-    assert [(a["id"], a["error"]["code"]) for a in answers] == expected
-    assert "surrogate" in answers[1]["error"]["message"] and "Traceback" not in done.stderr
+    expected += [(11, -32600), (12, -32600), (13, -32600), (14, -32600), (15, -32600), (None, -32600), (None, -32700)]
+    assert [(a["id"], a["error"]["code"]) for a in answers] == expected, stdout
+    assert "surrogate" in answers[1]["error"]["message"] and "Traceback" not in stderr
     assert answers[4]["error"]["message"].startswith('Method not found: no method "tools/lists"; this server answers')
+    assert "not UTF-8 (byte 0xff" in answers[-1]["error"]["message"], answers[-1]
