@@ -20,10 +20,12 @@ import json
 import re
 from urllib.parse import unquote_to_bytes
 
+import msgspec
 from litestar import Litestar, Request, Response
 from litestar.routes import HTTPRoute
 
 from app.api.errors import path_of, problem
+from app.wire.pattern_words import in_words
 
 UTF8_CHARSETS = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
 """The charsets a JSON body may declare (US-ASCII is a subset of UTF-8)."""
@@ -56,11 +58,53 @@ def declare_query_names(app: Litestar) -> None:
 async def check_request(request: Request) -> Response | None:
     return (
         host_problem(request)
+        or repeated_header_problem(request)
         or encoding_problem(request)
         or unknown_query_problem(request)
         or body_type_problem(request)
         or await unread_body_problem(request)
+        or await strict_body_problem(request)
     )
+
+
+SINGLE_HEADERS = (b"authorization", b"idempotency-key", b"content-type")
+"""Headers a request states once: with two, which one counts is a guess (two keys of
+different orgs were served as the first)."""
+
+
+def repeated_header_problem(request: Request) -> Response | None:
+    names = [name.lower() for name, _ in request.scope["headers"]]
+    for name in SINGLE_HEADERS:
+        if names.count(name) > 1:
+            return problem(400, f"the {name.decode()} header is sent {names.count(name)} times: send it once", request)
+    return None
+
+
+AT = re.compile(r"^(?P<message>.*?)(?: - at `\$\.?(?P<key>[^`]*)`)?$", re.DOTALL)
+
+
+async def strict_body_problem(request: Request) -> Response | None:
+    """A JSON body whose values have the wrong JSON type is refused, as its OpenAPI says:
+    Litestar converts leniently (`"5"` for an integer, `"true"` or 1 for a boolean, a
+    number for a time), so a client's mistake was served as something it did not send.
+    Decoded once more here, strictly, against the handler's body type."""
+    if request.method not in ("POST", "PUT", "PATCH") or not _reads_body(request):
+        return None
+    body = await request.body()
+    if not body.strip():
+        return None  # Litestar says what is missing
+    wanted = request.route_handler.parsed_fn_signature.parameters["data"].annotation
+    try:
+        msgspec.json.decode(body, type=wanted, strict=True)
+    except msgspec.ValidationError as exc:
+        found = AT.match(str(exc))
+        message = found.group("message") if found else str(exc)
+        key = (found.group("key") if found else None) or "body"
+        error = {"message": in_words(message), "key": key, "source": "body"}
+        return problem(400, f"Validation failed for {request.method} {path_of(request)}", request, errors=[error])
+    except (msgspec.DecodeError, RecursionError):
+        return None  # malformed JSON: Litestar's own 400 says where
+    return None
 
 
 async def unread_body_problem(request: Request) -> Response | None:

@@ -73,6 +73,10 @@ begin
         raise exception 'a rule name is 1 to 128 letters, digits, spaces and _.:/- (starting with a letter or digit)'
             using errcode = '22023';
     end if;
+    if p_expires_at is not null and p_expires_at <= statement_timestamp() then
+        -- As for a pin: a rule that has expired already would match nothing, silently.
+        raise exception 'expires_at % is not in the future', p_expires_at using errcode = '22023';
+    end if;
     perform data._check_rule_globs(p_path_globs, p_symbol_globs);
     -- The caller may read it (P0002 otherwise, 22023 malformed).
     select * into resolved from data._resolve_context_refs(array[p_context_ref]);

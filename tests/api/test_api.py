@@ -349,3 +349,53 @@ def test_an_errors_key_names_the_field_as_the_client_sent_it(client):
     for response, key in cases:
         body = problem(response, 400)
         assert [e["key"] for e in body["errors"]] == [key], body
+
+
+@pytest.mark.parametrize(
+    ("extra", "key"),
+    [
+        ({"top_k": "5"}, "top_k"),
+        ({"budget_tokens": "1e3"}, "budget_tokens"),
+        ({"min_relevance": "0.5"}, "min_relevance"),
+        ({"include_superseded": "true"}, "include_superseded"),
+        ({"include_superseded": 1}, "include_superseded"),
+        ({"as_of": 0}, "as_of"),
+        ({"scope": {"org_id": "acme", "repo_id": 7}}, "scope.repo_id"),
+    ],
+)
+def test_a_body_value_of_the_wrong_json_type_is_refused_not_converted(client, extra, key):
+    """The OpenAPI document says integer, boolean, date-time string: Litestar converted
+    `"5"`, `"true"`, 1 and a number of seconds, so a client's mistake was served."""
+    body = problem(client.post("/contexts/retrieve", json={"query": "x", "scope": {"org_id": "acme"}} | extra), 400)
+    assert [e["key"] for e in body["errors"]] == [key], body
+    assert "Expected" in body["errors"][0]["message"], body
+
+
+def test_a_timestamp_given_as_a_number_is_refused_for_a_document(client):
+    doc = {"path": "a.md", "content": "# A\n\nText.\n", "timestamp": 1700000000.5}
+    body = problem(client.post("/documents", json={"scope": {"org_id": "acme"}, "documents": [doc]}), 400)
+    assert body["errors"][0]["key"] == "documents[0].timestamp", body
+    assert client.get("/documents", params={"org_id": "acme"}).json()["documents"] == []
+
+
+@pytest.mark.parametrize("header", [b"authorization", b"idempotency-key", b"content-type"])
+def test_a_header_a_request_states_once_is_refused_when_sent_twice(header):
+    """Which of two keys (two orgs' keys were served as the first), two idempotency keys
+    or two content types would count is a guess. An ASGI test client joins repeated
+    headers into one, so the request is built here as a server hands it over."""
+    from litestar import Request
+
+    from app.api.auth import bearer_token
+    from app.api.request_checks import repeated_header_problem
+    from app.operations.errors import Invalid
+
+    twice = [(header, b"Bearer ctx_a_b" if header == b"authorization" else b"x"), (header, b"y")]
+    scope = {"type": "http", "method": "POST", "path": "/documents", "headers": [(b"host", b"h"), *twice]}
+    refused = repeated_header_problem(Request(scope))  # type: ignore[arg-type]
+    assert refused is not None and refused.status_code == 400
+    assert f"the {header.decode()} header is sent 2 times" in refused.content["detail"]
+    if header == b"authorization":
+        with pytest.raises(Invalid, match="sent 2 times"):
+            bearer_token(Request(scope))  # type: ignore[arg-type]
+    once = {**scope, "headers": [(b"host", b"h"), twice[0]]}
+    assert repeated_header_problem(Request(once)) is None  # type: ignore[arg-type]

@@ -4,6 +4,7 @@ with its rule; grants and subscriptions bound what a rule may bring (docs/adr/00
 
 from __future__ import annotations
 
+import psycopg
 import pytest
 
 from tests.api.test_api import problem
@@ -110,7 +111,16 @@ def test_rules_are_managed_under_grants(corpus, db_url):
 
     # Disabled, expired or deleted: it brings nothing.
     add_rule(corpus, name="off", context=f"{org_ref}@1", path_globs=["off/**"], enabled=False)
-    add_rule(corpus, name="old", context=f"{org_ref}@1", path_globs=["old/**"], expires_at="2020-01-01T00:00:00Z")
+    # A rule that has expired already is refused when made (as a pin is); one that expires later brings nothing.
+    past = {"name": "old", "context": f"{org_ref}@1", "path_globs": ["old/**"], "expires_at": "2020-01-01T00:00:00Z"}
+    assert "not in the future" in problem(corpus.post("/rules", json={"org_id": "acme", **past}), 400)["detail"]
+    old = add_rule(corpus, **(past | {"expires_at": "2999-01-01T00:00:00Z"}))
+    with psycopg.connect(db_url) as conn:
+        conn.execute(
+            "update data.context_rules set expires_at = '2020-01-01T00:00:00Z', created_at = '2019-12-01T00:00:00Z'"
+            " where rule_id = %s",
+            (old["rule_id"],),
+        )
     assert ruled(retrieve(corpus, touching=["off/a.py", "old/b.py"])) == []
     assert corpus.delete(f"/rules/{org_rule['rule_id']}").json()["rule_id"] == org_rule["rule_id"]
     problem(corpus.delete(f"/rules/{org_rule['rule_id']}"), 404)
