@@ -25,7 +25,6 @@ from litestar import Litestar, Request, Response
 from litestar.routes import HTTPRoute
 
 from app.api.errors import path_of, problem
-from app.wire.pattern_words import in_words
 
 UTF8_CHARSETS = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
 """The charsets a JSON body may declare (US-ASCII is a subset of UTF-8)."""
@@ -63,7 +62,6 @@ async def check_request(request: Request) -> Response | None:
         or unknown_query_problem(request)
         or body_type_problem(request)
         or await unread_body_problem(request)
-        or await strict_body_problem(request)
     )
 
 
@@ -83,27 +81,27 @@ def repeated_header_problem(request: Request) -> Response | None:
 AT = re.compile(r"^(?P<message>.*?)(?: - at `\$\.?(?P<key>[^`]*)`)?$", re.DOTALL)
 
 
-async def strict_body_problem(request: Request) -> Response | None:
-    """A JSON body whose values have the wrong JSON type is refused, as its OpenAPI says:
+async def strict_body_errors(request: Request) -> list[dict[str, str]] | None:
+    """What makes a JSON body's values of another JSON type than their fields', as
+    Litestar's validation says it (`message`, `key`, `source`), None when nothing does:
     Litestar converts leniently (`"5"` for an integer, `"true"` or 1 for a boolean, a
     number for a time), so a client's mistake was served as something it did not send.
-    Decoded once more here, strictly, against the handler's body type."""
+    Decoded once more, strictly, against the handler's body type. Malformed JSON is left
+    to Litestar's own 400, which says where."""
     if request.method not in ("POST", "PUT", "PATCH") or not _reads_body(request):
         return None
     body = await request.body()
     if not body.strip():
-        return None  # Litestar says what is missing
+        return None
     wanted = request.route_handler.parsed_fn_signature.parameters["data"].annotation
     try:
         msgspec.json.decode(body, type=wanted, strict=True)
     except msgspec.ValidationError as exc:
         found = AT.match(str(exc))
         message = found.group("message") if found else str(exc)
-        key = (found.group("key") if found else None) or "body"
-        error = {"message": in_words(message), "key": key, "source": "body"}
-        return problem(400, f"Validation failed for {request.method} {path_of(request)}", request, errors=[error])
+        return [{"message": message, "key": (found.group("key") if found else None) or "data", "source": "body"}]
     except (msgspec.DecodeError, RecursionError):
-        return None  # malformed JSON: Litestar's own 400 says where
+        return None
     return None
 
 
