@@ -152,9 +152,9 @@ class Settings:
     """Largest single document accepted for ingestion."""
 
     max_document_fragments: int = 10_000
-    """Most fragments one document may be cut into: a document of thousands of tiny
-    sections is refused (422) instead of holding its org's write lock while its chunks
-    are matched against each other."""
+    """Most fragments one document may be cut into (a normal 2 MiB document is about
+    1,000): past it the document is refused (422) before it is embedded or its org's
+    write lock is taken, which a document of 16,000 tiny sections held for 22 s."""
 
     principal: str = "admin"
     """Principal the CLI acts for (`org create` makes `admin` with org read/write)."""

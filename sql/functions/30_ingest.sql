@@ -702,7 +702,21 @@ declare
     p_simhashes bigint[] := '{}';
     own_from int := 1;
     own_exact bigint;
+    own_pos int;
     near record;
+    -- Where later chunks look: per key (kind 0 a hash of the content hash, kinds 1 to 4
+    -- the SimHash's four 16-bit bands; two SimHashes within 3 bits share a band), the
+    -- last p_* position holding it, each position linking to the one before (kind by
+    -- kind). A chunk reads the positions of its own keys only: scanning every new
+    -- fragment of the call for each chunk grew with the square of the chunks.
+    heads int[] := array_fill(0, array[5 * 65536]);
+    links int[] := '{}';
+    cands int[];
+    kind int;
+    key int;
+    at int;
+    canonical_pos int;
+    p_count int;
     -- Retired fragments service.begin_documents left active (`chunk_hashes`): matched as
     -- retired ones, revived without a write, deactivated after unless a chunk revived them.
     kept_ids bigint[];
@@ -812,17 +826,36 @@ begin
         end if;
         idx := coalesce((r.chunk->>'ordinal')::int, idx + 1);
         canonical := r.db_id;
+        canonical_pos := null;
         distance := r.db_distance;
+        p_count := cardinality(p_ids);
         if r.near_earlier then
+            -- The positions sharing a key with this chunk: every one that can hold its text
+            -- or lie within 3 bits of its SimHash is among them.
+            cands := '{}';
+            for kind in 0..4 loop
+                key := case kind when 0 then (hashtextextended(r.content_hash, 0) & 65535)::int
+                                 when 1 then ((r.simhash >> 48) & 65535)::int
+                                 when 2 then ((r.simhash >> 32) & 65535)::int
+                                 when 3 then ((r.simhash >> 16) & 65535)::int
+                                 else (r.simhash & 65535)::int end;
+                continue when key is null;
+                at := heads[kind * 65536 + key + 1];
+                while at > 0 loop
+                    cands := cands || at;
+                    at := links[(at - 1) * 5 + kind + 1];
+                end loop;
+            end loop;
             -- Exact text among this version's new fragments: the stored ones hold no such
             -- text (that chunk would have matched it), so it wins over any stored near-copy.
-            select p.id into own_exact
-            from unnest(p_ids[own_from:], p_new[own_from:], p_namespaces[own_from:], p_hashes[own_from:])
-                 as p(id, is_new, namespace, content_hash)
-            where p.is_new and p.namespace = r.namespace and p.content_hash = r.content_hash
-            order by p.id limit 1;
+            select p_ids[c.k], c.k into own_exact, own_pos
+            from unnest(cands) as c(k)
+            where c.k >= own_from and p_new[c.k] and p_namespaces[c.k] = r.namespace
+              and p_hashes[c.k] = r.content_hash
+            order by 1 limit 1;
             if own_exact is not null then
                 canonical := own_exact;
+                canonical_pos := own_pos;
                 distance := 0;
             elsif not coalesce(r.db_exact, false) then
                 -- What versions written one by one would have found stored: the new
@@ -831,10 +864,12 @@ begin
                 -- the nearest (at equal distance the older: the smaller id).
                 canonical := r.db_id;
                 select p.id, case when p.content_hash = r.content_hash then 0 else 1 end as preference,
-                       bit_count((p.simhash # r.simhash)::bit(64))::int as distance
+                       bit_count((p.simhash # r.simhash)::bit(64))::int as distance, p.pos
                 into near
-                from unnest(p_ids, p_items, p_new, p_namespaces, p_hashes, p_simhashes)
-                     as p(id, item_no, is_new, namespace, content_hash, simhash)
+                from (select p_ids[c.k] as id, p_items[c.k] as item_no, p_new[c.k] as is_new,
+                             p_namespaces[c.k] as namespace, p_hashes[c.k] as content_hash,
+                             p_simhashes[c.k] as simhash, c.k as pos
+                      from unnest(cands) as c(k)) p
                 join unnest(i_repos, i_personas, i_sessions) with ordinality as i(repo_id, persona_id, session_id, n)
                   on i.n = p.item_no
                 where (p.item_no <> r.item_no or not p.is_new) and p.namespace = r.namespace
@@ -846,19 +881,22 @@ begin
                    and (near.preference = 0 or r.db_id is null or near.distance < r.db_distance
                         or (near.distance = r.db_distance and near.id < r.db_id)) then
                     canonical := near.id;
+                    canonical_pos := near.pos;
                     distance := near.distance;
                 end if;
                 if own_from <= cardinality(p_ids) and (canonical is null or distance > 0) then
                     -- A nearer copy among this version's new fragments; at equal distance
                     -- the stored (older) fragment wins, as it would among stored ones.
-                    select p.id, bit_count((p.simhash # r.simhash)::bit(64))::int as distance into near
-                    from unnest(p_ids[own_from:], p_new[own_from:], p_namespaces[own_from:], p_simhashes[own_from:])
-                         as p(id, is_new, namespace, simhash)
-                    where p.is_new and p.namespace = r.namespace
-                      and bit_count((p.simhash # r.simhash)::bit(64)) <= 3
+                    select p_ids[c.k] as id, bit_count((p_simhashes[c.k] # r.simhash)::bit(64))::int as distance,
+                           c.k as pos
+                    into near
+                    from unnest(cands) as c(k)
+                    where c.k >= own_from and p_new[c.k] and p_namespaces[c.k] = r.namespace
+                      and bit_count((p_simhashes[c.k] # r.simhash)::bit(64)) <= 3
                     order by 2, 1 limit 1;
                     if near.id is not null and (canonical is null or near.distance < distance) then
                         canonical := near.id;
+                        canonical_pos := near.pos;
                     end if;
                 end if;
             end if;
@@ -901,7 +939,7 @@ begin
             p_hashes := p_hashes || r.content_hash;
             p_simhashes := p_simhashes || r.simhash;
             created_now := created_now || true;
-        elsif canonical = any (p_ids[own_from:]) and p_new[array_position(p_ids, canonical)] then
+        elsif canonical_pos is not null and canonical_pos >= own_from and p_new[canonical_pos] then
             created_now := created_now || false;
         else
             -- A stored fragment (or a new one of an earlier version: stored, as far as this
@@ -920,6 +958,23 @@ begin
                 p_simhashes := p_simhashes || r.db_simhash;
             end if;
             created_now := created_now || false;
+        end if;
+        if cardinality(p_ids) > p_count then
+            -- A new or revived fragment: later chunks find its position under its keys.
+            at := cardinality(p_ids);
+            for kind in 0..4 loop
+                key := case kind when 0 then (hashtextextended(p_hashes[at], 0) & 65535)::int
+                                 when 1 then ((p_simhashes[at] >> 48) & 65535)::int
+                                 when 2 then ((p_simhashes[at] >> 32) & 65535)::int
+                                 when 3 then ((p_simhashes[at] >> 16) & 65535)::int
+                                 else (p_simhashes[at] & 65535)::int end;
+                if key is null then
+                    links[(at - 1) * 5 + kind + 1] := 0;
+                else
+                    links[(at - 1) * 5 + kind + 1] := heads[kind * 65536 + key + 1];
+                    heads[kind * 65536 + key + 1] := at;
+                end if;
+            end loop;
         end if;
         out_items := out_items || r.item_no;
         ordinals := ordinals || idx;
