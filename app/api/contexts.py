@@ -17,9 +17,9 @@ from app.operations import contexts as operations
 from app.operations.contexts import (
     CONTEXT_ID_PATTERN,
     parse_context_id,
-    parse_subscription_id,
     read_context,
 )
+from app.operations.fragments import parse_id
 from app.wire.bodies import (
     IDENTIFIER_PATTERN,
     ContextCreate,
@@ -185,7 +185,7 @@ class ContextsController(Controller):
         the org for an org-wide one) accepts it; `GET /subscriptions?state=pending` lists the
         offers. Accepting one that is live or revoked is a 409."""
         number = parse_context_id(context_id)
-        return await operations.accept(state.services, token, number, parse_subscription_id(subscription_id))
+        return await operations.accept(state.services, token, number, parse_id(subscription_id, "subscription"))
 
     @delete(
         "/{context_id:str}/subscriptions/{subscription_id:str}",
@@ -203,7 +203,7 @@ class ContextsController(Controller):
         """By the publisher (a write grant on the Context's scope) or the subscriber (a
         write grant on its subscriber scope). The row stays, revoked (audit)."""
         number = parse_context_id(context_id)
-        return await operations.unsubscribe(state.services, token, number, parse_subscription_id(subscription_id))
+        return await operations.unsubscribe(state.services, token, number, parse_id(subscription_id, "subscription"))
 
 
 class SubscriptionsController(Controller):

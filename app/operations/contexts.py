@@ -47,14 +47,6 @@ def parse_context_id(raw: str) -> int:
     return number
 
 
-def parse_subscription_id(raw: str) -> int:
-    """The path parameter matched its pattern; an id beyond bigint names nothing (404)."""
-    number = int(raw)
-    if number > MAX_BIGINT:
-        raise NotFound(f"unknown subscription: {raw}")
-    return number
-
-
 def _one(conn: psycopg.Connection, row_type: type, sql: str, args: tuple) -> object:
     cur: psycopg.Cursor[object]
     with conn.cursor(row_factory=class_row(row_type)) as cur:
