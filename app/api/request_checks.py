@@ -22,9 +22,12 @@ from urllib.parse import unquote_to_bytes
 
 import msgspec
 from litestar import Litestar, Request, Response
+from litestar.exceptions import ValidationException
 from litestar.routes import HTTPRoute
 
 from app.api.errors import path_of, problem
+from app.operations.auth import token_from_header
+from app.operations.errors import Unauthorized
 
 UTF8_CHARSETS = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
 """The charsets a JSON body may declare (US-ASCII is a subset of UTF-8)."""
@@ -55,7 +58,7 @@ def declare_query_names(app: Litestar) -> None:
 
 
 async def check_request(request: Request) -> Response | None:
-    return (
+    found = (
         host_problem(request)
         or repeated_header_problem(request)
         or encoding_problem(request)
@@ -63,6 +66,9 @@ async def check_request(request: Request) -> Response | None:
         or body_type_problem(request)
         or await unread_body_problem(request)
     )
+    if found is None:
+        await strict_body_check(request)
+    return found
 
 
 SINGLE_HEADERS = (b"authorization", b"idempotency-key", b"content-type")
@@ -81,28 +87,37 @@ def repeated_header_problem(request: Request) -> Response | None:
 AT = re.compile(r"^(?P<message>.*?)(?: - at `\$\.?(?P<key>[^`]*)`)?$", re.DOTALL)
 
 
-async def strict_body_errors(request: Request) -> list[dict[str, str]] | None:
-    """What makes a JSON body's values of another JSON type than their fields', as
-    Litestar's validation says it (`message`, `key`, `source`), None when nothing does:
-    Litestar converts leniently (`"5"` for an integer, `"true"` or 1 for a boolean, a
-    number for a time), so a client's mistake was served as something it did not send.
-    Decoded once more, strictly, against the handler's body type. Malformed JSON is left
-    to Litestar's own 400, which says where."""
+async def strict_body_check(request: Request) -> None:
+    """A JSON body whose values are of another JSON type than their fields' is refused:
+    Litestar converts the whole of a handler's arguments leniently (query strings need it),
+    so `"5"` for an integer, `"true"` or 1 for a boolean and a number for a time were served
+    as something the client did not send. Decoded once more, strictly, against the handler's
+    body type; raised as Litestar's own ValidationException, so the problem reads as its
+    (`errors` with `message`, `key`, `source`). Left alone: a request without a usable key
+    (the key dependency's 401 comes first, as it does before Litestar's own body check) and
+    malformed JSON (Litestar's 400 says where)."""
     if request.method not in ("POST", "PUT", "PATCH") or not _reads_body(request):
-        return None
+        return
+    try:
+        token_from_header(request.headers.get("authorization"))
+    except Unauthorized:
+        return
     body = await request.body()
     if not body.strip():
-        return None
+        return
     wanted = request.route_handler.parsed_fn_signature.parameters["data"].annotation
     try:
         msgspec.json.decode(body, type=wanted, strict=True)
     except msgspec.ValidationError as exc:
         found = AT.match(str(exc))
-        message = found.group("message") if found else str(exc)
-        return [{"message": message, "key": (found.group("key") if found else None) or "data", "source": "body"}]
+        error = {
+            "message": found.group("message") if found else str(exc),
+            "key": (found.group("key") if found else None) or "data",
+            "source": "body",
+        }
+        raise ValidationException(f"Validation failed for {request.method} {path_of(request)}", extra=[error]) from None
     except (msgspec.DecodeError, RecursionError):
-        return None
-    return None
+        return  # malformed JSON: Litestar's own 400 says where
 
 
 async def unread_body_problem(request: Request) -> Response | None:

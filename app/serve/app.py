@@ -255,7 +255,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         # The throttle runs inside the request log (it reads whether the key authenticated).
         middleware=[request_log_middleware, metrics_middleware, auth_throttle(settings), refuse_encoded_bodies],
         exception_handlers=EXCEPTION_HANDLERS,
-        dependencies={"token": Provide(bearer_token)},
+        dependencies={"token": Provide(bearer_token, sync_to_thread=False)},
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="Contexts",
