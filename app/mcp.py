@@ -382,6 +382,13 @@ TOOLS = [
 TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
 
 
+@cache
+def tool_definitions() -> list[types.Tool]:
+    """Made once (a schema per struct, each field's description read from its source),
+    not on every tools/list."""
+    return [tool.definition() for tool in TOOLS]
+
+
 def error_result(failure: Failure) -> types.CallToolResult:
     """A failed call: the status and message an HTTP client would get, as text and structured."""
     body: dict[str, Any] = {"status": failure.status, "title": failure.title, "detail": failure.detail}
@@ -411,7 +418,7 @@ def build_server(services: Callable[[], Services], key: str | None = None) -> Se
 
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:
-        return [tool.definition() for tool in TOOLS]
+        return tool_definitions()
 
     # Arguments are validated below by the same msgspec structs as the HTTP bodies, so
     # the messages are the HTTP API's; the SDK's own jsonschema pass would only differ.
