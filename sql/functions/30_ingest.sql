@@ -619,6 +619,20 @@ $$;
 comment on function data._analyze_new_tenant(text, int)
     is 'Analyze the partitions of a tenant that were never analyzed once they hold enough rows (the planner misjudges them until then).';
 
+-- data._match_keys: the five keys under which a chunk of an ingest call is found by the
+-- later chunks of the call (service.add_documents): its content hash, cut to 16 bits, and
+-- its SimHash's four 16-bit bands (null without one). Two SimHashes within 3 bits agree on
+-- one band at least, so every chunk with its text or near it shares a key with it; a key
+-- shared by chance only costs a look.
+create or replace function data._match_keys(p_content_hash text, p_simhash bigint)
+returns int[]
+language sql immutable parallel safe
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select array[(hashtextextended(p_content_hash, 0) & 65535)::int, ((p_simhash >> 48) & 65535)::int,
+                 ((p_simhash >> 32) & 65535)::int, ((p_simhash >> 16) & 65535)::int, (p_simhash & 65535)::int]
+$$;
+
 -- service.add_documents: write the chunks of several document versions at once (an
 -- ingestion group's, after service.begin_document recorded each): the same result as
 -- service.add_fragments called once per version in the given order, in one statement
@@ -704,16 +718,15 @@ declare
     own_exact bigint;
     own_pos int;
     near record;
-    -- Where later chunks look: per key (kind 0 a hash of the content hash, kinds 1 to 4
-    -- the SimHash's four 16-bit bands; two SimHashes within 3 bits share a band), the
+    -- Where later chunks look: per key (data._match_keys, five kinds of 16 bits), the
     -- last p_* position holding it, each position linking to the one before (kind by
     -- kind). A chunk reads the positions of its own keys only: scanning every new
     -- fragment of the call for each chunk grew with the square of the chunks.
     heads int[] := array_fill(0, array[5 * 65536]);
     links int[] := '{}';
     cands int[];
+    keys int[];
     kind int;
-    key int;
     at int;
     canonical_pos int;
     p_count int;
@@ -795,23 +808,18 @@ begin
             union all
             select e.seq, e.content_hash, e.kept from matched e where e.kept is not null
         ), firsts as (
-            -- Within 3 bits, two SimHashes agree on one of their four 16-bit bands at least.
-            -- An earlier chunk holds a key when the key's first chunk comes before: one pass
-            -- per key (pairing chunks that share one grew with their square: a document of
-            -- many equal sections held its org's write lock for minutes).
+            -- An earlier chunk shares a key (data._match_keys) when the key's first chunk
+            -- comes before: one pass per key (pairing chunks that share one grew with their
+            -- square: a document of many equal sections held its org's write lock for minutes).
             select k.kind, k.key, min(e.seq) as first_seq
             from earlier e
-            cross join lateral (values (0, hashtextextended(e.content_hash, 0)),
-                                       (1, e.simhash >> 48), (2, (e.simhash >> 32) & 65535),
-                                       (3, (e.simhash >> 16) & 65535), (4, e.simhash & 65535)) as k(kind, key)
+            cross join lateral unnest(data._match_keys(e.content_hash, e.simhash)) with ordinality as k(key, kind)
             where k.key is not null
             group by k.kind, k.key
         ), near_earlier as (
             select distinct c.seq
             from matched c
-            cross join lateral (values (0, hashtextextended(c.content_hash, 0)),
-                                       (1, c.simhash >> 48), (2, (c.simhash >> 32) & 65535),
-                                       (3, (c.simhash >> 16) & 65535), (4, c.simhash & 65535)) as k(kind, key)
+            cross join lateral unnest(data._match_keys(c.content_hash, c.simhash)) with ordinality as k(key, kind)
             join firsts f on f.kind = k.kind and f.key = k.key and f.first_seq < c.seq
         )
         select c.*, n.seq is not null as near_earlier
@@ -833,17 +841,13 @@ begin
             -- The positions sharing a key with this chunk: every one that can hold its text
             -- or lie within 3 bits of its SimHash is among them.
             cands := '{}';
-            for kind in 0..4 loop
-                key := case kind when 0 then (hashtextextended(r.content_hash, 0) & 65535)::int
-                                 when 1 then ((r.simhash >> 48) & 65535)::int
-                                 when 2 then ((r.simhash >> 32) & 65535)::int
-                                 when 3 then ((r.simhash >> 16) & 65535)::int
-                                 else (r.simhash & 65535)::int end;
-                continue when key is null;
-                at := heads[kind * 65536 + key + 1];
+            keys := data._match_keys(r.content_hash, r.simhash);
+            for kind in 1..5 loop
+                continue when keys[kind] is null;
+                at := heads[(kind - 1) * 65536 + keys[kind] + 1];
                 while at > 0 loop
                     cands := cands || at;
-                    at := links[(at - 1) * 5 + kind + 1];
+                    at := links[(at - 1) * 5 + kind];
                 end loop;
             end loop;
             -- Exact text among this version's new fragments: the stored ones hold no such
@@ -962,17 +966,13 @@ begin
         if cardinality(p_ids) > p_count then
             -- A new or revived fragment: later chunks find its position under its keys.
             at := cardinality(p_ids);
-            for kind in 0..4 loop
-                key := case kind when 0 then (hashtextextended(p_hashes[at], 0) & 65535)::int
-                                 when 1 then ((p_simhashes[at] >> 48) & 65535)::int
-                                 when 2 then ((p_simhashes[at] >> 32) & 65535)::int
-                                 when 3 then ((p_simhashes[at] >> 16) & 65535)::int
-                                 else (p_simhashes[at] & 65535)::int end;
-                if key is null then
-                    links[(at - 1) * 5 + kind + 1] := 0;
+            keys := data._match_keys(p_hashes[at], p_simhashes[at]);
+            for kind in 1..5 loop
+                if keys[kind] is null then
+                    links[(at - 1) * 5 + kind] := 0;
                 else
-                    links[(at - 1) * 5 + kind + 1] := heads[kind * 65536 + key + 1];
-                    heads[kind * 65536 + key + 1] := at;
+                    links[(at - 1) * 5 + kind] := heads[(kind - 1) * 65536 + keys[kind] + 1];
+                    heads[(kind - 1) * 65536 + keys[kind] + 1] := at;
                 end if;
             end loop;
         end if;

@@ -241,6 +241,17 @@ $$;
 comment on function service.context_create(text, text, text, text, text, text)
     is 'Create a Context (a named bundle of fragments) in a scope; needs a write grant there.';
 
+-- data._scope_words: a scope's labels in words for a message ("repo payments", "persona
+-- sre, session s1"; "the org" for none).
+create or replace function data._scope_words(p_repo_id text, p_persona_id text, p_session_id text)
+returns text
+language sql immutable parallel safe
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select coalesce(nullif(concat_ws(', ', 'repo ' || p_repo_id, 'persona ' || p_persona_id, 'session ' || p_session_id), ''),
+                    'the org')
+$$;
+
 -- service.context_add_version: freeze a new version of a Context (write grant on its scope)
 -- from fragment ids, whole documents (their live fragments) and path globs (the live
 -- fragments of the documents whose path matches, among those the caller may read in the
@@ -298,7 +309,7 @@ begin
     if missing is not null or array_position(wanted, null) is not null then
         raise exception 'unknown fragment: %', coalesce(missing::text, 'null') using errcode = 'P0002';
     end if;
-    select f.fragment_id, concat_ws(', ', 'repo ' || f.repo_id, 'persona ' || f.persona_id, 'session ' || f.session_id)
+    select f.fragment_id, data._scope_words(f.repo_id, f.persona_id, f.session_id)
       into outside, outside_scope
     from data.fragments f
     where f.fragment_id = any (wanted)
@@ -307,7 +318,7 @@ begin
     limit 1;
     if outside is not null then
         raise exception 'fragment % (of %) lies outside the scope of ctx_% (%)', outside, outside_scope, ctx.context_id,
-            coalesce(nullif(concat_ws(', ', 'repo ' || ctx.repo_id, 'persona ' || ctx.persona_id, 'session ' || ctx.session_id), ''), 'the org')
+            data._scope_words(ctx.repo_id, ctx.persona_id, ctx.session_id)
             using errcode = '22023',
             hint = 'A context holds fragments of its own scope and of the scopes above it: an org context, org-wide ones only.';
     end if;
@@ -346,7 +357,7 @@ begin
     if missing is not null or array_position(doc_ids, null) is not null then
         raise exception 'unknown document: %', coalesce(missing::text, 'null') using errcode = 'P0002';
     end if;
-    select d.doc_id, concat_ws(', ', 'repo ' || d.repo_id, 'persona ' || d.persona_id, 'session ' || d.session_id)
+    select d.doc_id, data._scope_words(d.repo_id, d.persona_id, d.session_id)
       into outside, outside_scope
     from data.documents d
     where d.doc_id = any (doc_ids)
@@ -355,7 +366,7 @@ begin
     limit 1;
     if outside is not null then
         raise exception 'document % (of %) lies outside the scope of ctx_% (%)', outside, outside_scope, ctx.context_id,
-            coalesce(nullif(concat_ws(', ', 'repo ' || ctx.repo_id, 'persona ' || ctx.persona_id, 'session ' || ctx.session_id), ''), 'the org')
+            data._scope_words(ctx.repo_id, ctx.persona_id, ctx.session_id)
             using errcode = '22023',
             hint = 'A context holds documents of its own scope and of the scopes above it: an org context, org-wide ones only.';
     end if;
@@ -388,7 +399,7 @@ begin
     if row_count = 0 and query_left_out > 0 then
         raise exception 'nothing to bundle: the query found % fragments, none within the scope of ctx_% (%)',
             query_left_out, ctx.context_id,
-            coalesce(nullif(concat_ws(', ', 'repo ' || ctx.repo_id, 'persona ' || ctx.persona_id, 'session ' || ctx.session_id), ''), 'the org')
+            data._scope_words(ctx.repo_id, ctx.persona_id, ctx.session_id)
             using errcode = '22023',
             hint = 'A context holds fragments of its own scope and of the scopes above it: an org context, org-wide ones only.';
     end if;

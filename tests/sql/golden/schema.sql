@@ -1404,6 +1404,18 @@ COMMENT ON FUNCTION data._links_to_hidden(p_fragment_id bigint) IS 'References a
 
 
 --
+-- Name: _match_keys(text, bigint); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._match_keys(p_content_hash text, p_simhash bigint) RETURNS integer[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._match_keys(p_content_hash text, p_simhash bigint) OWNER TO <migrator>;
+
+--
 -- Name: _metadata_problem(jsonb); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
@@ -1976,6 +1988,18 @@ CREATE FUNCTION data._rule_rows(p_ids bigint[]) RETURNS TABLE(rule_id bigint, or
 
 
 ALTER FUNCTION data._rule_rows(p_ids bigint[]) OWNER TO <migrator>;
+
+--
+-- Name: _scope_words(text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._scope_words(p_repo_id text, p_persona_id text, p_session_id text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._scope_words(p_repo_id text, p_persona_id text, p_session_id text) OWNER TO <migrator>;
 
 --
 -- Name: _serving_models(); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -9953,6 +9977,13 @@ GRANT ALL ON FUNCTION data._links_to_hidden(p_fragment_id bigint) TO contexts_an
 
 
 --
+-- Name: FUNCTION _match_keys(p_content_hash text, p_simhash bigint); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._match_keys(p_content_hash text, p_simhash bigint) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _metadata_problem(p_metadata jsonb); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -10225,6 +10256,13 @@ REVOKE ALL ON FUNCTION data._retire_sources(p_doc_id bigint, p_keep_version inte
 REVOKE ALL ON FUNCTION data._rule_rows(p_ids bigint[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION data._rule_rows(p_ids bigint[]) TO contexts_service;
 GRANT ALL ON FUNCTION data._rule_rows(p_ids bigint[]) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION _scope_words(p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._scope_words(p_repo_id text, p_persona_id text, p_session_id text) FROM PUBLIC;
 
 
 --
