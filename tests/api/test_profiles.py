@@ -211,6 +211,7 @@ def test_concurrent_setters_of_one_profile_each_set_it_in_turn(client, keys, db_
         thread = threading.Thread(target=waiting)
         thread.start()
         thread.join(timeout=1.5)
+        assert thread.is_alive(), f"the second setter did not wait for the first: {outcome}"
         first.commit()
         thread.join(timeout=30)
         assert outcome == [(0.6,)], outcome
