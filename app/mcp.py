@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from functools import cache
 from io import TextIOWrapper
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any
 
 import anyio
 import msgspec
@@ -479,17 +479,15 @@ class EnvelopeError(ValueError):
 
 
 class UnknownMethod(EnvelopeError):
-    """A request for a method MCP does not have: JSON-RPC's -32601, which the SDK answers
-    as invalid parameters (-32602), so a client could not tell a typo from a bad call."""
+    """A request for a method this server does not answer: JSON-RPC's -32601. The SDK
+    answered a name MCP lacks as invalid parameters (-32602), so a client could not tell a
+    typo from a bad call."""
 
 
-def _request_methods() -> frozenset[str]:
-    """The methods a client may request, read from the SDK's own union of requests."""
-    union = types.ClientRequest.model_fields["root"].annotation
-    return frozenset(get_args(kind.model_fields["method"].annotation)[0] for kind in get_args(union))
-
-
-REQUEST_METHODS = _request_methods()
+ANSWERED_METHODS = frozenset({"initialize", "ping", "tools/list", "tools/call"})
+"""The requests this server answers: the session's own `initialize` and the handlers
+build_server registers (tests/api/test_hardening.py holds the two together). MCP's other
+methods (resources/*, prompts/*, ...) get JSON-RPC's -32601 naming these."""
 
 
 def read_envelope(raw: bytes) -> object:
@@ -527,11 +525,11 @@ def read_envelope(raw: bytes) -> object:
         if shape is not None:
             raise EnvelopeError(-32600, shape, each.get("id") if isinstance(each, dict) else None)
     if isinstance(message, dict) and "id" in message and isinstance(message.get("method"), str):
-        if message["method"] not in REQUEST_METHODS:  # a notification of no known method is ignored
+        if message["method"] not in ANSWERED_METHODS:  # a notification of no known method is ignored
             raise UnknownMethod(
                 -32601,
                 f"no method {shown_method(message['method'])}; "
-                f"this server answers {', '.join(sorted(REQUEST_METHODS))}",
+                f"this server answers {', '.join(sorted(ANSWERED_METHODS))}",
                 message["id"],
             )
     return message

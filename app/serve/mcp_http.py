@@ -7,16 +7,23 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 from litestar import Litestar, Request, Response
-from litestar.exceptions import ClientException, MethodNotAllowedException
+from litestar.exceptions import ClientException, MethodNotAllowedException, NotFoundException
 from litestar.handlers import asgi
 from litestar.types import HTTPRequestEvent, Message, Receive, ReceiveMessage, Scope, Send
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from app.api.errors import failure_for, problem
-from app.api.request_checks import json_body_problem
+from app.api.request_checks import (
+    QUERY_NAMES,
+    encoding_problem,
+    host_problem,
+    json_body_problem,
+    repeated_header_problem,
+    unknown_query_problem,
+)
 from app.mcp import MOUNT_PATH, EnvelopeError, UnknownMethod, build_server, json_rpc_error, read_envelope
 from app.operations.auth import token_from_header
 from app.operations.services import Services
@@ -39,11 +46,25 @@ async def http_lifespan(app: Litestar) -> AsyncIterator[None]:
         yield
 
 
-@asgi(MOUNT_PATH, is_mount=True, copy_scope=True)
+@asgi(MOUNT_PATH, is_mount=True, copy_scope=True, opt={QUERY_NAMES: frozenset()})
 async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     """Streamable HTTP. The key is checked before the request reaches the MCP session
-    manager: a missing, unknown or revoked key is a 401 problem, as on every endpoint."""
+    manager: a missing, unknown or revoked key is a 401 problem, as on every endpoint.
+    Before it, the request checks every endpoint's request gets (app.api.request_checks:
+    a mount is not a route handler, so Litestar runs none of them here)."""
     app = Litestar.from_scope(scope)
+    # The mount hands on its sub-path ("/"): the problems name the door's own.
+    request: Request[Any, Any, Any] = Request(cast("Scope", {**scope, "path": MOUNT_PATH}), receive, send)
+    checked = (
+        mount_path_problem(scope)
+        or host_problem(request)
+        or repeated_header_problem(request)
+        or encoding_problem(request)
+        or unknown_query_problem(request)
+    )
+    if checked is not None:
+        await checked.to_asgi_response(None, request)(scope, receive, send)
+        return
     services: Services = app.state.services
     headers = dict(scope["headers"])
     header = headers.get(b"authorization")
@@ -72,6 +93,16 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         await response.to_asgi_response(None, Request(scope, receive, send))(scope, receive, send)
         return
     await app.state.mcp.handle_request(scope, receive, problems_for(scope, receive, send))
+
+
+def mount_path_problem(scope: Scope) -> Response[Any] | None:
+    """A mount answers every path under it, and Litestar matched `/mcpx` to it too: only
+    /mcp itself (a trailing slash allowed) is the MCP door; any other path is the 404 an
+    unknown route gets."""
+    raw = scope.get("raw_path") or (scope.get("root_path", "") + scope.get("path", "")).encode("utf-8", "replace")
+    if raw.split(b"?", 1)[0].rstrip(b"/") == MOUNT_PATH.encode():
+        return None
+    return problem(404, NotFoundException().detail, instance=raw.decode("latin-1")[:200])
 
 
 def problems_for(scope: Scope, receive: Receive, send: Send) -> Send:
