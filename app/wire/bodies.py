@@ -30,6 +30,7 @@ from app.wire.retrieve import (
     Touched,
     check_text,
     check_touched,
+    invisible_problem,
 )
 
 __all__ = [
@@ -480,8 +481,9 @@ class PinCreate(msgspec.Struct, forbid_unknown_fields=True):
     """After this time the pin is ignored (ISO 8601 with an offset; default: never)."""
 
     def __post_init__(self) -> None:
-        if not self.reason.strip():
-            raise ValueError("reason must not be blank")
+        problem = invisible_problem("reason", self.reason)
+        if problem is not None:
+            raise ValueError(problem)
         require_readable_time(self.expires_at, "expires_at")
 
 
@@ -568,6 +570,9 @@ class RankingProfileSet(msgspec.Struct, forbid_unknown_fields=True):
     """What this persona cares about, for whoever reads the profile list."""
 
     def __post_init__(self) -> None:
+        problem = invisible_problem("description", self.description)
+        if problem is not None:
+            raise ValueError(problem)
         weights = [getattr(self, name) for name in BLEND_WEIGHTS]
         if all(w is not None for w in weights) and sum(weights) <= 0:
             raise ValueError("the weights are all 0: nothing would rank")
@@ -704,7 +709,7 @@ class NoteWrite(msgspec.Struct, forbid_unknown_fields=True):
     metadata: dict[str, Any] = {}
 
     def __post_init__(self) -> None:
-        problem = reserved_metadata_problem(self.metadata)
+        problem = invisible_problem("text", self.text) or reserved_metadata_problem(self.metadata)
         if problem is not None:
             raise ValueError(problem)
 
@@ -862,6 +867,11 @@ class ContextCreate(msgspec.Struct, forbid_unknown_fields=True):
     """Unique among the live Contexts of the scope."""
     description: ContextNote = ""
 
+    def __post_init__(self) -> None:
+        problem = invisible_problem("description", self.description)
+        if problem is not None:
+            raise ValueError(problem)
+
 
 class ContextOut(msgspec.Struct):
     context_id: int
@@ -916,6 +926,9 @@ class ContextVersionCreate(msgspec.Struct, forbid_unknown_fields=True):
     note: ContextNote = ""
 
     def __post_init__(self) -> None:
+        problem = invisible_problem("note", self.note)
+        if problem is not None:
+            raise ValueError(problem)
         if not (self.fragment_ids or self.doc_ids or self.path_globs or self.query):
             raise ValueError("name fragment_ids, doc_ids, path_globs or a query to build the version from")
 

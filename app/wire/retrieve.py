@@ -4,6 +4,7 @@ the retriever (app.retrieve.service) takes and answers them."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -73,6 +74,16 @@ def check_text(name: str, value: str) -> None:
         )
     if not any(ch.isalnum() for ch in value):
         raise ValueError(f"{name} must contain at least one letter or digit")
+
+
+def invisible_problem(name: str, value: str | None) -> str | None:
+    """Free text made only of what shows nothing (spaces, zero-width and bidi controls,
+    lone combining marks: `"\u202e"`, `"\u200b "`) reads as blank to whoever lists it, and
+    a bidi control alone reverses what is printed after it: refused. Empty or absent is
+    left to the field's own rule."""
+    if not value or any(unicodedata.category(ch)[0] in "LNPS" for ch in value):
+        return None
+    return f"{name} holds no visible character (only spaces, invisible or direction marks): write it in words"
 
 
 class ScopeIn(msgspec.Struct, forbid_unknown_fields=True):

@@ -499,10 +499,24 @@ def test_an_mcp_request_for_a_method_mcp_lacks_is_json_rpcs_method_not_found(cli
         answer = response.json()
         assert answer["id"] == ident and answer["error"]["code"] == -32601
         assert '"tools/lists"' in answer["error"]["message"] and answer["error"]["message"].endswith(", tools/list")
+    for method in ("resources/list", "prompts/list"):  # MCP's, not this server's: the same answer
+        answer = client.post("/mcp", json={"jsonrpc": "2.0", "id": 5, "method": method}, headers=MCP_HEADERS).json()
+        assert answer["error"]["code"] == -32601
+        assert answer["error"]["message"].endswith("initialize, ping, tools/call, tools/list"), answer
     long = client.post("/mcp", json={"jsonrpc": "2.0", "id": 4, "method": "x\n" * 500}, headers=MCP_HEADERS)
     assert long.json()["error"]["code"] == -32601 and len(long.json()["error"]["message"]) < 600
     notified = client.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/nothing"}, headers=MCP_HEADERS)
     assert notified.status_code < 500
+
+
+def test_the_methods_named_as_answered_are_the_ones_the_server_handles():
+    from typing import get_args
+
+    from app.mcp import ANSWERED_METHODS, build_server
+
+    handlers = build_server(lambda: None).request_handlers
+    handled = {get_args(kind.model_fields["method"].annotation)[0] for kind in handlers}
+    assert ANSWERED_METHODS == handled | {"initialize"}
 
 
 def test_an_mcp_body_in_another_charset_is_415(client):
@@ -654,3 +668,41 @@ def test_head_is_served_as_get_without_the_body(client):
     refused = client.head("/contexts/retrieve")
     assert refused.status_code == 405 and "POST" in refused.headers["allow"] and refused.content == b""
     assert client.head("/whoami", headers={"Authorization": "Bearer nope"}).status_code == 401
+
+
+def test_only_mcp_itself_is_the_mcp_door_and_it_gets_every_request_check(client):
+    """The mount answered every path that began with /mcp (`/mcpx`, `/mcp/anything`) as
+    the MCP door, and none of the request checks ran on it (a mount is not a route
+    handler): an unknown query parameter was ignored."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    for path in ("/mcp", "/mcp/"):
+        assert client.post(path, json=body, headers=MCP_HEADERS).json()["result"]["tools"], path
+    for path in ("/mcpx", "/mcp/anything", "/mcp/tools/list"):
+        assert problem(client.post(path, json=body, headers=MCP_HEADERS), 404)["instance"] == path
+    refused = problem(client.post("/mcp?verbose=1", json=body, headers=MCP_HEADERS), 400)
+    assert "'verbose'" in refused["detail"] and refused["instance"] == "/mcp"
+    assert "UTF-8" in problem(client.post("/mcp?q=%FF", json=body, headers=MCP_HEADERS), 400)["detail"]
+    host = problem(client.post("/mcp", json=body, headers=MCP_HEADERS | {"Host": "a:b"}), 400)
+    assert "port" in host["detail"]
+    keyless = MCP_HEADERS | {"Authorization": ""}  # refused before the key, as at every endpoint
+    assert problem(client.post("/mcp?x=1", json=body, headers=keyless), 400)["detail"].startswith("unknown query")
+    assert problem(client.post("/mcp", json=body, headers=keyless), 401)
+
+
+def test_free_text_that_shows_nothing_is_refused_where_it_is_written(client):
+    """A pin's reason of one right-to-left override was stored, and reversed whatever a
+    listing printed after it; zero-width or blank notes and descriptions read as nothing."""
+    org = {"org_id": "acme"}
+    for text in ("\u202e", "\u200b \u2066", " \u0301", "\t\u00a0"):
+        writes = [
+            ("POST", "/pins", {"scope": org, "fragment_id": 1, "reason": text}, "reason"),
+            ("POST", "/sessions/s1/notes", {"text": text}, "text"),
+            ("POST", "/contexts", {"scope": org, "name": "runbooks", "description": text}, "description"),
+            ("POST", "/contexts/ctx_1/versions", {"fragment_ids": [1], "note": text}, "note"),
+            ("PUT", "/profiles", {"org_id": "acme", "description": text}, "description"),
+        ]
+        for method, path, body, field in writes:
+            refused = problem(client.request(method, path, json=body), 400)
+            messages = [error["message"] for error in refused["errors"]]
+            assert any(f"{field} holds no visible character" in m for m in messages), (path, refused)
+    assert client.post("/sessions/s1/notes", json={"text": "\u05e9\u05dc\u05d5\u05dd \u200f"}).status_code == 201
