@@ -251,6 +251,72 @@ class Client(light.Client):
 
         def sync_state(self, repo_id: str, *, org_id: str | None = None) -> bodies.SyncState: ...  # type: ignore[override]
 
+        def create_context(  # type: ignore[override]
+            self,
+            name: str,
+            *,
+            org_id: str | None = None,
+            repo_id: str | None = None,
+            persona_id: str | None = None,
+            session_id: str | None = None,
+            description: str = "",
+        ) -> bodies.ContextOut: ...
+
+        def list_contexts(  # type: ignore[override]
+            self,
+            *,
+            org_id: str | None = None,
+            repo_id: str | None = None,
+            persona_id: str | None = None,
+            session_id: str | None = None,
+            include_retired: bool = False,
+        ) -> bodies.ContextList: ...
+
+        def read_context(  # type: ignore[override]
+            self, ref: int | str, *, budget_tokens: int | None = None, query: str | None = None
+        ) -> bodies.ContextRead: ...
+
+        def add_context_version(self, context_id: int | str, **members: Any) -> bodies.ContextVersionOut: ...  # type: ignore[override]
+
+        def list_context_versions(self, context_id: int | str) -> bodies.ContextVersionList: ...  # type: ignore[override]
+
+        def retire_context(self, context_id: int | str) -> bodies.ContextOut: ...  # type: ignore[override]
+
+        def subscribe(  # type: ignore[override]
+            self,
+            context_id: int | str,
+            subscriber_org_id: str,
+            *,
+            subscriber_repo_id: str | None = None,
+            version: int | None = None,
+        ) -> bodies.SubscriptionOut: ...
+
+        def list_context_subscriptions(  # type: ignore[override]
+            self, context_id: int | str, *, include_revoked: bool = False
+        ) -> bodies.SubscriptionList: ...
+
+        def accept_subscription(self, context_id: int | str, subscription_id: int) -> bodies.SubscriptionOut: ...  # type: ignore[override]
+
+        def revoke_subscription(self, context_id: int | str, subscription_id: int) -> bodies.SubscriptionOut: ...  # type: ignore[override]
+
+        def list_subscriptions(  # type: ignore[override]
+            self, *, state: str | None = None, include_revoked: bool = False
+        ) -> bodies.SubscriptionList: ...
+
+        def add_rule(  # type: ignore[override]
+            self,
+            name: str,
+            context: int | str,
+            *,
+            org_id: str | None = None,
+            repo_id: str | None = None,
+            **options: Any,
+        ) -> bodies.RuleOut: ...
+
+        def list_rules(self, *, org_id: str | None = None, repo_id: str | None = None) -> bodies.RuleList: ...  # type: ignore[override]
+
+        def delete_rule(self, rule_id: int) -> bodies.RuleOut: ...  # type: ignore[override]
+
 
 class AsyncClient(light.AsyncClient):
     """The light client's `AsyncClient`, answering the server's structs and taking the

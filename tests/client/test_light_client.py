@@ -170,6 +170,58 @@ def test_every_call_against_the_service_and_its_refusals(base_url, tenants):  # 
             assert (await contexts.profile()).org_id == "acme"
 
     anyio.run(main)
+    contexts_subscriptions_and_rules(base_url, tenants, found.fragments[0].id)
+
+
+def contexts_subscriptions_and_rules(base_url: str, tenants, fragment_id: int) -> None:  # noqa: F811
+    """A Context made, versioned, read, published to another org, accepted there, revoked;
+    a workflow rule that brings it; each answer of the light client's own types."""
+    with light.Client(base_url, tenants.acme_admin) as acme, light.Client(base_url, tenants.globex_admin) as globex:
+        made = acme.create_context("storage-runbooks", description="what on-call reads first")
+        assert isinstance(made, types.ContextOut) and made.name == "storage-runbooks"
+        version = acme.add_context_version(made.context_id, fragment_ids=[fragment_id], note="the runbook")
+        assert isinstance(version, types.ContextVersionOut) and version.ref == f"ctx_{made.context_id}@1"
+        read = acme.read_context(made.context_id)  # an id alone: the newest version
+        assert isinstance(read, types.ContextRead) and [f.id for f in read.fragments] == [fragment_id]
+        assert acme.read_context(version.ref, query=STORAGE_QUERY).fragments[0].id == fragment_id
+        assert [v.version for v in acme.list_context_versions(f"ctx_{made.context_id}").versions] == [1]
+        assert [c.context_id for c in acme.list_contexts().contexts] == [made.context_id]
+
+        offer = acme.subscribe(made.context_id, "globex")
+        assert isinstance(offer, types.SubscriptionOut) and offer.state == "pending"
+        pending = globex.list_subscriptions(state="pending").subscriptions
+        assert [s.subscription_id for s in pending] == [offer.subscription_id]
+        with pytest.raises(light.NotFound):
+            globex.read_context(version.ref)  # nothing until accepted
+        assert globex.accept_subscription(made.context_id, offer.subscription_id).state == "live"
+        assert [f.id for f in globex.read_context(version.ref).fragments] == [fragment_id]
+        listed = acme.list_context_subscriptions(made.context_id).subscriptions
+        assert [(s.subscription_id, s.state) for s in listed] == [(offer.subscription_id, "live")]
+        assert acme.revoke_subscription(made.context_id, offer.subscription_id).state == "revoked"
+        assert globex.list_subscriptions().subscriptions == []
+        assert len(globex.list_subscriptions(include_revoked=True).subscriptions) == 1
+
+        rule = acme.add_rule("storage code pulls the runbook", made.context_id, path_globs=["storage/**"])
+        assert isinstance(rule, types.RuleOut) and rule.context_ref == f"ctx_{made.context_id}@latest"
+        assert [r.rule_id for r in acme.list_rules().rules] == [rule.rule_id]
+        touched = acme.retrieve(STORAGE_QUERY, touching=["storage/volume.py"])
+        assert any(f.rule == rule.rule_id for f in touched.fragments)
+        assert acme.delete_rule(rule.rule_id).rule_id == rule.rule_id
+        assert acme.retire_context(made.context_id).retired_at is not None
+        with pytest.raises(light.Conflict):
+            acme.retire_context(made.context_id)
+
+        for name, call in {
+            "create_context(int)": lambda: acme.create_context(7),  # type: ignore[arg-type]
+            "read_context(bool)": lambda: acme.read_context(True),
+            "accept_subscription(str id)": lambda: acme.accept_subscription(made.context_id, "2"),  # type: ignore[arg-type]
+            "add_rule(no context)": lambda: acme.add_rule("a rule"),  # type: ignore[call-arg]
+            "add_version(unknown member)": lambda: acme.add_context_version(made.context_id, fragments=[1]),
+            "subscribe(org int)": lambda: acme.subscribe(made.context_id, 7),  # type: ignore[arg-type]
+        }.items():
+            with pytest.raises(light.InvalidCall):
+                call()
+                pytest.fail(f"{name} was sent")
 
 
 class Proxy(BaseHTTPRequestHandler):

@@ -45,6 +45,19 @@ ROOTS = (
     "RankingProfileOut",
     "RankingProfileList",
     "SyncState",
+    "ContextCreate",
+    "ContextOut",
+    "ContextList",
+    "ContextRead",
+    "ContextVersionCreate",
+    "ContextVersionOut",
+    "ContextVersionList",
+    "SubscriptionCreate",
+    "SubscriptionOut",
+    "SubscriptionList",
+    "RuleCreate",
+    "RuleOut",
+    "RuleList",
 )
 
 HEADER = '''"""The bodies the Contexts HTTP API takes and answers, as msgspec structs.

@@ -91,6 +91,21 @@ def _segment(name: str, value: object) -> str:
     return quote(_text(name, value), safe="")
 
 
+def _context_ref(name: str, value: object, versioned: bool = False) -> str:
+    """A Context named by its id (12) or as the service writes it (`ctx_12`; with
+    `versioned`, a version: `ctx_12@3`, and an id alone means `ctx_12@latest`)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"ctx_{_id(name, value)}" + ("@latest" if versioned else "")
+    if not isinstance(value, str):
+        raise InvalidCall(f"{name} must be an int or a str such as 'ctx_12', got {type(value).__name__} {value!r:.80}")
+    return _text(name, value)
+
+
+def _context(name: str, value: object, versioned: bool = False) -> str:
+    """_context_ref, escaped for the URL path."""
+    return quote(_context_ref(name, value, versioned), safe="")
+
+
 def _convert(payload: object, kind: type[R], what: str) -> R:
     try:
         return msgspec.convert(payload, kind)
@@ -239,6 +254,68 @@ class _Calls:
 
     def sync_state(self, repo_id: str, org_id: str) -> Call:
         return "GET", f"/repos/{_segment('repo_id', repo_id)}/sync", _params(org_id=org_id), None, "SyncState"
+
+    def create_context(self, name: str, org_id: str, scope: dict, description: str) -> Call:
+        payload = {"scope": _scope(org_id, scope), "name": _text("name", name), "description": description}
+        return "POST", "/contexts", None, _body(payload, self.bodies.ContextCreate, "create_context"), "ContextOut"
+
+    def list_contexts(self, org_id: str, scope: dict, include_retired: bool) -> Call:
+        params = _params(org_id=org_id, **scope, include_retired=include_retired)
+        return "GET", "/contexts", params, None, "ContextList"
+
+    def read_context(self, ref: object, budget_tokens: int | None, query: str | None) -> Call:
+        params = _params(budget_tokens=budget_tokens, query=None if query is None else _text("query", query))
+        return "GET", f"/contexts/{_context('ref', ref, versioned=True)}", params, None, "ContextRead"
+
+    def add_context_version(self, context_id: object, members: dict) -> Call:
+        path = f"/contexts/{_context('context_id', context_id)}/versions"
+        body = _body(members, self.bodies.ContextVersionCreate, "add_context_version")
+        return "POST", path, None, body, "ContextVersionOut"
+
+    def list_context_versions(self, context_id: object) -> Call:
+        return "GET", f"/contexts/{_context('context_id', context_id)}/versions", None, None, "ContextVersionList"
+
+    def retire_context(self, context_id: object) -> Call:
+        return "DELETE", f"/contexts/{_context('context_id', context_id)}", None, None, "ContextOut"
+
+    def subscribe(self, context_id: object, subscriber_org_id: str, options: dict) -> Call:
+        payload = {"subscriber_org_id": _text("subscriber_org_id", subscriber_org_id), **options}
+        path = f"/contexts/{_context('context_id', context_id)}/subscriptions"
+        return "POST", path, None, _body(payload, self.bodies.SubscriptionCreate, "subscribe"), "SubscriptionOut"
+
+    def list_context_subscriptions(self, context_id: object, include_revoked: bool) -> Call:
+        path = f"/contexts/{_context('context_id', context_id)}/subscriptions"
+        return "GET", path, _params(include_revoked=include_revoked), None, "SubscriptionList"
+
+    def accept_subscription(self, context_id: object, subscription_id: int) -> Call:
+        path = (
+            f"/contexts/{_context('context_id', context_id)}/subscriptions/"
+            f"{_id('subscription_id', subscription_id)}/accept"
+        )
+        return "POST", path, None, None, "SubscriptionOut"
+
+    def revoke_subscription(self, context_id: object, subscription_id: int) -> Call:
+        path = f"/contexts/{_context('context_id', context_id)}/subscriptions/{_id('subscription_id', subscription_id)}"
+        return "DELETE", path, None, None, "SubscriptionOut"
+
+    def list_subscriptions(self, state: str | None, include_revoked: bool) -> Call:
+        return "GET", "/subscriptions", _params(state=state, include_revoked=include_revoked), None, "SubscriptionList"
+
+    def add_rule(self, name: str, context: object, org_id: str, repo_id: str | None, options: dict) -> Call:
+        payload = {
+            "org_id": org_id,
+            "repo_id": repo_id,
+            "name": _text("name", name),
+            "context": _context_ref("context", context, versioned=True),
+            **options,
+        }
+        return "POST", "/rules", None, _body(payload, self.bodies.RuleCreate, "add_rule"), "RuleOut"
+
+    def list_rules(self, org_id: str, repo_id: str | None) -> Call:
+        return "GET", "/rules", _params(org_id=org_id, repo_id=repo_id), None, "RuleList"
+
+    def delete_rule(self, rule_id: int) -> Call:
+        return "DELETE", f"/rules/{_id('rule_id', rule_id)}", None, None, "RuleOut"
 
 
 def _settings(url: str | None, key: str | None, org_id: str | None) -> tuple[str, str, str | None]:
@@ -544,6 +621,113 @@ class Client(_Base):
         """The repo's last `contexts sync` (NotFound when never synced)."""
         return self._call(self._prepare(org_id, lambda org: self._calls.sync_state(repo_id, org)))
 
+    @checked
+    def create_context(
+        self,
+        name: str,
+        *,
+        org_id: str | None = None,
+        repo_id: str | None = None,
+        persona_id: str | None = None,
+        session_id: str | None = None,
+        description: str = "",
+    ) -> types.ContextOut:
+        """A named, versioned bundle of fragments in a scope (org_id alone: org-wide)."""
+        scope = {"repo_id": repo_id, "persona_id": persona_id, "session_id": session_id}
+        return self._call(self._prepare(org_id, lambda org: self._calls.create_context(name, org, scope, description)))
+
+    @checked
+    def list_contexts(
+        self,
+        *,
+        org_id: str | None = None,
+        repo_id: str | None = None,
+        persona_id: str | None = None,
+        session_id: str | None = None,
+        include_retired: bool = False,
+    ) -> types.ContextList:
+        """The Contexts the scope may name, its own and those it subscribes to."""
+        scope = {"repo_id": repo_id, "persona_id": persona_id, "session_id": session_id}
+        return self._call(self._prepare(org_id, lambda org: self._calls.list_contexts(org, scope, include_retired)))
+
+    @checked
+    def read_context(
+        self, ref: int | str, *, budget_tokens: int | None = None, query: str | None = None
+    ) -> types.ContextRead:
+        """A version composed: `ctx_12@3`, `ctx_12@latest`, or an id (its newest version
+        you may read); with `query`, its members best first for it."""
+        return self._call(self._calls.read_context(ref, budget_tokens, query))
+
+    @checked
+    def add_context_version(self, context_id: int | str, **members: Any) -> types.ContextVersionOut:
+        """Freezes a new version from any of fragment_ids, doc_ids, path_globs and a saved
+        query ({"query": ..., "budget_tokens": ..., "top_k": ...}); `note` says why."""
+        return self._call(self._calls.add_context_version(context_id, members))
+
+    @checked
+    def list_context_versions(self, context_id: int | str) -> types.ContextVersionList:
+        return self._call(self._calls.list_context_versions(context_id))
+
+    @checked
+    def retire_context(self, context_id: int | str) -> types.ContextOut:
+        return self._call(self._calls.retire_context(context_id))
+
+    @checked
+    def subscribe(
+        self,
+        context_id: int | str,
+        subscriber_org_id: str,
+        *,
+        subscriber_repo_id: str | None = None,
+        version: int | None = None,
+    ) -> types.SubscriptionOut:
+        """Publishes the Context to another org, or another repo of this one: a grant on
+        the bundle, pending until a writer of the subscriber scope accepts it."""
+        options = {"subscriber_repo_id": subscriber_repo_id, "version": version}
+        return self._call(self._calls.subscribe(context_id, subscriber_org_id, options))
+
+    @checked
+    def list_context_subscriptions(
+        self, context_id: int | str, *, include_revoked: bool = False
+    ) -> types.SubscriptionList:
+        return self._call(self._calls.list_context_subscriptions(context_id, include_revoked))
+
+    @checked
+    def accept_subscription(self, context_id: int | str, subscription_id: int) -> types.SubscriptionOut:
+        return self._call(self._calls.accept_subscription(context_id, subscription_id))
+
+    @checked
+    def revoke_subscription(self, context_id: int | str, subscription_id: int) -> types.SubscriptionOut:
+        return self._call(self._calls.revoke_subscription(context_id, subscription_id))
+
+    @checked
+    def list_subscriptions(self, *, state: str | None = None, include_revoked: bool = False) -> types.SubscriptionList:
+        """The subscriptions you may see (`state`: pending, live or revoked)."""
+        return self._call(self._calls.list_subscriptions(state, include_revoked))
+
+    @checked
+    def add_rule(
+        self,
+        name: str,
+        context: int | str,
+        *,
+        org_id: str | None = None,
+        repo_id: str | None = None,
+        **options: Any,
+    ) -> types.RuleOut:
+        """A workflow rule: a retrieval whose `touching` matches path_globs or symbol_globs
+        gets the Context's members (`ctx_12@3`, or an id: its newest version); options:
+        path_globs, symbol_globs, expires_at, enabled."""
+        return self._call(self._prepare(org_id, lambda org: self._calls.add_rule(name, context, org, repo_id, options)))
+
+    @checked
+    def list_rules(self, *, org_id: str | None = None, repo_id: str | None = None) -> types.RuleList:
+        return self._call(self._prepare(org_id, lambda org: self._calls.list_rules(org, repo_id)))
+
+    @checked
+    def delete_rule(self, rule_id: int) -> types.RuleOut:
+        return self._call(self._calls.delete_rule(rule_id))
+
 
 class AsyncClient(_Base):
     """The same calls as `Client`, awaited."""
@@ -776,3 +960,118 @@ class AsyncClient(_Base):
     async def sync_state(self, repo_id: str, *, org_id: str | None = None) -> types.SyncState:
         """The repo's last `contexts sync` (NotFound when never synced)."""
         return await self._call(await self._prepare(org_id, lambda org: self._calls.sync_state(repo_id, org)))
+
+    @checked
+    async def create_context(
+        self,
+        name: str,
+        *,
+        org_id: str | None = None,
+        repo_id: str | None = None,
+        persona_id: str | None = None,
+        session_id: str | None = None,
+        description: str = "",
+    ) -> types.ContextOut:
+        """A named, versioned bundle of fragments in a scope (org_id alone: org-wide)."""
+        scope = {"repo_id": repo_id, "persona_id": persona_id, "session_id": session_id}
+        return await self._call(
+            await self._prepare(org_id, lambda org: self._calls.create_context(name, org, scope, description))
+        )
+
+    @checked
+    async def list_contexts(
+        self,
+        *,
+        org_id: str | None = None,
+        repo_id: str | None = None,
+        persona_id: str | None = None,
+        session_id: str | None = None,
+        include_retired: bool = False,
+    ) -> types.ContextList:
+        """The Contexts the scope may name, its own and those it subscribes to."""
+        scope = {"repo_id": repo_id, "persona_id": persona_id, "session_id": session_id}
+        return await self._call(
+            await self._prepare(org_id, lambda org: self._calls.list_contexts(org, scope, include_retired))
+        )
+
+    @checked
+    async def read_context(
+        self, ref: int | str, *, budget_tokens: int | None = None, query: str | None = None
+    ) -> types.ContextRead:
+        """A version composed: `ctx_12@3`, `ctx_12@latest`, or an id (its newest version
+        you may read); with `query`, its members best first for it."""
+        return await self._call(self._calls.read_context(ref, budget_tokens, query))
+
+    @checked
+    async def add_context_version(self, context_id: int | str, **members: Any) -> types.ContextVersionOut:
+        """Freezes a new version from any of fragment_ids, doc_ids, path_globs and a saved
+        query ({"query": ..., "budget_tokens": ..., "top_k": ...}); `note` says why."""
+        return await self._call(self._calls.add_context_version(context_id, members))
+
+    @checked
+    async def list_context_versions(self, context_id: int | str) -> types.ContextVersionList:
+        return await self._call(self._calls.list_context_versions(context_id))
+
+    @checked
+    async def retire_context(self, context_id: int | str) -> types.ContextOut:
+        return await self._call(self._calls.retire_context(context_id))
+
+    @checked
+    async def subscribe(
+        self,
+        context_id: int | str,
+        subscriber_org_id: str,
+        *,
+        subscriber_repo_id: str | None = None,
+        version: int | None = None,
+    ) -> types.SubscriptionOut:
+        """Publishes the Context to another org, or another repo of this one: a grant on
+        the bundle, pending until a writer of the subscriber scope accepts it."""
+        options = {"subscriber_repo_id": subscriber_repo_id, "version": version}
+        return await self._call(self._calls.subscribe(context_id, subscriber_org_id, options))
+
+    @checked
+    async def list_context_subscriptions(
+        self, context_id: int | str, *, include_revoked: bool = False
+    ) -> types.SubscriptionList:
+        return await self._call(self._calls.list_context_subscriptions(context_id, include_revoked))
+
+    @checked
+    async def accept_subscription(self, context_id: int | str, subscription_id: int) -> types.SubscriptionOut:
+        return await self._call(self._calls.accept_subscription(context_id, subscription_id))
+
+    @checked
+    async def revoke_subscription(self, context_id: int | str, subscription_id: int) -> types.SubscriptionOut:
+        return await self._call(self._calls.revoke_subscription(context_id, subscription_id))
+
+    @checked
+    async def list_subscriptions(
+        self, *, state: str | None = None, include_revoked: bool = False
+    ) -> types.SubscriptionList:
+        """The subscriptions you may see (`state`: pending, live or revoked)."""
+        return await self._call(self._calls.list_subscriptions(state, include_revoked))
+
+    @checked
+    async def add_rule(
+        self,
+        name: str,
+        context: int | str,
+        *,
+        org_id: str | None = None,
+        repo_id: str | None = None,
+        **options: Any,
+    ) -> types.RuleOut:
+        """A workflow rule: a retrieval whose `touching` matches path_globs or symbol_globs
+        gets the Context's members (`ctx_12@3`, or an id: its newest version); options:
+        path_globs, symbol_globs, expires_at, enabled."""
+        return await self._call(
+            await self._prepare(org_id, lambda org: self._calls.add_rule(name, context, org, repo_id, options))
+        )
+
+    @checked
+    async def list_rules(self, *, org_id: str | None = None, repo_id: str | None = None) -> types.RuleList:
+        return await self._call(await self._prepare(org_id, lambda org: self._calls.list_rules(org, repo_id)))
+
+    @checked
+    async def delete_rule(self, rule_id: int) -> types.RuleOut:
+        return await self._call(self._calls.delete_rule(rule_id))

@@ -16,7 +16,14 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 __all__ = [
+    "ContextCreate",
+    "ContextList",
+    "ContextOut",
     "ContextPack",
+    "ContextRead",
+    "ContextVersionCreate",
+    "ContextVersionList",
+    "ContextVersionOut",
     "DocumentDeleted",
     "DocumentDetail",
     "DocumentFragment",
@@ -45,8 +52,15 @@ __all__ = [
     "RankingProfileSet",
     "RetrieveRequest",
     "RetrieveResponse",
+    "RuleCreate",
+    "RuleList",
+    "RuleOut",
+    "SavedQuery",
     "ScopeIn",
     "SessionOpen",
+    "SubscriptionCreate",
+    "SubscriptionList",
+    "SubscriptionOut",
     "Superseder",
     "SyncState",
     "TraceCandidate",
@@ -353,6 +367,139 @@ class SyncState(msgspec.Struct):
     full_scan: bool
 
 
+class ContextCreate(msgspec.Struct, forbid_unknown_fields=True):
+    """POST /contexts: a new, empty Context (a named bundle of fragments) in a scope."""
+
+    scope: ScopeIn
+    name: str
+    description: str = ""
+
+
+class ContextOut(msgspec.Struct):
+    context_id: int
+    ref: str
+    org_id: str
+    repo_id: str | None
+    persona_id: str | None
+    session_id: str | None
+    name: str
+    description: str
+    created_by: str | None
+    created_at: datetime
+    retired_at: datetime | None
+    latest_version: int | None
+    fragment_count: int | None
+    subscribed: bool
+
+
+class ContextList(msgspec.Struct):
+    contexts: list[ContextOut]
+
+
+class ContextRead(msgspec.Struct):
+    """GET /contexts/{ref}: a Context version composed within a budget, like a retrieval."""
+
+    context: ContextOut
+    ref: str
+    fragments: list[FragmentOut]
+    trace_id: str
+    tokens_used: int
+    budget_tokens: int
+    left_out: int
+    unavailable: int = 0
+
+
+class ContextVersionCreate(msgspec.Struct, forbid_unknown_fields=True):
+    """POST /contexts/{context_id}/versions: freeze a new version from any of fragment
+    ids, documents, path globs and a saved query (their union, each fragment once, in
+    that order)."""
+
+    fragment_ids: list[int] = []
+    doc_ids: list[int] = []
+    path_globs: list[str] = []
+    query: SavedQuery | None = None
+    note: str = ""
+
+
+class ContextVersionOut(msgspec.Struct):
+    context_id: int
+    ref: str
+    version: int
+    fragment_count: int
+    built_from: dict[str, Any]
+    note: str
+    created_by: str | None
+    created_at: datetime
+
+
+class ContextVersionList(msgspec.Struct):
+    versions: list[ContextVersionOut]
+
+
+class SubscriptionCreate(msgspec.Struct, forbid_unknown_fields=True):
+    """POST /contexts/{context_id}/subscriptions: publish the Context to another org, or
+    another repo of this one, as a revocable grant on the bundle (never a copy)."""
+
+    subscriber_org_id: str
+    subscriber_repo_id: str | None = None
+    version: int | None = None
+
+
+class SubscriptionOut(msgspec.Struct):
+    subscription_id: int
+    context_id: int
+    ref: str
+    org_id: str
+    version: int | None
+    subscriber_org_id: str
+    subscriber_repo_id: str | None
+    state: str
+    created_by: str | None
+    created_at: datetime
+    accepted_at: datetime | None
+    accepted_by: str | None
+    revoked_at: datetime | None
+    revoked_by: str | None
+
+
+class SubscriptionList(msgspec.Struct):
+    subscriptions: list[SubscriptionOut]
+
+
+class RuleCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """POST /rules: a workflow rule. A retrieval or session start in its scope whose
+    `touching` names a file matching one of `path_globs` (or a `path#Symbol` whose symbol
+    matches one of `symbol_globs`) gets the members of `context` composed after the pins."""
+
+    org_id: str
+    repo_id: str | None = None
+    name: str
+    context: str
+    path_globs: list[str] = []
+    symbol_globs: list[str] = []
+    expires_at: datetime | None = None
+    enabled: bool = True
+
+
+class RuleOut(msgspec.Struct):
+    rule_id: int
+    org_id: str
+    repo_id: str | None
+    name: str
+    path_globs: list[str]
+    symbol_globs: list[str]
+    context_ref: str
+    created_by: str
+    created_at: datetime
+    expires_at: datetime | None
+    enabled: bool
+    expired: bool
+
+
+class RuleList(msgspec.Struct):
+    rules: list[RuleOut]
+
+
 class DocumentFragment(msgspec.Struct):
     """A fragment a document version was cut into, where it sits (GET /fragments/{id})."""
 
@@ -488,6 +635,15 @@ class PinLeftOut(msgspec.Struct):
     detail: str
     superseded_by: list[Superseder] = []
     valid_until: datetime | None = None
+
+
+class SavedQuery(msgspec.Struct, forbid_unknown_fields=True):
+    """A retrieval run once, in the Context's scope, when the version is built: its
+    composed fragments are frozen into the version (the query is recorded with it)."""
+
+    query: str
+    budget_tokens: int = 4000
+    top_k: int | None = None
 
 
 class ScopeIn(msgspec.Struct, forbid_unknown_fields=True):
