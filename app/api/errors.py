@@ -4,12 +4,13 @@ functions raise included), shared with MCP; Litestar's own exceptions map here."
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
 import psycopg
 from litestar import Request, Response
-from litestar.exceptions import HTTPException, InternalServerException, ValidationException
+from litestar.exceptions import HTTPException, InternalServerException, NotFoundException, ValidationException
 from litestar.types import ExceptionHandlersMap
 from psycopg_pool import PoolTimeout
 
@@ -135,8 +136,26 @@ def wire_keys(errors: list[dict[str, Any]], request: Request) -> list[dict[str, 
     return out
 
 
+ENCODED_SLASH = re.compile(rb"%2f", re.IGNORECASE)
+
+
+def slash_in_id_hint(request: Request, exc: Exception) -> str | None:
+    """A 404 of no route for a path holding `%2F`: the server decodes it into `/` before
+    routing, so an id with a slash (`acme/payments`) is no one segment of a path."""
+    if not (type(exc) is NotFoundException and ENCODED_SLASH.search(request.scope.get("raw_path") or b"")):
+        return None
+    return (
+        "The path holds %2F, which is decoded into '/' before routing: an id containing '/' "
+        "cannot be named in a URL path. Name it where a query parameter or the body takes it "
+        "(GET /documents?repo_id=..., MCP's tools), or use ids without '/' for repos, sessions "
+        "and orgs you address by path."
+    )
+
+
 def on_error(request: Request, exc: Exception) -> Response:
     failure = failure_for(exc, path_of(request))
+    if failure.hint is None and (hint := slash_in_id_hint(request, exc)) is not None:
+        failure = dataclasses.replace(failure, hint=hint)
     return problem(
         failure.status,
         failure.detail,

@@ -706,3 +706,12 @@ def test_free_text_that_shows_nothing_is_refused_where_it_is_written(client):
             messages = [error["message"] for error in refused["errors"]]
             assert any(f"{field} holds no visible character" in m for m in messages), (path, refused)
     assert client.post("/sessions/s1/notes", json={"text": "\u05e9\u05dc\u05d5\u05dd \u200f"}).status_code == 201
+
+
+def test_an_id_with_a_slash_in_a_path_gets_a_404_that_says_why(client):
+    """`%2F` is decoded into `/` before routing: the 404 of no route said nothing, and read
+    as "this repo was never synced"."""
+    for method, path in (("GET", "/repos/acme%2Fpayments/sync?org_id=acme"), ("POST", "/sessions/a%2fb/notes")):
+        refused = problem(client.request(method, path, json={"text": "x"} if method == "POST" else None), 404)
+        assert "%2F" in refused["hint"] and "cannot be named in a URL path" in refused["hint"], refused
+    assert "hint" not in problem(client.get("/repos/payments/nothing"), 404)
