@@ -85,6 +85,20 @@ def swapped_and_wrong_calls(contexts: light.Client, session_id: str) -> None:
         "promote_note(session, str)": lambda: contexts.promote_note(session_id, "3"),  # type: ignore[arg-type]
         "send(str)": lambda: contexts.send("what"),  # type: ignore[arg-type]
         "send(missing scope)": lambda: contexts.send({"query": STORAGE_QUERY}),
+        # An id the URL would resolve to another endpoint (/contexts/../subscriptions).
+        "list_context_subscriptions(..)": lambda: contexts.list_context_subscriptions(".."),
+        "retire_context(.)": lambda: contexts.retire_context("."),
+        "read_context(..)": lambda: contexts.read_context(".."),
+        "get_trace(..)": lambda: contexts.get_trace(".."),
+        "write_note(.., text)": lambda: contexts.write_note("..", "a note"),
+        "sync_state(a/b)": lambda: contexts.sync_state("acme/platform"),
+        "read_context(ctx_1@0)": lambda: contexts.read_context("ctx_1@0"),
+        "read_context(budget str)": lambda: contexts.read_context(2, budget_tokens="x"),  # type: ignore[arg-type]
+        "list_subscriptions(flag int)": lambda: contexts.list_subscriptions(include_revoked=1),  # type: ignore[arg-type]
+        "list_context_subscriptions(flag None)": lambda: contexts.list_context_subscriptions(2, include_revoked=None),  # type: ignore[arg-type]
+        "list_contexts(repo int)": lambda: contexts.list_contexts(repo_id=5),  # type: ignore[arg-type]
+        "list_rules(repo int)": lambda: contexts.list_rules(repo_id=5),  # type: ignore[arg-type]
+        "delete_rule(2**64)": lambda: contexts.delete_rule(2**64),
     }
     for name, call in calls.items():
         with pytest.raises(light.ContextsError) as refused:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -76,34 +77,70 @@ def _text(name: str, value: object) -> str:
     return value
 
 
+MAX_ID = 2**63 - 1
+"""Ids are PostgreSQL bigints."""
+
+
 def _id(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidCall(f"{name} must be an int, got {type(value).__name__} {value!r:.80}")
-    if value < 1:
-        raise InvalidCall(f"{name} must be a positive int, got {value}")
+    if not 1 <= value <= MAX_ID:
+        raise InvalidCall(f"{name} must be a positive int of at most 2**63 - 1, got {value}")
     return value
 
 
 def _segment(name: str, value: object) -> str:
-    """A string id placed in the URL path, escaped."""
+    """A string id placed in the URL path, escaped. `.` and `..` are refused: the URL
+    would be resolved to another endpoint (`/contexts/../subscriptions`); so is `/`,
+    which the service decodes before routing."""
     if isinstance(value, uuid.UUID):
         value = str(value)
-    return quote(_text(name, value), safe="")
+    text = _text(name, value)
+    if text in (".", "..") or "/" in text:
+        raise InvalidCall(f"{name} {text!r:.80} cannot be named in a URL path (no '/', '.' or '..')")
+    return quote(text, safe="")
+
+
+CONTEXT_ID = re.compile(r"(?:ctx_)?[1-9][0-9]{0,17}")
+CONTEXT_REF = re.compile(r"(ctx_[1-9][0-9]{0,17})(@(?:[1-9][0-9]{0,8}|latest))?")
 
 
 def _context_ref(name: str, value: object, versioned: bool = False) -> str:
-    """A Context named by its id (12) or as the service writes it (`ctx_12`; with
-    `versioned`, a version: `ctx_12@3`, and an id alone means `ctx_12@latest`)."""
+    """A Context named by its id (12) or as the service writes it (`ctx_12`); with
+    `versioned`, a version (`ctx_12@3`, `ctx_12@latest`), an id alone meaning its newest."""
     if isinstance(value, int) and not isinstance(value, bool):
         return f"ctx_{_id(name, value)}" + ("@latest" if versioned else "")
     if not isinstance(value, str):
         raise InvalidCall(f"{name} must be an int or a str such as 'ctx_12', got {type(value).__name__} {value!r:.80}")
-    return _text(name, value)
+    if not versioned:
+        if CONTEXT_ID.fullmatch(value) is None:
+            raise InvalidCall(f"{name} must be a Context id such as 12 or 'ctx_12', got {value!r:.80}")
+        return value
+    found = CONTEXT_REF.fullmatch(value)
+    if found is None:
+        raise InvalidCall(f"{name} must be 'ctx_<id>@<version>', 'ctx_<id>@latest' or an id, got {value!r:.80}")
+    return value if found.group(2) else value + "@latest"
 
 
 def _context(name: str, value: object, versioned: bool = False) -> str:
     """_context_ref, escaped for the URL path."""
     return quote(_context_ref(name, value, versioned), safe="")
+
+
+def _flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidCall(f"{name} must be a bool, got {type(value).__name__} {value!r:.80}")
+    return value
+
+
+def _count(name: str, value: object) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise InvalidCall(f"{name} must be an int, got {type(value).__name__} {value!r:.80}")
+    return value
+
+
+def _maybe_text(name: str, value: object) -> str | None:
+    return None if value is None else _text(name, value)
 
 
 def _convert(payload: object, kind: type[R], what: str) -> R:
@@ -151,7 +188,8 @@ def _options(options: dict[str, Any], *taken: str) -> dict[str, Any]:
 
 
 def _scope(org_id: str, scope: Mapping[str, object]) -> dict[str, object]:
-    return {"org_id": org_id} | {k: v for k, v in scope.items() if v is not None}
+    named: dict[str, object] = {k: _text(k, v) for k, v in scope.items() if v is not None}
+    return {"org_id": org_id} | named
 
 
 class _Calls:
@@ -260,11 +298,11 @@ class _Calls:
         return "POST", "/contexts", None, _body(payload, self.bodies.ContextCreate, "create_context"), "ContextOut"
 
     def list_contexts(self, org_id: str, scope: dict, include_retired: bool) -> Call:
-        params = _params(org_id=org_id, **scope, include_retired=include_retired)
+        params = _params(**_scope(org_id, scope), include_retired=_flag("include_retired", include_retired))
         return "GET", "/contexts", params, None, "ContextList"
 
     def read_context(self, ref: object, budget_tokens: int | None, query: str | None) -> Call:
-        params = _params(budget_tokens=budget_tokens, query=None if query is None else _text("query", query))
+        params = _params(budget_tokens=_count("budget_tokens", budget_tokens), query=_maybe_text("query", query))
         return "GET", f"/contexts/{_context('ref', ref, versioned=True)}", params, None, "ContextRead"
 
     def add_context_version(self, context_id: object, members: dict) -> Call:
@@ -285,7 +323,7 @@ class _Calls:
 
     def list_context_subscriptions(self, context_id: object, include_revoked: bool) -> Call:
         path = f"/contexts/{_context('context_id', context_id)}/subscriptions"
-        return "GET", path, _params(include_revoked=include_revoked), None, "SubscriptionList"
+        return "GET", path, _params(include_revoked=_flag("include_revoked", include_revoked)), None, "SubscriptionList"
 
     def accept_subscription(self, context_id: object, subscription_id: int) -> Call:
         path = (
@@ -299,12 +337,13 @@ class _Calls:
         return "DELETE", path, None, None, "SubscriptionOut"
 
     def list_subscriptions(self, state: str | None, include_revoked: bool) -> Call:
-        return "GET", "/subscriptions", _params(state=state, include_revoked=include_revoked), None, "SubscriptionList"
+        params = _params(state=_maybe_text("state", state), include_revoked=_flag("include_revoked", include_revoked))
+        return "GET", "/subscriptions", params, None, "SubscriptionList"
 
     def add_rule(self, name: str, context: object, org_id: str, repo_id: str | None, options: dict) -> Call:
         payload = {
             "org_id": org_id,
-            "repo_id": repo_id,
+            "repo_id": _maybe_text("repo_id", repo_id),
             "name": _text("name", name),
             "context": _context_ref("context", context, versioned=True),
             **options,
@@ -312,7 +351,7 @@ class _Calls:
         return "POST", "/rules", None, _body(payload, self.bodies.RuleCreate, "add_rule"), "RuleOut"
 
     def list_rules(self, org_id: str, repo_id: str | None) -> Call:
-        return "GET", "/rules", _params(org_id=org_id, repo_id=repo_id), None, "RuleList"
+        return "GET", "/rules", _params(org_id=org_id, repo_id=_maybe_text("repo_id", repo_id)), None, "RuleList"
 
     def delete_rule(self, rule_id: int) -> Call:
         return "DELETE", f"/rules/{_id('rule_id', rule_id)}", None, None, "RuleOut"
