@@ -104,6 +104,10 @@ SURROGATE = re.compile("[\ud800-\udfff]")
 """A lone UTF-16 surrogate: a JSON parser other than msgspec (the MCP SDK's) decodes
 `"\\ud800"` into one, and no encoder, tokenizer or PostgreSQL accepts it."""
 
+BIDI_CONTROL = re.compile("[\u202a-\u202e\u2066-\u2069]")
+"""Bidirectional embeddings, overrides and isolates: text holding them displays other
+than it reads ("Trojan Source"); text in a right-to-left script needs none."""
+
 
 def surrogate_at(value: object) -> str | None:
     """The JSON path of the first key or string holding a lone surrogate (None: none)."""

@@ -18,14 +18,12 @@ from app.settings import Settings
 
 if TYPE_CHECKING:
     import psycopg
+    from rich.text import Text
 
     from app.client import Client
     from app.ingest.normalize import RejectedDocument
 
 T = TypeVar("T")
-
-console = Console(stderr=True, soft_wrap=True)
-"""Messages, progress and summaries go to stderr; stdout carries results (JSON, keys)."""
 
 PIPED_WIDTH = 400
 """Columns of a result table written to a pipe or a file, where rich would assume 80
@@ -36,7 +34,7 @@ def result_console() -> Console:
     """The console for stdout's tables: a terminal's width, or wide enough for whole rows
     when piped (COLUMNS, when set, still wins)."""
     piped = not sys.stdout.isatty() and "COLUMNS" not in os.environ
-    return Console(soft_wrap=True, highlight=False, width=PIPED_WIDTH if piped else None)
+    return SafeConsole(soft_wrap=True, highlight=False, width=PIPED_WIDTH if piped else None)
 
 
 TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -47,6 +45,25 @@ window) other than tab and newline: shown as escapes when a message quotes user 
 def shown(text: str) -> str:
     """`text` safe to print on a terminal: control characters as \\x escapes."""
     return TERMINAL_CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+class SafeConsole(Console):
+    """A rich console whose text has its control characters shown as escapes (`shown`):
+    tables and lines quote stored data (a pin's reason, a document's path), which another
+    writer of the org chose; rich's own styling is added after, so it still shows."""
+
+    def render_str(self, text: str, *args: Any, **kwargs: Any) -> Text:
+        return super().render_str(shown(text), *args, **kwargs)
+
+
+console = SafeConsole(stderr=True, soft_wrap=True)
+"""Messages, progress and summaries go to stderr; stdout carries results (JSON, keys)."""
+
+
+def echo(message: str = "") -> None:
+    """click.echo of text that may quote stored data, its control characters shown as
+    escapes (a fragment's or document's text, a listing's line)."""
+    click.echo(shown(message))
 
 
 class CliError(click.ClickException):

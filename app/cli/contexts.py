@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from app.cli.common import as_principal, console, context_settings, print_json, required_org, validated
+from app.cli.common import as_principal, console, context_settings, echo, print_json, required_org, validated
 from app.wire.bodies import (
     ContextCreate,
     ContextOut,
@@ -97,7 +97,7 @@ def ctx_create(
     if as_json:
         print_json(created)
         return
-    click.echo(_line(created))
+    echo(_line(created))
 
 
 @ctx.command("version")
@@ -172,7 +172,7 @@ def ctx_list(
         print_json(listed)
         return
     for c in listed.contexts:
-        click.echo(_line(c))
+        echo(_line(c))
     if not listed.contexts:
         console.print("no contexts")
 
@@ -205,7 +205,7 @@ def ctx_show(
         f"{read.ref}  {read.context.name}  ({read.tokens_used}/{read.budget_tokens} tokens, trace {read.trace_id})"
     )
     for f in read.fragments:
-        click.echo(f"\n--- {f.source}  (fragment {f.id}, {f.tokens} tokens)\n{f.text}")
+        echo(f"\n--- {f.source}  (fragment {f.id}, {f.tokens} tokens)\n{f.text}")
     if read.left_out:
         console.print(f"\n{read.left_out} more fragments did not fit the budget")
 
@@ -247,7 +247,7 @@ def ctx_subscribe(
     request = validated(payload, SubscriptionCreate)
     number = _context_id(context_id)
     made = as_principal(context_settings(cli), required_org(org_id), lambda conn: subscribe_on(conn, number, request))
-    click.echo(_sub_line(made))
+    echo(_sub_line(made))
 
 
 @ctx.command("accept")
@@ -260,7 +260,7 @@ def ctx_accept(cli: click.Context, subscription_id: int, org_id: str | None) -> 
     from app.operations.contexts import accept_on
 
     accepted = as_principal(context_settings(cli), required_org(org_id), lambda conn: accept_on(conn, subscription_id))
-    click.echo(_sub_line(accepted))
+    echo(_sub_line(accepted))
 
 
 @ctx.command("unsubscribe")
@@ -274,7 +274,7 @@ def ctx_unsubscribe(cli: click.Context, subscription_id: int, org_id: str | None
     revoked = as_principal(
         context_settings(cli), required_org(org_id), lambda conn: unsubscribe_on(conn, subscription_id)
     )
-    click.echo(_sub_line(revoked))
+    echo(_sub_line(revoked))
 
 
 @ctx.command("subscriptions")
@@ -297,7 +297,7 @@ def ctx_subscriptions(
         lambda conn: list_subscriptions_on(conn, number, include_revoked, state),
     )
     for s in listed.subscriptions:
-        click.echo(_sub_line(s))
+        echo(_sub_line(s))
     if not listed.subscriptions:
         console.print("no subscriptions")
 

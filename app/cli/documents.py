@@ -22,6 +22,7 @@ from app.cli.common import (
     console,
     context_settings,
     database_error,
+    echo,
     git_identity,
     open_database,
     print_json,
@@ -294,7 +295,7 @@ def query(
     else:
         response = _query_database(context_settings(ctx), org_id, request)
     if as_json:
-        click.echo(msgspec.json.encode(response).decode())
+        echo(msgspec.json.encode(response).decode())
         return
     out = Console(soft_wrap=True, highlight=False)
     for f in response.fragments:
@@ -311,8 +312,8 @@ def query(
             f"[bold cyan]{f.source}[/]  score={f.score:.3f}  relevance={f.relevance:.3f}  tokens={f.tokens}  id={f.id}"
             + marks
         )
-        click.echo(f.text)
-        click.echo()
+        echo(f.text)
+        echo()
     console.print(
         f"{len(response.fragments)} fragment(s), {response.tokens_used}/{response.budget_tokens} tokens, "
         f"trace {response.trace_id}"
@@ -429,9 +430,7 @@ def documents_list(
         return
     for d in page.documents:
         scope = "/".join(x for x in (d.repo_id, d.persona_id, d.session_id) if x) or "org"
-        click.echo(
-            f"{d.doc_id}\t{d.path}\tv{d.version}\t{d.kind}\t{d.owner or '-'}\t{scope}\t{d.updated_at:%Y-%m-%d %H:%M}"
-        )
+        echo(f"{d.doc_id}\t{d.path}\tv{d.version}\t{d.kind}\t{d.owner or '-'}\t{scope}\t{d.updated_at:%Y-%m-%d %H:%M}")
     console.print(
         f"{len(page.documents)} document(s)" + (f"; next page: --after {page.next_after}" if page.next_after else "")
     )
@@ -473,7 +472,7 @@ def documents_show(
             f"  v{v.version}  {v.created_at:%Y-%m-%d %H:%M}  {v.chars} chars  {v.author or '-'}"
             + ("  (current)" if v.current else "")
         )
-    click.echo(detail.content)
+    echo(detail.content)
 
 
 @documents.command("delete")

@@ -12,7 +12,7 @@ import click
 from rich.table import Table
 
 from app.cli.admin import admin_connection
-from app.cli.common import CliError, console, context_settings, open_database, result_console
+from app.cli.common import CliError, console, context_settings, echo, open_database, result_console
 from app.cli.eval import DEFAULT_OUT, EVAL_DIR, progress_bars, run_golden_set
 from app.eval.stages import STAGES
 from app.settings import Settings
@@ -51,7 +51,7 @@ def status_command(ctx: click.Context, as_json: bool) -> None:
     with admin_connection(context_settings(ctx)) as conn:
         rows = generations(conn)
     if as_json:
-        click.echo(json.dumps(rows, default=str))
+        echo(json.dumps(rows, default=str))
         return
     table = Table(title="embedding model generations")
     for column in ("namespace", "gen", "model", "status", "coverage", "window ends", "replays", "mean top-3 overlap"):
@@ -131,7 +131,7 @@ def upgrade_command(
         f"replay with `contexts models replay {namespace}`, then `contexts models promote {namespace}`"
     )
     if as_json:
-        click.echo(
+        echo(
             json.dumps(
                 {
                     "model_id": result.model_id,
@@ -224,7 +224,7 @@ def replay_command(
     for r in summary.worst:
         console.print(f"  {r['overlap']:.2f}  {r['query'][:80]!r} ({r['origin']})", highlight=False, markup=False)
     if as_json:
-        click.echo(
+        echo(
             json.dumps(
                 {
                     "generation": summary.generation,
@@ -364,7 +364,7 @@ def _promote(settings: Settings, dsn: str, namespace: str, generation: int) -> N
         "brings it back until then."
     )
     console.print(promotion_followers(settings, namespace, name, promoted["source"]), highlight=False)
-    click.echo(json.dumps({"namespace": namespace, "active": promoted["generation"], "retired": replaced}))
+    echo(json.dumps({"namespace": namespace, "active": promoted["generation"], "retired": replaced}))
 
 
 def promotion_followers(settings: Settings, namespace: str, name: str, source: str) -> str:
@@ -448,7 +448,7 @@ def drop_retired_command(ctx: click.Context, as_json: bool) -> None:
     if not rows:
         console.print("no retired generation past its window")
     if as_json:
-        click.echo(json.dumps([{"namespace": r[1], "generation": r[3], "vectors": r[4]} for r in rows]))
+        echo(json.dumps([{"namespace": r[1], "generation": r[3], "vectors": r[4]} for r in rows]))
 
 
 COMMANDS = (models_group,)

@@ -16,6 +16,7 @@ from app.cli.common import (
     console,
     context_settings,
     database_error,
+    echo,
     open_database,
     print_json,
     required_org,
@@ -28,10 +29,10 @@ if TYPE_CHECKING:
 
 
 def print_nudges(found: NudgeList) -> None:
-    click.echo("fragment\tretrievals\tlast edit\towner (source)\tpath")
+    echo("fragment\tretrievals\tlast edit\towner (source)\tpath")
     for n in found.nudges:
         where = f"{n.path}#{n.anchor}" if n.anchor else n.path
-        click.echo(
+        echo(
             f"{n.fragment_id}\t{n.retrievals}\t{n.last_edited_at:%Y-%m-%d} ({n.days_since_edit} d)"
             f"\t{n.owner} ({n.owner_source})\t{where}"
         )
@@ -142,11 +143,11 @@ def owners_settings(
     row = as_principal(context_settings(ctx), org_id, run)
     assert row is not None  # both functions return the org's row or raise
     _org_id, owner, after, window, least, period = row
-    click.echo(f"default owner\t{owner or '-'}")
-    click.echo(f"stale after\t{after} days")
-    click.echo(f"window\t{window} days")
-    click.echo(f"min retrievals\t{least}")
-    click.echo(f"nudge period\t{period} hours")
+    echo(f"default owner\t{owner or '-'}")
+    echo(f"stale after\t{after} days")
+    echo(f"window\t{window} days")
+    echo(f"min retrievals\t{least}")
+    echo(f"nudge period\t{period} hours")
 
 
 @click.group()
@@ -186,7 +187,7 @@ def webhook_set(ctx: click.Context, url: str, org_id: str, secret: str | None, d
         )
     except Invalid as exc:
         raise CliError(exc.detail) from exc
-    click.echo(line)
+    echo(line)
 
 
 @webhook.command("show")
@@ -196,7 +197,7 @@ def webhook_show(ctx: click.Context, org_id: str) -> None:
     """The org's webhook (never its secret)."""
     from app.operations.owners import webhook_get_on
 
-    click.echo(_webhook_line(as_principal(context_settings(ctx), org_id, lambda c: webhook_get_on(c, org_id))))
+    echo(_webhook_line(as_principal(context_settings(ctx), org_id, lambda c: webhook_get_on(c, org_id))))
 
 
 @webhook.command("delete")
@@ -263,7 +264,7 @@ def nudges_deliver(ctx: click.Context, org_id: str | None, retry_base_s: float |
         "errors": report.errors,
     }
     if as_json:
-        click.echo(json.dumps(summary))
+        echo(json.dumps(summary))
     else:
         for error in report.errors:
             console.print(f"[yellow]{error}[/]")

@@ -10,6 +10,7 @@ from app.cli.common import (
     as_principal,
     console,
     context_settings,
+    echo,
     print_json,
     remote,
     remote_options,
@@ -93,7 +94,7 @@ def pin_add(
     if as_json:
         print_json(added)
         return
-    click.echo(_line(added))
+    echo(_line(added))
     console.print(f"pinned fragment {added.fragment_id} in {_scope_label(added)} (pin {added.pin_id})")
 
 
@@ -153,7 +154,7 @@ def pin_list(
         print_json(pins)
         return
     for p in pins.pins:
-        click.echo(_line(p))
+        echo(_line(p))
     console.print(f"{len(pins.pins)} pin(s)")
 
 

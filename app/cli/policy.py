@@ -10,7 +10,7 @@ import json
 import click
 
 from app.cli.admin import admin_connection
-from app.cli.common import CliError, console, context_settings
+from app.cli.common import CliError, console, context_settings, echo
 
 COMMANDS_SHOWN = ("select", "insert", "update", "delete")
 
@@ -51,7 +51,7 @@ def policy_check(ctx: click.Context, verbose: bool, as_json: bool) -> None:
     ]
 
     if as_json:
-        click.echo(
+        echo(
             json.dumps(
                 {
                     "tables": tables,
@@ -63,10 +63,10 @@ def policy_check(ctx: click.Context, verbose: bool, as_json: bool) -> None:
         )
     else:
         for t in tables:
-            click.echo(_describe(t, verbose))
-        click.echo(f"roles that bypass row-level security everywhere: {', '.join(bypass) or 'none'}")
+            echo(_describe(t, verbose))
+        echo(f"roles that bypass row-level security everywhere: {', '.join(bypass) or 'none'}")
         for d in drift:
-            click.echo(f"drift: {d.describe()}")
+            echo(f"drift: {d.describe()}")
     problems = []
     if failures:
         problems.append(

@@ -13,6 +13,7 @@ from app.cli.common import (
     as_principal,
     console,
     context_settings,
+    echo,
     print_json,
     remote,
     remote_options,
@@ -123,7 +124,7 @@ def profile_set(
         print_json(stored)
         return
     for line in _lines(stored):
-        click.echo(line)
+        echo(line)
     console.print(f"ranking profile set for {persona or 'the org default'}")
 
 
@@ -147,7 +148,7 @@ def profile_show(
         print_json(shown)
         return
     for line in _lines(shown):
-        click.echo(line)
+        echo(line)
 
 
 @profile.command("list")
@@ -168,7 +169,7 @@ def profile_list(ctx: click.Context, org_id: str, as_json: bool, url: str | None
         return
     for p in listed.profiles:
         for line in _lines(p):
-            click.echo(line)
+            echo(line)
     console.print(f"{len(listed.profiles)} profile(s)")
 
 

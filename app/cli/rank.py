@@ -9,7 +9,7 @@ import json
 import click
 
 from app.cli.admin import admin_connection
-from app.cli.common import console, context_settings
+from app.cli.common import console, context_settings, echo
 
 
 @click.group()
@@ -35,7 +35,7 @@ def rank_refresh(ctx: click.Context, as_json: bool) -> None:
         f"({done.refreshed_at:%Y-%m-%d %H:%M:%S %Z})"
     )
     if as_json:
-        click.echo(
+        echo(
             json.dumps(
                 {
                     "refreshed_at": done.refreshed_at.isoformat(),

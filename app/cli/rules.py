@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from app.cli.common import as_principal, console, context_settings, print_json, required_org, validated
+from app.cli.common import as_principal, console, context_settings, echo, print_json, required_org, validated
 from app.wire.bodies import RuleCreate, RuleOut
 
 
@@ -66,7 +66,7 @@ def rules_add(
     if as_json:
         print_json(added)
         return
-    click.echo(_line(added))
+    echo(_line(added))
     console.print(f"added rule {added.rule_id}")
 
 
@@ -84,7 +84,7 @@ def rules_list(ctx: click.Context, org_id: str, repo: str | None, as_json: bool)
         print_json(listed)
         return
     for r in listed.rules:
-        click.echo(_line(r))
+        echo(_line(r))
     console.print(f"{len(listed.rules)} rule(s)")
 
 

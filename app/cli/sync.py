@@ -30,6 +30,7 @@ from app.cli.common import (
     console,
     context_settings,
     database_error,
+    echo,
     git_identity,
     open_database,
     print_skipped,
@@ -417,7 +418,7 @@ def sync(
     report = sync_tree(settings, dsn, path, org_id, repo, owner, kind, create_repo, dry_run)
     plan = report.plan
     if as_json:
-        click.echo(json.dumps(_summary(org_id, repo, report, dry_run)))
+        echo(json.dumps(_summary(org_id, repo, report, dry_run)))
     if report.uncommitted:
         console.print(
             f"[yellow]note:[/] {report.uncommitted} uncommitted change(s) in the work tree are not synced "
@@ -429,9 +430,9 @@ def sync(
     console.print(f"{org_id}/{repo}: {_short(plan.last)} -> {_short(plan.head)}: {plan.reason}")
     if dry_run:
         for file in plan.writes:
-            click.echo(f"write\t{file.path}" + (f"\t(renamed from {file.renamed_from})" if file.renamed_from else ""))
+            echo(f"write\t{file.path}" + (f"\t(renamed from {file.renamed_from})" if file.renamed_from else ""))
         for doc_path, doc_id in plan.deletes:
-            click.echo(f"delete\t{doc_path}\t(document {doc_id})")
+            echo(f"delete\t{doc_path}\t(document {doc_id})")
         console.print(f"dry run: {len(plan.writes)} file(s) to write, {len(plan.deletes)} document(s) to delete")
         return
     print_skipped(report.refused)

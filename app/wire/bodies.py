@@ -30,6 +30,7 @@ from app.wire.retrieve import (
     Touched,
     check_text,
     check_touched,
+    free_text_problem,
     invisible_problem,
 )
 
@@ -481,7 +482,7 @@ class PinCreate(msgspec.Struct, forbid_unknown_fields=True):
     """After this time the pin is ignored (ISO 8601 with an offset; default: never)."""
 
     def __post_init__(self) -> None:
-        problem = invisible_problem("reason", self.reason)
+        problem = free_text_problem("reason", self.reason)
         if problem is not None:
             raise ValueError(problem)
         require_readable_time(self.expires_at, "expires_at")
@@ -570,7 +571,7 @@ class RankingProfileSet(msgspec.Struct, forbid_unknown_fields=True):
     """What this persona cares about, for whoever reads the profile list."""
 
     def __post_init__(self) -> None:
-        problem = invisible_problem("description", self.description)
+        problem = free_text_problem("description", self.description)
         if problem is not None:
             raise ValueError(problem)
         weights = [getattr(self, name) for name in BLEND_WEIGHTS]
@@ -868,7 +869,7 @@ class ContextCreate(msgspec.Struct, forbid_unknown_fields=True):
     description: ContextNote = ""
 
     def __post_init__(self) -> None:
-        problem = invisible_problem("description", self.description)
+        problem = free_text_problem("description", self.description)
         if problem is not None:
             raise ValueError(problem)
 
@@ -926,7 +927,7 @@ class ContextVersionCreate(msgspec.Struct, forbid_unknown_fields=True):
     note: ContextNote = ""
 
     def __post_init__(self) -> None:
-        problem = invisible_problem("note", self.note)
+        problem = free_text_problem("note", self.note)
         if problem is not None:
             raise ValueError(problem)
         if not (self.fragment_ids or self.doc_ids or self.path_globs or self.query):

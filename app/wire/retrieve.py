@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from app.readable import SURROGATE
+from app.readable import BIDI_CONTROL, SURROGATE
 
 CONTROL_CHARACTERS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029"
 """A class of characters a query may not hold (tab, newline and carriage return it may)."""
@@ -76,14 +76,39 @@ def check_text(name: str, value: str) -> None:
         raise ValueError(f"{name} must contain at least one letter or digit")
 
 
+_LONE_CR = re.compile("\r(?!\n)")
+"""A carriage return that ends no line: a terminal prints what follows over the line."""
+BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+"""Hangul fillers and the blank braille pattern: letters and symbols by their category
+that show nothing."""
+
+
 def invisible_problem(name: str, value: str | None) -> str | None:
     """Free text made only of what shows nothing (spaces, zero-width and bidi controls,
-    lone combining marks: `"\u202e"`, `"\u200b "`) reads as blank to whoever lists it, and
-    a bidi control alone reverses what is printed after it: refused. Empty or absent is
-    left to the field's own rule."""
-    if not value or any(unicodedata.category(ch)[0] in "LNPS" for ch in value):
+    lone combining marks, fillers: `"\u202e"`, `"\u200b "`, `"\u3164"`) reads as blank to
+    whoever lists it: refused. Empty or absent is left to the field's own rule."""
+    if not value or any(unicodedata.category(ch)[0] in "LNPS" and ch not in BLANK_LETTERS for ch in value):
         return None
     return f"{name} holds no visible character (only spaces, invisible or direction marks): write it in words"
+
+
+def free_text_problem(name: str, value: str | None) -> str | None:
+    """A short text written for people who list it (a pin's reason, a description, a
+    version's note): no control character but tab and line breaks (an escape sequence
+    retitles or clears the terminal that prints it), no bidi embedding, override or
+    isolate, and something visible."""
+    if not value:
+        return None
+    control = _CONTROL.search(value) or _LONE_CR.search(value)
+    if control is not None:
+        return f"{name} holds a control character (U+{ord(control.group()):04X}): write plain text"
+    bidi = BIDI_CONTROL.search(value)
+    if bidi is not None:
+        return (
+            f"{name} holds a bidirectional embedding, override or isolate character (U+{ord(bidi.group()):04X}): "
+            "text holding one displays other than it reads"
+        )
+    return invisible_problem(name, value)
 
 
 class ScopeIn(msgspec.Struct, forbid_unknown_fields=True):

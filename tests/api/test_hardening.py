@@ -693,7 +693,7 @@ def test_free_text_that_shows_nothing_is_refused_where_it_is_written(client):
     """A pin's reason of one right-to-left override was stored, and reversed whatever a
     listing printed after it; zero-width or blank notes and descriptions read as nothing."""
     org = {"org_id": "acme"}
-    for text in ("\u202e", "\u200b \u2066", " \u0301", "\t\u00a0"):
+    for text in ("\u202e", "\u200b \u2066", " \u0301", "\t\u00a0", "\u3164", "\u2800\uffa0"):
         writes = [
             ("POST", "/pins", {"scope": org, "fragment_id": 1, "reason": text}, "reason"),
             ("POST", "/sessions/s1/notes", {"text": text}, "text"),
@@ -704,8 +704,23 @@ def test_free_text_that_shows_nothing_is_refused_where_it_is_written(client):
         for method, path, body, field in writes:
             refused = problem(client.request(method, path, json=body), 400)
             messages = [error["message"] for error in refused["errors"]]
-            assert any(f"{field} holds no visible character" in m for m in messages), (path, refused)
+            refusals = (f"{field} holds no visible character", f"{field} holds a bidirectional")
+            assert any(m.startswith(refusals) for m in messages), (path, refused)
     assert client.post("/sessions/s1/notes", json={"text": "\u05e9\u05dc\u05d5\u05dd \u200f"}).status_code == 201
+    # The short texts people list: no terminal escape, no text that displays other than it reads.
+    for text, words in (
+        ("\u001b]0;pwned\u0007 read this", "control character (U+001B)"),
+        ("ok\rXX", "control character (U+000D)"),
+        ("\u202egnp.exe", "bidirectional embedding, override or isolate character (U+202E)"),
+    ):
+        for method, path, body, field in (
+            ("POST", "/pins", {"scope": org, "fragment_id": 1, "reason": text}, "reason"),
+            ("POST", "/contexts", {"scope": org, "name": "runbooks", "description": text}, "description"),
+            ("PUT", "/profiles", {"org_id": "acme", "description": text}, "description"),
+        ):
+            refused = problem(client.request(method, path, json=body), 400)
+            assert any(f"{field} holds a {words}" in e["message"] for e in refused.get("errors", [])), (path, refused)
+    assert client.put("/profiles", json={"org_id": "acme", "description": "one line\n\tand another"}).status_code == 200
 
 
 def test_an_id_with_a_slash_in_a_path_gets_a_404_that_says_why(client):

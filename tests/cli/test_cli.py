@@ -345,3 +345,26 @@ def test_query_as_of_and_superseded_from_the_cli(db_url, tmp_path, monkeypatch):
     assert "current until " in line
     bad = CliRunner().invoke(main, ["--db-url", db_url, *query, "--as-of", "yesterday"])
     assert bad.exit_code != 0 and "as_of" in bad.output
+
+
+def test_stored_text_is_printed_with_its_escape_sequences_shown_not_run(capsys):
+    """A pin's reason or a Context's description holding `ESC ] 0 ; ... BEL` retitled the
+    terminal of whoever listed it (`contexts pin list`), and a lone CR overwrote the line:
+    every listing and every table the CLI prints shows them as escapes."""
+    import io
+
+    from rich.table import Table
+
+    from app.cli.common import SafeConsole, echo
+
+    hostile = "\x1b]0;pwned\x07\x1b[2Jred\r\rXX"
+    echo(f"12\t{hostile}")
+    printed = capsys.readouterr().out
+    assert "\x1b" not in printed and "\r" not in printed and "\x07" not in printed
+    assert "\\x1b]0;pwned\\x07\\x1b[2Jred\\x0d\\x0dXX" in printed
+    out = io.StringIO()
+    table = Table("reason")
+    table.add_row(hostile)
+    SafeConsole(file=out, force_terminal=True, color_system="standard", width=200).print(table, "[bold]styled[/]")
+    assert "\\x1b]0;pwned\\x07" in out.getvalue() and "\x07" not in out.getvalue()
+    assert "\x1b[1mstyled" in out.getvalue()  # rich's own styling still reaches the terminal
