@@ -190,16 +190,32 @@ def host_problem(request: Request) -> Response | None:
     return problem(400, "the host header's port is not a number from 0 to 65535", request)
 
 
+URL_CONTROLS = {"path": re.compile(rb"[\x00-\x1f\x7f]"), "query string": re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")}
+"""Control characters a path or a query string may not hold once percent-decoded (a tab
+may stand in a query value): every pattern of an id ends in `$`, which Python lets match
+before a final newline, so `/fragments/1%0A` read fragment 1 and `?org_id=acme%0A` was
+taken for an org named with a newline."""
+
+
 def encoding_problem(request: Request) -> Response | None:
     raw_path = request.scope.get("raw_path") or b""
     for part, raw in (("path", raw_path), ("query string", request.scope.get("query_string") or b"")):
+        decoded = unquote_to_bytes(raw.replace(b"+", b" "))
         try:
-            unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
+            decoded.decode("utf-8")
         except UnicodeDecodeError as error:
             return problem(
                 400,
                 f"the {part} is not UTF-8 once percent-decoded (byte {error.object[error.start]:#04x}): "
                 "percent-encode the UTF-8 bytes of each character",
+                request,
+            )
+        control = URL_CONTROLS[part].search(decoded)
+        if control is not None:
+            return problem(
+                400,
+                f"the {part} holds a control character once percent-decoded (%{control.group()[0]:02X}): "
+                "ids and values hold none",
                 request,
             )
     return None

@@ -730,3 +730,22 @@ def test_an_id_with_a_slash_in_a_path_gets_a_404_that_says_why(client):
         refused = problem(client.request(method, path, json={"text": "x"} if method == "POST" else None), 404)
         assert "%2F" in refused["hint"] and "cannot be named in a URL path" in refused["hint"], refused
     assert "hint" not in problem(client.get("/repos/payments/nothing"), 404)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "/fragments/1%0A",
+        "/documents/1%0a",
+        "/traces/00000000-0000-0000-0000-000000000000%0A",
+        "/pins?org_id=acme%0A",
+        "/documents?org_id=acme&owner=Ada%0D",
+        "/contexts/1%0A/versions",
+    ],
+)
+def test_a_control_character_in_a_path_or_query_is_400(client, target):
+    """Python's `$` matches before a final newline: `/fragments/1%0A` read fragment 1, a
+    trace id with one got PostgreSQL's own error text, `?org_id=acme%0A` a 403 naming an
+    org with a newline."""
+    detail = problem(client.get(target), 400)["detail"]
+    assert "holds a control character once percent-decoded" in detail, detail
