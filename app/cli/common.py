@@ -25,6 +25,11 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+MAX_ID = 2**63 - 1
+ID = click.IntRange(1, MAX_ID)
+"""An id argument: a positive bigint (a larger number reached SQL as a numeric, and the
+refusal named a function signature)."""
+
 PIPED_WIDTH = 400
 """Columns of a result table written to a pipe or a file, where rich would assume 80
 and cut every cell to fit ("princ…"); a terminal's own width is kept."""

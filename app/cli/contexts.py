@@ -8,7 +8,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from app.cli.common import as_principal, console, context_settings, echo, print_json, required_org, validated
+from app.cli.common import (
+    ID,
+    MAX_ID,
+    as_principal,
+    console,
+    context_settings,
+    echo,
+    print_json,
+    required_org,
+    validated,
+)
 from app.wire.bodies import (
     ContextCreate,
     ContextOut,
@@ -34,7 +44,7 @@ def _retriever(settings: Settings) -> Retriever:
 
 def _context_id(raw: str) -> int:
     digits = raw.removeprefix("ctx_")
-    if not digits.isascii() or not digits.isdigit() or int(digits) < 1:
+    if not digits.isascii() or not digits.isdigit() or not 1 <= int(digits) <= MAX_ID:
         raise click.BadParameter(f"{raw!r} is not a context id (ctx_<id> or <id>)")
     return int(digits)
 
@@ -103,8 +113,8 @@ def ctx_create(
 @ctx.command("version")
 @click.argument("context_id")
 @click.option("--org", "org_id", default=None, help="Org of --principal.")
-@click.option("--fragment", "fragment_ids", type=int, multiple=True, help="A fragment id (repeatable).")
-@click.option("--doc", "doc_ids", type=int, multiple=True, help="A document id: its live fragments (repeatable).")
+@click.option("--fragment", "fragment_ids", type=ID, multiple=True, help="A fragment id (repeatable).")
+@click.option("--doc", "doc_ids", type=ID, multiple=True, help="A document id: its live fragments (repeatable).")
 @click.option("--glob", "path_globs", multiple=True, help="A path glob, e.g. 'runbooks/**' (repeatable).")
 @click.option("--query", default=None, help="Run this retrieval now, in the Context's scope, and freeze its result.")
 @click.option("--top-k", type=int, default=None, help="With --query: at most this many fragments.")
@@ -251,7 +261,7 @@ def ctx_subscribe(
 
 
 @ctx.command("accept")
-@click.argument("subscription_id", type=click.IntRange(min=1))
+@click.argument("subscription_id", type=ID)
 @click.option("--org", "org_id", default=None, help="Org of --principal (the subscriber's).")
 @click.pass_context
 def ctx_accept(cli: click.Context, subscription_id: int, org_id: str | None) -> None:
@@ -264,7 +274,7 @@ def ctx_accept(cli: click.Context, subscription_id: int, org_id: str | None) -> 
 
 
 @ctx.command("unsubscribe")
-@click.argument("subscription_id", type=int)
+@click.argument("subscription_id", type=ID)
 @click.option("--org", "org_id", default=None, help="Org of --principal (publisher or subscriber).")
 @click.pass_context
 def ctx_unsubscribe(cli: click.Context, subscription_id: int, org_id: str | None) -> None:

@@ -17,6 +17,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from app.cli import admin
 from app.cli.common import (
+    ID,
+    MAX_ID,
     CliError,
     as_principal,
     console,
@@ -373,7 +375,7 @@ def documents() -> None:
 @click.option("--owner", default=None)
 @click.option("--updated-since", default=None, help="ISO 8601 with an offset, e.g. 2026-11-01T00:00:00Z.")
 @click.option("--limit", default=50, show_default=True, type=int)
-@click.option("--after", default=None, type=int, help="Last doc_id of the previous page.")
+@click.option("--after", default=None, type=click.IntRange(0, MAX_ID), help="Last doc_id of the previous page.")
 @click.option("--json", "as_json", is_flag=True)
 @remote_options
 @click.pass_context
@@ -437,7 +439,7 @@ def documents_list(
 
 
 @documents.command("show")
-@click.argument("doc_id", type=int)
+@click.argument("doc_id", type=ID)
 @click.option("--org", "org_id", default=None, help="Org of --principal (database mode).")
 @click.option("--version", default=None, type=int, help="Default: the current one.")
 @click.option("--json", "as_json", is_flag=True)
@@ -476,7 +478,7 @@ def documents_show(
 
 
 @documents.command("delete")
-@click.argument("doc_id", type=int)
+@click.argument("doc_id", type=ID)
 @click.option("--org", "org_id", default=None, help="Org of --principal (database mode).")
 @click.option("--json", "as_json", is_flag=True)
 @remote_options

@@ -7,6 +7,7 @@ from __future__ import annotations
 import click
 
 from app.cli.common import (
+    ID,
     as_principal,
     console,
     context_settings,
@@ -51,7 +52,7 @@ def _line(p: PinOut) -> str:
 
 
 @pin.command("add")
-@click.argument("fragment_id", type=int)
+@click.argument("fragment_id", type=ID)
 @click.option("--org", "org_id", required=True)
 @click.option("--repo", default=None, help="Pin in this repo (default: org-wide).")
 @click.option("--persona", default=None)
@@ -99,7 +100,7 @@ def pin_add(
 
 
 @pin.command("remove")
-@click.argument("pin_id", type=int)
+@click.argument("pin_id", type=ID)
 @click.option("--org", "org_id", default=None, help="Org of --principal (database mode).")
 @click.option("--json", "as_json", is_flag=True)
 @remote_options

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from app.cli.common import as_principal, console, context_settings, echo, print_json, required_org, validated
+from app.cli.common import ID, as_principal, console, context_settings, echo, print_json, required_org, validated
 from app.wire.bodies import RuleCreate, RuleOut
 
 
@@ -89,7 +89,7 @@ def rules_list(ctx: click.Context, org_id: str, repo: str | None, as_json: bool)
 
 
 @rules.command("remove")
-@click.argument("rule_id", type=int)
+@click.argument("rule_id", type=ID)
 @click.option("--org", "org_id", default=None, help="Org of --principal.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context

@@ -125,6 +125,11 @@ def test_a_query_of_bytes_that_are_not_utf8_is_one_line(db_url, tmp_path):
         (["analyst", "list", "nosuchorg"], "unknown org: nosuchorg"),
         (["nudges", "deliver", "--org", "nosuchorg"], "unknown org: nosuchorg"),
         (["models", "upgrade", "prose", "/nonexistent/model"], "did not load"),
+        # Ids past bigint reached SQL as numerics: "function service.rule_delete(numeric) does not exist".
+        (["rules", "remove", "99999999999999999999999", "--org", "acme"], "is not in the range 1<=x<="),
+        (["pin", "remove", "99999999999999999999999"], "is not in the range 1<=x<="),
+        (["documents", "delete", "99999999999999999999999", "--org", "acme"], "is not in the range 1<=x<="),
+        (["ctx", "retire", "99999999999999999999999"], "is not a context id"),
     ],
 )
 def test_operator_commands_refuse_bad_values_in_one_line(db_url, tmp_path, monkeypatch, args, words):
