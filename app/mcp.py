@@ -42,7 +42,7 @@ from app.operations.retrieve import run_retrieval
 from app.operations.services import Services
 from app.operations.sessions import SESSION_PATTERN, open_session, promote_note, write_note
 from app.operations.whoami import whoami
-from app.readable import surrogate_at
+from app.readable import repeated_key, surrogate_at
 from app.wire.bodies import (
     MAX_BIGINT,
     UUID_PATTERN,
@@ -524,6 +524,13 @@ def read_envelope(raw: bytes) -> object:
         shape = envelope_problem(each)
         if shape is not None:
             raise EnvelopeError(-32600, shape, each.get("id") if isinstance(each, dict) else None)
+    repeated = repeated_key(raw)
+    if repeated is not None:
+        ident = message.get("id") if isinstance(message, dict) else None
+        raise EnvelopeError(-32600, f"the key {repeated!r} is given twice in one object: give it once", ident)
+    if isinstance(message, dict) and message.get("id", 0) is None and isinstance(message.get("method"), str):
+        # JSON-RPC takes it as a request; MCP forbids it, and the SDK took it for a notification (no answer).
+        raise EnvelopeError(-32600, "a request's id must not be null in MCP: give a string or an integer")
     if isinstance(message, dict) and "id" in message and isinstance(message.get("method"), str):
         if message["method"] not in ANSWERED_METHODS:  # a notification of no known method is ignored
             raise UnknownMethod(

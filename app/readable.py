@@ -11,6 +11,7 @@ checking here first only refuses earlier, before a document is chunked and embed
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -132,4 +133,30 @@ def text_at(value: object, holds: Callable[[str], bool], path: str = "$") -> str
             found = text_at(item, holds, f"{path}[{index}]")
             if found is not None:
                 return found
+    return None
+
+
+class _Repeated(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _refuse_repeats(pairs: list[tuple[str, object]]) -> None:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _Repeated(key)
+        seen.add(key)
+
+
+def repeated_key(raw: bytes) -> str | None:
+    """The first key given twice in one object of a JSON document, or None (also for a
+    document that is not JSON: its parser says so). msgspec keeps the last of them, where a
+    proxy or filter before this service may have read the first (`"query"` twice)."""
+    try:
+        json.loads(raw, object_pairs_hook=_refuse_repeats)
+    except _Repeated as repeated:
+        return repeated.key
+    except (ValueError, RecursionError):
+        return None
     return None

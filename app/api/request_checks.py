@@ -28,6 +28,7 @@ from litestar.routes import HTTPRoute
 from app.api.errors import path_of, problem
 from app.operations.auth import token_from_header
 from app.operations.errors import Unauthorized
+from app.readable import repeated_key
 
 UTF8_CHARSETS = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
 """The charsets a JSON body may declare (US-ASCII is a subset of UTF-8)."""
@@ -118,6 +119,12 @@ async def strict_body_check(request: Request) -> None:
         raise ValidationException(f"Validation failed for {request.method} {path_of(request)}", extra=[error]) from None
     except (msgspec.DecodeError, RecursionError):
         return  # malformed JSON: Litestar's own 400 says where
+    repeated = repeated_key(body)
+    if repeated is not None:
+        error = {"message": f"the key {repeated!r} is given twice in one object: give it once", "key": repeated}
+        raise ValidationException(
+            f"Validation failed for {request.method} {path_of(request)}", extra=[error | {"source": "body"}]
+        )
 
 
 async def unread_body_problem(request: Request) -> Response | None:

@@ -749,3 +749,23 @@ def test_a_control_character_in_a_path_or_query_is_400(client, target):
     org with a newline."""
     detail = problem(client.get(target), 400)["detail"]
     assert "holds a control character once percent-decoded" in detail, detail
+
+
+def test_a_key_given_twice_in_one_json_object_is_400_at_every_door(client):
+    """The last one won, where a proxy or filter before this service may read the first:
+    `"method": "ping", "method": "tools/list"` ran tools/list."""
+    body = b'{"query": "storage volume", "scope": {"org_id": "acme"}, "query": "anything else"}'
+    refused = problem(
+        client.post("/contexts/retrieve", content=body, headers={"content-type": "application/json"}), 400
+    )
+    assert refused["errors"][0]["key"] == "query" and "given twice" in refused["errors"][0]["message"]
+    nested = b'{"query": "storage", "scope": {"org_id": "acme", "org_id": "globex"}}'
+    assert "given twice" in str(problem(client.post("/contexts/retrieve", content=nested, headers=MCP_HEADERS), 400))
+    envelope = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "method": "tools/list"}'
+    assert (
+        "'method' is given twice" in problem(client.post("/mcp", content=envelope, headers=MCP_HEADERS), 400)["detail"]
+    )
+    null_id = b'{"jsonrpc": "2.0", "id": null, "method": "ping"}'  # the SDK took it for a notification
+    assert "must not be null" in problem(client.post("/mcp", content=null_id, headers=MCP_HEADERS), 400)["detail"]
+    plain = b'{"query": "storage", "scope": {"org_id": "acme", "repo_id": null}, "top_k": 3}'
+    assert client.post("/contexts/retrieve", content=plain, headers=MCP_HEADERS).status_code == 200
