@@ -54,6 +54,7 @@ TITLES = {
     403: "Forbidden",
     404: "Not Found",
     405: "Method Not Allowed",
+    406: "Not Acceptable",
     408: "Request Timeout",
     409: "Conflict",
     413: "Content Too Large",

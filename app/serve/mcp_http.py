@@ -92,7 +92,24 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         )
         await response.to_asgi_response(None, Request(scope, receive, send))(scope, receive, send)
         return
-    await app.state.mcp.handle_request(scope, receive, problems_for(scope, receive, send))
+    await app.state.mcp.handle_request(with_accept(scope), receive, problems_for(scope, receive, send))
+
+
+ANSWERS = b"application/json, text/event-stream"
+"""The Accept the SDK requires of every request (MCP: clients list both)."""
+
+
+def with_accept(scope: Scope) -> Scope:
+    """`scope` with an Accept the SDK takes, where the client's accepts the JSON this door
+    answers (none, `*/*`, `application/*` or `application/json`): HTTP reads each of them
+    as accepting it, and the SDK refused them with a 406."""
+    accept = next((value for name, value in scope["headers"] if name == b"accept"), b"").lower()
+    if b"application/json" in accept and b"text/event-stream" in accept:
+        return scope
+    if accept.strip() and not any(kind in accept for kind in (b"*/*", b"application/*", b"application/json")):
+        return scope  # the SDK's 406 stands: the client takes nothing this door answers
+    headers = [(name, value) for name, value in scope["headers"] if name != b"accept"]
+    return cast("Scope", {**scope, "headers": [*headers, (b"accept", ANSWERS)]})
 
 
 def mount_path_problem(scope: Scope) -> Response[Any] | None:
@@ -100,7 +117,7 @@ def mount_path_problem(scope: Scope) -> Response[Any] | None:
     /mcp itself (a trailing slash allowed) is the MCP door; any other path is the 404 an
     unknown route gets."""
     raw = scope.get("raw_path") or (scope.get("root_path", "") + scope.get("path", "")).encode("utf-8", "replace")
-    if raw.split(b"?", 1)[0].rstrip(b"/") == MOUNT_PATH.encode():
+    if raw.split(b"?", 1)[0] in (MOUNT_PATH.encode(), MOUNT_PATH.encode() + b"/"):
         return None
     return problem(404, NotFoundException().detail, instance=raw.decode("latin-1")[:200])
 

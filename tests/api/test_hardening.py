@@ -641,6 +641,17 @@ def test_the_mcp_door_answers_every_refusal_as_a_problem_without_the_sdks_intern
         "id": 5,
         "result": {},
     }
+    # An Accept that takes JSON by HTTP's rules is served (the SDK wanted both types listed).
+    for accept in ("*/*", "application/*", "application/json", ""):
+        ping = client.post(
+            "/mcp", content=b'{"jsonrpc": "2.0", "id": 6, "method": "ping"}', headers={**MCP_HEADERS, "accept": accept}
+        )
+        assert ping.status_code == 200 and ping.json()["result"] == {}, (accept, ping.text)
+    html = client.post(
+        "/mcp", content=b'{"jsonrpc": "2.0", "id": 7, "method": "ping"}', headers={**MCP_HEADERS, "accept": "text/html"}
+    )
+    assert problem(html, 406)["title"] == "Not Acceptable"
+    assert problem(client.post("/mcp///", json={"jsonrpc": "2.0", "id": 8, "method": "ping"}, headers=MCP_HEADERS), 404)
 
 
 def test_an_empty_body_where_one_is_needed_says_so(client):
