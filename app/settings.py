@@ -148,6 +148,11 @@ class Settings:
     max_body_bytes: int = 8 * 1024 * 1024
     """Largest HTTP request body accepted."""
 
+    mcp_allowed_origins: str = ""
+    """Comma-separated origins (`https://app.example.com`) whose pages may call /mcp besides
+    this server's own: a request with any other Origin header is refused (403), as MCP
+    requires against DNS rebinding. Clients that are not browsers send no Origin."""
+
     max_document_bytes: int = 2 * 1024 * 1024
     """Largest single document accepted for ingestion."""
 
@@ -271,6 +276,11 @@ class Settings:
             raise ValueError("CONTEXTS_HEADER_TIMEOUT_S and CONTEXTS_BODY_TIMEOUT_S must be positive")
         if not 0 < self.write_lock_wait_s <= 600:
             raise ValueError("CONTEXTS_WRITE_LOCK_WAIT_S must be over 0 and at most 600 seconds")
+        for origin in filter(None, (o.strip() for o in self.mcp_allowed_origins.split(","))):
+            if origin_of(origin) is None:
+                raise ValueError(
+                    f"CONTEXTS_MCP_ALLOWED_ORIGINS must list origins such as https://app.example.com, got {origin!r}"
+                )
         if self.max_connections < 1:
             raise ValueError("CONTEXTS_MAX_CONNECTIONS must be at least 1")
         if not 0 <= self.port <= 65535 or not 1 <= self.db_port <= 65535:
@@ -341,3 +351,20 @@ def _coerce(name: str, annotation: object, raw: str) -> object:
     except ValueError as exc:
         raise ValueError(f"CONTEXTS_{name.upper()}={raw!r} is not a valid value") from exc
     return raw
+
+
+def origin_of(url: str) -> str | None:
+    """scheme://host[:port] of an Origin header or a URL, lowercase, with the scheme's
+    default port left out; None when it is not one (`null`, no host)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    default = {"http": 80, "https": 443}[parts.scheme]
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{parts.scheme}://{host}" + (f":{port}" if port is not None and port != default else "")

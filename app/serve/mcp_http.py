@@ -27,6 +27,7 @@ from app.api.request_checks import (
 from app.mcp import MOUNT_PATH, EnvelopeError, UnknownMethod, build_server, json_rpc_error, read_envelope
 from app.operations.auth import token_from_header
 from app.operations.services import Services
+from app.settings import origin_of
 
 
 @asynccontextmanager
@@ -58,6 +59,7 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     checked = (
         mount_path_problem(scope)
         or host_problem(request)
+        or origin_problem(request, app.state.services.settings.mcp_allowed_origins)
         or repeated_header_problem(request)
         or encoding_problem(request)
         or unknown_query_problem(request)
@@ -110,6 +112,26 @@ def with_accept(scope: Scope) -> Scope:
         return scope  # the SDK's 406 stands: the client takes nothing this door answers
     headers = [(name, value) for name, value in scope["headers"] if name != b"accept"]
     return cast("Scope", {**scope, "headers": [*headers, (b"accept", ANSWERS)]})
+
+
+def origin_problem(request: Request[Any, Any, Any], allowed: str) -> Response[Any] | None:
+    """A browser page of another origin calling /mcp (a site the user visits, reaching a
+    local server through DNS rebinding) is refused, as MCP requires: the Origin header
+    must be this server's own or one of CONTEXTS_MCP_ALLOWED_ORIGINS. Clients that are not
+    browsers send none."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        return None
+    own = origin_of(f"{request.scope.get('scheme', 'http')}://{request.headers.get('host', '')}")
+    found = origin_of(origin)
+    if found is not None and (found == own or found in {origin_of(o) for o in allowed.split(",") if o.strip()}):
+        return None
+    return problem(
+        403,
+        f"requests from pages of another origin ({origin[:200]!r}) are refused at /mcp; "
+        "CONTEXTS_MCP_ALLOWED_ORIGINS lists the origins allowed",
+        request,
+    )
 
 
 def mount_path_problem(scope: Scope) -> Response[Any] | None:

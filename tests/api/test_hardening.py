@@ -780,3 +780,28 @@ def test_a_key_given_twice_in_one_json_object_is_400_at_every_door(client):
     assert "must not be null" in problem(client.post("/mcp", content=null_id, headers=MCP_HEADERS), 400)["detail"]
     plain = b'{"query": "storage", "scope": {"org_id": "acme", "repo_id": null}, "top_k": 3}'
     assert client.post("/contexts/retrieve", content=plain, headers=MCP_HEADERS).status_code == 200
+
+
+def test_mcp_refuses_pages_of_another_origin(settings, models, db_url, logins):
+    """MCP requires servers to check Origin: a site the user visits could otherwise call a
+    local server through DNS rebinding. Its own origin and the configured ones pass; a
+    client that sends none (every non-browser client) is unaffected."""
+    from app.settings import Settings
+    from tests.conftest import serving
+
+    ping = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+    with serving(settings, db_url, logins, mcp_allowed_origins="https://app.example.com") as (client, token):
+        headers = MCP_HEADERS | {"Authorization": f"Bearer {token}"}
+        for origin in (
+            "http://evil.example",
+            "null",
+            "http://testserver.local.evil.example",
+            "https://testserver.local",
+        ):
+            refused = problem(client.post("/mcp", content=ping, headers=headers | {"Origin": origin}), 403)
+            assert "another origin" in refused["detail"] and "CONTEXTS_MCP_ALLOWED_ORIGINS" in refused["detail"]
+        for origin in (None, "http://testserver.local", "https://App.Example.com", "https://app.example.com:443"):
+            extra = {} if origin is None else {"Origin": origin}
+            assert client.post("/mcp", content=ping, headers=headers | extra).json()["result"] == {}, origin
+    with pytest.raises(ValueError, match="CONTEXTS_MCP_ALLOWED_ORIGINS"):
+        Settings.from_env({"CONTEXTS_MCP_ALLOWED_ORIGINS": "app.example.com"})
