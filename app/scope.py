@@ -51,14 +51,14 @@ HTTP and MCP doors' session ids, the CLI's checks and the messages all read it h
 
 def id_problem(name: str, value: str | None) -> str | None:
     """Why `value` is no `name` (an ID_FORMATS key) the tables store (None: it is, or absent)."""
-    if value is None or re.match(ID_FORMATS[name].pattern, value):
+    if value is None or re.fullmatch(ID_FORMATS[name].pattern, value):  # `$` alone takes a final newline
         return None
     return id_rule(name, value)
 
 
 def id_rule(name: str, value: str | None = None) -> str:
     """The rule of an id in words, with the refused value (shortened) when given."""
-    shown = "" if value is None else f" {value[:40]!r}{'...' if len(value) > 40 else ''}:"
+    shown = ":" if value is None else f" {value[:40]!r}{'...' if len(value) > 40 else ''}:"
     return f"invalid {name.removesuffix('_id')} id{shown} use {ID_FORMATS[name].rule}"
 
 

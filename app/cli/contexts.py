@@ -54,7 +54,8 @@ def _scope_label(c: ContextOut) -> str:
 
 
 def _line(c: ContextOut) -> str:
-    version = f"@{c.latest_version} ({c.fragment_count} fragments)" if c.latest_version else " (no version yet)"
+    count = f"{c.fragment_count} fragment" + ("" if c.fragment_count == 1 else "s")
+    version = f"@{c.latest_version} ({count})" if c.latest_version else " (no version yet)"
     flags = ", ".join(f for f, on in (("subscribed", c.subscribed), ("retired", c.retired_at is not None)) if on)
     return f"{c.ref}{version}\t{c.org_id}:{_scope_label(c)}\t{c.name}{f'  [{flags}]' if flags else ''}"
 

@@ -23,7 +23,7 @@ def test_ctx_lifecycle(db_url, tmp_path, monkeypatch):
     assert made.exit_code == 0 and f"{ref}@1: 1 fragments" in made.output, made.output
     shown = json.loads(run(db_url, "ctx", "show", f"{ref}@latest", "--org", "acme", "--json").stdout)
     assert [f["source"].split("#")[0] for f in shown["fragments"]] == ["README.md"] and shown["trace_id"]
-    assert f"{ref}@1 (1 fragments)" in run(db_url, "ctx", "list", "--org", "acme").output
+    assert f"{ref}@1 (1 fragment)" in run(db_url, "ctx", "list", "--org", "acme").output
 
     with psycopg.connect(db_url) as conn:
         conn.execute("select service.create_org('globex')")
