@@ -849,7 +849,7 @@ class WebhookOut(msgspec.Struct):
 
 # -- Contexts: versioned bundles and subscriptions (docs/adr/0018) --------------------
 
-CONTEXT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,127}$"
+CONTEXT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/ -]{0,127}$(?!\n)"
 PathGlob = Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern=NO_NUL)]
 """A document path glob: `**` any run of characters, `*` within one path segment, `?` one."""
 ContextNote = Annotated[str, msgspec.Meta(max_length=2000, pattern=NO_NUL)]

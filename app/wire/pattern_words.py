@@ -25,6 +25,7 @@ WORDS: dict[str, str] = {
     CONTEXT_NAME_PATTERN: "1 to 128 letters, digits, '_', '.', ':', '/', ' ' or '-', starting with a letter or digit",
     CONTEXT_REF_PATTERN: "ctx_<id>@<version> or ctx_<id>@latest",
     r"^[a-z][a-z0-9-]{0,31}$": "1 to 32 lowercase letters, digits or '-', starting with a letter",
+    r"^[a-z][a-z0-9-]{0,31}$(?!\n)": "1 to 32 lowercase letters, digits or '-', starting with a letter",
     "^[0-9a-f]{16}$": "16 lowercase hexadecimal digits",
     # A session id (app.operations.sessions.SESSION_PATTERN), and any other id stated there
     **{id_format.pattern: id_format.rule for id_format in ID_FORMATS.values()},

@@ -26,18 +26,19 @@ DEFAULT_K_DENSE = 100
 DEFAULT_RERANK_TOP = 50
 """Fused candidates the reranker scores."""
 
-IDENTIFIER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/-]*$"
-"""An org, repo, persona or session id (1 to 128 characters)."""
+IDENTIFIER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/-]*$(?!\n)"
+"""An org, repo, persona or session id (1 to 128 characters). `(?!\n)`: msgspec searches
+with Python's `re`, whose `$` also matches before a final newline (`"acme\n"` passed)."""
 Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern=IDENTIFIER_PATTERN)]
 
 
-Kind = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9-]{0,31}$")]
+Kind = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9-]{0,31}$(?!\n)")]
 """A document kind: code, adr, runbook, policy, note, ..."""
 Task = Annotated[str, msgspec.Meta(min_length=1, max_length=4000, pattern=f"^[^{CONTROL_CHARACTERS}]*$")]
 """A query, or the task a session pack is retrieved for."""
 MAX_TOP_K = 1000
 Negatives = Literal["include", "only", "exclude"]
-CONTEXT_REF_PATTERN = r"^ctx_[1-9][0-9]{0,17}@([1-9][0-9]{0,8}|latest)$"
+CONTEXT_REF_PATTERN = r"^ctx_[1-9][0-9]{0,17}@([1-9][0-9]{0,8}|latest)$(?!\n)"
 """A Context version: `ctx_<id>@<version>`, or `ctx_<id>@latest` (the newest you may read)."""
 ContextRef = Annotated[str, msgspec.Meta(pattern=CONTEXT_REF_PATTERN, max_length=40)]
 ContextMode = Literal["restrict", "boost"]

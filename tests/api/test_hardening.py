@@ -805,3 +805,17 @@ def test_mcp_refuses_pages_of_another_origin(settings, models, db_url, logins):
             assert client.post("/mcp", content=ping, headers=headers | extra).json()["result"] == {}, origin
     with pytest.raises(ValueError, match="CONTEXTS_MCP_ALLOWED_ORIGINS"):
         Settings.from_env({"CONTEXTS_MCP_ALLOWED_ORIGINS": "app.example.com"})
+
+
+def test_an_id_in_a_body_with_a_final_newline_is_refused_by_its_pattern(client):
+    """msgspec searches with Python's `re`, whose `$` also matches before a final newline:
+    `"org_id": "acme\\n"` passed the pattern and got a 403 naming an org with a newline."""
+    for body in (
+        {"query": "storage", "scope": {"org_id": "acme\n"}},
+        {"query": "storage", "scope": {"org_id": "acme", "repo_id": "platform\n"}},
+        {"query": "storage", "scope": {"org_id": "acme"}, "contexts": ["ctx_1@latest\n"]},
+        {"query": "storage", "scope": {"org_id": "acme"}, "kinds": ["runbook\n"]},
+    ):
+        refused = problem(client.post("/contexts/retrieve", json=body), 400)
+        assert "matching regex" in refused["errors"][0]["message"], refused
+    assert client.post("/contexts/retrieve", json={"query": "storage", "scope": {"org_id": "acme"}}).status_code == 200
