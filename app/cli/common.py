@@ -74,8 +74,8 @@ def echo(message: str = "") -> None:
 class CliError(click.ClickException):
     def show(self, file: IO[Any] | None = None) -> None:  # rich, on stderr
         # The message is text, never markup: "contexts[e5]" or a path "a[1].md" stays as written;
-        # an argument quoted in it may hold escape sequences, shown, not run.
-        console.print(f"[bold red]error:[/] {escape(shown(self.message))}")
+        # an argument quoted in it may hold escape sequences, shown (by SafeConsole), not run.
+        console.print(f"[bold red]error:[/] {escape(self.message)}")
 
 
 class ContextsGroup(click.Group):
