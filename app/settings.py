@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from dataclasses import dataclass, field, fields, replace
+from functools import cache
 from pathlib import Path
 
 import platformdirs
@@ -368,3 +369,10 @@ def origin_of(url: str) -> str | None:
     default = {"http": 80, "https": 443}[parts.scheme]
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     return f"{parts.scheme}://{host}" + (f":{port}" if port is not None and port != default else "")
+
+
+@cache
+def allowed_origins(listed: str) -> frozenset[str]:
+    """CONTEXTS_MCP_ALLOWED_ORIGINS as origins (origin_of), parsed once per value: the
+    /mcp door asks on every request that carries an Origin."""
+    return frozenset(o for o in (origin_of(each) for each in listed.split(",") if each.strip()) if o is not None)

@@ -27,7 +27,7 @@ from app.api.request_checks import (
 from app.mcp import MOUNT_PATH, EnvelopeError, UnknownMethod, build_server, json_rpc_error, read_envelope
 from app.operations.auth import token_from_header
 from app.operations.services import Services
-from app.settings import origin_of
+from app.settings import allowed_origins, origin_of
 
 
 @asynccontextmanager
@@ -124,7 +124,7 @@ def origin_problem(request: Request[Any, Any, Any], allowed: str) -> Response[An
         return None
     own = origin_of(f"{request.scope.get('scheme', 'http')}://{request.headers.get('host', '')}")
     found = origin_of(origin)
-    if found is not None and (found == own or found in {origin_of(o) for o in allowed.split(",") if o.strip()}):
+    if found is not None and (found == own or found in allowed_origins(allowed)):
         return None
     return problem(
         403,
