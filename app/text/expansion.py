@@ -66,10 +66,13 @@ class TermExpander:
     def __init__(self, threads: int = 1) -> None:
         self.threads = threads
         self._lock = threading.Lock()
-        self._loaded: tuple[Any, Any, list[int | None]] | None = None
+        self._loaded: tuple[Any, Any, list[str | None], Any] | None = None
 
-    def _load(self) -> tuple[Any, Any, list[int | None]]:
+    def _load(self) -> tuple[Any, Any, list[str | None], Any]:
+        """The tokenizer, the model, each vocabulary id's word (or None) and the mask of
+        the ids that are no word (their weights are dropped), made once."""
         if self._loaded is None:
+            import numpy as np
             from transformers import AutoModelForMaskedLM, AutoTokenizer
             from transformers.utils import logging as hf_logging
 
@@ -78,7 +81,8 @@ class TermExpander:
             folder = str(model_dir())
             tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
             model = AutoModelForMaskedLM.from_pretrained(folder, local_files_only=True).eval()
-            self._loaded = (tokenizer, model, _word_ids(tokenizer))
+            words = _word_ids(tokenizer)
+            self._loaded = (tokenizer, model, words, np.array([w is None for w in words]))
         return self._loaded
 
     def expand(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
@@ -90,9 +94,8 @@ class TermExpander:
         import torch
 
         with self._lock:
-            tokenizer, model, words = self._load()
+            tokenizer, model, words, no_word = self._load()
             torch.set_num_threads(self.threads)
-            keep = np.array([w is not None for w in words])
             out: list[tuple[str, ...]] = [()] * len(texts)
             # Similar lengths batched together: padding is most of the work otherwise.
             order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -115,7 +118,7 @@ class TermExpander:
                     real = batch["attention_mask"].bool()
                     peaks = torch.stack([logits[b, real[b]].amax(dim=0) for b in range(len(chunk))])
                     weights = torch.log1p(torch.relu(peaks)).numpy()
-                weights[:, ~keep] = 0.0
+                weights[:, no_word] = 0.0
                 for row, i in zip(weights, chunk):
                     # Only the words with a weight can be kept: sorted among themselves,
                     # strongest first, ties in vocabulary order as a stable sort of all.
@@ -125,7 +128,7 @@ class TermExpander:
             return out
 
 
-def _word_ids(tokenizer: Any) -> list[int | None]:
+def _word_ids(tokenizer: Any) -> list[str | None]:
     """Per vocabulary id, the word it is when it is a whole lowercase word worth indexing
     (no '##' continuation, no digits or marks, MIN_LETTERS or more), else None."""
     vocab = tokenizer.get_vocab()
