@@ -197,7 +197,16 @@ begin
       and (c.repo_id is null or data.acl_org_wide() or c.repo_id = any (data.acl_repos()))
       and (c.persona_id is null or data.acl_org_wide() or c.persona_id = any (data.acl_personas()))
       and (c.session_id is null or c.session_id = any (data.acl_sessions()));
-    if ctx.context_id is null then
+    if ctx.context_id is null and exists (select 1 from data._context_versions(false) rv
+                                          where rv.context_id = p_context_id and rv.via_subscription) then
+        -- Read through a subscription: the subscriber knows it exists, so "unknown" would
+        -- mislead; it is its publisher's to change.
+        raise exception 'ctx_% is read through a subscription: only its publisher (org %) changes it', p_context_id,
+            (select c.org_id from data.contexts c where c.context_id = p_context_id)
+            using errcode = '42501',
+            hint = 'To stop reading it, revoke the subscription: GET /subscriptions lists it, '
+                   'DELETE /contexts/ctx_' || p_context_id || '/subscriptions/{id} (contexts ctx unsubscribe ID) ends it.';
+    elsif ctx.context_id is null then
         raise exception 'unknown context: ctx_%', p_context_id using errcode = 'P0002';
     end if;
     perform data._require_write(ctx.org_id, ctx.repo_id, ctx.persona_id, ctx.session_id);

@@ -187,6 +187,15 @@ def test_another_org_reads_exactly_the_subscribed_version_until_revoked(corpus, 
     assert read["ref"] == f"{ctx['ref']}@1" and sources(read) == ["stripe/webhooks.md"]
     assert read["context"]["subscribed"] is True and read["context"]["latest_version"] == 1
     problem(corpus.get(f"/contexts/{ctx['ref']}@2", headers=globex), 404)
+    # It reads the Context, so it is told why it cannot change it (not "unknown").
+    for refused in (
+        corpus.delete(f"/contexts/{ctx['ref']}", headers=globex),
+        corpus.post(f"/contexts/{ctx['ref']}/versions", json={"path_globs": ["**"]}, headers=globex),
+    ):
+        told = problem(refused, 403)
+        assert "read through a subscription: only its publisher (org acme)" in told["detail"], told
+        assert f"DELETE /contexts/{ctx['ref']}/subscriptions/" in told["hint"], told
+    problem(corpus.delete("/contexts/ctx_999999", headers=globex), 404)
     versions = corpus.get(f"/contexts/{ctx['ref']}/versions", headers=globex).json()["versions"]
     assert [v["version"] for v in versions] == [1]
     listed = corpus.get("/contexts", params={"org_id": "globex"}, headers=globex).json()["contexts"]
