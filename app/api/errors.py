@@ -103,7 +103,13 @@ def path_of(request: Request) -> str:
     """The request's path as the server read it: `request.url` parses the Host header
     too, and raises on one such as `x: y` (a port that is not a number), which turned
     the 400 for that header into a 500."""
-    return str(request.scope.get("path") or "/")
+    scope = request.scope
+    path = str(scope.get("path") or "/")
+    handler = scope.get("route_handler")
+    if getattr(handler, "is_mount", False):  # a mount sees the path below it (`/` at `/mcp`)
+        mount = min(handler.paths).rstrip("/")
+        return mount + (path if path != "/" else "")
+    return path
 
 
 MISSING_FIELD = re.compile(r"^Object missing required field `([^`]+)`$")

@@ -54,8 +54,7 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     Before it, the request checks every endpoint's request gets (app.api.request_checks:
     a mount is not a route handler, so Litestar runs none of them here)."""
     app = Litestar.from_scope(scope)
-    # The mount hands on its sub-path ("/"): the problems name the door's own.
-    request: Request[Any, Any, Any] = Request(cast("Scope", {**scope, "path": MOUNT_PATH}), receive, send)
+    request: Request[Any, Any, Any] = Request(scope, receive, send)  # problems name /mcp (errors.path_of)
     checked = (
         mount_path_problem(scope)
         or host_problem(request)

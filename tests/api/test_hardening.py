@@ -176,8 +176,9 @@ def test_a_compressed_body_is_415_not_400(client):
                     "accept": "application/json, text/event-stream",
                 },
             )
-            detail = problem(response, 415)["detail"]
-            assert "Content-Encoding" in detail and response.headers["accept-encoding"] == "identity"
+            refused = problem(response, 415)
+            assert "Content-Encoding" in refused["detail"] and response.headers["accept-encoding"] == "identity"
+            assert refused["instance"] == path, refused
     plain = client.post(
         "/contexts/retrieve",
         content=json.dumps(QUERY).encode(),
