@@ -45,9 +45,9 @@ __all__ = [
     "Task",
 ]
 
-POSITIVE_ID = r"^[1-9][0-9]{0,18}$"
+POSITIVE_ID = r"^[1-9][0-9]{0,18}$(?!\n)"
 """A fragment or document id in a path: canonical decimal, 1 to 19 digits."""
-UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$(?!\n)"
 MAX_BIGINT = 2**63 - 1
 MAX_JSON_ID = 2**53 - 1
 """An id in a JSON body: beyond 2^53 a JSON number is not exact in most clients (nor
@@ -55,9 +55,13 @@ in the OpenAPI document's bound, which a float would round past 2^63 - 1)."""
 
 
 NO_NUL = "^[^\x00]*$"
-NO_CONTROL = r"^[^\x00-\x1f\x7f-\x9f]+$"
+NO_CONTROL = r"^[^\x00-\x1f\x7f-\x9f]+$(?!\n)"
 """Text without C0 or C1 control characters: what the database refuses as `[[:cntrl:]]`
 (a UTF-8 database's C0, DEL and C1), so the document refuses no less."""
+NO_C0_CONTROL = r"^[^\x00-\x1f\x7f]+$(?!\n)"
+"""A webhook's secret, a rule's glob: no C0 control character or DEL. Patterns that end `$(?!\n)`:
+`$` alone also matches before a final newline, in Python and in JSON Schema."""
+SIMHASH_PATTERN = r"^[0-9a-f]{16}$(?!\n)"
 MAX_METADATA_BYTES = 16 * 1024
 """A document's metadata, as JSON: it is stored again with every version."""
 DEFAULT_PAGE, MAX_PAGE = 50, 1000
@@ -263,7 +267,7 @@ class FragmentDetail(msgspec.Struct):
     text: str
     token_count: int
     chunker_version: str
-    simhash: Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{16}$")]
+    simhash: Annotated[str, msgspec.Meta(pattern=SIMHASH_PATTERN)]
     """The 64-bit SimHash, as 16 hexadecimal digits."""
     active: bool
     created_at: datetime
@@ -824,7 +828,7 @@ class OwnersReassigned(msgspec.Struct):
     fragments: int
 
 
-WEBHOOK_URL = r"^https?://[^/?#@\s\x00-\x1f\x7f-\x9f]+([/?#][^\s\x00-\x1f\x7f-\x9f]*)?$"
+WEBHOOK_URL = r"^https?://[^/?#@\s\x00-\x1f\x7f-\x9f]+([/?#][^\s\x00-\x1f\x7f-\x9f]*)?$(?!\n)"
 """http or https, a host, no credentials (no @ before the path), no spaces or controls
 (C1 ones included: the database's check refuses them)."""
 
@@ -833,7 +837,7 @@ class WebhookIn(msgspec.Struct, forbid_unknown_fields=True):
     """PUT /orgs/{org_id}/webhook."""
 
     url: Annotated[str, msgspec.Meta(min_length=10, max_length=2048, pattern=WEBHOOK_URL)]
-    secret: Annotated[str, msgspec.Meta(min_length=16, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")] | None = None
+    secret: Annotated[str, msgspec.Meta(min_length=16, max_length=256, pattern=NO_C0_CONTROL)] | None = None
     """Signs each delivery (HMAC-SHA256); never returned. Omitted: the current one stays."""
     enabled: bool = True
 
@@ -1055,7 +1059,7 @@ class ModelGenerationList(msgspec.Struct):
 RULE_NAME_PATTERN = CONTEXT_NAME_PATTERN
 RULE_GLOB_REFUSED = re.compile(r"[\x00-\x1f\x7f]")
 """What service.rule_create refuses in a glob (the pattern says it too)."""
-RuleGlob = Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern="^[^\x00-\x1f\x7f]+$")]
+RuleGlob = Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern=NO_C0_CONTROL)]
 
 
 class RuleCreate(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -9,7 +9,15 @@ from __future__ import annotations
 import re
 
 from app.scope import ID_FORMATS
-from app.wire.bodies import CONTEXT_NAME_PATTERN, NO_CONTROL, NO_NUL, UUID_PATTERN, WEBHOOK_URL
+from app.wire.bodies import (
+    CONTEXT_NAME_PATTERN,
+    NO_C0_CONTROL,
+    NO_CONTROL,
+    NO_NUL,
+    SIMHASH_PATTERN,
+    UUID_PATTERN,
+    WEBHOOK_URL,
+)
 from app.wire.retrieve import CONTEXT_REF_PATTERN, CONTROL_CHARACTERS, IDENTIFIER_PATTERN, TOUCHED_PATTERN
 
 WORDS: dict[str, str] = {
@@ -19,14 +27,13 @@ WORDS: dict[str, str] = {
     NO_CONTROL: "text without control characters",
     f"^[^{CONTROL_CHARACTERS}]*$": "text without control characters",
     TOUCHED_PATTERN: "a path without control characters, tabs or line breaks",
-    "^[^\x00-\x1f\x7f]+$": "text without control characters",  # a rule's glob
-    r"^[^\x00-\x1f\x7f]+$": "text without control characters",  # a webhook's secret
+    NO_C0_CONTROL: "text without control characters",
     WEBHOOK_URL: "an http:// or https:// URL with a host, no user:password@ and no spaces or control characters",
     CONTEXT_NAME_PATTERN: "1 to 128 letters, digits, '_', '.', ':', '/', ' ' or '-', starting with a letter or digit",
     CONTEXT_REF_PATTERN: "ctx_<id>@<version> or ctx_<id>@latest",
     r"^[a-z][a-z0-9-]{0,31}$": "1 to 32 lowercase letters, digits or '-', starting with a letter",
     r"^[a-z][a-z0-9-]{0,31}$(?!\n)": "1 to 32 lowercase letters, digits or '-', starting with a letter",
-    "^[0-9a-f]{16}$": "16 lowercase hexadecimal digits",
+    SIMHASH_PATTERN: "16 lowercase hexadecimal digits",
     # A session id (app.operations.sessions.SESSION_PATTERN), and any other id stated there
     **{id_format.pattern: id_format.rule for id_format in ID_FORMATS.values()},
 }

@@ -46,7 +46,7 @@ Generation = Literal["active", "previous"]
 """The embedding generation a retrieval's dense lists search (docs/models.md)."""
 MAX_TOUCHING = 64
 """Touched entries a request may name (docs/adr/0022)."""
-TOUCHED_PATTERN = f"^[^{CONTROL_CHARACTERS}\t\n\r]+$"
+TOUCHED_PATTERN = f"^[^{CONTROL_CHARACTERS}\t\n\r]+$(?!\n)"
 Touched = Annotated[str, msgspec.Meta(min_length=1, max_length=1024, pattern=TOUCHED_PATTERN)]
 """A file the step touches, relative to the repo root (`src/payments/stripe.py`), or one
 symbol in it (`src/payments/stripe.py#StripeClient.charge`)."""

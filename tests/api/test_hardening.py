@@ -820,3 +820,20 @@ def test_an_id_in_a_body_with_a_final_newline_is_refused_by_its_pattern(client):
         refused = problem(client.post("/contexts/retrieve", json=body), 400)
         assert "matching regex" in refused["errors"][0]["message"], refused
     assert client.post("/contexts/retrieve", json={"query": "storage", "scope": {"org_id": "acme"}}).status_code == 200
+
+
+def test_text_with_a_final_newline_is_refused_by_its_pattern_at_every_door(client):
+    """The same `$` let a rule's glob, a webhook's URL and secret, a new owner's name and
+    a touched path end with a newline; the database refused some, later and in its own
+    words. Each is the pattern's 400 now."""
+    for method, path, body in (
+        ("POST", "/rules", {"org_id": "acme", "name": "r", "context": "ctx_1@latest", "path_globs": ["src/**\n"]}),
+        ("PUT", "/orgs/acme/webhook", {"url": "https://hooks.example.com/x\n"}),
+        ("PUT", "/orgs/acme/webhook", {"url": "https://hooks.example.com/x", "secret": "s" * 16 + "\n"}),
+        ("POST", "/owners/reassign", {"org_id": "acme", "from_owner": "bob", "to_owner": "alice\n"}),
+        ("POST", "/owners/reassign", {"org_id": "acme", "from_owner": "bob", "to_owner": "a", "path_prefix": "s\n"}),
+        ("POST", "/contexts/retrieve", {"query": "storage", "scope": {"org_id": "acme"}, "touching": ["a.py\n"]}),
+    ):
+        refused = problem(client.request(method, path, json=body), 400)
+        assert "matching regex" in refused["errors"][0]["message"], (path, refused)
+        assert "(?!" in refused["errors"][0]["message"], refused  # the pattern's, not a later refusal
