@@ -153,7 +153,7 @@ def slash_in_id_hint(request: Request, exc: Exception) -> str | None:
     return (
         "The path holds %2F, which is decoded into '/' before routing: an id containing '/' "
         "cannot be named in a URL path. Name it where a query parameter or the body takes it "
-        "(GET /documents?repo_id=..., MCP's tools), or use ids without '/' for repos, sessions "
+        "(GET /documents?repo_id=..., GET /sync?repo_id=..., MCP's tools), or use ids without '/' for repos, sessions "
         "and orgs you address by path."
     )
 

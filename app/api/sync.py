@@ -1,4 +1,6 @@
-"""/repos/{repo_id}/sync: the last git sync of a repo (`contexts sync`, docs/sync.md).
+"""/repos/{repo_id}/sync: the last git sync of a repo (`contexts sync`, docs/sync.md); and
+/sync?repo_id=, the same for a repo whose id holds a `/` (`acme/payments`), which no path
+segment can name (the server decodes `%2F` before routing).
 The sync itself runs where the work tree is, through the CLI: the service does not read
 the server's disk. Reading follows the repo's read rule (row-level security on
 data.git_syncs)."""
@@ -31,3 +33,16 @@ class SyncController(Controller):
         was synced, and what that sync wrote and deleted. An unknown repo, or one never
         synced, is a 404; a repo outside your grants a 403."""
         return await sync_state(state.services, token, org_id, repo_id)
+
+
+@get(
+    "/sync",
+    summary="The last git sync of a repo named in the query",
+    tags=["sync"],
+    responses=problems(400, 401, 403, 404, 503),
+)
+async def sync_state_by_query(
+    state: State, token: NamedDependency[str], org_id: Identifier, repo_id: Identifier
+) -> SyncState:
+    """As GET /repos/{repo_id}/sync, for any repo id, a `/` in it included."""
+    return await sync_state(state.services, token, org_id, repo_id)

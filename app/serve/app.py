@@ -50,7 +50,7 @@ from app.api.retrieve import RetrieveController
 from app.api.rules import RulesController
 from app.api.server import allow_every_method
 from app.api.sessions import SessionsController
-from app.api.sync import SyncController
+from app.api.sync import SyncController, sync_state_by_query
 from app.api.throttle import auth_throttle
 from app.api.ui import favicon, ui_router
 from app.api.whoami import whoami_handler
@@ -239,6 +239,7 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
             SubscriptionsController,
             ProfilesController,
             SyncController,
+            sync_state_by_query,
             FragmentsController,
             TracesController,
             mcp_endpoint,

@@ -61,6 +61,20 @@ def test_state_follows_the_repo_read_rule(client, db_url):
     assert never.status_code == 404 and "never synced" in never.text
 
 
+def test_a_repo_whose_id_holds_a_slash_is_named_in_the_query(client, db_url):
+    """`acme/payments` is no path segment (the server decodes %2F before routing): the
+    404 there says so, and GET /sync?repo_id= answers for it, under the same rules."""
+    record(db_url, "team/payments", HEAD, None)
+    by_path = client.get("/repos/team%2Fpayments/sync", params={"org_id": "acme"})
+    assert by_path.status_code == 404 and "GET /sync?repo_id=" in by_path.json()["hint"], by_path.text
+    shown = client.get("/sync", params={"org_id": "acme", "repo_id": "team/payments"})
+    assert shown.status_code == 200 and shown.json()["commit_sha"] == HEAD, shown.text
+    assert client.get("/sync", params={"org_id": "acme", "repo_id": "nowhere"}).status_code == 404
+    assert client.get("/sync", params={"org_id": "globex", "repo_id": "team/payments"}).status_code == 403
+    assert client.get("/sync", params={"org_id": "acme", "repo_id": "Not a repo!"}).status_code == 400
+    assert client.get("/sync", params={"org_id": "acme"}).status_code == 400
+
+
 def test_a_sync_from_a_stale_commit_is_refused(client, db_url):
     record(db_url, "platform", HEAD, None)
     record(db_url, "platform", NEXT, HEAD)
@@ -96,3 +110,5 @@ def test_python_client_reads_the_state(client, db_url):
         with pytest.raises(ContextsError) as never:
             contexts.sync_state("nowhere", org_id="acme")
         assert never.value.status == 404
+        record(db_url, "team/payments", HEAD, None)
+        assert contexts.sync_state("team/payments", org_id="acme").commit_sha == HEAD

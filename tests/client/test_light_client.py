@@ -91,7 +91,7 @@ def swapped_and_wrong_calls(contexts: light.Client, session_id: str) -> None:
         "read_context(..)": lambda: contexts.read_context(".."),
         "get_trace(..)": lambda: contexts.get_trace(".."),
         "write_note(.., text)": lambda: contexts.write_note("..", "a note"),
-        "sync_state(a/b)": lambda: contexts.sync_state("acme/platform"),
+        "sync_state(repo int)": lambda: contexts.sync_state(5),  # type: ignore[arg-type]
         "read_context(ctx_1@0)": lambda: contexts.read_context("ctx_1@0"),
         "read_context(budget str)": lambda: contexts.read_context(2, budget_tokens="x"),  # type: ignore[arg-type]
         "list_subscriptions(flag int)": lambda: contexts.list_subscriptions(include_revoked=1),  # type: ignore[arg-type]
@@ -152,6 +152,8 @@ def test_every_call_against_the_service_and_its_refusals(base_url, tenants):  # 
             ),
             "get_document(deleted)": (lambda: contexts.get_document(deleted.doc_id), light.NotFound, 404, ""),
             "sync_state(never synced)": (lambda: contexts.sync_state("platform"), light.NotFound, 404, ""),
+            # A repo id with a '/' is asked in the query (GET /sync): no path segment holds it.
+            "sync_state(a/b)": (lambda: contexts.sync_state("acme/platform"), light.NotFound, 404, "acme/platform"),
             "retrieve(org_id=bad)": (
                 lambda: contexts.retrieve(STORAGE_QUERY, org_id="Not An Id"),
                 light.BadRequest,

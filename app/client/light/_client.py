@@ -291,7 +291,8 @@ class _Calls:
         return "DELETE", "/profiles", _params(org_id=org_id, persona_id=persona_id), None, "RankingProfileOut"
 
     def sync_state(self, repo_id: str, org_id: str) -> Call:
-        return "GET", f"/repos/{_segment('repo_id', repo_id)}/sync", _params(org_id=org_id), None, "SyncState"
+        # The query form: a repo id may hold a `/`, which no path segment can carry.
+        return "GET", "/sync", _params(org_id=org_id, repo_id=_text("repo_id", repo_id)), None, "SyncState"
 
     def create_context(self, name: str, org_id: str, scope: dict, description: str) -> Call:
         payload = {"scope": _scope(org_id, scope), "name": _text("name", name), "description": description}
