@@ -3,7 +3,10 @@ it a few times a second on a connection of its own. While it is down, requests f
 at once with 503 (no pool timeout to sit through) and /health says so without taking
 a worker thread; when it is back, the pools' stale connections are dropped. An embedded
 server whose postmaster died is started again (`revive`), every REVIVE_INTERVAL_S while
-it stays down."""
+it stays down. A database that stops answering without closing its connections (a frozen
+host, a stopped process, a network partition) holds the ping too: a ping out for longer
+than PING_DEADLINE_S counts as the database being unavailable, so requests still fail at
+once instead of queueing behind it."""
 
 from __future__ import annotations
 
@@ -24,6 +27,13 @@ cannot connect now, too many connections, and the whole connection-exception cla
 REVIVE_INTERVAL_S = 2.0
 """How often a dead embedded server is started again while it stays down."""
 
+PING_DEADLINE_S = 3.0
+"""A ping out this long means the database does not answer. `statement_timeout` cannot
+say it (the server that would enforce it is the one not answering), nor can a socket
+timeout on a Unix socket; the monitor's own clock can. Long enough that a busy server
+on a loaded host (a `select 1` waits for a CPU, the monitor thread for the GIL) is not
+taken for a stopped one."""
+
 
 class DatabaseUnavailable(RuntimeError):
     """The database is down or refusing connections (HTTP 503)."""
@@ -43,9 +53,14 @@ class DatabaseMonitor:
         interval_s: float = 0.25,
         on_recovery: Callable[[], None] | None = None,
         revive: Callable[[], bool] | None = None,
+        ping_deadline_s: float = PING_DEADLINE_S,
     ) -> None:
         self.dsn = dsn
         self.interval_s = interval_s
+        self.ping_deadline_s = ping_deadline_s
+        self._ping_started: float | None = None
+        """When the ping in flight was sent (None between pings)."""
+        self._hang_logged = False
         self.on_recovery = on_recovery
         self.revive = revive
         """Starts the database again when this process can (the embedded server): True
@@ -67,9 +82,22 @@ class DatabaseMonitor:
 
     @property
     def available(self) -> bool:
-        return self._available
+        return self._available and self._hanging_for() is None
+
+    def _hanging_for(self) -> float | None:
+        """Seconds the ping in flight has waited, once past the deadline."""
+        started = self._ping_started
+        if started is None or time.monotonic() - started <= self.ping_deadline_s:
+            return None
+        if not self._hang_logged:
+            self._hang_logged = True
+            log.warning("database unavailable: a ping has had no answer for %.1f s", self.ping_deadline_s)
+        return time.monotonic() - started
 
     def require(self) -> None:
+        hanging = self._hanging_for()
+        if hanging is not None:
+            raise DatabaseUnavailable(f"database not answering for {hanging:.1f} s")
         if not self._available:
             raise DatabaseUnavailable(f"database unavailable for {time.monotonic() - self._since:.1f} s")
 
@@ -99,10 +127,16 @@ class DatabaseMonitor:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            self._ping_started = time.monotonic()
             try:
                 self._ping()
+                self._ping_started = None
+                if self._hang_logged:
+                    self._hang_logged = False
+                    log.warning("database available again: the ping was answered")
                 self._set(True)
             except psycopg.Error as exc:
+                self._ping_started = None
                 self.report_failure(exc)
                 if self._conn is not None:
                     self._conn.close()
