@@ -14,7 +14,12 @@ happens, with bounded waits on clients.
   read (`BodyDeadline`); otherwise the application answers 408 (it sees `BodyTimeout`
   raised by its read, so its request log and metrics say 408), or, when the response has
   begun, the connection is closed.
-- At most `max_connections` connections are open; one more is answered 503 and closed.
+- At most `max_connections` connections are open. One more first takes the place of the
+  oldest connection that has not yet sent a whole request (a client that connects and
+  says nothing, or dribbles its headers, holds no one else's place for long: a hundred
+  such sockets shut every other client out until their header deadline, and again once
+  their owner reconnected); when every connection holds a request or a kept-alive
+  client, it is answered 503 and closed gracefully, like the refusals above.
 """
 
 from __future__ import annotations
@@ -76,19 +81,37 @@ class GuardedH11Protocol(H11Protocol):
         self.read_deadline: asyncio.TimerHandle | None = None
         self.lingering: asyncio.TimerHandle | None = None
         """Set once the connection was refused: what arrives is dropped until it closes."""
+        self.opened_at = 0.0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        if len(self.connections) >= self.max_connections:
+        if len(self.connections) >= self.max_connections and not self._make_room():
             self.transport = transport
-            transport.write(
-                _problem_bytes(
-                    503, "Service Unavailable", "too many open connections; retry shortly", "retry-after: 1\r\n"
-                )
-            )
-            transport.close()
+            self._refuse(503, "Service Unavailable", "too many open connections; retry shortly", "retry-after: 1\r\n")
             return
         super().connection_made(transport)
+        self.opened_at = self.loop.time()
         self._arm_read_deadline()
+
+    def _waiting_for_first_request(self) -> bool:
+        """Connected, but no whole request head yet: nothing of it reached the application."""
+        return self.cycle is None and self.lingering is None and self.conn.their_state is h11.IDLE
+
+    def _make_room(self) -> bool:
+        """Close the oldest connection that has not sent a whole request yet, to serve a
+        new one; False when every connection holds a request or a kept-alive client."""
+        waiting = [
+            c
+            for c in self.connections
+            if isinstance(c, GuardedH11Protocol) and c._waiting_for_first_request() and not c.transport.is_closing()
+        ]
+        if not waiting:
+            return False
+        oldest = min(waiting, key=lambda c: c.opened_at)
+        self.logger.info("closed a connection that had sent no whole request, to serve a new one")
+        oldest._cancel_read_deadline()
+        oldest.transport.close()
+        self.connections.discard(oldest)
+        return True
 
     def data_received(self, data: bytes) -> None:
         if self.flow is None or self.lingering is not None:  # refused
@@ -151,13 +174,13 @@ class GuardedH11Protocol(H11Protocol):
                 return True
         return False
 
-    def _refuse(self, status: int, reason: str, detail: str) -> None:
+    def _refuse(self, status: int, reason: str, detail: str, extra_headers: str = "") -> None:
         """The answer, then a graceful close: the write side is shut at once, and what the
         client still sends is dropped for LINGER_S (closing with unread bytes would reset
         the connection, and the client could lose the answer)."""
         self._cancel_read_deadline()
         self.logger.info("refused a request before reading it: %d %s", status, detail)
-        self.transport.write(_problem_bytes(status, reason, detail))
+        self.transport.write(_problem_bytes(status, reason, detail, extra_headers))
         self.lingering = self.loop.call_later(LINGER_S, self.transport.close)
         if self.transport.can_write_eof():
             self.transport.write_eof()
