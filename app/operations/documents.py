@@ -46,9 +46,9 @@ async def ingest_documents(
     services: Services, token: str, data: IngestRequest, idempotent: IdempotentWrite | None = None
 ) -> IngestResponse:
     """POST /documents and the MCP tool `write_note`: key and grants first, then chunk
-    and embed holding no lock (nor any connection while the model runs), then the SQL
-    writes in one transaction in the org's turn, waited for at most
-    CONTEXTS_WRITE_LOCK_WAIT_S (503 with Retry-After otherwise, nothing stored). With
+    and embed holding no lock (nor any connection while the model runs) in a turn at the
+    preparers, then the SQL writes in one transaction in the org's turn, each turn waited
+    for at most CONTEXTS_WRITE_LOCK_WAIT_S (503 with Retry-After otherwise, nothing stored). With
     `idempotent`, the response is stored under its key in that same transaction."""
     scope = Scope(data.scope.org_id, data.scope.repo_id, data.scope.persona_id, data.scope.session_id)
     check_metadata(data.documents)
@@ -87,10 +87,11 @@ async def ingest_documents(
 
     started = time.perf_counter()
     pipeline = services.pipeline
-    prepared = await services.runtime.prepare(prepare)
-    ahead = await services.runtime.prepare(
-        pipeline.embed_planned, await services.runtime.read(plan, pipeline, prepared)
-    )
+    async with services.runtime.prepare_turn(scope.org_id):
+        prepared = await services.runtime.prepare(prepare)
+        ahead = await services.runtime.prepare(
+            pipeline.embed_planned, await services.runtime.read(plan, pipeline, prepared)
+        )
     async with services.runtime.org_turn(scope.org_id) as wait_s:  # waiting here holds no thread
         try:
             results = await services.runtime.write(write, pipeline, prepared, ahead, wait_s)

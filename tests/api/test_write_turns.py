@@ -223,3 +223,36 @@ def test_a_malformed_key_is_a_400(client, db_url, key):
     response = client.post("/documents", json=document("k.md", "Keyed."), headers={"Idempotency-Key": key})
     assert response.status_code == 400, response.text
     assert versions(db_url) == []
+
+
+def test_a_write_that_waits_past_the_bound_for_the_model_gets_503_and_stores_nothing(bounded, db_url):
+    """Chunking and embedding take turns too (one write per prepare thread): more writes
+    than the model can embed waited in a queue without end (95 writers on 2 cores, 18 s at
+    the median); the excess is now a 503 with Retry-After once the bound has passed."""
+    services = bounded.app.state.services
+    slow = SlowEmbedder(services.pipeline.embedders["prose"], seconds=4.0)
+    services.pipeline.embedders["prose"] = slow
+    outcomes: list = []
+    large = [
+        threading.Thread(
+            target=lambda n=n: outcomes.append(bounded.post("/documents", json=document(f"large{n}.md", "SLOW text.")))
+        )
+        for n in range(services.settings.write_workers)
+    ]
+    for thread in large:
+        thread.start()
+    try:
+        assert slow.embedding.wait(60), "no large write embedded"
+        time.sleep(0.3)  # every prepare thread holds a large write now
+        started = time.monotonic()
+        tiny = post_within(bounded, 30, "/documents", document("tiny.md", "A tiny write meanwhile."))
+        assert tiny is not None and tiny.status_code == 503, tiny and tiny.text
+        assert time.monotonic() - started < 3.5  # the bound (1 s), not the large writes' model time
+        assert tiny.headers["retry-after"] == "1" and "embedding model busy" in tiny.json()["detail"]
+        assert "nothing was stored" in tiny.json()["detail"]
+    finally:
+        for thread in large:
+            thread.join(60)
+    assert [o.status_code for o in outcomes] == [201] * len(large)
+    assert ("tiny.md", 1) not in versions(db_url)
+    assert bounded.post("/documents", json=document("tiny.md", "A tiny write meanwhile.")).status_code == 201
