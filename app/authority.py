@@ -12,6 +12,8 @@ from datetime import datetime
 
 import psycopg
 
+from app.db.availability import unavailable_reason
+
 log = logging.getLogger(__name__)
 
 
@@ -61,8 +63,11 @@ class DebouncedRefresh:
                 return
         try:
             self.run()
-        except Exception:  # a background refresh must not take the service down
-            log.exception("citation authority refresh failed (the previous scores stay)")
+        except Exception as exc:  # a background refresh must not take the service down
+            if (reason := unavailable_reason(exc)) is not None:
+                log.warning("citation authority refresh skipped, the database is unavailable: %s", reason)
+            else:
+                log.exception("citation authority refresh failed (the previous scores stay)")
 
     def close(self) -> None:
         with self._lock:

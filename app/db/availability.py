@@ -46,6 +46,15 @@ def is_connection_failure(exc: BaseException) -> bool:
     return not state or state.startswith(CONNECTION_FAILURE_STATES)
 
 
+def unavailable_reason(exc: BaseException) -> str | None:
+    """One line saying why the database could not be used, when `exc` is that (a
+    background task then logs a warning, not a traceback, for an expected outage)."""
+    if isinstance(exc, DatabaseUnavailable) or is_connection_failure(exc):
+        text = str(exc).strip()
+        return text.splitlines()[0] if text else type(exc).__name__
+    return None
+
+
 class DatabaseMonitor:
     def __init__(
         self,

@@ -24,6 +24,8 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 from psycopg_pool import ConnectionPool
 
+from app.db.availability import unavailable_reason
+
 log = logging.getLogger(__name__)
 
 BATCH = 256
@@ -104,8 +106,11 @@ class UsageFolder:
                 self._due.clear()
             try:
                 self.fold_now()
-            except Exception:  # a background fold must not take the service down
-                log.exception("usage roll-ups: fold failed (the traces stay listed, the views count them)")
+            except Exception as exc:  # a background fold must not take the service down
+                if (reason := unavailable_reason(exc)) is not None:
+                    log.warning("usage roll-ups: fold skipped, the database is unavailable: %s", reason)
+                else:
+                    log.exception("usage roll-ups: fold failed (the traces stay listed, the views count them)")
             with self._lock:
                 if not self._due.is_set():
                     self._idle.set()

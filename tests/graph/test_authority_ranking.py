@@ -106,6 +106,28 @@ def test_the_background_refresh_is_debounced():
     assert DebouncedRefresh(run, 0).poke() is None  # 0: never
 
 
+def test_a_refresh_during_a_database_outage_logs_one_line_not_a_traceback(caplog):
+    """An outage is expected (the monitor says so, and the next poke refreshes): a warning
+    without a traceback; any other failure keeps its traceback."""
+    import logging
+
+    from app.db.availability import DatabaseUnavailable
+
+    def down() -> None:
+        raise DatabaseUnavailable("database unavailable for 3.7 s")
+
+    def broken() -> None:
+        raise ValueError("a bug")
+
+    with caplog.at_level(logging.WARNING, logger="app.authority"):
+        DebouncedRefresh(down, 1.0)._fire()
+        DebouncedRefresh(broken, 1.0)._fire()
+    outage, bug = caplog.records
+    assert (outage.levelname, outage.exc_info) == ("WARNING", None)
+    assert "skipped" in outage.getMessage() and "3.7 s" in outage.getMessage()
+    assert bug.levelname == "ERROR" and bug.exc_info is not None
+
+
 def test_the_service_refreshes_authority_after_ingestion(client, db_url):
     """Off the request path: the ingestion answers first, the refresh follows once the
     writes have stopped for the debounce delay."""
