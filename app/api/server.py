@@ -15,11 +15,11 @@ happens, with bounded waits on clients.
   raised by its read, so its request log and metrics say 408), or, when the response has
   begun, the connection is closed.
 - At most `max_connections` connections are open. One more first takes the place of the
-  oldest connection that has not yet sent a whole request (a client that connects and
-  says nothing, or dribbles its headers, holds no one else's place for long: a hundred
-  such sockets shut every other client out until their header deadline, and again once
-  their owner reconnected); when every connection holds a request or a kept-alive
-  client, it is answered 503 and closed gracefully, like the refusals above.
+  oldest connection still without a whole request after `silent_after_s` (a client that
+  connects and says nothing, or dribbles its headers, holds no one else's place for long:
+  a hundred such sockets shut every other client out until their header deadline, and
+  again once their owner reconnected); when none is that silent, it is answered 503 and
+  closed gracefully, like the refusals above.
 """
 
 from __future__ import annotations
@@ -74,6 +74,11 @@ class GuardedH11Protocol(H11Protocol):
 
     header_timeout_s: ClassVar[float] = 10.0
     max_connections: ClassVar[int] = 100
+    silent_after_s: ClassVar[float] = 1.0
+    """A connection open this long without a whole request may give its place to a new
+    one. Younger ones may hold a request the server has not read yet (a burst of
+    connections is accepted before their bytes are): closing one reset a client that had
+    sent its request at once."""
     max_header_bytes: ClassVar[int] = 16 * 1024
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -92,17 +97,24 @@ class GuardedH11Protocol(H11Protocol):
         self.opened_at = self.loop.time()
         self._arm_read_deadline()
 
-    def _waiting_for_first_request(self) -> bool:
-        """Connected, but no whole request head yet: nothing of it reached the application."""
-        return self.cycle is None and self.lingering is None and self.conn.their_state is h11.IDLE
+    def _silent(self, now: float) -> bool:
+        """Connected for a while, but no whole request head yet: nothing of it reached the
+        application."""
+        return (
+            now - self.opened_at >= self.silent_after_s
+            and self.cycle is None
+            and self.lingering is None
+            and self.conn.their_state is h11.IDLE
+        )
 
     def _make_room(self) -> bool:
         """Close the oldest connection that has not sent a whole request yet, to serve a
         new one; False when every connection holds a request or a kept-alive client."""
+        now = self.loop.time()
         waiting = [
             c
             for c in self.connections
-            if isinstance(c, GuardedH11Protocol) and c._waiting_for_first_request() and not c.transport.is_closing()
+            if isinstance(c, GuardedH11Protocol) and c._silent(now) and not c.transport.is_closing()
         ]
         if not waiting:
             return False

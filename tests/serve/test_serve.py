@@ -433,35 +433,41 @@ def test_a_body_still_arriving_after_the_response_is_cut_off():
 
 def test_normal_requests_still_work_and_connections_are_capped():
     """Over the cap, a new connection takes the place of one that has sent no whole
-    request (silent sockets shut everyone else out); when every connection holds a request
-    or a kept-alive client, it gets a 503 it can read, not a reset."""
-    with running(max_connections=2, header_timeout_s=5.0) as (port, _), httpx.Client(trust_env=False) as http:
-        base = f"http://127.0.0.1:{port}"
-        assert http.post(f"{base}/", content=b"x" * 300_000, timeout=10).text == "got 300000 bytes"
-        assert http.post(f"{base}/", content=b"y" * 10, timeout=10).text == "got 10 bytes"  # kept alive
-        with (
-            socket.create_connection(("127.0.0.1", port)) as silent,
-            socket.create_connection(("127.0.0.1", port)) as dribbler,
-        ):
-            time.sleep(0.2)  # both accepted: the second is over the cap and took the silent one's place
-            assert read_until_closed(silent, MARGIN_S)[1] is not None, "the silent socket was not closed"
-            dribbler.sendall(b"GET / HTTP/1.1\r\n")  # part of a head: no whole request yet
-            time.sleep(0.2)
-            with socket.create_connection(("127.0.0.1", port)) as served:
-                served.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-                assert read_response(served).startswith(b"HTTP/1.1 200 ")  # the dribbler's place
-                assert read_until_closed(dribbler, MARGIN_S)[1] is not None
-                # Now both connections hold a kept-alive client: the next is refused, and
-                # reads the refusal although its request arrives after the answer was sent.
-                with socket.create_connection(("127.0.0.1", port)) as refused:
+    request for a while (silent sockets shut everyone else out); otherwise, a burst
+    included, it gets a 503 it can read although its request arrives after the answer,
+    not a reset."""
+    get = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
+    with running(max_connections=2, header_timeout_s=5.0) as (port, _):
+        with httpx.Client(trust_env=False) as http:
+            base = f"http://127.0.0.1:{port}"
+            assert http.post(f"{base}/", content=b"x" * 300_000, timeout=10).text == "got 300000 bytes"
+            assert http.post(f"{base}/", content=b"y" * 10, timeout=10).text == "got 10 bytes"  # kept alive
+        time.sleep(0.2)  # that connection is closed now
+        with socket.create_connection(("127.0.0.1", port)) as a, socket.create_connection(("127.0.0.1", port)) as b:
+            time.sleep(0.2)  # both accepted, too young to give way (their requests may be on the way)
+            with socket.create_connection(("127.0.0.1", port)) as burst:
+                time.sleep(0.3)
+                burst.sendall(get)
+                time.sleep(0.3)
+                data, closed_after = read_until_closed(burst, MARGIN_S)
+            assert data.startswith(b"HTTP/1.1 503 ") and closed_after is not None, data
+            assert b"retry-after: 1" in data.lower() and b"too many open connections" in data
+            a.sendall(get)
+            assert read_response(a).startswith(b"HTTP/1.1 200 ")  # a: a kept-alive client now
+            b.sendall(b"GET / HTTP/1.1\r\n")  # b: part of a head, no whole request
+            time.sleep(1.2)  # past silent_after_s
+            with socket.create_connection(("127.0.0.1", port)) as c:
+                c.sendall(get)
+                assert read_response(c).startswith(b"HTTP/1.1 200 ")  # in b's place
+                assert read_until_closed(b, MARGIN_S)[1] is not None, "the silent connection was not closed"
+                with socket.create_connection(("127.0.0.1", port)) as refused:  # a and c hold clients
                     time.sleep(0.3)
-                    refused.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                    refused.sendall(get)
                     time.sleep(0.3)
                     data, closed_after = read_until_closed(refused, MARGIN_S)
                 assert data.startswith(b"HTTP/1.1 503 ") and closed_after is not None, data
-                assert b"retry-after: 1" in data.lower() and b"too many open connections" in data
-                served.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-                assert read_response(served).startswith(b"HTTP/1.1 200 ")
+            a.sendall(get)
+            assert read_response(a).startswith(b"HTTP/1.1 200 ")
 
 
 # --- request heads refused before they are read ---------------------------------------------
