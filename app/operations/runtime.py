@@ -89,10 +89,19 @@ class Runtime:
     # -- threads -------------------------------------------------------------------
 
     async def read(self, fn: Callable[..., T], *args: object) -> T:
+        self._require_database()
         return await self._run(self.read_executor, fn, *args)
 
     async def write(self, fn: Callable[..., T], *args: object) -> T:
+        self._require_database()
         return await self._run(self.write_executor, fn, *args)
+
+    def _require_database(self) -> None:
+        """A database known to be down fails a request before it queues for a thread:
+        requests caught by a frozen database hold every thread until it answers, and
+        those behind them waited as long, where the monitor already said 503."""
+        if self.monitor is not None:
+            self.monitor.require()
 
     async def prepare(self, fn: Callable[..., T], *args: object) -> T:
         """CPU work of a write (chunking, embedding), holding no connection."""

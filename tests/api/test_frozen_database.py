@@ -5,6 +5,7 @@ so, instead of every request waiting as long as the database stays frozen."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import tempfile
@@ -129,6 +130,40 @@ def test_requests_and_health_answer_503_at_once_while_the_database_is_frozen(set
                 assert time.monotonic() - started < 2.0, "a request waited on the frozen database"
                 relay.flowing.set()
                 assert wait_until(lambda: client.get("/health").status_code == 200, 10.0)
+        finally:
+            relay.flowing.set()
+            services.close()
+
+
+def test_requests_caught_by_the_freeze_do_not_hold_back_the_503_of_those_after(settings, models, db_url):
+    """Requests in flight when the database froze hold every read thread until it thaws;
+    a request after them is told 503 at once, not queued behind them for a thread."""
+    with relayed(db_url) as (url, relay):
+        services = build_services(settings.with_(database_url=url), url)
+        runtime = services.runtime
+        runtime.monitor.ping_deadline_s = 2.0
+
+        def query(seconds: float = 0.0) -> None:
+            with runtime.transaction() as conn:
+                conn.execute("select pg_sleep(%s)", (seconds,))
+
+        async def scenario() -> None:
+            threads = runtime.read_executor._max_workers
+            await asyncio.gather(*(runtime.read(query, 0.3) for _ in range(threads)))  # a connection each
+            relay.flowing.clear()
+            caught = [asyncio.ensure_future(runtime.read(query)) for _ in range(threads)]
+            await asyncio.sleep(0.3)  # each holds a read thread, waiting on the frozen database
+            deadline = time.monotonic() + 10
+            while runtime.monitor.available and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert not runtime.monitor.available
+            with pytest.raises(DatabaseUnavailable):
+                await asyncio.wait_for(runtime.read(query), 2.0)  # a TimeoutError: queued for a thread
+            relay.flowing.set()
+            await asyncio.wait_for(asyncio.gather(*caught), 30)
+
+        try:
+            asyncio.run(scenario())
         finally:
             relay.flowing.set()
             services.close()
