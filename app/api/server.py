@@ -15,11 +15,11 @@ happens, with bounded waits on clients.
   raised by its read, so its request log and metrics say 408), or, when the response has
   begun, the connection is closed.
 - At most `max_connections` connections are open. One more first takes the place of the
-  oldest connection still without a whole request after `silent_after_s` (a client that
-  connects and says nothing, or dribbles its headers, holds no one else's place for long:
-  a hundred such sockets shut every other client out until their header deadline, and
-  again once their owner reconnected); when none is that silent, it is answered 503 and
-  closed gracefully, like the refusals above.
+  oldest connection of another address still without a whole request after
+  `silent_after_s` (a client that connects and says nothing, or dribbles its headers,
+  holds no one else's place for long: a hundred such sockets shut every other client out
+  until their header deadline, and again once their owner reconnected); when there is
+  none, it is answered 503 and closed gracefully, like the refusals above.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ class GuardedH11Protocol(H11Protocol):
         self.opened_at = 0.0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        if len(self.connections) >= self.max_connections and not self._make_room():
+        if len(self.connections) >= self.max_connections and not self._make_room(_host(transport)):
             self.transport = transport
             self._refuse(503, "Service Unavailable", "too many open connections; retry shortly", "retry-after: 1\r\n")
             return
@@ -107,14 +107,22 @@ class GuardedH11Protocol(H11Protocol):
             and self.conn.their_state is h11.IDLE
         )
 
-    def _make_room(self) -> bool:
-        """Close the oldest connection that has not sent a whole request yet, to serve a
-        new one; False when every connection holds a request or a kept-alive client."""
+    def _make_room(self, host: str | None) -> bool:
+        """Close the oldest silent connection of another address than `host`, the new
+        one's, to serve it; False when there is none. Never one of its own address: a client
+        holding silent sockets reconnected each one closed, and each reconnect took the place
+        of its next silent socket, until all were younger than `silent_after_s` and no one
+        else could come in."""
+        if host is None:
+            return False
         now = self.loop.time()
         waiting = [
             c
             for c in self.connections
-            if isinstance(c, GuardedH11Protocol) and c._silent(now) and not c.transport.is_closing()
+            if isinstance(c, GuardedH11Protocol)
+            and c._silent(now)
+            and not c.transport.is_closing()
+            and _host(c.transport) not in (None, host)
         ]
         if not waiting:
             return False
@@ -226,6 +234,12 @@ class GuardedH11Protocol(H11Protocol):
             )
         self.logger.debug("closing a connection that sent no complete request in %g s", self.header_timeout_s)
         self.transport.close()
+
+
+def _host(transport: asyncio.BaseTransport) -> str | None:
+    """The peer's address without its port (None on a Unix socket)."""
+    peer = transport.get_extra_info("peername")
+    return str(peer[0]) if isinstance(peer, tuple) and peer else None
 
 
 def protocol_class(settings: Settings) -> type[GuardedH11Protocol]:

@@ -432,40 +432,44 @@ def test_a_body_still_arriving_after_the_response_is_cut_off():
 
 
 def test_normal_requests_still_work_and_connections_are_capped():
-    """Over the cap, a new connection takes the place of one that has sent no whole
-    request for a while (silent sockets shut everyone else out); otherwise, a burst
-    included, it gets a 503 it can read although its request arrives after the answer,
-    not a reset."""
+    """Over the cap, a new connection takes the place of one of another address that has
+    sent no whole request for a while (silent sockets shut everyone else out; their owner's
+    reconnects must not take each other's places); otherwise, a burst included, it gets a
+    503 it can read although its request arrives after the answer, not a reset."""
     get = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
+
+    def connect(port: int, source: str = "127.0.0.1") -> socket.socket:
+        return socket.create_connection(("127.0.0.1", port), source_address=(source, 0))
+
+    def refused(port: int, source: str = "127.0.0.1") -> bytes:
+        with connect(port, source) as late:
+            time.sleep(0.3)
+            late.sendall(get)
+            time.sleep(0.3)
+            data, closed_after = read_until_closed(late, MARGIN_S)
+        assert data.startswith(b"HTTP/1.1 503 ") and closed_after is not None, data
+        assert b"retry-after: 1" in data.lower() and b"too many open connections" in data
+        return data
+
     with running(max_connections=2, header_timeout_s=5.0) as (port, _):
         with httpx.Client(trust_env=False) as http:
             base = f"http://127.0.0.1:{port}"
             assert http.post(f"{base}/", content=b"x" * 300_000, timeout=10).text == "got 300000 bytes"
             assert http.post(f"{base}/", content=b"y" * 10, timeout=10).text == "got 10 bytes"  # kept alive
         time.sleep(0.2)  # that connection is closed now
-        with socket.create_connection(("127.0.0.1", port)) as a, socket.create_connection(("127.0.0.1", port)) as b:
+        with connect(port) as a, connect(port, "127.0.0.2") as b:
             time.sleep(0.2)  # both accepted, too young to give way (their requests may be on the way)
-            with socket.create_connection(("127.0.0.1", port)) as burst:
-                time.sleep(0.3)
-                burst.sendall(get)
-                time.sleep(0.3)
-                data, closed_after = read_until_closed(burst, MARGIN_S)
-            assert data.startswith(b"HTTP/1.1 503 ") and closed_after is not None, data
-            assert b"retry-after: 1" in data.lower() and b"too many open connections" in data
+            refused(port)
             a.sendall(get)
             assert read_response(a).startswith(b"HTTP/1.1 200 ")  # a: a kept-alive client now
             b.sendall(b"GET / HTTP/1.1\r\n")  # b: part of a head, no whole request
             time.sleep(1.2)  # past silent_after_s
-            with socket.create_connection(("127.0.0.1", port)) as c:
+            refused(port, "127.0.0.2")  # b's own address does not take its place
+            with connect(port) as c:
                 c.sendall(get)
-                assert read_response(c).startswith(b"HTTP/1.1 200 ")  # in b's place
+                assert read_response(c).startswith(b"HTTP/1.1 200 ")  # another address does
                 assert read_until_closed(b, MARGIN_S)[1] is not None, "the silent connection was not closed"
-                with socket.create_connection(("127.0.0.1", port)) as refused:  # a and c hold clients
-                    time.sleep(0.3)
-                    refused.sendall(get)
-                    time.sleep(0.3)
-                    data, closed_after = read_until_closed(refused, MARGIN_S)
-                assert data.startswith(b"HTTP/1.1 503 ") and closed_after is not None, data
+                refused(port)  # a and c hold clients
             a.sendall(get)
             assert read_response(a).startswith(b"HTTP/1.1 200 ")
 
