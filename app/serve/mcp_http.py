@@ -26,6 +26,7 @@ from app.api.request_checks import (
 )
 from app.mcp import MOUNT_PATH, EnvelopeError, UnknownMethod, build_server, json_rpc_error, read_envelope
 from app.operations.auth import token_from_header
+from app.operations.log_fields import note
 from app.operations.services import Services
 from app.settings import allowed_origins, origin_of
 
@@ -82,6 +83,9 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         if refused is not None:
             raise ClientException(status_code=415, detail=refused)
         receive = await read_body(receive, services.settings.max_body_bytes)
+    except ClientLeft:
+        note(status=CLIENT_LEFT)  # the request log's line, as proxies log it; nothing to send
+        return
     except UnknownMethod as exc:  # JSON-RPC's own answer, in a 200 as the SDK answers its errors
         answer = Response(json_rpc_error(exc.ident, exc.code, str(exc)), media_type="application/json")
         await answer.to_asgi_response(None, Request(scope, receive, send))(scope, receive, send)
@@ -95,6 +99,9 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         return
     await app.state.mcp.handle_request(with_accept(scope), receive, problems_for(scope, receive, send))
 
+
+CLIENT_LEFT = 499
+"""The status logged for a request whose client left before it was answered (nginx's)."""
 
 ANSWERS = b"application/json, text/event-stream"
 """The Accept the SDK requires of every request (MCP: clients list both)."""
@@ -188,6 +195,12 @@ def _sdk_detail(body: bytes) -> str:
     return first[:300] or "not a JSON-RPC 2.0 message this server accepts"
 
 
+class ClientLeft(Exception):
+    """The client disconnected before its body was read (it gave up waiting): there is no
+    one to answer. The SDK, reading the body itself, logged a ClientDisconnect traceback
+    and a 500 for it."""
+
+
 async def read_body(receive: Receive, limit: int) -> Receive:
     """The whole body, read here and handed on as one message: what reading it raises (the
     server's 408 deadline, app.api.server.BodyTimeout) becomes this door's problem details,
@@ -200,7 +213,7 @@ async def read_body(receive: Receive, limit: int) -> Receive:
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            return receive  # the client left: the SDK sees it as before
+            raise ClientLeft
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:

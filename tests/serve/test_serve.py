@@ -577,3 +577,29 @@ def test_a_body_timeout_is_answered_logged_and_counted_as_408(served_app, caplog
     metrics = generate_latest(app.state.metrics.registry).decode()
     assert 'contexts_http_requests_total{method="POST",route="/contexts/retrieve",status="408"} 1.0' in metrics
     assert 'status="500"' not in metrics
+
+
+def test_an_mcp_client_that_leaves_before_its_body_is_logged_499_without_a_traceback(served_app, caplog, monkeypatch):
+    """A client that gave up (a frozen database held its key check) left before its body
+    was read: the MCP SDK read the body itself, logged a ClientDisconnect traceback at
+    ERROR and the request as a 500. No one is left to answer; the line says 499."""
+    import logging
+
+    from app.api.request_log import JsonFormatter
+
+    port, token, _ = served_app
+    monkeypatch.setattr(logging.getLogger("contexts.request"), "propagate", True)
+    with caplog.at_level(logging.INFO):
+        with socket.create_connection(("127.0.0.1", port)) as leaving:
+            leaving.sendall(
+                f"POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+                'Content-Length: 100\r\n\r\n{"jsonrpc"'.encode()
+            )
+            time.sleep(0.1)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not [r for r in caplog.records if r.name == "contexts.request"]:
+            time.sleep(0.05)
+    lines = [json.loads(JsonFormatter().format(r)) for r in caplog.records if r.name == "contexts.request"]
+    assert [(line["path"], line["status"]) for line in lines] == [("/mcp", 499)], lines
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], "a client leaving logged as an error"
