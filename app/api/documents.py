@@ -16,7 +16,7 @@ from litestar.params import JSONBody, Parameter
 from app.api.idempotency import REPLAYED_RESPONSE_HEADER, IdempotencyKey
 from app.api.openapi import BODY_ERRORS, READ_ERRORS, problems
 from app.operations import documents as operations
-from app.operations.documents import KIND_PATTERN, delete_document, list_documents, read_document
+from app.operations.documents import delete_document, list_documents, read_document
 from app.operations.fragments import parse_id
 from app.operations.idempotency import REPLAYED_HEADER
 from app.wire.bodies import (
@@ -36,6 +36,7 @@ from app.wire.bodies import (
     IngestResponse,
     ScopeIn,
 )
+from app.wire.retrieve import KIND_PATTERN
 
 
 class DocumentsController(Controller):

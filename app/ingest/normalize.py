@@ -15,12 +15,13 @@ import yaml
 
 from app.owners import owner_problem
 from app.readable import READABLE_RANGE, in_utc
+from app.wire.retrieve import KIND_PATTERN
 
 # C0/C1 controls other than tab and newline, plus NUL; they break tokenizers and psql.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _TRAILING_SPACE = re.compile(r"[ \t]+$", re.MULTILINE)
 _BLANK_RUNS = re.compile(r"\n{4,}")
-KIND_FORMAT = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
+KIND_FORMAT = re.compile(KIND_PATTERN)
 
 CODE_LANGUAGES = {
     ".py": "python",

@@ -30,8 +30,6 @@ from app.wire.bodies import (
     IngestResponse,
 )
 
-KIND_PATTERN = r"^[a-z][a-z0-9-]{0,31}$"
-
 
 def check_metadata(documents: list[DocumentIn]) -> None:
     for index, d in enumerate(documents):

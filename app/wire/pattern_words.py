@@ -18,7 +18,13 @@ from app.wire.bodies import (
     UUID_PATTERN,
     WEBHOOK_URL,
 )
-from app.wire.retrieve import CONTEXT_REF_PATTERN, CONTROL_CHARACTERS, IDENTIFIER_PATTERN, TOUCHED_PATTERN
+from app.wire.retrieve import (
+    CONTEXT_REF_PATTERN,
+    CONTROL_CHARACTERS,
+    IDENTIFIER_PATTERN,
+    KIND_PATTERN,
+    TOUCHED_PATTERN,
+)
 
 WORDS: dict[str, str] = {
     IDENTIFIER_PATTERN: "letters, digits, '_', '.', ':', '@', '/' or '-', starting with a letter or digit",
@@ -31,8 +37,7 @@ WORDS: dict[str, str] = {
     WEBHOOK_URL: "an http:// or https:// URL with a host, no user:password@ and no spaces or control characters",
     CONTEXT_NAME_PATTERN: "1 to 128 letters, digits, '_', '.', ':', '/', ' ' or '-', starting with a letter or digit",
     CONTEXT_REF_PATTERN: "ctx_<id>@<version> or ctx_<id>@latest",
-    r"^[a-z][a-z0-9-]{0,31}$": "1 to 32 lowercase letters, digits or '-', starting with a letter",
-    r"^[a-z][a-z0-9-]{0,31}$(?!\n)": "1 to 32 lowercase letters, digits or '-', starting with a letter",
+    KIND_PATTERN: "1 to 32 lowercase letters, digits or '-', starting with a letter",
     SIMHASH_PATTERN: "16 lowercase hexadecimal digits",
     # A session id (app.operations.sessions.SESSION_PATTERN), and any other id stated there
     **{id_format.pattern: id_format.rule for id_format in ID_FORMATS.values()},

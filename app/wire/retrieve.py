@@ -32,7 +32,9 @@ with Python's `re`, whose `$` also matches before a final newline (`"acme\n"` pa
 Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern=IDENTIFIER_PATTERN)]
 
 
-Kind = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9-]{0,31}$(?!\n)")]
+KIND_PATTERN = r"^[a-z][a-z0-9-]{0,31}$(?!\n)"
+"""A document kind: 1 to 32 lowercase letters, digits or '-', starting with a letter."""
+Kind = Annotated[str, msgspec.Meta(pattern=KIND_PATTERN)]
 """A document kind: code, adr, runbook, policy, note, ..."""
 Task = Annotated[str, msgspec.Meta(min_length=1, max_length=4000, pattern=f"^[^{CONTROL_CHARACTERS}]*$")]
 """A query, or the task a session pack is retrieved for."""
