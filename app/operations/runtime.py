@@ -157,17 +157,15 @@ class Runtime:
             async with asyncio.timeout(bound):
                 await self._preparing.acquire()
         except TimeoutError:
-            raise WriteBusy(
-                org_id, bound, max(1, min(60, math.ceil(bound))), "other writes kept the embedding model busy"
-            ) from None
+            raise self.busy(org_id, "other writes kept the embedding model busy") from None
         try:
             yield
         finally:
             self._preparing.release()
 
-    def busy(self, org_id: str) -> WriteBusy:
+    def busy(self, org_id: str, what: str | None = None) -> WriteBusy:
         bound = self.settings.write_lock_wait_s
-        return WriteBusy(org_id, bound, max(1, min(60, math.ceil(bound))))
+        return WriteBusy(org_id, bound, max(1, min(60, math.ceil(bound))), what)
 
     # -- transactions --------------------------------------------------------------
 
