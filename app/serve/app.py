@@ -54,7 +54,7 @@ from app.api.sync import SyncController, sync_state_by_query
 from app.api.throttle import auth_throttle
 from app.api.ui import favicon, ui_router
 from app.api.whoami import whoami_handler
-from app.db.availability import DatabaseUnavailable
+from app.db.availability import unavailable_reason
 from app.db.database import resolve_database_url
 from app.db.migrate import migrate
 from app.operations.build import build_services
@@ -163,10 +163,11 @@ async def nudge_worker(services: Services) -> None:
         await asyncio.sleep(settings.nudge_interval_s)
         try:
             await services.runtime.write(run)
-        except DatabaseUnavailable as exc:  # the monitor has said so: one line, no traceback
-            log.warning("nudge delivery run skipped: %s", exc)
-        except Exception:  # the worker outlives any one run's failure
-            log.exception("nudge delivery run failed")
+        except Exception as exc:  # the worker outlives any one run's failure
+            if (reason := unavailable_reason(exc)) is not None:  # an outage: one line, no traceback
+                log.warning("nudge delivery run skipped: %s", reason)
+            else:
+                log.exception("nudge delivery run failed")
 
 
 async def model_worker(services: Services) -> None:
@@ -186,10 +187,11 @@ async def model_worker(services: Services) -> None:
             if loop.time() >= next_check:
                 next_check = loop.time() + settings.model_check_s
                 await services.runtime.read(services.following.follow_models_quietly)
-        except DatabaseUnavailable as exc:
-            log.warning("model generations check skipped: %s", exc)
-        except Exception:  # the worker outlives any one run's failure
-            log.exception("model generations check failed")
+        except Exception as exc:  # the worker outlives any one run's failure
+            if (reason := unavailable_reason(exc)) is not None:
+                log.warning("model generations check skipped: %s", reason)
+            else:
+                log.exception("model generations check failed")
 
 
 def create_app(settings: Settings, *, services: Services | None = None, run_migrations: bool = True) -> Litestar:
