@@ -53,9 +53,12 @@ def _scope_label(c: ContextOut) -> str:
     return "/".join(x for x in (c.repo_id, c.persona_id, c.session_id) if x) or "org"
 
 
+def _fragments(count: int) -> str:
+    return f"{count} fragment" + ("" if count == 1 else "s")
+
+
 def _line(c: ContextOut) -> str:
-    count = f"{c.fragment_count} fragment" + ("" if c.fragment_count == 1 else "s")
-    version = f"@{c.latest_version} ({count})" if c.latest_version else " (no version yet)"
+    version = f"@{c.latest_version} ({_fragments(c.fragment_count)})" if c.latest_version else " (no version yet)"
     flags = ", ".join(f for f, on in (("subscribed", c.subscribed), ("retired", c.retired_at is not None)) if on)
     return f"{c.ref}{version}\t{c.org_id}:{_scope_label(c)}\t{c.name}{f'  [{flags}]' if flags else ''}"
 
@@ -153,7 +156,7 @@ def ctx_version(
     if as_json:
         print_json(made)
         return
-    console.print(f"{made.ref}: {made.fragment_count} fragments")
+    console.print(f"{made.ref}: {_fragments(made.fragment_count)}")
 
 
 @ctx.command("list")

@@ -20,7 +20,7 @@ def test_ctx_lifecycle(db_url, tmp_path, monkeypatch):
     assert created.exit_code == 0, created.output
     ref = json.loads(created.stdout)["ref"]
     made = run(db_url, "ctx", "version", ref, "--org", "acme", "--glob", "*.md")
-    assert made.exit_code == 0 and f"{ref}@1: 1 fragments" in made.output, made.output
+    assert made.exit_code == 0 and f"{ref}@1: 1 fragment\n" in made.output, made.output
     shown = json.loads(run(db_url, "ctx", "show", f"{ref}@latest", "--org", "acme", "--json").stdout)
     assert [f["source"].split("#")[0] for f in shown["fragments"]] == ["README.md"] and shown["trace_id"]
     assert f"{ref}@1 (1 fragment)" in run(db_url, "ctx", "list", "--org", "acme").output
