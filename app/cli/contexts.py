@@ -58,7 +58,7 @@ def _fragments(count: int) -> str:
 
 
 def _line(c: ContextOut) -> str:
-    version = f"@{c.latest_version} ({_fragments(c.fragment_count)})" if c.latest_version else " (no version yet)"
+    version = f"@{c.latest_version} ({_fragments(c.fragment_count or 0)})" if c.latest_version else " (no version yet)"
     flags = ", ".join(f for f, on in (("subscribed", c.subscribed), ("retired", c.retired_at is not None)) if on)
     return f"{c.ref}{version}\t{c.org_id}:{_scope_label(c)}\t{c.name}{f'  [{flags}]' if flags else ''}"
 
