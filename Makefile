@@ -28,11 +28,13 @@ $(BM25_EXT): $(STAMP) $(wildcard ext/contexts_bm25/*.c ext/contexts_bm25/*.sql e
 # configuration decides (here a local CPU wheel, and no route to that index).
 TORCH_INDEX ?=
 #
-# The rest goes through uv (PyPI's `uv`, a resolver and installer in Rust): about 10 s
+# The rest goes through uv (PyPI's `uv`, a resolver and installer in Rust): about 25 s
 # where pip took about 75 on 2 cores, and CI installs into a clean clone every run.
-# uv reads no pip configuration, so torch stays pinned to the build pip installed
-# ($(TORCH_PIN)); where uv fails (an index of your own that only pip is told about, say),
-# pip installs the rest as before.
+# Compiled to bytecode as pip does: where PYTHONDONTWRITEBYTECODE is set (CI, containers)
+# nothing else writes it, and every process compiled transformers again (the suite's
+# subprocess-heavy tests took 30 to 100% longer). uv reads no pip configuration, so torch
+# stays pinned to the build pip installed ($(TORCH_PIN)); where uv fails (an index of
+# your own that only pip is told about, say), pip installs the rest as before.
 TORCH_PIN := $(VENV)/torch-pin.txt
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,7 +42,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet $(TORCH) $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	echo '$(TORCH)' > $(TORCH_PIN)
 	{ $(BIN)/python -m pip install --quiet uv && \
-	  $(BIN)/uv pip install --quiet --python $(BIN)/python --constraint $(TORCH_PIN) -e '.[test,lint,e5]'; } || \
+	  $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python --constraint $(TORCH_PIN) -e '.[test,lint,e5]'; } || \
 	  { echo "uv could not install the dependencies: pip installs them instead" >&2; \
 	    $(BIN)/python -m pip install --quiet -e '.[test,lint,e5]'; }
 	touch $(STAMP)
