@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import psycopg
 
@@ -103,7 +104,11 @@ class Candidate:
     """The reranker's score, in [0, 1] (None without a reranker, or beyond rerank_top)."""
     rerank_detail: dict | None = None
     """The learned reranker's view of this candidate (trace): its feature values and the
-    largest contributions to its raw score."""
+    largest contributions to its raw score, set for the first of the final order
+    (app.retrieve.learned.explain)."""
+    rerank_row: tuple[Any, int] | None = None
+    """The learned reranker's scoring call and this candidate's row in it, which
+    `rerank_detail` is computed from."""
     base_score: float | None = None
     """The blend's relevance term (`terms["rerank"]`): `rerank_score`, or without a
     reranker the fused score over the best possible one (app.retrieve.rerank.order)."""

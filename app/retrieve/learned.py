@@ -32,7 +32,8 @@ MODEL_PATH = Path(__file__).with_name("learned_reranker.json")
 CONTRIBUTIONS = 5
 """Features whose contributions a trace shows per candidate (the largest in magnitude)."""
 EXPLAINED = 10
-"""Candidates (the best scored) whose features and contributions the trace keeps."""
+"""Candidates (the first of the final order) whose features and contributions the trace
+keeps."""
 
 
 class ModelError(ValueError):
@@ -194,49 +195,76 @@ class LearnedReranker:
         return features.extract(query, candidates, self.model.columns)
 
     def score(self, query: str, candidates: list[Candidate]) -> list[float]:
-        """Calibrated P(relevant) per candidate; sets the `rerank_detail` of the EXPLAINED
-        candidates first by the base score the order ranks them by (app.retrieve.rerank:
-        the probability with the fused order's share), so that the candidates a reader
-        sees first carry their explanation: feature values, raw score and the largest
-        contributions to it (None for the others: every candidate's detail made the trace
-        40% larger, about 2.5 ms more to store for 100 candidates)."""
+        """Calibrated P(relevant) per candidate. Each one keeps its row of features
+        (`rerank_row`) so that `explain` can say why, once the final order is known: the
+        blend's authority, freshness and pins move candidates after this, and the trace
+        explains those a reader sees first (every candidate's detail made the trace 40%
+        larger, about 2.5 ms more to store for 100 candidates)."""
         if not candidates:
             return []
-        import numpy as np
-
-        from app.retrieve.rerank import base_score
-
         x = self.rows(query, candidates)
         model = self.model.booster
         a, b = self.calibration
+        parts = None
         if isinstance(model, LinearScorer):
             parts = model.contributions(x)
             raw = parts.sum(axis=1)
         else:
             with _LOCK:
                 raw = model.predict(x, num_threads=1)
-        probabilities = [_sigmoid(a * float(r) + b) for r in raw]
-        best_fused = max(c.fused_score for c in candidates)
-        basis = [base_score(p, c.fused_score, best_fused, self.fused_share) for p, c in zip(probabilities, candidates)]
-        best = np.argsort(-np.asarray(basis), kind="stable")[:EXPLAINED]
-        if isinstance(model, LinearScorer):
-            contrib = parts[best]
-        else:
-            # TreeSHAP costs about what the features do: only for the candidates a
-            # reader looks at first.
-            with _LOCK:
-                contrib = model.predict(x[best], pred_contrib=True, num_threads=1)[:, :-1]
-        columns = self.model.columns
-        for c in candidates:
+        scored = _Scored(model, self.model.columns, x, raw, parts)
+        for i, c in enumerate(candidates):
             c.rerank_detail = None
-        for i, parts_i in zip(best.tolist(), contrib):
+            c.rerank_row = (scored, i)
+        return [_sigmoid(a * float(r) + b) for r in raw]
+
+
+@dataclass(slots=True)
+class _Scored:
+    """One scoring call's features and raw scores, kept for `explain`."""
+
+    model: Any
+    columns: list[str]
+    x: Any
+    raw: Any
+    parts: Any
+    """The linear model's contributions (all rows: they cost nothing more); None for a
+    tree model, whose TreeSHAP costs about what the features do and is computed for the
+    explained rows only."""
+
+    def details(self, rows: list[int]) -> list[dict]:
+        import numpy as np
+
+        if self.parts is not None:
+            contrib = self.parts[rows]
+        else:
+            with _LOCK:
+                contrib = self.model.predict(self.x[rows], pred_contrib=True, num_threads=1)[:, :-1]
+        out = []
+        for i, parts_i in zip(rows, contrib):
             top = np.argsort(-np.abs(parts_i), kind="stable")[:CONTRIBUTIONS]
-            candidates[i].rerank_detail = {
-                "features": dict(zip(columns, x[i].tolist())),
-                "raw": float(raw[i]),
-                "contributions": {columns[j]: round(float(parts_i[j]), 4) + 0.0 for j in top},  # no -0.0
-            }
-        return probabilities
+            out.append(
+                {
+                    "features": dict(zip(self.columns, self.x[i].tolist())),
+                    "raw": float(self.raw[i]),
+                    "contributions": {self.columns[j]: round(float(parts_i[j]), 4) + 0.0 for j in top},  # no -0.0
+                }
+            )
+        return out
+
+
+def explain(candidates: Sequence[Candidate]) -> None:
+    """Sets the `rerank_detail` of these candidates (those the learned reranker scored:
+    the others have no `rerank_row`): their feature values, raw score and the largest
+    contributions to it, computed together per scoring call."""
+    calls: dict[int, tuple[_Scored, list[tuple[Candidate, int]]]] = {}
+    for c in candidates:
+        if c.rerank_row is not None:
+            scored, row = c.rerank_row
+            calls.setdefault(id(scored), (scored, []))[1].append((c, row))
+    for scored, members in calls.values():
+        for (c, _), detail in zip(members, scored.details([row for _, row in members])):
+            c.rerank_detail = detail
 
 
 def _sigmoid(z: float) -> float:

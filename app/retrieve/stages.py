@@ -41,6 +41,7 @@ from app.retrieve.compose import compose as compose_budget
 from app.retrieve.config import PipelineConfig
 from app.retrieve.dates import match_dates
 from app.retrieve.features import term_coverage
+from app.retrieve.learned import EXPLAINED, explain
 from app.retrieve.query_vectors import QueryVectors
 from app.retrieve.relevance import relevance
 from app.retrieve.request import Resolved
@@ -267,7 +268,9 @@ def boost(q: Resolved, b: Blended) -> Ranking:
     """The final score is the blended one, but lifted for a conversation turn said by the
     speaker the query names (app.retrieve.speakers: the other turns scaled alike), and
     for a named Context's member in `boost` mode by CONTEXT_BOOST; the ranked candidates
-    and the rule-brought ones are ordered by it (stable: candidates the blend ties keep the pipeline's order)."""
+    and the rule-brought ones are ordered by it (stable: candidates the blend ties keep the pipeline's order).
+    The first EXPLAINED of that order, and of the pins and rule-brought ones, carry the
+    learned reranker's reasons (app.retrieve.learned.explain)."""
     g, ranked = b.reranked.gathered, b.reranked.ranked
     for c in ranked + g.pinned + g.ruled:
         c.final_score = c.blended
@@ -279,6 +282,8 @@ def boost(q: Resolved, b: Blended) -> Ranking:
                 c.final_score += (1.0 - c.final_score) * CONTEXT_BOOST
     ranked.sort(key=lambda c: -(c.final_score or 0.0))
     mark_twins(ranked)
+    # The trace explains what a reader sees first: the final order's, after the blend.
+    explain(ranked[:EXPLAINED] + (g.pinned + g.ruled)[:EXPLAINED])
     return Ranking(g.candidates, ranked, g.pinned, g.query_vectors, b.profile, g.ruled)
 
 

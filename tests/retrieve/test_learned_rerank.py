@@ -5,13 +5,15 @@ each candidate, with what features."""
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import msgspec
 import pytest
 
 from app.eval.rerank_data import QueryRow
 from app.eval.rerank_train import model_file
-from app.retrieve import learned, rerank
+from app.retrieve import learned, rerank, stages
+from app.retrieve.blend import BUILT_IN
 from app.retrieve.config import PipelineConfig
 from app.retrieve.service import Retriever
 from app.retrieve.trace import get_trace
@@ -87,10 +89,11 @@ def test_learned_reranker_reorders_a_retrieval_and_the_trace_explains_it(
     assert best["fragment_id"] == fused[-1]
 
 
-def test_the_candidates_first_in_the_order_carry_the_explanation(last_first_model):
-    """The trace explains the EXPLAINED candidates the order puts first (the probability
-    with the fused order's share), not those the model alone scores highest: with a large
-    fused share those are the fused order's first, which this model scores lowest."""
+def test_the_first_of_the_final_order_carry_the_explanation(last_first_model):
+    """The trace explains the EXPLAINED candidates the final order puts first: the blend
+    (authority, freshness, pins) moves candidates after the reranker scored them, and a
+    fragment it lifted into the first ranks showed no reasons (click's `Context` class,
+    third for its authority, on "how do I test a click command?")."""
     reranker = rerank.build(last_first_model)
     assert isinstance(reranker, learned.LearnedReranker)
     reranker.fused_share = 0.9
@@ -99,10 +102,25 @@ def test_the_candidates_first_in_the_order_carry_the_explanation(last_first_mode
         for i in range(2 * learned.EXPLAINED)
     ]
     ordered = rerank.order("query", head, len(head), reranker)
-    explained = {c.fragment_id for c in head if c.rerank_detail is not None}
-    assert explained == {c.fragment_id for c in ordered[: learned.EXPLAINED]}
-    model_first = sorted(head, key=lambda c: -(c.rerank_score or 0.0))[: learned.EXPLAINED]
-    assert explained != {c.fragment_id for c in model_first}
+    assert all(c.rerank_detail is None for c in head)  # the final order decides
+    # A blend that turns the reranker's order around (as a heavy authority term would).
+    for place, c in enumerate(ordered):
+        c.blended = place / len(ordered)
+    turned = ordered[::-1]
+    gathered = stages.Gathered(head, [], [], head, {})
+    reranked = stages.Reranked(gathered, ordered)
+    request = SimpleNamespace(query="query", boosted=False)
+    final = stages.boost(request, stages.Blended(reranked, BUILT_IN)).ranked  # type: ignore[arg-type]
+    assert final == turned
+    explained = [c for c in head if c.rerank_detail is not None]
+    assert {c.fragment_id for c in explained} == {c.fragment_id for c in final[: learned.EXPLAINED]}
+    a, b = reranker.calibration
+    for c in explained:
+        detail = c.rerank_detail
+        assert set(detail["features"]) == set(reranker.model.columns)
+        assert len(detail["contributions"]) == min(learned.CONTRIBUTIONS, len(reranker.model.columns))
+        # Its own row: the raw score is the one its probability was calibrated from.
+        assert learned._sigmoid(a * detail["raw"] + b) == pytest.approx(c.rerank_score)
 
 
 def test_reranker_names():
