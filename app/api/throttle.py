@@ -6,12 +6,16 @@ expired key, on every door: the HTTP API, MCP over HTTP, /metrics) counts agains
 client's address and, when the token names one (`ctx_<key id>_<secret>`), against that
 key id from any address. Once either has `auth_failures_per_client` or
 `auth_failures_per_key` failures in the current window (`auth_failure_window`: second,
-minute, hour or day, from its first failure), its requests are refused with 429 before
-any key is looked up, until the window ends. Successful requests count nothing; a token
-that authenticated in the last day (in this process) is never refused, so a client behind
-the same address as an attacker, or the holder of a key whose id is attacked, keeps
-working with a key it has used. Its first request after such a lock-out waits like any
-other.
+minute, hour or day, from its first failure), it is answered 429 until the window ends:
+- a client address's requests before any key is looked up;
+- a key id's requests only when their secret is wrong (the 401 they would get becomes the
+  429). A key id is no secret (it opens every token, and `contexts key list` shows it),
+  so refusing before the check let anyone lock a key's holder out with ten bad guesses a
+  minute; a guess at its 256-bit secret is hopeless anyway, and the lock-out still tells
+  a guesser nothing more.
+Successful requests count nothing; a token that authenticated in the last day (in this
+process) skips both checks, so a client behind the same address as an attacker keeps
+working with a key it has used.
 
 Litestar's RateLimitMiddleware (and its stores) does the bookkeeping: one fixed window per
 identifier, timestamps kept in the app's store `auth_failures` (a MemoryStore per process
@@ -126,25 +130,30 @@ class FailedAuthenticationLimit(RateLimitMiddleware):
         token = bearer_of(scope)
         digest = TrustedTokens.digest(token) if token else None
         windows = [] if digest is not None and digest in self.trusted else self.identifiers(scope, token)
+        locked_key: TooManyRequestsException | None = None
         if windows:
             async with self._lock:
                 for key, limit in windows:
                     window = await self.retrieve_cached_history(key, store)
                     if len(window.history) >= limit:
-                        retry_after = max(1, window.reset - int(wall_time()))
-                        raise TooManyRequestsException(
-                            detail=f"too many failed authentications from this {key.split('::')[1]}; "
-                            f"retry in {retry_after} s",
-                            headers={"Retry-After": str(retry_after)},
-                        )
+                        refusal = _refusal(key, window)
+                        if "::key::" not in key:
+                            raise refusal
+                        locked_key = refusal
         status: list[int] = []
 
         async def watching(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status.append(message["status"])
+            if locked_key is not None and status and status[0] == 401:
+                return  # a wrong secret for a locked key id: answered 429 below instead
             await send(message)
 
         await self.app(scope, receive, watching)
+        if locked_key is not None and status and status[0] == 401:
+            if digest is not None:
+                self.trusted.discard(digest)
+            raise locked_key
         if status and status[0] == 401:
             if digest is not None:
                 self.trusted.discard(digest)
@@ -158,6 +167,14 @@ class FailedAuthenticationLimit(RateLimitMiddleware):
     async def record_failure(self, key: str, store: Store) -> None:
         window: CacheObject = await self.retrieve_cached_history(key, store)
         await self.set_cached_history(key=key, cache_object=window, store=store)
+
+
+def _refusal(key: str, window: CacheObject) -> TooManyRequestsException:
+    retry_after = max(1, window.reset - int(wall_time()))
+    return TooManyRequestsException(
+        detail=f"too many failed authentications from this {key.split('::')[1]}; retry in {retry_after} s",
+        headers={"Retry-After": str(retry_after)},
+    )
 
 
 def auth_throttle(settings: Settings) -> DefineMiddleware:

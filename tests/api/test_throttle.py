@@ -1,7 +1,7 @@
-"""Failed authentication is throttled (app/api/throttle.py): per client address and per
-key id, 429 with Retry-After once the window is full, before any key is looked up, on the
-HTTP API and the MCP door alike; successful requests count nothing and a key that
-authenticated keeps working."""
+"""Failed authentication is throttled (app/api/throttle.py): per client address (before any
+key is looked up) and per key id (for wrong secrets only), 429 with Retry-After once the
+window is full, on the HTTP API and the MCP door alike; successful requests count nothing
+and a key's holder keeps working."""
 
 from __future__ import annotations
 
@@ -102,6 +102,26 @@ def test_failures_naming_one_key_id_lock_that_id_only(throttled, db_url):
     for _ in range(5):  # other key ids, from the same client (not limited here): still checked
         problem(client.get("/whoami", headers=bogus()), 401)
     assert client.get("/whoami").status_code == 200
+
+
+@pytest.mark.parametrize("throttled", [{"auth_failures_per_client": 0, "auth_failures_per_key": 3}], indirect=True)
+def test_guesses_at_a_key_id_never_lock_out_its_holder(throttled, db_url):
+    """A key id is no secret (it opens the token; `contexts key list` shows it): wrong
+    secrets for it get 429 once its window is full, and the right one still passes, even
+    for a key never used before (nothing of it is trusted yet)."""
+    import psycopg
+
+    from app.access import create_api_key
+
+    client = throttled
+    with psycopg.connect(db_url) as conn:
+        key = create_api_key(conn, "acme", "admin")
+    guess = lambda: {"Authorization": f"Bearer ctx_{key.key_id}_{secrets.token_urlsafe(32)}"}  # noqa: E731
+    for _ in range(3):
+        problem(client.get("/whoami", headers=guess()), 401)
+    problem(client.get("/whoami", headers=guess()), 429)
+    assert client.get("/whoami", headers={"Authorization": f"Bearer {key.token}"}).status_code == 200
+    assert "key" in problem(client.get("/whoami", headers=guess()), 429)["detail"]
 
 
 @pytest.mark.parametrize("throttled", [{"auth_failures_per_client": 2}], indirect=True)
