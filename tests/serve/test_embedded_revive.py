@@ -58,3 +58,35 @@ def test_a_killed_embedded_server_is_started_again_and_the_service_reconnects(ho
 
 def test_nothing_is_revived_where_the_database_is_not_embedded(pg_server):
     assert embedded_server_at(pg_server.url("postgres")) is None
+
+
+def test_the_server_stops_with_its_last_handle_though_a_killed_process_stayed_listed(home):
+    """A command killed without running its exit hooks (SIGKILL, or SIGTERM with no
+    handler) stays in the server's list of handles; the server then outlived the last
+    live one (`make run` stopped, its PostgreSQL kept running)."""
+    import json
+    import subprocess
+    import sys
+
+    import psutil
+
+    from app.db.embedded import EmbeddedPostgres
+
+    server = EmbeddedPostgres(home / "pgdata")
+    postmaster = server.pid
+    assert postmaster is not None
+    killed = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    handles = home / "pgdata" / ".handle_pids.json"
+    handles.write_text(json.dumps([*json.loads(handles.read_text()), int(killed.stdout)]))
+    server.stop()
+
+    def running() -> bool:
+        try:
+            return psutil.Process(postmaster).status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+
+    deadline = time.monotonic() + 10
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not running()
