@@ -192,7 +192,7 @@ SCOPE_TABLES = {"repo": ("data.repos", "repo_id"), "persona": ("data.personas", 
 """Where the repos and personas a grant may name are listed (sessions open on first use)."""
 
 
-def _require_known_scope(conn: psycopg.Connection, org_id: str, kind: str, scope_id: str) -> None:
+def require_known_scope(conn: psycopg.Connection, org_id: str, kind: str, scope_id: str) -> None:
     """A grant on a repo or persona the org does not have is almost always a typo: say
     so, with the ones it has, instead of creating it (`--new` does, on purpose)."""
     table, column = SCOPE_TABLES[kind]
@@ -231,7 +231,7 @@ def grant_add(
     with admin_connection(context_settings(ctx)) as conn:
         if kind in SCOPE_TABLES and scope_id is not None and not create:
             conn.execute("select data._require_org(%s)", (org_id,))
-            _require_known_scope(conn, org_id, kind, scope_id)
+            require_known_scope(conn, org_id, kind, scope_id)
         conn.execute("select service.grant_scope(%s, %s, %s, %s, %s)", (org_id, principal_id, kind, scope_id, write))
     console.print(f"granted {'read/write' if write else 'read'} on {kind} {scope_id or org_id} to {principal_id}")
 

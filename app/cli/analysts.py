@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.markup import escape
 
-from app.cli.admin import admin_connection, require_org
+from app.cli.admin import SCOPE_TABLES, admin_connection, require_known_scope, require_org
 from app.cli.common import CliError, console, context_settings, result_console
 from app.settings import Settings
 
@@ -105,6 +105,7 @@ def analyst() -> None:
 )
 @click.option("--login", default=None, help="Database login name (default: NAME; logins are cluster-wide).")
 @click.option("--display-name", default="", help="Shown in `analyst list` and the principal's row.")
+@click.option("--new", "create", is_flag=True, help="Create the repos and personas of --grant the org lacks.")
 @click.option(
     "--statement-timeout",
     "timeout",
@@ -129,6 +130,7 @@ def analyst_create(
     grants: tuple[str, ...],
     login: str | None,
     display_name: str,
+    create: bool,
     timeout: str | None,
     connections: int | None,
 ) -> None:
@@ -146,6 +148,13 @@ def analyst_create(
         except click.BadParameter as exc:
             raise CliError(f"--statement-timeout: {exc.message}") from exc
     with admin_connection(settings, details=True) as conn:
+        if not create:  # a grant on a repo or persona the org lacks is most often a typo
+            named = [g.partition(":") for g in grants]
+            for kind, scope_id in [
+                (kind, scope_id) for kind, _, scope_id in named if kind in SCOPE_TABLES and scope_id
+            ]:
+                conn.execute("select data._require_org(%s)", (org_id,))
+                require_known_scope(conn, org_id, kind, scope_id)
         password = create_analyst(conn, org_id, name, login, list(grants), display_name)
         if password is not None:  # made here: its limits default
             timeout = timeout or STATEMENT_TIMEOUT

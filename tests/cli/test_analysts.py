@@ -42,6 +42,8 @@ def test_bad_input_is_a_message_and_an_exit_status(acme):
         (("analyst", "create", "acme", unique("z"), "--grant", "repo"), "invalid grant: repo"),
         (("analyst", "create", "acme", unique("z"), "--grant", "team:a"), "invalid grant: team:a"),
         (("analyst", "create", "acme", unique("z"), "--grant", "org:globex"), "invalid grant: org:globex"),
+        (("analyst", "create", "acme", unique("z"), "--grant", "repo:typo-repo"), "unknown repo typo-repo in org acme"),
+        (("analyst", "create", "acme", unique("z"), "--grant", "persona:nobody"), "unknown persona nobody in org acme"),
         (("analyst", "create", "acme", "Alice"), "invalid login name: Alice"),
         (("analyst", "create", "acme", "pg_reader"), "invalid login name: pg_reader"),
         (("analyst", "create", "acme", unique("w"), "--login", "postgres"), "login postgres bypasses row-level"),
@@ -59,11 +61,13 @@ def test_bad_input_is_a_message_and_an_exit_status(acme):
         principals = [r[0] for r in conn.execute("select principal_id from data.principals order by 1")]
         assert principals == sorted(["admin", login])
         assert conn.execute("select count(*) from pg_roles where rolname like 'z\\_%'").fetchone() == (0,)
+        assert conn.execute("select count(*) from data.repos").fetchone() == (0,)  # no typo became a repo
+        assert conn.execute("select count(*) from data.personas").fetchone() == (0,)
 
 
 def test_create_prints_a_url_of_the_configured_database_and_list_shows_the_login(acme):
     login = unique("ana")
-    done = run(acme, "analyst", "create", "acme", login, "--grant", "repo:platform", "--grant", "audit")
+    done = run(acme, "analyst", "create", "acme", login, "--grant", "repo:platform", "--grant", "audit", "--new")
     assert done.exit_code == 0, done.output
     url = done.stdout.strip()
     # An external database (--db-url): its own host (here a socket) and database, the

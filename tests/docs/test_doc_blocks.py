@@ -90,9 +90,9 @@ def prepare(db_url: str, given: list[str]) -> None:
                 conn.execute("create role carol login in role contexts_auditor")
     for name in given:
         if name == "alice":
-            cli(db_url, "analyst", "create", "acme", "alice", "--grant", "repo:platform")
+            cli(db_url, "analyst", "create", "acme", "alice", "--grant", "repo:platform", "--new")
         elif name == "carol":
-            cli(db_url, "analyst", "create", "acme", "carol", "--grant", "audit", "--grant", "repo:platform")
+            cli(db_url, "analyst", "create", "acme", "carol", "--grant", "audit", "--grant", "repo:platform", "--new")
         elif name == "demo":
             cli(db_url, "org", "create", "demo")
         elif name.startswith(("repo:", "persona:")):
