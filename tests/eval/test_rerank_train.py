@@ -17,7 +17,7 @@ from app.eval.rerank_train import (
     validate,
 )
 from app.retrieve import learned
-from app.retrieve.learned import LearnedReranker
+from app.retrieve.learned import LearnedReranker, explain
 from app.text.stems import TEXT_CHARS
 from tests.retrieve.test_features import candidate
 
@@ -88,6 +88,7 @@ def test_same_data_same_model(tmp_path, kind):
     scores = reranker.score("rotate signing keys", head)
     assert max(range(5), key=lambda i: scores[i]) == 4
     assert all(0.0 <= s <= 1.0 for s in scores)
+    explain(head)  # what the final order's first get (app.retrieve.stages.boost)
     detail = head[4].rerank_detail
     assert detail is not None and set(detail["features"]) == set(meta["features"])
     assert len(detail["contributions"]) == 5
@@ -240,6 +241,7 @@ def test_linear_scores_are_weights_over_list_z_scores_and_contributions_add_up(t
     weights = json.loads(json.loads(text)["model"])["weights"]
     head = rows("c", 1)[0].head
     reranker.score("rotate signing keys", head)
+    explain(head)
     x = np.asarray(reranker.rows("rotate signing keys", head))
     # By hand: each column over this list, (x - mean) / population std (0 if constant).
     for i, c in enumerate(head):
