@@ -150,13 +150,11 @@ class FailedAuthenticationLimit(RateLimitMiddleware):
             await send(message)
 
         await self.app(scope, receive, watching)
-        if locked_key is not None and status and status[0] == 401:
-            if digest is not None:
-                self.trusted.discard(digest)
-            raise locked_key
         if status and status[0] == 401:
             if digest is not None:
                 self.trusted.discard(digest)
+            if locked_key is not None:
+                raise locked_key
             windows = windows or self.identifiers(scope, token)
             async with self._lock:
                 for key, _ in windows:

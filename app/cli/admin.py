@@ -194,7 +194,9 @@ SCOPE_TABLES = {"repo": ("data.repos", "repo_id"), "persona": ("data.personas", 
 
 def require_known_scope(conn: psycopg.Connection, org_id: str, kind: str, scope_id: str) -> None:
     """A grant on a repo or persona the org does not have is almost always a typo: say
-    so, with the ones it has, instead of creating it (`--new` does, on purpose)."""
+    so, with the ones it has, instead of creating it (`--new` does, on purpose). An org
+    that does not exist is said first."""
+    conn.execute("select data._require_org(%s)", (org_id,))
     table, column = SCOPE_TABLES[kind]
     known = [
         r[0]
@@ -230,7 +232,6 @@ def grant_add(
     kind, scope_id = _scope_choice(org_wide, repo, persona, session, audit)
     with admin_connection(context_settings(ctx)) as conn:
         if kind in SCOPE_TABLES and scope_id is not None and not create:
-            conn.execute("select data._require_org(%s)", (org_id,))
             require_known_scope(conn, org_id, kind, scope_id)
         conn.execute("select service.grant_scope(%s, %s, %s, %s, %s)", (org_id, principal_id, kind, scope_id, write))
     console.print(f"granted {'read/write' if write else 'read'} on {kind} {scope_id or org_id} to {principal_id}")

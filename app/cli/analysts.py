@@ -148,12 +148,8 @@ def analyst_create(
         except click.BadParameter as exc:
             raise CliError(f"--statement-timeout: {exc.message}") from exc
     with admin_connection(settings, details=True) as conn:
-        if not create:  # a grant on a repo or persona the org lacks is most often a typo
-            named = [g.partition(":") for g in grants]
-            for kind, scope_id in [
-                (kind, scope_id) for kind, _, scope_id in named if kind in SCOPE_TABLES and scope_id
-            ]:
-                conn.execute("select data._require_org(%s)", (org_id,))
+        for kind, _, scope_id in (g.partition(":") for g in grants):
+            if kind in SCOPE_TABLES and scope_id and not create:  # most often a typo
                 require_known_scope(conn, org_id, kind, scope_id)
         password = create_analyst(conn, org_id, name, login, list(grants), display_name)
         if password is not None:  # made here: its limits default
