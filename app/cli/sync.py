@@ -87,9 +87,6 @@ class SyncReport:
     created: int = 0
     deleted: int = 0
     refused: list[RejectedDocument] = field(default_factory=list)
-    unmanaged: int = 0
-    """Tracked files whose stored document another writer made (`contexts ingest`, POST
-    /documents) with the same content: left as they are, never deleted by a sync."""
 
     @property
     def up_to_date(self) -> bool:
@@ -98,9 +95,26 @@ class SyncReport:
 
 def _plan(conn: psycopg.Connection, tree: WorkTree, org_id: str, repo: str) -> Plan:
     plan = _changes(conn, tree, org_id, repo)
+    _skip_stored_blobs(conn, org_id, repo, plan)
     if not plan.full_scan:
         _add_rewrites(conn, tree, org_id, repo, plan)
     return plan
+
+
+def _skip_stored_blobs(conn: psycopg.Connection, org_id: str, repo: str, plan: Plan) -> None:
+    """Leave out the files whose document a sync wrote from the same git blob: a full
+    comparison (rewritten history) reads only what differs, and a change git reports
+    with the same content (a mode change) writes nothing. Their versions keep the commit
+    they were written at; a version records its blob since 2026-12-07, so a document
+    synced before is read once more, and its version then records its blob."""
+    if not plan.writes:
+        return
+    rows = conn.execute(
+        "select path, blob from api.sync_documents(%s, %s, %s) where blob is not null and not rewrite_due",
+        (org_id, repo, [_stored(f.path) for f in plan.writes]),
+    ).fetchall()
+    stored: dict[str, str] = dict(rows)
+    plan.writes = [f for f in plan.writes if f.renamed_from is not None or stored.get(_stored(f.path)) != f.blob]
 
 
 def _add_rewrites(conn: psycopg.Connection, tree: WorkTree, org_id: str, repo: str, plan: Plan) -> None:
@@ -223,16 +237,6 @@ def sync_tree(
 
             pipeline = IngestPipeline(settings, embedders(settings))
             _write(conn, pipeline, tree, scope, settings.principal, plan, report, author, owner, kind, quiet)
-            act_as(conn, org_id, settings.principal)
-            unmanaged = conn.execute(
-                "select count(*) from data.documents d join data.document_versions v"
-                " on v.org_id = d.org_id and v.doc_id = d.doc_id and v.version = d.current_version"
-                " where d.org_id = %s and d.repo_id = %s and d.persona_id is null and d.session_id is null"
-                " and d.deleted_at is null and d.path = any(%s) and not v.metadata ? 'git_commit'",
-                (org_id, repo, [f.path for f in plan.writes if not SURROGATE.search(f.path)]),
-            ).fetchone()
-            report.unmanaged = unmanaged[0] if unmanaged else 0
-            conn.rollback()
             if plan.deletes:
                 act_as(conn, org_id, settings.principal)
                 for _path, doc_id in plan.deletes:
@@ -295,7 +299,7 @@ def _write(
 
     def source(item: tuple[_File, bytes]) -> SourceDocument:
         file, content = item
-        metadata: dict = {"git_commit": plan.head}
+        metadata: dict = {"git_commit": plan.head, "git_blob": file.blob}
         if file.renamed_from:
             metadata["git_renamed_from"] = file.renamed_from
         if file.path in added_at:
@@ -440,12 +444,6 @@ def sync(
         f"synced to {plan.head}: {report.written} file(s) read, {report.changed} document(s) changed "
         f"({report.fragments} fragment(s) written, {report.created} new), {report.deleted} deleted"
     )
-    if report.unmanaged:
-        console.print(
-            f"note: {report.unmanaged} tracked file(s) are stored as `contexts ingest` (or POST /documents) wrote them,"
-            " with the same content: sync leaves them, and will not delete them when git does. To hand them to sync,"
-            " delete them (`contexts documents delete`) and sync again (docs/sync.md)."
-        )
     if (report.changed or report.deleted) and refresh_authority:
         from app.cli.rank import rank_refresh
 

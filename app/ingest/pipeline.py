@@ -401,11 +401,16 @@ class IngestPipeline:
     def unchanged(
         self, conn: psycopg.Connection, scope: Scope, docs: list[NormalizedDocument]
     ) -> dict[str, IngestResult]:
-        """The documents the scope holds already with this content, as `write` would
-        report them, asked in one call (the bound principal needs write grants)."""
+        """The documents the scope holds already as they are (text, kind, metadata and
+        named owner), as `write` would report them, asked in one call (the bound
+        principal needs write grants)."""
+        written = [
+            {"path": d.path, "content_hash": d.content_hash, "kind": d.kind, "metadata": d.metadata, "owner": d.owner}
+            for d in docs
+        ]
         rows = conn.execute(
-            "select path, doc_id, version from service.unchanged_documents(%s, %s, %s, %s, %s, %s)",
-            (*scope.as_args(), [d.path for d in docs], [d.content_hash for d in docs]),
+            "select path, doc_id, version from service.unchanged_documents(%s, %s, %s, %s, %s::jsonb)",
+            (*scope.as_args(), json.dumps(written)),
         ).fetchall()
         return {path: IngestResult(path, doc_id, version, False, 0, 0) for path, doc_id, version in rows}
 

@@ -13,8 +13,10 @@ import uuid
 from datetime import UTC, datetime
 
 import msgspec
+import psycopg
 from psycopg.rows import dict_row
 
+from app.ingest.normalize import RejectedDocument, normalize_path
 from app.operations.documents import ingest_documents
 from app.operations.errors import Invalid, NotFound
 from app.operations.idempotency import IdempotentWrite, once, request_hash
@@ -227,13 +229,42 @@ async def promote_note(
                 " from api.get_document(%s)",
                 (note_id,),
             ).fetchone()
-        assert row is not None  # api.get_document raises P0002 instead
-        if row["session_id"] != session_id:
-            raise NotFound(f"no note {note_id} in session {session_id}")
+            assert row is not None  # api.get_document raises P0002 instead
+            if row["session_id"] != session_id:
+                raise NotFound(f"no note {note_id} in session {session_id}")
+            row["promoted"] = _promoted_before(cur, org_id, data.repo_id, data.path or row["path"], row["version"])
         return row
 
+    def _promoted_before(
+        cur: psycopg.Cursor[dict], org_id: str, repo_id: str | None, path: str, version: int
+    ) -> NoteProvenance | None:
+        """The provenance the document at the target path carries when this version of
+        this note was promoted there before: given again, the same text and metadata are
+        no new version (the time of a promotion is no change of the document)."""
+        try:
+            path = normalize_path(path)
+        except RejectedDocument:
+            return None  # the write refuses it, with its reason
+        found = cur.execute(
+            "select v.metadata -> 'promoted_from' as earlier from data.documents d join data.document_versions v"
+            " on v.org_id = d.org_id and v.doc_id = d.doc_id and v.version = d.current_version"
+            " where d.org_id = %s and d.repo_id is not distinct from %s and d.persona_id is null"
+            " and d.session_id is null and d.path = %s and d.deleted_at is null",
+            (org_id, repo_id, path),
+        ).fetchone()
+        earlier = found["earlier"] if found else None
+        if not isinstance(earlier, dict):
+            return None
+        if (earlier.get("session_id"), earlier.get("note_id"), earlier.get("version")) != (
+            session_id,
+            note_id,
+            version,
+        ):
+            return None
+        return msgspec.convert(earlier, NoteProvenance)
+
     row = await services.runtime.read(read)
-    provenance = NoteProvenance(
+    provenance = row["promoted"] or NoteProvenance(
         session_id=session_id,
         note_id=note_id,
         version=row["version"],

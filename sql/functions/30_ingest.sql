@@ -157,8 +157,36 @@ begin
 end
 $$;
 
--- data._begin_document: record a document's content. Unchanged content is a no-op;
--- changed content becomes a new version and retires the previous version's fragment
+-- data._same_document: whether writing a document again changes nothing: the same text,
+-- kind and metadata, and no named owner other than the stored one. Kind and metadata
+-- decide what its fragments are (an anti-pattern, a validity window, a filter's
+-- answer), so a change of either is a new version, as an edit is; so is an owner the
+-- document now names. An owner an admin reassigned stays until the text changes
+-- (data._resolve_owner), so re-sending the same text with its old owner keeps the
+-- reassignment. Author and timestamp record where a version came from (a file's
+-- modification time, whoever ran the ingestion) and make no version on their own:
+-- re-ingesting a fresh clone or another person's checkout changes nothing.
+create or replace function data._same_document(
+    p_hash text, p_kind text, p_metadata jsonb, p_owner text, p_owner_source text,
+    p_stored_hash text, p_stored_kind text, p_stored_metadata jsonb, p_stored_owner text,
+    p_stored_owner_source text)
+returns boolean
+language sql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+    select p_stored_hash = p_hash
+       and p_stored_kind is not distinct from p_kind
+       and p_stored_metadata = coalesce(p_metadata, '{}')
+       and (p_owner is null
+            or coalesce(p_owner_source, 'document') <> 'document'
+            or p_stored_owner_source = 'reassigned'
+            or p_stored_owner is not distinct from p_owner)
+$$;
+comment on function data._same_document(text, text, jsonb, text, text, text, text, jsonb, text, text)
+    is 'Whether a document written again changes nothing: the same text, kind and metadata, and no other named owner (a reassigned owner stays).';
+
+-- data._begin_document: record a document's content. An unchanged document
+-- (data._same_document) is a no-op; a changed one becomes a new version and retires the previous version's fragment
 -- pointers (the old version's rows stay for history). Serialised per org so
 -- near-duplicate resolution and BM25 statistics see a consistent state. `affected`:
 -- the fragments whose pointers it retired, which the caller passes to
@@ -179,7 +207,7 @@ as $$
 declare
     broken_constraint text;
     existing data.documents;
-    current_hash text;
+    current record;
     new_version int;
     named record;
     problem text;
@@ -203,11 +231,14 @@ begin
     for update;
 
     if found then
-        select v.content_hash into current_hash from data.document_versions v
+        select v.content_hash, v.metadata into current from data.document_versions v
         where v.doc_id = existing.doc_id and v.version = existing.current_version;
         -- A deleted document written again comes back as a new version, even unchanged,
         -- as does one a migration marked for re-chunking (rewrite_due, migration 0044).
-        if current_hash = p_content_hash and existing.deleted_at is null and not existing.rewrite_due then
+        if data._same_document(p_content_hash, p_kind, p_metadata, p_owner, p_owner_source,
+                               current.content_hash, existing.kind, current.metadata, existing.owner,
+                               existing.owner_source)
+           and existing.deleted_at is null and not existing.rewrite_due then
             doc_id := existing.doc_id;
             version := existing.current_version;
             changed := false;
@@ -356,42 +387,46 @@ $$;
 comment on function service.begin_documents(text, text, text, text, jsonb)
     is 'service.begin_document for several documents of one scope in one call (an ingestion group): the same rows, the retired fragments deactivated at once, except those holding a text of the documents'' chunk_hashes (service.add_documents, in the same transaction, applies the rule to them).';
 
--- service.unchanged_documents: which of these (path, content hash) pairs the scope holds
--- already as the current, live version of the document at that path, not marked for
--- re-chunking (data.documents.rewrite_due); those need no
--- chunking and no version (service.begin_document would answer "unchanged" for each). The
--- same write grants as service.begin_document are required, so a principal that may not
--- write learns nothing here. It takes no lock: a document another writer changes
--- meanwhile is seen as before, as if this ingestion had come first.
+-- service.unchanged_documents: which of these documents the scope holds already as the
+-- current, live version at their path (data._same_document: the same text, kind,
+-- metadata and named owner), not marked for re-chunking (data.documents.rewrite_due);
+-- those need no chunking and no version (service.begin_document would answer
+-- "unchanged" for each). `p_documents`: [{path, content_hash, kind, metadata, owner}].
+-- The same write grants as service.begin_document are required, so a principal that
+-- may not write learns nothing here. It takes no lock: a document another writer
+-- changes meanwhile is seen as before, as if this ingestion had come first.
+drop function if exists service.unchanged_documents(text, text, text, text, text[], text[]);
 create or replace function service.unchanged_documents(
-    p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[])
+    p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb)
 returns table (path text, doc_id bigint, version int)
 language plpgsql stable security definer
 set search_path = pg_catalog, pg_temp
 as $$
 begin
     perform data._require_write(p_org_id, p_repo_id, p_persona_id, p_session_id);
-    if cardinality(p_paths) is distinct from cardinality(p_hashes) then
-        raise exception 'unchanged_documents: % paths but % hashes', cardinality(p_paths), cardinality(p_hashes)
-            using errcode = '22023';
+    if jsonb_typeof(p_documents) is distinct from 'array' then
+        raise exception 'documents must be a JSON array' using errcode = '22023';
     end if;
     return query
     select d.path, d.doc_id, d.current_version
-    from unnest(p_paths, p_hashes) as w(path, content_hash)
+    from jsonb_array_elements(p_documents) as w(doc)
     join data.documents d
       on d.org_id = p_org_id
      and coalesce(d.repo_id, '') = coalesce(p_repo_id, '')
      and coalesce(d.persona_id, '') = coalesce(p_persona_id, '')
      and coalesce(d.session_id, '') = coalesce(p_session_id, '')
-     and d.path = w.path
+     and d.path = w.doc->>'path'
      and d.deleted_at is null
      and not d.rewrite_due
     join data.document_versions v
-      on v.org_id = d.org_id and v.doc_id = d.doc_id and v.version = d.current_version and v.content_hash = w.content_hash;
+      on v.org_id = d.org_id and v.doc_id = d.doc_id and v.version = d.current_version
+    where data._same_document(w.doc->>'content_hash', w.doc->>'kind', coalesce(w.doc->'metadata', '{}'),
+                              w.doc->>'owner', 'document', v.content_hash, d.kind, v.metadata, d.owner,
+                              d.owner_source);
 end
 $$;
-comment on function service.unchanged_documents(text, text, text, text, text[], text[])
-    is 'Which of these (path, content hash) pairs the scope holds already as the current, live version (write grants required): they need no new version.';
+comment on function service.unchanged_documents(text, text, text, text, jsonb)
+    is 'Which of these documents ([{path, content_hash, kind, metadata, owner}]) the scope holds already as the current, live version with the same text, kind, metadata and named owner (write grants required): they need no new version.';
 
 -- data._unsourced: the one rule for `active`: a fragment is retrievable only while a
 -- live source holds exactly its text. Of these fragments, the active ones no live source
@@ -1048,12 +1083,14 @@ begin
               where t.c ? 'reading'
               order by t.id, t.n) t
         where f.org_id = me_org and f.fragment_id = t.id and f.reading is null and f.content_hash = t.hash;
-        -- A new version of the document that wrote the fragment decides its flag again.
-        update data.fragments f set negative = t.negative
+        -- A new version of the document that wrote the fragment decides its flag and its
+        -- kind again (the same text sent with another kind is a new version).
+        update data.fragments f set negative = t.negative, kind = d.kind
         from (select distinct t.id, i_docs[t.item_no] as doc_id, i_negative[t.item_no] as negative
               from unnest(t_ids, t_items) as t(id, item_no)) t
-        where f.org_id = me_org and f.fragment_id = t.id and f.doc_id = t.doc_id
-          and f.negative is distinct from t.negative;
+        join data.documents d on d.doc_id = t.doc_id
+        where f.org_id = me_org and f.fragment_id = t.id and f.doc_id = t.doc_id and d.org_id = me_org
+          and (f.negative is distinct from t.negative or f.kind is distinct from d.kind);
     end if;
     -- The rule for `active` on the kept fragments no chunk revived.
     perform data._deactivate_unsourced(kept_ids);

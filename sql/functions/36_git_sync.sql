@@ -29,11 +29,15 @@ comment on function api.sync_state(text, text)
 
 -- api.sync_documents: the live documents of a repo (repo scope only: no persona or
 -- session label) whose current version a sync wrote, with that version's commit;
--- restricted to p_paths when given. What a sync may delete: a file that git no longer
--- tracks, or that moved, takes its document with it; a document ingested otherwise
--- (`contexts ingest`, HTTP) into the same repo is never touched by a sync.
+-- restricted to p_paths when given, with the git blob the version was read from (a
+-- file whose blob is the stored one is not read again). What a sync may delete: a file
+-- that git no longer tracks, or that moved, takes its document with it; a document
+-- ingested otherwise (`contexts ingest`, HTTP) into the same repo is never deleted by a
+-- sync, until a sync writes its path (the same text too: the version then records the
+-- commit, ADR 0007's amendment of 2026-12-07).
+drop function if exists api.sync_documents(text, text, text[]);
 create or replace function api.sync_documents(p_org_id text, p_repo_id text, p_paths text[] default null)
-returns table (doc_id bigint, path text, version int, commit_sha text, rewrite_due boolean)
+returns table (doc_id bigint, path text, version int, commit_sha text, rewrite_due boolean, blob text)
 language plpgsql stable
 set search_path = pg_catalog, extensions, pg_temp
 as $$
@@ -42,7 +46,7 @@ begin
     perform data._require_org(p_org_id);
     perform data._require_scope(p_org_id, p_repo_id, null);
     return query
-    select d.doc_id, d.path, d.current_version, v.metadata ->> 'git_commit', d.rewrite_due
+    select d.doc_id, d.path, d.current_version, v.metadata ->> 'git_commit', d.rewrite_due, v.metadata ->> 'git_blob'
     from data.documents d
     join data.document_versions v on v.org_id = d.org_id and v.doc_id = d.doc_id and v.version = d.current_version
     where d.org_id = p_org_id and d.repo_id = p_repo_id and d.persona_id is null and d.session_id is null
@@ -53,7 +57,7 @@ begin
 end
 $$;
 comment on function api.sync_documents(text, text, text[])
-    is 'Live documents of a repo whose current version a git sync wrote (metadata git_commit), with that commit and whether a migration marked it for re-chunking (rewrite_due: a sync reads its file again); optionally only these paths.';
+    is 'Live documents of a repo whose current version a git sync wrote (metadata git_commit), with that commit, the file''s git blob (null when written before syncs recorded it) and whether a migration marked it for re-chunking (rewrite_due: a sync reads its file again); optionally only these paths.';
 
 -- service.sync_record: record that a repo's documents now hold the tracked files of
 -- p_commit_sha. Needs a write grant on the repo (42501). p_previous is the commit the

@@ -136,19 +136,29 @@ def test_first_sync_ingests_tracked_files_only_then_an_unchanged_head_does_nothi
     assert documents(org) == docs
 
 
-def test_a_sync_says_which_tracked_files_another_writer_stored(org, work_tree):
+def test_a_sync_takes_over_the_files_ingest_stored_with_the_same_text(org, work_tree):
     """`contexts ingest` then `contexts sync` (the README's two ways, in that order): the
-    files ingest stored with the same content stay ingest's, which a sync never deletes.
-    The sync says so, and what to do, instead of staying silent until git deletes one."""
+    first sync writes every tracked file, the same text included, so each version records
+    its commit and git's deletion of the file later deletes the document. Nothing is
+    embedded again."""
     ingested = run(org, "ingest", str(work_tree / "README.md"), str(work_tree / "src"), "--org", "acme",
                    "--repo", "platform", "--no-refresh-authority")  # fmt: skip
     assert ingested.exit_code == 0, ingested.output
+    before = documents(org)
+    fragments = live_fragments(org, "src/pool.py")
     first = sync(org, work_tree, "--create-repo")
     assert first.exit_code == 0, first.output
-    assert "note: 2 tracked file(s) are stored as `contexts ingest`" in " ".join(first.output.split())
-    assert "contexts documents delete" in first.output
-    synced = sync(org, work_tree)
-    assert "up to date" in synced.output and "note:" not in synced.output
+    head = git(work_tree, "rev-parse", "HEAD")
+    after = documents(org)
+    for path in ("README.md", "src/pool.py"):
+        assert after[path][:3] == (before[path][0], 2, head)
+    assert live_fragments(org, "src/pool.py") == fragments
+    assert "up to date" in sync(org, work_tree).output
+
+    (work_tree / "src" / "pool.py").unlink()
+    commit(work_tree, "no pool")
+    assert sync(org, work_tree).exit_code == 0
+    assert documents(org)["src/pool.py"][3] is True
 
 
 def test_modification_rename_and_deletion(org, work_tree):

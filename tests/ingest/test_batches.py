@@ -184,6 +184,6 @@ def test_unchanged_documents_needs_write_grants(conn, pipeline, org):
     conn.execute("select service.bind_principal('acme', 'reader')")
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         conn.execute(
-            "select * from service.unchanged_documents('acme', 'docs', null, null, %s, %s)",
-            (["notes/n0.md"], ["whatever"]),
+            "select * from service.unchanged_documents('acme', 'docs', null, null, %s::jsonb)",
+            ('[{"path": "notes/n0.md", "content_hash": "whatever", "kind": "doc"}]',),
         )

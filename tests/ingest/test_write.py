@@ -10,6 +10,7 @@ import pytest
 
 from app.ingest.normalize import RejectedDocument, SourceDocument
 from app.scope import Scope
+from tests.conftest import ADMIN
 
 INVENTORY = (Path(__file__).parents[1] / "fixtures" / "code" / "inventory.py").read_text()
 
@@ -127,6 +128,72 @@ def test_unchanged_file_changes_nothing(conn, ingest):
     assert first[0].changed and not again[0].changed
     assert again[0].version == first[0].version == 1
     assert counts(conn) == state
+
+
+def _prefiltered_as_unchanged(conn, pipeline, org, repo, path, text, **fields) -> bool:
+    """Whether the pre-chunking filter (service.unchanged_documents) skips this document."""
+    from app.access import act_as
+
+    act_as(conn, org, ADMIN)
+    doc = pipeline.prepare(SourceDocument(path=path, content=text, **fields)).doc
+    found = path in pipeline.unchanged(conn, Scope(org, repo, None, None), [doc])
+    conn.rollback()
+    return found
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ({"kind": "doc"}, {"kind": "anti-pattern"}),
+        ({"metadata": {"status": "draft"}}, {"metadata": {"status": "final"}}),
+        ({"metadata": {"status": "draft"}}, {}),
+        ({"owner": "Ada"}, {"owner": "Grace"}),
+        ({}, {"owner": "Grace"}),
+    ],
+)
+def test_the_same_text_with_another_kind_metadata_or_owner_is_a_new_version(conn, ingest, pipeline, before, after):
+    text = "# Failover\n\nPromote the replica, then repoint DNS to it.\n"
+    first = ingest("acme", {"runbooks/failover.md": text}, repo="ops", **before)[0]
+    assert not _prefiltered_as_unchanged(conn, pipeline, "acme", "ops", "runbooks/failover.md", text, **after)
+    assert _prefiltered_as_unchanged(conn, pipeline, "acme", "ops", "runbooks/failover.md", text, **before)
+    again = ingest("acme", {"runbooks/failover.md": text}, repo="ops", **after)[0]
+    assert again.changed and again.version == first.version + 1
+    assert again.created == 0  # the same chunks: no new fragment, no new embedding
+    kind, metadata, owner = conn.execute(
+        """select d.kind, v.metadata, d.owner from data.documents d
+           join data.document_versions v on v.doc_id = d.doc_id and v.version = d.current_version""",
+    ).fetchone()
+    assert metadata == after.get("metadata", {})
+    if "kind" in after:
+        assert kind == after["kind"]
+    if "owner" in after:
+        assert owner == after["owner"]
+    live = conn.execute("select kind, owner, negative from data.fragments where active").fetchall()
+    assert live and all(row == (kind, owner, kind == "anti-pattern") for row in live)
+    assert _prefiltered_as_unchanged(conn, pipeline, "acme", "ops", "runbooks/failover.md", text, **after)
+    assert not ingest("acme", {"runbooks/failover.md": text}, repo="ops", **after)[0].changed
+
+
+def test_author_and_timestamp_alone_make_no_version(conn, ingest, pipeline):
+    from datetime import UTC, datetime
+
+    text = "# Failover\n\nPromote the replica, then repoint DNS to it.\n"
+    ingest("acme", {"runbooks/failover.md": text}, repo="ops", author="Ada", timestamp=datetime(2025, 1, 1, tzinfo=UTC))
+    later = {"author": "Grace", "timestamp": datetime(2026, 6, 1, tzinfo=UTC)}
+    assert _prefiltered_as_unchanged(conn, pipeline, "acme", "ops", "runbooks/failover.md", text, **later)
+    again = ingest("acme", {"runbooks/failover.md": text}, repo="ops", **later)[0]
+    assert not again.changed and again.version == 1
+
+
+def test_a_reassigned_owner_stays_when_the_same_text_names_the_old_one(conn, ingest, pipeline, as_principal):
+    text = "# Failover\n\nPromote the replica, then repoint DNS to it.\n"
+    ingest("acme", {"runbooks/failover.md": text}, repo="ops", owner="Ada")
+    as_principal("acme")
+    conn.execute("select * from service.owners_reassign('acme', 'Ada', 'Grace', 'ops')")
+    conn.commit()
+    assert _prefiltered_as_unchanged(conn, pipeline, "acme", "ops", "runbooks/failover.md", text, owner="Ada")
+    assert not ingest("acme", {"runbooks/failover.md": text}, repo="ops", owner="Ada")[0].changed
+    assert conn.execute("select owner, owner_source from data.documents").fetchone() == ("Grace", "reassigned")
 
 
 def test_changed_file_makes_a_new_version_that_replaces_fragments(conn, ingest):

@@ -661,7 +661,7 @@ COMMENT ON FUNCTION api.stale_fragments(p_org_id text, p_owner text, p_min_retri
 -- Name: sync_documents(text, text, text[]); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
-CREATE FUNCTION api.sync_documents(p_org_id text, p_repo_id text, p_paths text[] DEFAULT NULL::text[]) RETURNS TABLE(doc_id bigint, path text, version integer, commit_sha text, rewrite_due boolean)
+CREATE FUNCTION api.sync_documents(p_org_id text, p_repo_id text, p_paths text[] DEFAULT NULL::text[]) RETURNS TABLE(doc_id bigint, path text, version integer, commit_sha text, rewrite_due boolean, blob text)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS <body>;
@@ -673,7 +673,7 @@ ALTER FUNCTION api.sync_documents(p_org_id text, p_repo_id text, p_paths text[])
 -- Name: FUNCTION sync_documents(p_org_id text, p_repo_id text, p_paths text[]); Type: COMMENT; Schema: api; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION api.sync_documents(p_org_id text, p_repo_id text, p_paths text[]) IS 'Live documents of a repo whose current version a git sync wrote (metadata git_commit), with that commit and whether a migration marked it for re-chunking (rewrite_due: a sync reads its file again); optionally only these paths.';
+COMMENT ON FUNCTION api.sync_documents(p_org_id text, p_repo_id text, p_paths text[]) IS 'Live documents of a repo whose current version a git sync wrote (metadata git_commit), with that commit, the file''s git blob (null when written before syncs recorded it) and whether a migration marked it for re-chunking (rewrite_due: a sync reads its file again); optionally only these paths.';
 
 
 --
@@ -1988,6 +1988,25 @@ CREATE FUNCTION data._rule_rows(p_ids bigint[]) RETURNS TABLE(rule_id bigint, or
 
 
 ALTER FUNCTION data._rule_rows(p_ids bigint[]) OWNER TO <migrator>;
+
+--
+-- Name: _same_document(text, text, jsonb, text, text, text, text, jsonb, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+--
+
+CREATE FUNCTION data._same_document(p_hash text, p_kind text, p_metadata jsonb, p_owner text, p_owner_source text, p_stored_hash text, p_stored_kind text, p_stored_metadata jsonb, p_stored_owner text, p_stored_owner_source text) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION data._same_document(p_hash text, p_kind text, p_metadata jsonb, p_owner text, p_owner_source text, p_stored_hash text, p_stored_kind text, p_stored_metadata jsonb, p_stored_owner text, p_stored_owner_source text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION _same_document(p_hash text, p_kind text, p_metadata jsonb, p_owner text, p_owner_source text, p_stored_hash text, p_stored_kind text, p_stored_metadata jsonb, p_stored_owner text, p_stored_owner_source text); Type: COMMENT; Schema: data; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION data._same_document(p_hash text, p_kind text, p_metadata jsonb, p_owner text, p_owner_source text, p_stored_hash text, p_stored_kind text, p_stored_metadata jsonb, p_stored_owner text, p_stored_owner_source text) IS 'Whether a document written again changes nothing: the same text, kind and metadata, and no other named owner (a reassigned owner stays).';
+
 
 --
 -- Name: _scope_words(text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -4095,22 +4114,22 @@ COMMENT ON FUNCTION service.sync_record(p_org_id text, p_repo_id text, p_commit_
 
 
 --
--- Name: unchanged_documents(text, text, text, text, text[], text[]); Type: FUNCTION; Schema: service; Owner: <migrator>
+-- Name: unchanged_documents(text, text, text, text, jsonb); Type: FUNCTION; Schema: service; Owner: <migrator>
 --
 
-CREATE FUNCTION service.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) RETURNS TABLE(path text, doc_id bigint, version integer)
+CREATE FUNCTION service.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb) RETURNS TABLE(path text, doc_id bigint, version integer)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS <body>;
 
 
-ALTER FUNCTION service.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) OWNER TO <migrator>;
+ALTER FUNCTION service.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]); Type: COMMENT; Schema: service; Owner: <migrator>
+-- Name: FUNCTION unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb); Type: COMMENT; Schema: service; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION service.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) IS 'Which of these (path, content hash) pairs the scope holds already as the current, live version (write grants required): they need no new version.';
+COMMENT ON FUNCTION service.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb) IS 'Which of these documents ([{path, content_hash, kind, metadata, owner}]) the scope holds already as the current, live version with the same text, kind, metadata and named owner (write grants required): they need no new version.';
 
 
 --
@@ -10259,6 +10278,13 @@ GRANT ALL ON FUNCTION data._rule_rows(p_ids bigint[]) TO contexts_analyst;
 
 
 --
+-- Name: FUNCTION _same_document(p_hash text, p_kind text, p_metadata jsonb, p_owner text, p_owner_source text, p_stored_hash text, p_stored_kind text, p_stored_metadata jsonb, p_stored_owner text, p_stored_owner_source text); Type: ACL; Schema: data; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION data._same_document(p_hash text, p_kind text, p_metadata jsonb, p_owner text, p_owner_source text, p_stored_hash text, p_stored_kind text, p_stored_metadata jsonb, p_stored_owner text, p_stored_owner_source text) FROM PUBLIC;
+
+
+--
 -- Name: FUNCTION _scope_words(p_repo_id text, p_persona_id text, p_session_id text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
@@ -11370,11 +11396,11 @@ GRANT ALL ON FUNCTION service.sync_record(p_org_id text, p_repo_id text, p_commi
 
 
 --
--- Name: FUNCTION unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]); Type: ACL; Schema: service; Owner: <migrator>
+-- Name: FUNCTION unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb); Type: ACL; Schema: service; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION service.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION service.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_paths text[], p_hashes text[]) TO contexts_service;
+REVOKE ALL ON FUNCTION service.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION service.unchanged_documents(p_org_id text, p_repo_id text, p_persona_id text, p_session_id text, p_documents jsonb) TO contexts_service;
 
 
 --
