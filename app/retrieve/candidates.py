@@ -322,7 +322,8 @@ class LeftOut:
     fragment_id: int
     pin_id: int | None
     reason: str
-    """superseded, expired or not_yet_valid (at the request's as_of)."""
+    """superseded, expired or not_yet_valid (at the request's as_of); for a pin also
+    retired (its text no longer live) or filtered (outside the request's filters)."""
     lexical_score: float | None
     dense_similarity: float | None
     namespace: str

@@ -14,7 +14,7 @@ import msgspec
 import psycopg
 
 from app.retrieve import rerank, stages
-from app.retrieve.candidates import Candidate, LeftOut
+from app.retrieve.candidates import NO_FILTERS, Candidate, Filters, LeftOut
 from app.retrieve.compose import Composition
 from app.retrieve.config import PipelineConfig
 from app.retrieve.fusion import fusion_spec
@@ -275,7 +275,7 @@ def answer_of(
         fragments_out(composed.composition, composed.metadata),
         composed.composition,
         left_out_entries(composed.left_out, ranking.candidates),
-        pins_left_out(composed.composition, ranking.pinned, composed.left_out),
+        pins_left_out(composed.composition, ranking.pinned, composed.left_out, q.filters),
     )
 
 
@@ -328,10 +328,14 @@ class Answer:
 PIN_REASONS = {"pin_over_budget": "over the token budget", "pin_beyond_top_k": "beyond top_k"}
 
 
-def pins_left_out(composition: Composition, pinned: list[Candidate], left_out: list[LeftOut]) -> list[PinLeftOut]:
+def pins_left_out(
+    composition: Composition, pinned: list[Candidate], left_out: list[LeftOut], filters: Filters = NO_FILTERS
+) -> list[PinLeftOut]:
     """Each pin the request sees that it did not compose, earliest first (by pin id):
-    those the budget or top_k left out (earlier pins won), and those whose fragment is
-    outside its validity window at the request's as_of, with what superseded it."""
+    those the budget or top_k left out (earlier pins won), those whose fragment is
+    retired (its document deleted or its text changed) or outside the request's
+    filters, and those outside their validity window at the request's as_of, with what
+    superseded them."""
     out = [
         PinLeftOut(
             c.pin_id,
@@ -346,7 +350,15 @@ def pins_left_out(composition: Composition, pinned: list[Candidate], left_out: l
         if x.pin_id is None:
             continue
         by = [Superseder(s["doc_id"], s["path"], s.get("evidence")) for s in x.superseded_by]
-        if x.reason == "superseded":
+        if x.reason == "retired":
+            detail = (
+                f"its text is no longer live in {x.path} (deleted or changed since it was pinned)"
+                if x.path
+                else "its text is no longer live (its document was deleted or changed since it was pinned)"
+            )
+        elif x.reason == "filtered":
+            detail = "outside this request's filters (" + ", ".join(set_filters(filters)) + ")"
+        elif x.reason == "superseded":
             detail = "superseded by " + ", ".join(s.path for s in by)
         elif x.reason == "not_yet_valid":
             detail = f"not valid before {x.valid_from.isoformat() if x.valid_from else 'its start'}"
@@ -354,6 +366,18 @@ def pins_left_out(composition: Composition, pinned: list[Candidate], left_out: l
             detail = f"expired at {x.valid_until.isoformat() if x.valid_until else 'its end'}"
         out.append(PinLeftOut(x.pin_id, x.fragment_id, x.reason, detail, by, x.valid_until))  # type: ignore[arg-type]
     return sorted(out, key=lambda p: p.pin_id)
+
+
+def set_filters(filters: Filters) -> list[str]:
+    """The filters a request narrowed its candidates by, as the request names them."""
+    named = {
+        "path_prefix": filters.path_prefix is not None,
+        "kinds": filters.kinds is not None,
+        "updated_since": filters.updated_since is not None,
+        "updated_until": filters.updated_until is not None,
+        "negatives": filters.negatives != "include",
+    }
+    return [name for name, used in named.items() if used] or ["none set"]
 
 
 def fragments_out(composition: Composition, metadata: dict[tuple[int, int], dict]) -> list[FragmentOut]:

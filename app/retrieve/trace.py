@@ -77,7 +77,8 @@ def _entry(c: Candidate, fused_rank: int | None, final_ranks: dict[int, int], co
 
 def left_out_entries(left_out: list[LeftOut], candidates: list[Candidate]) -> list[dict]:
     """One entry per fragment the validity test kept out (api.validity_left_out), in its
-    order (pins first): why (`reason`: superseded, expired, not_yet_valid), by what
+    order (pins first): why (`reason`: superseded, expired, not_yet_valid; for a pin
+    also retired or filtered), by what
     (`superseded_by`), and the place it would have had in each candidate list
     (`lexical_rank` among the lexical list's scores, `dense_rank` among its namespace's
     dense hits; null where it would not have ranked). Readers get them through SQL,

@@ -393,7 +393,8 @@ class TraceLeftOut(msgspec.Struct, kw_only=True):
     included: bool = False
     reason: str
     """superseded (a live document supersedes it), expired (its valid_until passed) or
-    not_yet_valid (its valid_from is after the retrieval's as_of)."""
+    not_yet_valid (its valid_from is after the retrieval's as_of); for a pin also
+    retired (its text no longer live) or filtered (outside the request's filters)."""
     lexical_rank: int | None = None
     """Its place in the lexical list had it been a candidate (null: it would not have ranked there)."""
     lexical_score: float | None = None

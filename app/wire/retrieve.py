@@ -248,10 +248,14 @@ class PinLeftOut(msgspec.Struct):
 
     pin_id: int
     fragment_id: int
-    reason: Literal["pin_over_budget", "pin_beyond_top_k", "superseded", "expired", "not_yet_valid"]
-    """`pin_over_budget` / `pin_beyond_top_k`: earlier pins took the room; `superseded`,
-    `expired`, `not_yet_valid`: its fragment is outside its validity window at the
-    request's `as_of` (docs/adr/0016)."""
+    reason: Literal[
+        "pin_over_budget", "pin_beyond_top_k", "retired", "filtered", "superseded", "expired", "not_yet_valid"
+    ]
+    """`pin_over_budget` / `pin_beyond_top_k`: earlier pins took the room; `retired`: the
+    pinned text is no longer live (its document was deleted, or changed that text);
+    `filtered`: outside the request's filters (path prefix, kinds, updated window,
+    negatives); `superseded`, `expired`, `not_yet_valid`: its fragment is outside its
+    validity window at the request's `as_of` (docs/adr/0016)."""
     detail: str
     """The reason in words: "superseded by docs/adr/0007-kafka.md", "over the token budget"."""
     superseded_by: list[Superseder] = []
@@ -265,7 +269,9 @@ class RetrieveResponse(msgspec.Struct):
     budget_tokens: int
     pins_left_out: list[int] = []
     """Pins this request sees that it did not compose, earliest first: those that did not
-    fit the budget (or top_k; earlier pins win) and those whose fragment is outside its
-    validity window (superseded, expired). `pins_left_out_reasons` says why, for each."""
+    fit the budget (or top_k; earlier pins win), those whose text is no longer live
+    (retired), those outside the request's filters (filtered) and those whose fragment
+    is outside its validity window (superseded, expired). `pins_left_out_reasons` says
+    why, for each."""
     pins_left_out_reasons: list[PinLeftOut] = []
     """Each pin of `pins_left_out`, in the same order, with its reason."""

@@ -194,16 +194,19 @@ comment on function data._superseders(text, bigint[])
 -- api.validity_left_out: what validity windows kept out of a retrieval that it would
 -- otherwise have held (a trace answers "why didn't the README come back?" with it, and
 -- the response names the pins it could not serve). Two kinds of rows:
---   * the pins the request sees (api.retrieve_candidates' rule) whose fragment is not
---     current at p_as_of (pin_id set), whatever its scores;
+--   * the pins the request sees (the pin's scope and its fragment's within the
+--     request's, unexpired) that api.retrieve_candidates could not serve (pin_id set),
+--     whatever their scores: the fragment retired (its document deleted, or its text
+--     changed: reason `retired`), outside the request's filters (`filtered`), or not
+--     current at p_as_of;
 --   * fragments not current at p_as_of that would have ranked: a BM25 score at or above
 --     p_lexical_floor (the lexical list's last score when it was full, else 0: any
 --     matching fragment), or a cosine at or above its namespace's floor in
 --     p_dense_floors ({"prose": 0.41}; a namespace absent: any), at most p_limit of
 --     them, the strongest first. A null floor skips that side.
 -- Each row says why (superseded, expired, not_yet_valid) and by what (data._superseders).
--- Bounded: an org none of whose fragments has a window returns after one index probe;
--- otherwise the windowed fragments of the scope that are not current (at most 1000,
+-- Bounded: an org none of whose fragments has a window and that has no pin returns
+-- after two index probes; otherwise the windowed fragments of the scope that are not current (at most 1000,
 -- the most recently ended first, through the partial index fragments_windowed) are
 -- scored, by index probes per term and per vector, never by a scan of the org. The
 -- request's filters apply as in api.retrieve_candidates. Security invoker: row-level
@@ -241,6 +244,7 @@ declare
     dense_ids bigint[] := '{}';
     dense_sims float8[] := '{}';
     m record;
+    has_windows boolean;
 begin
     perform data._require_read(p_org_id, p_repo_id, p_persona_id, p_session_id);
     perform data._require_org(p_org_id);
@@ -254,8 +258,9 @@ begin
     if jsonb_typeof(p_dense_floors) not in ('object', 'null') then
         raise exception 'dense floors must be a JSON object keyed by namespace' using errcode = '22023';
     end if;
-    if not exists (select 1 from data.fragments f
-                   where f.org_id = p_org_id and (f.valid_from is not null or f.valid_until is not null)) then
+    has_windows := exists (select 1 from data.fragments f
+                           where f.org_id = p_org_id and (f.valid_from is not null or f.valid_until is not null));
+    if not has_windows and not exists (select 1 from data.pins p where p.org_id = p_org_id) then
         return;
     end if;
     negative_filter := case p_negatives when 'only' then true when 'exclude' then false end;
@@ -270,7 +275,8 @@ begin
     -- The scope's fragments outside their window at valid_at, passing the filters.
     windowed := array(
         select f.fragment_id from data.fragments f
-        where f.org_id = p_org_id and (f.valid_from is not null or f.valid_until is not null) and f.active
+        where has_windows
+          and f.org_id = p_org_id and (f.valid_from is not null or f.valid_until is not null) and f.active
           and not ((f.valid_from is null or f.valid_from <= valid_at) and (f.valid_until is null or f.valid_until > valid_at))
           and data._in_scope(f.repo_id, f.persona_id, f.session_id, p_repo_id, p_persona_id, p_session_id)
           and (path_ids is null or f.fragment_id = any (path_ids))
@@ -305,22 +311,28 @@ begin
         left join unnest(lexical_ids, lexical_scores) as l(id, score) on l.id = w.id
         left join unnest(dense_ids, dense_sims) as d(id, similarity) on d.id = w.id
     ), pinned as (
-        -- The pins the request sees (api.retrieve_candidates' rule) that are not current.
-        select distinct on (p.fragment_id) p.fragment_id as id, p.pin_id, f.namespace, p.created_at
-        from data.pins p
-        join data.fragments f on f.fragment_id = p.fragment_id and f.org_id = p.org_id
-        where p.org_id = p_org_id and f.org_id = p_org_id and f.active
-          and (p.expires_at is null or p.expires_at > statement_timestamp())
-          and data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
-          and data._in_scope(f.repo_id, f.persona_id, f.session_id, p_repo_id, p_persona_id, p_session_id)
-          and (path_ids is null or f.fragment_id = any (path_ids))
-          and (p_kinds is null or f.kind = any (p_kinds))
-          and (p_updated_since is null or f.updated_at >= p_updated_since)
-          and (p_updated_until is null or f.updated_at < p_updated_until)
-          and (negative_filter is null or f.negative = negative_filter)
-          and (f.valid_from is not null or f.valid_until is not null)
-          and not ((f.valid_from is null or f.valid_from <= valid_at) and (f.valid_until is null or f.valid_until > valid_at))
-        order by p.fragment_id, p.created_at, p.pin_id
+        -- The pins the request sees that api.retrieve_candidates could not serve, and why
+        -- (its conditions, in its order; `window`: the validity reason is found below).
+        select x.* from (
+            select distinct on (p.fragment_id) p.fragment_id as id, p.pin_id, f.namespace, p.created_at,
+                   case when not f.active then 'retired'
+                        when not ((path_ids is null or f.fragment_id = any (path_ids))
+                                  and (p_kinds is null or f.kind = any (p_kinds))
+                                  and (p_updated_since is null or f.updated_at >= p_updated_since)
+                                  and (p_updated_until is null or f.updated_at < p_updated_until)
+                                  and (negative_filter is null or f.negative = negative_filter)) then 'filtered'
+                        when (f.valid_from is not null or f.valid_until is not null)
+                             and not ((f.valid_from is null or f.valid_from <= valid_at)
+                                      and (f.valid_until is null or f.valid_until > valid_at)) then 'window'
+                   end as why
+            from data.pins p
+            join data.fragments f on f.fragment_id = p.fragment_id and f.org_id = p.org_id
+            where p.org_id = p_org_id and f.org_id = p_org_id
+              and (p.expires_at is null or p.expires_at > statement_timestamp())
+              and data._in_scope(p.repo_id, p.persona_id, p.session_id, p_repo_id, p_persona_id, p_session_id)
+              and data._in_scope(f.repo_id, f.persona_id, f.session_id, p_repo_id, p_persona_id, p_session_id)
+            order by p.fragment_id, p.created_at, p.pin_id) x
+        where x.why is not null
     ), ranked as (
         -- Strongest first: each side's score over the best among these, the better side.
         select x.*
@@ -338,29 +350,32 @@ begin
         limit p_limit
     ), rows as (
         select p.id, p.pin_id, null::float8 as lexical_score, null::float8 as dense_similarity, p.namespace,
-               0 as part, row_number() over (order by p.created_at, p.pin_id) as ord
+               0 as part, row_number() over (order by p.created_at, p.pin_id) as ord, p.why
         from pinned p
         union all
         select r.id, null, r.lexical_score, r.dense_similarity, r.namespace, 1,
-               row_number() over (order by r.strength desc, r.id)
+               row_number() over (order by r.strength desc, r.id), 'window'
         from ranked r
     ), cited as (
         -- As api.retrieve_candidates cites: the sources first (offset 0: probed by id,
-        -- never reached from a scan of the documents).
+        -- never reached from a scan of the documents). A retired pin has no live source:
+        -- the last one it had says where its text was.
         select distinct on (s.fragment_id) s.fragment_id, s.doc_id, s.doc_version, d.path, s.anchor
         from (select s.* from data.fragment_sources s
               where s.org_id = p_org_id and s.fragment_id = any (array(select r.id from rows r))
-                and s.retired_at is null offset 0) s
+                and (s.retired_at is null or s.fragment_id = any (array(select r.id from rows r where r.why = 'retired')))
+              offset 0) s
         join data.fragments f on f.fragment_id = s.fragment_id and f.org_id = s.org_id
         join data.documents d on d.org_id = s.org_id and d.doc_id = s.doc_id
-        order by s.fragment_id, s.content_hash = f.content_hash desc,
+        order by s.fragment_id, s.retired_at is null desc, s.retired_at desc, s.content_hash = f.content_hash desc,
                  (p_path_prefix is null or starts_with(d.path, p_path_prefix)) desc,
                  s.created_at desc, s.doc_id, s.ordinal
     ), superseders as materialized (
         select * from data._superseders(p_org_id, array(select distinct r.id from rows r))
     )
     select r.id, r.pin_id,
-           case when f.valid_from is not null and f.valid_from > valid_at then 'not_yet_valid'
+           case when r.why <> 'window' then r.why
+                when f.valid_from is not null and f.valid_from > valid_at then 'not_yet_valid'
                 when jsonb_array_length(sp.superseded_by) > 0 then 'superseded'
                 else 'expired' end,
            r.lexical_score, r.dense_similarity, r.namespace, c.doc_id, c.doc_version, c.path, c.anchor,

@@ -227,3 +227,38 @@ def test_negatives_apply_to_pins_and_front_matter_marks_a_document(corpus, inges
     assert trap not in [f.id for f in excluded.fragments]
     with pytest.raises(msgspec.ValidationError):
         request("certificates", negatives="some")
+
+
+def test_pins_a_request_cannot_serve_are_named_with_why(corpus, ingest, retriever):
+    """A pin whose document was deleted or changed (its text retired), and one the
+    request's filters exclude, are not composed and are named in `pins_left_out` with
+    their reason, earliest pin first, as budget and validity left-outs are."""
+    ingest("acme", {"notes/drain.md": "# Drain\n\nDrain the node before the kernel upgrade.\n"})
+    drained = pin(corpus, fragment_of(corpus, "notes/drain.md"))
+    secrets = pin(corpus, fragment_of(corpus, "policies/secrets.md"))
+    onboarding = pin(corpus, fragment_of(corpus, "docs/onboarding.md"))
+    served = retrieve(corpus, retriever, request("storage volume capacity"))
+    assert [f.pin_id for f in served.fragments if f.pinned] == [drained, secrets, onboarding]
+    assert served.pins_left_out == []
+
+    ingest("acme", {"notes/drain.md": "# Drain\n\nCordon, then drain the node before any kernel upgrade.\n"})
+    filtered = retrieve(corpus, retriever, request("storage volume capacity", path_prefix="docs/"))
+    assert [f.pin_id for f in filtered.fragments if f.pinned] == [onboarding]
+    assert filtered.pins_left_out == [drained, secrets]
+    why = {p.pin_id: (p.reason, p.detail) for p in filtered.pins_left_out_reasons}
+    assert why[drained] == (
+        "retired",
+        "its text is no longer live in notes/drain.md (deleted or changed since it was pinned)",
+    )
+    assert why[secrets] == ("filtered", "outside this request's filters (path_prefix)")
+    act_as(corpus, "acme", "reader")
+    trace = get_trace(corpus, filtered.trace_id)
+    corpus.rollback()
+    assert {x["pin_id"]: x["reason"] for x in trace["left_out"] if "pin_id" in x} == {
+        drained: "retired",
+        secrets: "filtered",
+    }
+    # Without filters, the live pins are served again; the retired one stays named.
+    again = retrieve(corpus, retriever, request("storage volume capacity"))
+    assert [f.pin_id for f in again.fragments if f.pinned] == [secrets, onboarding]
+    assert again.pins_left_out == [drained]
