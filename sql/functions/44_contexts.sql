@@ -917,6 +917,12 @@ begin
     if p_subscriber_repo_id is not null and p_subscriber_repo_id !~ '^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$' then
         raise exception 'malformed repo id: %', left(p_subscriber_repo_id, 64) using errcode = '22023';
     end if;
+    -- A repo of the publisher's own org must exist (a misspelt one would wait unseen for
+    -- ever); another org's repos are not the publisher's to learn, so an offer to one
+    -- waits, pending, for a writer of that scope, however it is spelt.
+    if p_subscriber_org_id = me.org_id then
+        perform data._require_scope(me.org_id, p_subscriber_repo_id, null);
+    end if;
     if p_version is not null and not exists (select 1 from data.context_versions v
                                              where v.context_id = ctx.context_id and v.version = p_version) then
         raise exception 'unknown version: ctx_%@%', ctx.context_id, p_version using errcode = 'P0002';

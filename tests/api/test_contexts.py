@@ -251,6 +251,27 @@ def test_another_repo_of_the_org_subscribes(corpus, db_url):
     problem(corpus.get(f"/contexts/{ctx['ref']}@latest", headers=web), 404)
 
 
+def test_an_offer_to_a_repo_the_own_org_lacks_is_a_404_another_orgs_is_not_told(corpus, db_url):
+    """A misspelt repo of the publisher's own org would wait unseen for ever: refused.
+    Whether another org has a repo is not the publisher's to learn: that offer waits."""
+    ctx = new_context(corpus, "payments runbook", repo_id="payments")
+    corpus.post(f"/contexts/{ctx['ref']}/versions", json={"path_globs": ["stripe/refunds.md"]})
+    misspelt = problem(
+        corpus.post(
+            f"/contexts/{ctx['ref']}/subscriptions", json={"subscriber_org_id": "acme", "subscriber_repo_id": "wbe"}
+        ),
+        404,
+    )
+    assert misspelt["detail"] == "unknown repo wbe in org acme", misspelt
+    assert corpus.get(f"/contexts/{ctx['ref']}/subscriptions").json()["subscriptions"] == []
+    other_org(db_url, "globex")
+    for repo in ("web", "no-such-repo"):
+        offered = corpus.post(
+            f"/contexts/{ctx['ref']}/subscriptions", json={"subscriber_org_id": "globex", "subscriber_repo_id": repo}
+        )
+        assert offered.status_code == 201 and offered.json()["state"] == "pending", offered.text
+
+
 def test_a_subscription_gives_nothing_until_a_writer_of_the_subscriber_scope_accepts_it(corpus, db_url):
     """ADR 0018, amendment of 2026-12-06: an offer puts nothing of the Context (name,
     description, members) before the subscriber org until one of its writers accepts it."""
