@@ -61,6 +61,7 @@ def declare_query_names(app: Litestar) -> None:
 async def check_request(request: Request) -> Response | None:
     found = (
         host_problem(request)
+        or docs_page_problem(request)
         or repeated_header_problem(request)
         or encoding_problem(request)
         or unknown_query_problem(request)
@@ -182,6 +183,23 @@ def json_body_problem(content_type: str) -> str | None:
 
 
 HOST = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[^:\[\]]*)(?::(?P<port>[^:]*))?")
+
+
+def docs_page_problem(request: Request) -> Response | None:
+    """A page the API docs do not have (`/schema/redoc`): Litestar answers it with an
+    HTML page of its own; every other unknown path gets problem details, so this does."""
+    config = request.app.openapi_config
+    if config is None or not config.path:
+        return None
+    base = config.path.rstrip("/")
+    path = request.scope["path"]
+    if not path.startswith(base + "/"):
+        return None
+    page = path[len(base) :]
+    served = {p for plugin in config.render_plugins for p in plugin.paths} | {"/", "/openapi.json"}
+    if page in served or page.startswith("/assets/"):
+        return None
+    return problem(404, f"the API docs have no page {page}: they are at {base} and {base}/openapi.json", request)
 
 
 def host_problem(request: Request) -> Response | None:

@@ -232,10 +232,14 @@ def restore_command(ctx: click.Context, file: Path) -> None:
     """Restore a `contexts backup` FILE into a database with no Contexts schema yet (a
     new CONTEXTS_HOME, or a new database of your own): the roles it lacks first, then
     the data, then a migrate to the current schema."""
-    from app.db.backup import BackupError, restore
+    from app.db.backup import BackupError, check_backup, restore
     from app.db.database import resolve_database_url
     from app.db.migrate import migrate
 
+    try:
+        check_backup(file)
+    except BackupError as exc:
+        raise CliError(str(exc)) from exc
     dsn = resolve_database_url(context_settings(ctx))
     try:
         done = restore(dsn, file)

@@ -104,14 +104,7 @@ def restore(dsn: str, path: Path) -> Restored:
     """Restore the backup at `path` into the database at `dsn`, which must hold no
     Contexts schema yet. Roles the target cluster has already are left as they are;
     the others are created with their attributes, passwords and memberships."""
-    try:
-        archive = tarfile.open(path)
-    except (OSError, tarfile.TarError) as exc:
-        raise BackupError(f"{path} is not a Contexts backup (made by `contexts backup FILE`): {exc}") from exc
-    with archive, tempfile.TemporaryDirectory(prefix="contexts-restore-") as scratch:
-        names = set(archive.getnames())
-        if not {"VERSION", ROLES, DATABASE} <= names or _read(archive, "VERSION").strip() != FORMAT:
-            raise BackupError(f"{path} is not a Contexts backup (made by `contexts backup FILE`)")
+    with _open_backup(path) as archive, tempfile.TemporaryDirectory(prefix="contexts-restore-") as scratch:
         roles = _read(archive, ROLES)
         archive.extract(DATABASE, scratch, filter="data")
         with psycopg.connect(dsn, autocommit=True) as conn:
@@ -139,6 +132,37 @@ def restore(dsn: str, path: Path) -> Restored:
         if done.returncode != 0:
             raise _failure("pg_restore", done)
     return Restored(tuple(created), len(existing & set(_created_roles(roles))))
+
+
+def check_backup(path: Path) -> None:
+    """Refuse what is not a `contexts backup` archive before anything else is done (a
+    restore would otherwise make the embedded database first)."""
+    with _open_backup(path):
+        pass
+
+
+def _open_backup(path: Path) -> tarfile.TarFile:
+    """The backup archive at `path`, checked for its members and format; one line of
+    error otherwise (tarfile lists each compression it tried, one line each)."""
+    not_one = f"{path} is not a Contexts backup (made by `contexts backup FILE`)"
+    try:
+        archive = tarfile.open(path)
+    except OSError as exc:
+        raise BackupError(f"{not_one}: {exc.strerror or exc}") from exc
+    except tarfile.TarError as exc:
+        raise BackupError(f"{not_one}: not a tar archive") from exc
+    try:
+        names = set(archive.getnames())
+        if not {"VERSION", ROLES, DATABASE} <= names:
+            raise BackupError(f"{not_one}: it lacks {', '.join(sorted({'VERSION', ROLES, DATABASE} - names))}")
+        if _read(archive, "VERSION").strip() != FORMAT:
+            raise BackupError(f"{not_one}: format {_read(archive, 'VERSION').strip()[:40]!r}, not {FORMAT!r}")
+    except (BackupError, tarfile.TarError, OSError, UnicodeDecodeError) as exc:
+        archive.close()
+        if isinstance(exc, BackupError):
+            raise
+        raise BackupError(f"{not_one}: a damaged archive ({exc})") from exc
+    return archive
 
 
 def _read(archive: tarfile.TarFile, name: str) -> str:

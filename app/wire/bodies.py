@@ -837,7 +837,9 @@ WEBHOOK_URL = r"^https?://[^/?#@\s\x00-\x1f\x7f-\x9f]+([/?#][^\s\x00-\x1f\x7f-\x
 class WebhookIn(msgspec.Struct, forbid_unknown_fields=True):
     """PUT /orgs/{org_id}/webhook."""
 
-    url: Annotated[str, msgspec.Meta(min_length=10, max_length=2048, pattern=WEBHOOK_URL)]
+    url: Annotated[str, msgspec.Meta(max_length=2048, pattern=WEBHOOK_URL)]
+    """http:// or https:// with a host (the pattern bounds it below: a length floor said
+    only "length >= 10" of `ftp://x`)."""
     secret: Annotated[str, msgspec.Meta(min_length=16, max_length=256, pattern=NO_C0_CONTROL)] | None = None
     """Signs each delivery (HMAC-SHA256); never returned. Omitted: the current one stays."""
     enabled: bool = True

@@ -287,6 +287,12 @@ def test_interactive_docs_are_served_offline(client):
         assert "http://" not in page.text and "https://" not in page.text, "no CDN"
     for asset in ("swagger-ui-bundle.js", "swagger-ui.css", "swagger-ui-standalone-preset.js"):
         assert client.get(f"/schema/assets/{asset}").status_code == 200
+    for missing in ("/schema/redoc", "/schema/rapidoc", "/schema/nothing/else"):
+        answer = client.get(missing)
+        assert answer.status_code == 404 and answer.headers["content-type"] == "application/problem+json", missing
+    assert client.get("/schema/redoc").json()["detail"] == (
+        "the API docs have no page /redoc: they are at /schema and /schema/openapi.json"
+    )
     document = client.get("/schema/openapi.json").json()
     for path, item in document["paths"].items():
         for method, operation in item.items():

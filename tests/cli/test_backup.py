@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -92,4 +93,20 @@ def test_a_restore_refuses_a_database_that_holds_contexts_and_a_file_that_is_no_
     other.write_text("not a backup\n")
     done = run(db_url, "restore", str(other))
     assert done.exit_code == 1 and f"{other} is not a Contexts backup" in done.output
-    assert "Traceback" not in done.output
+    assert "Traceback" not in done.output and done.output.strip().endswith(": not a tar archive")
+    assert len(done.output.strip().splitlines()) == 1
+    tarred = tmp_path / "notes.tar"
+    with tarfile.open(tarred, "w") as archive:
+        archive.add(other, arcname="notes.txt")
+    done = run(db_url, "restore", str(tarred))
+    assert done.exit_code == 1 and done.output.strip().endswith(": it lacks VERSION, contexts.dump, roles.sql")
+
+
+def test_a_file_that_is_no_backup_is_refused_before_a_database_is_made(tmp_path):
+    home = tmp_path / "home"
+    other = tmp_path / "notes.txt"
+    other.write_text("not a backup\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("CONTEXTS_DATABASE_URL", "DATABASE_URL")}
+    done = contexts({**env, "CONTEXTS_HOME": str(home)}, "restore", str(other))
+    assert done.returncode == 1 and "is not a Contexts backup" in done.stderr, done.stderr
+    assert not home.exists(), "no embedded database is made for a file that is no backup"
