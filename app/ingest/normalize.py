@@ -37,6 +37,7 @@ CODE_LANGUAGES = {
     ".go": "go",
     ".rs": "rust",
     ".java": "java",
+    ".sql": "sql",
 }
 PROSE_FORMATS = {".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text"}
 

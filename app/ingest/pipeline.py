@@ -36,6 +36,7 @@ from app.ingest import conversation
 from app.ingest.chunk_code import CodeChunker, supports
 from app.ingest.chunk_conversation import ConversationChunker
 from app.ingest.chunk_prose import ProseChunker
+from app.ingest.chunk_sql import SqlChunker
 from app.ingest.chunks import Chunk
 from app.ingest.dedupe import simhash64, to_signed
 from app.ingest.normalize import (
@@ -301,8 +302,16 @@ def _document_rows(
     made = []
     for prepared, (owner, _source) in zip(documents, owners):
         doc = prepared.doc
+        # SQL names its objects schema.name everywhere: read as code, every `data.x` would
+        # be a use of the file's own `data.y` (the code rule links a file's names), so its
+        # references are read as prose's are (paths and links, in its comments too).
         references = document_references(
-            doc.path, doc.syntax, doc.text, prepared.chunks, doc.metadata, is_code=prepared.namespace == "code"
+            doc.path,
+            doc.syntax,
+            doc.text,
+            prepared.chunks,
+            doc.metadata,
+            is_code=prepared.namespace == "code" and doc.syntax != "sql",
         )
         rows, inputs = [], []
         for chunk, refs in zip(prepared.chunks, references):
@@ -334,6 +343,7 @@ class IngestPipeline:
         self.settings = settings
         self.embedders = embedders
         self.code_chunker = CodeChunker(settings.max_fragment_tokens, settings.overlap_tokens)
+        self.sql_chunker = SqlChunker(settings.max_fragment_tokens, settings.overlap_tokens)
         self.prose_chunker = ProseChunker(settings.max_fragment_tokens, settings.overlap_tokens)
         self.conversation_chunker = ConversationChunker(settings.max_fragment_tokens, settings.overlap_tokens)
         self.expander = expansion.shared(settings.torch_threads)
@@ -366,6 +376,8 @@ class IngestPipeline:
     def chunk(self, doc: NormalizedDocument) -> PreparedDocument:
         if doc.kind == conversation.KIND:
             prepared = PreparedDocument(doc, "prose", self.conversation_chunker.chunk(doc.text))
+        elif doc.syntax == "sql":
+            prepared = PreparedDocument(doc, "code", self.sql_chunker.chunk(doc.text))
         elif supports(doc.syntax):
             prepared = PreparedDocument(doc, "code", self.code_chunker.chunk(doc.text, doc.syntax))
         else:

@@ -3,7 +3,7 @@
 Pure Python over what a candidate carries (namespace, document kind, path, symbol,
 heading path, text): no database, no model, a few regular expressions per fragment, so
 the reranker's features stay at ~ms per list. The code kinds read the languages the code
-chunker splits (python, javascript/typescript, go, rust, java) by their surface syntax:
+chunkers split (python, javascript/typescript, go, rust, java, sql) by their surface syntax:
 
 - `definition`: a function or method with a body, or a class with methods;
 - `declaration`: a type that only declares (a class/struct/dataclass/msgspec Struct/
@@ -56,6 +56,7 @@ _FUNCTION_FORMS = (
     r"|^\s*(?:(?:public|private|protected|static|async|get|set|override|readonly)\s+)*\w+\s*\([^)\n]*\)\s*(?::[^{\n]+)?\{"
     r"|^\s*func\s+(?:\([^)]*\)\s*)?\w+\s*\("  # go
     r"|^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:const\s+)?(?:unsafe\s+)?fn\s+\w+[^;{]*\{"  # rust
+    r"|^\s*(?i:create\s+(?:or\s+replace\s+)?(?:function|procedure|trigger)\s)"  # sql
 )
 _JAVA_METHOD = (
     r"|^\s*(?:(?:public|private|protected|static|final|abstract|synchronized|native|default)\s+)*"
@@ -84,7 +85,9 @@ _DECLARATION = re.compile(
     r"|^\s*type\s+\w+\s+(?:struct|interface|\w+)"  # go
     r"|^\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|union|type|trait)\s+\w+"  # rust
     r"|^\s*(?:(?:public|private|protected|static|final|sealed)\s+)*(?:record|enum|interface|@interface)\s+\w+"  # java
-    r"|^\s*\w+\s*(?::\s*TypeAlias\s*)?=\s*(?:typing\.)?(?:Union|Optional|Literal|Callable|dict|list|tuple)\[",  # py
+    r"|^\s*\w+\s*(?::\s*TypeAlias\s*)?=\s*(?:typing\.)?(?:Union|Optional|Literal|Callable|dict|list|tuple)\["  # py
+    r"|^\s*(?i:create\s+(?:or\s+replace\s+)?(?:(?:temp|temporary|unlogged|materialized)\s+)?"  # sql
+    r"(?:table|type|domain|view|index|unique\s+index)\s)",
     re.MULTILINE,
 )
 _IMPORT_LINE = re.compile(
