@@ -64,6 +64,8 @@ class Statement:
     name: str | None
     documents: str | None = None
     """For a `comment on X`: X, the object it documents."""
+    drops: str | None = None
+    """For a `drop ... X`: X (it goes with a `create` of X right after it)."""
 
 
 def _plain(name: str) -> str:
@@ -191,10 +193,12 @@ def statements(text: str, lines: list[str]) -> list[Statement]:
     for begin, end in split_statements(text):
         first, last = line_of(begin), line_of(max(begin, end - 1))
         body = text[begin:end]
-        created = _CREATES.match(body) or _ALTERS.match(body) or _DROPS.match(body)
-        commented = _COMMENT_ON.match(body) if created is None else None
+        created = _CREATES.match(body) or _ALTERS.match(body)
+        dropped = _DROPS.match(body) if created is None else None
+        commented = _COMMENT_ON.match(body) if created is None and dropped is None else None
         name = _plain(created.group("name")) if created else None
         documents = _plain(commented.group("name")) if commented else None
+        drops = _plain(dropped.group("name")) if dropped else None
         if found and first <= found[-1].last:
             merged = found[-1]
             found[-1] = Statement(merged.first, max(merged.last, last), merged.name or name, merged.documents)
@@ -202,7 +206,7 @@ def statements(text: str, lines: list[str]) -> list[Statement]:
         floor = found[-1].last + 1 if found else 0
         while first > floor and _SQL_COMMENT_LINE.match(lines[first - 1]):
             first -= 1
-        found.append(Statement(first, last, name, documents))
+        found.append(Statement(first, last, name, documents, drops))
     return found
 
 
@@ -237,7 +241,13 @@ def _units(found: list[Statement], doc: Lines, max_tokens: int) -> list[tuple[in
     that document it after it; the others grouped with their neighbours while they fit.
     A `comment on` that does not fit beside its object is named by that object."""
     units: list[tuple[int, int, str | None]] = []
-    for statement in found:
+    for index, statement in enumerate(found):
+        after = found[index + 1] if index + 1 < len(found) else None
+        if statement.drops is not None and after is not None and after.name is not None:
+            if after.name.lower() == statement.drops.lower():
+                # The drop opens its object's fragment: the create that follows joins it.
+                units.append((statement.first, statement.last, after.name))
+                continue
         if units:
             first, last, name = units[-1]
             fits = doc.span_tokens(first, statement.last + 1) <= max_tokens

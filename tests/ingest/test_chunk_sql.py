@@ -82,6 +82,9 @@ def test_a_drop_before_a_create_of_the_same_object_goes_with_it():
     )
     chunks = SqlChunker(400, 40).chunk(text)
     assert [(c.symbol, c.start_line, c.end_line) for c in chunks] == [("api.find", 1, 3), ("api.v", 4, 4)]
+    # A drop alone (a migration retiring a signature) names nothing: it is no definition.
+    alone = SqlChunker(400, 40).chunk("drop function if exists api.find(text);\ngrant usage on schema api to reader;\n")
+    assert [(c.symbol, c.start_line, c.end_line) for c in alone] == [(None, 1, 2)]
 
 
 def test_psql_commands_and_mysql_delimiters():
