@@ -78,8 +78,44 @@ DEFINITIONS: dict[str, frozenset[str]] = {
             "constructor_declaration",
         }
     ),
+    "c": frozenset({"function_definition", "struct_specifier", "union_specifier", "enum_specifier", "type_definition"}),
+    "cpp": frozenset(
+        {
+            "function_definition",
+            "struct_specifier",
+            "union_specifier",
+            "enum_specifier",
+            "type_definition",
+            "class_specifier",
+            "namespace_definition",
+            "template_declaration",
+            "concept_definition",
+        }
+    ),
+    "csharp": frozenset(
+        {
+            "namespace_declaration",
+            "class_declaration",
+            "struct_declaration",
+            "interface_declaration",
+            "enum_declaration",
+            "record_declaration",
+            "method_declaration",
+            "constructor_declaration",
+            "destructor_declaration",
+            "operator_declaration",
+            "property_declaration",
+            "delegate_declaration",
+        }
+    ),
+    "ruby": frozenset({"class", "module", "method", "singleton_method", "singleton_class"}),
 }
 DEFINITIONS["tsx"] = DEFINITIONS["typescript"]
+# Nodes that only wrap top-level code (include guards, `#if`, `extern "C" {}`): their
+# members are walked as if they stood at the top.
+TRANSPARENT = frozenset(
+    {"preproc_ifdef", "preproc_if", "preproc_else", "preproc_elif", "preproc_elifdef", "linkage_specification"}
+)
 COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
 # Wrappers whose meaning (and name) is in one child.
 WRAPPER_FIELDS = {"decorated_definition": "definition", "export_statement": "declaration"}
@@ -95,6 +131,10 @@ GRAMMARS = {
     "go": ("tree_sitter_go", "language"),
     "rust": ("tree_sitter_rust", "language"),
     "java": ("tree_sitter_java", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+    "csharp": ("tree_sitter_c_sharp", "language"),
+    "ruby": ("tree_sitter_ruby", "language"),
 }
 """Grammar wheel and the function that returns its language, per syntax."""
 
@@ -113,12 +153,35 @@ def supports(syntax: str) -> bool:
 
 
 def _unwrap(node: ts.Node) -> ts.Node:
-    while node.type in WRAPPER_FIELDS:
-        inner = node.child_by_field_name(WRAPPER_FIELDS[node.type])
+    while node.type in WRAPPER_FIELDS or node.type == "template_declaration":
+        if node.type == "template_declaration":  # C++: what the template parameters are for
+            inner = node.named_children[-1] if node.named_children else None
+        else:
+            inner = node.child_by_field_name(WRAPPER_FIELDS[node.type])
         if inner is None:
             break
         node = inner
     return node
+
+
+def _declarator_name(node: ts.Node) -> str | None:
+    """C and C++: the name a declarator chain ends in (`*f(int)` -> f, `A::g` -> A::g)."""
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.child_by_field_name("declarator") is not None:
+        declarator = declarator.child_by_field_name("declarator")
+    return _text(declarator)
+
+
+def _flatten(nodes: list[ts.Node]) -> list[ts.Node]:
+    """Top-level nodes with the TRANSPARENT wrappers replaced by what they hold."""
+    out: list[ts.Node] = []
+    for node in nodes:
+        if node.type in TRANSPARENT:
+            body = node.child_by_field_name("body")
+            out.extend(_flatten(body.named_children if body is not None else node.named_children))
+        else:
+            out.append(node)
+    return out
 
 
 def _text(node: ts.Node | None) -> str | None:
@@ -135,6 +198,8 @@ def symbol_name(node: ts.Node) -> str | None:
             return f"{base}.{_text(name)}" if base else _text(name)
     if name is not None:
         return _text(name)
+    if node.type in ("function_definition", "type_definition"):  # C, C++
+        return _declarator_name(node)
     if node.type == "impl_item":
         target, trait = node.child_by_field_name("type"), node.child_by_field_name("trait")
         target_name = _base_type(_text(target) or "")
@@ -192,7 +257,7 @@ class CodeChunker:
         # A parser per call: they cost a microsecond and hold per-parse state.
         tree = ts.Parser(_language(syntax)).parse(text.encode("utf-8"))
         walk = _Walk(syntax, Lines(text, self.max_tokens, self.overlap_tokens))
-        walk.members(tree.root_node.named_children, (), first_line=0, last_line=len(walk.doc) - 1)
+        walk.members(_flatten(tree.root_node.named_children), (), first_line=0, last_line=len(walk.doc) - 1)
         return walk.chunks
 
 

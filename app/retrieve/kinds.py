@@ -3,7 +3,7 @@
 Pure Python over what a candidate carries (namespace, document kind, path, symbol,
 heading path, text): no database, no model, a few regular expressions per fragment, so
 the reranker's features stay at ~ms per list. The code kinds read the languages the code
-chunkers split (python, javascript/typescript, go, rust, java, sql) by their surface syntax:
+chunkers split (python, javascript/typescript, go, rust, java, c/c++, c#, ruby, sql) by their surface syntax:
 
 - `definition`: a function or method with a body, or a class with methods;
 - `declaration`: a type that only declares (a class/struct/dataclass/msgspec Struct/
@@ -57,10 +57,11 @@ _FUNCTION_FORMS = (
     r"|^\s*func\s+(?:\([^)]*\)\s*)?\w+\s*\("  # go
     r"|^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:const\s+)?(?:unsafe\s+)?fn\s+\w+[^;{]*\{"  # rust
     r"|^\s*(?i:create\s+(?:or\s+replace\s+)?(?:function|procedure|trigger)\s)"  # sql
+    r"|^\s*def\s+(?:self\.)?\w+[?!=]?\s*(?:\([^)\n]*\))?\s*\n\s+\S"  # ruby
 )
 _JAVA_METHOD = (
     r"|^\s*(?:(?:public|private|protected|static|final|abstract|synchronized|native|default)\s+)*"
-    r"(?:<[^>]+>\s+)?[\w<>\[\], ?]+\s+\w+\s*\([^)]*\)\s*(?:throws\s+[\w., ]+)?\s*\{"
+    r"(?:<[^>]+>\s+)?[\w<>\[\], ?]+\s+(?:\w+::)*~?\w+\s*\([^)]*\)\s*(?:const\s*)?(?:throws\s+[\w., ]+)?\s*\{"
 )
 _FUNCTION_BUT_JAVA = re.compile(_FUNCTION_FORMS, re.MULTILINE | re.DOTALL)
 _FUNCTION_ANY = re.compile(_FUNCTION_FORMS + _JAVA_METHOD, re.MULTILINE | re.DOTALL)
@@ -84,7 +85,9 @@ _DECLARATION = re.compile(
     r"^\s*(?:export\s+)?(?:declare\s+)?(?:interface|enum|type)\s+\w+[^=\n{]*[={]"  # ts
     r"|^\s*type\s+\w+\s+(?:struct|interface|\w+)"  # go
     r"|^\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|union|type|trait)\s+\w+"  # rust
-    r"|^\s*(?:(?:public|private|protected|static|final|sealed)\s+)*(?:record|enum|interface|@interface)\s+\w+"  # java
+    r"|^\s*(?:(?:public|private|protected|internal|static|final|sealed|readonly|partial)\s+)*"
+    r"(?:record|enum|interface|@interface|struct)\s+\w+"  # java, c#
+    r"|^\s*(?:typedef\s+)?(?:struct|union|enum)\s+\w*\s*\{"  # c
     r"|^\s*\w+\s*(?::\s*TypeAlias\s*)?=\s*(?:typing\.)?(?:Union|Optional|Literal|Callable|dict|list|tuple)\["  # py
     r"|^\s*(?i:create\s+(?:or\s+replace\s+)?(?:(?:temp|temporary|unlogged|materialized)\s+)?"  # sql
     r"(?:table|type|domain|view|index|unique\s+index)\s)",
@@ -94,6 +97,7 @@ _IMPORT_LINE = re.compile(
     r"^\s*(?:from\s+[\w.]+\s+import\b|import\s+[\w.{*\"']|import\s*\(|export\s+(?:\*|\{[^}]*\})\s*(?:from\b|;|$)"
     r"|(?:const|let|var)\s+[\w{}, ]+=\s*require\(|use\s+[\w:{}]+|package\s+[\w.]+;?\s*$|mod\s+\w+;|extern\s+crate"
     r"|__all__\s*[+]?=|module\.exports\b|exports\.\w+\s*="
+    r"|using\s+(?:static\s+)?[\w.]+\s*;|require(?:_relative)?\s*\(?\s*['\"]"
     r"|[\w.]+\.(?:add_command|add_typer|add_url_rule|include_router|register(?:_blueprint)?|add_route|route|"
     r"use|get|post|put|delete|patch|HandleFunc|Handle)\s*\("
     r"|app\.(?:command|group)\(|router\.\w+\()",

@@ -97,6 +97,11 @@ def test_oversized_function_splits_at_statements_with_overlap():
         ("RateLimiter.java", {"RateLimiter"}),
         ("retry.ts", {"RetryOptions", "withRetry", "jitter", "CircuitBreaker"}),
         ("cart.js", {None, "subtotal", "total", "Cart"}),
+        ("pool.h", {None, "pool_t", "pool_free"}),
+        ("pool.c", {"pool_state", "pool_acquire", "pool_release"}),
+        ("ring_buffer.cpp", {"net", "main"}),
+        ("order.rb", {"Shop"}),
+        ("Invoice.cs", {"Billing.Invoices"}),
     ],
 )
 def test_other_languages_chunk_along_definitions(name, expected):
@@ -112,3 +117,22 @@ def test_small_bound_splits_java_class_into_members():
     chunks = chunk(CODE / "RateLimiter.java", max_tokens=64, overlap=16)
     symbols = {c.symbol for c in chunks}
     assert {"RateLimiter.tryAcquire", "RateLimiter.retryAfter"} <= symbols
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("pool.h", {"pool_t", "pool_free"}),
+        ("ring_buffer.cpp", {"net.Ring", "net.Ring.push", "net.Ring.size", "net.Server::accept", "main"}),
+        ("order.rb", {"Shop.Order", "Shop.version"}),
+        ("Invoice.cs", {"Billing.Invoices.Invoice.Total", "Billing.Invoices.Invoice.Invoice", "Billing.Invoices.Line"}),
+    ],
+)
+def test_c_cpp_ruby_and_csharp_split_into_their_members_under_a_small_bound(name, expected):
+    """Include guards and `extern "C"` are seen through; a C declarator names its function
+    (`*f(int)`, `A::g`); a template is named by what it declares."""
+    chunks = chunk(CODE / name, max_tokens=40, overlap=8)
+    assert expected <= {c.symbol for c in chunks}
+    text = (CODE / name).read_text()
+    covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
+    assert {n + 1 for n, line in enumerate(text.splitlines()) if line.strip()} <= covered

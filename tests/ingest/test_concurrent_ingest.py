@@ -20,7 +20,8 @@ from tests.conftest import login_url
 
 CODE = Path(__file__).parents[1] / "fixtures" / "code"
 PROSE = [Path(__file__).parents[2] / name for name in ("README.md", "docs/architecture.md", "docs/dba.md")]
-COMMENT = {".py": "#", ".js": "//", ".ts": "//", ".go": "//", ".rs": "//", ".java": "//"}
+COMMENT = {".py": "#", ".js": "//", ".ts": "//", ".go": "//", ".rs": "//", ".java": "//", ".c": "//", ".h": "//"}
+COMMENT |= {".cpp": "//", ".cs": "//", ".rb": "#"}
 
 
 def code_variants(count: int) -> dict[str, str]:
