@@ -157,6 +157,9 @@ def _open_backup(path: Path) -> tarfile.TarFile:
             raise BackupError(f"{not_one}: it lacks {', '.join(sorted({'VERSION', ROLES, DATABASE} - names))}")
         if _read(archive, "VERSION").strip() != FORMAT:
             raise BackupError(f"{not_one}: format {_read(archive, 'VERSION').strip()[:40]!r}, not {FORMAT!r}")
+        dump = archive.extractfile(DATABASE)
+        if dump is None or dump.read(5) != b"PGDMP":  # pg_dump --format=custom's signature
+            raise BackupError(f"{not_one}: its {DATABASE} is not a pg_dump archive")
     except (BackupError, tarfile.TarError, OSError, UnicodeDecodeError) as exc:
         archive.close()
         if isinstance(exc, BackupError):

@@ -357,7 +357,7 @@ def pins_left_out(
                 else "its text is no longer live (its document was deleted or changed since it was pinned)"
             )
         elif x.reason == "filtered":
-            detail = "outside this request's filters (" + ", ".join(set_filters(filters)) + ")"
+            detail = "outside one of this request's filters (" + ", ".join(set_filters(filters)) + ")"
         elif x.reason == "superseded":
             detail = "superseded by " + ", ".join(s.path for s in by)
         elif x.reason == "not_yet_valid":

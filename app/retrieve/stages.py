@@ -330,10 +330,16 @@ def left_out_query(q: Resolved, ranking: Ranking) -> tuple[str, dict] | None:
     """What validity windows kept out of this retrieval that it would otherwise have
     held (api.validity_left_out): pins it could not serve, and fragments that would
     have ranked in the lexical or dense list. An index probe for an org without
-    windows; None (nothing to ask) for a request keeping superseded fragments or
-    restricted to named Contexts (their members are filtered in Python: `admitted`)."""
-    if q.filters.include_superseded or q.restricted:
+    windows or pins. A request keeping superseded fragments asks only for its pins
+    (retired, or outside its filters: windows keep nothing out of it); None (nothing to
+    ask) for one restricted to named Contexts (their members are filtered in Python:
+    `admitted`)."""
+    if q.restricted:
         return None
+    if q.filters.include_superseded:
+        return validity_left_out_query(
+            q.scope, q.query, ranking.query_vectors, None, None, q.filters, q.models, limit=0
+        )
     lexical_floor, dense_floors = list_floors(ranking.candidates, q.k_lexical, q.k_dense)
     return validity_left_out_query(
         q.scope, q.query, ranking.query_vectors, lexical_floor, dense_floors, q.filters, q.models
@@ -362,4 +368,10 @@ def cited_and_left_out(
                 left_cur.execute(*left_sql)
         metadata = metadata_of(metadata_cur.fetchall()) if metadata_sql is not None else {}
         left = left_cur.fetchall() if left_sql is not None else []
+    if q.filters.include_superseded:
+        left = [x for x in left if x.reason in PIN_ONLY_REASONS]
     return metadata, left
+
+
+PIN_ONLY_REASONS = frozenset({"retired", "filtered"})
+"""Why a pin is not served that no validity window decides."""

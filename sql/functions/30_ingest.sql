@@ -165,7 +165,12 @@ $$;
 -- (data._resolve_owner), so re-sending the same text with its old owner keeps the
 -- reassignment. Author and timestamp record where a version came from (a file's
 -- modification time, whoever ran the ingestion) and make no version on their own:
--- re-ingesting a fresh clone or another person's checkout changes nothing.
+-- re-ingesting a fresh clone or another person's checkout changes nothing. The keys a
+-- git sync records (git_commit, git_blob, ...) are its own: a writer that sends none of
+-- them (`contexts ingest` of a synced work tree) is compared without them, so the same
+-- text stays the sync's document; a sync, which sends them, takes over what another
+-- writer stored. A named owner is the same only when the document named it (an owner
+-- CODEOWNERS or the org's default gave is made the document's own).
 create or replace function data._same_document(
     p_hash text, p_kind text, p_metadata jsonb, p_owner text, p_owner_source text,
     p_stored_hash text, p_stored_kind text, p_stored_metadata jsonb, p_stored_owner text,
@@ -176,11 +181,17 @@ set search_path = pg_catalog, pg_temp
 as $$
     select p_stored_hash = p_hash
        and p_stored_kind is not distinct from p_kind
-       and p_stored_metadata = coalesce(p_metadata, '{}')
+       and coalesce(p_metadata, '{}') = case
+               when jsonb_typeof(p_metadata) = 'object'
+                    and exists (select 1 from jsonb_object_keys(p_metadata) k where starts_with(k, 'git_'))
+               then p_stored_metadata
+               else (select coalesce(jsonb_object_agg(e.key, e.value), '{}')
+                     from jsonb_each(p_stored_metadata) e where not starts_with(e.key, 'git_'))
+           end
        and (p_owner is null
             or coalesce(p_owner_source, 'document') <> 'document'
             or p_stored_owner_source = 'reassigned'
-            or p_stored_owner is not distinct from p_owner)
+            or (p_stored_owner is not distinct from p_owner and p_stored_owner_source = 'document'))
 $$;
 comment on function data._same_document(text, text, jsonb, text, text, text, text, jsonb, text, text)
     is 'Whether a document written again changes nothing: the same text, kind and metadata, and no other named owner (a reassigned owner stays).';
@@ -249,6 +260,10 @@ begin
         new_version := existing.current_version + 1;
         select * into named from data._resolve_owner(p_org_id, p_owner, p_owner_source,
                                                      existing.owner, existing.owner_source);
+        if existing.owner_source = 'reassigned' and current.content_hash = p_content_hash then
+            -- The same text (another kind or metadata): an admin's reassignment stands.
+            select existing.owner as owner, existing.owner_source as owner_source into named;
+        end if;
         update data.documents d
         set current_version = new_version, kind = p_kind, owner = named.owner, owner_source = named.owner_source,
             updated_at = now(), deleted_at = null, deleted_by = null, rewrite_due = false

@@ -918,9 +918,10 @@ begin
         raise exception 'malformed repo id: %', left(p_subscriber_repo_id, 64) using errcode = '22023';
     end if;
     -- A repo of the publisher's own org must exist (a misspelt one would wait unseen for
-    -- ever); another org's repos are not the publisher's to learn, so an offer to one
-    -- waits, pending, for a writer of that scope, however it is spelt.
-    if p_subscriber_org_id = me.org_id then
+    -- ever) when the publisher may see every repo of it; the repos of another org, or of
+    -- its own beyond a narrower grant, are not the publisher's to learn, so an offer to
+    -- one waits, pending, for a writer of that scope, however it is spelt.
+    if p_subscriber_org_id = me.org_id and data.acl_org_wide() then
         perform data._require_scope(me.org_id, p_subscriber_repo_id, null);
     end if;
     if p_version is not null and not exists (select 1 from data.context_versions v

@@ -264,6 +264,15 @@ def test_an_offer_to_a_repo_the_own_org_lacks_is_a_404_another_orgs_is_not_told(
     )
     assert misspelt["detail"] == "unknown repo wbe in org acme", misspelt
     assert corpus.get(f"/contexts/{ctx['ref']}/subscriptions").json()["subscriptions"] == []
+    # A publisher held to its repo does not learn which other repos its org has.
+    narrow = principal(db_url, "acme", "payments-writer", [("repo", "payments", True)])
+    for repo in ("wbe", "payments-archive"):
+        offered = corpus.post(
+            f"/contexts/{ctx['ref']}/subscriptions",
+            json={"subscriber_org_id": "acme", "subscriber_repo_id": repo},
+            headers=narrow,
+        )
+        assert offered.status_code == 201 and offered.json()["state"] == "pending", offered.text
     other_org(db_url, "globex")
     for repo in ("web", "no-such-repo"):
         offered = corpus.post(

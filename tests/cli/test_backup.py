@@ -4,6 +4,7 @@ in (proving the password: the new server trusts no one but its superuser) and re
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
@@ -100,6 +101,15 @@ def test_a_restore_refuses_a_database_that_holds_contexts_and_a_file_that_is_no_
         archive.add(other, arcname="notes.txt")
     done = run(db_url, "restore", str(tarred))
     assert done.exit_code == 1 and done.output.strip().endswith(": it lacks VERSION, contexts.dump, roles.sql")
+    with tarfile.open(file) as real, tarfile.open(tarred, "w") as forged:
+        for member in real.getmembers():
+            if member.name == "contexts.dump":
+                member.size = len(b"not a dump\n")
+                forged.addfile(member, io.BytesIO(b"not a dump\n"))
+            else:
+                forged.addfile(member, real.extractfile(member))
+    done = run(db_url, "restore", str(tarred))
+    assert done.exit_code == 1 and done.output.strip().endswith(": its contexts.dump is not a pg_dump archive")
 
 
 def test_a_file_that_is_no_backup_is_refused_before_a_database_is_made(tmp_path):

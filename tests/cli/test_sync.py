@@ -154,6 +154,11 @@ def test_a_sync_takes_over_the_files_ingest_stored_with_the_same_text(org, work_
         assert after[path][:3] == (before[path][0], 2, head)
     assert live_fragments(org, "src/pool.py") == fragments
     assert "up to date" in sync(org, work_tree).output
+    # `contexts ingest` of the synced tree again changes nothing: the documents stay the sync's.
+    again = run(org, "ingest", str(work_tree / "README.md"), str(work_tree / "src"), "--org", "acme",
+                "--repo", "platform", "--no-refresh-authority")  # fmt: skip
+    assert again.exit_code == 0 and "0 document(s) changed" in again.output, again.output
+    assert documents(org)["src/pool.py"][:3] == (before["src/pool.py"][0], 2, head)
 
     (work_tree / "src" / "pool.py").unlink()
     commit(work_tree, "no pool")

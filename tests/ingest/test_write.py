@@ -7,6 +7,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg.types.json import Jsonb
 
 from app.ingest.normalize import RejectedDocument, SourceDocument
 from app.scope import Scope
@@ -194,6 +195,38 @@ def test_a_reassigned_owner_stays_when_the_same_text_names_the_old_one(conn, ing
     assert _prefiltered_as_unchanged(conn, pipeline, "acme", "ops", "runbooks/failover.md", text, owner="Ada")
     assert not ingest("acme", {"runbooks/failover.md": text}, repo="ops", owner="Ada")[0].changed
     assert conn.execute("select owner, owner_source from data.documents").fetchone() == ("Grace", "reassigned")
+    # Another kind is a new version; the same text keeps the reassignment on it.
+    again = ingest("acme", {"runbooks/failover.md": text}, repo="ops", owner="Ada", kind="policy")[0]
+    assert again.changed and again.version == 2
+    assert conn.execute("select owner, owner_source from data.documents").fetchone() == ("Grace", "reassigned")
+    assert conn.execute("select distinct owner from data.fragments where active").fetchall() == [("Grace",)]
+
+
+@pytest.mark.parametrize(
+    ("sent", "stored", "same"),
+    [
+        # What a git sync records is its own: a writer that sends none of it is compared without it.
+        (({}, None, None), ({"git_commit": "c1", "git_blob": "b1"}, "Ada", "document"), True),
+        (({"status": "draft"}, None, None), ({"git_commit": "c1", "status": "draft"}, "Ada", "document"), True),
+        (({"status": "final"}, None, None), ({"git_commit": "c1", "status": "draft"}, "Ada", "document"), False),
+        # A sync, which sends it, takes over what another writer stored.
+        (({"git_commit": "c2"}, None, None), ({}, "Ada", "document"), False),
+        (({"git_commit": "c2"}, None, None), ({"git_commit": "c1"}, "Ada", "document"), False),
+        # An owner the document names is recorded as the document's, not as CODEOWNERS' or the default's.
+        (({}, "Ada", "document"), ({}, "Ada", "codeowners"), False),
+        (({}, "Ada", "document"), ({}, "Ada", "default"), False),
+        (({}, "Ada", "document"), ({}, "Ada", "document"), True),
+        (({}, "Ada", "codeowners"), ({}, "Bob", "codeowners"), True),  # CODEOWNERS moves are resolve_owners'
+        (({}, "Ada", "document"), ({}, "Grace", "reassigned"), True),
+    ],
+)
+def test_the_rule_of_a_same_document(conn, sent, stored, same):
+    (metadata, owner, source), (stored_metadata, stored_owner, stored_source) = sent, stored
+    got = conn.execute(
+        "select data._same_document('h', 'doc', %s, %s, %s, 'h', 'doc', %s, %s, %s)",
+        (Jsonb(metadata), owner, source, Jsonb(stored_metadata), stored_owner, stored_source),
+    ).fetchone()[0]
+    assert got is same
 
 
 def test_changed_file_makes_a_new_version_that_replaces_fragments(conn, ingest):

@@ -250,7 +250,7 @@ def test_pins_a_request_cannot_serve_are_named_with_why(corpus, ingest, retrieve
         "retired",
         "its text is no longer live in notes/drain.md (deleted or changed since it was pinned)",
     )
-    assert why[secrets] == ("filtered", "outside this request's filters (path_prefix)")
+    assert why[secrets] == ("filtered", "outside one of this request's filters (path_prefix)")
     act_as(corpus, "acme", "reader")
     trace = get_trace(corpus, filtered.trace_id)
     corpus.rollback()
@@ -262,3 +262,7 @@ def test_pins_a_request_cannot_serve_are_named_with_why(corpus, ingest, retrieve
     again = retrieve(corpus, retriever, request("storage volume capacity"))
     assert [f.pin_id for f in again.fragments if f.pinned] == [secrets, onboarding]
     assert again.pins_left_out == [drained]
+    # So it is for a request that keeps superseded fragments (no window keeps anything out).
+    kept = retrieve(corpus, retriever, request("storage volume capacity", path_prefix="docs/", include_superseded=True))
+    assert [f.pin_id for f in kept.fragments if f.pinned] == [onboarding]
+    assert kept.pins_left_out == [drained, secrets]
