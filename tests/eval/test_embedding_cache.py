@@ -274,3 +274,23 @@ def test_rerank_collect_reads_the_cached_vectors_into_the_gates_copy(conn, pipel
     assert report["ingested_now"] == 0
     expected = sorted(file.tables["prose"].vectors.astype(np.float32).tolist())
     assert sorted(v.tolist() for v in stored_vectors(conn, report["org"])) == expected
+
+
+def test_the_committed_corpus_vectors_serve_this_chunker_version():
+    """The gate reads eval/embeddings before it embeds anything; vectors keyed by an older
+    chunker version are read by no one, and every CI run embedded the whole of every set
+    again (about five minutes of CPU) until `make eval-cache` was run. A version bump
+    comes with the refreshed files."""
+    from app.text.versions import CHUNKER_VERSION
+
+    directory = Path(__file__).parents[2] / "eval" / "embeddings"
+    files = sorted(directory.glob("*.vectors"))
+    assert files
+    for path in files:
+        vectors = CorpusVectors.open(directory, path.name.removesuffix(".vectors"))
+        assert vectors.file is not None, vectors.problems
+        for namespace, table in vectors.file.tables.items():
+            assert table.key.chunker_version == CHUNKER_VERSION, (
+                f"{path.name} ({namespace}): chunker {table.key.chunker_version}, now {CHUNKER_VERSION}: "
+                "run `make eval-cache` and commit eval/embeddings"
+            )
