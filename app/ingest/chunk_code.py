@@ -357,17 +357,7 @@ class _Walk:
         while end >= start and not lines[end].strip():
             end -= 1
         for piece in self.doc.pieces(start, end + 1, breaks):
-            self.chunks.append(
-                Chunk(
-                    text=piece.text,
-                    heading_path=path,
-                    symbol=".".join(path) if path else None,
-                    start_line=piece.start_line,
-                    end_line=piece.end_line,
-                    anchor=f"L{piece.start_line}-L{piece.end_line}",
-                    token_count=piece.token_count,
-                )
-            )
+            self.chunks.append(Chunk.of(piece, path, ".".join(path) if path else None))
 
 
 _FUNCTION_LIKE = frozenset(

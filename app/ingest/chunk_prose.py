@@ -169,18 +169,7 @@ def _section_chunks(
             pieces.extend(doc.pieces(cursor, end, paragraph_starts))
     else:
         pieces = doc.pieces(start, end, paragraph_starts)
-    return [
-        Chunk(
-            text=piece.text,
-            heading_path=path,
-            symbol=None,
-            start_line=piece.start_line,
-            end_line=piece.end_line,
-            anchor=anchor if len(pieces) == 1 and anchor else f"L{piece.start_line}-L{piece.end_line}",
-            token_count=piece.token_count,
-        )
-        for piece in pieces
-    ]
+    return [Chunk.of(piece, path, None, anchor if len(pieces) == 1 else None) for piece in pieces]
 
 
 def _table_pieces(doc: Lines, start: int, end: int) -> list[Piece]:

@@ -280,15 +280,4 @@ def _emit(doc: Lines, first: int, last: int, name: str | None) -> list[Chunk]:
     # Over the bound, a statement is cut where a line ends one of its body's statements.
     breaks = frozenset(i + 1 for i in range(first, last) if lines[i].rstrip().endswith(";"))
     heading = (name,) if name else ()
-    return [
-        Chunk(
-            text=piece.text,
-            heading_path=heading,
-            symbol=name,
-            start_line=piece.start_line,
-            end_line=piece.end_line,
-            anchor=f"L{piece.start_line}-L{piece.end_line}",
-            token_count=piece.token_count,
-        )
-        for piece in doc.pieces(first, last + 1, breaks)
-    ]
+    return [Chunk.of(piece, heading, name) for piece in doc.pieces(first, last + 1, breaks)]

@@ -59,6 +59,19 @@ class Chunk:
     anchor: str
     token_count: int
 
+    @classmethod
+    def of(cls, piece: Piece, heading_path: tuple[str, ...], symbol: str | None, anchor: str | None = None) -> Chunk:
+        """A piece of text as a chunk; its anchor the lines it spans unless one is given."""
+        return cls(
+            text=piece.text,
+            heading_path=heading_path,
+            symbol=symbol,
+            start_line=piece.start_line,
+            end_line=piece.end_line,
+            anchor=anchor or f"L{piece.start_line}-L{piece.end_line}",
+            token_count=piece.token_count,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Piece:
