@@ -116,12 +116,13 @@ def test_a_request_names_only_contexts_within_its_scope(corpus, db_url):
     repo's; a persona's Context, requests naming that persona."""
     ctx = new_context(corpus, "payments", repo_id="payments")
     assert corpus.post(f"/contexts/{ctx['ref']}/versions", json={"path_globs": ["stripe/**"]}).status_code == 201
+    with psycopg.connect(db_url) as conn:  # a repo of the publisher's own org must exist to be offered to
+        conn.execute("select service.ensure_scope('acme', 'docs')")
+        conn.execute("select service.ensure_scope('acme', 'web')")
     subscribed = corpus.post(
         f"/contexts/{ctx['ref']}/subscriptions", json={"subscriber_org_id": "acme", "subscriber_repo_id": "docs"}
     )
     assert subscribed.status_code == 201, subscribed.text
-    with psycopg.connect(db_url) as conn:
-        conn.execute("select service.ensure_scope('acme', 'web')")
     both = principal(db_url, "acme", "docs-and-web", [("repo", "docs", False), ("repo", "web", False)])
     ref = f"{ctx['ref']}@latest"
     in_docs = retrieve(corpus, "webhook signature", scope={"repo_id": "docs"}, contexts=[ref], headers=both)
