@@ -158,7 +158,7 @@ def _open_backup(path: Path) -> tarfile.TarFile:
         if _read(archive, "VERSION").strip() != FORMAT:
             raise BackupError(f"{not_one}: format {_read(archive, 'VERSION').strip()[:40]!r}, not {FORMAT!r}")
         dump = archive.extractfile(DATABASE)
-        if dump is None or dump.read(5) != b"PGDMP":  # pg_dump --format=custom's signature
+        if dump is None or dump.read(5) != b"PGDMP" or not _lists(archive):  # pg_dump --format=custom's signature
             raise BackupError(f"{not_one}: its {DATABASE} is not a pg_dump archive")
     except (BackupError, tarfile.TarError, OSError, UnicodeDecodeError) as exc:
         archive.close()
@@ -166,6 +166,29 @@ def _open_backup(path: Path) -> tarfile.TarFile:
             raise
         raise BackupError(f"{not_one}: a damaged archive ({exc})") from exc
     return archive
+
+
+def _lists(archive: tarfile.TarFile) -> bool:
+    """Whether pg_restore reads the dump's table of contents (it needs no server): a file
+    with the right signature and nothing sound after it is refused before any database
+    is made. Streamed: pg_restore stops after the table of contents, at the start."""
+    member = archive.extractfile(DATABASE)
+    if member is None:
+        return False
+    lister = subprocess.Popen(
+        [str(binary("pg_restore")), "--list"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    assert lister.stdin is not None
+    try:
+        while block := member.read(1 << 20):
+            lister.stdin.write(block)
+        lister.stdin.close()
+    except BrokenPipeError:
+        pass  # it read what it needed and left
+    return lister.wait() == 0
 
 
 def _read(archive: tarfile.TarFile, name: str) -> str:

@@ -42,7 +42,7 @@ _ALTERS = re.compile(
     re.IGNORECASE,
 )
 _DROPS = re.compile(
-    r"^\s*drop\s+(?:materialized\s+)?(?P<what>function|procedure|table|view|index|trigger|type|policy|domain|"
+    r"^\s*drop\s+(?:materialized\s+)?(?P<what>function|procedure|table|view|index|trigger|type|policy|rule|domain|"
     rf"aggregate|sequence)\s+(?:concurrently\s+)?(?:if\s+exists\s+)?(?P<name>{_NAME}(?:\s*\.\s*{_NAME})?)",
     re.IGNORECASE,
 )
@@ -52,6 +52,7 @@ _COMMENT_ON = re.compile(
     re.IGNORECASE,
 )
 _SQL_COMMENT_LINE = re.compile(r"^\s*(?:--|/\*|\*)")
+_ON_TABLE = re.compile(rf"\bon\s+(?:table\s+)?(?P<name>{_NAME}(?:\s*\.\s*{_NAME})?)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,8 +198,15 @@ def statements(text: str, lines: list[str]) -> list[Statement]:
         dropped = _DROPS.match(body) if created is None else None
         commented = _COMMENT_ON.match(body) if created is None and dropped is None else None
         name = _plain(created.group("name")) if created else None
+        if created is not None and created.group("what").lower() in ("policy", "trigger", "rule"):
+            # Named per table: two tables' `own_only` policies are two objects.
+            table = _ON_TABLE.search(body, created.end())
+            name = f"{name} on {_plain(table.group('name'))}" if table else name
         documents = _plain(commented.group("name")) if commented else None
         drops = _plain(dropped.group("name")) if dropped else None
+        if dropped is not None and dropped.group("what").lower() in ("policy", "trigger", "rule"):
+            table = _ON_TABLE.search(body, dropped.end())
+            drops = f"{drops} on {_plain(table.group('name'))}" if table else drops
         if found and first <= found[-1].last:
             merged = found[-1]
             found[-1] = Statement(merged.first, max(merged.last, last), merged.name or name, merged.documents)

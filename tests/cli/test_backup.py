@@ -110,6 +110,17 @@ def test_a_restore_refuses_a_database_that_holds_contexts_and_a_file_that_is_no_
                 forged.addfile(member, real.extractfile(member))
     done = run(db_url, "restore", str(tarred))
     assert done.exit_code == 1 and done.output.strip().endswith(": its contexts.dump is not a pg_dump archive")
+    # The signature alone does not pass: pg_restore must read its table of contents.
+    forged_bytes = b"PGDMP" + bytes(range(256)) * 12
+    with tarfile.open(file) as real, tarfile.open(tarred, "w") as forged:
+        for member in real.getmembers():
+            if member.name == "contexts.dump":
+                member.size = len(forged_bytes)
+                forged.addfile(member, io.BytesIO(forged_bytes))
+            else:
+                forged.addfile(member, real.extractfile(member))
+    done = run(db_url, "restore", str(tarred))
+    assert done.exit_code == 1 and done.output.strip().endswith(": its contexts.dump is not a pg_dump archive")
 
 
 def test_a_file_that_is_no_backup_is_refused_before_a_database_is_made(tmp_path):

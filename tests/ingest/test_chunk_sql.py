@@ -129,3 +129,18 @@ def test_an_sql_file_is_ingested_as_code_named_by_its_objects(pipeline):
     prepared = pipeline.prepare(SourceDocument(path="db/orders.sql", content=TRICKY))
     assert (prepared.namespace, prepared.doc.kind) == ("code", "code")
     assert "app.order_total" in {c.symbol for c in prepared.chunks}
+
+
+def test_policies_and_triggers_are_named_per_table():
+    text = (
+        "drop policy if exists own_only on data.traces;\n"
+        "create policy own_only on data.traces for select using (true);\n"
+        "create policy own_only on data.replays using (true);\n"
+        "create trigger audit after insert on data.traces for each row execute function data.log();\n"
+    )
+    chunks = SqlChunker(400, 40).chunk(text)
+    assert [(c.symbol, c.start_line, c.end_line) for c in chunks] == [
+        ("own_only on data.traces", 1, 2),
+        ("own_only on data.replays", 3, 3),
+        ("audit on data.traces", 4, 4),
+    ]
