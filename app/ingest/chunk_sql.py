@@ -19,6 +19,7 @@ the bound is cut where lines end a statement of its body.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from app.ingest.chunks import Chunk, Lines
@@ -172,23 +173,26 @@ def _block_comment_end(text: str, i: int) -> int:
     return n
 
 
-def statements(text: str, lines: list[str]) -> list[Statement]:
+def _object(found: re.Match[str] | None, body: str) -> str | None:
+    """The object a create, alter or drop names; a policy, trigger or rule with its
+    table (two tables' `own_only` policies are two objects)."""
+    if found is None:
+        return None
+    name = _plain(found.group("name"))
+    if found.group("what").lower() in ("policy", "trigger", "rule"):
+        table = _ON_TABLE.search(body, found.end())
+        return f"{name} on {_plain(table.group('name'))}" if table else name
+    return name
+
+
+def statements(text: str, doc: Lines) -> list[Statement]:
     """The statements of `text` by line, each with the comment lines just above it (not
     those a blank line separates from it) and what it creates or documents. Statements
     that share a line are one (`set a = 1; set b = 2;`)."""
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line) + 1)
+    lines = doc.lines
 
     def line_of(offset: int) -> int:
-        lo, hi = 0, len(lines) - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if starts[mid] <= offset:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo
+        return min(bisect_right(doc.starts, offset), len(lines)) - 1
 
     found: list[Statement] = []
     for begin, end in split_statements(text):
@@ -197,16 +201,8 @@ def statements(text: str, lines: list[str]) -> list[Statement]:
         created = _CREATES.match(body) or _ALTERS.match(body)
         dropped = _DROPS.match(body) if created is None else None
         commented = _COMMENT_ON.match(body) if created is None and dropped is None else None
-        name = _plain(created.group("name")) if created else None
-        if created is not None and created.group("what").lower() in ("policy", "trigger", "rule"):
-            # Named per table: two tables' `own_only` policies are two objects.
-            table = _ON_TABLE.search(body, created.end())
-            name = f"{name} on {_plain(table.group('name'))}" if table else name
+        name, drops = _object(created, body), _object(dropped, body)
         documents = _plain(commented.group("name")) if commented else None
-        drops = _plain(dropped.group("name")) if dropped else None
-        if dropped is not None and dropped.group("what").lower() in ("policy", "trigger", "rule"):
-            table = _ON_TABLE.search(body, dropped.end())
-            drops = f"{drops} on {_plain(table.group('name'))}" if table else drops
         if found and first <= found[-1].last:
             merged = found[-1]
             found[-1] = Statement(merged.first, max(merged.last, last), merged.name or name, merged.documents)
@@ -228,7 +224,7 @@ class SqlChunker:
     def chunk(self, text: str) -> list[Chunk]:
         doc = Lines(text, self.max_tokens, self.overlap_tokens)
         chunks: list[Chunk] = []
-        units = _units(statements(text, doc.lines), doc, self.max_tokens)
+        units = _units(statements(text, doc), doc, self.max_tokens)
         cursor = 0
         for index, (first, last, name) in enumerate(units):
             # A file's header (comments before the first statement) stays with it; the
