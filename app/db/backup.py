@@ -136,15 +136,23 @@ def restore(dsn: str, path: Path) -> Restored:
 
 def check_backup(path: Path) -> None:
     """Refuse what is not a `contexts backup` archive before anything else is done (a
-    restore would otherwise make the embedded database first)."""
-    with _open_backup(path):
-        pass
+    restore would otherwise make the embedded database first): `_open_backup`'s checks,
+    and pg_restore reading the dump's table of contents (it needs no server), so a file
+    with the right signature and nothing sound after it is refused too. `restore` itself
+    makes only the quick checks: its pg_restore says what is wrong with a dump."""
+    with _open_backup(path) as archive:
+        if not _lists(archive):
+            raise BackupError(f"{_not_one(path)}: its {DATABASE} is not a pg_dump archive")
+
+
+def _not_one(path: Path) -> str:
+    return f"{path} is not a Contexts backup (made by `contexts backup FILE`)"
 
 
 def _open_backup(path: Path) -> tarfile.TarFile:
     """The backup archive at `path`, checked for its members and format; one line of
     error otherwise (tarfile lists each compression it tried, one line each)."""
-    not_one = f"{path} is not a Contexts backup (made by `contexts backup FILE`)"
+    not_one = _not_one(path)
     try:
         archive = tarfile.open(path)
     except OSError as exc:
@@ -158,7 +166,7 @@ def _open_backup(path: Path) -> tarfile.TarFile:
         if _read(archive, "VERSION").strip() != FORMAT:
             raise BackupError(f"{not_one}: format {_read(archive, 'VERSION').strip()[:40]!r}, not {FORMAT!r}")
         dump = archive.extractfile(DATABASE)
-        if dump is None or dump.read(5) != b"PGDMP" or not _lists(archive):  # pg_dump --format=custom's signature
+        if dump is None or dump.read(5) != b"PGDMP":  # pg_dump --format=custom's signature
             raise BackupError(f"{not_one}: its {DATABASE} is not a pg_dump archive")
     except (BackupError, tarfile.TarError, OSError, UnicodeDecodeError) as exc:
         archive.close()
@@ -169,9 +177,8 @@ def _open_backup(path: Path) -> tarfile.TarFile:
 
 
 def _lists(archive: tarfile.TarFile) -> bool:
-    """Whether pg_restore reads the dump's table of contents (it needs no server): a file
-    with the right signature and nothing sound after it is refused before any database
-    is made. Streamed: pg_restore stops after the table of contents, at the start."""
+    """Whether pg_restore reads the dump's table of contents. Streamed: pg_restore stops
+    after the table of contents, at the start."""
     member = archive.extractfile(DATABASE)
     if member is None:
         return False
