@@ -259,11 +259,8 @@ begin
         end if;
         new_version := existing.current_version + 1;
         select * into named from data._resolve_owner(p_org_id, p_owner, p_owner_source,
-                                                     existing.owner, existing.owner_source);
-        if existing.owner_source = 'reassigned' and current.content_hash = p_content_hash then
-            -- The same text (another kind or metadata): an admin's reassignment stands.
-            select existing.owner as owner, existing.owner_source as owner_source into named;
-        end if;
+                                                     existing.owner, existing.owner_source,
+                                                     current.content_hash = p_content_hash);
         update data.documents d
         set current_version = new_version, kind = p_kind, owner = named.owner, owner_source = named.owner_source,
             updated_at = now(), deleted_at = null, deleted_by = null, rewrite_due = false

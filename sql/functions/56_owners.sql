@@ -30,12 +30,15 @@ as $$
 $$;
 comment on function data._owner_problem(text) is 'What is wrong with an owner''s name (length, control, bidirectional or only invisible characters), or null.';
 
--- data._resolve_owner: the owner a document version gets, and where it came from. A
--- named owner (source 'document' unless the caller says 'codeowners') wins; else an
--- owner named before or reassigned stays; else the org's default; else "unowned".
+-- data._resolve_owner: the owner a document version gets, and where it came from. An
+-- owner an admin reassigned stays on a version of the same text (`p_same_text`: one
+-- made for another kind or metadata, ADR 0007's amendment of 2026-12-07); else a named
+-- owner (source 'document' unless the caller says 'codeowners') wins; else an owner
+-- named before or reassigned stays; else the org's default; else "unowned".
+drop function if exists data._resolve_owner(text, text, text, text, text);
 create or replace function data._resolve_owner(
     p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text,
-    out owner text, out owner_source text)
+    p_same_text boolean default false, out owner text, out owner_source text)
 language plpgsql stable
 set search_path = pg_catalog, pg_temp
 as $$
@@ -47,7 +50,10 @@ begin
     if p_owner is not null and data._owner_problem(p_owner) is not null then
         raise exception 'owner: %', data._owner_problem(p_owner) using errcode = '22023';
     end if;
-    if p_owner is not null and coalesce(p_source, 'document') = 'document' then
+    if p_same_text and p_current_source = 'reassigned' and p_current_owner is not null then
+        owner := p_current_owner;
+        owner_source := p_current_source;
+    elsif p_owner is not null and coalesce(p_source, 'document') = 'document' then
         owner := p_owner;
         owner_source := 'document';
     elsif p_current_source in ('document', 'reassigned') and p_current_owner is not null then

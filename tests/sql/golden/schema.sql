@@ -1942,16 +1942,16 @@ CREATE FUNCTION data._resolve_links(p_link_ids bigint[]) RETURNS integer
 ALTER FUNCTION data._resolve_links(p_link_ids bigint[]) OWNER TO <migrator>;
 
 --
--- Name: _resolve_owner(text, text, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
+-- Name: _resolve_owner(text, text, text, text, text, boolean); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._resolve_owner(p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text, OUT owner text, OUT owner_source text) RETURNS record
+CREATE FUNCTION data._resolve_owner(p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text, p_same_text boolean DEFAULT false, OUT owner text, OUT owner_source text) RETURNS record
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS <body>;
 
 
-ALTER FUNCTION data._resolve_owner(p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text, OUT owner text, OUT owner_source text) OWNER TO <migrator>;
+ALTER FUNCTION data._resolve_owner(p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text, p_same_text boolean, OUT owner text, OUT owner_source text) OWNER TO <migrator>;
 
 --
 -- Name: _retire_pointers(bigint, integer); Type: FUNCTION; Schema: data; Owner: <migrator>
@@ -10248,10 +10248,10 @@ REVOKE ALL ON FUNCTION data._resolve_links(p_link_ids bigint[]) FROM PUBLIC;
 
 
 --
--- Name: FUNCTION _resolve_owner(p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text, OUT owner text, OUT owner_source text); Type: ACL; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _resolve_owner(p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text, p_same_text boolean, OUT owner text, OUT owner_source text); Type: ACL; Schema: data; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION data._resolve_owner(p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text, OUT owner text, OUT owner_source text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION data._resolve_owner(p_org_id text, p_owner text, p_source text, p_current_owner text, p_current_source text, p_same_text boolean, OUT owner text, OUT owner_source text) FROM PUBLIC;
 
 
 --
