@@ -14,7 +14,7 @@ import msgspec
 import psycopg
 
 from app.retrieve import rerank, stages
-from app.retrieve.candidates import NO_FILTERS, Candidate, Filters, LeftOut
+from app.retrieve.candidates import Candidate, Filters, LeftOut
 from app.retrieve.compose import Composition
 from app.retrieve.config import PipelineConfig
 from app.retrieve.fusion import fusion_spec
@@ -329,7 +329,7 @@ PIN_REASONS = {"pin_over_budget": "over the token budget", "pin_beyond_top_k": "
 
 
 def pins_left_out(
-    composition: Composition, pinned: list[Candidate], left_out: list[LeftOut], filters: Filters = NO_FILTERS
+    composition: Composition, pinned: list[Candidate], left_out: list[LeftOut], filters: Filters
 ) -> list[PinLeftOut]:
     """Each pin the request sees that it did not compose, earliest first (by pin id):
     those the budget or top_k left out (earlier pins won), those whose fragment is

@@ -275,7 +275,7 @@ begin
     -- The scope's fragments outside their window at valid_at, passing the filters.
     windowed := array(
         select f.fragment_id from data.fragments f
-        where has_windows
+        where has_windows and p_limit > 0  -- limit 0: the pins alone (a request keeping superseded fragments)
           and f.org_id = p_org_id and (f.valid_from is not null or f.valid_until is not null) and f.active
           and not ((f.valid_from is null or f.valid_from <= valid_at) and (f.valid_until is null or f.valid_until > valid_at))
           and data._in_scope(f.repo_id, f.persona_id, f.session_id, p_repo_id, p_persona_id, p_session_id)
