@@ -140,7 +140,8 @@ eval-cache: install
 
 # The demo's vectors (app/cli/demo.vectors: this repository's fragments, computed ahead so
 # a cold `make run` embeds only what changed since): keeps the vectors whose text still
-# holds, embeds the rest. Commit the file; tests/cli/test_demo.py says when it is stale.
+# holds, embeds the rest, in float32 (it serves either dtype). Commit the file;
+# tests/cli/test_demo.py says when it is stale.
 demo-vectors: install
 	$(BIN)/python -m app.cli.demo
 

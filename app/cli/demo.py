@@ -3,9 +3,11 @@
 the format of the eval lane's vector files: docs/adr/0024). Embedding the ~2,000
 fragments on two cores takes minutes; with the file, a cold start embeds only the texts
 that changed since it was built, and reads the rest (each vector rounded through
-float16, as the eval lane's are). A file built under another model or dtype misses as a
-whole, and the demo embeds everything, as before: slower, never wrong; one built by
-another chunker serves the texts it cut the same way.
+float16, as the eval lane's are). The file is computed in float32 and serves either torch
+dtype (a CPU with native bfloat16 embeds in it: the committed vectors are what it
+approximates). A file built under another model misses as a whole, and the demo embeds
+everything, as before: slower, never wrong; one built by another chunker serves the
+texts it cut the same way.
 
 `make demo-vectors` (python -m app.cli.demo) rebuilds the file, keeping the vectors whose
 text still holds; tests/cli/test_demo.py fails once it covers less than
@@ -15,9 +17,17 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-from app.eval.embedding_cache import CacheError, CacheFile, CorpusVectors, build_texts, sources_inputs
+from app.eval.embedding_cache import (
+    REFERENCE_DTYPE,
+    CacheError,
+    CacheFile,
+    CorpusVectors,
+    build_texts,
+    sources_inputs,
+)
 from app.ingest.files import collect
 from app.ingest.normalize import SourceDocument
 from app.ingest.pipeline import IngestPipeline
@@ -37,7 +47,7 @@ def demo_paths() -> list[Path]:
 def demo_vectors() -> CorpusVectors:
     """The committed vectors, for the demo's ingestion (a missing or unreadable file:
     every text is embedded, and `problems` says why)."""
-    return CorpusVectors.open(VECTORS.parent, DEMO_NAME)
+    return CorpusVectors.open(VECTORS.parent, DEMO_NAME, serves_any_torch_dtype=True)
 
 
 def demo_inputs(pipeline: IngestPipeline) -> dict[str, list[str]]:
@@ -61,7 +71,7 @@ def main() -> int:
     from app.settings import Settings
     from app.text.embed import embedders
 
-    settings = Settings.from_env()
+    settings = replace(Settings.from_env(), embed_dtype=REFERENCE_DTYPE)
     pipeline = IngestPipeline(settings, embedders(settings))
     inputs = demo_inputs(pipeline)
     previous = None

@@ -51,6 +51,11 @@ STALE_SHARE = 0.05
 """A set whose misses exceed this share of its corpus texts is reported as stale."""
 REBUILD = "make eval-cache"
 """The command that rebuilds the cache (`contexts eval cache build` with the gate's dtype)."""
+REFERENCE_DTYPE = "float32"
+"""The dtype committed vectors are computed in (the gate's; the demo's file too)."""
+TORCH_DTYPES = ("float32", "bfloat16")
+"""The dtypes app.text.embed runs MiniLM-class models in (a packaged model records its
+own runtime instead)."""
 ROUNDING = "float16"
 """What the eval lane's corpus vectors are rounded through (recorded in pipeline_version)."""
 
@@ -281,23 +286,34 @@ class CorpusVectors:
     hits: int = 0
     misses: int = 0
     _tables: dict[TableKey, Table | None] = field(default_factory=dict)
+    serves_any_torch_dtype: bool = False
+    """The demo's rule, never the gate's: a table computed in float32 also serves a run in
+    another torch dtype of the same model (bfloat16 where the CPU computes it natively).
+    Its vectors are what bfloat16 approximates, rounded through float16 either way; the
+    gate keeps every dtype apart because its figures move with it."""
 
     @classmethod
-    def open(cls, directory: Path, dataset_name: str) -> CorpusVectors:
+    def open(cls, directory: Path, dataset_name: str, serves_any_torch_dtype: bool = False) -> CorpusVectors:
         path = cache_path(directory, dataset_name)
         if not path.is_file():
-            return cls(path, None, [f"{path} is missing"])
+            return cls(path, None, [f"{path} is missing"], serves_any_torch_dtype=serves_any_torch_dtype)
         try:
-            return cls(path, CacheFile.read(path))
+            return cls(path, CacheFile.read(path), serves_any_torch_dtype=serves_any_torch_dtype)
         except (OSError, CacheError) as exc:
-            return cls(path, None, [str(exc)])
+            return cls(path, None, [str(exc)], serves_any_torch_dtype=serves_any_torch_dtype)
+
+    def _wanted(self, table: Table, key: TableKey) -> TableKey:
+        """The key `table` must serve for a run under `key` (see serves_any_torch_dtype)."""
+        if self.serves_any_torch_dtype and table.key.dtype == REFERENCE_DTYPE and key.dtype in TORCH_DTYPES:
+            return replace(key, dtype=REFERENCE_DTYPE)
+        return key
 
     def table(self, key: TableKey) -> Table | None:
         if key not in self._tables:
             table = self.file.tables.get(key.namespace) if self.file else None
             if self.file is not None and table is None:
                 self.problems.append(f"no {key.namespace} vectors in {self.path}")
-            elif table is not None and not table.key.serves(key):
+            elif table is not None and not table.key.serves(self._wanted(table, key)):
                 self.problems.append(f"{key.namespace}: " + "; ".join(table.key.differences(key)))
                 table = None
             self._tables[key] = table

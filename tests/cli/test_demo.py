@@ -10,7 +10,7 @@ import psycopg
 
 from app.cli.demo import DEMO_FRESH_SHARE, ROOT, demo_inputs, demo_vectors
 from app.cli.documents import ingest_paths
-from app.eval.embedding_cache import key_of, text_digest
+from app.eval.embedding_cache import REFERENCE_DTYPE, key_of, text_digest
 from app.ingest.pipeline import IngestPipeline, embedding_input
 from app.settings import Settings
 from app.text.embed import embedders
@@ -23,6 +23,8 @@ def test_the_committed_demo_vectors_hold_the_demo_corpus():
     pipeline = IngestPipeline(settings, embedders(settings))
     vectors = demo_vectors()
     assert vectors.file is not None, vectors.problems
+    # Computed in float32 (make demo-vectors), so it serves this CPU whatever its dtype.
+    assert {t.key.dtype for t in vectors.file.tables.values()} == {REFERENCE_DTYPE}
     texts = held = 0
     for namespace, inputs in demo_inputs(pipeline).items():
         table = vectors.table(key_of(pipeline.embedders[namespace]))

