@@ -33,11 +33,12 @@ from psycopg.pq import Format
 from psycopg.types import TypeInfo
 
 from app.ingest import conversation
-from app.ingest.chunk_code import CodeChunker, supports
+from app.ingest.chunk_code import supports
 from app.ingest.chunk_conversation import ConversationChunker
 from app.ingest.chunk_prose import ProseChunker
 from app.ingest.chunk_sql import SqlChunker
 from app.ingest.chunks import Chunk
+from app.ingest.code_sandbox import SandboxedCodeChunker
 from app.ingest.dedupe import simhash64, to_signed
 from app.ingest.normalize import (
     VALIDITY_KEYS,
@@ -342,7 +343,7 @@ class IngestPipeline:
     def __init__(self, settings: Settings, embedders: dict[str, Embedder]) -> None:
         self.settings = settings
         self.embedders = embedders
-        self.code_chunker = CodeChunker(settings.max_fragment_tokens, settings.overlap_tokens)
+        self.code_chunker = SandboxedCodeChunker(settings.max_fragment_tokens, settings.overlap_tokens)
         self.sql_chunker = SqlChunker(settings.max_fragment_tokens, settings.overlap_tokens)
         self.prose_chunker = ProseChunker(settings.max_fragment_tokens, settings.overlap_tokens)
         self.conversation_chunker = ConversationChunker(settings.max_fragment_tokens, settings.overlap_tokens)
@@ -379,7 +380,7 @@ class IngestPipeline:
         elif doc.syntax == "sql":
             prepared = PreparedDocument(doc, "code", self.sql_chunker.chunk(doc.text))
         elif supports(doc.syntax):
-            prepared = PreparedDocument(doc, "code", self.code_chunker.chunk(doc.text, doc.syntax))
+            prepared = PreparedDocument(doc, "code", self.code_chunker.chunk(doc.text, doc.syntax, doc.path))
         else:
             prepared = PreparedDocument(doc, "prose", self.prose_chunker.chunk(doc.text, doc.syntax))
         limit = self.settings.max_document_fragments
