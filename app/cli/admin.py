@@ -424,6 +424,7 @@ def key_list(ctx: click.Context, org_id: str) -> None:
 @click.argument("key_id")
 @click.pass_context
 def key_revoke(ctx: click.Context, key_id: str) -> None:
+    """Revoke key KEY_ID (its id as `key list` shows it): every later request with it is a 401."""
     with admin_connection(context_settings(ctx)) as conn:
         found = scalar(conn, "select service.revoke_api_key(%s)", (key_id,))
     if not found:

@@ -24,7 +24,11 @@ def mcp(ctx: click.Context) -> None:
     """Serve MCP (Model Context Protocol) on stdin/stdout as the principal of the API key
     in CONTEXTS_KEY; its grants bound every tool call. The key is checked at start (an
     unknown or revoked key stops the server) and again on every call (a key revoked
-    while the server runs fails each later call with an authentication error)."""
+    while the server runs fails each later call with an authentication error).
+
+    It opens the database of CONTEXTS_HOME or CONTEXTS_DATABASE_URL (or --db-url): set the
+    same one as the server that made the key, in the MCP client's env; without either it
+    opens the default embedded database, where the key is unknown."""
     import anyio
     import psycopg
 
