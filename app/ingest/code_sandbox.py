@@ -137,17 +137,29 @@ class SandboxedCodeChunker:
 
     def parse(self, text: str, syntax: str) -> list[Chunk]:
         """The chunks, or ParseFailed (the child that failed is gone)."""
-        child = _idle_child(self.memory_mb) or _Child(self.memory_mb)
+        request = (text, syntax, self.max_tokens, self.overlap_tokens)
+        child = _idle_child(self.memory_mb)
+        if child is not None:
+            try:
+                child.requests.send(request)
+            except OSError:  # it died since it last answered: this file is not why
+                child.kill()
+                child = None
         try:
-            child.requests.send((text, syntax, self.max_tokens, self.overlap_tokens))
+            if child is None:
+                child = _Child(self.memory_mb)
+                child.requests.send(request)
             if not child.answers.poll(self.deadline(text)):
                 raise ParseFailed(f"no answer within {self.deadline(text):.0f} s")
             status, value = child.answers.recv()
         except (EOFError, OSError) as exc:
+            if child is None:  # no child could be started: not this file's doing
+                raise
             child.kill()
             raise ParseFailed(f"its parser died (exit code {child.process.returncode})") from exc
         except BaseException:
-            child.kill()
+            if child is not None:
+                child.kill()
             raise
         if status == "failed":
             child.kill()

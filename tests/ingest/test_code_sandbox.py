@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from app.ingest import code_sandbox
 from app.ingest.chunk_code import CodeChunker
 from app.ingest.code_sandbox import SandboxedCodeChunker, windows
 from app.ingest.normalize import SourceDocument, syntax_of
@@ -65,3 +66,22 @@ def test_the_pipeline_stores_a_hostile_file_in_windows(pipeline):
     prepared = pipeline.prepare(SourceDocument(path="src/evil.c", content=repeated("%w(", 20_000).encode()))
     assert prepared.namespace == "code" and prepared.chunks
     assert all(c.symbol is None for c in prepared.chunks)
+
+
+def test_a_child_killed_while_idle_is_replaced_without_failing_the_next_file(monkeypatch):
+    chunker = SandboxedCodeChunker(512, 64)
+    source = (CODE / "ring.rs").read_text()
+    expected = CodeChunker(512, 64).chunk(source, "rust")
+    assert chunker.chunk(source, "rust") == expected
+    idle = list(code_sandbox._IDLE.queue)
+    assert idle
+    for child in idle:  # as the system's out-of-memory killer would
+        child.process.kill()
+        child.process.wait()
+    assert chunker.chunk(source, "rust") == expected
+    # Dead, yet not known to be (it died after the check): its pipe refuses the file.
+    for child in list(code_sandbox._IDLE.queue):
+        child.process.kill()
+        child.process.wait()
+    monkeypatch.setattr(code_sandbox._Child, "alive", lambda self: True)
+    assert chunker.chunk(source, "rust") == expected
