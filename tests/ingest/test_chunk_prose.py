@@ -132,3 +132,17 @@ def test_pipes_in_a_fenced_block_are_not_a_table():
     assert "```" in chunks[0].text
     # Overlapping pieces, as for any long section (as a table: 203 lines, no overlap).
     assert sum(c.end_line - c.start_line + 1 for c in chunks) > 215
+
+
+def test_a_heading_keeps_its_markup_as_written_and_brackets_stay_text():
+    """Headings come from the block parse alone: their text as written (markup and
+    all), and a run of unclosed `[` or `![` is a paragraph like any other."""
+    text = (
+        "# The `retry` **policy** of [the client](docs/client.md)\n\nBackoff doubles.\n\n"
+        "## Links\n\n" + "![" * 2000 + "\n\n## After\n\nStill a section.\n"
+    )
+    chunks = ProseChunker(512, 64).chunk(text, "markdown")
+    title = "The `retry` **policy** of [the client](docs/client.md)"
+    assert chunks[0].heading_path == (title,) and chunks[0].anchor == github_slug(title)
+    assert [c.heading_path for c in chunks][-1] == (title, "After")
+    assert "![![" in "".join(c.text for c in chunks)
