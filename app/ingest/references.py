@@ -70,12 +70,15 @@ class Reference:
 
 # -- prose ---------------------------------------------------------------------------
 
-_MD_LINK = re.compile(r"!?\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\)")
+# Each part is bounded, possessive, and stops at the bracket that could open the next
+# attempt: unbounded, a run of `[` (or `[a](`, or a role opened and never closed) made
+# every start scan to the end of the line, in quadratic time (100 KB of `[`: 85 s).
+_MD_LINK = re.compile(r"!?\[[^\[\]\n]{0,1000}\]\(\s*<?([^)\s>\[]{1,2048}+)>?(?:\s+[\"'(][^)\[]{0,1000}+)?\)")
 _MD_DEFINITION = re.compile(r"^\s{0,3}\[[^\]\n]+\]:\s*<?(\S+?)>?(?:\s|$)", re.MULTILINE)
-_RST_LINK = re.compile(r"`[^`<\n]*<([^>\s]+)>`_{1,2}")
-_RST_TARGET = re.compile(r"^\s*\.\. _[^:\n]+:\s*(\S+)\s*$", re.MULTILINE)
-_RST_DIRECTIVE = re.compile(r"^\s*\.\. (?:include|literalinclude|image|figure)::\s*(\S+)", re.MULTILINE)
-_RST_DOC_ROLE = re.compile(r":doc:`(?:[^`<]*<([^>]+)>|([^`]+))`")
+_RST_LINK = re.compile(r"`[^`<\n]{0,1000}<([^>\s`]{1,2048}+)>`_{1,2}")
+_RST_TARGET = re.compile(r"^[ \t]*\.\. _[^:\n]+:[ \t]*(\S+)[ \t]*$", re.MULTILINE)
+_RST_DIRECTIVE = re.compile(r"^[ \t]*\.\. (?:include|literalinclude|image|figure)::[ \t]*(\S+)", re.MULTILINE)
+_RST_DOC_ROLE = re.compile(r":doc:`(?:[^`<]{0,1000}<([^>`]{1,2048}+)>|([^`]{1,2048}+))`")
 _BARE_URL = re.compile(r"(?<![\w(<\[/])https?://[^\s)<>\]\"'`]+")
 _ADR = re.compile(r"\bADR[-_ #]?0*([0-9]{1,5})\b", re.IGNORECASE)
 _SUPERSEDES = re.compile(
@@ -252,7 +255,8 @@ _STATUS_FIELD = re.compile(r"^status\s*[:=]\s*(.*)$", re.IGNORECASE)
 _FIELD_EMPHASIS = re.compile(r"^([*_]{1,3})([A-Za-z][A-Za-z _-]{0,30}?)(\s*:?)\1(\s*:?)")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1|``.+?``")
 _TARGET = re.compile(
-    r"\[(?P<text>[^\]\n]*)\]\(\s*<?(?P<href>[^)\s>]+)>?(?:\s+[\"'(][^)]*)?\)"  # [ADR-7](0007-x.md)
+    # [ADR-7](0007-x.md), bounded as _MD_LINK is
+    r"\[(?P<text>[^\[\]\n]{0,1000})\]\(\s*<?(?P<href>[^)\s>\[]{1,2048}+)>?(?:\s+[\"'(][^)\[]{0,1000}+)?\)"
     r"|(?P<adr>ADR[-_ #]?0*(?P<adr_number>[0-9]{1,5}))\b"  # ADR-7
     r"|(?P<url>https?://[^\s)<>\]\"'`]+)"  # a repository URL
     r"|(?P<path>[\w./-]+\.(?:md|markdown|rst|txt|adoc))\b"  # a path
@@ -381,7 +385,7 @@ def header_lines(text: str, syntax: str) -> list[tuple[int, str, bool]]:
 
 def _markdown_header(lines: list[str], skip: int, last: int) -> list[tuple[int, str, bool]]:
     body = "\n" * skip + "\n".join(lines[skip:last])
-    tokens = MarkdownIt("commonmark").enable("table").parse(body)
+    tokens = MarkdownIt("commonmark").enable("table").disable("inline").parse(body)
     out: list[tuple[int, str, bool]] = []
     seen = in_status = False  # seen: a title or any content (a heading now starts a section)
     nested = 0  # inside a quote or a table: nothing there is a declaration
@@ -443,18 +447,18 @@ def _plain_header(lines: list[str], skip: int, last: int, syntax: str) -> list[t
 
 _IDENTIFIER = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?")
 _PY_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w. \t,]+?)[ \t]*(?:#.*)?$", re.MULTILINE)
-_PY_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]+)", re.MULTILINE)
+_PY_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^()]*\)|[^\n#]+)", re.MULTILINE)
 _JS_IMPORT = re.compile(
-    r"""(?:^|[;\n])\s*(?:import|export)\s+(?:type\s+)?([\w$*{}\s,]+?)\s+from\s+["']([^"']+)["']"""
-    r"""|(?:^|[;\n])\s*import\s+["']([^"']+)["']|\brequire\(\s*["']([^"']+)["']\s*\)"""
+    r"""(?:^|[;\n])[ \t]*(?:import|export)\s+(?:type\s+)?([\w$*{}\s,]{1,2000}?)\s+from\s+["']([^"'\n]{1,2048}+)["']"""
+    r"""|(?:^|[;\n])[ \t]*import\s+["']([^"'\n]{1,2048}+)["']|\brequire\(\s*["']([^"'\n]{1,2048}+)["']\s*\)"""
 )
-_GO_IMPORT_BLOCK = re.compile(r"^import\s*\(([^)]*)\)", re.MULTILINE)
+_GO_IMPORT_BLOCK = re.compile(r"^import[ \t]*\(([^()]*)\)", re.MULTILINE)
 _GO_IMPORT_LINE = re.compile(r"^import\s+(?:([\w.]+)\s+)?\"([^\"]+)\"", re.MULTILINE)
-_GO_SPEC = re.compile(r"^\s*(?:([\w.]+)\s+)?\"([^\"]+)\"", re.MULTILINE)
+_GO_SPEC = re.compile(r"^[ \t]*(?:([\w.]+)[ \t]+)?\"([^\"\n]+)\"", re.MULTILINE)
 _RUST_USE = re.compile(
-    r"^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+(?:crate|self|super)::([\w:]+?)(?:::\{([^}]*)\})?\s*;", re.MULTILINE
+    r"^[ \t]*(?:pub(?:\([^()]*\))?\s+)?use\s+(?:crate|self|super)::([\w:]+?)(?:::\{([^{}]*)\})?\s*;", re.MULTILINE
 )
-_JAVA_IMPORT = re.compile(r"^\s*import\s+(?:static\s+)?([\w.]+)\.(\w+|\*)\s*;", re.MULTILINE)
+_JAVA_IMPORT = re.compile(r"^[ \t]*import\s+(?:static\s+)?([\w.]+)\.(\w+|\*)\s*;", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)

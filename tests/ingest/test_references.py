@@ -228,3 +228,45 @@ def test_metadata_and_front_matter_supersession():
         ("supersedes", "path:runbooks/a.md", None),
         ("superseded_by", "adr:40", None),
     }
+
+
+def test_runs_that_made_the_patterns_quadratic_still_find_what_follows_them():
+    """Blank lines before an import, unclosed brackets before a link: each start of the
+    old patterns scanned to the end of the run (30 KB of blank lines before a Rust `use`:
+    about 35 s; 100 KB of `[`: 85 s). The references after the run are still found."""
+    blank = "\n" * 30_000
+    cases = [
+        ("src/a.rs", "rust", blank + "use crate::store::Ring;\nfn f(r: Ring) {}\n", ("module:store", "Ring")),
+        (
+            "src/A.java",
+            "java",
+            blank + "import com.acme.store.Ring;\nclass A { Ring r; }\n",
+            ("module:com.acme.store.Ring", "Ring"),
+        ),
+        (
+            "src/a.ts",
+            "typescript",
+            blank + "import { Ring } from './store';\nlet r: Ring;\n",
+            ("module:src.store", "Ring"),
+        ),
+        (
+            "src/a.go",
+            "go",
+            "import (\n" * 3_000 + 'import (\n\t"acme/store"\n)\nvar s store.Ring\n',
+            ("package:store", "Ring"),
+        ),
+        (
+            "src/a.py",
+            "python",
+            "from a import (\n" * 3_000 + "from store import (Ring)\nr = Ring()\n",
+            ("module:store", "Ring"),
+        ),
+    ]
+    for path, syntax, text, expected in cases:
+        assert expected in named(code_refs(path, syntax, text)), path
+    prose = "[" * 30_000 + " [the guide](guide.md) " + "[a](" * 10_000 + "\n" + blank + ".. _target: other.rst\n"
+    found = keys(prose_references(prose, "docs/index.md"))
+    assert ("link", "path:docs/guide.md", None) in found and ("link", "path:docs/other.rst", None) in found
+    header = "# Title\n\n" + "[" * 30_000 + "\n\nSuperseded by [ADR 7](0007-x.md)\n"
+    [(declared, line)] = declared_supersessions(header, "docs/adr/0003-y.md", "markdown", {})
+    assert (declared.type, declared.key, line) == ("superseded_by", "path:docs/adr/0007-x.md", 5)
