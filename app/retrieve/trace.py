@@ -166,13 +166,15 @@ def record_trace(
 
 
 def distinct_vectors(query_vectors: dict[str, list[float]]) -> dict[str, list[float]]:
-    """One namespace per distinct vector. Namespaces sharing a model share one vector
+    """One namespace per vector object. Namespaces sharing a model share one vector
     (app.retrieve.query_vectors hands them the same list) and the database stores a
-    vector once per model, so the others would only cost parsing (~0.1 ms each)."""
+    vector once per model, so the others would only cost parsing (~0.1 ms each). Equal
+    values from two models (the same weights under two names) are both kept: each is
+    stored under its own model."""
     seen: list[list[float]] = []
     out: dict[str, list[float]] = {}
     for namespace, vector in sorted(query_vectors.items()):
-        if not any(vector is other or vector == other for other in seen):
+        if not any(vector is other for other in seen):
             seen.append(vector)
             out[namespace] = vector
     return out

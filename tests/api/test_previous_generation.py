@@ -18,12 +18,24 @@ from app.mcp import TOOLS
 from tests.api.test_api import ingest, problem
 from tests.api.test_contexts import PAYMENTS, principal
 from tests.api.test_model_follow import build_shadow, promote
+from tests.conftest import serving
 from tests.ingest.test_model_generations import next_model  # noqa: F401 (fixture)
 from tests.retrieve.corpus import DOCS
 
 OLD = "sentence-transformers/all-MiniLM-L6-v2"
 QUERY = {"query": "rotate the journal", "scope": {"org_id": "acme"}}
 PREVIOUS = QUERY | {"generation": "previous"}
+
+
+@pytest.fixture
+def client(settings, models, db_url, logins):
+    """The API with every generation's queries embedded by torch. These tests compare two
+    generations of the same weights, and by default the bundled model's queries come from
+    its int8 export while `minilm-next`'s come from torch: about 0.001 of cosine apart,
+    enough to swap two near-tied fragments on some CPUs (an AMD EPYC without VNNI did)."""
+    with serving(settings, db_url, logins, max_body_bytes=256 * 1024, query_embed_backend="torch") as (api, token):
+        api.headers["Authorization"] = f"Bearer {token}"
+        yield api
 
 
 def prose_models(trace: dict) -> set[str]:
@@ -151,7 +163,8 @@ def test_models_replay_compares_the_previous_generation_within_its_window(
 
     refused = cli("models", "replay", "prose", "--generation", "shadow")
     assert refused.exit_code != 0 and "no shadow generation" in refused.output
-    compared = cli("models", "replay", "prose", "--json")  # no shadow left: the previous generation
+    # No shadow left: the previous generation (its queries embedded as the service's are).
+    compared = cli("models", "replay", "prose", "--json", CONTEXTS_QUERY_EMBED_BACKEND="torch")
     assert compared.exit_code == 0, compared.output
     body = json.loads(compared.stdout.strip().splitlines()[-1])
     assert (body["compared"], body["generation"], body["replayed"], body["errors"]) == ("previous", 1, 2, 0)
