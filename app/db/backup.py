@@ -190,9 +190,9 @@ def _lists(archive: tarfile.TarFile) -> bool:
     )
     assert lister.stdin is not None
     try:
-        while block := member.read(1 << 20):
-            lister.stdin.write(block)
-        lister.stdin.close()
+        with lister.stdin:  # closed (flushed) on the way out, whether it read all or left
+            while block := member.read(1 << 20):
+                lister.stdin.write(block)
     except BrokenPipeError:
         pass  # it read what it needed and left
     return lister.wait() == 0

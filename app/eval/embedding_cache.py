@@ -295,12 +295,13 @@ class CorpusVectors:
     @classmethod
     def open(cls, directory: Path, dataset_name: str, serves_any_torch_dtype: bool = False) -> CorpusVectors:
         path = cache_path(directory, dataset_name)
-        if not path.is_file():
-            return cls(path, None, [f"{path} is missing"], serves_any_torch_dtype=serves_any_torch_dtype)
-        try:
-            return cls(path, CacheFile.read(path), serves_any_torch_dtype=serves_any_torch_dtype)
-        except (OSError, CacheError) as exc:
-            return cls(path, None, [str(exc)], serves_any_torch_dtype=serves_any_torch_dtype)
+        file, problems = None, [f"{path} is missing"]
+        if path.is_file():
+            try:
+                file, problems = CacheFile.read(path), []
+            except (OSError, CacheError) as exc:
+                problems = [str(exc)]
+        return cls(path, file, problems, serves_any_torch_dtype=serves_any_torch_dtype)
 
     def _wanted(self, table: Table, key: TableKey) -> TableKey:
         """The key `table` must serve for a run under `key` (see serves_any_torch_dtype)."""

@@ -27,7 +27,8 @@ import sys
 from multiprocessing.connection import Connection
 
 from app.ingest.chunk_code import CodeChunker
-from app.ingest.chunks import Chunk, Lines
+from app.ingest.chunk_prose import ProseChunker
+from app.ingest.chunks import Chunk
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +41,6 @@ SECONDS_PER_MB = 10.0
 about 2.5 MB/s and walks at about 0.5 MB/s on one of this machine's cores)."""
 IDLE_CHILDREN = 4
 """Children kept for later calls (one call at a time each)."""
-
-
-def windows(text: str, max_tokens: int, overlap_tokens: int) -> list[Chunk]:
-    """The document in windows of lines within the size bound, no symbols."""
-    doc = Lines(text, max_tokens, overlap_tokens)
-    return [Chunk.of(piece, (), None) for piece in doc.pieces(0, len(doc))]
 
 
 def _serve(memory_mb: int) -> None:
@@ -130,7 +125,8 @@ class SandboxedCodeChunker:
             return self.parse(text, syntax)
         except ParseFailed as exc:
             log.warning("%s: not cut along its %s definitions: %s; cut in windows of lines", path, syntax, exc)
-            return windows(text, self.max_tokens, self.overlap_tokens)
+            # As a file of a language we do not parse: windows of lines, cut at blank lines.
+            return ProseChunker(self.max_tokens, self.overlap_tokens).chunk(text, syntax)
 
     def deadline(self, text: str) -> float:
         return self.seconds + self.seconds_per_mb * len(text) / 2**20
@@ -138,6 +134,7 @@ class SandboxedCodeChunker:
     def parse(self, text: str, syntax: str) -> list[Chunk]:
         """The chunks, or ParseFailed (the child that failed is gone)."""
         request = (text, syntax, self.max_tokens, self.overlap_tokens)
+        deadline = self.deadline(text)
         child = _idle_child(self.memory_mb)
         if child is not None:
             try:
@@ -149,8 +146,8 @@ class SandboxedCodeChunker:
             if child is None:
                 child = _Child(self.memory_mb)
                 child.requests.send(request)
-            if not child.answers.poll(self.deadline(text)):
-                raise ParseFailed(f"no answer within {self.deadline(text):.0f} s")
+            if not child.answers.poll(deadline):
+                raise ParseFailed(f"no answer within {deadline:.0f} s")
             status, value = child.answers.recv()
         except (EOFError, OSError) as exc:
             if child is None:  # no child could be started: not this file's doing

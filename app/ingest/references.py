@@ -73,11 +73,14 @@ class Reference:
 # Each part is bounded, possessive, and stops at the bracket that could open the next
 # attempt: unbounded, a run of `[` (or `[a](`, or a role opened and never closed) made
 # every start scan to the end of the line, in quadratic time (100 KB of `[`: 85 s).
-_MD_LINK = re.compile(r"!?\[[^\[\]\n]{0,1000}\]\(\s*<?([^)\s>\[]{1,2048}+)>?(?:\s+[\"'(][^)\[]{0,1000}+)?\)")
-_MD_DEFINITION = re.compile(r"^\s{0,3}\[[^\]\n]+\]:\s*<?(\S+?)>?(?:\s|$)", re.MULTILINE)
-_RST_LINK = re.compile(r"`[^`<\n]{0,1000}<([^>\s`]{1,2048}+)>`_{1,2}")
-_RST_TARGET = re.compile(r"^[ \t]*\.\. _[^:\n]+:[ \t]*(\S+)[ \t]*$", re.MULTILINE)
-_RST_DIRECTIVE = re.compile(r"^[ \t]*\.\. (?:include|literalinclude|image|figure)::[ \t]*(\S+)", re.MULTILINE)
+_LINK = r"\[(?P<text>[^\[\]\n]{0,1000})\]\(\s*<?(?P<href>[^)\s>\[]{1,2048}+)>?(?:\s+[\"'(][^)\[]{0,1000}+)?\)"
+"""A Markdown inline link, `[text](href "title")` (here and in supersession headers)."""
+# Each pattern names its target `href`.
+_MD_LINK = re.compile(r"!?" + _LINK)
+_MD_DEFINITION = re.compile(r"^\s{0,3}\[[^\]\n]+\]:\s*<?(?P<href>\S+?)>?(?:\s|$)", re.MULTILINE)
+_RST_LINK = re.compile(r"`[^`<\n]{0,1000}<(?P<href>[^>\s`]{1,2048}+)>`_{1,2}")
+_RST_TARGET = re.compile(r"^[ \t]*\.\. _[^:\n]+:[ \t]*(?P<href>\S+)[ \t]*$", re.MULTILINE)
+_RST_DIRECTIVE = re.compile(r"^[ \t]*\.\. (?:include|literalinclude|image|figure)::[ \t]*(?P<href>\S+)", re.MULTILINE)
 _RST_DOC_ROLE = re.compile(r":doc:`(?:[^`<]{0,1000}<([^>`]{1,2048}+)>|([^`]{1,2048}+))`")
 _BARE_URL = re.compile(r"(?<![\w(<\[/])https?://[^\s)<>\]\"'`]+")
 _ADR = re.compile(r"\bADR[-_ #]?0*([0-9]{1,5})\b", re.IGNORECASE)
@@ -172,7 +175,7 @@ def prose_references(text: str, doc_path: str) -> list[Reference]:
     for pattern in (_MD_LINK, _MD_DEFINITION, _RST_LINK, _RST_TARGET, _RST_DIRECTIVE):
         for match in pattern.finditer(text):
             spans.append(match.span())
-            ref = classify_target(match.group(1), doc_path)
+            ref = classify_target(match.group("href"), doc_path)
             if ref is not None:
                 found.append(ref)
     for match in _RST_DOC_ROLE.finditer(text):
@@ -255,9 +258,8 @@ _STATUS_FIELD = re.compile(r"^status\s*[:=]\s*(.*)$", re.IGNORECASE)
 _FIELD_EMPHASIS = re.compile(r"^([*_]{1,3})([A-Za-z][A-Za-z _-]{0,30}?)(\s*:?)\1(\s*:?)")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1|``.+?``")
 _TARGET = re.compile(
-    # [ADR-7](0007-x.md), bounded as _MD_LINK is
-    r"\[(?P<text>[^\[\]\n]{0,1000})\]\(\s*<?(?P<href>[^)\s>\[]{1,2048}+)>?(?:\s+[\"'(][^)\[]{0,1000}+)?\)"
-    r"|(?P<adr>ADR[-_ #]?0*(?P<adr_number>[0-9]{1,5}))\b"  # ADR-7
+    _LINK  # [ADR-7](0007-x.md)
+    + r"|(?P<adr>ADR[-_ #]?0*(?P<adr_number>[0-9]{1,5}))\b"  # ADR-7
     r"|(?P<url>https?://[^\s)<>\]\"'`]+)"  # a repository URL
     r"|(?P<path>[\w./-]+\.(?:md|markdown|rst|txt|adoc))\b"  # a path
     r"|(?P<number>0*[0-9]{1,5})\b(?![\w-])(?!\.\w)",  # a bare number (in an ADR only), not 0.2

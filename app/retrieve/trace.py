@@ -171,11 +171,11 @@ def distinct_vectors(query_vectors: dict[str, list[float]]) -> dict[str, list[fl
     vector once per model, so the others would only cost parsing (~0.1 ms each). Equal
     values from two models (the same weights under two names) are both kept: each is
     stored under its own model."""
-    seen: list[list[float]] = []
+    seen: set[int] = set()
     out: dict[str, list[float]] = {}
     for namespace, vector in sorted(query_vectors.items()):
-        if not any(vector is other for other in seen):
-            seen.append(vector)
+        if id(vector) not in seen:
+            seen.add(id(vector))
             out[namespace] = vector
     return out
 
