@@ -203,8 +203,9 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 @pytest.fixture(scope="session")
 def models(settings: Settings):
     from app.text.embed import embedders
+    from tests.embedding_memo import remembering
 
-    loaded = embedders(settings)
+    loaded = {namespace: remembering(embedder) for namespace, embedder in embedders(settings).items()}
     for embedder in loaded.values():
         embedder.load()
     return loaded
