@@ -319,3 +319,38 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.db)
         else:
             item.add_marker(pytest.mark.unit)
+    heaviest: dict[str, int] = {}
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        heavy = 0 if item.get_closest_marker("e2e") else 1 if item.get_closest_marker("db") else 2
+        heaviest[module] = min(heaviest.get(module, 2), heavy)
+    items.sort(key=lambda item: _start_order(item.nodeid.split("::")[0], heaviest))
+
+
+LONGEST_FIRST = (
+    "tests/api/test_openapi_conformance.py",
+    "tests/test_readme_examples.py",
+    "tests/security/test_no_leaks.py",
+    "tests/serve/test_serve.py",
+    "tests/mcp/test_mcp.py",
+    "tests/bench/test_load.py",
+    "tests/bench/test_bench.py",
+    "tests/ingest/test_e5_small_q4.py",
+    "tests/api/test_hardening.py",
+    "tests/security/test_door.py",
+    "tests/test_harness.py",
+    "tests/client/test_client.py",
+)
+"""The modules with the suite's longest tests (20 to 100 s each, the whole suite timed on 2
+workers), started first: collected last (the top-level modules are), they left one
+worker running one of them while the other had nothing left to take. Only the order
+depends on this list; a module missing from it runs all the same, after them, heavier
+tiers (e2e, then db) before lighter ones. A module keeps its tests together."""
+
+
+def _start_order(module: str, heaviest: dict[str, int]) -> tuple[int, int]:
+    """LONGEST_FIRST in its order, then the other modules by their heaviest test's tier
+    (0: e2e, 1: db, 2: unit); a stable sort keeps the collection order within each."""
+    if module in LONGEST_FIRST:
+        return LONGEST_FIRST.index(module), 0
+    return len(LONGEST_FIRST), heaviest[module]
