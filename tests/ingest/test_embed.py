@@ -6,19 +6,27 @@ import numpy as np
 import pytest
 
 from app.settings import Settings
-from app.text.embed import embedders, resolve_dtype
+from app.text.embed import Embedder, embedders, resolve_dtype
+from tests.embedding_memo import plain
 
 
-def test_vectors_are_unit_length_and_deterministic(models):
-    embedder = models["prose"]
+@pytest.fixture
+def model(models) -> dict[str, Embedder]:
+    """The session's embedders, calling the model every time: these tests are about what
+    it computes, so none may be answered from the suite's memo (tests/embedding_memo.py)."""
+    return {namespace: plain(embedder) for namespace, embedder in models.items()}
+
+
+def test_vectors_are_unit_length_and_deterministic(model):
+    embedder = model["prose"]
     a, b = embedder.embed(["rotate the journal when the disk is full"] * 2)
     assert len(a) == embedder.dims == 384
     assert abs(np.linalg.norm(a) - 1) < 1e-5
     assert a == b
 
 
-def test_short_text_is_one_window(models):
-    embedder = models["prose"]
+def test_short_text_is_one_window(model):
+    embedder = model["prose"]
     text = "Certificates renew automatically thirty days before expiry."
     direct = embedder.model.encode([text], normalize_embeddings=True)[0]
     # In bfloat16 (CPUs where oneDNN runs it) two encodings of one text agree to about
@@ -26,8 +34,8 @@ def test_short_text_is_one_window(models):
     assert np.dot(embedder.embed([text])[0], direct) > (0.997 if embedder.dtype == "bfloat16" else 0.999)
 
 
-def test_tail_of_a_long_text_still_counts(models):
-    embedder = models["code"]
+def test_tail_of_a_long_text_still_counts(model):
+    embedder = model["code"]
     filler = "\\n".join(f"    step_{i} = compute_value({i}, factor=2)" for i in range(120))
     head = f"def pipeline():\\n{filler}\\n"
     tail = "    send_invoice_email(customer, pdf_attachment, smtp_server)\\n"
@@ -57,7 +65,7 @@ def test_a_query_never_waits_behind_an_ingestion(models):
 
     ingest_model.encode = slow_encode
     try:
-        writer = threading.Thread(target=models["prose"].embed, args=(["a long document being ingested"],))
+        writer = threading.Thread(target=plain(models["prose"]).embed, args=(["a long document being ingested"],))
         writer.start()
         assert entered.wait(30)
         done: list = []
