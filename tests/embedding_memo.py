@@ -5,16 +5,15 @@ fresh database, so a test worker embedded the same texts again and again. The mo
 still computes every vector once per worker; a repeat is read back (the vector the model
 gave for that text, under the same model, dtype, lane and backend). Measured on a CPU
 without native bfloat16 (float32), the whole suite: 3,678 texts and 224 s in the model
-before, 2,744 and 153 s after. Queries are
-not remembered (their lane is cheap), and a test that builds its own Embedder, or wants
-the model called every time, gets a plain one (`plain`).
+before, 2,744 and 153 s after. Queries are not remembered (their lane is cheap); a test
+about what the model computes takes a plain embedder (`plain`), which calls it every time.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
-from app.text.embed import Embedder
+from app.text.embed import Embedder, embedder_fields
 
 _said: dict[tuple[str, str, str, str, str], list[float]] = {}
 """(model name, dtype, lane, backend, text) -> the model's vector, for this process."""
@@ -34,8 +33,8 @@ class RememberingEmbedder(Embedder):
 
 
 def remembering(embedder: Embedder) -> RememberingEmbedder:
-    return RememberingEmbedder(**{f.name: getattr(embedder, f.name) for f in fields(Embedder)})
+    return RememberingEmbedder(**embedder_fields(embedder))
 
 
 def plain(embedder: Embedder) -> Embedder:
-    return Embedder(**{f.name: getattr(embedder, f.name) for f in fields(Embedder)})
+    return Embedder(**embedder_fields(embedder))

@@ -40,7 +40,7 @@ from app.eval import beir
 from app.ingest.normalize import RejectedDocument, SourceDocument
 from app.ingest.pipeline import IngestPipeline, embedding_input
 from app.text import e5_small_q4
-from app.text.embed import Embedder, is_packaged_model, model_label, resolve_model_path
+from app.text.embed import Embedder, embedder_fields, is_packaged_model, model_label, resolve_model_path
 from app.text.versions import CHUNKER_VERSION
 
 MAGIC = b"CTXVEC1\n"
@@ -322,7 +322,7 @@ class CorpusVectors:
 
     def embedders(self, embedders: dict[str, Embedder]) -> dict[str, Embedder]:
         """`embedders`, each reading this set's vectors first."""
-        return {ns: CachedEmbedder(**_plain_fields(e), vectors=self) for ns, e in embedders.items()}
+        return {ns: CachedEmbedder(**embedder_fields(e), vectors=self) for ns, e in embedders.items()}
 
     @property
     def stale(self) -> bool:
@@ -350,7 +350,7 @@ class CachedEmbedder(Embedder):
 
     def for_queries(self) -> Embedder:
         """Queries are never cached: a plain embedder of the query lane."""
-        return Embedder(**_plain_fields(self)).for_queries()
+        return Embedder(**embedder_fields(self)).for_queries()
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
@@ -370,10 +370,6 @@ class CachedEmbedder(Embedder):
             self.vectors.hits += len(texts) - len(missing)
             self.vectors.misses += len(missing)
         return out.tolist()
-
-
-def _plain_fields(embedder: Embedder) -> dict:
-    return {f.name: getattr(embedder, f.name) for f in fields(Embedder)}
 
 
 def is_cached(embedders: Iterable[Embedder]) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -222,6 +222,12 @@ class Embedder:
                 owners.append(index)
                 weights.append(len(span))
         return windows, owners, weights
+
+
+def embedder_fields(embedder: Embedder) -> dict:
+    """An embedder's settings (Embedder's own fields), to make another kind of embedder
+    from it, or a plain one from a kind that adds behaviour (a cache, a memo)."""
+    return {f.name: getattr(embedder, f.name) for f in fields(Embedder)}
 
 
 def embedders(settings: Settings) -> dict[str, Embedder]:
