@@ -309,23 +309,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     real model or builds the service, `db` takes a database, `unit` neither. `make
     test-fast` runs the unit tier (`-m unit`); a test that starts a server or the model
     by itself instead of through these fixtures names its tier with a marker."""
+    heaviest: dict[Path, int] = {}  # module -> its heaviest test's place in TIERS
     for item in items:
-        if any(item.get_closest_marker(tier) for tier in ("unit", "db", "e2e")):
-            continue
-        used = set(getattr(item, "fixturenames", ()))
-        if used & MODEL_FIXTURES:
-            item.add_marker(pytest.mark.e2e)
-        elif "pg_server" in used:
-            item.add_marker(pytest.mark.db)
-        else:
-            item.add_marker(pytest.mark.unit)
-    heaviest: dict[str, int] = {}
-    for item in items:
-        module = item.nodeid.split("::")[0]
-        heavy = 0 if item.get_closest_marker("e2e") else 1 if item.get_closest_marker("db") else 2
-        heaviest[module] = min(heaviest.get(module, 2), heavy)
-    items.sort(key=lambda item: _start_order(item.nodeid.split("::")[0], heaviest))
+        if not any(item.get_closest_marker(tier) for tier in TIERS):
+            used = set(getattr(item, "fixturenames", ()))
+            if used & MODEL_FIXTURES:
+                item.add_marker(pytest.mark.e2e)
+            elif "pg_server" in used:
+                item.add_marker(pytest.mark.db)
+            else:
+                item.add_marker(pytest.mark.unit)
+        weight = next(i for i, tier in enumerate(TIERS) if item.get_closest_marker(tier))
+        heaviest[item.path] = min(heaviest.get(item.path, weight), weight)
+    items.sort(key=lambda item: _start_order(item.path, heaviest))
 
+
+TIERS = ("e2e", "db", "unit")
+"""Heaviest first."""
+ROOT = Path(__file__).parents[1]
+"""The repository: LONGEST_FIRST names modules from here."""
 
 LONGEST_FIRST = (
     "tests/api/test_openapi_conformance.py",
@@ -342,15 +344,16 @@ LONGEST_FIRST = (
     "tests/client/test_client.py",
 )
 """The modules with the suite's longest tests (20 to 100 s each, the whole suite timed on 2
-workers), started first: collected last (the top-level modules are), they left one
-worker running one of them while the other had nothing left to take. Only the order
-depends on this list; a module missing from it runs all the same, after them, heavier
-tiers (e2e, then db) before lighter ones. A module keeps its tests together."""
+workers), started first: collected last (the top-level modules are), their tests could
+only start when the other worker had little left to take. Only the order depends on this
+list (tests/test_suite_order.py checks that each one exists); the other modules follow,
+by their heaviest test's tier (TIERS). A module keeps its tests together."""
 
 
-def _start_order(module: str, heaviest: dict[str, int]) -> tuple[int, int]:
-    """LONGEST_FIRST in its order, then the other modules by their heaviest test's tier
-    (0: e2e, 1: db, 2: unit); a stable sort keeps the collection order within each."""
-    if module in LONGEST_FIRST:
-        return LONGEST_FIRST.index(module), 0
+def _start_order(module: Path, heaviest: dict[Path, int]) -> tuple[int, int]:
+    """LONGEST_FIRST in its order, then the other modules by their heaviest test's tier;
+    a stable sort keeps the collection order within each."""
+    name = module.relative_to(ROOT).as_posix()
+    if name in LONGEST_FIRST:
+        return LONGEST_FIRST.index(name), 0
     return len(LONGEST_FIRST), heaviest[module]
