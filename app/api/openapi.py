@@ -11,8 +11,9 @@ from typing import Any
 
 import msgspec
 from litestar import Litestar
+from litestar._openapi.plugin import OpenAPIPlugin
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.openapi.spec import OpenAPIHeader, OpenAPIType, Reference, Schema
+from litestar.openapi.spec import OpenAPI, OpenAPIHeader, OpenAPIType, Reference, Schema
 
 PROBLEM_JSON = "application/problem+json"
 
@@ -215,3 +216,29 @@ def declare_throttle(app: Litestar) -> None:
             throttled.description = DESCRIPTIONS[429]
             throttled.headers = None
             responses["429"] = throttled
+
+
+_DOCUMENT: list[OpenAPI] = []
+"""The finished document of the first application this process built (remember_document)."""
+
+
+def remember_document(app: Litestar) -> None:
+    """Keep `app`'s finished document for every later application of this process.
+
+    Building it (Litestar's schema generation, then the corrections above) is about 60% of
+    create_app, which the test suite calls once per test that serves the API (hundreds).
+    The document depends only on the code: the routes, their structs and the constant
+    OpenAPI configuration, never the settings (tests/api/test_openapi_conformance.py
+    checks that applications built with other settings document the same)."""
+    _DOCUMENT[:] = [app.openapi_schema]
+
+
+def reuse_document(app: Litestar) -> bool:
+    """Give `app` the remembered document, if there is one; False: build it."""
+    if not _DOCUMENT:
+        return False
+    # Litestar (2.x) has no public setter: its plugin builds the document on first use
+    # and keeps it in `_openapi`, a slot (a renamed one raises here instead of silently
+    # building an uncorrected document).
+    app.plugins.get(OpenAPIPlugin)._openapi = _DOCUMENT[0]
+    return True

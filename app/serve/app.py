@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -36,10 +37,12 @@ from app.api.openapi import (
     declare_throttle,
     forbid_empty_retrieval,
     problem_response,
+    remember_document,
     require_one_of,
     restore_item_bounds,
     restore_item_patterns,
     restore_zero_bounds,
+    reuse_document,
 )
 from app.api.owners import OwnersController
 from app.api.pins import PinsController
@@ -89,12 +92,13 @@ DOCS_PATH = "/schema"
 DOCS_ASSETS = f"{DOCS_PATH}/assets"
 
 
+@functools.cache
 def docs_assets_dir() -> str:
     """Swagger UI's files (5.x, which reads the OpenAPI 3.1 document Litestar writes;
     4.x said "Unable to render this definition"), from the swagger-ui-py package's static
     folder: the docs page loads nothing from a CDN, so it works on a machine without
     internet access. Found without importing the package (its code serves other
-    frameworks)."""
+    frameworks); once per process, as the search goes through every import hook."""
     import importlib.util
 
     spec = importlib.util.find_spec("swagger_ui")
@@ -295,15 +299,17 @@ def create_app(settings: Settings, *, services: Services | None = None, run_migr
         RuleCreate,
     ]
     app.state.metrics = metrics
-    close_request_objects(app, requests)
-    restore_zero_bounds(app, requests)
-    restore_item_patterns(app, requests)
-    restore_item_bounds(app, requests)
-    forbid_empty_retrieval(app, RetrieveRequest)
-    require_one_of(app, RuleCreate, ("path_globs", "symbol_globs"))
-    require_one_of(app, ContextVersionCreate, ("fragment_ids", "doc_ids", "path_globs", "query"))
-    declare_throttle(app)
-    declare_problem_headers(app)
+    if not reuse_document(app):
+        close_request_objects(app, requests)
+        restore_zero_bounds(app, requests)
+        restore_item_patterns(app, requests)
+        restore_item_bounds(app, requests)
+        forbid_empty_retrieval(app, RetrieveRequest)
+        require_one_of(app, RuleCreate, ("path_globs", "symbol_globs"))
+        require_one_of(app, ContextVersionCreate, ("fragment_ids", "doc_ids", "path_globs", "query"))
+        declare_throttle(app)
+        declare_problem_headers(app)
+        remember_document(app)
     allow_every_method(app)
     declare_query_names(app)
     return app

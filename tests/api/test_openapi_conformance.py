@@ -291,6 +291,22 @@ def test_served_schema_holds_for_known_fragments_and_traces(api, client):
     assert api["/health"]["GET"].Case().call_and_validate().json()["status"] == "ok"
 
 
+def test_every_application_serves_the_document_it_would_build(settings, monkeypatch):
+    """create_app builds the document once per process and later applications reuse it
+    (app/api/openapi.py): one built afresh, under other settings, is the same document."""
+    from app.api import openapi
+    from app.serve.app import create_app
+
+    remembered = create_app(settings).openapi_schema
+    assert create_app(settings.with_(max_body_bytes=1024)).openapi_schema is remembered
+    monkeypatch.setattr(openapi, "_DOCUMENT", [])
+    other = settings.with_(max_body_bytes=1024, auth_failures_per_client=0, auth_failure_window="day")
+    fresh = create_app(other).openapi_schema
+    assert fresh is not remembered
+    assert fresh.to_schema() == remembered.to_schema()
+    assert fresh.components.schemas["RetrieveRequest"].additional_properties is False  # corrected too
+
+
 def test_served_schema_declares_errors_closed_requests_and_public_health(client):
     """What the generated requests cannot show: every error status is declared as
     problem+json with the headers it carries, request objects are closed, and /health is
