@@ -36,14 +36,23 @@ begin
 end
 $$;
 
--- A document version, a source pointer: visible with its document.
+-- A document version, a source pointer: visible with its document. Written as EXISTS,
+-- so the planner chooses per statement between probing the documents' primary key for
+-- each row (a retrieval reads a few hundred sources) and hashing every document the
+-- principal may read (a scan of the whole table); `(org_id, doc_id) in (...)` always
+-- hashed them all: 3 of the 9 ms of citing 200 candidates in an org of 5,183 documents,
+-- growing with the org.
 drop policy if exists scope_read on data.document_versions;
 create policy scope_read on data.document_versions for select
-    using (org_id = (select data.acl_org()) and (org_id, doc_id) in (select d.org_id, d.doc_id from data.documents d));
+    using (org_id = (select data.acl_org())
+           and exists (select 1 from data.documents d
+                       where d.org_id = document_versions.org_id and d.doc_id = document_versions.doc_id));
 
 drop policy if exists scope_read on data.fragment_sources;
 create policy scope_read on data.fragment_sources for select
-    using (org_id = (select data.acl_org()) and (org_id, doc_id) in (select d.org_id, d.doc_id from data.documents d));
+    using (org_id = (select data.acl_org())
+           and exists (select 1 from data.documents d
+                       where d.org_id = fragment_sources.org_id and d.doc_id = fragment_sources.doc_id));
 
 -- The org, its repos and personas: visible to its principals. Sessions: to those granted.
 drop policy if exists member_read on data.orgs;

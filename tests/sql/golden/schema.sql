@@ -9172,9 +9172,9 @@ CREATE POLICY scope_read ON data.contexts FOR SELECT USING ((((org_id = ( SELECT
 -- Name: document_versions scope_read; Type: POLICY; Schema: data; Owner: <migrator>
 --
 
-CREATE POLICY scope_read ON data.document_versions FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((org_id, doc_id) IN ( SELECT d.org_id,
-    d.doc_id
-   FROM data.documents d))));
+CREATE POLICY scope_read ON data.document_versions FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND (EXISTS ( SELECT 1
+   FROM data.documents d
+  WHERE ((d.org_id = document_versions.org_id) AND (d.doc_id = document_versions.doc_id))))));
 
 
 --
@@ -9202,9 +9202,9 @@ CREATE POLICY scope_read ON data.fragment_links FOR SELECT USING (((org_id = ( S
 -- Name: fragment_sources scope_read; Type: POLICY; Schema: data; Owner: <migrator>
 --
 
-CREATE POLICY scope_read ON data.fragment_sources FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND ((org_id, doc_id) IN ( SELECT d.org_id,
-    d.doc_id
-   FROM data.documents d))));
+CREATE POLICY scope_read ON data.fragment_sources FOR SELECT USING (((org_id = ( SELECT data.acl_org() AS acl_org)) AND (EXISTS ( SELECT 1
+   FROM data.documents d
+  WHERE ((d.org_id = fragment_sources.org_id) AND (d.doc_id = fragment_sources.doc_id))))));
 
 
 --
