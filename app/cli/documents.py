@@ -179,6 +179,7 @@ def ingest_paths(
     show_default=True,
     help="Refresh citation authority afterwards (contexts rank refresh).",
 )
+@remote_options
 @click.pass_context
 def ingest(
     ctx: click.Context,
@@ -191,13 +192,25 @@ def ingest(
     owner: str | None,
     create_org: bool,
     refresh_authority: bool,
+    url: str | None,
+    key: str | None,
 ) -> None:
-    """Ingest files or directories (directories respect .gitignore)."""
-    settings = context_settings(ctx)
-    dsn = open_database(settings)
-    changed, fragments, created, refused = ingest_paths(
-        settings, dsn, list(paths), org_id, repo, persona, session, kind, owner, create_org
-    )
+    """Ingest files or directories (directories respect .gitignore): into the database,
+    or with --url and --key through a running service (its key's org must exist; the
+    service refreshes citation authority itself)."""
+    if url:
+        from app.cli.remote_ingest import ingest_through_service
+
+        changed, fragments, created, refused = ingest_through_service(
+            url, key, list(paths), org_id, repo, persona, session, kind, owner
+        )
+        refresh_authority = False
+    else:
+        settings = context_settings(ctx)
+        dsn = open_database(settings)
+        changed, fragments, created, refused = ingest_paths(
+            settings, dsn, list(paths), org_id, repo, persona, session, kind, owner, create_org
+        )
     print_skipped(refused)
     console.print(
         f"{changed} document(s) changed, {fragments} fragment(s) written, "

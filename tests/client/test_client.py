@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import anyio
 import pytest
@@ -123,16 +124,56 @@ def test_earlier_argument_orders_still_work_with_a_warning(base_url, tenants):  
             contexts.pin("acme", "12", "why")
 
 
-def cli(*args: str, **env: str) -> subprocess.CompletedProcess:
+def cli(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("CONTEXTS_")}
     return subprocess.run(
         [sys.executable, "-m", "app.cli", *args],
         capture_output=True,
         text=True,
-        cwd=ROOT,
-        env=clean | env | {"CONTEXTS_DATABASE_URL": "postgresql://nobody@127.0.0.1:9/none"},
-        timeout=60,
+        cwd=cwd,
+        env=clean | env | {"CONTEXTS_DATABASE_URL": "postgresql://nobody@127.0.0.1:9/none", "PYTHONPATH": str(ROOT)},
+        timeout=120,
     )
+
+
+def test_the_cli_ingests_files_through_a_running_service(base_url, tenants, tmp_path):  # noqa: F811
+    """`contexts ingest --url --key` walks files as a local ingest does and writes them with
+    POST /documents: what the service refuses (an empty file, within a batch) is skipped and
+    said, binary files are counted, nothing reaches the database of CONTEXTS_HOME (the URL
+    given points nowhere), and a key without write stops the command with the service's 403."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "retries.md").write_text(
+        "# Retries\n\nA failed payment is retried three times, with exponential backoff.\n"
+    )
+    (notes / "empty.md").write_text("")
+    (notes / "blob.bin").write_bytes(b"\x00\x01binary")
+    (notes / ".hidden.md").write_text("# Hidden\n\nNever ingested.\n")
+    remote = {"CONTEXTS_URL": base_url, "CONTEXTS_KEY": tenants.acme_admin}
+
+    done = cli("ingest", "notes", "--org", "acme", "--repo", "billing", cwd=tmp_path, **remote)
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert "1 document(s) changed, 1 fragment(s) written, 1 new" in said
+    assert (
+        "notes/empty.md: empty after normalization" in said and "1 binary or non-UTF-8 file(s): notes/blob.bin" in said
+    )
+    found = cli(
+        "query", "how often is a failed payment retried?", "--org", "acme", "--repo", "billing", "--json", **remote
+    )
+    assert found.returncode == 0, found.stderr
+    assert [f["source"] for f in json.loads(found.stdout)["fragments"]][:1] == ["notes/retries.md#retries"]
+
+    again = cli("ingest", "notes", "--org", "acme", "--repo", "billing", cwd=tmp_path, **remote)
+    assert again.returncode == 0 and "0 document(s) changed" in again.stdout + again.stderr
+    named = cli("ingest", "notes/blob.bin", "--org", "acme", cwd=tmp_path, **remote)
+    assert named.returncode != 0 and "binary file" in named.stderr and "Traceback" not in named.stderr
+    reader = cli(
+        "ingest", "notes", "--org", "acme", cwd=tmp_path, CONTEXTS_URL=base_url, CONTEXTS_KEY=tenants.acme_reader
+    )
+    assert reader.returncode != 0 and "403" in reader.stderr and "Traceback" not in reader.stderr
+    no_key = cli("ingest", "notes", "--org", "acme", "--url", base_url, cwd=tmp_path)
+    assert no_key.returncode != 0 and "--key" in no_key.stderr
 
 
 def test_the_cli_queries_and_manages_documents_through_a_running_service(base_url, tenants):  # noqa: F811
@@ -190,9 +231,10 @@ def test_the_cli_queries_and_manages_documents_through_a_running_service(base_ur
 
 
 def test_the_cli_remote_path_loads_no_model():
-    """What makes a remote query fast: the command path imports neither torch nor the server."""
+    """What makes a remote query fast: the command path imports neither torch nor the server
+    (nor does a remote ingest's: the service embeds)."""
     code = (
-        "import sys; import app.cli, app.client; "
+        "import sys; import app.cli, app.client, app.cli.remote_ingest, app.ingest.files, app.ingest.normalize; "
         "names = ('torch', 'sentence_transformers', 'litestar', 'app.ingest.pipeline'); "
         "heavy = [m for m in names if m in sys.modules]; "
         "print(heavy)"

@@ -1,0 +1,158 @@
+"""`contexts ingest PATH... --url URL --key KEY`: the same walk of files as a local
+ingest, written through a running service (POST /documents) as the key's principal.
+
+Without it, `contexts ingest` with CONTEXTS_URL and CONTEXTS_KEY exported (as for `query`
+and `documents`) wrote into the database of CONTEXTS_HOME, which the service at that URL
+may never read. Loads no model: the service embeds."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from app.cli.common import CliError, console, git_identity
+
+if TYPE_CHECKING:
+    from app.client import Client
+    from app.ingest.files import FileEntry
+    from app.ingest.normalize import RejectedDocument
+
+BATCH_DOCUMENTS = 16
+"""Documents a request carries at most (the API takes up to 1,000): the service embeds a
+batch before it answers, and smaller ones move the progress bar."""
+BATCH_BYTES = 256 * 1024
+"""Content bytes a request carries at most, well under the service's default body limit
+(8 MiB) once encoded as JSON; a larger file travels alone."""
+
+
+def ingest_through_service(
+    url: str,
+    key: str | None,
+    paths: list[Path],
+    org_id: str,
+    repo: str | None,
+    persona: str | None,
+    session: str | None,
+    kind: str | None,
+    owner: str | None,
+) -> tuple[int, int, int, list[RejectedDocument]]:
+    """Walk `paths` as a local ingest does and write the files in batches; returns
+    (documents changed, fragments, new fragments, refusals). A document the service
+    refuses (422: empty, binary, an unusable path; 413: over its body limit) is skipped and
+    reported, as a local ingest does; any other refusal (a key without write, an unknown
+    org) stops the command with the service's message. Batches already written stay."""
+    from app.client import Client, ContextsError, InvalidCall
+    from app.ingest.files import collect
+    from app.ingest.normalize import RejectedDocument, UnreadableContent, decode
+    from app.scope import Scope
+
+    if not key:
+        raise CliError("--url needs --key (or CONTEXTS_KEY): the service acts for the key's principal")
+    problem = Scope(org_id, repo, persona, session).problem()
+    if problem is not None:
+        raise CliError(problem)
+    try:
+        entries = collect(paths, None)
+    except FileNotFoundError as exc:
+        raise CliError(str(exc)) from exc
+    if not entries:
+        raise CliError(
+            "no file to ingest: every file under "
+            + ", ".join(str(p) for p in paths)
+            + " is hidden (a dot-name) or ignored by a .gitignore"
+        )
+    author = owner or git_identity() or os.environ.get("USER")
+    refused: list[RejectedDocument] = []
+    changed = fragments = created = 0
+
+    def refuse(entry: FileEntry, exc: RejectedDocument) -> None:
+        if entry.explicit:  # named on the command line: an error, not a skip
+            raise CliError(str(exc)) from exc
+        refused.append(exc)
+
+    def document(entry: FileEntry) -> dict | None:
+        """The request body's document for a file, or None once refused here."""
+        try:
+            if entry.problem is not None:
+                raise RejectedDocument(f"{entry.relative}: {entry.problem}")
+            try:
+                content = entry.path.read_bytes()
+            except OSError as exc:  # permission denied, or gone since the walk
+                raise RejectedDocument(f"{entry.relative}: not read ({exc.strerror or exc})") from exc
+            text = decode(content, entry.relative)  # the JSON body carries text only
+        except (RejectedDocument, UnreadableContent) as exc:
+            refuse(entry, exc)
+            return None
+        body: dict = {"path": entry.relative, "content": text, "timestamp": entry.modified().isoformat()}
+        for name, value in (("kind", kind), ("author", author), ("owner", owner)):
+            if value is not None:
+                body[name] = value
+        return body
+
+    def send(client: Client, batch: list[tuple[FileEntry, dict]]) -> None:
+        nonlocal changed, fragments, created
+        try:
+            written = client.ingest(
+                [doc for _, doc in batch], org_id=org_id, repo_id=repo, persona_id=persona, session_id=session
+            )
+        except ContextsError as exc:
+            # 422, 413, or a body the client itself refused to send (a path or name the
+            # API does not accept): one document's fault, found by sending each alone.
+            if exc.status not in (413, 422) and not isinstance(exc, InvalidCall):
+                raise CliError(str(exc)) from exc
+            if len(batch) > 1:  # the whole request was refused: find which document, alone
+                for one in batch:
+                    send(client, [one])
+                return
+            entry, _ = batch[0]
+            reason = "larger than the service accepts in one request (413)" if exc.status == 413 else exc.detail
+            named = reason if reason.startswith(entry.relative) else f"{entry.relative}: {reason}"
+            refuse(entry, RejectedDocument(named))
+            return
+        for result in written.documents:
+            if result.changed:
+                changed += 1
+                fragments += result.fragments
+                created += result.created
+
+    with (
+        Client(url, key) as client,
+        Progress(
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        ) as progress,
+    ):
+        task = progress.add_task("ingesting", total=len(entries))
+        for batch in _batches(entries, document):
+            send(client, batch)
+            progress.advance(task, len(batch))
+        progress.update(task, completed=len(entries))
+    return changed, fragments, created, refused
+
+
+def _batches(
+    entries: list[FileEntry], document: Callable[[FileEntry], dict | None]
+) -> Iterator[list[tuple[FileEntry, dict]]]:
+    """The files' documents in batches of at most BATCH_DOCUMENTS and, but for a file
+    larger than that alone, BATCH_BYTES of content."""
+    batch: list[tuple[FileEntry, dict]] = []
+    size = 0
+    for entry in entries:
+        body = document(entry)
+        if body is None:
+            continue
+        length = len(body["content"].encode("utf-8"))
+        if batch and (len(batch) >= BATCH_DOCUMENTS or size + length > BATCH_BYTES):
+            yield batch
+            batch, size = [], 0
+        batch.append((entry, body))
+        size += length
+    if batch:
+        yield batch
