@@ -199,8 +199,21 @@ def ingest(
     or with --url and --key through a running service (its key's org must exist; the
     service refreshes citation authority itself)."""
     if url:
+        from click.core import ParameterSource
+
         from app.cli.remote_ingest import ingest_through_service
 
+        given = [
+            "/".join(param.opts + param.secondary_opts)
+            for param in ctx.command.params
+            if param.name in ("create_org", "refresh_authority")
+            and ctx.get_parameter_source(param.name) == ParameterSource.COMMANDLINE
+        ]
+        if given:
+            console.print(
+                f"[yellow]note:[/] {', '.join(given)}: for a local ingest only; through --url the key's org "
+                "must exist, and the service refreshes citation authority itself"
+            )
         changed, fragments, created, refused = ingest_through_service(
             url, key, list(paths), org_id, repo, persona, session, kind, owner
         )

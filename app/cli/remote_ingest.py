@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from app.cli.common import CliError, console, git_identity
+from app.cli.common import CliError, console, git_identity, print_skipped
 
 if TYPE_CHECKING:
     from app.client import Client
@@ -27,6 +27,14 @@ batch before it answers, and smaller ones move the progress bar."""
 BATCH_BYTES = 256 * 1024
 """Content bytes a request carries at most, well under the service's default body limit
 (8 MiB) once encoded as JSON; a larger file travels alone."""
+TIMEOUT_S = 900.0
+"""How long a request may wait for its answer: the service embeds the whole batch first,
+and one file of 2 MiB (its default largest document) is a few thousand fragments, minutes
+on a CPU."""
+RETRIES = 5
+"""Times a batch is sent again after a 429 or 503 (a busy write lane, another writer on the
+org), each after the service's Retry-After (at most RETRY_WAIT_S)."""
+RETRY_WAIT_S = 30.0
 
 
 def ingest_through_service(
@@ -45,6 +53,8 @@ def ingest_through_service(
     refuses (422: empty, binary, an unusable path; 413: over its body limit) is skipped and
     reported, as a local ingest does; any other refusal (a key without write, an unknown
     org) stops the command with the service's message. Batches already written stay."""
+    import time
+
     from app.client import Client, ContextsError, InvalidCall
     from app.ingest.files import collect
     from app.ingest.normalize import RejectedDocument, UnreadableContent, decode
@@ -73,6 +83,7 @@ def ingest_through_service(
         if entry.explicit:  # named on the command line: an error, not a skip
             raise CliError(str(exc)) from exc
         refused.append(exc)
+        progress.advance(task)
 
     def document(entry: FileEntry) -> dict | None:
         """The request body's document for a file, or None once refused here."""
@@ -81,25 +92,32 @@ def ingest_through_service(
                 raise RejectedDocument(f"{entry.relative}: {entry.problem}")
             try:
                 content = entry.path.read_bytes()
+                modified = entry.modified()
             except OSError as exc:  # permission denied, or gone since the walk
                 raise RejectedDocument(f"{entry.relative}: not read ({exc.strerror or exc})") from exc
-            text = decode(content, entry.relative)  # the JSON body carries text only
+            # The JSON body carries text: bytes that are not UTF-8 cannot travel, and the
+            # service judges text by its control characters, as it is judged here first.
+            text = decode(decode(content, entry.relative), entry.relative)
         except (RejectedDocument, UnreadableContent) as exc:
             refuse(entry, exc)
             return None
-        body: dict = {"path": entry.relative, "content": text, "timestamp": entry.modified().isoformat()}
+        body: dict = {"path": entry.relative, "content": text, "timestamp": modified.isoformat()}
         for name, value in (("kind", kind), ("author", author), ("owner", owner)):
             if value is not None:
                 body[name] = value
         return body
 
-    def send(client: Client, batch: list[tuple[FileEntry, dict]]) -> None:
+    def send(client: Client, batch: list[tuple[FileEntry, dict]], attempt: int = 0) -> None:
         nonlocal changed, fragments, created
         try:
             written = client.ingest(
                 [doc for _, doc in batch], org_id=org_id, repo_id=repo, persona_id=persona, session_id=session
             )
         except ContextsError as exc:
+            if exc.status in (429, 503) and attempt < RETRIES:
+                time.sleep(min(getattr(exc, "retry_after", None) or 1.0, RETRY_WAIT_S))
+                send(client, batch, attempt + 1)
+                return
             # 422, 413, or a body the client itself refused to send (a path or name the
             # API does not accept): one document's fault, found by sending each alone.
             if exc.status not in (413, 422) and not isinstance(exc, InvalidCall):
@@ -112,6 +130,7 @@ def ingest_through_service(
             reason = "larger than the service accepts in one request (413)" if exc.status == 413 else exc.detail
             named = reason if reason.startswith(entry.relative) else f"{entry.relative}: {reason}"
             refuse(entry, RejectedDocument(named))
+            progress.advance(task, -1)  # advanced with its batch below
             return
         for result in written.documents:
             if result.changed:
@@ -119,21 +138,28 @@ def ingest_through_service(
                 fragments += result.fragments
                 created += result.created
 
-    with (
-        Client(url, key) as client,
-        Progress(
-            TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-        ) as progress,
-    ):
-        task = progress.add_task("ingesting", total=len(entries))
-        for batch in _batches(entries, document):
-            send(client, batch)
-            progress.advance(task, len(batch))
-        progress.update(task, completed=len(entries))
+    progress = Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    )
+    task = progress.add_task("ingesting", total=len(entries))
+    try:
+        with Client(url, key, timeout=TIMEOUT_S) as client, progress:
+            for batch in _batches(entries, document):
+                send(client, batch)
+                progress.advance(task, len(batch))
+    except CliError as exc:
+        if not (changed or refused):
+            raise
+        # What was written stays written: say so, with what was skipped, before the error.
+        print_skipped(refused)
+        raise CliError(
+            f"{exc} (before it: {changed} document(s) changed, {fragments} fragment(s) written; "
+            "running the command again skips what is unchanged)"
+        ) from exc
     return changed, fragments, created, refused
 
 

@@ -148,16 +148,18 @@ def test_the_cli_ingests_files_through_a_running_service(base_url, tenants, tmp_
     )
     (notes / "empty.md").write_text("")
     (notes / "blob.bin").write_bytes(b"\x00\x01binary")
+    (notes / "ansi.log").write_text("\x1b[31m\x1b[0m\x07" * 200)  # text, but mostly control characters
     (notes / ".hidden.md").write_text("# Hidden\n\nNever ingested.\n")
+    for n in range(17):  # two batches (BATCH_DOCUMENTS)
+        (notes / f"ledger-{n:02}.md").write_text(f"# Ledger {n}\n\nEntry {n} of the billing ledger.\n")
     remote = {"CONTEXTS_URL": base_url, "CONTEXTS_KEY": tenants.acme_admin}
 
     done = cli("ingest", "notes", "--org", "acme", "--repo", "billing", cwd=tmp_path, **remote)
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
-    assert "1 document(s) changed, 1 fragment(s) written, 1 new" in said
-    assert (
-        "notes/empty.md: empty after normalization" in said and "1 binary or non-UTF-8 file(s): notes/blob.bin" in said
-    )
+    assert "18 document(s) changed, 18 fragment(s) written, 18 new" in said
+    assert "notes/empty.md: empty after normalization" in said and "2 binary or non-UTF-8 file(s)" in said
+    assert "notes/blob.bin" in said and "notes/ansi.log" in said
     found = cli(
         "query", "how often is a failed payment retried?", "--org", "acme", "--repo", "billing", "--json", **remote
     )
@@ -166,6 +168,10 @@ def test_the_cli_ingests_files_through_a_running_service(base_url, tenants, tmp_
 
     again = cli("ingest", "notes", "--org", "acme", "--repo", "billing", cwd=tmp_path, **remote)
     assert again.returncode == 0 and "0 document(s) changed" in again.stdout + again.stderr
+    noted = cli("ingest", "notes/retries.md", "--org", "acme", "--no-create-org", cwd=tmp_path, **remote)
+    assert (
+        noted.returncode == 0 and "--create-org/--no-create-org: for a local ingest only" in noted.stdout + noted.stderr
+    )
     named = cli("ingest", "notes/blob.bin", "--org", "acme", cwd=tmp_path, **remote)
     assert named.returncode != 0 and "binary file" in named.stderr and "Traceback" not in named.stderr
     reader = cli(
