@@ -209,10 +209,16 @@ def ingest(
             if param.name in ("create_org", "refresh_authority")
             and ctx.get_parameter_source(param.name) == ParameterSource.COMMANDLINE
         ]
+        parent = ctx.parent
+        given += [
+            f"--{name}"
+            for name, param in (("db-url", "db_url"), ("principal", "principal_id"))
+            if parent is not None and parent.get_parameter_source(param) == ParameterSource.COMMANDLINE
+        ]
         if given:
             console.print(
-                f"[yellow]note:[/] {', '.join(given)}: for a local ingest only; through --url the key's org "
-                "must exist, and the service refreshes citation authority itself"
+                f"[yellow]note:[/] {', '.join(given)}: for a local ingest only; through --url the key's "
+                "principal writes, its org must exist, and the service refreshes citation authority itself"
             )
         changed, fragments, created, refused = ingest_through_service(
             url, key, list(paths), org_id, repo, persona, session, kind, owner
