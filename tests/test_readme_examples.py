@@ -440,6 +440,10 @@ def test_every_inline_command_of_the_readme_runs(demo: Demo, tmp_path: Path):
             synced = bash(f"{shim} {command.removeprefix('contexts ')}", repo, env)
             said = " ".join((synced.stdout + synced.stderr).split())
             assert "acme/backend" in said and "->" in said, said  # from nothing synced to HEAD
+        elif command == "contexts ingest --url URL --key KEY":  # through the demo's service, as its admin
+            admin = run("contexts key create demo admin").split()[-1]
+            sent = bash(f"{shim} ingest payments.md --org demo --url {demo.base} --key {admin}", repo, env)
+            assert "1 document(s) changed" in sent.stdout + sent.stderr, sent.stdout + sent.stderr
         elif command == "contexts key create acme admin":
             made = run(command)
             key = made.split()[-1]
