@@ -47,7 +47,43 @@ from app.wire.retrieve import (
 
 if TYPE_CHECKING:
     from app.eval.embedding_cache import CorpusVectors
+    from app.ingest.files import FileEntry
     from app.ingest.normalize import RejectedDocument
+    from app.scope import Scope
+
+
+def files_to_ingest(paths: list[Path], base: Path | None, scope: Scope) -> list[FileEntry]:
+    """The files a walk of `paths` finds to ingest (app.ingest.files), after the scope's own
+    check: a local ingest and one through a service refuse alike, before reading anything."""
+    from app.ingest.files import collect
+
+    problem = scope.problem()
+    if problem is not None:
+        raise CliError(problem)
+    try:
+        entries = collect(paths, base)
+    except FileNotFoundError as exc:
+        raise CliError(str(exc)) from exc
+    if not entries:
+        raise CliError(
+            "no file to ingest: every file under "
+            + ", ".join(str(p) for p in paths)
+            + " is hidden (a dot-name) or ignored by a .gitignore"
+        )
+    return entries
+
+
+def file_content(entry: FileEntry) -> bytes:
+    """A walked file's bytes; RejectedDocument when the walk found it unusable or it cannot
+    be read now (permission denied, or gone since the walk)."""
+    from app.ingest.normalize import RejectedDocument
+
+    if entry.problem is not None:
+        raise RejectedDocument(f"{entry.relative}: {entry.problem}")
+    try:
+        return entry.path.read_bytes()
+    except OSError as exc:
+        raise RejectedDocument(f"{entry.relative}: not read ({exc.strerror or exc})") from exc
 
 
 def ingest_paths(
@@ -71,25 +107,12 @@ def ingest_paths(
     import psycopg
 
     from app.ingest.batches import ingest_groups
-    from app.ingest.files import FileEntry, collect
-    from app.ingest.normalize import RejectedDocument, SourceDocument
+    from app.ingest.normalize import SourceDocument
     from app.ingest.pipeline import IngestPipeline
     from app.scope import Scope
     from app.text.embed import embedders
 
-    problem = Scope(org_id, repo, persona, session).problem()
-    if problem is not None:  # before reading or embedding anything
-        raise CliError(problem)
-    try:
-        entries = collect(paths, base)
-    except FileNotFoundError as exc:
-        raise CliError(str(exc)) from exc
-    if not entries:
-        raise CliError(
-            "no file to ingest: every file under "
-            + ", ".join(str(p) for p in paths)
-            + " is hidden (a dot-name) or ignored by a .gitignore"
-        )
+    entries = files_to_ingest(paths, base, Scope(org_id, repo, persona, session))
     models = embedders(settings)
     pipeline = IngestPipeline(settings, vectors.embedders(models) if vectors is not None else models)
     scope = Scope(org_id, repo, persona, session)
@@ -98,15 +121,9 @@ def ingest_paths(
     changed = fragments = created = 0
 
     def source(entry: FileEntry) -> SourceDocument:
-        if entry.problem is not None:
-            raise RejectedDocument(f"{entry.relative}: {entry.problem}")
-        try:
-            content = entry.path.read_bytes()
-        except OSError as exc:  # permission denied, or gone since the walk
-            raise RejectedDocument(f"{entry.relative}: not read ({exc.strerror or exc})") from exc
         return SourceDocument(
             path=entry.relative,
-            content=content,
+            content=file_content(entry),
             kind=kind,
             author=author,
             owner=owner,

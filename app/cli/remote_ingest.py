@@ -55,26 +55,14 @@ def ingest_through_service(
     org) stops the command with the service's message. Batches already written stay."""
     import time
 
+    from app.cli.documents import file_content, files_to_ingest
     from app.client import Client, ContextsError, InvalidCall
-    from app.ingest.files import collect
     from app.ingest.normalize import RejectedDocument, UnreadableContent, decode
     from app.scope import Scope
 
     if not key:
         raise CliError("--url needs --key (or CONTEXTS_KEY): the service acts for the key's principal")
-    problem = Scope(org_id, repo, persona, session).problem()
-    if problem is not None:
-        raise CliError(problem)
-    try:
-        entries = collect(paths, None)
-    except FileNotFoundError as exc:
-        raise CliError(str(exc)) from exc
-    if not entries:
-        raise CliError(
-            "no file to ingest: every file under "
-            + ", ".join(str(p) for p in paths)
-            + " is hidden (a dot-name) or ignored by a .gitignore"
-        )
+    entries = files_to_ingest(paths, None, Scope(org_id, repo, persona, session))
     author = owner or git_identity() or os.environ.get("USER")
     refused: list[RejectedDocument] = []
     changed = fragments = created = 0
@@ -88,12 +76,10 @@ def ingest_through_service(
     def document(entry: FileEntry) -> dict | None:
         """The request body's document for a file, or None once refused here."""
         try:
-            if entry.problem is not None:
-                raise RejectedDocument(f"{entry.relative}: {entry.problem}")
+            content = file_content(entry)
             try:
-                content = entry.path.read_bytes()
                 modified = entry.modified()
-            except OSError as exc:  # permission denied, or gone since the walk
+            except OSError as exc:  # gone since it was read
                 raise RejectedDocument(f"{entry.relative}: not read ({exc.strerror or exc})") from exc
             # The JSON body carries text: bytes that are not UTF-8 cannot travel, and the
             # service judges text by its control characters, as it is judged here first.
