@@ -46,6 +46,8 @@ from app.wire.retrieve import (
 )
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from app.eval.embedding_cache import CorpusVectors
     from app.ingest.files import FileEntry
     from app.ingest.normalize import RejectedDocument
@@ -73,15 +75,15 @@ def files_to_ingest(paths: list[Path], base: Path | None, scope: Scope) -> list[
     return entries
 
 
-def file_content(entry: FileEntry) -> bytes:
-    """A walked file's bytes; RejectedDocument when the walk found it unusable or it cannot
-    be read now (permission denied, or gone since the walk)."""
+def read_file(entry: FileEntry) -> tuple[bytes, datetime]:
+    """A walked file's bytes and modification time; RejectedDocument when the walk found it
+    unusable or it cannot be read now (permission denied, or gone since the walk)."""
     from app.ingest.normalize import RejectedDocument
 
     if entry.problem is not None:
         raise RejectedDocument(f"{entry.relative}: {entry.problem}")
     try:
-        return entry.path.read_bytes()
+        return entry.path.read_bytes(), entry.modified()
     except OSError as exc:
         raise RejectedDocument(f"{entry.relative}: not read ({exc.strerror or exc})") from exc
 
@@ -112,22 +114,18 @@ def ingest_paths(
     from app.scope import Scope
     from app.text.embed import embedders
 
-    entries = files_to_ingest(paths, base, Scope(org_id, repo, persona, session))
+    scope = Scope(org_id, repo, persona, session)
+    entries = files_to_ingest(paths, base, scope)
     models = embedders(settings)
     pipeline = IngestPipeline(settings, vectors.embedders(models) if vectors is not None else models)
-    scope = Scope(org_id, repo, persona, session)
     author = owner or git_identity() or os.environ.get("USER")
     refused: list[RejectedDocument] = []
     changed = fragments = created = 0
 
     def source(entry: FileEntry) -> SourceDocument:
+        content, modified = read_file(entry)
         return SourceDocument(
-            path=entry.relative,
-            content=file_content(entry),
-            kind=kind,
-            author=author,
-            owner=owner,
-            timestamp=entry.modified(),
+            path=entry.relative, content=content, kind=kind, author=author, owner=owner, timestamp=modified
         )
 
     with (
@@ -237,8 +235,10 @@ def ingest(
                 f"[yellow]note:[/] {', '.join(given)}: for a local ingest only; through --url the key's "
                 "principal writes, its org must exist, and the service refreshes citation authority itself"
             )
+        from app.scope import Scope
+
         changed, fragments, created, refused = ingest_through_service(
-            url, key, list(paths), org_id, repo, persona, session, kind, owner
+            url, key, list(paths), Scope(org_id, repo, persona, session), kind, owner
         )
         refresh_authority = False
     else:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from app.client import Client
     from app.ingest.files import FileEntry
     from app.ingest.normalize import RejectedDocument
+    from app.scope import Scope
 
 BATCH_DOCUMENTS = 16
 """Documents a request carries at most (the API takes up to 1,000): the service embeds a
@@ -41,10 +42,7 @@ def ingest_through_service(
     url: str,
     key: str | None,
     paths: list[Path],
-    org_id: str,
-    repo: str | None,
-    persona: str | None,
-    session: str | None,
+    scope: Scope,
     kind: str | None,
     owner: str | None,
 ) -> tuple[int, int, int, list[RejectedDocument]]:
@@ -55,14 +53,13 @@ def ingest_through_service(
     org) stops the command with the service's message. Batches already written stay."""
     import time
 
-    from app.cli.documents import file_content, files_to_ingest
+    from app.cli.documents import files_to_ingest, read_file
     from app.client import Client, ContextsError, InvalidCall
     from app.ingest.normalize import RejectedDocument, UnreadableContent, decode
-    from app.scope import Scope
 
     if not key:
         raise CliError("--url needs --key (or CONTEXTS_KEY): the service acts for the key's principal")
-    entries = files_to_ingest(paths, None, Scope(org_id, repo, persona, session))
+    entries = files_to_ingest(paths, None, scope)
     author = owner or git_identity() or os.environ.get("USER")
     refused: list[RejectedDocument] = []
     changed = fragments = created = 0
@@ -71,21 +68,18 @@ def ingest_through_service(
         if entry.explicit:  # named on the command line: an error, not a skip
             raise CliError(str(exc)) from exc
         refused.append(exc)
-        progress.advance(task)
 
     def document(entry: FileEntry) -> dict | None:
         """The request body's document for a file, or None once refused here."""
         try:
-            content = file_content(entry)
-            try:
-                modified = entry.modified()
-            except OSError as exc:  # gone since it was read
-                raise RejectedDocument(f"{entry.relative}: not read ({exc.strerror or exc})") from exc
-            # The JSON body carries text: bytes that are not UTF-8 cannot travel, and the
-            # service judges text by its control characters, as it is judged here first.
-            text = decode(decode(content, entry.relative), entry.relative)
+            content, modified = read_file(entry)
+            # The JSON body carries text: bytes that are not UTF-8 cannot travel. The
+            # service then judges the text by its control characters; so is it here.
+            text = decode(content, entry.relative)
+            decode(text, entry.relative)
         except (RejectedDocument, UnreadableContent) as exc:
             refuse(entry, exc)
+            progress.advance(task)
             return None
         body: dict = {"path": entry.relative, "content": text, "timestamp": modified.isoformat()}
         for name, value in (("kind", kind), ("author", author), ("owner", owner)):
@@ -97,7 +91,11 @@ def ingest_through_service(
         nonlocal changed, fragments, created
         try:
             written = client.ingest(
-                [doc for _, doc in batch], org_id=org_id, repo_id=repo, persona_id=persona, session_id=session
+                [doc for _, doc in batch],
+                org_id=scope.org_id,
+                repo_id=scope.repo_id,
+                persona_id=scope.persona_id,
+                session_id=scope.session_id,
             )
         except ContextsError as exc:
             if exc.status in (429, 503) and attempt < RETRIES:
@@ -115,8 +113,7 @@ def ingest_through_service(
             entry, _ = batch[0]
             reason = "larger than the service accepts in one request (413)" if exc.status == 413 else exc.detail
             named = reason if reason.startswith(entry.relative) else f"{entry.relative}: {reason}"
-            refuse(entry, RejectedDocument(named))
-            progress.advance(task, -1)  # advanced with its batch below
+            refuse(entry, RejectedDocument(named))  # the bar advances with its batch
             return
         for result in written.documents:
             if result.changed:
