@@ -7,6 +7,7 @@ second."""
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,8 +47,6 @@ from app.wire.retrieve import (
 )
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from app.eval.embedding_cache import CorpusVectors
     from app.ingest.files import FileEntry
     from app.ingest.normalize import RejectedDocument
