@@ -197,7 +197,11 @@ def conn(db_url: str):
 
 @pytest.fixture(scope="session")
 def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(home=tmp_path_factory.mktemp("home"))
+    """Writes of one org wait their turn up to two minutes here, not the default ten
+    seconds: tests that send parallel writes check what they store, and a slow CI host
+    stretched eight one-second turns past ten seconds (a 503 by design). The bound
+    itself is tested with its own short setting (tests/api/test_write_turns.py)."""
+    return Settings(home=tmp_path_factory.mktemp("home"), write_lock_wait_s=120.0)
 
 
 @pytest.fixture(scope="session")
