@@ -35,6 +35,7 @@ from app.eval import beir, golden
 from app.eval.embedding_cache import CorpusVectors
 from app.eval.metrics import Span, fragment_grade, fragment_ranking, score_query
 from app.ingest.pipeline import IngestPipeline
+from app.retrieve import rerank
 from app.retrieve.candidates import Candidate
 from app.retrieve.service import Retriever
 from app.wire.retrieve import DEFAULT_RERANK_TOP
@@ -153,7 +154,7 @@ def collect(
         for query in dataset.queries.values():
             fused = golden.stage_rankings(retriever, conn, query.text, org, options)["hybrid"]
             qrels = dataset.qrels[query.id]
-            head, tail = fused[:rerank_top], fused[rerank_top:]
+            head, tail = rerank.head_and_tail(fused, rerank_top)
             head_docs = [docs(c) for c in head]
             row: dict = {
                 "query_id": query.id,

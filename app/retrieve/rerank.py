@@ -13,6 +13,9 @@ from app.retrieve.candidates import Candidate
 
 OFF = "none"
 """The reranker value that keeps the fused order."""
+LIST_HEAD = 3
+"""The first candidates of the lexical and of the dense list, scored by the reranker
+wherever fusion put them (`head_and_tail`)."""
 
 
 class Scorer(Protocol):
@@ -93,6 +96,24 @@ def base_score(score: float, fused_score: float, best_fused: float, share: float
     return (1.0 - share) * score + share * fused
 
 
+def head_and_tail(candidates: list[Candidate], rerank_top: int) -> tuple[list[Candidate], list[Candidate]]:
+    """The candidates the reranker scores (the top `rerank_top` fused, then the first
+    LIST_HEAD of each list that fusion put below them, in fused order) and the rest, in
+    fused order. A list's best is evidence fusion can bury: in a repository's code the
+    lexical side weighs a sixth (docs/adr/0015), and httpx's one module naming `retries`,
+    BM25's first by twice the second's score, was 68th fused, never reranked, for "how are
+    retries configured?"."""
+    head = candidates[:rerank_top]
+    taken = {c.fragment_id for c in head}
+    for c in candidates[rerank_top:]:
+        if (c.lexical_rank is not None and c.lexical_rank <= LIST_HEAD) or (
+            c.dense_rank is not None and c.dense_rank <= LIST_HEAD
+        ):
+            head.append(c)
+            taken.add(c.fragment_id)
+    return head, [c for c in candidates if c.fragment_id not in taken]
+
+
 def order(
     query: str,
     candidates: list[Candidate],
@@ -101,8 +122,9 @@ def order(
     best_possible: float = 1.0,
     beside: list[Candidate] | None = None,
 ) -> list[Candidate]:
-    """The top `rerank_top` fused candidates, best first, each with its base score (the
-    blend's relevance term, app.retrieve.blend).
+    """The best `rerank_top` of the top `rerank_top` fused candidates and each list's
+    first (`head_and_tail`), best first, each with its base score (the blend's relevance
+    term, app.retrieve.blend).
 
     With a reranker the base score is its score (a probability, in [0, 1], kept in
     `rerank_score` too); without one it is the fused score scaled to [0, 1] by the best
@@ -111,17 +133,20 @@ def order(
     way, scored in one list with the head: the learned reranker's features are relative
     to the list, and a list of one or two pins alone would make them meaningless.
     """
-    head = candidates[:rerank_top]
-    together = head + (beside or [])
     if reranker is not None:
         # The fused order keeps the reranker's share of the base score (the learned one's:
-        # ADR 0015, sixth amendment), the fused score relative to the head's best.
+        # ADR 0015, sixth amendment), the fused score relative to the head's best. Each
+        # list's first are scored too, and the best `rerank_top` of all go on: a request
+        # still composes at most `rerank_top` ranked fragments.
+        head, _ = head_and_tail(candidates, rerank_top)
+        together = head + (beside or [])
         share = reranker.fused_share
         best = max((c.fused_score for c in head), default=0.0)
         for candidate, score in zip(together, reranker.score(query, together)):
             candidate.rerank_score = score
             candidate.base_score = base_score(score, candidate.fused_score, best, share)
-        return sorted(head, key=lambda c: (-(c.base_score or 0.0), -c.fused_score, c.fragment_id))
-    for candidate in together:
+        return sorted(head, key=lambda c: (-(c.base_score or 0.0), -c.fused_score, c.fragment_id))[:rerank_top]
+    head = candidates[:rerank_top]
+    for candidate in head + (beside or []):
         candidate.base_score = min(1.0, candidate.fused_score / best_possible)
     return head

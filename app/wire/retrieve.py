@@ -24,7 +24,7 @@ DEFAULT_K_LEXICAL = 100
 DEFAULT_K_DENSE = 100
 """Depth of the cosine candidate list."""
 DEFAULT_RERANK_TOP = 50
-"""Fused candidates the reranker scores."""
+"""Fused candidates the reranker scores (with the first of each list: app.retrieve.rerank.head_and_tail)."""
 
 IDENTIFIER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/-]*$(?!\n)"
 """An org, repo, persona or session id (1 to 128 characters). `(?!\n)`: msgspec searches

@@ -128,6 +128,36 @@ def test_reranker_names():
     assert isinstance(rerank.build("cross-encoder/some-model"), rerank.Reranker)
 
 
+def test_each_lists_first_are_reranked_wherever_fusion_put_them():
+    """A list's first LIST_HEAD join the scored head after the fused top (in fused order,
+    once each); the rest keep the fused order, and nothing is lost or doubled."""
+    top = [candidate(i, f"fused {i}", lexical=(i + 5, 1.0), dense=(i + 5, 0.5), fused=1.0 - i / 100) for i in range(4)]
+    lexical_first = candidate(10, "the one module naming retries", lexical=(1, 9.6), fused=0.4)
+    plain = candidate(11, "below the head", lexical=(9, 1.0), fused=0.35)
+    dense_third = candidate(12, "dense third", dense=(rerank.LIST_HEAD, 0.3), fused=0.3)
+    dense_next = candidate(13, "dense after the list head", dense=(rerank.LIST_HEAD + 1, 0.29), fused=0.2)
+    fused = [*top, lexical_first, plain, dense_third, dense_next]
+    head, tail = rerank.head_and_tail(fused, 3)
+    assert [c.fragment_id for c in head] == [0, 1, 2, 10, 12]
+    assert [c.fragment_id for c in tail] == [3, 11, 13]
+
+    class Recording:
+        name, version, fused_share = "recording", None, 0.0
+
+        def load(self) -> None: ...
+
+        def score(self, query, candidates):
+            return [1.0 if c.fragment_id == 10 else 0.5 for c in candidates]
+
+    # Scored with the head, the lexical first takes the first place; the best three of
+    # the five go on (a request composes at most rerank_top ranked fragments).
+    ranked = rerank.order("how are retries configured?", fused, 3, Recording())
+    assert [c.fragment_id for c in ranked] == [10, 0, 1]
+    assert dense_third.rerank_score == 0.5 and plain.rerank_score is None
+    # Without a reranker the fused order stands: the fused top alone.
+    assert rerank.order("q", fused, 3, None) == fused[:3]
+
+
 def test_pinned_and_ruled_fragments_are_scored_in_one_list_with_the_head():
     """The learned reranker's features are relative to the list: a pin scored alone (a
     list of one) would get the calibration's constant. Scored beside the head, a pinned
