@@ -138,8 +138,8 @@ def cli(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess
 
 def test_the_cli_ingests_files_through_a_running_service(base_url, tenants, tmp_path):  # noqa: F811
     """`contexts ingest --url --key` walks files as a local ingest does and writes them with
-    POST /documents: what the service refuses (an empty file, within a batch) is skipped and
-    said, binary files are counted, nothing reaches the database of CONTEXTS_HOME (the URL
+    POST /documents: what the service refuses (an empty file, within a batch; a file over its
+    body limit, alone) is skipped and said, binary files are counted, nothing reaches the database of CONTEXTS_HOME (the URL
     given points nowhere), and a key without write stops the command with the service's 403."""
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -152,6 +152,8 @@ def test_the_cli_ingests_files_through_a_running_service(base_url, tenants, tmp_
     (notes / ".hidden.md").write_text("# Hidden\n\nNever ingested.\n")
     for n in range(17):  # two batches (BATCH_DOCUMENTS)
         (notes / f"ledger-{n:02}.md").write_text(f"# Ledger {n}\n\nEntry {n} of the billing ledger.\n")
+    # Alone in its batch (over BATCH_BYTES) and over the service's body limit (8 MiB): a 413.
+    (notes / "huge.md").write_text("# Huge\n\n" + "A line of the archived ledger export.\n" * 250_000)
     remote = {"CONTEXTS_URL": base_url, "CONTEXTS_KEY": tenants.acme_admin}
 
     done = cli("ingest", "notes", "--org", "acme", "--repo", "billing", cwd=tmp_path, **remote)
@@ -160,6 +162,7 @@ def test_the_cli_ingests_files_through_a_running_service(base_url, tenants, tmp_
     assert "18 document(s) changed, 18 fragment(s) written, 18 new" in said
     assert "notes/empty.md: empty after normalization" in said and "2 binary or non-UTF-8 file(s)" in said
     assert "notes/blob.bin" in said and "notes/ansi.log" in said
+    assert "notes/huge.md: larger than the service accepts in one request (413)" in said
     found = cli(
         "query", "how often is a failed payment retried?", "--org", "acme", "--repo", "billing", "--json", **remote
     )
