@@ -139,8 +139,9 @@ def cli(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess
 def test_the_cli_ingests_files_through_a_running_service(base_url, tenants, tmp_path):  # noqa: F811
     """`contexts ingest --url --key` walks files as a local ingest does and writes them with
     POST /documents: what the service refuses (an empty file, within a batch; a file over its
-    body limit, alone) is skipped and said, binary files are counted, nothing reaches the database of CONTEXTS_HOME (the URL
-    given points nowhere), and a key without write stops the command with the service's 403."""
+    body limit, alone) is skipped and said, binary files are counted, nothing reaches the
+    database of CONTEXTS_HOME (the URL given points nowhere), and a key without write stops
+    the command with the service's 403."""
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "retries.md").write_text(
