@@ -211,7 +211,8 @@ def ingest(
 ) -> None:
     """Ingest files or directories (directories respect .gitignore): into the database,
     or with --url and --key through a running service (its key's org must exist; the
-    service refreshes citation authority itself)."""
+    service refreshes citation authority itself, unless CONTEXTS_AUTHORITY_REFRESH_S is 0
+    there)."""
     if url:
         from click.core import ParameterSource
 
@@ -232,7 +233,8 @@ def ingest(
         if given:
             console.print(
                 f"[yellow]note:[/] {', '.join(given)}: for a local ingest only; through --url the key's "
-                "principal writes, its org must exist, and the service refreshes citation authority itself"
+                "principal writes, its org must exist, and the service refreshes citation authority itself "
+                "(one started with CONTEXTS_AUTHORITY_REFRESH_S=0 never does: run `contexts rank refresh` there)"
             )
         from app.scope import Scope
 
