@@ -25,8 +25,7 @@ import psycopg
 from app.access import act_as
 from app.bench.reference import alternate, latency_summary
 from app.bench.stats import percentile
-from app.retrieve import features
-from app.retrieve import rerank as rerank_module
+from app.retrieve import features, rerank
 from app.retrieve.learned import LearnedReranker
 from app.retrieve.query_vectors import QueryVectors
 from app.retrieve.service import Retriever
@@ -80,7 +79,7 @@ def measure(
     # Then the scoring alone, cold and warm.
     for q, request, qv in zip(queries, requests, vectors):
         act_as(conn, org, principal)
-        head, _ = rerank_module.head_and_tail(plain.candidates(conn, request, qv), rerank_top)
+        head, _ = rerank.head_and_tail(plain.candidates(conn, request, qv), rerank_top)
         conn.rollback()
         sizes.append(len(head))
         model_features = partial(features.extract, columns=reranker.model.columns)

@@ -103,15 +103,12 @@ def head_and_tail(candidates: list[Candidate], rerank_top: int) -> tuple[list[Ca
     lexical side weighs a sixth (docs/adr/0015), and httpx's one module naming `retries`,
     BM25's first by twice the second's score, was 68th fused, never reranked, for "how are
     retries configured?"."""
-    head = candidates[:rerank_top]
-    taken = {c.fragment_id for c in head}
-    for c in candidates[rerank_top:]:
-        if (c.lexical_rank is not None and c.lexical_rank <= LIST_HEAD) or (
-            c.dense_rank is not None and c.dense_rank <= LIST_HEAD
-        ):
-            head.append(c)
-            taken.add(c.fragment_id)
-    return head, [c for c in candidates if c.fragment_id not in taken]
+    below = candidates[rerank_top:]
+    first = [
+        (c.lexical_rank or LIST_HEAD + 1) <= LIST_HEAD or (c.dense_rank or LIST_HEAD + 1) <= LIST_HEAD for c in below
+    ]
+    lifted = [c for c, is_first in zip(below, first) if is_first]
+    return candidates[:rerank_top] + lifted, [c for c, is_first in zip(below, first) if not is_first]
 
 
 def order(
