@@ -371,16 +371,19 @@ comment on function api.lexical_document(text, text) is 'tsvector of a fragment:
 -- is normalised by b against the average fragment length. N, df and the average length
 -- are summed over the scope groups in the requested scope that row-level security lets
 -- the caller read: a fragment the caller cannot see is never counted. The query's terms
--- found in scope come with their idf, most common first; `term_nos` and `blocks` are the
--- packed postings of those terms the caller may read (term_nos[i] numbers blocks[i]'s
--- term in `terms`), which extensions.bm25_top scores (the formula lives there, in C).
--- No term found: null terms. Callers check the requested scope first.
--- Its out-parameters changed once (the document frequencies went): a database that
--- holds the earlier form gets this one, not "cannot change return type".
+-- found in scope come most common first, each with its weight: its idf times how
+-- often the query says the term (Okapi's query term frequency, as Lucene and Tantivy
+-- count a repeated term: "eigenvalue ... eigenvalues" asks for it twice). `term_nos` and
+-- `blocks` are the packed postings of those terms the caller may read (term_nos[i]
+-- numbers blocks[i]'s term in `terms`), which extensions.bm25_top scores with the
+-- weights (the formula lives there, in C). No term found: null terms. Callers check the
+-- requested scope first.
+-- Its out-parameters changed twice (the document frequencies went, the weights came):
+-- a database that holds an earlier form gets this one, not "cannot change return type".
 drop function if exists data._bm25_statistics(text, text, text, text, text);
 create or replace function data._bm25_statistics(
     p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text,
-    out n float8, out avgdl float8, out terms text[], out idfs float8[],
+    out n float8, out avgdl float8, out terms text[], out weights float8[],
     out term_nos int[], out blocks bytea[])
 language plpgsql stable
 set search_path = pg_catalog, extensions, pg_temp
@@ -396,16 +399,22 @@ begin
     if n is null then
         return;
     end if;
-    select array_agg(t.term order by t.idf, t.term), array_agg(t.idf order by t.idf, t.term)
-      into terms, idfs
+    -- Each query term once, with how often the query says it (its positions).
+    with said as (
+        select q.lexeme as term, coalesce(cardinality(q.positions), 1)::float8 as times
+        from unnest(api.lexical_tsvector(p_query)) as q
+    )
+    select array_agg(t.term order by t.idf, t.term), array_agg(t.idf * q.times order by t.idf, t.term)
+      into terms, weights
     from (select s.term,
                  ln(1.0::float8 + (n - sum(s.df)::float8 + 0.5) / (sum(s.df)::float8 + 0.5)) as idf
           from data.bm25_terms s
           where s.org_id = p_org_id
-            and s.term = any (array(select distinct q.lexeme from unnest(api.lexical_tsvector(p_query)) as q))
+            and s.term = any (array(select q.term from said q))
             and s.df > 0
             and data._in_scope(s.repo_id, s.persona_id, s.session_id, p_repo_id, p_persona_id, p_session_id)
-          group by s.term) t;
+          group by s.term) t
+    join said q using (term);
     if terms is null then
         return;
     end if;
@@ -421,7 +430,7 @@ begin
 end
 $$;
 comment on function data._bm25_statistics(text, text, text, text, text)
-    is 'BM25 statistics of a query within a scope (N, average length, idf per term) and the blocks the caller may read.';
+    is 'BM25 statistics of a query within a scope (N, average length, weight per term: idf times query frequency) and the blocks the caller may read.';
 
 -- data._bm25_scores: Okapi BM25 of the fragments matching a query within a scope: all of
 -- them, or only p_fragment_ids (the dense hits outside the lexical top k, a Context's
@@ -445,7 +454,7 @@ begin
     end if;
     return query
     select t.fragment_id, t.score
-    from extensions.bm25_top(st.term_nos, st.blocks, st.idfs,
+    from extensions.bm25_top(st.term_nos, st.blocks, st.weights,
                              coalesce(cardinality(p_fragment_ids), 2147483647), p_k1, p_b, st.avgdl,
                              p_fragment_ids) t;
 end

@@ -45,7 +45,7 @@ begin
     if not filtered then
         return query
         select t.fragment_id, t.score, t.in_top
-        from extensions.bm25_top(st.term_nos, st.blocks, st.idfs, p_k, p_k1, p_b, st.avgdl,
+        from extensions.bm25_top(st.term_nos, st.blocks, st.weights, p_k, p_k1, p_b, st.avgdl,
                                  p_fragment_ids, p_also_ids) t;
         return;
     end if;
@@ -53,7 +53,7 @@ begin
     loop
         select coalesce(array_agg(t.fragment_id order by t.ord), '{}'), coalesce(array_agg(t.score order by t.ord), '{}')
           into ids, scores
-        from extensions.bm25_top(st.term_nos, st.blocks, st.idfs, asked, p_k1, p_b, st.avgdl, p_fragment_ids)
+        from extensions.bm25_top(st.term_nos, st.blocks, st.weights, asked, p_k1, p_b, st.avgdl, p_fragment_ids)
              with ordinality as t(fragment_id, score, in_top, ord);
         kept := data._bm25_kept(p_org_id, ids, p_kinds, p_updated_since, p_updated_until, p_negative, p_valid_at);
         exit when cardinality(kept) >= p_k or cardinality(ids) < asked or asked >= 1000000;
@@ -72,7 +72,7 @@ begin
     if p_also_ids is not null then
         return query
         select t.fragment_id, t.score, false
-        from extensions.bm25_top(st.term_nos, st.blocks, st.idfs, cardinality(p_also_ids), p_k1, p_b, st.avgdl,
+        from extensions.bm25_top(st.term_nos, st.blocks, st.weights, cardinality(p_also_ids), p_k1, p_b, st.avgdl,
                                  p_also_ids) t
         where t.fragment_id <> all (top);
     end if;

@@ -744,7 +744,8 @@ begin
     lexical_on := has_query;
     dense_on := has_query and jsonb_typeof(p_query_embeddings) = 'object' and p_query_embeddings <> '{}';
     if lexical_on then
-        -- BM25 over the bundles alone (the formula of data._bm25_scores, k1 1.2, b 0.75).
+        -- BM25 over the bundles alone (the formula of data._bm25_scores, k1 1.2, b 0.75,
+        -- each term weighted by its idf times how often the query says it).
         with terms_of as (
             -- The postings the BM25 triggers derive from each active member's tsvector (an
             -- inactive member matches nothing), read from the fragments themselves.
@@ -759,15 +760,17 @@ begin
                    coalesce((select avg(x.dl) from (select distinct on (p.fragment_id) p.dl from postings p
                                                     order by p.fragment_id) x), 1)::float8 as avgdl
         ), terms as (
-            select distinct t.lexeme as term from unnest(api.lexical_tsvector(p_query)) t
+            -- Each query term once, with how often the query says it (data._bm25_statistics).
+            select t.lexeme as term, coalesce(cardinality(t.positions), 1)::float8 as times
+            from unnest(api.lexical_tsvector(p_query)) t
         ), weighted as (
-            select p.term, ln(1.0::float8 + (c.n - count(*)::float8 + 0.5) / (count(*)::float8 + 0.5)) as idf
-            from postings p cross join corpus c
-            where p.term in (select t.term from terms t)
-            group by p.term, c.n
+            select p.term,
+                   t.times * ln(1.0::float8 + (c.n - count(*)::float8 + 0.5) / (count(*)::float8 + 0.5)) as weight
+            from postings p join terms t on t.term = p.term cross join corpus c
+            group by p.term, t.times, c.n
         ), scored as (
             select p.fragment_id,
-                   sum(w.idf * (p.tf::float8 * 2.2) / (p.tf::float8 + 1.2 * (0.25 + 0.75 * p.dl::float8 / c.avgdl))) as score
+                   sum(w.weight * (p.tf::float8 * 2.2) / (p.tf::float8 + 1.2 * (0.25 + 0.75 * p.dl::float8 / c.avgdl))) as score
             from postings p join weighted w on w.term = p.term cross join corpus c
             group by p.fragment_id
         )

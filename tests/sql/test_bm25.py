@@ -78,6 +78,24 @@ def test_multi_term_query_sums_terms(corpus):
     assert score == pytest.approx(bm25(1, 2, 2, 3, 3.0) + bm25(1, 2, 1, 3, 3.0), rel=1e-12)
 
 
+def test_a_term_the_query_says_twice_counts_twice(corpus):
+    """Okapi's query term frequency, as Lucene and Tantivy count a repeated term: a long
+    question that names its subject twice ("apple ... apples") asks for it more."""
+    once = dict(corpus.execute("select fragment_id, score from api.search_lexical('acme', 'apple cherry')").fetchall())
+    twice = dict(
+        corpus.execute("select fragment_id, score from api.search_lexical('acme', 'apples, and an apple cherry')")
+    )
+    assert once.keys() == twice.keys() and len(once) == 2
+    apple = bm25(2, 3, 2, 3, 3.0)  # "apple apple cherry"
+    for fragment_id, score in once.items():
+        assert twice[fragment_id] > score
+    both = corpus.execute(
+        "select s.score from api.search_lexical('acme', 'apples, and an apple cherry') s "
+        "join data.fragments f using (fragment_id) where f.text = 'apple apple cherry'"
+    ).fetchone()[0]
+    assert both == pytest.approx(2 * apple + bm25(1, 3, 1, 3, 3.0), rel=1e-12)
+
+
 def test_statistics_follow_retired_versions(corpus):
     stats = corpus.execute("select fragment_count, total_length from data.bm25_corpus where org_id = 'acme'").fetchone()
     assert stats == (3, 9)

@@ -77,13 +77,15 @@ def exhaustive(conn, scope, query, path_ids, filters):
                    sum(c.total_length)::float8 / sum(c.fragment_count)::float8 as avgdl
             from data.bm25_corpus c
             where c.org_id = 'acme' and data._in_scope(c.repo_id, c.persona_id, c.session_id, %(r)s, %(p)s, %(s)s)
+        ), said as (
+            select q.lexeme as term, cardinality(q.positions) as times
+            from unnest(api.lexical_tsvector(%(q)s)) q
         ), weighted as (
-            select s.term, ln(1 + (c.n - sum(s.df) + 0.5) / (sum(s.df) + 0.5)) as idf
-            from data.bm25_terms s cross join corpus c
+            select s.term, q.times * ln(1 + (c.n - sum(s.df) + 0.5) / (sum(s.df) + 0.5)) as idf
+            from data.bm25_terms s join said q using (term) cross join corpus c
             where s.org_id = 'acme' and s.df > 0
-              and s.term in (select q.lexeme from unnest(api.lexical_tsvector(%(q)s)) q)
               and data._in_scope(s.repo_id, s.persona_id, s.session_id, %(r)s, %(p)s, %(s)s)
-            group by s.term, c.n
+            group by s.term, q.times, c.n
         ), postings as (
             select b.term, x.fragment_id, x.tf, x.dl
             from data.bm25_blocks b, extensions.bm25_postings(b.postings) x

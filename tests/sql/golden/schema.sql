@@ -1003,19 +1003,19 @@ ALTER FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id text, p_
 -- Name: _bm25_statistics(text, text, text, text, text); Type: FUNCTION; Schema: data; Owner: <migrator>
 --
 
-CREATE FUNCTION data._bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT idfs double precision[], OUT term_nos integer[], OUT blocks bytea[]) RETURNS record
+CREATE FUNCTION data._bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT weights double precision[], OUT term_nos integer[], OUT blocks bytea[]) RETURNS record
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
     AS <body>;
 
 
-ALTER FUNCTION data._bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT idfs double precision[], OUT term_nos integer[], OUT blocks bytea[]) OWNER TO <migrator>;
+ALTER FUNCTION data._bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT weights double precision[], OUT term_nos integer[], OUT blocks bytea[]) OWNER TO <migrator>;
 
 --
--- Name: FUNCTION _bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT idfs double precision[], OUT term_nos integer[], OUT blocks bytea[]); Type: COMMENT; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT weights double precision[], OUT term_nos integer[], OUT blocks bytea[]); Type: COMMENT; Schema: data; Owner: <migrator>
 --
 
-COMMENT ON FUNCTION data._bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT idfs double precision[], OUT term_nos integer[], OUT blocks bytea[]) IS 'BM25 statistics of a query within a scope (N, average length, idf per term) and the blocks the caller may read.';
+COMMENT ON FUNCTION data._bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT weights double precision[], OUT term_nos integer[], OUT blocks bytea[]) IS 'BM25 statistics of a query within a scope (N, average length, weight per term: idf times query frequency) and the blocks the caller may read.';
 
 
 --
@@ -9773,12 +9773,12 @@ GRANT ALL ON FUNCTION data._bm25_scores(p_org_id text, p_query text, p_repo_id t
 
 
 --
--- Name: FUNCTION _bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT idfs double precision[], OUT term_nos integer[], OUT blocks bytea[]); Type: ACL; Schema: data; Owner: <migrator>
+-- Name: FUNCTION _bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT weights double precision[], OUT term_nos integer[], OUT blocks bytea[]); Type: ACL; Schema: data; Owner: <migrator>
 --
 
-REVOKE ALL ON FUNCTION data._bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT idfs double precision[], OUT term_nos integer[], OUT blocks bytea[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION data._bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT idfs double precision[], OUT term_nos integer[], OUT blocks bytea[]) TO contexts_service;
-GRANT ALL ON FUNCTION data._bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT idfs double precision[], OUT term_nos integer[], OUT blocks bytea[]) TO contexts_analyst;
+REVOKE ALL ON FUNCTION data._bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT weights double precision[], OUT term_nos integer[], OUT blocks bytea[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION data._bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT weights double precision[], OUT term_nos integer[], OUT blocks bytea[]) TO contexts_service;
+GRANT ALL ON FUNCTION data._bm25_statistics(p_org_id text, p_query text, p_repo_id text, p_persona_id text, p_session_id text, OUT n double precision, OUT avgdl double precision, OUT terms text[], OUT weights double precision[], OUT term_nos integer[], OUT blocks bytea[]) TO contexts_analyst;
 
 
 --
