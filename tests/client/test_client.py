@@ -16,6 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from app.cli.remote_ingest import BATCH_BYTES
 from app.client import AsyncClient, Client, ContextsError, InvalidCall, NotFound
 from app.wire.bodies import (
     ContextPack,
@@ -139,7 +140,8 @@ def cli(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess
 def test_the_cli_ingests_files_through_a_running_service(base_url, tenants, tmp_path):  # noqa: F811
     """`contexts ingest --url --key` walks files as a local ingest does and writes them with
     POST /documents: what the service refuses (an empty file, within a batch; a file over its
-    body limit, alone) is skipped and said, binary files are counted, nothing reaches the
+    body limit, alone) is skipped and said, a file over a batch's bytes but within the limit is
+    sent alone and stored, binary files are counted, nothing reaches the
     database of CONTEXTS_HOME (the URL given points nowhere), and a key without write stops
     the command with the service's 403."""
     notes = tmp_path / "notes"
@@ -155,12 +157,17 @@ def test_the_cli_ingests_files_through_a_running_service(base_url, tenants, tmp_
         (notes / f"ledger-{n:02}.md").write_text(f"# Ledger {n}\n\nEntry {n} of the billing ledger.\n")
     # Alone in its batch (over BATCH_BYTES) and over the service's body limit (8 MiB): a 413.
     (notes / "huge.md").write_text("# Huge\n\n" + "A line of the archived ledger export.\n" * 250_000)
+    # Alone in its batch too, but within the body limit: stored (its repeated windows are
+    # one fragment, so the model embeds little).
+    large = "# Ledger archive\n\nThe quarterly ledger archive of the billing team.\n\n"
+    (notes / "archive.md").write_text(large + "A line of the archived ledger export.\n" * 8_000)
+    assert BATCH_BYTES < (notes / "archive.md").stat().st_size < 8 * 1024 * 1024
     remote = {"CONTEXTS_URL": base_url, "CONTEXTS_KEY": tenants.acme_admin}
 
     done = cli("ingest", "notes", "--org", "acme", "--repo", "billing", cwd=tmp_path, **remote)
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
-    assert "18 document(s) changed, 18 fragment(s) written, 18 new" in said
+    assert "19 document(s) changed" in said and "notes/archive.md" not in said
     assert "notes/empty.md: empty after normalization" in said and "2 binary or non-UTF-8 file(s)" in said
     assert "notes/blob.bin" in said and "notes/ansi.log" in said
     assert "notes/huge.md: larger than the service accepts in one request (413)" in said
@@ -169,6 +176,9 @@ def test_the_cli_ingests_files_through_a_running_service(base_url, tenants, tmp_
     )
     assert found.returncode == 0, found.stderr
     assert [f["source"] for f in json.loads(found.stdout)["fragments"]][:1] == ["notes/retries.md#retries"]
+    archived = cli("query", "the quarterly ledger archive", "--org", "acme", "--repo", "billing", "--json", **remote)
+    assert archived.returncode == 0, archived.stderr
+    assert json.loads(archived.stdout)["fragments"][0]["source"].startswith("notes/archive.md"), archived.stdout
 
     again = cli("ingest", "notes", "--org", "acme", "--repo", "billing", cwd=tmp_path, **remote)
     assert again.returncode == 0 and "0 document(s) changed" in again.stdout + again.stderr
