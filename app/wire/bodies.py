@@ -829,9 +829,10 @@ class OwnersReassigned(msgspec.Struct):
     fragments: int
 
 
-WEBHOOK_URL = r"^https?://[^/?#@\s\x00-\x1f\x7f-\x9f]+([/?#][^\s\x00-\x1f\x7f-\x9f]*)?$(?!\n)"
-"""http or https, a host, no credentials (no @ before the path), no spaces or controls
-(C1 ones included: the database's check refuses them)."""
+WEBHOOK_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@\s\x00-\x1f\x7f-\x9f]+([/?#][^\s\x00-\x1f\x7f-\x9f]*)?$(?!\n)"
+"""http or https in any case (RFC 3986: a scheme is case-insensitive), a host, no
+credentials (no @ before the path), no spaces or controls (C1 ones included: the
+database's check refuses them)."""
 
 
 class WebhookIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -839,10 +840,14 @@ class WebhookIn(msgspec.Struct, forbid_unknown_fields=True):
 
     url: Annotated[str, msgspec.Meta(max_length=2048, pattern=WEBHOOK_URL)]
     """http:// or https:// with a host (the pattern bounds it below: a length floor said
-    only "length >= 10" of `ftp://x`)."""
+    only "length >= 10" of `ftp://x`); `HTTPS://` is read, and stored, as `https://`."""
     secret: Annotated[str, msgspec.Meta(min_length=16, max_length=256, pattern=NO_C0_CONTROL)] | None = None
     """Signs each delivery (HMAC-SHA256); never returned. Omitted: the current one stays."""
     enabled: bool = True
+
+    def __post_init__(self) -> None:
+        scheme, separator, rest = self.url.partition("://")
+        self.url = scheme.lower() + separator + rest  # a scheme's canonical form (RFC 3986, 6.2.2.1)
 
 
 class WebhookOut(msgspec.Struct):

@@ -396,7 +396,8 @@ comment on function api.stale_fragments(text, text, int, int, int, timestamptz) 
 -- Webhooks and the nudge outbox --------------------------------------------------
 
 -- service.webhook_set: the org's nudge webhook (an org write grant). The URL is http or
--- https without credentials; the secret (16 to 256 characters, optional) signs each
+-- https without credentials, its scheme in any case (RFC 3986: stored in lower case, as
+-- the table's check reads it); the secret (16 to 256 characters, optional) signs each
 -- delivery and is never returned. A null secret keeps the one set before.
 create or replace function service.webhook_set(p_org_id text, p_url text, p_secret text default null,
                                            p_enabled boolean default true)
@@ -409,6 +410,9 @@ declare
 begin
     perform data._require_write(p_org_id, null, null, null);
     select * into me from data._principal_or_raise();
+    if p_url ~* '^https?://' then
+        p_url := lower(split_part(p_url, '://', 1)) || substr(p_url, strpos(p_url, '://'));
+    end if;
     insert into data.org_webhooks as w (org_id, url, secret, enabled, updated_by)
     values (p_org_id, p_url, p_secret, coalesce(p_enabled, true), me.principal_id)
     on conflict on constraint org_webhooks_pkey do update

@@ -164,6 +164,10 @@ def test_webhook_urls_are_validated_and_the_secret_never_read_back(conn, ingest,
     assert SECRET not in repr(row) and row[2] is True
     shown = conn.execute("select * from service.webhook_get('acme')").fetchone()
     assert SECRET not in repr(shown)
+    # A scheme is case-insensitive (RFC 3986): HTTPS:// is taken, and kept as https://.
+    for url in ("HTTPS://hooks.example.com/Path?Q=1", "Http://hooks.example.com/x"):
+        stored = conn.execute("select url from service.webhook_set('acme', %s, null)", (url,)).fetchone()[0]
+        assert stored == url.split("://")[0].lower() + "://" + url.split("://", 1)[1]
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         conn.execute("select * from data.org_webhooks")
     conn.rollback()
@@ -222,6 +226,19 @@ def test_a_webhook_url_that_names_no_host_and_port_is_refused_whatever_is_allowe
         assert words in refused.value.detail
         conn.rollback()
         conn.execute("select service.bind_principal('acme', 'admin')")
+
+
+def test_a_webhook_url_in_upper_case_is_read_and_kept_in_its_canonical_form():
+    """`HTTPS://Hooks.example.com/Path` was refused as "not an http:// or https:// URL"."""
+    import msgspec
+
+    from app.wire.bodies import WebhookIn
+
+    hook = msgspec.json.decode(b'{"url": "HTTPS://Hooks.example.com/Path?Q=1"}', type=WebhookIn)
+    assert hook.url == "https://Hooks.example.com/Path?Q=1"
+    for bad in ("HTTPX://hooks.example.com/", "FTP://hooks.example.com/", "HTTPS:/hooks.example.com"):
+        with pytest.raises(msgspec.ValidationError):
+            msgspec.json.decode(msgspec.json.encode({"url": bad}), type=WebhookIn)
 
 
 def test_a_webhook_on_a_private_address_is_neither_set_nor_sent_to(conn, ingest, db_url):
