@@ -12,6 +12,7 @@ import psycopg
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, InternalServerException, NotFoundException, ValidationException
 from litestar.types import ExceptionHandlersMap
+from litestar.utils.scope.state import ScopeState
 from psycopg_pool import PoolTimeout
 
 from app.db.availability import DatabaseUnavailable
@@ -91,6 +92,23 @@ TRUNCATED_DETAIL = (
     "JSON is malformed: the body ends inside a value, or a string holds a lone UTF-16 surrogate "
     "(an escape from \\ud800 to \\udbff without the \\udc00 to \\udfff that must follow it)"
 )
+"""Said when the body cannot be read back (the MCP mount): either may be the cause."""
+CUT_DETAIL = "JSON is malformed: the body ends inside a value (it was cut short)"
+SURROGATE_DETAIL = (
+    "JSON is malformed: a string holds a lone UTF-16 surrogate "
+    "(an escape from \\ud800 to \\udbff without the \\udc00 to \\udfff that must follow it)"
+)
+LONE_HIGH_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})")
+
+
+def truncated_detail(request: Request) -> str:
+    """Which of its two causes msgspec's "truncated" had, told from the body the request
+    read (Litestar keeps it in the scope's state): a cut body was told it might hold a
+    surrogate, which sent its sender looking for one."""
+    body = ScopeState.from_scope(request.scope).body
+    if not isinstance(body, bytes):
+        return TRUNCATED_DETAIL
+    return SURROGATE_DETAIL if LONE_HIGH_SURROGATE.search(body) else CUT_DETAIL
 
 
 def failure_for(exc: BaseException, where: str) -> Failure:
@@ -160,6 +178,8 @@ def slash_in_id_hint(request: Request, exc: Exception) -> str | None:
 
 def on_error(request: Request, exc: Exception) -> Response:
     failure = failure_for(exc, path_of(request))
+    if failure.detail == TRUNCATED_DETAIL:
+        failure = dataclasses.replace(failure, detail=truncated_detail(request))
     if failure.hint is None and (hint := slash_in_id_hint(request, exc)) is not None:
         failure = dataclasses.replace(failure, hint=hint)
     return problem(

@@ -553,19 +553,24 @@ def test_a_body_nested_past_the_parsers_is_400_at_every_door(client):
     assert ok.status_code == 200, ok.text
 
 
-def test_a_lone_surrogate_escape_is_named_in_the_400(client):
+def test_a_lone_surrogate_escape_is_named_in_the_400_and_a_cut_body_is_told_it_is_cut(client):
     """`"\\ud800"` without its low half is not Unicode. Near the end of a body msgspec
-    reports it as "Input data was truncated", which sent callers looking for a cut body:
-    the problem says both what it may be."""
+    reports it as "Input data was truncated", which sent callers looking for a cut body;
+    a body that is cut gets the same error from msgspec, and was told it might hold a
+    surrogate. The body read tells which."""
     bodies = (
         b'{"scope": {"org_id": "acme"}, "query": "\\ud800"}',  # msgspec: truncated
         b'{"query": "a\\udbff b", "scope": {"org_id": "acme"}}',  # msgspec: names the surrogate pair
-        b'{"query": "abc',  # cut
+        b'{"query": "\\uD83D\\uDE00 and \\udbff", "scope": {"org_id": "acme"}}',  # a pair, then a lone half
     )
     for body in bodies:
         response = client.post("/contexts/retrieve", content=body, headers={"content-type": "application/json"})
         detail = problem(response, 400)["detail"]
-        assert "surrogate" in detail, detail
+        assert "surrogate" in detail and "cut" not in detail, (body, detail)
+    for body in (b'{"query": "abc', b'{"query": "\\uD83D\\uDE00", "scope": {"org_id": "ac', b"{"):
+        response = client.post("/contexts/retrieve", content=body, headers={"content-type": "application/json"})
+        detail = problem(response, 400)["detail"]
+        assert "ends inside a value" in detail and "surrogate" not in detail, (body, detail)
 
 
 @pytest.mark.parametrize("host", ["x: y", "x:1 y", "x a:b", "x:y z"])
