@@ -69,15 +69,20 @@ DEFAULT_PAGE, MAX_PAGE = 50, 1000
 MAX_INT = 2**31 - 1
 
 
-RESERVED_METADATA_KEYS = ("promoted_from",)
-"""Metadata the service writes itself (a promoted note's provenance): a write that sets
-one could pass off a document as what it is not."""
+RESERVED_METADATA_KEYS = ("promoted_from", "git_commit", "git_blob", "git_renamed_from", "git_added_at")
+"""Metadata the service writes itself (a promoted note's provenance) and what `contexts
+sync` records of a synced file (its commit and blob, its earlier path, when it was added):
+a sync manages the documents whose version names a commit (sql/functions/36_git_sync.sql)
+and a file's validity starts when it was added (48_validity.sql). A write that sets one
+could pass off a document as what it is not. Other `git_` keys stay the writer's own."""
 
 
 def reserved_metadata_problem(metadata: dict[str, Any]) -> str | None:
     taken = [key for key in RESERVED_METADATA_KEYS if key in metadata]
     if not taken:
         return None
+    if taken[0].startswith("git_"):
+        return f"metadata {taken[0]} is written by contexts sync (what it records of a file); a write may not set it"
     return f"metadata {taken[0]} is written by the service (a promoted note's provenance); a write may not set it"
 
 

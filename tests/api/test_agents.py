@@ -251,6 +251,19 @@ def test_a_session_opens_with_its_pack_and_its_notes_stay_inside_it(client, db_u
         ),
     ):
         assert "promoted_from is written by the service" in problem(refused, 400)["errors"][0]["message"]
+    # What a git sync records of a file is its own too; other git_ keys are the writer's.
+    for key in ("git_commit", "git_blob", "git_renamed_from", "git_added_at"):
+        body = {
+            "scope": {"org_id": "acme"},
+            "documents": [{"path": "g.md", "content": "# G\n\nx", "metadata": {key: "x"}}],
+        }
+        message = problem(client.post("/documents", json=body), 400)["errors"][0]["message"]
+        assert f"{key} is written by contexts sync" in message, message
+    own = {
+        "scope": {"org_id": "acme"},
+        "documents": [{"path": "g.md", "content": "# G\n\nx", "metadata": {"git_sha": "abc"}}],
+    }
+    assert client.post("/documents", json=own).status_code == 201
 
 
 def test_session_notes_and_promotion_follow_the_grants(client, db_url):
