@@ -12,7 +12,7 @@ leaves its rows out.
   time stand beside our lexical index's bytes (`service.metrics_org_sizes`) and our write.
 - **bm25s** (0.3, sparse matrices, no pruning) is fed *our* lexemes: each fragment's
   terms and term frequencies as our BM25 indexes them (`unnest(tsv)`, a term's frequency
-  its number of positions), and the query's lexemes from `api.lexical_tsvector` (a
+  its number of positions), and the query's lexemes from `api.lexical_query_terms` (a
   lexeme the query says twice, twice: Okapi's query term frequency, as ours), with
   k1 = 1.2, b = 0.75 and Lucene's idf, as ours. Its top k is the reference for our
   scores: overlap@10 and @100 of our top k with its, and whether our scores are its
@@ -75,8 +75,8 @@ LEXEMES = """
 """Each active fragment's terms and term frequencies, as data._bm25_index counts them."""
 
 QUERY_LEXEMES = (
-    "select coalesce(array_agg(q.lexeme order by q.lexeme), '{}') from unnest(api.lexical_tsvector(%s)) q,"
-    " generate_series(1, coalesce(cardinality(q.positions), 1))"
+    "select coalesce(array_agg(q.term order by q.term), '{}') from api.lexical_query_terms(%s) q,"
+    " generate_series(1, q.times::int)"
 )
 """The query's lexemes, each as often as the query says it: bm25s, like ours, counts a
 repeated query term once per repetition."""

@@ -356,6 +356,21 @@ as $$
 $$;
 comment on function api.lexical_tsvector(text) is 'Terms of a text for BM25: english configuration, code separators split.';
 
+-- api.lexical_query_terms: a query's BM25 terms (api.lexical_tsvector), each once, with how
+-- often the query says it (its positions): Okapi's query term frequency, as Lucene and
+-- Tantivy count a repeated term ("eigenvalue ... eigenvalues" asks for it twice). Every
+-- BM25 of a query weighs a term by idf times `times` (data._bm25_statistics, the
+-- Contexts' own over their bundles, the bench's bm25s reference).
+create or replace function api.lexical_query_terms(p_query text)
+returns table (term text, times float8)
+language sql immutable parallel safe
+set search_path = pg_catalog, extensions, pg_temp
+as $$
+    select q.lexeme, coalesce(cardinality(q.positions), 1)::float8
+    from unnest(api.lexical_tsvector(p_query)) as q
+$$;
+comment on function api.lexical_query_terms(text) is 'BM25 terms of a query, each once, with how often the query says it.';
+
 -- api.lexical_document: the tsvector a fragment is indexed under (heading at weight A).
 create or replace function api.lexical_document(p_heading text, p_body text)
 returns tsvector
@@ -372,8 +387,7 @@ comment on function api.lexical_document(text, text) is 'tsvector of a fragment:
 -- are summed over the scope groups in the requested scope that row-level security lets
 -- the caller read: a fragment the caller cannot see is never counted. The query's terms
 -- found in scope come most common first, each with its weight: its idf times how
--- often the query says the term (Okapi's query term frequency, as Lucene and Tantivy
--- count a repeated term: "eigenvalue ... eigenvalues" asks for it twice). `term_nos` and
+-- often the query says the term (api.lexical_query_terms). `term_nos` and
 -- `blocks` are the packed postings of those terms the caller may read (term_nos[i]
 -- numbers blocks[i]'s term in `terms`), which extensions.bm25_top scores with the
 -- weights (the formula lives there, in C). No term found: null terms. Callers check the
@@ -399,11 +413,7 @@ begin
     if n is null then
         return;
     end if;
-    -- Each query term once, with how often the query says it (its positions).
-    with said as (
-        select q.lexeme as term, coalesce(cardinality(q.positions), 1)::float8 as times
-        from unnest(api.lexical_tsvector(p_query)) as q
-    )
+    with said as (select * from api.lexical_query_terms(p_query))
     select array_agg(t.term order by t.idf, t.term), array_agg(t.idf * q.times order by t.idf, t.term)
       into terms, weights
     from (select s.term,

@@ -760,9 +760,7 @@ begin
                    coalesce((select avg(x.dl) from (select distinct on (p.fragment_id) p.dl from postings p
                                                     order by p.fragment_id) x), 1)::float8 as avgdl
         ), terms as (
-            -- Each query term once, with how often the query says it (data._bm25_statistics).
-            select t.lexeme as term, coalesce(cardinality(t.positions), 1)::float8 as times
-            from unnest(api.lexical_tsvector(p_query)) t
+            select * from api.lexical_query_terms(p_query)
         ), weighted as (
             select p.term,
                    t.times * ln(1.0::float8 + (c.n - count(*)::float8 + 0.5) / (count(*)::float8 + 0.5)) as weight

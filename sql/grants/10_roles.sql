@@ -215,7 +215,7 @@ begin
             (array['contexts_service', 'contexts_analyst'], array['api.model_generations']),
             -- Reading and searching (invoker: row-level security applies).
             (array['contexts_service', 'contexts_analyst'], array[
-                'api.lexical_tsvector', 'api.lexical_document', 'api.search_lexical', 'api.search_dense',
+                'api.lexical_tsvector', 'api.lexical_query_terms', 'api.lexical_document', 'api.search_lexical', 'api.search_dense',
                 'api.retrieve_candidates', 'api.score_lexical', 'api.score_dense', 'api.get_fragment',
                 'api.list_documents', 'api.get_document', 'api.version_metadata', 'api.pins_list',
                 'api.ranking_profile', 'api.ranking_profiles', 'api.sync_state', 'api.sync_documents',

@@ -335,6 +335,25 @@ COMMENT ON FUNCTION api.lexical_document(p_heading text, p_body text) IS 'tsvect
 
 
 --
+-- Name: lexical_query_terms(text); Type: FUNCTION; Schema: api; Owner: <migrator>
+--
+
+CREATE FUNCTION api.lexical_query_terms(p_query text) RETURNS TABLE(term text, times double precision)
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog', 'extensions', 'pg_temp'
+    AS <body>;
+
+
+ALTER FUNCTION api.lexical_query_terms(p_query text) OWNER TO <migrator>;
+
+--
+-- Name: FUNCTION lexical_query_terms(p_query text); Type: COMMENT; Schema: api; Owner: <migrator>
+--
+
+COMMENT ON FUNCTION api.lexical_query_terms(p_query text) IS 'BM25 terms of a query, each once, with how often the query says it.';
+
+
+--
 -- Name: lexical_tsvector(text); Type: FUNCTION; Schema: api; Owner: <migrator>
 --
 
@@ -9451,6 +9470,15 @@ GRANT ALL ON FUNCTION api.get_trace(p_trace_id uuid) TO contexts_auditor;
 REVOKE ALL ON FUNCTION api.lexical_document(p_heading text, p_body text) FROM PUBLIC;
 GRANT ALL ON FUNCTION api.lexical_document(p_heading text, p_body text) TO contexts_service;
 GRANT ALL ON FUNCTION api.lexical_document(p_heading text, p_body text) TO contexts_analyst;
+
+
+--
+-- Name: FUNCTION lexical_query_terms(p_query text); Type: ACL; Schema: api; Owner: <migrator>
+--
+
+REVOKE ALL ON FUNCTION api.lexical_query_terms(p_query text) FROM PUBLIC;
+GRANT ALL ON FUNCTION api.lexical_query_terms(p_query text) TO contexts_service;
+GRANT ALL ON FUNCTION api.lexical_query_terms(p_query text) TO contexts_analyst;
 
 
 --
