@@ -46,9 +46,10 @@ def problem(
     return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers or None)
 
 
-def http_failure(exc: HTTPException) -> Failure:
+def http_failure(exc: HTTPException, body: object = None) -> Failure:
     """Litestar's own exceptions (validation, 404 of an unknown route, 405, 413, ...) as
-    a Failure; every other one goes through the operations' mapping (failure_of)."""
+    a Failure; every other one goes through the operations' mapping (failure_of). `body`:
+    the request's body when it was read (it tells a cut body from a lone surrogate)."""
     errors = exc.extra if isinstance(exc, ValidationException) and exc.extra else None
     if isinstance(errors, list):  # msgspec's messages quote patterns: add the rule in words
         errors = [
@@ -63,7 +64,7 @@ def http_failure(exc: HTTPException) -> Failure:
         return Failure(exc.status_code, "internal error")
     detail = exc.detail
     if exc.status_code == 400 and detail == TRUNCATED:
-        detail = TRUNCATED_DETAIL
+        detail = truncated_detail(body)
     # The exception's own headers stay: `Allow` on a 405 (RFC 9110 requires it).
     return Failure(exc.status_code, detail, dict(exc.headers or {}), errors)  # type: ignore[arg-type]
 
@@ -88,33 +89,30 @@ def logged_status(exc: BaseException) -> int:
 TRUNCATED = "Input data was truncated"
 """msgspec's error for a body that ends inside a JSON value, and also for a `\\ud800`
 escape without its low half near the end of one."""
-TRUNCATED_DETAIL = (
-    "JSON is malformed: the body ends inside a value, or a string holds a lone UTF-16 surrogate "
+LONE_SURROGATE = (
+    "a string holds a lone UTF-16 surrogate "
     "(an escape from \\ud800 to \\udbff without the \\udc00 to \\udfff that must follow it)"
 )
+TRUNCATED_DETAIL = f"JSON is malformed: the body ends inside a value, or {LONE_SURROGATE}"
 """Said when the body cannot be read back (the MCP mount): either may be the cause."""
 CUT_DETAIL = "JSON is malformed: the body ends inside a value (it was cut short)"
-SURROGATE_DETAIL = (
-    "JSON is malformed: a string holds a lone UTF-16 surrogate "
-    "(an escape from \\ud800 to \\udbff without the \\udc00 to \\udfff that must follow it)"
-)
+SURROGATE_DETAIL = f"JSON is malformed: {LONE_SURROGATE}"
 LONE_HIGH_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})")
 
 
-def truncated_detail(request: Request) -> str:
-    """Which of its two causes msgspec's "truncated" had, told from the body the request
-    read (Litestar keeps it in the scope's state): a cut body was told it might hold a
-    surrogate, which sent its sender looking for one."""
-    body = ScopeState.from_scope(request.scope).body
+def truncated_detail(body: object) -> str:
+    """Which of its two causes msgspec's "truncated" had, told from the body read (a cut
+    body was told it might hold a surrogate, which sent its sender looking for one);
+    both when the body is not at hand."""
     if not isinstance(body, bytes):
         return TRUNCATED_DETAIL
     return SURROGATE_DETAIL if LONE_HIGH_SURROGATE.search(body) else CUT_DETAIL
 
 
-def failure_for(exc: BaseException, where: str) -> Failure:
+def failure_for(exc: BaseException, where: str, body: object = None) -> Failure:
     """The HTTP door's mapping (endpoints and the /mcp mount alike): Litestar's own
     exceptions here, every other one through the operations' (failure_of)."""
-    return http_failure(exc) if isinstance(exc, HTTPException) else failure_of(exc, where)
+    return http_failure(exc, body) if isinstance(exc, HTTPException) else failure_of(exc, where)
 
 
 def path_of(request: Request) -> str:
@@ -177,9 +175,8 @@ def slash_in_id_hint(request: Request, exc: Exception) -> str | None:
 
 
 def on_error(request: Request, exc: Exception) -> Response:
-    failure = failure_for(exc, path_of(request))
-    if failure.detail == TRUNCATED_DETAIL:
-        failure = dataclasses.replace(failure, detail=truncated_detail(request))
+    # The body the request read, which Litestar keeps in the scope's state.
+    failure = failure_for(exc, path_of(request), ScopeState.from_scope(request.scope).body)
     if failure.hint is None and (hint := slash_in_id_hint(request, exc)) is not None:
         failure = dataclasses.replace(failure, hint=hint)
     return problem(
