@@ -845,14 +845,11 @@ class WebhookIn(msgspec.Struct, forbid_unknown_fields=True):
 
     url: Annotated[str, msgspec.Meta(max_length=2048, pattern=WEBHOOK_URL)]
     """http:// or https:// with a host (the pattern bounds it below: a length floor said
-    only "length >= 10" of `ftp://x`); `HTTPS://` is read, and stored, as `https://`."""
+    only "length >= 10" of `ftp://x`); `HTTPS://` is taken, and stored as `https://`
+    (service.webhook_set)."""
     secret: Annotated[str, msgspec.Meta(min_length=16, max_length=256, pattern=NO_C0_CONTROL)] | None = None
     """Signs each delivery (HMAC-SHA256); never returned. Omitted: the current one stays."""
     enabled: bool = True
-
-    def __post_init__(self) -> None:
-        scheme, separator, rest = self.url.partition("://")
-        self.url = scheme.lower() + separator + rest  # a scheme's canonical form (RFC 3986, 6.2.2.1)
 
 
 class WebhookOut(msgspec.Struct):

@@ -228,14 +228,19 @@ def test_a_webhook_url_that_names_no_host_and_port_is_refused_whatever_is_allowe
         conn.execute("select service.bind_principal('acme', 'admin')")
 
 
-def test_a_webhook_url_in_upper_case_is_read_and_kept_in_its_canonical_form():
+def test_a_webhook_url_in_upper_case_is_read_and_kept_in_its_canonical_form(conn):
     """`HTTPS://Hooks.example.com/Path` was refused as "not an http:// or https:// URL"."""
     import msgspec
 
+    from app.access import ensure_admin_principal
+    from app.operations.owners import webhook_set_on
     from app.wire.bodies import WebhookIn
 
+    conn.execute("select service.create_org('acme')")
+    ensure_admin_principal(conn, "acme", "admin")
+    conn.execute("select service.bind_principal('acme', 'admin')")
     hook = msgspec.json.decode(b'{"url": "HTTPS://Hooks.example.com/Path?Q=1"}', type=WebhookIn)
-    assert hook.url == "https://Hooks.example.com/Path?Q=1"
+    assert webhook_set_on(conn, "acme", hook, allow_private=True).url == "https://Hooks.example.com/Path?Q=1"
     for bad in ("HTTPX://hooks.example.com/", "FTP://hooks.example.com/", "HTTPS:/hooks.example.com"):
         with pytest.raises(msgspec.ValidationError):
             msgspec.json.decode(msgspec.json.encode({"url": bad}), type=WebhookIn)
