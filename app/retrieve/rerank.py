@@ -103,12 +103,11 @@ def head_and_tail(candidates: list[Candidate], rerank_top: int) -> tuple[list[Ca
     lexical side weighs a sixth (docs/adr/0015), and httpx's one module naming `retries`,
     BM25's first by twice the second's score, was 68th fused, never reranked, for "how are
     retries configured?"."""
-    below = candidates[rerank_top:]
-    first = [
-        (c.lexical_rank or LIST_HEAD + 1) <= LIST_HEAD or (c.dense_rank or LIST_HEAD + 1) <= LIST_HEAD for c in below
-    ]
-    lifted = [c for c, is_first in zip(below, first) if is_first]
-    return candidates[:rerank_top] + lifted, [c for c, is_first in zip(below, first) if not is_first]
+    head, tail = candidates[:rerank_top], list[Candidate]()
+    for c in candidates[rerank_top:]:
+        first = any(rank is not None and rank <= LIST_HEAD for rank in (c.lexical_rank, c.dense_rank))
+        (head if first else tail).append(c)
+    return head, tail
 
 
 def order(
